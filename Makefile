@@ -1,0 +1,32 @@
+# resgraph — plain go commands; see README.md.
+GO ?= go
+PKGS ?= ./...
+BENCHCOUNT ?= 6
+FUZZTIME ?= 20s
+
+.PHONY: test bench lint fuzz cover tools
+
+## test: vet, then every test with the race detector (the CI command)
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 $(PKGS)
+
+## bench: every benchmark, -count $(BENCHCOUNT), with allocations
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) $(PKGS)
+
+## lint: gofmt check, vet, staticcheck
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@2025.1.1
+	staticcheck $(PKGS)
+
+## fuzz: a short, bounded run of every fuzz target
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzStateAgainstModel$$' -fuzztime $(FUZZTIME) ./pkg/state/inmem
+	$(GO) test -run '^$$' -fuzz '^FuzzLabelQuery$$' -fuzztime $(FUZZTIME) ./pkg/resource
+
+cover:
+	$(GO) test -count=1 -coverprofile=cover.out $(PKGS)
+	$(GO) tool cover -func=cover.out | tail -1

@@ -1,0 +1,17 @@
+// Package controller is the controller contract of resgraph: what a
+// [Controller] and a [QController] declare (inputs and outputs) and what the
+// engine gives them at run time ([Runtime], [QRuntime]: scoped readers and
+// writers, wake-ups, output tracking).
+//
+// A Controller reconciles all its inputs whenever any of them changes;
+// wake-ups that arrive while it is busy coalesce into one (rule C2). A
+// QController reconciles one resource pointer at a time from a queue, up to
+// [QSettings.Concurrency] pointers in parallel, with per-item exponential
+// backoff (rules Q1–Q5).
+//
+// Access is scoped (rules C3–C5): a controller reads only its declared
+// inputs and its own outputs, writes only its declared outputs, and every
+// write carries its name as the owner. The engine (package runtime)
+// enforces this; refused accesses return errors naming the controller, the
+// operation and the resource.
+package controller

@@ -1,0 +1,102 @@
+package controller
+
+import (
+	"strconv"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// DependencyEdgeType is the type of an edge of the dependency graph.
+type DependencyEdgeType int
+
+const (
+	// EdgeOutputExclusive: the controller exclusively writes the type.
+	EdgeOutputExclusive DependencyEdgeType = iota
+	// EdgeOutputShared: the controller writes the type, shared.
+	EdgeOutputShared
+	// EdgeInputStrong: a strong input.
+	EdgeInputStrong
+	// EdgeInputWeak: a weak input.
+	EdgeInputWeak
+	// EdgeInputDestroyReady: a destroy-ready input.
+	EdgeInputDestroyReady
+	// EdgeInputQPrimary: a QController's primary input.
+	EdgeInputQPrimary
+	// EdgeInputQMapped: a QController's mapped input.
+	EdgeInputQMapped
+	// EdgeInputQMappedDestroyReady: a QController's mapped destroy-ready
+	// input.
+	EdgeInputQMappedDestroyReady
+)
+
+// String returns the edge type's name, e.g. "InputStrong".
+func (t DependencyEdgeType) String() string {
+	switch t {
+	case EdgeOutputExclusive:
+		return "OutputExclusive"
+	case EdgeOutputShared:
+		return "OutputShared"
+	case EdgeInputStrong:
+		return "InputStrong"
+	case EdgeInputWeak:
+		return "InputWeak"
+	case EdgeInputDestroyReady:
+		return "InputDestroyReady"
+	case EdgeInputQPrimary:
+		return "InputQPrimary"
+	case EdgeInputQMapped:
+		return "InputQMapped"
+	case EdgeInputQMappedDestroyReady:
+		return "InputQMappedDestroyReady"
+	default:
+		return "DependencyEdgeType(" + strconv.Itoa(int(t)) + ")"
+	}
+}
+
+// IsOutput reports whether the edge type is an output edge.
+func (t DependencyEdgeType) IsOutput() bool {
+	return t == EdgeOutputExclusive || t == EdgeOutputShared
+}
+
+// InputEdgeType returns the edge type of an input kind.
+func InputEdgeType(k InputKind) DependencyEdgeType {
+	switch k {
+	case InputStrong:
+		return EdgeInputStrong
+	case InputDestroyReady:
+		return EdgeInputDestroyReady
+	case InputQPrimary:
+		return EdgeInputQPrimary
+	case InputQMapped:
+		return EdgeInputQMapped
+	case InputQMappedDestroyReady:
+		return EdgeInputQMappedDestroyReady
+	default:
+		return EdgeInputWeak
+	}
+}
+
+// OutputEdgeType returns the edge type of an output kind.
+func OutputEdgeType(k OutputKind) DependencyEdgeType {
+	if k == OutputShared {
+		return EdgeOutputShared
+	}
+	return EdgeOutputExclusive
+}
+
+// DependencyEdge is one declared input or output of a controller. Output
+// edges have an empty namespace and ID.
+type DependencyEdge struct {
+	ControllerName    string
+	ResourceNamespace resource.Namespace
+	ResourceType      resource.Type
+	ResourceID        resource.ID
+	EdgeType          DependencyEdgeType
+}
+
+// DependencyGraph is the controller/resource graph of an engine (rule E2):
+// one edge per declared input and output, sorted by controller name, edge
+// type, namespace, type and ID.
+type DependencyGraph struct {
+	Edges []DependencyEdge
+}

@@ -1,0 +1,86 @@
+package controller
+
+import (
+	"cmp"
+
+	"github.com/siderolabs/gen/optional"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// InputKind is how a controller depends on an input.
+type InputKind = int
+
+const (
+	// InputWeak: the controller is woken by every change; it may not touch
+	// the input's finalizers.
+	InputWeak InputKind = iota
+	// InputStrong: like weak, and the controller may add and remove
+	// finalizers on it (rule C5).
+	InputStrong
+	// InputDestroyReady: the input is one of the controller's own outputs,
+	// delivered only when tearing down with no finalizers left (rule C9).
+	InputDestroyReady
+	// InputQPrimary: a QController's queue holds these pointers (rule Q1).
+	InputQPrimary
+	// InputQMapped: changes go through MapInput (rule Q4).
+	InputQMapped
+	// InputQMappedDestroyReady: like InputQMapped, for the controller's own
+	// outputs that are tearing down with no finalizers (rule Q4).
+	InputQMappedDestroyReady
+)
+
+// Input declares a resource kind (or one resource, when ID is set) that a
+// controller reads.
+type Input struct {
+	Namespace resource.Namespace
+	Type      resource.Type
+	ID        optional.Optional[resource.ID]
+	Kind      InputKind
+}
+
+// Compare orders inputs by namespace, type, ID (absent first) and kind.
+func (a Input) Compare(b Input) int {
+	if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Type, b.Type); c != 0 {
+		return c
+	}
+	aid, aok := a.ID.Get()
+	bid, bok := b.ID.Get()
+	switch {
+	case aok && !bok:
+		return 1
+	case !aok && bok:
+		return -1
+	}
+	if c := cmp.Compare(aid, bid); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Kind, b.Kind)
+}
+
+// EqualKeys reports whether a and b name the same resources (namespace,
+// type and ID), whatever their kinds.
+func (a Input) EqualKeys(b Input) bool {
+	return a.Namespace == b.Namespace && a.Type == b.Type && a.ID == b.ID
+}
+
+// OutputKind is how a controller owns an output type.
+type OutputKind = int
+
+const (
+	// OutputExclusive: only this controller writes resources of the type.
+	OutputExclusive OutputKind = iota
+	// OutputShared: several controllers write resources of the type, each
+	// its own resources (rule C4).
+	OutputShared
+)
+
+// Output declares a resource type that a controller writes (in any
+// namespace).
+type Output struct {
+	Type resource.Type
+	Kind OutputKind
+}

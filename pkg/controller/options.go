@@ -1,0 +1,58 @@
+package controller
+
+import "github.com/resgraph/resgraph/pkg/resource"
+
+// CreateOptions configure [Writer.Create].
+type CreateOptions struct {
+	// NoOwner creates the resource without an owner.
+	NoOwner bool
+}
+
+// CreateOption configures [Writer.Create].
+type CreateOption func(*CreateOptions)
+
+// WithCreateNoOwner creates the resource without the controller as owner.
+func WithCreateNoOwner() CreateOption { return func(o *CreateOptions) { o.NoOwner = true } }
+
+// ModifyOptions configure [Writer.Modify].
+type ModifyOptions struct {
+	// ExpectedPhase is the phase the stored resource must be in; nil means
+	// any. Default: running.
+	ExpectedPhase *resource.Phase
+	// NoOwner writes the resource without an owner.
+	NoOwner bool
+}
+
+// ModifyOption configures [Writer.Modify].
+type ModifyOption func(*ModifyOptions)
+
+// DefaultModifyOptions returns the defaults: expected phase running, owned.
+func DefaultModifyOptions() ModifyOptions {
+	p := resource.PhaseRunning
+	return ModifyOptions{ExpectedPhase: &p}
+}
+
+// WithExpectedPhase sets the phase the stored resource must be in.
+func WithExpectedPhase(phase resource.Phase) ModifyOption {
+	return func(o *ModifyOptions) { o.ExpectedPhase = &phase }
+}
+
+// WithExpectedPhaseAny accepts the stored resource in any phase.
+func WithExpectedPhaseAny() ModifyOption { return func(o *ModifyOptions) { o.ExpectedPhase = nil } }
+
+// WithModifyNoOwner writes the resource without the controller as owner.
+func WithModifyNoOwner() ModifyOption { return func(o *ModifyOptions) { o.NoOwner = true } }
+
+// DeleteOptions configure [Writer.Teardown] and [Writer.Destroy].
+type DeleteOptions struct {
+	// Owner, when set, is the owner the resource must have instead of the
+	// controller's name.
+	Owner *resource.Owner
+}
+
+// DeleteOption configures [Writer.Teardown] and [Writer.Destroy].
+type DeleteOption func(*DeleteOptions)
+
+// WithOwner tears down or destroys a resource owned by owner (which may be
+// "" for a resource without owner) instead of one owned by the controller.
+func WithOwner(owner string) DeleteOption { return func(o *DeleteOptions) { o.Owner = &owner } }

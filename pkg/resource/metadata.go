@@ -1,0 +1,134 @@
+package resource
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Metadata is the metadata of a resource. It implements [Pointer].
+//
+// The zero value is not a valid resource identity; build one with
+// [NewMetadata]. Metadata is mutable through its setters; [Metadata.Copy]
+// returns a copy that shares no mutable memory with the original.
+type Metadata struct {
+	created     time.Time
+	updated     time.Time
+	labels      Labels
+	annotations Annotations
+	ns          Namespace
+	typ         Type
+	id          ID
+	owner       Owner
+	finalizers  Finalizers
+	ver         Version
+	phase       Phase
+}
+
+// NewMetadata returns metadata for the resource ns/typ/id at version ver, in
+// phase running, with no owner, labels, annotations or finalizers.
+func NewMetadata(ns Namespace, typ Type, id ID, ver Version) Metadata {
+	return Metadata{ns: ns, typ: typ, id: id, ver: ver}
+}
+
+// ID returns the resource's ID.
+func (md Metadata) ID() ID { return md.id }
+
+// Type returns the resource's type.
+func (md Metadata) Type() Type { return md.typ }
+
+// Namespace returns the resource's namespace.
+func (md Metadata) Namespace() Namespace { return md.ns }
+
+// Version returns the resource's version.
+func (md Metadata) Version() Version { return md.ver }
+
+// Phase returns the resource's phase.
+func (md Metadata) Phase() Phase { return md.phase }
+
+// Owner returns the resource's owner ("" when a user wrote it).
+func (md Metadata) Owner() Owner { return md.owner }
+
+// Created returns when the resource was created in the state (zero if never
+// stored).
+func (md Metadata) Created() time.Time { return md.created }
+
+// Updated returns when the resource was last written in the state (zero if
+// never stored).
+func (md Metadata) Updated() time.Time { return md.updated }
+
+// SetVersion sets the version.
+func (md *Metadata) SetVersion(v Version) { md.ver = v }
+
+// SetPhase sets the phase.
+func (md *Metadata) SetPhase(p Phase) { md.phase = p }
+
+// SetOwner sets the owner. Replacing a non-empty owner with a different
+// non-empty one is refused with an error, so that a resource never changes
+// hands by accident: clear it first with SetOwner("") to hand it over on
+// purpose. States set the stored owner from their write options and ignore
+// the owner carried by the written resource.
+func (md *Metadata) SetOwner(owner Owner) error {
+	if md.owner != "" && owner != "" && md.owner != owner {
+		return fmt.Errorf("resource %s: owner is %q, refusing to change it to %q", PointerString(md), md.owner, owner)
+	}
+	md.owner = owner
+	return nil
+}
+
+// SetCreated sets the creation timestamp.
+func (md *Metadata) SetCreated(t time.Time) { md.created = t }
+
+// SetUpdated sets the last-update timestamp.
+func (md *Metadata) SetUpdated(t time.Time) { md.updated = t }
+
+// Finalizers returns the finalizers for reading and writing.
+func (md *Metadata) Finalizers() *Finalizers { return &md.finalizers }
+
+// Labels returns the labels for reading and writing.
+func (md *Metadata) Labels() *Labels { return &md.labels }
+
+// Annotations returns the annotations for reading and writing.
+func (md *Metadata) Annotations() *Annotations { return &md.annotations }
+
+// Equal reports whether md and other have the same identity, version, phase,
+// owner, labels, annotations and finalizers (in order). Timestamps are not
+// compared.
+func (md Metadata) Equal(other Metadata) bool {
+	return md.ns == other.ns && md.typ == other.typ && md.id == other.id &&
+		md.ver == other.ver && md.phase == other.phase && md.owner == other.owner &&
+		slices.Equal(md.finalizers, other.finalizers) &&
+		md.labels.Equal(other.labels) && md.annotations.Equal(other.annotations)
+}
+
+// Copy returns a copy of md that shares no mutable memory with it.
+func (md Metadata) Copy() Metadata {
+	c := md
+	c.finalizers = slices.Clone(md.finalizers)
+	c.labels = Labels{md.labels.clone()}
+	c.annotations = Annotations{md.annotations.clone()}
+	return c
+}
+
+// String formats the metadata as "type(namespace/id)@version" followed by
+// the phase, owner and finalizers where they are set.
+func (md Metadata) String() string {
+	var b strings.Builder
+	b.WriteString(PointerString(md))
+	b.WriteString("@")
+	b.WriteString(md.ver.String())
+	if md.phase != PhaseRunning {
+		b.WriteString(" ")
+		b.WriteString(md.phase.String())
+	}
+	if md.owner != "" {
+		b.WriteString(" owner=")
+		b.WriteString(md.owner)
+	}
+	if len(md.finalizers) > 0 {
+		b.WriteString(" finalizers=")
+		b.WriteString(strings.Join(md.finalizers, ","))
+	}
+	return b.String()
+}

@@ -1,0 +1,16 @@
+// Package state defines the resource store of resgraph: the [CoreState] and
+// [State] interfaces, watch [Event]s, functional options, and error classes
+// tested with the Is* predicates ([IsNotFoundError], [IsConflictError], ...),
+// which see through wrapping and work for errors of any backend.
+//
+// [WrapCore] builds every [State] method beyond [CoreState] on top of any
+// CoreState, so a backend implements only the core.
+//
+// The rules every State obeys are numbered S1–S14 in the project's API
+// contract; the conformance package checks them against any implementation.
+// In short: optimistic concurrency by version (S1, S2), owner and phase
+// checks (S2, S3), teardown with finalizers (S4, S5), no-op writes write
+// nothing (S6), reads return copies (S7), watches that never lose a change
+// and never cut a slow reader off (S8–S13), and safety for concurrent use
+// (S14).
+package state

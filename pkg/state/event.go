@@ -1,0 +1,66 @@
+package state
+
+import (
+	"strconv"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// EventType is the type of a watch [Event].
+type EventType int
+
+const (
+	// Created: the resource appeared (or started matching the watch's
+	// query, or is part of the bootstrap contents).
+	Created EventType = iota
+	// Updated: the resource changed; Old holds the state the watcher saw
+	// before.
+	Updated
+	// Destroyed: the resource is gone (or stopped matching the watch's
+	// query); Resource holds the last state the watcher saw.
+	Destroyed
+	// Bootstrapped: every existing resource was sent as Created.
+	Bootstrapped
+	// Errored: the watch failed; Error says why. No event follows.
+	Errored
+	// Noop: nothing happened; used by engines to wake a reader up.
+	Noop
+)
+
+// String returns the event type's name.
+func (t EventType) String() string {
+	switch t {
+	case Created:
+		return "Created"
+	case Updated:
+		return "Updated"
+	case Destroyed:
+		return "Destroyed"
+	case Bootstrapped:
+		return "Bootstrapped"
+	case Errored:
+		return "Errored"
+	case Noop:
+		return "Noop"
+	default:
+		return "EventType(" + strconv.Itoa(int(t)) + ")"
+	}
+}
+
+// Bookmark is an opaque position in a watch stream: a watch started from a
+// bookmark resumes exactly after the event that carried it (rule S11).
+type Bookmark []byte
+
+// Event is a change delivered by a watch.
+type Event struct {
+	// Resource is the state after the change; for Destroyed, the last state.
+	Resource resource.Resource
+	// Old is the state before the change, for Updated (and Destroyed).
+	Old resource.Resource
+	// Error is set for Errored.
+	Error error
+	// Bookmark is where to resume after this event.
+	Bookmark Bookmark
+	// Type is the kind of change.
+	Type EventType
+}

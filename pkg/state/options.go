@@ -1,0 +1,238 @@
+package state
+
+import "github.com/resgraph/resgraph/pkg/resource"
+
+// GetOptions configure Get. There are none yet; the type exists so that
+// options can be added without changing signatures.
+type GetOptions struct{}
+
+// GetOption configures Get.
+type GetOption func(*GetOptions)
+
+// ListOptions configure List.
+type ListOptions struct {
+	LabelQuery resource.LabelQuery
+	IDQuery    resource.IDQuery
+}
+
+// ListOption configures List.
+type ListOption func(*ListOptions)
+
+// WithLabelQuery restricts List to resources whose labels match.
+func WithLabelQuery(opts ...resource.LabelQueryOption) ListOption {
+	return func(o *ListOptions) {
+		for _, opt := range opts {
+			opt(&o.LabelQuery)
+		}
+	}
+}
+
+// WithIDQuery restricts List to resources whose IDs match.
+func WithIDQuery(opts ...resource.IDQueryOption) ListOption {
+	return func(o *ListOptions) {
+		for _, opt := range opts {
+			opt(&o.IDQuery)
+		}
+	}
+}
+
+// CreateOptions configure Create.
+type CreateOptions struct {
+	Owner resource.Owner
+}
+
+// CreateOption configures Create.
+type CreateOption func(*CreateOptions)
+
+// WithCreateOwner sets the owner the resource is stored with.
+func WithCreateOwner(owner string) CreateOption {
+	return func(o *CreateOptions) { o.Owner = owner }
+}
+
+// UpdateOptions configure Update (and the helpers built on it).
+type UpdateOptions struct {
+	// ExpectedPhase is the phase the stored resource must be in; nil means
+	// any phase.
+	ExpectedPhase *resource.Phase
+	Owner         resource.Owner
+}
+
+// UpdateOption configures Update.
+type UpdateOption func(*UpdateOptions)
+
+// DefaultUpdateOptions returns the defaults: no owner, expected phase
+// running.
+func DefaultUpdateOptions() UpdateOptions {
+	p := resource.PhaseRunning
+	return UpdateOptions{ExpectedPhase: &p}
+}
+
+// WithUpdateOwner sets the owner the stored resource must have (and, for
+// Modify creating a resource, the owner it is created with).
+func WithUpdateOwner(owner string) UpdateOption {
+	return func(o *UpdateOptions) { o.Owner = owner }
+}
+
+// WithExpectedPhase sets the phase the stored resource must be in.
+func WithExpectedPhase(phase resource.Phase) UpdateOption {
+	return func(o *UpdateOptions) { o.ExpectedPhase = &phase }
+}
+
+// WithExpectedPhaseAny accepts the stored resource in any phase.
+func WithExpectedPhaseAny() UpdateOption {
+	return func(o *UpdateOptions) { o.ExpectedPhase = nil }
+}
+
+// DestroyOptions configure Destroy.
+type DestroyOptions struct {
+	Owner resource.Owner
+}
+
+// DestroyOption configures Destroy.
+type DestroyOption func(*DestroyOptions)
+
+// WithDestroyOwner sets the owner the destroyed resource must have.
+func WithDestroyOwner(owner string) DestroyOption {
+	return func(o *DestroyOptions) { o.Owner = owner }
+}
+
+// TeardownOptions configure Teardown.
+type TeardownOptions struct {
+	Owner resource.Owner
+}
+
+// TeardownOption configures Teardown.
+type TeardownOption func(*TeardownOptions)
+
+// WithTeardownOwner sets the owner the resource must have.
+func WithTeardownOwner(owner string) TeardownOption {
+	return func(o *TeardownOptions) { o.Owner = owner }
+}
+
+// TeardownAndDestroyOptions configure TeardownAndDestroy.
+type TeardownAndDestroyOptions struct {
+	Owner resource.Owner
+}
+
+// TeardownAndDestroyOption configures TeardownAndDestroy.
+type TeardownAndDestroyOption func(*TeardownAndDestroyOptions)
+
+// WithTeardownAndDestroyOwner sets the owner the resource must have.
+func WithTeardownAndDestroyOwner(owner string) TeardownAndDestroyOption {
+	return func(o *TeardownAndDestroyOptions) { o.Owner = owner }
+}
+
+// WatchOptions configure Watch.
+type WatchOptions struct {
+	StartFromBookmark Bookmark
+	TailEvents        int
+}
+
+// WatchOption configures Watch.
+type WatchOption func(*WatchOptions)
+
+// WithTailEvents replays up to the last n changes of the resource first,
+// instead of the current-state event (rule S11).
+func WithTailEvents(n int) WatchOption {
+	return func(o *WatchOptions) { o.TailEvents = n }
+}
+
+// WithStartFromBookmark resumes the watch right after the event that carried
+// the bookmark (rule S11).
+func WithStartFromBookmark(b Bookmark) WatchOption {
+	return func(o *WatchOptions) { o.StartFromBookmark = b }
+}
+
+// WatchKindOptions configure WatchKind and WatchKindAggregated.
+type WatchKindOptions struct {
+	LabelQuery        resource.LabelQuery
+	IDQuery           resource.IDQuery
+	StartFromBookmark Bookmark
+	TailEvents        int
+	BootstrapContents bool
+}
+
+// WatchKindOption configures WatchKind.
+type WatchKindOption func(*WatchKindOptions)
+
+// WithBootstrapContents sends every existing resource as Created, then one
+// Bootstrapped event, before the changes (rule S9).
+func WithBootstrapContents(enable bool) WatchKindOption {
+	return func(o *WatchKindOptions) { o.BootstrapContents = enable }
+}
+
+// WithKindTailEvents replays up to the last n changes of the kind first
+// (rule S11).
+func WithKindTailEvents(n int) WatchKindOption {
+	return func(o *WatchKindOptions) { o.TailEvents = n }
+}
+
+// WithKindStartFromBookmark resumes the watch right after the event that
+// carried the bookmark (rule S11).
+func WithKindStartFromBookmark(b Bookmark) WatchKindOption {
+	return func(o *WatchKindOptions) { o.StartFromBookmark = b }
+}
+
+// WatchWithLabelQuery restricts the watch to resources whose labels match
+// (rule S10).
+func WatchWithLabelQuery(opts ...resource.LabelQueryOption) WatchKindOption {
+	return func(o *WatchKindOptions) {
+		for _, opt := range opts {
+			opt(&o.LabelQuery)
+		}
+	}
+}
+
+// WatchWithIDQuery restricts the watch to resources whose IDs match.
+func WatchWithIDQuery(opts ...resource.IDQueryOption) WatchKindOption {
+	return func(o *WatchKindOptions) {
+		for _, opt := range opts {
+			opt(&o.IDQuery)
+		}
+	}
+}
+
+// WatchForCondition is what [State.WatchFor] waits for: every set part must
+// hold.
+type WatchForCondition struct {
+	EventTypes     []EventType
+	Phases         []resource.Phase
+	Conditions     []func(resource.Resource) (bool, error)
+	FinalizerEmpty bool
+}
+
+// WatchForConditionFunc adds to a [WatchForCondition].
+type WatchForConditionFunc func(*WatchForCondition) error
+
+// WithEventTypes waits for an event of one of the types.
+func WithEventTypes(types ...EventType) WatchForConditionFunc {
+	return func(c *WatchForCondition) error {
+		c.EventTypes = append(c.EventTypes, types...)
+		return nil
+	}
+}
+
+// WithCondition waits until fn returns true (an error from fn ends the wait
+// with that error).
+func WithCondition(fn func(resource.Resource) (bool, error)) WatchForConditionFunc {
+	return func(c *WatchForCondition) error {
+		c.Conditions = append(c.Conditions, fn)
+		return nil
+	}
+}
+
+// WithPhases waits until the resource is in one of the phases.
+func WithPhases(phases ...resource.Phase) WatchForConditionFunc {
+	return func(c *WatchForCondition) error {
+		c.Phases = append(c.Phases, phases...)
+		return nil
+	}
+}
+
+// WithFinalizerEmpty waits until the resource has no finalizers.
+func WithFinalizerEmpty() WatchForConditionFunc {
+	return func(c *WatchForCondition) error {
+		c.FinalizerEmpty = true
+		return nil
+	}
+}
