@@ -1,0 +1,106 @@
+package queue
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// storage returns the sizes of q's internal storage.
+func (q *Queue[K]) storage() (keys, slab, ringCap, heapCap int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.index), len(q.slab), len(q.due.buf), cap(q.delayed)
+}
+
+func TestMemory_BoundedByDistinctKeysNotAdds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New[string](Options{BackoffInitial: time.Millisecond, BackoffMax: time.Millisecond})
+		for range 100_000 {
+			q.Add("a") // waiting
+		}
+		getNow(t, q, "a")
+		for range 100_000 {
+			q.Add("a") // in flight
+		}
+		q.Done("a", Success())
+		getNow(t, q, "a")
+		for range 10_000 {
+			q.Done("a", Failure()) // delayed
+			q.Add("a")             // made due
+			getNow(t, q, "a")
+		}
+		for range 10_000 {
+			q.Add("b")
+		}
+		keys, slab, ringCap, heapCap := q.storage()
+		assert.Equal(t, 2, keys)
+		assert.LessOrEqual(t, slab, 2)
+		assert.LessOrEqual(t, ringCap, minRingCap)
+		assert.LessOrEqual(t, heapCap, 8)
+	})
+}
+
+func TestMemory_ReleasedAfterLargeBurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New[int](testOpts)
+		const n = 10 * releaseThreshold
+		ks := make([]int, n)
+		for i := range ks {
+			ks[i] = i
+		}
+		q.AddBatch(ks)
+		keys, slab, ringCap, _ := q.storage()
+		require.Equal(t, n, keys)
+		require.Equal(t, n, slab)
+		require.GreaterOrEqual(t, ringCap, n)
+
+		for i := range n {
+			k, _ := get(t, q)
+			require.Equal(t, i, k)
+			if i%2 == 0 {
+				q.Done(k, Failure())
+			} else {
+				q.Done(k, Success())
+			}
+		}
+		for range n / 2 {
+			k, _ := get(t, q)
+			q.Done(k, Success())
+		}
+		keys, slab, ringCap, heapCap := q.storage()
+		assert.Zero(t, keys)
+		assert.Zero(t, slab, "slab released")
+		assert.Zero(t, ringCap, "ring released")
+		assert.Zero(t, heapCap, "heap released")
+
+		q.Add(1) // still usable
+		getNow(t, q, 1)
+	})
+}
+
+func TestRing_ShrinksAndKeepsOrder(t *testing.T) {
+	var r ring
+	for i := range int32(1000) {
+		r.push(i)
+	}
+	for i := range int32(990) {
+		v, ok := r.pop()
+		require.True(t, ok)
+		require.Equal(t, i, v)
+	}
+	assert.LessOrEqual(t, len(r.buf), 64, "ring shrinks as it empties")
+	for i := range int32(100) { // wraps around
+		r.push(1000 + i)
+	}
+	for i := int32(990); i < 1100; i++ {
+		v, ok := r.pop()
+		require.True(t, ok)
+		require.Equal(t, i, v)
+	}
+	_, ok := r.pop()
+	assert.False(t, ok)
+}

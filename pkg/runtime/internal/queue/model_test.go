@@ -1,0 +1,271 @@
+package queue
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// checkInvariants verifies the invariants written on Queue's fields. It is
+// meant for a quiescent queue (no Get blocked).
+func (q *Queue[K]) checkInvariants() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	free := map[int32]bool{}
+	for _, i := range q.free {
+		if free[i] || q.slab[i] != (entry[K]{}) {
+			return fmt.Errorf("free slot %d listed twice or not zero", i)
+		}
+		free[i] = true
+	}
+	if len(q.index)+len(free) != len(q.slab) {
+		return fmt.Errorf("%d keys + %d free != %d slots", len(q.index), len(free), len(q.slab))
+	}
+	counts := map[location]int{}
+	for k, i := range q.index {
+		e := q.slab[i]
+		if e.key != k {
+			return fmt.Errorf("index[%v] -> slot with key %v", k, e.key)
+		}
+		counts[e.loc]++
+		if e.dirty && e.loc != locInFlight {
+			return fmt.Errorf("key %v dirty but not in flight", k)
+		}
+		if (e.loc == locDelayed) != (e.heapIdx >= 0) || (e.loc == locDelayed && q.delayed[e.heapIdx] != i) {
+			return fmt.Errorf("key %v: heapIdx %d inconsistent with location %d", k, e.heapIdx, e.loc)
+		}
+	}
+	seen := map[int32]bool{}
+	for j := range q.due.n {
+		i := q.due.buf[(q.due.head+j)&(len(q.due.buf)-1)]
+		if seen[i] || q.slab[i].loc != locDue {
+			return fmt.Errorf("due ring slot %d repeated or not due", i)
+		}
+		seen[i] = true
+	}
+	for h := 1; h < len(q.delayed); h++ {
+		if q.heapLess(q.delayed[h], q.delayed[(h-1)/2]) {
+			return fmt.Errorf("heap order broken at %d", h)
+		}
+	}
+	if counts[locDue] != q.due.len() || counts[locDelayed] != len(q.delayed) || counts[locInFlight] != q.inFlight {
+		return fmt.Errorf("location counts %v vs due %d, delayed %d, in flight %d",
+			counts, q.due.len(), len(q.delayed), q.inFlight)
+	}
+	if len(q.parked) != 0 || q.transit != 0 || q.timekeeper != nil {
+		return fmt.Errorf("quiescent queue has %d parked, %d in transit, timekeeper %v",
+			len(q.parked), q.transit, q.timekeeper != nil)
+	}
+	return nil
+}
+
+// modelKey is a key's state in the reference model.
+type modelKey struct {
+	loc      location
+	dueAt    time.Duration // locDelayed
+	seq      int           // locDelayed
+	failures uint32
+	dirty    bool
+}
+
+// model is a naive reference implementation of the queue's rules, in
+// virtual time measured from the test's start.
+type model struct {
+	opts Options
+	keys map[string]*modelKey
+	due  []string
+	seq  int
+}
+
+// promote moves delayed keys due at or before now to the back of due, in
+// (dueAt, seq) order.
+func (m *model) promote(now time.Duration) {
+	var ready []string
+	for k, s := range m.keys {
+		if s.loc == locDelayed && s.dueAt <= now {
+			ready = append(ready, k)
+		}
+	}
+	slices.SortFunc(ready, func(a, b string) int {
+		return cmp.Or(cmp.Compare(m.keys[a].dueAt, m.keys[b].dueAt), cmp.Compare(m.keys[a].seq, m.keys[b].seq))
+	})
+	for _, k := range ready {
+		m.keys[k].loc = locDue
+		m.due = append(m.due, k)
+	}
+}
+
+func (m *model) add(k string) {
+	s, ok := m.keys[k]
+	switch {
+	case !ok:
+		m.keys[k] = &modelKey{loc: locDue}
+		m.due = append(m.due, k)
+	case s.loc == locInFlight:
+		s.dirty = true
+	case s.loc == locDelayed:
+		s.loc = locDue
+		m.due = append(m.due, k)
+	}
+}
+
+// next predicts Get at now: the key and how long Get blocks; ok is false if
+// nothing will ever be due.
+func (m *model) next(now time.Duration) (k string, wait time.Duration, ok bool) {
+	if len(m.due) > 0 {
+		return m.due[0], 0, true
+	}
+	first := ""
+	for key, s := range m.keys {
+		if s.loc == locDelayed && (first == "" || s.dueAt < m.keys[first].dueAt ||
+			s.dueAt == m.keys[first].dueAt && s.seq < m.keys[first].seq) {
+			first = key
+		}
+	}
+	if first == "" {
+		return "", 0, false
+	}
+	return first, m.keys[first].dueAt - now, true
+}
+
+func (m *model) take(k string) {
+	if m.due[0] != k {
+		panic("model: take of a key not at the front")
+	}
+	m.due = m.due[1:]
+	m.keys[k].loc = locInFlight
+}
+
+func (m *model) done(k string, r Result, now time.Duration) {
+	s := m.keys[k]
+	switch r.kind {
+	case resultSuccess:
+		s.failures = 0
+	case resultFailure:
+		s.failures++
+	}
+	delayed := func(d time.Duration) {
+		s.loc, s.dueAt, s.seq = locDelayed, now+d, m.seq
+		m.seq++
+	}
+	switch {
+	case s.dirty:
+		s.dirty = false
+		s.loc = locDue
+		m.due = append(m.due, k)
+	case r.kind == resultSuccess:
+		delete(m.keys, k)
+	case r.kind == resultFailure:
+		delayed(m.opts.backoff(s.failures))
+	case r.after <= 0:
+		s.loc = locDue
+		m.due = append(m.due, k)
+	default:
+		delayed(r.after)
+	}
+}
+
+func (m *model) counts() (waiting, inFlight int) {
+	for _, s := range m.keys {
+		if s.loc == locInFlight {
+			inFlight++
+		} else {
+			waiting++
+		}
+	}
+	return waiting, inFlight
+}
+
+// TestModel_RandomOperationsMatchReference drives the queue with random
+// operations in virtual time and checks every Get (key and exact wait),
+// Len, InFlight and the internal invariants against a reference model.
+func TestModel_RandomOperationsMatchReference(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	for run := range 8 {
+		synctest.Test(t, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, uint64(run)))
+			opts := Options{BackoffInitial: 10 * time.Millisecond, BackoffMax: 80 * time.Millisecond}
+			q := New[string](opts)
+			m := &model{opts: opts.withDefaults(), keys: map[string]*modelKey{}}
+			start := time.Now()
+			now := func() time.Duration { return time.Since(start) }
+			key := func() string { return fmt.Sprintf("k%d", rng.IntN(6)) }
+			var inFlight []string
+
+			for step := range 1500 {
+				var op string
+				switch n := rng.IntN(100); {
+				case n < 25:
+					k := key()
+					op = "add " + k
+					m.promote(now())
+					m.add(k)
+					q.Add(k)
+				case n < 30:
+					ks := []string{key(), key(), key()}
+					op = fmt.Sprint("addBatch ", ks)
+					m.promote(now())
+					for _, k := range ks {
+						m.add(k)
+					}
+					q.AddBatch(ks)
+				case n < 60:
+					m.promote(now())
+					want, wait, ok := m.next(now())
+					timeout := wait + time.Millisecond
+					if !ok {
+						timeout = time.Millisecond
+					} else if wait > 0 && rng.IntN(3) == 0 {
+						ok, timeout = false, wait/2 // give up before it is due
+					}
+					op = fmt.Sprintf("get (timeout %v; want %q after %v, %v)", timeout, want, wait, ok)
+					ctx, cancel := context.WithTimeout(t.Context(), timeout)
+					before := now()
+					k, got := q.Get(ctx)
+					cancel()
+					require.Equal(t, ok, got, "step %d: %s", step, op)
+					if ok {
+						require.Equal(t, want, k, "step %d: %s", step, op)
+						require.Equal(t, wait, now()-before, "step %d: %s", step, op)
+						m.promote(now())
+						m.take(k)
+						inFlight = append(inFlight, k)
+					} else {
+						require.Equal(t, timeout, now()-before, "step %d: %s", step, op)
+					}
+				case n < 90:
+					if len(inFlight) == 0 {
+						continue
+					}
+					j := rng.IntN(len(inFlight))
+					k := inFlight[j]
+					inFlight = slices.Delete(inFlight, j, j+1)
+					r := []Result{
+						Success(), Success(), Failure(), Failure(), RequeueAfter(0),
+						RequeueAfter(time.Duration(rng.IntN(50)) * time.Millisecond),
+					}[rng.IntN(6)]
+					op = fmt.Sprintf("done %s %v", k, r)
+					m.promote(now())
+					m.done(k, r, now())
+					q.Done(k, r)
+				default:
+					d := time.Duration(rng.IntN(60)) * time.Millisecond
+					op = fmt.Sprintf("sleep %v", d)
+					time.Sleep(d)
+				}
+				waiting, flying := m.counts()
+				require.Equal(t, waiting, q.Len(), "step %d: %s: Len", step, op)
+				require.Equal(t, flying, q.InFlight(), "step %d: %s: InFlight", step, op)
+				require.NoError(t, q.checkInvariants(), "step %d: %s", step, op)
+			}
+		})
+	}
+}

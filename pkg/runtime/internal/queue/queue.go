@@ -1,0 +1,401 @@
+package queue
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// location is where a known key is: exactly one of due, delayed, in flight.
+type location uint8
+
+const (
+	locDue      location = iota + 1 // in q.due, waiting to be handed out
+	locDelayed                      // in q.delayed, waiting for its due time
+	locInFlight                     // handed out by Get, not yet Done
+)
+
+// releaseThreshold is the slab size above which the queue drops its storage
+// when it becomes empty, so the memory of a burst (the initial fill) is
+// returned; smaller queues keep theirs for reuse.
+const releaseThreshold = 1024
+
+// entry is the state of one key known to the queue.
+type entry[K comparable] struct {
+	key      K
+	due      int64  // locDelayed: due time, in ns since Queue.epoch
+	seq      uint64 // locDelayed: push order, breaks ties between equal due times
+	heapIdx  int32  // locDelayed: position in Queue.delayed; -1 otherwise
+	failures uint32 // consecutive failures since the last success (saturating)
+	loc      location
+	dirty    bool // locInFlight: added again while in flight; cleared by Done
+}
+
+// Queue is a work queue of comparable keys (resource pointers) for a
+// QController's workers; see the package documentation for its guarantees.
+// Create it with [New]. All methods are safe for concurrent use.
+//
+// The protocol: a worker calls [Queue.Get] to take a key, processes it, then
+// reports the outcome with [Queue.Done], exactly once. Producers call
+// [Queue.Add] (or [Queue.AddBatch]) whenever a key needs processing.
+//
+// Keys are compared with ==, and an interface key must hold a comparable
+// dynamic value (as a map key would). For resource pointers, pass the value
+// built by resource.NewPointer(ns, typ, id), never a *Metadata or another
+// Pointer implementation, so that two pointers to one resource are one key.
+type Queue[K comparable] struct {
+	opts   Options       // immutable after New, defaults applied
+	epoch  time.Time     // immutable; origin of entry.due
+	closed chan struct{} // closed by ShutDown
+
+	mu sync.Mutex
+
+	// All fields below are guarded by mu. Invariants, true whenever mu is
+	// not held:
+	//
+	//  1. index maps each known key to its slab entry; every other slab
+	//     entry is zero and listed once in free.
+	//  2. Each known key is in exactly one location: due (its index is in
+	//     the due ring exactly once), delayed (in the delayed heap exactly
+	//     once, at heapIdx), or in flight (in neither).
+	//     len(index) == due.len() + len(delayed) + inFlight.
+	//  3. Only Get moves a key into flight, only from due; only Done moves
+	//     it out. Hence a key is never handed out twice before its Done.
+	//  4. dirty is set only on in-flight keys; Done clears it and makes the
+	//     key due, so an Add during processing yields exactly one more run.
+	//  5. Known keys are the waiting and in-flight ones: a key that
+	//     succeeds without being re-added is forgotten. Memory is therefore
+	//     bounded by the number of distinct keys, not by the number of adds.
+	//  6. Wake-up (see kick): if some Get is parked, then at least
+	//     due.len() waiters are in transit (signalled, on their way to take
+	//     a due key), and, if a key is delayed, either a waiter is in
+	//     transit (it re-examines the queue and arms a timer if needed) or
+	//     the parked timekeeper's timer fires no later than the earliest
+	//     delayed key's due time. A parked Get thus never misses a key.
+	index    map[K]int32
+	slab     []entry[K]
+	free     []int32
+	due      ring    // FIFO of due keys (slab indices), in the order they became due
+	delayed  []int32 // min-heap of delayed keys by (due, seq); see heap.go
+	seq      uint64  // next entry.seq
+	inFlight int     // number of keys in flight
+	shutdown bool
+
+	parked     []*waiter // Gets blocked with nothing to take, oldest first
+	spare      []*waiter // unparked waiters kept for reuse
+	transit    int       // waiters signalled but not yet back under mu
+	timekeeper *waiter   // parked waiter whose timer is set for tkDeadline; nil if none
+	tkDeadline int64     // when timekeeper's timer fires, in ns since epoch
+}
+
+// New returns an empty queue. It starts no goroutine, so an unused queue
+// needs no shutdown. New panics if opts.Validate fails: callers validate
+// user-provided durations before.
+func New[K comparable](opts Options) *Queue[K] {
+	if err := opts.Validate(); err != nil {
+		panic(err)
+	}
+	return &Queue[K]{
+		opts:   opts.withDefaults(),
+		epoch:  time.Now(),
+		closed: make(chan struct{}),
+		index:  make(map[K]int32),
+	}
+}
+
+// Add queues k to run now. A key already waiting to run keeps its place; a
+// key waiting out a backoff or requeue delay is made due now (behind the
+// keys already due), keeping its failure count; a key in flight is run once
+// more after its Done. Add after ShutDown does nothing.
+func (q *Queue[K]) Add(k K) {
+	q.mu.Lock()
+	if !q.shutdown {
+		q.promote()
+		if q.add(k) {
+			q.kick()
+		}
+	}
+	q.mu.Unlock()
+}
+
+// AddBatch adds every key of ks as [Queue.Add] does, in order, under one
+// lock acquisition. The queue does not keep ks.
+func (q *Queue[K]) AddBatch(ks []K) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shutdown {
+		return
+	}
+	if len(q.index) == 0 && len(ks) > len(q.slab) {
+		// Initial fill: size the storage once instead of growing it.
+		q.index = make(map[K]int32, len(ks))
+		q.slab = make([]entry[K], 0, len(ks))
+		q.free = nil
+	}
+	q.promote()
+	changed := false
+	for _, k := range ks {
+		if q.add(k) {
+			changed = true
+		}
+	}
+	if changed {
+		q.kick()
+	}
+}
+
+// add applies Add to k and reports whether a key became due. Requires q.mu.
+func (q *Queue[K]) add(k K) bool {
+	i, ok := q.index[k]
+	if !ok {
+		i = q.alloc(k)
+		q.slab[i].loc = locDue
+		q.due.push(i)
+		return true
+	}
+	e := &q.slab[i]
+	switch e.loc {
+	case locInFlight:
+		e.dirty = true
+	case locDelayed:
+		q.heapRemove(int(e.heapIdx))
+		e.loc = locDue
+		q.due.push(i)
+		return true
+	}
+	return false
+}
+
+// Get blocks until a key is due, marks it in flight and returns it. Keys are
+// handed out in the order they became due. ok is false, and no key is taken,
+// when ctx is done or the queue is shut down (even if keys are due).
+func (q *Queue[K]) Get(ctx context.Context) (k K, ok bool) {
+	if ctx.Err() != nil {
+		return k, false
+	}
+	q.mu.Lock()
+	var w *waiter
+	for !q.shutdown {
+		now := q.promote()
+		if i, ok := q.due.pop(); ok {
+			e := &q.slab[i]
+			e.loc = locInFlight
+			q.inFlight++
+			k = e.key
+			if w != nil {
+				q.putWaiter(w)
+			}
+			q.kick()
+			q.mu.Unlock()
+			return k, true
+		}
+
+		// Nothing due: park, as the timekeeper if the earliest delayed key
+		// has none that wakes early enough.
+		if w == nil {
+			w = q.getWaiter()
+		}
+		q.parked = append(q.parked, w)
+		var timer *time.Timer
+		var timerC <-chan time.Time
+		if len(q.delayed) > 0 {
+			next := q.slab[q.delayed[0]].due
+			if q.timekeeper == nil || q.tkDeadline > next {
+				q.timekeeper, q.tkDeadline = w, next
+				timer = time.NewTimer(time.Duration(next - now))
+				timerC = timer.C
+			}
+		}
+		q.mu.Unlock()
+
+		select {
+		case <-w.ch:
+		case <-timerC:
+		case <-ctx.Done():
+		case <-q.closed:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+
+		q.mu.Lock()
+		q.unpark(w)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if w != nil {
+		q.putWaiter(w)
+	}
+	q.kick() // pass on a signal or the timekeeper duty this Get received
+	q.mu.Unlock()
+	return k, false
+}
+
+// Done reports the outcome of processing k, which must be in flight (taken
+// by Get and not yet Done; otherwise Done panics, as that is a bug in the
+// caller):
+//
+//   - [Success] resets k's failure count and forgets k;
+//   - [Failure] counts one more consecutive failure and makes k due after
+//     its backoff: BackoffInitial * 2^(failures-1), capped at BackoffMax;
+//   - [RequeueAfter](d) makes k due after d (now if d <= 0) and leaves its
+//     failure count as it is.
+//
+// If k was added while in flight, it is due now instead of after any delay
+// (a fresh change runs now), with its failure count updated as above, so a
+// key that keeps failing keeps backing off once the changes stop. After
+// ShutDown, Done only takes k out of flight.
+func (q *Queue[K]) Done(k K, r Result) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i, ok := q.index[k]
+	if !ok || q.slab[i].loc != locInFlight {
+		panic("queue: Done called for a key that is not in flight")
+	}
+	q.inFlight--
+	if q.shutdown {
+		q.forget(i)
+		return
+	}
+	now := q.promote()
+	e := &q.slab[i]
+	switch r.kind {
+	case resultSuccess:
+		e.failures = 0
+	case resultFailure:
+		if e.failures < math.MaxUint32 {
+			e.failures++
+		}
+	}
+	switch {
+	case e.dirty:
+		e.dirty = false
+		q.makeDue(i)
+	case r.kind == resultSuccess:
+		q.forget(i)
+		return
+	case r.kind == resultFailure:
+		q.delay(i, now, q.opts.backoff(e.failures))
+	case r.after <= 0:
+		q.makeDue(i)
+	default:
+		q.delay(i, now, r.after)
+	}
+	q.kick()
+}
+
+// Len returns the number of keys waiting: due, or delayed by a backoff or a
+// requeue. Keys in flight are not counted, even if added again.
+func (q *Queue[K]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.due.len() + len(q.delayed)
+}
+
+// InFlight returns the number of keys handed out by Get and not yet Done.
+func (q *Queue[K]) InFlight() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.inFlight
+}
+
+// ShutDown stops the queue: every blocked Get returns ok=false, and so does
+// every later Get; waiting keys are dropped and later Adds ignored. Keys in
+// flight may still be reported with Done. ShutDown is idempotent.
+func (q *Queue[K]) ShutDown() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shutdown {
+		return
+	}
+	q.shutdown = true
+	close(q.closed)
+	for {
+		i, ok := q.due.pop()
+		if !ok {
+			break
+		}
+		q.forget(i)
+	}
+	for len(q.delayed) > 0 {
+		q.forget(q.heapRemove(len(q.delayed) - 1))
+	}
+}
+
+// now returns the current time in ns since q.epoch.
+func (q *Queue[K]) now() int64 { return int64(time.Since(q.epoch)) }
+
+// promote moves every delayed key whose due time has come to the back of
+// the due FIFO, earliest first, so keys are served in the order they became
+// due. It returns the current time, read only when some key is delayed (0
+// otherwise). Requires q.mu; the caller calls kick after its own change.
+func (q *Queue[K]) promote() (now int64) {
+	if len(q.delayed) == 0 {
+		return 0
+	}
+	now = q.now()
+	for len(q.delayed) > 0 && q.slab[q.delayed[0]].due <= now {
+		q.makeDue(q.heapRemove(0))
+	}
+	return now
+}
+
+// makeDue puts slab entry i, in no location, at the back of the due FIFO.
+// Requires q.mu.
+func (q *Queue[K]) makeDue(i int32) {
+	q.slab[i].loc = locDue
+	q.due.push(i)
+}
+
+// delay puts slab entry i, in no location, into the delayed heap, due d
+// after now (read now if 0). Requires q.mu.
+func (q *Queue[K]) delay(i int32, now int64, d time.Duration) {
+	if now == 0 {
+		now = q.now()
+	}
+	e := &q.slab[i]
+	e.loc = locDelayed
+	e.due = now + int64(d)
+	if int64(d) > math.MaxInt64-now { // saturate instead of overflowing
+		e.due = math.MaxInt64
+	}
+	e.seq = q.seq
+	q.seq++
+	q.heapPush(i)
+}
+
+// alloc adds k to the index with a fresh slab entry and returns its index.
+// Requires q.mu.
+func (q *Queue[K]) alloc(k K) int32 {
+	var i int32
+	if n := len(q.free); n > 0 {
+		i = q.free[n-1]
+		q.free = q.free[:n-1]
+	} else {
+		if len(q.slab) == math.MaxInt32 {
+			panic("queue: more than 2^31-1 distinct keys")
+		}
+		i = int32(len(q.slab))
+		q.slab = append(q.slab, entry[K]{})
+	}
+	q.slab[i] = entry[K]{key: k, heapIdx: -1}
+	q.index[k] = i
+	return i
+}
+
+// forget removes slab entry i, in no location, and its key. When the queue
+// becomes empty after a large burst, its storage is released. Requires q.mu.
+func (q *Queue[K]) forget(i int32) {
+	delete(q.index, q.slab[i].key)
+	q.slab[i] = entry[K]{}
+	q.free = append(q.free, i)
+	if len(q.index) == 0 && len(q.slab) > releaseThreshold {
+		q.index = make(map[K]int32)
+		q.slab = nil
+		q.free = nil
+		q.due.reset()
+		q.delayed = nil
+	}
+}

@@ -1,0 +1,60 @@
+package queue
+
+// minRingCap is the smallest capacity a ring shrinks to.
+const minRingCap = 16
+
+// ring is a FIFO of slab indices in a circular buffer. Push and pop are
+// amortized O(1); the buffer doubles when full and halves when it is less
+// than a quarter full, so its capacity stays within 4x of the longest queue
+// since the last shrink and never grows with the number of pushes.
+// The zero value is an empty ring.
+type ring struct {
+	buf  []int32 // len(buf) is 0 or a power of two
+	head int     // index of the first element in buf
+	n    int     // number of elements
+}
+
+// len returns the number of elements.
+func (r *ring) len() int { return r.n }
+
+// push appends i at the back.
+func (r *ring) push(i int32) {
+	if r.n == len(r.buf) {
+		r.resize(max(minRingCap, 2*len(r.buf)))
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = i
+	r.n++
+}
+
+// pop removes and returns the front element; ok is false when r is empty.
+func (r *ring) pop() (i int32, ok bool) {
+	if r.n == 0 {
+		return 0, false
+	}
+	i = r.buf[r.head]
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	if len(r.buf) > minRingCap && r.n < len(r.buf)/4 {
+		r.resize(len(r.buf) / 2)
+	}
+	return i, true
+}
+
+// resize moves the elements, in order, to a buffer of capacity c >= r.n.
+func (r *ring) resize(c int) {
+	buf := make([]int32, c)
+	if r.n > 0 {
+		end := r.head + r.n
+		if end <= len(r.buf) {
+			copy(buf, r.buf[r.head:end])
+		} else {
+			k := copy(buf, r.buf[r.head:])
+			copy(buf[k:], r.buf[:end-len(r.buf)])
+		}
+	}
+	r.buf = buf
+	r.head = 0
+}
+
+// reset empties r and releases its buffer.
+func (r *ring) reset() { *r = ring{} }
