@@ -1,0 +1,15 @@
+// Package conformance holds reusable test suites that check an
+// implementation against the resgraph contract, using only public packages:
+//
+//   - [StateSuite] checks a [state.State] against rules R3 and S1–S14.
+//   - RuntimeSuite checks an engine against the controller rules.
+//
+// The example resource types the suites use ([IntResource], [StrResource])
+// are exported so that other suites and users' tests can share them.
+//
+// A suite is a testify suite; run it from a test of the implementation:
+//
+//	func TestStateConformance(t *testing.T) {
+//		suite.Run(t, &conformance.StateSuite{NewState: func() state.State { return inmem.NewState() }})
+//	}
+package conformance

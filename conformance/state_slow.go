@@ -1,0 +1,361 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Sizes of the slow-watcher workload (S12): far more writes than any
+// reasonable per-watcher buffer, so a state that queued every change for a
+// stalled watcher instead of coalescing would be caught.
+const (
+	slowSteady = 10  // resources updated all along
+	slowRounds = 400 // updates per steady resource
+	slowDoomed = 5   // resources created, updated, then destroyed
+	slowFresh  = 5   // resources created late and kept
+)
+
+// TestS12_SlowKindWatcher: a kind watcher that does not read while many
+// changes happen blocks neither the writer nor another watcher, and when it
+// reads it gets the final state of every resource through coalesced events
+// that follow the derivation rules, without an Errored event and with far
+// fewer events than changes. The newest coalesced event carries the
+// bookmark of the newest change.
+func (s *StateSuite) TestS12_SlowKindWatcher() {
+	slow := s.watchKind(0)
+	fast := s.watchKind(1)
+
+	fastView := newWatchView()
+	var fastMu sync.Mutex // guards fastView
+	fastCtx, stopFast := context.WithCancel(s.ctx)
+	var fastWG sync.WaitGroup
+	fastWG.Go(func() {
+		for {
+			select {
+			case ev := <-fast:
+				fastMu.Lock()
+				fastView.apply(ev)
+				fastMu.Unlock()
+			case <-fastCtx.Done():
+				return
+			}
+		}
+	})
+	defer func() {
+		stopFast()
+		fastWG.Wait()
+	}()
+
+	writes := 0
+	writerDone := make(chan error, 1)
+	go func() {
+		writerDone <- func() error {
+			write := func(err error) error {
+				writes++
+				return err
+			}
+			for i := range slowSteady {
+				if err := write(s.State.Create(s.ctx, s.intRes(fmt.Sprintf("steady%02d", i), 0))); err != nil {
+					return err
+				}
+			}
+			for i := range slowDoomed {
+				if err := write(s.State.Create(s.ctx, s.intRes(fmt.Sprintf("doomed%02d", i), 0))); err != nil {
+					return err
+				}
+			}
+			last := s.intRes("zz-last", 0)
+			if err := write(s.State.Create(s.ctx, last)); err != nil {
+				return err
+			}
+			for round := 1; round <= slowRounds; round++ {
+				for i := range slowSteady {
+					r, err := s.State.Get(s.ctx, s.ptr(fmt.Sprintf("steady%02d", i)))
+					if err != nil {
+						return err
+					}
+					if err := setValue(r, round); err != nil {
+						return err
+					}
+					if err := write(s.State.Update(s.ctx, r)); err != nil {
+						return err
+					}
+				}
+				switch round {
+				case slowRounds / 4:
+					for i := range slowDoomed {
+						if err := write(s.State.Destroy(s.ctx, s.ptr(fmt.Sprintf("doomed%02d", i)))); err != nil {
+							return err
+						}
+					}
+				case slowRounds / 2:
+					for i := range slowFresh {
+						if err := write(s.State.Create(s.ctx, s.intRes(fmt.Sprintf("fresh%02d", i), round))); err != nil {
+							return err
+						}
+					}
+				}
+				last.TypedSpec().Value = round
+				if err := write(s.State.Update(s.ctx, last)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+	}()
+	select {
+	case err := <-writerDone:
+		s.Require().NoError(err)
+	case <-s.ctx.Done():
+		s.FailNow("the writer was blocked by a watcher that does not read")
+	}
+	final := s.listVersions()
+	s.Require().Len(final, slowSteady+slowFresh+1)
+
+	// The other watcher keeps up while the slow one still stalls.
+	s.Require().Eventually(func() bool {
+		fastMu.Lock()
+		defer fastMu.Unlock()
+		return fastView.matches(final)
+	}, testTimeout/2, time.Millisecond, "the reading watcher did not reach the final state while another watcher stalled")
+	fastMu.Lock()
+	s.Empty(fastView.problems, "the reading watcher")
+	fastMu.Unlock()
+
+	slowView := newWatchView()
+	var lastEvent state.Event
+	for !slowView.matches(final) {
+		ev := s.next(slow)
+		slowView.apply(ev)
+		if ev.Resource != nil && ev.Resource.Metadata().ID() == "zz-last" {
+			lastEvent = ev
+		}
+	}
+	s.Empty(slowView.problems)
+	s.expectCoalesced(slowView.events, writes, slowSteady+slowDoomed+slowFresh+1)
+
+	// zz-last was written last: its coalesced event carries the bookmark of
+	// the newest change, so resuming from it replays nothing.
+	s.Require().NotEmpty(lastEvent.Bookmark)
+	resumed := s.watchKind(eventBuffer, state.WithKindStartFromBookmark(lastEvent.Bookmark))
+	s.set("steady00", -1)
+	s.expectEvent(resumed, state.Updated, "steady00", final["steady00"]+1)
+}
+
+// expectCoalesced checks that a watcher that stalled while changes
+// happened to the given number of resources received far fewer events than
+// changes: at most twice HistoryCapacity (the backlog it may be sent
+// uncoalesced, plus what it may have taken in before it fell behind) plus
+// two per resource. Without
+// HistoryCapacity the state's backlog bound is unknown and this check is
+// skipped.
+func (s *StateSuite) expectCoalesced(events, changes, resources int) {
+	s.T().Helper()
+	if s.HistoryCapacity <= 0 {
+		s.T().Logf("HistoryCapacity is not set: not checking the %d events for %d changes against a bound", events, changes)
+		return
+	}
+	limit := 2*s.HistoryCapacity + 2*resources
+	s.Require().Lessf(limit, changes/2, "HistoryCapacity %d is too large for the S12 workload", s.HistoryCapacity)
+	s.LessOrEqualf(events, limit, "a stalled watcher got %d events for %d changes to %d resources: its backlog was not coalesced", events, changes, resources)
+}
+
+// TestS12_SlowResourceWatcher: a single-resource watcher that does not read
+// while the resource changes many times gets, when it reads, increasing
+// versions ending at the final state, with Old always the state it last
+// saw.
+func (s *StateSuite) TestS12_SlowResourceWatcher() {
+	s.create("a", 0)
+	ch := s.watch("a", 0)
+	const updates = 2000
+	done := make(chan error, 1)
+	go func() {
+		for v := 1; v <= updates; v++ {
+			r, err := s.State.Get(s.ctx, s.ptr("a"))
+			if err == nil {
+				err = setValue(r, v)
+			}
+			if err == nil {
+				err = s.State.Update(s.ctx, r)
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		s.Require().NoError(err)
+	case <-s.ctx.Done():
+		s.FailNow("the writer was blocked by a watcher that does not read")
+	}
+
+	v := newWatchView()
+	s.converge(ch, v, map[resource.ID]uint64{"a": updates + 1})
+	s.Equal(updates, s.asInt(v.seen["a"]).TypedSpec().Value)
+	s.expectCoalesced(v.events, updates, 1)
+
+	// Destroyed after it was seen: reported.
+	s.Require().NoError(s.State.Destroy(s.ctx, s.ptr("a")))
+	ev := s.next(ch)
+	s.Equal(state.Destroyed, ev.Type, eventString(ev))
+}
+
+// TestS12_NeverSeenThenGone: resources created and destroyed while a
+// watcher stalls are coalesced away: the watcher is never told about a
+// resource it never saw that is gone (a Destroyed for one it does not hold
+// is a failure, and Created+Destroyed pairs for all of them would exceed
+// the event bound).
+func (s *StateSuite) TestS12_NeverSeenThenGone() {
+	const gone = 200
+	s.create("first", 0)
+	ch := s.watchKind(0, state.WithBootstrapContents(true))
+	v := newWatchView()
+	for !v.bootstrapped {
+		v.apply(s.next(ch))
+	}
+	events := v.events
+
+	changes := 0
+	for i := range gone {
+		id := fmt.Sprintf("gone%03d", i)
+		s.create(id, 0)
+		s.set(id, 1)
+		s.Require().NoError(s.State.Destroy(s.ctx, s.ptr(id)))
+		changes += 3
+	}
+	s.set("first", 1)
+	changes++
+
+	s.converge(ch, v, map[resource.ID]uint64{"first": 2})
+	s.expectCoalesced(v.events-events, changes, 1)
+}
+
+// TestS13_WatchesEndOnCancel: when a watch's context is canceled, its
+// goroutines exit and nothing more is sent on its channel.
+func (s *StateSuite) TestS13_WatchesEndOnCancel() {
+	s.create("a", 0)
+	// Poll in this goroutine (require.Eventually would count its own).
+	waitGoroutines := func(limit int) {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for runtime.NumGoroutine() > limit {
+			select {
+			case <-tick.C:
+			case <-s.ctx.Done():
+				s.FailNowf("watch goroutines did not exit", "%d goroutines, %d before the watches", runtime.NumGoroutine(), limit)
+			}
+		}
+	}
+	baseline := runtime.NumGoroutine()
+
+	ctx, cancel := context.WithCancel(s.ctx)
+	const each = 5
+	single := make(chan state.Event)
+	kind := make(chan state.Event)
+	agg := make(chan []state.Event)
+	for range each {
+		s.Require().NoError(s.State.Watch(ctx, s.ptr("a"), single))
+		s.Require().NoError(s.State.WatchKind(ctx, s.kind(), kind, state.WithBootstrapContents(true)))
+		s.Require().NoError(s.State.WatchKindAggregated(ctx, s.kind(), agg, state.WithBootstrapContents(true)))
+	}
+	s.next(single) // at least one is live
+	s.set("a", 1)  // leave sends pending on every watch
+	cancel()
+	waitGoroutines(baseline)
+
+	s.set("a", 2)
+	select {
+	case ev := <-single:
+		s.Failf("Watch sent after cancel", "%s", eventString(ev))
+	case ev := <-kind:
+		s.Failf("WatchKind sent after cancel", "%s", eventString(ev))
+	case b := <-agg:
+		s.Failf("WatchKindAggregated sent after cancel", "%d events", len(b))
+	default:
+	}
+}
+
+// TestS14_ConcurrentUse: concurrent writers, readers and watchers; every
+// increment is applied exactly once and every watcher converges (run under
+// go test -race).
+func (s *StateSuite) TestS14_ConcurrentUse() {
+	const workers, incs = 6, 25
+	s.create("counter", 0)
+	watch := s.watchKind(8, state.WithBootstrapContents(true))
+	view := newWatchView()
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*workers)
+	for w := range workers {
+		wg.Go(func() {
+			for range incs {
+				_, err := s.State.UpdateWithConflicts(s.ctx, s.ptr("counter"), func(r resource.Resource) error {
+					ir, ok := r.(*IntResource)
+					if !ok {
+						return fmt.Errorf("updater got a %T", r)
+					}
+					ir.TypedSpec().Value++
+					return nil
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+		wg.Go(func() {
+			id := fmt.Sprintf("own%d", w)
+			for i := range incs {
+				err := s.State.Modify(s.ctx, s.intRes(id, 0), func(r resource.Resource) error {
+					r.Metadata().Labels().Set("worker", fmt.Sprint(w))
+					return setValue(r, i)
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+		wg.Go(func() {
+			for range incs {
+				if _, err := s.State.List(s.ctx, s.kind()); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := s.State.Get(s.ctx, s.ptr("counter")); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		s.Require().NoError(err)
+	}
+	got := s.get("counter")
+	s.Equal(workers*incs, got.TypedSpec().Value)
+	s.Equal(uint64(workers*incs+1), version(got))
+	s.converge(watch, view, s.listVersions())
+}
+
+// setValue sets the value of an IntResource; it is safe to call from any
+// goroutine (it reports a wrong type instead of failing the test).
+func setValue(r resource.Resource, v int) error {
+	ir, ok := r.(*IntResource)
+	if !ok {
+		return fmt.Errorf("resource %s is a %T, not an *IntResource", resource.String(r), r)
+	}
+	ir.TypedSpec().Value = v
+	return nil
+}

@@ -1,0 +1,80 @@
+package safe
+
+import (
+	"context"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// StateGet reads the resource ptr points to as a T.
+func StateGet[T resource.Resource](ctx context.Context, st state.CoreState, ptr resource.Pointer, opts ...state.GetOption) (T, error) {
+	r, err := st.Get(ctx, ptr, opts...)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return convert[T](r)
+}
+
+// StateList lists the resources of a kind as Ts.
+func StateList[T resource.Resource](ctx context.Context, st state.CoreState, kind resource.Kind, opts ...state.ListOption) (List[T], error) {
+	l, err := st.List(ctx, kind, opts...)
+	if err != nil {
+		return List[T]{}, err
+	}
+	return NewList[T](l)
+}
+
+// StateListAll lists the resources of T's type in T's default namespace.
+func StateListAll[T ResourceWithDefinition](ctx context.Context, st state.CoreState, opts ...state.ListOption) (List[T], error) {
+	return StateList[T](ctx, st, kindOf[T](), opts...)
+}
+
+// StateModify is [state.State.Modify] with a typed function.
+func StateModify[T resource.Resource](ctx context.Context, st state.State, emptyResource T, fn func(T) error, opts ...state.UpdateOption) error {
+	if fn == nil {
+		return st.Modify(ctx, emptyResource, nil, opts...)
+	}
+	return st.Modify(ctx, emptyResource, typedFunc(fn), opts...)
+}
+
+// StateModifyWithResult is [state.State.ModifyWithResult] with a typed
+// function and result.
+func StateModifyWithResult[T resource.Resource](ctx context.Context, st state.State, emptyResource T, fn func(T) error, opts ...state.UpdateOption) (T, error) {
+	var wrapped func(resource.Resource) error
+	if fn != nil {
+		wrapped = typedFunc(fn)
+	}
+	r, err := st.ModifyWithResult(ctx, emptyResource, wrapped, opts...)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return convert[T](r)
+}
+
+// StateUpdateWithConflicts is [state.State.UpdateWithConflicts] with a
+// typed updater and result.
+func StateUpdateWithConflicts[T resource.Resource](ctx context.Context, st state.State, ptr resource.Pointer, updater func(T) error, opts ...state.UpdateOption) (T, error) {
+	var wrapped state.UpdaterFunc
+	if updater != nil {
+		wrapped = typedFunc(updater)
+	}
+	r, err := st.UpdateWithConflicts(ctx, ptr, wrapped, opts...)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return convert[T](r)
+}
+
+// StateWatchFor is [state.State.WatchFor] returning a T.
+func StateWatchFor[T resource.Resource](ctx context.Context, st state.State, ptr resource.Pointer, conds ...state.WatchForConditionFunc) (T, error) {
+	r, err := st.WatchFor(ctx, ptr, conds...)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return convert[T](r)
+}

@@ -1,0 +1,93 @@
+package state
+
+import (
+	"reflect"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// WrapCore returns a [State] whose CoreState methods are those of core and
+// whose other methods are built on them, so that a backend implements only
+// [CoreState]. The helpers work over any core, including a full State
+// (which is then used through its core methods only):
+//
+//   - UpdateWithConflicts, Modify and ModifyWithResult read, apply the
+//     caller's function to a copy and write back with Update, retrying on
+//     version conflicts (never on owner, phase or pending-finalizer
+//     conflicts). A result equal to the stored resource writes nothing
+//     (rule S6), but the owner and expected phase are still checked, so a
+//     no-op reports the same owner or phase conflict a write would.
+//   - Teardown, AddFinalizer and RemoveFinalizer are read-modify-write
+//     loops on Update with any phase expected (rules S4, S5).
+//   - WatchFor, TeardownAndDestroy and ContextWithTeardown wait with Watch;
+//     every watch they start is canceled before they return, or — for
+//     ContextWithTeardown — when the returned context is done.
+//   - WatchFor considers only states of an existing resource (Created and
+//     Updated events) unless WithEventTypes lists other event types.
+//   - TeardownAndDestroy reports not-found for a resource absent at the
+//     start, but returns nil when the resource disappears after its
+//     teardown (destroyed by someone else: the goal is reached).
+//   - ContextWithTeardown's context is canceled with cause [ErrTearingDown]
+//     or [ErrDestroyed] (already on return for a resource that is tearing
+//     down or absent), or with the watch's error if the watch fails.
+//
+// Bad input (a nil or empty pointer or resource, a nil function, an empty
+// finalizer) is refused with an error of the invalid class before anything
+// is read or written.
+func WrapCore(core CoreState) State {
+	return &coreWrapper{CoreState: core}
+}
+
+// coreWrapper implements State on top of a CoreState. It holds no state of
+// its own, so it is safe for concurrent use whenever the core is.
+type coreWrapper struct {
+	CoreState
+}
+
+// isVersionConflict reports whether err is a plain version conflict: a
+// conflict that a fresh read and retry can resolve.
+func isVersionConflict(err error) bool {
+	return IsConflictError(err) && !IsOwnerConflictError(err) &&
+		!IsPhaseConflictError(err) && !IsPendingFinalizersError(err)
+}
+
+// validatePointer returns an invalid-input error when ptr is unusable.
+func validatePointer(ptr resource.Pointer) error {
+	if err := resource.ValidatePointer(ptr); err != nil {
+		if ptr == nil || isNil(ptr) {
+			return NewInvalidError(nil, "%w", err)
+		}
+		return NewInvalidError(resource.PointerOf(ptr), "%w", err)
+	}
+	return nil
+}
+
+// validateResource returns an invalid-input error when r is nil or its
+// identity is unusable.
+func validateResource(r resource.Resource) error {
+	if r == nil || isNil(r) {
+		return NewInvalidError(nil, "nil resource")
+	}
+	md := r.Metadata()
+	if md == nil {
+		return NewInvalidError(nil, "resource with nil metadata")
+	}
+	return validatePointer(md)
+}
+
+// isNil reports whether v is an interface holding a typed nil pointer (or
+// other nil-able value), whose methods would typically panic.
+func isNil(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
+		return rv.IsNil()
+	default:
+		return false
+	}
+}
+
+// sameIdentity reports whether a and b name the same resource.
+func sameIdentity(a, b resource.Pointer) bool {
+	return a.Namespace() == b.Namespace() && a.Type() == b.Type() && a.ID() == b.ID()
+}

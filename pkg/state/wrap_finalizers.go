@@ -1,0 +1,55 @@
+package state
+
+import (
+	"context"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// AddFinalizer implements [State.AddFinalizer].
+func (w *coreWrapper) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) error {
+	return w.editFinalizers(ctx, ptr, fins, (*resource.Finalizers).Add)
+}
+
+// RemoveFinalizer implements [State.RemoveFinalizer].
+func (w *coreWrapper) RemoveFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) error {
+	return w.editFinalizers(ctx, ptr, fins, (*resource.Finalizers).Remove)
+}
+
+// editFinalizers applies edit to every finalizer of fins and writes the
+// result in any phase with the stored owner, retrying on version conflicts.
+// Nothing is written when no edit reports a change (rule S5).
+func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, fins []resource.Finalizer, edit func(*resource.Finalizers, resource.Finalizer) bool) error {
+	if err := validatePointer(ptr); err != nil {
+		return err
+	}
+	for _, fin := range fins {
+		if fin == "" {
+			return NewInvalidError(resource.PointerOf(ptr), "empty finalizer")
+		}
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		cur, err := w.Get(ctx, ptr)
+		if err != nil {
+			return err
+		}
+		upd := cur.DeepCopy()
+		changed := false
+		for _, fin := range fins {
+			if edit(upd.Metadata().Finalizers(), fin) {
+				changed = true
+			}
+		}
+		if !changed {
+			return nil
+		}
+		err = w.Update(ctx, upd, WithUpdateOwner(cur.Metadata().Owner()), WithExpectedPhaseAny())
+		if isVersionConflict(err) {
+			continue
+		}
+		return err
+	}
+}

@@ -1,0 +1,193 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// Teardown implements [State.Teardown]: it moves the resource to the
+// tearing-down phase with one write (none when it is already tearing down)
+// and reports whether its finalizers are empty. The stored owner must be the
+// one given by [WithTeardownOwner] (empty by default).
+func (w *coreWrapper) Teardown(ctx context.Context, ptr resource.Pointer, opts ...TeardownOption) (bool, error) {
+	if err := validatePointer(ptr); err != nil {
+		return false, err
+	}
+	var o TeardownOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, context.Cause(ctx)
+		}
+		cur, err := w.Get(ctx, ptr)
+		if err != nil {
+			return false, err
+		}
+		md := cur.Metadata()
+		if md.Owner() != o.Owner {
+			return false, NewOwnerConflictError(resource.PointerOf(ptr), "owner is %q, not %q", md.Owner(), o.Owner)
+		}
+		if md.Phase() == resource.PhaseTearingDown {
+			return md.Finalizers().Empty(), nil
+		}
+		upd := cur.DeepCopy()
+		upd.Metadata().SetPhase(resource.PhaseTearingDown)
+		err = w.Update(ctx, upd, WithUpdateOwner(o.Owner), WithExpectedPhaseAny())
+		if isVersionConflict(err) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		return upd.Metadata().Finalizers().Empty(), nil
+	}
+}
+
+// TeardownAndDestroy implements [State.TeardownAndDestroy]: it tears the
+// resource down, waits until it has no finalizers and destroys it.
+//
+// A resource absent at the start gives a not-found error. Once the teardown
+// succeeded, a resource that disappears (destroyed by someone else) ends
+// the call with nil: the caller's goal is reached. A finalizer added
+// between the wait and the destroy makes it wait again; a resource found
+// running again (destroyed and created anew meanwhile) is torn down again.
+func (w *coreWrapper) TeardownAndDestroy(ctx context.Context, ptr resource.Pointer, opts ...TeardownAndDestroyOption) error {
+	if err := validatePointer(ptr); err != nil {
+		return err
+	}
+	var o TeardownAndDestroyOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	ptr = resource.PointerOf(ptr)
+	if _, err := w.Teardown(ctx, ptr, WithTeardownOwner(o.Owner)); err != nil {
+		return err
+	}
+	watchCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan Event, 1)
+	if err := w.Watch(watchCtx, ptr, ch); err != nil {
+		return err
+	}
+	for {
+		var ev Event
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case ev = <-ch:
+		}
+		switch ev.Type {
+		case Errored:
+			return fmt.Errorf("resource %s: watch failed while waiting for finalizers: %w", resource.PointerString(ptr), ev.Error)
+		case Destroyed:
+			return nil
+		case Created, Updated:
+		default:
+			continue
+		}
+		md := ev.Resource.Metadata()
+		if md.Phase() != resource.PhaseTearingDown {
+			if _, err := w.Teardown(ctx, ptr, WithTeardownOwner(o.Owner)); err != nil {
+				return notFoundIsDone(err)
+			}
+			continue
+		}
+		if !md.Finalizers().Empty() {
+			continue
+		}
+		err := w.Destroy(ctx, ptr, WithDestroyOwner(o.Owner))
+		if IsPendingFinalizersError(err) {
+			// A finalizer was added since the event: wait for the next one.
+			continue
+		}
+		return notFoundIsDone(err)
+	}
+}
+
+// notFoundIsDone maps a not-found error to nil: the resource is gone, as
+// the caller wanted.
+func notFoundIsDone(err error) error {
+	if IsNotFoundError(err) {
+		return nil
+	}
+	return err
+}
+
+// ErrTearingDown is the cause of a [State.ContextWithTeardown] context
+// canceled because the resource started tearing down.
+var ErrTearingDown = errors.New("resource is tearing down")
+
+// ErrDestroyed is the cause of a [State.ContextWithTeardown] context
+// canceled because the resource is destroyed (or was absent).
+var ErrDestroyed = errors.New("resource is destroyed")
+
+// ContextWithTeardown implements [State.ContextWithTeardown]. The returned
+// context is a child of ctx, canceled with cause [ErrTearingDown] when the
+// resource starts tearing down, [ErrDestroyed] when it is destroyed or
+// absent (then already on return), or the watch's error if watching fails.
+// The goroutine that watches ends when the returned context is done. A ctx
+// that is already done gives its error and no context.
+func (w *coreWrapper) ContextWithTeardown(ctx context.Context, ptr resource.Pointer) (context.Context, error) {
+	if err := validatePointer(ptr); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	ptr = resource.PointerOf(ptr)
+	tctx, cancel := context.WithCancelCause(ctx)
+	ch := make(chan Event, 1)
+	if err := w.Watch(tctx, ptr, ch); err != nil {
+		cancel(err)
+		return nil, err
+	}
+	// The first event is the current state (rule S8): decide synchronously,
+	// so that an absent or tearing-down resource gives a context that is
+	// already canceled on return.
+	select {
+	case <-tctx.Done():
+		cancel(nil)
+		return nil, context.Cause(ctx)
+	case ev := <-ch:
+		if teardownCause(ptr, ev, cancel) {
+			return tctx, nil
+		}
+	}
+	go func() {
+		for {
+			select {
+			case <-tctx.Done():
+				return
+			case ev := <-ch:
+				if teardownCause(ptr, ev, cancel) {
+					return
+				}
+			}
+		}
+	}()
+	return tctx, nil
+}
+
+// teardownCause cancels with the right cause and reports true when ev says
+// the resource is gone, tearing down, or can no longer be watched.
+func teardownCause(ptr resource.Pointer, ev Event, cancel context.CancelCauseFunc) bool {
+	switch ev.Type {
+	case Destroyed:
+		cancel(fmt.Errorf("resource %s: %w", resource.PointerString(ptr), ErrDestroyed))
+		return true
+	case Errored:
+		cancel(fmt.Errorf("resource %s: watch failed: %w", resource.PointerString(ptr), ev.Error))
+		return true
+	case Created, Updated:
+		if ev.Resource.Metadata().Phase() == resource.PhaseTearingDown {
+			cancel(fmt.Errorf("resource %s: %w", resource.PointerString(ptr), ErrTearingDown))
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,157 @@
+package state
+
+import (
+	"context"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+func applyUpdateOptions(opts []UpdateOption) UpdateOptions {
+	o := DefaultUpdateOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// checkWritable reports the owner or phase conflict an Update of cur with
+// options o would meet.
+func checkWritable(cur resource.Resource, o UpdateOptions) error {
+	md := cur.Metadata()
+	if md.Owner() != o.Owner {
+		return NewOwnerConflictError(resource.PointerOf(md), "owner is %q, not %q", md.Owner(), o.Owner)
+	}
+	if o.ExpectedPhase != nil && md.Phase() != *o.ExpectedPhase {
+		return NewPhaseConflictError(resource.PointerOf(md), "phase is %s, expected %s", md.Phase(), *o.ExpectedPhase)
+	}
+	return nil
+}
+
+// applyUpdater runs fn on a copy of cur and returns the copy. The result
+// keeps cur's identity and version (a change to them is refused) and cur's
+// owner (which the state takes from the write options, never from the
+// resource).
+func applyUpdater(cur resource.Resource, fn func(resource.Resource) error) (resource.Resource, error) {
+	upd := cur.DeepCopy()
+	if err := fn(upd); err != nil {
+		return nil, err
+	}
+	md, curMD := upd.Metadata(), cur.Metadata()
+	if !sameIdentity(md, curMD) {
+		return nil, NewInvalidError(resource.PointerOf(curMD), "updater changed the identity to %s", resource.PointerString(md))
+	}
+	if !md.Version().Equal(curMD.Version()) {
+		return nil, NewInvalidError(resource.PointerOf(curMD), "updater changed the version from %s to %s", curMD.Version(), md.Version())
+	}
+	if md.Owner() != curMD.Owner() {
+		// Clearing first cannot fail; setting an owner on a cleared one neither.
+		_ = md.SetOwner("")
+		_ = md.SetOwner(curMD.Owner())
+	}
+	return upd, nil
+}
+
+// updateOnce applies fn to cur and writes the result. It returns the
+// resource as stored (cur itself when nothing changed).
+func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn func(resource.Resource) error, o UpdateOptions, opts []UpdateOption) (resource.Resource, error) {
+	upd, err := applyUpdater(cur, fn)
+	if err != nil {
+		return nil, err
+	}
+	if resource.Equal(cur, upd) {
+		if err := checkWritable(cur, o); err != nil {
+			return nil, err
+		}
+		return cur, nil
+	}
+	if err := w.Update(ctx, upd, opts...); err != nil {
+		return nil, err
+	}
+	return upd, nil
+}
+
+// UpdateWithConflicts implements [State.UpdateWithConflicts].
+func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Pointer, updater UpdaterFunc, opts ...UpdateOption) (resource.Resource, error) {
+	if err := validatePointer(ptr); err != nil {
+		return nil, err
+	}
+	if updater == nil {
+		return nil, NewInvalidError(resource.PointerOf(ptr), "nil updater")
+	}
+	o := applyUpdateOptions(opts)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
+		cur, err := w.Get(ctx, ptr)
+		if err != nil {
+			return nil, err
+		}
+		res, err := w.updateOnce(ctx, cur, updater, o, opts)
+		if isVersionConflict(err) {
+			continue
+		}
+		return res, err
+	}
+}
+
+// Modify implements [State.Modify].
+func (w *coreWrapper) Modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) error {
+	_, err := w.ModifyWithResult(ctx, emptyResource, fn, opts...)
+	return err
+}
+
+// ModifyWithResult implements [State.ModifyWithResult].
+func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) (resource.Resource, error) {
+	if err := validateResource(emptyResource); err != nil {
+		return nil, err
+	}
+	ptr := resource.PointerOf(emptyResource.Metadata())
+	if fn == nil {
+		return nil, NewInvalidError(ptr, "nil modify function")
+	}
+	o := applyUpdateOptions(opts)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
+		cur, err := w.Get(ctx, ptr)
+		switch {
+		case IsNotFoundError(err):
+			res, err := w.createModified(ctx, emptyResource, fn, o)
+			if IsConflictError(err) {
+				// Created by someone else since the Get: update it instead.
+				continue
+			}
+			return res, err
+		case err != nil:
+			return nil, err
+		}
+		res, err := w.updateOnce(ctx, cur, fn, o, opts)
+		if isVersionConflict(err) || IsNotFoundError(err) {
+			// Changed or destroyed since the Get: start over.
+			continue
+		}
+		return res, err
+	}
+}
+
+// createModified applies fn to a copy of emptyResource and creates it with
+// the owner from the update options.
+func (w *coreWrapper) createModified(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, o UpdateOptions) (resource.Resource, error) {
+	r := emptyResource.DeepCopy()
+	if err := fn(r); err != nil {
+		return nil, err
+	}
+	if !sameIdentity(r.Metadata(), emptyResource.Metadata()) {
+		return nil, NewInvalidError(resource.PointerOf(emptyResource.Metadata()), "modify function changed the identity to %s", resource.PointerString(r.Metadata()))
+	}
+	// The state stores the owner from the options; keep the result in step.
+	md := r.Metadata()
+	_ = md.SetOwner("")
+	_ = md.SetOwner(o.Owner)
+	if err := w.Create(ctx, r, WithCreateOwner(o.Owner)); err != nil {
+		return nil, err
+	}
+	return r, nil
+}

@@ -1,0 +1,93 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// WatchFor implements [State.WatchFor]: it watches ptr and returns the
+// first state of the resource (starting with the current one) that satisfies
+// every condition.
+//
+// Without [WithEventTypes] only states of an existing resource (Created and
+// Updated events) are considered; list Destroyed in WithEventTypes to wait
+// for the resource to be gone (the returned resource is then the last state
+// seen, or one that carries only the pointer if it never existed). An error
+// from a [WithCondition] function, or from the watch, ends the wait with
+// that error.
+func (w *coreWrapper) WatchFor(ctx context.Context, ptr resource.Pointer, conds ...WatchForConditionFunc) (resource.Resource, error) {
+	if err := validatePointer(ptr); err != nil {
+		return nil, err
+	}
+	ptr = resource.PointerOf(ptr)
+	var cond WatchForCondition
+	for _, c := range conds {
+		if c == nil {
+			return nil, NewInvalidError(ptr, "nil WatchFor condition")
+		}
+		if err := c(&cond); err != nil {
+			return nil, err
+		}
+	}
+	for _, fn := range cond.Conditions {
+		if fn == nil {
+			return nil, NewInvalidError(ptr, "nil WatchFor condition function")
+		}
+	}
+	watchCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan Event, 1)
+	if err := w.Watch(watchCtx, ptr, ch); err != nil {
+		return nil, err
+	}
+	for {
+		var ev Event
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case ev = <-ch:
+		}
+		if ev.Type == Errored {
+			return nil, fmt.Errorf("resource %s: watch failed: %w", resource.PointerString(ptr), ev.Error)
+		}
+		ok, err := cond.matches(ev)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return ev.Resource, nil
+		}
+	}
+}
+
+// matches reports whether ev satisfies every part of c.
+func (c *WatchForCondition) matches(ev Event) (bool, error) {
+	switch {
+	case len(c.EventTypes) > 0:
+		if !slices.Contains(c.EventTypes, ev.Type) {
+			return false, nil
+		}
+	case ev.Type != Created && ev.Type != Updated:
+		return false, nil
+	}
+	if ev.Resource == nil {
+		return false, nil
+	}
+	md := ev.Resource.Metadata()
+	if len(c.Phases) > 0 && !slices.Contains(c.Phases, md.Phase()) {
+		return false, nil
+	}
+	if c.FinalizerEmpty && !md.Finalizers().Empty() {
+		return false, nil
+	}
+	for _, fn := range c.Conditions {
+		ok, err := fn(ev.Resource)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
