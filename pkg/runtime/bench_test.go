@@ -1,0 +1,273 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/siderolabs/gen/optional"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+// BenchmarkRouteEvent measures routing one change of a kind to the
+// controllers interested in it, out of 200 registered: the snapshot lookup
+// and the delivery (a coalescing wake-up for Controllers, a queue add for
+// QControllers), not the state.
+func BenchmarkRouteEvent(b *testing.B) {
+	for _, family := range []string{"controller", "qcontroller"} {
+		for _, interested := range []int{1, 10, 100} {
+			b.Run(fmt.Sprintf("%s/interested=%d", family, interested), func(b *testing.B) {
+				rt, err := New(inmem.NewState(), zap.NewNop())
+				require.NoError(b, err)
+				for i := range 200 {
+					typ := typeB
+					if i < interested {
+						typ = typeA
+					}
+					name := "c" + strconv.Itoa(i)
+					if family == "controller" {
+						require.NoError(b, rt.RegisterController(&funcController{name: name, inputs: []controller.Input{in(typ, controller.InputWeak)}}))
+					} else {
+						require.NoError(b, rt.RegisterQController(&funcQController{name: name, settings: primaryOf(typ)}))
+					}
+				}
+				w := newKindWatcher(rt, dependency.Key{Namespace: testNS, Type: typeA})
+				r := newPair(typeA, "x", 1)
+				events := []state.Event{{Type: state.Updated, Resource: r, Old: r}}
+				b.ReportAllocs()
+				for b.Loop() {
+					w.route(events, false)
+				}
+			})
+		}
+	}
+}
+
+// chainTypes is the W3/W4 chain A→B→C→D→E.
+var chainTypes = []resource.Type{typeA, typeB, typeC, typeD, typeE}
+
+// chainController is the hand-written W3 Controller: on every event it
+// lists its inputs and outputs and writes each output whose value is not
+// its input's value + 1.
+type chainController struct {
+	in, out resource.Type
+}
+
+func (c *chainController) Name() string { return "chain-" + c.in[:1] }
+func (c *chainController) Inputs() []controller.Input {
+	return []controller.Input{in(c.in, controller.InputWeak)}
+}
+
+func (c *chainController) Outputs() []controller.Output {
+	return []controller.Output{out(c.out, controller.OutputExclusive)}
+}
+
+func (c *chainController) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.EventCh():
+		}
+		inputs, err := r.List(ctx, kind(c.in))
+		if err != nil {
+			return err
+		}
+		outputs, err := r.List(ctx, kind(c.out))
+		if err != nil {
+			return err
+		}
+		byID := make(map[resource.ID]*Pair, len(outputs.Items))
+		for _, o := range outputs.Items {
+			byID[o.Metadata().ID()] = o.(*Pair)
+		}
+		for _, item := range inputs.Items {
+			want := item.(*Pair).TypedSpec().A + 1
+			id := item.Metadata().ID()
+			o, ok := byID[id]
+			switch {
+			case !ok:
+				err = r.Create(ctx, newPair(c.out, id, want))
+			case o.TypedSpec().A != want:
+				o.TypedSpec().A = want
+				err = r.Update(ctx, o)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// chainQController is the hand-written W4 QController: it reconciles one
+// output from its input.
+type chainQController struct {
+	in, out     resource.Type
+	concurrency uint
+}
+
+func (c *chainQController) Name() string { return "qchain-" + c.in[:1] }
+func (c *chainQController) Settings() controller.QSettings {
+	return controller.QSettings{
+		Inputs:      []controller.Input{in(c.in, controller.InputQPrimary)},
+		Outputs:     []controller.Output{out(c.out, controller.OutputExclusive)},
+		Concurrency: optional.Some(c.concurrency),
+	}
+}
+
+func (c *chainQController) Reconcile(ctx context.Context, _ *zap.Logger, r controller.QRuntime, p resource.Pointer) error {
+	item, err := r.Get(ctx, p)
+	if err != nil {
+		if state.IsNotFoundError(err) {
+			return nil
+		}
+		return err
+	}
+	want := item.(*Pair).TypedSpec().A + 1
+	return r.Modify(ctx, newPair(c.out, p.ID(), 0), func(o resource.Resource) error {
+		o.(*Pair).TypedSpec().A = want
+		return nil
+	})
+}
+
+func (c *chainQController) MapInput(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) ([]resource.Pointer, error) {
+	return nil, nil
+}
+
+// finalWatcher waits until n resources of the last chain type hold a value.
+type finalWatcher struct {
+	reached chan struct{}
+	target  chan int
+}
+
+func startFinalWatcher(ctx context.Context, b *testing.B, st state.State, n int) *finalWatcher {
+	ch := make(chan []state.Event, 64)
+	require.NoError(b, st.WatchKindAggregated(ctx, kind(typeE), ch))
+	fw := &finalWatcher{reached: make(chan struct{}), target: make(chan int)}
+	go func() {
+		values := map[resource.ID]int{}
+		target, count := -1, 0
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case t := <-fw.target:
+				target, count = t, 0
+				for _, v := range values {
+					if v == target {
+						count++
+					}
+				}
+			case batch := <-ch:
+				for _, ev := range batch {
+					if ev.Type != state.Created && ev.Type != state.Updated {
+						continue
+					}
+					id := ev.Resource.Metadata().ID()
+					v := ev.Resource.(*Pair).TypedSpec().A
+					if values[id] != target && v == target {
+						count++
+					} else if values[id] == target && v != target {
+						count--
+					}
+					values[id] = v
+				}
+			}
+			if target >= 0 && count == n {
+				target = -1
+				select {
+				case fw.reached <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return fw
+}
+
+// runChain runs W3 or W4 once: the time to create n inputs until every
+// final output holds its value, then the same for an update of every input.
+func runChain(b *testing.B, n int, register func(rt *Runtime)) (create, update time.Duration) {
+	st := inmem.NewState()
+	rt, err := New(st, zap.NewNop())
+	require.NoError(b, err)
+	register(rt)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(b, <-done)
+	}()
+	fw := startFinalWatcher(ctx, b, st, n)
+
+	fw.target <- 4
+	start := time.Now()
+	for i := range n {
+		require.NoError(b, st.Create(ctx, newPair(typeA, strconv.Itoa(i), 0)))
+	}
+	<-fw.reached
+	create = time.Since(start)
+
+	list, err := st.List(ctx, kind(typeA))
+	require.NoError(b, err)
+	fw.target <- 5
+	start = time.Now()
+	for _, r := range list.Items {
+		r.(*Pair).TypedSpec().A = 1
+		require.NoError(b, st.Update(ctx, r))
+	}
+	<-fw.reached
+	update = time.Since(start)
+	return create, update
+}
+
+func benchChain(b *testing.B, register func(rt *Runtime)) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			var create, update time.Duration
+			iters := 0
+			for b.Loop() {
+				c, u := runChain(b, n, register)
+				create += c
+				update += u
+				iters++
+			}
+			b.ReportMetric(float64(n*iters)/create.Seconds(), "create-res/s")
+			b.ReportMetric(float64(n*iters)/update.Seconds(), "update-res/s")
+		})
+	}
+}
+
+// BenchmarkW3 is workload W3 with hand-written Controllers.
+func BenchmarkW3(b *testing.B) {
+	benchChain(b, func(rt *Runtime) {
+		for i := range 4 {
+			require.NoError(b, rt.RegisterController(&chainController{in: chainTypes[i], out: chainTypes[i+1]}))
+		}
+	})
+}
+
+// BenchmarkW4 is workload W4 with hand-written QControllers.
+func BenchmarkW4(b *testing.B) {
+	for _, conc := range []uint{1, 4} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			benchChain(b, func(rt *Runtime) {
+				for i := range 4 {
+					require.NoError(b, rt.RegisterQController(&chainQController{in: chainTypes[i], out: chainTypes[i+1], concurrency: conc}))
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,246 @@
+package runtime
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// cacheSet holds the caches of the kinds named by WithCachedResource. The
+// map is built by New and never changes.
+type cacheSet struct {
+	byKey map[dependency.Key]*kindCache
+}
+
+func newCacheSet(kinds []resource.Kind) *cacheSet {
+	cs := &cacheSet{byKey: map[dependency.Key]*kindCache{}}
+	for _, k := range kinds {
+		cs.byKey[dependency.KeyOf(k)] = &kindCache{
+			key:     dependency.KeyOf(k),
+			base:    map[resource.ID]resource.Resource{},
+			overlay: map[resource.ID]overlayEntry{},
+		}
+	}
+	return cs
+}
+
+// get returns the cache of k, nil when k is not cached.
+func (cs *cacheSet) get(k dependency.Key) *kindCache { return cs.byKey[k] }
+
+// keys returns the cached kinds, sorted.
+func (cs *cacheSet) keys() []dependency.Key {
+	keys := make([]dependency.Key, 0, len(cs.byKey))
+	for k := range cs.byKey {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b dependency.Key) int {
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Type, b.Type)
+	})
+	return keys
+}
+
+// overlayEntry is a write made through a controller runtime that the kind's
+// watch has not delivered yet: the resource as written, or (res == nil) its
+// destruction. gen is the resource's creation time (UnixNano), which tells
+// generations of one ID apart; 0 when unknown.
+type overlayEntry struct {
+	res     resource.Resource
+	gen     int64
+	version uint64
+}
+
+// kindCache is the in-memory copy of one kind. base follows the kind's
+// watch; overlay holds the engine's own writes until the watch catches up
+// with them, so that a controller reads its writes at once (read your
+// writes) and never sees a resource go back to an older version.
+//
+// Resources in the cache are never handed out: reads return copies.
+type kindCache struct {
+	key dependency.Key
+
+	mu sync.RWMutex
+	// ready is set once the watch delivered its first bootstrap; until
+	// then reads go to the state. Protected by mu.
+	ready bool
+	// base is the watch's view; protected by mu.
+	base map[resource.ID]resource.Resource
+	// overlay holds writes not yet seen by the watch; protected by mu.
+	overlay map[resource.ID]overlayEntry
+}
+
+func genOf(md *resource.Metadata) int64 {
+	if md.Created().IsZero() {
+		return 0
+	}
+	return md.Created().UnixNano()
+}
+
+// isReady reports whether reads may be served from c; false on a nil c.
+func (c *kindCache) isReady() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.ready
+}
+
+// markReady is called when the watch bootstrapped.
+func (c *kindCache) markReady() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.ready = true
+	c.mu.Unlock()
+}
+
+// apply applies a watch event (Created, Updated or Destroyed) to the base,
+// and drops the overlay entry of the resource once the watch reached or
+// passed the write it records. A nil c does nothing.
+func (c *kindCache) apply(ev *state.Event) {
+	if c == nil {
+		return
+	}
+	md := ev.Resource.Metadata()
+	id := md.ID()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ev.Type == state.Destroyed {
+		delete(c.base, id)
+	} else {
+		c.base[id] = ev.Resource
+	}
+	if o, ok := c.overlay[id]; ok && superseded(o, ev.Type, md) {
+		delete(c.overlay, id)
+	}
+}
+
+// superseded reports whether a watch event for the resource (of type t,
+// with metadata md) is at or after the write recorded in o. Within one
+// generation versions grow; a later generation was created later.
+func superseded(o overlayEntry, t state.EventType, md *resource.Metadata) bool {
+	gen := genOf(md)
+	if o.gen == 0 || gen == 0 {
+		// Generation unknown: fall back to versions alone.
+		if o.res == nil {
+			return t == state.Destroyed
+		}
+		return md.Version().Value() >= o.version
+	}
+	switch {
+	case gen > o.gen:
+		return true
+	case gen < o.gen:
+		return false
+	case o.res == nil:
+		return t == state.Destroyed
+	default:
+		return t == state.Destroyed || md.Version().Value() >= o.version
+	}
+}
+
+// putWritten records r, the state of a resource after a write through the
+// engine. c keeps r (the caller passes a copy). Nothing is recorded when
+// the cache already holds this write or a later one.
+func (c *kindCache) putWritten(r resource.Resource) {
+	md := r.Metadata()
+	id := md.ID()
+	o := overlayEntry{res: r, gen: genOf(md), version: md.Version().Value()}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur, ok := c.overlay[id]; ok && cur.res != nil && cur.gen == o.gen && cur.version > o.version {
+		return // a later write is recorded already
+	}
+	if b, ok := c.base[id]; ok {
+		bmd := b.Metadata()
+		if superseded(o, state.Updated, bmd) {
+			delete(c.overlay, id) // the watch is already there
+			return
+		}
+	}
+	c.overlay[id] = o
+}
+
+// putDestroyed records the destruction of ptr through the engine.
+func (c *kindCache) putDestroyed(ptr resource.Pointer) {
+	id := ptr.ID()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var gen int64
+	if cur, ok := c.overlay[id]; ok {
+		if cur.res == nil {
+			return
+		}
+		gen = cur.gen
+	} else if b, ok := c.base[id]; ok {
+		gen = genOf(b.Metadata())
+	} else {
+		return // the watch already saw it go
+	}
+	c.overlay[id] = overlayEntry{gen: gen}
+}
+
+// lookupLocked returns the current resource of id (overlay first). The
+// caller holds mu.
+func (c *kindCache) lookupLocked(id resource.ID) resource.Resource {
+	if o, ok := c.overlay[id]; ok {
+		return o.res
+	}
+	return c.base[id]
+}
+
+// get returns a copy of the resource, or a not-found error.
+func (c *kindCache) get(ptr resource.Pointer) (resource.Resource, error) {
+	c.mu.RLock()
+	r := c.lookupLocked(ptr.ID())
+	var out resource.Resource
+	if r != nil {
+		out = r.DeepCopy()
+	}
+	c.mu.RUnlock()
+	if out == nil {
+		return nil, state.NewNotFoundError(resource.PointerOf(ptr), "not found")
+	}
+	return out, nil
+}
+
+// list returns copies of the resources matching the options, sorted by ID.
+func (c *kindCache) list(opts ...state.ListOption) resource.List {
+	var o state.ListOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c.mu.RLock()
+	ids := make([]resource.ID, 0, len(c.base)+len(c.overlay))
+	for id := range c.base {
+		ids = append(ids, id)
+	}
+	for id := range c.overlay {
+		if _, dup := c.base[id]; !dup {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	items := make([]resource.Resource, 0, len(ids))
+	for _, id := range ids {
+		r := c.lookupLocked(id)
+		if r == nil {
+			continue
+		}
+		md := r.Metadata()
+		if !o.IDQuery.Matches(id) || !o.LabelQuery.Matches(*md.Labels()) {
+			continue
+		}
+		items = append(items, r.DeepCopy())
+	}
+	c.mu.RUnlock()
+	return resource.List{Items: items}
+}

@@ -1,0 +1,283 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
+)
+
+// controllerRunner runs one Controller: its Run loop with restarts (rule
+// C6) and the forwarder that turns coalesced wake-ups into ReconcileEvents
+// (rule C2).
+type controllerRunner struct {
+	rt      *Runtime
+	ctrl    controller.Controller
+	sub     *subscriber
+	m       *controllerMetrics
+	logger  *zap.Logger
+	adapter *controllerAdapter
+	// eventCh is the unbuffered channel behind EventCh; only the forwarder
+	// sends on it.
+	eventCh chan controller.ReconcileEvent
+	name    string
+	static  []controller.Input
+	outputs []controller.Output
+
+	boMu sync.Mutex
+	// bo is the restart backoff; protected by boMu.
+	bo *backoff.ExponentialBackOff
+}
+
+func newControllerRunner(rt *Runtime, ctrl controller.Controller, name string, static []controller.Input, outputs []controller.Output) *controllerRunner {
+	m := newControllerMetrics()
+	c := &controllerRunner{
+		rt:      rt,
+		ctrl:    ctrl,
+		name:    name,
+		static:  static,
+		outputs: outputs,
+		m:       m,
+		sub:     &subscriber{name: name, wake: make(chan struct{}, 1), m: m},
+		logger:  rt.logger.With(zap.String("controller", name)),
+		eventCh: make(chan controller.ReconcileEvent),
+		bo:      newRestartBackoff(rt.opts),
+	}
+	rw := newRWAdapter(rt, name, newAccessSet(static, nil, outputs), m, &outputTracker{})
+	c.adapter = &controllerAdapter{rwAdapter: rw, runner: c}
+	return c
+}
+
+// newRestartBackoff returns the restart backoff of rule C6: deterministic
+// doubling from the initial to the max delay, never giving up.
+func newRestartBackoff(o Options) *backoff.ExponentialBackOff {
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(o.RestartBackoffInitial),
+		backoff.WithMaxInterval(o.RestartBackoffMax),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0),
+	)
+}
+
+func (c *controllerRunner) inputKeys() []dependency.Key {
+	static, dynamic := c.rt.db.Inputs(c.name)
+	keys := make([]dependency.Key, 0, len(static)+len(dynamic))
+	for _, in := range slices.Concat(static, dynamic) {
+		keys = append(keys, dependency.Key{Namespace: in.Namespace, Type: in.Type})
+	}
+	return keys
+}
+
+func (c *controllerRunner) status() ControllerStatus {
+	st := ControllerStatus{Name: c.name, Kind: KindController}
+	c.m.fill(&st)
+	return st
+}
+
+// run runs the controller until ctx is done: a Run that returns an error
+// or panics is restarted after the backoff; a Run that returns nil before
+// ctx is done is not restarted (the controller stopped on purpose).
+func (c *controllerRunner) run(ctx context.Context, _ []dependency.Key) {
+	defer c.m.setState(StateStopped, time.Time{})
+
+	// The start event comes once every input kind is watched live, so that
+	// what the controller reads then is followed by every later change.
+	c.rt.mu.Lock()
+	ready := c.rt.router.bootstrappedLocked(c.inputKeys())
+	c.rt.mu.Unlock()
+	if !waitAll(ctx, ready) {
+		return
+	}
+	for {
+		err := c.runOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			c.logger.Info("controller returned before the engine stopped; not restarting it")
+			return
+		}
+		if c.rt.metrics {
+			c.m.crashes.Add(1)
+		}
+		c.m.setError(err)
+		delay := c.nextBackoff()
+		c.m.setState(StateBackoff, time.Now().Add(delay))
+		c.logger.Error("controller failed; restarting after backoff", zap.Error(err), zap.Duration("backoff", delay))
+
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if c.rt.metrics {
+			c.m.restarts.Add(1)
+		}
+	}
+}
+
+func (c *controllerRunner) nextBackoff() time.Duration {
+	c.boMu.Lock()
+	defer c.boMu.Unlock()
+	return c.bo.NextBackOff()
+}
+
+func (c *controllerRunner) resetBackoff() {
+	c.boMu.Lock()
+	defer c.boMu.Unlock()
+	c.bo.Reset()
+}
+
+// runOnce runs Run once, with a fresh forwarder that delivers the start
+// event.
+func (c *controllerRunner) runOnce(ctx context.Context) error {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// A wake-up left from before is covered by the start event.
+	c.drainWake()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.forward(actx)
+	}()
+	c.m.setState(StateRunning, time.Time{})
+
+	err := c.safeRun(actx)
+	cancel()
+	<-done
+	return err
+}
+
+// safeRun calls Run, turning a panic into an error logged with its stack.
+func (c *controllerRunner) safeRun(ctx context.Context) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("controller %q panicked: %v", c.name, p)
+			c.logger.Error("controller panicked", zap.Any("panic", p), zap.Stack("stack"))
+		}
+	}()
+	return c.ctrl.Run(ctx, c.adapter, c.logger)
+}
+
+// forward delivers one ReconcileEvent at start and one after wake-ups;
+// wake-ups that arrive while an event waits to be taken coalesce into it
+// (rule C2). It returns when ctx is done.
+func (c *controllerRunner) forward(ctx context.Context) {
+	pending := true
+	delivered := time.Duration(-1)
+	for {
+		if !pending {
+			select {
+			case <-c.sub.wake:
+				pending = true
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		// Wake-ups that arrived before the event is taken are covered by
+		// it: the controller reads the state after taking it.
+		c.drainWake()
+		// Offer the event at once: taken now means the controller was
+		// waiting for it.
+		select {
+		case c.eventCh <- controller.ReconcileEvent{}:
+			c.delivered(&delivered, false)
+			pending = false
+			continue
+		case <-ctx.Done():
+			return
+		default:
+		}
+		for pending {
+			c.drainWake()
+			select {
+			case c.eventCh <- controller.ReconcileEvent{}:
+				c.delivered(&delivered, true)
+				pending = false
+			case <-c.sub.wake: // coalesces into the pending event
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// drainWake drops a pending wake-up.
+func (c *controllerRunner) drainWake() {
+	select {
+	case <-c.sub.wake:
+	default:
+	}
+}
+
+// delivered accounts one delivered event: the busy time of the previous
+// pass (see ControllerStatus.BusyTime) and the reconcile count.
+func (c *controllerRunner) delivered(prev *time.Duration, waited bool) {
+	if !c.rt.metrics {
+		return
+	}
+	now := c.rt.now()
+	if *prev >= 0 {
+		var busy time.Duration
+		if waited {
+			busy = now - *prev
+		} else if last := time.Duration(c.m.lastCall.Load()); last > *prev {
+			busy = last - *prev
+		}
+		c.m.busy.Add(int64(busy))
+	}
+	*prev = now
+	c.m.reconciles.Add(1)
+}
+
+// controllerAdapter is the [controller.Runtime] of one Controller.
+type controllerAdapter struct {
+	*rwAdapter
+	runner *controllerRunner
+}
+
+var _ controller.Runtime = (*controllerAdapter)(nil)
+
+// EventCh delivers the controller's ReconcileEvents (rule C2).
+func (a *controllerAdapter) EventCh() <-chan controller.ReconcileEvent { return a.runner.eventCh }
+
+// QueueReconcile queues a ReconcileEvent, coalescing with pending ones.
+func (a *controllerAdapter) QueueReconcile() { a.runner.wakeUp() }
+
+// wakeUp sends the controller a coalescing wake-up.
+func (c *controllerRunner) wakeUp() {
+	select {
+	case c.sub.wake <- struct{}{}:
+	default:
+	}
+}
+
+// ResetRestartBackoff resets the restart backoff (rule C6).
+func (a *controllerAdapter) ResetRestartBackoff() { a.runner.resetBackoff() }
+
+// UpdateInputs replaces the dynamic inputs (rule C7).
+func (a *controllerAdapter) UpdateInputs(inputs []controller.Input) error {
+	return a.rt.updateInputs(a.runner, inputs)
+}
+
+// StartTrackingOutputs starts a tracking pass (rule C8).
+func (a *controllerAdapter) StartTrackingOutputs() { a.tracker.start() }
+
+// CleanupOutputs destroys the outputs not written in the tracking pass
+// (rule C8).
+func (a *controllerAdapter) CleanupOutputs(ctx context.Context, outputs ...resource.Kind) error {
+	return a.cleanupOutputs(ctx, outputs)
+}

@@ -1,0 +1,145 @@
+// Package runtime is the resgraph engine: it registers Controllers and
+// QControllers ([controller.Controller], [controller.QController]), watches
+// their inputs, routes every change to the controllers that declared it, and
+// runs their reconcile loops and work queues over a [state.State].
+//
+// # Lifecycle
+//
+// [New] builds an engine and starts nothing. Controllers are registered
+// before or during [Runtime.Run] (rule E3: a controller registered during
+// Run starts at once and receives the current state of its inputs). Run
+// starts everything and returns nil once every goroutine it started has
+// exited, promptly after its context is canceled for controllers that honour
+// their context; it may be called once (rule E1). Registration after Run
+// returned fails.
+//
+// # Registration (rule C1)
+//
+// Registration validates what a controller declares and fails with an
+// invalid-class error ([state.IsInvalidError]) that names the controller: a
+// nil controller; an empty or duplicate name; an input with an empty
+// namespace, type or ID; an input kind the controller may not declare
+// (Controllers: InputWeak, InputStrong, InputDestroyReady; QControllers:
+// InputQPrimary, InputQMapped, InputQMappedDestroyReady); a QController
+// without an InputQPrimary input; a QController with Concurrency Some(0)
+// (it could never reconcile; None means 1); an output with an empty type or
+// declared twice by one controller; a second exclusive owner of an output
+// type; an exclusive output that another controller declares shared, and
+// the reverse. A refused registration registers nothing.
+//
+// # Routing (rules C2, C9, Q1, Q4)
+//
+// Each input kind (namespace and type) is watched once, with one
+// WatchKindAggregated with bootstrap contents shared by every controller
+// that declares it; the watch starts when the first such controller starts
+// (including kinds added by UpdateInputs and by controllers registered
+// during Run) and runs until Run ends. Every change is routed to the
+// subscriptions of its kind, read from an immutable snapshot swapped
+// atomically on registration and UpdateInputs, so routing neither locks nor
+// scans the other controllers nor allocates per change:
+//
+//   - a Controller input wakes the controller (a coalescing wake-up);
+//   - an input with an ID only fires for that ID;
+//   - InputDestroyReady and InputQMappedDestroyReady fire only for the
+//     controller's own outputs (owner = controller name) that are tearing
+//     down with no finalizers; the destruction itself does not fire them;
+//   - InputQPrimary queues the changed pointer; InputQMapped queues a map
+//     item that calls MapInput and queues the pointers it returns.
+//
+// A QController's queue starts with every existing resource of each primary
+// input (from the watch's bootstrap, or from a List when the kind was
+// already watched), added in batches so that a large kind does not delay
+// the other controllers.
+//
+// # Controllers (rules C2, C6, C7, C8)
+//
+// Run is called on a goroutine of its own. It receives one ReconcileEvent at
+// start (and at every restart) and one after changes to its inputs; changes
+// that arrive while an event waits to be taken coalesce into it. Run that
+// returns an error or panics (the panic is logged with its stack; the rest
+// of the engine keeps running) is restarted after an exponential backoff:
+// [WithRestartBackoff] initial delay, doubling without jitter, capped at its
+// max (defaults [DefaultRestartBackoffInitial], [DefaultRestartBackoffMax]);
+// ResetRestartBackoff starts over from the initial delay. Run returning nil
+// before the engine stops ends the controller without a restart.
+//
+// UpdateInputs validates and replaces the dynamic inputs (the declared ones
+// stay): the routing snapshot and the access scope are swapped, new kinds
+// get watched, and the controller is woken so that it sees the current
+// state of its new inputs. Kinds are not unwatched during a Run.
+//
+// StartTrackingOutputs starts a pass; CleanupOutputs(kinds) then tears down
+// every output of those kinds owned by the controller and not written
+// (Create, Update, Modify — even a Modify that changed nothing) since, and
+// destroys it when it has no finalizers. An output with finalizers is left
+// tearing down; a later CleanupOutputs destroys it once they are gone
+// (controllers typically declare their outputs as InputDestroyReady to be
+// woken then). CleanupOutputs before StartTrackingOutputs is an
+// invalid-class error.
+//
+// # QControllers (rules Q1–Q5)
+//
+// Each QController has a work queue and Concurrency workers (default 1). The
+// same pointer is never reconciled twice at once; a pointer queued while
+// waiting is stored once, and one queued while in flight runs once more
+// afterwards. A Reconcile (or MapInput) error retries the item with a
+// per-item exponential backoff ([WithQueueBackoff]); a
+// [controller.RequeueError] requeues it after its interval (logged as a
+// failure only when it wraps an error; a negative interval is a failure);
+// success resets the item's backoff; a new change to an item waiting out a
+// backoff runs it at once. A panic in Reconcile or MapInput fails that item
+// only and is logged with its stack. MapInput returning a pointer that is
+// not of a primary input kind fails the item (the valid pointers are still
+// queued); the offending pointer is logged once per kind.
+//
+// # Access control (rules C3, C4, C5)
+//
+// Controllers reach the state only through their runtime, which checks
+// every call:
+//
+//   - reads (Get, ContextWithTeardown) on declared inputs (an input with
+//     an ID covers that ID only) and on the controller's output types in
+//     any namespace; List on input kinds declared without an ID and on
+//     output types;
+//   - writes (Create, Update, Modify, ModifyWithResult, Teardown, Destroy)
+//     on declared output types only, always as the controller: the owner is
+//     the controller's name (none with WithCreateNoOwner or
+//     WithModifyNoOwner; the owner given with controller.WithOwner for
+//     Teardown and Destroy), so writing a shared output another controller
+//     owns is the state's owner conflict;
+//   - finalizers (AddFinalizer, RemoveFinalizer) on strong inputs,
+//     QController primary inputs, and outputs the controller owns.
+//
+// A refused call writes nothing and returns an error that names the
+// controller, the operation and the resource; [IsAccessDeniedError] tells
+// it apart. Bad arguments (nil or empty pointers) are invalid-class errors.
+//
+// # Read your writes
+//
+// Reads go to the state, so a controller always reads its own writes. With
+// [WithCachedResource] a kind's reads are served from an in-memory copy fed
+// by the kind's watch (once it bootstrapped; before, from the state); every
+// write made through a controller runtime updates the copy at once with the
+// version the state returned, and the watch never moves a resource back to
+// an older version, so reads from the cache see one's own writes too.
+// Generations of one ID are told apart by their creation time.
+//
+// # Watch robustness
+//
+// A kind watch that fails — the call fails, an Errored event (such as a
+// buffer overrun from a foreign State) arrives, or the stream is closed —
+// never stops the engine: a warning is logged, the re-list is counted, and
+// the watch is re-established with a fresh bootstrap after a short backoff.
+// The router remembers, per kind, the generation and version of every
+// resource it routed, so after a re-list it routes exactly the resources that
+// changed meanwhile, and those that disappeared as destroyed.
+//
+// # Metrics
+//
+// Each engine keeps its own counters (two engines never share any; nothing is
+// registered globally): per controller (see [ControllerStatus]) and per
+// watched kind ([KindMetrics]). They are cheap atomics, on by default,
+// skipped with WithMetrics(false); [Runtime.ControllerStatuses] reports the
+// controllers' states and last errors either way. [Runtime.PublishExpvar]
+// publishes them to expvar under a name of the caller's choosing.
+package runtime

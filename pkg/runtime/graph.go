@@ -1,0 +1,48 @@
+package runtime
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+)
+
+// GetDependencyGraph returns the controller/resource graph (rule E2): one
+// edge per declared input (static and dynamic) and output of every
+// registered controller, sorted by controller name, edge type, namespace,
+// type and ID. Output edges have an empty namespace and ID. The graph is a
+// copy; the error is always nil (it exists for engines whose registry may
+// fail).
+func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {
+	g := &controller.DependencyGraph{}
+	for _, rec := range r.db.Records() {
+		for _, in := range slices.Concat(rec.Static, rec.Dynamic) {
+			g.Edges = append(g.Edges, controller.DependencyEdge{
+				ControllerName:    rec.Name,
+				ResourceNamespace: in.Namespace,
+				ResourceType:      in.Type,
+				ResourceID:        in.ID.ValueOrZero(),
+				EdgeType:          controller.InputEdgeType(in.Kind),
+			})
+		}
+		for _, out := range rec.Outputs {
+			g.Edges = append(g.Edges, controller.DependencyEdge{
+				ControllerName: rec.Name,
+				ResourceType:   out.Type,
+				EdgeType:       controller.OutputEdgeType(out.Kind),
+			})
+		}
+	}
+	slices.SortFunc(g.Edges, compareEdges)
+	return g, nil
+}
+
+func compareEdges(a, b controller.DependencyEdge) int {
+	return cmp.Or(
+		cmp.Compare(a.ControllerName, b.ControllerName),
+		cmp.Compare(a.EdgeType, b.EdgeType),
+		cmp.Compare(a.ResourceNamespace, b.ResourceNamespace),
+		cmp.Compare(a.ResourceType, b.ResourceType),
+		cmp.Compare(a.ResourceID, b.ResourceID),
+	)
+}

@@ -1,0 +1,46 @@
+package dependency
+
+import (
+	"testing"
+
+	"github.com/siderolabs/gen/optional"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestSnapshot_SubscriptionsByKindIncludingDynamic(t *testing.T) {
+	db := New[int]()
+	k := Key{Namespace: "ns", Type: "T"}
+	require.NoError(t, db.Add(Record[int]{Handle: 1, Name: "b", Family: FamilyController,
+		Static: []controller.Input{{Namespace: "ns", Type: "T", ID: optional.Some("x"), Kind: controller.InputStrong}}}))
+	require.NoError(t, db.Add(Record[int]{Handle: 2, Name: "a", Family: FamilyController}))
+	old := db.Snapshot()
+	require.NoError(t, db.SetDynamic("a", []controller.Input{{Namespace: "ns", Type: "T", Kind: controller.InputWeak}}))
+
+	assert.Len(t, old.For(k), 1, "a published snapshot never changes")
+	subs := db.Snapshot().For(k)
+	require.Len(t, subs, 2)
+	assert.Equal(t, Subscription[int]{Handle: 2, Name: "a", Kind: controller.InputWeak}, subs[0], "sorted by name")
+	assert.Equal(t, Subscription[int]{Handle: 1, Name: "b", ID: "x", HasID: true, Kind: controller.InputStrong}, subs[1])
+	assert.Equal(t, []Key{k}, db.Snapshot().Keys())
+
+	err := db.SetDynamic("a", []controller.Input{{Namespace: "ns", Kind: controller.InputWeak}})
+	assert.True(t, state.IsInvalidError(err))
+	assert.Len(t, db.Snapshot().For(k), 2, "a refused update changes nothing")
+	assert.True(t, state.IsInvalidError(db.SetDynamic("missing", nil)))
+}
+
+func TestSnapshot_ForDoesNotAllocate(t *testing.T) {
+	db := New[int]()
+	require.NoError(t, db.Add(Record[int]{Handle: 1, Name: "a", Family: FamilyController,
+		Static: []controller.Input{{Namespace: "ns", Type: "T"}}}))
+	k := Key{Namespace: "ns", Type: "T"}
+	allocs := testing.AllocsPerRun(100, func() { _ = db.Snapshot().For(k) })
+	assert.Zero(t, allocs)
+}

@@ -1,0 +1,190 @@
+package runtime
+
+import (
+	"cmp"
+	"expvar"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Controller states reported in [ControllerStatus.State].
+const (
+	StateStarting = "starting"
+	StateRunning  = "running"
+	StateBackoff  = "backoff"
+	StateStopped  = "stopped"
+)
+
+// Controller kinds reported in [ControllerStatus.Kind].
+const (
+	KindController  = "controller"
+	KindQController = "qcontroller"
+)
+
+// ControllerStatus is the state and the counters of one controller.
+//
+// Reconciles counts, for a Controller, the ReconcileEvents it received
+// from EventCh (one per reconcile pass of a conventional Run loop); for a
+// QController, the Reconcile and MapInput calls. Crashes counts Controller
+// Runs that returned an error or panicked, and QController Reconcile or
+// MapInput calls that panicked. Restarts counts Controller restarts after a
+// crash. WakeUps counts, for a Controller, the wake-ups the router delivered
+// (several may coalesce into one ReconcileEvent); for a QController, the
+// items the router queued. Requeues counts QController items requeued after
+// a failure or a RequeueError. BusyTime is, for a QController, the time
+// spent in Reconcile and MapInput; for a Controller, the time from
+// receiving a ReconcileEvent until it takes the next one when that event
+// had to wait, and otherwise until the end of the last runtime call (read
+// or write) it made before going back to wait. QueueLen and InFlight are a
+// QController's waiting and in-flight items.
+//
+// State, BackoffUntil, LastError and LastErrorAt are tracked even with
+// metrics off; the counters are then zero.
+type ControllerStatus struct {
+	Name         string
+	Kind         string // "controller" | "qcontroller"
+	State        string // "starting", "running", "backoff", "stopped"
+	BackoffUntil time.Time
+	LastError    string
+	LastErrorAt  time.Time
+	Reconciles   uint64
+	Crashes      uint64
+	Restarts     uint64
+	WakeUps      uint64
+	Requeues     uint64
+	BusyTime     time.Duration
+	QueueLen     int
+	InFlight     int
+}
+
+// KindMetrics are the counters of one watched kind: changes routed to
+// controllers, and re-lists after a failed watch.
+type KindMetrics struct {
+	Namespace    string
+	Type         string
+	EventsRouted uint64
+	Relists      uint64
+}
+
+// Metrics are an engine's counters: every controller (sorted by name) and
+// every watched kind (sorted by namespace and type).
+type Metrics struct {
+	Controllers []ControllerStatus
+	Kinds       []KindMetrics
+}
+
+// controllerMetrics are one controller's counters and status.
+type controllerMetrics struct {
+	reconciles atomic.Uint64
+	crashes    atomic.Uint64
+	restarts   atomic.Uint64
+	wakeUps    atomic.Uint64
+	requeues   atomic.Uint64
+	busy       atomic.Int64 // nanoseconds
+	lastCall   atomic.Int64 // Runtime.now() at the end of the last runtime call
+
+	mu sync.Mutex
+	// state is the controller state; protected by mu.
+	state string
+	// backoffUntil is when a Controller in backoff restarts; protected by mu.
+	backoffUntil time.Time
+	// lastError and lastErrorAt describe the last failure; protected by mu.
+	lastError   string
+	lastErrorAt time.Time
+}
+
+func newControllerMetrics() *controllerMetrics {
+	return &controllerMetrics{state: StateStarting}
+}
+
+func (m *controllerMetrics) setState(s string, backoffUntil time.Time) {
+	m.mu.Lock()
+	m.state, m.backoffUntil = s, backoffUntil
+	m.mu.Unlock()
+}
+
+func (m *controllerMetrics) setError(err error) {
+	m.mu.Lock()
+	m.lastError, m.lastErrorAt = err.Error(), time.Now()
+	m.mu.Unlock()
+}
+
+// fill copies the status and counters into st.
+func (m *controllerMetrics) fill(st *ControllerStatus) {
+	m.mu.Lock()
+	st.State, st.BackoffUntil = m.state, m.backoffUntil
+	st.LastError, st.LastErrorAt = m.lastError, m.lastErrorAt
+	m.mu.Unlock()
+	st.Reconciles = m.reconciles.Load()
+	st.Crashes = m.crashes.Load()
+	st.Restarts = m.restarts.Load()
+	st.WakeUps = m.wakeUps.Load()
+	st.Requeues = m.requeues.Load()
+	st.BusyTime = time.Duration(m.busy.Load())
+}
+
+// ControllerStatuses returns the status of every registered controller,
+// sorted by name. It is safe to call at any time, before, during and after
+// Run.
+func (r *Runtime) ControllerStatuses() []ControllerStatus {
+	r.mu.Lock()
+	runners := make([]runner, 0, len(r.runners))
+	for _, rn := range r.runners {
+		runners = append(runners, rn)
+	}
+	r.mu.Unlock()
+
+	out := make([]ControllerStatus, 0, len(runners))
+	for _, rn := range runners {
+		out = append(out, rn.status())
+	}
+	slices.SortFunc(out, func(a, b ControllerStatus) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Metrics returns a snapshot of the engine's counters.
+func (r *Runtime) Metrics() Metrics {
+	m := Metrics{Controllers: r.ControllerStatuses()}
+
+	r.mu.Lock()
+	for k, w := range r.router.kinds {
+		m.Kinds = append(m.Kinds, KindMetrics{
+			Namespace:    k.Namespace,
+			Type:         k.Type,
+			EventsRouted: w.stats.eventsRouted.Load(),
+			Relists:      w.stats.relists.Load(),
+		})
+	}
+	r.mu.Unlock()
+	slices.SortFunc(m.Kinds, func(a, b KindMetrics) int {
+		if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Type, b.Type)
+	})
+	return m
+}
+
+// PublishExpvar publishes [Runtime.Metrics] as the expvar variable name
+// (computed on each read). It returns an error, and publishes nothing, when
+// the name is already published.
+func (r *Runtime) PublishExpvar(name string) (err error) {
+	if name == "" {
+		return fmt.Errorf("runtime: PublishExpvar: empty name")
+	}
+	if expvar.Get(name) != nil {
+		return fmt.Errorf("runtime: PublishExpvar: %q is already published", name)
+	}
+	defer func() {
+		// expvar.Publish panics when another goroutine published the same
+		// name since the check above.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("runtime: PublishExpvar: %q: %v", name, p)
+		}
+	}()
+	expvar.Publish(name, expvar.Func(func() any { return r.Metrics() }))
+	return nil
+}

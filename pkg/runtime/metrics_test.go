@@ -1,0 +1,90 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"expvar"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+func TestMetrics_CountersPerInstance(t *testing.T) {
+	t.Parallel()
+	for _, enabled := range []bool{true, false} {
+		inBubble(t, []Option{WithMetrics(enabled)}, func(t *testing.T, env *bubbleEnv) {
+			ec := newEventCounter(false)
+			require.NoError(t, env.rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
+				run: func(ctx context.Context, r controller.Runtime, l *zap.Logger) error {
+					for {
+						select {
+						case <-ctx.Done():
+							return nil
+						case <-r.EventCh():
+						}
+						time.Sleep(time.Second) // busy for a virtual second
+						if _, err := r.List(ctx, kind(typeA)); err != nil {
+							return err
+						}
+						ec.events <- struct{}{}
+					}
+				}}))
+			require.NoError(t, env.rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
+				reconcile: func(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) error {
+					time.Sleep(time.Second)
+					return nil
+				}}))
+			env.start(t)
+			time.Sleep(2 * time.Second)
+			mustCreate(t, env.st, newPair(typeA, "1", 1))
+			time.Sleep(3 * time.Second)
+			synctest.Wait()
+
+			m := env.rt.Metrics()
+			require.Len(t, m.Controllers, 2)
+			c, q := m.Controllers[0], m.Controllers[1]
+			assert.Equal(t, "c", c.Name)
+			assert.Equal(t, KindController, c.Kind)
+			assert.Equal(t, KindQController, q.Kind)
+			assert.Equal(t, StateRunning, c.State, "state is tracked with metrics off too")
+			assert.Equal(t, StateRunning, q.State)
+			require.Len(t, m.Kinds, 1)
+			if !enabled {
+				assert.Zero(t, c.Reconciles)
+				assert.Zero(t, q.Reconciles)
+				assert.Zero(t, m.Kinds[0].EventsRouted)
+				return
+			}
+			assert.EqualValues(t, 2, c.Reconciles, "start event and one change")
+			assert.EqualValues(t, 1, c.WakeUps)
+			assert.Equal(t, time.Second, c.BusyTime, "the first pass: from its event to its last runtime call")
+			assert.EqualValues(t, 1, q.Reconciles)
+			assert.EqualValues(t, 1, q.WakeUps)
+			assert.Equal(t, time.Second, q.BusyTime)
+			assert.EqualValues(t, 1, m.Kinds[0].EventsRouted)
+		})
+	}
+}
+
+func TestMetrics_PublishExpvar(t *testing.T) {
+	t.Parallel()
+	rt, _ := newEngine(t)
+	require.NoError(t, rt.RegisterController(&funcController{name: "c"}))
+	name := fmt.Sprintf("resgraph-test-%p", rt) // unique across -count runs
+	require.NoError(t, rt.PublishExpvar(name))
+	other, _ := newEngine(t)
+	assert.Error(t, other.PublishExpvar(name), "a name is published once")
+	var m Metrics
+	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &m))
+	require.Len(t, m.Controllers, 1)
+	assert.Equal(t, "c", m.Controllers[0].Name)
+	assert.Empty(t, other.Metrics().Controllers, "two engines share nothing")
+}

@@ -1,0 +1,130 @@
+package runtime
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// errStopped is returned by registrations after Run returned.
+var errStopped = errors.New("runtime: Run has stopped; no controller can be registered")
+
+// RegisterController registers a Controller (rule C1). It may be called
+// before Run or while Run runs (rule E3): then the controller starts at
+// once. Registration fails, with an invalid-class error
+// ([state.IsInvalidError]) naming the controller, for a nil controller, an
+// empty or duplicate name, an input with an empty namespace or type or an
+// empty ID, an input kind a Controller may not declare (only InputWeak,
+// InputStrong and InputDestroyReady are), an output with an empty type or
+// declared twice, a second exclusive owner of an output type, and an
+// exclusive output another controller declares shared (or the reverse).
+// Nothing is registered then. After Run returned, registration fails.
+func (r *Runtime) RegisterController(ctrl controller.Controller) error {
+	if ctrl == nil || isNilValue(ctrl) {
+		return state.NewInvalidError(nil, "register controller: nil controller")
+	}
+	name := ctrl.Name()
+	static := slices.Clone(ctrl.Inputs())
+	outputs := slices.Clone(ctrl.Outputs())
+	c := newControllerRunner(r, ctrl, name, static, outputs)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.phase == phaseStopped {
+		return errStopped
+	}
+	if err := r.db.Add(dependency.Record[*subscriber]{
+		Handle:  c.sub,
+		Name:    name,
+		Static:  static,
+		Outputs: outputs,
+		Family:  dependency.FamilyController,
+	}); err != nil {
+		return err
+	}
+	r.runners[name] = c
+	if r.phase == phaseRunning {
+		r.startRunnerLocked(r.runCtx, c)
+	}
+	return nil
+}
+
+// RegisterQController registers a QController (rules C1, Q5), before or
+// during Run (rule E3). Besides the checks of [Runtime.RegisterController]
+// (with InputQPrimary, InputQMapped and InputQMappedDestroyReady as the
+// input kinds a QController may declare), registration fails without an
+// InputQPrimary input and for a Concurrency of Some(0): a QController that
+// may run no reconcile would never make progress. None means 1.
+func (r *Runtime) RegisterQController(ctrl controller.QController) error {
+	if ctrl == nil || isNilValue(ctrl) {
+		return state.NewInvalidError(nil, "register qcontroller: nil controller")
+	}
+	name := ctrl.Name()
+	settings := ctrl.Settings()
+	settings.Inputs = slices.Clone(settings.Inputs)
+	settings.Outputs = slices.Clone(settings.Outputs)
+	concurrency := settings.Concurrency.ValueOr(1)
+	if concurrency == 0 {
+		return state.NewInvalidError(nil, "register qcontroller %q: concurrency must be at least 1", name)
+	}
+	c := newQControllerRunner(r, ctrl, name, settings, concurrency)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.phase == phaseStopped {
+		return errStopped
+	}
+	if err := r.db.Add(dependency.Record[*subscriber]{
+		Handle:  c.sub,
+		Name:    name,
+		Static:  settings.Inputs,
+		Outputs: settings.Outputs,
+		Family:  dependency.FamilyQController,
+	}); err != nil {
+		return err
+	}
+	r.runners[name] = c
+	if r.phase == phaseRunning {
+		r.startRunnerLocked(r.runCtx, c)
+	}
+	return nil
+}
+
+// updateInputs replaces the dynamic inputs of a Controller (rule C7): it
+// validates them, swaps the routing snapshot and the access scope, starts
+// the watches of new kinds, and wakes the controller so that it reads the
+// current state of its new inputs.
+func (r *Runtime) updateInputs(c *controllerRunner, inputs []controller.Input) error {
+	r.mu.Lock()
+	if err := r.db.SetDynamic(c.name, inputs); err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	static, dynamic := r.db.Inputs(c.name)
+	c.adapter.access.Store(newAccessSet(static, dynamic, c.outputs))
+	if r.phase != phaseRunning {
+		r.mu.Unlock()
+		c.wakeUp()
+		return nil
+	}
+	keys := make([]dependency.Key, 0, len(dynamic))
+	for _, in := range dynamic {
+		k := dependency.Key{Namespace: in.Namespace, Type: in.Type}
+		r.router.ensureWatchLocked(r.runCtx, k)
+		keys = append(keys, k)
+	}
+	ready := r.router.bootstrappedLocked(keys)
+	ctx := r.runCtx
+	// The wake-up waits for the new kinds' first bootstrap, like the start
+	// event, without blocking the caller.
+	r.goLocked(func() {
+		if waitAll(ctx, ready) {
+			c.wakeUp()
+		}
+	})
+	r.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,279 @@
+package runtime
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+func TestNew_RefusesBadOptions(t *testing.T) {
+	t.Parallel()
+	st := inmem.NewState()
+	for name, opt := range map[string]Option{
+		"cached kind without namespace": WithCachedResource("", typeA),
+		"cached kind without type":      WithCachedResource(testNS, ""),
+		"restart backoff zero":          WithRestartBackoff(0, time.Second),
+		"restart backoff max < initial": WithRestartBackoff(time.Second, time.Millisecond),
+		"queue backoff negative":        WithQueueBackoff(-time.Second, time.Second),
+		"queue backoff max < initial":   WithQueueBackoff(time.Second, time.Millisecond),
+	} {
+		_, err := New(st, nil, opt)
+		assert.True(t, state.IsInvalidError(err), "%s: %v", name, err)
+	}
+	_, err := New(nil, nil)
+	assert.True(t, state.IsInvalidError(err))
+	_, err = New(st, nil, WithCachedResource(testNS, typeA), WithRestartBackoff(time.Second, time.Second), WithMetrics(false))
+	assert.NoError(t, err)
+}
+
+func TestE1_SecondRunFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		rt, err := New(inmem.NewState(), zap.NewNop())
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- rt.Run(ctx) }()
+		synctest.Wait()
+		assert.Error(t, rt.Run(ctx), "a second Run during the first")
+		cancel()
+		require.NoError(t, <-done)
+		assert.Error(t, rt.Run(t.Context()), "a Run after the first")
+		assert.Error(t, rt.RegisterController(&funcController{name: "late"}), "registration after Run returned")
+	})
+}
+
+func TestE1_RunReturnsAfterEveryGoroutineExited(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		rt, err := New(st, zap.NewNop(), WithCachedResource(testNS, typeD))
+		require.NoError(t, err)
+		var running atomic.Int32
+		for _, name := range []string{"a", "b"} {
+			require.NoError(t, rt.RegisterController(&funcController{name: name, inputs: []controller.Input{in(typeA, controller.InputWeak)},
+				run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+					running.Add(1)
+					defer running.Add(-1)
+					<-ctx.Done()
+					time.Sleep(100 * time.Millisecond) // a controller slow to stop
+					return nil
+				}}))
+		}
+		require.NoError(t, rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeB)}))
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- rt.Run(ctx) }()
+		synctest.Wait()
+		require.EqualValues(t, 2, running.Load())
+		start := time.Now()
+		cancel()
+		require.NoError(t, <-done)
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "Run waited for the slowest controller, no longer")
+		assert.EqualValues(t, 0, running.Load())
+		// synctest.Test fails if any goroutine of the bubble is left.
+	})
+}
+
+func TestE3_RegisterDuringRun(t *testing.T) {
+	t.Parallel()
+	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
+		mustCreate(t, env.st, newPair(typeA, "1", 1))
+		mustCreate(t, env.st, newPair(typeA, "2", 2))
+		first := newEventCounter(false)
+		require.NoError(t, env.rt.RegisterController(&funcController{name: "first", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: first.run}))
+		env.start(t)
+		assert.Equal(t, 1, first.count())
+
+		// A Controller registered during Run on an already watched kind:
+		// one start event, then it sees changes.
+		late := newEventCounter(false)
+		require.NoError(t, env.rt.RegisterController(&funcController{name: "late", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: late.run}))
+		synctest.Wait()
+		assert.Equal(t, 1, late.count())
+
+		// A QController registered during Run on an already watched kind
+		// starts with every existing primary resource (rule Q1).
+		log := &callLog{}
+		require.NoError(t, env.rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
+			reconcile: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
+				log.add(p.ID())
+				return nil
+			}}))
+		synctest.Wait()
+		assert.ElementsMatch(t, []string{"1", "2"}, ids(log.take()))
+
+		// A Controller registered during Run on a kind nobody watched.
+		fresh := newEventCounter(false)
+		require.NoError(t, env.rt.RegisterController(&funcController{name: "fresh", inputs: []controller.Input{in(typeC, controller.InputWeak)}, run: fresh.run}))
+		synctest.Wait()
+		assert.Equal(t, 1, fresh.count())
+
+		mustCreate(t, env.st, newPair(typeA, "3", 3))
+		mustCreate(t, env.st, newPair(typeC, "1", 3))
+		synctest.Wait()
+		assert.Equal(t, 1, late.count())
+		assert.Equal(t, 1, fresh.count())
+		assert.Equal(t, []string{"3"}, ids(log.take()))
+
+		// C1 holds during Run.
+		err := env.rt.RegisterController(&funcController{name: "late"})
+		assert.True(t, state.IsInvalidError(err))
+	})
+}
+
+func TestReadYourWrites(t *testing.T) {
+	t.Parallel()
+	for name, opts := range map[string][]Option{
+		"uncached": nil,
+		"cached":   {WithCachedResource(testNS, typeB), WithCachedResource(testNS, typeA)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rt, st := newEngine(t, opts...)
+			c, rts := captureRuntime("c", []controller.Input{in(typeA, controller.InputStrong)}, []controller.Output{out(typeB, controller.OutputExclusive)})
+			require.NoError(t, rt.RegisterController(c))
+			mustCreate(t, st, newPair(typeA, "in", 1))
+			startEngine(t, rt)
+			r := recvWithin(t, rts)
+			ctx := context.Background()
+
+			for i := range 50 {
+				require.NoError(t, r.Modify(ctx, newPair(typeB, "o", 0), func(res resource.Resource) error {
+					res.(*Pair).TypedSpec().A = i
+					return nil
+				}))
+				got, err := r.Get(ctx, ptr(typeB, "o"))
+				require.NoError(t, err)
+				require.Equal(t, i, specA(t, got), "Get after Modify %d", i)
+				l, err := r.List(ctx, kind(typeB))
+				require.NoError(t, err)
+				require.Len(t, l.Items, 1)
+				require.Equal(t, i, specA(t, l.Items[0]), "List after Modify %d", i)
+			}
+			require.NoError(t, r.Create(ctx, newPair(typeB, "created", 7)))
+			got, err := r.Get(ctx, ptr(typeB, "created"))
+			require.NoError(t, err)
+			assert.Equal(t, 7, specA(t, got))
+			assert.Equal(t, "c", got.Metadata().Owner())
+
+			got.(*Pair).TypedSpec().A = 8
+			require.NoError(t, r.Update(ctx, got))
+			again, err := r.Get(ctx, ptr(typeB, "created"))
+			require.NoError(t, err)
+			assert.Equal(t, 8, specA(t, again))
+			assert.Equal(t, got.Metadata().Version(), again.Metadata().Version())
+
+			require.NoError(t, r.AddFinalizer(ctx, ptr(typeA, "in"), "c"))
+			in, err := r.Get(ctx, ptr(typeA, "in"))
+			require.NoError(t, err)
+			assert.True(t, in.Metadata().Finalizers().Has("c"), "finalizer visible at once")
+
+			_, err = r.Teardown(ctx, ptr(typeB, "created"))
+			require.NoError(t, err)
+			td, err := r.Get(ctx, ptr(typeB, "created"))
+			require.NoError(t, err)
+			assert.Equal(t, resource.PhaseTearingDown, td.Metadata().Phase())
+
+			require.NoError(t, r.Destroy(ctx, ptr(typeB, "created")))
+			_, err = r.Get(ctx, ptr(typeB, "created"))
+			assert.True(t, state.IsNotFoundError(err), "destroyed at once: %v", err)
+			l, err := r.List(ctx, kind(typeB))
+			require.NoError(t, err)
+			assert.Len(t, l.Items, 1)
+
+			// Recreated: a new generation at version 1.
+			require.NoError(t, r.Create(ctx, newPair(typeB, "created", 9)))
+			got, err = r.Get(ctx, ptr(typeB, "created"))
+			require.NoError(t, err)
+			assert.Equal(t, 9, specA(t, got))
+
+			// Eventually the cache converges with the state.
+			require.Eventually(t, func() bool {
+				want, err := st.List(ctx, kind(typeB))
+				require.NoError(t, err)
+				have, err := r.List(ctx, kind(typeB))
+				require.NoError(t, err)
+				if len(want.Items) != len(have.Items) {
+					return false
+				}
+				for i := range want.Items {
+					if !resource.Equal(want.Items[i], have.Items[i]) {
+						return false
+					}
+				}
+				return true
+			}, 10*time.Second, time.Millisecond)
+		})
+	}
+}
+
+// countingState counts the Get and List calls that reach the state.
+type countingState struct {
+	state.State
+	reads atomic.Int64
+}
+
+func (s *countingState) Get(ctx context.Context, p resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
+	s.reads.Add(1)
+	return s.State.Get(ctx, p, opts...)
+}
+
+func (s *countingState) List(ctx context.Context, k resource.Kind, opts ...state.ListOption) (resource.List, error) {
+	s.reads.Add(1)
+	return s.State.List(ctx, k, opts...)
+}
+
+func TestCachedResource_ReadsServedFromCache(t *testing.T) {
+	t.Parallel()
+	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
+		cs := &countingState{State: env.st}
+		rt, err := New(cs, zap.NewNop(), WithCachedResource(testNS, typeA))
+		require.NoError(t, err)
+		env.rt = rt
+		mustCreate(t, env.st, newPair(typeA, "1", 1))
+		mustCreate(t, env.st, newPair(typeA, "2", 2))
+		rts := make(chan controller.Runtime, 1)
+		c := &funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
+			run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+				rts <- r
+				<-ctx.Done()
+				return nil
+			}}
+		require.NoError(t, rt.RegisterController(c))
+		env.start(t)
+		r := <-rts
+		ctx := context.Background()
+		before := cs.reads.Load()
+		l, err := r.List(ctx, kind(typeA), state.WithLabelQuery(resource.LabelExists("x", resource.NotMatches)))
+		require.NoError(t, err)
+		assert.Len(t, l.Items, 2)
+		got, err := r.Get(ctx, ptr(typeA, "2"))
+		require.NoError(t, err)
+		assert.Equal(t, 2, specA(t, got))
+		got.(*Pair).TypedSpec().A = 100 // a copy: the cache is not changed
+		again, err := r.Get(ctx, ptr(typeA, "2"))
+		require.NoError(t, err)
+		assert.Equal(t, 2, specA(t, again))
+		_, err = r.Get(ctx, ptr(typeA, "missing"))
+		assert.True(t, state.IsNotFoundError(err))
+		assert.Equal(t, before, cs.reads.Load(), "cached reads do not reach the state")
+
+		require.NoError(t, env.st.Destroy(ctx, ptr(typeA, "1")))
+		synctest.Wait()
+		l, err = r.List(ctx, kind(typeA))
+		require.NoError(t, err)
+		assert.Len(t, l.Items, 1, "the cache follows the watch")
+	})
+}

@@ -1,0 +1,238 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Re-establishing a failed kind watch backs off between these bounds; a
+// watch that bootstrapped resets the backoff.
+const (
+	watchRetryInitial = 50 * time.Millisecond
+	watchRetryMax     = 10 * time.Second
+	// watchBuffer is the capacity, in batches, of a kind watch's channel.
+	watchBuffer = 16
+)
+
+// seenEntry is what the router remembers of a resource it routed: enough
+// to tell, after a re-list, whether the resource changed meanwhile.
+type seenEntry struct {
+	created int64 // Created().UnixNano(): tells generations apart
+	version uint64
+}
+
+func seenOf(md *resource.Metadata) seenEntry {
+	return seenEntry{created: md.Created().UnixNano(), version: md.Version().Value()}
+}
+
+// kindWatcher runs the one watch of a kind and routes its changes to the
+// kind's subscriptions (see routeBatch).
+type kindWatcher struct {
+	rt    *Runtime
+	kind  resource.Kind
+	cache *kindCache // nil unless the kind is cached
+	stats kindStats
+	key   dependency.Key
+
+	// started is set once the watch goroutine was started; protected by
+	// rt.mu.
+	started bool
+	// bootstrapped is closed when the first watch delivered its bootstrap
+	// contents: from then on every change is routed as it happens.
+	bootstrapped chan struct{}
+
+	// The fields below are owned by the watch goroutine.
+
+	// seen holds every resource of the kind the watch reported as present.
+	seen map[resource.ID]seenEntry
+	// live is set once a watch delivered its bootstrap: later watches are
+	// re-lists.
+	live    bool
+	scratch []qkey
+	out     []state.Event
+}
+
+func newKindWatcher(rt *Runtime, k dependency.Key) *kindWatcher {
+	return &kindWatcher{
+		rt:    rt,
+		key:   k,
+		kind:  resource.NewKind(k.Namespace, k.Type),
+		cache: rt.caches.get(k),
+		seen:  map[resource.ID]seenEntry{},
+
+		bootstrapped: make(chan struct{}),
+	}
+}
+
+// run watches the kind until ctx is done. A watch that fails (the call
+// fails, an Errored event arrives, or the state closes the stream) is
+// re-established with a re-list, and whatever changed meanwhile is routed as
+// if it had been watched (rule: watch robustness, see the package doc).
+func (w *kindWatcher) run(ctx context.Context) {
+	bo := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(watchRetryInitial),
+		backoff.WithMaxInterval(watchRetryMax),
+		backoff.WithMaxElapsedTime(0),
+	)
+	logger := w.rt.logger.With(zap.String("kind", resource.KindString(w.kind)))
+	for {
+		err := w.watchOnce(ctx, w.live, bo)
+		if ctx.Err() != nil {
+			return
+		}
+		if w.rt.metrics {
+			w.stats.relists.Add(1)
+		}
+		delay := bo.NextBackOff()
+		logger.Warn("kind watch failed; re-listing", zap.Error(err), zap.Duration("retry_in", delay))
+
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// watchOnce runs one watch of the kind with bootstrap contents until it
+// fails or ctx is done. With relist, resources whose generation and version
+// match what was seen before are not routed again, and resources seen
+// before but absent from the new bootstrap are routed as destroyed.
+func (w *kindWatcher) watchOnce(ctx context.Context, relist bool, bo *backoff.ExponentialBackOff) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	ch := make(chan []state.Event, watchBuffer)
+	if err := w.rt.st.WatchKindAggregated(wctx, w.kind, ch, state.WithBootstrapContents(true)); err != nil {
+		return fmt.Errorf("watch %s: %w", resource.KindString(w.kind), err)
+	}
+
+	var present map[resource.ID]struct{}
+	if relist || len(w.seen) > 0 { // a watch before this one routed resources
+		present = make(map[resource.ID]struct{}, len(w.seen))
+	}
+	bootstrapping := true
+	for {
+		var batch []state.Event
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case b, ok := <-ch:
+			if !ok {
+				return fmt.Errorf("watch %s: stream closed by the state", resource.KindString(w.kind))
+			}
+			batch = b
+		}
+
+		var werr error
+		out := w.out[:0]
+	events:
+		for i := range batch {
+			ev := &batch[i]
+			switch ev.Type {
+			case state.Created, state.Updated:
+				if ev.Resource == nil {
+					continue
+				}
+				md := ev.Resource.Metadata()
+				e := seenOf(md)
+				if present != nil && bootstrapping {
+					present[md.ID()] = struct{}{}
+					if old, ok := w.seen[md.ID()]; ok && old == e {
+						continue // unchanged while the watch was down
+					}
+				}
+				w.seen[md.ID()] = e
+				w.cache.apply(ev)
+				out = append(out, *ev)
+			case state.Destroyed:
+				if ev.Resource == nil {
+					continue
+				}
+				delete(w.seen, ev.Resource.Metadata().ID())
+				w.cache.apply(ev)
+				out = append(out, *ev)
+			case state.Bootstrapped:
+				if !relist {
+					// The first bootstrap: existing resources are not
+					// changes for Controllers, which start (or are woken
+					// by UpdateInputs) once it is done; QControllers
+					// queue them (rule Q1).
+					w.route(out, true)
+					clear(out)
+					out = out[:0]
+				}
+				if present != nil {
+					for id := range w.seen {
+						if _, ok := present[id]; ok {
+							continue
+						}
+						delete(w.seen, id)
+						gone := state.Event{Type: state.Destroyed, Resource: newTombstone(w.key, id)}
+						w.cache.apply(&gone)
+						out = append(out, gone)
+					}
+					present = nil
+				}
+				bootstrapping = false
+				w.cache.markReady()
+				bo.Reset()
+				if !relist {
+					close(w.bootstrapped)
+					w.live = true
+				}
+			case state.Errored:
+				werr = ev.Error
+				if werr == nil {
+					werr = errors.New("errored event without an error")
+				}
+				werr = fmt.Errorf("watch %s: %w", resource.KindString(w.kind), werr)
+				break events
+			}
+		}
+		w.route(out, !relist && bootstrapping)
+		clear(out) // drop references to resources until the next batch
+		w.out = out[:0]
+		if werr != nil {
+			return werr
+		}
+	}
+}
+
+// route delivers changes of the kind to its current subscriptions;
+// bootstrap marks the contents of the first bootstrap.
+func (w *kindWatcher) route(events []state.Event, bootstrap bool) {
+	if len(events) == 0 {
+		return
+	}
+	subs := w.rt.db.Snapshot().For(w.key)
+	w.scratch = routeBatch(subs, events, w.scratch, bootstrap, w.rt.metrics)
+	if w.rt.metrics {
+		w.stats.eventsRouted.Add(uint64(len(events)))
+	}
+}
+
+// tombstone is the last state of a resource that disappeared while its
+// kind's watch was down: only its identity is known.
+type tombstone struct {
+	md resource.Metadata
+}
+
+func newTombstone(k dependency.Key, id resource.ID) *tombstone {
+	return &tombstone{md: resource.NewMetadata(k.Namespace, k.Type, id, resource.VersionUndefined)}
+}
+
+func (t *tombstone) Metadata() *resource.Metadata { return &t.md }
+func (t *tombstone) Spec() any                    { return nil }
+func (t *tombstone) DeepCopy() resource.Resource  { return &tombstone{md: t.md.Copy()} }

@@ -1,0 +1,205 @@
+package runtime
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+// faultyState forwards the kind watches of one type through a relay that
+// the test can break: the relay stops forwarding and then either sends an
+// Errored event (a buffer overrun, as a foreign State may) or closes the
+// stream.
+type faultyState struct {
+	state.State
+	typ   resource.Type
+	close bool // close the stream instead of sending Errored
+	// failCalls is the number of first WatchKindAggregated calls of typ
+	// that fail; protected by mu.
+	failCalls int
+
+	mu sync.Mutex
+	// breaks has one channel per relay started; protected by mu.
+	breaks []chan struct{}
+}
+
+func (s *faultyState) WatchKindAggregated(ctx context.Context, k resource.Kind, ch chan<- []state.Event, opts ...state.WatchKindOption) error {
+	if k.Type() != s.typ {
+		return s.State.WatchKindAggregated(ctx, k, ch, opts...)
+	}
+	s.mu.Lock()
+	if s.failCalls > 0 {
+		s.failCalls--
+		s.mu.Unlock()
+		return state.NewBufferOverrunError(nil, "injected watch call failure")
+	}
+	s.mu.Unlock()
+	inner := make(chan []state.Event)
+	wctx, cancel := context.WithCancel(ctx)
+	if err := s.State.WatchKindAggregated(wctx, k, inner, opts...); err != nil {
+		cancel()
+		return err
+	}
+	brk := make(chan struct{})
+	s.mu.Lock()
+	s.breaks = append(s.breaks, brk)
+	s.mu.Unlock()
+	go func() {
+		defer cancel()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-brk:
+				if s.close {
+					close(ch)
+					return
+				}
+				select {
+				case ch <- []state.Event{{Type: state.Errored, Error: state.NewBufferOverrunError(nil, "injected overrun")}}:
+				case <-ctx.Done():
+				}
+				return
+			case b := <-inner:
+				select {
+				case ch <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// breakLatest breaks the most recent relay.
+func (s *faultyState) breakLatest() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.breaks[len(s.breaks)-1])
+}
+
+func TestWatchFailure_RelistRoutesWhatChanged(t *testing.T) {
+	t.Parallel()
+	for name, closeStream := range map[string]bool{"errored event": false, "closed stream": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				fs := &faultyState{State: inmem.NewState(), typ: typeA, close: closeStream}
+				core, logs := observer.New(zapcore.DebugLevel)
+				rt, err := New(fs, zap.New(core), WithCachedResource(testNS, typeA))
+				require.NoError(t, err)
+				ctx := context.Background()
+				for _, id := range []string{"keep", "changed", "gone"} {
+					mustCreate(t, fs, newPair(typeA, id, 1))
+				}
+				log := &callLog{}
+				require.NoError(t, rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
+					reconcile: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
+						log.add(p.ID())
+						return nil
+					}}))
+				ec := newEventCounter(false)
+				rts := make(chan controller.Runtime, 1)
+				require.NoError(t, rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
+					run: func(ctx context.Context, r controller.Runtime, l *zap.Logger) error {
+						rts <- r
+						return ec.run(ctx, r, l)
+					}}))
+				runCtx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() { done <- rt.Run(runCtx) }()
+				synctest.Wait()
+				r := <-rts
+				assert.ElementsMatch(t, []string{"keep", "changed", "gone"}, ids(log.take()))
+				assert.Equal(t, 1, ec.count())
+
+				// Break the watch; change the kind while it is down.
+				fs.breakLatest()
+				synctest.Wait()
+				require.NoError(t, fs.Modify(ctx, newPair(typeA, "changed", 0), func(r resource.Resource) error { r.(*Pair).TypedSpec().A = 2; return nil }))
+				require.NoError(t, fs.Destroy(ctx, ptr(typeA, "gone")))
+				mustCreate(t, fs, newPair(typeA, "new", 1))
+				synctest.Wait()
+				assert.Empty(t, log.take(), "nothing is seen while the watch is down")
+
+				time.Sleep(time.Second) // the re-watch backoff
+				synctest.Wait()
+				assert.ElementsMatch(t, []string{"changed", "gone", "new"}, ids(log.take()), "exactly what changed is routed")
+				assert.Equal(t, 1, ec.count(), "the controller is woken")
+
+				// The cache follows the re-list.
+				l, err := r.List(ctx, kind(typeA))
+				require.NoError(t, err)
+				var got []string
+				for _, it := range l.Items {
+					got = append(got, it.Metadata().ID()+"="+string(rune('0'+specA(t, it))))
+				}
+				assert.Equal(t, []string{"changed=2", "keep=1", "new=1"}, got)
+
+				// The engine keeps working after the re-list.
+				mustCreate(t, fs, newPair(typeA, "later", 1))
+				synctest.Wait()
+				assert.Equal(t, []string{"later"}, ids(log.take()))
+
+				assert.Len(t, logs.FilterMessage("kind watch failed; re-listing").All(), 1)
+				var relists uint64
+				for _, k := range rt.Metrics().Kinds {
+					if k.Type == typeA {
+						relists = k.Relists
+					}
+				}
+				assert.EqualValues(t, 1, relists)
+
+				cancel()
+				require.NoError(t, <-done)
+			})
+		})
+	}
+}
+
+func TestWatchFailure_FailedWatchCallIsRetried(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fs := &faultyState{State: inmem.NewState(), typ: typeA, failCalls: 3}
+		rt, err := New(fs, zap.NewNop())
+		require.NoError(t, err)
+		mustCreate(t, fs, newPair(typeA, "1", 1))
+		ec := newEventCounter(false)
+		require.NoError(t, rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: ec.run}))
+		log := &callLog{}
+		require.NoError(t, rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
+			reconcile: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
+				log.add(p.ID())
+				return nil
+			}}))
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- rt.Run(ctx) }()
+		synctest.Wait()
+		assert.Equal(t, 0, ec.count(), "the start event waits for the watch")
+		time.Sleep(time.Minute)
+		assert.Equal(t, 1, ec.count(), "one start event once the watch is up")
+		assert.Equal(t, []string{"1"}, ids(log.take()))
+		mustCreate(t, fs, newPair(typeA, "2", 1))
+		synctest.Wait()
+		assert.Equal(t, 1, ec.count())
+		assert.Equal(t, []string{"2"}, ids(log.take()))
+		assert.EqualValues(t, 3, rt.Metrics().Kinds[0].Relists)
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
