@@ -168,6 +168,20 @@ func TestC3_C4_C5_AllowedAccess(t *testing.T) {
 	assert.False(t, IsAccessDeniedError(err))
 	err = r.Destroy(ctx, ptr(typeE, "theirs"))
 	assert.True(t, state.IsOwnerConflictError(err), "%v", err)
+	// Creating it is an owner conflict too (and still a conflict: it
+	// exists); creating an existing resource of one's own is a plain
+	// conflict.
+	before := snapshotState(t, st)
+	err = r.Create(ctx, newPair(typeE, "theirs", 9))
+	assert.True(t, state.IsOwnerConflictError(err), "%v", err)
+	assert.True(t, state.IsConflictError(err), "%v", err)
+	assert.Contains(t, err.Error(), `"other"`, "the error names the owner")
+	err = r.Create(ctx, newPair(typeE, "theirs", 9), controller.WithCreateNoOwner())
+	assert.True(t, state.IsOwnerConflictError(err), "%v", err)
+	err = r.Create(ctx, newPair(typeB, "mine", 9))
+	assert.True(t, state.IsConflictError(err), "%v", err)
+	assert.False(t, state.IsOwnerConflictError(err), "%v", err)
+	assert.Equal(t, before, snapshotState(t, st), "a refused Create wrote something")
 
 	// WithOwner acts for another owner.
 	ready, err := r.Teardown(ctx, ptr(typeB, "users"), controller.WithOwner(""))

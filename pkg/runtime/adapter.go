@@ -142,13 +142,33 @@ func (a *rwAdapter) Create(ctx context.Context, r resource.Resource, opts ...con
 		owner = ""
 	}
 	if err := a.rt.st.Create(ctx, r, state.WithCreateOwner(owner)); err != nil {
-		return err
+		return a.createConflict(ctx, md, owner, err)
 	}
 	a.tracker.record(md)
 	if c := a.rt.caches.get(dependency.KeyOf(md)); c != nil {
 		c.putWritten(writtenCopy(r, owner))
 	}
 	return nil
+}
+
+// createConflict turns err, the conflict of a Create of a resource that
+// exists, into an owner conflict when the existing resource has another
+// owner than the one the Create was for (rule C4: writing a shared output
+// another controller owns is an owner conflict, for Create as for every
+// other write). The result is still a conflict; any other error is returned
+// as is.
+func (a *rwAdapter) createConflict(ctx context.Context, ptr resource.Pointer, owner string, err error) error {
+	if !state.IsConflictError(err) || state.IsOwnerConflictError(err) {
+		return err
+	}
+	cur, gerr := a.rt.st.Get(ctx, ptr)
+	if gerr != nil {
+		return err
+	}
+	if have := cur.Metadata().Owner(); have != owner {
+		return state.NewOwnerConflictError(resource.PointerOf(ptr), "create: exists, owned by %s, not %s: %w", quoteOwner(have), quoteOwner(owner), err)
+	}
+	return err
 }
 
 // Update updates a declared output owned by the controller (rule C4).

@@ -490,3 +490,48 @@ func TestC9_DestroyReadyOnlyForOwnTearingDownOutputsWithoutFinalizers(t *testing
 		assert.Equal(t, 0, ec.count())
 	})
 }
+
+// TestC7_UpdateInputsUnchangedDoesNotWake: a controller that calls
+// UpdateInputs on every pass (the usual pattern: its dynamic inputs derive
+// from what it read) is woken only when the set of inputs changes;
+// otherwise every pass would wake it for another, forever.
+func TestC7_UpdateInputsUnchangedDoesNotWake(t *testing.T) {
+	t.Parallel()
+	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
+		const passes = 100 // bounds the loop if every call woke the controller
+		var events atomic.Int32
+		dyn := []controller.Input{in(typeB, controller.InputWeak), inID(typeC, "x", controller.InputStrong)}
+		reordered := []controller.Input{dyn[1], dyn[0], dyn[1]}
+		require.NoError(t, env.rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
+			run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+				for {
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-r.EventCh():
+					}
+					n := events.Add(1)
+					if n > passes {
+						continue
+					}
+					inputs := dyn
+					if n%2 == 0 {
+						inputs = reordered // the same set, in another order, with a duplicate
+					}
+					if err := r.UpdateInputs(inputs); err != nil {
+						return err
+					}
+				}
+			}}))
+		env.start(t)
+		assert.EqualValues(t, 2, events.Load(), "the start event, and one wake-up for the first UpdateInputs")
+
+		mustCreate(t, env.st, newPair(typeB, "1", 1))
+		synctest.Wait()
+		assert.EqualValues(t, 3, events.Load(), "one event per change of a dynamic input")
+		mustCreate(t, env.st, newPair(typeA, "1", 1))
+		synctest.Wait()
+		assert.EqualValues(t, 4, events.Load(), "one event per change of a static input")
+		assert.Zero(t, statusOf(t, env.rt, "c").Restarts)
+	})
+}

@@ -47,9 +47,14 @@
 //     item that calls MapInput and queues the pointers it returns.
 //
 // A QController's queue starts with every existing resource of each primary
-// input (from the watch's bootstrap, or from a List when the kind was
-// already watched), added in batches so that a large kind does not delay
-// the other controllers.
+// input (of its ID, for an input with an ID), and with a map item for every
+// existing resource of each mapped input (for a mapped destroy-ready input,
+// every own output that is already tearing down with no finalizers, so that
+// none is left behind when the engine restarts). It is filled, each
+// existing resource once, from the kind's first bootstrap, which is
+// collected and routed at once when complete, or, for a QController
+// registered during Run after that, from a List of its own (it starts
+// alike). A large kind delays only the controllers that declare it.
 //
 // # Controllers (rules C2, C6, C7, C8)
 //
@@ -66,7 +71,10 @@
 // UpdateInputs validates and replaces the dynamic inputs (the declared ones
 // stay): the routing snapshot and the access scope are swapped, new kinds
 // get watched, and the controller is woken so that it sees the current
-// state of its new inputs. Kinds are not unwatched during a Run.
+// state of its new inputs. The inputs are a set (order and duplicates do not
+// matter): replacing them with an equal set changes nothing and wakes
+// nobody, so a controller may call UpdateInputs on every pass. Kinds are not
+// unwatched during a Run.
 //
 // StartTrackingOutputs starts a pass; CleanupOutputs(kinds) then tears down
 // every output of those kinds owned by the controller and not written
@@ -89,8 +97,9 @@
 // success resets the item's backoff; a new change to an item waiting out a
 // backoff runs it at once. A panic in Reconcile or MapInput fails that item
 // only and is logged with its stack. MapInput returning a pointer that is
-// not of a primary input kind fails the item (the valid pointers are still
-// queued); the offending pointer is logged once per kind.
+// not of a primary input kind (or nil, or without an ID) fails the item (the
+// valid pointers are still queued); the offending pointer is logged once per
+// kind (nil pointers: once).
 //
 // # Access control (rules C3, C4, C5)
 //
@@ -106,7 +115,9 @@
 //     the controller's name (none with WithCreateNoOwner or
 //     WithModifyNoOwner; the owner given with controller.WithOwner for
 //     Teardown and Destroy), so writing a shared output another controller
-//     owns is the state's owner conflict;
+//     owns is the state's owner conflict (a Create of a resource that exists
+//     with another owner is reported as an owner conflict too, which is
+//     still a conflict);
 //   - finalizers (AddFinalizer, RemoveFinalizer) on strong inputs,
 //     QController primary inputs, and outputs the controller owns.
 //
@@ -130,9 +141,10 @@
 // buffer overrun from a foreign State) arrives, or the stream is closed —
 // never stops the engine: a warning is logged, the re-list is counted, and
 // the watch is re-established with a fresh bootstrap after a short backoff.
-// The router remembers, per kind, the generation and version of every
-// resource it routed, so after a re-list it routes exactly the resources that
-// changed meanwhile, and those that disappeared as destroyed.
+// A first bootstrap cut short is dropped and starts over. The router
+// remembers, per kind, the generation and version of every resource it
+// routed, so after a re-list it routes exactly the resources that changed
+// meanwhile, and those that disappeared as destroyed.
 //
 // # Metrics
 //

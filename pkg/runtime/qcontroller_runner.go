@@ -14,6 +14,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // qcontrollerRunner runs one QController: a queue of items fed by the
@@ -61,14 +62,6 @@ func newQControllerRunner(rt *Runtime, ctrl controller.QController, name string,
 	return c
 }
 
-func (c *qcontrollerRunner) inputKeys() []dependency.Key {
-	keys := make([]dependency.Key, 0, len(c.settings.Inputs))
-	for _, in := range c.settings.Inputs {
-		keys = append(keys, dependency.Key{Namespace: in.Namespace, Type: in.Type})
-	}
-	return keys
-}
-
 func (c *qcontrollerRunner) status() ControllerStatus {
 	st := ControllerStatus{Name: c.name, Kind: KindQController}
 	c.m.fill(&st)
@@ -77,7 +70,7 @@ func (c *qcontrollerRunner) status() ControllerStatus {
 	return st
 }
 
-// run runs the workers until ctx is done. Primary kinds whose watch was
+// run runs the workers until ctx is done. Input kinds whose watch was
 // already running are listed into the queue (their bootstrap did not see
 // this controller); the others are filled by their watch's bootstrap.
 func (c *qcontrollerRunner) run(ctx context.Context, existing []dependency.Key) {
@@ -88,8 +81,10 @@ func (c *qcontrollerRunner) run(ctx context.Context, existing []dependency.Key) 
 	for range c.concurrency {
 		wg.Go(func() { c.worker(ctx) })
 	}
+	filled := make(map[dependency.Key]struct{}, len(existing))
 	for _, k := range existing {
-		if _, ok := c.primary[k]; ok {
+		if _, dup := filled[k]; !dup {
+			filled[k] = struct{}{}
 			c.fill(ctx, k)
 		}
 	}
@@ -97,20 +92,35 @@ func (c *qcontrollerRunner) run(ctx context.Context, existing []dependency.Key) 
 	c.sub.queue.ShutDown()
 }
 
-// fill queues every existing resource of a primary kind (rule Q1).
+// fill queues the existing resources of kind k exactly as the kind's
+// bootstrap would have routed them to this controller: for a primary input,
+// every resource (of its ID, if it has one; rule Q1); for a mapped input, a
+// map item per resource, and for a mapped destroy-ready input, per own
+// output that is tearing down with no finalizers (rule Q4).
 func (c *qcontrollerRunner) fill(ctx context.Context, k dependency.Key) {
 	list, err := c.rt.st.List(ctx, resource.NewKind(k.Namespace, k.Type))
 	if err != nil {
 		if ctx.Err() == nil {
-			c.logger.Error("initial list of a primary input failed", zap.String("kind", k.Type+"("+k.Namespace+")"), zap.Error(err))
+			c.logger.Error("initial list of an input failed", zap.String("kind", k.Type+"("+k.Namespace+")"), zap.Error(err))
 			c.m.setError(err)
 		}
 		return
 	}
-	keys := make([]qkey, 0, len(list.Items))
-	for _, r := range list.Items {
-		md := r.Metadata()
-		keys = append(keys, qkey{ns: md.Namespace(), typ: md.Type(), id: md.ID()})
+	var keys []qkey
+	for _, in := range c.settings.Inputs {
+		if in.Namespace != k.Namespace || in.Type != k.Type {
+			continue
+		}
+		id, hasID := in.ID.Get()
+		sub := dependency.Subscription[*subscriber]{Handle: c.sub, Name: c.name, ID: id, HasID: hasID, Kind: in.Kind}
+		for _, r := range list.Items {
+			ev := state.Event{Type: state.Created, Resource: r}
+			if !matches(&sub, &ev) {
+				continue
+			}
+			md := r.Metadata()
+			keys = append(keys, qkey{ns: md.Namespace(), typ: md.Type(), id: md.ID(), mapped: in.Kind != controller.InputQPrimary})
+		}
 	}
 	c.sub.queue.AddBatch(keys)
 }
@@ -167,8 +177,10 @@ func (c *qcontrollerRunner) process(ctx context.Context, k qkey) queue.Result {
 			return queue.Failure()
 		}
 		if rq.Err() != nil {
+			// A failure like any other (same level), retried after the
+			// interval instead of the backoff.
 			c.m.setError(err)
-			c.logger.Warn("reconcile failed; requeued", zap.Stringer("item", k), zap.Duration("interval", rq.Interval()), zap.Error(err))
+			c.logger.Error("reconcile failed; requeued after the interval", zap.Stringer("item", k), zap.Duration("interval", rq.Interval()), zap.Error(err))
 		}
 		return queue.RequeueAfter(rq.Interval())
 	}
@@ -204,13 +216,14 @@ func (c *qcontrollerRunner) mapItem(ctx context.Context, k qkey) error {
 	var bad []string
 	for _, p := range ptrs {
 		if p == nil || isNilValue(p) {
-			bad = append(bad, "<nil>")
+			bad = append(bad, nilPointer)
+			c.logBadKind(k, dependency.Key{}, nilPointer) // the zero Key stands for nil
 			continue
 		}
 		key := dependency.KeyOf(p)
 		if _, ok := c.primary[key]; !ok || p.ID() == "" {
 			bad = append(bad, resource.PointerString(p))
-			c.logBadKind(k, key, p)
+			c.logBadKind(k, key, resource.PointerString(p))
 			continue
 		}
 		keys = append(keys, qkey{ns: p.Namespace(), typ: p.Type(), id: p.ID()})
@@ -248,16 +261,20 @@ func (c *qcontrollerRunner) recoverItem(k qkey, op string, errp *error) {
 	c.logger.Error(op+" panicked", zap.Stringer("item", k), zap.Any("panic", p), zap.Stack("stack"))
 }
 
-// logBadKind logs, once per kind, that MapInput returned a pointer of a kind
-// that is not a primary input.
-func (c *qcontrollerRunner) logBadKind(k qkey, key dependency.Key, p resource.Pointer) {
+// nilPointer is how a nil pointer returned by MapInput is reported.
+const nilPointer = "<nil>"
+
+// logBadKind logs, once per kind (and once for nil pointers, whose key is
+// the zero Key), that MapInput returned the pointer p of a kind that is not
+// a primary input.
+func (c *qcontrollerRunner) logBadKind(k qkey, key dependency.Key, p string) {
 	c.badMu.Lock()
 	_, seen := c.badKinds[key]
 	c.badKinds[key] = struct{}{}
 	c.badMu.Unlock()
 	if !seen {
 		c.logger.Error("MapInput returned a pointer that is not of a primary input kind",
-			zap.Stringer("item", k), zap.String("pointer", resource.PointerString(p)))
+			zap.Stringer("item", k), zap.String("pointer", p))
 	}
 }
 

@@ -400,3 +400,129 @@ func TestQ5_PanicFailsTheItemOnly(t *testing.T) {
 		}
 	})
 }
+
+// TestE3_QControllerStartsAlikeBeforeAndDuringRun: a QController's queue
+// starts the same whether it was registered before Run (its kinds then
+// bootstrap with it) or during Run, on kinds that are watched already
+// (rules E3, Q1, Q4): a primary input with an ID queues that ID only, and
+// own outputs that are already destroy-ready go through MapInput.
+func TestE3_QControllerStartsAlikeBeforeAndDuringRun(t *testing.T) {
+	t.Parallel()
+	for _, during := range []bool{false, true} {
+		t.Run(map[bool]string{false: "before Run", true: "during Run"}[during], func(t *testing.T) {
+			t.Parallel()
+			inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
+				ctx := context.Background()
+				mustCreate(t, env.st, newPair(typeA, "x", 0))
+				mustCreate(t, env.st, newPair(typeA, "y", 0))
+				mustCreate(t, env.st, newPair(typeB, "ready", 0), state.WithCreateOwner("q"))
+				_, err := env.st.Teardown(ctx, ptr(typeB, "ready"), state.WithTeardownOwner("q"))
+				require.NoError(t, err)
+				mustCreate(t, env.st, newPair(typeB, "running", 0), state.WithCreateOwner("q"))
+
+				reconciled, mapped := &callLog{}, &callLog{}
+				q := &funcQController{name: "q",
+					settings: controller.QSettings{
+						Inputs: []controller.Input{
+							inID(typeA, "x", controller.InputQPrimary),
+							in(typeB, controller.InputQMappedDestroyReady),
+						},
+						Outputs: []controller.Output{out(typeB, controller.OutputExclusive)},
+					},
+					reconcile: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
+						reconciled.add(p.ID())
+						return nil
+					},
+					mapInput: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) ([]resource.Pointer, error) {
+						mapped.add(p.ID())
+						return nil, nil
+					}}
+				if during {
+					// Another controller has both kinds watched already.
+					require.NoError(t, env.rt.RegisterController(&funcController{name: "watcher",
+						inputs: []controller.Input{in(typeA, controller.InputWeak), in(typeB, controller.InputWeak)}}))
+					env.start(t)
+					require.NoError(t, env.rt.RegisterQController(q))
+				} else {
+					require.NoError(t, env.rt.RegisterQController(q))
+					env.start(t)
+				}
+				synctest.Wait()
+				assert.Equal(t, []string{"x"}, ids(reconciled.take()), "Q1: the primary input's ID only")
+				assert.Equal(t, []string{"ready"}, ids(mapped.take()), "Q4: the own output that is destroy-ready")
+			})
+		})
+	}
+}
+
+// TestQ3_RequeueErrorLoggedAsFailureOnlyWhenWrapping: a RequeueError that
+// wraps an error is logged like any failure (at error level, with the
+// error, and as the controller's last error); a plain requeue logs nothing
+// above info and is no error.
+func TestQ3_RequeueErrorLoggedAsFailureOnlyWhenWrapping(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zapcore.InfoLevel)
+	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
+		env.rt.logger = zap.New(core)
+		var n atomic.Int32
+		require.NoError(t, env.rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
+			reconcile: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
+				switch n.Add(1) {
+				case 1:
+					return controller.NewRequeueInterval(time.Second)
+				case 2:
+					return controller.NewRequeueError(errors.New("disk on fire"), time.Second)
+				}
+				return nil
+			}}))
+		env.start(t)
+		mustCreate(t, env.st, newPair(typeA, "x", 0))
+		synctest.Wait()
+		require.EqualValues(t, 1, n.Load())
+		assert.Zero(t, logs.FilterLevelExact(zapcore.WarnLevel).Len()+logs.FilterLevelExact(zapcore.ErrorLevel).Len(),
+			"a plain requeue is not a failure: %v", logs.All())
+		assert.Empty(t, statusOf(t, env.rt, "q").LastError)
+
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.EqualValues(t, 2, n.Load())
+		failures := logs.FilterLevelExact(zapcore.ErrorLevel).FilterFieldKey("error").All()
+		require.Len(t, failures, 1, "a wrapping requeue is logged as a failure: %v", logs.All())
+		assert.Contains(t, failures[0].ContextMap()["error"], "disk on fire")
+		assert.Contains(t, statusOf(t, env.rt, "q").LastError, "disk on fire")
+
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.EqualValues(t, 3, n.Load())
+	})
+}
+
+// TestQ4_NilPointerFromMapInputIsLoggedOnce: a nil pointer returned by
+// MapInput is an error of the item like a pointer of an undeclared kind:
+// logged once, not silently retried forever.
+func TestQ4_NilPointerFromMapInputIsLoggedOnce(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zapcore.InfoLevel)
+	inBubble(t, []Option{WithQueueBackoff(time.Second, time.Second)}, func(t *testing.T, env *bubbleEnv) {
+		env.rt.logger = zap.New(core)
+		reconciled := &callLog{}
+		require.NoError(t, env.rt.RegisterQController(&funcQController{name: "q",
+			settings: controller.QSettings{Inputs: []controller.Input{in(typeA, controller.InputQPrimary), in(typeC, controller.InputQMapped)}},
+			reconcile: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
+				reconciled.add(p.ID())
+				return nil
+			},
+			mapInput: func(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) ([]resource.Pointer, error) {
+				return []resource.Pointer{nil, ptr(typeA, "ok"), (*resource.Metadata)(nil)}, nil
+			}}))
+		env.start(t)
+		mustCreate(t, env.st, newPair(typeC, "m", 0))
+		synctest.Wait()
+		assert.Equal(t, []string{"ok"}, ids(reconciled.take()), "the valid pointer is queued")
+		assert.Contains(t, statusOf(t, env.rt, "q").LastError, "<nil>")
+		time.Sleep(3 * time.Second) // retried: still bad, not logged again
+		entries := logs.FilterMessage("MapInput returned a pointer that is not of a primary input kind").All()
+		require.Len(t, entries, 1, "logged once: %v", logs.All())
+		assert.Equal(t, "<nil>", entries[0].ContextMap()["pointer"])
+	})
+}

@@ -36,20 +36,13 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	if r.phase == phaseStopped {
 		return errStopped
 	}
-	if err := r.db.Add(dependency.Record[*subscriber]{
+	return r.addLocked(dependency.Record[*subscriber]{
 		Handle:  c.sub,
 		Name:    name,
 		Static:  static,
 		Outputs: outputs,
 		Family:  dependency.FamilyController,
-	}); err != nil {
-		return err
-	}
-	r.runners[name] = c
-	if r.phase == phaseRunning {
-		r.startRunnerLocked(r.runCtx, c)
-	}
-	return nil
+	}, c)
 }
 
 // RegisterQController registers a QController (rules C1, Q5), before or
@@ -77,29 +70,82 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	if r.phase == phaseStopped {
 		return errStopped
 	}
-	if err := r.db.Add(dependency.Record[*subscriber]{
+	return r.addLocked(dependency.Record[*subscriber]{
 		Handle:  c.sub,
 		Name:    name,
 		Static:  settings.Inputs,
 		Outputs: settings.Outputs,
 		Family:  dependency.FamilyQController,
-	}); err != nil {
+	}, c)
+}
+
+// addLocked adds the controller rn declared as rec to the dependency
+// database (rule C1) and, during Run, starts it (rule E3). The caller holds
+// r.mu and has checked that Run has not stopped.
+//
+// During Run, rn must see every existing resource of its input kinds
+// exactly once: from the first bootstrap of the kind's watch when that has
+// not been routed yet (rn is then in the snapshot that routes it), or else
+// from a list of its own (rn is then told that the kind existed). The
+// watchers' bootMu, held from before rn is added until this is decided,
+// keeps a first bootstrap from being routed in between.
+func (r *Runtime) addLocked(rec dependency.Record[*subscriber], rn runner) error {
+	if r.phase != phaseRunning {
+		if err := r.db.Add(rec); err != nil {
+			return err
+		}
+		r.runners[rec.Name] = rn
+		return nil
+	}
+
+	var watchers []*kindWatcher
+	for _, in := range rec.Static {
+		w := r.router.watcherLocked(dependency.Key{Namespace: in.Namespace, Type: in.Type})
+		if !slices.Contains(watchers, w) {
+			watchers = append(watchers, w)
+		}
+	}
+	// Only registrations lock several bootMus, and they are serialized by
+	// r.mu; a watch goroutine locks only its own.
+	for _, w := range watchers {
+		w.bootMu.Lock()
+	}
+	err := r.db.Add(rec)
+	var existing []dependency.Key
+	if err == nil {
+		for _, w := range watchers {
+			if w.bootRouted {
+				existing = append(existing, w.key)
+			}
+		}
+	}
+	for _, w := range watchers {
+		w.bootMu.Unlock()
+	}
+	if err != nil {
 		return err
 	}
-	r.runners[name] = c
-	if r.phase == phaseRunning {
-		r.startRunnerLocked(r.runCtx, c)
+
+	r.runners[rec.Name] = rn
+	ctx := r.runCtx
+	for _, w := range watchers {
+		r.router.ensureWatchLocked(ctx, w.key)
 	}
+	r.goLocked(func() { rn.run(ctx, existing) })
 	return nil
 }
 
 // updateInputs replaces the dynamic inputs of a Controller (rule C7): it
 // validates them, swaps the routing snapshot and the access scope, starts
 // the watches of new kinds, and wakes the controller so that it reads the
-// current state of its new inputs.
+// current state of its new inputs. Replacing the inputs with the same set
+// does nothing, and in particular does not wake the controller: controllers
+// typically call UpdateInputs on every pass, and a wake-up per call would
+// make them reconcile forever.
 func (r *Runtime) updateInputs(c *controllerRunner, inputs []controller.Input) error {
 	r.mu.Lock()
-	if err := r.db.SetDynamic(c.name, inputs); err != nil {
+	changed, err := r.db.SetDynamic(c.name, inputs)
+	if err != nil || !changed {
 		r.mu.Unlock()
 		return err
 	}

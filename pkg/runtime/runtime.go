@@ -29,12 +29,10 @@ const (
 type runner interface {
 	// run runs the controller until ctx is done; it is called once, on a
 	// goroutine of its own, and returns after every goroutine it started
-	// exited. existing lists the input kinds whose watch was already
-	// running when the controller started, so that it was not in their
-	// bootstrap (a QController lists its primary ones itself, rule Q1).
+	// exited. existing lists the input kinds whose first bootstrap was
+	// routed before the controller was registered, so that it was not in
+	// it (a QController lists them itself, rules Q1 and E3).
 	run(ctx context.Context, existing []dependency.Key)
-	// inputKeys are the kinds of the controller's current inputs.
-	inputKeys() []dependency.Key
 	// status reports the controller's state and counters.
 	status() ControllerStatus
 }
@@ -144,20 +142,6 @@ func (r *Runtime) goLocked(fn func()) {
 		defer r.wg.Done()
 		fn()
 	}()
-}
-
-// startRunnerLocked starts rn registered during Run (rule E3): it makes sure
-// every input kind of rn is watched, then runs rn, telling it which kinds
-// were watched already (and so will not bootstrap rn's subscription). The
-// caller holds r.mu in phaseRunning.
-func (r *Runtime) startRunnerLocked(ctx context.Context, rn runner) {
-	var existing []dependency.Key
-	for _, k := range rn.inputKeys() {
-		if r.router.ensureWatchLocked(ctx, k) {
-			existing = append(existing, k)
-		}
-	}
-	r.goLocked(func() { rn.run(ctx, existing) })
 }
 
 // now returns the monotonic time since the engine was built, for cheap

@@ -277,3 +277,103 @@ func TestCachedResource_ReadsServedFromCache(t *testing.T) {
 		assert.Len(t, l.Items, 1, "the cache follows the watch")
 	})
 }
+
+// slowBootstrapState relays the kind watches of one type one event per
+// batch, each batch only when the test releases it, so that a test can act
+// while the first bootstrap of that kind is on its way.
+type slowBootstrapState struct {
+	state.State
+	typ     resource.Type
+	release chan struct{} // one receive per relayed batch
+}
+
+func (s *slowBootstrapState) WatchKindAggregated(ctx context.Context, k resource.Kind, ch chan<- []state.Event, opts ...state.WatchKindOption) error {
+	if k.Type() != s.typ {
+		return s.State.WatchKindAggregated(ctx, k, ch, opts...)
+	}
+	inner := make(chan []state.Event)
+	if err := s.State.WatchKindAggregated(ctx, k, inner, opts...); err != nil {
+		return err
+	}
+	go func() {
+		for {
+			var batch []state.Event
+			select {
+			case <-ctx.Done():
+				return
+			case batch = <-inner:
+			}
+			for _, ev := range batch {
+				select {
+				case <-ctx.Done():
+					return
+				case <-s.release:
+				}
+				select {
+				case ch <- []state.Event{ev}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// TestE3_QControllerRegisteredDuringABootstrapGetsEachResourceOnce: a
+// QController registered during Run while the first bootstrap of its
+// primary kind is on its way (not started, or partly delivered) gets every
+// existing resource exactly once (rule Q1), not once from the bootstrap and
+// once more from a list.
+func TestE3_QControllerRegisteredDuringABootstrapGetsEachResourceOnce(t *testing.T) {
+	t.Parallel()
+	for _, before := range []int{0, 1, 2} { // bootstrap events delivered before the registration
+		t.Run(map[int]string{0: "none delivered", 1: "one delivered", 2: "two delivered"}[before], func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				st := &slowBootstrapState{State: inmem.NewState(), typ: typeA, release: make(chan struct{})}
+				for _, id := range []string{"1", "2", "3"} {
+					mustCreate(t, st, newPair(typeA, id, 0))
+				}
+				rt, err := New(st, zap.NewNop())
+				require.NoError(t, err)
+				started := make(chan struct{})
+				require.NoError(t, rt.RegisterController(&funcController{name: "watcher", inputs: []controller.Input{in(typeA, controller.InputWeak)}}))
+				require.NoError(t, rt.RegisterController(&funcController{name: "signal", run: func(ctx context.Context, _ controller.Runtime, _ *zap.Logger) error {
+					close(started)
+					<-ctx.Done()
+					return nil
+				}}))
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() { done <- rt.Run(ctx) }()
+				<-started // Run runs: the watch of A is started, its bootstrap held back
+				for range before {
+					st.release <- struct{}{}
+				}
+				synctest.Wait()
+
+				log := &callLog{}
+				require.NoError(t, rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
+					reconcile: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
+						log.add(p.ID())
+						return nil
+					}}))
+				synctest.Wait()
+				// The rest of the bootstrap (3 Created, 1 Bootstrapped).
+				for range 4 - before {
+					st.release <- struct{}{}
+					synctest.Wait()
+				}
+				assert.ElementsMatch(t, []string{"1", "2", "3"}, ids(log.take()), "each existing resource reconciled once")
+
+				mustCreate(t, st, newPair(typeA, "4", 0))
+				st.release <- struct{}{}
+				synctest.Wait()
+				assert.Equal(t, []string{"4"}, ids(log.take()), "then changes")
+				cancel()
+				require.NoError(t, <-done)
+			})
+		})
+	}
+}

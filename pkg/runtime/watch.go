@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -21,6 +22,9 @@ const (
 	watchRetryMax     = 10 * time.Second
 	// watchBuffer is the capacity, in batches, of a kind watch's channel.
 	watchBuffer = 16
+	// scratchKeep is the capacity of routing scratch storage kept after the
+	// first bootstrap; larger storage (a large initial fill) is released.
+	scratchKeep = 1024
 )
 
 // seenEntry is what the router remembers of a resource it routed: enough
@@ -50,13 +54,26 @@ type kindWatcher struct {
 	// contents: from then on every change is routed as it happens.
 	bootstrapped chan struct{}
 
+	// bootMu makes the routing of the first bootstrap's contents atomic
+	// with respect to registrations during Run, which hold it while they
+	// add their controller (see Runtime.addLocked): a controller is either
+	// in the snapshot that routes the whole first bootstrap, or registered
+	// after it and lists the kind itself. Never held while waiting.
+	bootMu sync.Mutex
+	// bootRouted is set once the contents of the first bootstrap were
+	// routed; protected by bootMu.
+	bootRouted bool
+
 	// The fields below are owned by the watch goroutine.
 
 	// seen holds every resource of the kind the watch reported as present.
 	seen map[resource.ID]seenEntry
 	// live is set once a watch delivered its bootstrap: later watches are
 	// re-lists.
-	live    bool
+	live bool
+	// boot collects the contents of the first bootstrap until it is
+	// complete; they are then routed at once.
+	boot    []state.Event
 	scratch []qkey
 	out     []state.Event
 }
@@ -85,7 +102,7 @@ func (w *kindWatcher) run(ctx context.Context) {
 	)
 	logger := w.rt.logger.With(zap.String("kind", resource.KindString(w.kind)))
 	for {
-		err := w.watchOnce(ctx, w.live, bo)
+		err := w.watchOnce(ctx, bo)
 		if ctx.Err() != nil {
 			return
 		}
@@ -106,20 +123,28 @@ func (w *kindWatcher) run(ctx context.Context) {
 }
 
 // watchOnce runs one watch of the kind with bootstrap contents until it
-// fails or ctx is done. With relist, resources whose generation and version
-// match what was seen before are not routed again, and resources seen
-// before but absent from the new bootstrap are routed as destroyed.
-func (w *kindWatcher) watchOnce(ctx context.Context, relist bool, bo *backoff.ExponentialBackOff) error {
+// fails or ctx is done. The first bootstrap's contents are collected and
+// routed at once when complete (see bootMu); a failed first bootstrap is
+// dropped and starts over. A later watch is a re-list: resources whose
+// generation and version match what was seen before are not routed again,
+// and resources seen before but absent from the new bootstrap are routed
+// as destroyed.
+func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBackOff) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer func() {
+		clear(w.boot) // a first bootstrap cut short starts over
+		w.boot = w.boot[:0]
+	}()
 
 	ch := make(chan []state.Event, watchBuffer)
 	if err := w.rt.st.WatchKindAggregated(wctx, w.kind, ch, state.WithBootstrapContents(true)); err != nil {
 		return fmt.Errorf("watch %s: %w", resource.KindString(w.kind), err)
 	}
 
+	relist := w.live
 	var present map[resource.ID]struct{}
-	if relist || len(w.seen) > 0 { // a watch before this one routed resources
+	if relist {
 		present = make(map[resource.ID]struct{}, len(w.seen))
 	}
 	bootstrapping := true
@@ -141,57 +166,49 @@ func (w *kindWatcher) watchOnce(ctx context.Context, relist bool, bo *backoff.Ex
 		for i := range batch {
 			ev := &batch[i]
 			switch ev.Type {
-			case state.Created, state.Updated:
+			case state.Created, state.Updated, state.Destroyed:
 				if ev.Resource == nil {
+					continue
+				}
+				if bootstrapping && !relist {
+					w.boot = append(w.boot, *ev) // routed when complete
 					continue
 				}
 				md := ev.Resource.Metadata()
-				e := seenOf(md)
-				if present != nil && bootstrapping {
-					present[md.ID()] = struct{}{}
-					if old, ok := w.seen[md.ID()]; ok && old == e {
-						continue // unchanged while the watch was down
+				if ev.Type == state.Destroyed {
+					delete(w.seen, md.ID())
+				} else {
+					e := seenOf(md)
+					if bootstrapping { // a re-list
+						present[md.ID()] = struct{}{}
+						if old, ok := w.seen[md.ID()]; ok && old == e {
+							continue // unchanged while the watch was down
+						}
 					}
+					w.seen[md.ID()] = e
 				}
-				w.seen[md.ID()] = e
-				w.cache.apply(ev)
-				out = append(out, *ev)
-			case state.Destroyed:
-				if ev.Resource == nil {
-					continue
-				}
-				delete(w.seen, ev.Resource.Metadata().ID())
 				w.cache.apply(ev)
 				out = append(out, *ev)
 			case state.Bootstrapped:
-				if !relist {
-					// The first bootstrap: existing resources are not
-					// changes for Controllers, which start (or are woken
-					// by UpdateInputs) once it is done; QControllers
-					// queue them (rule Q1).
-					w.route(out, true)
-					clear(out)
-					out = out[:0]
-				}
-				if present != nil {
-					for id := range w.seen {
-						if _, ok := present[id]; ok {
-							continue
-						}
-						delete(w.seen, id)
-						gone := state.Event{Type: state.Destroyed, Resource: newTombstone(w.key, id)}
-						w.cache.apply(&gone)
-						out = append(out, gone)
-					}
-					present = nil
+				if !bootstrapping {
+					continue // a state that bootstraps twice: ignore the repeat
 				}
 				bootstrapping = false
-				w.cache.markReady()
 				bo.Reset()
 				if !relist {
-					close(w.bootstrapped)
-					w.live = true
+					w.routeFirstBootstrap()
+					continue
 				}
+				for id := range w.seen {
+					if _, ok := present[id]; ok {
+						continue
+					}
+					delete(w.seen, id)
+					gone := state.Event{Type: state.Destroyed, Resource: newTombstone(w.key, id)}
+					w.cache.apply(&gone)
+					out = append(out, gone)
+				}
+				present = nil
 			case state.Errored:
 				werr = ev.Error
 				if werr == nil {
@@ -201,13 +218,46 @@ func (w *kindWatcher) watchOnce(ctx context.Context, relist bool, bo *backoff.Ex
 				break events
 			}
 		}
-		w.route(out, !relist && bootstrapping)
+		w.route(out, false)
 		clear(out) // drop references to resources until the next batch
 		w.out = out[:0]
 		if werr != nil {
 			return werr
 		}
 	}
+}
+
+// routeFirstBootstrap records the contents of the first bootstrap (seen
+// resources, cache) and routes them at once, with bootMu held: existing
+// resources are not changes for Controllers, which start (or are woken by
+// UpdateInputs) once it is done; QControllers queue them (rules Q1, Q4).
+// Then the kind is live.
+func (w *kindWatcher) routeFirstBootstrap() {
+	for i := range w.boot {
+		ev := &w.boot[i]
+		md := ev.Resource.Metadata()
+		if ev.Type == state.Destroyed {
+			delete(w.seen, md.ID())
+		} else {
+			w.seen[md.ID()] = seenOf(md)
+		}
+		w.cache.apply(ev)
+	}
+	w.cache.markReady()
+
+	w.bootMu.Lock()
+	w.route(w.boot, true)
+	w.bootRouted = true
+	w.bootMu.Unlock()
+
+	// Release the storage of a large bootstrap.
+	clear(w.boot)
+	w.boot = nil
+	if cap(w.scratch) > scratchKeep {
+		w.scratch = nil
+	}
+	close(w.bootstrapped)
+	w.live = true
 }
 
 // route delivers changes of the kind to its current subscriptions;

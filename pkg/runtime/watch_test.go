@@ -203,3 +203,104 @@ func TestWatchFailure_FailedWatchCallIsRetried(t *testing.T) {
 		require.NoError(t, <-done)
 	})
 }
+
+// cutBootstrapState cuts the first kind watch of one type short: it relays
+// the first event of its bootstrap, then an Errored event. Later watches
+// are the state's.
+type cutBootstrapState struct {
+	state.State
+	typ resource.Type
+
+	mu  sync.Mutex
+	cut bool // the first watch was cut; protected by mu
+}
+
+func (s *cutBootstrapState) WatchKindAggregated(ctx context.Context, k resource.Kind, ch chan<- []state.Event, opts ...state.WatchKindOption) error {
+	s.mu.Lock()
+	first := k.Type() == s.typ && !s.cut
+	s.cut = s.cut || first
+	s.mu.Unlock()
+	if !first {
+		return s.State.WatchKindAggregated(ctx, k, ch, opts...)
+	}
+	inner := make(chan []state.Event, 1)
+	wctx, cancel := context.WithCancel(ctx)
+	if err := s.State.WatchKindAggregated(wctx, k, inner, opts...); err != nil {
+		cancel()
+		return err
+	}
+	go func() {
+		defer cancel()
+		var batch []state.Event
+		select {
+		case batch = <-inner:
+		case <-ctx.Done():
+			return
+		}
+		for _, b := range [][]state.Event{batch[:1], {{Type: state.Errored, Error: state.NewBufferOverrunError(nil, "injected overrun")}}} {
+			select {
+			case ch <- b:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// TestWatchFailure_FirstBootstrapCutShortStartsOver: a first bootstrap that
+// fails half way is dropped: the retried watch's bootstrap is routed as the
+// first one, so QControllers queue each existing resource once and
+// Controllers and the cache see only what exists then.
+func TestWatchFailure_FirstBootstrapCutShortStartsOver(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		st := &cutBootstrapState{State: inmem.NewState(), typ: typeA}
+		for _, id := range []string{"1", "2", "3"} {
+			mustCreate(t, st, newPair(typeA, id, 0))
+		}
+		rt, err := New(st, zap.NewNop(), WithCachedResource(testNS, typeA))
+		require.NoError(t, err)
+		log := &callLog{}
+		require.NoError(t, rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
+			reconcile: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
+				log.add(p.ID())
+				return nil
+			}}))
+		listed := make(chan []string, 16)
+		require.NoError(t, rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
+			run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+				for {
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-r.EventCh():
+					}
+					l, err := r.List(ctx, kind(typeA))
+					if err != nil {
+						return err
+					}
+					var got []string
+					for _, res := range l.Items {
+						got = append(got, res.Metadata().ID())
+					}
+					listed <- got
+				}
+			}}))
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- rt.Run(ctx) }()
+		synctest.Wait() // the first watch failed; the retry waits its backoff
+		assert.Empty(t, log.take(), "nothing of a cut bootstrap is routed")
+		require.NoError(t, st.Destroy(context.Background(), ptr(typeA, "2")))
+
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.ElementsMatch(t, []string{"1", "3"}, ids(log.take()), "each resource of the retried bootstrap, once")
+		assert.Equal(t, []string{"1", "3"}, <-listed, "the start event comes after the retried bootstrap; the cache holds what exists")
+		assert.Empty(t, listed, "one start event")
+		assert.EqualValues(t, 1, rt.Metrics().Kinds[0].Relists)
+		cancel()
+		require.NoError(t, <-done)
+	})
+}

@@ -169,7 +169,7 @@ func (db *DB[H]) Add(rec Record[H]) error {
 
 	stored := rec
 	stored.Static = slices.Clone(rec.Static)
-	stored.Dynamic = slices.Clone(rec.Dynamic)
+	stored.Dynamic = inputSet(rec.Dynamic)
 	stored.Outputs = slices.Clone(rec.Outputs)
 	db.records[rec.Name] = &stored
 
@@ -191,23 +191,41 @@ func (db *DB[H]) Add(rec Record[H]) error {
 }
 
 // SetDynamic replaces the dynamic inputs of the named controller after
-// validating them. The error is of the invalid class.
-func (db *DB[H]) SetDynamic(name string, inputs []controller.Input) error {
+// validating them, and reports whether they changed. Inputs are a set:
+// order and duplicates do not matter, and replacing the inputs with an
+// equal set changes nothing (no new snapshot is published). The error is of
+// the invalid class.
+func (db *DB[H]) SetDynamic(name string, inputs []controller.Input) (changed bool, err error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 
 	rec := db.records[name]
 	if rec == nil {
-		return state.NewInvalidError(nil, "update inputs of %q: no such controller", name)
+		return false, state.NewInvalidError(nil, "update inputs of %q: no such controller", name)
 	}
 	for _, in := range inputs {
 		if err := validateInput(rec.Family, rec.Name, in); err != nil {
-			return err
+			return false, err
 		}
 	}
-	rec.Dynamic = slices.Clone(inputs)
+	set := inputSet(inputs)
+	if slices.EqualFunc(set, rec.Dynamic, func(a, b controller.Input) bool { return a.Compare(b) == 0 }) {
+		return false, nil
+	}
+	rec.Dynamic = set
 	db.rebuildLocked()
-	return nil
+	return true, nil
+}
+
+// inputSet returns a sorted copy of inputs without duplicates (nil when
+// empty), the form in which dynamic inputs are stored and compared.
+func inputSet(inputs []controller.Input) []controller.Input {
+	if len(inputs) == 0 {
+		return nil
+	}
+	set := slices.Clone(inputs)
+	slices.SortFunc(set, controller.Input.Compare)
+	return slices.CompactFunc(set, func(a, b controller.Input) bool { return a.Compare(b) == 0 })
 }
 
 // Inputs returns the static and dynamic inputs of the named controller.

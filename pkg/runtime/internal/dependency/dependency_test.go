@@ -21,7 +21,9 @@ func TestSnapshot_SubscriptionsByKindIncludingDynamic(t *testing.T) {
 		Static: []controller.Input{{Namespace: "ns", Type: "T", ID: optional.Some("x"), Kind: controller.InputStrong}}}))
 	require.NoError(t, db.Add(Record[int]{Handle: 2, Name: "a", Family: FamilyController}))
 	old := db.Snapshot()
-	require.NoError(t, db.SetDynamic("a", []controller.Input{{Namespace: "ns", Type: "T", Kind: controller.InputWeak}}))
+	changed, err := db.SetDynamic("a", []controller.Input{{Namespace: "ns", Type: "T", Kind: controller.InputWeak}})
+	require.NoError(t, err)
+	assert.True(t, changed)
 
 	assert.Len(t, old.For(k), 1, "a published snapshot never changes")
 	subs := db.Snapshot().For(k)
@@ -30,10 +32,11 @@ func TestSnapshot_SubscriptionsByKindIncludingDynamic(t *testing.T) {
 	assert.Equal(t, Subscription[int]{Handle: 1, Name: "b", ID: "x", HasID: true, Kind: controller.InputStrong}, subs[1])
 	assert.Equal(t, []Key{k}, db.Snapshot().Keys())
 
-	err := db.SetDynamic("a", []controller.Input{{Namespace: "ns", Kind: controller.InputWeak}})
+	_, err = db.SetDynamic("a", []controller.Input{{Namespace: "ns", Kind: controller.InputWeak}})
 	assert.True(t, state.IsInvalidError(err))
 	assert.Len(t, db.Snapshot().For(k), 2, "a refused update changes nothing")
-	assert.True(t, state.IsInvalidError(db.SetDynamic("missing", nil)))
+	_, err = db.SetDynamic("missing", nil)
+	assert.True(t, state.IsInvalidError(err))
 }
 
 func TestSnapshot_ForDoesNotAllocate(t *testing.T) {
@@ -43,4 +46,35 @@ func TestSnapshot_ForDoesNotAllocate(t *testing.T) {
 	k := Key{Namespace: "ns", Type: "T"}
 	allocs := testing.AllocsPerRun(100, func() { _ = db.Snapshot().For(k) })
 	assert.Zero(t, allocs)
+}
+
+func TestSetDynamic_SameSetIsNoChange(t *testing.T) {
+	db := New[int]()
+	require.NoError(t, db.Add(Record[int]{Handle: 1, Name: "a", Family: FamilyController}))
+	x := controller.Input{Namespace: "ns", Type: "T", ID: optional.Some("x"), Kind: controller.InputStrong}
+	all := controller.Input{Namespace: "ns", Type: "T", Kind: controller.InputWeak}
+
+	changed, err := db.SetDynamic("a", []controller.Input{x, all})
+	require.NoError(t, err)
+	assert.True(t, changed)
+	snap := db.Snapshot()
+
+	changed, err = db.SetDynamic("a", []controller.Input{all, x, all})
+	require.NoError(t, err)
+	assert.False(t, changed, "the same set in another order, with a duplicate")
+	assert.Same(t, snap, db.Snapshot(), "no new snapshot")
+	_, dynamic := db.Inputs("a")
+	assert.Equal(t, []controller.Input{all, x}, dynamic, "stored sorted, without duplicates")
+
+	x.Kind = controller.InputWeak
+	changed, err = db.SetDynamic("a", []controller.Input{all, x})
+	require.NoError(t, err)
+	assert.True(t, changed, "another kind is another input")
+
+	changed, err = db.SetDynamic("a", nil)
+	require.NoError(t, err)
+	assert.True(t, changed)
+	changed, err = db.SetDynamic("a", []controller.Input{})
+	require.NoError(t, err)
+	assert.False(t, changed, "empty and nil are the same set")
 }

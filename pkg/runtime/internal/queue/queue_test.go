@@ -469,7 +469,9 @@ func TestTimekeeper_CanceledTimekeeperHandsOver(t *testing.T) {
 
 func TestWakeup_CanceledSignalledGetPassesTheKeyOn(t *testing.T) {
 	// One of two parked Gets is woken for a new key and canceled at the same
-	// moment; whichever it was, the other Get must take the key.
+	// moment; whichever it was, the other Get must take the key. The add
+	// and the cancel happen under the queue's lock, so that the woken Get
+	// cannot take the key before its context is canceled.
 	for _, cancelFirst := range []bool{true, false} {
 		t.Run(map[bool]string{true: "first canceled", false: "second canceled"}[cancelFirst], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -482,14 +484,18 @@ func TestWakeup_CanceledSignalledGetPassesTheKeyOn(t *testing.T) {
 				r2 := getAsync(ctx2, q)
 				synctest.Wait()
 
-				q.Add("k")
 				canceled, other := r1, r2
+				q.mu.Lock()
+				if q.add("k") { // what Add does, without releasing the lock
+					q.kick()
+				}
 				if cancelFirst {
 					cancel1()
 				} else {
 					cancel2()
 					canceled, other = r2, r1
 				}
+				q.mu.Unlock()
 				assert.False(t, (<-canceled).ok)
 				r := <-other
 				assert.True(t, r.ok)
