@@ -15,7 +15,11 @@
 // and (*Link)(nil).Definition() returns its definition.
 package typed
 
-import "github.com/resgraph/resgraph/pkg/resource"
+import (
+	"reflect"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
 
 // Definition describes a resource type: its type name and the namespace its
 // resources live in by default.
@@ -78,9 +82,21 @@ func (r *Resource[S, D]) DeepCopy() resource.Resource {
 	return &Resource[S, D]{md: r.md.Copy(), spec: copySpec(r.spec)}
 }
 
+// copySpec copies a spec with its DeepCopy method when it has one, by
+// assignment otherwise. The method is looked up on a nil *S first, so that
+// a plain value spec is copied without being boxed into an interface (which
+// would cost an allocation per copy); pointer-shaped specs are checked
+// directly, which boxes nothing.
 func copySpec[S any](s S) S {
-	if c, ok := any(s).(DeepCopier[S]); ok {
-		return c.DeepCopy()
+	if _, ok := any((*S)(nil)).(DeepCopier[S]); ok {
+		c := s // escapes, so it is declared only where it is needed
+		return any(&c).(DeepCopier[S]).DeepCopy()
+	}
+	switch reflect.TypeFor[S]().Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Chan, reflect.Func:
+		if c, ok := any(s).(DeepCopier[S]); ok {
+			return c.DeepCopy()
+		}
 	}
 	return s
 }

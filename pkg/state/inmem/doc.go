@@ -1,0 +1,118 @@
+// Package inmem is the in-memory [state.State] of resgraph: the default,
+// embedded backend. [NewState] serves every namespace; it obeys rules
+// S1–S14 of the state contract, and the guarantees below.
+//
+// # Storage and concurrency
+//
+// Each kind (namespace and type) has its own store, lock, history and
+// watchers, so writers of one kind never wait for writers or watchers of
+// another. Every method is safe for concurrent use (S14). A written
+// resource is copied once and the copy is never modified again; every read
+// (Get, List, watch events) hands out a fresh copy, and each watcher gets
+// its own copies, so callers may mutate what they pass and what they get
+// (S7). List returns resources sorted by ID from an index that is rebuilt
+// only after a create or destroy (S12a).
+//
+// Create stores version 1, phase running, the owner of
+// [state.WithCreateOwner] and the creation and update times, and writes
+// the version and times back into the caller's resource (S1). Update
+// checks, in this order: the resource exists (not-found), its version is
+// the caller's (conflict), its owner is [state.WithUpdateOwner]'s (owner
+// conflict), its phase is the expected one (phase conflict); it keeps the
+// stored owner and creation time, takes the phase, spec and other metadata
+// from the caller, and writes the new version and times back (S2). Destroy
+// checks existence, owner, then finalizers (S3). The stored owner always
+// comes from the write options, never from the resource passed in.
+// Timestamps are wall-clock times, read from the system clock at least
+// once a second and advanced by the monotonic clock in between, which
+// halves the cost of stamping a write.
+//
+// Bad input is refused with an error of the invalid class that names the
+// resource where there is one, before anything is written: nil or
+// typed-nil resources and pointers, nil metadata, an empty namespace, type
+// or ID, an unknown phase, a nil channel, a negative tail count, a bookmark
+// that is malformed or of another state or kind, and more than one of
+// bootstrap contents, tail events and a bookmark on one watch.
+//
+// # History
+//
+// Each kind keeps its last [DefaultHistoryCapacity] changes (4096; see
+// [WithHistoryCapacity]) in a ring. The history is the reach of tail
+// events and bookmarks (S11): WithTailEvents(n) and WithKindTailEvents(n)
+// replay, oldest first, up to the last n changes that concern the watch
+// (of its resource; of its kind that it sees before or after the change)
+// among those kept; a bookmark resumes right after its change as long as
+// the changes after it are still kept, and gives a buffer-overrun error
+// from the Watch call otherwise. Every change event and every Bootstrapped
+// event carries a bookmark, and so does the first event of a
+// single-resource watch (S8), which resumes right after the state it
+// reported; bootstrap Created events carry none. Bookmarks name the state
+// instance and the kind: one from elsewhere is refused as invalid. Along
+// one watch, bookmarks strictly increase.
+//
+// Why 4096: coalescing (below) makes the history irrelevant to what a
+// slow watcher receives, so it only needs to cover the resumption of a
+// watch that restarts shortly after a burst of a few thousand changes.
+// Memory and time grow with it: a full ring costs 64 bytes per change
+// (about 256 KiB per kind) plus the older versions of updated resources it
+// still references, which the garbage collector keeps scanning; kinds with
+// fewer changes never fill it (it grows in chunks of 256).
+//
+// # Slow watchers (S12)
+//
+// No watch is ever cut off, a slow watcher never blocks writers or other
+// watchers, and it always receives the final state of every resource.
+// Watchers read the history without taking the kind's lock and never hold
+// it while sending; writers never wait for a watcher.
+//
+// A kind watcher receives every change as its own event while it is less
+// than min(history capacity, 1024) changes behind the newest change of the
+// kind. Further behind, its backlog may be coalesced per resource: it is,
+// for the changes that left the history before the watcher read them, and
+// for a backlog of at least twice as many changes as the kind has
+// resources (which at least halves the events to deliver). A
+// single-resource watch receives every change as its own event while
+// fewer than min(history capacity, 256) of them wait for delivery, and
+// coalesces them beyond that.
+//
+// A coalesced event carries the newest state of its resource, and its
+// type follows from what that watcher last saw through its queries:
+//   - not seen (absent or not matching) → now present and matching:
+//     Created;
+//   - seen → present and matching: Updated, Old being the state it last
+//     saw;
+//   - seen → gone or no longer matching: Destroyed, carrying the state it
+//     last saw (as Resource and Old);
+//   - not seen → not there (or not matching): nothing;
+//   - seen → destroyed and created again: Destroyed (with the bookmark of
+//     the destroy), then Created, never an Updated across two lives.
+//
+// Coalesced events come in the order of the changes they end with and
+// carry the bookmark of that change, so what a watcher receives is always
+// in the order of the changes, per resource and overall.
+//
+// Memory stays bounded whatever the watchers do. The history is a ring of
+// fixed capacity. Changes that leave it while a kind watcher lags are
+// folded into a shared spill: one map write per change leaving the
+// history, whatever the number of lagging watchers, in at most one spill
+// generation per lagging watcher, each holding at most one entry per
+// resource that existed when it began or exists now. A kind watcher
+// catching up folds its backlog into at most one entry per such resource;
+// a single-resource watcher keeps at most 256 changes and one coalesced
+// change. The only buffer-overrun error is S11's.
+//
+// # Watches
+//
+// Watch sends the resource's current state first (Created, or Destroyed
+// with a resource that carries only the pointer), then every change (S8).
+// WatchKind with bootstrap contents sends Created for every matching
+// resource (sorted by ID), then Bootstrapped, then every change after that
+// snapshot (S9). Label and ID queries report a resource that starts
+// matching as Created and one that stops matching as Destroyed (S10).
+// WatchKindAggregated sends the same events in batches: the bootstrap
+// contents with their Bootstrapped event as one batch, then the events
+// available at once. Each watch runs one goroutine, which exits when the
+// watch's context is done (S13); the Watch calls return once the watch is
+// set up (with the context's error if it is already done). The state
+// itself starts no goroutine and needs no closing.
+package inmem

@@ -1,0 +1,292 @@
+package inmem
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// record is one change of a kind, as kept in the history ring. Records and
+// the resources they point to are immutable once published: a stored
+// resource is a private copy that nothing writes to, so records, events and
+// the store share them freely and copy only when handing one out.
+type record struct {
+	old resource.Resource // state before the change; nil when absent
+	new resource.Resource // state after the change; nil when absent
+	id  resource.ID
+	seq uint64
+}
+
+// kindStore holds the resources of one kind, the history ring of its
+// changes, and its watchers.
+//
+// Sequence numbers count the changes of the kind from 1; the ring keeps
+// the last cap of them. Writers hold mu. Kind watchers read the ring
+// without mu: a writer publishes a record by storing its pointer in the
+// ring slot and then the new head, and a watcher claims the records it read
+// by advancing its position with a compare-and-swap. A write about to
+// overwrite the record at a watcher's position moves that watcher into the
+// spill (see spill.go) with a compare-and-swap of the position to
+// [spilled], so the watcher learns it lost the race and drains the spill
+// instead; nothing is lost and nothing is delivered twice.
+type kindStore struct {
+	kind    resource.Kind
+	ns      resource.Namespace
+	typ     resource.Type
+	stateID uint64
+	kindID  uint64
+	cap     int
+	// lagLimit is how far behind the newest change a kind watcher may be
+	// and still get every change as its own event; further behind, it
+	// catches up by coalescing (see watcher.catchUp).
+	lagLimit int
+
+	mu sync.Mutex
+
+	// items are the stored resources by ID. Guarded by mu.
+	items map[resource.ID]resource.Resource
+	// sorted is every key of items in order, or nil when a create or
+	// destroy made it stale. Guarded by mu.
+	sorted []resource.ID
+	// count is len(items), written under mu and read without it.
+	count atomic.Int64
+
+	// ring is the history: seq s is at index (s-1)%cap, in chunks of
+	// ringChunk slots allocated as the history first grows (a kind with
+	// few changes costs little, and growing never copies). Chunks and
+	// slots are written under mu and read without it.
+	ring []atomic.Pointer[ringChunkSlots]
+	// head is the seq of the newest record (0: none yet). Written under
+	// mu, read without it.
+	head atomic.Uint64
+	// next is the ring index of the next record. Guarded by mu.
+	next int
+	// block is where new records are carved from, recordBlock at a time:
+	// a published record is never written again, so a block is written
+	// once and then only read. Guarded by mu.
+	block []record
+
+	// kindWatchers are the watchers of the whole kind. Guarded by mu.
+	kindWatchers []*watcher
+	// parking is the group the kind watchers that wait for a change park
+	// in (see wake.go); nil when none is parked. The next write takes it
+	// and starts waking its members once it has released mu, so the
+	// watchers it wakes do not queue up on a held lock. Guarded by mu.
+	parking *wakeGroup
+	// minPos is a lower bound of the positions of the kind watchers that
+	// read the ring (math.MaxUint64 when there are none): no overwrite
+	// below it needs a look at the watchers. Guarded by mu.
+	minPos uint64
+	// spill are the spill generations, oldest first (see spill.go).
+	// Guarded by mu.
+	spill []*spillGen
+	// spare is an empty spill generation kept for reuse. Guarded by mu.
+	spare *spillGen
+
+	// idWatchers are the single-resource watchers by ID. Guarded by mu.
+	idWatchers map[resource.ID][]*watcher
+}
+
+// spilled is the position of a kind watcher that fell into the spill.
+const spilled = math.MaxUint64
+
+// ringChunk is the number of slots per ring chunk (a power of two).
+const ringChunk = 256
+
+// ringChunkSlots is one chunk of the ring.
+type ringChunkSlots [ringChunk]atomic.Pointer[record]
+
+// maxLag is the largest lag limit of a kind (see kindStore.lagLimit).
+const maxLag = 1024
+
+// recordBlock is the number of records allocated at once.
+const recordBlock = 64
+
+func newKindStore(kind resource.Kind, stateID, kindID uint64, capacity int) *kindStore {
+	return &kindStore{
+		kind:     kind,
+		ns:       kind.Namespace(),
+		typ:      kind.Type(),
+		stateID:  stateID,
+		kindID:   kindID,
+		cap:      capacity,
+		lagLimit: min(capacity, maxLag),
+		items:    map[resource.ID]resource.Resource{},
+		minPos:   math.MaxUint64,
+		ring:     make([]atomic.Pointer[ringChunkSlots], (capacity+ringChunk-1)/ringChunk),
+	}
+}
+
+// oldest returns the seq of the oldest record in the ring, given the head
+// (head+1 when the ring is empty).
+func (ks *kindStore) oldest(head uint64) uint64 {
+	if head < uint64(ks.cap) {
+		return 1
+	}
+	return head - uint64(ks.cap) + 1
+}
+
+// slot returns the ring slot of seq s.
+func (ks *kindStore) slot(s uint64) *atomic.Pointer[record] {
+	i := int((s - 1) % uint64(ks.cap))
+	return &ks.ring[i/ringChunk].Load()[i%ringChunk]
+}
+
+// recordLocked returns the record of seq s, which must be in the ring.
+func (ks *kindStore) recordLocked(s uint64) *record {
+	return ks.slot(s).Load()
+}
+
+// appendLocked appends a change to the history and queues it for the
+// single-resource watchers of id. It returns the group of parked kind
+// watchers to wake once mu is released (nil when none is parked).
+func (ks *kindStore) appendLocked(id resource.ID, old, new resource.Resource) *wakeGroup {
+	head := ks.head.Load()
+	seq := head + 1
+	if len(ks.block) == 0 {
+		ks.block = make([]record, recordBlock)
+	}
+	rec := &ks.block[0]
+	ks.block = ks.block[1:]
+	*rec = record{old: old, new: new, id: id, seq: seq}
+
+	i := ks.next
+	chunk := ks.ring[i/ringChunk].Load()
+	if seq > uint64(ks.cap) {
+		ks.overwriteLocked(seq-uint64(ks.cap), &chunk[i%ringChunk])
+	} else if chunk == nil {
+		chunk = &ringChunkSlots{}
+		ks.ring[i/ringChunk].Store(chunk)
+	}
+	chunk[i%ringChunk].Store(rec)
+	ks.head.Store(seq)
+	if i++; i == ks.cap {
+		i = 0
+	}
+	ks.next = i
+
+	if len(ks.idWatchers) > 0 {
+		for _, w := range ks.idWatchers[id] {
+			w.pushLocked(rec)
+		}
+	}
+	return ks.takeParkingLocked()
+}
+
+// overwriteLocked is called before the record of seq s, in slot, leaves
+// the ring: kind watchers positioned on it move to the spill, and the spill
+// takes the record when anyone is in it. Without laggers it does not even
+// read the record.
+func (ks *kindStore) overwriteLocked(s uint64, slot *atomic.Pointer[record]) {
+	if s >= ks.minPos {
+		ks.collectLaggersLocked(s)
+	}
+	if n := len(ks.spill); n > 0 {
+		ks.spill[n-1].fold(slot.Load())
+	}
+}
+
+// collectLaggersLocked moves the kind watchers whose position is s (the
+// record about to be overwritten) into the spill, and recomputes minPos.
+func (ks *kindStore) collectLaggersLocked(s uint64) {
+	lowest := uint64(math.MaxUint64)
+	var gen *spillGen
+	for _, w := range ks.kindWatchers {
+		for {
+			pos := w.pos.Load()
+			if pos == spilled {
+				break
+			}
+			if pos > s {
+				lowest = min(lowest, pos)
+				break
+			}
+			// The watcher has not claimed record s: unless it claims it
+			// right now, it lost it to the spill.
+			if w.pos.CompareAndSwap(pos, spilled) {
+				if gen == nil {
+					gen = ks.joinGenLocked()
+				}
+				w.gen = gen
+				gen.refs++
+				break
+			}
+		}
+	}
+	ks.minPos = lowest
+}
+
+// addKindWatcherLocked registers a kind watcher reading from its position.
+func (ks *kindStore) addKindWatcherLocked(w *watcher) {
+	ks.kindWatchers = append(ks.kindWatchers, w)
+	ks.minPos = min(ks.minPos, w.pos.Load())
+}
+
+// removeKindWatcherLocked unregisters a kind watcher.
+func (ks *kindStore) removeKindWatcherLocked(w *watcher) {
+	if i := slices.Index(ks.kindWatchers, w); i >= 0 {
+		ks.kindWatchers = slices.Delete(ks.kindWatchers, i, i+1)
+	}
+	if w.gen != nil {
+		ks.releaseGenLocked(w.gen)
+		w.gen = nil
+	}
+}
+
+// addIDWatcherLocked registers a single-resource watcher.
+func (ks *kindStore) addIDWatcherLocked(w *watcher) {
+	if ks.idWatchers == nil {
+		ks.idWatchers = map[resource.ID][]*watcher{}
+	}
+	ks.idWatchers[w.id] = append(ks.idWatchers[w.id], w)
+}
+
+// removeIDWatcherLocked unregisters a single-resource watcher.
+func (ks *kindStore) removeIDWatcherLocked(w *watcher) {
+	ws := ks.idWatchers[w.id]
+	if i := slices.Index(ws, w); i >= 0 {
+		ws = slices.Delete(ws, i, i+1)
+	}
+	if len(ws) == 0 {
+		delete(ks.idWatchers, w.id)
+	} else {
+		ks.idWatchers[w.id] = ws
+	}
+}
+
+// sortedLocked returns the sorted IDs, rebuilding them if stale.
+func (ks *kindStore) sortedLocked() []resource.ID {
+	if ks.sorted == nil {
+		ids := make([]resource.ID, 0, len(ks.items))
+		for id := range ks.items {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		ks.sorted = ids
+	}
+	return ks.sorted
+}
+
+// snapshot appends the stored resources, sorted by ID, to dst. The
+// resources are the stored (shared, immutable) values: copy before handing
+// them out.
+func (ks *kindStore) snapshot(dst []resource.Resource) []resource.Resource {
+	ks.mu.Lock()
+	ks.sortedLocked()
+	dst = ks.snapshotLocked(dst)
+	ks.mu.Unlock()
+	return dst
+}
+
+// snapshotLocked appends the stored resources in ID order to dst; the
+// sorted IDs must be fresh.
+func (ks *kindStore) snapshotLocked(dst []resource.Resource) []resource.Resource {
+	dst = slices.Grow(dst, len(ks.sorted))
+	for _, id := range ks.sorted {
+		dst = append(dst, ks.items[id])
+	}
+	return dst
+}

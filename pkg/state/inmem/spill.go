@@ -1,0 +1,242 @@
+package inmem
+
+import (
+	"slices"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// The spill keeps what a lagging kind watcher would otherwise lose when the
+// history ring overwrites records it has not read yet.
+//
+// A kind watcher whose position is the record about to be overwritten
+// "joins" the spill: from then on every record leaving the ring is folded,
+// per resource, into the newest spill generation — one map write per
+// overwritten record, whatever the number of lagging watchers. A
+// generation maps an ID to the state the resource had when its first
+// folded change began (old) and the state after its newest folded change
+// (new), unfiltered; each watcher applies its own query when it drains.
+//
+// Watchers that join at different times need different "old" states, so a
+// watcher joining while the newest generation already holds records starts
+// a new generation. A watcher drains the generations from the one it joined
+// up to the newest, combining them per resource (oldest old, newest new),
+// and returns to the ring at its oldest record, which was never folded.
+// When no watcher references a generation any more it is merged into its
+// predecessor (or dropped when it is the oldest), so there are never more
+// generations than lagging watchers, and each holds at most one entry per
+// resource: the spill is bounded by the number of resources, not by the
+// number of writes.
+
+// spillGen is one spill generation. Guarded by the kind store's mu.
+type spillGen struct {
+	entries map[resource.ID]spillEntry
+	refs    int // watchers that joined at this generation
+}
+
+// spillEntry is the coalesced change of one resource.
+type spillEntry struct {
+	old  resource.Resource // state before the first change; nil when absent
+	new  resource.Resource // state after the newest change; nil when absent
+	seq  uint64            // seq of the newest change
+	gone uint64            // seq of the newest destroy among the changes; 0: none
+}
+
+// foldEntry adds the change r to the coalesced change e (ok: e is set) and
+// reports whether the result is still worth delivering: a resource absent
+// before and after is not.
+func foldEntry(e spillEntry, ok bool, r *record) (spillEntry, bool) {
+	if !ok {
+		e = spillEntry{old: r.old}
+	}
+	e.new = r.new
+	e.seq = r.seq
+	if r.new == nil {
+		e.gone = r.seq
+	}
+	return e, e.old != nil || e.new != nil
+}
+
+// combineEntries combines the coalesced change of an older span with the
+// one of the newer span that follows it.
+func combineEntries(older, newer spillEntry) (spillEntry, bool) {
+	newer.old = older.old
+	newer.gone = max(newer.gone, older.gone)
+	return newer, newer.old != nil || newer.new != nil
+}
+
+// coalesced is a spill entry handed to a watcher for delivery.
+type coalesced struct {
+	spillEntry
+	id resource.ID
+}
+
+// fold adds a record leaving the ring to the generation. A resource that
+// was absent before the generation's first change and is absent again is
+// forgotten: nobody who joined here or later has seen it.
+func (g *spillGen) fold(r *record) {
+	e, ok := g.entries[r.id]
+	if e, ok = foldEntry(e, ok, r); ok {
+		g.entries[r.id] = e
+	} else {
+		delete(g.entries, r.id)
+	}
+}
+
+// joinGenLocked returns the generation a watcher joining now starts at:
+// the newest one when nothing was folded into it yet, else a new one.
+func (ks *kindStore) joinGenLocked() *spillGen {
+	if n := len(ks.spill); n > 0 && len(ks.spill[n-1].entries) == 0 {
+		return ks.spill[n-1]
+	}
+	g := ks.spare
+	ks.spare = nil
+	if g == nil {
+		g = &spillGen{entries: map[resource.ID]spillEntry{}}
+	}
+	ks.spill = append(ks.spill, g)
+	return g
+}
+
+// drainLocked hands w everything folded since it joined the spill,
+// appended to dst in no particular order (the caller sorts by seq outside
+// the lock), and puts w back on the ring at its oldest record, which was
+// never folded.
+func (ks *kindStore) drainLocked(w *watcher, dst []coalesced) []coalesced {
+	from := slices.Index(ks.spill, w.gen)
+	gens := ks.spill[from:]
+	if len(gens) == 1 {
+		for id, e := range gens[0].entries {
+			dst = append(dst, coalesced{spillEntry: e, id: id})
+		}
+	} else {
+		combined := make(map[resource.ID]spillEntry, len(gens[len(gens)-1].entries))
+		for _, g := range gens {
+			for id, e := range g.entries {
+				keep := true
+				if prev, ok := combined[id]; ok {
+					e, keep = combineEntries(prev, e)
+				}
+				if keep {
+					combined[id] = e
+				} else {
+					delete(combined, id)
+				}
+			}
+		}
+		for id, e := range combined {
+			dst = append(dst, coalesced{spillEntry: e, id: id})
+		}
+	}
+	ks.releaseGenLocked(w.gen)
+	w.gen = nil
+	pos := ks.oldest(ks.head.Load())
+	w.pos.Store(pos)
+	ks.minPos = min(ks.minPos, pos)
+	return dst
+}
+
+// sortCoalesced orders coalesced changes as the changes were applied
+// (ascending seq; seqs are distinct). When the seqs span a range not much
+// wider than their number, as after a catch-up, it places them by seq in
+// linear time; otherwise it sorts them. scratch is reused between calls
+// and returned.
+func sortCoalesced(cs []coalesced, scratch []int32) []int32 {
+	if len(cs) < 2 {
+		return scratch
+	}
+	lo, hi := cs[0].seq, cs[0].seq
+	for _, c := range cs[1:] {
+		lo, hi = min(lo, c.seq), max(hi, c.seq)
+	}
+	if span := hi - lo + 1; span <= uint64(4*len(cs)+4096) {
+		if uint64(cap(scratch)) < span {
+			scratch = make([]int32, span)
+		}
+		slots := scratch[:span]
+		for i := range slots {
+			slots[i] = -1
+		}
+		for i, c := range cs {
+			slots[c.seq-lo] = int32(i)
+		}
+		sorted := make([]coalesced, 0, len(cs))
+		for _, i := range slots {
+			if i >= 0 {
+				sorted = append(sorted, cs[i])
+			}
+		}
+		copy(cs, sorted)
+		return scratch
+	}
+	slices.SortFunc(cs, func(a, b coalesced) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	return scratch
+}
+
+// releaseGenLocked drops one watcher's reference to g. A generation nobody
+// references is merged into its predecessor, or dropped when it is the
+// oldest (the watchers of later generations do not need it).
+func (ks *kindStore) releaseGenLocked(g *spillGen) {
+	g.refs--
+	if g.refs > 0 {
+		return
+	}
+	i := slices.Index(ks.spill, g)
+	unused := g.entries
+	if i > 0 {
+		prev := ks.spill[i-1]
+		merged, tookNewer := mergeGens(prev.entries, g.entries)
+		if tookNewer {
+			unused = prev.entries
+		}
+		prev.entries = merged
+	}
+	ks.spill = slices.Delete(ks.spill, i, i+1)
+	g.entries = nil
+	if unused != nil && ks.spare == nil {
+		clear(unused)
+		g.entries = unused
+		ks.spare = g
+	}
+}
+
+// mergeGens combines an older and a newer generation (oldest old, newest
+// new per resource) into whichever map is larger, and returns it and
+// whether it is the newer one.
+func mergeGens(older, newer map[resource.ID]spillEntry) (map[resource.ID]spillEntry, bool) {
+	if len(older) >= len(newer) {
+		for id, n := range newer {
+			keep := true
+			if o, ok := older[id]; ok {
+				n, keep = combineEntries(o, n)
+			}
+			if keep {
+				older[id] = n
+			} else {
+				delete(older, id)
+			}
+		}
+		return older, false
+	}
+	for id, o := range older {
+		n, ok := newer[id]
+		if !ok {
+			newer[id] = o
+			continue
+		}
+		if n, ok = combineEntries(o, n); ok {
+			newer[id] = n
+		} else {
+			delete(newer, id)
+		}
+	}
+	return newer, true
+}

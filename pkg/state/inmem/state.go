@@ -1,0 +1,328 @@
+package inmem
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// NewState returns an empty in-memory state that serves every namespace.
+// It starts no goroutine; each watch runs one goroutine until its context
+// is canceled.
+func NewState(opts ...Option) state.State {
+	return state.WrapCore(newCore(opts...))
+}
+
+// core implements [state.CoreState]. Each kind (namespace and type) has its
+// own [kindStore] with its own lock, so writers of one kind never wait for
+// another kind.
+type core struct {
+	// kinds maps a kind to its store. The map is never modified once
+	// published: adding a kind publishes a new map (under kindsMu), so the
+	// hot path reads it with one atomic load and no lock.
+	kinds atomic.Pointer[map[kindKey]*kindStore]
+
+	kindsMu    sync.Mutex // serializes adding kinds; guards nextKindID
+	nextKindID uint64
+
+	// recent caches kind stores by a cheap hash of the kind, sparing the
+	// hot path the full map lookup (hashing both strings). A slot is
+	// written only on a miss, so kinds in steady use are read, never
+	// written, and different kinds rarely share a cache line.
+	recent [kindCacheSlots]atomic.Pointer[kindStore]
+
+	clock      *clock
+	stateID    uint64 // identifies this state in bookmarks
+	historyCap int
+}
+
+var _ state.CoreState = (*core)(nil)
+
+// kindKey is the map key of a kind.
+type kindKey struct {
+	ns  resource.Namespace
+	typ resource.Type
+}
+
+func newCore(opts ...Option) *core {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c := &core{clock: newClock(), stateID: rand.Uint64(), historyCap: o.historyCapacity}
+	empty := map[kindKey]*kindStore{}
+	c.kinds.Store(&empty)
+	return c
+}
+
+// kindCacheSlots is the size of the kind cache (a power of two).
+const kindCacheSlots = 64
+
+// kindSlot returns the cache slot of a kind: a hash of a few bytes,
+// cheap to compute; the cached store is checked against the kind anyway.
+func kindSlot(ns resource.Namespace, typ resource.Type) int {
+	h := uint(len(typ))*131 + uint(len(ns))*29
+	if len(typ) > 0 {
+		h += uint(typ[0])*7 + uint(typ[len(typ)/2])*3 + uint(typ[len(typ)-1])
+	}
+	if len(ns) > 0 {
+		h += uint(ns[0])*17 + uint(ns[len(ns)-1])*5
+	}
+	return int(h % kindCacheSlots)
+}
+
+// lookup returns the store of a kind, or nil when nothing of that kind was
+// ever written or watched.
+func (c *core) lookup(ns resource.Namespace, typ resource.Type) *kindStore {
+	slot := &c.recent[kindSlot(ns, typ)]
+	if ks := slot.Load(); ks != nil && ks.typ == typ && ks.ns == ns {
+		return ks
+	}
+	ks := (*c.kinds.Load())[kindKey{ns, typ}]
+	if ks != nil {
+		slot.Store(ks)
+	}
+	return ks
+}
+
+// store returns the store of a kind, creating it when needed.
+func (c *core) store(ns resource.Namespace, typ resource.Type) *kindStore {
+	if ks := c.lookup(ns, typ); ks != nil {
+		return ks
+	}
+	c.kindsMu.Lock()
+	defer c.kindsMu.Unlock()
+	old := *c.kinds.Load()
+	key := kindKey{ns, typ}
+	if ks := old[key]; ks != nil {
+		return ks
+	}
+	c.nextKindID++
+	ks := newKindStore(resource.NewKind(ns, typ), c.stateID, c.nextKindID, c.historyCap)
+	m := make(map[kindKey]*kindStore, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	m[key] = ks
+	c.kinds.Store(&m)
+	return ks
+}
+
+// applyOptions applies opts to defaults. Options receive a pointer, which
+// makes it escape: the copy they work on is made only when there are
+// options, so calls without options allocate nothing.
+func applyOptions[O any, F ~func(*O)](defaults O, opts []F) O {
+	if len(opts) == 0 {
+		return defaults
+	}
+	o := new(O)
+	*o = defaults
+	for _, opt := range opts {
+		opt(o)
+	}
+	return *o
+}
+
+// Get implements [state.CoreState].
+func (c *core) Get(_ context.Context, ptr resource.Pointer, _ ...state.GetOption) (resource.Resource, error) {
+	ns, typ, id, err := identity(ptr)
+	if err != nil {
+		return nil, err
+	}
+	if ks := c.lookup(ns, typ); ks != nil {
+		ks.mu.Lock()
+		r := ks.items[id]
+		ks.mu.Unlock()
+		if r != nil {
+			return r.DeepCopy(), nil
+		}
+	}
+	return nil, state.NewNotFoundError(resource.PointerOf(ptr), "not found")
+}
+
+// List implements [state.CoreState]: the matching resources, sorted by ID.
+func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
+	if err := checkKind(kind); err != nil {
+		return resource.List{}, err
+	}
+	o := applyOptions(state.ListOptions{}, opts)
+	ks := c.lookup(kind.Namespace(), kind.Type())
+	if ks == nil {
+		return resource.List{}, nil
+	}
+	snap := ks.snapshot(nil)
+	filtered := len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil
+	items := make([]resource.Resource, 0, len(snap))
+	for _, r := range snap {
+		if filtered && !matches(r, o.LabelQuery, o.IDQuery) {
+			continue
+		}
+		items = append(items, r.DeepCopy())
+	}
+	return resource.List{Items: items}, nil
+}
+
+// matches reports whether r satisfies both queries.
+func matches(r resource.Resource, lq resource.LabelQuery, iq resource.IDQuery) bool {
+	md := r.Metadata()
+	return lq.Matches(*md.Labels()) && iq.Matches(md.ID())
+}
+
+// Create implements [state.CoreState] (rule S1).
+func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.CreateOption) error {
+	md, err := checkResource(r)
+	if err != nil {
+		return err
+	}
+	o := applyOptions(state.CreateOptions{}, opts)
+	stored, smd, err := copyOf(r, md)
+	if err != nil {
+		return err
+	}
+	now := c.clock.now()
+	ver := resource.VersionUndefined.Next()
+	smd.SetVersion(ver)
+	smd.SetPhase(resource.PhaseRunning)
+	_ = smd.SetOwner("") // clearing never fails
+	_ = smd.SetOwner(o.Owner)
+	smd.SetCreated(now)
+	smd.SetUpdated(now)
+	id := smd.ID()
+
+	ks := c.store(smd.Namespace(), smd.Type())
+	ks.mu.Lock()
+	if _, exists := ks.items[id]; exists {
+		ks.mu.Unlock()
+		return state.NewConflictError(resource.PointerOf(md), "already exists")
+	}
+	ks.items[id] = stored
+	ks.sorted = nil
+	ks.count.Add(1)
+	wake := ks.appendLocked(id, nil, stored)
+	ks.mu.Unlock()
+	wakeUp(wake)
+
+	md.SetVersion(ver)
+	md.SetCreated(now)
+	md.SetUpdated(now)
+	return nil
+}
+
+// Update implements [state.CoreState] (rule S2).
+func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.UpdateOption) error {
+	md, err := checkResource(r)
+	if err != nil {
+		return err
+	}
+	o := applyOptions(state.UpdateOptions{ExpectedPhase: &phaseRunning}, opts)
+	id := md.ID()
+	ks := c.lookup(md.Namespace(), md.Type())
+	if ks == nil {
+		return state.NewNotFoundError(resource.PointerOf(md), "not found")
+	}
+	stored, smd, err := copyOf(r, md)
+	if err != nil {
+		return err
+	}
+	now := c.clock.now()
+
+	ks.mu.Lock()
+	cur := ks.items[id]
+	if err := checkUpdate(md, cur, o); err != nil {
+		ks.mu.Unlock()
+		return err
+	}
+	cmd := cur.Metadata()
+	ver := cmd.Version().Next()
+	created := cmd.Created()
+	smd.SetVersion(ver)
+	_ = smd.SetOwner("") // clearing never fails
+	_ = smd.SetOwner(cmd.Owner())
+	smd.SetCreated(created)
+	smd.SetUpdated(now)
+	ks.items[id] = stored
+	wake := ks.appendLocked(id, cur, stored)
+	ks.mu.Unlock()
+	wakeUp(wake)
+
+	md.SetVersion(ver)
+	md.SetCreated(created)
+	md.SetUpdated(now)
+	return nil
+}
+
+// copyOf returns the copy of r to store and its metadata, or an invalid
+// error when r's DeepCopy returns no resource or one with another
+// identity.
+func copyOf(r resource.Resource, md *resource.Metadata) (resource.Resource, *resource.Metadata, error) {
+	c := r.DeepCopy()
+	if c == nil || c.Metadata() == nil {
+		return nil, nil, state.NewInvalidError(resource.PointerOf(md), "DeepCopy of %T returned no resource", r)
+	}
+	cmd := c.Metadata()
+	if cmd.ID() != md.ID() || cmd.Type() != md.Type() || cmd.Namespace() != md.Namespace() {
+		return nil, nil, state.NewInvalidError(resource.PointerOf(md), "DeepCopy of %T changed the identity to %s", r, resource.PointerString(cmd))
+	}
+	return c, cmd, nil
+}
+
+// phaseRunning is the default expected phase of Update; options copy the
+// pointer, never write through it.
+var phaseRunning = resource.PhaseRunning
+
+// checkUpdate reports why md may not replace cur (nil when absent).
+func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOptions) error {
+	if cur == nil {
+		return state.NewNotFoundError(resource.PointerOf(md), "not found")
+	}
+	cmd := cur.Metadata()
+	if !cmd.Version().Equal(md.Version()) {
+		return state.NewConflictError(resource.PointerOf(md), "version is %s, update is based on %s", cmd.Version(), md.Version())
+	}
+	if cmd.Owner() != o.Owner {
+		return state.NewOwnerConflictError(resource.PointerOf(md), "owner is %q, not %q", cmd.Owner(), o.Owner)
+	}
+	if o.ExpectedPhase != nil && cmd.Phase() != *o.ExpectedPhase {
+		return state.NewPhaseConflictError(resource.PointerOf(md), "phase is %s, expected %s", cmd.Phase(), *o.ExpectedPhase)
+	}
+	return nil
+}
+
+// Destroy implements [state.CoreState] (rule S3).
+func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
+	ns, typ, id, err := identity(ptr)
+	if err != nil {
+		return err
+	}
+	o := applyOptions(state.DestroyOptions{}, opts)
+	ks := c.lookup(ns, typ)
+	if ks == nil {
+		return state.NewNotFoundError(resource.PointerOf(ptr), "not found")
+	}
+	ks.mu.Lock()
+	cur := ks.items[id]
+	switch {
+	case cur == nil:
+		err = state.NewNotFoundError(resource.PointerOf(ptr), "not found")
+	case cur.Metadata().Owner() != o.Owner:
+		err = state.NewOwnerConflictError(resource.PointerOf(ptr), "owner is %q, not %q", cur.Metadata().Owner(), o.Owner)
+	case !cur.Metadata().Finalizers().Empty():
+		err = state.NewPendingFinalizersError(resource.PointerOf(ptr), "finalizers pending: %v", slices.Clone(*cur.Metadata().Finalizers()))
+	}
+	if err != nil {
+		ks.mu.Unlock()
+		return err
+	}
+	delete(ks.items, id)
+	ks.sorted = nil
+	ks.count.Add(-1)
+	wake := ks.appendLocked(id, cur, nil)
+	ks.mu.Unlock()
+	wakeUp(wake)
+	return nil
+}
