@@ -286,3 +286,31 @@ func (s *StateSuite) TestS12a_ListSortedAndFiltered() {
 	s.Require().Len(list.Items, 1)
 	s.Equal("other-type", list.Items[0].Metadata().ID())
 }
+
+// TestS2_UpdateBasedOnAnEarlierIncarnation: an update based on a resource
+// that was destroyed and created again since it was read is a conflict,
+// although both incarnations share a version number; the new incarnation
+// is left as it is. (Versions restart at 1 on every Create, so the check
+// is on the creation time, which the state writes back on Create and
+// returns on every read.)
+func (s *StateSuite) TestS2_UpdateBasedOnAnEarlierIncarnation() {
+	s.create("a", 1)
+	stale := s.get("a")
+	s.Require().NoError(s.State.Destroy(s.ctx, s.ptr("a")))
+	s.create("a", 2)
+	s.Equal(version(stale), version(s.get("a")), "both incarnations are at version 1")
+
+	stale.TypedSpec().Value = 3
+	err := s.State.Update(s.ctx, stale)
+	s.True(state.IsConflictError(err), "update of an earlier incarnation: %v", err)
+	got := s.get("a")
+	s.Equal(2, got.TypedSpec().Value, "the new incarnation is untouched")
+	s.Equal(uint64(1), version(got))
+
+	_, err = s.State.UpdateWithConflicts(s.ctx, s.ptr("a"), func(r resource.Resource) error {
+		r.(*IntResource).TypedSpec().Value = 4
+		return nil
+	})
+	s.Require().NoError(err, "a read-modify-write of the current incarnation works")
+	s.Equal(4, s.get("a").TypedSpec().Value)
+}

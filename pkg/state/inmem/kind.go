@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 )
@@ -53,6 +54,11 @@ type kindStore struct {
 	sorted []resource.ID
 	// count is len(items), written under mu and read without it.
 	count atomic.Int64
+	// lastCreated is the creation time given to the newest resource of
+	// the kind. Creation times strictly increase within a kind, so that
+	// two incarnations of one ID never share one (see checkUpdate).
+	// Guarded by mu.
+	lastCreated time.Time
 
 	// ring is the history: seq s is at index (s-1)%cap, in chunks of
 	// ringChunk slots allocated as the history first grows (a kind with

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -190,8 +191,6 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	smd.SetPhase(resource.PhaseRunning)
 	_ = smd.SetOwner("") // clearing never fails
 	_ = smd.SetOwner(o.Owner)
-	smd.SetCreated(now)
-	smd.SetUpdated(now)
 	id := smd.ID()
 
 	ks := c.store(smd.Namespace(), smd.Type())
@@ -200,6 +199,12 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 		ks.mu.Unlock()
 		return state.NewConflictError(resource.PointerOf(md), "already exists")
 	}
+	if !now.After(ks.lastCreated) {
+		now = ks.lastCreated.Add(time.Nanosecond)
+	}
+	ks.lastCreated = now
+	smd.SetCreated(now)
+	smd.SetUpdated(now)
 	ks.items[id] = stored
 	ks.sorted = nil
 	ks.count.Add(1)
@@ -283,6 +288,15 @@ func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOpt
 	cmd := cur.Metadata()
 	if !cmd.Version().Equal(md.Version()) {
 		return state.NewConflictError(resource.PointerOf(md), "version is %s, update is based on %s", cmd.Version(), md.Version())
+	}
+	// A version alone does not tell incarnations apart (each starts at 1):
+	// an update based on a resource that was destroyed and created again
+	// since it was read would silently overwrite the new one. Creation
+	// times are unique per kind, so a caller's non-zero creation time
+	// that differs from the stored one is a conflict.
+	if created := md.Created(); !created.IsZero() && !created.Equal(cmd.Created()) {
+		return state.NewConflictError(resource.PointerOf(md), "update is based on an earlier incarnation (created %s; the stored one was created %s)",
+			created.Format(time.RFC3339Nano), cmd.Created().Format(time.RFC3339Nano))
 	}
 	if cmd.Owner() != o.Owner {
 		return state.NewOwnerConflictError(resource.PointerOf(md), "owner is %q, not %q", cmd.Owner(), o.Owner)
