@@ -1,0 +1,252 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic"
+	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Settings configures a cleanup [Controller]. Exactly one of
+// DependentsQuery and ListDependents must be set.
+type Settings[I, D generic.ResourceWithDefinition] struct {
+	// Name is the controller's name and the name of its finalizer.
+	Name string
+	// DependentsQuery returns the label query that selects the dependents
+	// of an input among the resources of type D.
+	DependentsQuery func(in I) []resource.LabelQueryOption
+	// ListDependents returns the dependents of an input that still exist.
+	// It may read the input and dependent types through the Reader.
+	ListDependents func(ctx context.Context, r controller.Reader, logger *zap.Logger, in I) ([]D, error)
+}
+
+// Action is what the controller does to the dependents of a tearing-down
+// input.
+type Action int
+
+const (
+	// ActionWait waits for the dependents to go (the default).
+	ActionWait Action = iota
+	// ActionTeardown tears the dependents down and waits for them to go.
+	ActionTeardown
+	// ActionDestroy tears the dependents down and destroys those without
+	// finalizers, waiting for the others.
+	ActionDestroy
+)
+
+// Option configures a cleanup [Controller].
+type Option func(*Options)
+
+// Options are the options of a cleanup [Controller].
+type Options struct {
+	action Action
+}
+
+// WithDependentAction sets what the controller does to the dependents of a
+// tearing-down input (default [ActionWait]).
+func WithDependentAction(a Action) Option {
+	return func(o *Options) { o.action = a }
+}
+
+// Controller is a cleanup controller; it implements controller.Controller.
+type Controller[I, D generic.ResourceWithDefinition] struct {
+	settings  Settings[I, D]
+	configErr error
+	inKind    resource.Kind
+	depKind   resource.Kind
+	opts      Options
+}
+
+// NewController returns a cleanup controller. It never fails: a
+// misconfiguration makes its Run fail with an error of the invalid class.
+func NewController[I, D generic.ResourceWithDefinition](settings Settings[I, D], opts ...Option) *Controller[I, D] {
+	c := &Controller[I, D]{settings: settings}
+	for _, opt := range opts {
+		opt(&c.opts)
+	}
+	inDef, inErr := xform.DefinitionOf[I]()
+	depDef, depErr := xform.DefinitionOf[D]()
+	c.inKind, c.depKind = xform.KindOf(inDef), xform.KindOf(depDef)
+	var problem error
+	switch {
+	case settings.Name == "":
+		problem = errors.New("empty Name")
+	case inErr != nil:
+		problem = fmt.Errorf("input type: %w", inErr)
+	case depErr != nil:
+		problem = fmt.Errorf("dependent type: %w", depErr)
+	case (settings.DependentsQuery == nil) == (settings.ListDependents == nil):
+		problem = errors.New("exactly one of DependentsQuery and ListDependents must be set")
+	case c.inKind.Type() == c.depKind.Type():
+		problem = fmt.Errorf("input and dependents have the same type %q", c.inKind.Type())
+	case c.opts.action < ActionWait || c.opts.action > ActionDestroy:
+		problem = fmt.Errorf("unknown dependent action %d", c.opts.action)
+	}
+	if problem != nil {
+		c.configErr = state.NewInvalidError(nil, "cleanup controller %q: %w", settings.Name, problem)
+	}
+	return c
+}
+
+// Name returns Settings.Name.
+func (c *Controller[I, D]) Name() string { return c.settings.Name }
+
+// Inputs returns the input type as a strong input and the dependent type
+// as a weak one.
+func (c *Controller[I, D]) Inputs() []controller.Input {
+	return []controller.Input{
+		{Namespace: c.inKind.Namespace(), Type: c.inKind.Type(), Kind: controller.InputStrong},
+		{Namespace: c.depKind.Namespace(), Type: c.depKind.Type(), Kind: controller.InputWeak},
+	}
+}
+
+// Outputs returns the dependent type as a shared output when the
+// controller acts on dependents, and nothing otherwise.
+func (c *Controller[I, D]) Outputs() []controller.Output {
+	if c.opts.action == ActionWait {
+		return nil
+	}
+	return []controller.Output{{Type: c.depKind.Type(), Kind: controller.OutputShared}}
+}
+
+// Run reconciles on every event until ctx is canceled; see the package
+// documentation.
+func (c *Controller[I, D]) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
+	if c.configErr != nil {
+		return c.configErr
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.EventCh():
+		}
+		if err := c.reconcile(ctx, r, logger); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		r.ResetRestartBackoff()
+	}
+}
+
+func (c *Controller[I, D]) reconcile(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
+	list, err := r.List(ctx, c.inKind)
+	if err != nil {
+		return fmt.Errorf("cleanup %q: list inputs %s: %w", c.settings.Name, resource.KindString(c.inKind), err)
+	}
+	var errs []error
+	for _, item := range list.Items {
+		if err := c.input(ctx, r, logger, item); err != nil {
+			errs = append(errs, fmt.Errorf("input %s: %w", resource.PointerString(item.Metadata()), err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("cleanup %q: %w", c.settings.Name, errors.Join(errs...))
+	}
+	return nil
+}
+
+// input holds the finalizer on a running input, and releases it from a
+// tearing-down one whose dependents are gone.
+func (c *Controller[I, D]) input(ctx context.Context, r controller.Runtime, logger *zap.Logger, item resource.Resource) error {
+	in, err := xform.As[I](item)
+	if err != nil {
+		return err
+	}
+	md := in.Metadata()
+	fin := c.settings.Name
+	if md.Phase() == resource.PhaseRunning {
+		if md.Finalizers().Has(fin) {
+			return nil
+		}
+		return r.AddFinalizer(ctx, md, fin)
+	}
+	if !md.Finalizers().Has(fin) {
+		return nil
+	}
+	deps, err := c.dependents(ctx, r, logger, in)
+	if err != nil {
+		return err
+	}
+	if len(deps) == 0 {
+		return r.RemoveFinalizer(ctx, md, fin)
+	}
+	if c.opts.action == ActionWait {
+		return nil
+	}
+	var errs []error
+	for _, dep := range deps {
+		if err := c.act(ctx, r, dep.Metadata()); err != nil {
+			errs = append(errs, fmt.Errorf("dependent %s: %w", resource.PointerString(dep.Metadata()), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// dependents returns the dependents of in that still exist.
+func (c *Controller[I, D]) dependents(ctx context.Context, r controller.Reader, logger *zap.Logger, in I) ([]D, error) {
+	md := in.Metadata()
+	if f := c.settings.ListDependents; f != nil {
+		var deps []D
+		err := xform.Call(logger, "ListDependents", md, func() error {
+			var err error
+			deps, err = f(ctx, r, logger, in)
+			return err
+		})
+		return deps, err
+	}
+	query, err := xform.CallValue(logger, "DependentsQuery", md, func() []resource.LabelQueryOption { return c.settings.DependentsQuery(in) })
+	if err != nil {
+		return nil, err
+	}
+	list, err := r.List(ctx, c.depKind, state.WithLabelQuery(query...))
+	if err != nil {
+		return nil, err
+	}
+	deps := make([]D, 0, len(list.Items))
+	for _, item := range list.Items {
+		d, err := xform.As[D](item)
+		if err != nil {
+			return nil, err
+		}
+		deps = append(deps, d)
+	}
+	return deps, nil
+}
+
+// act tears a dependent down, and destroys it with ActionDestroy when it
+// has no finalizers, acting for its owner.
+func (c *Controller[I, D]) act(ctx context.Context, w controller.Writer, md *resource.Metadata) error {
+	owner := controller.WithOwner(md.Owner())
+	ready := md.Finalizers().Empty()
+	if md.Phase() == resource.PhaseRunning {
+		var err error
+		if ready, err = w.Teardown(ctx, md, owner); err != nil {
+			return ignoreNotFound(err)
+		}
+	}
+	if c.opts.action != ActionDestroy || !ready {
+		return nil
+	}
+	err := w.Destroy(ctx, md, owner)
+	if state.IsPendingFinalizersError(err) {
+		return nil // a finalizer was added: the next change brings us back
+	}
+	return ignoreNotFound(err)
+}
+
+func ignoreNotFound(err error) error {
+	if state.IsNotFoundError(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,218 @@
+package cleanup_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic"
+	"github.com/resgraph/resgraph/pkg/generic/cleanup"
+	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+type (
+	A = gentest.A
+	C = gentest.C
+)
+
+func ptrA(id string) resource.Pointer { return gentest.Ptr[gentest.ADef](id) }
+func ptrC(id string) resource.Pointer { return gentest.Ptr[gentest.CDef](id) }
+
+// dependent returns a C that depends on the A named owner by the label
+// "owner".
+func dependent(id, owner string) *C {
+	c := gentest.New[gentest.CDef](id, 0)
+	c.Metadata().Labels().Set("owner", owner)
+	return c
+}
+
+func byLabel(a *A) []resource.LabelQueryOption {
+	return []resource.LabelQueryOption{resource.LabelEqual("owner", a.Metadata().ID())}
+}
+
+func byPrefix(ctx context.Context, r controller.Reader, _ *zap.Logger, a *A) ([]*C, error) {
+	list, err := safe.ReaderListAll[*C](ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var deps []*C
+	for c := range list.All() {
+		if strings.HasPrefix(c.Metadata().ID(), a.Metadata().ID()+"-") {
+			deps = append(deps, c)
+		}
+	}
+	return deps, nil
+}
+
+func hasFinalizer(fin string) func(*resource.Metadata) bool {
+	return func(md *resource.Metadata) bool { return md.Finalizers().Has(fin) }
+}
+
+func TestCL1_TheFinalizerIsReleasedOnceTheDependentsAreGone(t *testing.T) {
+	for name, settings := range map[string]cleanup.Settings[*A, *C]{
+		"query":  {Name: "cleanup", DependentsQuery: byLabel},
+		"lister": {Name: "cleanup", ListDependents: byPrefix},
+	} {
+		t.Run(name, func(t *testing.T) {
+			st := inmem.NewState()
+			ctx := context.Background()
+			gentest.Create(t, st, gentest.New[gentest.ADef]("a1", 0), gentest.New[gentest.ADef]("a2", 0),
+				dependent("a1-x", "a1"), dependent("a1-y", "a1"), dependent("a2-x", "a2"))
+			gentest.Start(t, st, nil, cleanup.NewController(settings))
+			gentest.AwaitMD(t, st, ptrA("a1"), hasFinalizer("cleanup"))
+			gentest.AwaitMD(t, st, ptrA("a2"), hasFinalizer("cleanup"))
+
+			_, err := st.Teardown(ctx, ptrA("a1"))
+			require.NoError(t, err)
+			require.NoError(t, st.Destroy(ctx, ptrC("a1-x")))
+			require.NoError(t, st.Destroy(ctx, ptrC("a2-x"))) // another input's dependent
+			// a1 waits for a1-y: a2 (running) keeps its finalizer whatever.
+			gentest.AwaitMD(t, st, ptrA("a2"), hasFinalizer("cleanup"))
+			a1, err := st.Get(ctx, ptrA("a1"))
+			require.NoError(t, err)
+			assert.True(t, a1.Metadata().Finalizers().Has("cleanup"), "the finalizer stays while a dependent exists")
+
+			require.NoError(t, st.Destroy(ctx, ptrC("a1-y")))
+			gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+		})
+	}
+}
+
+func TestCL2_DependentsCanBeTornDownOrDestroyed(t *testing.T) {
+	for _, action := range []cleanup.Action{cleanup.ActionTeardown, cleanup.ActionDestroy} {
+		t.Run(map[cleanup.Action]string{cleanup.ActionTeardown: "teardown", cleanup.ActionDestroy: "destroy"}[action], func(t *testing.T) {
+			st := inmem.NewState()
+			ctx := context.Background()
+			held := dependent("held", "a1")
+			held.Metadata().Finalizers().Add("hold")
+			gentest.Create(t, st, gentest.New[gentest.ADef]("a1", 0), dependent("free", "a1"), held, dependent("other", "a2"))
+			require.NoError(t, st.Create(ctx, dependent("owned", "a1"), state.WithCreateOwner("someone")))
+			gentest.Start(t, st, nil, cleanup.NewController(cleanup.Settings[*A, *C]{Name: "cleanup", DependentsQuery: byLabel},
+				cleanup.WithDependentAction(action)))
+			gentest.AwaitMD(t, st, ptrA("a1"), hasFinalizer("cleanup"))
+
+			_, err := st.Teardown(ctx, ptrA("a1"))
+			require.NoError(t, err)
+			// With ActionDestroy, dependents without finalizers may be gone
+			// already; the held one is tearing down in both cases.
+			gentest.AwaitMD(t, st, ptrC("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+			if action == cleanup.ActionTeardown {
+				for _, id := range []string{"free", "owned"} {
+					gentest.AwaitMD(t, st, ptrC(id), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+				}
+			}
+			other, err := st.Get(ctx, ptrC("other"))
+			require.NoError(t, err)
+			assert.Equal(t, resource.PhaseRunning, other.Metadata().Phase(), "dependents of other inputs are left alone")
+
+			if action == cleanup.ActionDestroy {
+				gentest.AwaitGone(t, st, ptrC("free"))
+				gentest.AwaitGone(t, st, ptrC("owned"))
+				require.NoError(t, st.RemoveFinalizer(ctx, ptrC("held"), "hold"))
+				gentest.AwaitGone(t, st, ptrC("held"))
+			} else {
+				require.NoError(t, st.RemoveFinalizer(ctx, ptrC("held"), "hold"))
+				for _, id := range []string{"free", "held"} {
+					require.NoError(t, st.Destroy(ctx, ptrC(id)))
+				}
+				require.NoError(t, st.Destroy(ctx, ptrC("owned"), state.WithDestroyOwner("someone")))
+			}
+			gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		})
+	}
+}
+
+// recorder passes on the errors Run returns.
+type recorder struct {
+	controller.Controller
+	errs chan error
+}
+
+func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.Logger) error {
+	err := r.Controller.Run(ctx, rt, logger)
+	if err != nil {
+		select {
+		case r.errs <- err:
+		default:
+		}
+	}
+	return err
+}
+
+func TestCL3_AFailingListerFailsOnlyItsInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		ctx := context.Background()
+		ctrl := &recorder{errs: make(chan error, 16), Controller: cleanup.NewController(cleanup.Settings[*A, *C]{
+			Name: "cleanup",
+			ListDependents: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A) ([]*C, error) {
+				switch a.Metadata().ID() {
+				case "fails":
+					return nil, errors.New("lister failed")
+				case "panics":
+					panic("lister panicked")
+				}
+				return byPrefix(ctx, r, l, a)
+			},
+		})}
+		gentest.Create(t, st, gentest.New[gentest.ADef]("fails", 0), gentest.New[gentest.ADef]("panics", 0), gentest.New[gentest.ADef]("ok", 0))
+		gentest.Start(t, st, nil, ctrl)
+		for _, id := range []string{"fails", "panics", "ok"} {
+			gentest.AwaitMD(t, st, ptrA(id), hasFinalizer("cleanup"))
+			_, err := st.Teardown(ctx, ptrA(id))
+			require.NoError(t, err)
+		}
+		gentest.AwaitMD(t, st, ptrA("ok"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		// A pass that saw both inputs tearing down fails for both.
+		var err error
+		var pe *generic.PanicError
+		timeout := time.After(gentest.DefaultTimeout)
+		for err == nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), "lister failed") {
+			select {
+			case err = <-ctrl.errs:
+			case <-timeout:
+				t.Fatalf("Run did not fail for both inputs; last error: %v", err)
+			}
+		}
+		assert.ErrorContains(t, err, "lister failed")
+		assert.ErrorContains(t, err, resource.PointerString(ptrA("fails")))
+		assert.Equal(t, ptrA("panics"), pe.Resource)
+	})
+}
+
+func TestCL4_MisconfigurationFailsRun(t *testing.T) {
+	for name, c := range map[string]controller.Controller{
+		"no dependents": cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x"}),
+		"both ways":     cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel, ListDependents: byPrefix}),
+		"no name":       cleanup.NewController(cleanup.Settings[*A, *C]{DependentsQuery: byLabel}),
+		"same type":     cleanup.NewController(cleanup.Settings[*A, *A]{Name: "x", DependentsQuery: byLabel}),
+		"bad action":    cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel}, cleanup.WithDependentAction(7)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := c.Run(context.Background(), nil, zap.NewNop())
+			assert.True(t, state.IsInvalidError(err), "got %v", err)
+		})
+	}
+}
+
+func TestCL5_DeclarationsFollowTheAction(t *testing.T) {
+	wait := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel})
+	assert.Empty(t, wait.Outputs(), "waiting writes nothing")
+	kindC := gentest.Kind[gentest.CDef]()
+	assert.Contains(t, wait.Inputs(), controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputWeak})
+	act := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel}, cleanup.WithDependentAction(cleanup.ActionDestroy))
+	assert.Equal(t, []controller.Output{{Type: kindC.Type(), Kind: controller.OutputShared}}, act.Outputs())
+}

@@ -1,0 +1,26 @@
+// Package cleanup provides a generic Controller that keeps an input from
+// being destroyed while resources that depend on it still exist.
+//
+// The controller puts a finalizer, named after itself, on every running
+// input of type I (in I's default namespace). When an input is tearing
+// down, the controller finds its dependents — resources of type D (in D's
+// default namespace) selected by a label query built from the input
+// ([Settings.DependentsQuery]), or returned by a user lister
+// ([Settings.ListDependents]) — and removes its finalizer from the input
+// once there are none left. Changes to the inputs and to the dependents
+// wake the controller up, so the finalizer goes as soon as the last
+// dependent does.
+//
+// By default the controller only waits for the dependents to go. With
+// [WithDependentAction] it tears them down ([ActionTeardown]), or tears them
+// down and destroys those without finalizers ([ActionDestroy]), acting for
+// each dependent's current owner. Acting on dependents requires writing
+// them: the controller then declares D as a shared output, so D must be
+// written by users (no owner) or by controllers that declare it shared as
+// well; the engine refuses to register it next to an exclusive owner of D.
+//
+// A failure for one input (a lister error or panic, a refused write) does
+// not stop the others; Run returns the joined failures after the pass, so
+// that the engine restarts it with backoff. A misconfiguration makes Run
+// fail at once with an error of the invalid class.
+package cleanup

@@ -1,0 +1,188 @@
+package destroy_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/siderolabs/gen/optional"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic/destroy"
+	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+var (
+	kindA = gentest.Kind[gentest.ADef]()
+	kindC = gentest.Kind[gentest.CDef]()
+)
+
+func ptrA(id string) resource.Pointer { return gentest.Ptr[gentest.ADef](id) }
+func ptrC(id string) resource.Pointer { return gentest.Ptr[gentest.CDef](id) }
+
+// sync brings the output C of an input A up to date when A is running,
+// and tears it down (never destroying it) otherwise.
+func sync(ctx context.Context, rw controller.ReaderWriter, id resource.ID) error {
+	a, err := safe.ReaderGet[*gentest.A](ctx, rw, ptrA(id))
+	if err == nil && a.Metadata().Phase() == resource.PhaseRunning {
+		return safe.WriterModify(ctx, rw, gentest.New[gentest.CDef](id, 0), func(c *gentest.C) error {
+			c.TypedSpec().N = a.TypedSpec().N
+			return nil
+		})
+	}
+	if err != nil && !state.IsNotFoundError(err) {
+		return err
+	}
+	if _, err := rw.Teardown(ctx, ptrC(id)); err != nil && !state.IsNotFoundError(err) {
+		return err
+	}
+	return nil
+}
+
+// tearer is a Controller that tears its outputs down but never destroys
+// them.
+type tearer struct{}
+
+func (tearer) Name() string { return "tearer" }
+func (tearer) Inputs() []controller.Input {
+	return []controller.Input{{Namespace: kindA.Namespace(), Type: kindA.Type(), Kind: controller.InputWeak}}
+}
+func (tearer) Outputs() []controller.Output { return []controller.Output{{Type: kindC.Type()}} }
+func (tearer) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.EventCh():
+		}
+		outs, err := r.List(ctx, kindC)
+		if err != nil {
+			return err
+		}
+		ins, err := r.List(ctx, kindA)
+		if err != nil {
+			return err
+		}
+		ids := map[resource.ID]struct{}{}
+		for _, l := range []resource.List{outs, ins} {
+			for _, x := range l.Items {
+				if owner := x.Metadata().Owner(); x.Metadata().Type() == kindA.Type() || owner == "tearer" {
+					ids[x.Metadata().ID()] = struct{}{}
+				}
+			}
+		}
+		for id := range ids {
+			if err := sync(ctx, r, id); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// qtearer is tearer as a QController.
+type qtearer struct{}
+
+func (qtearer) Name() string { return "qtearer" }
+func (qtearer) Settings() controller.QSettings {
+	return controller.QSettings{
+		Inputs:  []controller.Input{{Namespace: kindA.Namespace(), Type: kindA.Type(), Kind: controller.InputQPrimary}},
+		Outputs: []controller.Output{{Type: kindC.Type()}},
+	}
+}
+func (qtearer) Reconcile(ctx context.Context, _ *zap.Logger, r controller.QRuntime, ptr resource.Pointer) error {
+	return sync(ctx, r, ptr.ID())
+}
+func (qtearer) MapInput(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) ([]resource.Pointer, error) {
+	return nil, nil
+}
+
+func TestD1_WrappedControllersDestroyTheirReadyOutputs(t *testing.T) {
+	wrapped, err := destroy.Wrap(tearer{}, kindC)
+	require.NoError(t, err)
+	qwrapped, err := destroy.WrapQ(qtearer{}, kindC)
+	require.NoError(t, err)
+	for name, ctrl := range map[string]any{"controller": wrapped, "qcontroller": qwrapped} {
+		t.Run(name, func(t *testing.T) {
+			st := inmem.NewState()
+			ctx := context.Background()
+			gentest.Create(t, st, gentest.New[gentest.ADef]("a1", 1), gentest.New[gentest.ADef]("a2", 2))
+			gentest.Start(t, st, nil, ctrl)
+			gentest.AwaitN[*gentest.C](t, st, ptrC("a1"), 1)
+			gentest.AwaitN[*gentest.C](t, st, ptrC("a2"), 2)
+			require.NoError(t, st.AddFinalizer(ctx, ptrC("a1"), "hold"))
+
+			_, err := st.Teardown(ctx, ptrA("a1"))
+			require.NoError(t, err)
+			_, err = st.Teardown(ctx, ptrA("a2"))
+			require.NoError(t, err)
+			gentest.AwaitGone(t, st, ptrC("a2"))
+			c1, err := st.Get(ctx, ptrC("a1"))
+			require.NoError(t, err, "an output with finalizers is not destroyed")
+			assert.Equal(t, resource.PhaseTearingDown, c1.Metadata().Phase())
+
+			require.NoError(t, st.RemoveFinalizer(ctx, ptrC("a1"), "hold"))
+			gentest.AwaitGone(t, st, ptrC("a1"))
+		})
+	}
+}
+
+func TestD2_OnlyOwnReadyOutputsAreDestroyed(t *testing.T) {
+	wrapped, err := destroy.Wrap(tearer{}, kindC)
+	require.NoError(t, err)
+	st := inmem.NewState()
+	ctx := context.Background()
+	// A tearing-down C of another owner, and a running C of the tearer.
+	foreign := gentest.New[gentest.CDef]("foreign", 0)
+	require.NoError(t, st.Create(ctx, foreign, state.WithCreateOwner("someone")))
+	_, err = st.Teardown(ctx, ptrC("foreign"), state.WithTeardownOwner("someone"))
+	require.NoError(t, err)
+	gentest.Create(t, st, gentest.New[gentest.ADef]("a1", 1), gentest.New[gentest.ADef]("gone", 1))
+	gentest.Start(t, st, nil, wrapped)
+	gentest.AwaitN[*gentest.C](t, st, ptrC("a1"), 1)
+	gentest.AwaitN[*gentest.C](t, st, ptrC("gone"), 1)
+
+	require.NoError(t, st.Destroy(ctx, ptrA("gone")))
+	gentest.AwaitGone(t, st, ptrC("gone"))
+	_, err = st.Get(ctx, ptrC("foreign"))
+	assert.NoError(t, err, "another owner's output is left alone")
+	c, err := st.Get(ctx, ptrC("a1"))
+	require.NoError(t, err)
+	assert.Equal(t, resource.PhaseRunning, c.Metadata().Phase(), "a running output is left alone")
+}
+
+func TestD3_WrapRefusesBadKinds(t *testing.T) {
+	kindB := gentest.Kind[gentest.BDef]()
+	for name, kinds := range map[string][]resource.Kind{
+		"no kinds":     nil,
+		"not output":   {kindB},
+		"an input":     {kindA},
+		"twice":        {kindC, kindC},
+		"empty fields": {resource.NewKind("", kindC.Type())},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := destroy.Wrap(tearer{}, kinds...)
+			assert.True(t, state.IsInvalidError(err), "got %v", err)
+			_, err = destroy.WrapQ(qtearer{}, kinds...)
+			assert.True(t, state.IsInvalidError(err), "got %v", err)
+		})
+	}
+}
+
+func TestD4_InputsDeclareDestroyReadiness(t *testing.T) {
+	assert.Equal(t, controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputDestroyReady}, destroy.Input(kindC))
+	assert.Equal(t, controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputQMappedDestroyReady}, destroy.QInput(kindC))
+	wrapped, err := destroy.Wrap(tearer{}, kindC)
+	require.NoError(t, err)
+	assert.Contains(t, wrapped.Inputs(), destroy.Input(kindC))
+	assert.Len(t, tearer{}.Inputs(), 1, "the inner controller's inputs are not changed")
+	qwrapped, err := destroy.WrapQ(qtearer{}, kindC)
+	require.NoError(t, err)
+	assert.Contains(t, qwrapped.Settings().Inputs, destroy.QInput(kindC))
+	assert.Equal(t, optional.None[uint](), qwrapped.Settings().Concurrency)
+}

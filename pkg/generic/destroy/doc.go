@@ -1,0 +1,19 @@
+// Package destroy destroys a controller's own outputs once they are
+// tearing down with no finalizers left.
+//
+// A controller that tears its outputs down (to let the controllers that
+// depend on them finish their own teardown first) has to destroy them once
+// their finalizers are gone. The engine tells it when that happens through
+// a destroy-ready input: controller.InputDestroyReady for a Controller,
+// controller.InputQMappedDestroyReady for a QController (rule C9), which
+// deliver only the controller's own outputs that are tearing down with no
+// finalizers. This package declares those inputs ([Input], [QInput]),
+// destroys what is ready ([Ready], [IfReady]), and wraps an existing
+// controller so that it does all of this without changing its code
+// ([Wrap], [WrapQ]).
+//
+// Only resources owned by the controller are destroyed; a resource that is
+// running, has finalizers, or belongs to someone else is left alone. A
+// finalizer added between the read and the destroy makes the destroy wait
+// for the next destroy-ready event.
+package destroy

@@ -1,0 +1,164 @@
+package destroy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// validate checks that kinds are outputs of the controller named name and
+// not already among its inputs.
+func validate(name string, inputs []controller.Input, outputs []controller.Output, kinds []resource.Kind) error {
+	if len(kinds) == 0 {
+		return state.NewInvalidError(nil, "destroy: controller %q: no kinds to destroy", name)
+	}
+	for i, k := range kinds {
+		if err := resource.ValidateKind(k); err != nil {
+			return state.NewInvalidError(nil, "destroy: controller %q: %w", name, err)
+		}
+		if !slices.ContainsFunc(outputs, func(o controller.Output) bool { return o.Type == k.Type() }) {
+			return state.NewInvalidError(nil, "destroy: controller %q: %s is not one of its outputs", name, resource.KindString(k))
+		}
+		if slices.ContainsFunc(inputs, func(in controller.Input) bool { return in.Namespace == k.Namespace() && in.Type == k.Type() }) {
+			return state.NewInvalidError(nil, "destroy: controller %q: %s is already one of its inputs", name, resource.KindString(k))
+		}
+		if slices.ContainsFunc(kinds[:i], func(o resource.Kind) bool { return resource.KindOf(o) == resource.KindOf(k) }) {
+			return state.NewInvalidError(nil, "destroy: controller %q: %s given twice", name, resource.KindString(k))
+		}
+	}
+	return nil
+}
+
+// Wrap returns a Controller that is inner plus the destruction of inner's
+// outputs of the kinds once they are tearing down with no finalizers: it
+// declares them as destroy-ready inputs, and on every event destroys the
+// ready ones (with [Ready]) before passing the event on to inner. Each kind
+// must be one of inner's outputs and not one of its inputs; otherwise Wrap
+// returns an error of the invalid class.
+func Wrap(inner controller.Controller, kinds ...resource.Kind) (controller.Controller, error) {
+	if err := validate(inner.Name(), inner.Inputs(), inner.Outputs(), kinds); err != nil {
+		return nil, err
+	}
+	return &wrapped{inner: inner, kinds: slices.Clone(kinds)}, nil
+}
+
+// wrapped is the Controller built by [Wrap].
+type wrapped struct {
+	inner controller.Controller
+	kinds []resource.Kind
+}
+
+func (w *wrapped) Name() string { return w.inner.Name() }
+
+func (w *wrapped) Inputs() []controller.Input {
+	inputs := slices.Clone(w.inner.Inputs())
+	for _, k := range w.kinds {
+		inputs = append(inputs, Input(k))
+	}
+	return inputs
+}
+
+func (w *wrapped) Outputs() []controller.Output { return w.inner.Outputs() }
+
+// Run runs inner with a runtime whose events pass through the destruction
+// of ready outputs. It returns after inner's Run and the forwarding
+// goroutine have both returned: inner's error first, else the forwarder's
+// (a failed destruction, which also stops inner).
+func (w *wrapped) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	proxy := &proxyRuntime{Runtime: r, events: make(chan controller.ReconcileEvent, 1)}
+	done := make(chan struct{})
+	var fwdErr error
+	go func() {
+		defer close(done)
+		if fwdErr = w.forward(ctx, r, proxy.events); fwdErr != nil {
+			cancel()
+		}
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	err := w.inner.Run(ctx, proxy, logger)
+	cancel()
+	<-done
+	if err != nil {
+		return err
+	}
+	return fwdErr
+}
+
+// forward destroys the ready outputs on every event of r, then passes the
+// event on (coalescing with one not yet taken).
+func (w *wrapped) forward(ctx context.Context, r controller.Runtime, events chan<- controller.ReconcileEvent) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.EventCh():
+		}
+		if _, err := Ready(ctx, r, w.inner.Name(), w.kinds...); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("destroy: controller %q: %w", w.inner.Name(), err)
+		}
+		select {
+		case events <- controller.ReconcileEvent{}:
+		default:
+		}
+	}
+}
+
+// proxyRuntime is the runtime inner sees: r with the forwarded events.
+type proxyRuntime struct {
+	controller.Runtime
+	events chan controller.ReconcileEvent
+}
+
+func (p *proxyRuntime) EventCh() <-chan controller.ReconcileEvent { return p.events }
+
+// WrapQ returns a QController that is inner plus the destruction of
+// inner's outputs of the kinds once they are tearing down with no
+// finalizers: it declares them as mapped destroy-ready inputs, and its
+// MapInput destroys such an output (with [IfReady]) and maps it to no item.
+// Each kind must be one of inner's outputs and not one of its inputs;
+// otherwise WrapQ returns an error of the invalid class.
+func WrapQ(inner controller.QController, kinds ...resource.Kind) (controller.QController, error) {
+	s := inner.Settings()
+	if err := validate(inner.Name(), s.Inputs, s.Outputs, kinds); err != nil {
+		return nil, err
+	}
+	return &wrappedQ{QController: inner, kinds: slices.Clone(kinds)}, nil
+}
+
+// wrappedQ is the QController built by [WrapQ].
+type wrappedQ struct {
+	controller.QController
+	kinds []resource.Kind
+}
+
+func (w *wrappedQ) Settings() controller.QSettings {
+	s := w.QController.Settings()
+	s.Inputs = slices.Clone(s.Inputs)
+	for _, k := range w.kinds {
+		s.Inputs = append(s.Inputs, QInput(k))
+	}
+	return s
+}
+
+func (w *wrappedQ) MapInput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
+	if slices.ContainsFunc(w.kinds, func(k resource.Kind) bool { return resource.KindOf(k) == resource.KindOf(ptr) }) {
+		if _, err := IfReady(ctx, r, w.Name(), ptr); err != nil {
+			return nil, fmt.Errorf("destroy: controller %q: %w", w.Name(), err)
+		}
+		return nil, nil
+	}
+	return w.QController.MapInput(ctx, logger, r, ptr)
+}

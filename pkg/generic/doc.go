@@ -1,0 +1,15 @@
+// Package generic holds what the generic controllers of resgraph share: the
+// [ResourceWithDefinition] constraint that lets them learn a resource type's
+// namespace and type from a type parameter, a [NamedController] helper, and
+// [PanicError], the error a recovered panic in user code becomes.
+//
+// The controllers themselves live in the subpackages:
+//
+//   - transform: a Controller mapping every resource of an input type to zero
+//     or one resource of an output type.
+//   - qtransform: the same contract as a QController, one input at a time.
+//   - cleanup: holds a finalizer on every input and releases it only once the
+//     input's dependent resources are gone.
+//   - destroy: destroys a controller's own outputs once they are tearing down
+//     with no finalizers left.
+package generic

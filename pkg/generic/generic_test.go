@@ -1,0 +1,34 @@
+package generic_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/resgraph/resgraph/pkg/generic"
+	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+var _ generic.ResourceWithDefinition = (*gentest.A)(nil)
+
+func TestGEN1_DefinitionWorksOnANilPointer(t *testing.T) {
+	var a *gentest.A
+	assert.Equal(t, "As.test.resgraph.dev", a.Definition().Type)
+}
+
+func TestGEN2_NamedControllerNamesTheController(t *testing.T) {
+	c := struct{ generic.NamedController }{generic.NamedController{ControllerName: "x"}}
+	assert.Equal(t, "x", c.Name())
+}
+
+func TestGEN3_PanicErrorNamesTheFunctionAndResource(t *testing.T) {
+	ptr := resource.NewPointer("ns", "T", "id")
+	cause := errors.New("cause")
+	err := &generic.PanicError{Func: "TransformFunc", Resource: ptr, Value: cause}
+	assert.Equal(t, "TransformFunc panicked for T(ns/id): cause", err.Error())
+	assert.ErrorIs(t, err, cause, "a panic with an error value unwraps to it")
+	assert.Equal(t, "MapInput panicked: boom", (&generic.PanicError{Func: "MapInput", Value: "boom"}).Error())
+	assert.NoError(t, (&generic.PanicError{Value: "boom"}).Unwrap())
+}

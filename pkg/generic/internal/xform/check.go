@@ -1,0 +1,81 @@
+package xform
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/resgraph/resgraph/pkg/generic"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// DefinitionOf returns the definition of T, read from T's zero value. A
+// definition that panics or has an empty type or namespace is an error.
+func DefinitionOf[T generic.ResourceWithDefinition]() (def typed.Definition, err error) {
+	var zero T
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("resource type %T: Definition panicked on the zero value: %v", zero, p)
+		}
+	}()
+	def = zero.Definition()
+	if def.Type == "" || def.DefaultNamespace == "" {
+		return def, fmt.Errorf("resource type %T: definition %+v has an empty type or default namespace", zero, def)
+	}
+	return def, nil
+}
+
+// KindOf returns the kind of a definition: its default namespace and type.
+func KindOf(def typed.Definition) resource.Kind {
+	return resource.NewKind(def.DefaultNamespace, def.Type)
+}
+
+// IsNil reports whether v is nil or an interface holding a nil pointer (or
+// other nil-able value), whose methods would typically panic.
+func IsNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
+		return rv.IsNil()
+	default:
+		return false
+	}
+}
+
+// As converts r to T, or returns an invalid-class error naming r.
+func As[T resource.Resource](r resource.Resource) (T, error) {
+	t, ok := r.(T)
+	if !ok {
+		var zero T
+		if r == nil || IsNil(r) {
+			return zero, state.NewInvalidError(nil, "nil resource, want %T", zero)
+		}
+		return zero, state.NewInvalidError(resource.PointerOf(r.Metadata()), "resource is a %T, want %T", r, zero)
+	}
+	return t, nil
+}
+
+// CheckMapped checks a resource that the user function fn returned while
+// mapping from the resource from: it must be non-nil, in want's kind, with
+// a non-empty ID. The error is of the invalid class and names from. On
+// success the mapped resource's version is reset to undefined, so that it
+// can serve as the empty resource of a Modify.
+func CheckMapped(fn string, from resource.Pointer, mapped resource.Resource, want resource.Kind) error {
+	if mapped == nil || IsNil(mapped) || mapped.Metadata() == nil {
+		return state.NewInvalidError(resource.PointerOf(from), "%s returned a nil resource", fn)
+	}
+	md := mapped.Metadata()
+	if md.Type() != want.Type() || md.Namespace() != want.Namespace() {
+		return state.NewInvalidError(resource.PointerOf(from), "%s returned %s, outside the declared kind %s",
+			fn, resource.PointerString(md), resource.KindString(want))
+	}
+	if md.ID() == "" {
+		return state.NewInvalidError(resource.PointerOf(from), "%s returned %s with an empty ID", fn, resource.PointerString(md))
+	}
+	md.SetVersion(resource.VersionUndefined)
+	return nil
+}

@@ -1,0 +1,148 @@
+package xform
+
+import (
+	"context"
+	"errors"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// maxWriteAttempts bounds the write attempts of [WriteOutput]: the first
+// write, and one more after destroying a previous incarnation, plus one for
+// a race with a concurrent destroy.
+const maxWriteAttempts = 3
+
+// WriteOutput writes the output out with rw.Modify (rw.ModifyWithResult when
+// withResult is set, to return the output as stored): fn is applied to a
+// copy of the stored output, or to out when it is absent, and nothing is
+// written when the result equals the stored output.
+//
+// When the caller knows the output is most likely absent (it never wrote
+// it), absent lets WriteOutput apply fn to out and Create it directly,
+// which saves the read and the copy of Modify; if the output exists after
+// all, it falls back to Modify. out must then be the caller's own value.
+//
+// An output that is tearing down (a previous incarnation of the output,
+// left by an input that was destroyed and created again) is destroyed once
+// it has no finalizers, and then written anew. While it still has
+// finalizers, WriteOutput reports waiting and writes nothing: the caller
+// retries when the output becomes destroy-ready.
+func WriteOutput(ctx context.Context, rw controller.ReaderWriter, out resource.Resource, fn func(resource.Resource) error, withResult, absent bool) (written resource.Resource, waiting bool, err error) {
+	if absent {
+		written, err = createOutput(ctx, rw, out, fn)
+		if !state.IsConflictError(err) {
+			return written, false, err
+		}
+	}
+	ptr := resource.PointerOf(out.Metadata())
+	for attempt := 1; ; attempt++ {
+		if withResult {
+			written, err = rw.ModifyWithResult(ctx, out, fn)
+		} else {
+			err = rw.Modify(ctx, out, fn)
+		}
+		if err == nil || !state.IsPhaseConflictError(err) || attempt == maxWriteAttempts {
+			return written, false, err
+		}
+		ready, err := DestroyIfReady(ctx, rw, ptr)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ready {
+			return nil, true, nil
+		}
+	}
+}
+
+// createOutput applies fn to a copy of out and creates it; a conflict
+// error means the output exists.
+func createOutput(ctx context.Context, w controller.Writer, out resource.Resource, fn func(resource.Resource) error) (resource.Resource, error) {
+	r := out.DeepCopy()
+	if err := fn(r); err != nil {
+		return nil, err
+	}
+	if err := w.Create(ctx, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DestroyIfReady destroys ptr, an output of the caller, if it is tearing
+// down with no finalizers, and reports whether it is gone. A running or
+// absent output reports true without writing (there is nothing to wait
+// for); one with finalizers reports false.
+func DestroyIfReady(ctx context.Context, rw controller.ReaderWriter, ptr resource.Pointer) (gone bool, err error) {
+	cur, err := rw.Get(ctx, ptr)
+	switch {
+	case state.IsNotFoundError(err):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	md := cur.Metadata()
+	if md.Phase() == resource.PhaseRunning {
+		return true, nil
+	}
+	if !md.Finalizers().Empty() {
+		return false, nil
+	}
+	return destroy(ctx, rw, ptr)
+}
+
+// RemoveOutput tears down ptr, an output of the caller, destroys it when
+// it has no finalizers, and reports whether it is gone. An output with
+// finalizers is left tearing down (report false); the caller destroys it
+// later, on its destroy-ready event. An absent output is gone.
+//
+// The output is torn down even when it has no finalizers, rather than
+// destroyed at once: controllers that read it see it tearing down first
+// (the lifecycle every resource follows), and the teardown's version bump
+// makes a concurrent finalizer change based on an earlier read conflict
+// and retry, instead of landing on a new incarnation of the output that
+// starts again at version 1.
+func RemoveOutput(ctx context.Context, w controller.Writer, ptr resource.Pointer) (gone bool, err error) {
+	ready, err := w.Teardown(ctx, ptr)
+	switch {
+	case state.IsNotFoundError(err):
+		return true, nil
+	case err != nil:
+		return false, err
+	case !ready:
+		return false, nil
+	}
+	return destroy(ctx, w, ptr)
+}
+
+func destroy(ctx context.Context, w controller.Writer, ptr resource.Pointer) (bool, error) {
+	err := w.Destroy(ctx, ptr)
+	switch {
+	case err == nil, state.IsNotFoundError(err):
+		return true, nil
+	case state.IsPendingFinalizersError(err):
+		// A finalizer was added since the read: wait for it to go.
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// errAbsent aborts the Modify of [Touch] when the output does not exist.
+var errAbsent = errors.New("output absent")
+
+// Touch marks the output out as written for the caller's output tracking
+// (rule C8) without changing it, in any phase. An absent output is not
+// created.
+func Touch(ctx context.Context, w controller.Writer, out resource.Resource) error {
+	err := w.Modify(ctx, out, func(r resource.Resource) error {
+		if r.Metadata().Version().Equal(resource.VersionUndefined) {
+			return errAbsent
+		}
+		return nil
+	}, controller.WithExpectedPhaseAny())
+	if errors.Is(err, errAbsent) {
+		return nil
+	}
+	return err
+}

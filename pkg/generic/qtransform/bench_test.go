@@ -1,0 +1,72 @@
+package qtransform_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/qtransform"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+)
+
+type res[D typed.DefinitionProvider] = *typed.Resource[gentest.Spec, D]
+
+// plusOne is a chain stage: out.N = in.N + 1.
+func plusOne[DI, DO typed.DefinitionProvider](name string, opts ...qtransform.ControllerOption) any {
+	return qtransform.NewQController(qtransform.Settings[res[DI], res[DO]]{
+		Name:              name,
+		MapMetadataFunc:   gentest.Map[res[DI], DO],
+		UnmapMetadataFunc: gentest.Map[res[DO], DI],
+		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, in res[DI], out res[DO]) error {
+			out.TypedSpec().N = in.TypedSpec().N + 1
+			return nil
+		},
+	}, opts...)
+}
+
+// chain builds W4's chain A → B → C → D → E of qtransforms.
+func chain(opts ...qtransform.ControllerOption) func() []any {
+	return func() []any {
+		return []any{
+			plusOne[gentest.ADef, gentest.BDef]("AtoB", opts...),
+			plusOne[gentest.BDef, gentest.CDef]("BtoC", opts...),
+			plusOne[gentest.CDef, gentest.DDef]("CtoD", opts...),
+			plusOne[gentest.DDef, gentest.EDef]("DtoE", opts...),
+		}
+	}
+}
+
+// BenchmarkW4 is workload W4 of BENCHMARKS.md: W3 with qtransforms, at
+// concurrency 1 and 4.
+func BenchmarkW4(b *testing.B) {
+	for _, conc := range []uint{1, 4} {
+		for _, n := range []int{1_000, 10_000} {
+			b.Run(fmt.Sprintf("conc=%d/N=%d", conc, n), func(b *testing.B) {
+				gentest.BenchChain(b, n, false, chain(qtransform.WithConcurrency(conc)))
+			})
+		}
+	}
+}
+
+// BenchmarkW4Finalizers is W4 (concurrency 1) with input finalizers on
+// every stage.
+func BenchmarkW4Finalizers(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			gentest.BenchChain(b, n, true, chain(qtransform.WithInputFinalizers()))
+		})
+	}
+}
+
+// BenchmarkW4Large is W4 at N = 100k (kept apart: it takes seconds per run).
+func BenchmarkW4Large(b *testing.B) {
+	for _, conc := range []uint{1, 4} {
+		b.Run(fmt.Sprintf("conc=%d/N=100000", conc), func(b *testing.B) {
+			gentest.BenchChain(b, 100_000, false, chain(qtransform.WithConcurrency(conc)))
+		})
+	}
+}

@@ -1,0 +1,242 @@
+package qtransform
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic"
+	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Settings configures a [QController].
+type Settings[I, O generic.ResourceWithDefinition] struct {
+	// Name is the controller's name, the owner of its outputs and the name
+	// of its input finalizers.
+	Name string
+	// MapMetadataFunc returns the output of an input: a new resource of
+	// type O (the controller may modify it) in O's default namespace, with
+	// at least its ID set. Its spec (and labels and annotations) are the
+	// starting point of TransformFunc when the output does not exist yet;
+	// for an existing output only its identity is used. Required.
+	MapMetadataFunc func(I) O
+	// UnmapMetadataFunc returns the input of an output: a resource of type
+	// I in I's default namespace, with at least its ID set (the spec is not
+	// used). It is the reverse of MapMetadataFunc. Required.
+	UnmapMetadataFunc func(O) I
+	// TransformFunc fills the output from the input, on a copy of the
+	// stored output; the output is written only if the result differs. An
+	// error (or a panic) fails the item, which the engine retries with
+	// backoff (a controller.RequeueError: after its interval). Nil leaves
+	// the output as mapped.
+	TransformFunc func(context.Context, controller.Reader, *zap.Logger, I, O) error
+	// TransformExtraOutputFunc, when set, runs after the output is written,
+	// with the output as stored, and may write the extra outputs.
+	TransformExtraOutputFunc func(context.Context, controller.ReaderWriter, *zap.Logger, I, O) error
+	// FinalizerRemovalFunc, when set, is asked before the controller's
+	// finalizer is removed from an input: an error vetoes the removal for
+	// now and fails the item, which is retried. It requires
+	// [WithInputFinalizers].
+	FinalizerRemovalFunc func(context.Context, controller.Reader, *zap.Logger, I) error
+}
+
+// QController is a qtransform controller; it implements
+// controller.QController. Build it with [NewQController]; a QController
+// serves one engine.
+type QController[I, O generic.ResourceWithDefinition] struct {
+	settings Settings[I, O]
+	// configErr, when set, is the misconfiguration every call returns.
+	configErr error
+	inKind    resource.Kind
+	outKind   resource.Kind
+	// mappers are the extra mapped inputs' mappers, by kind (immutable).
+	mappers map[resource.Kind]mapperFunc
+	opts    ControllerOptions
+
+	// loaded is set once outputs was loaded from the existing outputs.
+	loaded atomic.Bool
+	// loadMu serializes the loading of the index (see ensureLoaded).
+	loadMu sync.Mutex
+	// mu protects outputs and retired.
+	mu sync.Mutex
+	// outputs maps an input's ID to the ID of the output written for it.
+	outputs map[resource.ID]resource.ID
+	// retired maps an input's ID to outputs it no longer maps to and that
+	// are not destroyed yet.
+	retired map[resource.ID][]resource.ID
+}
+
+// NewQController returns a qtransform controller. It never fails: a
+// misconfiguration is reported by every Reconcile and MapInput call (see
+// the package documentation).
+func NewQController[I, O generic.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *QController[I, O] {
+	c := &QController[I, O]{
+		settings: settings,
+		opts:     DefaultControllerOptions(),
+		mappers:  map[resource.Kind]mapperFunc{},
+		outputs:  map[resource.ID]resource.ID{},
+		retired:  map[resource.ID][]resource.ID{},
+	}
+	for _, opt := range opts {
+		opt(&c.opts)
+	}
+	inDef, inErr := xform.DefinitionOf[I]()
+	outDef, outErr := xform.DefinitionOf[O]()
+	c.inKind, c.outKind = xform.KindOf(inDef), xform.KindOf(outDef)
+	c.configErr = c.validate(inErr, outErr)
+	return c
+}
+
+func (c *QController[I, O]) validate(inErr, outErr error) error {
+	s := c.settings
+	var problem error
+	switch {
+	case s.Name == "":
+		problem = fmt.Errorf("empty Name")
+	case inErr != nil:
+		problem = fmt.Errorf("input type: %w", inErr)
+	case outErr != nil:
+		problem = fmt.Errorf("output type: %w", outErr)
+	case s.MapMetadataFunc == nil || s.UnmapMetadataFunc == nil:
+		problem = fmt.Errorf("MapMetadataFunc and UnmapMetadataFunc must be set")
+	case s.FinalizerRemovalFunc != nil && !c.opts.inputFinalizers:
+		problem = fmt.Errorf("FinalizerRemovalFunc is set without WithInputFinalizers")
+	case c.opts.outputKind != controller.OutputExclusive && c.opts.outputKind != controller.OutputShared:
+		problem = fmt.Errorf("unknown output kind %d", c.opts.outputKind)
+	case c.inKind.Type() == c.outKind.Type():
+		problem = fmt.Errorf("input and output have the same type %q", c.outKind.Type())
+	}
+	if problem == nil {
+		problem = c.validateExtras()
+	}
+	if problem != nil {
+		return state.NewInvalidError(nil, "qtransform controller %q: %w", s.Name, problem)
+	}
+	return nil
+}
+
+func (c *QController[I, O]) validateExtras() error {
+	for _, in := range c.opts.mappedInputs {
+		if in.defErr != nil {
+			return fmt.Errorf("extra mapped input: %w", in.defErr)
+		}
+		if in.kind.Type() == c.outKind.Type() {
+			return fmt.Errorf("extra mapped input %s repeats the output type", resource.KindString(in.kind))
+		}
+		if _, dup := c.mappers[in.kind]; dup {
+			return fmt.Errorf("extra mapped input %s declared twice", resource.KindString(in.kind))
+		}
+		c.mappers[in.kind] = in.mapper
+	}
+	for _, out := range c.opts.extraOutputs {
+		if out.Type == c.outKind.Type() {
+			return fmt.Errorf("extra output %s repeats the output type", out.Type)
+		}
+	}
+	return nil
+}
+
+// Name returns Settings.Name.
+func (c *QController[I, O]) Name() string { return c.settings.Name }
+
+// Settings declares the input type as the primary input, the output type
+// as a mapped destroy-ready input, the extra mapped inputs, the output type
+// (exclusive unless [WithOutputKind] says otherwise), the extra outputs,
+// and the concurrency.
+func (c *QController[I, O]) Settings() controller.QSettings {
+	inputs := make([]controller.Input, 0, 2+len(c.opts.mappedInputs))
+	inputs = append(inputs,
+		controller.Input{Namespace: c.inKind.Namespace(), Type: c.inKind.Type(), Kind: controller.InputQPrimary},
+		controller.Input{Namespace: c.outKind.Namespace(), Type: c.outKind.Type(), Kind: controller.InputQMappedDestroyReady},
+	)
+	for _, in := range c.opts.mappedInputs {
+		inputs = append(inputs, controller.Input{Namespace: in.kind.Namespace(), Type: in.kind.Type(), Kind: controller.InputQMapped})
+	}
+	outputs := make([]controller.Output, 0, 1+len(c.opts.extraOutputs))
+	outputs = append(outputs, controller.Output{Type: c.outKind.Type(), Kind: c.opts.outputKind})
+	outputs = append(outputs, c.opts.extraOutputs...)
+	return controller.QSettings{Inputs: inputs, Outputs: outputs, Concurrency: c.opts.concurrency}
+}
+
+func (c *QController[I, O]) outPointer(id resource.ID) resource.Pointer {
+	return resource.NewPointer(c.outKind.Namespace(), c.outKind.Type(), id)
+}
+
+func (c *QController[I, O]) inPointer(id resource.ID) resource.Pointer {
+	return resource.NewPointer(c.inKind.Namespace(), c.inKind.Type(), id)
+}
+
+// MapInput maps a destroy-ready output back to its input with
+// UnmapMetadataFunc, and a changed extra input to primary inputs with its
+// mapper.
+func (c *QController[I, O]) MapInput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
+	if c.configErr != nil {
+		return nil, c.configErr
+	}
+	kind := resource.KindOf(ptr)
+	if kind == c.outKind {
+		return c.unmapOutput(ctx, logger, r, ptr)
+	}
+	mapper := c.mappers[kind]
+	if mapper == nil {
+		return nil, state.NewInvalidError(resource.PointerOf(ptr), "qtransform %q: not a mapped input of the controller", c.settings.Name)
+	}
+	var ptrs []resource.Pointer
+	err := xform.Call(logger, "mapper", ptr, func() error {
+		var err error
+		ptrs, err = mapper(ctx, logger, r, ptr)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("qtransform %q: map %s: %w", c.settings.Name, resource.PointerString(ptr), err)
+	}
+	for _, p := range ptrs {
+		if p == nil || xform.IsNil(p) || resource.KindOf(p) != c.inKind || p.ID() == "" {
+			return nil, state.NewInvalidError(resource.PointerOf(ptr), "qtransform %q: mapper returned %v, not a pointer of the input kind %s",
+				c.settings.Name, p, resource.KindString(c.inKind))
+		}
+	}
+	return ptrs, nil
+}
+
+// unmapOutput maps one of the controller's outputs to its input.
+func (c *QController[I, O]) unmapOutput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
+	res, err := r.Get(ctx, ptr)
+	switch {
+	case state.IsNotFoundError(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if res.Metadata().Owner() != c.settings.Name {
+		return nil, nil
+	}
+	inID, err := c.unmap(logger, res)
+	if err != nil {
+		return nil, fmt.Errorf("qtransform %q: %w", c.settings.Name, err)
+	}
+	return []resource.Pointer{c.inPointer(inID)}, nil
+}
+
+// unmap returns the ID of the input of an output.
+func (c *QController[I, O]) unmap(logger *zap.Logger, res resource.Resource) (resource.ID, error) {
+	out, err := xform.As[O](res)
+	if err != nil {
+		return "", err
+	}
+	md := out.Metadata()
+	in, err := xform.CallValue(logger, "UnmapMetadataFunc", md, func() I { return c.settings.UnmapMetadataFunc(out) })
+	if err != nil {
+		return "", err
+	}
+	if err := xform.CheckMapped("UnmapMetadataFunc", md, in, c.inKind); err != nil {
+		return "", err
+	}
+	return in.Metadata().ID(), nil
+}

@@ -1,0 +1,42 @@
+// Package qtransform provides a generic QController with the contract of
+// package transform, reconciling one input at a time: every resource of an
+// input type I maps to one resource of an output type O.
+//
+// Reconcile(ptr) reads the input. A running input (or a tearing-down one,
+// with [WithIgnoreTearingDownInputs]) gets its output written with Modify
+// (a new output may be written with Create):
+// [Settings.MapMetadataFunc] names it and [Settings.TransformFunc] fills it,
+// on a copy of the stored output, and an unchanged output is not written
+// (no version bump, no event). A tearing-down input has its output torn
+// down and destroyed; with [WithInputFinalizers] its finalizer (named after
+// the controller) is removed only after that, and after
+// [Settings.FinalizerRemovalFunc] agrees. An absent input has its output
+// torn down and destroyed.
+//
+// An output with finalizers is left tearing down and destroyed once its
+// finalizers are gone: the output type is declared as an
+// InputQMappedDestroyReady input, and [Settings.UnmapMetadataFunc] maps such
+// an output back to its input, which is reconciled again. The same path
+// finishes the case of an input created again while its previous output is
+// still tearing down: the old output is destroyed once it has no
+// finalizers, and a fresh one is written.
+//
+// The controller remembers, for every input, the output it wrote, so that
+// it can find the output of an input that is gone without calling
+// MapMetadataFunc on it. The first Reconcile or MapInput call loads this
+// index from the controller's existing outputs (with UnmapMetadataFunc) and
+// destroys the outputs whose input no longer exists. A QController value
+// therefore serves one engine: build a new one for every engine.
+// UnmapMetadataFunc(MapMetadataFunc(in)) must name in, and two inputs must
+// never map to the same output.
+//
+// Extra inputs go through mapper functions ([WithExtraMappedInput]): a
+// change to one queues the primary inputs its mapper returns. Reconcile
+// failures are retried with per-item backoff by the engine; a
+// controller.RequeueError returned by a user function requeues the item
+// after its interval. A panic in a user function is recovered and fails
+// that item only, as a *generic.PanicError. A misconfiguration (a nil
+// mapping function, an invalid definition, a bad option) makes every
+// Reconcile and MapInput call fail with an error of the invalid class that
+// says what is wrong.
+package qtransform

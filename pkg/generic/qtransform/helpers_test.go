@@ -1,0 +1,125 @@
+package qtransform_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/qtransform"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+type (
+	A = gentest.A
+	B = gentest.B
+	C = gentest.C
+)
+
+var (
+	kindB = gentest.Kind[gentest.BDef]()
+	kindC = gentest.Kind[gentest.CDef]()
+)
+
+func newState() state.State { return inmem.NewState() }
+
+func newA(id string, n int) *A { return gentest.New[gentest.ADef](id, n) }
+
+func ptrA(id string) resource.Pointer { return gentest.Ptr[gentest.ADef](id) }
+func ptrB(id string) resource.Pointer { return gentest.Ptr[gentest.BDef](id) }
+
+// double is a TransformFunc: B.N = 2 * A.N.
+func double(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, b *B) error {
+	b.TypedSpec().N = 2 * a.TypedSpec().N
+	return nil
+}
+
+// settings returns the A → B settings with B.N = 2 * A.N.
+func settings(name string) qtransform.Settings[*A, *B] {
+	return qtransform.Settings[*A, *B]{
+		Name:              name,
+		MapMetadataFunc:   gentest.Map[*A, gentest.BDef],
+		UnmapMetadataFunc: gentest.Map[*B, gentest.ADef],
+		TransformFunc:     double,
+	}
+}
+
+func aToB(name string, opts ...qtransform.ControllerOption) *qtransform.QController[*A, *B] {
+	return qtransform.NewQController(settings(name), opts...)
+}
+
+// qrecorder passes on the errors Reconcile and MapInput return.
+type qrecorder struct {
+	controller.QController
+	errs chan error
+}
+
+func record(c controller.QController) *qrecorder {
+	return &qrecorder{QController: c, errs: make(chan error, 256)}
+}
+
+func (q *qrecorder) push(err error) error {
+	if err != nil {
+		select {
+		case q.errs <- err:
+		default:
+		}
+	}
+	return err
+}
+
+func (q *qrecorder) Reconcile(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) error {
+	return q.push(q.QController.Reconcile(ctx, logger, r, ptr))
+}
+
+func (q *qrecorder) MapInput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
+	ptrs, err := q.QController.MapInput(ctx, logger, r, ptr)
+	return ptrs, q.push(err)
+}
+
+// awaitError returns the first error that satisfies match.
+func (q *qrecorder) awaitError(t *testing.T, match func(error) bool) error {
+	t.Helper()
+	timeout := time.After(gentest.DefaultTimeout)
+	for {
+		select {
+		case err := <-q.errs:
+			if match(err) {
+				return err
+			}
+		case <-timeout:
+			t.Fatal("no matching error")
+			return nil
+		}
+	}
+}
+
+func create(t *testing.T, st state.State, rs ...resource.Resource) {
+	t.Helper()
+	gentest.Create(t, st, rs...)
+}
+
+func setN[T gentest.Specced](t *testing.T, st state.State, ptr resource.Pointer, n int, opts ...state.UpdateOption) {
+	t.Helper()
+	gentest.SetN[T](t, st, ptr, n, opts...)
+}
+
+func awaitN[T gentest.Specced](t *testing.T, st state.State, ptr resource.Pointer, n int) T {
+	t.Helper()
+	return gentest.AwaitN[T](t, st, ptr, n)
+}
+
+func awaitGone(t *testing.T, st state.State, ptr resource.Pointer) {
+	t.Helper()
+	gentest.AwaitGone(t, st, ptr)
+}
+
+func awaitMD(t *testing.T, st state.State, ptr resource.Pointer, cond func(*resource.Metadata) bool) {
+	t.Helper()
+	gentest.AwaitMD(t, st, ptr, cond)
+}

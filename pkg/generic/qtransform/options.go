@@ -1,0 +1,127 @@
+package qtransform
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/siderolabs/gen/optional"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic"
+	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// ControllerOption configures a [QController].
+type ControllerOption func(*ControllerOptions)
+
+// ControllerOptions are the options of a [QController]; build them with the
+// With* functions.
+type ControllerOptions struct {
+	concurrency       optional.Optional[uint]
+	mappedInputs      []mappedInput
+	extraOutputs      []controller.Output
+	outputKind        controller.OutputKind
+	inputFinalizers   bool
+	ignoreTearingDown bool
+}
+
+// DefaultControllerOptions returns the defaults: the engine's default
+// concurrency (1), no extra inputs or outputs, no input finalizers,
+// tearing-down inputs lose their outputs, and the output type is exclusive.
+func DefaultControllerOptions() ControllerOptions {
+	return ControllerOptions{outputKind: controller.OutputExclusive}
+}
+
+// mapperFunc maps a changed pointer of an extra input to primary inputs.
+type mapperFunc func(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error)
+
+// mappedInput is an extra input declared by [WithExtraMappedInput].
+type mappedInput struct {
+	kind resource.Kind
+	// defErr is the error of the input type's definition, if any.
+	defErr error
+	mapper mapperFunc
+}
+
+// WithConcurrency sets how many inputs are reconciled in parallel (the
+// engine refuses 0).
+func WithConcurrency(n uint) ControllerOption {
+	return func(o *ControllerOptions) { o.concurrency = optional.Some(n) }
+}
+
+// WithExtraMappedInput declares the resources of type T (in T's default
+// namespace) as an extra input: when one changes, mapper returns the
+// primary inputs to reconcile again. TransformFunc may read them.
+//
+// The mapper receives the changed resource as stored, or, when it is
+// already gone, a T with only its metadata (namespace, type, ID) set and an
+// empty spec. E is T's element type and is inferred: T must be a pointer
+// type, such as a *typed.Resource.
+func WithExtraMappedInput[T interface {
+	generic.ResourceWithDefinition
+	*E
+}, E any](mapper func(context.Context, *zap.Logger, controller.QRuntime, T) ([]resource.Pointer, error)) ControllerOption {
+	def, defErr := xform.DefinitionOf[T]()
+	in := mappedInput{kind: xform.KindOf(def), defErr: defErr}
+	if mapper == nil && defErr == nil {
+		in.defErr = fmt.Errorf("nil mapper for %s", def.Type)
+	}
+	in.mapper = func(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
+		t, err := mappedResource[T, E](ctx, r, ptr)
+		if err != nil {
+			return nil, err
+		}
+		return mapper(ctx, logger, r, t)
+	}
+	return func(o *ControllerOptions) { o.mappedInputs = append(o.mappedInputs, in) }
+}
+
+// mappedResource reads ptr as a T, or builds a T with only ptr's metadata
+// when it is gone.
+func mappedResource[T interface {
+	generic.ResourceWithDefinition
+	*E
+}, E any](ctx context.Context, r controller.Reader, ptr resource.Pointer) (T, error) {
+	res, err := r.Get(ctx, ptr)
+	switch {
+	case err == nil:
+		return xform.As[T](res)
+	case state.IsNotFoundError(err):
+		t := T(new(E))
+		*t.Metadata() = resource.NewMetadata(ptr.Namespace(), ptr.Type(), ptr.ID(), resource.VersionUndefined)
+		return t, nil
+	default:
+		return nil, err
+	}
+}
+
+// WithExtraOutputs declares more output types, which
+// TransformExtraOutputFunc may write. The controller does not clean them up.
+func WithExtraOutputs(outputs ...controller.Output) ControllerOption {
+	return func(o *ControllerOptions) { o.extraOutputs = append(o.extraOutputs, outputs...) }
+}
+
+// WithInputFinalizers makes the controller hold a finalizer, named after
+// the controller, on every input it writes an output for: it is added
+// before the output is first written, and removed from a tearing-down input
+// only once the output is destroyed (and FinalizerRemovalFunc agrees).
+func WithInputFinalizers() ControllerOption {
+	return func(o *ControllerOptions) { o.inputFinalizers = true }
+}
+
+// WithIgnoreTearingDownInputs treats a tearing-down input like a running
+// one: its output is kept and updated, and destroyed once the input is
+// gone. Combined with [WithInputFinalizers], the finalizer is removed from a
+// tearing-down input as soon as its output is up to date.
+func WithIgnoreTearingDownInputs() ControllerOption {
+	return func(o *ControllerOptions) { o.ignoreTearingDown = true }
+}
+
+// WithOutputKind sets how the controller owns its output type:
+// controller.OutputExclusive (the default) or controller.OutputShared.
+func WithOutputKind(kind controller.OutputKind) ControllerOption {
+	return func(o *ControllerOptions) { o.outputKind = kind }
+}

@@ -1,0 +1,488 @@
+package qtransform_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic"
+	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/qtransform"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+var _ controller.QController = (*qtransform.QController[*A, *B])(nil)
+
+func TestQ1_EveryInputMapsToItsOutput(t *testing.T) {
+	st := newState()
+	gentest.Start(t, st, nil, aToB("AtoB"))
+	create(t, st, newA("a1", 1), newA("a2", 2))
+
+	b1 := awaitN[*B](t, st, ptrB("a1"), 2)
+	awaitN[*B](t, st, ptrB("a2"), 4)
+	assert.Equal(t, "AtoB", b1.Metadata().Owner(), "outputs are owned by the controller")
+
+	setN[*A](t, st, ptrA("a1"), 10)
+	awaitN[*B](t, st, ptrB("a1"), 20)
+
+	require.NoError(t, st.Destroy(context.Background(), ptrA("a2")))
+	awaitGone(t, st, ptrB("a2"))
+}
+
+func TestQ2_UnchangedOutputIsNotWritten(t *testing.T) {
+	st := newState()
+	type write struct{ in, out resource.Version }
+	seen := make(chan write, 1024)
+	s := settings("AtoB") // double ignores M
+	s.TransformExtraOutputFunc = func(_ context.Context, _ controller.ReaderWriter, _ *zap.Logger, a *A, b *B) error {
+		seen <- write{a.Metadata().Version(), b.Metadata().Version()}
+		return nil
+	}
+	gentest.Start(t, st, nil, qtransform.NewQController(s))
+	create(t, st, newA("a1", 1))
+	b := awaitN[*B](t, st, ptrB("a1"), 2)
+
+	a, err := safe.StateUpdateWithConflicts(context.Background(), st, ptrA("a1"), func(a *A) error {
+		a.TypedSpec().M = 7
+		return nil
+	})
+	require.NoError(t, err)
+	for w := range seen {
+		if w.in.Equal(a.Metadata().Version()) {
+			assert.Equal(t, b.Metadata().Version(), w.out, "the output was written although unchanged")
+			break
+		}
+	}
+	cur, err := st.Get(context.Background(), ptrB("a1"))
+	require.NoError(t, err)
+	assert.Equal(t, b.Metadata().Version(), cur.Metadata().Version())
+}
+
+func TestQ3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		s := settings("AtoB")
+		s.TransformFunc = func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+			if a.TypedSpec().N < 0 {
+				return errors.New("negative input")
+			}
+			return double(ctx, r, l, a, b)
+		}
+		ctrl := record(qtransform.NewQController(s))
+		gentest.Start(t, st, nil, ctrl)
+		create(t, st, newA("a1", 1), newA("a2", 2))
+		awaitN[*B](t, st, ptrB("a2"), 4)
+
+		setN[*A](t, st, ptrA("a2"), -1)
+		err := ctrl.awaitError(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
+		assert.ErrorContains(t, err, resource.PointerString(ptrA("a2")), "the error names the input")
+		create(t, st, newA("a3", 3))
+		awaitN[*B](t, st, ptrB("a3"), 6)
+		b2, err := safe.StateGet[*B](context.Background(), st, ptrB("a2"))
+		require.NoError(t, err)
+		assert.Equal(t, 4, b2.TypedSpec().N, "the failing input's output is kept as it was")
+
+		setN[*A](t, st, ptrA("a2"), 5)
+		awaitN[*B](t, st, ptrB("a2"), 10)
+	})
+}
+
+func TestQ4_APanicFailsOnlyItsInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		s := settings("AtoB")
+		s.TransformFunc = func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+			if a.Metadata().ID() == "boom" {
+				panic("boom")
+			}
+			return double(ctx, r, l, a, b)
+		}
+		ctrl := record(qtransform.NewQController(s, qtransform.WithConcurrency(2)))
+		gentest.Start(t, st, nil, ctrl)
+		create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
+		awaitN[*B](t, st, ptrB("a1"), 2)
+		awaitN[*B](t, st, ptrB("z1"), 6)
+
+		err := ctrl.awaitError(t, func(error) bool { return true })
+		var pe *generic.PanicError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, ptrA("boom"), pe.Resource)
+		assert.Equal(t, "TransformFunc", pe.Func)
+		_, err = st.Get(context.Background(), ptrB("boom"))
+		assert.True(t, state.IsNotFoundError(err), "nothing is written for the panicking input")
+	})
+}
+
+func TestQ5_BadMappingFailsOnlyItsInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		s := settings("AtoB")
+		s.MapMetadataFunc = func(a *A) *B {
+			id := a.Metadata().ID()
+			switch id {
+			case "nil":
+				return nil
+			case "wrongns":
+				return typed.New[gentest.Spec, gentest.BDef](resource.NewMetadata("other", kindB.Type(), id, resource.VersionUndefined), gentest.Spec{})
+			case "wrongtype":
+				return typed.New[gentest.Spec, gentest.BDef](resource.NewMetadata(kindB.Namespace(), kindC.Type(), id, resource.VersionUndefined), gentest.Spec{})
+			}
+			return gentest.Map[*A, gentest.BDef](a)
+		}
+		ctrl := record(qtransform.NewQController(s))
+		gentest.Start(t, st, nil, ctrl)
+		bad := map[string]bool{"nil": true, "wrongns": true, "wrongtype": true}
+		for id := range bad {
+			create(t, st, newA(id, 1))
+		}
+		create(t, st, newA("good", 5))
+		awaitN[*B](t, st, ptrB("good"), 10)
+
+		for len(bad) > 0 {
+			err := ctrl.awaitError(t, func(error) bool { return true })
+			assert.True(t, state.IsInvalidError(err), "a bad mapping is an invalid-class error: %v", err)
+			for id := range bad {
+				if strings.Contains(err.Error(), resource.PointerString(ptrA(id))) {
+					delete(bad, id)
+				}
+			}
+		}
+		list, err := st.List(context.Background(), kindB)
+		require.NoError(t, err)
+		assert.Len(t, list.Items, 1, "nothing is written for bad mappings")
+	})
+}
+
+func TestQ6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
+	st := newState()
+	gentest.Start(t, st, nil, aToB("AtoB"))
+	ctx := context.Background()
+	create(t, st, newA("a1", 1))
+	awaitN[*B](t, st, ptrB("a1"), 2)
+	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
+
+	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+	awaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	create(t, st, newA("a1", 5))
+
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
+	b := awaitN[*B](t, st, ptrB("a1"), 10)
+	assert.True(t, b.Metadata().Finalizers().Empty())
+}
+
+func TestQ7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
+	st := newState()
+	gentest.Start(t, st, nil, aToB("AtoB", qtransform.WithInputFinalizers()))
+	ctx := context.Background()
+	create(t, st, newA("a1", 1))
+	awaitN[*B](t, st, ptrB("a1"), 2)
+	a, err := st.Get(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer is added before the output is written")
+
+	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
+	_, err = st.Teardown(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	awaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	a, err = st.Get(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer stays while the output exists")
+
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
+	awaitGone(t, st, ptrB("a1"))
+	awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+}
+
+func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		var allow atomic.Bool
+		vetoed := make(chan struct{}, 16)
+		s := settings("AtoB")
+		s.FinalizerRemovalFunc = func(context.Context, controller.Reader, *zap.Logger, *A) error {
+			if allow.Load() {
+				return nil
+			}
+			select {
+			case vetoed <- struct{}{}:
+			default:
+			}
+			return errors.New("not yet")
+		}
+		gentest.Start(t, st, nil, qtransform.NewQController(s, qtransform.WithInputFinalizers()))
+		ctx := context.Background()
+		create(t, st, newA("a1", 1))
+		awaitN[*B](t, st, ptrB("a1"), 2)
+		_, err := st.Teardown(ctx, ptrA("a1"))
+		require.NoError(t, err)
+		awaitGone(t, st, ptrB("a1"))
+		for range 3 { // vetoed at first and on the retries
+			<-vetoed
+		}
+		a, err := st.Get(ctx, ptrA("a1"))
+		require.NoError(t, err)
+		assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "a vetoed finalizer stays")
+
+		allow.Store(true)
+		awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	})
+}
+
+func TestQ9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
+	st := newState()
+	s := settings("AtoB")
+	s.TransformExtraOutputFunc = func(ctx context.Context, w controller.ReaderWriter, _ *zap.Logger, a *A, b *B) error {
+		return safe.WriterModify(ctx, w, gentest.New[gentest.CDef](a.Metadata().ID(), 0), func(c *C) error {
+			c.TypedSpec().N = b.TypedSpec().N + 1
+			return nil
+		})
+	}
+	gentest.Start(t, st, nil, qtransform.NewQController(s,
+		qtransform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive})))
+	create(t, st, newA("a1", 1))
+	c := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 3)
+	assert.Equal(t, "AtoB", c.Metadata().Owner())
+	setN[*A](t, st, ptrA("a1"), 5)
+	awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 11)
+}
+
+func TestQ10_ExtraMappedInputsRequeueTheirInputs(t *testing.T) {
+	st := newState()
+	gone := make(chan *C, 16)
+	s := settings("AtoB")
+	s.TransformFunc = func(ctx context.Context, r controller.Reader, _ *zap.Logger, a *A, b *B) error {
+		extra := 0
+		c, err := safe.ReaderGet[*C](ctx, r, gentest.Ptr[gentest.CDef](a.Metadata().ID()))
+		switch {
+		case err == nil:
+			extra = c.TypedSpec().N
+		case !state.IsNotFoundError(err):
+			return err
+		}
+		b.TypedSpec().N = a.TypedSpec().N + extra
+		return nil
+	}
+	gentest.Start(t, st, nil, qtransform.NewQController(s,
+		qtransform.WithExtraMappedInput(func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, c *C) ([]resource.Pointer, error) {
+			if c.Metadata().Version().Equal(resource.VersionUndefined) {
+				gone <- c
+			}
+			return []resource.Pointer{ptrA(c.Metadata().ID())}, nil
+		})))
+	create(t, st, newA("a1", 1))
+	awaitN[*B](t, st, ptrB("a1"), 1)
+	create(t, st, gentest.New[gentest.CDef]("a1", 100))
+	awaitN[*B](t, st, ptrB("a1"), 101)
+	require.NoError(t, st.Destroy(context.Background(), gentest.Ptr[gentest.CDef]("a1")))
+	awaitN[*B](t, st, ptrB("a1"), 1)
+	c := <-gone
+	assert.Equal(t, gentest.Ptr[gentest.CDef]("a1"), resource.PointerOf(c.Metadata()), "a gone resource is passed with its metadata")
+	assert.Equal(t, gentest.Spec{}, *c.TypedSpec(), "and an empty spec")
+}
+
+func TestQ11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
+	for _, withFinalizers := range []bool{false, true} {
+		t.Run(fmt.Sprintf("finalizers=%v", withFinalizers), func(t *testing.T) {
+			st := newState()
+			opts := []qtransform.ControllerOption{qtransform.WithIgnoreTearingDownInputs()}
+			if withFinalizers {
+				opts = append(opts, qtransform.WithInputFinalizers())
+			}
+			gentest.Start(t, st, nil, aToB("AtoB", opts...))
+			ctx := context.Background()
+			a := newA("a1", 1)
+			a.Metadata().Finalizers().Add("hold")
+			create(t, st, a)
+			awaitN[*B](t, st, ptrB("a1"), 2)
+
+			_, err := st.Teardown(ctx, ptrA("a1"))
+			require.NoError(t, err)
+			setN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
+			awaitN[*B](t, st, ptrB("a1"), 14)
+			if withFinalizers {
+				awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
+			}
+
+			require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "hold"))
+			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+			awaitGone(t, st, ptrB("a1"))
+		})
+	}
+}
+
+func TestQ12_SharedOutputsAreOwnedPerController(t *testing.T) {
+	st := newState()
+	gentest.Start(t, st, nil,
+		qtransform.NewQController(qtransform.Settings[*A, *C]{
+			Name:              "AtoC",
+			MapMetadataFunc:   func(a *A) *C { return gentest.New[gentest.CDef]("a-"+a.Metadata().ID(), 0) },
+			UnmapMetadataFunc: func(c *C) *A { return newA(strings.TrimPrefix(c.Metadata().ID(), "a-"), 0) },
+			TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, c *C) error {
+				c.TypedSpec().N = a.TypedSpec().N
+				return nil
+			},
+		}, qtransform.WithOutputKind(controller.OutputShared)),
+		qtransform.NewQController(qtransform.Settings[*B, *C]{
+			Name:              "BtoC",
+			MapMetadataFunc:   func(b *B) *C { return gentest.New[gentest.CDef]("b-"+b.Metadata().ID(), 0) },
+			UnmapMetadataFunc: func(c *C) *B { return gentest.New[gentest.BDef](strings.TrimPrefix(c.Metadata().ID(), "b-"), 0) },
+			TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, b *B, c *C) error {
+				c.TypedSpec().N = b.TypedSpec().N
+				return nil
+			},
+		}, qtransform.WithOutputKind(controller.OutputShared)),
+	)
+	create(t, st, newA("x", 1), gentest.New[gentest.BDef]("x", 2))
+	ca := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a-x"), 1)
+	cb := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 2)
+	assert.Equal(t, "AtoC", ca.Metadata().Owner())
+	assert.Equal(t, "BtoC", cb.Metadata().Owner())
+
+	require.NoError(t, st.Destroy(context.Background(), ptrA("x")))
+	awaitGone(t, st, gentest.Ptr[gentest.CDef]("a-x"))
+	setN[*B](t, st, ptrB("x"), 3)
+	awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 3)
+}
+
+func TestQ13_ConcurrentItemsAllConverge(t *testing.T) {
+	st := newState()
+	var inFlight, maxInFlight atomic.Int32
+	s := settings("AtoB")
+	s.TransformFunc = func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := maxInFlight.Load()
+			if n <= m || maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		return double(ctx, r, l, a, b)
+	}
+	gentest.Start(t, st, nil, qtransform.NewQController(s, qtransform.WithConcurrency(4)))
+	const n = 200
+	for i := range n {
+		create(t, st, newA(fmt.Sprintf("a%03d", i), i))
+	}
+	for i := range n {
+		awaitN[*B](t, st, ptrB(fmt.Sprintf("a%03d", i)), 2*i)
+	}
+	assert.LessOrEqual(t, maxInFlight.Load(), int32(4), "no more than Concurrency items at once")
+}
+
+func TestQ14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
+	st := newState()
+	ctx := context.Background()
+	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
+	held := gentest.New[gentest.BDef]("held", 1)
+	held.Metadata().Finalizers().Add("hold")
+	require.NoError(t, st.Create(ctx, held, state.WithCreateOwner("AtoB")))
+	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("kept", 1), state.WithCreateOwner("AtoB")))
+	create(t, st, newA("kept", 3))
+
+	gentest.Start(t, st, nil, aToB("AtoB"))
+	awaitN[*B](t, st, ptrB("kept"), 6)
+	awaitGone(t, st, ptrB("orphan"))
+	awaitMD(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("held"), "hold"))
+	awaitGone(t, st, ptrB("held"))
+}
+
+func TestQ15_AMappingChangeMovesTheOutput(t *testing.T) {
+	st := newState()
+	s := settings("AtoB")
+	s.MapMetadataFunc = func(a *A) *B {
+		return gentest.New[gentest.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
+	}
+	s.UnmapMetadataFunc = func(b *B) *A {
+		id := b.Metadata().ID()
+		return newA(id[:strings.LastIndex(id, "-")], 0)
+	}
+	gentest.Start(t, st, nil, qtransform.NewQController(s))
+	create(t, st, newA("a1", 1))
+	awaitN[*B](t, st, ptrB("a1-1"), 2)
+	require.NoError(t, st.AddFinalizer(context.Background(), ptrB("a1-1"), "hold"))
+	setN[*A](t, st, ptrA("a1"), 2)
+	awaitN[*B](t, st, ptrB("a1-0"), 4)
+	awaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	require.NoError(t, st.RemoveFinalizer(context.Background(), ptrB("a1-1"), "hold"))
+	awaitGone(t, st, ptrB("a1-1"))
+}
+
+func TestQ16_RequeueErrorRequeuesTheItem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		var calls atomic.Int32
+		s := settings("AtoB")
+		s.TransformFunc = func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+			if calls.Add(1) < 3 {
+				return controller.NewRequeueInterval(time.Second)
+			}
+			return double(ctx, r, l, a, b)
+		}
+		gentest.Start(t, st, nil, qtransform.NewQController(s))
+		start := time.Now()
+		create(t, st, newA("a1", 4))
+		awaitN[*B](t, st, ptrB("a1"), 8)
+		assert.Equal(t, int32(3), calls.Load(), "requeued twice, then written")
+		assert.GreaterOrEqual(t, time.Since(start), 2*time.Second, "each requeue waits its interval")
+	})
+}
+
+type badDef struct{}
+
+func (badDef) Definition() typed.Definition { return typed.Definition{Type: "Bad.test.resgraph.dev"} }
+
+func TestQ17_MisconfigurationFailsEveryCall(t *testing.T) {
+	noMap := settings("x")
+	noMap.UnmapMetadataFunc = nil
+	veto := settings("x")
+	veto.FinalizerRemovalFunc = func(context.Context, controller.Reader, *zap.Logger, *A) error { return nil }
+	noName := settings("")
+	mapC := func(context.Context, *zap.Logger, controller.QRuntime, *C) ([]resource.Pointer, error) {
+		return nil, nil
+	}
+	for _, tc := range []struct {
+		ctrl controller.QController
+		name string
+		want string
+	}{
+		{name: "no unmapping", want: "must be set", ctrl: qtransform.NewQController(noMap)},
+		{name: "empty name", want: "empty Name", ctrl: qtransform.NewQController(noName)},
+		{name: "veto without finalizers", want: "WithInputFinalizers", ctrl: qtransform.NewQController(veto)},
+		{name: "bad output kind", want: "output kind", ctrl: aToB("x", qtransform.WithOutputKind(9))},
+		{name: "mapped input twice", want: "twice", ctrl: aToB("x", qtransform.WithExtraMappedInput(mapC), qtransform.WithExtraMappedInput(mapC))},
+		{name: "mapped input is the output", want: "repeats", ctrl: aToB("x", qtransform.WithExtraMappedInput(
+			func(context.Context, *zap.Logger, controller.QRuntime, *B) ([]resource.Pointer, error) {
+				return nil, nil
+			}))},
+		{name: "extra output repeats the output", want: "repeats", ctrl: aToB("x", qtransform.WithExtraOutputs(controller.Output{Type: kindB.Type()}))},
+		{name: "bad definition", want: "empty type or default namespace", ctrl: qtransform.NewQController(qtransform.Settings[*A, *typed.Resource[gentest.Spec, badDef]]{
+			Name:              "x",
+			MapMetadataFunc:   func(*A) *typed.Resource[gentest.Spec, badDef] { return nil },
+			UnmapMetadataFunc: func(*typed.Resource[gentest.Spec, badDef]) *A { return nil },
+		})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.ctrl.Reconcile(context.Background(), zap.NewNop(), nil, ptrA("a"))
+			assert.True(t, state.IsInvalidError(err), "want an invalid-class error, got %v", err)
+			assert.ErrorContains(t, err, tc.want)
+			_, err = tc.ctrl.MapInput(context.Background(), zap.NewNop(), nil, ptrB("a"))
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}

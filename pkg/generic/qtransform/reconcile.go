@@ -1,0 +1,251 @@
+package qtransform
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Reconcile reconciles the input ptr (see the package documentation).
+func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) error {
+	if c.configErr != nil {
+		return c.configErr
+	}
+	if resource.KindOf(ptr) != c.inKind {
+		return state.NewInvalidError(resource.PointerOf(ptr), "qtransform %q: not of the input kind %s", c.settings.Name, resource.KindString(c.inKind))
+	}
+	if err := c.ensureLoaded(ctx, logger, r); err != nil {
+		return err
+	}
+	res, err := r.Get(ctx, ptr)
+	switch {
+	case state.IsNotFoundError(err):
+		_, err = c.destroyOutputs(ctx, r, ptr.ID())
+	case err != nil:
+	default:
+		var in I
+		if in, err = xform.As[I](res); err != nil {
+			break
+		}
+		if in.Metadata().Phase() == resource.PhaseRunning || c.opts.ignoreTearingDown {
+			err = c.active(ctx, logger, r, in)
+		} else {
+			err = c.release(ctx, logger, r, in)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("qtransform %q: input %s: %w", c.settings.Name, resource.PointerString(ptr), err)
+	}
+	return nil
+}
+
+// active brings the output of a running input (or a tearing-down one,
+// when those are ignored) up to date.
+func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
+	md := in.Metadata()
+	out, err := xform.CallValue(logger, "MapMetadataFunc", md, func() O { return c.settings.MapMetadataFunc(in) })
+	if err != nil {
+		return err
+	}
+	if err := xform.CheckMapped("MapMetadataFunc", md, out, c.outKind); err != nil {
+		return err
+	}
+	outID := out.Metadata().ID()
+	c.mu.Lock()
+	old, known := c.outputs[md.ID()]
+	if known && old != outID {
+		c.retired[md.ID()] = append(c.retired[md.ID()], old)
+	}
+	c.outputs[md.ID()] = outID
+	retired := slices.Clone(c.retired[md.ID()])
+	c.mu.Unlock()
+	for _, id := range retired {
+		// Outputs with finalizers come back through the destroy-ready input.
+		if _, err := c.destroyOutput(ctx, r, md.ID(), id); err != nil {
+			return err
+		}
+	}
+
+	name := c.settings.Name
+	tearingDown := md.Phase() == resource.PhaseTearingDown // only when ignored
+	if c.opts.inputFinalizers && !tearingDown && !md.Finalizers().Has(name) {
+		if err := r.AddFinalizer(ctx, md, name); err != nil {
+			return fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+	extra := c.settings.TransformExtraOutputFunc
+	written, waiting, err := xform.WriteOutput(ctx, r, out, c.transformFunc(ctx, logger, r, in), extra != nil, !known)
+	if err != nil {
+		return fmt.Errorf("write output %s: %w", resource.PointerString(out.Metadata()), err)
+	}
+	if waiting {
+		// The destroy-ready input brings the input back once the old
+		// output has no finalizers.
+		logger.Debug("output of a previous input is still tearing down", zap.String("output", resource.PointerString(out.Metadata())))
+		return nil
+	}
+	if extra != nil {
+		o, err := xform.As[O](written)
+		if err != nil {
+			return err
+		}
+		if err := xform.Call(logger, "TransformExtraOutputFunc", md, func() error { return extra(ctx, r, logger, in, o) }); err != nil {
+			return err
+		}
+	}
+	if tearingDown {
+		return c.releaseFinalizer(ctx, logger, r, in)
+	}
+	return nil
+}
+
+// transformFunc is the Modify function that runs TransformFunc on the
+// output.
+func (c *QController[I, O]) transformFunc(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) func(resource.Resource) error {
+	tf := c.settings.TransformFunc
+	return func(res resource.Resource) error {
+		o, err := xform.As[O](res)
+		if err != nil || tf == nil {
+			return err
+		}
+		return xform.Call(logger, "TransformFunc", in.Metadata(), func() error { return tf(ctx, r, logger, in, o) })
+	}
+}
+
+// release destroys the outputs of a tearing-down input, then gives its
+// finalizer back.
+func (c *QController[I, O]) release(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
+	gone, err := c.destroyOutputs(ctx, r, in.Metadata().ID())
+	if err != nil || !gone {
+		return err
+	}
+	return c.releaseFinalizer(ctx, logger, r, in)
+}
+
+// releaseFinalizer removes the controller's finalizer from the input, if
+// it holds one and FinalizerRemovalFunc agrees.
+func (c *QController[I, O]) releaseFinalizer(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
+	md := in.Metadata()
+	name := c.settings.Name
+	if !c.opts.inputFinalizers || !md.Finalizers().Has(name) {
+		return nil
+	}
+	if f := c.settings.FinalizerRemovalFunc; f != nil {
+		if err := xform.Call(logger, "FinalizerRemovalFunc", md, func() error { return f(ctx, r, logger, in) }); err != nil {
+			return fmt.Errorf("finalizer removal vetoed: %w", err)
+		}
+	}
+	if err := r.RemoveFinalizer(ctx, md, name); err != nil {
+		return fmt.Errorf("remove finalizer: %w", err)
+	}
+	return nil
+}
+
+// destroyOutputs tears down and destroys every output of the input inID
+// and reports whether they are all gone; those with finalizers are left
+// tearing down, and come back through the destroy-ready input.
+func (c *QController[I, O]) destroyOutputs(ctx context.Context, r controller.QRuntime, inID resource.ID) (bool, error) {
+	c.mu.Lock()
+	var ids []resource.ID
+	if id, ok := c.outputs[inID]; ok {
+		ids = append(ids, id)
+	}
+	ids = append(ids, c.retired[inID]...)
+	c.mu.Unlock()
+	all := true
+	for _, id := range ids {
+		gone, err := c.destroyOutput(ctx, r, inID, id)
+		if err != nil {
+			return false, err
+		}
+		all = all && gone
+	}
+	return all, nil
+}
+
+// destroyOutput tears down and destroys the output outID of the input inID
+// and forgets it once it is gone.
+func (c *QController[I, O]) destroyOutput(ctx context.Context, r controller.QRuntime, inID, outID resource.ID) (bool, error) {
+	ptr := c.outPointer(outID)
+	gone, err := xform.RemoveOutput(ctx, r, ptr)
+	if err != nil {
+		return false, fmt.Errorf("destroy output %s: %w", resource.PointerString(ptr), err)
+	}
+	if gone {
+		c.forget(inID, outID)
+	}
+	return gone, nil
+}
+
+// forget removes the output outID of the input inID from the index.
+func (c *QController[I, O]) forget(inID, outID resource.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.outputs[inID] == outID {
+		delete(c.outputs, inID)
+	}
+	if rest := slices.DeleteFunc(c.retired[inID], func(id resource.ID) bool { return id == outID }); len(rest) > 0 {
+		c.retired[inID] = rest
+	} else {
+		delete(c.retired, inID)
+	}
+}
+
+// ensureLoaded loads the index of outputs by input from the controller's
+// existing outputs on first use, and destroys the outputs whose input no
+// longer exists (they were left by a previous engine). Calls wait for the
+// load; a failed load is retried by the next call.
+func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger, r controller.QRuntime) error {
+	if c.loaded.Load() {
+		return nil
+	}
+	c.loadMu.Lock()
+	defer c.loadMu.Unlock()
+	if c.loaded.Load() {
+		return nil
+	}
+	list, err := r.List(ctx, c.outKind)
+	if err != nil {
+		return fmt.Errorf("qtransform %q: load outputs: %w", c.settings.Name, err)
+	}
+	found := map[resource.ID][]resource.ID{}
+	for _, res := range list.Items {
+		if res.Metadata().Owner() != c.settings.Name {
+			continue
+		}
+		inID, err := c.unmap(logger, res)
+		if err != nil {
+			return fmt.Errorf("qtransform %q: load outputs: %w", c.settings.Name, err)
+		}
+		found[inID] = append(found[inID], res.Metadata().ID())
+	}
+	c.mu.Lock()
+	for inID, ids := range found {
+		c.outputs[inID] = ids[0]
+		c.retired[inID] = append(c.retired[inID], ids[1:]...)
+		if len(c.retired[inID]) == 0 {
+			delete(c.retired, inID)
+		}
+	}
+	c.mu.Unlock()
+	for inID := range found {
+		_, err := r.Get(ctx, c.inPointer(inID))
+		switch {
+		case state.IsNotFoundError(err):
+			if _, err := c.destroyOutputs(ctx, r, inID); err != nil {
+				return fmt.Errorf("qtransform %q: destroy outputs of %s: %w", c.settings.Name, resource.PointerString(c.inPointer(inID)), err)
+			}
+		case err != nil:
+			return fmt.Errorf("qtransform %q: load outputs: %w", c.settings.Name, err)
+		}
+	}
+	c.loaded.Store(true)
+	return nil
+}

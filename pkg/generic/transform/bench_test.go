@@ -1,0 +1,64 @@
+package transform_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/transform"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+)
+
+type res[D typed.DefinitionProvider] = *typed.Resource[gentest.Spec, D]
+
+// plusOne is a chain stage: out.N = in.N + 1.
+func plusOne[DI, DO typed.DefinitionProvider](name string, opts ...transform.ControllerOption) any {
+	return transform.NewController(transform.Settings[res[DI], res[DO]]{
+		Name:            name,
+		MapMetadataFunc: gentest.Map[res[DI], DO],
+		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, in res[DI], out res[DO]) error {
+			out.TypedSpec().N = in.TypedSpec().N + 1
+			return nil
+		},
+	}, opts...)
+}
+
+// chain builds W3's chain A → B → C → D → E of transforms.
+func chain(opts ...transform.ControllerOption) func() []any {
+	return func() []any {
+		return []any{
+			plusOne[gentest.ADef, gentest.BDef]("AtoB", opts...),
+			plusOne[gentest.BDef, gentest.CDef]("BtoC", opts...),
+			plusOne[gentest.CDef, gentest.DDef]("CtoD", opts...),
+			plusOne[gentest.DDef, gentest.EDef]("DtoE", opts...),
+		}
+	}
+}
+
+// BenchmarkW3 is workload W3 of BENCHMARKS.md: a chain of four transforms,
+// N inputs created, then updated, then destroyed.
+func BenchmarkW3(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) { gentest.BenchChain(b, n, false, chain()) })
+	}
+}
+
+// BenchmarkW3Finalizers is W3 with input finalizers on every stage: the
+// destroy phase tears every A down, waits for the chain to let go, and
+// destroys them.
+func BenchmarkW3Finalizers(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			gentest.BenchChain(b, n, true, chain(transform.WithInputFinalizers()))
+		})
+	}
+}
+
+// BenchmarkW3Large is W3 at N = 100k (kept apart: it takes seconds per run).
+func BenchmarkW3Large(b *testing.B) {
+	b.Run("N=100000", func(b *testing.B) { gentest.BenchChain(b, 100_000, false, chain()) })
+}

@@ -1,0 +1,179 @@
+package transform
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/siderolabs/gen/optional"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic"
+	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Settings configures a transform [Controller].
+type Settings[I, O generic.ResourceWithDefinition] struct {
+	// Name is the controller's name, the owner of its outputs and the name
+	// of its input finalizers.
+	Name string
+	// MapMetadataFunc returns the output of an input: a new resource of
+	// type O (the controller may modify it) in O's default namespace, with
+	// at least its ID set. Its spec (and labels and annotations) are the
+	// starting point of TransformFunc when the output does not exist yet;
+	// for an existing output only its identity is used. Exactly one of
+	// MapMetadataFunc and MapMetadataOptionalFunc must be set.
+	MapMetadataFunc func(I) O
+	// MapMetadataOptionalFunc is MapMetadataFunc for inputs that may have
+	// no output: None means the input has no output (and an existing one is
+	// destroyed).
+	MapMetadataOptionalFunc func(I) optional.Optional[O]
+	// TransformFunc fills the output from the input. It receives a copy of
+	// the stored output (or the mapped one when absent); the output is
+	// written only if the result differs. It may read the controller's
+	// inputs and outputs through the Reader. An error (or a panic) fails
+	// this input for the pass and keeps its output as it was. Nil leaves
+	// the output as mapped.
+	TransformFunc func(context.Context, controller.Reader, *zap.Logger, I, O) error
+	// TransformExtraOutputFunc, when set, runs after the output is written,
+	// with the output as stored, and may write the extra outputs
+	// ([WithExtraOutputs]). An error fails this input for the pass.
+	TransformExtraOutputFunc func(context.Context, controller.ReaderWriter, *zap.Logger, I, O) error
+	// FinalizerRemovalFunc, when set, is asked before the controller's
+	// finalizer is removed from an input: an error vetoes the removal for
+	// now and fails the input for the pass, so it is asked again on the
+	// retry. It requires [WithInputFinalizers].
+	FinalizerRemovalFunc func(context.Context, controller.Reader, *zap.Logger, I) error
+}
+
+// Controller is a transform controller; it implements controller.Controller.
+// Build it with [NewController]. A Controller runs in one engine at a time.
+type Controller[I, O generic.ResourceWithDefinition] struct {
+	settings Settings[I, O]
+	// configErr, when set, is the misconfiguration that makes Run fail.
+	configErr error
+	inKind    resource.Kind
+	outKind   resource.Kind
+	// filter selects the inputs when list options are filtered in the
+	// controller rather than by List (see listInputs).
+	filter state.ListOptions
+	opts   ControllerOptions
+}
+
+// NewController returns a transform controller. It never fails: a
+// misconfiguration is reported by the controller's Run (see the package
+// documentation).
+func NewController[I, O generic.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *Controller[I, O] {
+	c := &Controller[I, O]{settings: settings, opts: DefaultControllerOptions()}
+	for _, opt := range opts {
+		opt(&c.opts)
+	}
+	for _, opt := range c.opts.listOptions {
+		opt(&c.filter)
+	}
+	inDef, inErr := xform.DefinitionOf[I]()
+	outDef, outErr := xform.DefinitionOf[O]()
+	c.inKind, c.outKind = xform.KindOf(inDef), xform.KindOf(outDef)
+	c.configErr = c.validate(inErr, outErr)
+	return c
+}
+
+// validate returns the controller's misconfiguration, if any.
+func (c *Controller[I, O]) validate(inErr, outErr error) error {
+	s := c.settings
+	var problem error
+	switch {
+	case s.Name == "":
+		problem = fmt.Errorf("empty Name")
+	case inErr != nil:
+		problem = fmt.Errorf("input type: %w", inErr)
+	case outErr != nil:
+		problem = fmt.Errorf("output type: %w", outErr)
+	case (s.MapMetadataFunc == nil) == (s.MapMetadataOptionalFunc == nil):
+		problem = fmt.Errorf("exactly one of MapMetadataFunc and MapMetadataOptionalFunc must be set")
+	case s.FinalizerRemovalFunc != nil && !c.opts.inputFinalizers:
+		problem = fmt.Errorf("FinalizerRemovalFunc is set without WithInputFinalizers")
+	case c.opts.outputKind != controller.OutputExclusive && c.opts.outputKind != controller.OutputShared:
+		problem = fmt.Errorf("unknown output kind %d", c.opts.outputKind)
+	case c.inKind.Type() == c.outKind.Type():
+		problem = fmt.Errorf("input and output have the same type %q", c.outKind.Type())
+	}
+	if problem == nil {
+		problem = c.validateExtras()
+	}
+	if problem != nil {
+		return state.NewInvalidError(nil, "transform controller %q: %w", s.Name, problem)
+	}
+	return nil
+}
+
+func (c *Controller[I, O]) validateExtras() error {
+	for _, in := range c.opts.extraInputs {
+		if in.Kind != controller.InputWeak && in.Kind != controller.InputStrong {
+			return fmt.Errorf("extra input %s(%s): only weak and strong inputs are allowed", in.Type, in.Namespace)
+		}
+		if in.Type == c.inKind.Type() && in.Namespace == c.inKind.Namespace() || in.Type == c.outKind.Type() {
+			return fmt.Errorf("extra input %s(%s) repeats the input or output type", in.Type, in.Namespace)
+		}
+	}
+	for _, out := range c.opts.extraOutputs {
+		if out.Type == c.outKind.Type() {
+			return fmt.Errorf("extra output %s repeats the output type", out.Type)
+		}
+	}
+	return nil
+}
+
+// Name returns Settings.Name.
+func (c *Controller[I, O]) Name() string { return c.settings.Name }
+
+// Inputs returns the input type in its default namespace (strong with input
+// finalizers, weak otherwise), the output type as a destroy-ready input (to
+// finish destroying torn-down outputs), and the extra inputs.
+func (c *Controller[I, O]) Inputs() []controller.Input {
+	primary := controller.InputWeak
+	if c.opts.inputFinalizers {
+		primary = controller.InputStrong
+	}
+	inputs := make([]controller.Input, 0, 2+len(c.opts.extraInputs))
+	inputs = append(inputs,
+		controller.Input{Namespace: c.inKind.Namespace(), Type: c.inKind.Type(), Kind: primary},
+		controller.Input{Namespace: c.outKind.Namespace(), Type: c.outKind.Type(), Kind: controller.InputDestroyReady},
+	)
+	return append(inputs, c.opts.extraInputs...)
+}
+
+// Outputs returns the output type (exclusive unless [WithOutputKind] says
+// otherwise) and the extra outputs.
+func (c *Controller[I, O]) Outputs() []controller.Output {
+	outputs := make([]controller.Output, 0, 1+len(c.opts.extraOutputs))
+	outputs = append(outputs, controller.Output{Type: c.outKind.Type(), Kind: c.opts.outputKind})
+	return append(outputs, c.opts.extraOutputs...)
+}
+
+// Run reconciles on every event until ctx is canceled. A pass that fails
+// for some inputs makes Run return the joined error, after finishing the
+// pass, so that the engine restarts it with backoff; a misconfigured
+// controller fails at once.
+func (c *Controller[I, O]) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
+	if c.configErr != nil {
+		return c.configErr
+	}
+	rs := newRunState()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.EventCh():
+		}
+		if err := c.reconcile(ctx, r, logger, rs); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		r.ResetRestartBackoff()
+	}
+}

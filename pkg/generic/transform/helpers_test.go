@@ -1,0 +1,113 @@
+package transform_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/transform"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+type (
+	A = gentest.A
+	B = gentest.B
+	C = gentest.C
+)
+
+var (
+	kindA = gentest.Kind[gentest.ADef]()
+	kindB = gentest.Kind[gentest.BDef]()
+	kindC = gentest.Kind[gentest.CDef]()
+)
+
+func newA(id string, n int) *A { return gentest.New[gentest.ADef](id, n) }
+
+func ptrA(id string) resource.Pointer { return gentest.Ptr[gentest.ADef](id) }
+func ptrB(id string) resource.Pointer { return gentest.Ptr[gentest.BDef](id) }
+
+// double is a TransformFunc: B.N = 2 * A.N.
+func double(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, b *B) error {
+	b.TypedSpec().N = 2 * a.TypedSpec().N
+	return nil
+}
+
+// aToB returns the A → B transform with B.N = 2 * A.N.
+func aToB(name string, opts ...transform.ControllerOption) *transform.Controller[*A, *B] {
+	return transform.NewController(transform.Settings[*A, *B]{
+		Name:            name,
+		MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+		TransformFunc:   double,
+	}, opts...)
+}
+
+// recorder passes on the errors Run returns.
+type recorder struct {
+	controller.Controller
+	errs chan error
+}
+
+func record(c controller.Controller) *recorder {
+	return &recorder{Controller: c, errs: make(chan error, 64)}
+}
+
+func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.Logger) error {
+	err := r.Controller.Run(ctx, rt, logger)
+	if err != nil {
+		select {
+		case r.errs <- err:
+		default:
+		}
+	}
+	return err
+}
+
+// awaitError returns the first error Run returned that satisfies match.
+func (r *recorder) awaitError(t *testing.T, match func(error) bool) error {
+	t.Helper()
+	timeout := time.After(gentest.DefaultTimeout)
+	for {
+		select {
+		case err := <-r.errs:
+			if match(err) {
+				return err
+			}
+		case <-timeout:
+			t.Fatal("no matching error from Run")
+			return nil
+		}
+	}
+}
+
+func newState() state.State { return inmem.NewState() }
+
+func create(t *testing.T, st state.State, rs ...resource.Resource) {
+	t.Helper()
+	gentest.Create(t, st, rs...)
+}
+
+func setN[T gentest.Specced](t *testing.T, st state.State, ptr resource.Pointer, n int, opts ...state.UpdateOption) {
+	t.Helper()
+	gentest.SetN[T](t, st, ptr, n, opts...)
+}
+
+func awaitN[T gentest.Specced](t *testing.T, st state.State, ptr resource.Pointer, n int) T {
+	t.Helper()
+	return gentest.AwaitN[T](t, st, ptr, n)
+}
+
+func awaitGone(t *testing.T, st state.State, ptr resource.Pointer) {
+	t.Helper()
+	gentest.AwaitGone(t, st, ptr)
+}
+
+func awaitMD(t *testing.T, st state.State, ptr resource.Pointer, cond func(*resource.Metadata) bool) {
+	t.Helper()
+	gentest.AwaitMD(t, st, ptr, cond)
+}

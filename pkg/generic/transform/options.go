@@ -1,0 +1,71 @@
+package transform
+
+import (
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// ControllerOption configures a transform [Controller].
+type ControllerOption func(*ControllerOptions)
+
+// ControllerOptions are the options of a transform [Controller]; build them
+// with the With* functions.
+type ControllerOptions struct {
+	extraInputs       []controller.Input
+	extraOutputs      []controller.Output
+	listOptions       []state.ListOption
+	outputKind        controller.OutputKind
+	inputFinalizers   bool
+	ignoreTearingDown bool
+}
+
+// DefaultControllerOptions returns the defaults: no extra inputs or outputs,
+// no input finalizers, tearing-down inputs lose their outputs, every input
+// of the kind is transformed, and the output type is exclusive.
+func DefaultControllerOptions() ControllerOptions {
+	return ControllerOptions{outputKind: controller.OutputExclusive}
+}
+
+// WithExtraInputs declares more inputs (weak or strong), which the
+// controller is woken up for and TransformFunc may read. With extra inputs,
+// every pass transforms every input.
+func WithExtraInputs(inputs ...controller.Input) ControllerOption {
+	return func(o *ControllerOptions) { o.extraInputs = append(o.extraInputs, inputs...) }
+}
+
+// WithExtraOutputs declares more output types, which
+// TransformExtraOutputFunc may write. The controller does not clean them up:
+// their lifecycle is the extra function's business.
+func WithExtraOutputs(outputs ...controller.Output) ControllerOption {
+	return func(o *ControllerOptions) { o.extraOutputs = append(o.extraOutputs, outputs...) }
+}
+
+// WithInputFinalizers makes the controller hold a finalizer, named after
+// the controller, on every input that has an output: it is added before the
+// output is first written, and removed from a tearing-down input only once
+// the output is destroyed (and FinalizerRemovalFunc agrees). The primary
+// input is then declared strong.
+func WithInputFinalizers() ControllerOption {
+	return func(o *ControllerOptions) { o.inputFinalizers = true }
+}
+
+// WithIgnoreTearingDownInputs treats a tearing-down input like a running
+// one: its output is kept and updated, and destroyed only once the input is
+// destroyed. Combined with [WithInputFinalizers], the finalizer is removed
+// from a tearing-down input as soon as its output is up to date.
+func WithIgnoreTearingDownInputs() ControllerOption {
+	return func(o *ControllerOptions) { o.ignoreTearingDown = true }
+}
+
+// WithInputListOptions restricts the inputs to those the list options
+// select (label and ID queries). An input that stops matching loses its
+// output (and, with input finalizers, gets its finalizer back).
+func WithInputListOptions(opts ...state.ListOption) ControllerOption {
+	return func(o *ControllerOptions) { o.listOptions = append(o.listOptions, opts...) }
+}
+
+// WithOutputKind sets how the controller owns its output type:
+// controller.OutputExclusive (the default) or controller.OutputShared.
+func WithOutputKind(kind controller.OutputKind) ControllerOption {
+	return func(o *ControllerOptions) { o.outputKind = kind }
+}

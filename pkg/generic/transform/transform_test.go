@@ -1,0 +1,564 @@
+package transform_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/siderolabs/gen/optional"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic"
+	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/transform"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+var _ controller.Controller = (*transform.Controller[*A, *B])(nil)
+
+func TestT1_EveryInputMapsToItsOutput(t *testing.T) {
+	st := newState()
+	create(t, st, newA("a1", 1), newA("a2", 2))
+	gentest.Start(t, st, nil, aToB("AtoB"))
+
+	b1 := awaitN[*B](t, st, ptrB("a1"), 2)
+	awaitN[*B](t, st, ptrB("a2"), 4)
+	assert.Equal(t, "AtoB", b1.Metadata().Owner(), "outputs are owned by the controller")
+
+	setN[*A](t, st, ptrA("a1"), 10)
+	awaitN[*B](t, st, ptrB("a1"), 20)
+
+	require.NoError(t, st.Destroy(context.Background(), ptrA("a2")))
+	awaitGone(t, st, ptrB("a2"))
+}
+
+// update is what TransformExtraOutputFunc saw after an output write.
+type update struct {
+	id      resource.ID
+	in, out resource.Version
+}
+
+// updates records the writes of outputs.
+type updates chan update
+
+func (u updates) extra(_ context.Context, _ controller.ReaderWriter, _ *zap.Logger, a *A, b *B) error {
+	u <- update{id: a.Metadata().ID(), in: a.Metadata().Version(), out: b.Metadata().Version()}
+	return nil
+}
+
+// awaitInput waits until the output of input id at version v was written
+// and returns the output's version.
+func (u updates) awaitInput(t *testing.T, id resource.ID, v resource.Version) resource.Version {
+	t.Helper()
+	for got := range u {
+		if got.id == id && got.in.Equal(v) {
+			return got.out
+		}
+	}
+	return resource.VersionUndefined
+}
+
+func TestT2_UnchangedOutputIsNotWritten(t *testing.T) {
+	st := newState()
+	seen := make(updates, 1024)
+	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+		Name:                     "AtoB",
+		MapMetadataFunc:          gentest.Map[*A, gentest.BDef],
+		TransformFunc:            double, // ignores M
+		TransformExtraOutputFunc: seen.extra,
+	}))
+	create(t, st, newA("a1", 1))
+	b := awaitN[*B](t, st, ptrB("a1"), 2)
+
+	// A change to the input that does not change the output.
+	a, err := safe.StateUpdateWithConflicts(context.Background(), st, ptrA("a1"), func(a *A) error {
+		a.TypedSpec().M = 7
+		return nil
+	})
+	require.NoError(t, err)
+	outVersion := seen.awaitInput(t, "a1", a.Metadata().Version())
+
+	assert.Equal(t, b.Metadata().Version(), outVersion, "the output was written although unchanged")
+	cur, err := st.Get(context.Background(), ptrB("a1"))
+	require.NoError(t, err)
+	assert.Equal(t, b.Metadata().Version(), cur.Metadata().Version())
+}
+
+func TestT2_UnchangedOutputsAreNotWrittenWhenEveryInputIsTransformed(t *testing.T) {
+	// With an extra input every pass transforms every input: a change of
+	// the extra input must not bump the outputs it leaves unchanged.
+	st := newState()
+	seen := make(updates, 1024)
+	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+		Name:                     "AtoB",
+		MapMetadataFunc:          gentest.Map[*A, gentest.BDef],
+		TransformFunc:            double,
+		TransformExtraOutputFunc: seen.extra,
+	}, transform.WithExtraInputs(controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputWeak})))
+	create(t, st, newA("a1", 1), newA("a2", 2))
+	versions := map[resource.ID]resource.Version{
+		"a1": awaitN[*B](t, st, ptrB("a1"), 2).Metadata().Version(),
+		"a2": awaitN[*B](t, st, ptrB("a2"), 4).Metadata().Version(),
+	}
+	for len(seen) > 0 {
+		<-seen
+	}
+
+	create(t, st, gentest.New[gentest.CDef]("wake", 0))
+	for range 2 { // both outputs are transformed again
+		got := <-seen
+		assert.Equal(t, versions[got.id], got.out, "output of %s written although unchanged", got.id)
+	}
+}
+
+func TestT3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
+			Name:            "AtoB",
+			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+				if a.TypedSpec().N < 0 {
+					return errors.New("negative input")
+				}
+				return double(ctx, r, l, a, b)
+			},
+		}))
+		gentest.Start(t, st, nil, ctrl)
+		create(t, st, newA("a1", 1), newA("a2", 2), newA("a3", 3))
+		awaitN[*B](t, st, ptrB("a2"), 4)
+		awaitN[*B](t, st, ptrB("a3"), 6)
+
+		setN[*A](t, st, ptrA("a2"), -1)
+		create(t, st, newA("a4", 4))
+		awaitN[*B](t, st, ptrB("a4"), 8)
+		setN[*A](t, st, ptrA("a3"), 30)
+		awaitN[*B](t, st, ptrB("a3"), 60)
+
+		// Two failed passes: the second is a full one after the restart, with
+		// output cleanup; the failing input's output must survive both.
+		for range 2 {
+			err := ctrl.awaitError(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
+			assert.ErrorContains(t, err, resource.PointerString(ptrA("a2")), "the error names the input")
+			assert.NotContains(t, err.Error(), resource.PointerString(ptrA("a1")))
+		}
+		b2, err := safe.StateGet[*B](context.Background(), st, ptrB("a2"))
+		require.NoError(t, err, "the failing input's output is kept")
+		assert.Equal(t, 4, b2.TypedSpec().N, "the failing input's output is kept as it was")
+
+		setN[*A](t, st, ptrA("a2"), 5)
+		awaitN[*B](t, st, ptrB("a2"), 10)
+	})
+}
+
+func TestT4_APanicFailsOnlyItsInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
+			Name:            "AtoB",
+			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+				if a.Metadata().ID() == "boom" {
+					panic("boom")
+				}
+				return double(ctx, r, l, a, b)
+			},
+		}))
+		gentest.Start(t, st, nil, ctrl)
+		create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
+		awaitN[*B](t, st, ptrB("a1"), 2)
+		awaitN[*B](t, st, ptrB("z1"), 6)
+
+		err := ctrl.awaitError(t, func(error) bool { return true })
+		var pe *generic.PanicError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, ptrA("boom"), pe.Resource)
+		assert.Equal(t, "TransformFunc", pe.Func)
+		assert.NotEmpty(t, pe.Stack)
+		assert.ErrorContains(t, err, resource.PointerString(ptrA("boom")))
+		_, err = st.Get(context.Background(), ptrB("boom"))
+		assert.True(t, state.IsNotFoundError(err), "nothing is written for the panicking input")
+	})
+}
+
+func TestT5_BadMappingFailsOnlyItsInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
+			Name: "AtoB",
+			MapMetadataFunc: func(a *A) *B {
+				id := a.Metadata().ID()
+				switch id {
+				case "nil":
+					return nil
+				case "wrongns":
+					return typed.New[gentest.Spec, gentest.BDef](resource.NewMetadata("other", kindB.Type(), id, resource.VersionUndefined), gentest.Spec{})
+				case "wrongtype":
+					return typed.New[gentest.Spec, gentest.BDef](resource.NewMetadata(kindB.Namespace(), kindC.Type(), id, resource.VersionUndefined), gentest.Spec{})
+				case "noid":
+					return typed.New[gentest.Spec, gentest.BDef](resource.NewMetadata(kindB.Namespace(), kindB.Type(), "", resource.VersionUndefined), gentest.Spec{})
+				}
+				return gentest.Map[*A, gentest.BDef](a)
+			},
+			TransformFunc: double,
+		}))
+		gentest.Start(t, st, nil, ctrl)
+		bad := []string{"nil", "wrongns", "wrongtype", "noid"}
+		for _, id := range bad {
+			create(t, st, newA(id, 1))
+		}
+		create(t, st, newA("good", 5))
+		awaitN[*B](t, st, ptrB("good"), 10)
+
+		err := ctrl.awaitError(t, func(err error) bool {
+			for _, id := range bad {
+				if !strings.Contains(err.Error(), resource.PointerString(ptrA(id))) {
+					return false
+				}
+			}
+			return true
+		})
+		assert.True(t, state.IsInvalidError(err), "a bad mapping is an invalid-class error: %v", err)
+
+		list, err := st.List(context.Background(), kindB)
+		require.NoError(t, err)
+		require.Len(t, list.Items, 1, "nothing is written for bad mappings")
+		other, err := st.List(context.Background(), resource.NewKind("other", kindB.Type()))
+		require.NoError(t, err)
+		assert.Empty(t, other.Items)
+		wrongType, err := st.List(context.Background(), kindC)
+		require.NoError(t, err)
+		assert.Empty(t, wrongType.Items)
+	})
+}
+
+func TestT6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
+	st := newState()
+	ctx := context.Background()
+	create(t, st, newA("a1", 1))
+	gentest.Start(t, st, nil, aToB("AtoB"))
+	awaitN[*B](t, st, ptrB("a1"), 2)
+	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
+
+	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+	awaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	create(t, st, newA("a1", 5))
+
+	// The old output stays until its finalizer goes...
+	create(t, st, newA("marker", 0))
+	awaitN[*B](t, st, ptrB("marker"), 0)
+	old, err := st.Get(ctx, ptrB("a1"))
+	require.NoError(t, err)
+	assert.Equal(t, resource.PhaseTearingDown, old.Metadata().Phase())
+
+	// ...then it is destroyed and created again from the new input.
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
+	b := awaitN[*B](t, st, ptrB("a1"), 10)
+	assert.True(t, b.Metadata().Finalizers().Empty())
+	assert.Equal(t, "AtoB", b.Metadata().Owner())
+}
+
+func TestT7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
+	st := newState()
+	gentest.Start(t, st, nil, aToB("AtoB", transform.WithInputFinalizers()))
+	ctx := context.Background()
+	create(t, st, newA("a1", 1))
+	awaitN[*B](t, st, ptrB("a1"), 2)
+	a, err := st.Get(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer is added before the output is written")
+
+	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
+	_, err = st.Teardown(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	awaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	a, err = st.Get(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer stays while the output exists")
+
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
+	awaitGone(t, st, ptrB("a1"))
+	awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+}
+
+func TestT8_FinalizerRemovalCanBeVetoed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		var allow atomic.Bool
+		vetoed := make(chan struct{}, 16)
+		gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+			Name:            "AtoB",
+			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			TransformFunc:   double,
+			FinalizerRemovalFunc: func(context.Context, controller.Reader, *zap.Logger, *A) error {
+				if allow.Load() {
+					return nil
+				}
+				select {
+				case vetoed <- struct{}{}:
+				default:
+				}
+				return errors.New("not yet")
+			},
+		}, transform.WithInputFinalizers()))
+		ctx := context.Background()
+		create(t, st, newA("a1", 1))
+		awaitN[*B](t, st, ptrB("a1"), 2)
+		_, err := st.Teardown(ctx, ptrA("a1"))
+		require.NoError(t, err)
+		awaitGone(t, st, ptrB("a1"))
+		for range 3 { // vetoed at first and on the retries
+			<-vetoed
+		}
+		a, err := st.Get(ctx, ptrA("a1"))
+		require.NoError(t, err)
+		assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "a vetoed finalizer stays")
+
+		allow.Store(true)
+		awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	})
+}
+
+func TestT9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
+	st := newState()
+	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+		Name:            "AtoB",
+		MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+		TransformFunc:   double,
+		TransformExtraOutputFunc: func(ctx context.Context, w controller.ReaderWriter, _ *zap.Logger, a *A, b *B) error {
+			return safe.WriterModify(ctx, w, gentest.New[gentest.CDef](a.Metadata().ID(), 0), func(c *C) error {
+				c.TypedSpec().N = b.TypedSpec().N + 1
+				return nil
+			})
+		},
+	}, transform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive})))
+	create(t, st, newA("a1", 1))
+	c := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 3)
+	assert.Equal(t, "AtoB", c.Metadata().Owner())
+	setN[*A](t, st, ptrA("a1"), 5)
+	awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 11)
+}
+
+func TestT10_OptionalMappingNoneMeansNoOutput(t *testing.T) {
+	st := newState()
+	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+		Name: "AtoB",
+		MapMetadataOptionalFunc: func(a *A) optional.Optional[*B] {
+			if a.TypedSpec().N == 0 {
+				return optional.None[*B]()
+			}
+			return optional.Some(gentest.Map[*A, gentest.BDef](a))
+		},
+		TransformFunc: double,
+	}))
+	create(t, st, newA("a1", 0), newA("a2", 1))
+	awaitN[*B](t, st, ptrB("a2"), 2)
+	_, err := st.Get(context.Background(), ptrB("a1"))
+	assert.True(t, state.IsNotFoundError(err), "None maps to no output")
+
+	setN[*A](t, st, ptrA("a2"), 0)
+	awaitGone(t, st, ptrB("a2"))
+	setN[*A](t, st, ptrA("a1"), 3)
+	awaitN[*B](t, st, ptrB("a1"), 6)
+}
+
+func TestT11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
+	for _, withFinalizers := range []bool{false, true} {
+		t.Run(fmt.Sprintf("finalizers=%v", withFinalizers), func(t *testing.T) {
+			st := newState()
+			opts := []transform.ControllerOption{transform.WithIgnoreTearingDownInputs()}
+			if withFinalizers {
+				opts = append(opts, transform.WithInputFinalizers())
+			}
+			ctx := context.Background()
+			a := newA("a1", 1)
+			a.Metadata().Finalizers().Add("hold")
+			create(t, st, a)
+			gentest.Start(t, st, nil, aToB("AtoB", opts...))
+			awaitN[*B](t, st, ptrB("a1"), 2)
+
+			_, err := st.Teardown(ctx, ptrA("a1"))
+			require.NoError(t, err)
+			setN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
+			awaitN[*B](t, st, ptrB("a1"), 14)
+			if withFinalizers {
+				awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
+			}
+
+			require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "hold"))
+			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+			awaitGone(t, st, ptrB("a1"))
+		})
+	}
+}
+
+func TestT12_SharedOutputsAreOwnedPerController(t *testing.T) {
+	st := newState()
+	toC := func(name, prefix string) func(resource.Resource) *C {
+		return func(in resource.Resource) *C { return gentest.New[gentest.CDef](prefix+in.Metadata().ID(), 0) }
+	}
+	create(t, st, newA("x", 1), gentest.New[gentest.BDef]("x", 2))
+	aToC := toC("AtoC", "a-")
+	bToC := toC("BtoC", "b-")
+	gentest.Start(t, st, nil,
+		transform.NewController(transform.Settings[*A, *C]{
+			Name:            "AtoC",
+			MapMetadataFunc: func(a *A) *C { return aToC(a) },
+			TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, c *C) error {
+				c.TypedSpec().N = a.TypedSpec().N
+				return nil
+			},
+		}, transform.WithOutputKind(controller.OutputShared)),
+		transform.NewController(transform.Settings[*B, *C]{
+			Name:            "BtoC",
+			MapMetadataFunc: func(b *B) *C { return bToC(b) },
+			TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, b *B, c *C) error {
+				c.TypedSpec().N = b.TypedSpec().N
+				return nil
+			},
+		}, transform.WithOutputKind(controller.OutputShared)),
+	)
+	ca := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a-x"), 1)
+	cb := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 2)
+	assert.Equal(t, "AtoC", ca.Metadata().Owner())
+	assert.Equal(t, "BtoC", cb.Metadata().Owner())
+
+	require.NoError(t, st.Destroy(context.Background(), ptrA("x")))
+	awaitGone(t, st, gentest.Ptr[gentest.CDef]("a-x"))
+	setN[*B](t, st, ptrB("x"), 3)
+	awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 3)
+}
+
+func TestT13_InputListOptionsSelectTheInputs(t *testing.T) {
+	for _, withFinalizers := range []bool{false, true} {
+		t.Run(fmt.Sprintf("finalizers=%v", withFinalizers), func(t *testing.T) {
+			st := newState()
+			opts := []transform.ControllerOption{transform.WithInputListOptions(state.WithLabelQuery(resource.LabelExists("sel")))}
+			if withFinalizers {
+				opts = append(opts, transform.WithInputFinalizers())
+			}
+			gentest.Start(t, st, nil, aToB("AtoB", opts...))
+			a1 := newA("a1", 1)
+			a1.Metadata().Labels().Set("sel", "")
+			create(t, st, newA("a0", 5), a1)
+			awaitN[*B](t, st, ptrB("a1"), 2)
+			_, err := st.Get(context.Background(), ptrB("a0"))
+			assert.True(t, state.IsNotFoundError(err), "an input the options do not select has no output")
+
+			_, err = st.UpdateWithConflicts(context.Background(), ptrA("a1"), func(r resource.Resource) error {
+				r.Metadata().Labels().Delete("sel")
+				return nil
+			})
+			require.NoError(t, err)
+			awaitGone(t, st, ptrB("a1"))
+			if withFinalizers {
+				awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+			}
+		})
+	}
+}
+
+func TestT14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
+	st := newState()
+	ctx := context.Background()
+	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
+	held := gentest.New[gentest.BDef]("held", 1)
+	held.Metadata().Finalizers().Add("hold")
+	require.NoError(t, st.Create(ctx, held, state.WithCreateOwner("AtoB")))
+	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("foreign", 1), state.WithCreateOwner("someone-else")))
+	create(t, st, newA("a1", 1))
+
+	gentest.Start(t, st, nil, aToB("AtoB"))
+	awaitN[*B](t, st, ptrB("a1"), 2)
+	awaitGone(t, st, ptrB("orphan"))
+	awaitMD(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	_, err := st.Get(ctx, ptrB("foreign"))
+	require.NoError(t, err, "outputs of other owners are left alone")
+
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("held"), "hold"))
+	awaitGone(t, st, ptrB("held"))
+}
+
+func TestT15_AMappingChangeMovesTheOutput(t *testing.T) {
+	st := newState()
+	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+		Name: "AtoB",
+		MapMetadataFunc: func(a *A) *B {
+			return gentest.New[gentest.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
+		},
+		TransformFunc: double,
+	}))
+	create(t, st, newA("a1", 1))
+	awaitN[*B](t, st, ptrB("a1-1"), 2)
+	setN[*A](t, st, ptrA("a1"), 2)
+	awaitN[*B](t, st, ptrB("a1-0"), 4)
+	awaitGone(t, st, ptrB("a1-1"))
+}
+
+func TestT16_ExtraInputsAreReadByTheTransform(t *testing.T) {
+	st := newState()
+	cfg := gentest.Ptr[gentest.CDef]("config")
+	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+		Name:            "AtoB",
+		MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+		TransformFunc: func(ctx context.Context, r controller.Reader, _ *zap.Logger, a *A, b *B) error {
+			c, err := safe.ReaderGet[*C](ctx, r, cfg)
+			if err != nil {
+				return err
+			}
+			b.TypedSpec().N = a.TypedSpec().N + c.TypedSpec().N
+			return nil
+		},
+	}, transform.WithExtraInputs(controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), ID: optional.Some("config"), Kind: controller.InputWeak})))
+	create(t, st, gentest.New[gentest.CDef]("config", 100), newA("a1", 1), newA("a2", 2))
+	awaitN[*B](t, st, ptrB("a1"), 101)
+	setN[*C](t, st, cfg, 200)
+	awaitN[*B](t, st, ptrB("a1"), 201)
+	awaitN[*B](t, st, ptrB("a2"), 202)
+}
+
+type badDef struct{}
+
+func (badDef) Definition() typed.Definition { return typed.Definition{Type: "Bad.test.resgraph.dev"} }
+
+func TestT17_MisconfigurationFailsRun(t *testing.T) {
+	mapB := gentest.Map[*A, gentest.BDef]
+	none := func(*A) optional.Optional[*B] { return optional.None[*B]() }
+	for _, tc := range []struct {
+		ctrl controller.Controller
+		name string
+		want string
+	}{
+		{name: "no mapping", want: "exactly one of", ctrl: transform.NewController(transform.Settings[*A, *B]{Name: "x"})},
+		{name: "two mappings", want: "exactly one of", ctrl: transform.NewController(transform.Settings[*A, *B]{Name: "x", MapMetadataFunc: mapB, MapMetadataOptionalFunc: none})},
+		{name: "empty name", want: "empty Name", ctrl: transform.NewController(transform.Settings[*A, *B]{MapMetadataFunc: mapB})},
+		{name: "veto without finalizers", want: "WithInputFinalizers", ctrl: transform.NewController(transform.Settings[*A, *B]{
+			Name: "x", MapMetadataFunc: mapB, FinalizerRemovalFunc: func(context.Context, controller.Reader, *zap.Logger, *A) error { return nil },
+		})},
+		{name: "bad output kind", want: "output kind", ctrl: aToB("x", transform.WithOutputKind(7))},
+		{name: "queue input kind", want: "only weak and strong", ctrl: aToB("x", transform.WithExtraInputs(controller.Input{Namespace: "n", Type: "t", Kind: controller.InputQPrimary}))},
+		{name: "extra input repeats the input", want: "repeats", ctrl: aToB("x", transform.WithExtraInputs(controller.Input{Namespace: kindA.Namespace(), Type: kindA.Type()}))},
+		{name: "extra output repeats the output", want: "repeats", ctrl: aToB("x", transform.WithExtraOutputs(controller.Output{Type: kindB.Type()}))},
+		{name: "bad definition", want: "empty type or default namespace", ctrl: transform.NewController(transform.Settings[*A, *typed.Resource[gentest.Spec, badDef]]{
+			Name: "x", MapMetadataFunc: func(*A) *typed.Resource[gentest.Spec, badDef] { return nil },
+		})},
+		{name: "same input and output", want: "same type", ctrl: transform.NewController(transform.Settings[*A, *A]{Name: "x", MapMetadataFunc: func(a *A) *A { return a }})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.ctrl.Run(context.Background(), nil, zap.NewNop())
+			assert.True(t, state.IsInvalidError(err), "want an invalid-class error, got %v", err)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
