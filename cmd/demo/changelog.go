@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+
+	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
+)
+
+// changeLog is a state.CoreState that logs one line per committed change
+// to the demo's kinds, in the order the changes were committed.
+//
+// Why not a watch: each kind's watch delivers on its own goroutine, so
+// lines from watches of different kinds interleave in whatever order those
+// goroutines ran, and a teardown would read as if a LinkStatus had been
+// released before its addresses were gone. Serializing the writes here
+// gives the true order (writes to the in-memory state never block, so the
+// cost is small).
+type changeLog struct {
+	state.CoreState // the state being logged
+	logger          *zap.Logger
+	// mu serializes the writes to logged kinds and their log lines.
+	mu sync.Mutex
+}
+
+// newChangeLog returns a state that writes to inner and logs every change
+// of a demo kind to logger.
+func newChangeLog(inner state.CoreState, logger *zap.Logger) state.State {
+	return state.WrapCore(&changeLog{CoreState: inner, logger: logger})
+}
+
+func logged(k resource.Kind) bool {
+	return k != nil && k.Namespace() == netres.Namespace && netres.DisplayName(k.Type()) != k.Type()
+}
+
+// Create implements state.CoreState.
+func (c *changeLog) Create(ctx context.Context, r resource.Resource, opts ...state.CreateOption) error {
+	if r == nil || !logged(r.Metadata()) {
+		return c.CoreState.Create(ctx, r, opts...)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.CoreState.Create(ctx, r, opts...); err != nil {
+		return err
+	}
+	if stored, err := c.CoreState.Get(ctx, r.Metadata()); err == nil {
+		c.logger.Info(describeChange(state.Created, nil, stored))
+	}
+	return nil
+}
+
+// Update implements state.CoreState.
+func (c *changeLog) Update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
+	if r == nil || !logged(r.Metadata()) {
+		return c.CoreState.Update(ctx, r, opts...)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, _ := c.CoreState.Get(ctx, r.Metadata())
+	if err := c.CoreState.Update(ctx, r, opts...); err != nil {
+		return err
+	}
+	if stored, err := c.CoreState.Get(ctx, r.Metadata()); err == nil && old != nil {
+		c.logger.Info(describeChange(state.Updated, old, stored))
+	}
+	return nil
+}
+
+// Destroy implements state.CoreState.
+func (c *changeLog) Destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
+	if ptr == nil || !logged(ptr) {
+		return c.CoreState.Destroy(ctx, ptr, opts...)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, _ := c.CoreState.Get(ctx, ptr)
+	if err := c.CoreState.Destroy(ctx, ptr, opts...); err != nil {
+		return err
+	}
+	if old != nil {
+		c.logger.Info(describeChange(state.Destroyed, old, old))
+	}
+	return nil
+}
+
+// describeChange formats a change as one line, e.g.
+//
+//	created    AddressSpec(network/eth0/10.0.0.2-24) v1: 10.0.0.2/24 dev eth0
+//	updated    LinkStatus(network/eth0) v3: down index=2 mtu=1500
+//	updated    LinkSpec(network/eth1) v4: tearing down
+//	updated    LinkStatus(network/eth1) v5: finalizers=[]
+//	destroyed  RouteSpec(network/eth1/10.200.0.0-16)
+//
+// r is the resource after the change (for Destroyed, the last state) and
+// old the one before (for Updated).
+func describeChange(typ state.EventType, old, r resource.Resource) string {
+	md := r.Metadata()
+	name := netres.Describe(md)
+	switch typ {
+	case state.Created:
+		return fmt.Sprintf("%-10s %s v%s: %s", "created", name, md.Version(), specString(r))
+	case state.Destroyed:
+		return fmt.Sprintf("%-10s %s", "destroyed", name)
+	}
+	var parts []string
+	if old != nil {
+		omd := old.Metadata()
+		if omd.Phase() != md.Phase() {
+			parts = append(parts, phaseString(md.Phase()))
+		}
+		if !slices.Equal(*omd.Finalizers(), *md.Finalizers()) {
+			parts = append(parts, "finalizers=["+strings.Join(*md.Finalizers(), " ")+"]")
+		}
+		if !resource.SpecEqual(old.Spec(), r.Spec()) {
+			parts = append(parts, specString(r))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, specString(r))
+	}
+	return fmt.Sprintf("%-10s %s v%s: %s", "updated", name, md.Version(), strings.Join(parts, ", "))
+}
+
+func phaseString(p resource.Phase) string {
+	if p == resource.PhaseTearingDown {
+		return "tearing down"
+	}
+	return p.String()
+}
+
+func specString(r resource.Resource) string {
+	if s, ok := r.Spec().(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("%+v", r.Spec())
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+
+	"github.com/resgraph/resgraph/cmd/demo/internal/controllers"
+	"github.com/resgraph/resgraph/cmd/demo/internal/debugsrv"
+	"github.com/resgraph/resgraph/cmd/demo/internal/intent"
+	"github.com/resgraph/resgraph/cmd/demo/internal/kernel"
+	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
+)
+
+// config is everything a daemon needs, resolved from the command line.
+type config struct {
+	// State is the state to run on (wrapped in a change log); nil means a
+	// fresh in-memory state.
+	State state.State
+	// Intent is applied (as LinkSpecs) when the daemon starts.
+	Intent *intent.Intent
+	// DebugAddr is the debug endpoint's address; "" serves none. It is
+	// assumed checked (debugsrv.CheckAddr).
+	DebugAddr string
+	// ExpvarName is the expvar name the engine's metrics are published
+	// under when the debug endpoint runs; "" publishes nothing.
+	ExpvarName string
+	// DeleteLink is the link deleted DeleteAfter after the start; ""
+	// deletes none.
+	DeleteLink string
+	// Kernel configures the simulated kernel (its Logger is set by the
+	// daemon).
+	Kernel      kernel.Config
+	DeleteAfter time.Duration
+	Verbose     bool
+}
+
+// daemon is the agent: a state that logs every change of a demo resource,
+// a simulated kernel, an engine with the agent's controllers, and
+// optionally the debug endpoint. Build it with newDaemon, run it once with Run.
+type daemon struct {
+	cfg    config
+	logger *zap.Logger
+	state  state.State
+	kernel *kernel.Kernel
+	engine *runtime.Runtime
+	// ready is closed by Run once the debug endpoint listens, the intent
+	// is applied and every goroutine is started.
+	ready chan struct{}
+	// debugAddr is the debug endpoint's address; written by Run before it
+	// closes ready and read only after ready is closed.
+	debugAddr net.Addr
+}
+
+// newDaemon builds a daemon logging to out. It starts nothing.
+func newDaemon(cfg config, out io.Writer) (*daemon, error) {
+	logger := newLogger(out, cfg.Verbose)
+	inner := cfg.State
+	if inner == nil {
+		inner = inmem.NewState()
+	}
+	st := newChangeLog(inner, logger.Named("state"))
+	kcfg := cfg.Kernel
+	kcfg.Logger = logger.Named("kernel")
+	k := kernel.New(kcfg)
+	engine, err := runtime.New(st, logger.Named("engine"),
+		runtime.WithCachedResource(netres.Namespace, netres.LinkSpecType),
+		runtime.WithCachedResource(netres.Namespace, netres.LinkStatusType),
+	)
+	if err != nil {
+		return nil, err
+	}
+	if err := controllers.Register(engine, k); err != nil {
+		return nil, err
+	}
+	return &daemon{cfg: cfg, logger: logger, state: st, kernel: k, engine: engine, ready: make(chan struct{})}, nil
+}
+
+// Run runs the daemon until ctx is done and returns after every goroutine
+// it started has exited: nil after a cancel, the first failure otherwise.
+func (d *daemon) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+	fail := func(err error) error {
+		cancel()
+		return errors.Join(err, g.Wait())
+	}
+
+	if d.cfg.DebugAddr != "" {
+		ln, err := net.Listen("tcp", d.cfg.DebugAddr)
+		if err != nil {
+			return fmt.Errorf("debug endpoint: %w", err)
+		}
+		if d.cfg.ExpvarName != "" {
+			if err := d.engine.PublishExpvar(d.cfg.ExpvarName); err != nil {
+				return errors.Join(err, ln.Close())
+			}
+		}
+		d.debugAddr = ln.Addr()
+		d.logger.Info("debug endpoint listening on http://" + ln.Addr().String() + "/debug/")
+		g.Go(func() error { return debugsrv.Serve(gctx, ln, debugsrv.NewHandler(d, nil)) })
+	}
+
+	if d.cfg.Intent != nil {
+		for _, l := range d.cfg.Intent.Links {
+			ls := netres.NewLinkSpec(l.Name)
+			*ls.TypedSpec() = l.Spec
+			if err := d.state.Create(gctx, ls); err != nil {
+				return fail(fmt.Errorf("apply intent %s: %w", d.cfg.Intent.File, err))
+			}
+		}
+	}
+
+	g.Go(func() error { return d.kernel.Run(gctx) })
+	g.Go(func() error { return d.engine.Run(gctx) })
+	if d.cfg.DeleteLink != "" {
+		g.Go(func() error { return d.deleteLinkLater(gctx) })
+	}
+	close(d.ready)
+	return g.Wait()
+}
+
+// deleteLinkLater deletes cfg.DeleteLink after cfg.DeleteAfter, the way a
+// user would: TeardownAndDestroy of its LinkSpec, which returns once every
+// controller released it.
+func (d *daemon) deleteLinkLater(ctx context.Context) error {
+	t := time.NewTimer(d.cfg.DeleteAfter)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-t.C:
+	}
+	name := d.cfg.DeleteLink
+	log := d.logger.Named("user")
+	log.Info("deleting link " + name + ": its routes, then its addresses, then its status go before its LinkSpec")
+	start := time.Now()
+	err := d.state.TeardownAndDestroy(ctx, resource.NewPointer(netres.Namespace, netres.LinkSpecType, name))
+	switch {
+	case ctx.Err() != nil:
+		return nil
+	case err != nil:
+		return fmt.Errorf("delete link %s: %w", name, err)
+	}
+	log.Info("link "+name+" deleted", zap.Duration("took", time.Since(start).Round(time.Millisecond)))
+	return nil
+}
+
+// Ready is closed once Run has started everything.
+func (d *daemon) Ready() <-chan struct{} { return d.ready }
+
+// DebugAddr returns the debug endpoint's address (nil without one); call it
+// only after Ready is closed.
+func (d *daemon) DebugAddr() net.Addr { return d.debugAddr }

@@ -1,0 +1,208 @@
+// Package cli parses the demo's command line:
+//
+//	demo [run] [flags]         run the agent (the default)
+//	demo graph [--format F]    print the controller/resource graph (dot, mermaid, json)
+//	demo apply FILE            validate an intent file and print what it would create
+//
+// [Parse] never exits the process and never writes anywhere but the writer
+// it is given (usage and flag errors); it returns a [Command] or an error.
+// -h and --help return flag.ErrHelp after printing the usage.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/resgraph/resgraph/cmd/demo/internal/debugsrv"
+)
+
+// Subcommand names.
+const (
+	CmdRun   = "run"
+	CmdGraph = "graph"
+	CmdApply = "apply"
+)
+
+// NoDelete is the --delete-link value that deletes no link.
+const NoDelete = "none"
+
+// Command is a parsed command line.
+type Command struct {
+	// Name is CmdRun, CmdGraph or CmdApply.
+	Name string
+	// GraphFormat is the format of CmdGraph.
+	GraphFormat string
+	// ApplyFile is the file of CmdApply.
+	ApplyFile string
+	// Run are the options of CmdRun.
+	Run RunOptions
+}
+
+// RunOptions are the options of the run command.
+type RunOptions struct {
+	// ApplyFile is the intent file to apply at start; "" applies the
+	// embedded sample.
+	ApplyFile string
+	// DebugAddr is the debug endpoint's listen address; "" serves none.
+	DebugAddr string
+	// DeleteLink is the link deleted after DeleteAfter; "" means the last
+	// link of the intent, NoDelete none.
+	DeleteLink string
+	// Duration stops the agent after this long; 0 runs until interrupted.
+	Duration time.Duration
+	// DeleteAfter is when DeleteLink is deleted; 0 means half of
+	// Duration, or 5 s without a Duration.
+	DeleteAfter time.Duration
+	// FlapMin and FlapMax bound the interval between two carrier changes
+	// of the simulated kernel; FlapMin == 0 disables flapping.
+	FlapMin, FlapMax time.Duration
+	// Seed seeds the simulated kernel.
+	Seed uint64
+	// ApplyFailures is how many times the kernel refuses each new link
+	// before accepting it.
+	ApplyFailures int
+	// DebugAllowRemote allows a non-loopback DebugAddr.
+	DebugAllowRemote bool
+	// Verbose logs at debug level.
+	Verbose bool
+}
+
+// DeleteDelay returns when the run deletes its link: DeleteAfter if set,
+// else half of Duration, else 5 s.
+func (o RunOptions) DeleteDelay() time.Duration {
+	switch {
+	case o.DeleteAfter > 0:
+		return o.DeleteAfter
+	case o.Duration > 0:
+		return o.Duration / 2
+	default:
+		return 5 * time.Second
+	}
+}
+
+const usage = `Usage:
+  demo [run] [flags]           run the network agent (the default command)
+  demo graph [--format FORMAT] print the controller/resource graph and exit
+  demo apply FILE              validate an intent file and print what it would create (dry run)
+
+Run 'demo run -h' or 'demo graph -h' for the flags of a command.
+`
+
+// Parse parses args (without the program name). Usage and errors go to
+// stderr.
+func Parse(args []string, stderr io.Writer) (Command, error) {
+	name := CmdRun
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		_, _ = io.WriteString(stderr, usage)
+		return Command{}, flag.ErrHelp
+	}
+	switch name {
+	case CmdRun:
+		return parseRun(args, stderr)
+	case CmdGraph:
+		return parseGraph(args, stderr)
+	case CmdApply:
+		return parseApply(args, stderr)
+	default:
+		_, _ = io.WriteString(stderr, usage)
+		return Command{}, fmt.Errorf("unknown command %q", name)
+	}
+}
+
+func newFlagSet(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		_, _ = fmt.Fprintf(stderr, "Usage: demo %s\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func parseRun(args []string, stderr io.Writer) (Command, error) {
+	fs := newFlagSet(CmdRun, stderr, "run [flags]")
+	var o RunOptions
+	flap := true
+	fs.DurationVar(&o.Duration, "duration", 0, "stop after this long and exit 0 (0: run until interrupted)")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated kernel (link flapping, MAC addresses)")
+	fs.StringVar(&o.ApplyFile, "apply", "", "intent `FILE` to apply at start (default: the built-in sample)")
+	fs.StringVar(&o.DebugAddr, "debug-addr", "", "serve the debug endpoint on `HOST:PORT` (loopback only; port 0 picks one)")
+	fs.BoolVar(&o.DebugAllowRemote, "debug-allow-remote", false, "allow a non-loopback --debug-addr")
+	fs.StringVar(&o.DeleteLink, "delete-link", "", "link to delete during the run, to show the ordered teardown (default: the intent's last link; \"none\": keep every link)")
+	fs.DurationVar(&o.DeleteAfter, "delete-after", 0, "when to delete --delete-link (default: half of --duration, or 5s)")
+	fs.BoolVar(&flap, "flap", true, "let the simulated kernel flap link carriers")
+	fs.DurationVar(&o.FlapMin, "flap-min", time.Second, "shortest interval between two carrier changes")
+	fs.DurationVar(&o.FlapMax, "flap-max", 3*time.Second, "longest interval between two carrier changes")
+	fs.IntVar(&o.ApplyFailures, "apply-failures", 2, "how many times the kernel refuses each new link before accepting it (shows retries with backoff)")
+	fs.BoolVar(&o.Verbose, "verbose", false, "log at debug level")
+	if err := fs.Parse(args); err != nil {
+		return Command{}, err
+	}
+	if fs.NArg() > 0 {
+		return Command{}, fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
+	}
+	var errs []error
+	if o.Duration < 0 {
+		errs = append(errs, fmt.Errorf("--duration must not be negative, got %s", o.Duration))
+	}
+	if o.DeleteAfter < 0 {
+		errs = append(errs, fmt.Errorf("--delete-after must not be negative, got %s", o.DeleteAfter))
+	}
+	if o.ApplyFailures < 0 {
+		errs = append(errs, fmt.Errorf("--apply-failures must not be negative, got %d", o.ApplyFailures))
+	}
+	if flap {
+		if o.FlapMin <= 0 {
+			errs = append(errs, fmt.Errorf("--flap-min must be positive, got %s (use --flap=false to disable flapping)", o.FlapMin))
+		}
+		if o.FlapMax < o.FlapMin {
+			errs = append(errs, fmt.Errorf("--flap-max (%s) must not be below --flap-min (%s)", o.FlapMax, o.FlapMin))
+		}
+	} else {
+		o.FlapMin, o.FlapMax = 0, 0
+	}
+	if o.DebugAddr != "" {
+		if err := debugsrv.CheckAddr(o.DebugAddr, o.DebugAllowRemote); err != nil {
+			errs = append(errs, fmt.Errorf("--debug-addr: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Command{}, err
+	}
+	return Command{Name: CmdRun, Run: o}, nil
+}
+
+func parseGraph(args []string, stderr io.Writer) (Command, error) {
+	fs := newFlagSet(CmdGraph, stderr, "graph [--format dot|mermaid|json]")
+	format := fs.String("format", "dot", "output format: dot, mermaid or json")
+	if err := fs.Parse(args); err != nil {
+		return Command{}, err
+	}
+	if fs.NArg() > 0 {
+		return Command{}, fmt.Errorf("graph: unexpected argument %q", fs.Arg(0))
+	}
+	for _, f := range debugsrv.GraphFormats {
+		if f.Name == *format {
+			return Command{Name: CmdGraph, GraphFormat: *format}, nil
+		}
+	}
+	return Command{}, fmt.Errorf("graph: unknown --format %q: use dot, mermaid or json", *format)
+}
+
+func parseApply(args []string, stderr io.Writer) (Command, error) {
+	fs := newFlagSet(CmdApply, stderr, "apply FILE")
+	if err := fs.Parse(args); err != nil {
+		return Command{}, err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return Command{}, fmt.Errorf("apply: want exactly one intent FILE, got %d arguments", fs.NArg())
+	}
+	return Command{Name: CmdApply, ApplyFile: fs.Arg(0)}, nil
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func parse(t *testing.T, args ...string) (Command, string, error) {
+	t.Helper()
+	var stderr bytes.Buffer
+	c, err := Parse(args, &stderr)
+	return c, stderr.String(), err
+}
+
+func TestF1_RunIsTheDefaultWithSensibleDefaults(t *testing.T) {
+	for _, args := range [][]string{nil, {"run"}} {
+		c, _, err := parse(t, args...)
+		require.NoError(t, err)
+		assert.Equal(t, CmdRun, c.Name)
+		assert.Equal(t, RunOptions{Seed: 1, FlapMin: time.Second, FlapMax: 3 * time.Second, ApplyFailures: 2}, c.Run)
+		assert.Equal(t, 5*time.Second, c.Run.DeleteDelay())
+	}
+}
+
+func TestF2_RunFlags(t *testing.T) {
+	c, _, err := parse(t, "--duration", "10s", "--seed", "7", "--apply", "x.json", "--debug-addr", "127.0.0.1:0",
+		"--delete-link", "eth0", "--flap=false", "--apply-failures", "0", "--verbose")
+	require.NoError(t, err)
+	assert.Equal(t, RunOptions{Duration: 10 * time.Second, Seed: 7, ApplyFile: "x.json", DebugAddr: "127.0.0.1:0",
+		DeleteLink: "eth0", Verbose: true}, c.Run, "--flap=false zeroes the flap interval")
+	assert.Equal(t, 5*time.Second, c.Run.DeleteDelay(), "half of --duration")
+
+	c, _, err = parse(t, "run", "--duration", "10s", "--delete-after", "2s")
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Second, c.Run.DeleteDelay())
+}
+
+func TestF3_RunRejectsBadValues(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"negative duration":    {[]string{"--duration", "-1s"}, "--duration must not be negative"},
+		"negative delete":      {[]string{"--delete-after", "-1s"}, "--delete-after must not be negative"},
+		"negative failures":    {[]string{"--apply-failures", "-1"}, "--apply-failures must not be negative"},
+		"flap-min zero":        {[]string{"--flap-min", "0s"}, "--flap-min must be positive"},
+		"flap-max below min":   {[]string{"--flap-min", "2s", "--flap-max", "1s"}, "--flap-max (1s) must not be below --flap-min (2s)"},
+		"non-loopback debug":   {[]string{"--debug-addr", "0.0.0.0:6060"}, "--debug-allow-remote"},
+		"unknown flag":         {[]string{"--nope"}, "flag provided but not defined: -nope"},
+		"positional argument":  {[]string{"run", "extra"}, `unexpected argument "extra"`},
+		"bad duration literal": {[]string{"--duration", "ten"}, "invalid value"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := parse(t, tt.args...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	_, _, err := parse(t, "--debug-addr", "0.0.0.0:6060")
+	assert.True(t, state.IsInvalidError(err), "a refused debug address is an invalid-input error")
+
+	c, _, err := parse(t, "--debug-addr", "0.0.0.0:6060", "--debug-allow-remote")
+	require.NoError(t, err)
+	assert.True(t, c.Run.DebugAllowRemote)
+}
+
+func TestF4_Graph(t *testing.T) {
+	c, _, err := parse(t, "graph")
+	require.NoError(t, err)
+	assert.Equal(t, Command{Name: CmdGraph, GraphFormat: "dot"}, c)
+	for _, f := range []string{"dot", "mermaid", "json"} {
+		c, _, err = parse(t, "graph", "--format", f)
+		require.NoError(t, err)
+		assert.Equal(t, f, c.GraphFormat)
+	}
+	_, _, err = parse(t, "graph", "--format", "svg")
+	assert.ErrorContains(t, err, `unknown --format "svg"`)
+}
+
+func TestF5_Apply(t *testing.T) {
+	c, _, err := parse(t, "apply", "intent.json")
+	require.NoError(t, err)
+	assert.Equal(t, Command{Name: CmdApply, ApplyFile: "intent.json"}, c)
+	_, stderr, err := parse(t, "apply")
+	assert.ErrorContains(t, err, "want exactly one intent FILE")
+	assert.Contains(t, stderr, "Usage: demo apply FILE")
+	_, _, err = parse(t, "apply", "a", "b")
+	assert.Error(t, err)
+}
+
+func TestF6_HelpAndUnknownCommands(t *testing.T) {
+	_, stderr, err := parse(t, "-h")
+	assert.ErrorIs(t, err, flag.ErrHelp)
+	assert.Contains(t, stderr, "demo graph")
+	_, stderr, err = parse(t, "run", "-h")
+	assert.ErrorIs(t, err, flag.ErrHelp)
+	assert.Contains(t, stderr, "-debug-addr")
+	_, stderr, err = parse(t, "bogus")
+	assert.ErrorContains(t, err, `unknown command "bogus"`)
+	assert.Contains(t, stderr, "Usage:")
+}

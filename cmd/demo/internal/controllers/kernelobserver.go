@@ -1,0 +1,63 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/safe"
+
+	"github.com/resgraph/resgraph/cmd/demo/internal/kernel"
+	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
+)
+
+// KernelLinkObserver mirrors the kernel's links into KernelLink resources:
+// one per kernel link, updated on every kernel change, destroyed when the
+// kernel link is gone. It has no inputs: the kernel's notification channel
+// wakes it up, besides the engine's start event.
+type KernelLinkObserver struct {
+	Kernel *kernel.Kernel
+}
+
+// Name implements controller.Controller.
+func (*KernelLinkObserver) Name() string { return KernelLinkObserverName }
+
+// Inputs implements controller.Controller.
+func (*KernelLinkObserver) Inputs() []controller.Input { return nil }
+
+// Outputs implements controller.Controller.
+func (*KernelLinkObserver) Outputs() []controller.Output {
+	return []controller.Output{{Type: netres.KernelLinkType, Kind: controller.OutputExclusive}}
+}
+
+// Run implements controller.Controller.
+func (c *KernelLinkObserver) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.EventCh():
+		case <-c.Kernel.Notify():
+		}
+		if err := c.sync(ctx, r); err != nil {
+			return err
+		}
+		r.ResetRestartBackoff()
+	}
+}
+
+func (c *KernelLinkObserver) sync(ctx context.Context, r controller.Runtime) error {
+	r.StartTrackingOutputs()
+	for _, l := range c.Kernel.Links() {
+		if err := safe.WriterModify(ctx, r, netres.NewKernelLink(l.Name), func(kl *netres.KernelLink) error {
+			*kl.TypedSpec() = netres.KernelLinkSpec{HardwareAddr: l.HardwareAddr, Index: l.Index, MTU: l.MTU, Up: l.Up}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("write kernel link %s: %w", l.Name, err)
+		}
+	}
+	return r.CleanupOutputs(ctx, resource.NewKind(netres.Namespace, netres.KernelLinkType))
+}

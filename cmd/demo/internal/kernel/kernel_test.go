@@ -1,0 +1,169 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestK1_ApplyLinkFailsTransientlyThenSucceeds(t *testing.T) {
+	k := New(Config{FailFirst: 2})
+	for i := range 2 {
+		_, err := k.ApplyLink("eth0", 1500)
+		require.Error(t, err, "attempt %d", i+1)
+		assert.True(t, errors.Is(err, ErrDeviceBusy), "attempt %d: %v", i+1, err)
+		assert.Contains(t, err.Error(), "eth0")
+	}
+	assert.Empty(t, k.Links(), "a failed apply creates nothing")
+
+	l, err := k.ApplyLink("eth0", 1500)
+	require.NoError(t, err)
+	assert.Equal(t, "eth0", l.Name)
+	assert.Equal(t, 1500, l.MTU)
+
+	l2, err := k.ApplyLink("eth0", 9000)
+	require.NoError(t, err, "once created, apply never fails")
+	assert.Equal(t, l.Index, l2.Index)
+	assert.Equal(t, 9000, l2.MTU)
+}
+
+func TestK2_NewLinkIsUpWithStableIdentity(t *testing.T) {
+	k := New(Config{Seed: 7})
+	a, err := k.ApplyLink("eth0", 1500)
+	require.NoError(t, err)
+	b, err := k.ApplyLink("eth1", 1500)
+	require.NoError(t, err)
+	assert.True(t, a.Up)
+	assert.NotEqual(t, a.Index, b.Index)
+	assert.NotEqual(t, a.HardwareAddr, b.HardwareAddr)
+
+	other := New(Config{Seed: 7})
+	c, err := other.ApplyLink("eth0", 1500)
+	require.NoError(t, err)
+	assert.Equal(t, a.HardwareAddr, c.HardwareAddr, "same seed and name, same MAC")
+}
+
+func TestK3_ChangesSignalOnCoalescingChannel(t *testing.T) {
+	k := New(Config{})
+	_, err := k.ApplyLink("eth0", 1500)
+	require.NoError(t, err)
+	require.True(t, k.SetCarrier("eth0", false))
+	require.True(t, k.DeleteLink("eth0"))
+
+	select {
+	case <-k.Notify():
+	default:
+		t.Fatal("changes were not signalled")
+	}
+	select {
+	case <-k.Notify():
+		t.Fatal("three changes gave more than one pending signal")
+	default:
+	}
+
+	_, err = k.ApplyLink("eth1", 1500)
+	require.NoError(t, err)
+	<-k.Notify()
+	_, err = k.ApplyLink("eth1", 1500)
+	require.NoError(t, err)
+	select {
+	case <-k.Notify():
+		t.Fatal("an apply that changed nothing was signalled")
+	default:
+	}
+}
+
+func TestK4_DeleteRestartsTransientFailures(t *testing.T) {
+	k := New(Config{FailFirst: 1})
+	_, err := k.ApplyLink("eth0", 1500)
+	require.Error(t, err)
+	_, err = k.ApplyLink("eth0", 1500)
+	require.NoError(t, err)
+	require.True(t, k.DeleteLink("eth0"))
+	assert.False(t, k.DeleteLink("eth0"), "second delete reports absence")
+
+	_, err = k.ApplyLink("eth0", 1500)
+	assert.ErrorIs(t, err, ErrDeviceBusy)
+}
+
+func TestK5_CarrierOfMissingLink(t *testing.T) {
+	k := New(Config{})
+	assert.False(t, k.SetCarrier("nope", true))
+}
+
+// flapRecord runs a flapping kernel with three links for 30 s of virtual
+// time and returns the carrier changes it logged, with their virtual times.
+func flapRecord(t *testing.T, seed uint64) []string {
+	t.Helper()
+	var out []string
+	synctest.Test(t, func(t *testing.T) {
+		core, logs := observer.New(zapcore.InfoLevel)
+		k := New(Config{Seed: seed, FlapMin: time.Second, FlapMax: 3 * time.Second, Logger: zap.New(core)})
+		for _, n := range []string{"eth0", "eth1", "wlan0"} {
+			_, err := k.ApplyLink(n, 1500)
+			require.NoError(t, err)
+		}
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		wg.Go(func() { assert.NoError(t, k.Run(ctx)) })
+		wg.Wait()
+
+		prev := start
+		for _, e := range logs.All() {
+			gap := e.Time.Sub(prev)
+			assert.GreaterOrEqual(t, gap, time.Second, "interval below FlapMin")
+			assert.LessOrEqual(t, gap, 3*time.Second, "interval above FlapMax")
+			prev = e.Time
+			out = append(out, e.Time.Sub(start).String()+" "+e.Message+" "+e.ContextMap()["link"].(string))
+		}
+	})
+	return out
+}
+
+func TestK6_FlappingIsDeterministicPerSeed(t *testing.T) {
+	a := flapRecord(t, 42)
+	b := flapRecord(t, 42)
+	c := flapRecord(t, 43)
+	require.GreaterOrEqual(t, len(a), 10, "30 s with intervals of at most 3 s")
+	assert.Equal(t, a, b, "same seed, same sequence")
+	assert.NotEqual(t, a, c, "another seed, another sequence")
+	for i, line := range a {
+		if i%2 == 0 {
+			assert.Contains(t, line, "carrier lost")
+		} else {
+			assert.Contains(t, line, "carrier up", "a link taken down comes back at the next step")
+		}
+	}
+}
+
+func TestK7_RunWithoutFlappingReturnsAtOnce(t *testing.T) {
+	k := New(Config{})
+	assert.NoError(t, k.Run(t.Context()))
+}
+
+func TestK8_FlappingLeavesExternallyDownLinksAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := New(Config{Seed: 1, FlapMin: time.Second})
+		_, err := k.ApplyLink("eth0", 1500)
+		require.NoError(t, err)
+		require.True(t, k.SetCarrier("eth0", false))
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, k.Run(ctx))
+		assert.False(t, k.Links()[0].Up, "the flapper only brings up links it took down")
+	})
+}
