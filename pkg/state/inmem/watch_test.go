@@ -146,8 +146,12 @@ func TestS9_NoLossOrDuplicateAroundSnapshot(t *testing.T) {
 			case state.Updated:
 				require.True(t, booted)
 				id := ev.Resource.Metadata().ID()
+				// A watcher that falls behind (on a loaded machine its
+				// goroutine may not run for a while) may receive a
+				// coalesced update (S12): Old is still what it saw last,
+				// and versions only grow.
 				require.Equal(t, seen[id], version(ev.Old), "no loss, no duplicate for %s", id)
-				require.Equal(t, seen[id]+1, version(ev.Resource))
+				require.Greater(t, version(ev.Resource), seen[id])
 				seen[id] = version(ev.Resource)
 			default:
 				require.FailNow(t, "unexpected event", ev.Type)
