@@ -122,20 +122,7 @@ func (c *Controller[I, D]) Run(ctx context.Context, r controller.Runtime, logger
 	if c.configErr != nil {
 		return c.configErr
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-r.EventCh():
-		}
-		if err := c.reconcile(ctx, r, logger); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		r.ResetRestartBackoff()
-	}
+	return xform.RunLoop(ctx, r, func() error { return c.reconcile(ctx, r, logger) })
 }
 
 func (c *Controller[I, D]) reconcile(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -135,28 +134,21 @@ func TestCL2_DependentsCanBeTornDownOrDestroyed(t *testing.T) {
 	}
 }
 
-// recorder passes on the errors Run returns.
+// recorder records the errors Run returns.
 type recorder struct {
 	controller.Controller
-	errs chan error
+	gentest.Errors
 }
 
 func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.Logger) error {
-	err := r.Controller.Run(ctx, rt, logger)
-	if err != nil {
-		select {
-		case r.errs <- err:
-		default:
-		}
-	}
-	return err
+	return r.Push(r.Controller.Run(ctx, rt, logger))
 }
 
 func TestCL3_AFailingListerFailsOnlyItsInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
 		ctx := context.Background()
-		ctrl := &recorder{errs: make(chan error, 16), Controller: cleanup.NewController(cleanup.Settings[*A, *C]{
+		ctrl := &recorder{Errors: gentest.NewErrors(), Controller: cleanup.NewController(cleanup.Settings[*A, *C]{
 			Name: "cleanup",
 			ListDependents: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A) ([]*C, error) {
 				switch a.Metadata().ID() {
@@ -177,16 +169,10 @@ func TestCL3_AFailingListerFailsOnlyItsInput(t *testing.T) {
 		}
 		gentest.AwaitMD(t, st, ptrA("ok"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 		// A pass that saw both inputs tearing down fails for both.
-		var err error
 		var pe *generic.PanicError
-		timeout := time.After(gentest.DefaultTimeout)
-		for err == nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), "lister failed") {
-			select {
-			case err = <-ctrl.errs:
-			case <-timeout:
-				t.Fatalf("Run did not fail for both inputs; last error: %v", err)
-			}
-		}
+		err := ctrl.Await(t, func(err error) bool {
+			return errors.As(err, &pe) && strings.Contains(err.Error(), "lister failed")
+		})
 		assert.ErrorContains(t, err, "lister failed")
 		assert.ErrorContains(t, err, resource.PointerString(ptrA("fails")))
 		assert.Equal(t, ptrA("panics"), pe.Resource)

@@ -2,6 +2,7 @@ package qtransform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -93,35 +94,26 @@ func NewQController[I, O generic.ResourceWithDefinition](settings Settings[I, O]
 	return c
 }
 
+// validate returns the controller's misconfiguration, if any.
 func (c *QController[I, O]) validate(inErr, outErr error) error {
 	s := c.settings
-	var problem error
-	switch {
-	case s.Name == "":
-		problem = fmt.Errorf("empty Name")
-	case inErr != nil:
-		problem = fmt.Errorf("input type: %w", inErr)
-	case outErr != nil:
-		problem = fmt.Errorf("output type: %w", outErr)
-	case s.MapMetadataFunc == nil || s.UnmapMetadataFunc == nil:
-		problem = fmt.Errorf("MapMetadataFunc and UnmapMetadataFunc must be set")
-	case s.FinalizerRemovalFunc != nil && !c.opts.inputFinalizers:
-		problem = fmt.Errorf("FinalizerRemovalFunc is set without WithInputFinalizers")
-	case c.opts.outputKind != controller.OutputExclusive && c.opts.outputKind != controller.OutputShared:
-		problem = fmt.Errorf("unknown output kind %d", c.opts.outputKind)
-	case c.inKind.Type() == c.outKind.Type():
-		problem = fmt.Errorf("input and output have the same type %q", c.outKind.Type())
+	cfg := xform.Config{
+		Name: s.Name, InErr: inErr, OutErr: outErr, In: c.inKind, Out: c.outKind,
+		FinalizerRemoval: s.FinalizerRemovalFunc != nil, InputFinalizers: c.opts.inputFinalizers,
+		OutputKind: c.opts.outputKind, ExtraOutputs: c.opts.extraOutputs,
 	}
-	if problem == nil {
-		problem = c.validateExtras()
+	if s.MapMetadataFunc == nil || s.UnmapMetadataFunc == nil {
+		cfg.MappingErr = errors.New("MapMetadataFunc and UnmapMetadataFunc must be set")
 	}
-	if problem != nil {
+	if problem := cfg.Check(c.validateMappedInputs); problem != nil {
 		return state.NewInvalidError(nil, "qtransform controller %q: %w", s.Name, problem)
 	}
 	return nil
 }
 
-func (c *QController[I, O]) validateExtras() error {
+// validateMappedInputs checks the extra mapped inputs and indexes their
+// mappers.
+func (c *QController[I, O]) validateMappedInputs() error {
 	for _, in := range c.opts.mappedInputs {
 		if in.defErr != nil {
 			return fmt.Errorf("extra mapped input: %w", in.defErr)
@@ -133,11 +125,6 @@ func (c *QController[I, O]) validateExtras() error {
 			return fmt.Errorf("extra mapped input %s declared twice", resource.KindString(in.kind))
 		}
 		c.mappers[in.kind] = in.mapper
-	}
-	for _, out := range c.opts.extraOutputs {
-		if out.Type == c.outKind.Type() {
-			return fmt.Errorf("extra output %s repeats the output type", out.Type)
-		}
 	}
 	return nil
 }

@@ -23,9 +23,11 @@
 //
 // The controller remembers, for every input, the output it wrote, so that
 // it can find the output of an input that is gone without calling
-// MapMetadataFunc on it. The first Reconcile or MapInput call loads this
-// index from the controller's existing outputs (with UnmapMetadataFunc) and
-// destroys the outputs whose input no longer exists. A QController value
+// MapMetadataFunc on it. The first Reconcile call loads this index from
+// the controller's existing outputs (with UnmapMetadataFunc) and destroys
+// the outputs whose input no longer exists; an output that
+// UnmapMetadataFunc cannot map (an error, a panic, a wrong kind) is logged
+// and left alone, and fails no input. A QController value
 // therefore serves one engine: build a new one for every engine.
 // UnmapMetadataFunc(MapMetadataFunc(in)) must name in, and two inputs must
 // never map to the same output.

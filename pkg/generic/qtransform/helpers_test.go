@@ -3,7 +3,6 @@ package qtransform_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -53,50 +52,23 @@ func aToB(name string, opts ...qtransform.ControllerOption) *qtransform.QControl
 	return qtransform.NewQController(settings(name), opts...)
 }
 
-// qrecorder passes on the errors Reconcile and MapInput return.
+// qrecorder records the errors Reconcile and MapInput return.
 type qrecorder struct {
 	controller.QController
-	errs chan error
+	gentest.Errors
 }
 
 func record(c controller.QController) *qrecorder {
-	return &qrecorder{QController: c, errs: make(chan error, 256)}
-}
-
-func (q *qrecorder) push(err error) error {
-	if err != nil {
-		select {
-		case q.errs <- err:
-		default:
-		}
-	}
-	return err
+	return &qrecorder{QController: c, Errors: gentest.NewErrors()}
 }
 
 func (q *qrecorder) Reconcile(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) error {
-	return q.push(q.QController.Reconcile(ctx, logger, r, ptr))
+	return q.Push(q.QController.Reconcile(ctx, logger, r, ptr))
 }
 
 func (q *qrecorder) MapInput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	ptrs, err := q.QController.MapInput(ctx, logger, r, ptr)
-	return ptrs, q.push(err)
-}
-
-// awaitError returns the first error that satisfies match.
-func (q *qrecorder) awaitError(t *testing.T, match func(error) bool) error {
-	t.Helper()
-	timeout := time.After(gentest.DefaultTimeout)
-	for {
-		select {
-		case err := <-q.errs:
-			if match(err) {
-				return err
-			}
-		case <-timeout:
-			t.Fatal("no matching error")
-			return nil
-		}
-	}
+	return ptrs, q.Push(err)
 }
 
 func create(t *testing.T, st state.State, rs ...resource.Resource) {

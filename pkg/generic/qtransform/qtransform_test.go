@@ -22,6 +22,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 var _ controller.QController = (*qtransform.QController[*A, *B])(nil)
@@ -87,7 +88,7 @@ func TestQ3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 		awaitN[*B](t, st, ptrB("a2"), 4)
 
 		setN[*A](t, st, ptrA("a2"), -1)
-		err := ctrl.awaitError(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
+		err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
 		assert.ErrorContains(t, err, resource.PointerString(ptrA("a2")), "the error names the input")
 		create(t, st, newA("a3", 3))
 		awaitN[*B](t, st, ptrB("a3"), 6)
@@ -116,7 +117,7 @@ func TestQ4_APanicFailsOnlyItsInput(t *testing.T) {
 		awaitN[*B](t, st, ptrB("a1"), 2)
 		awaitN[*B](t, st, ptrB("z1"), 6)
 
-		err := ctrl.awaitError(t, func(error) bool { return true })
+		err := ctrl.Await(t, func(error) bool { return true })
 		var pe *generic.PanicError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, ptrA("boom"), pe.Resource)
@@ -152,7 +153,7 @@ func TestQ5_BadMappingFailsOnlyItsInput(t *testing.T) {
 		awaitN[*B](t, st, ptrB("good"), 10)
 
 		for len(bad) > 0 {
-			err := ctrl.awaitError(t, func(error) bool { return true })
+			err := ctrl.Await(t, func(error) bool { return true })
 			assert.True(t, state.IsInvalidError(err), "a bad mapping is an invalid-class error: %v", err)
 			for id := range bad {
 				if strings.Contains(err.Error(), resource.PointerString(ptrA(id))) {
@@ -402,6 +403,27 @@ func TestQ14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	awaitGone(t, st, ptrB("held"))
 }
 
+func TestQ14_AnUnmappableExistingOutputDoesNotStopTheInputs(t *testing.T) {
+	st := newState()
+	ctx := context.Background()
+	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("bad", 1), state.WithCreateOwner("AtoB")))
+	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
+	create(t, st, newA("a1", 1))
+	s := settings("AtoB")
+	s.UnmapMetadataFunc = func(b *B) *A {
+		if b.Metadata().ID() == "bad" {
+			panic("cannot unmap")
+		}
+		return gentest.Map[*B, gentest.ADef](b)
+	}
+
+	gentest.Start(t, st, nil, qtransform.NewQController(s))
+	awaitN[*B](t, st, ptrB("a1"), 2)
+	awaitGone(t, st, ptrB("orphan"))
+	_, err := st.Get(ctx, ptrB("bad"))
+	assert.NoError(t, err, "an output that cannot be mapped back is left alone")
+}
+
 func TestQ15_AMappingChangeMovesTheOutput(t *testing.T) {
 	st := newState()
 	s := settings("AtoB")
@@ -420,6 +442,38 @@ func TestQ15_AMappingChangeMovesTheOutput(t *testing.T) {
 	awaitN[*B](t, st, ptrB("a1-0"), 4)
 	awaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	require.NoError(t, st.RemoveFinalizer(context.Background(), ptrB("a1-1"), "hold"))
+	awaitGone(t, st, ptrB("a1-1"))
+}
+
+func TestQ15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
+	// a1 maps to a1-1, then to a1-0 while a1-1 is held by a finalizer, then
+	// back to a1-1: the held output is replaced by a fresh one once the
+	// finalizer goes, and that fresh output still belongs to a1, so it
+	// goes when a1 does.
+	st := newState()
+	ctx := context.Background()
+	s := settings("AtoB")
+	s.MapMetadataFunc = func(a *A) *B {
+		return gentest.New[gentest.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
+	}
+	s.UnmapMetadataFunc = func(b *B) *A {
+		id := b.Metadata().ID()
+		return newA(id[:strings.LastIndex(id, "-")], 0)
+	}
+	gentest.Start(t, st, nil, qtransform.NewQController(s))
+	create(t, st, newA("a1", 1))
+	awaitN[*B](t, st, ptrB("a1-1"), 2)
+	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1-1"), "hold"))
+	setN[*A](t, st, ptrA("a1"), 2)
+	awaitN[*B](t, st, ptrB("a1-0"), 4)
+	awaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+
+	setN[*A](t, st, ptrA("a1"), 3)
+	awaitGone(t, st, ptrB("a1-0"))
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1-1"), "hold"))
+	awaitN[*B](t, st, ptrB("a1-1"), 6)
+
+	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 	awaitGone(t, st, ptrB("a1-1"))
 }
 
@@ -485,4 +539,25 @@ func TestQ17_MisconfigurationFailsEveryCall(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+func TestQ18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
+	// The output is destroyed and created again between the controller's
+	// read and its write: the state refuses the write as a conflict, and
+	// the controller reads the output again and writes it, without failing.
+	core := gentest.NewRecreating(inmem.NewState(), ptrB("a1"))
+	st := state.WrapCore(core)
+	ctrl := record(aToB("AtoB"))
+	gentest.Start(t, st, nil, ctrl)
+	create(t, st, newA("a1", 1))
+	awaitN[*B](t, st, ptrB("a1"), 2)
+
+	core.Arm()
+	setN[*A](t, st, ptrA("a1"), 2)
+	awaitN[*B](t, st, ptrB("a1"), 4)
+	assert.Equal(t, 1, core.Conflicts(), "the write met the earlier-incarnation conflict")
+
+	create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
+	awaitN[*B](t, st, ptrB("marker"), 2)
+	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
 }

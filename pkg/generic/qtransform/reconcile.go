@@ -64,6 +64,9 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 		c.retired[md.ID()] = append(c.retired[md.ID()], old)
 	}
 	c.outputs[md.ID()] = outID
+	// An output the input maps to again is its output, no longer a retired
+	// one: destroyed as retired, it would be forgotten once written anew.
+	c.unretireLocked(md.ID(), outID)
 	retired := slices.Clone(c.retired[md.ID()])
 	c.mu.Unlock()
 	for _, id := range retired {
@@ -81,7 +84,7 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 		}
 	}
 	extra := c.settings.TransformExtraOutputFunc
-	written, waiting, err := xform.WriteOutput(ctx, r, out, c.transformFunc(ctx, logger, r, in), extra != nil, !known)
+	written, waiting, err := xform.WriteOutput(ctx, r, out, xform.TransformFunc(ctx, r, logger, in, c.settings.TransformFunc), extra != nil, !known)
 	if err != nil {
 		return fmt.Errorf("write output %s: %w", resource.PointerString(out.Metadata()), err)
 	}
@@ -92,11 +95,7 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 		return nil
 	}
 	if extra != nil {
-		o, err := xform.As[O](written)
-		if err != nil {
-			return err
-		}
-		if err := xform.Call(logger, "TransformExtraOutputFunc", md, func() error { return extra(ctx, r, logger, in, o) }); err != nil {
+		if err := xform.RunExtra(ctx, r, logger, in, written, extra); err != nil {
 			return err
 		}
 	}
@@ -104,19 +103,6 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 		return c.releaseFinalizer(ctx, logger, r, in)
 	}
 	return nil
-}
-
-// transformFunc is the Modify function that runs TransformFunc on the
-// output.
-func (c *QController[I, O]) transformFunc(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) func(resource.Resource) error {
-	tf := c.settings.TransformFunc
-	return func(res resource.Resource) error {
-		o, err := xform.As[O](res)
-		if err != nil || tf == nil {
-			return err
-		}
-		return xform.Call(logger, "TransformFunc", in.Metadata(), func() error { return tf(ctx, r, logger, in, o) })
-	}
 }
 
 // release destroys the outputs of a tearing-down input, then gives its
@@ -132,20 +118,11 @@ func (c *QController[I, O]) release(ctx context.Context, logger *zap.Logger, r c
 // releaseFinalizer removes the controller's finalizer from the input, if
 // it holds one and FinalizerRemovalFunc agrees.
 func (c *QController[I, O]) releaseFinalizer(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
-	md := in.Metadata()
-	name := c.settings.Name
-	if !c.opts.inputFinalizers || !md.Finalizers().Has(name) {
+	if !c.opts.inputFinalizers {
 		return nil
 	}
-	if f := c.settings.FinalizerRemovalFunc; f != nil {
-		if err := xform.Call(logger, "FinalizerRemovalFunc", md, func() error { return f(ctx, r, logger, in) }); err != nil {
-			return fmt.Errorf("finalizer removal vetoed: %w", err)
-		}
-	}
-	if err := r.RemoveFinalizer(ctx, md, name); err != nil {
-		return fmt.Errorf("remove finalizer: %w", err)
-	}
-	return nil
+	_, err := xform.ReleaseFinalizer(ctx, r, logger, c.settings.Name, in, c.settings.FinalizerRemovalFunc)
+	return err
 }
 
 // destroyOutputs tears down and destroys every output of the input inID
@@ -191,6 +168,12 @@ func (c *QController[I, O]) forget(inID, outID resource.ID) {
 	if c.outputs[inID] == outID {
 		delete(c.outputs, inID)
 	}
+	c.unretireLocked(inID, outID)
+}
+
+// unretireLocked removes outID from the retired outputs of the input inID;
+// c.mu must be held.
+func (c *QController[I, O]) unretireLocked(inID, outID resource.ID) {
 	if rest := slices.DeleteFunc(c.retired[inID], func(id resource.ID) bool { return id == outID }); len(rest) > 0 {
 		c.retired[inID] = rest
 	} else {
@@ -200,8 +183,10 @@ func (c *QController[I, O]) forget(inID, outID resource.ID) {
 
 // ensureLoaded loads the index of outputs by input from the controller's
 // existing outputs on first use, and destroys the outputs whose input no
-// longer exists (they were left by a previous engine). Calls wait for the
-// load; a failed load is retried by the next call.
+// longer exists (they were left by a previous engine). An output that
+// UnmapMetadataFunc cannot map is logged and left alone, so that it fails
+// no input. Calls wait for the load; a failed load is retried by the next
+// call.
 func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger, r controller.QRuntime) error {
 	if c.loaded.Load() {
 		return nil
@@ -222,7 +207,11 @@ func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger
 		}
 		inID, err := c.unmap(logger, res)
 		if err != nil {
-			return fmt.Errorf("qtransform %q: load outputs: %w", c.settings.Name, err)
+			// One bad output must not stop every input: it is left alone,
+			// and its own destroy-ready event reports the error again.
+			logger.Error("cannot map an existing output to its input; leaving it alone",
+				zap.String("output", resource.PointerString(res.Metadata())), zap.Error(err))
+			continue
 		}
 		found[inID] = append(found[inID], res.Metadata().ID())
 	}

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/siderolabs/gen/optional"
@@ -83,44 +84,27 @@ func NewController[I, O generic.ResourceWithDefinition](settings Settings[I, O],
 // validate returns the controller's misconfiguration, if any.
 func (c *Controller[I, O]) validate(inErr, outErr error) error {
 	s := c.settings
-	var problem error
-	switch {
-	case s.Name == "":
-		problem = fmt.Errorf("empty Name")
-	case inErr != nil:
-		problem = fmt.Errorf("input type: %w", inErr)
-	case outErr != nil:
-		problem = fmt.Errorf("output type: %w", outErr)
-	case (s.MapMetadataFunc == nil) == (s.MapMetadataOptionalFunc == nil):
-		problem = fmt.Errorf("exactly one of MapMetadataFunc and MapMetadataOptionalFunc must be set")
-	case s.FinalizerRemovalFunc != nil && !c.opts.inputFinalizers:
-		problem = fmt.Errorf("FinalizerRemovalFunc is set without WithInputFinalizers")
-	case c.opts.outputKind != controller.OutputExclusive && c.opts.outputKind != controller.OutputShared:
-		problem = fmt.Errorf("unknown output kind %d", c.opts.outputKind)
-	case c.inKind.Type() == c.outKind.Type():
-		problem = fmt.Errorf("input and output have the same type %q", c.outKind.Type())
+	cfg := xform.Config{
+		Name: s.Name, InErr: inErr, OutErr: outErr, In: c.inKind, Out: c.outKind,
+		FinalizerRemoval: s.FinalizerRemovalFunc != nil, InputFinalizers: c.opts.inputFinalizers,
+		OutputKind: c.opts.outputKind, ExtraOutputs: c.opts.extraOutputs,
 	}
-	if problem == nil {
-		problem = c.validateExtras()
+	if (s.MapMetadataFunc == nil) == (s.MapMetadataOptionalFunc == nil) {
+		cfg.MappingErr = errors.New("exactly one of MapMetadataFunc and MapMetadataOptionalFunc must be set")
 	}
-	if problem != nil {
+	if problem := cfg.Check(c.validateExtraInputs); problem != nil {
 		return state.NewInvalidError(nil, "transform controller %q: %w", s.Name, problem)
 	}
 	return nil
 }
 
-func (c *Controller[I, O]) validateExtras() error {
+func (c *Controller[I, O]) validateExtraInputs() error {
 	for _, in := range c.opts.extraInputs {
 		if in.Kind != controller.InputWeak && in.Kind != controller.InputStrong {
 			return fmt.Errorf("extra input %s(%s): only weak and strong inputs are allowed", in.Type, in.Namespace)
 		}
 		if in.Type == c.inKind.Type() && in.Namespace == c.inKind.Namespace() || in.Type == c.outKind.Type() {
 			return fmt.Errorf("extra input %s(%s) repeats the input or output type", in.Type, in.Namespace)
-		}
-	}
-	for _, out := range c.opts.extraOutputs {
-		if out.Type == c.outKind.Type() {
-			return fmt.Errorf("extra output %s repeats the output type", out.Type)
 		}
 	}
 	return nil
@@ -162,18 +146,5 @@ func (c *Controller[I, O]) Run(ctx context.Context, r controller.Runtime, logger
 		return c.configErr
 	}
 	rs := newRunState()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-r.EventCh():
-		}
-		if err := c.reconcile(ctx, r, logger, rs); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		r.ResetRestartBackoff()
-	}
+	return xform.RunLoop(ctx, r, func() error { return c.reconcile(ctx, r, logger, rs) })
 }

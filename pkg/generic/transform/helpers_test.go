@@ -3,7 +3,6 @@ package transform_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -47,42 +46,18 @@ func aToB(name string, opts ...transform.ControllerOption) *transform.Controller
 	}, opts...)
 }
 
-// recorder passes on the errors Run returns.
+// recorder records the errors Run returns.
 type recorder struct {
 	controller.Controller
-	errs chan error
+	gentest.Errors
 }
 
 func record(c controller.Controller) *recorder {
-	return &recorder{Controller: c, errs: make(chan error, 64)}
+	return &recorder{Controller: c, Errors: gentest.NewErrors()}
 }
 
 func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.Logger) error {
-	err := r.Controller.Run(ctx, rt, logger)
-	if err != nil {
-		select {
-		case r.errs <- err:
-		default:
-		}
-	}
-	return err
-}
-
-// awaitError returns the first error Run returned that satisfies match.
-func (r *recorder) awaitError(t *testing.T, match func(error) bool) error {
-	t.Helper()
-	timeout := time.After(gentest.DefaultTimeout)
-	for {
-		select {
-		case err := <-r.errs:
-			if match(err) {
-				return err
-			}
-		case <-timeout:
-			t.Fatal("no matching error from Run")
-			return nil
-		}
-	}
+	return r.Push(r.Controller.Run(ctx, rt, logger))
 }
 
 func newState() state.State { return inmem.NewState() }

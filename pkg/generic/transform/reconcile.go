@@ -234,7 +234,7 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) (waiting bool, er
 		bumped = true
 	}
 	extra := c.settings.TransformExtraOutputFunc
-	written, waiting, err := xform.WriteOutput(p.ctx, p.r, out, p.transformFunc(in), extra != nil, absent)
+	written, waiting, err := xform.WriteOutput(p.ctx, p.r, out, xform.TransformFunc(p.ctx, p.r, p.logger, in, c.settings.TransformFunc), extra != nil, absent)
 	if err != nil {
 		return false, fmt.Errorf("write output %s: %w", resource.PointerString(out.Metadata()), err)
 	}
@@ -243,11 +243,7 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) (waiting bool, er
 		return true, nil
 	}
 	if extra != nil {
-		o, err := xform.As[O](written)
-		if err != nil {
-			return false, err
-		}
-		if err := xform.Call(p.logger, "TransformExtraOutputFunc", md, func() error { return extra(p.ctx, p.r, p.logger, in, o) }); err != nil {
+		if err := xform.RunExtra(p.ctx, p.r, p.logger, in, written, extra); err != nil {
 			return false, err
 		}
 	}
@@ -256,19 +252,6 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) (waiting bool, er
 	}
 	p.finish(e, md, bumped)
 	return false, nil
-}
-
-// transformFunc is the Modify function that runs TransformFunc on the
-// output.
-func (p *pass[I, O]) transformFunc(in I) func(resource.Resource) error {
-	tf := p.c.settings.TransformFunc
-	return func(r resource.Resource) error {
-		o, err := xform.As[O](r)
-		if err != nil || tf == nil {
-			return err
-		}
-		return xform.Call(p.logger, "TransformFunc", in.Metadata(), func() error { return tf(p.ctx, p.r, p.logger, in, o) })
-	}
 }
 
 // release destroys the outputs of an input that should have none (tearing
@@ -303,21 +286,14 @@ func (p *pass[I, O]) release(in I, e *entry) error {
 // releaseFinalizer removes the controller's finalizer from the input, if
 // it holds one and FinalizerRemovalFunc agrees, and marks the input done.
 func (p *pass[I, O]) releaseFinalizer(in I, e *entry) error {
-	c := p.c
-	md := in.Metadata()
-	if !c.opts.inputFinalizers || !md.Finalizers().Has(c.settings.Name) {
-		p.finish(e, md, false)
-		return nil
-	}
-	if f := c.settings.FinalizerRemovalFunc; f != nil {
-		if err := xform.Call(p.logger, "FinalizerRemovalFunc", md, func() error { return f(p.ctx, p.r, p.logger, in) }); err != nil {
-			return fmt.Errorf("finalizer removal vetoed: %w", err)
+	removed := false
+	if s := p.c.settings; p.c.opts.inputFinalizers {
+		var err error
+		if removed, err = xform.ReleaseFinalizer(p.ctx, p.r, p.logger, s.Name, in, s.FinalizerRemovalFunc); err != nil {
+			return err
 		}
 	}
-	if err := p.r.RemoveFinalizer(p.ctx, md, c.settings.Name); err != nil {
-		return fmt.Errorf("remove finalizer: %w", err)
-	}
-	p.finish(e, md, true)
+	p.finish(e, in.Metadata(), removed)
 	return nil
 }
 

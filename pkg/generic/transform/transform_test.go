@@ -22,6 +22,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 var _ controller.Controller = (*transform.Controller[*A, *B])(nil)
@@ -148,7 +149,7 @@ func TestT3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 		// Two failed passes: the second is a full one after the restart, with
 		// output cleanup; the failing input's output must survive both.
 		for range 2 {
-			err := ctrl.awaitError(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
+			err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
 			assert.ErrorContains(t, err, resource.PointerString(ptrA("a2")), "the error names the input")
 			assert.NotContains(t, err.Error(), resource.PointerString(ptrA("a1")))
 		}
@@ -179,7 +180,7 @@ func TestT4_APanicFailsOnlyItsInput(t *testing.T) {
 		awaitN[*B](t, st, ptrB("a1"), 2)
 		awaitN[*B](t, st, ptrB("z1"), 6)
 
-		err := ctrl.awaitError(t, func(error) bool { return true })
+		err := ctrl.Await(t, func(error) bool { return true })
 		var pe *generic.PanicError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, ptrA("boom"), pe.Resource)
@@ -220,7 +221,7 @@ func TestT5_BadMappingFailsOnlyItsInput(t *testing.T) {
 		create(t, st, newA("good", 5))
 		awaitN[*B](t, st, ptrB("good"), 10)
 
-		err := ctrl.awaitError(t, func(err error) bool {
+		err := ctrl.Await(t, func(err error) bool {
 			for _, id := range bad {
 				if !strings.Contains(err.Error(), resource.PointerString(ptrA(id))) {
 					return false
@@ -506,6 +507,36 @@ func TestT15_AMappingChangeMovesTheOutput(t *testing.T) {
 	awaitGone(t, st, ptrB("a1-1"))
 }
 
+func TestT15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
+	// a1 maps to a1-1, then to a1-0 while a1-1 is held by a finalizer, then
+	// back to a1-1: the held output is replaced by a fresh one once the
+	// finalizer goes, and that fresh output still belongs to a1, so it
+	// goes when a1 does.
+	st := newState()
+	ctx := context.Background()
+	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+		Name: "AtoB",
+		MapMetadataFunc: func(a *A) *B {
+			return gentest.New[gentest.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
+		},
+		TransformFunc: double,
+	}))
+	create(t, st, newA("a1", 1))
+	awaitN[*B](t, st, ptrB("a1-1"), 2)
+	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1-1"), "hold"))
+	setN[*A](t, st, ptrA("a1"), 2)
+	awaitN[*B](t, st, ptrB("a1-0"), 4)
+	awaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+
+	setN[*A](t, st, ptrA("a1"), 3)
+	awaitGone(t, st, ptrB("a1-0"))
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1-1"), "hold"))
+	awaitN[*B](t, st, ptrB("a1-1"), 6)
+
+	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+	awaitGone(t, st, ptrB("a1-1"))
+}
+
 func TestT16_ExtraInputsAreReadByTheTransform(t *testing.T) {
 	st := newState()
 	cfg := gentest.Ptr[gentest.CDef]("config")
@@ -561,4 +592,25 @@ func TestT17_MisconfigurationFailsRun(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+func TestT18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
+	// The output is destroyed and created again between the controller's
+	// read and its write: the state refuses the write as a conflict, and
+	// the controller reads the output again and writes it, without failing.
+	core := gentest.NewRecreating(inmem.NewState(), ptrB("a1"))
+	st := state.WrapCore(core)
+	ctrl := record(aToB("AtoB"))
+	gentest.Start(t, st, nil, ctrl)
+	create(t, st, newA("a1", 1))
+	awaitN[*B](t, st, ptrB("a1"), 2)
+
+	core.Arm()
+	setN[*A](t, st, ptrA("a1"), 2)
+	awaitN[*B](t, st, ptrB("a1"), 4)
+	assert.Equal(t, 1, core.Conflicts(), "the write met the earlier-incarnation conflict")
+
+	create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
+	awaitN[*B](t, st, ptrB("marker"), 2)
+	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/safe"
@@ -84,4 +85,41 @@ func AwaitMD(tb testing.TB, st state.State, ptr resource.Pointer, cond func(*res
 		}
 		return cond(r.Metadata()), r.Metadata().String()
 	})
+}
+
+// Errors records the errors a controller under test returns, so that a
+// test can wait for one. Build it with [NewErrors].
+type Errors chan error
+
+// NewErrors returns an empty [Errors] that keeps up to 256 errors not yet
+// awaited (later ones are dropped).
+func NewErrors() Errors { return make(Errors, 256) }
+
+// Push records err, if not nil, and returns it.
+func (e Errors) Push(err error) error {
+	if err != nil {
+		select {
+		case e <- err:
+		default:
+		}
+	}
+	return err
+}
+
+// Await returns the first recorded error that satisfies match, and fails
+// the test when none comes within DefaultTimeout.
+func (e Errors) Await(tb testing.TB, match func(error) bool) error {
+	tb.Helper()
+	timeout := time.After(DefaultTimeout)
+	for {
+		select {
+		case err := <-e:
+			if match(err) {
+				return err
+			}
+		case <-timeout:
+			tb.Fatal("no matching error")
+			return nil
+		}
+	}
 }
