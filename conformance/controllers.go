@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -61,10 +61,9 @@ type WakeCounterController struct {
 	// on Gate (or its context ends).
 	Gate <-chan struct{}
 
-	mu     sync.Mutex
-	runs   int // guarded by mu: calls of Run
-	active int // guarded by mu: calls of Run not yet returned
-	wakes  int // guarded by mu: ReconcileEvents received
+	runs   atomic.Int64 // calls of Run
+	active atomic.Int64 // calls of Run not yet returned
+	wakes  atomic.Int64 // ReconcileEvents received
 }
 
 // Name implements controller.Controller.
@@ -82,24 +81,16 @@ func (c *WakeCounterController) Outputs() []controller.Output {
 
 // Run counts every ReconcileEvent until ctx is canceled; it returns nil.
 func (c *WakeCounterController) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
-	c.mu.Lock()
-	c.runs++
-	c.active++
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.active--
-		c.mu.Unlock()
-	}()
+	c.runs.Add(1)
+	c.active.Add(1)
+	defer c.active.Add(-1)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-r.EventCh():
 		}
-		c.mu.Lock()
-		c.wakes++
-		c.mu.Unlock()
+		c.wakes.Add(1)
 		if c.Gate != nil {
 			select {
 			case <-ctx.Done():
@@ -111,24 +102,12 @@ func (c *WakeCounterController) Run(ctx context.Context, r controller.Runtime, _
 }
 
 // Runs returns how many times Run was called.
-func (c *WakeCounterController) Runs() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.runs
-}
+func (c *WakeCounterController) Runs() int { return int(c.runs.Load()) }
 
 // Active returns how many calls of Run have not returned yet.
-func (c *WakeCounterController) Active() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.active
-}
+func (c *WakeCounterController) Active() int { return int(c.active.Load()) }
 
 // Wakes returns how many ReconcileEvents Run received.
-func (c *WakeCounterController) Wakes() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.wakes
-}
+func (c *WakeCounterController) Wakes() int { return int(c.wakes.Load()) }
 
 var _ controller.Controller = (*WakeCounterController)(nil)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -29,10 +30,11 @@ type DynamicInputsController struct {
 	pending []controller.Input // guarded by mu: inputs to apply at the next event
 	hasPend bool               // guarded by mu: pending is set
 	current []controller.Input // guarded by mu: the dynamic inputs applied last
-	runs    int                // guarded by mu: calls of Run
-	wakes   int                // guarded by mu: ReconcileEvents received
-	applied int                // guarded by mu: successful UpdateInputs calls
 	errs    []error            // guarded by mu: errors of UpdateInputs and of the lists
+
+	runs    atomic.Int64 // calls of Run
+	wakes   atomic.Int64 // ReconcileEvents received
+	applied atomic.Int64 // successful UpdateInputs calls
 }
 
 // Name implements controller.Controller.
@@ -58,17 +60,15 @@ func (c *DynamicInputsController) SetDynamicInputs(inputs []controller.Input) {
 // Run applies pending inputs and lists the dynamic inputs on every
 // ReconcileEvent until ctx is canceled.
 func (c *DynamicInputsController) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
-	c.mu.Lock()
-	c.runs++
-	c.mu.Unlock()
+	c.runs.Add(1)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-r.EventCh():
 		}
+		c.wakes.Add(1)
 		c.mu.Lock()
-		c.wakes++
 		pending, has := c.pending, c.hasPend
 		c.hasPend = false
 		c.mu.Unlock()
@@ -79,8 +79,8 @@ func (c *DynamicInputsController) Run(ctx context.Context, r controller.Runtime,
 			if err != nil {
 				c.errs = append(c.errs, fmt.Errorf("UpdateInputs: %w", err))
 			} else {
-				c.applied++
 				c.current = pending
+				c.applied.Add(1)
 			}
 			c.mu.Unlock()
 		}
@@ -102,25 +102,13 @@ func (c *DynamicInputsController) Run(ctx context.Context, r controller.Runtime,
 }
 
 // Runs returns how many times Run was called.
-func (c *DynamicInputsController) Runs() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.runs
-}
+func (c *DynamicInputsController) Runs() int { return int(c.runs.Load()) }
 
 // Wakes returns how many ReconcileEvents Run received.
-func (c *DynamicInputsController) Wakes() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.wakes
-}
+func (c *DynamicInputsController) Wakes() int { return int(c.wakes.Load()) }
 
 // Applied returns how many UpdateInputs calls succeeded.
-func (c *DynamicInputsController) Applied() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.applied
-}
+func (c *DynamicInputsController) Applied() int { return int(c.applied.Load()) }
 
 // Errors returns every error of UpdateInputs and of the lists so far.
 func (c *DynamicInputsController) Errors() []error {

@@ -122,10 +122,9 @@ type QPanickingController struct {
 	// PanicIDs are the IDs whose first Reconcile and first MapInput panic.
 	PanicIDs []resource.ID
 
-	mu         sync.Mutex
-	reconciles map[resource.ID]int // guarded by mu: Reconcile calls per ID
-	successes  map[resource.ID]int // guarded by mu: Reconcile calls that returned per ID
-	mapCalls   map[resource.ID]int // guarded by mu: MapInput calls per mapped ID
+	reconciles callCounts[resource.ID] // Reconcile calls per ID
+	successes  callCounts[resource.ID] // Reconcile calls that returned per ID
+	mapCalls   callCounts[resource.ID] // MapInput calls per mapped ID
 }
 
 // Name implements controller.QController.
@@ -145,55 +144,32 @@ func (c *QPanickingController) Settings() controller.QSettings {
 	}}
 }
 
-// count increments m[id] (allocating the maps) and returns the new count.
-func (c *QPanickingController) count(m *map[resource.ID]int, id resource.ID) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if *m == nil {
-		*m = map[resource.ID]int{}
-	}
-	(*m)[id]++
-	return (*m)[id]
-}
-
 // Reconcile panics on the first call for an ID in PanicIDs.
 func (c *QPanickingController) Reconcile(_ context.Context, _ *zap.Logger, _ controller.QRuntime, ptr resource.Pointer) error {
-	if n := c.count(&c.reconciles, ptr.ID()); n == 1 && slices.Contains(c.PanicIDs, ptr.ID()) {
+	if n := c.reconciles.add(ptr.ID()); n == 1 && slices.Contains(c.PanicIDs, ptr.ID()) {
 		panic("conformance: injected panic in Reconcile of " + resource.PointerString(ptr))
 	}
-	c.count(&c.successes, ptr.ID())
+	c.successes.add(ptr.ID())
 	return nil
 }
 
 // MapInput maps a StrResource to the IntResource with the same ID; it
 // panics on the first call for an ID in PanicIDs.
 func (c *QPanickingController) MapInput(_ context.Context, _ *zap.Logger, _ controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
-	if n := c.count(&c.mapCalls, ptr.ID()); n == 1 && slices.Contains(c.PanicIDs, ptr.ID()) {
+	if n := c.mapCalls.add(ptr.ID()); n == 1 && slices.Contains(c.PanicIDs, ptr.ID()) {
 		panic("conformance: injected panic in MapInput of " + resource.PointerString(ptr))
 	}
 	return []resource.Pointer{resource.NewPointer(c.inNS(), IntResourceType, ptr.ID())}, nil
 }
 
 // Reconciles returns how many times Reconcile was called for id.
-func (c *QPanickingController) Reconciles(id resource.ID) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reconciles[id]
-}
+func (c *QPanickingController) Reconciles(id resource.ID) int { return c.reconciles.get(id) }
 
 // Successes returns how many Reconciles of id returned without panicking.
-func (c *QPanickingController) Successes(id resource.ID) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.successes[id]
-}
+func (c *QPanickingController) Successes(id resource.ID) int { return c.successes.get(id) }
 
 // MapCalls returns how many times MapInput was called for the mapped id.
-func (c *QPanickingController) MapCalls(id resource.ID) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mapCalls[id]
-}
+func (c *QPanickingController) MapCalls(id resource.ID) int { return c.mapCalls.get(id) }
 
 // QMappedController is a QController with mapped inputs (rule Q4): a
 // StrResource in MappedNamespace, or one of its own StrResource outputs in
@@ -220,9 +196,8 @@ type QMappedController struct {
 	// pointer.
 	MapFailures int
 
-	mu         sync.Mutex
-	mapCalls   map[resource.Pointer]int // guarded by mu: MapInput calls per mapped pointer
-	reconciles map[resource.ID]int      // guarded by mu: Reconcile calls per ID
+	mapCalls   callCounts[resource.Pointer] // MapInput calls per mapped pointer
+	reconciles callCounts[resource.ID]      // Reconcile calls per ID
 }
 
 // Name implements controller.QController.
@@ -244,27 +219,15 @@ func (c *QMappedController) Settings() controller.QSettings {
 
 // Reconcile counts the call.
 func (c *QMappedController) Reconcile(_ context.Context, _ *zap.Logger, _ controller.QRuntime, ptr resource.Pointer) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.reconciles == nil {
-		c.reconciles = map[resource.ID]int{}
-	}
-	c.reconciles[ptr.ID()]++
+	c.reconciles.add(ptr.ID())
 	return nil
 }
 
 // MapInput maps a StrResource to the IntResource with the same ID in
 // Namespace, after failing MapFailures times for it.
 func (c *QMappedController) MapInput(_ context.Context, _ *zap.Logger, _ controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mapCalls == nil {
-		c.mapCalls = map[resource.Pointer]int{}
-	}
-	key := resource.PointerOf(ptr)
-	c.mapCalls[key]++
-	if c.mapCalls[key] <= c.MapFailures {
-		return nil, fmt.Errorf("map %s, call %d: %w", resource.PointerString(ptr), c.mapCalls[key], ErrInjected)
+	if n := c.mapCalls.add(resource.PointerOf(ptr)); n <= c.MapFailures {
+		return nil, fmt.Errorf("map %s, call %d: %w", resource.PointerString(ptr), n, ErrInjected)
 	}
 	return []resource.Pointer{resource.NewPointer(c.ns(), IntResourceType, ptr.ID())}, nil
 }
@@ -272,17 +235,11 @@ func (c *QMappedController) MapInput(_ context.Context, _ *zap.Logger, _ control
 // MapCalls returns how many times MapInput was called for the mapped
 // pointer ns/StrResourceType/id.
 func (c *QMappedController) MapCalls(ns resource.Namespace, id resource.ID) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mapCalls[resource.NewPointer(ns, StrResourceType, id)]
+	return c.mapCalls.get(resource.NewPointer(ns, StrResourceType, id))
 }
 
 // Reconciles returns how many times Reconcile was called for id.
-func (c *QMappedController) Reconciles(id resource.ID) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reconciles[id]
-}
+func (c *QMappedController) Reconciles(id resource.ID) int { return c.reconciles.get(id) }
 
 var (
 	_ controller.QController = (*QFailingController)(nil)

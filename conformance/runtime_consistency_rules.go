@@ -158,9 +158,8 @@ func (s *RuntimeSuite) TestC7_UpdateInputsWithTheSameInputsIsNoChange() {
 type idPrimaryQController struct {
 	name string
 
-	mu         sync.Mutex
-	reconciles map[resource.ID]int // guarded by mu
-	mapCalls   map[resource.ID]int // guarded by mu
+	reconciles callCounts[resource.ID]
+	mapCalls   callCounts[resource.ID]
 }
 
 func (c *idPrimaryQController) Name() string { return c.name }
@@ -175,36 +174,17 @@ func (c *idPrimaryQController) Settings() controller.QSettings {
 }
 
 func (c *idPrimaryQController) Reconcile(_ context.Context, _ *zap.Logger, _ controller.QRuntime, ptr resource.Pointer) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.reconciles == nil {
-		c.reconciles = map[resource.ID]int{}
-	}
-	c.reconciles[ptr.ID()]++
+	c.reconciles.add(ptr.ID())
 	return nil
 }
 
 func (c *idPrimaryQController) MapInput(_ context.Context, _ *zap.Logger, _ controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.mapCalls == nil {
-		c.mapCalls = map[resource.ID]int{}
-	}
-	c.mapCalls[ptr.ID()]++
+	c.mapCalls.add(ptr.ID())
 	return nil, nil
 }
 
 func (c *idPrimaryQController) calls() (reconciles, mapCalls map[resource.ID]int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	reconciles, mapCalls = map[resource.ID]int{}, map[resource.ID]int{}
-	for id, n := range c.reconciles {
-		reconciles[id] = n
-	}
-	for id, n := range c.mapCalls {
-		mapCalls[id] = n
-	}
-	return reconciles, mapCalls
+	return c.reconciles.snapshot(), c.mapCalls.snapshot()
 }
 
 // TestE3_QControllerStartsAlikeBeforeAndDuringRun: a QController

@@ -93,29 +93,20 @@ func (s *RuntimeSuite) TestC7_UpdateInputs() {
 		e.start()
 		e.eventually(func() bool { return c.Applied() == 1 }, "C7: UpdateInputs never succeeded: %v", c.Errors())
 
-		want := c.Wakes()
-		step := func(what string, change func(), fires bool) {
-			e.t.Helper()
-			change()
-			if fires {
-				want++
-				e.eventually(func() bool { return c.Wakes() >= want }, "C7: no ReconcileEvent after: %s", what)
-			} else {
-				e.settle()
-			}
-			e.assert.Equal(want, c.Wakes(), "C7: ReconcileEvents after: %s", what)
-		}
-		step("create in a dynamic input", func() { e.setStr("dyn1", "a", "x", "") }, true)
-		step("update in a dynamic input", func() { e.setStr("dyn1", "a", "y", "") }, true)
+		e.expectWakes("C7", c.Wakes, c.Wakes(), []wakeStep{
+			{"create in a dynamic input", func() { e.setStr("dyn1", "a", "x", "") }, true},
+			{"update in a dynamic input", func() { e.setStr("dyn1", "a", "y", "") }, true},
+		})
 
 		c.SetDynamicInputs([]controller.Input{input("dyn2", StrResourceType, controller.InputWeak)})
 		e.setInt(DefaultNamespace, "trigger", 1)
 		e.eventually(func() bool { return c.Applied() == 2 }, "C7: the second UpdateInputs never succeeded: %v", c.Errors())
-		want = c.Wakes()
 
-		step("create in a replaced dynamic input", func() { e.setStr("dyn1", "b", "x", "") }, false)
-		step("create in the new dynamic input", func() { e.setStr("dyn2", "a", "x", "") }, true)
-		step("update in a declared input", func() { e.setInt(DefaultNamespace, "trigger", 2) }, true)
+		e.expectWakes("C7", c.Wakes, c.Wakes(), []wakeStep{
+			{"create in a replaced dynamic input", func() { e.setStr("dyn1", "b", "x", "") }, false},
+			{"create in the new dynamic input", func() { e.setStr("dyn2", "a", "x", "") }, true},
+			{"update in a declared input", func() { e.setInt(DefaultNamespace, "trigger", 2) }, true},
+		})
 
 		e.assert.Equal(1, c.Runs(), "C7: UpdateInputs does not restart the controller")
 		e.assert.Empty(c.Errors(), "C7: dynamic inputs may be read")
@@ -194,12 +185,7 @@ func (s *RuntimeSuite) TestC9_DestroyReadyFiltering() {
 		e.start()
 		e.eventually(func() bool { return c.Wakes() >= 1 }, "C2: no ReconcileEvent at start")
 
-		want := c.Wakes()
-		for _, step := range []struct {
-			name   string
-			change func()
-			fires  bool
-		}{
+		e.expectWakes("C9", c.Wakes, c.Wakes(), []wakeStep{
 			{"own running output updated", func() { e.setStr(DefaultNamespace, "plain", "v2", name) }, false},
 			{"a user's resource torn down without finalizers", teardown(users, ""), false},
 			{"own output torn down with finalizers", teardown(held, name), false},
@@ -208,15 +194,6 @@ func (s *RuntimeSuite) TestC9_DestroyReadyFiltering() {
 				e.require.NoError(e.state.RemoveFinalizer(e.ctx, held, "hold"))
 			}, true},
 			{"own output without finalizers torn down", teardown(plain, name), true},
-		} {
-			step.change()
-			if step.fires {
-				want++
-				e.eventually(func() bool { return c.Wakes() >= want }, "C9: no ReconcileEvent after: %s", step.name)
-			} else {
-				e.settle()
-			}
-			e.assert.Equal(want, c.Wakes(), "C9: ReconcileEvents after: %s", step.name)
-		}
+		})
 	})
 }

@@ -93,12 +93,7 @@ func (s *RuntimeSuite) TestC2_ChangeEvents() {
 		e.start()
 		e.eventually(func() bool { return c.Wakes() == 1 }, "C2: no ReconcileEvent at start")
 
-		want := 1
-		for _, step := range []struct {
-			name   string
-			change func()
-			fires  bool
-		}{
+		e.expectWakes("C2", c.Wakes, 1, []wakeStep{
 			{"create an input", func() { e.setInt(DefaultNamespace, "a", 1) }, true},
 			{"update an input", func() { e.setInt(DefaultNamespace, "a", 2) }, true},
 			{"create a resource of another namespace", func() { e.setInt("elsewhere", "a", 1) }, false},
@@ -108,16 +103,7 @@ func (s *RuntimeSuite) TestC2_ChangeEvents() {
 				e.require.NoError(err)
 			}, true},
 			{"destroy an input", func() { e.destroy(intPtr(DefaultNamespace, "a")) }, true},
-		} {
-			step.change()
-			if step.fires {
-				want++
-				e.eventually(func() bool { return c.Wakes() >= want }, "C2: no ReconcileEvent after: %s", step.name)
-			} else {
-				e.settle()
-			}
-			e.assert.Equal(want, c.Wakes(), "C2: ReconcileEvents after: %s", step.name)
-		}
+		})
 	})
 }
 
@@ -169,28 +155,15 @@ func (s *RuntimeSuite) TestC2_IDSpecificInput() {
 		e.start()
 		e.eventually(func() bool { return c.Wakes() >= 1 }, "C2: no ReconcileEvent at start")
 
-		want := c.Wakes() // TestC2_StartEvent checks that it is 1
-		for _, step := range []struct {
-			name   string
-			change func()
-			fires  bool
-		}{
+		// TestC2_StartEvent checks that c.Wakes() is 1 here.
+		e.expectWakes("C2", c.Wakes, c.Wakes(), []wakeStep{
 			{"create another ID", func() { e.setInt(DefaultNamespace, "other", 1) }, false},
 			{"update another ID", func() { e.setInt(DefaultNamespace, "other", 2) }, false},
 			{"destroy another ID", func() { e.destroy(intPtr(DefaultNamespace, "other")) }, false},
 			{"update the ID", func() { e.setInt(DefaultNamespace, "watched", 2) }, true},
 			{"destroy the ID", func() { e.destroy(intPtr(DefaultNamespace, "watched")) }, true},
 			{"create the ID again", func() { e.setInt(DefaultNamespace, "watched", 3) }, true},
-		} {
-			step.change()
-			if step.fires {
-				want++
-				e.eventually(func() bool { return c.Wakes() >= want }, "C2: no ReconcileEvent after: %s", step.name)
-			} else {
-				e.settle()
-			}
-			e.assert.Equal(want, c.Wakes(), "C2: ReconcileEvents after: %s", step.name)
-		}
+		})
 	})
 }
 

@@ -177,6 +177,33 @@ func (e *runtimeEnv) eventually(cond func() bool, msgAndArgs ...any) {
 	e.settle()
 }
 
+// wakeStep is a change made while a controller runs, and whether it must
+// wake the controller.
+type wakeStep struct {
+	name   string
+	change func()
+	fires  bool
+}
+
+// expectWakes makes each change in order and checks that wakes (the
+// controller's count of ReconcileEvents, from before the first step) grows
+// by exactly one after a step that fires and stays put after one that does
+// not. Messages start with rule.
+func (e *runtimeEnv) expectWakes(rule string, wakes func() int, from int, steps []wakeStep) {
+	e.t.Helper()
+	want := from
+	for _, step := range steps {
+		step.change()
+		if step.fires {
+			want++
+			e.eventually(func() bool { return wakes() >= want }, rule+": no ReconcileEvent after: %s", step.name)
+		} else {
+			e.settle()
+		}
+		e.assert.Equal(want, wakes(), rule+": ReconcileEvents after: %s", step.name)
+	}
+}
+
 // registerController registers c, which must succeed.
 func (e *runtimeEnv) registerController(c controller.Controller) {
 	e.t.Helper()

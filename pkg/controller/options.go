@@ -34,7 +34,10 @@ func DefaultModifyOptions() ModifyOptions {
 
 // WithExpectedPhase sets the phase the stored resource must be in.
 func WithExpectedPhase(phase resource.Phase) ModifyOption {
-	return func(o *ModifyOptions) { o.ExpectedPhase = &phase }
+	return func(o *ModifyOptions) {
+		p := phase // each options value gets its own copy
+		o.ExpectedPhase = &p
+	}
 }
 
 // WithExpectedPhaseAny accepts the stored resource in any phase.

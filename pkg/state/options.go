@@ -75,7 +75,10 @@ func WithUpdateOwner(owner string) UpdateOption {
 
 // WithExpectedPhase sets the phase the stored resource must be in.
 func WithExpectedPhase(phase resource.Phase) UpdateOption {
-	return func(o *UpdateOptions) { o.ExpectedPhase = &phase }
+	return func(o *UpdateOptions) {
+		p := phase // each options value gets its own copy
+		o.ExpectedPhase = &p
+	}
 }
 
 // WithExpectedPhaseAny accepts the stored resource in any phase.

@@ -51,17 +51,7 @@ func (AddressController) Outputs() []controller.Output {
 
 // Run implements controller.Controller.
 func (c AddressController) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-r.EventCh():
-		}
-		if err := c.reconcile(ctx, r); err != nil {
-			return err
-		}
-		r.ResetRestartBackoff()
-	}
+	return runLoop(ctx, r, nil, c.reconcile)
 }
 
 func (AddressController) reconcile(ctx context.Context, r controller.Runtime) error {

@@ -34,19 +34,8 @@ func (*KernelLinkObserver) Outputs() []controller.Output {
 }
 
 // Run implements controller.Controller.
-func (c *KernelLinkObserver) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-r.EventCh():
-		case <-c.Kernel.Notify():
-		}
-		if err := c.sync(ctx, r); err != nil {
-			return err
-		}
-		r.ResetRestartBackoff()
-	}
+func (c *KernelLinkObserver) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+	return runLoop(ctx, r, c.Kernel.Notify(), c.sync)
 }
 
 func (c *KernelLinkObserver) sync(ctx context.Context, r controller.Runtime) error {

@@ -43,17 +43,7 @@ func (StaticRouteController) Outputs() []controller.Output {
 
 // Run implements controller.Controller.
 func (c StaticRouteController) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-r.EventCh():
-		}
-		if err := c.reconcile(ctx, r); err != nil {
-			return err
-		}
-		r.ResetRestartBackoff()
-	}
+	return runLoop(ctx, r, nil, c.reconcile)
 }
 
 func (StaticRouteController) reconcile(ctx context.Context, r controller.Runtime) error {
