@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"errors"
+	"runtime/debug"
 	"slices"
+
+	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
@@ -20,15 +23,24 @@ var errStopped = errors.New("runtime: Run has stopped; no controller can be regi
 // empty ID, an input kind a Controller may not declare (only InputWeak,
 // InputStrong and InputDestroyReady are), an output with an empty type or
 // declared twice, a second exclusive owner of an output type, and an
-// exclusive output another controller declares shared (or the reverse).
-// Nothing is registered then. After Run returned, registration fails.
+// exclusive output another controller declares shared (or the reverse),
+// and for declaration methods (Name, Inputs, Outputs) that panic (logged
+// with the stack). Nothing is registered then. After Run returned, registration fails.
 func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	if ctrl == nil || isNilValue(ctrl) {
 		return state.NewInvalidError(nil, "register controller: nil controller")
 	}
-	name := ctrl.Name()
-	static := slices.Clone(ctrl.Inputs())
-	outputs := slices.Clone(ctrl.Outputs())
+	var (
+		name            string
+		static, outputs = []controller.Input(nil), []controller.Output(nil)
+	)
+	if err := r.declare("controller", func() {
+		name = ctrl.Name()
+		static = slices.Clone(ctrl.Inputs())
+		outputs = slices.Clone(ctrl.Outputs())
+	}); err != nil {
+		return err
+	}
 	c := newControllerRunner(r, ctrl, name, static, outputs)
 
 	r.mu.Lock()
@@ -45,6 +57,22 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	}, c)
 }
 
+// declare calls a controller's declaration methods (Name, Inputs,
+// Outputs, Settings). A panic in them is user code failing: it is logged
+// with its stack and refused as an invalid-class registration error, and
+// the engine goes on.
+func (r *Runtime) declare(what string, fn func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.logger.Error("controller declaration panicked", zap.String("register", what),
+				zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			err = state.NewInvalidError(nil, "register %s: its declaration panicked: %v", what, p)
+		}
+	}()
+	fn()
+	return nil
+}
+
 // RegisterQController registers a QController (rules C1, Q5), before or
 // during Run (rule E3). Besides the checks of [Runtime.RegisterController]
 // (with InputQPrimary, InputQMapped and InputQMappedDestroyReady as the
@@ -55,8 +83,16 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	if ctrl == nil || isNilValue(ctrl) {
 		return state.NewInvalidError(nil, "register qcontroller: nil controller")
 	}
-	name := ctrl.Name()
-	settings := ctrl.Settings()
+	var (
+		name     string
+		settings controller.QSettings
+	)
+	if err := r.declare("qcontroller", func() {
+		name = ctrl.Name()
+		settings = ctrl.Settings()
+	}); err != nil {
+		return err
+	}
 	settings.Inputs = slices.Clone(settings.Inputs)
 	settings.Outputs = slices.Clone(settings.Outputs)
 	concurrency := settings.Concurrency.ValueOr(1)

@@ -1,11 +1,13 @@
 package runtime
 
 import (
+	"context"
 	"testing"
 
 	"github.com/siderolabs/gen/optional"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -206,4 +208,64 @@ func TestE2_DependencyGraphSortedWithDynamicInputs(t *testing.T) {
 		{ControllerName: "b-ctrl", ResourceNamespace: testNS, ResourceType: typeB, EdgeType: controller.EdgeInputWeak},
 		{ControllerName: "b-ctrl", ResourceNamespace: testNS, ResourceType: typeC, EdgeType: controller.EdgeInputWeak},
 	}, g.Edges)
+}
+
+// panickyDeclarations panics in the declaration method named by at.
+type panickyDeclarations struct {
+	funcQController
+	at string
+}
+
+func (p *panickyDeclarations) Name() string {
+	if p.at == "Name" {
+		panic("Name exploded")
+	}
+	return "panicky"
+}
+
+func (p *panickyDeclarations) Inputs() []controller.Input {
+	if p.at == "Inputs" {
+		panic("Inputs exploded")
+	}
+	return nil
+}
+
+func (p *panickyDeclarations) Outputs() []controller.Output {
+	if p.at == "Outputs" {
+		panic("Outputs exploded")
+	}
+	return nil
+}
+
+func (p *panickyDeclarations) Run(ctx context.Context, _ controller.Runtime, _ *zap.Logger) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (p *panickyDeclarations) Settings() controller.QSettings {
+	if p.at == "Settings" {
+		panic("Settings exploded")
+	}
+	return controller.QSettings{Inputs: []controller.Input{in(typeA, controller.InputQPrimary)}}
+}
+
+// A panic in a controller's declarations (user code) is a refused
+// registration, not a crash, and the engine still registers others.
+func TestC1_PanickingDeclarationsAreRefused(t *testing.T) {
+	t.Parallel()
+	rt, _ := newEngine(t)
+	for _, at := range []string{"Name", "Inputs", "Outputs"} {
+		err := rt.RegisterController(&panickyDeclarations{at: at})
+		require.Error(t, err, at)
+		assert.True(t, state.IsInvalidError(err), "%s: %v", at, err)
+		assert.Contains(t, err.Error(), at+" exploded")
+	}
+	for _, at := range []string{"Name", "Settings"} {
+		err := rt.RegisterQController(&panickyDeclarations{at: at})
+		require.Error(t, err, at)
+		assert.True(t, state.IsInvalidError(err), "%s: %v", at, err)
+		assert.Contains(t, err.Error(), at+" exploded")
+	}
+	assert.Empty(t, rt.ControllerStatuses(), "nothing was registered")
+	require.NoError(t, rt.RegisterController(&funcController{name: "fine"}))
 }
