@@ -131,13 +131,14 @@ var ErrDestroyed = errors.New("resource is destroyed")
 // resource starts tearing down, [ErrDestroyed] when it is destroyed or
 // absent (then already on return), or the watch's error if watching fails.
 // The goroutine that watches ends when the returned context is done. A ctx
-// that is already done gives its error and no context.
+// that is already done gives its error together with a done context (ctx
+// itself), so that a caller waiting on it never blocks nor panics.
 func (w *coreWrapper) ContextWithTeardown(ctx context.Context, ptr resource.Pointer) (context.Context, error) {
 	if err := validatePointer(ptr); err != nil {
 		return nil, err
 	}
 	if ctx.Err() != nil {
-		return nil, context.Cause(ctx)
+		return ctx, context.Cause(ctx)
 	}
 	ptr = resource.PointerOf(ptr)
 	tctx, cancel := context.WithCancelCause(ctx)

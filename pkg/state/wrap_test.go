@@ -505,6 +505,16 @@ func TestWrapCore_ContextWithTeardown(t *testing.T) {
 		}
 		assert.ErrorIs(t, context.Cause(tctx), state.ErrDestroyed)
 	})
+	t.Run("parent already done: its error and a done context", func(t *testing.T) {
+		core, st, ctx := setup(t, newNum("a", 1))
+		pctx, cancel := context.WithCancel(ctx)
+		cancel()
+		tctx, err := st.ContextWithTeardown(pctx, ptrOf("a"))
+		require.ErrorIs(t, err, context.Canceled)
+		require.NotNil(t, tctx, "a caller that waits on it must not panic")
+		<-tctx.Done()
+		assert.Equal(t, 0, core.watcherCount(), "no watch was started")
+	})
 	t.Run("parent cancel ends the watch", func(t *testing.T) {
 		core, st, ctx := setup(t, newNum("a", 1))
 		pctx, cancel := context.WithCancel(ctx)

@@ -48,9 +48,12 @@ type Resource[S any, D DefinitionProvider] struct {
 	spec S
 }
 
-// New returns a typed resource with the given metadata and spec.
+// New returns a typed resource with the given metadata and spec. The
+// resource owns a copy of md (see [resource.Metadata.Copy]): changing its
+// labels, annotations or finalizers never changes md or another resource
+// built from md. The spec is stored as given.
 func New[S any, D DefinitionProvider](md resource.Metadata, spec S) *Resource[S, D] {
-	return &Resource[S, D]{md: md, spec: spec}
+	return &Resource[S, D]{md: md.Copy(), spec: spec}
 }
 
 // NewDefault returns a typed resource with ID id in D's default namespace.

@@ -94,6 +94,34 @@ func TestNew(t *testing.T) {
 	var _ resource.SpecEqualer = r
 }
 
+// TestR2_NewOwnsItsMetadata: a resource built by New shares no mutable
+// metadata (labels, annotations, finalizers) with the Metadata value it was
+// built from, so one Metadata can seed several resources.
+func TestR2_NewOwnsItsMetadata(t *testing.T) {
+	md := resource.NewMetadata("network", "Links.net.resgraph.dev", "eth0", resource.VersionUndefined)
+	md.Labels().Set("k", "v")
+	md.Annotations().Set("a", "1")
+	md.Finalizers().Add("f")
+	r1 := typed.New[linkSpec, linkDef](md, linkSpec{})
+	r2 := typed.New[linkSpec, linkDef](md, linkSpec{})
+
+	r2.Metadata().Labels().Set("k", "changed")
+	r2.Metadata().Annotations().Set("a", "changed")
+	*r2.Metadata().Finalizers() = append((*r2.Metadata().Finalizers())[:0], "g")
+	md.Labels().Set("extra", "x")
+
+	for _, r := range []*link{r1} {
+		v, _ := r.Metadata().Labels().Get("k")
+		assert.Equal(t, "v", v)
+		assert.Equal(t, 1, r.Metadata().Labels().Len())
+		a, _ := r.Metadata().Annotations().Get("a")
+		assert.Equal(t, "1", a)
+		assert.Equal(t, resource.Finalizers{"f"}, *r.Metadata().Finalizers())
+	}
+	v, _ := md.Labels().Get("k")
+	assert.Equal(t, "v", v, "the caller's metadata is not changed through the resource")
+}
+
 func TestR2_DeepCopyUsesSpecDeepCopy(t *testing.T) {
 	r := typed.NewDefault[linkSpec, linkDef]("eth0", linkSpec{MTU: 1500, Addrs: []string{"10.0.0.1"}, Opts: map[string]int{"a": 1}})
 	r.Metadata().Labels().Set("k", "v")
