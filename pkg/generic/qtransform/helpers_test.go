@@ -2,7 +2,6 @@ package qtransform_test
 
 import (
 	"context"
-	"testing"
 
 	"go.uber.org/zap"
 
@@ -69,29 +68,4 @@ func (q *qrecorder) Reconcile(ctx context.Context, logger *zap.Logger, r control
 func (q *qrecorder) MapInput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	ptrs, err := q.QController.MapInput(ctx, logger, r, ptr)
 	return ptrs, q.Push(err)
-}
-
-func create(t *testing.T, st state.State, rs ...resource.Resource) {
-	t.Helper()
-	gentest.Create(t, st, rs...)
-}
-
-func setN[T gentest.Specced](t *testing.T, st state.State, ptr resource.Pointer, n int, opts ...state.UpdateOption) {
-	t.Helper()
-	gentest.SetN[T](t, st, ptr, n, opts...)
-}
-
-func awaitN[T gentest.Specced](t *testing.T, st state.State, ptr resource.Pointer, n int) T {
-	t.Helper()
-	return gentest.AwaitN[T](t, st, ptr, n)
-}
-
-func awaitGone(t *testing.T, st state.State, ptr resource.Pointer) {
-	t.Helper()
-	gentest.AwaitGone(t, st, ptr)
-}
-
-func awaitMD(t *testing.T, st state.State, ptr resource.Pointer, cond func(*resource.Metadata) bool) {
-	t.Helper()
-	gentest.AwaitMD(t, st, ptr, cond)
 }

@@ -30,17 +30,17 @@ var _ controller.QController = (*qtransform.QController[*A, *B])(nil)
 func TestQ1_EveryInputMapsToItsOutput(t *testing.T) {
 	st := newState()
 	gentest.Start(t, st, nil, aToB("AtoB"))
-	create(t, st, newA("a1", 1), newA("a2", 2))
+	gentest.Create(t, st, newA("a1", 1), newA("a2", 2))
 
-	b1 := awaitN[*B](t, st, ptrB("a1"), 2)
-	awaitN[*B](t, st, ptrB("a2"), 4)
+	b1 := gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.AwaitN[*B](t, st, ptrB("a2"), 4)
 	assert.Equal(t, "AtoB", b1.Metadata().Owner(), "outputs are owned by the controller")
 
-	setN[*A](t, st, ptrA("a1"), 10)
-	awaitN[*B](t, st, ptrB("a1"), 20)
+	gentest.SetN[*A](t, st, ptrA("a1"), 10)
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 20)
 
 	require.NoError(t, st.Destroy(context.Background(), ptrA("a2")))
-	awaitGone(t, st, ptrB("a2"))
+	gentest.AwaitGone(t, st, ptrB("a2"))
 }
 
 func TestQ2_UnchangedOutputIsNotWritten(t *testing.T) {
@@ -53,8 +53,8 @@ func TestQ2_UnchangedOutputIsNotWritten(t *testing.T) {
 		return nil
 	}
 	gentest.Start(t, st, nil, qtransform.NewQController(s))
-	create(t, st, newA("a1", 1))
-	b := awaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.Create(t, st, newA("a1", 1))
+	b := gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 
 	a, err := safe.StateUpdateWithConflicts(context.Background(), st, ptrA("a1"), func(a *A) error {
 		a.TypedSpec().M = 7
@@ -84,20 +84,20 @@ func TestQ3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 		}
 		ctrl := record(qtransform.NewQController(s))
 		gentest.Start(t, st, nil, ctrl)
-		create(t, st, newA("a1", 1), newA("a2", 2))
-		awaitN[*B](t, st, ptrB("a2"), 4)
+		gentest.Create(t, st, newA("a1", 1), newA("a2", 2))
+		gentest.AwaitN[*B](t, st, ptrB("a2"), 4)
 
-		setN[*A](t, st, ptrA("a2"), -1)
+		gentest.SetN[*A](t, st, ptrA("a2"), -1)
 		err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
 		assert.ErrorContains(t, err, resource.PointerString(ptrA("a2")), "the error names the input")
-		create(t, st, newA("a3", 3))
-		awaitN[*B](t, st, ptrB("a3"), 6)
+		gentest.Create(t, st, newA("a3", 3))
+		gentest.AwaitN[*B](t, st, ptrB("a3"), 6)
 		b2, err := safe.StateGet[*B](context.Background(), st, ptrB("a2"))
 		require.NoError(t, err)
 		assert.Equal(t, 4, b2.TypedSpec().N, "the failing input's output is kept as it was")
 
-		setN[*A](t, st, ptrA("a2"), 5)
-		awaitN[*B](t, st, ptrB("a2"), 10)
+		gentest.SetN[*A](t, st, ptrA("a2"), 5)
+		gentest.AwaitN[*B](t, st, ptrB("a2"), 10)
 	})
 }
 
@@ -113,9 +113,9 @@ func TestQ4_APanicFailsOnlyItsInput(t *testing.T) {
 		}
 		ctrl := record(qtransform.NewQController(s, qtransform.WithConcurrency(2)))
 		gentest.Start(t, st, nil, ctrl)
-		create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
-		awaitN[*B](t, st, ptrB("a1"), 2)
-		awaitN[*B](t, st, ptrB("z1"), 6)
+		gentest.Create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
+		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+		gentest.AwaitN[*B](t, st, ptrB("z1"), 6)
 
 		err := ctrl.Await(t, func(error) bool { return true })
 		var pe *generic.PanicError
@@ -147,10 +147,10 @@ func TestQ5_BadMappingFailsOnlyItsInput(t *testing.T) {
 		gentest.Start(t, st, nil, ctrl)
 		bad := map[string]bool{"nil": true, "wrongns": true, "wrongtype": true}
 		for id := range bad {
-			create(t, st, newA(id, 1))
+			gentest.Create(t, st, newA(id, 1))
 		}
-		create(t, st, newA("good", 5))
-		awaitN[*B](t, st, ptrB("good"), 10)
+		gentest.Create(t, st, newA("good", 5))
+		gentest.AwaitN[*B](t, st, ptrB("good"), 10)
 
 		for len(bad) > 0 {
 			err := ctrl.Await(t, func(error) bool { return true })
@@ -171,16 +171,16 @@ func TestQ6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 	st := newState()
 	gentest.Start(t, st, nil, aToB("AtoB"))
 	ctx := context.Background()
-	create(t, st, newA("a1", 1))
-	awaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	awaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
-	create(t, st, newA("a1", 5))
+	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	gentest.Create(t, st, newA("a1", 5))
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	b := awaitN[*B](t, st, ptrB("a1"), 10)
+	b := gentest.AwaitN[*B](t, st, ptrB("a1"), 10)
 	assert.True(t, b.Metadata().Finalizers().Empty())
 }
 
@@ -188,8 +188,8 @@ func TestQ7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	st := newState()
 	gentest.Start(t, st, nil, aToB("AtoB", qtransform.WithInputFinalizers()))
 	ctx := context.Background()
-	create(t, st, newA("a1", 1))
-	awaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 	a, err := st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer is added before the output is written")
@@ -197,14 +197,14 @@ func TestQ7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	_, err = st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	awaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	a, err = st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer stays while the output exists")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	awaitGone(t, st, ptrB("a1"))
-	awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	gentest.AwaitGone(t, st, ptrB("a1"))
+	gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 }
 
@@ -226,11 +226,11 @@ func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 		}
 		gentest.Start(t, st, nil, qtransform.NewQController(s, qtransform.WithInputFinalizers()))
 		ctx := context.Background()
-		create(t, st, newA("a1", 1))
-		awaitN[*B](t, st, ptrB("a1"), 2)
+		gentest.Create(t, st, newA("a1", 1))
+		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 		_, err := st.Teardown(ctx, ptrA("a1"))
 		require.NoError(t, err)
-		awaitGone(t, st, ptrB("a1"))
+		gentest.AwaitGone(t, st, ptrB("a1"))
 		for range 3 { // vetoed at first and on the retries
 			<-vetoed
 		}
@@ -239,7 +239,7 @@ func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 		assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "a vetoed finalizer stays")
 
 		allow.Store(true)
-		awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 	})
 }
 
@@ -254,11 +254,11 @@ func TestQ9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
 	}
 	gentest.Start(t, st, nil, qtransform.NewQController(s,
 		qtransform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive})))
-	create(t, st, newA("a1", 1))
-	c := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 3)
+	gentest.Create(t, st, newA("a1", 1))
+	c := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 3)
 	assert.Equal(t, "AtoB", c.Metadata().Owner())
-	setN[*A](t, st, ptrA("a1"), 5)
-	awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 11)
+	gentest.SetN[*A](t, st, ptrA("a1"), 5)
+	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 11)
 }
 
 func TestQ10_ExtraMappedInputsRequeueTheirInputs(t *testing.T) {
@@ -284,12 +284,12 @@ func TestQ10_ExtraMappedInputsRequeueTheirInputs(t *testing.T) {
 			}
 			return []resource.Pointer{ptrA(c.Metadata().ID())}, nil
 		})))
-	create(t, st, newA("a1", 1))
-	awaitN[*B](t, st, ptrB("a1"), 1)
-	create(t, st, gentest.New[gentest.CDef]("a1", 100))
-	awaitN[*B](t, st, ptrB("a1"), 101)
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 1)
+	gentest.Create(t, st, gentest.New[gentest.CDef]("a1", 100))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 101)
 	require.NoError(t, st.Destroy(context.Background(), gentest.Ptr[gentest.CDef]("a1")))
-	awaitN[*B](t, st, ptrB("a1"), 1)
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 1)
 	c := <-gone
 	assert.Equal(t, gentest.Ptr[gentest.CDef]("a1"), resource.PointerOf(c.Metadata()), "a gone resource is passed with its metadata")
 	assert.Equal(t, gentest.Spec{}, *c.TypedSpec(), "and an empty spec")
@@ -307,20 +307,20 @@ func TestQ11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 			ctx := context.Background()
 			a := newA("a1", 1)
 			a.Metadata().Finalizers().Add("hold")
-			create(t, st, a)
-			awaitN[*B](t, st, ptrB("a1"), 2)
+			gentest.Create(t, st, a)
+			gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
-			setN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
-			awaitN[*B](t, st, ptrB("a1"), 14)
+			gentest.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
+			gentest.AwaitN[*B](t, st, ptrB("a1"), 14)
 			if withFinalizers {
-				awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
+				gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
 			}
 
 			require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "hold"))
 			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-			awaitGone(t, st, ptrB("a1"))
+			gentest.AwaitGone(t, st, ptrB("a1"))
 		})
 	}
 }
@@ -347,16 +347,16 @@ func TestQ12_SharedOutputsAreOwnedPerController(t *testing.T) {
 			},
 		}, qtransform.WithOutputKind(controller.OutputShared)),
 	)
-	create(t, st, newA("x", 1), gentest.New[gentest.BDef]("x", 2))
-	ca := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a-x"), 1)
-	cb := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 2)
+	gentest.Create(t, st, newA("x", 1), gentest.New[gentest.BDef]("x", 2))
+	ca := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a-x"), 1)
+	cb := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 2)
 	assert.Equal(t, "AtoC", ca.Metadata().Owner())
 	assert.Equal(t, "BtoC", cb.Metadata().Owner())
 
 	require.NoError(t, st.Destroy(context.Background(), ptrA("x")))
-	awaitGone(t, st, gentest.Ptr[gentest.CDef]("a-x"))
-	setN[*B](t, st, ptrB("x"), 3)
-	awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 3)
+	gentest.AwaitGone(t, st, gentest.Ptr[gentest.CDef]("a-x"))
+	gentest.SetN[*B](t, st, ptrB("x"), 3)
+	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 3)
 }
 
 func TestQ13_ConcurrentItemsAllConverge(t *testing.T) {
@@ -377,10 +377,10 @@ func TestQ13_ConcurrentItemsAllConverge(t *testing.T) {
 	gentest.Start(t, st, nil, qtransform.NewQController(s, qtransform.WithConcurrency(4)))
 	const n = 200
 	for i := range n {
-		create(t, st, newA(fmt.Sprintf("a%03d", i), i))
+		gentest.Create(t, st, newA(fmt.Sprintf("a%03d", i), i))
 	}
 	for i := range n {
-		awaitN[*B](t, st, ptrB(fmt.Sprintf("a%03d", i)), 2*i)
+		gentest.AwaitN[*B](t, st, ptrB(fmt.Sprintf("a%03d", i)), 2*i)
 	}
 	assert.LessOrEqual(t, maxInFlight.Load(), int32(4), "no more than Concurrency items at once")
 }
@@ -393,14 +393,14 @@ func TestQ14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	held.Metadata().Finalizers().Add("hold")
 	require.NoError(t, st.Create(ctx, held, state.WithCreateOwner("AtoB")))
 	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("kept", 1), state.WithCreateOwner("AtoB")))
-	create(t, st, newA("kept", 3))
+	gentest.Create(t, st, newA("kept", 3))
 
 	gentest.Start(t, st, nil, aToB("AtoB"))
-	awaitN[*B](t, st, ptrB("kept"), 6)
-	awaitGone(t, st, ptrB("orphan"))
-	awaitMD(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	gentest.AwaitN[*B](t, st, ptrB("kept"), 6)
+	gentest.AwaitGone(t, st, ptrB("orphan"))
+	gentest.AwaitMD(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("held"), "hold"))
-	awaitGone(t, st, ptrB("held"))
+	gentest.AwaitGone(t, st, ptrB("held"))
 }
 
 func TestQ14_AnUnmappableExistingOutputDoesNotStopTheInputs(t *testing.T) {
@@ -408,7 +408,7 @@ func TestQ14_AnUnmappableExistingOutputDoesNotStopTheInputs(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("bad", 1), state.WithCreateOwner("AtoB")))
 	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
-	create(t, st, newA("a1", 1))
+	gentest.Create(t, st, newA("a1", 1))
 	s := settings("AtoB")
 	s.UnmapMetadataFunc = func(b *B) *A {
 		if b.Metadata().ID() == "bad" {
@@ -418,8 +418,8 @@ func TestQ14_AnUnmappableExistingOutputDoesNotStopTheInputs(t *testing.T) {
 	}
 
 	gentest.Start(t, st, nil, qtransform.NewQController(s))
-	awaitN[*B](t, st, ptrB("a1"), 2)
-	awaitGone(t, st, ptrB("orphan"))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.AwaitGone(t, st, ptrB("orphan"))
 	_, err := st.Get(ctx, ptrB("bad"))
 	assert.NoError(t, err, "an output that cannot be mapped back is left alone")
 }
@@ -435,14 +435,14 @@ func TestQ15_AMappingChangeMovesTheOutput(t *testing.T) {
 		return newA(id[:strings.LastIndex(id, "-")], 0)
 	}
 	gentest.Start(t, st, nil, qtransform.NewQController(s))
-	create(t, st, newA("a1", 1))
-	awaitN[*B](t, st, ptrB("a1-1"), 2)
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 2)
 	require.NoError(t, st.AddFinalizer(context.Background(), ptrB("a1-1"), "hold"))
-	setN[*A](t, st, ptrA("a1"), 2)
-	awaitN[*B](t, st, ptrB("a1-0"), 4)
-	awaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	gentest.SetN[*A](t, st, ptrA("a1"), 2)
+	gentest.AwaitN[*B](t, st, ptrB("a1-0"), 4)
+	gentest.AwaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	require.NoError(t, st.RemoveFinalizer(context.Background(), ptrB("a1-1"), "hold"))
-	awaitGone(t, st, ptrB("a1-1"))
+	gentest.AwaitGone(t, st, ptrB("a1-1"))
 }
 
 func TestQ15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
@@ -461,20 +461,20 @@ func TestQ15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 		return newA(id[:strings.LastIndex(id, "-")], 0)
 	}
 	gentest.Start(t, st, nil, qtransform.NewQController(s))
-	create(t, st, newA("a1", 1))
-	awaitN[*B](t, st, ptrB("a1-1"), 2)
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 2)
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1-1"), "hold"))
-	setN[*A](t, st, ptrA("a1"), 2)
-	awaitN[*B](t, st, ptrB("a1-0"), 4)
-	awaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	gentest.SetN[*A](t, st, ptrA("a1"), 2)
+	gentest.AwaitN[*B](t, st, ptrB("a1-0"), 4)
+	gentest.AwaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 
-	setN[*A](t, st, ptrA("a1"), 3)
-	awaitGone(t, st, ptrB("a1-0"))
+	gentest.SetN[*A](t, st, ptrA("a1"), 3)
+	gentest.AwaitGone(t, st, ptrB("a1-0"))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1-1"), "hold"))
-	awaitN[*B](t, st, ptrB("a1-1"), 6)
+	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 6)
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	awaitGone(t, st, ptrB("a1-1"))
+	gentest.AwaitGone(t, st, ptrB("a1-1"))
 }
 
 func TestQ16_RequeueErrorRequeuesTheItem(t *testing.T) {
@@ -490,8 +490,8 @@ func TestQ16_RequeueErrorRequeuesTheItem(t *testing.T) {
 		}
 		gentest.Start(t, st, nil, qtransform.NewQController(s))
 		start := time.Now()
-		create(t, st, newA("a1", 4))
-		awaitN[*B](t, st, ptrB("a1"), 8)
+		gentest.Create(t, st, newA("a1", 4))
+		gentest.AwaitN[*B](t, st, ptrB("a1"), 8)
 		assert.Equal(t, int32(3), calls.Load(), "requeued twice, then written")
 		assert.GreaterOrEqual(t, time.Since(start), 2*time.Second, "each requeue waits its interval")
 	})
@@ -549,15 +549,15 @@ func TestQ18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	st := state.WrapCore(core)
 	ctrl := record(aToB("AtoB"))
 	gentest.Start(t, st, nil, ctrl)
-	create(t, st, newA("a1", 1))
-	awaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 
 	core.Arm()
-	setN[*A](t, st, ptrA("a1"), 2)
-	awaitN[*B](t, st, ptrB("a1"), 4)
+	gentest.SetN[*A](t, st, ptrA("a1"), 2)
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 4)
 	assert.Equal(t, 1, core.Conflicts(), "the write met the earlier-incarnation conflict")
 
-	create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
-	awaitN[*B](t, st, ptrB("marker"), 2)
+	gentest.Create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
+	gentest.AwaitN[*B](t, st, ptrB("marker"), 2)
 	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
 }

@@ -2,7 +2,6 @@ package transform_test
 
 import (
 	"context"
-	"testing"
 
 	"go.uber.org/zap"
 
@@ -61,28 +60,3 @@ func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.L
 }
 
 func newState() state.State { return inmem.NewState() }
-
-func create(t *testing.T, st state.State, rs ...resource.Resource) {
-	t.Helper()
-	gentest.Create(t, st, rs...)
-}
-
-func setN[T gentest.Specced](t *testing.T, st state.State, ptr resource.Pointer, n int, opts ...state.UpdateOption) {
-	t.Helper()
-	gentest.SetN[T](t, st, ptr, n, opts...)
-}
-
-func awaitN[T gentest.Specced](t *testing.T, st state.State, ptr resource.Pointer, n int) T {
-	t.Helper()
-	return gentest.AwaitN[T](t, st, ptr, n)
-}
-
-func awaitGone(t *testing.T, st state.State, ptr resource.Pointer) {
-	t.Helper()
-	gentest.AwaitGone(t, st, ptr)
-}
-
-func awaitMD(t *testing.T, st state.State, ptr resource.Pointer, cond func(*resource.Metadata) bool) {
-	t.Helper()
-	gentest.AwaitMD(t, st, ptr, cond)
-}

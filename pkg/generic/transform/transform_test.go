@@ -29,18 +29,18 @@ var _ controller.Controller = (*transform.Controller[*A, *B])(nil)
 
 func TestT1_EveryInputMapsToItsOutput(t *testing.T) {
 	st := newState()
-	create(t, st, newA("a1", 1), newA("a2", 2))
+	gentest.Create(t, st, newA("a1", 1), newA("a2", 2))
 	gentest.Start(t, st, nil, aToB("AtoB"))
 
-	b1 := awaitN[*B](t, st, ptrB("a1"), 2)
-	awaitN[*B](t, st, ptrB("a2"), 4)
+	b1 := gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.AwaitN[*B](t, st, ptrB("a2"), 4)
 	assert.Equal(t, "AtoB", b1.Metadata().Owner(), "outputs are owned by the controller")
 
-	setN[*A](t, st, ptrA("a1"), 10)
-	awaitN[*B](t, st, ptrB("a1"), 20)
+	gentest.SetN[*A](t, st, ptrA("a1"), 10)
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 20)
 
 	require.NoError(t, st.Destroy(context.Background(), ptrA("a2")))
-	awaitGone(t, st, ptrB("a2"))
+	gentest.AwaitGone(t, st, ptrB("a2"))
 }
 
 // update is what TransformExtraOutputFunc saw after an output write.
@@ -78,8 +78,8 @@ func TestT2_UnchangedOutputIsNotWritten(t *testing.T) {
 		TransformFunc:            double, // ignores M
 		TransformExtraOutputFunc: seen.extra,
 	}))
-	create(t, st, newA("a1", 1))
-	b := awaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.Create(t, st, newA("a1", 1))
+	b := gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 
 	// A change to the input that does not change the output.
 	a, err := safe.StateUpdateWithConflicts(context.Background(), st, ptrA("a1"), func(a *A) error {
@@ -106,16 +106,16 @@ func TestT2_UnchangedOutputsAreNotWrittenWhenEveryInputIsTransformed(t *testing.
 		TransformFunc:            double,
 		TransformExtraOutputFunc: seen.extra,
 	}, transform.WithExtraInputs(controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputWeak})))
-	create(t, st, newA("a1", 1), newA("a2", 2))
+	gentest.Create(t, st, newA("a1", 1), newA("a2", 2))
 	versions := map[resource.ID]resource.Version{
-		"a1": awaitN[*B](t, st, ptrB("a1"), 2).Metadata().Version(),
-		"a2": awaitN[*B](t, st, ptrB("a2"), 4).Metadata().Version(),
+		"a1": gentest.AwaitN[*B](t, st, ptrB("a1"), 2).Metadata().Version(),
+		"a2": gentest.AwaitN[*B](t, st, ptrB("a2"), 4).Metadata().Version(),
 	}
 	for len(seen) > 0 {
 		<-seen
 	}
 
-	create(t, st, gentest.New[gentest.CDef]("wake", 0))
+	gentest.Create(t, st, gentest.New[gentest.CDef]("wake", 0))
 	for range 2 { // both outputs are transformed again
 		got := <-seen
 		assert.Equal(t, versions[got.id], got.out, "output of %s written although unchanged", got.id)
@@ -136,15 +136,15 @@ func TestT3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 			},
 		}))
 		gentest.Start(t, st, nil, ctrl)
-		create(t, st, newA("a1", 1), newA("a2", 2), newA("a3", 3))
-		awaitN[*B](t, st, ptrB("a2"), 4)
-		awaitN[*B](t, st, ptrB("a3"), 6)
+		gentest.Create(t, st, newA("a1", 1), newA("a2", 2), newA("a3", 3))
+		gentest.AwaitN[*B](t, st, ptrB("a2"), 4)
+		gentest.AwaitN[*B](t, st, ptrB("a3"), 6)
 
-		setN[*A](t, st, ptrA("a2"), -1)
-		create(t, st, newA("a4", 4))
-		awaitN[*B](t, st, ptrB("a4"), 8)
-		setN[*A](t, st, ptrA("a3"), 30)
-		awaitN[*B](t, st, ptrB("a3"), 60)
+		gentest.SetN[*A](t, st, ptrA("a2"), -1)
+		gentest.Create(t, st, newA("a4", 4))
+		gentest.AwaitN[*B](t, st, ptrB("a4"), 8)
+		gentest.SetN[*A](t, st, ptrA("a3"), 30)
+		gentest.AwaitN[*B](t, st, ptrB("a3"), 60)
 
 		// Two failed passes: the second is a full one after the restart, with
 		// output cleanup; the failing input's output must survive both.
@@ -157,8 +157,8 @@ func TestT3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 		require.NoError(t, err, "the failing input's output is kept")
 		assert.Equal(t, 4, b2.TypedSpec().N, "the failing input's output is kept as it was")
 
-		setN[*A](t, st, ptrA("a2"), 5)
-		awaitN[*B](t, st, ptrB("a2"), 10)
+		gentest.SetN[*A](t, st, ptrA("a2"), 5)
+		gentest.AwaitN[*B](t, st, ptrB("a2"), 10)
 	})
 }
 
@@ -176,9 +176,9 @@ func TestT4_APanicFailsOnlyItsInput(t *testing.T) {
 			},
 		}))
 		gentest.Start(t, st, nil, ctrl)
-		create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
-		awaitN[*B](t, st, ptrB("a1"), 2)
-		awaitN[*B](t, st, ptrB("z1"), 6)
+		gentest.Create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
+		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+		gentest.AwaitN[*B](t, st, ptrB("z1"), 6)
 
 		err := ctrl.Await(t, func(error) bool { return true })
 		var pe *generic.PanicError
@@ -216,10 +216,10 @@ func TestT5_BadMappingFailsOnlyItsInput(t *testing.T) {
 		gentest.Start(t, st, nil, ctrl)
 		bad := []string{"nil", "wrongns", "wrongtype", "noid"}
 		for _, id := range bad {
-			create(t, st, newA(id, 1))
+			gentest.Create(t, st, newA(id, 1))
 		}
-		create(t, st, newA("good", 5))
-		awaitN[*B](t, st, ptrB("good"), 10)
+		gentest.Create(t, st, newA("good", 5))
+		gentest.AwaitN[*B](t, st, ptrB("good"), 10)
 
 		err := ctrl.Await(t, func(err error) bool {
 			for _, id := range bad {
@@ -246,25 +246,25 @@ func TestT5_BadMappingFailsOnlyItsInput(t *testing.T) {
 func TestT6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 	st := newState()
 	ctx := context.Background()
-	create(t, st, newA("a1", 1))
+	gentest.Create(t, st, newA("a1", 1))
 	gentest.Start(t, st, nil, aToB("AtoB"))
-	awaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	awaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
-	create(t, st, newA("a1", 5))
+	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	gentest.Create(t, st, newA("a1", 5))
 
 	// The old output stays until its finalizer goes...
-	create(t, st, newA("marker", 0))
-	awaitN[*B](t, st, ptrB("marker"), 0)
+	gentest.Create(t, st, newA("marker", 0))
+	gentest.AwaitN[*B](t, st, ptrB("marker"), 0)
 	old, err := st.Get(ctx, ptrB("a1"))
 	require.NoError(t, err)
 	assert.Equal(t, resource.PhaseTearingDown, old.Metadata().Phase())
 
 	// ...then it is destroyed and created again from the new input.
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	b := awaitN[*B](t, st, ptrB("a1"), 10)
+	b := gentest.AwaitN[*B](t, st, ptrB("a1"), 10)
 	assert.True(t, b.Metadata().Finalizers().Empty())
 	assert.Equal(t, "AtoB", b.Metadata().Owner())
 }
@@ -273,8 +273,8 @@ func TestT7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	st := newState()
 	gentest.Start(t, st, nil, aToB("AtoB", transform.WithInputFinalizers()))
 	ctx := context.Background()
-	create(t, st, newA("a1", 1))
-	awaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 	a, err := st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer is added before the output is written")
@@ -282,14 +282,14 @@ func TestT7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	_, err = st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	awaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	a, err = st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer stays while the output exists")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	awaitGone(t, st, ptrB("a1"))
-	awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	gentest.AwaitGone(t, st, ptrB("a1"))
+	gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 }
 
@@ -314,11 +314,11 @@ func TestT8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 			},
 		}, transform.WithInputFinalizers()))
 		ctx := context.Background()
-		create(t, st, newA("a1", 1))
-		awaitN[*B](t, st, ptrB("a1"), 2)
+		gentest.Create(t, st, newA("a1", 1))
+		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 		_, err := st.Teardown(ctx, ptrA("a1"))
 		require.NoError(t, err)
-		awaitGone(t, st, ptrB("a1"))
+		gentest.AwaitGone(t, st, ptrB("a1"))
 		for range 3 { // vetoed at first and on the retries
 			<-vetoed
 		}
@@ -327,7 +327,7 @@ func TestT8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 		assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "a vetoed finalizer stays")
 
 		allow.Store(true)
-		awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 	})
 }
 
@@ -344,11 +344,11 @@ func TestT9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
 			})
 		},
 	}, transform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive})))
-	create(t, st, newA("a1", 1))
-	c := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 3)
+	gentest.Create(t, st, newA("a1", 1))
+	c := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 3)
 	assert.Equal(t, "AtoB", c.Metadata().Owner())
-	setN[*A](t, st, ptrA("a1"), 5)
-	awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 11)
+	gentest.SetN[*A](t, st, ptrA("a1"), 5)
+	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 11)
 }
 
 func TestT10_OptionalMappingNoneMeansNoOutput(t *testing.T) {
@@ -363,15 +363,15 @@ func TestT10_OptionalMappingNoneMeansNoOutput(t *testing.T) {
 		},
 		TransformFunc: double,
 	}))
-	create(t, st, newA("a1", 0), newA("a2", 1))
-	awaitN[*B](t, st, ptrB("a2"), 2)
+	gentest.Create(t, st, newA("a1", 0), newA("a2", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a2"), 2)
 	_, err := st.Get(context.Background(), ptrB("a1"))
 	assert.True(t, state.IsNotFoundError(err), "None maps to no output")
 
-	setN[*A](t, st, ptrA("a2"), 0)
-	awaitGone(t, st, ptrB("a2"))
-	setN[*A](t, st, ptrA("a1"), 3)
-	awaitN[*B](t, st, ptrB("a1"), 6)
+	gentest.SetN[*A](t, st, ptrA("a2"), 0)
+	gentest.AwaitGone(t, st, ptrB("a2"))
+	gentest.SetN[*A](t, st, ptrA("a1"), 3)
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 6)
 }
 
 func TestT11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
@@ -385,21 +385,21 @@ func TestT11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 			ctx := context.Background()
 			a := newA("a1", 1)
 			a.Metadata().Finalizers().Add("hold")
-			create(t, st, a)
+			gentest.Create(t, st, a)
 			gentest.Start(t, st, nil, aToB("AtoB", opts...))
-			awaitN[*B](t, st, ptrB("a1"), 2)
+			gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
-			setN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
-			awaitN[*B](t, st, ptrB("a1"), 14)
+			gentest.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
+			gentest.AwaitN[*B](t, st, ptrB("a1"), 14)
 			if withFinalizers {
-				awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
+				gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
 			}
 
 			require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "hold"))
 			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-			awaitGone(t, st, ptrB("a1"))
+			gentest.AwaitGone(t, st, ptrB("a1"))
 		})
 	}
 }
@@ -409,7 +409,7 @@ func TestT12_SharedOutputsAreOwnedPerController(t *testing.T) {
 	toC := func(name, prefix string) func(resource.Resource) *C {
 		return func(in resource.Resource) *C { return gentest.New[gentest.CDef](prefix+in.Metadata().ID(), 0) }
 	}
-	create(t, st, newA("x", 1), gentest.New[gentest.BDef]("x", 2))
+	gentest.Create(t, st, newA("x", 1), gentest.New[gentest.BDef]("x", 2))
 	aToC := toC("AtoC", "a-")
 	bToC := toC("BtoC", "b-")
 	gentest.Start(t, st, nil,
@@ -430,15 +430,15 @@ func TestT12_SharedOutputsAreOwnedPerController(t *testing.T) {
 			},
 		}, transform.WithOutputKind(controller.OutputShared)),
 	)
-	ca := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a-x"), 1)
-	cb := awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 2)
+	ca := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a-x"), 1)
+	cb := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 2)
 	assert.Equal(t, "AtoC", ca.Metadata().Owner())
 	assert.Equal(t, "BtoC", cb.Metadata().Owner())
 
 	require.NoError(t, st.Destroy(context.Background(), ptrA("x")))
-	awaitGone(t, st, gentest.Ptr[gentest.CDef]("a-x"))
-	setN[*B](t, st, ptrB("x"), 3)
-	awaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 3)
+	gentest.AwaitGone(t, st, gentest.Ptr[gentest.CDef]("a-x"))
+	gentest.SetN[*B](t, st, ptrB("x"), 3)
+	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 3)
 }
 
 func TestT13_InputListOptionsSelectTheInputs(t *testing.T) {
@@ -452,8 +452,8 @@ func TestT13_InputListOptionsSelectTheInputs(t *testing.T) {
 			gentest.Start(t, st, nil, aToB("AtoB", opts...))
 			a1 := newA("a1", 1)
 			a1.Metadata().Labels().Set("sel", "")
-			create(t, st, newA("a0", 5), a1)
-			awaitN[*B](t, st, ptrB("a1"), 2)
+			gentest.Create(t, st, newA("a0", 5), a1)
+			gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 			_, err := st.Get(context.Background(), ptrB("a0"))
 			assert.True(t, state.IsNotFoundError(err), "an input the options do not select has no output")
 
@@ -462,9 +462,9 @@ func TestT13_InputListOptionsSelectTheInputs(t *testing.T) {
 				return nil
 			})
 			require.NoError(t, err)
-			awaitGone(t, st, ptrB("a1"))
+			gentest.AwaitGone(t, st, ptrB("a1"))
 			if withFinalizers {
-				awaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+				gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 			}
 		})
 	}
@@ -478,17 +478,17 @@ func TestT14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	held.Metadata().Finalizers().Add("hold")
 	require.NoError(t, st.Create(ctx, held, state.WithCreateOwner("AtoB")))
 	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("foreign", 1), state.WithCreateOwner("someone-else")))
-	create(t, st, newA("a1", 1))
+	gentest.Create(t, st, newA("a1", 1))
 
 	gentest.Start(t, st, nil, aToB("AtoB"))
-	awaitN[*B](t, st, ptrB("a1"), 2)
-	awaitGone(t, st, ptrB("orphan"))
-	awaitMD(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.AwaitGone(t, st, ptrB("orphan"))
+	gentest.AwaitMD(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	_, err := st.Get(ctx, ptrB("foreign"))
 	require.NoError(t, err, "outputs of other owners are left alone")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("held"), "hold"))
-	awaitGone(t, st, ptrB("held"))
+	gentest.AwaitGone(t, st, ptrB("held"))
 }
 
 func TestT15_AMappingChangeMovesTheOutput(t *testing.T) {
@@ -500,11 +500,11 @@ func TestT15_AMappingChangeMovesTheOutput(t *testing.T) {
 		},
 		TransformFunc: double,
 	}))
-	create(t, st, newA("a1", 1))
-	awaitN[*B](t, st, ptrB("a1-1"), 2)
-	setN[*A](t, st, ptrA("a1"), 2)
-	awaitN[*B](t, st, ptrB("a1-0"), 4)
-	awaitGone(t, st, ptrB("a1-1"))
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 2)
+	gentest.SetN[*A](t, st, ptrA("a1"), 2)
+	gentest.AwaitN[*B](t, st, ptrB("a1-0"), 4)
+	gentest.AwaitGone(t, st, ptrB("a1-1"))
 }
 
 func TestT15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
@@ -521,20 +521,20 @@ func TestT15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 		},
 		TransformFunc: double,
 	}))
-	create(t, st, newA("a1", 1))
-	awaitN[*B](t, st, ptrB("a1-1"), 2)
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 2)
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1-1"), "hold"))
-	setN[*A](t, st, ptrA("a1"), 2)
-	awaitN[*B](t, st, ptrB("a1-0"), 4)
-	awaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	gentest.SetN[*A](t, st, ptrA("a1"), 2)
+	gentest.AwaitN[*B](t, st, ptrB("a1-0"), 4)
+	gentest.AwaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 
-	setN[*A](t, st, ptrA("a1"), 3)
-	awaitGone(t, st, ptrB("a1-0"))
+	gentest.SetN[*A](t, st, ptrA("a1"), 3)
+	gentest.AwaitGone(t, st, ptrB("a1-0"))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1-1"), "hold"))
-	awaitN[*B](t, st, ptrB("a1-1"), 6)
+	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 6)
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	awaitGone(t, st, ptrB("a1-1"))
+	gentest.AwaitGone(t, st, ptrB("a1-1"))
 }
 
 func TestT16_ExtraInputsAreReadByTheTransform(t *testing.T) {
@@ -552,11 +552,11 @@ func TestT16_ExtraInputsAreReadByTheTransform(t *testing.T) {
 			return nil
 		},
 	}, transform.WithExtraInputs(controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), ID: optional.Some("config"), Kind: controller.InputWeak})))
-	create(t, st, gentest.New[gentest.CDef]("config", 100), newA("a1", 1), newA("a2", 2))
-	awaitN[*B](t, st, ptrB("a1"), 101)
-	setN[*C](t, st, cfg, 200)
-	awaitN[*B](t, st, ptrB("a1"), 201)
-	awaitN[*B](t, st, ptrB("a2"), 202)
+	gentest.Create(t, st, gentest.New[gentest.CDef]("config", 100), newA("a1", 1), newA("a2", 2))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 101)
+	gentest.SetN[*C](t, st, cfg, 200)
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 201)
+	gentest.AwaitN[*B](t, st, ptrB("a2"), 202)
 }
 
 type badDef struct{}
@@ -602,15 +602,15 @@ func TestT18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	st := state.WrapCore(core)
 	ctrl := record(aToB("AtoB"))
 	gentest.Start(t, st, nil, ctrl)
-	create(t, st, newA("a1", 1))
-	awaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 
 	core.Arm()
-	setN[*A](t, st, ptrA("a1"), 2)
-	awaitN[*B](t, st, ptrB("a1"), 4)
+	gentest.SetN[*A](t, st, ptrA("a1"), 2)
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 4)
 	assert.Equal(t, 1, core.Conflicts(), "the write met the earlier-incarnation conflict")
 
-	create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
-	awaitN[*B](t, st, ptrB("marker"), 2)
+	gentest.Create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
+	gentest.AwaitN[*B](t, st, ptrB("marker"), 2)
 	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
 }
