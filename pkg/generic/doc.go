@@ -12,4 +12,9 @@
 //     input's dependent resources are gone.
 //   - destroy: destroys a controller's own outputs once they are tearing down
 //     with no finalizers left.
+//
+// Every generic controller implements controller.Validator (rule G2): a
+// configuration that cannot work is refused at registration, with an error
+// naming the controller and the setting, instead of failing in Run or
+// Reconcile. Nil options are skipped.
 package generic

@@ -25,7 +25,10 @@ var errStopped = errors.New("runtime: Run has stopped; no controller can be regi
 // declared twice, a second exclusive owner of an output type, and an
 // exclusive output another controller declares shared (or the reverse),
 // and for declaration methods (Name, Inputs, Outputs) that panic (logged
-// with the stack). Nothing is registered then. After Run returned, registration fails.
+// with the stack). A controller that implements [controller.Validator] is
+// validated next: an error (or a panic) from Validate refuses it the same
+// way, naming the controller and wrapping Validate's error. Nothing is
+// registered then. After Run returned, registration fails.
 func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	if ctrl == nil || isNilValue(ctrl) {
 		return state.NewInvalidError(nil, "register controller: nil controller")
@@ -39,6 +42,9 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 		static = slices.Clone(ctrl.Inputs())
 		outputs = slices.Clone(ctrl.Outputs())
 	}); err != nil {
+		return err
+	}
+	if err := r.validate("controller", name, ctrl); err != nil {
 		return err
 	}
 	c := newControllerRunner(r, ctrl, name, static, outputs)
@@ -73,12 +79,39 @@ func (r *Runtime) declare(what string, fn func()) (err error) {
 	return nil
 }
 
+// validate calls the Validate method of a controller that implements
+// [controller.Validator], under a recovery like [Runtime.declare]'s: an
+// error or a panic refuses the registration with an invalid-class error
+// naming the controller (Validate's error names the setting and is
+// wrapped). A typed-nil error (a nil pointer in a non-nil error) is no
+// error.
+func (r *Runtime) validate(what, name string, ctrl any) (err error) {
+	v, ok := ctrl.(controller.Validator)
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.logger.Error("controller Validate panicked", zap.String("register", what), zap.String("controller", name),
+				zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			err = state.NewInvalidError(nil, "register %s %q: Validate panicked: %v", what, name, p)
+		}
+	}()
+	if verr := v.Validate(); verr != nil && !isNilValue(verr) {
+		// Formatting calls verr's Error method, still under the recovery.
+		return state.NewInvalidError(nil, "register %s %q: %w", what, name, verr)
+	}
+	return nil
+}
+
 // RegisterQController registers a QController (rules C1, Q5), before or
 // during Run (rule E3). Besides the checks of [Runtime.RegisterController]
 // (with InputQPrimary, InputQMapped and InputQMappedDestroyReady as the
 // input kinds a QController may declare), registration fails without an
 // InputQPrimary input and for a Concurrency of Some(0): a QController that
-// may run no reconcile would never make progress. None means 1.
+// may run no reconcile would never make progress. None means 1. A
+// QController that implements [controller.Validator] is validated like a
+// Controller.
 func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	if ctrl == nil || isNilValue(ctrl) {
 		return state.NewInvalidError(nil, "register qcontroller: nil controller")
@@ -91,6 +124,9 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 		name = ctrl.Name()
 		settings = ctrl.Settings()
 	}); err != nil {
+		return err
+	}
+	if err := r.validate("qcontroller", name, ctrl); err != nil {
 		return err
 	}
 	settings.Inputs = slices.Clone(settings.Inputs)

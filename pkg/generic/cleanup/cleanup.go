@@ -64,36 +64,49 @@ type Controller[I, D generic.ResourceWithDefinition] struct {
 	opts      Options
 }
 
-// NewController returns a cleanup controller. It never fails: a
-// misconfiguration makes its Run fail with an error of the invalid class.
+// NewController returns a cleanup controller. Nil options are skipped. It
+// never fails: a misconfiguration is reported by [Controller.Validate],
+// which the engine calls at registration.
 func NewController[I, D generic.ResourceWithDefinition](settings Settings[I, D], opts ...Option) *Controller[I, D] {
 	c := &Controller[I, D]{settings: settings}
 	for _, opt := range opts {
-		opt(&c.opts)
+		if opt != nil {
+			opt(&c.opts)
+		}
 	}
 	inDef, inErr := xform.DefinitionOf[I]()
 	depDef, depErr := xform.DefinitionOf[D]()
 	c.inKind, c.depKind = xform.KindOf(inDef), xform.KindOf(depDef)
-	var problem error
-	switch {
-	case settings.Name == "":
-		problem = errors.New("empty Name")
-	case inErr != nil:
-		problem = fmt.Errorf("input type: %w", inErr)
-	case depErr != nil:
-		problem = fmt.Errorf("dependent type: %w", depErr)
-	case (settings.DependentsQuery == nil) == (settings.ListDependents == nil):
-		problem = errors.New("exactly one of DependentsQuery and ListDependents must be set")
-	case c.inKind.Type() == c.depKind.Type():
-		problem = fmt.Errorf("input and dependents have the same type %q", c.inKind.Type())
-	case c.opts.action < ActionWait || c.opts.action > ActionDestroy:
-		problem = fmt.Errorf("unknown dependent action %d", c.opts.action)
-	}
-	if problem != nil {
-		c.configErr = state.NewInvalidError(nil, "cleanup controller %q: %w", settings.Name, problem)
-	}
+	c.configErr = c.check(inErr, depErr)
 	return c
 }
+
+// check returns the controller's misconfiguration, if any.
+func (c *Controller[I, D]) check(inErr, depErr error) error {
+	s := c.settings
+	switch {
+	case s.Name == "":
+		return xform.Invalid("Settings.Name is empty")
+	case inErr != nil:
+		return xform.Invalid("input type: %w", inErr)
+	case depErr != nil:
+		return xform.Invalid("dependent type: %w", depErr)
+	case c.inKind.Type() == c.depKind.Type():
+		return xform.Invalid("input and dependents have the same type %q", c.inKind.Type())
+	case s.DependentsQuery == nil && s.ListDependents == nil:
+		return xform.Invalid("Settings.DependentsQuery and Settings.ListDependents are both nil: exactly one must be set")
+	case s.DependentsQuery != nil && s.ListDependents != nil:
+		return xform.Invalid("Settings.DependentsQuery and Settings.ListDependents are both set: exactly one must be")
+	case c.opts.action < ActionWait || c.opts.action > ActionDestroy:
+		return xform.Invalid("WithDependentAction(%d): not ActionWait, ActionTeardown or ActionDestroy", c.opts.action)
+	}
+	return nil
+}
+
+// Validate reports a configuration that cannot work (controller.Validator):
+// an error of the invalid class naming the setting at fault. The engine
+// calls it at registration and refuses a misconfigured controller.
+func (c *Controller[I, D]) Validate() error { return c.configErr }
 
 // Name returns Settings.Name.
 func (c *Controller[I, D]) Name() string { return c.settings.Name }
@@ -120,7 +133,7 @@ func (c *Controller[I, D]) Outputs() []controller.Output {
 // documentation.
 func (c *Controller[I, D]) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
 	if c.configErr != nil {
-		return c.configErr
+		return fmt.Errorf("cleanup %q: %w", c.settings.Name, c.configErr)
 	}
 	return xform.RunLoop(ctx, r, func() error { return c.reconcile(ctx, r, logger) })
 }

@@ -179,19 +179,38 @@ func TestCL3_AFailingListerFailsOnlyItsInput(t *testing.T) {
 	})
 }
 
-func TestCL4_MisconfigurationFailsRun(t *testing.T) {
-	for name, c := range map[string]controller.Controller{
-		"no dependents": cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x"}),
-		"both ways":     cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel, ListDependents: byPrefix}),
-		"no name":       cleanup.NewController(cleanup.Settings[*A, *C]{DependentsQuery: byLabel}),
-		"same type":     cleanup.NewController(cleanup.Settings[*A, *A]{Name: "x", DependentsQuery: byLabel}),
-		"bad action":    cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel}, cleanup.WithDependentAction(7)),
+func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
+	for _, tc := range []struct {
+		ctrl    controller.Controller
+		name    string
+		setting []string
+	}{
+		{name: "no dependents", setting: []string{"DependentsQuery", "ListDependents", "both nil"},
+			ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x"})},
+		{name: "both ways", setting: []string{"DependentsQuery", "ListDependents", "both set"},
+			ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel, ListDependents: byPrefix})},
+		{name: "no name", setting: []string{"Name is empty"}, ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{DependentsQuery: byLabel})},
+		{name: "same type", setting: []string{"same type"}, ctrl: cleanup.NewController(cleanup.Settings[*A, *A]{Name: "x", DependentsQuery: byLabel})},
+		{name: "bad action", setting: []string{"WithDependentAction(7)"},
+			ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel}, cleanup.WithDependentAction(7))},
 	} {
-		t.Run(name, func(t *testing.T) {
-			err := c.Run(context.Background(), nil, zap.NewNop())
+		t.Run(tc.name, func(t *testing.T) {
+			gentest.AssertRefused(t, tc.ctrl, tc.ctrl.Name(), tc.setting...)
+			// An engine that does not call Validate: Run fails at once.
+			err := tc.ctrl.Run(context.Background(), nil, zap.NewNop())
 			assert.True(t, state.IsInvalidError(err), "got %v", err)
+			assert.ErrorIs(t, err, tc.ctrl.(controller.Validator).Validate())
 		})
 	}
+}
+
+func TestG2_NilOptionsAreSkipped(t *testing.T) {
+	st := inmem.NewState()
+	ctrl := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "keeper", DependentsQuery: byLabel}, nil)
+	require.NoError(t, ctrl.Validate())
+	gentest.Start(t, st, nil, ctrl)
+	gentest.Create(t, st, gentest.New[gentest.ADef]("a1", 1))
+	gentest.AwaitMD(t, st, ptrA("a1"), hasFinalizer("keeper"))
 }
 
 func TestCL5_DeclarationsFollowTheAction(t *testing.T) {

@@ -21,6 +21,14 @@
 //
 // A failure for one input (a lister error or panic, a refused write) does
 // not stop the others; Run returns the joined failures after the pass, so
-// that the engine restarts it with backoff. A misconfiguration makes Run
-// fail at once with an error of the invalid class.
+// that the engine restarts it with backoff.
+//
+// A configuration that cannot work is reported by [Controller.Validate]
+// (controller.Validator), which the engine calls at registration (rule
+// G2): RegisterController refuses the controller with an error of the
+// invalid class that names the controller and the setting. Refused are: an
+// empty Name; an input or dependent type whose definition panics or has an
+// empty type or namespace; the same input and dependent type; neither or
+// both of DependentsQuery and ListDependents; [WithDependentAction] with
+// an unknown action. Nil options are skipped.
 package cleanup

@@ -2,6 +2,7 @@ package destroy_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/siderolabs/gen/optional"
@@ -164,6 +165,7 @@ func TestD3_WrapRefusesBadKinds(t *testing.T) {
 		"an input":     {kindA},
 		"twice":        {kindC, kindC},
 		"empty fields": {resource.NewKind("", kindC.Type())},
+		"nil kind":     {nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := destroy.Wrap(tearer{}, kinds...)
@@ -172,6 +174,57 @@ func TestD3_WrapRefusesBadKinds(t *testing.T) {
 			assert.True(t, state.IsInvalidError(err), "got %v", err)
 		})
 	}
+}
+
+// panicky is a Controller and QController whose declarations panic.
+type panicky struct{ qtearer }
+
+func (panicky) Name() string                   { panic("no name") }
+func (panicky) Settings() controller.QSettings { panic("no settings") }
+func (panicky) Inputs() []controller.Input     { panic("no inputs") }
+func (panicky) Outputs() []controller.Output   { panic("no outputs") }
+func (panicky) Run(context.Context, controller.Runtime, *zap.Logger) error {
+	return nil
+}
+
+func TestD3_WrapRefusesNilAndPanickingControllers(t *testing.T) {
+	_, err := destroy.Wrap(nil, kindC)
+	assert.True(t, state.IsInvalidError(err), "got %v", err)
+	_, err = destroy.Wrap((*tearer)(nil), kindC)
+	assert.True(t, state.IsInvalidError(err), "got %v", err)
+	_, err = destroy.WrapQ(nil, kindC)
+	assert.True(t, state.IsInvalidError(err), "got %v", err)
+	_, err = destroy.Wrap(panicky{}, kindC)
+	assert.True(t, state.IsInvalidError(err), "got %v", err)
+	assert.ErrorContains(t, err, "no name")
+	_, err = destroy.WrapQ(panicky{}, kindC)
+	assert.True(t, state.IsInvalidError(err), "got %v", err)
+	assert.ErrorContains(t, err, "no name")
+}
+
+// validated is tearer (or qtearer) with a Validate method.
+type (
+	validated  struct{ tearer }
+	qvalidated struct{ qtearer }
+)
+
+var errSetting = errors.New("Settings.Something: cannot work")
+
+func (validated) Validate() error  { return errSetting }
+func (qvalidated) Validate() error { return errSetting }
+
+func TestG2_WrappedControllersKeepTheirValidation(t *testing.T) {
+	w, err := destroy.Wrap(validated{}, kindC)
+	require.NoError(t, err)
+	gentest.AssertRefused(t, w, "tearer", "Settings.Something")
+	qw, err := destroy.WrapQ(qvalidated{}, kindC)
+	require.NoError(t, err)
+	gentest.AssertRefused(t, qw, "qtearer", "Settings.Something")
+
+	// Without a Validate method, the wrapped controller validates.
+	w, err = destroy.Wrap(tearer{}, kindC)
+	require.NoError(t, err)
+	require.NoError(t, w.(controller.Validator).Validate())
 }
 
 func TestD4_InputsDeclareDestroyReadiness(t *testing.T) {

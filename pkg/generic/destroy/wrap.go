@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -35,14 +36,39 @@ func validate(name string, inputs []controller.Input, outputs []controller.Outpu
 	return nil
 }
 
+// declarations calls inner's declaration methods, turning a panic (user
+// code) into an error of the invalid class.
+func declarations(what string, fn func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = state.NewInvalidError(nil, "destroy: %s: its declaration panicked: %v", what, p)
+		}
+	}()
+	fn()
+	return nil
+}
+
 // Wrap returns a Controller that is inner plus the destruction of inner's
 // outputs of the kinds once they are tearing down with no finalizers: it
 // declares them as destroy-ready inputs, and on every event destroys the
 // ready ones (with [Ready]) before passing the event on to inner. Each kind
-// must be one of inner's outputs and not one of its inputs; otherwise Wrap
-// returns an error of the invalid class.
+// must be one of inner's outputs and not one of its inputs; otherwise (and
+// for a nil inner, or declarations of inner that panic) Wrap returns an
+// error of the invalid class. The wrapped controller forwards Validate
+// (controller.Validator) to inner when inner implements it.
 func Wrap(inner controller.Controller, kinds ...resource.Kind) (controller.Controller, error) {
-	if err := validate(inner.Name(), inner.Inputs(), inner.Outputs(), kinds); err != nil {
+	if inner == nil || xform.IsNil(inner) {
+		return nil, state.NewInvalidError(nil, "destroy: Wrap: nil controller")
+	}
+	var (
+		name    string
+		inputs  []controller.Input
+		outputs []controller.Output
+	)
+	if err := declarations("Wrap", func() { name, inputs, outputs = inner.Name(), inner.Inputs(), inner.Outputs() }); err != nil {
+		return nil, err
+	}
+	if err := validate(name, inputs, outputs, kinds); err != nil {
 		return nil, err
 	}
 	return &wrapped{inner: inner, kinds: slices.Clone(kinds)}, nil
@@ -65,6 +91,18 @@ func (w *wrapped) Inputs() []controller.Input {
 }
 
 func (w *wrapped) Outputs() []controller.Output { return w.inner.Outputs() }
+
+// Validate forwards to inner's Validate, if it has one.
+func (w *wrapped) Validate() error { return validateInner(w.inner) }
+
+// validateInner returns the result of inner's Validate, or nil when inner
+// does not implement controller.Validator.
+func validateInner(inner any) error {
+	if v, ok := inner.(controller.Validator); ok {
+		return v.Validate()
+	}
+	return nil
+}
 
 // Run runs inner with a runtime whose events pass through the destruction
 // of ready outputs. It returns after inner's Run and the forwarding
@@ -129,10 +167,22 @@ func (p *proxyRuntime) EventCh() <-chan controller.ReconcileEvent { return p.eve
 // finalizers: it declares them as mapped destroy-ready inputs, and its
 // MapInput destroys such an output (with [IfReady]) and maps it to no item.
 // Each kind must be one of inner's outputs and not one of its inputs;
-// otherwise WrapQ returns an error of the invalid class.
+// otherwise (and for a nil inner, or declarations of inner that panic)
+// WrapQ returns an error of the invalid class. The wrapped controller
+// forwards Validate (controller.Validator) to inner when inner implements
+// it.
 func WrapQ(inner controller.QController, kinds ...resource.Kind) (controller.QController, error) {
-	s := inner.Settings()
-	if err := validate(inner.Name(), s.Inputs, s.Outputs, kinds); err != nil {
+	if inner == nil || xform.IsNil(inner) {
+		return nil, state.NewInvalidError(nil, "destroy: WrapQ: nil controller")
+	}
+	var (
+		name string
+		s    controller.QSettings
+	)
+	if err := declarations("WrapQ", func() { name, s = inner.Name(), inner.Settings() }); err != nil {
+		return nil, err
+	}
+	if err := validate(name, s.Inputs, s.Outputs, kinds); err != nil {
 		return nil, err
 	}
 	return &wrappedQ{QController: inner, kinds: slices.Clone(kinds)}, nil
@@ -152,6 +202,9 @@ func (w *wrappedQ) Settings() controller.QSettings {
 	}
 	return s
 }
+
+// Validate forwards to inner's Validate, if it has one.
+func (w *wrappedQ) Validate() error { return validateInner(w.QController) }
 
 func (w *wrappedQ) MapInput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	if slices.ContainsFunc(w.kinds, func(k resource.Kind) bool { return resource.KindOf(k) == resource.KindOf(ptr) }) {

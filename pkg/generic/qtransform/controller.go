@@ -2,7 +2,6 @@ package qtransform
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -34,16 +33,15 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 	// TransformFunc fills the output from the input, on a copy of the
 	// stored output; the output is written only if the result differs. An
 	// error (or a panic) fails the item, which the engine retries with
-	// backoff (a controller.RequeueError: after its interval). Nil leaves
-	// the output as mapped.
+	// backoff (a controller.RequeueError: after its interval). Required.
 	TransformFunc func(context.Context, controller.Reader, *zap.Logger, I, O) error
 	// TransformExtraOutputFunc, when set, runs after the output is written,
 	// with the output as stored, and may write the extra outputs.
 	TransformExtraOutputFunc func(context.Context, controller.ReaderWriter, *zap.Logger, I, O) error
 	// FinalizerRemovalFunc, when set, is asked before the controller's
 	// finalizer is removed from an input: an error vetoes the removal for
-	// now and fails the item, which is retried. It requires
-	// [WithInputFinalizers].
+	// now and fails the item, which is retried. It is used only with
+	// [WithInputFinalizers], and ignored without.
 	FinalizerRemovalFunc func(context.Context, controller.Reader, *zap.Logger, I) error
 }
 
@@ -52,7 +50,7 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 // serves one engine.
 type QController[I, O generic.ResourceWithDefinition] struct {
 	settings Settings[I, O]
-	// configErr, when set, is the misconfiguration every call returns.
+	// configErr, when set, is the misconfiguration Validate reports.
 	configErr error
 	inKind    resource.Kind
 	outKind   resource.Kind
@@ -73,9 +71,10 @@ type QController[I, O generic.ResourceWithDefinition] struct {
 	retired map[resource.ID][]resource.ID
 }
 
-// NewQController returns a qtransform controller. It never fails: a
-// misconfiguration is reported by every Reconcile and MapInput call (see
-// the package documentation).
+// NewQController returns a qtransform controller. Nil options are
+// skipped. It never fails: a misconfiguration is reported by
+// [QController.Validate], which the engine calls at registration (see the
+// package documentation).
 func NewQController[I, O generic.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *QController[I, O] {
 	c := &QController[I, O]{
 		settings: settings,
@@ -85,49 +84,68 @@ func NewQController[I, O generic.ResourceWithDefinition](settings Settings[I, O]
 		retired:  map[resource.ID][]resource.ID{},
 	}
 	for _, opt := range opts {
-		opt(&c.opts)
+		if opt != nil {
+			opt(&c.opts)
+		}
 	}
 	inDef, inErr := xform.DefinitionOf[I]()
 	outDef, outErr := xform.DefinitionOf[O]()
 	c.inKind, c.outKind = xform.KindOf(inDef), xform.KindOf(outDef)
-	c.configErr = c.validate(inErr, outErr)
+	c.configErr = c.check(inErr, outErr)
 	return c
 }
 
-// validate returns the controller's misconfiguration, if any.
-func (c *QController[I, O]) validate(inErr, outErr error) error {
+// check returns the controller's misconfiguration, if any.
+func (c *QController[I, O]) check(inErr, outErr error) error {
 	s := c.settings
 	cfg := xform.Config{
 		Name: s.Name, InErr: inErr, OutErr: outErr, In: c.inKind, Out: c.outKind,
-		FinalizerRemoval: s.FinalizerRemovalFunc != nil, InputFinalizers: c.opts.inputFinalizers,
-		OutputKind: c.opts.outputKind, ExtraOutputs: c.opts.extraOutputs,
+		Transform: s.TransformFunc != nil, OutputKind: c.opts.outputKind, ExtraOutputs: c.opts.extraOutputs,
 	}
-	if s.MapMetadataFunc == nil || s.UnmapMetadataFunc == nil {
-		cfg.MappingErr = errors.New("MapMetadataFunc and UnmapMetadataFunc must be set")
-	}
-	if problem := cfg.Check(c.validateMappedInputs); problem != nil {
-		return state.NewInvalidError(nil, "qtransform controller %q: %w", s.Name, problem)
+	return cfg.Check(c.checkMapping, c.checkOptions)
+}
+
+func (c *QController[I, O]) checkMapping() error {
+	switch {
+	case c.settings.MapMetadataFunc == nil:
+		return xform.Invalid("Settings.MapMetadataFunc is nil")
+	case c.settings.UnmapMetadataFunc == nil:
+		return xform.Invalid("Settings.UnmapMetadataFunc is nil")
 	}
 	return nil
 }
 
-// validateMappedInputs checks the extra mapped inputs and indexes their
-// mappers.
-func (c *QController[I, O]) validateMappedInputs() error {
+// checkOptions checks the concurrency and the extra mapped inputs, and
+// indexes the mappers.
+func (c *QController[I, O]) checkOptions() error {
+	if n, ok := c.opts.concurrency.Get(); ok && n == 0 {
+		return xform.Invalid("WithConcurrency(0): at least 1 item must be reconciled at a time")
+	}
 	for _, in := range c.opts.mappedInputs {
 		if in.defErr != nil {
-			return fmt.Errorf("extra mapped input: %w", in.defErr)
+			return xform.Invalid("WithExtraMappedInput: %w", in.defErr)
 		}
 		if in.kind.Type() == c.outKind.Type() {
-			return fmt.Errorf("extra mapped input %s repeats the output type", resource.KindString(in.kind))
+			return xform.Invalid("WithExtraMappedInput: %s is of the output type, already declared", resource.KindString(in.kind))
 		}
 		if _, dup := c.mappers[in.kind]; dup {
-			return fmt.Errorf("extra mapped input %s declared twice", resource.KindString(in.kind))
+			return xform.Invalid("WithExtraMappedInput: %s declared twice", resource.KindString(in.kind))
 		}
 		c.mappers[in.kind] = in.mapper
 	}
 	return nil
 }
+
+// misconfigured is the error of every call of a misconfigured controller
+// (one that an engine registered without calling Validate).
+func (c *QController[I, O]) misconfigured() error {
+	return fmt.Errorf("qtransform %q: %w", c.settings.Name, c.configErr)
+}
+
+// Validate reports a configuration that cannot work (controller.Validator):
+// an error of the invalid class naming the setting at fault. The engine
+// calls it at registration and refuses a misconfigured controller.
+func (c *QController[I, O]) Validate() error { return c.configErr }
 
 // Name returns Settings.Name.
 func (c *QController[I, O]) Name() string { return c.settings.Name }
@@ -164,7 +182,7 @@ func (c *QController[I, O]) inPointer(id resource.ID) resource.Pointer {
 // mapper.
 func (c *QController[I, O]) MapInput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	if c.configErr != nil {
-		return nil, c.configErr
+		return nil, c.misconfigured()
 	}
 	kind := resource.KindOf(ptr)
 	if kind == c.outKind {

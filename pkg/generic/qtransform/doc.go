@@ -37,8 +37,28 @@
 // failures are retried with per-item backoff by the engine; a
 // controller.RequeueError returned by a user function requeues the item
 // after its interval. A panic in a user function is recovered and fails
-// that item only, as a *generic.PanicError. A misconfiguration (a nil
-// mapping function, an invalid definition, a bad option) makes every
-// Reconcile and MapInput call fail with an error of the invalid class that
-// says what is wrong.
+// that item only, as a *generic.PanicError.
+//
+// # Misconfiguration (rule G2)
+//
+// [NewQController] cannot fail; [QController.Validate]
+// (controller.Validator) reports a configuration that cannot work, and the
+// engine calls it at registration: RegisterQController refuses the
+// controller with an error of the invalid class (state.IsInvalidError)
+// that names the controller and the setting, so that a static
+// misconfiguration never reaches Reconcile and never becomes a retry loop.
+// Refused are: an empty Name; an input or output type whose definition
+// panics or has an empty type or namespace; the same input and output
+// type; a nil MapMetadataFunc or UnmapMetadataFunc; a nil TransformFunc;
+// [WithOutputKind] with a kind other than controller.OutputExclusive or
+// controller.OutputShared; [WithExtraOutputs] with an empty type, the
+// output type, an unknown output kind, or a type given twice;
+// [WithConcurrency](0); [WithExtraMappedInput] with a nil mapper, a type
+// whose definition is invalid, the output type, or a type given twice.
+// (Reconcile and MapInput of a controller registered without Validate fail
+// at once with the same error.)
+//
+// A setting that the chosen mode does not use is not an error: it is
+// ignored. [Settings.FinalizerRemovalFunc] is used only with
+// [WithInputFinalizers]. Nil options are skipped.
 package qtransform

@@ -497,50 +497,6 @@ func TestQ16_RequeueErrorRequeuesTheItem(t *testing.T) {
 	})
 }
 
-type badDef struct{}
-
-func (badDef) Definition() typed.Definition { return typed.Definition{Type: "Bad.test.resgraph.dev"} }
-
-func TestQ17_MisconfigurationFailsEveryCall(t *testing.T) {
-	noMap := settings("x")
-	noMap.UnmapMetadataFunc = nil
-	veto := settings("x")
-	veto.FinalizerRemovalFunc = func(context.Context, controller.Reader, *zap.Logger, *A) error { return nil }
-	noName := settings("")
-	mapC := func(context.Context, *zap.Logger, controller.QRuntime, *C) ([]resource.Pointer, error) {
-		return nil, nil
-	}
-	for _, tc := range []struct {
-		ctrl controller.QController
-		name string
-		want string
-	}{
-		{name: "no unmapping", want: "must be set", ctrl: qtransform.NewQController(noMap)},
-		{name: "empty name", want: "empty Name", ctrl: qtransform.NewQController(noName)},
-		{name: "veto without finalizers", want: "WithInputFinalizers", ctrl: qtransform.NewQController(veto)},
-		{name: "bad output kind", want: "output kind", ctrl: aToB("x", qtransform.WithOutputKind(9))},
-		{name: "mapped input twice", want: "twice", ctrl: aToB("x", qtransform.WithExtraMappedInput(mapC), qtransform.WithExtraMappedInput(mapC))},
-		{name: "mapped input is the output", want: "repeats", ctrl: aToB("x", qtransform.WithExtraMappedInput(
-			func(context.Context, *zap.Logger, controller.QRuntime, *B) ([]resource.Pointer, error) {
-				return nil, nil
-			}))},
-		{name: "extra output repeats the output", want: "repeats", ctrl: aToB("x", qtransform.WithExtraOutputs(controller.Output{Type: kindB.Type()}))},
-		{name: "bad definition", want: "empty type or default namespace", ctrl: qtransform.NewQController(qtransform.Settings[*A, *typed.Resource[gentest.Spec, badDef]]{
-			Name:              "x",
-			MapMetadataFunc:   func(*A) *typed.Resource[gentest.Spec, badDef] { return nil },
-			UnmapMetadataFunc: func(*typed.Resource[gentest.Spec, badDef]) *A { return nil },
-		})},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.ctrl.Reconcile(context.Background(), zap.NewNop(), nil, ptrA("a"))
-			assert.True(t, state.IsInvalidError(err), "want an invalid-class error, got %v", err)
-			assert.ErrorContains(t, err, tc.want)
-			_, err = tc.ctrl.MapInput(context.Background(), zap.NewNop(), nil, ptrB("a"))
-			assert.ErrorContains(t, err, tc.want)
-		})
-	}
-}
-
 func TestQ18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	// The output is destroyed and created again between the controller's
 	// read and its write: the state refuses the write as a conflict, and

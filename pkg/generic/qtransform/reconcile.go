@@ -16,7 +16,7 @@ import (
 // Reconcile reconciles the input ptr (see the package documentation).
 func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) error {
 	if c.configErr != nil {
-		return c.configErr
+		return c.misconfigured()
 	}
 	if resource.KindOf(ptr) != c.inKind {
 		return state.NewInvalidError(resource.PointerOf(ptr), "qtransform %q: not of the input kind %s", c.settings.Name, resource.KindString(c.inKind))

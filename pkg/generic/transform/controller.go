@@ -2,7 +2,6 @@ package transform
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/siderolabs/gen/optional"
@@ -35,8 +34,7 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 	// the stored output (or the mapped one when absent); the output is
 	// written only if the result differs. It may read the controller's
 	// inputs and outputs through the Reader. An error (or a panic) fails
-	// this input for the pass and keeps its output as it was. Nil leaves
-	// the output as mapped.
+	// this input for the pass and keeps its output as it was. Required.
 	TransformFunc func(context.Context, controller.Reader, *zap.Logger, I, O) error
 	// TransformExtraOutputFunc, when set, runs after the output is written,
 	// with the output as stored, and may write the extra outputs
@@ -45,7 +43,8 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 	// FinalizerRemovalFunc, when set, is asked before the controller's
 	// finalizer is removed from an input: an error vetoes the removal for
 	// now and fails the input for the pass, so it is asked again on the
-	// retry. It requires [WithInputFinalizers].
+	// retry. It is used only with [WithInputFinalizers], and ignored
+	// without.
 	FinalizerRemovalFunc func(context.Context, controller.Reader, *zap.Logger, I) error
 }
 
@@ -53,7 +52,7 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 // Build it with [NewController]. A Controller runs in one engine at a time.
 type Controller[I, O generic.ResourceWithDefinition] struct {
 	settings Settings[I, O]
-	// configErr, when set, is the misconfiguration that makes Run fail.
+	// configErr, when set, is the misconfiguration Validate reports.
 	configErr error
 	inKind    resource.Kind
 	outKind   resource.Kind
@@ -63,13 +62,15 @@ type Controller[I, O generic.ResourceWithDefinition] struct {
 	opts   ControllerOptions
 }
 
-// NewController returns a transform controller. It never fails: a
-// misconfiguration is reported by the controller's Run (see the package
-// documentation).
+// NewController returns a transform controller. Nil options are skipped.
+// It never fails: a misconfiguration is reported by [Controller.Validate],
+// which the engine calls at registration (see the package documentation).
 func NewController[I, O generic.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *Controller[I, O] {
 	c := &Controller[I, O]{settings: settings, opts: DefaultControllerOptions()}
 	for _, opt := range opts {
-		opt(&c.opts)
+		if opt != nil {
+			opt(&c.opts)
+		}
 	}
 	for _, opt := range c.opts.listOptions {
 		opt(&c.filter)
@@ -77,38 +78,50 @@ func NewController[I, O generic.ResourceWithDefinition](settings Settings[I, O],
 	inDef, inErr := xform.DefinitionOf[I]()
 	outDef, outErr := xform.DefinitionOf[O]()
 	c.inKind, c.outKind = xform.KindOf(inDef), xform.KindOf(outDef)
-	c.configErr = c.validate(inErr, outErr)
+	c.configErr = c.check(inErr, outErr)
 	return c
 }
 
-// validate returns the controller's misconfiguration, if any.
-func (c *Controller[I, O]) validate(inErr, outErr error) error {
+// check returns the controller's misconfiguration, if any.
+func (c *Controller[I, O]) check(inErr, outErr error) error {
 	s := c.settings
 	cfg := xform.Config{
 		Name: s.Name, InErr: inErr, OutErr: outErr, In: c.inKind, Out: c.outKind,
-		FinalizerRemoval: s.FinalizerRemovalFunc != nil, InputFinalizers: c.opts.inputFinalizers,
-		OutputKind: c.opts.outputKind, ExtraOutputs: c.opts.extraOutputs,
+		Transform: s.TransformFunc != nil, OutputKind: c.opts.outputKind, ExtraOutputs: c.opts.extraOutputs,
 	}
-	if (s.MapMetadataFunc == nil) == (s.MapMetadataOptionalFunc == nil) {
-		cfg.MappingErr = errors.New("exactly one of MapMetadataFunc and MapMetadataOptionalFunc must be set")
-	}
-	if problem := cfg.Check(c.validateExtraInputs); problem != nil {
-		return state.NewInvalidError(nil, "transform controller %q: %w", s.Name, problem)
+	return cfg.Check(c.checkMapping, c.checkExtraInputs)
+}
+
+func (c *Controller[I, O]) checkMapping() error {
+	s := c.settings
+	switch {
+	case s.MapMetadataFunc == nil && s.MapMetadataOptionalFunc == nil:
+		return xform.Invalid("Settings.MapMetadataFunc and Settings.MapMetadataOptionalFunc are both nil: exactly one must be set")
+	case s.MapMetadataFunc != nil && s.MapMetadataOptionalFunc != nil:
+		return xform.Invalid("Settings.MapMetadataFunc and Settings.MapMetadataOptionalFunc are both set: exactly one must be")
 	}
 	return nil
 }
 
-func (c *Controller[I, O]) validateExtraInputs() error {
+func (c *Controller[I, O]) checkExtraInputs() error {
 	for _, in := range c.opts.extraInputs {
-		if in.Kind != controller.InputWeak && in.Kind != controller.InputStrong {
-			return fmt.Errorf("extra input %s(%s): only weak and strong inputs are allowed", in.Type, in.Namespace)
-		}
-		if in.Type == c.inKind.Type() && in.Namespace == c.inKind.Namespace() || in.Type == c.outKind.Type() {
-			return fmt.Errorf("extra input %s(%s) repeats the input or output type", in.Type, in.Namespace)
+		name := in.Type + "(" + in.Namespace + ")"
+		switch {
+		case in.Kind != controller.InputWeak && in.Kind != controller.InputStrong:
+			return xform.Invalid("WithExtraInputs: %s has the input kind %d; only controller.InputWeak and controller.InputStrong are allowed", name, in.Kind)
+		case in.Type == c.inKind.Type() && in.Namespace == c.inKind.Namespace():
+			return xform.Invalid("WithExtraInputs: %s is the input kind, already declared", name)
+		case in.Type == c.outKind.Type():
+			return xform.Invalid("WithExtraInputs: %s is of the output type, already declared", name)
 		}
 	}
 	return nil
 }
+
+// Validate reports a configuration that cannot work (controller.Validator):
+// an error of the invalid class naming the setting at fault. The engine
+// calls it at registration and refuses a misconfigured controller.
+func (c *Controller[I, O]) Validate() error { return c.configErr }
 
 // Name returns Settings.Name.
 func (c *Controller[I, O]) Name() string { return c.settings.Name }
@@ -139,11 +152,12 @@ func (c *Controller[I, O]) Outputs() []controller.Output {
 
 // Run reconciles on every event until ctx is canceled. A pass that fails
 // for some inputs makes Run return the joined error, after finishing the
-// pass, so that the engine restarts it with backoff; a misconfigured
-// controller fails at once.
+// pass, so that the engine restarts it with backoff. A misconfigured
+// controller (one that an engine registered without calling Validate)
+// fails at once with Validate's error.
 func (c *Controller[I, O]) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
 	if c.configErr != nil {
-		return c.configErr
+		return fmt.Errorf("transform %q: %w", c.settings.Name, c.configErr)
 	}
 	rs := newRunState()
 	return xform.RunLoop(ctx, r, func() error { return c.reconcile(ctx, r, logger, rs) })

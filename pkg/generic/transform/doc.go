@@ -36,10 +36,6 @@
 //     names each input, so that the engine restarts the controller with
 //     backoff and the pass is retried. Panics are recovered and become a
 //     *generic.PanicError.
-//   - Misconfiguration (neither or both mapping functions set, an invalid
-//     definition, a bad option) cannot be reported by [NewController]: the
-//     controller's Run fails at once with an error of the invalid class
-//     (state.IsInvalidError) that says what is wrong.
 //
 // A pass processes only the inputs that changed since the previous pass
 // (by version and creation time), unless the controller has extra inputs:
@@ -47,4 +43,28 @@
 // extra inputs. The controller assumes it is the only writer of its outputs
 // (downstream controllers add and remove finalizers, which is fine), and
 // that the mapping is injective: two inputs never map to the same output.
+//
+// # Misconfiguration (rule G2)
+//
+// [NewController] cannot fail; [Controller.Validate] (controller.Validator)
+// reports a configuration that cannot work, and the engine calls it at
+// registration: RegisterController refuses the controller with an error of
+// the invalid class (state.IsInvalidError) that names the controller and
+// the setting, so that a static misconfiguration never reaches Run and
+// never becomes a retry loop. Refused are: an empty Name; an input or
+// output type whose definition panics or has an empty type or namespace;
+// the same input and output type; neither or both of MapMetadataFunc and
+// MapMetadataOptionalFunc; a nil TransformFunc; [WithOutputKind] with a
+// kind other than controller.OutputExclusive or controller.OutputShared;
+// [WithExtraOutputs] with an empty type, the output type, an unknown
+// output kind, or a type given twice; [WithExtraInputs] with an input kind
+// other than weak or strong, the input kind itself, or the output type.
+// (Run of a controller registered without Validate fails at once with the
+// same error.)
+//
+// A setting that the chosen mode does not use is not an error: it is
+// ignored. [Settings.FinalizerRemovalFunc] is used only with
+// [WithInputFinalizers]. [WithExtraOutputs] without a
+// TransformExtraOutputFunc still declares the outputs, which nothing
+// writes. Nil options are skipped.
 package transform

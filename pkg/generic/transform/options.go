@@ -59,9 +59,16 @@ func WithIgnoreTearingDownInputs() ControllerOption {
 
 // WithInputListOptions restricts the inputs to those the list options
 // select (label and ID queries). An input that stops matching loses its
-// output (and, with input finalizers, gets its finalizer back).
+// output (and, with input finalizers, gets its finalizer back). Nil list
+// options are skipped.
 func WithInputListOptions(opts ...state.ListOption) ControllerOption {
-	return func(o *ControllerOptions) { o.listOptions = append(o.listOptions, opts...) }
+	return func(o *ControllerOptions) {
+		for _, opt := range opts {
+			if opt != nil {
+				o.listOptions = append(o.listOptions, opt)
+			}
+		}
+	}
 }
 
 // WithOutputKind sets how the controller owns its output type:

@@ -559,41 +559,6 @@ func TestT16_ExtraInputsAreReadByTheTransform(t *testing.T) {
 	gentest.AwaitN[*B](t, st, ptrB("a2"), 202)
 }
 
-type badDef struct{}
-
-func (badDef) Definition() typed.Definition { return typed.Definition{Type: "Bad.test.resgraph.dev"} }
-
-func TestT17_MisconfigurationFailsRun(t *testing.T) {
-	mapB := gentest.Map[*A, gentest.BDef]
-	none := func(*A) optional.Optional[*B] { return optional.None[*B]() }
-	for _, tc := range []struct {
-		ctrl controller.Controller
-		name string
-		want string
-	}{
-		{name: "no mapping", want: "exactly one of", ctrl: transform.NewController(transform.Settings[*A, *B]{Name: "x"})},
-		{name: "two mappings", want: "exactly one of", ctrl: transform.NewController(transform.Settings[*A, *B]{Name: "x", MapMetadataFunc: mapB, MapMetadataOptionalFunc: none})},
-		{name: "empty name", want: "empty Name", ctrl: transform.NewController(transform.Settings[*A, *B]{MapMetadataFunc: mapB})},
-		{name: "veto without finalizers", want: "WithInputFinalizers", ctrl: transform.NewController(transform.Settings[*A, *B]{
-			Name: "x", MapMetadataFunc: mapB, FinalizerRemovalFunc: func(context.Context, controller.Reader, *zap.Logger, *A) error { return nil },
-		})},
-		{name: "bad output kind", want: "output kind", ctrl: aToB("x", transform.WithOutputKind(7))},
-		{name: "queue input kind", want: "only weak and strong", ctrl: aToB("x", transform.WithExtraInputs(controller.Input{Namespace: "n", Type: "t", Kind: controller.InputQPrimary}))},
-		{name: "extra input repeats the input", want: "repeats", ctrl: aToB("x", transform.WithExtraInputs(controller.Input{Namespace: kindA.Namespace(), Type: kindA.Type()}))},
-		{name: "extra output repeats the output", want: "repeats", ctrl: aToB("x", transform.WithExtraOutputs(controller.Output{Type: kindB.Type()}))},
-		{name: "bad definition", want: "empty type or default namespace", ctrl: transform.NewController(transform.Settings[*A, *typed.Resource[gentest.Spec, badDef]]{
-			Name: "x", MapMetadataFunc: func(*A) *typed.Resource[gentest.Spec, badDef] { return nil },
-		})},
-		{name: "same input and output", want: "same type", ctrl: transform.NewController(transform.Settings[*A, *A]{Name: "x", MapMetadataFunc: func(a *A) *A { return a }})},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.ctrl.Run(context.Background(), nil, zap.NewNop())
-			assert.True(t, state.IsInvalidError(err), "want an invalid-class error, got %v", err)
-			assert.ErrorContains(t, err, tc.want)
-		})
-	}
-}
-
 func TestT18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	// The output is destroyed and created again between the controller's
 	// read and its write: the state refuses the write as a conflict, and

@@ -1,11 +1,9 @@
 package xform
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // Config is the part of a transform controller's configuration that
@@ -18,45 +16,65 @@ type Config struct {
 	InErr, OutErr error
 	// In and Out are the input and output kinds.
 	In, Out resource.Kind
-	// MappingErr says what is wrong with the mapping functions, if
-	// anything.
-	MappingErr error
-	// FinalizerRemoval: a FinalizerRemovalFunc is set.
-	FinalizerRemoval bool
-	// InputFinalizers: the controller holds input finalizers.
-	InputFinalizers bool
+	// Transform: a TransformFunc is set.
+	Transform bool
 	// OutputKind is the declared kind of the output type.
 	OutputKind controller.OutputKind
 	// ExtraOutputs are the extra outputs.
 	ExtraOutputs []controller.Output
 }
 
-// Check returns the first problem of c, nil if there is none. extraInputs,
-// run after the core checks and before the extra outputs are checked,
-// checks the controller's own kind of extra inputs.
-func (c Config) Check(extraInputs func() error) error {
+// Invalid returns an error of the invalid class (state.IsInvalidError)
+// that names no resource: a misconfiguration. The message names the
+// setting at fault.
+func Invalid(format string, args ...any) error {
+	return state.NewInvalidError(nil, format, args...)
+}
+
+// Check returns the first problem of c, an [Invalid] error naming the
+// setting at fault, or nil. mapping checks the controller's mapping
+// functions, right after the name and the types; more, run after the
+// shared checks, checks the controller's own options.
+func (c Config) Check(mapping, more func() error) error {
 	switch {
 	case c.Name == "":
-		return errors.New("empty Name")
+		return Invalid("Settings.Name is empty")
 	case c.InErr != nil:
-		return fmt.Errorf("input type: %w", c.InErr)
+		return Invalid("input type: %w", c.InErr)
 	case c.OutErr != nil:
-		return fmt.Errorf("output type: %w", c.OutErr)
-	case c.MappingErr != nil:
-		return c.MappingErr
-	case c.FinalizerRemoval && !c.InputFinalizers:
-		return errors.New("FinalizerRemovalFunc is set without WithInputFinalizers")
-	case c.OutputKind != controller.OutputExclusive && c.OutputKind != controller.OutputShared:
-		return fmt.Errorf("unknown output kind %d", c.OutputKind)
+		return Invalid("output type: %w", c.OutErr)
 	case c.In.Type() == c.Out.Type():
-		return fmt.Errorf("input and output have the same type %q", c.Out.Type())
+		return Invalid("input and output have the same type %q", c.Out.Type())
 	}
-	if err := extraInputs(); err != nil {
+	if err := mapping(); err != nil {
 		return err
 	}
-	for _, out := range c.ExtraOutputs {
-		if out.Type == c.Out.Type() {
-			return fmt.Errorf("extra output %s repeats the output type", out.Type)
+	switch {
+	case !c.Transform:
+		return Invalid("Settings.TransformFunc is nil")
+	case c.OutputKind != controller.OutputExclusive && c.OutputKind != controller.OutputShared:
+		return Invalid("WithOutputKind(%d): neither controller.OutputExclusive nor controller.OutputShared", c.OutputKind)
+	}
+	if err := c.checkExtraOutputs(); err != nil {
+		return err
+	}
+	return more()
+}
+
+func (c Config) checkExtraOutputs() error {
+	for i, out := range c.ExtraOutputs {
+		switch {
+		case out.Type == "":
+			return Invalid("WithExtraOutputs: an output with an empty type")
+		case out.Type == c.Out.Type():
+			return Invalid("WithExtraOutputs: %q is the output type, already declared", out.Type)
+		case out.Kind != controller.OutputExclusive && out.Kind != controller.OutputShared:
+			return Invalid("WithExtraOutputs: %q has the output kind %d, neither controller.OutputExclusive nor controller.OutputShared", out.Type, out.Kind)
+		}
+		for _, prev := range c.ExtraOutputs[:i] {
+			if prev.Type == out.Type {
+				return Invalid("WithExtraOutputs: %q declared twice", out.Type)
+			}
 		}
 	}
 	return nil

@@ -12,14 +12,13 @@ import (
 )
 
 // TransformFunc returns the Modify function that runs the user's
-// TransformFunc tf (nil: leave the output as mapped) for the input in on
-// the output, recovering a panic.
+// TransformFunc tf for the input in on the output, recovering a panic.
 func TransformFunc[I, O generic.ResourceWithDefinition](ctx context.Context, r controller.Reader, logger *zap.Logger, in I,
 	tf func(context.Context, controller.Reader, *zap.Logger, I, O) error,
 ) func(resource.Resource) error {
 	return func(res resource.Resource) error {
 		o, err := As[O](res)
-		if err != nil || tf == nil {
+		if err != nil {
 			return err
 		}
 		return Call(logger, "TransformFunc", in.Metadata(), func() error { return tf(ctx, r, logger, in, o) })
