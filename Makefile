@@ -26,6 +26,8 @@ lint:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzStateAgainstModel$$' -fuzztime $(FUZZTIME) ./pkg/state/inmem
 	$(GO) test -run '^$$' -fuzz '^FuzzLabelQuery$$' -fuzztime $(FUZZTIME) ./pkg/resource
+	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./pkg/resource/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./pkg/resource/codec
 
 cover:
 	$(GO) test -count=1 -coverprofile=cover.out $(PKGS)

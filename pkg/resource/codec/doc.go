@@ -1,0 +1,55 @@
+// Package codec turns resources into bytes and back, for states that keep
+// resources outside the process's memory (a file, a server).
+//
+// A [Registry] knows the resource types it may encode and decode: typed
+// resources register by their definition ([Register]), any other resource
+// type by a constructor ([Registry.RegisterType]). [Registry.Encode] writes
+// a resource's metadata — namespace, type, ID, version, phase, owner,
+// labels, annotations, finalizers, creation and update times — and its
+// spec; [Registry.Decode] returns a new resource of the registered Go type
+// that is equal to the encoded one by [resource.Equal], with the same
+// timestamps (by [time.Time.Equal]).
+//
+// # Specs
+//
+// A spec is encoded as JSON (encoding/json) unless its type provides its
+// own encoding: a spec whose value or pointer implements [SpecMarshaler]
+// is written by MarshalSpec and read back by the UnmarshalSpec method of
+// its pointer ([SpecUnmarshaler]), which it must then have. JSON is used
+// only where it is lossless: registration refuses a spec type that JSON
+// would not round-trip (unexported or "-"-tagged struct fields, fields of
+// interface, func, chan, complex or unsafe pointer type, omitempty on a
+// slice or map, which would turn an empty one into nil, two fields with one
+// JSON name), unless the type (or the offending part of it) implements
+// json.Marshaler and json.Unmarshaler or the spec implements
+// [SpecMarshaler]. Encoding refuses a string that is not valid UTF-8 (JSON
+// would replace its bytes) and values JSON cannot hold (NaN, infinities).
+// A type that encodes itself round-trips as far as its own encoding does:
+// a time.Time keeps its instant and its zone offset, not its location's
+// name.
+//
+// # Errors
+//
+// Encode fails, writing nothing, with an [*UnknownTypeError] for a type
+// that is not registered and an [*EncodeError] for a resource of another Go
+// type than the registered one or a spec that fails to encode. Both belong
+// to the invalid-input class of the state package (they have the
+// InvalidError marker method, so state.IsInvalidError reports them), so a
+// state that encodes before writing reports bad input the usual way.
+// Decode fails with an [*UnknownTypeError] for an unregistered type and a
+// [*DecodeError] for bytes that are not an encoding of this package, or
+// whose spec does not decode; it never panics, whatever the input.
+//
+// # Format
+//
+// The encoding is binary: a four-byte header (format and version), then
+// the metadata as length-prefixed strings and varints — labels and
+// annotations sorted by key, so one resource always encodes to the same
+// bytes — then the spec's format (JSON or the spec's own) and its bytes.
+// A decoder refuses trailing bytes, unknown phases, duplicate or unsorted
+// keys and non-canonical timestamps. The format is versioned by its header;
+// a later format will be read by later versions of this package.
+//
+// A Registry is safe for concurrent use; registration normally happens
+// once, before the first Encode or Decode.
+package codec

@@ -1,0 +1,234 @@
+package codec
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+)
+
+// Registry knows how to encode and decode the resource types registered
+// with it. The zero value is an empty registry ready for use; see also
+// [NewRegistry]. A Registry is safe for concurrent use.
+type Registry struct {
+	// types maps a resource type to its entry. The map is never modified
+	// once published: registering publishes a new one (under mu), so
+	// Encode and Decode read it with one atomic load.
+	types atomic.Pointer[map[resource.Type]*entry]
+	mu    sync.Mutex // serializes registrations
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{} }
+
+// entry is what a registry knows about one resource type.
+type entry struct {
+	// goType is the Go type of the type's resources; Encode refuses
+	// another.
+	goType reflect.Type
+	// encodeSpec appends the spec of r (of goType) to dst and returns the
+	// format it used.
+	encodeSpec func(dst []byte, r resource.Resource) ([]byte, specFormat, error)
+	// decode returns a new resource of goType with metadata md and the spec
+	// decoded from data, written in format f.
+	decode func(md resource.Metadata, f specFormat, data []byte) (resource.Resource, error)
+}
+
+// lookup returns the entry of typ, nil when typ is not registered.
+func (reg *Registry) lookup(typ resource.Type) *entry {
+	m := reg.types.Load()
+	if m == nil {
+		return nil
+	}
+	return (*m)[typ]
+}
+
+// add publishes e as the entry of typ. Registering a type again with the
+// same Go type is a no-op; with another Go type it is an error.
+func (reg *Registry) add(typ resource.Type, e *entry) error {
+	if typ == "" {
+		return fmt.Errorf("codec: register %s: empty resource type", e.goType)
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	var old map[resource.Type]*entry
+	if m := reg.types.Load(); m != nil {
+		old = *m
+	}
+	if prev, ok := old[typ]; ok {
+		if prev.goType == e.goType {
+			return nil
+		}
+		return fmt.Errorf("codec: resource type %q is registered as %s, not %s", typ, prev.goType, e.goType)
+	}
+	m := make(map[resource.Type]*entry, len(old)+1)
+	maps.Copy(m, old)
+	m[typ] = e
+	reg.types.Store(&m)
+	return nil
+}
+
+// Types returns the registered resource types, sorted.
+func (reg *Registry) Types() []resource.Type {
+	m := reg.types.Load()
+	if m == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(*m))
+}
+
+// Registered reports whether typ is registered.
+func (reg *Registry) Registered(typ resource.Type) bool { return reg.lookup(typ) != nil }
+
+// Register registers the typed resource type typed.Resource[S, D] under
+// the type of D's definition. It fails for an empty type, a type already
+// registered with another Go type, and a spec type that has no lossless
+// encoding (see the package documentation). Registering the same type
+// twice is a no-op.
+func Register[S any, D typed.DefinitionProvider](reg *Registry) error {
+	def := (*typed.Resource[S, D])(nil).Definition()
+	goType := reflect.TypeFor[*typed.Resource[S, D]]()
+	sc, err := newSpecCodec[S]()
+	if err != nil {
+		return fmt.Errorf("codec: register %q (%s): %w", def.Type, goType, err)
+	}
+	var zero S
+	return reg.add(def.Type, &entry{
+		goType: goType,
+		encodeSpec: func(dst []byte, r resource.Resource) ([]byte, specFormat, error) {
+			return sc.encode(dst, r.(*typed.Resource[S, D]).TypedSpec())
+		},
+		decode: func(md resource.Metadata, f specFormat, data []byte) (resource.Resource, error) {
+			r := typed.New[S, D](resource.Metadata{}, zero)
+			*r.Metadata() = md
+			if err := sc.decode(f, data, r.TypedSpec()); err != nil {
+				return nil, err
+			}
+			return r, nil
+		},
+	})
+}
+
+// MustRegister is [Register] that panics on error, for package
+// initialization.
+func MustRegister[S any, D typed.DefinitionProvider](reg *Registry) {
+	if err := Register[S, D](reg); err != nil {
+		panic(err)
+	}
+}
+
+// RegisterType registers a resource type by a constructor: newResource
+// returns an empty resource (zero spec) carrying the metadata it is given.
+// Either the resource implements [SpecMarshaler] and [SpecUnmarshaler]
+// (it then encodes and decodes its spec itself), or its Spec method
+// returns a non-nil pointer to its spec, which is encoded as JSON, or by
+// the spec's own [SpecMarshaler], and decoded in place. RegisterType calls
+// newResource once to learn the resource's Go type and check these
+// conditions; it fails when they do not hold, for an empty type, and for a
+// type already registered with another Go type.
+func (reg *Registry) RegisterType(typ resource.Type, newResource func(resource.Metadata) resource.Resource) error {
+	if newResource == nil {
+		return fmt.Errorf("codec: register %q: nil constructor", typ)
+	}
+	probe, err := construct(newResource, resource.NewMetadata("probe", typ, "probe", resource.VersionUndefined))
+	if err != nil {
+		return fmt.Errorf("codec: register %q: %w", typ, err)
+	}
+	goType := reflect.TypeOf(probe)
+	if own, ok := probe.(interface {
+		SpecMarshaler
+		SpecUnmarshaler
+	}); ok {
+		_ = own
+		return reg.add(typ, &entry{
+			goType:     goType,
+			encodeSpec: encodeOwnResource,
+			decode:     decodeOwnResource(newResource),
+		})
+	}
+	sc, err := pointerSpecCodec(probe)
+	if err != nil {
+		return fmt.Errorf("codec: register %q (%s): %w", typ, goType, err)
+	}
+	return reg.add(typ, &entry{
+		goType: goType,
+		encodeSpec: func(dst []byte, r resource.Resource) ([]byte, specFormat, error) {
+			return sc.encode(dst, r.Spec())
+		},
+		decode: func(md resource.Metadata, f specFormat, data []byte) (resource.Resource, error) {
+			r, err := construct(newResource, md)
+			if err != nil {
+				return nil, err
+			}
+			if err := sc.decode(f, data, r.Spec()); err != nil {
+				return nil, err
+			}
+			return r, nil
+		},
+	})
+}
+
+// construct calls newResource(md) and checks the result: a non-nil
+// resource carrying md's identity. A panic in newResource is an error.
+func construct(newResource func(resource.Metadata) resource.Resource, md resource.Metadata) (r resource.Resource, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("constructor panicked: %v", p)
+		}
+	}()
+	r = newResource(md)
+	if r == nil || isNil(r) {
+		return nil, fmt.Errorf("constructor returned no resource")
+	}
+	got := r.Metadata()
+	if got == nil {
+		return nil, fmt.Errorf("constructor returned %T with nil metadata", r)
+	}
+	if got.Type() != md.Type() || got.ID() != md.ID() || got.Namespace() != md.Namespace() {
+		return nil, fmt.Errorf("constructor returned %s for %s: it must keep the metadata it is given",
+			resource.PointerString(got), resource.PointerString(md))
+	}
+	*got = md
+	return r, nil
+}
+
+// isNil reports whether v holds a typed nil pointer, map, slice, func,
+// channel or interface.
+func isNil(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
+		return rv.IsNil()
+	default:
+		return false
+	}
+}
+
+// encodeOwnResource encodes the spec of a resource that implements
+// SpecMarshaler itself.
+func encodeOwnResource(dst []byte, r resource.Resource) ([]byte, specFormat, error) {
+	return appendOwn(dst, r.(SpecMarshaler))
+}
+
+// decodeOwnResource decodes a resource that implements SpecUnmarshaler
+// itself.
+func decodeOwnResource(newResource func(resource.Metadata) resource.Resource) func(resource.Metadata, specFormat, []byte) (resource.Resource, error) {
+	return func(md resource.Metadata, f specFormat, data []byte) (resource.Resource, error) {
+		r, err := construct(newResource, md)
+		if err != nil {
+			return nil, err
+		}
+		if f != formatOwn {
+			return nil, fmt.Errorf("spec written as %s, but %T decodes its own format", f, r)
+		}
+		if err := callUnmarshal(r.(SpecUnmarshaler), data); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+}
