@@ -57,8 +57,8 @@ func tStage[DI, DO typed.DefinitionProvider](i int, finalizers bool) any {
 // qStage is a qtransform stage of the chain.
 func qStage[DI, DO typed.DefinitionProvider](i int, finalizers bool) any {
 	opts := []qtransform.ControllerOption{qtransform.WithConcurrency(2)}
-	if finalizers {
-		opts = append(opts, qtransform.WithInputFinalizers())
+	if !finalizers {
+		opts = append(opts, qtransform.WithoutInputFinalizers())
 	}
 	f := stageFuncs[i]
 	return qtransform.NewQController(qtransform.Settings[res[DI], res[DO]]{

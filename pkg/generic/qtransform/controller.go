@@ -28,7 +28,12 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 	MapMetadataFunc func(I) O
 	// UnmapMetadataFunc returns the input of an output: a resource of type
 	// I in I's default namespace, with at least its ID set (the spec is not
-	// used). It is the reverse of MapMetadataFunc. Required.
+	// used). It is the reverse of MapMetadataFunc. Required with
+	// [WithoutInputFinalizers], where it is the only way to find the
+	// outputs of inputs that went away while no engine ran; optional with
+	// input finalizers (the default), where it lets the controller clean up,
+	// at start, the outputs that no input maps to any more (see the package
+	// documentation).
 	UnmapMetadataFunc func(O) I
 	// TransformFunc fills the output from the input, on a copy of the
 	// stored output; the output is written only if the result differs. An
@@ -39,9 +44,10 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 	// with the output as stored, and may write the extra outputs.
 	TransformExtraOutputFunc func(context.Context, controller.ReaderWriter, *zap.Logger, I, O) error
 	// FinalizerRemovalFunc, when set, is asked before the controller's
-	// finalizer is removed from an input: an error vetoes the removal for
-	// now and fails the item, which is retried. It is used only with
-	// [WithInputFinalizers], and ignored without.
+	// finalizer is removed from a tearing-down input, after its output is
+	// destroyed: an error vetoes the removal for now and fails the item,
+	// which the engine retries with backoff. It is ignored with
+	// [WithoutInputFinalizers].
 	FinalizerRemovalFunc func(context.Context, controller.Reader, *zap.Logger, I) error
 }
 
@@ -58,17 +64,12 @@ type QController[I, O generic.ResourceWithDefinition] struct {
 	mappers map[resource.Kind]mapperFunc
 	opts    ControllerOptions
 
-	// loaded is set once outputs was loaded from the existing outputs.
+	// loaded is set once index was loaded from the existing outputs.
 	loaded atomic.Bool
 	// loadMu serializes the loading of the index (see ensureLoaded).
 	loadMu sync.Mutex
-	// mu protects outputs and retired.
-	mu sync.Mutex
-	// outputs maps an input's ID to the ID of the output written for it.
-	outputs map[resource.ID]resource.ID
-	// retired maps an input's ID to outputs it no longer maps to and that
-	// are not destroyed yet.
-	retired map[resource.ID][]resource.ID
+	// index holds the outputs written for each input.
+	index *index
 }
 
 // NewQController returns a qtransform controller. Nil options are
@@ -80,8 +81,7 @@ func NewQController[I, O generic.ResourceWithDefinition](settings Settings[I, O]
 		settings: settings,
 		opts:     DefaultControllerOptions(),
 		mappers:  map[resource.Kind]mapperFunc{},
-		outputs:  map[resource.ID]resource.ID{},
-		retired:  map[resource.ID][]resource.ID{},
+		index:    newIndex(),
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -109,8 +109,8 @@ func (c *QController[I, O]) checkMapping() error {
 	switch {
 	case c.settings.MapMetadataFunc == nil:
 		return xform.Invalid("Settings.MapMetadataFunc is nil")
-	case c.settings.UnmapMetadataFunc == nil:
-		return xform.Invalid("Settings.UnmapMetadataFunc is nil")
+	case c.settings.UnmapMetadataFunc == nil && !c.opts.inputFinalizers:
+		return xform.Invalid("Settings.UnmapMetadataFunc is nil; it is required with WithoutInputFinalizers")
 	}
 	return nil
 }
@@ -186,7 +186,7 @@ func (c *QController[I, O]) MapInput(ctx context.Context, logger *zap.Logger, r 
 	}
 	kind := resource.KindOf(ptr)
 	if kind == c.outKind {
-		return c.unmapOutput(ctx, logger, r, ptr)
+		return c.inputOfOutput(ctx, logger, r, ptr)
 	}
 	mapper := c.mappers[kind]
 	if mapper == nil {
@@ -210,7 +210,26 @@ func (c *QController[I, O]) MapInput(ctx context.Context, logger *zap.Logger, r 
 	return ptrs, nil
 }
 
-// unmapOutput maps one of the controller's outputs to its input.
+// inputOfOutput maps one of the controller's outputs, destroy-ready, to
+// its input: the one the index knows, else the one UnmapMetadataFunc
+// returns. Without UnmapMetadataFunc, an output that the index does not
+// know (written before the engine started) is destroyed here, since no
+// input claims it, and maps to nothing.
+func (c *QController[I, O]) inputOfOutput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
+	if inID, ok := c.index.input(ptr.ID()); ok {
+		return []resource.Pointer{c.inPointer(inID)}, nil
+	}
+	if c.settings.UnmapMetadataFunc != nil {
+		return c.unmapOutput(ctx, logger, r, ptr)
+	}
+	if _, err := xform.DestroyIfReady(ctx, r, ptr); err != nil {
+		return nil, fmt.Errorf("qtransform %q: destroy output %s: %w", c.settings.Name, resource.PointerString(ptr), err)
+	}
+	return nil, nil
+}
+
+// unmapOutput maps one of the controller's outputs to its input with
+// UnmapMetadataFunc.
 func (c *QController[I, O]) unmapOutput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	res, err := r.Get(ctx, ptr)
 	switch {

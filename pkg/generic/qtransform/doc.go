@@ -7,30 +7,57 @@
 // (a new output may be written with Create):
 // [Settings.MapMetadataFunc] names it and [Settings.TransformFunc] fills it,
 // on a copy of the stored output, and an unchanged output is not written
-// (no version bump, no event). A tearing-down input has its output torn
-// down and destroyed; with [WithInputFinalizers] its finalizer (named after
-// the controller) is removed only after that, and after
-// [Settings.FinalizerRemovalFunc] agrees. An absent input has its output
-// torn down and destroyed.
+// (no version bump, no event).
 //
-// An output with finalizers is left tearing down and destroyed once its
-// finalizers are gone: the output type is declared as an
-// InputQMappedDestroyReady input, and [Settings.UnmapMetadataFunc] maps such
-// an output back to its input, which is reconciled again. The same path
+// # Input finalizers (the default)
+//
+// The controller puts a finalizer, named after itself, on every input it
+// maps to an output, before the output is first written (rule C5 allows it
+// on a QController's primary input). When the input tears down, its output
+// is torn down and destroyed first; then [Settings.FinalizerRemovalFunc]
+// (if set) may veto the removal, an error that fails the item and is
+// retried with the engine's per-item backoff; then the finalizer goes. An
+// input therefore never goes before its output: in a chain of
+// qtransforms, tearing down the first input takes the chain down from its
+// end. [WithoutInputFinalizers] turns this off: nothing then holds the
+// input, its output is torn down when it tears down and destroyed when it
+// can be, possibly after the input is gone, and FinalizerRemovalFunc is
+// ignored.
+//
+// An output with finalizers (of downstream controllers) is left tearing
+// down and destroyed once its finalizers are gone: the output type is
+// declared as an InputQMappedDestroyReady input, which maps such an output
+// back to its input, and the input is reconciled again. The same path
 // finishes the case of an input created again while its previous output is
 // still tearing down: the old output is destroyed once it has no
 // finalizers, and a fresh one is written.
 //
-// The controller remembers, for every input, the output it wrote, so that
-// it can find the output of an input that is gone without calling
-// MapMetadataFunc on it. The first Reconcile call loads this index from
-// the controller's existing outputs (with UnmapMetadataFunc) and destroys
-// the outputs whose input no longer exists; an output that
-// UnmapMetadataFunc cannot map (an error, a panic, a wrong kind) is logged
-// and left alone, and fails no input. A QController value
-// therefore serves one engine: build a new one for every engine.
-// UnmapMetadataFunc(MapMetadataFunc(in)) must name in, and two inputs must
-// never map to the same output.
+// # Finding outputs and inputs
+//
+// The controller remembers, for every input, the output it wrote (and for
+// every output its input), so that it can find the output of an input that
+// is gone without calling MapMetadataFunc on it, and the input of a
+// destroy-ready output. A QController value therefore serves one engine:
+// build a new one for every engine. Two inputs must never map to the same
+// output.
+//
+// [Settings.UnmapMetadataFunc], the reverse of MapMetadataFunc
+// (UnmapMetadataFunc(MapMetadataFunc(in)) must name in), covers what this
+// memory cannot: the outputs written before the engine started. When it is
+// set, the first Reconcile call loads the index from the controller's
+// existing outputs and destroys the outputs whose input no longer exists;
+// an output that UnmapMetadataFunc cannot map (an error, a panic, a wrong
+// kind) is logged and left alone, and fails no input. It is required with
+// [WithoutInputFinalizers], where an input may go away, while no engine
+// runs, and leave its output behind. With input finalizers it is optional:
+// an input cannot go before its output, every existing input is reconciled
+// at start and claims its output, a tearing-down input finds its output by
+// MapMetadataFunc, and a destroy-ready output of the controller's that no
+// input claims is destroyed. Without it, what stays is only an output that
+// no input maps to any more and that no input destroyed: one whose input's
+// finalizer someone else removed, or one that an input stopped mapping to
+// while no engine ran (a change of MapMetadataFunc); set
+// UnmapMetadataFunc to have those cleaned up at start.
 //
 // Extra inputs go through mapper functions ([WithExtraMappedInput]): a
 // change to one queues the primary inputs its mapper returns. Reconcile
@@ -49,7 +76,8 @@
 // misconfiguration never reaches Reconcile and never becomes a retry loop.
 // Refused are: an empty Name; an input or output type whose definition
 // panics or has an empty type or namespace; the same input and output
-// type; a nil MapMetadataFunc or UnmapMetadataFunc; a nil TransformFunc;
+// type; a nil MapMetadataFunc; a nil UnmapMetadataFunc with
+// [WithoutInputFinalizers]; a nil TransformFunc;
 // [WithOutputKind] with a kind other than controller.OutputExclusive or
 // controller.OutputShared; [WithExtraOutputs] with an empty type, the
 // output type, an unknown output kind, or a type given twice;
@@ -59,6 +87,6 @@
 // at once with the same error.)
 //
 // A setting that the chosen mode does not use is not an error: it is
-// ignored. [Settings.FinalizerRemovalFunc] is used only with
-// [WithInputFinalizers]. Nil options are skipped.
+// ignored. [Settings.FinalizerRemovalFunc] is ignored with
+// [WithoutInputFinalizers]. Nil options are skipped.
 package qtransform

@@ -44,9 +44,10 @@ func (RouteDef) Definition() typed.Definition {
 }
 
 // A chain of two QControllers: every Link gets an Address with the Link's
-// MTU minus 20, and every Address a Route with the same MTU. Destroying the
-// Link tears the chain down: the Address holds a finalizer of the second
-// controller until its Route is destroyed.
+// MTU minus 20, and every Address a Route with the same MTU. Each
+// controller holds a finalizer on its inputs (the default), so tearing the
+// Link down takes the chain down from the end: the Route is destroyed
+// before the Address lets go, and the Address before the Link does.
 func Example() {
 	st := inmem.NewState()
 	rt, err := runtime.New(st, zap.NewNop())
@@ -79,7 +80,7 @@ func Example() {
 			route.TypedSpec().MTU = addr.TypedSpec().MTU
 			return nil
 		},
-	}, qtransform.WithInputFinalizers())
+	})
 
 	for _, c := range []controller.QController{linkToAddress, addressToRoute} {
 		if err := rt.RegisterQController(c); err != nil {
@@ -104,18 +105,18 @@ func Example() {
 	}
 	fmt.Println("route eth0 MTU:", route.TypedSpec().MTU)
 
-	// Destroying the link destroys the whole chain.
-	if err := st.Destroy(ctx, resource.NewPointer("network", "Links.example.resgraph.dev", "eth0")); err != nil {
-		panic(err)
-	}
-	if _, err := st.WatchFor(waitCtx, routePtr, state.WithEventTypes(state.Destroyed)); err != nil {
+	// Destroying the link destroys the whole chain first: once
+	// TeardownAndDestroy returns, the route and the address are gone.
+	if err := st.TeardownAndDestroy(waitCtx, resource.NewPointer("network", "Links.example.resgraph.dev", "eth0")); err != nil {
 		panic(err)
 	}
 	addrPtr := resource.NewPointer("network", "Addresses.example.resgraph.dev", "eth0")
-	if _, err := st.WatchFor(waitCtx, addrPtr, state.WithEventTypes(state.Destroyed)); err != nil {
-		panic(err)
+	for _, ptr := range []resource.Pointer{routePtr, addrPtr} {
+		if _, err := st.Get(ctx, ptr); !state.IsNotFoundError(err) {
+			panic(fmt.Sprintf("%s still exists (%v)", resource.PointerString(ptr), err))
+		}
 	}
-	fmt.Println("route and address eth0 destroyed")
+	fmt.Println("route and address eth0 destroyed before the link")
 
 	cancel()
 	if err := <-done; err != nil {
@@ -123,5 +124,5 @@ func Example() {
 	}
 	// Output:
 	// route eth0 MTU: 1480
-	// route and address eth0 destroyed
+	// route and address eth0 destroyed before the link
 }

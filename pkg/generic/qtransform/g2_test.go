@@ -32,14 +32,17 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 	noMap := with("x", func(s *qtransform.Settings[*A, *B]) { s.MapMetadataFunc = nil })
 	noUnmap := with("x", func(s *qtransform.Settings[*A, *B]) { s.UnmapMetadataFunc = nil })
 	noTransform := with("x", func(s *qtransform.Settings[*A, *B]) { s.TransformFunc = nil })
-	mapC := func(context.Context, *zap.Logger, controller.QRuntime, *C) ([]resource.Pointer, error) { return nil, nil }
+	mapC := func(context.Context, *zap.Logger, controller.QRuntime, *C) ([]resource.Pointer, error) {
+		return nil, nil
+	}
 	for _, tc := range []struct {
 		ctrl    *qtransform.QController[*A, *B]
 		name    string
 		setting []string
 	}{
 		{name: "no mapping", setting: []string{"MapMetadataFunc is nil"}, ctrl: qtransform.NewQController(noMap)},
-		{name: "no unmapping", setting: []string{"UnmapMetadataFunc is nil"}, ctrl: qtransform.NewQController(noUnmap)},
+		{name: "no unmapping without input finalizers", setting: []string{"UnmapMetadataFunc is nil", "WithoutInputFinalizers"},
+			ctrl: qtransform.NewQController(noUnmap, qtransform.WithoutInputFinalizers())},
 		{name: "no transform", setting: []string{"TransformFunc is nil"}, ctrl: qtransform.NewQController(noTransform)},
 		{name: "empty name", setting: []string{"Name is empty"}, ctrl: aToB("")},
 		{name: "bad output kind", setting: []string{"WithOutputKind(9)"}, ctrl: aToB("x", qtransform.WithOutputKind(9))},
@@ -100,7 +103,7 @@ func TestG2_FinalizerRemovalFuncWithoutInputFinalizersIsIgnored(t *testing.T) {
 		vetoes <- struct{}{}
 		return errors.New("never let go")
 	}
-	ctrl := qtransform.NewQController(s)
+	ctrl := qtransform.NewQController(s, qtransform.WithoutInputFinalizers())
 	require.NoError(t, ctrl.Validate(), "an unused setting is not an error")
 	gentest.Start(t, st, nil, ctrl)
 	gentest.Create(t, st, newA("a1", 1))

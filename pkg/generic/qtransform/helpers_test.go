@@ -2,6 +2,7 @@ package qtransform_test
 
 import (
 	"context"
+	"testing"
 
 	"go.uber.org/zap"
 
@@ -27,6 +28,17 @@ var (
 func newState() state.State { return inmem.NewState() }
 
 func newA(id string, n int) *A { return gentest.New[gentest.ADef](id, n) }
+
+// teardownAndDestroy tears ptr down and destroys it once its finalizers
+// are gone, failing the test if that takes longer than gentest's timeout.
+func teardownAndDestroy(t *testing.T, st state.State, ptr resource.Pointer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), gentest.DefaultTimeout)
+	defer cancel()
+	if err := st.TeardownAndDestroy(ctx, ptr); err != nil {
+		t.Fatalf("teardown and destroy %s: %v", resource.PointerString(ptr), err)
+	}
+}
 
 func ptrA(id string) resource.Pointer { return gentest.Ptr[gentest.ADef](id) }
 func ptrB(id string) resource.Pointer { return gentest.Ptr[gentest.BDef](id) }

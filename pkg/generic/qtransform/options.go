@@ -29,10 +29,10 @@ type ControllerOptions struct {
 }
 
 // DefaultControllerOptions returns the defaults: the engine's default
-// concurrency (1), no extra inputs or outputs, no input finalizers,
+// concurrency (1), no extra inputs or outputs, input finalizers,
 // tearing-down inputs lose their outputs, and the output type is exclusive.
 func DefaultControllerOptions() ControllerOptions {
-	return ControllerOptions{outputKind: controller.OutputExclusive}
+	return ControllerOptions{outputKind: controller.OutputExclusive, inputFinalizers: true}
 }
 
 // mapperFunc maps a changed pointer of an extra input to primary inputs.
@@ -104,18 +104,23 @@ func WithExtraOutputs(outputs ...controller.Output) ControllerOption {
 	return func(o *ControllerOptions) { o.extraOutputs = append(o.extraOutputs, outputs...) }
 }
 
-// WithInputFinalizers makes the controller hold a finalizer, named after
-// the controller, on every input it writes an output for: it is added
-// before the output is first written, and removed from a tearing-down input
-// only once the output is destroyed (and FinalizerRemovalFunc agrees).
-func WithInputFinalizers() ControllerOption {
-	return func(o *ControllerOptions) { o.inputFinalizers = true }
+// WithoutInputFinalizers turns the input finalizers off. By default the
+// controller holds a finalizer, named after itself, on every input it maps
+// to an output: it is added before the output is first written, and when
+// the input tears down, the output is torn down and destroyed first, then
+// [Settings.FinalizerRemovalFunc] (if set) may veto the removal, and then
+// the finalizer goes. Without input finalizers nothing holds the input:
+// its output is torn down when the input tears down and destroyed when it
+// can be, which may be after the input is gone; FinalizerRemovalFunc is
+// then ignored, and [Settings.UnmapMetadataFunc] is required.
+func WithoutInputFinalizers() ControllerOption {
+	return func(o *ControllerOptions) { o.inputFinalizers = false }
 }
 
 // WithIgnoreTearingDownInputs treats a tearing-down input like a running
 // one: its output is kept and updated, and destroyed once the input is
-// gone. Combined with [WithInputFinalizers], the finalizer is removed from a
-// tearing-down input as soon as its output is up to date.
+// gone. With input finalizers (the default), the finalizer is removed from
+// a tearing-down input as soon as its output is up to date.
 func WithIgnoreTearingDownInputs() ControllerOption {
 	return func(o *ControllerOptions) { o.ignoreTearingDown = true }
 }

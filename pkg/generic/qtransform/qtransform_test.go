@@ -39,7 +39,7 @@ func TestQ1_EveryInputMapsToItsOutput(t *testing.T) {
 	gentest.SetN[*A](t, st, ptrA("a1"), 10)
 	gentest.AwaitN[*B](t, st, ptrB("a1"), 20)
 
-	require.NoError(t, st.Destroy(context.Background(), ptrA("a2")))
+	teardownAndDestroy(t, st, ptrA("a2"))
 	gentest.AwaitGone(t, st, ptrB("a2"))
 }
 
@@ -168,8 +168,10 @@ func TestQ5_BadMappingFailsOnlyItsInput(t *testing.T) {
 }
 
 func TestQ6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
+	// Only without input finalizers may an input be destroyed (and created
+	// again) while its output still exists.
 	st := newState()
-	gentest.Start(t, st, nil, aToB("AtoB"))
+	gentest.Start(t, st, nil, aToB("AtoB", qtransform.WithoutInputFinalizers()))
 	ctx := context.Background()
 	gentest.Create(t, st, newA("a1", 1))
 	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
@@ -186,13 +188,13 @@ func TestQ6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 
 func TestQ7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	st := newState()
-	gentest.Start(t, st, nil, aToB("AtoB", qtransform.WithInputFinalizers()))
+	gentest.Start(t, st, nil, aToB("AtoB"))
 	ctx := context.Background()
 	gentest.Create(t, st, newA("a1", 1))
 	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 	a, err := st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer is added before the output is written")
+	assert.Equal(t, []string{"AtoB"}, []string(*a.Metadata().Finalizers()), "by default the input holds the controller's finalizer")
 
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	_, err = st.Teardown(ctx, ptrA("a1"))
@@ -208,31 +210,94 @@ func TestQ7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 }
 
+func TestQ7_TheOutputIsDestroyedBeforeTheInputGoes(t *testing.T) {
+	// A chain A → B → C of qtransforms with the default input finalizers:
+	// tearing A down destroys C, then B, and only then lets A go. The
+	// removal functions check the order as it happens; once
+	// TeardownAndDestroy of A returns, nothing of the chain is left.
+	st := newState()
+	outputGone := func(ptr resource.Pointer) func(context.Context, controller.Reader, *zap.Logger, resource.Resource) error {
+		return func(ctx context.Context, r controller.Reader, _ *zap.Logger, _ resource.Resource) error {
+			if _, err := r.Get(ctx, ptr); !state.IsNotFoundError(err) {
+				return fmt.Errorf("output %s still there (%v) when the input's finalizer is removed", resource.PointerString(ptr), err)
+			}
+			return nil
+		}
+	}
+	misordered := make(chan error, 16)
+	ab := settings("AtoB")
+	ab.FinalizerRemovalFunc = func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A) error {
+		if err := outputGone(ptrB(a.Metadata().ID()))(ctx, r, l, a); err != nil {
+			misordered <- err
+		}
+		return nil
+	}
+	bc := qtransform.Settings[*B, *C]{
+		Name:              "BtoC",
+		MapMetadataFunc:   gentest.Map[*B, gentest.CDef],
+		UnmapMetadataFunc: gentest.Map[*C, gentest.BDef],
+		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, b *B, c *C) error {
+			c.TypedSpec().N = b.TypedSpec().N + 1
+			return nil
+		},
+		FinalizerRemovalFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, b *B) error {
+			if err := outputGone(gentest.Ptr[gentest.CDef](b.Metadata().ID()))(ctx, r, l, b); err != nil {
+				misordered <- err
+			}
+			return nil
+		},
+	}
+	gentest.Start(t, st, nil, qtransform.NewQController(ab), qtransform.NewQController(bc))
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 3)
+
+	teardownAndDestroy(t, st, ptrA("a1"))
+	for _, ptr := range []resource.Pointer{ptrB("a1"), gentest.Ptr[gentest.CDef]("a1")} {
+		_, err := st.Get(context.Background(), ptr)
+		assert.True(t, state.IsNotFoundError(err), "%s outlived its input: %v", resource.PointerString(ptr), err)
+	}
+	close(misordered)
+	for err := range misordered {
+		t.Error(err)
+	}
+}
+
 func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
+	// The veto fails the item, which the engine retries with its per-item
+	// exponential backoff (100 ms, doubling, by default) until the veto
+	// lifts; the finalizer stays meanwhile.
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
 		var allow atomic.Bool
-		vetoed := make(chan struct{}, 16)
+		vetoed := make(chan time.Time, 16)
 		s := settings("AtoB")
-		s.FinalizerRemovalFunc = func(context.Context, controller.Reader, *zap.Logger, *A) error {
+		s.FinalizerRemovalFunc = func(ctx context.Context, r controller.Reader, _ *zap.Logger, a *A) error {
+			if _, err := r.Get(ctx, ptrB(a.Metadata().ID())); !state.IsNotFoundError(err) {
+				return fmt.Errorf("asked while the output exists (%v)", err)
+			}
 			if allow.Load() {
 				return nil
 			}
 			select {
-			case vetoed <- struct{}{}:
+			case vetoed <- time.Now():
 			default:
 			}
 			return errors.New("not yet")
 		}
-		gentest.Start(t, st, nil, qtransform.NewQController(s, qtransform.WithInputFinalizers()))
+		gentest.Start(t, st, nil, qtransform.NewQController(s))
 		ctx := context.Background()
 		gentest.Create(t, st, newA("a1", 1))
 		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
 		_, err := st.Teardown(ctx, ptrA("a1"))
 		require.NoError(t, err)
 		gentest.AwaitGone(t, st, ptrB("a1"))
-		for range 3 { // vetoed at first and on the retries
-			<-vetoed
+		var times []time.Time
+		for range 4 { // vetoed at first and on the retries
+			times = append(times, <-vetoed)
+		}
+		for i := 2; i < len(times); i++ {
+			prev, gap := times[i-1].Sub(times[i-2]), times[i].Sub(times[i-1])
+			assert.Greater(t, gap, prev, "the retries back off: %v", times)
 		}
 		a, err := st.Get(ctx, ptrA("a1"))
 		require.NoError(t, err)
@@ -240,7 +305,34 @@ func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 
 		allow.Store(true)
 		gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 	})
+}
+
+func TestQ8_WithoutInputFinalizersTheInputGoesFirst(t *testing.T) {
+	st := newState()
+	s := settings("AtoB")
+	vetoes := make(chan struct{}, 1)
+	s.FinalizerRemovalFunc = func(context.Context, controller.Reader, *zap.Logger, *A) error {
+		vetoes <- struct{}{}
+		return errors.New("ignored")
+	}
+	gentest.Start(t, st, nil, qtransform.NewQController(s, qtransform.WithoutInputFinalizers()))
+	ctx := context.Background()
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	a, err := st.Get(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	assert.True(t, a.Metadata().Finalizers().Empty(), "no input finalizer")
+
+	// Nothing holds the input: it is destroyed at once, with its output
+	// still there, and the output follows.
+	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
+	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
+	gentest.AwaitGone(t, st, ptrB("a1"))
+	assert.Empty(t, vetoes, "FinalizerRemovalFunc is not used without input finalizers")
 }
 
 func TestQ9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
@@ -300,8 +392,8 @@ func TestQ11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 		t.Run(fmt.Sprintf("finalizers=%v", withFinalizers), func(t *testing.T) {
 			st := newState()
 			opts := []qtransform.ControllerOption{qtransform.WithIgnoreTearingDownInputs()}
-			if withFinalizers {
-				opts = append(opts, qtransform.WithInputFinalizers())
+			if !withFinalizers {
+				opts = append(opts, qtransform.WithoutInputFinalizers())
 			}
 			gentest.Start(t, st, nil, aToB("AtoB", opts...))
 			ctx := context.Background()
@@ -353,7 +445,7 @@ func TestQ12_SharedOutputsAreOwnedPerController(t *testing.T) {
 	assert.Equal(t, "AtoC", ca.Metadata().Owner())
 	assert.Equal(t, "BtoC", cb.Metadata().Owner())
 
-	require.NoError(t, st.Destroy(context.Background(), ptrA("x")))
+	teardownAndDestroy(t, st, ptrA("x"))
 	gentest.AwaitGone(t, st, gentest.Ptr[gentest.CDef]("a-x"))
 	gentest.SetN[*B](t, st, ptrB("x"), 3)
 	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 3)
@@ -473,7 +565,7 @@ func TestQ15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1-1"), "hold"))
 	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 6)
 
-	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+	teardownAndDestroy(t, st, ptrA("a1"))
 	gentest.AwaitGone(t, st, ptrB("a1-1"))
 }
 
@@ -490,7 +582,11 @@ func TestQ16_RequeueErrorRequeuesTheItem(t *testing.T) {
 		}
 		gentest.Start(t, st, nil, qtransform.NewQController(s))
 		start := time.Now()
-		gentest.Create(t, st, newA("a1", 4))
+		// The input comes with the controller's finalizer: adding it would
+		// be a change, which would make the waiting item run at once (Q3).
+		a := newA("a1", 4)
+		a.Metadata().Finalizers().Add("AtoB")
+		gentest.Create(t, st, a)
 		gentest.AwaitN[*B](t, st, ptrB("a1"), 8)
 		assert.Equal(t, int32(3), calls.Load(), "requeued twice, then written")
 		assert.GreaterOrEqual(t, time.Since(start), 2*time.Second, "each requeue waits its interval")
@@ -516,4 +612,49 @@ func TestQ18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	gentest.Create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
 	gentest.AwaitN[*B](t, st, ptrB("marker"), 2)
 	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
+}
+
+func TestQ19_WithInputFinalizersUnmapMetadataFuncIsOptional(t *testing.T) {
+	// Without UnmapMetadataFunc, the controller finds the input of a
+	// destroy-ready output in its index, the output of a tearing-down input
+	// it has not seen written by mapping the input, and destroys a
+	// destroy-ready output of its own that no input claims.
+	st := newState()
+	ctx := context.Background()
+	s := settings("AtoB")
+	s.UnmapMetadataFunc = nil
+	first := qtransform.NewQController(s)
+	require.NoError(t, first.Validate())
+	engine := gentest.Start(t, st, nil, first)
+	gentest.Create(t, st, newA("a1", 1), newA("a2", 2))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.AwaitN[*B](t, st, ptrB("a2"), 4)
+
+	// A held output: destroyed once destroy-ready, then the input goes.
+	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
+	_, err := st.Teardown(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
+	gentest.AwaitGone(t, st, ptrB("a1"))
+	gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+
+	// A new engine and controller (an empty index) over the same state.
+	require.NoError(t, engine.Stop())
+	require.NoError(t, st.AddFinalizer(ctx, ptrB("a2"), "hold"))
+	stray := gentest.New[gentest.BDef]("stray", 0)
+	stray.Metadata().Finalizers().Add("hold")
+	require.NoError(t, st.Create(ctx, stray, state.WithCreateOwner("AtoB")))
+	_, err = st.Teardown(ctx, ptrB("stray"), state.WithTeardownOwner("AtoB"))
+	require.NoError(t, err)
+	_, err = st.Teardown(ctx, ptrA("a2")) // before the new engine starts
+	require.NoError(t, err)
+	gentest.Start(t, st, nil, qtransform.NewQController(s))
+	gentest.AwaitMD(t, st, ptrB("a2"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a2"), "hold"))
+	gentest.AwaitGone(t, st, ptrB("a2"))
+	gentest.AwaitMD(t, st, ptrA("a2"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("stray"), "hold"))
+	gentest.AwaitGone(t, st, ptrB("stray"))
 }

@@ -3,7 +3,6 @@ package qtransform
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"go.uber.org/zap"
 
@@ -50,25 +49,12 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 // when those are ignored) up to date.
 func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
 	md := in.Metadata()
-	out, err := xform.CallValue(logger, "MapMetadataFunc", md, func() O { return c.settings.MapMetadataFunc(in) })
+	out, err := c.mapOutput(logger, in)
 	if err != nil {
 		return err
 	}
-	if err := xform.CheckMapped("MapMetadataFunc", md, out, c.outKind); err != nil {
-		return err
-	}
 	outID := out.Metadata().ID()
-	c.mu.Lock()
-	old, known := c.outputs[md.ID()]
-	if known && old != outID {
-		c.retired[md.ID()] = append(c.retired[md.ID()], old)
-	}
-	c.outputs[md.ID()] = outID
-	// An output the input maps to again is its output, no longer a retired
-	// one: destroyed as retired, it would be forgotten once written anew.
-	c.unretireLocked(md.ID(), outID)
-	retired := slices.Clone(c.retired[md.ID()])
-	c.mu.Unlock()
+	known, retired := c.index.claim(md.ID(), outID)
 	for _, id := range retired {
 		// Outputs with finalizers come back through the destroy-ready input.
 		if _, err := c.destroyOutput(ctx, r, md.ID(), id); err != nil {
@@ -105,10 +91,33 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 	return nil
 }
 
+// mapOutput maps an input to its output with MapMetadataFunc.
+func (c *QController[I, O]) mapOutput(logger *zap.Logger, in I) (O, error) {
+	md := in.Metadata()
+	out, err := xform.CallValue(logger, "MapMetadataFunc", md, func() O { return c.settings.MapMetadataFunc(in) })
+	if err != nil {
+		return out, err
+	}
+	return out, xform.CheckMapped("MapMetadataFunc", md, out, c.outKind)
+}
+
 // release destroys the outputs of a tearing-down input, then gives its
-// finalizer back.
+// finalizer back. An input that holds the finalizer but that the index
+// does not know (the controller started after the input's output was
+// written, without UnmapMetadataFunc to load the index) has the output it
+// maps to, which the index then learns.
 func (c *QController[I, O]) release(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
-	gone, err := c.destroyOutputs(ctx, r, in.Metadata().ID())
+	inID := in.Metadata().ID()
+	ids := c.index.all(inID)
+	if len(ids) == 0 && c.opts.inputFinalizers && in.Metadata().Finalizers().Has(c.settings.Name) {
+		out, err := c.mapOutput(logger, in)
+		if err != nil {
+			return err
+		}
+		c.index.claim(inID, out.Metadata().ID())
+		ids = c.index.all(inID)
+	}
+	gone, err := c.destroyAll(ctx, r, inID, ids)
 	if err != nil || !gone {
 		return err
 	}
@@ -126,16 +135,15 @@ func (c *QController[I, O]) releaseFinalizer(ctx context.Context, logger *zap.Lo
 }
 
 // destroyOutputs tears down and destroys every output of the input inID
-// and reports whether they are all gone; those with finalizers are left
-// tearing down, and come back through the destroy-ready input.
+// that the index knows and reports whether they are all gone.
 func (c *QController[I, O]) destroyOutputs(ctx context.Context, r controller.QRuntime, inID resource.ID) (bool, error) {
-	c.mu.Lock()
-	var ids []resource.ID
-	if id, ok := c.outputs[inID]; ok {
-		ids = append(ids, id)
-	}
-	ids = append(ids, c.retired[inID]...)
-	c.mu.Unlock()
+	return c.destroyAll(ctx, r, inID, c.index.all(inID))
+}
+
+// destroyAll tears down and destroys the outputs ids of the input inID and
+// reports whether they are all gone; those with finalizers are left
+// tearing down, and come back through the destroy-ready input.
+func (c *QController[I, O]) destroyAll(ctx context.Context, r controller.QRuntime, inID resource.ID, ids []resource.ID) (bool, error) {
 	all := true
 	for _, id := range ids {
 		gone, err := c.destroyOutput(ctx, r, inID, id)
@@ -156,29 +164,9 @@ func (c *QController[I, O]) destroyOutput(ctx context.Context, r controller.QRun
 		return false, fmt.Errorf("destroy output %s: %w", resource.PointerString(ptr), err)
 	}
 	if gone {
-		c.forget(inID, outID)
+		c.index.forget(inID, outID)
 	}
 	return gone, nil
-}
-
-// forget removes the output outID of the input inID from the index.
-func (c *QController[I, O]) forget(inID, outID resource.ID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.outputs[inID] == outID {
-		delete(c.outputs, inID)
-	}
-	c.unretireLocked(inID, outID)
-}
-
-// unretireLocked removes outID from the retired outputs of the input inID;
-// c.mu must be held.
-func (c *QController[I, O]) unretireLocked(inID, outID resource.ID) {
-	if rest := slices.DeleteFunc(c.retired[inID], func(id resource.ID) bool { return id == outID }); len(rest) > 0 {
-		c.retired[inID] = rest
-	} else {
-		delete(c.retired, inID)
-	}
 }
 
 // ensureLoaded loads the index of outputs by input from the controller's
@@ -189,6 +177,12 @@ func (c *QController[I, O]) unretireLocked(inID, outID resource.ID) {
 // call.
 func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger, r controller.QRuntime) error {
 	if c.loaded.Load() {
+		return nil
+	}
+	if c.settings.UnmapMetadataFunc == nil {
+		// Nothing maps an output back: the index fills as the inputs are
+		// reconciled (every existing input is, at start).
+		c.loaded.Store(true)
 		return nil
 	}
 	c.loadMu.Lock()
@@ -215,15 +209,7 @@ func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger
 		}
 		found[inID] = append(found[inID], res.Metadata().ID())
 	}
-	c.mu.Lock()
-	for inID, ids := range found {
-		c.outputs[inID] = ids[0]
-		c.retired[inID] = append(c.retired[inID], ids[1:]...)
-		if len(c.retired[inID]) == 0 {
-			delete(c.retired, inID)
-		}
-	}
-	c.mu.Unlock()
+	c.index.load(found)
 	for inID := range found {
 		_, err := r.Get(ctx, c.inPointer(inID))
 		switch {

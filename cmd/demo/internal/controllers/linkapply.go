@@ -60,7 +60,6 @@ func NewLinkApplyController(k *kernel.Kernel) *qtransform.QController[*netres.Li
 		},
 	},
 		qtransform.WithConcurrency(LinkApplyConcurrency),
-		qtransform.WithInputFinalizers(),
 		qtransform.WithExtraMappedInput(func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, kl *netres.KernelLink) ([]resource.Pointer, error) {
 			return []resource.Pointer{ptr(netres.LinkSpecType, kl.Metadata().ID())}, nil
 		}),
