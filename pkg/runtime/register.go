@@ -26,9 +26,10 @@ var errStopped = errors.New("runtime: Run has stopped; no controller can be regi
 // exclusive output another controller declares shared (or the reverse),
 // and for declaration methods (Name, Inputs, Outputs) that panic (logged
 // with the stack). A controller that implements [controller.Validator] is
-// validated next: an error (or a panic) from Validate refuses it the same
-// way, naming the controller and wrapping Validate's error. Nothing is
-// registered then. After Run returned, registration fails.
+// validated next: an error (or a panic, or a typed-nil error) from
+// Validate refuses it the same way, naming the controller and wrapping
+// Validate's error. Nothing is registered then. After Run returned,
+// registration fails.
 func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	if ctrl == nil || isNilValue(ctrl) {
 		return state.NewInvalidError(nil, "register controller: nil controller")
@@ -83,8 +84,8 @@ func (r *Runtime) declare(what string, fn func()) (err error) {
 // [controller.Validator], under a recovery like [Runtime.declare]'s: an
 // error or a panic refuses the registration with an invalid-class error
 // naming the controller (Validate's error names the setting and is
-// wrapped). A typed-nil error (a nil pointer in a non-nil error) is no
-// error.
+// wrapped). A typed-nil error (a nil pointer in a non-nil error, almost
+// always a bug) refuses the registration too, described as such.
 func (r *Runtime) validate(what, name string, ctrl any) (err error) {
 	v, ok := ctrl.(controller.Validator)
 	if !ok {
@@ -97,11 +98,16 @@ func (r *Runtime) validate(what, name string, ctrl any) (err error) {
 			err = state.NewInvalidError(nil, "register %s %q: Validate panicked: %v", what, name, p)
 		}
 	}()
-	if verr := v.Validate(); verr != nil && !isNilValue(verr) {
+	verr := v.Validate()
+	switch {
+	case verr == nil:
+		return nil
+	case isNilValue(verr):
+		return state.NewInvalidError(nil, "register %s %q: Validate returned a typed-nil %T", what, name, verr)
+	default:
 		// Formatting calls verr's Error method, still under the recovery.
 		return state.NewInvalidError(nil, "register %s %q: %w", what, name, verr)
 	}
-	return nil
 }
 
 // RegisterQController registers a QController (rules C1, Q5), before or

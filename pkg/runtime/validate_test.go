@@ -104,12 +104,18 @@ func TestG2_PanickingValidateRefusesTheRegistration(t *testing.T) {
 	}
 }
 
-func TestG2_TypedNilValidateErrorIsNoError(t *testing.T) {
+func TestG2_TypedNilValidateErrorRefusesTheRegistration(t *testing.T) {
+	// A typed-nil error is almost always a bug (var e *E; return e): it is
+	// not taken for success.
 	t.Parallel()
 	for _, asQ := range []bool{false, true} {
 		rt, _ := newEngine(t)
 		var typedNil *settingError
-		require.NoError(t, registerAs(rt, asQ, newValidating("ok", func() error { return typedNil })))
-		assert.Len(t, rt.ControllerStatuses(), 1)
+		err := registerAs(rt, asQ, newValidating("odd", func() error { return typedNil }))
+		require.Error(t, err)
+		assert.True(t, state.IsInvalidError(err), "%v", err)
+		assert.Contains(t, err.Error(), `"odd"`)
+		assert.Contains(t, err.Error(), "typed-nil *runtime.settingError")
+		assert.Empty(t, rt.ControllerStatuses(), "nothing is registered")
 	}
 }

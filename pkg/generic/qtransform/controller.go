@@ -70,6 +70,8 @@ type QController[I, O generic.ResourceWithDefinition] struct {
 	loadMu sync.Mutex
 	// index holds the outputs written for each input.
 	index *index
+	// processed holds the inputs fully processed.
+	processed *processed
 }
 
 // NewQController returns a qtransform controller. Nil options are
@@ -78,10 +80,11 @@ type QController[I, O generic.ResourceWithDefinition] struct {
 // package documentation).
 func NewQController[I, O generic.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *QController[I, O] {
 	c := &QController[I, O]{
-		settings: settings,
-		opts:     DefaultControllerOptions(),
-		mappers:  map[resource.Kind]mapperFunc{},
-		index:    newIndex(),
+		settings:  settings,
+		opts:      DefaultControllerOptions(),
+		mappers:   map[resource.Kind]mapperFunc{},
+		index:     newIndex(),
+		processed: newProcessed(),
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -184,6 +187,15 @@ func (c *QController[I, O]) MapInput(ctx context.Context, logger *zap.Logger, r 
 	if c.configErr != nil {
 		return nil, c.misconfigured()
 	}
+	ptrs, err := c.mapInput(ctx, logger, r, ptr)
+	for _, p := range ptrs {
+		c.processed.wake(p.ID())
+	}
+	return ptrs, err
+}
+
+// mapInput is MapInput.
+func (c *QController[I, O]) mapInput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	kind := resource.KindOf(ptr)
 	if kind == c.outKind {
 		return c.inputOfOutput(ctx, logger, r, ptr)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -70,6 +71,39 @@ func TestQ2_UnchangedOutputIsNotWritten(t *testing.T) {
 	cur, err := st.Get(context.Background(), ptrB("a1"))
 	require.NoError(t, err)
 	assert.Equal(t, b.Metadata().Version(), cur.Metadata().Version())
+}
+
+func TestQ2_TheControllersOwnFinalizerWriteIsNotProcessedAgain(t *testing.T) {
+	// Adding the input finalizer changes the input, which queues it again;
+	// that Reconcile finds nothing new and does not run TransformFunc.
+	st := newState()
+	calls := map[resource.ID]int{}
+	var mu sync.Mutex
+	s := settings("AtoB")
+	s.TransformFunc = func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+		mu.Lock()
+		calls[a.Metadata().ID()]++
+		mu.Unlock()
+		return double(ctx, r, l, a, b)
+	}
+	gentest.Start(t, st, nil, qtransform.NewQController(s))
+	gentest.Create(t, st, newA("a1", 1))
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") })
+	// Items are queued in order and run one at a time: once the output of
+	// an input created later exists, a1's second Reconcile is over.
+	gentest.Create(t, st, newA("marker", 1))
+	gentest.AwaitN[*B](t, st, ptrB("marker"), 2)
+	mu.Lock()
+	assert.Equal(t, 1, calls["a1"], "TransformFunc ran again for the controller's own write")
+	mu.Unlock()
+
+	// A change of the input is processed.
+	gentest.SetN[*A](t, st, ptrA("a1"), 5)
+	gentest.AwaitN[*B](t, st, ptrB("a1"), 10)
+	mu.Lock()
+	assert.Equal(t, 2, calls["a1"])
+	mu.Unlock()
 }
 
 func TestQ3_AFailingInputDoesNotStopTheOthers(t *testing.T) {

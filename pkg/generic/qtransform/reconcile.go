@@ -26,6 +26,7 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 	res, err := r.Get(ctx, ptr)
 	switch {
 	case state.IsNotFoundError(err):
+		c.processed.forget(ptr.ID())
 		_, err = c.destroyOutputs(ctx, r, ptr.ID())
 	case err != nil:
 	default:
@@ -33,8 +34,10 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 		if in, err = xform.As[I](res); err != nil {
 			break
 		}
-		if in.Metadata().Phase() == resource.PhaseRunning || c.opts.ignoreTearingDown {
-			err = c.active(ctx, logger, r, in)
+		if md := in.Metadata(); md.Phase() == resource.PhaseRunning {
+			err = c.running(ctx, logger, r, in)
+		} else if c.opts.ignoreTearingDown {
+			_, err = c.active(ctx, logger, r, in)
 		} else {
 			err = c.release(ctx, logger, r, in)
 		}
@@ -45,50 +48,74 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 	return nil
 }
 
+// running brings the output of a running input up to date, unless the
+// input was fully processed as it is and nothing woke it up since (see
+// processed).
+func (c *QController[I, O]) running(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
+	md := in.Metadata()
+	created := md.Created().UnixNano()
+	gen, skip := c.processed.start(md.ID(), created, md.Version())
+	if skip {
+		return nil
+	}
+	version, err := c.active(ctx, logger, r, in)
+	if err == nil && !version.Equal(resource.VersionUndefined) {
+		c.processed.finish(md.ID(), created, version, gen)
+	}
+	return err
+}
+
 // active brings the output of a running input (or a tearing-down one,
-// when those are ignored) up to date.
-func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
+// when those are ignored) up to date. It returns the input's version once
+// fully processed (the next one when it added its finalizer: its own write
+// need not be processed again), or undefined when the input waits for an
+// earlier output to go.
+func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) (resource.Version, error) {
 	md := in.Metadata()
 	out, err := c.mapOutput(logger, in)
 	if err != nil {
-		return err
+		return resource.VersionUndefined, err
 	}
 	outID := out.Metadata().ID()
 	known, retired := c.index.claim(md.ID(), outID)
 	for _, id := range retired {
 		// Outputs with finalizers come back through the destroy-ready input.
 		if _, err := c.destroyOutput(ctx, r, md.ID(), id); err != nil {
-			return err
+			return resource.VersionUndefined, err
 		}
 	}
 
 	name := c.settings.Name
 	tearingDown := md.Phase() == resource.PhaseTearingDown // only when ignored
+	version := md.Version()
 	if c.opts.inputFinalizers && !tearingDown && !md.Finalizers().Has(name) {
 		if err := r.AddFinalizer(ctx, md, name); err != nil {
-			return fmt.Errorf("add finalizer: %w", err)
+			return resource.VersionUndefined, fmt.Errorf("add finalizer: %w", err)
 		}
+		// One write, unless it met a conflict: then the version differs,
+		// and the input is processed again, which is harmless.
+		version = version.Next()
 	}
 	extra := c.settings.TransformExtraOutputFunc
 	written, waiting, err := xform.WriteOutput(ctx, r, out, xform.TransformFunc(ctx, r, logger, in, c.settings.TransformFunc), extra != nil, !known)
 	if err != nil {
-		return fmt.Errorf("write output %s: %w", resource.PointerString(out.Metadata()), err)
+		return resource.VersionUndefined, fmt.Errorf("write output %s: %w", resource.PointerString(out.Metadata()), err)
 	}
 	if waiting {
 		// The destroy-ready input brings the input back once the old
 		// output has no finalizers.
 		logger.Debug("output of a previous input is still tearing down", zap.String("output", resource.PointerString(out.Metadata())))
-		return nil
+		return resource.VersionUndefined, nil
 	}
 	if extra != nil {
 		if err := xform.RunExtra(ctx, r, logger, in, written, extra); err != nil {
-			return err
+			return resource.VersionUndefined, err
 		}
 	}
 	if tearingDown {
-		return c.releaseFinalizer(ctx, logger, r, in)
+		return resource.VersionUndefined, c.releaseFinalizer(ctx, logger, r, in)
 	}
-	return nil
+	return version, nil
 }
 
 // mapOutput maps an input to its output with MapMetadataFunc.
