@@ -61,3 +61,30 @@ func NewStrResource(ns resource.Namespace, id resource.ID, value string) *StrRes
 	return typed.New[StrSpec, StrResourceDefinition](
 		resource.NewMetadata(ns, StrResourceType, id, resource.VersionUndefined), StrSpec{Value: value})
 }
+
+// ListResourceType is the type of [ListResource].
+const ListResourceType resource.Type = "ListResources.test.resgraph.dev"
+
+// ListSpec is the spec of a [ListResource]: a slice and a map, and no
+// DeepCopy method, so a state copies it with the typed copy plan (R2).
+type ListSpec struct {
+	Items []string
+	Sets  map[string][]int
+}
+
+// ListResourceDefinition defines [ListResource].
+type ListResourceDefinition struct{}
+
+// Definition returns the type [ListResourceType] in [DefaultNamespace].
+func (ListResourceDefinition) Definition() typed.Definition {
+	return typed.Definition{Type: ListResourceType, DefaultNamespace: DefaultNamespace}
+}
+
+// ListResource is an example resource whose spec holds references.
+type ListResource = typed.Resource[ListSpec, ListResourceDefinition]
+
+// NewListResource returns a ListResource ns/id (version undefined).
+func NewListResource(ns resource.Namespace, id resource.ID, spec ListSpec) *ListResource {
+	return typed.New[ListSpec, ListResourceDefinition](
+		resource.NewMetadata(ns, ListResourceType, id, resource.VersionUndefined), spec)
+}

@@ -18,6 +18,16 @@ type List struct {
 	Items []Resource
 }
 
+// CopyChecker is implemented by resources whose DeepCopy can fail (typed
+// resources whose spec holds a func, a channel, an unsafe.Pointer or a
+// synchronization primitive): CopyError returns why DeepCopy would panic,
+// nil when it would not. A state calls it before storing a resource and
+// refuses one that cannot be copied with an error of the invalid class
+// (rule S7: a write stores a deep copy).
+type CopyChecker interface {
+	CopyError() error
+}
+
 // SpecEqualer is implemented by resources that compare their specs without
 // boxing them into an interface (typed resources do). [Equal] uses it when
 // both sides implement it.

@@ -32,7 +32,10 @@ func checkWritable(cur resource.Resource, o UpdateOptions) error {
 // owner (which the state takes from the write options, never from the
 // resource).
 func applyUpdater(cur resource.Resource, fn func(resource.Resource) error) (resource.Resource, error) {
-	upd := cur.DeepCopy()
+	upd, err := DeepCopyOf(cur)
+	if err != nil {
+		return nil, err
+	}
 	if err := fn(upd); err != nil {
 		return nil, err
 	}
@@ -139,7 +142,10 @@ func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resour
 // createModified applies fn to a copy of emptyResource and creates it with
 // the owner from the update options.
 func (w *coreWrapper) createModified(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, o UpdateOptions) (resource.Resource, error) {
-	r := emptyResource.DeepCopy()
+	r, err := DeepCopyOf(emptyResource)
+	if err != nil {
+		return nil, err
+	}
 	if err := fn(r); err != nil {
 		return nil, err
 	}

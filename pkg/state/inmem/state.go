@@ -262,12 +262,12 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 }
 
 // copyOf returns the copy of r to store and its metadata, or an invalid
-// error when r's DeepCopy returns no resource or one with another
-// identity.
+// error when r cannot be copied (see [state.DeepCopyOf]) or its copy has
+// another identity.
 func copyOf(r resource.Resource, md *resource.Metadata) (resource.Resource, *resource.Metadata, error) {
-	c := r.DeepCopy()
-	if c == nil || c.Metadata() == nil {
-		return nil, nil, state.NewInvalidError(resource.PointerOf(md), "DeepCopy of %T returned no resource", r)
+	c, err := state.DeepCopyOf(r)
+	if err != nil {
+		return nil, nil, err
 	}
 	cmd := c.Metadata()
 	if cmd.ID() != md.ID() || cmd.Type() != md.Type() || cmd.Namespace() != md.Namespace() {

@@ -1,0 +1,161 @@
+package typed
+
+import (
+	"reflect"
+	"sync"
+	"unsafe"
+)
+
+// copyMode is how a plan copies a spec.
+type copyMode uint8
+
+const (
+	copyAssign  copyMode = iota // plain value: assignment is a deep copy
+	copyMethod                  // func (S) DeepCopy() S
+	copyInto                    // func (*S) DeepCopyInto(*S), as deepcopy-gen writes
+	copyPtr                     // func (*S) DeepCopy() *S, as deepcopy-gen writes
+	copyDeep                    // assignment, then the deep plan
+	copyRefused                 // S cannot be copied: panic with err
+)
+
+// eqMode is how a plan compares two specs (rule R1).
+type eqMode uint8
+
+const (
+	eqDeep      eqMode = iota // reflect.DeepEqual
+	eqOperator                // ==, which is deep equality for S
+	eqMethod                  // func (S) Equal(any) bool
+	eqPtrMethod               // func (*S) Equal(any) bool
+)
+
+// plan is how specs of type S are copied and compared. It is computed
+// once per type (see planOf), by reflection; copying and comparing with it
+// inspects no type.
+type plan[S any] struct {
+	copyMode   copyMode
+	eqMode     eqMode
+	method     func(S) S
+	into       func(*S, *S)
+	ptr        func(*S) *S
+	equalFn    func(S, any) bool
+	ptrEqualFn func(*S, any) bool
+	deep       *deepPlan
+	spec       reflect.Type
+	err        *CopyError
+}
+
+// plans caches the plan of every spec type: reflect.Type → *plan[S].
+var plans sync.Map
+
+// planOf returns the plan of S, computing it on first use.
+func planOf[S any]() *plan[S] {
+	t := reflect.TypeFor[S]()
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan[S])
+	}
+	p, _ := plans.LoadOrStore(t, newPlan[S](t))
+	return p.(*plan[S])
+}
+
+// newPlan computes the plan of S (whose type is t). A DeepCopy method is
+// preferred to the deep plan: the spec's author knows best.
+func newPlan[S any](t reflect.Type) *plan[S] {
+	p := &plan[S]{spec: t}
+	pt := reflect.PointerTo(t)
+	var ok bool
+	if p.method, ok = methodFunc[func(S) S](t, "DeepCopy"); ok {
+		p.copyMode = copyMethod
+	} else if p.into, ok = methodFunc[func(*S, *S)](pt, "DeepCopyInto"); ok {
+		p.copyMode = copyInto
+	} else if p.ptr, ok = methodFunc[func(*S) *S](pt, "DeepCopy"); ok {
+		p.copyMode = copyPtr
+	} else {
+		dp := buildDeepPlan(t)
+		switch {
+		case dp.err != nil:
+			p.copyMode, p.err = copyRefused, dp.err.(*CopyError)
+		case dp.root.kind == nodePlain:
+			p.copyMode = copyAssign
+		default:
+			p.copyMode, p.deep = copyDeep, dp
+		}
+	}
+	if p.equalFn, ok = methodFunc[func(S, any) bool](t, "Equal"); ok {
+		p.eqMode = eqMethod
+	} else if p.ptrEqualFn, ok = methodFunc[func(*S, any) bool](pt, "Equal"); ok {
+		p.eqMode = eqPtrMethod
+	} else if operatorIsDeep(t) {
+		p.eqMode = eqOperator
+	}
+	return p
+}
+
+// methodFunc returns the method name of t as a function taking the
+// receiver first, when t has it with the signature F.
+func methodFunc[F any](t reflect.Type, name string) (F, bool) {
+	var zero F
+	if t.Kind() == reflect.Interface {
+		return zero, false
+	}
+	m, ok := t.MethodByName(name)
+	if !ok {
+		return zero, false
+	}
+	f, ok := m.Func.Interface().(F)
+	return f, ok
+}
+
+// operatorIsDeep reports whether == on values of t is deep equality: t
+// holds only numbers, booleans and strings.
+func operatorIsDeep(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return true
+	case reflect.Array:
+		return operatorIsDeep(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !operatorIsDeep(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// copy sets *dst to a deep copy of *src.
+func (p *plan[S]) copy(dst, src *S) {
+	switch p.copyMode {
+	case copyAssign:
+		*dst = *src
+	case copyMethod:
+		*dst = p.method(*src)
+	case copyInto:
+		p.into(src, dst)
+	case copyPtr:
+		if c := p.ptr(src); c != nil {
+			*dst = *c
+		}
+	case copyDeep:
+		*dst = *src
+		p.deep.fixInPlace(unsafe.Pointer(dst), p.spec)
+	case copyRefused:
+		panic(p.err)
+	}
+}
+
+// equal compares two specs (rule R1).
+func (p *plan[S]) equal(a, b *S) bool {
+	switch p.eqMode {
+	case eqOperator:
+		return any(*a) == any(*b)
+	case eqMethod:
+		return p.equalFn(*a, any(*b))
+	case eqPtrMethod:
+		return p.ptrEqualFn(a, any(*b))
+	}
+	return reflect.DeepEqual(any(*a), any(*b))
+}

@@ -1,0 +1,133 @@
+package inmem
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// runningSpec is the spec of the issue's reproduction: a slice, no
+// DeepCopy method.
+type runningSpec struct{ Running []string }
+
+type runningDef struct{}
+
+func (runningDef) Definition() typed.Definition {
+	return typed.Definition{Type: "Services.test.resgraph.dev", DefaultNamespace: testNS}
+}
+
+type running = typed.Resource[runningSpec, runningDef]
+
+func runningPtr(id string) resource.Pointer {
+	return resource.NewPointer(testNS, "Services.test.resgraph.dev", id)
+}
+
+// TestR2_CreatedSliceSpecDoesNotAlias is the regression test of the issue:
+// a spec with a slice and no DeepCopy method, created, then mutated by the
+// caller, must leave the stored resource unchanged (same value at version
+// 1) and send no event.
+func TestR2_CreatedSliceSpecDoesNotAlias(t *testing.T) {
+	st, ctx := newTestState(t)
+	ch := make(chan state.Event, 8)
+	require.NoError(t, st.WatchKind(ctx, resource.NewKind(testNS, "Services.test.resgraph.dev"), ch))
+
+	r := typed.NewDefault[runningSpec, runningDef]("svc", runningSpec{Running: []string{"a"}})
+	require.NoError(t, st.Create(ctx, r))
+	ev := recv(t, ch)
+	require.Equal(t, state.Created, ev.Type)
+
+	r.TypedSpec().Running[0] = "b"
+
+	got, err := st.Get(ctx, runningPtr("svc"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, got.(*running).TypedSpec().Running, "the store holds what was created")
+	assert.Equal(t, uint64(1), version(got))
+	assert.Equal(t, []string{"a"}, ev.Resource.(*running).TypedSpec().Running, "the event holds what was created")
+	select {
+	case ev := <-ch:
+		t.Fatalf("unexpected event %v", ev.Type)
+	default:
+	}
+
+	// A Get result and an updater's copy are private too.
+	got.(*running).TypedSpec().Running[0] = "c"
+	_, err = st.UpdateWithConflicts(ctx, runningPtr("svc"), func(r resource.Resource) error {
+		r.(*running).TypedSpec().Running = append(r.(*running).TypedSpec().Running, "d")
+		return nil
+	})
+	require.NoError(t, err)
+	again, err := st.Get(ctx, runningPtr("svc"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "d"}, again.(*running).TypedSpec().Running)
+	assert.Equal(t, uint64(2), version(again))
+}
+
+// mutexSpec cannot be copied.
+type mutexSpec struct {
+	Items []string
+	Mu    sync.Mutex
+}
+
+// TestR2_UncopyableSpecIsRefused: Create, Update and Modify of a resource
+// whose spec cannot be deep-copied fail with an invalid-class error naming
+// the spec type, and write nothing.
+func TestR2_UncopyableSpecIsRefused(t *testing.T) {
+	st, ctx := newTestState(t)
+	r := typed.NewDefault[mutexSpec, runningDef]("m", mutexSpec{})
+	err := st.Create(ctx, r)
+	require.Error(t, err)
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+	assert.Contains(t, err.Error(), "inmem.mutexSpec")
+	var ce *typed.CopyError
+	assert.ErrorAs(t, err, &ce)
+
+	err = st.Update(ctx, r)
+	assert.True(t, state.IsInvalidError(err) || state.IsNotFoundError(err), "%v", err)
+	err = st.Modify(ctx, r, func(resource.Resource) error { return nil })
+	require.Error(t, err)
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+
+	_, err = st.Get(ctx, runningPtr("m"))
+	assert.True(t, state.IsNotFoundError(err), "nothing written: %v", err)
+	list, err := st.List(ctx, resource.NewKind(testNS, "Services.test.resgraph.dev"))
+	require.NoError(t, err)
+	assert.Empty(t, list.Items)
+}
+
+// panickyResource is a resource whose DeepCopy panics.
+type panickyResource struct {
+	md  resource.Metadata
+	err bool
+}
+
+func (p *panickyResource) Metadata() *resource.Metadata { return &p.md }
+func (p *panickyResource) Spec() any                    { return nil }
+func (p *panickyResource) DeepCopy() resource.Resource {
+	if p.err {
+		panic(errors.New("copy failed"))
+	}
+	panic("no copy")
+}
+
+// TestR2_PanickingDeepCopyIsAnInvalidError: a resource's DeepCopy is user
+// code; when it panics the write fails with an invalid-class error and
+// nothing is written, the state does not crash.
+func TestR2_PanickingDeepCopyIsAnInvalidError(t *testing.T) {
+	st, ctx := newTestState(t)
+	for _, withErr := range []bool{false, true} {
+		r := &panickyResource{md: resource.NewMetadata(testNS, testType, "p", resource.VersionUndefined), err: withErr}
+		err := st.Create(ctx, r)
+		require.Error(t, err)
+		assert.True(t, state.IsInvalidError(err), "%v", err)
+		assert.Contains(t, err.Error(), "panicked")
+		_, err = st.Get(ctx, ptr("p"))
+		assert.True(t, state.IsNotFoundError(err))
+	}
+}
