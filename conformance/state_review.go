@@ -39,30 +39,49 @@ func (s *StateSuite) TestS11_TailEventsOfDestroyedResource() {
 	s.expectEvent(ch, state.Created, "a", 1)
 }
 
-// TestS7_EventResourcesAreCopies: mutating the Resource or Old of an event
-// changes neither the stored state nor what another watcher receives.
-func (s *StateSuite) TestS7_EventResourcesAreCopies() {
+// TestS7_WatchersShareSnapshots: every watcher of a change receives the
+// same objects (Resource and Old), kind and single-resource watchers
+// alike; a read-only Get or List returns what a copying one does; Update
+// of an event's shared Resource is refused with an invalid-class error
+// and writes nothing, while its DeepCopy updates.
+func (s *StateSuite) TestS7_WatchersShareSnapshots() {
 	s.create("a", 1)
 	first, second := s.watch("a", eventBuffer), s.watch("a", eventBuffer)
-	s.expectEvent(first, state.Created, "a", 1)
-	s.expectEvent(second, state.Created, "a", 1)
+	kindCh := s.watchKind(eventBuffer)
+	c1 := s.expectEvent(first, state.Created, "a", 1)
+	c2 := s.expectEvent(second, state.Created, "a", 1)
+	s.Same(c1.Resource, c2.Resource, "one object per change for every watcher")
 
 	s.set("a", 2)
-	ev := s.expectEvent(first, state.Updated, "a", 2)
-	s.Require().NotNil(ev.Old)
-	s.asInt(ev.Resource).TypedSpec().Value = 100
-	s.asInt(ev.Old).TypedSpec().Value = 100
-	ev.Resource.Metadata().Labels().Set("mutated", "yes")
-	ev.Old.Metadata().Labels().Set("mutated", "yes")
+	evs := []state.Event{
+		s.expectEvent(first, state.Updated, "a", 2),
+		s.expectEvent(second, state.Updated, "a", 2),
+		s.expectEvent(kindCh, state.Updated, "a", 2),
+	}
+	for _, ev := range evs[1:] {
+		s.Same(evs[0].Resource, ev.Resource, "one object per change for every watcher")
+		s.Same(evs[0].Old, ev.Old, "one Old per change for every watcher")
+	}
+	s.Equal(2, s.asInt(evs[0].Resource).TypedSpec().Value)
+	s.Equal(1, s.asInt(evs[0].Old).TypedSpec().Value)
 
-	other := s.expectEvent(second, state.Updated, "a", 2)
-	s.Require().NotNil(other.Old)
-	s.Equal(2, s.asInt(other.Resource).TypedSpec().Value)
-	s.Equal(1, s.asInt(other.Old).TypedSpec().Value)
-	s.Equal(0, other.Resource.Metadata().Labels().Len())
-	s.Equal(0, other.Old.Metadata().Labels().Len())
+	ro, err := s.State.Get(s.ctx, s.ptr("a"), state.WithReadOnlyGet())
+	s.Require().NoError(err)
+	s.True(resource.Equal(ro, s.get("a")), "a read-only Get returns the stored state")
+	list, err := s.State.List(s.ctx, s.kind(), state.WithReadOnlyList())
+	s.Require().NoError(err)
+	s.Require().Len(list.Items, 1)
+	s.True(resource.Equal(list.Items[0], s.get("a")), "a read-only List returns the stored state")
 
-	got := s.get("a")
-	s.Equal(2, got.TypedSpec().Value)
-	s.Equal(0, got.Metadata().Labels().Len())
+	err = s.State.Update(s.ctx, evs[0].Resource)
+	s.Require().Error(err, "Update of a shared snapshot")
+	s.Truef(state.IsInvalidError(err), "Update of a shared snapshot: %v", err)
+	s.Equal(uint64(2), version(s.get("a")), "nothing written")
+	s.expectEmpty(first)
+
+	c := s.asInt(evs[0].Resource.DeepCopy())
+	c.TypedSpec().Value = 3
+	s.Require().NoError(s.State.Update(s.ctx, c))
+	s.expectEvent(first, state.Updated, "a", 3)
+	s.Equal(2, s.asInt(evs[0].Resource).TypedSpec().Value, "the event's snapshot is unchanged")
 }

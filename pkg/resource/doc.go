@@ -2,9 +2,22 @@
 // type, ID), metadata (version, phase, owner, labels, annotations,
 // finalizers, timestamps) and an opaque spec.
 //
-// A [Resource] is a value the caller owns: the state never keeps a reference
-// to a resource it was given nor hands out one it keeps, so every resource
-// read from a state may be mutated freely (see rule S7 of the state).
+// A state never keeps a reference to a resource it was given: a write
+// stores a deep copy (rule R2), so the caller may go on changing its own
+// object. What a state hands out is one of two things (rule S7 of the
+// state):
+//   - a private copy, from Get and List, which the caller may change;
+//   - a shared, read-only snapshot, from watch events and from Get and
+//     List with state.WithReadOnlyGet/WithReadOnlyList, which every reader
+//     of that version shares: never change it, not even a slice or map of
+//     its spec.
+//
+// To change a snapshot, work on its DeepCopy (or use the state's Modify,
+// which hands its function a private copy):
+//
+//	c := ev.Resource.DeepCopy()
+//	c.Metadata().Labels().Set("seen", "yes")
+//	err := st.Update(ctx, c)
 //
 // Guarantees:
 //   - R1: [Equal] compares metadata (identity, version, phase, owner, labels,

@@ -10,7 +10,12 @@
 // contract; the conformance package checks them against any implementation.
 // In short: optimistic concurrency by version (S1, S2), owner and phase
 // checks (S2, S3), teardown with finalizers (S4, S5), no-op writes write
-// nothing (S6), reads return copies (S7), watches that never lose a change
+// nothing (S6), immutable shared snapshots (S7: writes copy the caller's
+// resource once; watch events carry read-only snapshots shared by every
+// watcher; Get and List return private copies unless [WithReadOnlyGet] or
+// [WithReadOnlyList] asks for the snapshots; Update of a snapshot itself is
+// refused — DeepCopy it first, or use Modify, which hands its function a
+// private copy), watches that never lose a change
 // and never cut a slow reader off (S8–S13), and safety for concurrent use
 // (S14).
 package state

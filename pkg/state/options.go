@@ -2,21 +2,41 @@ package state
 
 import "github.com/resgraph/resgraph/pkg/resource"
 
-// GetOptions configure Get. There are none yet; the type exists so that
-// options can be added without changing signatures.
-type GetOptions struct{}
+// GetOptions configure Get.
+type GetOptions struct {
+	// ReadOnly asks for the shared snapshot instead of a copy (rule S7).
+	ReadOnly bool
+}
 
 // GetOption configures Get.
 type GetOption func(*GetOptions)
+
+// WithReadOnlyGet makes Get return the state's shared, read-only snapshot
+// of the resource instead of a private copy, at no copy cost (rule S7).
+// The caller must never change it (to change it, DeepCopy it first); a
+// state may refuse to Update it.
+func WithReadOnlyGet() GetOption {
+	return func(o *GetOptions) { o.ReadOnly = true }
+}
 
 // ListOptions configure List.
 type ListOptions struct {
 	LabelQuery resource.LabelQuery
 	IDQuery    resource.IDQuery
+	// ReadOnly asks for the shared snapshots instead of copies (rule S7).
+	ReadOnly bool
 }
 
 // ListOption configures List.
 type ListOption func(*ListOptions)
+
+// WithReadOnlyList makes List return the state's shared, read-only
+// snapshots instead of private copies, at no copy cost (rule S7). The
+// caller must never change them (to change one, DeepCopy it first); the
+// List itself (its Items slice) is the caller's.
+func WithReadOnlyList() ListOption {
+	return func(o *ListOptions) { o.ReadOnly = true }
+}
 
 // WithLabelQuery restricts List to resources whose labels match.
 func WithLabelQuery(opts ...resource.LabelQueryOption) ListOption {

@@ -54,8 +54,9 @@ func applyUpdater(cur resource.Resource, fn func(resource.Resource) error) (reso
 	return upd, nil
 }
 
-// updateOnce applies fn to cur and writes the result. It returns the
-// resource as stored (cur itself when nothing changed).
+// updateOnce applies fn to a copy of cur (a read-only snapshot, rule S7)
+// and writes the result. It returns the caller's copy of the resource as
+// stored: the updated copy, which equals cur when nothing changed.
 func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn func(resource.Resource) error, o UpdateOptions, opts []UpdateOption) (resource.Resource, error) {
 	upd, err := applyUpdater(cur, fn)
 	if err != nil {
@@ -65,7 +66,7 @@ func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn 
 		if err := checkWritable(cur, o); err != nil {
 			return nil, err
 		}
-		return cur, nil
+		return upd, nil
 	}
 	if err := w.Update(ctx, upd, opts...); err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Poin
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
-		cur, err := w.Get(ctx, ptr)
+		cur, err := w.Get(ctx, ptr, WithReadOnlyGet()) // copied once, by applyUpdater
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +119,7 @@ func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resour
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
-		cur, err := w.Get(ctx, ptr)
+		cur, err := w.Get(ctx, ptr, WithReadOnlyGet()) // copied once, by applyUpdater
 		switch {
 		case IsNotFoundError(err):
 			res, err := w.createModified(ctx, emptyResource, fn, o)

@@ -50,6 +50,19 @@ func (s realStore) list() ([]resource.Resource, error) {
 	return l.Items, err
 }
 
+// readOnlyStore reads with WithReadOnlyGet and WithReadOnlyList: the
+// shared snapshots, no copies (S7).
+type readOnlyStore struct{ realStore }
+
+func (s readOnlyStore) get(p resource.Pointer) (resource.Resource, error) {
+	return s.st.Get(context.Background(), p, state.WithReadOnlyGet())
+}
+
+func (s readOnlyStore) list() ([]resource.Resource, error) {
+	l, err := s.st.List(context.Background(), testKind, state.WithReadOnlyList())
+	return l.Items, err
+}
+
 type floorStore struct{ f *floorState }
 
 func (s floorStore) create(r *pair) error                              { return s.f.Create(r) }
@@ -402,6 +415,7 @@ func BenchmarkW5_List100k(b *testing.B) {
 		new  func() benchStore
 	}{
 		{"inmem", func() benchStore { return realStore{NewState()} }},
+		{"inmem-readonly", func() benchStore { return readOnlyStore{realStore{NewState()}} }},
 		{"floor", func() benchStore { return floorStore{newFloorState()} }},
 	} {
 		b.Run(impl.name, func(b *testing.B) {
@@ -426,6 +440,7 @@ func BenchmarkW5_Get(b *testing.B) {
 		new  func() benchStore
 	}{
 		{"inmem", func() benchStore { return realStore{NewState()} }},
+		{"inmem-readonly", func() benchStore { return readOnlyStore{realStore{NewState()}} }},
 		{"floor", func() benchStore { return floorStore{newFloorState()} }},
 	} {
 		b.Run(impl.name, func(b *testing.B) {

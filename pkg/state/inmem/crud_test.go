@@ -258,38 +258,6 @@ func mustLabel(t *testing.T, r resource.Resource, key string) string {
 	return v
 }
 
-func TestS7_EachWatcherGetsItsOwnCopy(t *testing.T) {
-	st, ctx := newTestState(t)
-	ch1 := make(chan state.Event, 8)
-	ch2 := make(chan state.Event, 8)
-	require.NoError(t, st.WatchKind(ctx, testKind, ch1))
-	require.NoError(t, st.WatchKind(ctx, testKind, ch2))
-	require.NoError(t, st.Create(ctx, newPair("a", 1)))
-	mustUpdate(t, ctx, st, "a", 2)
-
-	c1, c2 := recv(t, ch1), recv(t, ch2)
-	require.Equal(t, state.Created, c1.Type)
-	require.Equal(t, state.Created, c2.Type)
-	assert.NotSame(t, c1.Resource, c2.Resource)
-	c1.Resource.(*pair).TypedSpec().A = 100
-	assert.Equal(t, 1, specA(t, c2.Resource))
-
-	u1, u2 := recv(t, ch1), recv(t, ch2)
-	require.Equal(t, state.Updated, u1.Type)
-	assert.NotSame(t, u1.Old, u2.Old)
-	assert.NotSame(t, u1.Resource, u1.Old)
-	u1.Old.(*pair).TypedSpec().A = 100
-	assert.Equal(t, 1, specA(t, u2.Old))
-	assert.Equal(t, 2, specA(t, u2.Resource))
-	// Bookmarks are independent byte slices too.
-	u1.Bookmark[len(u1.Bookmark)-1]++
-	assert.NotEqual(t, u1.Bookmark, u2.Bookmark)
-
-	got, err := st.Get(ctx, ptr("a"))
-	require.NoError(t, err)
-	assert.Equal(t, 2, specA(t, got), "mutating events changes nothing stored")
-}
-
 // nilMetadata is a resource whose Metadata is nil.
 type nilMetadata struct{}
 

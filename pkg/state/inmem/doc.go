@@ -6,12 +6,34 @@
 //
 // Each kind (namespace and type) has its own store, lock, history and
 // watchers, so writers of one kind never wait for writers or watchers of
-// another. Every method is safe for concurrent use (S14). A written
-// resource is copied once and the copy is never modified again; every read
-// (Get, List, watch events) hands out a fresh copy, and each watcher gets
-// its own copies, so callers may mutate what they pass and what they get
-// (S7). List returns resources sorted by ID from an index that is rebuilt
-// only after a create or destroy (S12a).
+// another. Every method is safe for concurrent use (S14). List returns
+// resources sorted by ID from an index that is rebuilt only after a
+// create or destroy (S12a).
+//
+// # Snapshots (S7)
+//
+// A write (Create, Update, and the Modify family built on them) copies
+// the caller's resource exactly once; that copy is the version's
+// immutable snapshot, which the store, the history and every event of the
+// version share. Watch events carry the snapshots themselves: one object
+// per change for all watchers (bootstrap, tail, live and coalesced events
+// alike), never copied per watcher. A receiver never changes an event's
+// Resource or Old. Get and List return private copies the caller may
+// change; with [state.WithReadOnlyGet] and [state.WithReadOnlyList] they
+// return the snapshots, at no copy cost, under the same never-change
+// rule. Update given a snapshot itself (the state tells by identity) is
+// refused with an invalid-class error: DeepCopy it and update the copy.
+// To change a resource you read, let Modify copy it for you:
+//
+//	err := st.Modify(ctx, link, func(r resource.Resource) error {
+//		r.(*Link).TypedSpec().MTU = 9000 // a private copy
+//		return nil
+//	})
+//
+// A resource that cannot be copied (see [resource.CopyChecker]), or whose
+// DeepCopy panics, is refused by every write with an invalid-class error;
+// nothing is written. The user methods of resources (DeepCopy, Equal) never
+// run under a kind's lock.
 //
 // Create stores version 1, phase running, the owner of
 // [state.WithCreateOwner] and the creation and update times, and writes

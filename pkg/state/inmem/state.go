@@ -129,8 +129,9 @@ func applyOptions[O any, F ~func(*O)](defaults O, opts []F) O {
 	return *o
 }
 
-// Get implements [state.CoreState].
-func (c *core) Get(_ context.Context, ptr resource.Pointer, _ ...state.GetOption) (resource.Resource, error) {
+// Get implements [state.CoreState]: a private copy of the stored resource,
+// or with [state.WithReadOnlyGet] the shared snapshot itself (rule S7).
+func (c *core) Get(_ context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
 	ns, typ, id, err := identity(ptr)
 	if err != nil {
 		return nil, err
@@ -140,13 +141,18 @@ func (c *core) Get(_ context.Context, ptr resource.Pointer, _ ...state.GetOption
 		r := ks.items[id]
 		ks.mu.Unlock()
 		if r != nil {
-			return r.DeepCopy(), nil
+			if len(opts) > 0 && applyOptions(state.GetOptions{}, opts).ReadOnly {
+				return r, nil
+			}
+			return state.DeepCopyOf(r)
 		}
 	}
 	return nil, state.NewNotFoundError(resource.PointerOf(ptr), "not found")
 }
 
-// List implements [state.CoreState]: the matching resources, sorted by ID.
+// List implements [state.CoreState]: the matching resources, sorted by ID,
+// as private copies, or with [state.WithReadOnlyList] as the shared
+// snapshots themselves (rule S7).
 func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
 	if err := checkKind(kind); err != nil {
 		return resource.List{}, err
@@ -156,14 +162,26 @@ func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOpt
 	if ks == nil {
 		return resource.List{}, nil
 	}
-	snap := ks.snapshot(nil)
-	filtered := len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil
-	items := make([]resource.Resource, 0, len(snap))
-	for _, r := range snap {
-		if filtered && !matches(r, o.LabelQuery, o.IDQuery) {
-			continue
+	items := ks.snapshot(nil)
+	if len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil {
+		kept := items[:0]
+		for _, r := range items {
+			if matches(r, o.LabelQuery, o.IDQuery) {
+				kept = append(kept, r)
+			}
 		}
-		items = append(items, r.DeepCopy())
+		clear(items[len(kept):])
+		items = kept
+	}
+	if o.ReadOnly {
+		return resource.List{Items: items}, nil
+	}
+	for i, r := range items {
+		cp, err := state.DeepCopyOf(r)
+		if err != nil {
+			return resource.List{}, err
+		}
+		items[i] = cp
 	}
 	return resource.List{Items: items}, nil
 }
@@ -286,6 +304,11 @@ func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOpt
 		return state.NewNotFoundError(resource.PointerOf(md), "not found")
 	}
 	cmd := cur.Metadata()
+	if cmd == md {
+		// The stored snapshot itself (from a watch event or a read-only
+		// Get or List): its metadata is the snapshot's own.
+		return state.NewInvalidError(resource.PointerOf(md), "update of the shared read-only snapshot itself: DeepCopy it and update the copy (rule S7)")
+	}
 	if !cmd.Version().Equal(md.Version()) {
 		return state.NewConflictError(resource.PointerOf(md), "version is %s, update is based on %s", cmd.Version(), md.Version())
 	}

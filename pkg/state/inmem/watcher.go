@@ -81,15 +81,11 @@ func (w *watcher) match(r resource.Resource) bool {
 	return !w.filtered || matches(r, w.lq, w.iq)
 }
 
-// emit delivers one event, copying the resources; false when ctx is done.
+// emit delivers one event carrying the shared snapshots res and old (rule
+// S7: every watcher of a change receives the same objects); false when ctx
+// is done.
 func (w *watcher) emit(t state.EventType, res, old resource.Resource, seq uint64, withBookmark bool) bool {
-	ev := state.Event{Type: t}
-	if res != nil {
-		ev.Resource = res.DeepCopy()
-	}
-	if old != nil {
-		ev.Old = old.DeepCopy()
-	}
+	ev := state.Event{Type: t, Resource: res, Old: old}
 	if withBookmark {
 		ev.Bookmark = w.bm.make(w.ks, seq)
 	}
