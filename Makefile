@@ -11,9 +11,10 @@ test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
 
-## bench: every benchmark, -count $(BENCHCOUNT), with allocations
+## bench: every benchmark, -count $(BENCHCOUNT), with allocations (without
+## inmem's mutation detector, which is on by default in test binaries)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) $(PKGS)
+	RESGRAPH_MUTATION_DETECTOR=0 $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) $(PKGS)
 
 ## lint: gofmt check, vet, staticcheck
 lint:

@@ -132,7 +132,29 @@ func receive(ctx context.Context, ch <-chan state.Event) (state.Event, bool) {
 func BenchmarkW1_CreateUpdate(b *testing.B) {
 	for _, watchers := range []int{0, 8} {
 		b.Run(fmt.Sprintf("watchers=%d", watchers), func(b *testing.B) {
-			benchW1(b, func() benchStore { return realStore{NewState()} }, watchers)
+			benchW1(b, func() benchStore { return realStore{newBenchState()} }, watchers)
+		})
+	}
+}
+
+// newBenchState returns the state the benchmarks measure: without the
+// mutation detector, which is on by default in test binaries (see
+// BenchmarkMutationDetector for its cost).
+func newBenchState(opts ...Option) state.State {
+	return NewState(append(opts, withoutMutationDetector())...)
+}
+
+// BenchmarkMutationDetector is the detector's cost on W1 without watchers
+// (creates and updates) and on a spec with slices and maps.
+func BenchmarkMutationDetector(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("W1/detector=%t", on), func(b *testing.B) {
+			benchW1(b, func() benchStore {
+				if on {
+					return realStore{NewState(WithMutationDetector(nil))}
+				}
+				return realStore{newBenchState()}
+			}, 0)
 		})
 	}
 }
@@ -277,7 +299,7 @@ func benchW2(b *testing.B, rate int) {
 		watchers = 64
 	)
 	b.ReportAllocs()
-	st := NewState()
+	st := newBenchState()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rs := make([]*pair, n)
@@ -414,8 +436,8 @@ func BenchmarkW5_List100k(b *testing.B) {
 		name string
 		new  func() benchStore
 	}{
-		{"inmem", func() benchStore { return realStore{NewState()} }},
-		{"inmem-readonly", func() benchStore { return readOnlyStore{realStore{NewState()}} }},
+		{"inmem", func() benchStore { return realStore{newBenchState()} }},
+		{"inmem-readonly", func() benchStore { return readOnlyStore{realStore{newBenchState()}} }},
 		{"floor", func() benchStore { return floorStore{newFloorState()} }},
 	} {
 		b.Run(impl.name, func(b *testing.B) {
@@ -439,8 +461,8 @@ func BenchmarkW5_Get(b *testing.B) {
 		name string
 		new  func() benchStore
 	}{
-		{"inmem", func() benchStore { return realStore{NewState()} }},
-		{"inmem-readonly", func() benchStore { return readOnlyStore{realStore{NewState()}} }},
+		{"inmem", func() benchStore { return realStore{newBenchState()} }},
+		{"inmem-readonly", func() benchStore { return readOnlyStore{realStore{newBenchState()}} }},
 		{"floor", func() benchStore { return floorStore{newFloorState()} }},
 	} {
 		b.Run(impl.name, func(b *testing.B) {
@@ -471,7 +493,7 @@ func BenchmarkW6_HeapPerResource(b *testing.B) {
 		name string
 		new  func() benchStore
 	}{
-		{"inmem", func() benchStore { return realStore{NewState()} }},
+		{"inmem", func() benchStore { return realStore{newBenchState()} }},
 		{"floor", func() benchStore { return floorStore{newFloorState()} }},
 	} {
 		b.Run(impl.name, func(b *testing.B) {
@@ -502,7 +524,7 @@ func BenchmarkParallelKinds(b *testing.B) {
 	for _, kinds := range []int{1, 8} {
 		b.Run(fmt.Sprintf("kinds=%d", kinds), func(b *testing.B) {
 			const writers, perWriter = 8, 100
-			st := NewState()
+			st := newBenchState()
 			ctx := context.Background()
 			rs := make([][]*pair, writers)
 			for w := range writers {

@@ -94,6 +94,10 @@ type kindStore struct {
 
 	// idWatchers are the single-resource watchers by ID. Guarded by mu.
 	idWatchers map[resource.ID][]*watcher
+
+	// det is the mutation detector; nil when it is off (its maps are
+	// guarded by mu).
+	det *detector
 }
 
 // spilled is the position of a kind watcher that fell into the spill.
@@ -147,11 +151,14 @@ func (ks *kindStore) recordLocked(s uint64) *record {
 }
 
 // appendLocked appends a change to the history and queues it for the
-// single-resource watchers of id. It returns the group of parked kind
-// watchers to wake once mu is released (nil when none is parked).
-func (ks *kindStore) appendLocked(id resource.ID, old, new resource.Resource) *wakeGroup {
+// single-resource watchers of id; ref is the mutation detector's reference
+// copy of new (nil when the detector is off). It returns the group of
+// parked kind watchers to wake once mu is released (nil when none is
+// parked).
+func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resource) *wakeGroup {
 	head := ks.head.Load()
 	seq := head + 1
+	ks.det.changedLocked(id, seq, new, ref)
 	if len(ks.block) == 0 {
 		ks.block = make([]record, recordBlock)
 	}
@@ -187,6 +194,7 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new resource.Resource) *w
 // takes the record when anyone is in it. Without laggers it does not even
 // read the record.
 func (ks *kindStore) overwriteLocked(s uint64, slot *atomic.Pointer[record]) {
+	ks.det.leftLocked(s)
 	if s >= ks.minPos {
 		ks.collectLaggersLocked(s)
 	}

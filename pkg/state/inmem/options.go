@@ -14,10 +14,50 @@ type Option func(*options)
 
 type options struct {
 	historyCapacity int
+	// detect turns the mutation detector on; report is its report.
+	detect bool
+	report func(error)
 }
 
 func defaultOptions() options {
-	return options{historyCapacity: DefaultHistoryCapacity}
+	return options{historyCapacity: DefaultHistoryCapacity, detect: detectorDefault(), report: panicReport}
+}
+
+// WithMutationDetector turns the mutation detector on (rule S7): every
+// stored snapshot, which watch events and read-only Get and List share, is
+// kept with a reference copy, and report is called with a
+// [*MutationError] naming the resource, the changed part and its values
+// when a snapshot no longer matches its copy. A snapshot is checked when
+// its resource is next written or destroyed (the replaced version and the
+// one before it), and a last time when the change that replaced it leaves
+// the history; a change made after that last check, or to a snapshot of a
+// state nobody writes to any more, is not reported. The checks run in the
+// writer's goroutine after the write is done, without the kind's lock.
+//
+// A nil report means the default, which panics with the error. The
+// detector is on by default in test binaries (testing.Testing) with the
+// default report, and off otherwise; RESGRAPH_MUTATION_DETECTOR=0 or =1
+// overrides that default either way (this option turns it on whatever the
+// environment says).
+//
+// Its cost, per write: one more DeepCopy of the written resource (the
+// reference copy), kept as long as the snapshot is in the store or the
+// history (so about twice the memory of the history), and one or two
+// reflection-based comparisons of a resource with its copy.
+func WithMutationDetector(report func(error)) Option {
+	return func(o *options) {
+		o.detect = true
+		o.report = report
+		if report == nil {
+			o.report = panicReport
+		}
+	}
+}
+
+// withoutMutationDetector turns the detector off (benchmarks of the
+// detector's cost).
+func withoutMutationDetector() Option {
+	return func(o *options) { o.detect = false }
 }
 
 // WithHistoryCapacity sets how many changes the state keeps per kind: the

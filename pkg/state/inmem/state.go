@@ -40,6 +40,8 @@ type core struct {
 	clock      *clock
 	stateID    uint64 // identifies this state in bookmarks
 	historyCap int
+	// report is the mutation detector's report; nil when it is off.
+	report func(error)
 }
 
 var _ state.CoreState = (*core)(nil)
@@ -56,6 +58,9 @@ func newCore(opts ...Option) *core {
 		opt(&o)
 	}
 	c := &core{clock: newClock(), stateID: rand.Uint64(), historyCap: o.historyCapacity}
+	if o.detect {
+		c.report = o.report
+	}
 	empty := map[kindKey]*kindStore{}
 	c.kinds.Store(&empty)
 	return c
@@ -105,6 +110,9 @@ func (c *core) store(ns resource.Namespace, typ resource.Type) *kindStore {
 	}
 	c.nextKindID++
 	ks := newKindStore(resource.NewKind(ns, typ), c.stateID, c.nextKindID, c.historyCap)
+	if c.report != nil {
+		ks.det = newDetector(c.report)
+	}
 	m := make(map[kindKey]*kindStore, len(old)+1)
 	for k, v := range old {
 		m[k] = v
@@ -212,6 +220,10 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	id := smd.ID()
 
 	ks := c.store(smd.Namespace(), smd.Type())
+	ref, err := ks.det.referenceCopy(r)
+	if err != nil {
+		return err
+	}
 	ks.mu.Lock()
 	if _, exists := ks.items[id]; exists {
 		ks.mu.Unlock()
@@ -226,9 +238,12 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	ks.items[id] = stored
 	ks.sorted = nil
 	ks.count.Add(1)
-	wake := ks.appendLocked(id, nil, stored)
+	stampLike(ref, smd)
+	wake := ks.appendLocked(id, nil, stored, ref)
+	check := ks.det.takeLocked()
 	ks.mu.Unlock()
 	wakeUp(wake)
+	ks.det.verify(check)
 
 	md.SetVersion(ver)
 	md.SetCreated(now)
@@ -252,6 +267,10 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 	if err != nil {
 		return err
 	}
+	ref, err := ks.det.referenceCopy(r)
+	if err != nil {
+		return err
+	}
 	now := c.clock.now()
 
 	ks.mu.Lock()
@@ -269,9 +288,12 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 	smd.SetCreated(created)
 	smd.SetUpdated(now)
 	ks.items[id] = stored
-	wake := ks.appendLocked(id, cur, stored)
+	stampLike(ref, smd)
+	wake := ks.appendLocked(id, cur, stored, ref)
+	check := ks.det.takeLocked()
 	ks.mu.Unlock()
 	wakeUp(wake)
+	ks.det.verify(check)
 
 	md.SetVersion(ver)
 	md.SetCreated(created)
@@ -358,8 +380,10 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	delete(ks.items, id)
 	ks.sorted = nil
 	ks.count.Add(-1)
-	wake := ks.appendLocked(id, cur, nil)
+	wake := ks.appendLocked(id, cur, nil, nil)
+	check := ks.det.takeLocked()
 	ks.mu.Unlock()
 	wakeUp(wake)
+	ks.det.verify(check)
 	return nil
 }
