@@ -21,12 +21,11 @@ type PanicError struct {
 	Stack []byte
 }
 
-// Error describes the panic and names the resource.
+// Error names the function and the panic value. It does not name the
+// resource: the error chain around a PanicError does, once (the engine's
+// item, or the controller's "input <pointer>").
 func (e *PanicError) Error() string {
-	if e.Resource == nil {
-		return fmt.Sprintf("%s panicked: %v", e.Func, e.Value)
-	}
-	return fmt.Sprintf("%s panicked for %s: %v", e.Func, resource.PointerString(e.Resource), e.Value)
+	return fmt.Sprintf("%s panicked: %v", e.Func, e.Value)
 }
 
 // Unwrap returns the panic value when it is an error.

@@ -139,6 +139,9 @@ func (c *QController[I, O]) checkOptions() error {
 	return nil
 }
 
+// mapperName names the mapper functions of WithExtraMappedInput in errors.
+const mapperName = "WithExtraMappedInput mapper"
+
 // misconfigured is the error of every call of a misconfigured controller
 // (one that an engine registered without calling Validate).
 func (c *QController[I, O]) misconfigured() error {
@@ -202,21 +205,21 @@ func (c *QController[I, O]) mapInput(ctx context.Context, logger *zap.Logger, r 
 	}
 	mapper := c.mappers[kind]
 	if mapper == nil {
-		return nil, state.NewInvalidError(resource.PointerOf(ptr), "qtransform %q: not a mapped input of the controller", c.settings.Name)
+		return nil, state.NewInvalidError(nil, "%s is not a mapped input of the controller", resource.KindString(kind))
 	}
 	var ptrs []resource.Pointer
-	err := xform.Call(logger, "mapper", ptr, func() error {
+	err := xform.Call(logger, mapperName, ptr, func() error {
 		var err error
 		ptrs, err = mapper(ctx, logger, r, ptr)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("qtransform %q: map %s: %w", c.settings.Name, resource.PointerString(ptr), err)
+		return nil, err
 	}
 	for _, p := range ptrs {
 		if p == nil || xform.IsNil(p) || resource.KindOf(p) != c.inKind || p.ID() == "" {
-			return nil, state.NewInvalidError(resource.PointerOf(ptr), "qtransform %q: mapper returned %v, not a pointer of the input kind %s",
-				c.settings.Name, p, resource.KindString(c.inKind))
+			return nil, state.NewInvalidError(nil, "%s returned %v, not a pointer of the input kind %s",
+				mapperName, p, resource.KindString(c.inKind))
 		}
 	}
 	return ptrs, nil
@@ -235,7 +238,7 @@ func (c *QController[I, O]) inputOfOutput(ctx context.Context, logger *zap.Logge
 		return c.unmapOutput(ctx, logger, r, ptr)
 	}
 	if _, err := xform.DestroyIfReady(ctx, r, ptr); err != nil {
-		return nil, fmt.Errorf("qtransform %q: destroy output %s: %w", c.settings.Name, resource.PointerString(ptr), err)
+		return nil, fmt.Errorf("destroy output: %w", err)
 	}
 	return nil, nil
 }
@@ -255,7 +258,7 @@ func (c *QController[I, O]) unmapOutput(ctx context.Context, logger *zap.Logger,
 	}
 	inID, err := c.unmap(logger, res)
 	if err != nil {
-		return nil, fmt.Errorf("qtransform %q: %w", c.settings.Name, err)
+		return nil, err
 	}
 	return []resource.Pointer{c.inPointer(inID)}, nil
 }
@@ -271,7 +274,7 @@ func (c *QController[I, O]) unmap(logger *zap.Logger, res resource.Resource) (re
 	if err != nil {
 		return "", err
 	}
-	if err := xform.CheckMapped("UnmapMetadataFunc", md, in, c.inKind); err != nil {
+	if err := xform.CheckMapped("UnmapMetadataFunc", in, c.inKind); err != nil {
 		return "", err
 	}
 	return in.Metadata().ID(), nil

@@ -123,7 +123,7 @@ func TestQ3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 
 		gentest.SetN[*A](t, st, ptrA("a2"), -1)
 		err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
-		assert.ErrorContains(t, err, resource.PointerString(ptrA("a2")), "the error names the input")
+		assert.Equal(t, "TransformFunc: negative input", err.Error(), "the error names what failed (the engine names the item)")
 		gentest.Create(t, st, newA("a3", 3))
 		gentest.AwaitN[*B](t, st, ptrB("a3"), 6)
 		b2, err := safe.StateGet[*B](context.Background(), st, ptrB("a2"))
@@ -179,7 +179,12 @@ func TestQ5_BadMappingFailsOnlyItsInput(t *testing.T) {
 		}
 		ctrl := record(qtransform.NewQController(s))
 		gentest.Start(t, st, nil, ctrl)
-		bad := map[string]bool{"nil": true, "wrongns": true, "wrongtype": true}
+		// What each bad mapping's error says.
+		bad := map[string]string{
+			"nil":       "MapMetadataFunc returned a nil resource",
+			"wrongns":   "MapMetadataFunc returned " + kindB.Type() + "(other/wrongns), outside the declared kind",
+			"wrongtype": "MapMetadataFunc returned " + kindC.Type() + "(test/wrongtype), outside the declared kind",
+		}
 		for id := range bad {
 			gentest.Create(t, st, newA(id, 1))
 		}
@@ -189,8 +194,8 @@ func TestQ5_BadMappingFailsOnlyItsInput(t *testing.T) {
 		for len(bad) > 0 {
 			err := ctrl.Await(t, func(error) bool { return true })
 			assert.True(t, state.IsInvalidError(err), "a bad mapping is an invalid-class error: %v", err)
-			for id := range bad {
-				if strings.Contains(err.Error(), resource.PointerString(ptrA(id))) {
+			for id, want := range bad {
+				if strings.HasPrefix(err.Error(), want) {
 					delete(bad, id)
 				}
 			}

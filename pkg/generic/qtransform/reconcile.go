@@ -12,13 +12,16 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// Reconcile reconciles the input ptr (see the package documentation).
+// Reconcile reconciles the input ptr (see the package documentation). Its
+// error says what failed (a user function by name, or the state operation
+// and the resource it was about); it does not repeat ptr or the
+// controller's name, which the engine reports with it.
 func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) error {
 	if c.configErr != nil {
 		return c.misconfigured()
 	}
 	if resource.KindOf(ptr) != c.inKind {
-		return state.NewInvalidError(resource.PointerOf(ptr), "qtransform %q: not of the input kind %s", c.settings.Name, resource.KindString(c.inKind))
+		return state.NewInvalidError(nil, "not of the input kind %s", resource.KindString(c.inKind))
 	}
 	if err := c.ensureLoaded(ctx, logger, r); err != nil {
 		return err
@@ -42,10 +45,7 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 			err = c.release(ctx, logger, r, in)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("qtransform %q: input %s: %w", c.settings.Name, resource.PointerString(ptr), err)
-	}
-	return nil
+	return err
 }
 
 // running brings the output of a running input up to date, unless the
@@ -99,7 +99,7 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 	extra := c.settings.TransformExtraOutputFunc
 	written, waiting, err := xform.WriteOutput(ctx, r, out, xform.TransformFunc(ctx, r, logger, in, c.settings.TransformFunc), extra != nil, !known)
 	if err != nil {
-		return resource.VersionUndefined, fmt.Errorf("write output %s: %w", resource.PointerString(out.Metadata()), err)
+		return resource.VersionUndefined, err
 	}
 	if waiting {
 		// The destroy-ready input brings the input back once the old
@@ -125,7 +125,7 @@ func (c *QController[I, O]) mapOutput(logger *zap.Logger, in I) (O, error) {
 	if err != nil {
 		return out, err
 	}
-	return out, xform.CheckMapped("MapMetadataFunc", md, out, c.outKind)
+	return out, xform.CheckMapped("MapMetadataFunc", out, c.outKind)
 }
 
 // release destroys the outputs of a tearing-down input, then gives its
@@ -188,7 +188,7 @@ func (c *QController[I, O]) destroyOutput(ctx context.Context, r controller.QRun
 	ptr := c.outPointer(outID)
 	gone, err := xform.RemoveOutput(ctx, r, ptr)
 	if err != nil {
-		return false, fmt.Errorf("destroy output %s: %w", resource.PointerString(ptr), err)
+		return false, xform.Named("destroy output", ptr, err)
 	}
 	if gone {
 		c.index.forget(inID, outID)
@@ -219,7 +219,7 @@ func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger
 	}
 	list, err := r.List(ctx, c.outKind)
 	if err != nil {
-		return fmt.Errorf("qtransform %q: load outputs: %w", c.settings.Name, err)
+		return fmt.Errorf("load outputs: %w", err)
 	}
 	found := map[resource.ID][]resource.ID{}
 	for _, res := range list.Items {
@@ -242,10 +242,10 @@ func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger
 		switch {
 		case state.IsNotFoundError(err):
 			if _, err := c.destroyOutputs(ctx, r, inID); err != nil {
-				return fmt.Errorf("qtransform %q: destroy outputs of %s: %w", c.settings.Name, resource.PointerString(c.inPointer(inID)), err)
+				return fmt.Errorf("load outputs: destroy the outputs of %s: %w", resource.PointerString(c.inPointer(inID)), err)
 			}
 		case err != nil:
-			return fmt.Errorf("qtransform %q: load outputs: %w", c.settings.Name, err)
+			return fmt.Errorf("load outputs: %w", err)
 		}
 	}
 	c.loaded.Store(true)

@@ -48,6 +48,16 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 	FinalizerRemovalFunc func(context.Context, controller.Reader, *zap.Logger, I) error
 }
 
+// Bounds of the retry backoff of a failing input (and of an output that
+// could not be destroyed): the first retry comes RetryBackoffInitial after
+// the failure, each further consecutive failure doubles the delay, up to
+// RetryBackoffMax. A success forgets the failures; a change of the input
+// retries it at once.
+const (
+	RetryBackoffInitial = xform.RetryBackoffInitial
+	RetryBackoffMax     = xform.RetryBackoffMax
+)
+
 // Controller is a transform controller; it implements controller.Controller.
 // Build it with [NewController]. A Controller runs in one engine at a time.
 type Controller[I, O generic.ResourceWithDefinition] struct {
@@ -150,9 +160,11 @@ func (c *Controller[I, O]) Outputs() []controller.Output {
 	return append(outputs, c.opts.extraOutputs...)
 }
 
-// Run reconciles on every event until ctx is canceled. A pass that fails
-// for some inputs makes Run return the joined error, after finishing the
-// pass, so that the engine restarts it with backoff. A misconfigured
+// Run reconciles on every event until ctx is canceled. An input that fails
+// (or an output that cannot be destroyed) is retried on its own schedule,
+// with exponential backoff, without failing Run; Run fails, and the
+// engine restarts it with backoff, only when the controller as a whole
+// cannot work: listing its inputs or outputs fails. A misconfigured
 // controller (one that an engine registered without calling Validate)
 // fails at once with Validate's error.
 func (c *Controller[I, O]) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
@@ -160,5 +172,8 @@ func (c *Controller[I, O]) Run(ctx context.Context, r controller.Runtime, logger
 		return fmt.Errorf("transform %q: %w", c.settings.Name, c.configErr)
 	}
 	rs := newRunState()
-	return xform.RunLoop(ctx, r, func() error { return c.reconcile(ctx, r, logger, rs) })
+	retryLog := xform.RetryLogger(logger)
+	return xform.RetryLoop(ctx, r, rs.retries.Next, func(event bool) error {
+		return c.reconcile(ctx, r, logger, retryLog, rs, event)
+	})
 }

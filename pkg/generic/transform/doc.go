@@ -18,10 +18,9 @@
 //     matching [WithInputListOptions], or mapped to None or to another
 //     output) is torn down and destroyed; one that has finalizers is left
 //     tearing down and destroyed once they are gone (the controller declares
-//     its output type as an InputDestroyReady input to be woken up then). On its first
-//     pass after every start, the controller also destroys its outputs that
-//     belong to no input, using output tracking (StartTrackingOutputs and
-//     CleanupOutputs).
+//     its output type as an InputDestroyReady input to be woken up then).
+//     After every start, the controller also destroys its outputs that
+//     belong to no input.
 //   - An input that is created again while its previous output is still
 //     tearing down gets a fresh output once the old one's finalizers are
 //     gone: the old output is destroyed and a new one is created.
@@ -30,17 +29,34 @@
 //     a tearing-down input only after the input's output is destroyed and
 //     [Settings.FinalizerRemovalFunc] (if set) agrees.
 //   - A failure for one input (an error or a panic in a user function, a
-//     mapping to nil or outside O's kind, a refused write) does not stop the
-//     others: the pass goes on, the failing input's existing output is kept
-//     as it was, and Run then returns an error that joins every failure and
-//     names each input, so that the engine restarts the controller with
-//     backoff and the pass is retried. Panics are recovered and become a
-//     *generic.PanicError.
+//     mapping to nil or outside O's kind, a refused write) fails that input
+//     only: the pass goes on, the failing input's existing output is kept
+//     as it was, and the input is retried on its own schedule, with
+//     exponential backoff from [RetryBackoffInitial] to [RetryBackoffMax]
+//     (a wake-up timer inside Run), or at once when it changes; a
+//     controller.RequeueError returned by a user function retries it after
+//     its interval (a failure only if it wraps an error). Other inputs are
+//     not delayed and are not transformed again, and Run does not fail: the
+//     engine's restart backoff is for the controller as a whole (listing
+//     its inputs or outputs failing, or a panic in Run itself). An output
+//     that cannot be destroyed is retried the same way. Each failure is
+//     logged at WARN (no stack trace) with the input's pointer, the delay
+//     and the count of consecutive failures, and reported to the engine
+//     (controller.ErrorReporter), so that it shows as the controller's last
+//     error; its error says what failed ("input <pointer>: TransformFunc:
+//     …", "input <pointer>: write output <pointer>: …"). Panics in user
+//     functions are recovered, logged at ERROR with their stack, and
+//     become a *generic.PanicError. The controller settles once every
+//     input has succeeded.
 //
 // A pass processes only the inputs that changed since the previous pass
-// (by version and creation time), unless the controller has extra inputs:
-// then every pass transforms every input, since TransformFunc may read the
-// extra inputs. The controller assumes it is the only writer of its outputs
+// (by version and creation time), the failing inputs that are due, and
+// those waiting for an output to go, unless the controller has extra
+// inputs: then every pass woken up by an event transforms every input,
+// since TransformFunc may read the extra inputs. The first pass of every
+// Run transforms every input, and looks for the controller's outputs that
+// belong to no input (left by an earlier run) to destroy them, as soon as
+// every input's output is known. The controller assumes it is the only writer of its outputs
 // (downstream controllers add and remove finalizers, which is fine), and
 // that the mapping is injective: two inputs never map to the same output.
 //

@@ -45,7 +45,8 @@ func aToB(name string, opts ...transform.ControllerOption) *transform.Controller
 	}, opts...)
 }
 
-// recorder records the errors Run returns.
+// recorder records the errors Run returns and the failures it reports
+// (controller.ErrorReporter).
 type recorder struct {
 	controller.Controller
 	gentest.Errors
@@ -56,7 +57,21 @@ func record(c controller.Controller) *recorder {
 }
 
 func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.Logger) error {
-	return r.Push(r.Controller.Run(ctx, rt, logger))
+	return r.Push(r.Controller.Run(ctx, &reporting{Runtime: rt, errs: r.Errors}, logger))
+}
+
+// reporting is a Runtime that records the reported failures, and passes
+// them on.
+type reporting struct {
+	controller.Runtime
+	errs gentest.Errors
+}
+
+func (r *reporting) ReportError(err error) {
+	r.errs.Push(err)
+	if rep, ok := r.Runtime.(controller.ErrorReporter); ok {
+		rep.ReportError(err)
+	}
 }
 
 func newState() state.State { return inmem.NewState() }

@@ -2,8 +2,8 @@ package transform
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/siderolabs/gen/optional"
 	"go.uber.org/zap"
@@ -23,8 +23,21 @@ type runState struct {
 	// pending are the outputs (by ID, in the output kind) that lost their
 	// input and still have to be destroyed.
 	pending map[resource.ID]struct{}
+	// retries are the failing inputs and pending outputs, retried on their
+	// own schedule.
+	retries *xform.Retries[item]
 	// pass counts the passes; 0 before the first one.
 	pass uint64
+	// orphansChecked: the outputs that belong to no input were looked for
+	// (once per Run, in the first pass where every input's output was
+	// known).
+	orphansChecked bool
+}
+
+// item is what fails and is retried: an input, or a pending output.
+type item struct {
+	id     resource.ID
+	output bool
 }
 
 // entry is what the controller knows about one input.
@@ -39,12 +52,14 @@ type entry struct {
 	seen uint64
 	// done: the input was fully processed at version/created; it is
 	// skipped until it changes. Unset while waiting for an old output to
-	// go away.
+	// go away, and while failing.
 	done bool
+	// unmapped: the input's output is unknown (its mapping failed).
+	unmapped bool
 }
 
 func newRunState() *runState {
-	return &runState{entries: map[resource.ID]entry{}, pending: map[resource.ID]struct{}{}}
+	return &runState{entries: map[resource.ID]entry{}, pending: map[resource.ID]struct{}{}, retries: xform.NewRetries[item]()}
 }
 
 // pass is one reconcile pass.
@@ -53,42 +68,48 @@ type pass[I, O generic.ResourceWithDefinition] struct {
 	c      *Controller[I, O]
 	r      controller.Runtime
 	logger *zap.Logger
-	rs     *runState
+	// retryLog logs the failures retried later.
+	retryLog *zap.Logger
+	rs       *runState
+	now      time.Time
 	// claimed are the outputs (by ID) of the inputs processed in this pass.
 	claimed map[resource.ID]struct{}
-	errs    []error
-	// full: the first pass of a Run, which transforms every input and
-	// cleans up the outputs that belong to no input.
+	// full: the first pass of a Run, which transforms every input.
 	full bool
-	// unknown: an input failed before its output was known, so the
-	// orphan cleanup of a full pass must not run.
+	// all: the pass transforms every input, changed or not (a full pass,
+	// or an event pass of a controller with extra inputs).
+	all bool
+	// unknown: a listed resource could not even be read as an I, so its
+	// output is unknown.
 	unknown bool
 }
 
-// reconcile runs one pass and returns the joined failures.
-func (c *Controller[I, O]) reconcile(ctx context.Context, r controller.Runtime, logger *zap.Logger, rs *runState) error {
-	p := &pass[I, O]{ctx: ctx, c: c, r: r, logger: logger, rs: rs, full: rs.pass == 0, claimed: map[resource.ID]struct{}{}}
+// reconcile runs one pass, woken up by an event (or else by a due retry).
+// Failures of single inputs and outputs are retried on their own schedule
+// and do not fail the pass; listing the inputs or the outputs does.
+func (c *Controller[I, O]) reconcile(ctx context.Context, r controller.Runtime, logger, retryLog *zap.Logger, rs *runState, event bool) error {
+	full := rs.pass == 0
+	p := &pass[I, O]{
+		ctx: ctx, c: c, r: r, logger: logger, retryLog: retryLog, rs: rs, now: time.Now(),
+		full: full, all: full || (event && !c.skipUnchanged()), claimed: map[resource.ID]struct{}{},
+	}
 	rs.pass++
-	// Every pass restarts the tracking, so that the engine's record of
-	// written outputs holds one pass's writes, not every output ever
-	// written; only a full pass cleans up with it.
-	r.StartTrackingOutputs()
 	list, err := c.listInputs(ctx, r)
 	if err != nil {
-		return fmt.Errorf("transform %q: list inputs %s: %w", c.settings.Name, resource.KindString(c.inKind), err)
+		return fmt.Errorf("list inputs %s: %w", resource.KindString(c.inKind), err)
 	}
-	for _, item := range list.Items {
-		p.input(item)
+	for _, res := range list.Items {
+		if ctx.Err() != nil {
+			return nil // stopping: the rest is the next Run's
+		}
+		p.input(res)
 	}
 	p.sweep()
+	if err := p.findOrphans(); err != nil {
+		return err
+	}
 	p.destroyPending()
-	if p.full {
-		p.cleanupOrphans()
-	}
-	if len(p.errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("transform %q: %w", c.settings.Name, errors.Join(p.errs...))
+	return nil
 }
 
 // filterInController reports whether the input list options are applied by
@@ -140,29 +161,53 @@ func (c *Controller[I, O]) mapOutput(logger *zap.Logger, in I) (out O, ok bool, 
 			return out, false, err
 		}
 	}
-	if err := xform.CheckMapped(name, md, out, c.outKind); err != nil {
+	if err := xform.CheckMapped(name, out, c.outKind); err != nil {
 		return out, false, err
 	}
 	return out, true, nil
 }
 
-// fail records a failure of the resource ptr.
-func (p *pass[I, O]) fail(what string, ptr resource.Pointer, err error) {
-	p.errs = append(p.errs, fmt.Errorf("%s %s: %w", what, resource.PointerString(ptr), err))
+// failed schedules the retry of it, the resource ptr, which failed with
+// err, and logs and reports the failure.
+func (p *pass[I, O]) failed(it item, ptr resource.Pointer, err error) {
+	delay, failures := p.rs.retries.Failed(it, p.now, err)
+	what := "input"
+	if it.output {
+		what = "output"
+	}
+	xform.RetryLater(p.retryLog, p.r, what, ptr, err, delay, failures)
+}
+
+// due reports whether the listed input md, known as e, is to be processed
+// in this pass: it changed, it is due for a retry, it waits for an output
+// to go, or the pass transforms every input. A failing input waits out its
+// backoff unless it changed.
+func (p *pass[I, O]) due(md *resource.Metadata, e entry, known bool) bool {
+	if p.all || !known || !e.version.Equal(md.Version()) || e.created != md.Created().UnixNano() {
+		return true
+	}
+	if failing, due := p.rs.retries.Waiting(item{id: md.ID()}, p.now); failing {
+		return due
+	}
+	return !e.done
 }
 
 // input processes one listed input.
-func (p *pass[I, O]) input(item resource.Resource) {
-	in, err := xform.As[I](item)
+func (p *pass[I, O]) input(res resource.Resource) {
+	in, err := xform.As[I](res)
 	if err != nil {
-		p.errs = append(p.errs, err)
+		// Not an I: its output is unknown. The entry lets the sweep forget
+		// its retries once it is gone.
 		p.unknown = true
+		id := res.Metadata().ID()
+		p.rs.entries[id] = entry{seen: p.rs.pass, unmapped: true}
+		p.failed(item{id: id}, resource.PointerOf(res.Metadata()), err)
 		return
 	}
 	md := in.Metadata()
 	e, known := p.rs.entries[md.ID()]
 	e.seen = p.rs.pass
-	if known && e.done && !p.full && p.c.skipUnchanged() && e.version.Equal(md.Version()) && e.created == md.Created().UnixNano() {
+	if !p.due(md, e, known) {
 		p.rs.entries[md.ID()] = e
 		return
 	}
@@ -175,16 +220,19 @@ func (p *pass[I, O]) input(item resource.Resource) {
 		err = p.release(in, &e)
 	}
 	p.rs.entries[md.ID()] = e
+	it := item{id: md.ID()}
 	if err != nil {
-		p.fail("input", md, err)
+		p.failed(it, md, err)
+	} else {
+		p.rs.retries.Done(it)
 	}
 }
 
 // active brings the output of an input that should have one up to date.
 func (p *pass[I, O]) active(in I, e *entry) error {
 	out, ok, err := p.c.mapOutput(p.logger, in)
+	e.unmapped = err != nil
 	if err != nil {
-		p.unknown = true
 		return err
 	}
 	if !ok {
@@ -200,14 +248,7 @@ func (p *pass[I, O]) active(in I, e *entry) error {
 	}
 	e.out = outID
 	p.claimed[outID] = struct{}{}
-	waiting, err := p.write(in, out, e, absent)
-	if p.full && (err != nil || waiting) {
-		// Keep the output as it is: mark it written for CleanupOutputs.
-		if terr := xform.Touch(p.ctx, p.r, out); terr != nil {
-			err = errors.Join(err, fmt.Errorf("keep output: %w", terr))
-		}
-	}
-	return err
+	return p.write(in, out, e, absent)
 }
 
 // retire schedules the destruction of the input's current output.
@@ -219,9 +260,11 @@ func (p *pass[I, O]) retire(e *entry) {
 }
 
 // write adds the input finalizer if needed, writes the output and runs the
-// extra output function. waiting means the output's previous incarnation
-// is still tearing down. absent says the output most likely does not exist.
-func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) (waiting bool, err error) {
+// extra output function. absent says the output most likely does not
+// exist. An output whose previous incarnation is still tearing down is
+// not written: the input stays not done, and the destroy-ready event of
+// that output brings the controller back.
+func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) error {
 	c := p.c
 	md := in.Metadata()
 	name := c.settings.Name
@@ -229,35 +272,36 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) (waiting bool, er
 	bumped := false
 	if c.opts.inputFinalizers && !tearingDown && !md.Finalizers().Has(name) {
 		if err := p.r.AddFinalizer(p.ctx, md, name); err != nil {
-			return false, fmt.Errorf("add finalizer: %w", err)
+			return fmt.Errorf("add finalizer: %w", err)
 		}
 		bumped = true
 	}
 	extra := c.settings.TransformExtraOutputFunc
 	written, waiting, err := xform.WriteOutput(p.ctx, p.r, out, xform.TransformFunc(p.ctx, p.r, p.logger, in, c.settings.TransformFunc), extra != nil, absent)
 	if err != nil {
-		return false, fmt.Errorf("write output %s: %w", resource.PointerString(out.Metadata()), err)
+		return err
 	}
 	if waiting {
 		p.logger.Debug("output of a previous input is still tearing down", zap.String("output", resource.PointerString(out.Metadata())))
-		return true, nil
+		return nil
 	}
 	if extra != nil {
 		if err := xform.RunExtra(p.ctx, p.r, p.logger, in, written, extra); err != nil {
-			return false, err
+			return err
 		}
 	}
 	if tearingDown && c.opts.inputFinalizers && md.Finalizers().Has(name) {
-		return false, p.releaseFinalizer(in, e)
+		return p.releaseFinalizer(in, e)
 	}
 	p.finish(e, md, bumped)
-	return false, nil
+	return nil
 }
 
 // release destroys the outputs of an input that should have none (tearing
 // down, or no longer selected), then gives its finalizer back.
 func (p *pass[I, O]) release(in I, e *entry) error {
 	out, ok, err := p.c.mapOutput(p.logger, in)
+	e.unmapped = err != nil
 	if err != nil {
 		return err
 	}
@@ -270,9 +314,10 @@ func (p *pass[I, O]) release(in I, e *entry) error {
 		if id == "" {
 			continue
 		}
-		g, err := xform.RemoveOutput(p.ctx, p.r, p.c.outPointer(id))
+		ptr := p.c.outPointer(id)
+		g, err := xform.RemoveOutput(p.ctx, p.r, ptr)
 		if err != nil {
-			return fmt.Errorf("destroy output %s: %w", resource.PointerString(p.c.outPointer(id)), err)
+			return xform.Named("destroy output", ptr, err)
 		}
 		gone = gone && g
 	}
@@ -317,52 +362,73 @@ func (p *pass[I, O]) sweep() {
 				p.rs.pending[e.out] = struct{}{}
 			}
 			delete(p.rs.entries, id)
+			p.rs.retries.Done(item{id: id})
 		}
 	}
 }
 
 // destroyPending tears down and destroys the outputs that lost their
 // input; those with finalizers stay pending, tearing down, until they are
-// destroy-ready.
+// destroy-ready. An output that failed to be destroyed waits out its
+// backoff (except in the full pass of a new Run).
 func (p *pass[I, O]) destroyPending() {
 	for id := range p.rs.pending {
+		it := item{id: id, output: true}
 		if _, ok := p.claimed[id]; ok {
 			delete(p.rs.pending, id) // an input took it over
+			p.rs.retries.Done(it)
+			continue
+		}
+		if failing, due := p.rs.retries.Waiting(it, p.now); failing && !due && !p.full {
 			continue
 		}
 		ptr := p.c.outPointer(id)
 		gone, err := xform.RemoveOutput(p.ctx, p.r, ptr)
 		switch {
 		case err != nil:
-			p.fail("destroy output", ptr, err)
+			p.failed(it, ptr, err)
 		case gone:
 			delete(p.rs.pending, id)
+			p.rs.retries.Done(it)
+		default:
+			p.rs.retries.Done(it) // waits for its finalizers
 		}
 	}
 }
 
-// cleanupOrphans, in a full pass, destroys the outputs that belong to no
-// input with output tracking, and makes the ones it could only tear down
-// (they have finalizers) pending, to be destroyed by later passes.
-func (p *pass[I, O]) cleanupOrphans() {
-	c := p.c
+// findOrphans, once per Run and as soon as every input's output is known,
+// makes the controller's outputs that belong to no input pending (an
+// earlier Run may have left them, or a mapping may have changed while no
+// engine ran).
+func (p *pass[I, O]) findOrphans() error {
+	if p.rs.orphansChecked {
+		return nil
+	}
 	if p.unknown {
-		p.logger.Debug("an input failed before its output was known: skipping the cleanup of orphan outputs")
-		return
+		p.logger.Debug("an input could not be read: looking for orphan outputs later")
+		return nil
 	}
-	if err := p.r.CleanupOutputs(p.ctx, c.outKind); err != nil {
-		p.errs = append(p.errs, fmt.Errorf("clean up outputs: %w", err))
-		return
+	owned := map[resource.ID]struct{}{}
+	for _, e := range p.rs.entries {
+		if e.unmapped {
+			p.logger.Debug("an input's output is unknown: looking for orphan outputs later")
+			return nil
+		}
+		if e.out != "" {
+			owned[e.out] = struct{}{}
+		}
 	}
+	c := p.c
 	list, err := p.r.List(p.ctx, c.outKind)
 	if err != nil {
-		p.errs = append(p.errs, fmt.Errorf("list outputs: %w", err))
-		return
+		return fmt.Errorf("list outputs %s: %w", resource.KindString(c.outKind), err)
 	}
 	for _, out := range list.Items {
 		md := out.Metadata()
-		if _, ok := p.claimed[md.ID()]; !ok && md.Owner() == c.settings.Name {
+		if _, ok := owned[md.ID()]; !ok && md.Owner() == c.settings.Name {
 			p.rs.pending[md.ID()] = struct{}{}
 		}
 	}
+	p.rs.orphansChecked = true
+	return nil
 }

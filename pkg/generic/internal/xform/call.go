@@ -1,6 +1,7 @@
 package xform
 
 import (
+	"errors"
 	"runtime/debug"
 
 	"go.uber.org/zap"
@@ -10,15 +11,43 @@ import (
 )
 
 // Call runs the user function fn, named name, for the resource ptr (nil
-// when there is none). A panic in fn is recovered, logged with its stack
-// and returned as a *generic.PanicError naming ptr.
+// when there is none). An error fn returns comes back as a *FuncError
+// naming the function; a panic in fn is recovered, logged with its stack
+// and returned as a *generic.PanicError.
 func Call(logger *zap.Logger, name string, ptr resource.Pointer, fn func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = panicError(logger, name, ptr, p)
 		}
 	}()
-	return fn()
+	if err := fn(); err != nil {
+		return &FuncError{Func: name, Err: err}
+	}
+	return nil
+}
+
+// FuncError is the error a user function returned, named: "Func: Err".
+// It unwraps to Err.
+type FuncError struct {
+	Func string
+	Err  error
+}
+
+func (e *FuncError) Error() string { return e.Func + ": " + ErrorText(e.Err) }
+
+func (e *FuncError) Unwrap() error { return e.Err }
+
+// IsUserFailure reports whether err is the failure of a user function (a
+// *FuncError or a *generic.PanicError), not of a state operation.
+func IsUserFailure(err error) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	var fe *FuncError
+	var pe *generic.PanicError
+	return errors.As(err, &fe) || errors.As(err, &pe)
 }
 
 // CallValue is [Call] for a user function that returns a value.

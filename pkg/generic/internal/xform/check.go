@@ -46,7 +46,8 @@ func IsNil(v any) bool {
 	}
 }
 
-// As converts r to T, or returns an invalid-class error naming r.
+// As converts r to T, or returns an invalid-class error saying what r is
+// (the caller names the resource).
 func As[T resource.Resource](r resource.Resource) (T, error) {
 	t, ok := r.(T)
 	if !ok {
@@ -54,27 +55,28 @@ func As[T resource.Resource](r resource.Resource) (T, error) {
 		if r == nil || IsNil(r) {
 			return zero, state.NewInvalidError(nil, "nil resource, want %T", zero)
 		}
-		return zero, state.NewInvalidError(resource.PointerOf(r.Metadata()), "resource is a %T, want %T", r, zero)
+		// The caller names the resource.
+		return zero, state.NewInvalidError(nil, "a %T, want %T", r, zero)
 	}
 	return t, nil
 }
 
 // CheckMapped checks a resource that the user function fn returned while
-// mapping from the resource from: it must be non-nil, in want's kind, with
-// a non-empty ID. The error is of the invalid class and names from. On
+// mapping from a resource (which the caller names): it must be non-nil, in
+// want's kind, with a non-empty ID. The error is of the invalid class. On
 // success the mapped resource's version is reset to undefined, so that it
 // can serve as the empty resource of a Modify.
-func CheckMapped(fn string, from resource.Pointer, mapped resource.Resource, want resource.Kind) error {
+func CheckMapped(fn string, mapped resource.Resource, want resource.Kind) error {
 	if mapped == nil || IsNil(mapped) || mapped.Metadata() == nil {
-		return state.NewInvalidError(resource.PointerOf(from), "%s returned a nil resource", fn)
+		return state.NewInvalidError(nil, "%s returned a nil resource", fn)
 	}
 	md := mapped.Metadata()
 	if md.Type() != want.Type() || md.Namespace() != want.Namespace() {
-		return state.NewInvalidError(resource.PointerOf(from), "%s returned %s, outside the declared kind %s",
+		return state.NewInvalidError(nil, "%s returned %s, outside the declared kind %s",
 			fn, resource.PointerString(md), resource.KindString(want))
 	}
 	if md.ID() == "" {
-		return state.NewInvalidError(resource.PointerOf(from), "%s returned %s with an empty ID", fn, resource.PointerString(md))
+		return state.NewInvalidError(nil, "%s returned %s with an empty ID", fn, resource.PointerString(md))
 	}
 	md.SetVersion(resource.VersionUndefined)
 	return nil

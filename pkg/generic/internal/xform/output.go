@@ -2,7 +2,6 @@ package xform
 
 import (
 	"context"
-	"errors"
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -29,7 +28,21 @@ const maxWriteAttempts = 3
 // it has no finalizers, and then written anew. While it still has
 // finalizers, WriteOutput reports waiting and writes nothing: the caller
 // retries when the output becomes destroy-ready.
+//
+// A failure of fn (a user function: *FuncError or *generic.PanicError)
+// is returned as it is; a failed state operation comes back as "write
+// output <pointer>: …", so that the chain names what failed.
 func WriteOutput(ctx context.Context, rw controller.ReaderWriter, out resource.Resource, fn func(resource.Resource) error, withResult, absent bool) (written resource.Resource, waiting bool, err error) {
+	written, waiting, err = writeOutput(ctx, rw, out, fn, withResult, absent)
+	if err != nil && !IsUserFailure(err) {
+		// A failed state operation, not fn: say it was the write.
+		err = Named("write output", out.Metadata(), err)
+	}
+	return written, waiting, err
+}
+
+// writeOutput is WriteOutput without naming the failed write.
+func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.Resource, fn func(resource.Resource) error, withResult, absent bool) (written resource.Resource, waiting bool, err error) {
 	if absent {
 		written, err = createOutput(ctx, rw, out, fn)
 		if !state.IsConflictError(err) {
@@ -126,23 +139,4 @@ func destroy(ctx context.Context, w controller.Writer, ptr resource.Pointer) (bo
 	default:
 		return false, err
 	}
-}
-
-// errAbsent aborts the Modify of [Touch] when the output does not exist.
-var errAbsent = errors.New("output absent")
-
-// Touch marks the output out as written for the caller's output tracking
-// (rule C8) without changing it, in any phase. An absent output is not
-// created.
-func Touch(ctx context.Context, w controller.Writer, out resource.Resource) error {
-	err := w.Modify(ctx, out, func(r resource.Resource) error {
-		if r.Metadata().Version().Equal(resource.VersionUndefined) {
-			return errAbsent
-		}
-		return nil
-	}, controller.WithExpectedPhaseAny())
-	if errors.Is(err, errAbsent) {
-		return nil
-	}
-	return err
 }

@@ -49,11 +49,11 @@ func ReleaseFinalizer[I generic.ResourceWithDefinition](ctx context.Context, rw 
 	}
 	if veto != nil {
 		if err := Call(logger, "FinalizerRemovalFunc", md, func() error { return veto(ctx, rw, logger, in) }); err != nil {
-			return false, fmt.Errorf("finalizer removal vetoed: %w", err)
+			return false, fmt.Errorf("remove finalizer %q: %w", fin, err)
 		}
 	}
 	if err := rw.RemoveFinalizer(ctx, md, fin); err != nil {
-		return false, fmt.Errorf("remove finalizer: %w", err)
+		return false, fmt.Errorf("remove finalizer %q: %w", fin, err)
 	}
 	return true, nil
 }

@@ -1,0 +1,202 @@
+package transform_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/transform"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+)
+
+// calls records the TransformFunc calls per input: when, and whether they
+// failed.
+type calls struct {
+	mu  sync.Mutex
+	log map[resource.ID][]call
+}
+
+type call struct {
+	at     time.Time
+	failed bool
+}
+
+func newCalls() *calls { return &calls{log: map[resource.ID][]call{}} }
+
+func (c *calls) add(id resource.ID, failed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.log[id] = append(c.log[id], call{at: time.Now(), failed: failed})
+}
+
+func (c *calls) of(id resource.ID) []call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]call(nil), c.log[id]...)
+}
+
+func (c *calls) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, l := range c.log {
+		n += len(l)
+	}
+	return n
+}
+
+// assertNoRestart checks that the controller never failed Run.
+func assertNoRestart(t *testing.T, rt *runtime.Runtime, name string) {
+	t.Helper()
+	for _, s := range rt.ControllerStatuses() {
+		if s.Name == name {
+			assert.Zero(t, s.Crashes, "Run failed")
+			assert.Zero(t, s.Restarts, "the controller was restarted")
+			return
+		}
+	}
+	t.Errorf("no status for %q", name)
+}
+
+// Issue 14 item 4: one input that always fails, and a healthy input created
+// later. The failing input is retried with its own backoff (100 ms,
+// doubling); the healthy one gets its output at once, and the controller
+// is never restarted.
+func TestT19_AFailingInputDoesNotDelayTheOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		seen := newCalls()
+		ctrl := transform.NewController(transform.Settings[*A, *B]{
+			Name:            "AtoB",
+			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+				bad := a.Metadata().ID() == "bad"
+				seen.add(a.Metadata().ID(), bad)
+				if bad {
+					return errors.New("always fails")
+				}
+				return double(ctx, r, l, a, b)
+			},
+		})
+		engine := gentest.Start(t, st, nil, ctrl)
+		gentest.Create(t, st, newA("bad", 1))
+		for len(seen.of("bad")) < 9 {
+			time.Sleep(time.Second)
+		}
+
+		start := time.Now()
+		gentest.Create(t, st, newA("good", 2))
+		gentest.AwaitN[*B](t, st, ptrB("good"), 4)
+		assert.Less(t, time.Since(start), transform.RetryBackoffInitial, "the healthy input waited for the failing one")
+
+		// Let the failing input go through two more retries: its schedule
+		// is its own, not moved by the other input's events.
+		for len(seen.of("bad")) < 11 {
+			time.Sleep(time.Second)
+		}
+		bad := seen.of("bad")
+		for i := 1; i < len(bad); i++ {
+			want := transform.RetryBackoffInitial << (i - 1)
+			assert.Equal(t, want, bad[i].at.Sub(bad[i-1].at), "retry %d", i)
+		}
+		assert.Len(t, seen.of("good"), 1, "the healthy input was transformed once")
+		assertNoRestart(t, engine.Runtime, "AtoB")
+		status := engine.Runtime.ControllerStatuses()[0]
+		assert.Equal(t, "input "+resource.PointerString(ptrA("bad"))+": TransformFunc: always fails", status.LastError,
+			"the failure shows in the controller's status")
+	})
+}
+
+// Issue 14 item 4: a TransformFunc failing transiently 20% of the time over
+// 40 unchanged inputs. Every output ends correct, each input is
+// transformed until it succeeds and never again, the controller is never
+// restarted, and it settles (no more calls).
+func TestT20_TransientFailuresAreRetriedPerInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		seen := newCalls()
+		var mu sync.Mutex
+		rnd := rand.New(rand.NewPCG(14, 4))
+		ctrl := transform.NewController(transform.Settings[*A, *B]{
+			Name:            "AtoB",
+			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+				mu.Lock()
+				fail := rnd.IntN(5) == 0
+				mu.Unlock()
+				seen.add(a.Metadata().ID(), fail)
+				if fail {
+					return errors.New("transient")
+				}
+				return double(ctx, r, l, a, b)
+			},
+		})
+		const n = 40
+		for i := range n {
+			gentest.Create(t, st, newA(fmt.Sprintf("a%02d", i), i))
+		}
+		engine := gentest.Start(t, st, nil, ctrl)
+		for i := range n {
+			gentest.AwaitN[*B](t, st, ptrB(fmt.Sprintf("a%02d", i)), 2*i)
+		}
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		total := seen.total()
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		assert.Equal(t, total, seen.total(), "the controller did not settle")
+
+		failures := 0
+		for i := range n {
+			id := fmt.Sprintf("a%02d", i)
+			log := seen.of(id)
+			require.NotEmpty(t, log, id)
+			for j, c := range log[:len(log)-1] {
+				assert.True(t, c.failed, "%s: call %d of %d succeeded, yet it was called again", id, j+1, len(log))
+				failures++
+			}
+			assert.False(t, log[len(log)-1].failed, "%s: the last call failed", id)
+		}
+		assert.Positive(t, failures, "the test made some calls fail")
+		assertNoRestart(t, engine.Runtime, "AtoB")
+	})
+}
+
+// A controller.RequeueError from TransformFunc retries that input after
+// its interval, without failing the others or Run.
+func TestT21_RequeueErrorRetriesTheInputAfterItsInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		seen := newCalls()
+		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
+			Name:            "AtoB",
+			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+				seen.add(a.Metadata().ID(), false)
+				if len(seen.of(a.Metadata().ID())) < 3 {
+					return controller.NewRequeueInterval(5 * time.Second)
+				}
+				return double(ctx, r, l, a, b)
+			},
+		}))
+		engine := gentest.Start(t, st, nil, ctrl)
+		start := time.Now()
+		gentest.Create(t, st, newA("a1", 4))
+		gentest.AwaitN[*B](t, st, ptrB("a1"), 8)
+		assert.Equal(t, 10*time.Second, time.Since(start), "requeued twice, 5 s each")
+		assert.Empty(t, ctrl.Errors, "a requeue that wraps no error is not a failure")
+		assertNoRestart(t, engine.Runtime, "AtoB")
+	})
+}
