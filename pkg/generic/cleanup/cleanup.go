@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -130,27 +131,72 @@ func (c *Controller[I, D]) Outputs() []controller.Output {
 }
 
 // Run reconciles on every event until ctx is canceled; see the package
-// documentation.
+// documentation. A failing input is retried on its own schedule without
+// failing Run; Run fails (and the engine restarts it with backoff) only
+// when listing the inputs fails.
 func (c *Controller[I, D]) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
 	if c.configErr != nil {
 		return fmt.Errorf("cleanup %q: %w", c.settings.Name, c.configErr)
 	}
-	return xform.RunLoop(ctx, r, func() error { return c.reconcile(ctx, r, logger) })
+	rs := &runState{retries: xform.NewRetries[resource.ID](), failed: map[resource.ID]stamp{}}
+	retryLog := xform.RetryLogger(logger)
+	return xform.RetryLoop(ctx, r, rs.retries.Next, func(bool) error {
+		return c.reconcile(ctx, r, logger, retryLog, rs)
+	})
 }
 
-func (c *Controller[I, D]) reconcile(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
+// runState is what one Run remembers between its passes: the failing
+// inputs, their retry schedule, and each as it was when it failed (a
+// change retries it at once).
+type runState struct {
+	retries *xform.Retries[resource.ID]
+	failed  map[resource.ID]stamp
+}
+
+// stamp identifies a resource as it was: versions start over when it is
+// created again.
+type stamp struct {
+	created int64
+	version resource.Version
+}
+
+func stampOf(md *resource.Metadata) stamp {
+	return stamp{created: md.Created().UnixNano(), version: md.Version()}
+}
+
+// reconcile runs one pass over every input; an input waiting out the
+// backoff of a failure is skipped unless it changed since.
+func (c *Controller[I, D]) reconcile(ctx context.Context, r controller.Runtime, logger, retryLog *zap.Logger, rs *runState) error {
 	list, err := r.List(ctx, c.inKind)
 	if err != nil {
-		return fmt.Errorf("cleanup %q: list inputs %s: %w", c.settings.Name, resource.KindString(c.inKind), err)
+		return fmt.Errorf("list inputs %s: %w", resource.KindString(c.inKind), err)
 	}
-	var errs []error
+	now := time.Now()
+	listed := make(map[resource.ID]struct{}, rs.retries.Len())
 	for _, item := range list.Items {
-		if err := c.input(ctx, r, logger, item); err != nil {
-			errs = append(errs, fmt.Errorf("input %s: %w", resource.PointerString(item.Metadata()), err))
+		if ctx.Err() != nil {
+			return nil // stopping
 		}
+		md := item.Metadata()
+		id := md.ID()
+		listed[id] = struct{}{}
+		if failing, due := rs.retries.Waiting(id, now); failing && !due && rs.failed[id] == stampOf(md) {
+			continue
+		}
+		if err := c.input(ctx, r, logger, item); err != nil {
+			delay, failures := rs.retries.Failed(id, now, err)
+			rs.failed[id] = stampOf(md)
+			xform.RetryLater(retryLog, r, "input", md, err, delay, failures)
+			continue
+		}
+		rs.retries.Done(id)
+		delete(rs.failed, id)
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("cleanup %q: %w", c.settings.Name, errors.Join(errs...))
+	for id := range rs.failed {
+		if _, ok := listed[id]; !ok {
+			rs.retries.Done(id)
+			delete(rs.failed, id)
+		}
 	}
 	return nil
 }
@@ -186,7 +232,7 @@ func (c *Controller[I, D]) input(ctx context.Context, r controller.Runtime, logg
 	var errs []error
 	for _, dep := range deps {
 		if err := c.act(ctx, r, dep.Metadata()); err != nil {
-			errs = append(errs, fmt.Errorf("dependent %s: %w", resource.PointerString(dep.Metadata()), err))
+			errs = append(errs, xform.Named("dependent", dep.Metadata(), err))
 		}
 	}
 	return errors.Join(errs...)

@@ -134,15 +134,24 @@ func TestCL2_DependentsCanBeTornDownOrDestroyed(t *testing.T) {
 	}
 }
 
-// recorder records the errors Run returns.
+// recorder records the errors Run returns and the failures it reports
+// (controller.ErrorReporter).
 type recorder struct {
 	controller.Controller
 	gentest.Errors
 }
 
 func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.Logger) error {
-	return r.Push(r.Controller.Run(ctx, rt, logger))
+	return r.Push(r.Controller.Run(ctx, &reporting{Runtime: rt, errs: r.Errors}, logger))
 }
+
+// reporting is a Runtime that records the reported failures.
+type reporting struct {
+	controller.Runtime
+	errs gentest.Errors
+}
+
+func (r *reporting) ReportError(err error) { r.errs.Push(err) }
 
 func TestCL3_AFailingListerFailsOnlyItsInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -161,21 +170,23 @@ func TestCL3_AFailingListerFailsOnlyItsInput(t *testing.T) {
 			},
 		})}
 		gentest.Create(t, st, gentest.New[gentest.ADef]("fails", 0), gentest.New[gentest.ADef]("panics", 0), gentest.New[gentest.ADef]("ok", 0))
-		gentest.Start(t, st, nil, ctrl)
+		engine := gentest.Start(t, st, nil, ctrl)
 		for _, id := range []string{"fails", "panics", "ok"} {
 			gentest.AwaitMD(t, st, ptrA(id), hasFinalizer("cleanup"))
 			_, err := st.Teardown(ctx, ptrA(id))
 			require.NoError(t, err)
 		}
 		gentest.AwaitMD(t, st, ptrA("ok"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
-		// A pass that saw both inputs tearing down fails for both.
+		// Each failing input fails alone, named once, and is retried.
+		for range 2 {
+			err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "lister failed") })
+			assert.Equal(t, "input "+resource.PointerString(ptrA("fails"))+": ListDependents: lister failed", err.Error())
+		}
 		var pe *generic.PanicError
-		err := ctrl.Await(t, func(err error) bool {
-			return errors.As(err, &pe) && strings.Contains(err.Error(), "lister failed")
-		})
-		assert.ErrorContains(t, err, "lister failed")
-		assert.ErrorContains(t, err, resource.PointerString(ptrA("fails")))
+		err := ctrl.Await(t, func(err error) bool { return errors.As(err, &pe) })
+		assert.Equal(t, "input "+resource.PointerString(ptrA("panics"))+": ListDependents panicked: lister panicked", err.Error())
 		assert.Equal(t, ptrA("panics"), pe.Resource)
+		assert.Zero(t, engine.Runtime.ControllerStatuses()[0].Crashes, "Run never failed")
 	})
 }
 

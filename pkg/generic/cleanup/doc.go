@@ -20,8 +20,12 @@
 // well; the engine refuses to register it next to an exclusive owner of D.
 //
 // A failure for one input (a lister error or panic, a refused write) does
-// not stop the others; Run returns the joined failures after the pass, so
-// that the engine restarts it with backoff.
+// not stop the others: the input is retried on its own schedule, with the
+// exponential backoff of package transform (100 ms doubling to 1 min), or
+// at once when it changes; the failure is logged at WARN with the input's
+// pointer and reported as the controller's last error
+// (controller.ErrorReporter). Run fails, and the engine restarts it with
+// backoff, only when listing the inputs fails.
 //
 // A configuration that cannot work is reported by [Controller.Validate]
 // (controller.Validator), which the engine calls at registration (rule

@@ -269,12 +269,13 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) error {
 	md := in.Metadata()
 	name := c.settings.Name
 	tearingDown := md.Phase() == resource.PhaseTearingDown // only with ignoreTearingDown
-	bumped := false
 	if c.opts.inputFinalizers && !tearingDown && !md.Finalizers().Has(name) {
 		if err := p.r.AddFinalizer(p.ctx, md, name); err != nil {
 			return fmt.Errorf("add finalizer: %w", err)
 		}
-		bumped = true
+		// The controller's own write: not a change to process again, even
+		// if the rest fails (see finish).
+		e.version = md.Version().Next()
 	}
 	extra := c.settings.TransformExtraOutputFunc
 	written, waiting, err := xform.WriteOutput(p.ctx, p.r, out, xform.TransformFunc(p.ctx, p.r, p.logger, in, c.settings.TransformFunc), extra != nil, absent)
@@ -293,7 +294,7 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) error {
 	if tearingDown && c.opts.inputFinalizers && md.Finalizers().Has(name) {
 		return p.releaseFinalizer(in, e)
 	}
-	p.finish(e, md, bumped)
+	e.done = true
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -19,6 +20,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // calls records the TransformFunc calls per input: when, and whether they
@@ -198,5 +200,40 @@ func TestT21_RequeueErrorRetriesTheInputAfterItsInterval(t *testing.T) {
 		assert.Equal(t, 10*time.Second, time.Since(start), "requeued twice, 5 s each")
 		assert.Empty(t, ctrl.Errors, "a requeue that wraps no error is not a failure")
 		assertNoRestart(t, engine.Runtime, "AtoB")
+	})
+}
+
+// Issue 9 item 7: a failure's error names what failed, and each resource
+// once: a refused write is the write, a veto is the removal function.
+func TestT22_TheErrorNamesWhatFailed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newState()
+		ctx := context.Background()
+		gentest.Create(t, st, newA("a1", 1))
+		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
+			Name:            "AtoB",
+			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			TransformFunc:   double,
+			FinalizerRemovalFunc: func(context.Context, controller.Reader, *zap.Logger, *A) error {
+				return errors.New("not yet")
+			},
+		}, transform.WithInputFinalizers()))
+		// Someone else owns the output of "taken": the write is refused.
+		require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("taken", 0), state.WithCreateOwner("someone")))
+		gentest.Create(t, st, newA("taken", 1))
+		gentest.Start(t, st, nil, ctrl)
+
+		err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "taken") })
+		msg := err.Error()
+		assert.True(t, strings.HasPrefix(msg, "input "+resource.PointerString(ptrA("taken"))+": write output"), msg)
+		assert.NotContains(t, msg, "TransformFunc", "TransformFunc did not fail")
+		assert.Equal(t, 1, strings.Count(msg, resource.PointerString(ptrA("taken"))), "the input is named once: %s", msg)
+		assert.Equal(t, 1, strings.Count(msg, resource.PointerString(ptrB("taken"))), "the output is named once: %s", msg)
+
+		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+		_, err = st.Teardown(ctx, ptrA("a1"))
+		require.NoError(t, err)
+		err = ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "not yet") })
+		assert.Equal(t, "input "+resource.PointerString(ptrA("a1"))+`: remove finalizer "AtoB": FinalizerRemovalFunc: not yet`, err.Error())
 	})
 }
