@@ -35,6 +35,9 @@ type controllerRunner struct {
 	boMu sync.Mutex
 	// bo is the restart backoff; protected by boMu.
 	bo *backoff.ExponentialBackOff
+
+	// act tells whether the controller is in a pass (see activity.go).
+	act passTracker
 }
 
 func newControllerRunner(rt *Runtime, ctrl controller.Controller, name string, static []controller.Input, outputs []controller.Output) *controllerRunner {
@@ -147,6 +150,8 @@ func (c *controllerRunner) runOnce(ctx context.Context) error {
 
 	// A wake-up left from before is covered by the start event.
 	c.drainWake()
+	c.act.restart()
+	defer c.rt.idleNotify.ping() // a pass that ended with Run is not busy
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -182,6 +187,7 @@ func (c *controllerRunner) forward(ctx context.Context) {
 			select {
 			case <-c.sub.wake:
 				pending = true
+				c.act.consumed++
 			case <-ctx.Done():
 				return
 			}
@@ -196,6 +202,7 @@ func (c *controllerRunner) forward(ctx context.Context) {
 		case c.eventCh <- controller.ReconcileEvent{}:
 			c.delivered(&delivered, false)
 			pending = false
+			c.act.taken(c.rt)
 			continue
 		case <-ctx.Done():
 			return
@@ -207,7 +214,9 @@ func (c *controllerRunner) forward(ctx context.Context) {
 			case c.eventCh <- controller.ReconcileEvent{}:
 				c.delivered(&delivered, true)
 				pending = false
+				c.act.taken(c.rt)
 			case <-c.sub.wake: // coalesces into the pending event
+				c.act.consumed++
 			case <-ctx.Done():
 				return
 			}
@@ -219,6 +228,7 @@ func (c *controllerRunner) forward(ctx context.Context) {
 func (c *controllerRunner) drainWake() {
 	select {
 	case <-c.sub.wake:
+		c.act.consumed++
 	default:
 	}
 }
@@ -252,18 +262,16 @@ type controllerAdapter struct {
 var _ controller.Runtime = (*controllerAdapter)(nil)
 
 // EventCh delivers the controller's ReconcileEvents (rule C2).
-func (a *controllerAdapter) EventCh() <-chan controller.ReconcileEvent { return a.runner.eventCh }
+func (a *controllerAdapter) EventCh() <-chan controller.ReconcileEvent {
+	a.runner.act.eventCh(a.rt)
+	return a.runner.eventCh
+}
 
 // QueueReconcile queues a ReconcileEvent, coalescing with pending ones.
 func (a *controllerAdapter) QueueReconcile() { a.runner.wakeUp() }
 
 // wakeUp sends the controller a coalescing wake-up.
-func (c *controllerRunner) wakeUp() {
-	select {
-	case c.sub.wake <- struct{}{}:
-	default:
-	}
-}
+func (c *controllerRunner) wakeUp() { c.sub.wakeUp() }
 
 // ResetRestartBackoff resets the restart backoff (rule C6).
 func (a *controllerAdapter) ResetRestartBackoff() { a.runner.resetBackoff() }

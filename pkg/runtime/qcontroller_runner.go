@@ -134,6 +134,7 @@ func (c *qcontrollerRunner) worker(ctx context.Context) {
 			return
 		}
 		c.sub.queue.Done(k, c.process(ctx, k))
+		c.rt.idleNotify.ping()
 	}
 }
 

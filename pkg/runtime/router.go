@@ -23,6 +23,21 @@ type subscriber struct {
 	m *controllerMetrics
 	// name is the controller's name.
 	name string
+	// wakes counts the wake-ups sent (see wakeUp and activity.go).
+	wakes atomic.Uint64
+}
+
+// wakeUp sends a Controller its coalescing wake-up. wakes counts the
+// wake-ups in the channel or taken from it: it is incremented before the
+// send and taken back when the channel is full, so that a wake-up is never
+// in the channel without being counted.
+func (s *subscriber) wakeUp() {
+	s.wakes.Add(1)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+		s.wakes.Add(^uint64(0))
+	}
 }
 
 // qkey is a QController work item: a primary pointer to reconcile, or
@@ -123,10 +138,7 @@ func routeBatch(subs []dependency.Subscription[*subscriber], events []state.Even
 			}
 			for j := range events {
 				if matches(s, &events[j]) {
-					select {
-					case sub.wake <- struct{}{}:
-					default:
-					}
+					sub.wakeUp()
 					if metrics {
 						sub.m.wakeUps.Add(1)
 					}

@@ -61,6 +61,9 @@ type Runtime struct {
 	// mu held and phase == phaseRunning, so that Run's Wait, which starts
 	// after phase became phaseStopped, sees every Add.
 	wg sync.WaitGroup
+
+	// idleNotify wakes WaitIdle callers (see activity.go).
+	idleNotify activityNotifier
 }
 
 // New returns an engine over st that logs to logger (zap.NewNop() when

@@ -46,6 +46,8 @@ type kindWatcher struct {
 	cache *kindCache // nil unless the kind is cached
 	stats kindStats
 	key   dependency.Key
+	// progress is what the watch has routed (see activity.go).
+	progress watchProgress
 
 	// started is set once the watch goroutine was started; protected by
 	// rt.mu.
@@ -103,6 +105,7 @@ func (w *kindWatcher) run(ctx context.Context) {
 	logger := w.rt.logger.With(zap.String("kind", resource.KindString(w.kind)))
 	for {
 		err := w.watchOnce(ctx, bo)
+		w.progress.down()
 		if ctx.Err() != nil {
 			return
 		}
@@ -141,6 +144,7 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBack
 	if err := w.rt.st.WatchKindAggregated(wctx, w.kind, ch, state.WithBootstrapContents(true)); err != nil {
 		return fmt.Errorf("watch %s: %w", resource.KindString(w.kind), err)
 	}
+	w.progress.started(ch)
 
 	relist := w.live
 	var present map[resource.ID]struct{}
@@ -158,6 +162,7 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBack
 				return fmt.Errorf("watch %s: stream closed by the state", resource.KindString(w.kind))
 			}
 			batch = b
+			w.progress.received()
 		}
 
 		var werr error
@@ -219,6 +224,8 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBack
 			}
 		}
 		w.route(out, false)
+		w.progress.routed(batch, !bootstrapping)
+		w.rt.idleNotify.ping()
 		clear(out) // drop references to resources until the next batch
 		w.out = out[:0]
 		if werr != nil {

@@ -1,0 +1,41 @@
+// Package runtimetest is the test kit for code built on resgraph: it runs
+// an engine over a fresh in-memory state for the length of a test, waits
+// for typed resources to reach a condition, and waits for the engine to
+// settle.
+//
+//	func TestNumberGetsALabel(t *testing.T) {
+//		e := runtimetest.Start(t, runtimetest.WithControllers(newNumberToLabel()))
+//		runtimetest.Create(t, e.State, typed.NewDefault[NumberSpec, NumberDef]("one", NumberSpec{N: 1}))
+//		label := runtimetest.Await(t, e.State, "one", func(l *Label) bool { return l.TypedSpec().Text == "number 1" })
+//		...
+//	}
+//
+// [Start] registers the controllers, runs the engine and stops it in
+// t.Cleanup, then checks that no goroutine started since Start is left
+// (goleak). Do not `defer goleak.VerifyNone(t)` in such a test: a deferred
+// call runs before t.Cleanup, while the engine still runs, and reports its
+// goroutines; the check of Start runs after the engine stopped.
+// goleak.VerifyTestMain in TestMain goes well with it. A test that runs in
+// parallel with others (t.Parallel) sees their goroutines too: give it
+// [WithoutLeakCheck].
+//
+// Waiting never polls and never sleeps: [Await], [AwaitGone] and
+// [AwaitAll] watch the resources and check their condition on every
+// change, until a deadline ([DefaultTimeout]); [Settle] waits for the
+// engine's own notifications until it is idle (no Controller busy, no
+// QController item due or in flight, no watch behind the state; see
+// runtime.Runtime.WaitIdle for exactly what is guaranteed). A test that
+// times out fails with the last state it saw: the resource and why it did
+// not match, or what the engine is still doing (which controller, which
+// queue items, which kind's watch).
+//
+// # Deterministic time
+//
+// Everything works inside a testing/synctest bubble: start the engine in
+// the bubble, and backoffs, requeue intervals and timeouts take no wall
+// time (time advances when every goroutine of the bubble waits). Inside a
+// bubble, Settle first waits until every goroutine of the bubble is blocked
+// (synctest.Wait), which makes its check exact whatever the controllers do.
+// Give the engine short backoffs with [WithRuntimeOptions] when a test
+// waits for retries outside a bubble.
+package runtimetest

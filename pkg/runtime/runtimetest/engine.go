@@ -1,0 +1,181 @@
+package runtimetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+// DefaultTimeout is how long the waits of this package wait before they
+// fail the test (in virtual time inside a synctest bubble).
+const DefaultTimeout = 30 * time.Second
+
+// Engine is an engine running for one test. Its fields are set by [Start]
+// and must not be changed.
+type Engine struct {
+	// Runtime is the engine.
+	Runtime *runtime.Runtime
+	// State is the state it runs over: a fresh inmem state unless
+	// [WithState] gave one.
+	State state.State
+
+	timeout time.Duration
+	cancel  context.CancelFunc
+	done    chan error
+	stopErr error
+	stopped bool
+}
+
+// config is what the options set.
+type config struct {
+	ctrls    []controller.Controller
+	qctrls   []controller.QController
+	rtOpts   []runtime.Option
+	st       state.State
+	logger   *zap.Logger
+	timeout  time.Duration
+	noLeaks  bool
+	leakOpts []goleak.Option
+}
+
+// Option configures [Start].
+type Option func(*config)
+
+// WithControllers registers Controllers before the engine starts.
+func WithControllers(ctrls ...controller.Controller) Option {
+	return func(c *config) { c.ctrls = append(c.ctrls, ctrls...) }
+}
+
+// WithQControllers registers QControllers before the engine starts.
+func WithQControllers(ctrls ...controller.QController) Option {
+	return func(c *config) { c.qctrls = append(c.qctrls, ctrls...) }
+}
+
+// WithRuntimeOptions passes options to runtime.New (short backoffs, cached
+// kinds, ...).
+func WithRuntimeOptions(opts ...runtime.Option) Option {
+	return func(c *config) { c.rtOpts = append(c.rtOpts, opts...) }
+}
+
+// WithState runs the engine over st instead of a fresh inmem state.
+func WithState(st state.State) Option {
+	return func(c *config) { c.st = st }
+}
+
+// WithLogger gives the engine a logger; the default logs to the test at
+// info level and above (zaptest).
+func WithLogger(l *zap.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
+// WithTimeout sets how long [Engine.Settle] and the engine's stop wait
+// (default [DefaultTimeout]).
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) { c.timeout = d }
+}
+
+// WithoutLeakCheck skips the goroutine leak check after the engine
+// stopped (for a test that runs in parallel with others).
+func WithoutLeakCheck() Option {
+	return func(c *config) { c.noLeaks = true }
+}
+
+// WithLeakOptions passes options to the leak check (goleak.IgnoreTopFunction
+// for a goroutine the test leaves on purpose, ...).
+func WithLeakOptions(opts ...goleak.Option) Option {
+	return func(c *config) { c.leakOpts = append(c.leakOpts, opts...) }
+}
+
+// Start builds an engine over a fresh inmem state (or the [WithState]
+// one), registers the controllers of [WithControllers] and
+// [WithQControllers], and runs it until the test ends. A failed
+// registration fails the test at once. In t.Cleanup it stops the engine,
+// fails the test if Run does not return nil within the timeout, and then
+// checks that no goroutine started since Start is left (see the package
+// doc; [WithoutLeakCheck] skips that).
+func Start(tb testing.TB, opts ...Option) *Engine {
+	tb.Helper()
+	c := config{timeout: DefaultTimeout}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.st == nil {
+		c.st = inmem.NewState()
+	}
+	if c.logger == nil {
+		c.logger = zaptest.NewLogger(tb, zaptest.Level(zap.InfoLevel))
+	}
+	var leakOpts []goleak.Option
+	if !c.noLeaks {
+		leakOpts = append([]goleak.Option{goleak.IgnoreCurrent()}, c.leakOpts...)
+	}
+
+	rt, err := runtime.New(c.st, c.logger, c.rtOpts...)
+	if err != nil {
+		tb.Fatalf("runtimetest: runtime.New: %v", err)
+	}
+	for _, ctrl := range c.ctrls {
+		if err := rt.RegisterController(ctrl); err != nil {
+			tb.Fatalf("runtimetest: register controller: %v", err)
+		}
+	}
+	for _, ctrl := range c.qctrls {
+		if err := rt.RegisterQController(ctrl); err != nil {
+			tb.Fatalf("runtimetest: register qcontroller: %v", err)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Engine{Runtime: rt, State: c.st, timeout: c.timeout, cancel: cancel, done: make(chan error, 1)}
+	go func() { e.done <- rt.Run(ctx) }()
+	tb.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			tb.Errorf("runtimetest: engine Run: %v", err)
+		}
+		if leakOpts != nil {
+			if err := goleak.Find(leakOpts...); err != nil {
+				tb.Errorf("runtimetest: goroutines left after the engine stopped: %v", err)
+			}
+		}
+	})
+	return e
+}
+
+// Stop stops the engine and returns what Run returned, or an error when
+// Run did not return within the timeout. Later calls return the same. The
+// test's cleanup calls it; a test calls it to check what happens after the
+// engine stopped.
+func (e *Engine) Stop() error {
+	if e.stopped {
+		return e.stopErr
+	}
+	e.stopped = true
+	e.cancel()
+	t := time.NewTimer(e.timeout)
+	defer t.Stop()
+	select {
+	case e.stopErr = <-e.done:
+	case <-t.C:
+		e.stopErr = errors.New("Run did not return within " + e.timeout.String() + " of its context being canceled")
+	}
+	return e.stopErr
+}
+
+// Settle waits until the engine is idle (see the package function
+// [Settle]) within the engine's timeout, and fails tb otherwise.
+func (e *Engine) Settle(tb testing.TB) {
+	tb.Helper()
+	settle(tb, e.Runtime, e.timeout)
+}
