@@ -10,9 +10,11 @@ import (
 // GetDependencyGraph returns the controller/resource graph (rule E2): one
 // edge per declared input (static and dynamic) and output of every
 // registered controller, sorted by controller name, edge type, namespace,
-// type and ID. Output edges have an empty namespace and ID. The graph is a
-// copy; the error is always nil (it exists for engines whose registry may
-// fail).
+// type and ID. Output edges have an empty namespace and ID. An input
+// declared both statically and by UpdateInputs (same namespace, type, ID
+// and kind) is one edge; the same resources declared with two input kinds
+// are two edges, one per edge type. The graph is a copy; the error is
+// always nil (it exists for engines whose registry may fail).
 func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {
 	g := &controller.DependencyGraph{}
 	for _, rec := range r.db.Records() {
@@ -34,6 +36,8 @@ func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {
 		}
 	}
 	slices.SortFunc(g.Edges, compareEdges)
+	// Equal edges are adjacent once sorted: keep one of each.
+	g.Edges = slices.Compact(g.Edges)
 	return g, nil
 }
 

@@ -210,6 +210,37 @@ func TestE2_DependencyGraphSortedWithDynamicInputs(t *testing.T) {
 	}, g.Edges)
 }
 
+// TestE2_InputDeclaredStaticallyAndDynamicallyIsOneEdge: an input that
+// UpdateInputs declares again (same kind) is one edge; the same resources
+// under another input kind are an edge of that other type.
+func TestE2_InputDeclaredStaticallyAndDynamicallyIsOneEdge(t *testing.T) {
+	t.Parallel()
+	rt, _ := newEngine(t)
+	c, runtimes := captureRuntime("c",
+		[]controller.Input{in(typeA, controller.InputWeak), inID(typeB, "x", controller.InputStrong)}, nil)
+	require.NoError(t, rt.RegisterController(c))
+	startEngine(t, rt)
+	r := recvWithin(t, runtimes)
+	require.NoError(t, r.UpdateInputs([]controller.Input{
+		in(typeA, controller.InputWeak),          // static too: one edge
+		inID(typeB, "x", controller.InputStrong), // static too: one edge
+		in(typeA, controller.InputStrong),        // another kind: its own edge
+		inID(typeB, "y", controller.InputStrong), // another ID: its own edge
+		in(typeC, controller.InputWeak),          // dynamic only
+		in(typeC, controller.InputWeak),          // declared twice: one edge
+	}))
+
+	g, err := rt.GetDependencyGraph()
+	require.NoError(t, err)
+	assert.Equal(t, []controller.DependencyEdge{
+		{ControllerName: "c", ResourceNamespace: testNS, ResourceType: typeA, EdgeType: controller.EdgeInputStrong},
+		{ControllerName: "c", ResourceNamespace: testNS, ResourceType: typeB, ResourceID: "x", EdgeType: controller.EdgeInputStrong},
+		{ControllerName: "c", ResourceNamespace: testNS, ResourceType: typeB, ResourceID: "y", EdgeType: controller.EdgeInputStrong},
+		{ControllerName: "c", ResourceNamespace: testNS, ResourceType: typeA, EdgeType: controller.EdgeInputWeak},
+		{ControllerName: "c", ResourceNamespace: testNS, ResourceType: typeC, EdgeType: controller.EdgeInputWeak},
+	}, g.Edges)
+}
+
 // panickyDeclarations panics in the declaration method named by at.
 type panickyDeclarations struct {
 	funcQController
