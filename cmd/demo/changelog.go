@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,6 +36,15 @@ type changeLog struct {
 // of a demo kind to logger.
 func newChangeLog(inner state.CoreState, logger *zap.Logger) state.State {
 	return state.WrapCore(&changeLog{CoreState: inner, logger: logger})
+}
+
+// KindHead implements state.KindHeadReporter by asking the inner state, so
+// that the engine's quiescence check stays exact through the log.
+func (c *changeLog) KindHead(ctx context.Context, k resource.Kind) (state.Bookmark, error) {
+	if h, ok := c.CoreState.(state.KindHeadReporter); ok {
+		return h.KindHead(ctx, k)
+	}
+	return nil, fmt.Errorf("change log: %T does not report kind heads: %w", c.CoreState, errors.ErrUnsupported)
 }
 
 func logged(k resource.Kind) bool {

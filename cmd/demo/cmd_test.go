@@ -133,3 +133,16 @@ func TestC6_DeleteLinkMustNameALinkOfTheIntent(t *testing.T) {
 	_, err = configFor(cli.RunOptions{DeleteLink: "eth9"}, in)
 	assert.ErrorContains(t, err, "--delete-link eth9")
 }
+
+func TestC7_HelpPrintsUsageAndExitsZero(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, 0, mainWithExit(args, &stdout, &stderr), args)
+		assert.Contains(t, stdout.String(), "Usage:", args)
+		assert.Contains(t, stdout.String(), "demo graph", args)
+	}
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 0, mainWithExit([]string{"help", "run"}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), "-debug-addr")
+	assert.Equal(t, 2, mainWithExit([]string{"help", "bogus"}, &stdout, &stderr))
+}

@@ -11,13 +11,13 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/resgraph/resgraph/pkg/debughttp"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 
 	"github.com/resgraph/resgraph/cmd/demo/internal/controllers"
-	"github.com/resgraph/resgraph/cmd/demo/internal/debugsrv"
 	"github.com/resgraph/resgraph/cmd/demo/internal/intent"
 	"github.com/resgraph/resgraph/cmd/demo/internal/kernel"
 	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
@@ -30,9 +30,10 @@ type config struct {
 	State state.State
 	// Intent is applied (as LinkSpecs) when the daemon starts.
 	Intent *intent.Intent
-	// DebugAddr is the debug endpoint's address; "" serves none. It is
-	// assumed checked (debugsrv.CheckAddr).
-	DebugAddr string
+	// DebugAddr is the debug endpoint's address; "" serves none. A
+	// non-loopback address is refused unless DebugAllowRemote is set.
+	DebugAddr        string
+	DebugAllowRemote bool
 	// ExpvarName is the expvar name the engine's metrics are published
 	// under when the debug endpoint runs; "" publishes nothing.
 	ExpvarName string
@@ -99,7 +100,11 @@ func (d *daemon) Run(ctx context.Context) error {
 	}
 
 	if d.cfg.DebugAddr != "" {
-		ln, err := net.Listen("tcp", d.cfg.DebugAddr)
+		var opts []debughttp.ListenOption
+		if d.cfg.DebugAllowRemote {
+			opts = append(opts, debughttp.AllowRemote())
+		}
+		ln, err := debughttp.Listen(d.cfg.DebugAddr, opts...)
 		if err != nil {
 			return fmt.Errorf("debug endpoint: %w", err)
 		}
@@ -110,7 +115,7 @@ func (d *daemon) Run(ctx context.Context) error {
 		}
 		d.debugAddr = ln.Addr()
 		d.logger.Info("debug endpoint listening on http://" + ln.Addr().String() + "/debug/")
-		g.Go(func() error { return debugsrv.Serve(gctx, ln, debugsrv.NewHandler(d, nil)) })
+		g.Go(func() error { return debughttp.Serve(gctx, ln, debughttp.New(d.engine)) })
 	}
 
 	if d.cfg.Intent != nil {

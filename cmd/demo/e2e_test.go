@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -15,11 +16,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resgraph/resgraph/pkg/debughttp"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 
 	"github.com/resgraph/resgraph/cmd/demo/internal/controllers"
-	"github.com/resgraph/resgraph/cmd/demo/internal/debugsrv"
 	"github.com/resgraph/resgraph/cmd/demo/internal/kernel"
 	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
 )
@@ -45,37 +47,39 @@ func sampleConfig(t *testing.T) config {
 	return config{Intent: in, Kernel: kernel.Config{FailFirst: 2, Seed: 1}}
 }
 
+// converged reports whether s is the sample intent converged, and if not,
+// what it is.
+func converged(s snapshot) (bool, string) {
+	routes := ids(s.routes)
+	want := slices.Sorted(maps.Keys(convergedRoutes))
+	up := 0
+	for _, st := range s.statuses {
+		if st.TypedSpec().Up {
+			up++
+		}
+	}
+	ok := slices.Equal(ids(s.statuses), convergedLinks) && up == len(convergedLinks) &&
+		slices.Equal(ids(s.kernel), convergedLinks) &&
+		slices.Equal(ids(s.addresses), convergedAddresses) &&
+		slices.Equal(routes, want) &&
+		slices.Equal(s.servers(), convergedServers)
+	return ok, fmt.Sprintf("statuses=%v (%d up) kernel=%v addresses=%v routes=%v servers=%v",
+		ids(s.statuses), up, ids(s.kernel), ids(s.addresses), routes, s.servers())
+}
+
 func waitConverged(t *testing.T, d *daemon) {
 	t.Helper()
-	eventually(t, "sample intent converged", func() (bool, string) {
-		s := takeSnapshot(t, d.state)
-		routes := ids(s.routes)
-		want := slices.Sorted(func(yield func(string) bool) {
-			for id := range convergedRoutes {
-				if !yield(id) {
-					return
-				}
-			}
-		})
-		up := 0
-		for _, st := range s.statuses {
-			if st.TypedSpec().Up {
-				up++
-			}
-		}
-		ok := slices.Equal(ids(s.statuses), convergedLinks) && up == len(convergedLinks) &&
-			slices.Equal(ids(s.kernel), convergedLinks) &&
-			slices.Equal(ids(s.addresses), convergedAddresses) &&
-			slices.Equal(routes, want) &&
-			slices.Equal(s.servers(), convergedServers)
-		return ok, fmt.Sprintf("statuses=%v (%d up) kernel=%v addresses=%v routes=%v servers=%v",
-			ids(s.statuses), up, ids(s.kernel), ids(s.addresses), routes, s.servers())
-	})
+	eventually(t, d, "sample intent converged", func() (bool, string) { return converged(takeSnapshot(t, d.state)) })
 }
 
 func TestE1_SampleIntentConverges(t *testing.T) {
 	d, _ := startDaemon(t, sampleConfig(t))
 	waitConverged(t, d)
+	// Once the engine settled, every controller has seen the converged
+	// state and left it as it is.
+	runtimetest.Settle(t, d.engine)
+	ok, why := converged(takeSnapshot(t, d.state))
+	require.True(t, ok, why)
 
 	s := takeSnapshot(t, d.state)
 	for id, owner := range convergedRoutes {
@@ -124,7 +128,7 @@ func TestE2_DeletingALinkTearsDownInOrderAndLeavesNoOrphans(t *testing.T) {
 	}
 	assert.False(t, slices.ContainsFunc(d.kernel.Links(), func(l kernel.Link) bool { return l.Name == "eth1" }), "the kernel link is deleted")
 
-	eventually(t, "no orphan left", func() (bool, string) {
+	eventually(t, d, "no orphan left", func() (bool, string) {
 		s := takeSnapshot(t, d.state)
 		o := s.orphans()
 		if _, ok := s.kernel["eth1"]; ok {
@@ -168,7 +172,7 @@ func TestE3_CarrierLossRemovesAddressesAndRoutesUntilItReturns(t *testing.T) {
 	waitConverged(t, d)
 
 	require.True(t, d.kernel.SetCarrier("eth0", false))
-	eventually(t, "eth0 down: no address, no default route, no eth0 DNS", func() (bool, string) {
+	eventually(t, d, "eth0 down: no address, no default route, no eth0 DNS", func() (bool, string) {
 		s := takeSnapshot(t, d.state)
 		st := s.statuses["eth0"]
 		ok := st != nil && !st.TypedSpec().Up &&
@@ -204,9 +208,9 @@ func TestE4_DebugEndpointServesEveryPage(t *testing.T) {
 	require.Contains(t, vars, cfg.ExpvarName, "the engine's metrics are published")
 	var metrics struct {
 		Controllers []struct {
-			Name       string
-			Reconciles uint64
-		}
+			Name       string `json:"name"`
+			Reconciles uint64 `json:"reconciles"`
+		} `json:"controllers"`
 	}
 	require.NoError(t, json.Unmarshal(vars[cfg.ExpvarName], &metrics))
 	var names []string
@@ -246,9 +250,7 @@ func TestE4_DebugEndpointServesEveryPage(t *testing.T) {
 	resp, body = get(t, base+"/debug/controllers", "Accept", "application/json")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-	var doc struct {
-		Controllers []debugsrv.ControllerRow `json:"controllers"`
-	}
+	var doc debughttp.StatusDocument
 	require.NoError(t, json.Unmarshal([]byte(body), &doc))
 	require.Len(t, doc.Controllers, len(controllers.Names()))
 	for _, c := range doc.Controllers {
@@ -343,13 +345,13 @@ func TestE7_AddressWantedAgainWhileTearingDownIsRecreatedOnceDestroyed(t *testin
 	require.NoError(t, d.state.AddFinalizer(t.Context(), addr, "test-holder"))
 
 	require.True(t, d.kernel.SetCarrier("wlan0", false))
-	eventually(t, "wlan0's address tearing down, held", func() (bool, string) {
+	eventually(t, d, "wlan0's address tearing down, held", func() (bool, string) {
 		s := takeSnapshot(t, d.state)
 		a := s.addresses[addr.ID()]
 		return a != nil && a.Metadata().Phase() == resource.PhaseTearingDown, fmt.Sprintf("%v", a)
 	})
 	require.True(t, d.kernel.SetCarrier("wlan0", true))
-	eventually(t, "wlan0 up again", func() (bool, string) {
+	eventually(t, d, "wlan0 up again", func() (bool, string) {
 		st := takeSnapshot(t, d.state).statuses["wlan0"]
 		return st != nil && st.TypedSpec().Up, fmt.Sprintf("%v", st)
 	})
@@ -357,7 +359,7 @@ func TestE7_AddressWantedAgainWhileTearingDownIsRecreatedOnceDestroyed(t *testin
 	assert.Equal(t, resource.PhaseTearingDown, s.addresses[addr.ID()].Metadata().Phase(), "a tearing-down address is not revived")
 
 	require.NoError(t, d.state.RemoveFinalizer(t.Context(), addr, "test-holder"))
-	eventually(t, "a fresh wlan0 address", func() (bool, string) {
+	eventually(t, d, "a fresh wlan0 address", func() (bool, string) {
 		a := takeSnapshot(t, d.state).addresses[addr.ID()]
 		return a != nil && a.Metadata().Phase() == resource.PhaseRunning, fmt.Sprintf("%v", a)
 	})

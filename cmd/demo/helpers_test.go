@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
 
@@ -192,23 +193,15 @@ func (s snapshot) orphans() []string {
 	return out
 }
 
-// eventually waits until cond holds, checking it at least every 10 ms and
-// giving up after waitFor; on failure it reports the last reason.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
+// eventually waits until cond holds, checking it now and after every
+// change of a demo resource (runtimetest.AwaitState: a watch with a
+// deadline, no polling); on failure it reports the last reason.
+func eventually(t *testing.T, d *daemon, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	runtimetest.AwaitState(t, d.state, netres.Kinds(), func(context.Context) (bool, string) {
 		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %s", what, waitFor, why)
-		}
-		<-tick.C
-	}
+		return ok, what + ": " + why
+	})
 }
 
 // get fetches url (without keep-alive, so that no connection outlives the

@@ -125,7 +125,7 @@ func TestE8_CommitOrderObeysTheFinalizers(t *testing.T) {
 	// A flap cycle on every link, then a deletion.
 	for _, link := range convergedLinks {
 		require.True(t, d.kernel.SetCarrier(link, false))
-		eventually(t, link+" addresses gone", func() (bool, string) {
+		eventually(t, d, link+" addresses gone", func() (bool, string) {
 			s := takeSnapshot(t, d.state)
 			for id, a := range s.addresses {
 				if a.TypedSpec().Link == link {

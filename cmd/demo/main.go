@@ -17,9 +17,11 @@
 //	demo [run] [flags]          run the agent (see demo run -h)
 //	demo graph --format F       print the controller/resource graph: dot, mermaid or json
 //	demo apply FILE             validate an intent file and print what it would create
+//	demo help [COMMAND]         print the usage (-h and --help too)
 //
-// With --debug-addr 127.0.0.1:0 the agent serves /debug/vars (expvar),
-// /debug/pprof/, /debug/graph and /debug/controllers.
+// With --debug-addr 127.0.0.1:0 the agent serves the debug pages of package
+// debughttp: /debug/vars (expvar), /debug/pprof/, /debug/graph and
+// /debug/controllers.
 package main
 
 import (
@@ -42,7 +44,7 @@ func main() {
 // mainWithExit runs the command line args and returns the exit code: 0 on
 // success, 1 on failure, 2 on a usage error.
 func mainWithExit(args []string, stdout, stderr io.Writer) int {
-	cmd, err := cli.Parse(args, stderr)
+	cmd, err := cli.Parse(args, stdout, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0

@@ -54,12 +54,13 @@ func run(ctx context.Context, opts cli.RunOptions, stdout io.Writer) error {
 // configFor resolves the run options against the intent.
 func configFor(opts cli.RunOptions, in *intent.Intent) (config, error) {
 	cfg := config{
-		Intent:      in,
-		DebugAddr:   opts.DebugAddr,
-		ExpvarName:  expvarName,
-		DeleteAfter: opts.DeleteDelay(),
-		Verbose:     opts.Verbose,
-		Kernel:      kernel.Config{FailFirst: opts.ApplyFailures, FlapMin: opts.FlapMin, FlapMax: opts.FlapMax, Seed: opts.Seed},
+		Intent:           in,
+		DebugAddr:        opts.DebugAddr,
+		DebugAllowRemote: opts.DebugAllowRemote,
+		ExpvarName:       expvarName,
+		DeleteAfter:      opts.DeleteDelay(),
+		Verbose:          opts.Verbose,
+		Kernel:           kernel.Config{FailFirst: opts.ApplyFailures, FlapMin: opts.FlapMin, FlapMax: opts.FlapMax, Seed: opts.Seed},
 	}
 	switch opts.DeleteLink {
 	case cli.NoDelete:

@@ -43,37 +43,43 @@ const (
 //
 // State, BackoffUntil, LastError and LastErrorAt are tracked even with
 // metrics off; the counters are then zero.
+//
+// In JSON (expvar, debug pages) the fields are named in lowerCamelCase,
+// BusyTime as busyTimeNs (nanoseconds), and zero times and an empty last
+// error are omitted.
 type ControllerStatus struct {
-	Name         string
-	Kind         string // "controller" | "qcontroller"
-	State        string // "starting", "running", "backoff", "stopped"
-	BackoffUntil time.Time
-	LastError    string
-	LastErrorAt  time.Time
-	Reconciles   uint64
-	Crashes      uint64
-	Restarts     uint64
-	WakeUps      uint64
-	Requeues     uint64
-	BusyTime     time.Duration
-	QueueLen     int
-	InFlight     int
+	Name         string        `json:"name"`
+	Kind         string        `json:"kind"`  // "controller" | "qcontroller"
+	State        string        `json:"state"` // "starting", "running", "backoff", "stopped"
+	BackoffUntil time.Time     `json:"backoffUntil,omitzero"`
+	LastError    string        `json:"lastError,omitempty"`
+	LastErrorAt  time.Time     `json:"lastErrorAt,omitzero"`
+	Reconciles   uint64        `json:"reconciles"`
+	Crashes      uint64        `json:"crashes"`
+	Restarts     uint64        `json:"restarts"`
+	WakeUps      uint64        `json:"wakeUps"`
+	Requeues     uint64        `json:"requeues"`
+	BusyTime     time.Duration `json:"busyTimeNs"`
+	QueueLen     int           `json:"queueLen"`
+	InFlight     int           `json:"inFlight"`
 }
 
 // KindMetrics are the counters of one watched kind: changes routed to
 // controllers, and re-lists after a failed watch.
 type KindMetrics struct {
-	Namespace    string
-	Type         string
-	EventsRouted uint64
-	Relists      uint64
+	Namespace    string `json:"namespace"`
+	Type         string `json:"type"`
+	EventsRouted uint64 `json:"eventsRouted"`
+	Relists      uint64 `json:"relists"`
 }
 
 // Metrics are an engine's counters: every controller (sorted by name) and
 // every watched kind (sorted by namespace and type).
+// In JSON (see [Runtime.PublishExpvar]) they are {"controllers": [...],
+// "kinds": [...]}, named as [ControllerStatus] says.
 type Metrics struct {
-	Controllers []ControllerStatus
-	Kinds       []KindMetrics
+	Controllers []ControllerStatus `json:"controllers"`
+	Kinds       []KindMetrics      `json:"kinds"`
 }
 
 // controllerMetrics are one controller's counters and status.
@@ -147,7 +153,7 @@ func (r *Runtime) ControllerStatuses() []ControllerStatus {
 
 // Metrics returns a snapshot of the engine's counters.
 func (r *Runtime) Metrics() Metrics {
-	m := Metrics{Controllers: r.ControllerStatuses()}
+	m := Metrics{Controllers: r.ControllerStatuses(), Kinds: []KindMetrics{}}
 
 	r.mu.Lock()
 	for k, w := range r.router.kinds {
@@ -169,7 +175,7 @@ func (r *Runtime) Metrics() Metrics {
 }
 
 // PublishExpvar publishes [Runtime.Metrics] as the expvar variable name
-// (computed on each read). It returns an error, and publishes nothing, when
+// (computed on each read), in the JSON form [Metrics] describes. It returns an error, and publishes nothing, when
 // the name is already published.
 func (r *Runtime) PublishExpvar(name string) (err error) {
 	if name == "" {

@@ -87,4 +87,10 @@ func TestMetrics_PublishExpvar(t *testing.T) {
 	require.Len(t, m.Controllers, 1)
 	assert.Equal(t, "c", m.Controllers[0].Name)
 	assert.Empty(t, other.Metrics().Controllers, "two engines share nothing")
+
+	// The JSON names: lowerCamelCase, zero times and an empty last error
+	// omitted (not "0001-01-01T00:00:00Z"), an empty list as [].
+	assert.JSONEq(t, `{"controllers": [{"name": "c", "kind": "controller", "state": "starting",
+		"reconciles": 0, "crashes": 0, "restarts": 0, "wakeUps": 0, "requeues": 0, "busyTimeNs": 0,
+		"queueLen": 0, "inFlight": 0}], "kinds": []}`, expvar.Get(name).String())
 }

@@ -3,10 +3,12 @@
 //	demo [run] [flags]         run the agent (the default)
 //	demo graph [--format F]    print the controller/resource graph (dot, mermaid, json)
 //	demo apply FILE            validate an intent file and print what it would create
+//	demo help [COMMAND]        print the usage (of a command)
 //
-// [Parse] never exits the process and never writes anywhere but the writer
-// it is given (usage and flag errors); it returns a [Command] or an error.
-// -h and --help return flag.ErrHelp after printing the usage.
+// [Parse] never exits the process and never writes anywhere but the writers
+// it is given; it returns a [Command] or an error. help, -h and --help print
+// the usage on stdout and return flag.ErrHelp; a command's -h prints its
+// flags on stderr (the flag package's way) and returns flag.ErrHelp too.
 package cli
 
 import (
@@ -17,7 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/resgraph/resgraph/cmd/demo/internal/debugsrv"
+	"github.com/resgraph/resgraph/pkg/debughttp"
+	"github.com/resgraph/resgraph/pkg/graph"
 )
 
 // Subcommand names.
@@ -25,6 +28,7 @@ const (
 	CmdRun   = "run"
 	CmdGraph = "graph"
 	CmdApply = "apply"
+	CmdHelp  = "help"
 )
 
 // NoDelete is the --delete-link value that deletes no link.
@@ -88,21 +92,24 @@ const usage = `Usage:
   demo [run] [flags]           run the network agent (the default command)
   demo graph [--format FORMAT] print the controller/resource graph and exit
   demo apply FILE              validate an intent file and print what it would create (dry run)
+  demo help [COMMAND]          print this usage, or the flags of a command
 
-Run 'demo run -h' or 'demo graph -h' for the flags of a command.
+Run 'demo help run' or 'demo help graph' for the flags of a command.
 `
 
-// Parse parses args (without the program name). Usage and errors go to
-// stderr.
-func Parse(args []string, stderr io.Writer) (Command, error) {
+// Parse parses args (without the program name). Help goes to stdout,
+// errors and a command's -h to stderr.
+func Parse(args []string, stdout, stderr io.Writer) (Command, error) {
 	name := CmdRun
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
 	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-		_, _ = io.WriteString(stderr, usage)
+		_, _ = io.WriteString(stdout, usage)
 		return Command{}, flag.ErrHelp
 	}
 	switch name {
+	case CmdHelp:
+		return help(args, stdout, stderr)
 	case CmdRun:
 		return parseRun(args, stderr)
 	case CmdGraph:
@@ -113,6 +120,27 @@ func Parse(args []string, stderr io.Writer) (Command, error) {
 		_, _ = io.WriteString(stderr, usage)
 		return Command{}, fmt.Errorf("unknown command %q", name)
 	}
+}
+
+// help prints the usage, or a command's flags, on stdout.
+func help(args []string, stdout, stderr io.Writer) (Command, error) {
+	switch {
+	case len(args) == 0:
+		_, _ = io.WriteString(stdout, usage)
+		return Command{}, flag.ErrHelp
+	case len(args) > 1:
+		_, _ = io.WriteString(stderr, usage)
+		return Command{}, fmt.Errorf("help: want at most one COMMAND, got %d", len(args))
+	}
+	switch args[0] {
+	case CmdRun, CmdGraph, CmdApply:
+		return Parse([]string{args[0], "-h"}, stdout, stdout)
+	case CmdHelp:
+		_, _ = io.WriteString(stdout, usage)
+		return Command{}, flag.ErrHelp
+	}
+	_, _ = io.WriteString(stderr, usage)
+	return Command{}, fmt.Errorf("help: unknown command %q", args[0])
 }
 
 func newFlagSet(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
@@ -168,8 +196,12 @@ func parseRun(args []string, stderr io.Writer) (Command, error) {
 		o.FlapMin, o.FlapMax = 0, 0
 	}
 	if o.DebugAddr != "" {
-		if err := debugsrv.CheckAddr(o.DebugAddr, o.DebugAllowRemote); err != nil {
-			errs = append(errs, fmt.Errorf("--debug-addr: %w", err))
+		var opts []debughttp.ListenOption
+		if o.DebugAllowRemote {
+			opts = append(opts, debughttp.AllowRemote())
+		}
+		if err := debughttp.CheckAddr(o.DebugAddr, opts...); err != nil {
+			errs = append(errs, fmt.Errorf("--debug-addr: %w (--debug-allow-remote allows it)", err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -187,12 +219,10 @@ func parseGraph(args []string, stderr io.Writer) (Command, error) {
 	if fs.NArg() > 0 {
 		return Command{}, fmt.Errorf("graph: unexpected argument %q", fs.Arg(0))
 	}
-	for _, f := range debugsrv.GraphFormats {
-		if f.Name == *format {
-			return Command{Name: CmdGraph, GraphFormat: *format}, nil
-		}
+	if _, err := graph.ParseFormat(*format); err != nil {
+		return Command{}, fmt.Errorf("graph: unknown --format %q: use dot, mermaid or json", *format)
 	}
-	return Command{}, fmt.Errorf("graph: unknown --format %q: use dot, mermaid or json", *format)
+	return Command{Name: CmdGraph, GraphFormat: *format}, nil
 }
 
 func parseApply(args []string, stderr io.Writer) (Command, error) {

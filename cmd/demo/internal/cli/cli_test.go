@@ -15,11 +15,19 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// parse parses args and returns what was written to stdout and stderr,
+// together.
 func parse(t *testing.T, args ...string) (Command, string, error) {
 	t.Helper()
-	var stderr bytes.Buffer
-	c, err := Parse(args, &stderr)
-	return c, stderr.String(), err
+	c, stdout, stderr, err := parse2(t, args...)
+	return c, stdout + stderr, err
+}
+
+func parse2(t *testing.T, args ...string) (Command, string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	c, err := Parse(args, &stdout, &stderr)
+	return c, stdout.String(), stderr.String(), err
 }
 
 func TestF1_RunIsTheDefaultWithSensibleDefaults(t *testing.T) {
@@ -109,4 +117,21 @@ func TestF6_HelpAndUnknownCommands(t *testing.T) {
 	_, stderr, err = parse(t, "bogus")
 	assert.ErrorContains(t, err, `unknown command "bogus"`)
 	assert.Contains(t, stderr, "Usage:")
+}
+
+func TestF7_HelpPrintsUsageOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"help", "help"}} {
+		_, stdout, stderr, err := parse2(t, args...)
+		assert.ErrorIs(t, err, flag.ErrHelp, args)
+		assert.Contains(t, stdout, "demo help [COMMAND]", args)
+		assert.Empty(t, stderr, args)
+	}
+	_, stdout, _, err := parse2(t, "help", "run")
+	assert.ErrorIs(t, err, flag.ErrHelp)
+	assert.Contains(t, stdout, "-debug-addr", "the flags of run")
+	_, _, stderr, err := parse2(t, "help", "bogus")
+	assert.ErrorContains(t, err, `help: unknown command "bogus"`)
+	assert.Contains(t, stderr, "Usage:")
+	_, _, _, err = parse2(t, "help", "run", "graph")
+	assert.ErrorContains(t, err, "at most one COMMAND")
 }

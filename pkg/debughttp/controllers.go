@@ -1,0 +1,109 @@
+package debughttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"html/template"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/runtime"
+)
+
+// StatusDocument is the JSON document of /debug/controllers: the time of
+// the report and every controller's status, sorted by name, each named as
+// runtime.ControllerStatus says (lowerCamelCase, zero times omitted).
+type StatusDocument struct {
+	Time        time.Time                  `json:"time"`
+	Controllers []runtime.ControllerStatus `json:"controllers"`
+}
+
+// controllersPage serves /debug/controllers.
+type controllersPage struct {
+	rt  *runtime.Runtime
+	now func() time.Time
+}
+
+func (p controllersPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	doc := StatusDocument{Time: p.now(), Controllers: p.rt.ControllerStatuses()}
+	var buf bytes.Buffer
+	ct := "text/html; charset=utf-8"
+	write := writeControllersHTML
+	if wantsJSON(r) {
+		ct, write = "application/json", writeControllersJSON
+	}
+	if err := write(&buf, doc); err != nil {
+		http.Error(w, "render controllers: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", ct)
+	_, _ = buf.WriteTo(w)
+}
+
+// writeControllersJSON writes doc as indented JSON; an empty list is [].
+func writeControllersJSON(w io.Writer, doc StatusDocument) error {
+	if doc.Controllers == nil {
+		doc.Controllers = []runtime.ControllerStatus{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+var controllersTmpl = template.Must(template.New("controllers").Funcs(template.FuncMap{
+	"state": func(s runtime.ControllerStatus, now time.Time) string {
+		if s.State == runtime.StateBackoff && !s.BackoffUntil.IsZero() {
+			return "backing off until " + s.BackoffUntil.Format("15:04:05.000") + " (" + s.BackoffUntil.Sub(now).Round(time.Millisecond).String() + ")"
+		}
+		return s.State
+	},
+	"ago": func(t, now time.Time) string {
+		return t.Format("15:04:05.000") + ", " + now.Sub(t).Round(time.Millisecond).String() + " ago"
+	},
+	"dur": func(d time.Duration) string { return d.Round(time.Microsecond).String() },
+}).Parse(`<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>resgraph: controllers</title>
+<style>
+body { font-family: sans-serif; margin: 1.5em; }
+table { border-collapse: collapse; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.backoff td { background: #fff3cd; }
+tr.stopped td { color: #888; }
+.err { color: #a00; font-family: monospace; white-space: pre-wrap; }
+</style></head>
+<body>
+<h1>Controllers</h1>
+<p>{{len .Controllers}} controllers at {{.Time.Format "15:04:05.000"}} &middot; <a href="?format=json">JSON</a> &middot; <a href="/debug/">index</a></p>
+<table>
+<tr><th>Controller</th><th>Kind</th><th>State</th><th>Reconciles</th><th>Busy time</th><th>Queue</th><th>In flight</th><th>Wake-ups</th><th>Requeues</th><th>Crashes</th><th>Restarts</th><th>Last error</th></tr>
+{{- range .Controllers}}
+<tr class="{{.State}}"><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{state . $.Time}}</td><td class="num">{{.Reconciles}}</td><td class="num">{{dur .BusyTime}}</td><td class="num">{{.QueueLen}}</td><td class="num">{{.InFlight}}</td><td class="num">{{.WakeUps}}</td><td class="num">{{.Requeues}}</td><td class="num">{{.Crashes}}</td><td class="num">{{.Restarts}}</td><td>{{if .LastError}}<span class="err">{{.LastError}}</span>{{if not .LastErrorAt.IsZero}}<br><small>at {{ago .LastErrorAt $.Time}}</small>{{end}}{{else}}&ndash;{{end}}</td></tr>
+{{- end}}
+</table>
+</body></html>
+`))
+
+// writeControllersHTML writes doc as an HTML page; every value is escaped.
+func writeControllersHTML(w io.Writer, doc StatusDocument) error {
+	return controllersTmpl.Execute(w, doc)
+}
+
+// wantsJSON reports whether the request asks for JSON: ?format=json, or an
+// Accept header whose first media type is application/json.
+func wantsJSON(r *http.Request) bool {
+	if f := r.URL.Query().Get("format"); f != "" {
+		return f == "json"
+	}
+	for part := range strings.SplitSeq(r.Header.Get("Accept"), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		return mt == "application/json"
+	}
+	return false
+}

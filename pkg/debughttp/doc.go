@@ -1,0 +1,40 @@
+// Package debughttp serves an engine's debug pages over HTTP: an
+// [http.Handler] for a [runtime.Runtime] that a daemon mounts on a server
+// of its own, plus the helpers to listen on loopback and serve until a
+// context is done.
+//
+//	h := debughttp.New(engine)
+//	ln, err := debughttp.Listen("127.0.0.1:6060") // loopback only
+//	...
+//	go debughttp.Serve(ctx, ln, h)
+//
+// Pages (paths relative to where the handler is mounted; it is built for
+// the root of a server or an http.StripPrefix):
+//
+//   - /debug/             an index linking to every page
+//   - /debug/vars         expvar: everything published with expvar, the
+//     engine's metrics included when published with
+//     runtime.Runtime.PublishExpvar
+//   - /debug/pprof/       the runtime's profiles (heap, goroutine, allocs,
+//     block, mutex, threadcreate; ?debug=1 for text), /debug/pprof/profile
+//     (CPU, ?seconds=N, default 30), /debug/pprof/trace (execution trace,
+//     ?seconds=N, default 1), /debug/pprof/cmdline and /debug/pprof/symbol
+//   - /debug/graph        the controller/resource graph: ?format=dot
+//     (default), mermaid or json
+//   - /debug/controllers  every controller's state, counters and last
+//     error: an HTML page, or JSON with ?format=json or an Accept header
+//     that lists application/json first
+//
+// More pages plug in with [WithPage]: each is a path, a title for the
+// index and a handler. Nothing is registered on http.DefaultServeMux, and
+// the package does not import net/http/pprof (whose init registers there):
+// profiles are served from runtime/pprof and runtime/trace directly.
+//
+// JSON is named in lowerCamelCase throughout (the status document, the
+// engine's expvar metrics, the graph); zero times are omitted, never
+// written as "0001-01-01T00:00:00Z".
+//
+// The pages expose profiles and internal state: [Listen] refuses a
+// non-loopback address unless [AllowRemote] is given, and [Serve] stops
+// the server when its context is done.
+package debughttp

@@ -1,0 +1,181 @@
+package debughttp
+
+import (
+	"bytes"
+	"expvar"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/graph"
+	"github.com/resgraph/resgraph/pkg/runtime"
+)
+
+// Page is one debug page: the path it is served at (under /debug/, e.g.
+// "/debug/trace"), the title the index links it with, and its handler. A
+// path that ends with "/" serves its whole subtree.
+type Page struct {
+	Path    string
+	Title   string
+	Handler http.Handler
+}
+
+// Option configures [New].
+type Option func(*config)
+
+type config struct {
+	pages []Page
+	now   func() time.Time
+}
+
+// WithPage adds a page (or replaces the built-in page of the same path).
+func WithPage(p Page) Option {
+	return func(c *config) { c.pages = append(c.pages, p) }
+}
+
+// WithClock sets the clock the pages show times against (time.Now by
+// default).
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now != nil {
+			c.now = now
+		}
+	}
+}
+
+// Handler serves the debug pages of one engine; see the package doc. It
+// is safe for concurrent use.
+type Handler struct {
+	mux   *http.ServeMux
+	pages []Page
+}
+
+// New returns the handler of rt's debug pages, with the pages of the
+// options added.
+func New(rt *runtime.Runtime, opts ...Option) *Handler {
+	c := config{now: time.Now}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	builtin := []Page{
+		{Path: "/debug/controllers", Title: "controllers", Handler: controllersPage{rt: rt, now: c.now}},
+		{Path: "/debug/graph", Title: "graph", Handler: graphPage{rt: rt}},
+		{Path: "/debug/vars", Title: "expvar", Handler: expvar.Handler()},
+		{Path: "/debug/pprof/", Title: "pprof", Handler: pprofHandler{}},
+	}
+	h := &Handler{mux: http.NewServeMux()}
+	for _, p := range builtin {
+		if !hasPage(c.pages, p.Path) {
+			h.pages = append(h.pages, p)
+		}
+	}
+	h.pages = append(h.pages, c.pages...)
+	for _, p := range h.pages {
+		h.mux.Handle(p.Path, p.Handler)
+	}
+	h.mux.HandleFunc("GET /debug/{$}", h.serveIndex)
+	h.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/debug/", http.StatusFound)
+	})
+	return h
+}
+
+func hasPage(pages []Page, path string) bool {
+	for _, p := range pages {
+		if p.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Pages returns the pages the handler serves, built-in ones first.
+func (h *Handler) Pages() []Page { return append([]Page(nil), h.pages...) }
+
+var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>resgraph: debug</title></head>
+<body><h1>resgraph debug pages</h1><ul>
+{{- range .}}
+<li><a href="{{.Path}}">{{.Title}}</a>{{range .Extra}} &middot; <a href="{{.Href}}">{{.Text}}</a>{{end}}</li>
+{{- end}}
+</ul></body></html>
+`))
+
+type link struct{ Href, Text string }
+
+type indexEntry struct {
+	Path, Title string
+	Extra       []link
+}
+
+func (h *Handler) serveIndex(w http.ResponseWriter, _ *http.Request) {
+	entries := make([]indexEntry, 0, len(h.pages))
+	for _, p := range h.pages {
+		e := indexEntry{Path: p.Path, Title: p.Title}
+		switch p.Path {
+		case "/debug/controllers":
+			e.Extra = []link{{"/debug/controllers?format=json", "JSON"}}
+		case "/debug/graph":
+			for _, f := range graphFormats[1:] {
+				e.Extra = append(e.Extra, link{"/debug/graph?format=" + f.name, f.name})
+			}
+		}
+		if e.Title == "" {
+			e.Title = strings.TrimPrefix(p.Path, "/debug/")
+		}
+		entries = append(entries, e)
+	}
+	var buf bytes.Buffer
+	if err := indexTmpl.Execute(&buf, entries); err != nil {
+		http.Error(w, "render index: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = buf.WriteTo(w)
+}
+
+// graphFormats are the formats of /debug/graph, the default first, with
+// their content types.
+var graphFormats = []struct{ name, contentType string }{
+	{"dot", "text/vnd.graphviz; charset=utf-8"},
+	{"mermaid", "text/plain; charset=utf-8"},
+	{"json", "application/json"},
+}
+
+// graphPage serves /debug/graph.
+type graphPage struct{ rt *runtime.Runtime }
+
+func (p graphPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("format")
+	if name == "" {
+		name = graphFormats[0].name
+	}
+	ct := ""
+	for _, f := range graphFormats {
+		if f.name == name {
+			ct = f.contentType
+		}
+	}
+	format, err := graph.ParseFormat(name)
+	if ct == "" || err != nil {
+		http.Error(w, "unknown graph format "+name+": use dot, mermaid or json", http.StatusBadRequest)
+		return
+	}
+	g, err := p.rt.GetDependencyGraph()
+	var buf bytes.Buffer
+	if err == nil {
+		err = graph.Render(&buf, g, format)
+	}
+	if err != nil {
+		http.Error(w, "render graph: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", ct)
+	_, _ = buf.WriteTo(w)
+}
