@@ -463,3 +463,21 @@ func TestR2_ImmutableValuesAreShared(t *testing.T) {
 	assert.Equal(t, "fe80::1%eth0", orig.Addrs[0].String())
 	assert.False(t, resource.Equal(newShape(orig), newShape(c)))
 }
+
+// TestApproxSizeFollowsTheSpec: the size estimate grows with what the
+// spec refers to, and is constant for a plain spec.
+func TestApproxSizeFollowsTheSpec(t *testing.T) {
+	small := newShape(countSpec{N: 1}).ApproxSize()
+	assert.Equal(t, small, newShape(countSpec{N: 1 << 40}).ApproxSize())
+	type blob struct {
+		Data []byte
+		Name string
+		M    map[string][]int
+	}
+	big := newShape(blob{Data: make([]byte, 16<<10), Name: "xyz", M: map[string][]int{"a": make([]int, 100)}}).ApproxSize()
+	assert.GreaterOrEqual(t, big, 16<<10+800+3)
+	assert.Less(t, big, 16<<10+800+1024)
+	a := &node{Val: []int{1}}
+	a.Next = a
+	assert.Positive(t, newShape(struct{ Root *node }{a}).ApproxSize(), "cycles end")
+}

@@ -42,6 +42,9 @@ type plan[S any] struct {
 	deep       *deepPlan
 	spec       reflect.Type
 	err        *CopyError
+	// fixedSize: S holds no strings nor references, so its memory is its
+	// size (see ApproxSize).
+	fixedSize bool
 }
 
 // plans caches the plan of every spec type: reflect.Type → *plan[S].
@@ -60,7 +63,7 @@ func planOf[S any]() *plan[S] {
 // newPlan computes the plan of S (whose type is t). A DeepCopy method is
 // preferred to the deep plan: the spec's author knows best.
 func newPlan[S any](t reflect.Type) *plan[S] {
-	p := &plan[S]{spec: t}
+	p := &plan[S]{spec: t, fixedSize: !hasDynamicSize(t)}
 	pt := reflect.PointerTo(t)
 	var ok bool
 	if p.method, ok = methodFunc[func(S) S](t, "DeepCopy"); ok {

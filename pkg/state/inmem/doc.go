@@ -74,8 +74,18 @@
 // # History
 //
 // Each kind keeps its last [DefaultHistoryCapacity] changes (4096; see
-// [WithHistoryCapacity]) in a ring. The history is the reach of tail
-// events and bookmarks (S11): WithTailEvents(n) and WithKindTailEvents(n)
+// [WithHistoryCapacity]) in a ring, and fewer when the versions they
+// replaced would hold more than [DefaultHistoryBytes] of memory (8 MiB;
+// see [WithHistoryBytes]): a replaced version (an event's Old) is held by
+// the history alone, so the oldest changes leave the history early, down
+// to the newest change, which is always kept. Sizes are estimates (typed
+// resources follow their spec's slices, maps, strings and pointers). So a
+// kind's history holds at most about 8 MiB of old versions plus 64 bytes
+// per kept change (a 16 KiB resource updated 5,000 times: the last ~500
+// versions, not 4,096), and a watcher in the middle of a delivery holds at
+// most 256 changes or about 512 KiB of old versions more. The history is
+// the reach of tail events and bookmarks (S11): WithTailEvents(n) and
+// WithKindTailEvents(n)
 // replay, oldest first, up to the last n changes that concern the watch
 // (of its resource; of its kind that it sees before or after the change)
 // among those kept; a bookmark resumes right after its change as long as
@@ -87,13 +97,16 @@
 // instance and the kind: one from elsewhere is refused as invalid. Along
 // one watch, bookmarks strictly increase.
 //
-// Why 4096: coalescing (below) makes the history irrelevant to what a
-// slow watcher receives, so it only needs to cover the resumption of a
-// watch that restarts shortly after a burst of a few thousand changes.
-// Memory and time grow with it: a full ring costs 64 bytes per change
-// (about 256 KiB per kind) plus the older versions of updated resources it
-// still references, which the garbage collector keeps scanning; kinds with
-// fewer changes never fill it (it grows in chunks of 256).
+// Why 4096 and 8 MiB: coalescing (below) makes the history irrelevant to
+// what a slow watcher receives, so it only needs to cover the resumption
+// of a watch that restarts shortly after a burst of a few thousand
+// changes of resources of ordinary size. Memory and time grow with it: a
+// full ring costs 72 bytes per change (about 288 KiB per kind) plus the
+// older versions of updated resources it still references (at most the
+// byte bound), which the garbage collector keeps scanning; kinds with
+// fewer changes never fill it (it grows in chunks of 256). A bookmark of
+// a change that left the history early is refused like one the ring
+// overwrote: with a buffer-overrun error (S11).
 //
 // # Slow watchers (S12)
 //

@@ -19,6 +19,15 @@ type record struct {
 	new resource.Resource // state after the change; nil when absent
 	id  resource.ID
 	seq uint64
+	// size is the estimated memory of old, which the history holds alone
+	// once the change is made (see kindStore.histBytes).
+	size int64
+}
+
+// item is a stored resource and the estimate of its memory.
+type item struct {
+	r    resource.Resource
+	size int64
 }
 
 // kindStore holds the resources of one kind, the history ring of its
@@ -48,7 +57,7 @@ type kindStore struct {
 	mu sync.Mutex
 
 	// items are the stored resources by ID. Guarded by mu.
-	items map[resource.ID]resource.Resource
+	items map[resource.ID]item
 	// sorted is every key of items in order, or nil when a create or
 	// destroy made it stale. Guarded by mu.
 	sorted []resource.ID
@@ -70,6 +79,15 @@ type kindStore struct {
 	head atomic.Uint64
 	// next is the ring index of the next record. Guarded by mu.
 	next int
+	// floor is the seq of the oldest record the history keeps: records
+	// leave it when the ring overwrites them, or earlier when the
+	// versions they replaced hold more than byteBudget bytes (their slot
+	// is then emptied). Guarded by mu.
+	floor uint64
+	// histBytes is the estimated memory of the versions that only the
+	// kept records refer to: the sum of their sizes. Guarded by mu.
+	histBytes  int64
+	byteBudget int64
 	// block is where new records are carved from, recordBlock at a time:
 	// a published record is never written again, so a block is written
 	// once and then only read. Guarded by mu.
@@ -115,28 +133,27 @@ const maxLag = 1024
 // recordBlock is the number of records allocated at once.
 const recordBlock = 64
 
-func newKindStore(kind resource.Kind, stateID, kindID uint64, capacity int) *kindStore {
+func newKindStore(kind resource.Kind, stateID, kindID uint64, capacity int, byteBudget int64) *kindStore {
 	return &kindStore{
-		kind:     kind,
-		ns:       kind.Namespace(),
-		typ:      kind.Type(),
-		stateID:  stateID,
-		kindID:   kindID,
-		cap:      capacity,
-		lagLimit: min(capacity, maxLag),
-		items:    map[resource.ID]resource.Resource{},
-		minPos:   math.MaxUint64,
-		ring:     make([]atomic.Pointer[ringChunkSlots], (capacity+ringChunk-1)/ringChunk),
+		kind:       kind,
+		ns:         kind.Namespace(),
+		typ:        kind.Type(),
+		stateID:    stateID,
+		kindID:     kindID,
+		cap:        capacity,
+		lagLimit:   min(capacity, maxLag),
+		items:      map[resource.ID]item{},
+		minPos:     math.MaxUint64,
+		ring:       make([]atomic.Pointer[ringChunkSlots], (capacity+ringChunk-1)/ringChunk),
+		floor:      1,
+		byteBudget: byteBudget,
 	}
 }
 
-// oldest returns the seq of the oldest record in the ring, given the head
-// (head+1 when the ring is empty).
+// oldest returns the seq of the oldest record the history keeps, given
+// the head (head+1 when it keeps none). The caller holds mu.
 func (ks *kindStore) oldest(head uint64) uint64 {
-	if head < uint64(ks.cap) {
-		return 1
-	}
-	return head - uint64(ks.cap) + 1
+	return min(ks.floor, head+1)
 }
 
 // slot returns the ring slot of seq s.
@@ -155,7 +172,7 @@ func (ks *kindStore) recordLocked(s uint64) *record {
 // copy of new (nil when the detector is off). It returns the group of
 // parked kind watchers to wake once mu is released (nil when none is
 // parked).
-func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resource) *wakeGroup {
+func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resource, oldSize int64) *wakeGroup {
 	head := ks.head.Load()
 	seq := head + 1
 	ks.det.changedLocked(id, seq, new, ref)
@@ -164,12 +181,14 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resourc
 	}
 	rec := &ks.block[0]
 	ks.block = ks.block[1:]
-	*rec = record{old: old, new: new, id: id, seq: seq}
+	*rec = record{old: old, new: new, id: id, seq: seq, size: oldSize}
 
 	i := ks.next
 	chunk := ks.ring[i/ringChunk].Load()
 	if seq > uint64(ks.cap) {
-		ks.overwriteLocked(seq-uint64(ks.cap), &chunk[i%ringChunk])
+		if s := seq - uint64(ks.cap); s >= ks.floor { // not evicted yet
+			ks.leaveLocked(s, &chunk[i%ringChunk])
+		}
 	} else if chunk == nil {
 		chunk = &ringChunkSlots{}
 		ks.ring[i/ringChunk].Store(chunk)
@@ -180,6 +199,12 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resourc
 		i = 0
 	}
 	ks.next = i
+	ks.histBytes += oldSize
+	for ks.histBytes > ks.byteBudget && ks.floor < seq {
+		slot := ks.slot(ks.floor)
+		ks.leaveLocked(ks.floor, slot)
+		slot.Store(nil) // releases the versions only it referred to
+	}
 
 	if len(ks.idWatchers) > 0 {
 		for _, w := range ks.idWatchers[id] {
@@ -187,6 +212,15 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resourc
 		}
 	}
 	return ks.takeParkingLocked()
+}
+
+// leaveLocked is called before the record of seq s (the oldest kept), in
+// slot, leaves the history, overwritten or evicted: the history no longer
+// holds the version it replaced.
+func (ks *kindStore) leaveLocked(s uint64, slot *atomic.Pointer[record]) {
+	ks.histBytes -= slot.Load().size
+	ks.floor = s + 1
+	ks.overwriteLocked(s, slot)
 }
 
 // overwriteLocked is called before the record of seq s, in slot, leaves
@@ -300,7 +334,27 @@ func (ks *kindStore) snapshot(dst []resource.Resource) []resource.Resource {
 func (ks *kindStore) snapshotLocked(dst []resource.Resource) []resource.Resource {
 	dst = slices.Grow(dst, len(ks.sorted))
 	for _, id := range ks.sorted {
-		dst = append(dst, ks.items[id])
+		dst = append(dst, ks.items[id].r)
 	}
 	return dst
+}
+
+// defaultResourceSize is the size estimate of a resource without an
+// ApproxSize method.
+const defaultResourceSize = 512
+
+// sizeOf estimates the memory a stored resource holds (see
+// [WithHistoryBytes]).
+// ApproxSize may be user code: a panic in it counts as the default.
+func sizeOf(r resource.Resource) (n int64) {
+	s, ok := r.(interface{ ApproxSize() int })
+	if !ok {
+		return defaultResourceSize
+	}
+	defer func() {
+		if recover() != nil {
+			n = defaultResourceSize
+		}
+	}()
+	return int64(s.ApproxSize())
 }

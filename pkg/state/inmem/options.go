@@ -14,13 +14,14 @@ type Option func(*options)
 
 type options struct {
 	historyCapacity int
+	historyBytes    int64
 	// detect turns the mutation detector on; report is its report.
 	detect bool
 	report func(error)
 }
 
 func defaultOptions() options {
-	return options{historyCapacity: DefaultHistoryCapacity, detect: detectorDefault(), report: panicReport}
+	return options{historyCapacity: DefaultHistoryCapacity, historyBytes: DefaultHistoryBytes, detect: detectorDefault(), report: panicReport}
 }
 
 // WithMutationDetector turns the mutation detector on (rule S7): every
@@ -71,3 +72,20 @@ func WithHistoryCapacity(n int) Option {
 
 // MaxHistoryCapacity is the largest history capacity per kind.
 const MaxHistoryCapacity = 1 << 24
+
+// DefaultHistoryBytes is the memory, in bytes, that the replaced versions
+// kept by a kind's history may hold unless [WithHistoryBytes] says
+// otherwise (see the package documentation).
+const DefaultHistoryBytes = 8 << 20
+
+// WithHistoryBytes bounds the memory of each kind's history: the
+// estimated bytes of the replaced versions that only the history refers
+// to (the versions an Updated or Destroyed event carries as Old). When a
+// change would exceed it, the oldest changes leave the history before the
+// ring is full, down to the newest one, which is always kept: the reach of
+// tail events and bookmarks (rule S11) then shrinks accordingly. Sizes
+// are estimated by the resource's ApproxSize method when it has one (typed
+// resources do), else counted as 512 bytes. n is clamped to at least 0.
+func WithHistoryBytes(n int64) Option {
+	return func(o *options) { o.historyBytes = max(n, 0) }
+}

@@ -40,6 +40,8 @@ type core struct {
 	clock      *clock
 	stateID    uint64 // identifies this state in bookmarks
 	historyCap int
+	// historyBytes is the byte budget of each kind's history.
+	historyBytes int64
 	// report is the mutation detector's report; nil when it is off.
 	report func(error)
 }
@@ -57,7 +59,7 @@ func newCore(opts ...Option) *core {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	c := &core{clock: newClock(), stateID: rand.Uint64(), historyCap: o.historyCapacity}
+	c := &core{clock: newClock(), stateID: rand.Uint64(), historyCap: o.historyCapacity, historyBytes: o.historyBytes}
 	if o.detect {
 		c.report = o.report
 	}
@@ -109,7 +111,7 @@ func (c *core) store(ns resource.Namespace, typ resource.Type) *kindStore {
 		return ks
 	}
 	c.nextKindID++
-	ks := newKindStore(resource.NewKind(ns, typ), c.stateID, c.nextKindID, c.historyCap)
+	ks := newKindStore(resource.NewKind(ns, typ), c.stateID, c.nextKindID, c.historyCap, c.historyBytes)
 	if c.report != nil {
 		ks.det = newDetector(c.report)
 	}
@@ -146,7 +148,7 @@ func (c *core) Get(_ context.Context, ptr resource.Pointer, opts ...state.GetOpt
 	}
 	if ks := c.lookup(ns, typ); ks != nil {
 		ks.mu.Lock()
-		r := ks.items[id]
+		r := ks.items[id].r
 		ks.mu.Unlock()
 		if r != nil {
 			if len(opts) > 0 && applyOptions(state.GetOptions{}, opts).ReadOnly {
@@ -224,6 +226,7 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	if err != nil {
 		return err
 	}
+	size := sizeOf(stored)
 	ks.mu.Lock()
 	if _, exists := ks.items[id]; exists {
 		ks.mu.Unlock()
@@ -235,11 +238,11 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	ks.lastCreated = now
 	smd.SetCreated(now)
 	smd.SetUpdated(now)
-	ks.items[id] = stored
+	ks.items[id] = item{r: stored, size: size}
 	ks.sorted = nil
 	ks.count.Add(1)
 	stampLike(ref, smd)
-	wake := ks.appendLocked(id, nil, stored, ref)
+	wake := ks.appendLocked(id, nil, stored, ref, 0)
 	check := ks.det.takeLocked()
 	ks.mu.Unlock()
 	wakeUp(wake)
@@ -271,10 +274,12 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 	if err != nil {
 		return err
 	}
+	size := sizeOf(stored)
 	now := c.clock.now()
 
 	ks.mu.Lock()
-	cur := ks.items[id]
+	curItem := ks.items[id]
+	cur := curItem.r
 	if err := checkUpdate(md, cur, o); err != nil {
 		ks.mu.Unlock()
 		return err
@@ -287,9 +292,9 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 	_ = smd.SetOwner(cmd.Owner())
 	smd.SetCreated(created)
 	smd.SetUpdated(now)
-	ks.items[id] = stored
+	ks.items[id] = item{r: stored, size: size}
 	stampLike(ref, smd)
-	wake := ks.appendLocked(id, cur, stored, ref)
+	wake := ks.appendLocked(id, cur, stored, ref, curItem.size)
 	check := ks.det.takeLocked()
 	ks.mu.Unlock()
 	wakeUp(wake)
@@ -364,7 +369,8 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 		return state.NewNotFoundError(resource.PointerOf(ptr), "not found")
 	}
 	ks.mu.Lock()
-	cur := ks.items[id]
+	curItem := ks.items[id]
+	cur := curItem.r
 	switch {
 	case cur == nil:
 		err = state.NewNotFoundError(resource.PointerOf(ptr), "not found")
@@ -380,7 +386,7 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	delete(ks.items, id)
 	ks.sorted = nil
 	ks.count.Add(-1)
-	wake := ks.appendLocked(id, cur, nil, nil)
+	wake := ks.appendLocked(id, cur, nil, nil, curItem.size)
 	check := ks.det.takeLocked()
 	ks.mu.Unlock()
 	wakeUp(wake)

@@ -57,8 +57,8 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 	default:
 		w.current = true
 		w.snapSeq = ks.head.Load()
-		if r := ks.items[w.id]; r != nil {
-			w.snap = []resource.Resource{r}
+		if it, ok := ks.items[w.id]; ok {
+			w.snap = []resource.Resource{it.r}
 		}
 	}
 	ks.addIDWatcherLocked(w)

@@ -10,8 +10,12 @@ import (
 )
 
 // readBatch is the most records a kind watcher claims from the ring at
-// once.
-const readBatch = 256
+// once; readBatchBytes bounds the estimated memory of the versions they
+// replaced.
+const (
+	readBatch      = 256
+	readBatchBytes = 512 << 10
+)
 
 // watcher is one watch: a goroutine that delivers the changes of a kind
 // (kind watcher) or of one resource (single-resource watcher, id != "") to
@@ -361,14 +365,20 @@ func (w *watcher) foldLocal(id resource.ID, e spillEntry) {
 // read without the lock, and claims them by advancing w's position. It
 // reports false when a write moved w into the spill first: the records
 // were then folded into the spill and must not be delivered.
+//
+// A batch also stops once the versions it holds reach readBatchBytes, so
+// that what a watcher holds while it delivers stays small next to the
+// history's byte bound.
 func (ks *kindStore) claim(w *watcher, pos uint64, dst []*record) ([]*record, bool) {
 	n := min(ks.head.Load()-pos+1, readBatch)
-	for s := pos; s < pos+n; s++ {
+	var bytes int64
+	for s := pos; s < pos+n && bytes < readBatchBytes; s++ {
 		r := ks.slot(s).Load()
-		if r.seq != s { // overwritten: the writer has spilled w
+		if r == nil || r.seq != s { // overwritten or evicted: the writer has spilled w
 			break
 		}
 		dst = append(dst, r)
+		bytes += r.size
 	}
 	if len(dst) == 0 || !w.pos.CompareAndSwap(pos, pos+uint64(len(dst))) {
 		return dst, false

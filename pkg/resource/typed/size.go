@@ -1,0 +1,135 @@
+package typed
+
+import (
+	"reflect"
+	"unsafe"
+)
+
+// ApproxSize estimates the bytes of memory this resource holds: the
+// resource itself, its labels, annotations and finalizers, and its spec,
+// followed through strings, slices (by capacity), maps, pointers and
+// interfaces. States use it to bound the memory of what they keep (inmem
+// bounds its history with it). A plain-value spec without strings costs a
+// constant; others are walked by reflection.
+func (r *Resource[S, D]) ApproxSize() int {
+	n := int(unsafe.Sizeof(*r))
+	md := &r.md
+	n += kvSize(md.Labels().Len()) + kvSize(md.Annotations().Len())
+	n += len(*md.Finalizers()) * int(unsafe.Sizeof(""))
+	p := r.planOrLookup()
+	if p.fixedSize {
+		return n
+	}
+	w := sizeWalker{}
+	return n + w.dynamic(reflect.ValueOf(&r.spec).Elem())
+}
+
+// kvSize estimates the bytes of a string map of n entries.
+func kvSize(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return 48 + n*64
+}
+
+// hasDynamicSize reports whether values of t may hold memory beyond
+// their own size (strings, references).
+func hasDynamicSize(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.String, reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:
+		return true
+	case reflect.Array:
+		return t.Len() > 0 && hasDynamicSize(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasDynamicSize(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sizeWalker sums the memory a value refers to.
+type sizeWalker struct {
+	// seen are the pointers already counted (cycles, sharing); made on
+	// first use.
+	seen map[unsafe.Pointer]bool
+}
+
+// maxSizeDepth bounds the walk: what lies deeper is not counted.
+const maxSizeDepth = 64
+
+// dynamic returns the bytes v refers to beyond its own size.
+func (w *sizeWalker) dynamic(v reflect.Value) int {
+	return w.walk(v, 0)
+}
+
+func (w *sizeWalker) walk(v reflect.Value, depth int) int {
+	if depth > maxSizeDepth {
+		return 0
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return v.Len()
+	case reflect.Slice:
+		if v.IsNil() {
+			return 0
+		}
+		n := v.Cap() * int(v.Type().Elem().Size())
+		if hasDynamicSize(v.Type().Elem()) {
+			for i := range v.Len() {
+				n += w.walk(v.Index(i), depth+1)
+			}
+		}
+		return n
+	case reflect.Map:
+		if v.IsNil() {
+			return 0
+		}
+		n := 48 + v.Len()*int(v.Type().Key().Size()+v.Type().Elem().Size()+8)
+		if hasDynamicSize(v.Type().Key()) || hasDynamicSize(v.Type().Elem()) {
+			it := v.MapRange()
+			for it.Next() {
+				n += w.walk(it.Key(), depth+1) + w.walk(it.Value(), depth+1)
+			}
+		}
+		return n
+	case reflect.Pointer:
+		if v.IsNil() || !w.first(v.UnsafePointer()) {
+			return 0
+		}
+		return int(v.Type().Elem().Size()) + w.walk(v.Elem(), depth+1)
+	case reflect.Interface:
+		if v.IsNil() {
+			return 0
+		}
+		e := v.Elem()
+		return int(e.Type().Size()) + w.walk(e, depth+1)
+	case reflect.Array:
+		n := 0
+		for i := range v.Len() {
+			n += w.walk(v.Index(i), depth+1)
+		}
+		return n
+	case reflect.Struct:
+		n := 0
+		for i := range v.NumField() {
+			n += w.walk(v.Field(i), depth+1)
+		}
+		return n
+	}
+	return 0
+}
+
+// first reports whether p is counted for the first time.
+func (w *sizeWalker) first(p unsafe.Pointer) bool {
+	if w.seen == nil {
+		w.seen = map[unsafe.Pointer]bool{}
+	}
+	if w.seen[p] {
+		return false
+	}
+	w.seen[p] = true
+	return true
+}
