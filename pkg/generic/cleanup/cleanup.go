@@ -184,6 +184,9 @@ func (c *Controller[I, D]) reconcile(ctx context.Context, r controller.Runtime, 
 			continue
 		}
 		if err := c.input(ctx, r, logger, item); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopping: not a failure of the input
+			}
 			delay, failures := rs.retries.Failed(id, now, err)
 			rs.failed[id] = stampOf(md)
 			xform.RetryLater(retryLog, r, "input", md, err, delay, failures)

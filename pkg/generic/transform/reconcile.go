@@ -170,6 +170,9 @@ func (c *Controller[I, O]) mapOutput(logger *zap.Logger, in I) (out O, ok bool, 
 // failed schedules the retry of it, the resource ptr, which failed with
 // err, and logs and reports the failure.
 func (p *pass[I, O]) failed(it item, ptr resource.Pointer, err error) {
+	if p.ctx.Err() != nil {
+		return // stopping: not a failure of the item
+	}
 	delay, failures := p.rs.retries.Failed(it, p.now, err)
 	what := "input"
 	if it.output {
