@@ -20,6 +20,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -59,6 +60,9 @@ func (c *calls) total() int {
 	return n
 }
 
+// hasN is an Await condition: the output's N is n.
+func hasN(n int) func(*B) bool { return func(b *B) bool { return b.TypedSpec().N == n } }
+
 // assertNoRestart checks that the controller never failed Run.
 func assertNoRestart(t *testing.T, rt *runtime.Runtime, name string) {
 	t.Helper()
@@ -78,7 +82,6 @@ func assertNoRestart(t *testing.T, rt *runtime.Runtime, name string) {
 // is never restarted.
 func TestT19_AFailingInputDoesNotDelayTheOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := newState()
 		seen := newCalls()
 		ctrl := transform.NewController(transform.Settings[*A, *B]{
 			Name:            "AtoB",
@@ -92,15 +95,16 @@ func TestT19_AFailingInputDoesNotDelayTheOthers(t *testing.T) {
 				return double(ctx, r, l, a, b)
 			},
 		})
-		engine := gentest.Start(t, st, nil, ctrl)
-		gentest.Create(t, st, newA("bad", 1))
+		engine := runtimetest.Start(t, runtimetest.WithControllers(ctrl))
+		st := engine.State
+		runtimetest.Create(t, st, newA("bad", 1))
 		for len(seen.of("bad")) < 9 {
 			time.Sleep(time.Second)
 		}
 
 		start := time.Now()
-		gentest.Create(t, st, newA("good", 2))
-		gentest.AwaitN[*B](t, st, ptrB("good"), 4)
+		runtimetest.Create(t, st, newA("good", 2))
+		runtimetest.Await(t, st, "good", hasN(4))
 		assert.Less(t, time.Since(start), transform.RetryBackoffInitial, "the healthy input waited for the failing one")
 
 		// Let the failing input go through two more retries: its schedule
@@ -127,7 +131,6 @@ func TestT19_AFailingInputDoesNotDelayTheOthers(t *testing.T) {
 // restarted, and it settles (no more calls).
 func TestT20_TransientFailuresAreRetriedPerInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := newState()
 		seen := newCalls()
 		var mu sync.Mutex
 		rnd := rand.New(rand.NewPCG(14, 4))
@@ -146,18 +149,28 @@ func TestT20_TransientFailuresAreRetriedPerInput(t *testing.T) {
 			},
 		})
 		const n = 40
+		st := newState()
 		for i := range n {
-			gentest.Create(t, st, newA(fmt.Sprintf("a%02d", i), i))
+			runtimetest.Create(t, st, newA(fmt.Sprintf("a%02d", i), i))
 		}
-		engine := gentest.Start(t, st, nil, ctrl)
-		for i := range n {
-			gentest.AwaitN[*B](t, st, ptrB(fmt.Sprintf("a%02d", i)), 2*i)
-		}
-		time.Sleep(10 * time.Minute)
-		synctest.Wait()
+		engine := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+		runtimetest.AwaitAll(t, st, func(bs []*B) bool {
+			if len(bs) != n {
+				return false
+			}
+			for i, b := range bs {
+				if b.TypedSpec().N != 2*i {
+					return false
+				}
+			}
+			return true
+		})
+		// Settled: idle now, and still without a call 10 virtual minutes
+		// later (no retry was left).
+		engine.Settle(t)
 		total := seen.total()
 		time.Sleep(10 * time.Minute)
-		synctest.Wait()
+		engine.Settle(t)
 		assert.Equal(t, total, seen.total(), "the controller did not settle")
 
 		failures := 0
@@ -180,7 +193,6 @@ func TestT20_TransientFailuresAreRetriedPerInput(t *testing.T) {
 // its interval, without failing the others or Run.
 func TestT21_RequeueErrorRetriesTheInputAfterItsInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := newState()
 		seen := newCalls()
 		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
 			Name:            "AtoB",
@@ -193,10 +205,10 @@ func TestT21_RequeueErrorRetriesTheInputAfterItsInterval(t *testing.T) {
 				return double(ctx, r, l, a, b)
 			},
 		}))
-		engine := gentest.Start(t, st, nil, ctrl)
+		engine := runtimetest.Start(t, runtimetest.WithControllers(ctrl))
 		start := time.Now()
-		gentest.Create(t, st, newA("a1", 4))
-		gentest.AwaitN[*B](t, st, ptrB("a1"), 8)
+		runtimetest.Create(t, engine.State, newA("a1", 4))
+		runtimetest.Await(t, engine.State, "a1", hasN(8))
 		assert.Equal(t, 10*time.Second, time.Since(start), "requeued twice, 5 s each")
 		assert.Empty(t, ctrl.Errors, "a requeue that wraps no error is not a failure")
 		assertNoRestart(t, engine.Runtime, "AtoB")
@@ -209,7 +221,7 @@ func TestT22_TheErrorNamesWhatFailed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
 		ctx := context.Background()
-		gentest.Create(t, st, newA("a1", 1))
+		runtimetest.Create(t, st, newA("a1", 1))
 		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
 			Name:            "AtoB",
 			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
@@ -220,8 +232,8 @@ func TestT22_TheErrorNamesWhatFailed(t *testing.T) {
 		}, transform.WithInputFinalizers()))
 		// Someone else owns the output of "taken": the write is refused.
 		require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("taken", 0), state.WithCreateOwner("someone")))
-		gentest.Create(t, st, newA("taken", 1))
-		gentest.Start(t, st, nil, ctrl)
+		runtimetest.Create(t, st, newA("taken", 1))
+		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 
 		err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "taken") })
 		msg := err.Error()
@@ -230,7 +242,7 @@ func TestT22_TheErrorNamesWhatFailed(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(msg, resource.PointerString(ptrA("taken"))), "the input is named once: %s", msg)
 		assert.Equal(t, 1, strings.Count(msg, resource.PointerString(ptrB("taken"))), "the output is named once: %s", msg)
 
-		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+		runtimetest.Await(t, st, "a1", hasN(2))
 		_, err = st.Teardown(ctx, ptrA("a1"))
 		require.NoError(t, err)
 		err = ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "not yet") })
