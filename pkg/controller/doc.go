@@ -14,4 +14,18 @@
 // write carries its name as the owner. The engine (package runtime)
 // enforces this; refused accesses return errors naming the controller, the
 // operation and the resource.
+//
+// Reads follow the state's rule S7: [Reader] Get and List return private
+// copies, which the controller may change; with state.WithReadOnlyGet and
+// state.WithReadOnlyList they return the shared, read-only snapshots, at
+// no copy cost, which the controller must never change (not even a slice
+// or map of the spec). To change a resource, let Modify hand you a private
+// copy:
+//
+//	err := r.Modify(ctx, out, func(res resource.Resource) error {
+//		res.(*Status).TypedSpec().Up = true
+//		return nil
+//	})
+//
+// or DeepCopy what you read and Update the copy.
 package controller

@@ -13,6 +13,13 @@
 //   - destroy: destroys a controller's own outputs once they are tearing down
 //     with no finalizers left.
 //
+// The generic controllers read their inputs read-only (rule S7): what they
+// hand to user functions (transform and mapping functions, finalizer
+// removal functions, dependents queries) are the state's shared snapshots,
+// which user code never changes; only the output a TransformFunc fills is
+// a private copy. To change a resource you read, use Modify or work on its
+// DeepCopy.
+//
 // Every generic controller implements controller.Validator (rule G2): a
 // configuration that cannot work is refused at registration, with an error
 // naming the controller and the setting, instead of failing in Run or

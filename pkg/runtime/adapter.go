@@ -72,7 +72,8 @@ func validResource(r resource.Resource) error {
 }
 
 // Get reads a declared input or an own output (rule C3), from the cache
-// when the kind is cached.
+// when the kind is cached: a private copy, or with [state.WithReadOnlyGet]
+// the shared snapshot (rule S7).
 func (a *rwAdapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
 	defer a.touch()
 	if err := validPointer(ptr); err != nil {
@@ -82,13 +83,14 @@ func (a *rwAdapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state
 		return nil, a.deny("Get", resource.PointerString(ptr), "not a declared input or output")
 	}
 	if c := a.rt.caches.get(dependency.KeyOf(ptr)); c.isReady() {
-		return c.get(ptr)
+		return c.get(ptr, opts)
 	}
 	return a.rt.st.Get(ctx, ptr, opts...)
 }
 
 // List lists a kind declared as an input without an ID, or of an output
-// type (rule C3), from the cache when the kind is cached.
+// type (rule C3), from the cache when the kind is cached: private copies,
+// or with [state.WithReadOnlyList] the shared snapshots (rule S7).
 func (a *rwAdapter) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
 	defer a.touch()
 	if err := resource.ValidateKind(kind); err != nil {
@@ -98,7 +100,7 @@ func (a *rwAdapter) List(ctx context.Context, kind resource.Kind, opts ...state.
 		return resource.List{}, a.deny("List", resource.KindString(kind), "not a declared input (without ID) or output")
 	}
 	if c := a.rt.caches.get(dependency.KeyOf(kind)); c.isReady() {
-		return c.list(opts...), nil
+		return c.list(opts...)
 	}
 	return a.rt.st.List(ctx, kind, opts...)
 }
@@ -145,9 +147,7 @@ func (a *rwAdapter) Create(ctx context.Context, r resource.Resource, opts ...con
 		return a.createConflict(ctx, md, owner, err)
 	}
 	a.tracker.record(md)
-	if c := a.rt.caches.get(dependency.KeyOf(md)); c != nil {
-		c.putWritten(writtenCopy(r, owner))
-	}
+	a.refreshCache(ctx, md)
 	return nil
 }
 
@@ -161,7 +161,7 @@ func (a *rwAdapter) createConflict(ctx context.Context, ptr resource.Pointer, ow
 	if !state.IsConflictError(err) || state.IsOwnerConflictError(err) {
 		return err
 	}
-	cur, gerr := a.rt.st.Get(ctx, ptr)
+	cur, gerr := a.rt.st.Get(ctx, ptr, state.WithReadOnlyGet())
 	if gerr != nil {
 		return err
 	}
@@ -185,9 +185,7 @@ func (a *rwAdapter) Update(ctx context.Context, r resource.Resource) error {
 		return err
 	}
 	a.tracker.record(md)
-	if c := a.rt.caches.get(dependency.KeyOf(md)); c != nil {
-		c.putWritten(writtenCopy(r, a.name))
-	}
+	a.refreshCache(ctx, md)
 	return nil
 }
 
@@ -230,9 +228,7 @@ func (a *rwAdapter) modify(ctx context.Context, op string, emptyResource resourc
 		return nil, err
 	}
 	a.tracker.record(md)
-	if c := a.rt.caches.get(dependency.KeyOf(md)); c != nil && res != nil {
-		c.putWritten(res.DeepCopy())
-	}
+	a.refreshCache(ctx, md)
 	return res, nil
 }
 
@@ -326,7 +322,7 @@ func (a *rwAdapter) checkFinalizers(ctx context.Context, op string, ptr resource
 	if !acc.isOutput(ptr.Type()) {
 		return a.deny(op, resource.PointerString(ptr), "not a strong input, a primary input or an own output")
 	}
-	cur, err := a.rt.st.Get(ctx, ptr)
+	cur, err := a.rt.st.Get(ctx, ptr, state.WithReadOnlyGet())
 	if err != nil {
 		return err
 	}
@@ -344,29 +340,19 @@ func quoteOwner(o string) string {
 }
 
 // refreshCache re-reads ptr into the cache of its kind, if cached, after a
-// write whose result the state does not return.
+// write through the engine, so that the controller reads its write (or a
+// later one) at once. It reads the state's shared snapshot: never the
+// caller's resource, which the caller may go on changing, and no copy.
 func (a *rwAdapter) refreshCache(ctx context.Context, ptr resource.Pointer) {
 	c := a.rt.caches.get(dependency.KeyOf(ptr))
 	if c == nil {
 		return
 	}
-	cur, err := a.rt.st.Get(ctx, ptr)
+	cur, err := a.rt.st.Get(ctx, ptr, state.WithReadOnlyGet())
 	switch {
 	case err == nil:
 		c.putWritten(cur)
 	case state.IsNotFoundError(err):
 		c.putDestroyed(ptr)
 	}
-}
-
-// writtenCopy is the stored state of r after a Create or Update that wrote
-// it back (version, timestamps): a copy with the owner and phase the state
-// stored.
-func writtenCopy(r resource.Resource, owner string) resource.Resource {
-	c := r.DeepCopy()
-	md := c.Metadata()
-	_ = md.SetOwner("") // clearing never fails
-	_ = md.SetOwner(owner)
-	md.SetPhase(resource.PhaseRunning)
-	return c
 }

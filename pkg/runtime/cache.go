@@ -61,7 +61,10 @@ type overlayEntry struct {
 // with them, so that a controller reads its writes at once (read your
 // writes) and never sees a resource go back to an older version.
 //
-// Resources in the cache are never handed out: reads return copies.
+// The cache holds the state's shared snapshots (from the watch, and from
+// read-only Gets after the engine's writes), never a resource a controller
+// may change: reads hand out copies, or the snapshots themselves when
+// asked for read-only (rule S7), and the router reads them in place.
 type kindCache struct {
 	key dependency.Key
 
@@ -148,8 +151,9 @@ func superseded(o overlayEntry, t state.EventType, md *resource.Metadata) bool {
 }
 
 // putWritten records r, the state of a resource after a write through the
-// engine. c keeps r (the caller passes a copy). Nothing is recorded when
-// the cache already holds this write or a later one.
+// engine: a snapshot the state handed out read-only (never a resource a
+// controller may change), which c keeps. Nothing is recorded when the
+// cache already holds this write or a later one.
 func (c *kindCache) putWritten(r resource.Resource) {
 	md := r.Metadata()
 	id := md.ID()
@@ -197,23 +201,31 @@ func (c *kindCache) lookupLocked(id resource.ID) resource.Resource {
 	return c.base[id]
 }
 
-// get returns a copy of the resource, or a not-found error.
-func (c *kindCache) get(ptr resource.Pointer) (resource.Resource, error) {
+// get returns the resource (a copy, or the shared snapshot when opts ask
+// for a read-only Get), or a not-found error. Copies are made outside the
+// lock: DeepCopy is the resource's code.
+func (c *kindCache) get(ptr resource.Pointer, opts []state.GetOption) (resource.Resource, error) {
 	c.mu.RLock()
 	r := c.lookupLocked(ptr.ID())
-	var out resource.Resource
-	if r != nil {
-		out = r.DeepCopy()
-	}
 	c.mu.RUnlock()
-	if out == nil {
+	if r == nil {
 		return nil, state.NewNotFoundError(resource.PointerOf(ptr), "not found")
 	}
-	return out, nil
+	if len(opts) > 0 {
+		var o state.GetOptions
+		for _, opt := range opts {
+			opt(&o)
+		}
+		if o.ReadOnly {
+			return r, nil
+		}
+	}
+	return state.DeepCopyOf(r)
 }
 
-// list returns copies of the resources matching the options, sorted by ID.
-func (c *kindCache) list(opts ...state.ListOption) resource.List {
+// list returns the resources matching the options, sorted by ID: copies,
+// or the shared snapshots when the options ask for a read-only List.
+func (c *kindCache) list(opts ...state.ListOption) (resource.List, error) {
 	var o state.ListOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -239,8 +251,17 @@ func (c *kindCache) list(opts ...state.ListOption) resource.List {
 		if !o.IDQuery.Matches(id) || !o.LabelQuery.Matches(*md.Labels()) {
 			continue
 		}
-		items = append(items, r.DeepCopy())
+		items = append(items, r)
 	}
 	c.mu.RUnlock()
-	return resource.List{Items: items}
+	if !o.ReadOnly {
+		for i, r := range items {
+			cp, err := state.DeepCopyOf(r)
+			if err != nil {
+				return resource.List{}, err
+			}
+			items[i] = cp
+		}
+	}
+	return resource.List{Items: items}, nil
 }

@@ -167,7 +167,7 @@ func stampOf(md *resource.Metadata) stamp {
 // reconcile runs one pass over every input; an input waiting out the
 // backoff of a failure is skipped unless it changed since.
 func (c *Controller[I, D]) reconcile(ctx context.Context, r controller.Runtime, logger, retryLog *zap.Logger, rs *runState) error {
-	list, err := r.List(ctx, c.inKind)
+	list, err := r.List(ctx, c.inKind, state.WithReadOnlyList())
 	if err != nil {
 		return fmt.Errorf("list inputs %s: %w", resource.KindString(c.inKind), err)
 	}
@@ -257,7 +257,7 @@ func (c *Controller[I, D]) dependents(ctx context.Context, r controller.Reader, 
 	if err != nil {
 		return nil, err
 	}
-	list, err := r.List(ctx, c.depKind, state.WithLabelQuery(query...))
+	list, err := r.List(ctx, c.depKind, state.WithReadOnlyList(), state.WithLabelQuery(query...))
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func Ready(ctx context.Context, rw controller.ReaderWriter, owner string, kinds 
 		errs      []error
 	)
 	for _, kind := range kinds {
-		list, err := rw.List(ctx, kind)
+		list, err := rw.List(ctx, kind, state.WithReadOnlyList())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("list %s: %w", resource.KindString(kind), err))
 			continue
@@ -59,7 +59,7 @@ func Ready(ctx context.Context, rw controller.ReaderWriter, owner string, kinds 
 // tearing down and without finalizers, and reports whether it destroyed
 // it. An absent resource is not an error.
 func IfReady(ctx context.Context, rw controller.ReaderWriter, owner string, ptr resource.Pointer) (bool, error) {
-	r, err := rw.Get(ctx, ptr)
+	r, err := rw.Get(ctx, ptr, state.WithReadOnlyGet())
 	switch {
 	case state.IsNotFoundError(err):
 		return false, nil

@@ -246,7 +246,7 @@ func (c *QController[I, O]) inputOfOutput(ctx context.Context, logger *zap.Logge
 // unmapOutput maps one of the controller's outputs to its input with
 // UnmapMetadataFunc.
 func (c *QController[I, O]) unmapOutput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
-	res, err := r.Get(ctx, ptr)
+	res, err := r.Get(ctx, ptr, state.WithReadOnlyGet())
 	switch {
 	case state.IsNotFoundError(err):
 		return nil, nil

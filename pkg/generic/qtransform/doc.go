@@ -9,6 +9,18 @@
 // on a copy of the stored output, and an unchanged output is not written
 // (no version bump, no event).
 //
+// # Read-only inputs (rule S7)
+//
+// Reconcile reads its input read-only: the input handed to TransformFunc,
+// TransformExtraOutputFunc, FinalizerRemovalFunc and MapMetadataFunc, the
+// output handed to UnmapMetadataFunc, and the resources handed to the
+// mappers of [WithExtraMappedInput] are the state's shared snapshots: a
+// user function never changes them (the state's mutation detector, on in
+// tests, reports a change). The output handed to TransformFunc is the
+// controller's private copy, to fill. To change a resource you read, use
+// Modify (its function gets a private copy) or DeepCopy it and Update the
+// copy.
+//
 // # Input finalizers (the default)
 //
 // The controller puts a finalizer, named after itself, on every input it

@@ -85,7 +85,7 @@ func mappedResource[T interface {
 	generic.ResourceWithDefinition
 	*E
 }, E any](ctx context.Context, r controller.Reader, ptr resource.Pointer) (T, error) {
-	res, err := r.Get(ctx, ptr)
+	res, err := r.Get(ctx, ptr, state.WithReadOnlyGet()) // mappers get read-only snapshots (S7)
 	switch {
 	case err == nil:
 		return xform.As[T](res)

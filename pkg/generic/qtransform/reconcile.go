@@ -26,7 +26,7 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 	if err := c.ensureLoaded(ctx, logger, r); err != nil {
 		return err
 	}
-	res, err := r.Get(ctx, ptr)
+	res, err := r.Get(ctx, ptr, state.WithReadOnlyGet()) // handed on read-only (S7)
 	switch {
 	case state.IsNotFoundError(err):
 		c.processed.forget(ptr.ID())
@@ -217,7 +217,7 @@ func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger
 	if c.loaded.Load() {
 		return nil
 	}
-	list, err := r.List(ctx, c.outKind)
+	list, err := r.List(ctx, c.outKind, state.WithReadOnlyList())
 	if err != nil {
 		return fmt.Errorf("load outputs: %w", err)
 	}
@@ -238,7 +238,7 @@ func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger
 	}
 	c.index.load(found)
 	for inID := range found {
-		_, err := r.Get(ctx, c.inPointer(inID))
+		_, err := r.Get(ctx, c.inPointer(inID), state.WithReadOnlyGet())
 		switch {
 		case state.IsNotFoundError(err):
 			if _, err := c.destroyOutputs(ctx, r, inID); err != nil {

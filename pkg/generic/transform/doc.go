@@ -49,6 +49,23 @@
 //     become a *generic.PanicError. The controller settles once every
 //     input has succeeded.
 //
+// # Read-only inputs (rule S7)
+//
+// The controller lists its inputs read-only: the inputs handed to
+// TransformFunc, TransformExtraOutputFunc and FinalizerRemovalFunc, and
+// to the mapping functions, are the state's shared snapshots, never
+// copied. A user function never changes them (the state's mutation
+// detector, on in tests, reports a change when the input is next
+// written). The output handed to TransformFunc is the controller's private
+// copy, to fill. To change an input itself, write it through the state
+// (or the controller that owns it) with Modify, which never changes the
+// resource it is given and hands its function a private copy:
+//
+//	err := st.Modify(ctx, in, func(r resource.Resource) error {
+//		r.(*Link).TypedSpec().MTU = 9000 // a private copy
+//		return nil
+//	})
+//
 // A pass processes only the inputs that changed since the previous pass
 // (by version and creation time), the failing inputs that are due, and
 // those waiting for an output to go, unless the controller has extra

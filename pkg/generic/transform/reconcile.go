@@ -12,6 +12,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // runState is what one Run remembers between its passes; only the Run
@@ -119,11 +120,14 @@ func (c *Controller[I, O]) filterInController() bool {
 	return c.opts.inputFinalizers && len(c.opts.listOptions) > 0
 }
 
+// listInputs lists the inputs as the state's read-only snapshots (rule
+// S7): no copy per pass, and TransformFunc gets them read-only.
 func (c *Controller[I, O]) listInputs(ctx context.Context, r controller.Reader) (resource.List, error) {
-	if c.filterInController() {
-		return r.List(ctx, c.inKind)
+	opts := []state.ListOption{state.WithReadOnlyList()}
+	if !c.filterInController() {
+		opts = append(opts, c.opts.listOptions...)
 	}
-	return r.List(ctx, c.inKind, c.opts.listOptions...)
+	return r.List(ctx, c.inKind, opts...)
 }
 
 // matches reports whether the input is selected by the list options.
@@ -423,7 +427,7 @@ func (p *pass[I, O]) findOrphans() error {
 		}
 	}
 	c := p.c
-	list, err := p.r.List(p.ctx, c.outKind)
+	list, err := p.r.List(p.ctx, c.outKind, state.WithReadOnlyList())
 	if err != nil {
 		return fmt.Errorf("list outputs %s: %w", resource.KindString(c.outKind), err)
 	}

@@ -87,7 +87,7 @@ func createOutput(ctx context.Context, w controller.Writer, out resource.Resourc
 // absent output reports true without writing (there is nothing to wait
 // for); one with finalizers reports false.
 func DestroyIfReady(ctx context.Context, rw controller.ReaderWriter, ptr resource.Pointer) (gone bool, err error) {
-	cur, err := rw.Get(ctx, ptr)
+	cur, err := rw.Get(ctx, ptr, state.WithReadOnlyGet())
 	switch {
 	case state.IsNotFoundError(err):
 		return true, nil
