@@ -3,6 +3,9 @@ GO ?= go
 PKGS ?= ./...
 BENCHCOUNT ?= 6
 FUZZTIME ?= 20s
+# The etcd state is a module of its own (it depends on the etcd client);
+# its tests start a real etcd server (Debian's etcd-server package).
+ETCD := pkg/state/etcd
 
 .PHONY: test bench lint fuzz cover tools
 
@@ -10,6 +13,7 @@ FUZZTIME ?= 20s
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
+	cd $(ETCD) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## bench: every benchmark, -count $(BENCHCOUNT), with allocations (without
 ## inmem's mutation detector, which is on by default in test binaries)
@@ -22,6 +26,7 @@ lint:
 	$(GO) vet $(PKGS)
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.6.1
 	staticcheck $(PKGS)
+	cd $(ETCD) && $(GO) vet ./... && staticcheck ./...
 
 ## fuzz: a short, bounded run of every fuzz target
 fuzz:

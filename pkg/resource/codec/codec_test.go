@@ -357,3 +357,26 @@ func TestErrorMessages(t *testing.T) {
 	_, err := reg.Encode(newRes("u", uint8(1)))
 	assert.True(t, strings.Contains(err.Error(), "not registered"), err.Error())
 }
+
+// TestAppendEncodeWithMetadata: the given metadata is written instead of
+// the resource's own, which is left untouched; metadata of another
+// resource is refused.
+func TestAppendEncodeWithMetadata(t *testing.T) {
+	reg := registry(t)
+	r := newRes("x", 5)
+	md := r.Metadata().Copy()
+	md.SetVersion(resource.NewVersion(9))
+	_ = md.SetOwner("o")
+	b, err := reg.AppendEncodeWithMetadata(nil, r, &md)
+	require.NoError(t, err)
+	got, err := reg.Decode(b)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(9), got.Metadata().Version().Value())
+	assert.Equal(t, "o", got.Metadata().Owner())
+	assert.Equal(t, 5, *got.(*res[int]).TypedSpec())
+	assert.Equal(t, resource.VersionUndefined, r.Metadata().Version(), "the resource is untouched")
+
+	other := resource.NewMetadata(testNS, typeName[int](), "y", resource.VersionUndefined)
+	_, err = reg.AppendEncodeWithMetadata(nil, r, &other)
+	assert.True(t, codec.IsEncodeError(err), "%v", err)
+}

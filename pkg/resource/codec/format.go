@@ -49,9 +49,22 @@ func (reg *Registry) AppendEncode(dst []byte, r resource.Resource) ([]byte, erro
 	if r == nil || isNil(r) || r.Metadata() == nil {
 		return dst, &EncodeError{Resource: "<nil>", Err: errFormat("nil resource or metadata")}
 	}
-	md := r.Metadata()
+	return reg.AppendEncodeWithMetadata(dst, r, r.Metadata())
+}
+
+// AppendEncodeWithMetadata is [Registry.AppendEncode] writing md as the
+// metadata of r instead of r's own, for a state that stores r with
+// metadata it sets itself (version, owner, timestamps) without changing
+// r. md must name the same resource as r's metadata.
+func (reg *Registry) AppendEncodeWithMetadata(dst []byte, r resource.Resource, md *resource.Metadata) ([]byte, error) {
+	if r == nil || isNil(r) || r.Metadata() == nil || md == nil {
+		return dst, &EncodeError{Resource: "<nil>", Err: errFormat("nil resource or metadata")}
+	}
 	if err := resource.ValidatePointer(md); err != nil {
 		return dst, &EncodeError{Resource: resource.PointerString(md), Err: err}
+	}
+	if rmd := r.Metadata(); rmd != md && (rmd.Namespace() != md.Namespace() || rmd.Type() != md.Type() || rmd.ID() != md.ID()) {
+		return dst, &EncodeError{Resource: resource.PointerString(md), Err: errFormat("metadata of another resource (%s)", resource.PointerString(rmd))}
 	}
 	if p := md.Phase(); p != resource.PhaseRunning && p != resource.PhaseTearingDown {
 		return dst, &EncodeError{Resource: resource.PointerString(md), Err: errFormat("unknown phase %s", p)}

@@ -1,0 +1,317 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// decode decodes the value of key, or returns an error naming the key.
+func (c *core) decode(kv *mvccpb.KeyValue) (resource.Resource, error) {
+	r, err := c.reg.Decode(kv.Value)
+	if err != nil {
+		return nil, fmt.Errorf("etcd state: key %q: %w", kv.Key, err)
+	}
+	return r, nil
+}
+
+// Get implements [state.CoreState]: a linearizable read of the resource.
+// The resource is decoded for this call: the caller owns it.
+func (c *core) Get(ctx context.Context, ptr resource.Pointer, _ ...state.GetOption) (resource.Resource, error) {
+	p, err := checkPointer(ptr)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.cli.Get(ctx, c.key(p.Namespace(), p.Type(), p.ID()))
+	if err != nil {
+		return nil, fmt.Errorf("etcd state: get %s: %w", resource.PointerString(p), err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, state.NewNotFoundError(p, "not found")
+	}
+	return c.decode(resp.Kvs[0])
+}
+
+// List implements [state.CoreState]: a linearizable read of the kind,
+// sorted by ID. A value that does not decode is left out and logged with
+// its key, so that one bad value does not hide the others.
+func (c *core) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
+	if err := checkKind(kind); err != nil {
+		return resource.List{}, err
+	}
+	var o state.ListOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	resp, err := c.cli.Get(ctx, c.kindPrefix(kind.Namespace(), kind.Type()), clientv3.WithPrefix())
+	if err != nil {
+		return resource.List{}, fmt.Errorf("etcd state: list %s: %w", resource.KindString(kind), err)
+	}
+	filtered := len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil
+	items := make([]resource.Resource, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		r, err := c.decode(kv)
+		if err != nil {
+			c.log.Error("resource left out of a list", zap.Error(err))
+			continue
+		}
+		if filtered && !matches(r, o.LabelQuery, o.IDQuery) {
+			continue
+		}
+		items = append(items, r)
+	}
+	sortByID(items)
+	return resource.List{Items: items}, nil
+}
+
+// sortByID sorts resources by ID. Keys sort like IDs unless an ID holds
+// an escaped byte ("%" or "/"), so the items are usually sorted already.
+func sortByID(items []resource.Resource) {
+	cmp := func(a, b resource.Resource) int { return strings.Compare(a.Metadata().ID(), b.Metadata().ID()) }
+	if !slices.IsSortedFunc(items, cmp) {
+		slices.SortFunc(items, cmp)
+	}
+}
+
+// matches reports whether r satisfies both queries.
+func matches(r resource.Resource, lq resource.LabelQuery, iq resource.IDQuery) bool {
+	md := r.Metadata()
+	return lq.Matches(*md.Labels()) && iq.Matches(md.ID())
+}
+
+// encode returns the value to store for r with metadata md, or an error of
+// the invalid class (unknown type, spec that does not encode).
+func (c *core) encode(r resource.Resource, md *resource.Metadata) ([]byte, error) {
+	b, err := c.reg.AppendEncodeWithMetadata(nil, r, md)
+	if err != nil {
+		return nil, state.NewInvalidError(resource.PointerOf(md), "%w", err)
+	}
+	return b, nil
+}
+
+// Create implements [state.CoreState] (rule S1): one transaction that
+// writes the resource if its key does not exist.
+func (c *core) Create(ctx context.Context, r resource.Resource, opts ...state.CreateOption) error {
+	md, err := checkResource(r)
+	if err != nil {
+		return err
+	}
+	var o state.CreateOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	now := c.stamp()
+	smd := md.Copy()
+	smd.SetVersion(resource.VersionUndefined.Next())
+	smd.SetPhase(resource.PhaseRunning)
+	_ = smd.SetOwner("") // clearing never fails
+	_ = smd.SetOwner(o.Owner)
+	smd.SetCreated(now)
+	smd.SetUpdated(now)
+	val, err := c.encode(r, &smd)
+	if err != nil {
+		return err
+	}
+	key := c.key(md.Namespace(), md.Type(), md.ID())
+	resp, err := c.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(val))).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("etcd state: create %s: %w", resource.PointerString(md), err)
+	}
+	if !resp.Succeeded {
+		return state.NewConflictError(resource.PointerOf(md), "already exists")
+	}
+	c.written(ctx, md.Namespace(), md.Type(), resp.Header.Revision)
+	md.SetVersion(smd.Version())
+	md.SetCreated(now)
+	md.SetUpdated(now)
+	return nil
+}
+
+// current is the stored state of a key as a write expects it.
+type current struct {
+	res   resource.Resource // nil when absent; never modified
+	mod   int64             // the key's mod revision
+	fresh bool              // read from etcd, not from a feed's cache
+}
+
+// expected returns the state of the key a write expects: the running
+// feed's (no round trip), else read from etcd.
+func (c *core) expected(ctx context.Context, p resource.Pointer, key string) (current, error) {
+	if res, mod, ok := c.cached(p.Namespace(), p.Type(), p.ID()); ok {
+		return current{res: res, mod: mod}, nil
+	}
+	return c.readCurrent(ctx, p, key)
+}
+
+// readCurrent reads the key from etcd.
+func (c *core) readCurrent(ctx context.Context, p resource.Pointer, key string) (current, error) {
+	resp, err := c.cli.Get(ctx, key)
+	if err != nil {
+		return current{}, fmt.Errorf("etcd state: read %s: %w", resource.PointerString(p), err)
+	}
+	return c.currentOf(resp.Kvs)
+}
+
+// currentOf decodes the result of a read of one key.
+func (c *core) currentOf(kvs []*mvccpb.KeyValue) (current, error) {
+	if len(kvs) == 0 {
+		return current{fresh: true}, nil
+	}
+	r, err := c.decode(kvs[0])
+	if err != nil {
+		return current{}, err
+	}
+	return current{res: r, mod: kvs[0].ModRevision, fresh: true}, nil
+}
+
+// Update implements [state.CoreState] (rule S2): it checks the caller's
+// version, incarnation, owner and phase against the stored resource and
+// writes with a transaction that succeeds only if the key was not written
+// since. The stored resource it expects is the kind's running feed's when
+// there is one (one round trip), else read first; a check that fails on
+// the feed's copy is made again on a fresh read, and a transaction that
+// fails returns the newer value, on which the checks run again.
+func (c *core) Update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
+	md, err := checkResource(r)
+	if err != nil {
+		return err
+	}
+	o := state.DefaultUpdateOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if c.isShared(r) {
+		return state.NewInvalidError(resource.PointerOf(md), "update of a shared read-only snapshot: DeepCopy it first (rule S7)")
+	}
+	p := resource.PointerOf(md)
+	key := c.key(md.Namespace(), md.Type(), md.ID())
+	cur, err := c.expected(ctx, p, key)
+	for err == nil {
+		if cerr := checkUpdate(md, cur.res, o); cerr != nil {
+			if !cur.fresh {
+				cur, err = c.readCurrent(ctx, p, key)
+				continue
+			}
+			return cerr
+		}
+		cmd := cur.res.Metadata()
+		smd := md.Copy()
+		smd.SetVersion(cmd.Version().Next())
+		_ = smd.SetOwner("") // clearing never fails
+		_ = smd.SetOwner(cmd.Owner())
+		smd.SetCreated(cmd.Created())
+		smd.SetUpdated(c.stamp())
+		val, eerr := c.encode(r, &smd)
+		if eerr != nil {
+			return eerr
+		}
+		tx, terr := c.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod)).
+			Then(clientv3.OpPut(key, string(val))).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		if terr != nil {
+			return fmt.Errorf("etcd state: update %s: %w", resource.PointerString(md), terr)
+		}
+		if tx.Succeeded {
+			c.written(ctx, md.Namespace(), md.Type(), tx.Header.Revision)
+			md.SetVersion(smd.Version())
+			md.SetCreated(smd.Created())
+			md.SetUpdated(smd.Updated())
+			return nil
+		}
+		cur, err = c.currentOf(tx.Responses[0].GetResponseRange().Kvs)
+	}
+	return err
+}
+
+// checkUpdate reports why md may not replace cur, in the order of the
+// in-memory state: version, incarnation, owner, phase.
+func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOptions) error {
+	if cur == nil {
+		return state.NewNotFoundError(resource.PointerOf(md), "not found")
+	}
+	cmd := cur.Metadata()
+	if !cmd.Version().Equal(md.Version()) {
+		return state.NewConflictError(resource.PointerOf(md), "version is %s, update is based on %s", cmd.Version(), md.Version())
+	}
+	// Versions restart at 1 for each incarnation of an ID: an update
+	// based on an earlier incarnation is told apart by its creation time.
+	if created := md.Created(); !created.IsZero() && !created.Equal(cmd.Created()) {
+		return state.NewConflictError(resource.PointerOf(md), "update is based on an earlier incarnation (created %s; the stored one was created %s)",
+			created.Format(time.RFC3339Nano), cmd.Created().Format(time.RFC3339Nano))
+	}
+	if cmd.Owner() != o.Owner {
+		return state.NewOwnerConflictError(resource.PointerOf(md), "owner is %q, not %q", cmd.Owner(), o.Owner)
+	}
+	if o.ExpectedPhase != nil && cmd.Phase() != *o.ExpectedPhase {
+		return state.NewPhaseConflictError(resource.PointerOf(md), "phase is %s, expected %s", cmd.Phase(), *o.ExpectedPhase)
+	}
+	return nil
+}
+
+// Destroy implements [state.CoreState] (rule S3): check owner and
+// finalizers, then delete with a transaction conditioned like Update's.
+func (c *core) Destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
+	p, err := checkPointer(ptr)
+	if err != nil {
+		return err
+	}
+	var o state.DestroyOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	key := c.key(p.Namespace(), p.Type(), p.ID())
+	cur, err := c.expected(ctx, p, key)
+	for err == nil {
+		if cerr := checkDestroy(p, cur.res, o); cerr != nil {
+			if !cur.fresh {
+				cur, err = c.readCurrent(ctx, p, key)
+				continue
+			}
+			return cerr
+		}
+		tx, terr := c.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod)).
+			Then(clientv3.OpDelete(key)).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		if terr != nil {
+			return fmt.Errorf("etcd state: destroy %s: %w", resource.PointerString(p), terr)
+		}
+		if tx.Succeeded {
+			c.written(ctx, p.Namespace(), p.Type(), tx.Header.Revision)
+			return nil
+		}
+		cur, err = c.currentOf(tx.Responses[0].GetResponseRange().Kvs)
+	}
+	return err
+}
+
+// checkDestroy reports why cur may not be destroyed: absent, another
+// owner, pending finalizers.
+func checkDestroy(p resource.Pointer, cur resource.Resource, o state.DestroyOptions) error {
+	if cur == nil {
+		return state.NewNotFoundError(p, "not found")
+	}
+	cmd := cur.Metadata()
+	if cmd.Owner() != o.Owner {
+		return state.NewOwnerConflictError(p, "owner is %q, not %q", cmd.Owner(), o.Owner)
+	}
+	if !cmd.Finalizers().Empty() {
+		return state.NewPendingFinalizersError(p, "finalizers pending: %v", slices.Clone(*cmd.Finalizers()))
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+// Package etcd is a [state.State] on an etcd cluster: the same contract as
+// the in-memory state (rules S1–S14, checked by conformance.StateSuite
+// against a real etcd server), shared by every process that uses the same
+// cluster and key prefix.
+//
+// # Storage
+//
+// [New] returns a state built by state.WrapCore on a core that keeps each
+// resource under prefix/namespace/type/ID (with "%" and "/" escaped in each
+// part), encoded by a [codec.Registry]: a resource type must be registered
+// there before it is written or read (an unregistered type is refused with
+// an error of the invalid class, nothing written). Version, owner, phase,
+// timestamps, labels, annotations and finalizers are stored in the value.
+//
+// Every write is one etcd transaction conditioned on what it expects:
+// Create on the key's absence; Update and Destroy on the key's mod
+// revision, after checking the caller's version, incarnation (creation
+// time), owner and phase — or owner and finalizers — against the stored
+// resource (rules S1–S3). A write that loses a race with another writer
+// (another process included) gets the newer value from the same
+// transaction and checks again, so a conflict is reported exactly when the
+// in-memory state would report it. Reads (Get, List) are linearizable
+// reads from etcd and return resources decoded for the caller (with
+// state.WithReadOnlyGet or WithReadOnlyList too: decoding makes a private
+// value anyway). A value
+// that does not decode is an error naming its key for Get (and the writes
+// to it); List and watches leave it out (as if the resource were absent)
+// and log the error, and the other resources go on.
+//
+// A write returns once the watchers of this state have its change queued:
+// a watch started after a write returned sees it (in its tail events,
+// bootstrap contents, resumed bookmark), as with the in-memory state.
+// Changes written by other processes reach the watchers as etcd delivers
+// them.
+//
+// # Watches
+//
+// Each kind watched through a state has one feed while it has watchers:
+// one etcd watch of the kind's prefix and one goroutine, which decodes
+// every change once and hands the same decoded resources to every watcher
+// of the kind as shared read-only snapshots (rule S7; Update refuses the
+// current snapshot of a resource as invalid: DeepCopy it first). The feed
+// keeps the kind's current resources, from which writes take what they
+// expect, saving a read. Watchers follow the rules of the
+// in-memory state: Watch sends the current state first (S8), WatchKind
+// with bootstrap contents sends them, then Bootstrapped, then changes (S9),
+// label and ID queries turn stops and starts of matching into Destroyed
+// and Created (S10), and WatchKindAggregated sends what is available at
+// once as one batch.
+//
+// Bookmarks are positions in the cluster's history: an etcd revision and
+// the index of the change within it. A bookmark resumes after its change
+// from any state on the same cluster (another process, a later run), as
+// long as the changes after it are kept: the feed keeps the last
+// [DefaultHistoryCapacity] changes of its kind ([WithHistoryCapacity]),
+// and reads the changes before it started from etcd's history when a tail
+// or a bookmark needs them (which reads the whole cluster's history since
+// its last compaction, once per feed). A bookmark older than what is kept
+// gives a buffer-overrun error from the Watch call (S11); one of another
+// cluster is invalid.
+//
+// A watcher that falls behind the kept history never blocks the feed,
+// writers or other watchers, and is never cut off: it catches up with one
+// coalesced event per resource changed since its position, typed by what
+// it last saw (S12). When etcd ends the feed's watch — a compaction past
+// it, a lost leader, a restart of the server, a broken connection — the
+// feed lists the kind again, records the difference from what it held as
+// changes (updated and created resources in the order of their last
+// writes, then destroyed ones), and watches on from there: every watcher
+// receives the final state of every resource, coalesced, and nothing is
+// lost. Meanwhile it retries with a backoff of up to two seconds.
+//
+// Watches end, and their goroutines exit, when their context is done; the
+// last watcher of a kind stops its feed (S13). The state starts no other
+// goroutine, and the etcd client stays the caller's.
+//
+// # Errors
+//
+// [New] fails within [WithConnectTimeout] (default 10 s) when etcd does
+// not answer. Bad input is refused with an error of the invalid class
+// before anything is written, as by the in-memory state. An unreachable
+// etcd makes calls fail when their context is done (the client retries
+// until then); a write whose context ends may or may not have been applied.
+package etcd

@@ -1,0 +1,39 @@
+package etcd
+
+import (
+	"strings"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// Keys: prefix + esc(namespace) + "/" + esc(type) + "/" + esc(id), where
+// esc replaces "%" with "%25" and "/" with "%2F", so that the kind part of
+// a key is a prefix of exactly the keys of that kind.
+
+var (
+	escaper   = strings.NewReplacer("%", "%25", "/", "%2F")
+	unescaper = strings.NewReplacer("%25", "%", "%2F", "/")
+)
+
+// kindPrefix returns the key prefix of the resources of a kind.
+func (c *core) kindPrefix(ns resource.Namespace, typ resource.Type) string {
+	return c.prefix + escaper.Replace(ns) + "/" + escaper.Replace(typ) + "/"
+}
+
+// key returns the key of a resource.
+func (c *core) key(ns resource.Namespace, typ resource.Type, id resource.ID) string {
+	return c.kindPrefix(ns, typ) + escaper.Replace(id)
+}
+
+// idOf returns the ID in a key of the kind whose prefix is kindPrefix.
+func idOf(kindPrefix string, key []byte) (resource.ID, bool) {
+	k := string(key)
+	if !strings.HasPrefix(k, kindPrefix) {
+		return "", false
+	}
+	rest := k[len(kindPrefix):]
+	if rest == "" || strings.Contains(rest, "/") {
+		return "", false
+	}
+	return unescaper.Replace(rest), true
+}
