@@ -20,9 +20,11 @@ test:
 bench:
 	RESGRAPH_MUTATION_DETECTOR=0 $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) $(PKGS)
 
-## lint: gofmt check, vet, staticcheck
+## lint: gofmt check, go mod tidy check (every module of the repo), vet, staticcheck
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@for mod in $$(git ls-files 'go.mod' '*/go.mod'); do dir=$$(dirname $$mod); \
+		if ! (cd $$dir && $(GO) mod tidy -diff); then echo "go mod tidy needed in $$dir"; exit 1; fi; done
 	$(GO) vet $(PKGS)
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.6.1
 	staticcheck $(PKGS)

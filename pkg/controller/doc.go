@@ -13,7 +13,9 @@
 // inputs and its own outputs, writes only its declared outputs, and every
 // write carries its name as the owner. The engine (package runtime)
 // enforces this; refused accesses return errors naming the controller, the
-// operation and the resource.
+// operation and the resource, told apart by [IsAccessDeniedError] (engines
+// build them with [NewAccessDeniedError]). [Reader] and [Writer] document
+// their error classes and are safe for concurrent use.
 //
 // Reads follow the state's rule S7: [Reader] Get and List return private
 // copies, which the controller may change; with state.WithReadOnlyGet and

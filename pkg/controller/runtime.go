@@ -38,16 +38,48 @@ type QRuntime interface {
 }
 
 // Reader reads resources through the controller's access scope (rule C3):
-// declared inputs and the controller's own outputs.
+// declared inputs and the controller's own outputs. A Reader is safe for
+// concurrent use (a Run may read from several goroutines; a QController's
+// Reconcile calls run in parallel up to its concurrency).
+//
+// Errors are classified, and the predicates see through wrapping:
+//   - [IsAccessDeniedError]: the resource or kind is outside the scope
+//     (an undeclared input, a List of an input declared with an ID);
+//   - state.IsNotFoundError: Get of a resource that does not exist;
+//   - state.IsInvalidError: a nil or empty pointer or kind;
+//   - the context's error when ctx is done; otherwise the state's error.
 type Reader interface {
+	// Get returns a private copy of the resource (a shared read-only
+	// snapshot with state.WithReadOnlyGet, rule S7).
 	Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error)
+	// List returns the resources of the kind sorted by ID (copies, or
+	// snapshots with state.WithReadOnlyList).
 	List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error)
+	// ContextWithTeardown returns a context canceled when the resource
+	// starts tearing down or is destroyed (rule S4).
 	ContextWithTeardown(ctx context.Context, ptr resource.Pointer) (context.Context, error)
 }
 
 // Writer writes resources through the controller's access scope (rules
 // C3–C5): declared outputs, owned by the controller, plus finalizers on
-// strong and primary inputs.
+// strong and primary inputs. A Writer is safe for concurrent use. A
+// refused or failed call writes nothing.
+//
+// Errors are classified, and the predicates see through wrapping:
+//   - [IsAccessDeniedError]: a write to a type that is not a declared
+//     output, or a finalizer change on a resource that is neither a strong
+//     input, a QController primary input nor one of the controller's own
+//     outputs (rules C3, C5);
+//   - state.IsConflictError: Create of a resource that exists, Update from
+//     a stale version; with state.IsOwnerConflictError when the resource is
+//     owned by another controller (rule C4), state.IsPhaseConflictError
+//     when it is not in the expected phase, state.IsPendingFinalizersError
+//     for Destroy while finalizers remain (rules S1–S3);
+//   - state.IsNotFoundError: Update, Teardown, Destroy or a finalizer change
+//     of a resource that does not exist;
+//   - state.IsInvalidError: a nil or empty resource, pointer or finalizer,
+//     or a resource the state cannot store;
+//   - the context's error when ctx is done; otherwise the state's error.
 type Writer interface {
 	Create(ctx context.Context, r resource.Resource, opts ...CreateOption) error
 	Update(ctx context.Context, r resource.Resource) error

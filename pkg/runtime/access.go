@@ -1,36 +1,15 @@
 package runtime
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 )
 
-// accessDeniedError is the error of a refused access (rules C3–C5).
-type accessDeniedError struct {
-	controller string
-	op         string
-	target     string
-	reason     string
-}
-
-func (e *accessDeniedError) Error() string {
-	return fmt.Sprintf("controller %q: %s %s denied: %s", e.controller, e.op, e.target, e.reason)
-}
-
 // IsAccessDeniedError reports whether err is (or wraps) the error of an
-// access the engine refused to a controller: a read outside its declared
-// inputs and own outputs, a write outside its declared outputs, or a
-// finalizer change on a resource that is neither a strong input, a
-// QController primary input nor one of its own outputs (rules C3–C5). A
-// refused access wrote nothing.
-func IsAccessDeniedError(err error) bool {
-	var e *accessDeniedError
-	return errors.As(err, &e)
-}
+// access the engine refused to a controller (rules C3–C5); it is
+// [controller.IsAccessDeniedError], kept here for callers of this package.
+func IsAccessDeniedError(err error) bool { return controller.IsAccessDeniedError(err) }
 
 // idScope is which IDs of a kind an access rule covers: all of them, or the
 // listed ones.

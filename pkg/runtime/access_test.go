@@ -100,6 +100,7 @@ func TestC3_C4_C5_RefusedAccess(t *testing.T) {
 			err := tc.call()
 			require.Error(t, err)
 			assert.True(t, IsAccessDeniedError(err), "not an access-denied error: %v", err)
+			assert.True(t, controller.IsAccessDeniedError(err), "the contract's predicate tells it too: %v", err)
 			assert.Contains(t, err.Error(), `controller "c"`)
 			assert.Contains(t, err.Error(), tc.op)
 			assert.Contains(t, err.Error(), tc.target)

@@ -32,7 +32,7 @@ func newRWAdapter(rt *Runtime, name string, acc *accessSet, m *controllerMetrics
 
 // deny returns the error of a refused access.
 func (a *rwAdapter) deny(op, target, reason string) error {
-	return &accessDeniedError{controller: a.name, op: op, target: target, reason: reason}
+	return controller.NewAccessDeniedError(a.name, op, target, reason)
 }
 
 // touch records the end of a runtime call, the end of a Controller's busy

@@ -102,8 +102,10 @@ func TestConformanceRefusalsAreAccessDenied(t *testing.T) {
 		require.Len(t, results, 4)
 		for _, r := range results[:3] {
 			assert.True(t, runtime.IsAccessDeniedError(r.Err), "%s: %v", r.Name, r.Err)
+			assert.True(t, controller.IsAccessDeniedError(r.Err), "%s: %v", r.Name, r.Err)
 		}
 		assert.True(t, state.IsNotFoundError(results[3].Err), "read missing input: %v", results[3].Err)
 		assert.False(t, runtime.IsAccessDeniedError(results[3].Err), "read missing input: %v", results[3].Err)
+		assert.False(t, controller.IsAccessDeniedError(results[3].Err), "read missing input: %v", results[3].Err)
 	})
 }

@@ -122,8 +122,10 @@
 //     QController primary inputs, and outputs the controller owns.
 //
 // A refused call writes nothing and returns an error that names the
-// controller, the operation and the resource; [IsAccessDeniedError] tells
-// it apart. Bad arguments (nil or empty pointers) are invalid-class errors.
+// controller, the operation and the resource;
+// [controller.IsAccessDeniedError] (and [IsAccessDeniedError], the same
+// predicate) tells it apart. Bad arguments (nil or empty pointers) are
+// invalid-class errors.
 //
 // # Read your writes
 //
