@@ -240,17 +240,24 @@ func (p *passTracker) eventCh(rt *Runtime) {
 }
 
 // busy reports whether the controller has an event pending or is in a
-// pass, and why; wakes is the subscriber's wake-up count.
+// pass, and why; wakes is the subscriber's wake-up count. The loads are
+// in the order taken relies on: pending, covered, then delivered.
 func (p *passTracker) busy(wakes uint64) (bool, string) {
+	pending := p.pending.Load()
+	covered := p.covered.Load()
+	calls := p.calls.Load()
+	delivered := p.delivered.Load()
+	var why []string
 	switch {
-	case p.pending.Load():
-		return true, "its start event is waiting to be taken"
-	case wakes != p.covered.Load():
-		return true, "woken: a ReconcileEvent is waiting to be taken"
-	case p.calls.Load() <= p.delivered.Load():
-		return true, "in a reconcile pass (took a ReconcileEvent and has not called EventCh since)"
+	case pending:
+		why = append(why, "its start event is waiting to be taken")
+	case calls <= delivered:
+		why = append(why, "in a reconcile pass (took a ReconcileEvent and has not called EventCh since)")
 	}
-	return false, ""
+	if !pending && wakes != covered {
+		why = append(why, "woken: a ReconcileEvent is waiting to be taken")
+	}
+	return len(why) > 0, strings.Join(why, "; ")
 }
 
 // watchProgress is what a kind watch has routed, for [Runtime.Activity].
