@@ -18,4 +18,25 @@
 // private copy), watches that never lose a change
 // and never cut a slow reader off (S8–S13), and safety for concurrent use
 // (S14).
+//
+// # Read-only snapshots (S7)
+//
+// An event's Resource and Old, and what a read-only Get or List returns,
+// are shared by every reader: never change them, not even a slice or map
+// of a spec. To change a resource you read, let Modify (or
+// UpdateWithConflicts) hand you a private copy:
+//
+//	err := st.Modify(ctx, ev.Resource, func(r resource.Resource) error {
+//		r.Metadata().Labels().Set("seen", "yes") // r is a private copy
+//		return nil
+//	})
+//
+// or DeepCopy it and Update the copy:
+//
+//	c := ev.Resource.DeepCopy()
+//	c.Metadata().Labels().Set("seen", "yes")
+//	err := st.Update(ctx, c)
+//
+// Modify never changes the resource it is given, so a snapshot may be
+// passed to it as is.
 package state
