@@ -41,6 +41,12 @@ func (md Metadata) Type() Type { return md.typ }
 // Namespace returns the resource's namespace.
 func (md Metadata) Namespace() Namespace { return md.ns }
 
+// Identity returns the namespace, type and ID at once. It reads them in
+// place: the getters above have value receivers, so each call through a
+// *Metadata copies the whole metadata first, which hot paths (the
+// engine's routing of every change) avoid with Identity.
+func (md *Metadata) Identity() (Namespace, Type, ID) { return md.ns, md.typ, md.id }
+
 // Version returns the resource's version.
 func (md Metadata) Version() Version { return md.ver }
 

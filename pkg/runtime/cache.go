@@ -21,7 +21,7 @@ func newCacheSet(kinds []resource.Kind) *cacheSet {
 	for _, k := range kinds {
 		cs.byKey[dependency.KeyOf(k)] = &kindCache{
 			key:     dependency.KeyOf(k),
-			base:    map[resource.ID]resource.Resource{},
+			base:    map[resource.ID]baseEntry{},
 			overlay: map[resource.ID]overlayEntry{},
 		}
 	}
@@ -56,6 +56,14 @@ type overlayEntry struct {
 	version uint64
 }
 
+// baseEntry is a resource as the kind's watch delivered it, with its
+// metadata read once by the watcher: a resource's methods are user code,
+// which never runs under mu (DeepCopy for reads runs after mu is released).
+type baseEntry struct {
+	res resource.Resource
+	md  *resource.Metadata
+}
+
 // kindCache is the in-memory copy of one kind. base follows the kind's
 // watch; overlay holds the engine's own writes until the watch catches up
 // with them, so that a controller reads its writes at once (read your
@@ -73,7 +81,7 @@ type kindCache struct {
 	// then reads go to the state. Protected by mu.
 	ready bool
 	// base is the watch's view; protected by mu.
-	base map[resource.ID]resource.Resource
+	base map[resource.ID]baseEntry
 	// overlay holds writes not yet seen by the watch; protected by mu.
 	overlay map[resource.ID]overlayEntry
 }
@@ -105,21 +113,21 @@ func (c *kindCache) markReady() {
 	c.mu.Unlock()
 }
 
-// apply applies a watch event (Created, Updated or Destroyed) to the base,
-// and drops the overlay entry of the resource once the watch reached or
-// passed the write it records. A nil c does nothing.
-func (c *kindCache) apply(ev *state.Event) {
+// apply applies a watch event (Created, Updated or Destroyed) of the
+// resource whose metadata is md to the base, and drops the overlay entry of
+// the resource once the watch reached or passed the write it records. A nil
+// c does nothing.
+func (c *kindCache) apply(ev *state.Event, md *resource.Metadata) {
 	if c == nil {
 		return
 	}
-	md := ev.Resource.Metadata()
 	id := md.ID()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ev.Type == state.Destroyed {
 		delete(c.base, id)
 	} else {
-		c.base[id] = ev.Resource
+		c.base[id] = baseEntry{res: ev.Resource, md: md}
 	}
 	if o, ok := c.overlay[id]; ok && superseded(o, ev.Type, md) {
 		delete(c.overlay, id)
@@ -164,8 +172,7 @@ func (c *kindCache) putWritten(r resource.Resource) {
 		return // a later write is recorded already
 	}
 	if b, ok := c.base[id]; ok {
-		bmd := b.Metadata()
-		if superseded(o, state.Updated, bmd) {
+		if superseded(o, state.Updated, b.md) {
 			delete(c.overlay, id) // the watch is already there
 			return
 		}
@@ -185,7 +192,7 @@ func (c *kindCache) putDestroyed(ptr resource.Pointer) {
 		}
 		gen = cur.gen
 	} else if b, ok := c.base[id]; ok {
-		gen = genOf(b.Metadata())
+		gen = genOf(b.md)
 	} else {
 		return // the watch already saw it go
 	}
@@ -198,15 +205,16 @@ func (c *kindCache) lookupLocked(id resource.ID) resource.Resource {
 	if o, ok := c.overlay[id]; ok {
 		return o.res
 	}
-	return c.base[id]
+	return c.base[id].res
 }
 
 // get returns the resource (a copy, or the shared snapshot when opts ask
 // for a read-only Get), or a not-found error. Copies are made outside the
 // lock: DeepCopy is the resource's code.
 func (c *kindCache) get(ptr resource.Pointer, opts []state.GetOption) (resource.Resource, error) {
+	id := ptr.ID()
 	c.mu.RLock()
-	r := c.lookupLocked(ptr.ID())
+	r := c.lookupLocked(id)
 	c.mu.RUnlock()
 	if r == nil {
 		return nil, state.NewNotFoundError(resource.PointerOf(ptr), "not found")
@@ -241,19 +249,21 @@ func (c *kindCache) list(opts ...state.ListOption) (resource.List, error) {
 		}
 	}
 	slices.Sort(ids)
-	items := make([]resource.Resource, 0, len(ids))
+	found := make([]resource.Resource, 0, len(ids))
 	for _, id := range ids {
-		r := c.lookupLocked(id)
-		if r == nil {
-			continue
+		if r := c.lookupLocked(id); r != nil && o.IDQuery.Matches(id) {
+			found = append(found, r)
 		}
-		md := r.Metadata()
-		if !o.IDQuery.Matches(id) || !o.LabelQuery.Matches(*md.Labels()) {
-			continue
-		}
-		items = append(items, r)
 	}
 	c.mu.RUnlock()
+	// Resources' methods are user code: called after mu is released.
+	items := found[:0]
+	for _, r := range found {
+		if o.LabelQuery.Matches(*r.Metadata().Labels()) {
+			items = append(items, r)
+		}
+	}
+	clear(found[len(items):])
 	if !o.ReadOnly {
 		for i, r := range items {
 			cp, err := state.DeepCopyOf(r)

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
@@ -19,11 +19,14 @@ import (
 // C6) and the forwarder that turns coalesced wake-ups into ReconcileEvents
 // (rule C2).
 type controllerRunner struct {
-	rt      *Runtime
-	ctrl    controller.Controller
-	sub     *subscriber
-	m       *controllerMetrics
-	logger  *zap.Logger
+	rt     *Runtime
+	ctrl   controller.Controller
+	sub    *subscriber
+	m      *controllerMetrics
+	logger *zap.Logger
+	// elog logs the engine's own messages about the controller, without
+	// automatic stack traces (see engineLogger).
+	elog    *zap.Logger
 	adapter *controllerAdapter
 	// eventCh is the unbuffered channel behind EventCh; only the forwarder
 	// sends on it.
@@ -51,6 +54,7 @@ func newControllerRunner(rt *Runtime, ctrl controller.Controller, name string, s
 		m:       m,
 		sub:     &subscriber{name: name, wake: make(chan struct{}, 1), m: m},
 		logger:  rt.logger.With(zap.String("controller", name)),
+		elog:    engineLogger(rt.logger.With(zap.String("controller", name))),
 		eventCh: make(chan controller.ReconcileEvent),
 		bo:      newRestartBackoff(rt.opts),
 	}
@@ -59,16 +63,33 @@ func newControllerRunner(rt *Runtime, ctrl controller.Controller, name string, s
 	return c
 }
 
-// newRestartBackoff returns the restart backoff of rule C6: deterministic
-// doubling from the initial to the max delay, never giving up.
+// newRestartBackoff returns the restart backoff of rule C6.
 func newRestartBackoff(o Options) *backoff.ExponentialBackOff {
+	return newBackoff(o.RestartBackoffInitial, o.RestartBackoffMax)
+}
+
+// newBackoff returns a deterministic doubling backoff from initial to
+// maxDelay that never gives up.
+func newBackoff(initial, maxDelay time.Duration) *backoff.ExponentialBackOff {
 	return backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(o.RestartBackoffInitial),
-		backoff.WithMaxInterval(o.RestartBackoffMax),
+		backoff.WithInitialInterval(initial),
+		backoff.WithMaxInterval(maxDelay),
 		backoff.WithMultiplier(2),
 		backoff.WithRandomizationFactor(0),
 		backoff.WithMaxElapsedTime(0),
 	)
+}
+
+// sleepCtx waits for d; false when ctx is done first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 func (c *controllerRunner) inputKeys() []dependency.Key {
@@ -101,28 +122,31 @@ func (c *controllerRunner) run(ctx context.Context, _ []dependency.Key) {
 		return
 	}
 	for {
-		err := c.runOnce(ctx)
+		f := c.runOnce(ctx)
 		if ctx.Err() != nil {
+			if f != nil && f.panic != nil {
+				c.elog.Error("controller panicked while the engine stopped", zap.String("panic", usercode.Sprint(f.panic.Value)), stackField(f.panic))
+			}
 			return
 		}
-		if err == nil {
-			c.logger.Info("controller returned before the engine stopped; not restarting it")
+		if f == nil {
+			c.elog.Info("controller returned before the engine stopped; not restarting it")
 			return
 		}
 		if c.rt.metrics {
 			c.m.crashes.Add(1)
 		}
-		c.m.setError(err)
+		c.m.setError(f.msg)
 		delay := c.nextBackoff()
 		c.m.setState(StateBackoff, time.Now().Add(delay))
-		c.logger.Error("controller failed; restarting after backoff", zap.Error(err), zap.Duration("backoff", delay))
-
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if f.panic != nil {
+			c.elog.Error("controller panicked; restarting after backoff", zap.String("panic", usercode.Sprint(f.panic.Value)),
+				zap.Duration("backoff", delay), stackField(f.panic))
+		} else {
+			c.elog.Error("controller failed; restarting after backoff", zap.String("error", f.msg), zap.Duration("backoff", delay))
+		}
+		if !sleepCtx(ctx, delay) {
 			return
-		case <-t.C:
 		}
 		if c.rt.metrics {
 			c.m.restarts.Add(1)
@@ -143,8 +167,8 @@ func (c *controllerRunner) resetBackoff() {
 }
 
 // runOnce runs Run once, with a fresh forwarder that delivers the start
-// event.
-func (c *controllerRunner) runOnce(ctx context.Context) error {
+// event, and returns its failure (nil when Run returned nil).
+func (c *controllerRunner) runOnce(ctx context.Context) *failure {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -159,21 +183,25 @@ func (c *controllerRunner) runOnce(ctx context.Context) error {
 	}()
 	c.m.setState(StateRunning, time.Time{})
 
-	err := c.safeRun(actx)
+	f := c.safeRun(actx)
 	cancel()
 	<-done
-	return err
+	return f
 }
 
-// safeRun calls Run, turning a panic into an error logged with its stack.
-func (c *controllerRunner) safeRun(ctx context.Context) (err error) {
+// safeRun calls Run and returns its failure as plain data: the error's
+// text, a typed-nil error or a panic (with its stack) are rendered inside
+// the recovery, so nothing later calls a method of the error (rule C6).
+func (c *controllerRunner) safeRun(ctx context.Context) (f *failure) {
 	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("controller %q panicked: %v", c.name, p)
-			c.logger.Error("controller panicked", zap.Any("panic", p), zap.Stack("stack"))
+		if p := usercode.Recovered(recover()); p != nil {
+			f = panicFailure("Run", p)
 		}
 	}()
-	return c.ctrl.Run(ctx, c.adapter, c.logger)
+	if err := c.ctrl.Run(ctx, c.adapter, c.logger); err != nil {
+		return errorFailure("Run", err)
+	}
+	return nil
 }
 
 // forward delivers one ReconcileEvent at start and one after wake-ups;

@@ -238,7 +238,7 @@ func TestC6_RestartWithBackoffAfterErrorAndPanic(t *testing.T) {
 		assert.Equal(t, "fourth", st.LastError)
 
 		// The panic was logged with its stack.
-		panics := logs.FilterMessage("controller panicked").All()
+		panics := logs.FilterMessage("controller panicked; restarting after backoff").All()
 		require.Len(t, panics, 1)
 		assert.Contains(t, panics[0].ContextMap()["stack"], "crashingController")
 

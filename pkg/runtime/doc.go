@@ -54,7 +54,7 @@
 // existing resource once, from the kind's first bootstrap, which is
 // collected and routed at once when complete, or, for a QController
 // registered during Run after that, from a List of its own (it starts
-// alike). A large kind delays only the controllers that declare it.
+// alike; a List that fails is retried with the item backoff). A large kind delays only the controllers that declare it.
 //
 // # Controllers (rules C2, C6, C7, C8)
 //
@@ -101,6 +101,35 @@
 // valid pointers are still queued); the offending pointer is logged once per
 // kind (nil pointers: once).
 //
+// # User code
+//
+// Everything the engine calls that it did not write is user code: a
+// controller's methods, the error it returns (Error, Unwrap, As; a
+// RequeueError's Interval), the pointers MapInput returns, the resources
+// and errors a State delivers (Metadata, DeepCopy; the State's own methods,
+// for a foreign State). The engine never calls user code while it holds a
+// lock of its own, and always inside a recovery: a panic fails only what
+// called it — a Controller's Run (restarted), a QController item (retried),
+// a kind watch (re-established with a re-list), a QController's initial
+// list (retried) — and is logged with the stack of the panicking
+// goroutine. An error is rendered to its text once, inside that recovery;
+// logs and statuses carry the text, so a panicking Error method is a failure
+// like any other ("error of type T: Error panicked: ...").
+//
+// A typed-nil error — a nil pointer in a non-nil error interface, such as
+// `var err *MyError; return err` — is a failure, never a success: it is
+// almost always a bug, and treating it as nil would hide it. Its message
+// names the type: "Run returned a typed-nil error (*pkg.MyError)",
+// "Reconcile T(ns/id): returned a typed-nil error (*controller.RequeueError)".
+// An error chain holding a typed-nil *controller.RequeueError is a failure
+// too.
+//
+// A watch event that cannot be routed — a change without a resource, a
+// resource whose Metadata panics or returns nil, a resource of another kind
+// or with an empty ID — fails the kind's watch like an Errored event (see
+// "Watch robustness"): routing around it could lose the change it stood
+// for.
+//
 // # Access control (rules C3, C4, C5)
 //
 // Controllers reach the state only through their runtime, which checks
@@ -139,9 +168,10 @@
 //
 // # Watch robustness
 //
-// A kind watch that fails — the call fails, an Errored event (such as a
-// buffer overrun from a foreign State) arrives, or the stream is closed —
-// never stops the engine: a warning is logged, the re-list is counted, and
+// A kind watch that fails — the call fails or panics, an Errored event
+// (such as a buffer overrun from a foreign State) arrives, an event cannot
+// be routed (see "User code"), or the stream is closed — never stops the
+// engine: a warning is logged, the re-list is counted, and
 // the watch is re-established with a fresh bootstrap after a short backoff.
 // A first bootstrap cut short is dropped and starts over. The router
 // remembers, per kind, the generation and version of every resource it

@@ -112,9 +112,13 @@ func (m *controllerMetrics) setState(s string, backoffUntil time.Time) {
 	m.mu.Unlock()
 }
 
-func (m *controllerMetrics) setError(err error) {
+// setError records msg as the last error. It takes a message, never an
+// error: an error's Error method is user code, which must not run under mu
+// (see failure).
+func (m *controllerMetrics) setError(msg string) {
+	now := time.Now()
 	m.mu.Lock()
-	m.lastError, m.lastErrorAt = err.Error(), time.Now()
+	m.lastError, m.lastErrorAt = msg, now
 	m.mu.Unlock()
 }
 

@@ -2,14 +2,13 @@ package runtime
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
@@ -20,11 +19,14 @@ import (
 // qcontrollerRunner runs one QController: a queue of items fed by the
 // router and Concurrency workers (rules Q1–Q5).
 type qcontrollerRunner struct {
-	rt       *Runtime
-	ctrl     controller.QController
-	sub      *subscriber
-	m        *controllerMetrics
-	logger   *zap.Logger
+	rt     *Runtime
+	ctrl   controller.QController
+	sub    *subscriber
+	m      *controllerMetrics
+	logger *zap.Logger
+	// elog logs the engine's own messages about the controller, without
+	// automatic stack traces (see engineLogger).
+	elog     *zap.Logger
 	adapter  *rwAdapter
 	settings controller.QSettings
 	// primary are the kinds of the InputQPrimary inputs.
@@ -50,6 +52,7 @@ func newQControllerRunner(rt *Runtime, ctrl controller.QController, name string,
 		m:           m,
 		sub:         &subscriber{name: name, queue: q, m: m},
 		logger:      rt.logger.With(zap.String("controller", name)),
+		elog:        engineLogger(rt.logger.With(zap.String("controller", name))),
 		adapter:     newRWAdapter(rt, name, newAccessSet(settings.Inputs, nil, settings.Outputs), m, nil),
 		primary:     map[dependency.Key]struct{}{},
 		badKinds:    map[dependency.Key]struct{}{},
@@ -96,33 +99,68 @@ func (c *qcontrollerRunner) run(ctx context.Context, existing []dependency.Key) 
 // bootstrap would have routed them to this controller: for a primary input,
 // every resource (of its ID, if it has one; rule Q1); for a mapped input, a
 // map item per resource, and for a mapped destroy-ready input, per own
-// output that is tearing down with no finalizers (rule Q4).
+// output that is tearing down with no finalizers (rule Q4). A List that
+// fails is retried with the item backoff until it succeeds or ctx is done.
 func (c *qcontrollerRunner) fill(ctx context.Context, k dependency.Key) {
+	bo := newBackoff(c.rt.opts.QueueBackoffInitial, c.rt.opts.QueueBackoffMax)
+	for {
+		keys, msg := c.fillKeys(ctx, k)
+		if msg == "" {
+			c.sub.queue.AddBatch(keys)
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		delay := bo.NextBackOff()
+		c.m.setError(msg)
+		c.elog.Error("initial list of an input failed; retrying after backoff",
+			zap.String("kind", k.Type+"("+k.Namespace+")"), zap.String("error", msg), zap.Duration("backoff", delay))
+		if !sleepCtx(ctx, delay) {
+			return
+		}
+	}
+}
+
+// fillKeys lists kind k and returns the items fill queues, or why it
+// failed. The state (which may be foreign) and the listed resources' methods
+// are user code: a panic is a failure like an error.
+func (c *qcontrollerRunner) fillKeys(ctx context.Context, k dependency.Key) (keys []qkey, msg string) {
+	what := "initial list of " + k.Type + "(" + k.Namespace + ")"
+	defer func() {
+		if p := recover(); p != nil {
+			keys, msg = nil, what+" panicked: "+usercode.Sprint(p)
+		}
+	}()
 	list, err := c.rt.st.List(ctx, resource.NewKind(k.Namespace, k.Type))
 	if err != nil {
-		if ctx.Err() == nil {
-			c.logger.Error("initial list of an input failed", zap.String("kind", k.Type+"("+k.Namespace+")"), zap.Error(err))
-			c.m.setError(err)
-		}
-		return
+		return nil, what + ": " + usercode.ErrorText(err)
 	}
-	var keys []qkey
+	metas := make([]*resource.Metadata, len(list.Items))
+	for i, r := range list.Items {
+		if usercode.IsNil(r) || r.Metadata() == nil {
+			return nil, what + ": the state listed a nil resource or one without metadata"
+		}
+		md := r.Metadata()
+		if md.Namespace() != k.Namespace || md.Type() != k.Type || md.ID() == "" {
+			return nil, what + ": the state listed " + resource.PointerString(md)
+		}
+		metas[i] = md
+	}
 	for _, in := range c.settings.Inputs {
 		if in.Namespace != k.Namespace || in.Type != k.Type {
 			continue
 		}
 		id, hasID := in.ID.Get()
 		sub := dependency.Subscription[*subscriber]{Handle: c.sub, Name: c.name, ID: id, HasID: hasID, Kind: in.Kind}
-		for _, r := range list.Items {
-			ev := state.Event{Type: state.Created, Resource: r}
-			if !matches(&sub, &ev) {
+		for _, md := range metas {
+			if !matches(&sub, state.Created, md) {
 				continue
 			}
-			md := r.Metadata()
 			keys = append(keys, qkey{ns: md.Namespace(), typ: md.Type(), id: md.ID(), mapped: in.Kind != controller.InputQPrimary})
 		}
 	}
-	c.sub.queue.AddBatch(keys)
+	return keys, ""
 }
 
 // worker processes items until ctx is done. The queue never hands out an
@@ -133,83 +171,90 @@ func (c *qcontrollerRunner) worker(ctx context.Context) {
 		if !ok {
 			return
 		}
-		c.sub.queue.Done(k, c.process(ctx, k))
+		o := c.process(ctx, k)
+		delay := c.sub.queue.Done(k, o.result)
+		c.report(k, o, delay)
 		c.rt.idleNotify.ping()
 	}
 }
 
-// process runs one item and maps its outcome to a queue result (rule Q3):
-// success resets the item's backoff; a RequeueError with a non-negative
-// interval requeues it after the interval (a failure only if it wraps an
-// error); any other error, a negative interval or a panic is a failure,
-// retried with the item's exponential backoff.
-func (c *qcontrollerRunner) process(ctx context.Context, k qkey) queue.Result {
+// process runs one item and returns its outcome (rule Q3, see
+// classifyItemError). A failure while the engine stops (ctx done) is the
+// cancel's doing and counts as success, unless it is a panic.
+func (c *qcontrollerRunner) process(ctx context.Context, k qkey) itemOutcome {
 	var start time.Duration
 	if c.rt.metrics {
 		start = c.rt.now()
 	}
-	var err error
-	if k.mapped {
-		err = c.mapItem(ctx, k)
-	} else {
-		err = c.reconcile(ctx, k)
-	}
+	o := c.call(ctx, k)
 	if c.rt.metrics {
 		c.m.busy.Add(int64(c.rt.now() - start))
 		c.m.reconciles.Add(1)
 	}
-	if err == nil {
-		return queue.Success()
-	}
-	if ctx.Err() != nil {
+	if o.fail != nil && o.fail.panic == nil && ctx.Err() != nil {
 		// The engine is stopping: the queue is about to shut down.
-		return queue.Success()
+		return itemOutcome{result: queue.Success()}
 	}
+	return o
+}
 
-	var rq *controller.RequeueError
-	if errors.As(err, &rq) {
+// call runs the item's user code — Reconcile, or MapInput and the pointers
+// it returned — and classifies its error, all inside one recovery: a panic
+// fails that item only (rule Q5), and what comes out is plain data.
+func (c *qcontrollerRunner) call(ctx context.Context, k qkey) (o itemOutcome) {
+	defer func() {
+		if p := usercode.Recovered(recover()); p != nil {
+			o = itemOutcome{result: queue.Failure(), fail: panicFailure(k.op()+" "+k.target(), p)}
+		}
+	}()
+	var err error
+	if k.mapped {
+		err = c.mapItem(ctx, k)
+	} else {
+		err = c.ctrl.Reconcile(ctx, c.logger, c.adapter, k.pointer())
+	}
+	return classifyItemError(k, err)
+}
+
+// report counts and logs the outcome of item k, which the queue made due
+// again after delay.
+func (c *qcontrollerRunner) report(k qkey, o itemOutcome, delay time.Duration) {
+	if o.requeue || o.fail != nil {
 		if c.rt.metrics {
 			c.m.requeues.Add(1)
 		}
-		if rq.Interval() < 0 {
-			err = fmt.Errorf("%s: negative requeue interval %v: %w", k, rq.Interval(), err)
-			c.m.setError(err)
-			c.logger.Error("reconcile failed", zap.Stringer("item", k), zap.Error(err))
-			return queue.Failure()
+	}
+	f := o.fail
+	if f == nil {
+		return
+	}
+	c.m.setError(f.msg)
+	switch {
+	case f.panic != nil:
+		if c.rt.metrics {
+			c.m.crashes.Add(1)
 		}
-		if rq.Err() != nil {
-			// A failure like any other (same level), retried after the
-			// interval instead of the backoff.
-			c.m.setError(err)
-			c.logger.Error("reconcile failed; requeued after the interval", zap.Stringer("item", k), zap.Duration("interval", rq.Interval()), zap.Error(err))
-		}
-		return queue.RequeueAfter(rq.Interval())
+		c.elog.Error(k.op()+" panicked; retrying after backoff", zap.Stringer("item", k),
+			zap.String("panic", usercode.Sprint(f.panic.Value)), zap.Duration("backoff", delay), stackField(f.panic))
+	case o.logged:
+		// A MapInput returning pointers of undeclared kinds is logged once
+		// per kind (see logBadKind).
+	case o.requeue:
+		c.elog.Error(k.failedMsg()+"; requeued after the interval", zap.Stringer("item", k),
+			zap.String("error", f.msg), zap.Duration("interval", delay))
+	default:
+		c.elog.Error(k.failedMsg()+"; retrying after backoff", zap.Stringer("item", k),
+			zap.String("error", f.msg), zap.Duration("backoff", delay))
 	}
-
-	if c.rt.metrics {
-		c.m.requeues.Add(1)
-	}
-	c.m.setError(err)
-	var bad *badKindError
-	if !errors.As(err, &bad) { // logged once per kind by mapItem
-		c.logger.Error("reconcile failed; retrying with backoff", zap.Stringer("item", k), zap.Error(err))
-	}
-	return queue.Failure()
-}
-
-// reconcile calls Reconcile, turning a panic into an error of the item
-// logged with its stack (rule Q5).
-func (c *qcontrollerRunner) reconcile(ctx context.Context, k qkey) (err error) {
-	defer c.recoverItem(k, "Reconcile", &err)
-	return c.ctrl.Reconcile(ctx, c.logger, c.adapter, k.pointer())
 }
 
 // mapItem calls MapInput and queues the primary pointers it returns (rule
 // Q4). Pointers of a kind that is not a primary input are an error of the
 // item, logged once per kind with the offending pointer; the valid ones are
-// queued anyway.
+// queued anyway. The pointers' methods are user code: mapItem runs inside
+// the recovery of call.
 func (c *qcontrollerRunner) mapItem(ctx context.Context, k qkey) error {
-	ptrs, err := c.mapInput(ctx, k)
+	ptrs, err := c.ctrl.MapInput(ctx, c.logger, c.adapter, k.pointer())
 	if err != nil {
 		return err
 	}
@@ -237,29 +282,9 @@ func (c *qcontrollerRunner) mapItem(ctx context.Context, k qkey) error {
 		c.sub.queue.AddBatch(keys)
 	}
 	if len(bad) > 0 {
-		return &badKindError{item: k, ptrs: bad}
+		return &badKindError{ptrs: bad}
 	}
 	return nil
-}
-
-// mapInput calls MapInput, turning a panic into an error of the item.
-func (c *qcontrollerRunner) mapInput(ctx context.Context, k qkey) (ptrs []resource.Pointer, err error) {
-	defer c.recoverItem(k, "MapInput", &err)
-	return c.ctrl.MapInput(ctx, c.logger, c.adapter, k.pointer())
-}
-
-// recoverItem turns a panic of op on item k into *errp, logged with its
-// stack.
-func (c *qcontrollerRunner) recoverItem(k qkey, op string, errp *error) {
-	p := recover()
-	if p == nil {
-		return
-	}
-	if c.rt.metrics {
-		c.m.crashes.Add(1)
-	}
-	*errp = fmt.Errorf("%s %s panicked: %v", op, k, p)
-	c.logger.Error(op+" panicked", zap.Stringer("item", k), zap.Any("panic", p), zap.Stack("stack"))
 }
 
 // nilPointer is how a nil pointer returned by MapInput is reported.
@@ -274,7 +299,7 @@ func (c *qcontrollerRunner) logBadKind(k qkey, key dependency.Key, p string) {
 	c.badKinds[key] = struct{}{}
 	c.badMu.Unlock()
 	if !seen {
-		c.logger.Error("MapInput returned a pointer that is not of a primary input kind",
+		c.elog.Error("MapInput returned a pointer that is not of a primary input kind",
 			zap.Stringer("item", k), zap.String("pointer", p))
 	}
 }
@@ -283,9 +308,11 @@ func (c *qcontrollerRunner) logBadKind(k qkey, key dependency.Key, p string) {
 // are not of a primary input kind (or have no ID).
 type badKindError struct {
 	ptrs []string
-	item qkey
 }
 
-func (e *badKindError) Error() string {
-	return fmt.Sprintf("%s: MapInput returned pointers that are not of a primary input kind: %s", e.item, strings.Join(e.ptrs, ", "))
+// text describes the error; the item is named by whoever reports it.
+func (e *badKindError) text() string {
+	return "returned pointers that are not of a primary input kind: " + strings.Join(e.ptrs, ", ")
 }
+
+func (e *badKindError) Error() string { return "MapInput " + e.text() }

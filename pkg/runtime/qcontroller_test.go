@@ -232,7 +232,7 @@ func TestQ3_FailureBackoffRequeueAndReset(t *testing.T) {
 		assert.Equal(t, []time.Duration{0, time.Second, 3 * time.Second, 7 * time.Second, 11 * time.Second}, offsets,
 			"exponential backoff per item, capped; stops after a success")
 		st := statusOf(t, env.rt, "q")
-		assert.Equal(t, "fail", st.LastError)
+		assert.Equal(t, "Reconcile As.test.resgraph.dev(test/f): fail", st.LastError, "the last error names the call and the item")
 		assert.EqualValues(t, 4, st.Requeues)
 
 		// Success reset the backoff: the next failure waits the initial delay.
@@ -393,7 +393,7 @@ func TestQ5_PanicFailsTheItemOnly(t *testing.T) {
 		st := statusOf(t, env.rt, "q")
 		assert.Equal(t, StateRunning, st.State)
 		assert.GreaterOrEqual(t, st.Crashes, uint64(3))
-		for _, msg := range []string{"Reconcile panicked", "MapInput panicked"} {
+		for _, msg := range []string{"Reconcile panicked; retrying after backoff", "MapInput panicked; retrying after backoff"} {
 			entries := logs.FilterMessage(msg).All()
 			require.NotEmpty(t, entries, msg)
 			assert.Contains(t, entries[0].ContextMap()["stack"], "qcontroller_test", msg)

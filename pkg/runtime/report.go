@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/resgraph/resgraph/pkg/controller"
@@ -17,7 +16,7 @@ func (a *controllerAdapter) ReportError(err error) {
 	if err == nil {
 		return
 	}
-	a.runner.m.setError(errors.New(reportedText(err)))
+	a.runner.m.setError(reportedText(err))
 }
 
 // reportedText is err's text; a typed-nil error or a panicking Error method

@@ -127,8 +127,10 @@ func waitAll(ctx context.Context, chans []chan struct{}) bool {
 // (bootstrap set) go to QControllers only: they fill the queues (rule Q1),
 // while Controllers read the existing resources after their start event,
 // which waits for the bootstrap. scratch is reused storage owned by the
-// caller; the grown slice is returned for reuse.
-func routeBatch(subs []dependency.Subscription[*subscriber], events []state.Event, scratch []qkey, bootstrap, metrics bool) []qkey {
+// caller; the grown slice is returned for reuse. metas holds the events'
+// metadata, read once by the watcher (a resource's Metadata method is user
+// code, never called here).
+func routeBatch(subs []dependency.Subscription[*subscriber], events []state.Event, metas []*resource.Metadata, scratch []qkey, bootstrap, metrics bool) []qkey {
 	for i := range subs {
 		s := &subs[i]
 		sub := s.Handle
@@ -137,7 +139,7 @@ func routeBatch(subs []dependency.Subscription[*subscriber], events []state.Even
 				continue
 			}
 			for j := range events {
-				if matches(s, &events[j]) {
+				if matches(s, events[j].Type, metas[j]) {
 					sub.wakeUp()
 					if metrics {
 						sub.m.wakeUps.Add(1)
@@ -150,11 +152,12 @@ func routeBatch(subs []dependency.Subscription[*subscriber], events []state.Even
 		scratch = scratch[:0]
 		mapped := s.Kind != controller.InputQPrimary
 		for j := range events {
-			if !matches(s, &events[j]) {
+			md := metas[j]
+			if !matches(s, events[j].Type, md) {
 				continue
 			}
-			md := events[j].Resource.Metadata()
-			scratch = append(scratch, qkey{ns: md.Namespace(), typ: md.Type(), id: md.ID(), mapped: mapped})
+			ns, typ, id := md.Identity()
+			scratch = append(scratch, qkey{ns: ns, typ: typ, id: id, mapped: mapped})
 		}
 		switch len(scratch) {
 		case 0:
@@ -170,18 +173,20 @@ func routeBatch(subs []dependency.Subscription[*subscriber], events []state.Even
 	return scratch
 }
 
-// matches reports whether a change event concerns a subscription: an input
-// with an ID fires only for that ID (rule C2); destroy-ready inputs fire
-// only for the subscriber's own outputs that are tearing down with no
-// finalizers left (rules C9, Q4).
-func matches(s *dependency.Subscription[*subscriber], ev *state.Event) bool {
-	md := ev.Resource.Metadata()
-	if s.HasID && md.ID() != s.ID {
-		return false
+// matches reports whether a change event of type t, of the resource whose
+// metadata is md, concerns a subscription: an input with an ID fires only
+// for that ID (rule C2); destroy-ready inputs fire only for the
+// subscriber's own outputs that are tearing down with no finalizers left
+// (rules C9, Q4).
+func matches(s *dependency.Subscription[*subscriber], t state.EventType, md *resource.Metadata) bool {
+	if s.HasID {
+		if _, _, id := md.Identity(); id != s.ID {
+			return false
+		}
 	}
 	switch s.Kind {
 	case controller.InputDestroyReady, controller.InputQMappedDestroyReady:
-		return ev.Type != state.Destroyed &&
+		return t != state.Destroyed &&
 			md.Owner() == s.Name &&
 			md.Phase() == resource.PhaseTearingDown &&
 			md.Finalizers().Empty()

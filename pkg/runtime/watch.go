@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -74,10 +74,17 @@ type kindWatcher struct {
 	// re-lists.
 	live bool
 	// boot collects the contents of the first bootstrap until it is
-	// complete; they are then routed at once.
-	boot    []state.Event
-	scratch []qkey
-	out     []state.Event
+	// complete, and bootMetas their metadata; they are then routed at once.
+	boot      []state.Event
+	bootMetas []*resource.Metadata
+	scratch   []qkey
+	// out, outMetas and metas are reused per batch.
+	out      []state.Event
+	outMetas []*resource.Metadata
+	metas    []*resource.Metadata
+	// inspect is the event whose resource's Metadata is being called (see
+	// metadataOf), nil otherwise.
+	inspect *state.Event
 }
 
 func newKindWatcher(rt *Runtime, k dependency.Key) *kindWatcher {
@@ -102,7 +109,7 @@ func (w *kindWatcher) run(ctx context.Context) {
 		backoff.WithMaxInterval(watchRetryMax),
 		backoff.WithMaxElapsedTime(0),
 	)
-	logger := w.rt.logger.With(zap.String("kind", resource.KindString(w.kind)))
+	logger := engineLogger(w.rt.logger.With(zap.String("kind", resource.KindString(w.kind))))
 	for {
 		err := w.watchOnce(ctx, bo)
 		w.progress.down()
@@ -113,7 +120,7 @@ func (w *kindWatcher) run(ctx context.Context) {
 			w.stats.relists.Add(1)
 		}
 		delay := bo.NextBackOff()
-		logger.Warn("kind watch failed; re-listing", zap.Error(err), zap.Duration("retry_in", delay))
+		logger.Warn("kind watch failed; re-listing", zap.String("error", watchErrorText(err)), zap.Duration("retry_in", delay))
 
 		t := time.NewTimer(delay)
 		select {
@@ -132,17 +139,29 @@ func (w *kindWatcher) run(ctx context.Context) {
 // generation and version match what was seen before are not routed again,
 // and resources seen before but absent from the new bootstrap are routed
 // as destroyed.
-func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBackOff) error {
+func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBackOff) (err error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer func() {
-		clear(w.boot) // a first bootstrap cut short starts over
-		w.boot = w.boot[:0]
+		if p := recover(); p != nil {
+			err = w.metadataPanic(p)
+		}
+	}()
+	defer func() {
+		// A first bootstrap cut short starts over.
+		clear(w.boot)
+		clear(w.bootMetas)
+		w.boot, w.bootMetas = w.boot[:0], w.bootMetas[:0]
 	}()
 
 	ch := make(chan []state.Event, watchBuffer)
-	if err := w.rt.st.WatchKindAggregated(wctx, w.kind, ch, state.WithBootstrapContents(true)); err != nil {
-		return fmt.Errorf("watch %s: %w", resource.KindString(w.kind), err)
+	if p := usercode.Call(func() {
+		err = w.rt.st.WatchKindAggregated(wctx, w.kind, ch, state.WithBootstrapContents(true))
+	}); p != nil {
+		return watchFailure{msg: "the state's WatchKindAggregated panicked: " + usercode.Sprint(p.Value)}
+	}
+	if err != nil {
+		return watchFailure{msg: usercode.ErrorText(err)}
 	}
 	w.progress.started(ch)
 
@@ -159,27 +178,29 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBack
 			return ctx.Err()
 		case b, ok := <-ch:
 			if !ok {
-				return fmt.Errorf("watch %s: stream closed by the state", resource.KindString(w.kind))
+				return watchFailure{msg: "stream closed by the state"}
 			}
 			batch = b
 			w.progress.received()
 		}
+		metas, werr := w.metadataOf(batch)
+		if werr != nil {
+			return werr
+		}
 
-		var werr error
-		out := w.out[:0]
+		out, outMetas := w.out[:0], w.outMetas[:0]
 	events:
 		for i := range batch {
 			ev := &batch[i]
 			switch ev.Type {
 			case state.Created, state.Updated, state.Destroyed:
-				if ev.Resource == nil {
-					continue
-				}
+				md := metas[i]
 				if bootstrapping && !relist {
-					w.boot = append(w.boot, *ev) // routed when complete
+					// Routed when complete.
+					w.boot = append(w.boot, *ev)
+					w.bootMetas = append(w.bootMetas, md)
 					continue
 				}
-				md := ev.Resource.Metadata()
 				if ev.Type == state.Destroyed {
 					delete(w.seen, md.ID())
 				} else {
@@ -192,8 +213,9 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBack
 					}
 					w.seen[md.ID()] = e
 				}
-				w.cache.apply(ev)
+				w.cache.apply(ev, md)
 				out = append(out, *ev)
+				outMetas = append(outMetas, md)
 			case state.Bootstrapped:
 				if !bootstrapping {
 					continue // a state that bootstraps twice: ignore the repeat
@@ -209,25 +231,26 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBack
 						continue
 					}
 					delete(w.seen, id)
-					gone := state.Event{Type: state.Destroyed, Resource: newTombstone(w.key, id)}
-					w.cache.apply(&gone)
+					tomb := newTombstone(w.key, id)
+					gone := state.Event{Type: state.Destroyed, Resource: tomb}
+					w.cache.apply(&gone, &tomb.md)
 					out = append(out, gone)
+					outMetas = append(outMetas, &tomb.md)
 				}
 				present = nil
 			case state.Errored:
-				werr = ev.Error
-				if werr == nil {
-					werr = errors.New("errored event without an error")
-				}
-				werr = fmt.Errorf("watch %s: %w", resource.KindString(w.kind), werr)
+				werr = erroredFailure(ev.Error)
 				break events
 			}
 		}
-		w.route(out, false)
+		w.route(out, outMetas, false)
 		w.progress.routed(batch, !bootstrapping)
 		w.rt.idleNotify.ping()
-		clear(out) // drop references to resources until the next batch
-		w.out = out[:0]
+		// Drop references to resources until the next batch.
+		clear(out)
+		clear(outMetas)
+		clear(metas)
+		w.out, w.outMetas = out[:0], outMetas[:0]
 		if werr != nil {
 			return werr
 		}
@@ -241,25 +264,25 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBack
 // Then the kind is live.
 func (w *kindWatcher) routeFirstBootstrap() {
 	for i := range w.boot {
-		ev := &w.boot[i]
-		md := ev.Resource.Metadata()
+		ev, md := &w.boot[i], w.bootMetas[i]
 		if ev.Type == state.Destroyed {
 			delete(w.seen, md.ID())
 		} else {
 			w.seen[md.ID()] = seenOf(md)
 		}
-		w.cache.apply(ev)
+		w.cache.apply(ev, md)
 	}
 	w.cache.markReady()
 
 	w.bootMu.Lock()
-	w.route(w.boot, true)
+	w.route(w.boot, w.bootMetas, true)
 	w.bootRouted = true
 	w.bootMu.Unlock()
 
 	// Release the storage of a large bootstrap.
 	clear(w.boot)
-	w.boot = nil
+	clear(w.bootMetas)
+	w.boot, w.bootMetas = nil, nil
 	if cap(w.scratch) > scratchKeep {
 		w.scratch = nil
 	}
@@ -267,14 +290,15 @@ func (w *kindWatcher) routeFirstBootstrap() {
 	w.live = true
 }
 
-// route delivers changes of the kind to its current subscriptions;
-// bootstrap marks the contents of the first bootstrap.
-func (w *kindWatcher) route(events []state.Event, bootstrap bool) {
+// route delivers changes of the kind to its current subscriptions; metas
+// are the events' metadata (see metadataOf); bootstrap marks the contents
+// of the first bootstrap.
+func (w *kindWatcher) route(events []state.Event, metas []*resource.Metadata, bootstrap bool) {
 	if len(events) == 0 {
 		return
 	}
 	subs := w.rt.db.Snapshot().For(w.key)
-	w.scratch = routeBatch(subs, events, w.scratch, bootstrap, w.rt.metrics)
+	w.scratch = routeBatch(subs, events, metas, w.scratch, bootstrap, w.rt.metrics)
 	if w.rt.metrics {
 		w.stats.eventsRouted.Add(uint64(len(events)))
 	}
@@ -293,3 +317,80 @@ func newTombstone(k dependency.Key, id resource.ID) *tombstone {
 func (t *tombstone) Metadata() *resource.Metadata { return &t.md }
 func (t *tombstone) Spec() any                    { return nil }
 func (t *tombstone) DeepCopy() resource.Resource  { return &tombstone{md: t.md.Copy()} }
+
+// watchFailure is why a kind watch failed, as plain data: the text of the
+// state's error (rendered once, inside usercode.ErrorText) or what was
+// wrong with the stream.
+type watchFailure struct{ msg string }
+
+func (f watchFailure) Error() string { return f.msg }
+
+// watchErrorText returns the message of a watchOnce error.
+func watchErrorText(err error) string {
+	if f, ok := err.(watchFailure); ok {
+		return f.msg
+	}
+	return usercode.ErrorText(err)
+}
+
+// erroredFailure is the failure of an Errored event carrying err.
+func erroredFailure(err error) watchFailure {
+	if err == nil {
+		return watchFailure{msg: "errored event without an error"}
+	}
+	return watchFailure{msg: "errored event: " + usercode.ErrorText(err)}
+}
+
+// metadataOf returns the metadata of every change event of batch (nil for
+// the others), read once: the events come from the state, which may be a
+// foreign implementation, so their resources' Metadata methods are user
+// code. They are called here, before anything of the batch is applied, and
+// the results used from then on. An event that cannot be routed — a change
+// without a resource (or with a typed-nil one), a resource without metadata
+// or of another kind, an empty ID, a panicking Metadata — fails the watch,
+// which is then re-established with a re-list (see run): routing around it
+// could lose the change it stood for. A panic is recovered by watchOnce
+// (one deferred recover per watch rather than per batch: this is the hot
+// path), which reads w.inspect to tell it was Metadata's. The result is
+// stored in w.metas for reuse.
+func (w *kindWatcher) metadataOf(batch []state.Event) ([]*resource.Metadata, error) {
+	w.metas = w.metas[:0]
+	for i := range batch {
+		ev := &batch[i]
+		switch ev.Type {
+		case state.Created, state.Updated, state.Destroyed:
+		default:
+			w.metas = append(w.metas, nil)
+			continue
+		}
+		if ev.Resource == nil {
+			return w.metas, watchFailure{msg: fmt.Sprintf("the state sent a %s event without a resource", ev.Type)}
+		}
+		w.inspect = ev
+		md := ev.Resource.Metadata()
+		w.inspect = nil
+		if md == nil {
+			return w.metas, watchFailure{msg: fmt.Sprintf("the state sent a %s event whose resource (%T) has no metadata", ev.Type, ev.Resource)}
+		}
+		if ns, typ, id := md.Identity(); ns != w.key.Namespace || typ != w.key.Type || id == "" {
+			return w.metas, watchFailure{msg: fmt.Sprintf("the state sent a %s event for %s on the watch of %s", ev.Type, resource.PointerString(md), resource.KindString(w.kind))}
+		}
+		w.metas = append(w.metas, md)
+	}
+	return w.metas, nil
+}
+
+// metadataPanic is the failure of the Metadata method of w.inspect's
+// resource panicking with p; any other panic is re-raised (it is not user
+// code's).
+func (w *kindWatcher) metadataPanic(p any) error {
+	ev := w.inspect
+	if ev == nil {
+		panic(p)
+	}
+	w.inspect = nil
+	if usercode.IsNil(ev.Resource) {
+		return watchFailure{msg: fmt.Sprintf("the state sent a %s event with a typed-nil resource (%T)", ev.Type, ev.Resource)}
+	}
+	return watchFailure{msg: fmt.Sprintf("the state sent a %s event whose resource's Metadata panicked: %s", ev.Type, usercode.Sprint(p))}
+}

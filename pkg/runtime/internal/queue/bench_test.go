@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 )
@@ -15,7 +16,7 @@ type workQueue[K comparable] interface {
 	Add(K)
 	AddBatch([]K)
 	Get(context.Context) (K, bool)
-	Done(K, Result)
+	Done(K, Result) time.Duration
 	ShutDown()
 }
 
@@ -75,7 +76,7 @@ func (q *naiveQueue[K]) Get(context.Context) (K, bool) {
 	return k, true
 }
 
-func (q *naiveQueue[K]) Done(k K, _ Result) {
+func (q *naiveQueue[K]) Done(k K, _ Result) time.Duration {
 	q.mu.Lock()
 	delete(q.inFlight, k)
 	if q.waiting[k] {
@@ -83,6 +84,7 @@ func (q *naiveQueue[K]) Done(k K, _ Result) {
 		q.cond.Signal()
 	}
 	q.mu.Unlock()
+	return 0
 }
 
 func (q *naiveQueue[K]) ShutDown() {

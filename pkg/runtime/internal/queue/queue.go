@@ -247,7 +247,10 @@ func (q *Queue[K]) Get(ctx context.Context) (k K, ok bool) {
 // (a fresh change runs now), with its failure count updated as above, so a
 // key that keeps failing keeps backing off once the changes stop. After
 // ShutDown, Done only takes k out of flight.
-func (q *Queue[K]) Done(k K, r Result) {
+//
+// Done returns the delay after which k is due again: 0 when it is due now,
+// forgotten, or the queue is shut down.
+func (q *Queue[K]) Done(k K, r Result) (delay time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	i, ok := q.index[k]
@@ -257,7 +260,7 @@ func (q *Queue[K]) Done(k K, r Result) {
 	q.inFlight--
 	if q.shutdown {
 		q.forget(i)
-		return
+		return 0
 	}
 	now := q.promote()
 	e := &q.slab[i]
@@ -275,15 +278,18 @@ func (q *Queue[K]) Done(k K, r Result) {
 		q.makeDue(i)
 	case r.kind == resultSuccess:
 		q.forget(i)
-		return
+		return 0
 	case r.kind == resultFailure:
-		q.delay(i, now, q.opts.backoff(e.failures))
+		delay = q.opts.backoff(e.failures)
+		q.delay(i, now, delay)
 	case r.after <= 0:
 		q.makeDue(i)
 	default:
-		q.delay(i, now, r.after)
+		delay = r.after
+		q.delay(i, now, delay)
 	}
 	q.kick()
+	return delay
 }
 
 // Len returns the number of keys waiting: due, or delayed by a backoff or a

@@ -550,3 +550,31 @@ func TestWakeup_EveryParkedGetTakesOneOfABatch(t *testing.T) {
 		assert.Equal(t, 3, q.InFlight())
 	})
 }
+
+// TestDone_ReturnsTheDelayApplied: Done reports after how long the key is
+// due again, which the engine logs with a retry: the backoff of a failure,
+// the interval of a requeue, 0 when it is due now (added while in flight)
+// or forgotten.
+func TestDone_ReturnsTheDelayApplied(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New[string](testOpts)
+		q.Add("a")
+		getNow(t, q, "a")
+		for _, want := range []time.Duration{100, 200, 400} {
+			assert.Equal(t, want*time.Millisecond, q.Done("a", Failure()))
+			getAfter(t, q, "a", want*time.Millisecond)
+		}
+		assert.Equal(t, 5*time.Second, q.Done("a", RequeueAfter(5*time.Second)))
+		getAfter(t, q, "a", 5*time.Second)
+		q.Add("a") // while in flight: due now whatever the result
+		assert.Zero(t, q.Done("a", Failure()))
+		getNow(t, q, "a")
+		assert.Zero(t, q.Done("a", RequeueAfter(-time.Second)))
+		getNow(t, q, "a")
+		assert.Zero(t, q.Done("a", Success()))
+		q.Add("a")
+		getNow(t, q, "a")
+		q.ShutDown()
+		assert.Zero(t, q.Done("a", Failure()))
+	})
+}
