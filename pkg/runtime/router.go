@@ -32,6 +32,11 @@ type subscriber struct {
 // send and taken back when the channel is full, so that a wake-up is never
 // in the channel without being counted.
 func (s *subscriber) wakeUp() {
+	if len(s.wake) != 0 {
+		// A wake-up is pending: it covers this one (the controller reads
+		// the state after taking it), as a failed send would.
+		return
+	}
 	s.wakes.Add(1)
 	select {
 	case s.wake <- struct{}{}:
