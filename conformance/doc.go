@@ -12,4 +12,6 @@
 //	func TestStateConformance(t *testing.T) {
 //		suite.Run(t, &conformance.StateSuite{NewState: func() state.State { return inmem.NewState() }})
 //	}
+//
+// The rules cited here are stated in docs/resources-and-state.md and docs/controllers-and-engine.md in the repository.
 package conformance

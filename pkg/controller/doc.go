@@ -30,4 +30,6 @@
 //	})
 //
 // or DeepCopy what you read and Update the copy.
+//
+// The rules cited here are stated in docs/controllers-and-engine.md in the repository.
 package controller

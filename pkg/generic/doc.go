@@ -24,4 +24,6 @@
 // configuration that cannot work is refused at registration, with an error
 // naming the controller and the setting, instead of failing in Run or
 // Reconcile. Nil options are skipped.
+//
+// The rules cited here are stated in docs/generic-controllers.md in the repository.
 package generic

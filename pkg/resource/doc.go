@@ -27,4 +27,6 @@
 //   - R2: DeepCopy results share no mutable memory with the original.
 //   - R3: namespaces, types and IDs are non-empty; [ValidatePointer] reports
 //     an empty one.
+//
+// The rules cited here are stated in docs/resources-and-state.md in the repository.
 package resource

@@ -186,4 +186,6 @@
 // skipped with WithMetrics(false); [Runtime.ControllerStatuses] reports the
 // controllers' states and last errors either way. [Runtime.PublishExpvar]
 // publishes them to expvar under a name of the caller's choosing.
+//
+// The rules cited here are stated in docs/controllers-and-engine.md in the repository.
 package runtime

@@ -13,4 +13,6 @@
 // parameter: T must provide Definition() (as [typed.Resource] does, even on
 // a nil pointer), and the kind is the definition's type in its default
 // namespace.
+//
+// The rules cited here are stated in docs/resources-and-state.md in the repository.
 package safe

@@ -39,4 +39,6 @@
 //
 // Modify never changes the resource it is given, so a snapshot may be
 // passed to it as is.
+//
+// The rules cited here are stated in docs/resources-and-state.md in the repository.
 package state

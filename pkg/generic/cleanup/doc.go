@@ -35,4 +35,6 @@
 // empty type or namespace; the same input and dependent type; neither or
 // both of DependentsQuery and ListDependents; [WithDependentAction] with
 // an unknown action. Nil options are skipped.
+//
+// The rules cited here are stated in docs/generic-controllers.md in the repository.
 package cleanup

@@ -16,4 +16,6 @@
 // running, has finalizers, or belongs to someone else is left alone. A
 // finalizer added between the read and the destroy makes the destroy wait
 // for the next destroy-ready event.
+//
+// The rules cited here are stated in docs/generic-controllers.md in the repository.
 package destroy

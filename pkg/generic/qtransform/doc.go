@@ -101,4 +101,6 @@
 // A setting that the chosen mode does not use is not an error: it is
 // ignored. [Settings.FinalizerRemovalFunc] is ignored with
 // [WithoutInputFinalizers]. Nil options are skipped.
+//
+// The rules cited here are stated in docs/generic-controllers.md in the repository.
 package qtransform

@@ -100,4 +100,6 @@
 // [WithInputFinalizers]. [WithExtraOutputs] without a
 // TransformExtraOutputFunc still declares the outputs, which nothing
 // writes. Nil options are skipped.
+//
+// The rules cited here are stated in docs/generic-controllers.md in the repository.
 package transform

@@ -77,6 +77,8 @@
 //	link := ev.Resource.DeepCopy().(*Link)
 //	link.TypedSpec().MTU = 9000
 //	err := st.Update(ctx, link)
+//
+// The rules cited here are stated in docs/resources-and-state.md in the repository.
 package typed
 
 import (

@@ -165,4 +165,6 @@
 // watch's context is done (S13); the Watch calls return once the watch is
 // set up (with the context's error if it is already done). The state
 // itself starts no goroutine and needs no closing.
+//
+// The rules cited here are stated in docs/resources-and-state.md in the repository.
 package inmem
