@@ -123,6 +123,11 @@ func TestD1_WrappedControllersDestroyTheirReadyOutputs(t *testing.T) {
 			_, err = st.Teardown(ctx, ptrA("a2"))
 			require.NoError(t, err)
 			gentest.AwaitGone(t, st, ptrC("a2"))
+			// The two inputs are processed in any order: a1's output may
+			// start tearing down after a2's output is gone.
+			gentest.AwaitMD(t, st, ptrC("a1"), func(md *resource.Metadata) bool {
+				return md.Phase() == resource.PhaseTearingDown
+			})
 			c1, err := st.Get(ctx, ptrC("a1"))
 			require.NoError(t, err, "an output with finalizers is not destroyed")
 			assert.Equal(t, resource.PhaseTearingDown, c1.Metadata().Phase())
