@@ -271,7 +271,7 @@ func (w *watcher) runKind() {
 			ks.mu.Unlock()
 			select {
 			case <-w.wake:
-				g.propagate()
+				g.propagate(wakeFanout)
 			case <-w.ctx.Done():
 				ks.mu.Lock()
 				ks.unparkLocked(w, g)
