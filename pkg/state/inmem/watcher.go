@@ -113,6 +113,17 @@ func (w *watcher) emit(t state.EventType, res, old resource.Resource, seq uint64
 	}
 }
 
+// reserve makes room for n more events in the aggregated batch being
+// built, so that a batch is allocated once at about its size instead of
+// by doublings (the receiver owns each batch: it cannot be reused). Each
+// change gives at most one event, or two for a coalesced destroy and
+// create; a batch grown past the estimate still grows by append.
+func (w *watcher) reserve(n int) {
+	if w.aggCh != nil {
+		w.agg = slices.Grow(w.agg, n)
+	}
+}
+
 // flush sends the aggregated batch, if any; false when ctx is done.
 func (w *watcher) flush() bool {
 	if w.aggCh == nil || len(w.agg) == 0 {
@@ -153,6 +164,7 @@ func (w *watcher) change(old, new resource.Resource, seq uint64) bool {
 
 // deliverRecords delivers changes in order and releases their references.
 func (w *watcher) deliverRecords(recs []*record) bool {
+	w.reserve(len(recs))
 	for _, r := range recs {
 		if !w.change(r.old, r.new, r.seq) {
 			return false
@@ -165,6 +177,7 @@ func (w *watcher) deliverRecords(recs []*record) bool {
 // deliverQueued delivers queued changes in order and releases their
 // references.
 func (w *watcher) deliverQueued(recs []record) bool {
+	w.reserve(len(recs))
 	for i := range recs {
 		if !w.change(recs[i].old, recs[i].new, recs[i].seq) {
 			return false
@@ -186,6 +199,7 @@ func (w *watcher) deliverCoalesced(cs []coalesced) bool {
 		}
 	}
 	w.sortScratch = sortCoalesced(cs, w.sortScratch)
+	w.reserve(len(cs))
 	for i := range cs {
 		if !w.change(cs[i].old, cs[i].new, cs[i].seq) {
 			return false
@@ -200,6 +214,7 @@ func (w *watcher) deliverCoalesced(cs []coalesced) bool {
 // the bootstrap contents and Bootstrapped event (S9), or the replayed
 // changes (S11).
 func (w *watcher) sendInitial() bool {
+	w.reserve(len(w.snap) + 1 + len(w.init))
 	switch {
 	case w.current && len(w.snap) > 0:
 		if !w.emit(state.Created, w.snap[0], nil, w.snapSeq, true) {
