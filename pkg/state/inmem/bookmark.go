@@ -50,7 +50,10 @@ func (ks *kindStore) decodeBookmark(ptr resource.Pointer, b state.Bookmark) (uin
 	if len(b) != bookmarkLen || b[0] != bookmarkTag {
 		return 0, state.NewInvalidError(ptr, "watch %s: malformed bookmark", resource.KindString(ks.kind))
 	}
-	if binary.BigEndian.Uint64(b[1:]) != ks.stateID || binary.BigEndian.Uint64(b[9:]) != ks.kindID {
+	if sid := binary.BigEndian.Uint64(b[1:]); sid != ks.stateID || binary.BigEndian.Uint64(b[9:]) != ks.kindID {
+		if earlierRun(ks.persistent, ks.stateID, sid) {
+			return 0, state.NewBufferOverrunError(ptr, "watch %s: bookmark of an earlier run of this persistent state: the history does not survive a restart", resource.KindString(ks.kind))
+		}
 		return 0, state.NewInvalidError(ptr, "watch %s: bookmark of another state or kind", resource.KindString(ks.kind))
 	}
 	return binary.BigEndian.Uint64(b[17:]), nil

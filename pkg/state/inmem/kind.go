@@ -48,7 +48,10 @@ type kindStore struct {
 	typ     resource.Type
 	stateID uint64
 	kindID  uint64
-	cap     int
+	// persistent tells that stateID names a run of a persistent storage
+	// (see earlierRun).
+	persistent bool
+	cap        int
 	// lagLimit is how far behind the newest change a kind watcher may be
 	// and still get every change as its own event; further behind, it
 	// catches up by coalescing (see watcher.catchUp).

@@ -18,6 +18,9 @@ type options struct {
 	// detect turns the mutation detector on; report is its report.
 	detect bool
 	report func(error)
+	// persist is the persistence hook; nil when the state is not
+	// persistent.
+	persist Persistence
 }
 
 func defaultOptions() options {

@@ -44,6 +44,16 @@ type core struct {
 	historyBytes int64
 	// report is the mutation detector's report; nil when it is off.
 	report func(error)
+
+	// persist is the persistence hook (see persist.go); nil when the
+	// state is not persistent.
+	persist Persistence
+	// persistent tells that stateID is a lineage and a run (see
+	// [Restored]).
+	persistent bool
+	// createdFloor is the creation time every kind's creation times
+	// follow (zero when not persistent).
+	createdFloor time.Time
 }
 
 var _ state.CoreState = (*core)(nil)
@@ -65,6 +75,9 @@ func newCore(opts ...Option) *core {
 	}
 	empty := map[kindKey]*kindStore{}
 	c.kinds.Store(&empty)
+	if o.persist != nil {
+		c.restore(o.persist)
+	}
 	return c
 }
 
@@ -112,6 +125,8 @@ func (c *core) store(ns resource.Namespace, typ resource.Type) *kindStore {
 	}
 	c.nextKindID++
 	ks := newKindStore(resource.NewKind(ns, typ), c.stateID, c.nextKindID, c.historyCap, c.historyBytes)
+	ks.persistent = c.persistent
+	ks.lastCreated = c.createdFloor
 	if c.report != nil {
 		ks.det = newDetector(c.report)
 	}
@@ -235,9 +250,16 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	if !now.After(ks.lastCreated) {
 		now = ks.lastCreated.Add(time.Nanosecond)
 	}
-	ks.lastCreated = now
 	smd.SetCreated(now)
 	smd.SetUpdated(now)
+	var pend Pending
+	if c.persist != nil {
+		if pend, err = c.persist.Append(smd.Namespace(), smd.Type(), id, stored); err != nil {
+			ks.mu.Unlock()
+			return err
+		}
+	}
+	ks.lastCreated = now
 	ks.items[id] = item{r: stored, size: size}
 	ks.sorted = nil
 	ks.count.Add(1)
@@ -247,6 +269,11 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	ks.mu.Unlock()
 	wakeUp(wake)
 	ks.det.verify(check)
+	if pend != nil {
+		if err := pend.Wait(); err != nil {
+			return err
+		}
+	}
 
 	md.SetVersion(ver)
 	md.SetCreated(now)
@@ -292,6 +319,13 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 	_ = smd.SetOwner(cmd.Owner())
 	smd.SetCreated(created)
 	smd.SetUpdated(now)
+	var pend Pending
+	if c.persist != nil {
+		if pend, err = c.persist.Append(ks.ns, ks.typ, id, stored); err != nil {
+			ks.mu.Unlock()
+			return err
+		}
+	}
 	ks.items[id] = item{r: stored, size: size}
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, cur, stored, ref, curItem.size)
@@ -299,6 +333,11 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 	ks.mu.Unlock()
 	wakeUp(wake)
 	ks.det.verify(check)
+	if pend != nil {
+		if err := pend.Wait(); err != nil {
+			return err
+		}
+	}
 
 	md.SetVersion(ver)
 	md.SetCreated(created)
@@ -379,6 +418,10 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	case !cur.Metadata().Finalizers().Empty():
 		err = state.NewPendingFinalizersError(resource.PointerOf(ptr), "finalizers pending: %v", slices.Clone(*cur.Metadata().Finalizers()))
 	}
+	var pend Pending
+	if err == nil && c.persist != nil {
+		pend, err = c.persist.Append(ns, typ, id, nil)
+	}
 	if err != nil {
 		ks.mu.Unlock()
 		return err
@@ -391,5 +434,8 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	ks.mu.Unlock()
 	wakeUp(wake)
 	ks.det.verify(check)
+	if pend != nil {
+		return pend.Wait()
+	}
 	return nil
 }
