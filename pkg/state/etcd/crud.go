@@ -124,7 +124,7 @@ func (c *core) Create(ctx context.Context, r resource.Resource, opts ...state.Cr
 	key := c.key(md.Namespace(), md.Type(), md.ID())
 	resp, err := c.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(val))).
+		Then(clientv3.OpPut(key, string(val)), c.headPut(md.Namespace(), md.Type())).
 		Commit()
 	if err != nil {
 		return fmt.Errorf("etcd state: create %s: %w", resource.PointerString(md), err)
@@ -219,7 +219,7 @@ func (c *core) Update(ctx context.Context, r resource.Resource, opts ...state.Up
 		}
 		tx, terr := c.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod)).
-			Then(clientv3.OpPut(key, string(val))).
+			Then(clientv3.OpPut(key, string(val)), c.headPut(md.Namespace(), md.Type())).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		if terr != nil {
@@ -285,7 +285,7 @@ func (c *core) Destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 		}
 		tx, terr := c.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod)).
-			Then(clientv3.OpDelete(key)).
+			Then(clientv3.OpDelete(key), c.headPut(p.Namespace(), p.Type())).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		if terr != nil {

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -9,6 +10,9 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/resource"
 )
+
+// errFeedStopped is the error of a wait on a feed that stopped.
+var errFeedStopped = errors.New("etcd state: the kind's watch stopped")
 
 // liveBase is the seq of the first change a feed receives live. Changes
 // read from etcd's history (before the feed started) get the seqs just
@@ -31,6 +35,29 @@ type item struct {
 	seq uint64 // seq of its last change; 0 when it predates the feed
 	pos position
 	mod int64 // etcd's mod revision of its key
+}
+
+// gap is a stretch of history the feed did not watch and that changed
+// nothing it holds: a lost watch whose relist found every resource as it
+// was. The changes in it (resources created and destroyed meanwhile)
+// are unknown, so a bookmark strictly inside it cannot be resumed; one at
+// its start can, as nothing it saw changed.
+type gap struct {
+	after position // the feed's newest change before it
+	until position // the end of the relist's revision
+}
+
+// maxGaps bounds the gaps a feed remembers; older ones move keptFrom.
+const maxGaps = 16
+
+// inGapLocked reports whether p lies strictly inside a gap.
+func (f *feed) inGapLocked(p position) bool {
+	for _, g := range f.gaps {
+		if g.after.less(p) && p.less(g.until) {
+			return true
+		}
+	}
+	return false
 }
 
 // tomb is a resource the feed saw destroyed.
@@ -77,6 +104,7 @@ type feed struct {
 	past       []change              // changes before startRev; guarded by mu
 	pastLoaded bool                  // guarded by mu
 	watchers   map[*watcher]struct{} // guarded by mu
+	gaps       []gap                 // guarded by mu
 	// applied is closed and replaced whenever headPos moves, to wake the
 	// writes waiting for their change to be applied. Guarded by mu.
 	applied chan struct{}
@@ -215,9 +243,12 @@ func (f *feed) appendLocked(id resource.ID, res resource.Resource, pos position,
 // applyLocked applies the events of one watch response.
 func (f *feed) applyLocked(events []*clientv3.Event) {
 	for _, ev := range events {
+		// Every change up to its revision is applied once it is, the
+		// kind's head key's included (it carries no resource).
+		f.headPos = endOf(ev.Kv.ModRevision)
 		id, ok := idOf(f.prefix, ev.Kv.Key)
 		if !ok {
-			continue // a key below the kind's prefix that is not a resource
+			continue // the head key, or a key below the kind's prefix that is not a resource
 		}
 		pos := position{rev: ev.Kv.ModRevision}
 		if f.last.rev == pos.rev {
@@ -232,7 +263,6 @@ func (f *feed) applyLocked(events []*clientv3.Event) {
 			res = r // an undecodable value counts as absent
 		}
 		f.appendLocked(id, res, pos, ev.Kv.ModRevision)
-		f.headPos = endOf(pos.rev)
 	}
 }
 
@@ -258,19 +288,25 @@ func (c *core) written(ctx context.Context, ns resource.Namespace, typ resource.
 	if f == nil {
 		return
 	}
+	_ = f.waitApplied(ctx, rev)
+}
+
+// waitApplied waits until the feed has applied every change up to
+// revision rev; it fails when ctx is done or the feed stops first.
+func (f *feed) waitApplied(ctx context.Context, rev int64) error {
 	for {
 		f.mu.Lock()
 		done, ch := f.headPos.rev >= rev, f.applied
 		f.mu.Unlock()
 		if done {
-			return
+			return nil
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return
+			return context.Cause(ctx)
 		case <-f.done:
-			return
+			return errFeedStopped
 		}
 	}
 }

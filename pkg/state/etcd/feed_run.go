@@ -123,6 +123,23 @@ func (f *feed) follow(rev int64) int64 {
 	return rev
 }
 
+// addGapLocked records a gap, forgetting those that keptFrom covers; when
+// too many remain, the oldest moves keptFrom (bookmarks before it are then
+// refused, which is safe; it is older than the feed's newest change, which
+// happened after it, so bootstrap bookmarks stay resumable).
+func (f *feed) addGapLocked(g gap) {
+	f.gaps = slices.DeleteFunc(f.gaps, func(o gap) bool { return !f.keptFrom.less(o.until) })
+	if n := len(f.gaps); n > 0 && f.gaps[n-1].after == g.after {
+		f.gaps[n-1].until = g.until // nothing changed since: one gap
+		return
+	}
+	if len(f.gaps) == maxGaps {
+		f.keptFrom = f.gaps[0].until
+		f.gaps = slices.Delete(f.gaps, 0, 1)
+	}
+	f.gaps = append(f.gaps, g)
+}
+
 // resync lists the kind again and records how it differs from what the
 // feed holds as changes at the list's revision: updated and created
 // resources in the order of their last writes, then destroyed ones. The
@@ -159,14 +176,22 @@ func (f *feed) resync() (int64, error) {
 		puts = append(puts, put{id, r, kv.ModRevision})
 	}
 	slices.SortFunc(puts, func(a, b put) int { return cmp.Compare(a.mod, b.mod) })
-	pos := position{rev: rev}
-	f.keptFrom = pos
-	for _, p := range puts {
-		pos.sub++
-		f.appendLocked(p.id, p.res, pos, p.mod)
-	}
+	var gone []resource.ID
 	for _, id := range slices.Sorted(maps.Keys(f.items)) {
 		if !listed[id] {
+			gone = append(gone, id)
+		}
+	}
+	if len(puts) == 0 && len(gone) == 0 {
+		f.addGapLocked(gap{after: f.last, until: endOf(rev)})
+	} else {
+		pos := position{rev: rev}
+		f.keptFrom = pos
+		for _, p := range puts {
+			pos.sub++
+			f.appendLocked(p.id, p.res, pos, p.mod)
+		}
+		for _, id := range gone {
 			pos.sub++
 			f.appendLocked(id, nil, pos, 0)
 		}

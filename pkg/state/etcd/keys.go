@@ -3,12 +3,20 @@ package etcd
 import (
 	"strings"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
 // Keys: prefix + esc(namespace) + "/" + esc(type) + "/" + esc(id), where
 // esc replaces "%" with "%25" and "/" with "%2F", so that the kind part of
 // a key is a prefix of exactly the keys of that kind.
+//
+// The kind prefix itself is the kind's head key: every write to the kind
+// puts it (empty) in the same transaction, so that its mod revision is the
+// revision of the kind's newest change — deletions included, which leave
+// no key behind. It is not a resource (a resource's key is longer), and
+// the kind's watch receives its changes with those of the resources.
 
 var (
 	escaper   = strings.NewReplacer("%", "%25", "/", "%2F")
@@ -18,6 +26,11 @@ var (
 // kindPrefix returns the key prefix of the resources of a kind.
 func (c *core) kindPrefix(ns resource.Namespace, typ resource.Type) string {
 	return c.prefix + escaper.Replace(ns) + "/" + escaper.Replace(typ) + "/"
+}
+
+// headPut is the operation that marks a write to a kind (see above).
+func (c *core) headPut(ns resource.Namespace, typ resource.Type) clientv3.Op {
+	return clientv3.OpPut(c.kindPrefix(ns, typ), "")
 }
 
 // key returns the key of a resource.

@@ -31,6 +31,9 @@ func (f *feed) place(w *watcher, kind resource.Kind, st start) error {
 		if st.from.less(f.keptFrom) {
 			return state.NewBufferOverrunError(ptr, "watch %s: the bookmark is older than the history kept", resource.KindString(kind))
 		}
+		if f.inGapLocked(st.from) {
+			return state.NewBufferOverrunError(ptr, "watch %s: the bookmark is in a stretch of history this state did not watch (its etcd watch was lost)", resource.KindString(kind))
+		}
 		w.after = st.from
 		for s := f.oldestLocked(); s <= f.head; s++ {
 			if st.from.less(f.changeLocked(s).pos) {
@@ -48,7 +51,10 @@ func (f *feed) place(w *watcher, kind resource.Kind, st start) error {
 				w.init = append(w.init, state.Event{Type: state.Created, Resource: r})
 			}
 		}
-		w.init = append(w.init, state.Event{Type: state.Bootstrapped, Bookmark: f.c.bookmark(f.headPos)})
+		// The position of the kind's newest change, not the feed's head:
+		// every whole-kind watch of the feed that received every change
+		// holds the same bookmark (what KindHead reports).
+		w.init = append(w.init, state.Event{Type: state.Bootstrapped, Bookmark: f.c.bookmark(f.last)})
 	case st.current:
 		ev := state.Event{Type: state.Destroyed, Resource: newPointerOnly(ptr), Bookmark: f.c.bookmark(f.headPos)}
 		if it := f.items[w.id]; it != nil {

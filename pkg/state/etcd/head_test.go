@@ -1,0 +1,115 @@
+package etcd_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/conformance"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/etcd"
+)
+
+// TestKindHeadIsTheLastBookmarkOfACaughtUpWatch checks the contract of
+// state.KindHeadReporter on etcd: a whole-kind watch that received every
+// change holds, on its last event, the bookmark KindHead returns — for
+// changes written by this state and by another one on the same cluster
+// (another process), deletions included; changes to other kinds do not
+// move it.
+func TestKindHeadIsTheLastBookmarkOfACaughtUpWatch(t *testing.T) {
+	prefix := newPrefix()
+	st, err := etcd.New(context.Background(), client, registry(), etcd.WithPrefix(prefix))
+	require.NoError(t, err)
+	other, err := etcd.New(context.Background(), client, registry(), etcd.WithPrefix(prefix))
+	require.NoError(t, err)
+	h, ok := st.(state.KindHeadReporter)
+	require.True(t, ok, "the etcd state reports kind heads")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	kind := resource.NewKind("ns", conformance.IntResourceType)
+
+	ch := make(chan []state.Event, 64)
+	require.NoError(t, st.WatchKindAggregated(ctx, kind, ch, state.WithBootstrapContents(true)))
+	var last state.Bookmark
+	// drainTo receives batches until the watch's last bookmark is want.
+	drainTo := func(want state.Bookmark) {
+		t.Helper()
+		for string(last) != string(want) {
+			select {
+			case batch := <-ch:
+				last = batch[len(batch)-1].Bookmark
+			case <-ctx.Done():
+				t.Fatalf("the watch never reached the kind head %x (last %x)", want, last)
+			}
+		}
+	}
+	head, err := h.KindHead(ctx, kind)
+	require.NoError(t, err)
+	drainTo(head)
+
+	// Another kind's changes do not move this kind's head.
+	require.NoError(t, st.Create(ctx, conformance.NewStrResource("ns", "s", "x")))
+	same, err := h.KindHead(ctx, kind)
+	require.NoError(t, err)
+	assert.Equal(t, head, same, "a change of another kind does not move the head")
+
+	for i, write := range []func() error{
+		func() error { return st.Create(ctx, conformance.NewIntResource("ns", "a", 1)) },
+		func() error { return other.Create(ctx, conformance.NewIntResource("ns", "b", 1)) },
+		func() error { return other.Destroy(ctx, resource.NewPointer("ns", conformance.IntResourceType, "a")) },
+		func() error {
+			// A burst from the other state: the head is its last change.
+			for j := range 20 {
+				if err := other.Create(ctx, conformance.NewIntResource("ns", fmt.Sprintf("c%d", j), j)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	} {
+		require.NoError(t, write(), "write %d", i)
+		next, err := h.KindHead(ctx, kind)
+		require.NoError(t, err)
+		assert.NotEqual(t, head, next, "write %d moves the head", i)
+		drainTo(next)
+		select {
+		case batch := <-ch:
+			t.Fatalf("write %d: the watch received %d events after the kind head", i, len(batch))
+		default:
+		}
+		head = next
+	}
+
+	_, err = h.KindHead(ctx, resource.NewKind("", conformance.IntResourceType))
+	assert.True(t, state.IsInvalidError(err))
+}
+
+// TestKindHeadWithoutAWatch: with no watch of the kind running, KindHead
+// starts one for the call; a watch started afterwards bootstraps with
+// that bookmark as long as nothing changed.
+func TestKindHeadWithoutAWatch(t *testing.T) {
+	st := newState(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	kind := resource.NewKind("ns", conformance.IntResourceType)
+	require.NoError(t, st.Create(ctx, conformance.NewIntResource("ns", "a", 1)))
+	head, err := st.(state.KindHeadReporter).KindHead(ctx, kind)
+	require.NoError(t, err)
+	require.NotEmpty(t, head)
+
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	ch := make(chan state.Event, 4)
+	require.NoError(t, st.WatchKind(wctx, kind, ch, state.WithBootstrapContents(true)))
+	require.Equal(t, state.Created, (<-ch).Type)
+	boot := <-ch
+	require.Equal(t, state.Bootstrapped, boot.Type)
+	again, err := st.(state.KindHeadReporter).KindHead(ctx, kind)
+	require.NoError(t, err)
+	assert.Equal(t, again, boot.Bookmark, "KindHead is the bootstrap bookmark of a watch with no change since")
+}
