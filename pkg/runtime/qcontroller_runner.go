@@ -77,7 +77,6 @@ func (c *qcontrollerRunner) status() ControllerStatus {
 // already running are listed into the queue (their bootstrap did not see
 // this controller); the others are filled by their watch's bootstrap.
 func (c *qcontrollerRunner) run(ctx context.Context, existing []dependency.Key) {
-	c.m.setState(StateRunning, time.Time{})
 	defer c.m.setState(StateStopped, time.Time{})
 
 	var wg sync.WaitGroup
@@ -91,6 +90,10 @@ func (c *qcontrollerRunner) run(ctx context.Context, existing []dependency.Key) 
 			c.fill(ctx, k)
 		}
 	}
+	// Running once its queue holds what exists (Runtime.Activity reports
+	// a starting QController busy).
+	c.m.setState(StateRunning, time.Time{})
+	c.rt.idleNotify.ping()
 	wg.Wait()
 	c.sub.queue.ShutDown()
 }
