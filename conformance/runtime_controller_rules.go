@@ -114,16 +114,9 @@ func (s *RuntimeSuite) TestC2_CoalescingWhileBusy() {
 		gate := make(chan struct{})
 		c := &WakeCounterController{ControllerName: "busy", Gate: gate,
 			ControllerInputs: []controller.Input{input(DefaultNamespace, IntResourceType, controller.InputWeak)}}
-		release := func() bool {
-			e.settle()
-			select {
-			case gate <- struct{}{}:
-				return true
-			default:
-				return false
-			}
-		}
+		release := func() bool { return e.release(gate) }
 		e.registerController(c)
+		e.hold("busy") // busy with each event until released
 		e.start()
 		e.eventually(func() bool { return c.Wakes() == 1 }, "C2: no ReconcileEvent at start")
 
@@ -138,9 +131,10 @@ func (s *RuntimeSuite) TestC2_CoalescingWhileBusy() {
 		e.require.True(release(), "the controller waits on its gate")
 		e.eventually(func() bool { return c.Wakes() >= 2 }, "C2: no ReconcileEvent for the changes made while busy")
 		e.require.True(release(), "the controller waits on its gate")
+		e.hold() // from now on it must become idle
 		e.settle()
 		e.assert.Equal(2, c.Wakes(), "C2: changes made while busy coalesce into one ReconcileEvent")
-		e.assert.False(release(), "the controller is idle")
+		e.assert.False(e.releaseIfWaiting(gate), "the controller is idle")
 	})
 }
 

@@ -43,6 +43,10 @@ func (staticQController) MapInput(context.Context, *zap.Logger, controller.QRunt
 // passes.
 func (e *runtimeEnv) drainGate(gate chan<- struct{}, limit int) {
 	e.t.Helper()
+	if e.rt != nil {
+		e.drainGateRealTime(gate, limit)
+		return
+	}
 	for range limit {
 		e.settle()
 		select {
@@ -65,6 +69,7 @@ func (s *RuntimeSuite) TestQ1_InitialFillAndDedup() {
 			e.setInt(DefaultNamespace, id, 0)
 		}
 		e.registerQController(q)
+		e.hold("q") // its reconciles wait on the gate until drained
 		e.start()
 
 		e.eventually(func() bool { return len(q.InFlight()) == 1 }, "Q1: no reconcile at start")
@@ -108,6 +113,7 @@ func (s *RuntimeSuite) TestQ2_ConcurrencyAndExclusion() {
 				e.setInt(DefaultNamespace, id, 0)
 			}
 			e.registerQController(q)
+			e.hold("q") // its reconciles wait on the gate until drained
 			e.start()
 
 			e.eventually(func() bool { return len(q.InFlight()) == tc.want },
@@ -157,7 +163,10 @@ func (s *RuntimeSuite) TestQ3_FailureRetriedWithBackoff() {
 // interval.
 func (s *RuntimeSuite) TestQ3_RequeueInterval() {
 	s.inBubble(func(e *runtimeEnv) {
-		const interval = 2 * time.Second
+		interval := 2 * time.Second
+		if e.rt != nil {
+			interval = 10 * e.rt.Backoff // spent for real
+		}
 		q := &QFailingController{ControllerName: "q", RequeueInterval: interval}
 		q.AddFailures("a", 2)
 		e.setInt(DefaultNamespace, "a", 0)
@@ -201,22 +210,41 @@ func (s *RuntimeSuite) TestQ3_SuccessResetsBackoff() {
 // out a backoff makes it run at once.
 func (s *RuntimeSuite) TestQ3_ChangeDuringBackoffRunsNow() {
 	s.inBubble(func(e *runtimeEnv) {
+		// In real time the item first fails five times, so that the
+		// backoff it then waits out is long enough to tell a prompt run
+		// from the end of the backoff.
+		failures := 1
+		if e.rt != nil {
+			failures = 5
+		}
 		q := &QFailingController{ControllerName: "q"}
-		q.AddFailures("a", 1)
+		q.AddFailures("a", failures)
 		e.setInt(DefaultNamespace, "a", 0)
 		e.registerQController(q)
 		e.start()
 
-		// No virtual time passes: the first attempt failed and the item
-		// waits out its backoff.
-		e.settle()
-		e.require.Len(q.Attempts("a"), 1, "Q1: the item is reconciled at start, without delay")
+		if e.rt == nil {
+			// No virtual time passes: the first attempt failed and the
+			// item waits out its backoff.
+			e.settle()
+			e.require.Len(q.Attempts("a"), 1, "Q1: the item is reconciled at start, without delay")
+		} else {
+			e.eventually(func() bool { return len(q.Attempts("a")) == failures }, "Q3: a failing item is retried")
+			e.require.Len(q.Attempts("a"), failures, "Q3: the item waits out its backoff")
+		}
 		now := time.Now()
 		e.setInt(DefaultNamespace, "a", 1)
 		e.settle()
 		attempts := q.Attempts("a")
-		if e.assert.Len(attempts, 2, "Q3: a change to an item waiting out a backoff runs it at once") {
-			e.assert.Equal(now, attempts[1], "Q3: the change ran the item without waiting")
+		if e.assert.Len(attempts, failures+1, "Q3: a change to an item waiting out a backoff runs it at once") {
+			if e.rt == nil {
+				e.assert.Equal(now, attempts[1], "Q3: the change ran the item without waiting")
+			} else {
+				ran, failed := attempts[failures], attempts[failures-1]
+				e.assert.False(ran.Before(now), "Q3: the item ran after the change")
+				e.assert.Less(ran.Sub(failed), minBackoff(e.rt.Backoff, failures),
+					"Q3: the change ran the item before its backoff could have ended")
+			}
 		}
 		e.eventually(func() bool { return q.Successes("a") == 1 }, "Q3: the item succeeds")
 	})

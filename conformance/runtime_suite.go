@@ -53,6 +53,10 @@ import (
 // goroutines are left to the caller's goleak.VerifyTestMain (and synctest
 // itself fails a test whose goroutines outlive it).
 //
+// A backend whose engine or state cannot run in a bubble (a state that
+// does network I/O) sets RealTime: every test then runs on the wall clock
+// (see [RealTime]), none is skipped.
+//
 // Engines that also implement [DependencyGraphProvider] are checked against
 // rule E2; for the others that test is skipped. Assumptions beyond the
 // contract's letter, stated so an engine author can tell a failure from a
@@ -79,6 +83,12 @@ type RuntimeSuite struct {
 	// "weak", "other", "dyn", "dyn1", "dyn2"), which never collide since
 	// every test has a fresh State.
 	NewEngine func(t *testing.T) (controller.Engine, state.State)
+
+	// RealTime, when set, runs every test in real time instead of in a
+	// synctest bubble; NewEngine is then called with the test's own
+	// *testing.T, and its engine's backoffs must be the short ones that
+	// RealTime.Backoff states.
+	RealTime *RealTime
 }
 
 // DependencyGraphProvider is the optional capability of an engine that
@@ -113,12 +123,20 @@ type runtimeEnv struct {
 
 	cancelRun context.CancelFunc // cancels Run's context; nil until start
 	runDone   chan error         // receives Run's result
+
+	rt   *RealTime // the real-time mode; nil in a bubble
+	held []string  // controllers held at a gate (real time; see hold)
 }
 
 // inBubble runs body in a synctest bubble with a fresh engine, and stops
 // the engine (if body started it) when body returns or fails.
+// With RealTime set, it runs body on the wall clock instead.
 func (s *RuntimeSuite) inBubble(body func(e *runtimeEnv)) {
 	s.Require().NotNil(s.NewEngine, "RuntimeSuite.NewEngine is not set")
+	if s.RealTime != nil {
+		s.inRealTime(body)
+		return
+	}
 	synctest.Test(s.T(), func(t *testing.T) {
 		eng, st := s.NewEngine(t)
 		require.NotNil(t, eng, "NewEngine returned a nil engine")
@@ -165,11 +183,19 @@ func (e *runtimeEnv) stop() time.Duration {
 
 // settle waits until every goroutine of the bubble but the test's is
 // durably blocked: whatever the last action triggered without a timer has
-// happened.
-func (e *runtimeEnv) settle() { synctest.Wait() }
+// happened. In real time it waits until the engine is idle but for the
+// held controllers.
+func (e *runtimeEnv) settle() {
+	e.t.Helper()
+	if e.rt != nil {
+		e.waitIdle()
+		return
+	}
+	synctest.Wait()
+}
 
-// eventually waits, in virtual time, until cond holds, or fails the test
-// after RuntimeWaitDeadline; it then settles.
+// eventually waits, in virtual time (or real time), until cond holds, or
+// fails the test after RuntimeWaitDeadline; it then settles.
 func (e *runtimeEnv) eventually(cond func() bool, msgAndArgs ...any) {
 	e.t.Helper()
 	e.settle()

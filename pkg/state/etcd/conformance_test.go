@@ -1,12 +1,18 @@
 package etcd_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/require"
 	"github.com/stretchr/testify/suite"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/resgraph/resgraph/conformance"
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/etcd"
 )
@@ -25,4 +31,39 @@ func TestStateConformance(t *testing.T) {
 		},
 		HistoryCapacity: conformanceHistory,
 	})
+}
+
+// runtimeBackoff is the initial restart and item backoff of the engines of
+// the real-time RuntimeSuite: short, since it is spent for real, and long
+// enough to be told apart from scheduling delays (see conformance.RealTime).
+const runtimeBackoff = 50 * time.Millisecond
+
+// TestRuntimeConformance runs the engine rules (C, Q, E) with the engine
+// on the etcd state, in the suite's real-time mode (network I/O cannot run
+// in a synctest bubble), settling with the engine's exact quiescence check
+// (the etcd state reports kind heads).
+func TestRuntimeConformance(t *testing.T) {
+	suite.Run(t, &conformance.RuntimeSuite{
+		NewEngine: func(t *testing.T) (controller.Engine, state.State) {
+			st := newState(t, etcd.WithLogger(zaptest.NewLogger(t)))
+			rt, err := runtime.New(st, zaptest.NewLogger(t),
+				runtime.WithRestartBackoff(runtimeBackoff, 4*runtimeBackoff),
+				runtime.WithQueueBackoff(runtimeBackoff, 4*runtimeBackoff))
+			require.NoError(t, err)
+			return rt, st
+		},
+		RealTime: &conformance.RealTime{
+			WaitIdle: waitIdle,
+			Backoff:  runtimeBackoff,
+		},
+	})
+}
+
+// waitIdle is conformance.RealTime.WaitIdle for resgraph's engine.
+func waitIdle(ctx context.Context, eng controller.Engine, held ...string) error {
+	a, err := eng.(*runtime.Runtime).WaitIdleExcept(ctx, held...)
+	if err != nil {
+		return fmt.Errorf("%w; still busy:\n%s", err, a)
+	}
+	return nil
 }
