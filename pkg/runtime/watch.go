@@ -364,16 +364,16 @@ func (w *kindWatcher) metadataOf(batch []state.Event) ([]*resource.Metadata, err
 			continue
 		}
 		if ev.Resource == nil {
-			return w.metas, watchFailure{msg: fmt.Sprintf("the state sent a %s event without a resource", ev.Type)}
+			return w.metas, watchFailure{msg: fmt.Sprintf("the state sent an event of type %s without a resource", ev.Type)}
 		}
 		w.inspect = ev
 		md := ev.Resource.Metadata()
 		w.inspect = nil
 		if md == nil {
-			return w.metas, watchFailure{msg: fmt.Sprintf("the state sent a %s event whose resource (%T) has no metadata", ev.Type, ev.Resource)}
+			return w.metas, watchFailure{msg: fmt.Sprintf("the state sent an event of type %s whose resource (%T) has no metadata", ev.Type, ev.Resource)}
 		}
 		if ns, typ, id := md.Identity(); ns != w.key.Namespace || typ != w.key.Type || id == "" {
-			return w.metas, watchFailure{msg: fmt.Sprintf("the state sent a %s event for %s on the watch of %s", ev.Type, resource.PointerString(md), resource.KindString(w.kind))}
+			return w.metas, watchFailure{msg: fmt.Sprintf("the state sent an event of type %s for %s on the watch of %s", ev.Type, resource.PointerString(md), resource.KindString(w.kind))}
 		}
 		w.metas = append(w.metas, md)
 	}
@@ -390,7 +390,7 @@ func (w *kindWatcher) metadataPanic(p any) error {
 	}
 	w.inspect = nil
 	if usercode.IsNil(ev.Resource) {
-		return watchFailure{msg: fmt.Sprintf("the state sent a %s event with a typed-nil resource (%T)", ev.Type, ev.Resource)}
+		return watchFailure{msg: fmt.Sprintf("the state sent an event of type %s with a typed-nil resource (%T)", ev.Type, ev.Resource)}
 	}
-	return watchFailure{msg: fmt.Sprintf("the state sent a %s event whose resource's Metadata panicked: %s", ev.Type, usercode.Sprint(p))}
+	return watchFailure{msg: fmt.Sprintf("the state sent an event of type %s whose resource's Metadata panicked: %s", ev.Type, usercode.Sprint(p))}
 }

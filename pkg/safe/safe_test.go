@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -409,4 +410,47 @@ func TestStateWatchKindErrored(t *testing.T) {
 	assert.ErrorIs(t, ev.Error(), boom)
 	_, err := ev.Resource()
 	assert.ErrorIs(t, err, safe.ErrNoResource)
+}
+
+// closingCore is a state whose kind watches send the current contents and
+// then close their stream: a broken backend.
+type closingCore struct{ state.State }
+
+func (c closingCore) WatchKind(ctx context.Context, k resource.Kind, ch chan<- state.Event, _ ...state.WatchKindOption) error {
+	l, err := c.List(ctx, k)
+	if err != nil {
+		return err
+	}
+	go func() {
+		for _, r := range l.Items {
+			select {
+			case ch <- state.Event{Type: state.Created, Resource: r}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		close(ch)
+	}()
+	return nil
+}
+
+// TestStateWatchKindClosedStream: a stream the state closes while the
+// watch's context is live ends the watch with one Errored event wrapping
+// state.ErrWatchClosed, then nothing (issue 14: the conversion goroutine
+// forwarded zero events from the closed channel in a busy loop).
+func TestStateWatchKindClosedStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, st := setup(t)
+		ch := make(chan safe.WrappedStateEvent[*num], 16)
+		require.NoError(t, safe.StateWatchKind(ctx, closingCore{st}, numKind, ch))
+		synctest.Wait()
+		require.Len(t, ch, 3, "a, b, then the failure; nothing more")
+		for range 2 {
+			assert.Equal(t, state.Created, (<-ch).Type())
+		}
+		ev := <-ch
+		assert.Equal(t, state.Errored, ev.Type())
+		assert.ErrorIs(t, ev.Error(), state.ErrWatchClosed)
+		assert.EqualError(t, ev.Error(), "watch Nums.test.resgraph.dev(default): watch stream closed by the state")
+	})
 }

@@ -53,7 +53,10 @@ func eventResource[T resource.Resource](ev state.Event, r resource.Resource, wha
 //
 // The conversion goroutine holds at most one event at a time and exits
 // when ctx is done: a consumer that falls behind makes the state coalesce
-// (rule S12) rather than this helper buffer.
+// (rule S12) rather than this helper buffer. When the state closes its
+// stream while ctx is live (a broken backend), one Errored event whose
+// error wraps [state.ErrWatchClosed] is delivered and the goroutine exits;
+// ch is never closed.
 func StateWatchKind[T resource.Resource](ctx context.Context, st state.CoreState, kind resource.Kind, ch chan<- WrappedStateEvent[T], opts ...state.WatchKindOption) error {
 	if ch == nil {
 		return state.NewInvalidError(nil, "watch %s: nil channel", kindString(kind))
@@ -62,17 +65,25 @@ func StateWatchKind[T resource.Resource](ctx context.Context, st state.CoreState
 	if err := st.WatchKind(ctx, kind, raw, opts...); err != nil {
 		return err
 	}
+	name := kindString(kind) // the kind's methods are not called by the goroutine
 	go func() {
 		for {
 			var ev state.Event
+			var ok bool
 			select {
-			case ev = <-raw:
+			case ev, ok = <-raw:
 			case <-ctx.Done():
 				return
+			}
+			if !ok {
+				ev = state.Event{Type: state.Errored, Error: fmt.Errorf("watch %s: %w", name, state.ErrWatchClosed)}
 			}
 			select {
 			case ch <- WrappedStateEvent[T]{ev: ev}:
 			case <-ctx.Done():
+				return
+			}
+			if !ok {
 				return
 			}
 		}

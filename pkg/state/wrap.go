@@ -31,6 +31,21 @@ import (
 //     or [ErrDestroyed] (already on return for a resource that is tearing
 //     down or absent), or with the watch's error if the watch fails.
 //
+// The core may be any implementation, and it may be broken: the helpers
+// check what it hands them and fail with an error instead of panicking,
+// spinning or hanging. A Get that returns no resource without an error, or
+// a resource whose Metadata panics, returns nil or names another resource,
+// is an error of the call. On the watches of WatchFor, TeardownAndDestroy
+// and ContextWithTeardown, a stream the core closes (the error wraps
+// [ErrWatchClosed]), an Errored event (the error wraps the event's error)
+// and a change event whose resource is unusable as above are a watch
+// failure: the call returns it, and ContextWithTeardown's context is
+// canceled with it as the cause. They are not retried: the caller decides
+// (the engine, for its own watches, re-lists with a backoff). A panic in a
+// core method called synchronously reaches the caller, as any panic of code
+// the caller handed in; the goroutine of ContextWithTeardown never runs a
+// method of the core's resources outside a recovery.
+//
 // Bad input (a nil or empty pointer or resource, a nil function, an empty
 // finalizer) is refused with an error of the invalid class before anything
 // is read or written.

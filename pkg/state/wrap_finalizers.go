@@ -32,11 +32,14 @@ func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, 
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		cur, err := w.Get(ctx, ptr)
+		cur, md, err := w.coreGet(ctx, ptr, WithReadOnlyGet())
 		if err != nil {
 			return err
 		}
-		upd := cur.DeepCopy()
+		upd, err := DeepCopyOf(cur)
+		if err != nil {
+			return err
+		}
 		changed := false
 		for _, fin := range fins {
 			if edit(upd.Metadata().Finalizers(), fin) {
@@ -46,7 +49,7 @@ func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, 
 		if !changed {
 			return nil
 		}
-		err = w.Update(ctx, upd, WithUpdateOwner(cur.Metadata().Owner()), WithExpectedPhaseAny())
+		err = w.Update(ctx, upd, WithUpdateOwner(md.Owner()), WithExpectedPhaseAny())
 		if isVersionConflict(err) {
 			continue
 		}

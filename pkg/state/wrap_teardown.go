@@ -24,18 +24,20 @@ func (w *coreWrapper) Teardown(ctx context.Context, ptr resource.Pointer, opts .
 		if err := ctx.Err(); err != nil {
 			return false, context.Cause(ctx)
 		}
-		cur, err := w.Get(ctx, ptr)
+		cur, md, err := w.coreGet(ctx, ptr, WithReadOnlyGet())
 		if err != nil {
 			return false, err
 		}
-		md := cur.Metadata()
 		if md.Owner() != o.Owner {
 			return false, NewOwnerConflictError(resource.PointerOf(ptr), "owner is %q, not %q", md.Owner(), o.Owner)
 		}
 		if md.Phase() == resource.PhaseTearingDown {
 			return md.Finalizers().Empty(), nil
 		}
-		upd := cur.DeepCopy()
+		upd, err := DeepCopyOf(cur)
+		if err != nil {
+			return false, err
+		}
 		upd.Metadata().SetPhase(resource.PhaseTearingDown)
 		err = w.Update(ctx, upd, WithUpdateOwner(o.Owner), WithExpectedPhaseAny())
 		if isVersionConflict(err) {
@@ -75,22 +77,13 @@ func (w *coreWrapper) TeardownAndDestroy(ctx context.Context, ptr resource.Point
 		return err
 	}
 	for {
-		var ev Event
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case ev = <-ch:
+		ev, md, err := nextEvent(ctx, ptr, ch)
+		if err != nil {
+			return err
 		}
-		switch ev.Type {
-		case Errored:
-			return fmt.Errorf("resource %s: watch failed while waiting for finalizers: %w", resource.PointerString(ptr), ev.Error)
-		case Destroyed:
+		if ev.Type == Destroyed {
 			return nil
-		case Created, Updated:
-		default:
-			continue
 		}
-		md := ev.Resource.Metadata()
 		if md.Phase() != resource.PhaseTearingDown {
 			if _, err := w.Teardown(ctx, ptr, WithTeardownOwner(o.Owner)); err != nil {
 				return notFoundIsDone(err)
@@ -100,7 +93,7 @@ func (w *coreWrapper) TeardownAndDestroy(ctx context.Context, ptr resource.Point
 		if !md.Finalizers().Empty() {
 			continue
 		}
-		err := w.Destroy(ctx, ptr, WithDestroyOwner(o.Owner))
+		err = w.Destroy(ctx, ptr, WithDestroyOwner(o.Owner))
 		if IsPendingFinalizersError(err) {
 			// A finalizer was added since the event: wait for the next one.
 			continue
@@ -131,8 +124,16 @@ var ErrDestroyed = errors.New("resource is destroyed")
 // resource starts tearing down, [ErrDestroyed] when it is destroyed or
 // absent (then already on return), or the watch's error if watching fails.
 // The goroutine that watches ends when the returned context is done. A ctx
-// that is already done gives its error together with a done context (ctx
-// itself), so that a caller waiting on it never blocks nor panics.
+// that is done (before the call, or before the resource's current state
+// arrived) gives its error together with a done context, so that a caller
+// waiting on it never blocks nor panics.
+//
+// A watch failure cancels the context with a cause that says so: an
+// Errored event (the cause wraps its error), a stream the core closed
+// (wraps [ErrWatchClosed]), or an event whose resource is missing, has no
+// metadata, names another resource or panics in Metadata. The watching
+// goroutine never calls a method of the core's resources outside a
+// recovery.
 func (w *coreWrapper) ContextWithTeardown(ctx context.Context, ptr resource.Pointer) (context.Context, error) {
 	if err := validatePointer(ptr); err != nil {
 		return nil, err
@@ -150,45 +151,38 @@ func (w *coreWrapper) ContextWithTeardown(ctx context.Context, ptr resource.Poin
 	// The first event is the current state (rule S8): decide synchronously,
 	// so that an absent or tearing-down resource gives a context that is
 	// already canceled on return.
-	select {
-	case <-tctx.Done():
-		cancel(nil)
-		return nil, context.Cause(ctx)
-	case ev := <-ch:
-		if teardownCause(ptr, ev, cancel) {
-			return tctx, nil
+	if teardownCause(tctx, ptr, ch, cancel) {
+		if ctx.Err() != nil {
+			// ctx ended while waiting: its error, with a done context.
+			return tctx, context.Cause(ctx)
 		}
+		return tctx, nil
 	}
 	go func() {
-		for {
-			select {
-			case <-tctx.Done():
-				return
-			case ev := <-ch:
-				if teardownCause(ptr, ev, cancel) {
-					return
-				}
-			}
+		for !teardownCause(tctx, ptr, ch, cancel) {
 		}
 	}()
 	return tctx, nil
 }
 
-// teardownCause cancels with the right cause and reports true when ev says
-// the resource is gone, tearing down, or can no longer be watched.
-func teardownCause(ptr resource.Pointer, ev Event, cancel context.CancelCauseFunc) bool {
-	switch ev.Type {
-	case Destroyed:
+// teardownCause waits for the next change of ptr on ch and, when it says
+// the resource is gone or tearing down, or the watch failed (see
+// nextEvent), cancels with the right cause and reports true; it reports
+// true too when tctx is done.
+func teardownCause(tctx context.Context, ptr resource.Pointer, ch <-chan Event, cancel context.CancelCauseFunc) bool {
+	ev, md, err := nextEvent(tctx, ptr, ch)
+	switch {
+	case tctx.Err() != nil:
+		return true
+	case err != nil:
+		cancel(err)
+		return true
+	case ev.Type == Destroyed:
 		cancel(fmt.Errorf("resource %s: %w", resource.PointerString(ptr), ErrDestroyed))
 		return true
-	case Errored:
-		cancel(fmt.Errorf("resource %s: watch failed: %w", resource.PointerString(ptr), ev.Error))
+	case md.Phase() == resource.PhaseTearingDown:
+		cancel(fmt.Errorf("resource %s: %w", resource.PointerString(ptr), ErrTearingDown))
 		return true
-	case Created, Updated:
-		if ev.Resource.Metadata().Phase() == resource.PhaseTearingDown {
-			cancel(fmt.Errorf("resource %s: %w", resource.PointerString(ptr), ErrTearingDown))
-			return true
-		}
 	}
 	return false
 }

@@ -87,7 +87,7 @@ func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Poin
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
-		cur, err := w.Get(ctx, ptr, WithReadOnlyGet()) // copied once, by applyUpdater
+		cur, _, err := w.coreGet(ctx, ptr, WithReadOnlyGet()) // copied once, by applyUpdater
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +119,7 @@ func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resour
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
-		cur, err := w.Get(ctx, ptr, WithReadOnlyGet()) // copied once, by applyUpdater
+		cur, _, err := w.coreGet(ctx, ptr, WithReadOnlyGet()) // copied once, by applyUpdater
 		switch {
 		case IsNotFoundError(err):
 			res, err := w.createModified(ctx, emptyResource, fn, o)

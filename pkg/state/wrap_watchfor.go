@@ -2,7 +2,6 @@ package state
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -17,7 +16,12 @@ import (
 // for the resource to be gone (the returned resource is then the last state
 // seen, or one that carries only the pointer if it never existed). An error
 // from a [WithCondition] function, or from the watch, ends the wait with
-// that error.
+// that error: a watch failure is an Errored event (the error wraps its
+// error), a stream the core closed (wraps [ErrWatchClosed]), or an event
+// whose resource is missing, has no metadata, names another resource or
+// panics in Metadata. WithEventTypes may list Bootstrapped, Errored or
+// Noop, but they never match: a single-resource watch never sends the first,
+// the second is a failure and the third carries no resource.
 func (w *coreWrapper) WatchFor(ctx context.Context, ptr resource.Pointer, conds ...WatchForConditionFunc) (resource.Resource, error) {
 	if err := validatePointer(ptr); err != nil {
 		return nil, err
@@ -44,16 +48,11 @@ func (w *coreWrapper) WatchFor(ctx context.Context, ptr resource.Pointer, conds 
 		return nil, err
 	}
 	for {
-		var ev Event
-		select {
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		case ev = <-ch:
+		ev, md, err := nextEvent(ctx, ptr, ch)
+		if err != nil {
+			return nil, err
 		}
-		if ev.Type == Errored {
-			return nil, fmt.Errorf("resource %s: watch failed: %w", resource.PointerString(ptr), ev.Error)
-		}
-		ok, err := cond.matches(ev)
+		ok, err := cond.matches(ev, md)
 		if err != nil {
 			return nil, err
 		}
@@ -63,8 +62,9 @@ func (w *coreWrapper) WatchFor(ctx context.Context, ptr resource.Pointer, conds 
 	}
 }
 
-// matches reports whether ev satisfies every part of c.
-func (c *WatchForCondition) matches(ev Event) (bool, error) {
+// matches reports whether ev, whose resource's metadata is md, satisfies
+// every part of c.
+func (c *WatchForCondition) matches(ev Event, md *resource.Metadata) (bool, error) {
 	switch {
 	case len(c.EventTypes) > 0:
 		if !slices.Contains(c.EventTypes, ev.Type) {
@@ -73,10 +73,6 @@ func (c *WatchForCondition) matches(ev Event) (bool, error) {
 	case ev.Type != Created && ev.Type != Updated:
 		return false, nil
 	}
-	if ev.Resource == nil {
-		return false, nil
-	}
-	md := ev.Resource.Metadata()
 	if len(c.Phases) > 0 && !slices.Contains(c.Phases, md.Phase()) {
 		return false, nil
 	}
