@@ -6,6 +6,10 @@ FUZZTIME ?= 20s
 # The etcd state is a module of its own (it depends on the etcd client);
 # its tests start a real etcd server (Debian's etcd-server package).
 ETCD := pkg/state/etcd
+# The bbolt persistence of inmem is a module of its own too (it depends on
+# bbolt); its tests include the crash test (child processes killed with
+# SIGKILL).
+BOLTDB := pkg/state/inmem/boltdb
 
 .PHONY: test bench lint fuzz cover tools
 
@@ -14,6 +18,7 @@ test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
 	cd $(ETCD) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd $(BOLTDB) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## bench: every benchmark, -count $(BENCHCOUNT), with allocations (without
 ## inmem's mutation detector, which is on by default in test binaries)
@@ -29,6 +34,7 @@ lint:
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.6.1
 	staticcheck $(PKGS)
 	cd $(ETCD) && $(GO) vet ./... && staticcheck ./...
+	cd $(BOLTDB) && $(GO) vet ./... && staticcheck ./...
 
 ## fuzz: a short, bounded run of every fuzz target
 fuzz:

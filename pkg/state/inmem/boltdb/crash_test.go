@@ -1,0 +1,354 @@
+package boltdb_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem/boltdb"
+)
+
+// The crash test. A child process (this test binary, started again with
+// childEnv set) opens a state on a file and writes to it at full speed
+// from crashWriters goroutines — creates, updates, finalizers added and
+// removed, teardowns, destroys — each goroutine on its own resources. On
+// a pipe it reports each write before making it (the intent: the
+// resource as it will be stored) and once the write returned (the
+// acknowledgement). The test kills it with SIGKILL after a random number
+// of acknowledgements (sometimes before it even opened the file), then
+// opens the file itself and checks every resource against what the child
+// reported: each resource is what its last acknowledged write left, or
+// what its one write in flight would leave (each goroutine makes one write
+// at a time); nothing acknowledged is lost, nothing decodes to anything
+// else. It then starts a child again on the same file: its writes must
+// continue the versions found.
+//
+// SIGKILL kills the process, not the machine: what a process crash can do
+// to the file is tested here (a write acknowledged before its commit, a
+// half-made transaction); what a power loss can do rests on bbolt and the
+// disk honoring fdatasync.
+
+const (
+	childEnv      = "RESGRAPH_BOLTDB_CRASH_CHILD"
+	crashSeeds    = 24
+	crashCycles   = 3
+	crashWriters  = 4
+	crashPerOwner = 6 // resources per writer goroutine
+)
+
+// TestCrash_AcknowledgedWritesSurviveSIGKILL is the crash test (see
+// above): crashSeeds seeds of crashCycles kills each.
+func TestCrash_AcknowledgedWritesSurviveSIGKILL(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for seed := range uint64(crashSeeds) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Logf("seed %d", seed)
+			crashSeed(t, exe, seed)
+		})
+	}
+}
+
+// written is the state of one resource as the child wrote it.
+type written struct {
+	exists  bool
+	version uint64
+	a       int
+	phase   resource.Phase
+	fins    string // sorted, comma-separated
+	created int64  // Unix ns; 0 when unknown (a create not acknowledged)
+}
+
+func (w written) String() string {
+	if !w.exists {
+		return "absent"
+	}
+	return fmt.Sprintf("v%d a=%d %s fins=[%s] created=%d", w.version, w.a, w.phase, w.fins, w.created)
+}
+
+// model is what the test knows of each resource: the state its last
+// acknowledged write left, and the write in flight.
+type model struct {
+	acked    map[string]written
+	inflight map[string]*written
+}
+
+func crashSeed(t *testing.T, exe string, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0xc0ffee))
+	path := dbPath(t)
+	m := &model{acked: map[string]written{}, inflight: map[string]*written{}}
+	for cycle := range crashCycles {
+		killAfter := rng.IntN(400) - 40 // < 0: kill at once, maybe mid-Open
+		acks := runAndKill(t, exe, path, seed*100+uint64(cycle), killAfter, m)
+		t.Logf("cycle %d: killed after %d acknowledged writes (target %d)", cycle, acks, killAfter)
+		m.verify(t, path)
+	}
+}
+
+// runAndKill runs a child on path, follows its reports into m, kills it
+// with SIGKILL after killAfter acknowledgements and returns how many it
+// had read.
+func runAndKill(t *testing.T, exe, path string, seed uint64, killAfter int, m *model) int {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+path+","+strconv.FormatUint(seed, 10))
+	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	w.Close()
+	killed := false
+	kill := func() {
+		if !killed {
+			killed = true
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	if killAfter < 0 {
+		kill()
+	}
+	acks := 0
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if m.apply(t, sc.Text()) {
+			if acks++; acks >= killAfter {
+				kill()
+			}
+		}
+	}
+	kill()
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the child did not die of SIGKILL: %v\n%s", err, stderr.String())
+	}
+	return acks
+}
+
+// apply follows one report line of the child; it reports whether it was
+// an acknowledgement. A line cut by the kill is ignored.
+//
+//	I id version a phase fins   intent: id is about to be stored so
+//	D id                        intent: id is about to be destroyed
+//	K id version created        the write of id in flight returned
+func (m *model) apply(t *testing.T, line string) bool {
+	f := strings.Split(line, " ")
+	switch {
+	case f[0] == "I" && len(f) == 6:
+		ver, _ := strconv.ParseUint(f[2], 10, 64)
+		a, _ := strconv.Atoi(f[3])
+		ph, _ := strconv.Atoi(f[4])
+		w := written{exists: true, version: ver, a: a, phase: resource.Phase(ph), fins: f[5]}
+		cur := m.acked[f[1]]
+		switch {
+		case !cur.exists && ver != 1:
+			t.Fatalf("%s: write of version %d, but the resource is absent", f[1], ver)
+		case cur.exists && ver != cur.version+1:
+			t.Fatalf("%s: write of version %d after %s: versions do not continue", f[1], ver, cur)
+		}
+		if cur.exists {
+			w.created = cur.created
+		}
+		m.inflight[f[1]] = &w
+	case f[0] == "D" && len(f) == 2:
+		m.inflight[f[1]] = &written{}
+	case f[0] == "K" && len(f) == 4:
+		w := m.inflight[f[1]]
+		if w == nil {
+			t.Fatalf("%s: acknowledged without an intent", f[1])
+		}
+		if w.exists {
+			ver, _ := strconv.ParseUint(f[2], 10, 64)
+			created, _ := strconv.ParseInt(f[3], 10, 64)
+			if ver != w.version {
+				t.Fatalf("%s: acknowledged version %d, intended %d", f[1], ver, w.version)
+			}
+			if w.created != 0 && w.created != created {
+				t.Fatalf("%s: creation time changed from %d to %d", f[1], w.created, created)
+			}
+			w.created = created
+		}
+		m.acked[f[1]] = *w
+		delete(m.inflight, f[1])
+		return true
+	}
+	return false
+}
+
+// verify opens the file and checks every resource against the model,
+// which then holds what the file holds.
+func (m *model) verify(t *testing.T, path string) {
+	ctx := testContext(t)
+	st, err := boltdb.Open(path, registry())
+	require.NoError(t, err, "the file opens after a kill")
+	defer func() { require.NoError(t, st.Close()) }()
+	l, err := st.List(ctx, testKind)
+	require.NoError(t, err)
+	found := map[string]written{}
+	for _, r := range l.Items {
+		found[r.Metadata().ID()] = asWritten(r.(*pair))
+	}
+	for id := range found {
+		if _, ok := m.acked[id]; !ok && m.inflight[id] == nil {
+			t.Fatalf("%s: in the file, but never written", id)
+		}
+	}
+	ids := map[string]bool{}
+	for id := range m.acked {
+		ids[id] = true
+	}
+	for id := range m.inflight {
+		ids[id] = true
+	}
+	for id := range ids {
+		got, acked := found[id], m.acked[id]
+		switch fl := m.inflight[id]; {
+		case same(got, acked):
+		case fl != nil && same(got, *fl):
+		default:
+			t.Fatalf("%s: the file holds %s; the last acknowledged write left %s, the one in flight %v", id, got, acked, fl)
+		}
+		m.acked[id] = got
+	}
+	clear(m.inflight)
+}
+
+// same reports whether the file's resource got is the written one w
+// (whose creation time may be unknown).
+func same(got, w written) bool {
+	if w.created == 0 {
+		got.created = 0
+	}
+	return got == w
+}
+
+func asWritten(r *pair) written {
+	md := r.Metadata()
+	return written{
+		exists: true, version: md.Version().Value(), a: r.TypedSpec().A, phase: md.Phase(),
+		fins: strings.Join(slices.Sorted(slices.Values(*md.Finalizers())), ","), created: md.Created().UnixNano(),
+	}
+}
+
+// runChild is the crash test's writer (in the child process): it writes
+// until it is killed, and returns only on an error.
+func runChild(arg string) int {
+	path, seedStr, _ := strings.Cut(arg, ",")
+	seed, _ := strconv.ParseUint(seedStr, 10, 64)
+	report := os.NewFile(3, "report")
+	st, err := boltdb.Open(path, registry())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open:", err)
+		return 2
+	}
+	ctx := context.Background()
+	l, err := st.List(ctx, testKind)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "list:", err)
+		return 2
+	}
+	have := map[string]*pair{}
+	for _, r := range l.Items {
+		have[r.Metadata().ID()] = r.(*pair)
+	}
+	var mu sync.Mutex // one report line per write call
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, err := fmt.Fprintf(report, format+"\n", args...); err != nil {
+			os.Exit(3)
+		}
+	}
+	errc := make(chan error, crashWriters)
+	for g := range crashWriters {
+		own := map[string]*pair{}
+		for j := range crashPerOwner {
+			id := fmt.Sprintf("g%d-%d", g, j)
+			own[id] = have[id]
+		}
+		rng := rand.New(rand.NewPCG(seed, uint64(g)))
+		go func() { errc <- childWriter(ctx, st, rng, own, say) }()
+	}
+	fmt.Fprintln(os.Stderr, "child: write failed:", <-errc)
+	return 1
+}
+
+// childWriter writes to its own resources forever, one write at a time.
+func childWriter(ctx context.Context, st *boltdb.State, rng *rand.Rand, own map[string]*pair, say func(string, ...any)) error {
+	ids := slices.Sorted(func(yield func(string) bool) {
+		for id := range own {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	intent := func(r *pair, ver uint64) {
+		md := r.Metadata()
+		say("I %s %d %d %d %s", md.ID(), ver, r.TypedSpec().A, int(md.Phase()),
+			strings.Join(slices.Sorted(slices.Values(*md.Finalizers())), ","))
+	}
+	ack := func(r *pair) {
+		md := r.Metadata()
+		say("K %s %d %d", md.ID(), md.Version().Value(), md.Created().UnixNano())
+	}
+	for {
+		id := ids[rng.IntN(len(ids))]
+		cur := own[id]
+		if cur == nil {
+			r := newPair(id, rng.IntN(1000))
+			intent(r, 1)
+			if err := st.Create(ctx, r); err != nil {
+				return err
+			}
+			ack(r)
+			own[id] = r
+			continue
+		}
+		next := cur.DeepCopy().(*pair)
+		md := next.Metadata()
+		switch op := rng.IntN(10); {
+		case op < 5: // update
+			next.TypedSpec().A = rng.IntN(1000)
+		case op < 7: // add a finalizer
+			md.Finalizers().Add(fmt.Sprintf("f%d", rng.IntN(3)))
+		case op < 8: // remove a finalizer
+			if fins := *md.Finalizers(); len(fins) > 0 {
+				md.Finalizers().Remove(fins[rng.IntN(len(fins))])
+			}
+		case op < 9: // tear down
+			md.SetPhase(resource.PhaseTearingDown)
+		default: // destroy (after removing the finalizers)
+			if !md.Finalizers().Empty() {
+				*md.Finalizers() = nil
+				break
+			}
+			say("D %s", id)
+			if err := st.Destroy(ctx, cur.Metadata()); err != nil {
+				return err
+			}
+			say("K %s 0 0", id)
+			own[id] = nil
+			continue
+		}
+		intent(next, md.Version().Value()+1)
+		if err := st.Update(ctx, next, state.WithExpectedPhaseAny()); err != nil {
+			return err
+		}
+		ack(next)
+		own[id] = next
+	}
+}

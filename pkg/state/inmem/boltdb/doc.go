@@ -1,0 +1,94 @@
+// Package boltdb keeps a resgraph in-memory state ([inmem]) in a bbolt
+// file, so that it survives restarts. It is a module of its own, so that
+// the core module does not depend on bbolt: the in-memory state calls it
+// through the narrow [inmem.Persistence] hook.
+//
+//	reg := codec.NewRegistry()
+//	codec.MustRegister[LinkSpec, LinkDef](reg) // every type the state will hold
+//	st, err := boltdb.Open("/var/lib/mydaemon/state.db", reg)
+//	if err != nil {
+//		return err // a *boltdb.FileError: corrupt, foreign, newer format, undecodable, locked
+//	}
+//	defer st.Close() // after the last write: once the engine's Run returned
+//	rt, err := runtime.New(st, logger)
+//
+// # What is kept
+//
+// [Open] loads every resource of the file into memory, with its version,
+// phase, owner, labels, annotations, finalizers, creation and update
+// times and spec. Reads and watches are served from memory exactly as by
+// [inmem.NewState], at the same speed; only writes touch the file.
+// Versions go on after a restart (a resource at version 7 is at 8 after
+// its next update); creation times are kept, and creation times given
+// after a restart are later than any given before it, even when the clock
+// went back, so the incarnation rule of Update (an update based on a
+// destroyed and re-created resource is refused) holds across restarts.
+// The history of changes is not kept: tail events start empty, and a
+// bookmark taken before a restart is refused with a buffer-overrun error
+// (rule S11: it is older than the kept history), so that a watcher that
+// resumes from it bootstraps again.
+//
+// # Durability
+//
+// Every write (Create, Update, Destroy, and the helpers built on them) is
+// encoded by the codec registry given to Open, with its final metadata,
+// before it is applied: a type the registry does not know, or a spec that
+// does not encode, refuses the write with the codec's error (of the
+// invalid class, [state.IsInvalidError]); nothing is written, in memory or
+// in the file. Accepted writes are committed to the file by one goroutine,
+// in batches: all the writes that arrived while the previous commit ran
+// go into one bbolt transaction, which bbolt makes durable with two
+// fdatasync calls (group commit). The kind's lock is never held while a
+// commit runs; the file always holds a prefix of the changes, in the
+// order the state applied them.
+//
+// Two policies decide when a write returns:
+//   - Default: a write returns only after the commit that holds it is on
+//     disk. A crash (of the process, or of the machine, as far as the disk
+//     honors fdatasync) loses no write that returned; the writes that had
+//     not returned are each there or not, and if one is there so is every
+//     write applied before it.
+//   - [WithInterval](d, n): a write returns once it is applied in memory
+//     and queued; the queue is committed d after its first write at the
+//     latest, or as soon as it holds n writes (a writer that finds n
+//     queued waits for their commit). A crash loses at most the writes of
+//     the last d or so (those queued and those of the commit in progress),
+//     never more than about n plus one per concurrent writer; what is left
+//     is still a prefix of the changes.
+//
+// Under both policies, readers and watchers see a write as soon as it is
+// applied in memory, which is before it is durable: a crash can lose a
+// change that a watcher saw but whose writer had not returned yet (under
+// the interval policy, also one whose writer returned). What a watcher
+// does outside the state on seeing a change (a side effect on the system)
+// is therefore not covered; what it writes to the state is, since its
+// write comes later in the order.
+//
+// A failed commit (a full disk, an I/O error) fails its writes with a
+// [*CommitError], which every later write then returns (refused, nothing
+// written): the writes of the failed commit were applied in memory, and
+// the file may lack them. Reads go on serving memory. Opening the file
+// again (a restart) brings back what the file holds.
+//
+// # Lifecycle
+//
+// Open starts the goroutine that commits; the caller owns it through the
+// returned [*State] and must call [State.Close] once nothing writes any
+// more (for an engine, after its Run returned). Close refuses later
+// writes with [ErrClosed], commits the writes already accepted, stops the
+// goroutine and closes the file; reads and watches go on serving memory.
+// A write's wait for its commit does not follow the write's context: it
+// is bounded by the disk, and its outcome is then known.
+//
+// # Bad files
+//
+// Open reads and checks the whole file, read-only, before it writes to
+// it: random bytes or a damaged file ([ErrCorrupt]), a bbolt file of
+// another application ([ErrForeign]), a file of a newer format
+// ([ErrNewerFormat]), a stored resource that does not decode, of a type
+// the registry does not know, or under a key that does not name it
+// ([ErrUndecodable], naming the key) are refused with a [*FileError], and
+// the file is left untouched. A file another process holds open is
+// waited for up to [WithLockTimeout], then refused with [ErrLocked]. An
+// empty file, or a bbolt file with no bucket at all, is a new state.
+package boltdb

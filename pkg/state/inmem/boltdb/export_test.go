@@ -1,0 +1,23 @@
+package boltdb
+
+// Test access to the internals (package boltdb_test uses them).
+
+// HoldWriterLock takes bbolt's writer lock of st's file, so that the next
+// commit waits; the returned func releases it.
+func HoldWriterLock(st *State) func() {
+	tx, err := st.store.db.Begin(true)
+	if err != nil {
+		panic(err)
+	}
+	return func() { _ = tx.Rollback() }
+}
+
+// Queued returns the number of writes in the open batch.
+func Queued(st *State) int {
+	st.store.mu.Lock()
+	defer st.store.mu.Unlock()
+	return len(st.store.open.changes)
+}
+
+// FailNextCommit makes the next commit of st fail with err.
+func FailNextCommit(st *State, err error) { st.store.failNext.Store(&err) }

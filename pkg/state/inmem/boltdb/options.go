@@ -1,0 +1,73 @@
+package boltdb
+
+import (
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+// Option configures [Open].
+type Option func(*options)
+
+type options struct {
+	// interval is zero in the default policy (a write returns after its
+	// fsync), else the longest a write waits to be committed.
+	interval time.Duration
+	// maxPending bounds the writes of one batch a writer does not wait
+	// for (interval policy).
+	maxPending  int
+	lockTimeout time.Duration
+	stateOpts   []inmem.Option
+}
+
+// DefaultLockTimeout is how long [Open] waits for the file's lock by
+// default.
+const DefaultLockTimeout = time.Second
+
+// DefaultMaxPending is the default bound of [WithInterval]'s unsynced
+// writes.
+const DefaultMaxPending = 4096
+
+func defaultOptions() options {
+	return options{maxPending: DefaultMaxPending, lockTimeout: DefaultLockTimeout}
+}
+
+// WithInterval selects the interval policy: a write returns as soon as it
+// is applied in memory and queued, and the queued writes are committed,
+// in one transaction, within d of the first of them being queued (plus
+// the time of a commit still running then), or as soon as maxPending of
+// them are queued. A writer that finds maxPending
+// writes queued waits for their commit, so that at most maxPending
+// writes (plus one per concurrent writer) are ever unsynced. A crash loses
+// the writes of the last d or so (at most those of the batch being
+// filled and of the commit in progress); what the file keeps is still a
+// prefix of the changes in the state's order. d <= 0 selects the default
+// policy (every write returns after the fsync of its commit); maxPending
+// <= 0 means [DefaultMaxPending].
+func WithInterval(d time.Duration, maxPending int) Option {
+	return func(o *options) {
+		o.interval = max(d, 0)
+		o.maxPending = maxPending
+		if maxPending <= 0 {
+			o.maxPending = DefaultMaxPending
+		}
+	}
+}
+
+// WithLockTimeout sets how long [Open] waits for a file that another
+// process holds open (default [DefaultLockTimeout]) before it fails with
+// [ErrLocked]. d <= 0 means the default.
+func WithLockTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.lockTimeout = d
+		}
+	}
+}
+
+// WithStateOptions passes options to the in-memory state
+// ([inmem.NewState]): history capacity, mutation detector.
+// [inmem.WithPersistence] among them is overridden.
+func WithStateOptions(opts ...inmem.Option) Option {
+	return func(o *options) { o.stateOpts = append(o.stateOpts, opts...) }
+}

@@ -1,0 +1,322 @@
+package boltdb_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/stretchr/testify/suite"
+
+	"github.com/resgraph/resgraph/conformance"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+	"github.com/resgraph/resgraph/pkg/state/inmem/boltdb"
+)
+
+// conformanceHistory is small, so that the conformance workloads overflow
+// it (as in the inmem and etcd runs of the suite).
+const conformanceHistory = 64
+
+// TestStateConformance runs the state contract (S1–S14) on a persistent
+// state, under each durability policy: persistence changes nothing a user
+// of the state sees.
+func TestStateConformance(t *testing.T) {
+	for name, opts := range map[string][]boltdb.Option{
+		"sync":     nil,
+		"interval": {boltdb.WithInterval(time.Millisecond, 0)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			n := 0
+			var opened []*boltdb.State
+			defer func() {
+				for _, st := range opened {
+					assert.NoError(t, st.Close())
+				}
+			}()
+			suite.Run(t, &conformance.StateSuite{
+				NewState: func() state.State {
+					n++
+					st, err := boltdb.Open(fmt.Sprintf("%s/%d.db", dir, n), registry(),
+						append(opts, boltdb.WithStateOptions(inmem.WithHistoryCapacity(conformanceHistory)))...)
+					require.NoError(t, err)
+					opened = append(opened, st)
+					return st
+				},
+				HistoryCapacity: conformanceHistory,
+			})
+		})
+	}
+}
+
+// TestRestart_EverythingIsKept: every metadata field and the spec of every
+// resource come back after a restart, destroyed resources stay
+// destroyed, versions go on, and creation times are kept.
+func TestRestart_EverythingIsKept(t *testing.T) {
+	path := dbPath(t)
+	ctx := testContext(t)
+	st, err := boltdb.Open(path, registry())
+	require.NoError(t, err)
+
+	a := newPair("a", 1)
+	require.NoError(t, st.Create(ctx, a, state.WithCreateOwner("ctl")))
+	for i := range 6 {
+		a.TypedSpec().A = 10 + i
+		a.Metadata().Labels().Set("l", "v")
+		a.Metadata().Annotations().Set("n", fmt.Sprint(i))
+		require.NoError(t, st.Update(ctx, a, state.WithUpdateOwner("ctl")))
+	}
+	require.Equal(t, uint64(7), version(a))
+	require.NoError(t, st.AddFinalizer(ctx, ptr("a"), "keep"))
+	_, err = st.Teardown(ctx, ptr("a"), state.WithTeardownOwner("ctl"))
+	require.NoError(t, err)
+	require.NoError(t, st.Create(ctx, newPair("gone", 1)))
+	require.NoError(t, st.Destroy(ctx, ptr("gone")))
+	list := conformance.NewListResource(testNS, "l", conformance.ListSpec{Items: []string{"x", ""}, Sets: map[string][]int{"s": {1, 2}, "e": {}}})
+	require.NoError(t, st.Create(ctx, list))
+	before, err := st.List(ctx, testKind)
+	require.NoError(t, err)
+	beforeList, err := st.Get(ctx, resource.NewPointer(testNS, conformance.ListResourceType, "l"))
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+
+	st2 := open(t, path)
+	after, err := st2.List(ctx, testKind)
+	require.NoError(t, err)
+	require.Len(t, after.Items, 1, "the destroyed resource stays destroyed")
+	assertSame(t, before.Items[0], after.Items[0])
+	afterList, err := st2.Get(ctx, resource.NewPointer(testNS, conformance.ListResourceType, "l"))
+	require.NoError(t, err)
+	assertSame(t, beforeList, afterList)
+
+	r := after.Items[0]
+	assert.Equal(t, resource.PhaseTearingDown, r.Metadata().Phase())
+	assert.Equal(t, "ctl", r.Metadata().Owner())
+	require.NoError(t, st2.RemoveFinalizer(ctx, ptr("a"), "keep"))
+	got, err := st2.Get(ctx, ptr("a"))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(10), version(got), "versions go on: 7, teardown 8 and finalizer 9 before the restart, 10 after")
+	assert.True(t, got.Metadata().Created().Equal(r.Metadata().Created()), "the creation time is kept")
+
+	// A resource created after the restart is created later than every
+	// one before it.
+	b := newPair("b", 1)
+	require.NoError(t, st2.Create(ctx, b))
+	assert.True(t, b.Metadata().Created().After(beforeList.Metadata().Created()))
+}
+
+// assertSame checks that two resources are equal, timestamps included.
+func assertSame(t *testing.T, want, got resource.Resource) {
+	t.Helper()
+	assert.True(t, resource.Equal(want, got), "want %v\ngot  %v", want, got)
+	assert.Equal(t, want.Metadata().Labels().Raw(), got.Metadata().Labels().Raw())
+	assert.True(t, want.Metadata().Created().Equal(got.Metadata().Created()), "created")
+	assert.True(t, want.Metadata().Updated().Equal(got.Metadata().Updated()), "updated")
+}
+
+// TestRestart_IncarnationRule: an update based on an incarnation that was
+// destroyed before a restart is refused after it.
+func TestRestart_IncarnationRule(t *testing.T) {
+	path := dbPath(t)
+	ctx := testContext(t)
+	st, err := boltdb.Open(path, registry())
+	require.NoError(t, err)
+	first := newPair("x", 1)
+	require.NoError(t, st.Create(ctx, first))
+	require.NoError(t, st.Destroy(ctx, ptr("x")))
+	require.NoError(t, st.Create(ctx, newPair("x", 2)))
+	require.NoError(t, st.Close())
+
+	st2 := open(t, path)
+	first.TypedSpec().A = 3
+	err = st2.Update(ctx, first) // version 1 of the first incarnation
+	assert.True(t, state.IsConflictError(err), "%v", err)
+	r, err := st2.Get(ctx, ptr("x"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.(*pair).TypedSpec().A)
+}
+
+// TestRestart_BookmarkIsOverrun: a bookmark taken before a restart is
+// refused with a buffer-overrun error after it (S11).
+func TestRestart_BookmarkIsOverrun(t *testing.T) {
+	path := dbPath(t)
+	ctx := testContext(t)
+	st, err := boltdb.Open(path, registry())
+	require.NoError(t, err)
+	ch := make(chan state.Event, 4)
+	require.NoError(t, st.WatchKind(ctx, testKind, ch))
+	require.NoError(t, st.Create(ctx, newPair("x", 1)))
+	ev := <-ch
+	require.NotEmpty(t, ev.Bookmark)
+	require.NoError(t, st.Close())
+
+	st2 := open(t, path)
+	err = st2.WatchKind(ctx, testKind, make(chan state.Event), state.WithKindStartFromBookmark(ev.Bookmark))
+	assert.True(t, state.IsBufferOverrunError(err), "%v", err)
+}
+
+// TestWrite_UnregisteredTypeIsRefused: a write of a type the registry
+// does not know is refused as invalid, and nothing is written, in memory
+// or in the file.
+func TestWrite_UnregisteredTypeIsRefused(t *testing.T) {
+	path := dbPath(t)
+	ctx := testContext(t)
+	st, err := boltdb.Open(path, codec.NewRegistry())
+	require.NoError(t, err)
+	err = st.Create(ctx, newPair("x", 1))
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+	assert.True(t, codec.IsUnknownTypeError(err), "%v", err)
+	_, err = st.Get(ctx, ptr("x"))
+	assert.True(t, state.IsNotFoundError(err), "%v", err)
+	require.NoError(t, st.Close())
+	assert.Equal(t, uint64(0), st.Stats().Writes)
+
+	st2 := open(t, path)
+	_, err = st2.Get(ctx, ptr("x"))
+	assert.True(t, state.IsNotFoundError(err), "%v", err)
+}
+
+// TestWrite_KeyTooLongIsRefused: a pointer longer than bbolt's key limit
+// is refused as invalid before it is written.
+func TestWrite_KeyTooLongIsRefused(t *testing.T) {
+	st := open(t, dbPath(t))
+	long := make([]byte, 40000)
+	for i := range long {
+		long[i] = 'x'
+	}
+	err := st.Create(testContext(t), newPair(string(long), 1))
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+	require.NoError(t, st.Create(testContext(t), newPair("ok", 1)), "the store goes on")
+}
+
+// TestClose: writes after Close fail with ErrClosed and write nothing;
+// reads go on; Close commits what was accepted, stops its goroutine (the
+// leak check of TestMain) and may be called again.
+func TestClose(t *testing.T) {
+	path := dbPath(t)
+	ctx := testContext(t)
+	st, err := boltdb.Open(path, registry(), boltdb.WithInterval(time.Hour, 0))
+	require.NoError(t, err)
+	require.NoError(t, st.Create(ctx, newPair("x", 1)), "queued, not committed (interval of an hour)")
+	assert.Equal(t, uint64(0), st.Stats().Commits)
+	require.NoError(t, st.Close())
+	assert.Equal(t, uint64(1), st.Stats().Commits, "Close committed the queued write")
+	require.NoError(t, st.Close(), "Close again")
+
+	assert.ErrorIs(t, st.Create(ctx, newPair("y", 1)), boltdb.ErrClosed)
+	_, err = st.Get(ctx, ptr("y"))
+	assert.True(t, state.IsNotFoundError(err), "the refused create wrote nothing")
+	_, err = st.Get(ctx, ptr("x"))
+	assert.NoError(t, err, "reads go on after Close")
+
+	st2 := open(t, path)
+	_, err = st2.Get(ctx, ptr("x"))
+	assert.NoError(t, err)
+}
+
+// TestOpen_Locked: a file another user holds open is refused with
+// ErrLocked after the lock timeout.
+func TestOpen_Locked(t *testing.T) {
+	path := dbPath(t)
+	open(t, path)
+	_, err := boltdb.Open(path, registry(), boltdb.WithLockTimeout(50*time.Millisecond))
+	assert.ErrorIs(t, err, boltdb.ErrLocked)
+	var fe *boltdb.FileError
+	assert.ErrorAs(t, err, &fe)
+}
+
+// TestGroupCommit_OneCommitForTheWritesThatArriveMeanwhile: while a
+// commit runs (here: waits for bbolt's writer lock, which the test
+// holds), the writes that arrive go into the next commit, together.
+func TestGroupCommit_OneCommitForTheWritesThatArriveMeanwhile(t *testing.T) {
+	path := dbPath(t)
+	ctx := testContext(t)
+	st := open(t, path)
+	release := boltdb.HoldWriterLock(st)
+
+	const writers = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for i := range writers {
+		wg.Go(func() { errs <- st.Create(ctx, newPair(fmt.Sprint(i), i)) })
+	}
+	// The first write's commit waits for the lock; the other seven queue
+	// behind it.
+	require.Eventually(t, func() bool { return boltdb.Queued(st) == writers-1 }, testTimeout, time.Millisecond)
+	release()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	s := st.Stats()
+	assert.Equal(t, uint64(writers), s.Writes)
+	assert.Equal(t, uint64(2), s.Commits, "one commit for the first write, one for the seven others")
+}
+
+// TestIntervalPolicy: writes return before they are committed; the
+// queue is committed once the interval elapsed, or as soon as it holds
+// maxPending writes, whose writer waits for that commit.
+func TestIntervalPolicy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := dbPath(t)
+		ctx := context.Background()
+		st, err := boltdb.Open(path, registry(), boltdb.WithInterval(time.Second, 3))
+		require.NoError(t, err)
+		defer func() { require.NoError(t, st.Close()) }()
+
+		require.NoError(t, st.Create(ctx, newPair("a", 1)))
+		require.NoError(t, st.Create(ctx, newPair("b", 1)))
+		synctest.Wait()
+		assert.Equal(t, uint64(0), st.Stats().Commits, "nothing committed before the interval")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, boltdb.Stats{Commits: 1, Writes: 2}, withoutTime(st.Stats()), "committed after the interval")
+
+		start := time.Now()
+		for _, id := range []string{"c", "d", "e"} {
+			require.NoError(t, st.Create(ctx, newPair(id, 1)))
+		}
+		assert.Equal(t, time.Duration(0), time.Since(start), "the third write waited for the commit, not for the interval")
+		assert.Equal(t, boltdb.Stats{Commits: 2, Writes: 5}, withoutTime(st.Stats()))
+	})
+}
+
+func withoutTime(s boltdb.Stats) boltdb.Stats {
+	s.CommitTime = 0
+	return s
+}
+
+// TestCommitFailure_IsStickyAndKeepsAPrefix: a commit that fails fails
+// its writes with a *CommitError, and every later write is refused with
+// it, nothing written; the file keeps what was committed before.
+func TestCommitFailure_IsStickyAndKeepsAPrefix(t *testing.T) {
+	path := dbPath(t)
+	ctx := testContext(t)
+	st, err := boltdb.Open(path, registry())
+	require.NoError(t, err)
+	require.NoError(t, st.Create(ctx, newPair("kept", 1)))
+
+	boltdb.FailNextCommit(st, errors.New("disk on fire"))
+	err = st.Create(ctx, newPair("lost", 1))
+	require.True(t, boltdb.IsCommitError(err), "%v", err)
+	err = st.Create(ctx, newPair("refused", 1))
+	assert.True(t, boltdb.IsCommitError(err), "%v", err)
+	_, gerr := st.Get(ctx, ptr("refused"))
+	assert.True(t, state.IsNotFoundError(gerr), "a refused write writes nothing")
+	assert.True(t, boltdb.IsCommitError(st.Close()), "Close reports the failure")
+
+	st2 := open(t, path)
+	l, err := st2.List(ctx, testKind)
+	require.NoError(t, err)
+	require.Len(t, l.Items, 1)
+	assert.Equal(t, "kept", l.Items[0].Metadata().ID())
+}
