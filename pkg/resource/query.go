@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/resgraph/resgraph/internal/opt"
 )
 
 // LabelOp is the operation of a [LabelTerm].
@@ -85,9 +87,7 @@ type TermOption func(*LabelTerm)
 func NotMatches(t *LabelTerm) { t.Invert = !t.Invert }
 
 func addTerm(t LabelTerm, opts []TermOption) LabelQueryOption {
-	for _, o := range opts {
-		o(&t)
-	}
+	opt.Apply(&t, opts)
 	return func(q *LabelQuery) { q.Terms = append(q.Terms, t) }
 }
 
@@ -109,9 +109,7 @@ func LabelIn(key string, values []string, opts ...TermOption) LabelQueryOption {
 // NewLabelQuery builds a query from options.
 func NewLabelQuery(opts ...LabelQueryOption) LabelQuery {
 	var q LabelQuery
-	for _, o := range opts {
-		o(&q)
-	}
+	opt.Apply(&q, opts)
 	return q
 }
 
@@ -134,8 +132,6 @@ func IDRegexpMatch(re *regexp.Regexp) IDQueryOption {
 // NewIDQuery builds a query from options.
 func NewIDQuery(opts ...IDQueryOption) IDQuery {
 	var q IDQuery
-	for _, o := range opts {
-		o(&q)
-	}
+	opt.Apply(&q, opts)
 	return q
 }

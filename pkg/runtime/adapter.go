@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sync/atomic"
 
+	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
@@ -136,9 +137,7 @@ func (a *rwAdapter) Create(ctx context.Context, r resource.Resource, opts ...con
 		return err
 	}
 	var o controller.CreateOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	opt.Apply(&o, opts)
 	owner := a.name
 	if o.NoOwner {
 		owner = ""
@@ -212,9 +211,7 @@ func (a *rwAdapter) modify(ctx context.Context, op string, emptyResource resourc
 		return nil, err
 	}
 	mo := controller.DefaultModifyOptions()
-	for _, opt := range opts {
-		opt(&mo)
-	}
+	opt.Apply(&mo, opts)
 	owner := a.name
 	if mo.NoOwner {
 		owner = ""
@@ -235,9 +232,7 @@ func (a *rwAdapter) modify(ctx context.Context, op string, emptyResource resourc
 // deleteOwner is the owner a Teardown or Destroy acts for.
 func (a *rwAdapter) deleteOwner(opts []controller.DeleteOption) string {
 	var o controller.DeleteOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	opt.Apply(&o, opts)
 	if o.Owner != nil {
 		return *o.Owner
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -221,9 +222,7 @@ func (c *kindCache) get(ptr resource.Pointer, opts []state.GetOption) (resource.
 	}
 	if len(opts) > 0 {
 		var o state.GetOptions
-		for _, opt := range opts {
-			opt(&o)
-		}
+		opt.Apply(&o, opts)
 		if o.ReadOnly {
 			return r, nil
 		}
@@ -235,9 +234,7 @@ func (c *kindCache) get(ptr resource.Pointer, opts []state.GetOption) (resource.
 // or the shared snapshots when the options ask for a read-only List.
 func (c *kindCache) list(opts ...state.ListOption) (resource.List, error) {
 	var o state.ListOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	opt.Apply(&o, opts)
 	c.mu.RLock()
 	ids := make([]resource.ID, 0, len(c.base)+len(c.overlay))
 	for id := range c.base {

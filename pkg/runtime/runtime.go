@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -68,7 +69,9 @@ type Runtime struct {
 
 // New returns an engine over st that logs to logger (zap.NewNop() when
 // nil). It starts nothing: controllers run from [Runtime.Run] on. A bad
-// option is reported as an invalid-class error ([state.IsInvalidError]).
+// option is reported as an invalid-class error ([state.IsInvalidError]); a
+// nil option is skipped, as by every option-taking function of resgraph,
+// including the controller runtime's read and write methods.
 func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 	if st == nil {
 		return nil, state.NewInvalidError(nil, "runtime: nil state")
@@ -77,11 +80,7 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		logger = zap.NewNop()
 	}
 	o := DefaultOptions()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	opt.Apply(&o, opts)
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,10 @@ import (
 
 // ReaderGet reads the resource ptr points to as a T.
 func ReaderGet[T resource.Resource](ctx context.Context, rdr controller.Reader, ptr resource.Pointer, opts ...state.GetOption) (T, error) {
+	if err := nilArg("ReaderGet", "reader", rdr); err != nil {
+		var zero T
+		return zero, err
+	}
 	r, err := rdr.Get(ctx, ptr, opts...)
 	if err != nil {
 		var zero T
@@ -20,6 +24,9 @@ func ReaderGet[T resource.Resource](ctx context.Context, rdr controller.Reader, 
 
 // ReaderList lists the resources of a kind as Ts.
 func ReaderList[T resource.Resource](ctx context.Context, rdr controller.Reader, kind resource.Kind, opts ...state.ListOption) (List[T], error) {
+	if err := nilArg("ReaderList", "reader", rdr); err != nil {
+		return List[T]{}, err
+	}
 	l, err := rdr.List(ctx, kind, opts...)
 	if err != nil {
 		return List[T]{}, err
@@ -29,11 +36,17 @@ func ReaderList[T resource.Resource](ctx context.Context, rdr controller.Reader,
 
 // ReaderListAll lists the resources of T's type in T's default namespace.
 func ReaderListAll[T ResourceWithDefinition](ctx context.Context, rdr controller.Reader, opts ...state.ListOption) (List[T], error) {
+	if err := nilArg("ReaderListAll", "reader", rdr); err != nil {
+		return List[T]{}, err
+	}
 	return ReaderList[T](ctx, rdr, kindOf[T](), opts...)
 }
 
 // WriterModify is [controller.Writer.Modify] with a typed function.
 func WriterModify[T resource.Resource](ctx context.Context, w controller.Writer, emptyResource T, fn func(T) error, opts ...controller.ModifyOption) error {
+	if err := nilArg("WriterModify", "writer", w); err != nil {
+		return err
+	}
 	if fn == nil {
 		return w.Modify(ctx, emptyResource, nil, opts...)
 	}
@@ -43,6 +56,10 @@ func WriterModify[T resource.Resource](ctx context.Context, w controller.Writer,
 // WriterModifyWithResult is [controller.Writer.ModifyWithResult] with a
 // typed function and result.
 func WriterModifyWithResult[T resource.Resource](ctx context.Context, w controller.Writer, emptyResource T, fn func(T) error, opts ...controller.ModifyOption) (T, error) {
+	if err := nilArg("WriterModifyWithResult", "writer", w); err != nil {
+		var zero T
+		return zero, err
+	}
 	var wrapped func(resource.Resource) error
 	if fn != nil {
 		wrapped = typedFunc(fn)

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // ErrTypeMismatch is wrapped by every error of this package about a
@@ -43,6 +45,15 @@ func convert[T resource.Resource](r resource.Resource) (T, error) {
 		return zero, fmt.Errorf("resource %s is a %T, want %T: %w", resource.String(r), r, zero, ErrTypeMismatch)
 	}
 	return t, nil
+}
+
+// nilArg returns the invalid-class error of helper fn called with a nil
+// what ("state", "reader", "writer"), or nil when v is usable.
+func nilArg(fn, what string, v any) error {
+	if usercode.IsNil(v) {
+		return state.NewInvalidError(nil, "safe.%s: nil %s", fn, what)
+	}
+	return nil
 }
 
 // typedFunc adapts a function of T to a function of resource.Resource that

@@ -9,6 +9,10 @@
 // resource read is not of the expected type the function is not called
 // and nothing is written.
 //
+// A nil state, reader or writer (or an interface holding a nil pointer) is
+// an invalid-class error ([state.IsInvalidError]) of the call, never a
+// panic; nil options are skipped, as everywhere in resgraph.
+//
 // Helpers whose name ends in All learn the kind to read from the type
 // parameter: T must provide Definition() (as [typed.Resource] does, even on
 // a nil pointer), and the kind is the definition's type in its default

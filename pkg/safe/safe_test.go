@@ -454,3 +454,58 @@ func TestStateWatchKindClosedStream(t *testing.T) {
 		assert.EqualError(t, ev.Error(), "watch Nums.test.resgraph.dev(default): watch stream closed by the state")
 	})
 }
+
+// TestNilStateReaderWriterIsInvalid: every helper given a nil state,
+// reader or writer (or one holding a nil pointer) fails with an
+// invalid-class error naming the helper, never a panic (issue 14:
+// safe.StateGet with a nil state panicked); nil options are skipped.
+func TestNilStateReaderWriterIsInvalid(t *testing.T) {
+	ctx := t.Context()
+	var nilState state.State
+	var typedNil *stateWriter
+	incr := func(*num) error { return nil }
+	for name, call := range map[string]func() error{
+		"StateGet":  func() error { _, err := safe.StateGet[*num](ctx, nilState, numPtr("a")); return err },
+		"StateList": func() error { _, err := safe.StateList[*num](ctx, nilState, numKind); return err },
+		"StateListAll": func() error {
+			_, err := safe.StateListAll[*num](ctx, nilState)
+			return err
+		},
+		"StateModify": func() error { return safe.StateModify(ctx, nilState, newNum("a", 0), incr) },
+		"StateModifyWithResult": func() error {
+			_, err := safe.StateModifyWithResult(ctx, nilState, newNum("a", 0), incr)
+			return err
+		},
+		"StateUpdateWithConflicts": func() error {
+			_, err := safe.StateUpdateWithConflicts(ctx, nilState, numPtr("a"), incr)
+			return err
+		},
+		"StateWatchFor": func() error { _, err := safe.StateWatchFor[*num](ctx, nilState, numPtr("a")); return err },
+		"StateWatchKind": func() error {
+			return safe.StateWatchKind(ctx, nilState, numKind, make(chan safe.WrappedStateEvent[*num]))
+		},
+		"ReaderGet":  func() error { _, err := safe.ReaderGet[*num](ctx, nil, numPtr("a")); return err },
+		"ReaderList": func() error { _, err := safe.ReaderList[*num](ctx, nil, numKind); return err },
+		"ReaderListAll": func() error {
+			_, err := safe.ReaderListAll[*num](ctx, nil)
+			return err
+		},
+		"WriterModify": func() error { return safe.WriterModify(ctx, typedNil, newNum("a", 0), incr) },
+		"WriterModifyWithResult": func() error {
+			_, err := safe.WriterModifyWithResult(ctx, nil, newNum("a", 0), incr)
+			return err
+		},
+	} {
+		err := call()
+		assert.True(t, state.IsInvalidError(err), "%s: %v", name, err)
+		assert.ErrorContains(t, err, "safe."+name+": nil ", name)
+	}
+
+	ctx2, st := setup(t)
+	n, err := safe.StateGet[*num](ctx2, st, numPtr("a"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n.TypedSpec().N)
+	l, err := safe.StateList[*num](ctx2, st, numKind, nil, state.WithLabelQuery(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 2, l.Len())
+}

@@ -9,6 +9,10 @@ import (
 
 // StateGet reads the resource ptr points to as a T.
 func StateGet[T resource.Resource](ctx context.Context, st state.CoreState, ptr resource.Pointer, opts ...state.GetOption) (T, error) {
+	if err := nilArg("StateGet", "state", st); err != nil {
+		var zero T
+		return zero, err
+	}
 	r, err := st.Get(ctx, ptr, opts...)
 	if err != nil {
 		var zero T
@@ -19,6 +23,9 @@ func StateGet[T resource.Resource](ctx context.Context, st state.CoreState, ptr 
 
 // StateList lists the resources of a kind as Ts.
 func StateList[T resource.Resource](ctx context.Context, st state.CoreState, kind resource.Kind, opts ...state.ListOption) (List[T], error) {
+	if err := nilArg("StateList", "state", st); err != nil {
+		return List[T]{}, err
+	}
 	l, err := st.List(ctx, kind, opts...)
 	if err != nil {
 		return List[T]{}, err
@@ -28,11 +35,17 @@ func StateList[T resource.Resource](ctx context.Context, st state.CoreState, kin
 
 // StateListAll lists the resources of T's type in T's default namespace.
 func StateListAll[T ResourceWithDefinition](ctx context.Context, st state.CoreState, opts ...state.ListOption) (List[T], error) {
+	if err := nilArg("StateListAll", "state", st); err != nil {
+		return List[T]{}, err
+	}
 	return StateList[T](ctx, st, kindOf[T](), opts...)
 }
 
 // StateModify is [state.State.Modify] with a typed function.
 func StateModify[T resource.Resource](ctx context.Context, st state.State, emptyResource T, fn func(T) error, opts ...state.UpdateOption) error {
+	if err := nilArg("StateModify", "state", st); err != nil {
+		return err
+	}
 	if fn == nil {
 		return st.Modify(ctx, emptyResource, nil, opts...)
 	}
@@ -42,6 +55,10 @@ func StateModify[T resource.Resource](ctx context.Context, st state.State, empty
 // StateModifyWithResult is [state.State.ModifyWithResult] with a typed
 // function and result.
 func StateModifyWithResult[T resource.Resource](ctx context.Context, st state.State, emptyResource T, fn func(T) error, opts ...state.UpdateOption) (T, error) {
+	if err := nilArg("StateModifyWithResult", "state", st); err != nil {
+		var zero T
+		return zero, err
+	}
 	var wrapped func(resource.Resource) error
 	if fn != nil {
 		wrapped = typedFunc(fn)
@@ -57,6 +74,10 @@ func StateModifyWithResult[T resource.Resource](ctx context.Context, st state.St
 // StateUpdateWithConflicts is [state.State.UpdateWithConflicts] with a
 // typed updater and result.
 func StateUpdateWithConflicts[T resource.Resource](ctx context.Context, st state.State, ptr resource.Pointer, updater func(T) error, opts ...state.UpdateOption) (T, error) {
+	if err := nilArg("StateUpdateWithConflicts", "state", st); err != nil {
+		var zero T
+		return zero, err
+	}
 	var wrapped state.UpdaterFunc
 	if updater != nil {
 		wrapped = typedFunc(updater)
@@ -71,6 +92,10 @@ func StateUpdateWithConflicts[T resource.Resource](ctx context.Context, st state
 
 // StateWatchFor is [state.State.WatchFor] returning a T.
 func StateWatchFor[T resource.Resource](ctx context.Context, st state.State, ptr resource.Pointer, conds ...state.WatchForConditionFunc) (T, error) {
+	if err := nilArg("StateWatchFor", "state", st); err != nil {
+		var zero T
+		return zero, err
+	}
 	r, err := st.WatchFor(ctx, ptr, conds...)
 	if err != nil {
 		var zero T

@@ -58,6 +58,9 @@ func eventResource[T resource.Resource](ev state.Event, r resource.Resource, wha
 // error wraps [state.ErrWatchClosed] is delivered and the goroutine exits;
 // ch is never closed.
 func StateWatchKind[T resource.Resource](ctx context.Context, st state.CoreState, kind resource.Kind, ch chan<- WrappedStateEvent[T], opts ...state.WatchKindOption) error {
+	if err := nilArg("StateWatchKind", "state", st); err != nil {
+		return err
+	}
 	if ch == nil {
 		return state.NewInvalidError(nil, "watch %s: nil channel", kindString(kind))
 	}

@@ -19,6 +19,19 @@
 // and never cut a slow reader off (S8–S13), and safety for concurrent use
 // (S14).
 //
+// # Options and bad arguments
+//
+// One rule for every option-taking function of resgraph (the State
+// methods here and in inmem, the option constructors that take options
+// themselves such as [WithLabelQuery], the label and ID query builders,
+// the controller runtime's read and write options, the safe helpers, the
+// engine's and the generic controllers' constructors): a nil option is no
+// option, and is skipped. A nil required argument — a nil state, pointer,
+// resource, kind, channel or function, or an interface holding a nil
+// pointer — is an invalid-class error of the call ([IsInvalidError]),
+// never a panic; nothing is read or written. WrapCore(nil) is a State
+// whose every method reports it that way.
+//
 // # Read-only snapshots (S7)
 //
 // An event's Resource and Old, and what a read-only Get or List returns,

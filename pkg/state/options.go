@@ -1,6 +1,9 @@
 package state
 
-import "github.com/resgraph/resgraph/pkg/resource"
+import (
+	"github.com/resgraph/resgraph/internal/opt"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
 
 // GetOptions configure Get.
 type GetOptions struct {
@@ -40,20 +43,12 @@ func WithReadOnlyList() ListOption {
 
 // WithLabelQuery restricts List to resources whose labels match.
 func WithLabelQuery(opts ...resource.LabelQueryOption) ListOption {
-	return func(o *ListOptions) {
-		for _, opt := range opts {
-			opt(&o.LabelQuery)
-		}
-	}
+	return func(o *ListOptions) { opt.Apply(&o.LabelQuery, opts) }
 }
 
 // WithIDQuery restricts List to resources whose IDs match.
 func WithIDQuery(opts ...resource.IDQueryOption) ListOption {
-	return func(o *ListOptions) {
-		for _, opt := range opts {
-			opt(&o.IDQuery)
-		}
-	}
+	return func(o *ListOptions) { opt.Apply(&o.IDQuery, opts) }
 }
 
 // CreateOptions configure Create.
@@ -199,20 +194,12 @@ func WithKindStartFromBookmark(b Bookmark) WatchKindOption {
 // WatchWithLabelQuery restricts the watch to resources whose labels match
 // (rule S10).
 func WatchWithLabelQuery(opts ...resource.LabelQueryOption) WatchKindOption {
-	return func(o *WatchKindOptions) {
-		for _, opt := range opts {
-			opt(&o.LabelQuery)
-		}
-	}
+	return func(o *WatchKindOptions) { opt.Apply(&o.LabelQuery, opts) }
 }
 
 // WatchWithIDQuery restricts the watch to resources whose IDs match.
 func WatchWithIDQuery(opts ...resource.IDQueryOption) WatchKindOption {
-	return func(o *WatchKindOptions) {
-		for _, opt := range opts {
-			opt(&o.IDQuery)
-		}
-	}
+	return func(o *WatchKindOptions) { opt.Apply(&o.IDQuery, opts) }
 }
 
 // WatchForCondition is what [State.WatchFor] waits for: every set part must

@@ -49,7 +49,13 @@ import (
 // Bad input (a nil or empty pointer or resource, a nil function, an empty
 // finalizer) is refused with an error of the invalid class before anything
 // is read or written.
+//
+// WrapCore(nil) (or a core that is a nil pointer) returns a State whose
+// every method fails with an invalid-class error saying so.
 func WrapCore(core CoreState) State {
+	if core == nil || isNil(core) {
+		return &coreWrapper{CoreState: nilCore{}}
+	}
 	return &coreWrapper{CoreState: core}
 }
 

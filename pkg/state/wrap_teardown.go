@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -17,9 +18,7 @@ func (w *coreWrapper) Teardown(ctx context.Context, ptr resource.Pointer, opts .
 		return false, err
 	}
 	var o TeardownOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	opt.Apply(&o, opts)
 	for {
 		if err := ctx.Err(); err != nil {
 			return false, context.Cause(ctx)
@@ -63,9 +62,7 @@ func (w *coreWrapper) TeardownAndDestroy(ctx context.Context, ptr resource.Point
 		return err
 	}
 	var o TeardownAndDestroyOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	opt.Apply(&o, opts)
 	ptr = resource.PointerOf(ptr)
 	if _, err := w.Teardown(ctx, ptr, WithTeardownOwner(o.Owner)); err != nil {
 		return err

@@ -79,8 +79,6 @@ func TestWrapCore_InvalidInput(t *testing.T) {
 	assert.True(t, state.IsInvalidError(st.Modify(ctx, typed.New[numSpec, numDef](resource.NewMetadata("default", "T", "", resource.VersionUndefined), numSpec{}), noop)))
 	assert.True(t, state.IsInvalidError(st.Modify(ctx, newNum("a", 1), nil)))
 	assert.True(t, state.IsInvalidError(st.AddFinalizer(ctx, ptrOf("a"), "")))
-	_, err = st.WatchFor(ctx, ptrOf("a"), nil)
-	assert.True(t, state.IsInvalidError(err), "nil condition: %v", err)
 	_, err = st.WatchFor(ctx, ptrOf("a"), state.WithCondition(nil))
 	assert.True(t, state.IsInvalidError(err), "nil condition func: %v", err)
 	assert.Equal(t, 1, core.writeCount(), "only the setup's Create was written")

@@ -3,14 +3,13 @@ package state
 import (
 	"context"
 
+	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
 func applyUpdateOptions(opts []UpdateOption) UpdateOptions {
 	o := DefaultUpdateOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	opt.Apply(&o, opts)
 	return o
 }
 

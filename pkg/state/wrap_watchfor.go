@@ -30,7 +30,7 @@ func (w *coreWrapper) WatchFor(ctx context.Context, ptr resource.Pointer, conds 
 	var cond WatchForCondition
 	for _, c := range conds {
 		if c == nil {
-			return nil, NewInvalidError(ptr, "nil WatchFor condition")
+			continue // a nil option is no option
 		}
 		if err := c(&cond); err != nil {
 			return nil, err

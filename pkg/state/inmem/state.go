@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -66,9 +67,7 @@ type kindKey struct {
 
 func newCore(opts ...Option) *core {
 	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+	opt.Apply(&o, opts)
 	c := &core{clock: newClock(), stateID: rand.Uint64(), historyCap: o.historyCapacity, historyBytes: o.historyBytes}
 	if o.detect {
 		c.report = o.report
@@ -148,9 +147,7 @@ func applyOptions[O any, F ~func(*O)](defaults O, opts []F) O {
 	}
 	o := new(O)
 	*o = defaults
-	for _, opt := range opts {
-		opt(o)
-	}
+	opt.Apply(o, opts)
 	return *o
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -24,9 +25,7 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 		return state.NewInvalidError(p, "watch: nil channel")
 	}
 	var o state.WatchOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	opt.Apply(&o, opts)
 	if o.TailEvents < 0 {
 		return state.NewInvalidError(p, "watch: negative tail events %d", o.TailEvents)
 	}
@@ -98,9 +97,7 @@ func (c *core) watchKind(ctx context.Context, kind resource.Kind, ch chan<- stat
 		return err
 	}
 	var o state.WatchKindOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	opt.Apply(&o, opts)
 	ks := kindString(kind)
 	if o.TailEvents < 0 {
 		return state.NewInvalidError(nil, "watch %s: negative tail events %d", ks, o.TailEvents)
