@@ -88,7 +88,11 @@
 // # QControllers (rules Q1–Q5)
 //
 // Each QController has a work queue and Concurrency workers (default 1). The
-// same pointer is never reconciled twice at once; a pointer queued while
+// same pointer is never reconciled twice at once, nor reconciled and mapped
+// at once: when a kind is both a primary and a mapped input (qtransform's
+// WithExtraMappedInput of its own input type, for one), Reconcile(p) and
+// MapInput(p) of one pointer p are serialized, the second waiting for the
+// first (it keeps its place, without a delay); a pointer queued while
 // waiting is stored once, and one queued while in flight runs once more
 // afterwards. A Reconcile (or MapInput) error retries the item with a
 // per-item exponential backoff ([WithQueueBackoff]); a

@@ -42,7 +42,8 @@ type qcontrollerRunner struct {
 
 func newQControllerRunner(rt *Runtime, ctrl controller.QController, name string, settings controller.QSettings, concurrency uint) *qcontrollerRunner {
 	m := newControllerMetrics()
-	q := queue.New[qkey](queue.Options{BackoffInitial: rt.opts.QueueBackoffInitial, BackoffMax: rt.opts.QueueBackoffMax})
+	q := queue.NewWithPartner(queue.Options{BackoffInitial: rt.opts.QueueBackoffInitial, BackoffMax: rt.opts.QueueBackoffMax},
+		reconcileMapPartner(settings.Inputs))
 	c := &qcontrollerRunner{
 		rt:          rt,
 		ctrl:        ctrl,
@@ -71,6 +72,39 @@ func (c *qcontrollerRunner) status() ControllerStatus {
 	st.QueueLen = c.sub.queue.Len()
 	st.InFlight = c.sub.queue.InFlight()
 	return st
+}
+
+// reconcileMapPartner returns the queue partner relation that keeps
+// Reconcile(p) and MapInput(p) of one pointer from running at once (rule Q2
+// as the package doc extends it): the reconcile item and the map item of p
+// are partners, for the kinds declared both as a primary input and as a
+// mapped one. It is nil (no cost) when no kind is both.
+func reconcileMapPartner(inputs []controller.Input) queue.Partner[qkey] {
+	primary, mapped := map[dependency.Key]bool{}, map[dependency.Key]bool{}
+	for _, in := range inputs {
+		k := dependency.Key{Namespace: in.Namespace, Type: in.Type}
+		if in.Kind == controller.InputQPrimary {
+			primary[k] = true
+		} else {
+			mapped[k] = true
+		}
+	}
+	both := map[dependency.Key]struct{}{}
+	for k := range primary {
+		if mapped[k] {
+			both[k] = struct{}{}
+		}
+	}
+	if len(both) == 0 {
+		return nil
+	}
+	return func(k qkey) (qkey, bool) {
+		if _, ok := both[dependency.Key{Namespace: k.ns, Type: k.typ}]; !ok {
+			return qkey{}, false
+		}
+		k.mapped = !k.mapped
+		return k, true
+	}
 }
 
 // run runs the workers until ctx is done. Input kinds whose watch was

@@ -184,3 +184,70 @@ func BenchmarkQueue(b *testing.B) {
 		})
 	}
 }
+
+// itemKey is a key like the engine's QController items: a pointer (here an
+// int) and whether the item maps it (MapInput) or reconciles it.
+type itemKey struct {
+	id     int32
+	mapped bool
+}
+
+// flip is the engine's partner relation: the reconcile and map items of one
+// pointer.
+func flip(k itemKey) (itemKey, bool) {
+	k.mapped = !k.mapped
+	return k, true
+}
+
+// BenchmarkQueuePartner measures the cost of partners (NewWithPartner) as
+// the engine uses them, fill and drain with 8 workers, against the same
+// queue without partners (partner=none):
+//
+//   - reconcile: 1M reconcile items, none with its map item queued (only
+//     the partner checks cost);
+//   - pairs: 500k pointers with both items queued next to each other, so
+//     that half of them wait for their partner.
+func BenchmarkQueuePartner(b *testing.B) {
+	const items, workers = 1_000_000, 8
+	reconcile := make([]itemKey, items)
+	pairs := make([]itemKey, items)
+	for i := range items {
+		reconcile[i] = itemKey{id: int32(i)}
+		pairs[i] = itemKey{id: int32(i / 2), mapped: i%2 == 1}
+	}
+	for _, load := range []struct {
+		name string
+		keys []itemKey
+	}{{"reconcile", reconcile}, {"pairs", pairs}} {
+		for _, partner := range []struct {
+			name string
+			fn   Partner[itemKey]
+		}{{"none", nil}, {"flip", flip}} {
+			b.Run("load="+load.name+"/partner="+partner.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					q := NewWithPartner(Options{}, partner.fn)
+					q.AddBatch(load.keys)
+					var done atomic.Int64
+					var wg sync.WaitGroup
+					for range workers {
+						wg.Go(func() {
+							for {
+								k, ok := q.Get(context.Background())
+								if !ok {
+									return
+								}
+								q.Done(k, Success())
+								if done.Add(1) == items {
+									q.ShutDown()
+								}
+							}
+						})
+					}
+					wg.Wait()
+				}
+				b.ReportMetric(float64(items)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+			})
+		}
+	}
+}

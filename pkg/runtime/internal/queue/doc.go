@@ -11,6 +11,10 @@
 //     [Queue.Done]; it is never handed out again before that, so no key is
 //     processed twice at once. Different keys are processed in parallel by as
 //     many workers as call Get.
+//   - Exclusive with a partner ([NewWithPartner]). A key may have one
+//     partner key that must never be in flight at the same time (a
+//     QController's Reconcile and MapInput items of one pointer): a due key
+//     whose partner is in flight waits until the partner is done.
 //   - Fair. Keys that are due are served in the order they became due (FIFO):
 //     a key that is re-added, fails or is requeued goes to the back of the
 //     line, so a key that keeps changing or failing cannot starve the others.

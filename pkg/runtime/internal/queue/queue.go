@@ -14,6 +14,7 @@ const (
 	locDue      location = iota + 1 // in q.due, waiting to be handed out
 	locDelayed                      // in q.delayed, waiting for its due time
 	locInFlight                     // handed out by Get, not yet Done
+	locBlocked                      // due, but its partner is in flight (see Partner)
 )
 
 // releaseThreshold is the slab size above which the queue drops its storage
@@ -45,9 +46,10 @@ type entry[K comparable] struct {
 // built by resource.NewPointer(ns, typ, id), never a *Metadata or another
 // Pointer implementation, so that two pointers to one resource are one key.
 type Queue[K comparable] struct {
-	opts   Options       // immutable after New, defaults applied
-	epoch  time.Time     // immutable; origin of entry.due
-	closed chan struct{} // closed by ShutDown
+	opts    Options       // immutable after New, defaults applied
+	partner Partner[K]    // immutable after New; nil when keys have no partner
+	epoch   time.Time     // immutable; origin of entry.due
+	closed  chan struct{} // closed by ShutDown
 
 	mu sync.Mutex
 
@@ -58,10 +60,14 @@ type Queue[K comparable] struct {
 	//     entry is zero and listed once in free.
 	//  2. Each known key is in exactly one location: due (its index is in
 	//     the due ring exactly once), delayed (in the delayed heap exactly
-	//     once, at heapIdx), or in flight (in neither).
-	//     len(index) == due.len() + len(delayed) + inFlight.
+	//     once, at heapIdx), in flight, or blocked (in neither).
+	//     len(index) == due.len() + len(delayed) + inFlight + blocked.
 	//  3. Only Get moves a key into flight, only from due; only Done moves
 	//     it out. Hence a key is never handed out twice before its Done.
+	//  3a. A key is blocked only while its partner is in flight: Get moves
+	//     a due key whose partner is in flight to blocked instead of
+	//     handing it out, and the partner's Done makes it due again. Hence
+	//     a key and its partner are never in flight together.
 	//  4. dirty is set only on in-flight keys; Done clears it and makes the
 	//     key due, so an Add during processing yields exactly one more run.
 	//  5. Known keys are the waiting and in-flight ones: a key that
@@ -80,6 +86,7 @@ type Queue[K comparable] struct {
 	delayed  []int32 // min-heap of delayed keys by (due, seq); see heap.go
 	seq      uint64  // next entry.seq
 	inFlight int     // number of keys in flight
+	blocked  int     // number of blocked keys
 	shutdown bool
 
 	parked     []*waiter // Gets blocked with nothing to take, oldest first
@@ -93,14 +100,30 @@ type Queue[K comparable] struct {
 // needs no shutdown. New panics if opts.Validate fails: callers validate
 // user-provided durations before.
 func New[K comparable](opts Options) *Queue[K] {
+	return NewWithPartner[K](opts, nil)
+}
+
+// Partner returns the key that must never be in flight at the same time as
+// k, and whether k has one. The relation is symmetric: when k's partner is
+// p, p's partner is k. It is called with the queue's lock held, so it must
+// be cheap and must not call the queue.
+type Partner[K comparable] func(k K) (K, bool)
+
+// NewWithPartner returns an empty queue (see [New]) whose keys are also
+// exclusive with their partner: a due key whose partner is in flight is
+// not handed out; it waits, counted as waiting ([Queue.Len]), until the
+// partner's [Queue.Done] makes it due again (at the back of the due
+// FIFO, without a delay). A nil partner means no key has one, at no cost.
+func NewWithPartner[K comparable](opts Options, partner Partner[K]) *Queue[K] {
 	if err := opts.Validate(); err != nil {
 		panic(err)
 	}
 	return &Queue[K]{
-		opts:   opts.withDefaults(),
-		epoch:  time.Now(),
-		closed: make(chan struct{}),
-		index:  make(map[K]int32),
+		opts:    opts.withDefaults(),
+		partner: partner,
+		epoch:   time.Now(),
+		closed:  make(chan struct{}),
+		index:   make(map[K]int32),
 	}
 }
 
@@ -178,7 +201,7 @@ func (q *Queue[K]) Get(ctx context.Context) (k K, ok bool) {
 	var w *waiter
 	for !q.shutdown {
 		now := q.promote()
-		if i, ok := q.due.pop(); ok {
+		if i, ok := q.popDue(); ok {
 			e := &q.slab[i]
 			e.loc = locInFlight
 			q.inFlight++
@@ -262,6 +285,9 @@ func (q *Queue[K]) Done(k K, r Result) (delay time.Duration) {
 		q.forget(i)
 		return 0
 	}
+	if q.blocked > 0 {
+		q.unblockPartner(k)
+	}
 	now := q.promote()
 	e := &q.slab[i]
 	switch r.kind {
@@ -297,7 +323,7 @@ func (q *Queue[K]) Done(k K, r Result) (delay time.Duration) {
 func (q *Queue[K]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.due.len() + len(q.delayed)
+	return q.due.len() + len(q.delayed) + q.blocked
 }
 
 // InFlight returns the number of keys handed out by Get and not yet Done.
@@ -327,6 +353,50 @@ func (q *Queue[K]) ShutDown() {
 	}
 	for len(q.delayed) > 0 {
 		q.forget(q.heapRemove(len(q.delayed) - 1))
+	}
+	if q.blocked > 0 {
+		for _, i := range q.index {
+			if q.slab[i].loc == locBlocked {
+				q.forget(i)
+			}
+		}
+		q.blocked = 0
+	}
+}
+
+// popDue takes the first due key whose partner is not in flight out of the
+// due FIFO; due keys before it whose partner is in flight are blocked on
+// the way (see invariant 3a). Requires q.mu.
+func (q *Queue[K]) popDue() (int32, bool) {
+	for {
+		i, ok := q.due.pop()
+		if !ok || q.partner == nil || q.inFlight == 0 {
+			return i, ok // no partner can be in flight
+		}
+		p, has := q.partner(q.slab[i].key)
+		if !has {
+			return i, true
+		}
+		if j, known := q.index[p]; !known || q.slab[j].loc != locInFlight {
+			return i, true
+		}
+		q.slab[i].loc = locBlocked
+		q.blocked++
+	}
+}
+
+// unblockPartner makes k's partner due when it is blocked: k, its partner,
+// leaves flight. The partner goes to the back of the due FIFO, before k
+// itself if k is made due again by the same Done. Requires q.mu.
+func (q *Queue[K]) unblockPartner(k K) {
+	p, has := q.partner(k)
+	if !has {
+		return
+	}
+	if j, known := q.index[p]; known && q.slab[j].loc == locBlocked {
+		q.blocked--
+		q.makeDue(j)
+		q.kick()
 	}
 }
 

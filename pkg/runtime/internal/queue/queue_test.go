@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -576,5 +577,89 @@ func TestDone_ReturnsTheDelayApplied(t *testing.T) {
 		getNow(t, q, "a")
 		q.ShutDown()
 		assert.Zero(t, q.Done("a", Failure()))
+	})
+}
+
+// pairOf is the partner relation of the partner tests: "a" and "A" are
+// partners, and so on; "-" has none.
+func pairOf(k string) (string, bool) {
+	switch {
+	case k == "-":
+		return "", false
+	case k == strings.ToLower(k):
+		return strings.ToUpper(k), true
+	default:
+		return strings.ToLower(k), true
+	}
+}
+
+// TestPartner_NeverInFlightTogether: a due key whose partner is in flight
+// is not handed out, keys after it are, and it is handed out once the
+// partner is done; it counts as waiting meanwhile.
+func TestPartner_NeverInFlightTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewWithPartner(testOpts, pairOf)
+		q.AddBatch([]string{"a", "A", "b", "-"})
+		getNow(t, q, "a")
+		getNow(t, q, "b") // A is blocked by a
+		getNow(t, q, "-")
+		assert.Equal(t, 1, q.Len(), "the blocked key waits")
+		st := q.Stats(10)
+		assert.Equal(t, 1, st.Due, "a blocked key counts as due")
+		assertNothingDue(t, q)
+		q.Add("A") // already waiting: stored once
+		q.Done("b", Success())
+		q.Done("-", Success())
+		assertNothingDue(t, q)
+		q.Done("a", Success())
+		getNow(t, q, "A")
+		q.Add("a")
+		assertNothingDue(t, q) // a is blocked by A now
+		q.Done("A", Success())
+		getNow(t, q, "a")
+		q.Done("a", Success())
+		assert.Zero(t, q.Len())
+	})
+}
+
+// TestPartner_DelayedAndDirtyKeys: a key that becomes due while its
+// partner is in flight — after a backoff, or added again during its own
+// run — waits for the partner too, and its partner's own retry keeps its
+// backoff.
+func TestPartner_DelayedAndDirtyKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewWithPartner(testOpts, pairOf)
+		q.Add("a")
+		getNow(t, q, "a")
+		q.Done("a", Failure()) // due again after 100ms
+		q.Add("A")
+		getNow(t, q, "A")
+		time.Sleep(200 * time.Millisecond) // a's backoff is over: it is blocked
+		assertNothingDue(t, q)
+		q.Add("A") // dirty: A runs once more after its Done
+		q.Done("A", Failure())
+		getNow(t, q, "a") // a was blocked first: it goes first
+		assertNothingDue(t, q)
+		q.Done("a", Success())
+		getNow(t, q, "A")
+		q.Done("A", Failure())
+		getAfter(t, q, "A", 200*time.Millisecond) // the second consecutive failure
+		q.Done("A", Success())
+		assert.Zero(t, q.Len())
+	})
+}
+
+// TestPartner_ShutDownDropsBlockedKeys: blocked keys are dropped by
+// ShutDown like every waiting key.
+func TestPartner_ShutDownDropsBlockedKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewWithPartner(testOpts, pairOf)
+		q.AddBatch([]string{"a", "A"})
+		getNow(t, q, "a")
+		assertNothingDue(t, q)
+		q.ShutDown()
+		assert.Zero(t, q.Len())
+		q.Done("a", Success())
+		assert.Zero(t, q.InFlight())
 	})
 }

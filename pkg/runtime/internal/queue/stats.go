@@ -7,7 +7,8 @@ import (
 
 // Stats is what a queue holds at one instant (see [Queue.Stats]).
 type Stats[K comparable] struct {
-	// Due counts the keys that may be handed out now, InFlight those
+	// Due counts the keys that may be handed out now (or as soon as their
+	// partner is done, see [NewWithPartner]), InFlight those
 	// handed out and not yet Done, Delayed those waiting out a backoff or
 	// a requeue delay.
 	Due, InFlight, Delayed int
@@ -41,7 +42,7 @@ func (q *Queue[K]) Stats(sample int) Stats[K] {
 			if len(st.Sample) < sample {
 				st.Sample = append(st.Sample, k)
 			}
-		case e.loc == locDue || (e.loc == locDelayed && e.due <= now):
+		case e.loc == locDue || e.loc == locBlocked || (e.loc == locDelayed && e.due <= now):
 			st.Due++
 			if len(due) < sample {
 				due = append(due, k)

@@ -18,7 +18,13 @@ import (
 // two workers at once (Q2) and that every Add is followed by a run that
 // starts after it (Q1: no add is lost, in flight or not), across successes,
 // failures and requeues.
-func TestQ2_StressExclusiveAndNoLostAdds(t *testing.T) {
+func TestQ2_StressExclusiveAndNoLostAdds(t *testing.T) { stress(t, false) }
+
+// TestPartner_StressExclusiveAndNoLostAdds is the same with partners (keys
+// 2n and 2n+1): a key and its partner are never processed at once either.
+func TestPartner_StressExclusiveAndNoLostAdds(t *testing.T) { stress(t, true) }
+
+func stress(t *testing.T, partners bool) {
 	const (
 		keys      = 64
 		workers   = 8
@@ -28,9 +34,15 @@ func TestQ2_StressExclusiveAndNoLostAdds(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 
-	q := New[int](Options{BackoffInitial: time.Microsecond, BackoffMax: 50 * time.Microsecond})
+	opts := Options{BackoffInitial: time.Microsecond, BackoffMax: 50 * time.Microsecond}
+	q := New[int](opts)
+	group := func(k int) int { return k } // keys that must not run at once
+	if partners {
+		q = NewWithPartner(opts, func(k int) (int, bool) { return k ^ 1, true })
+		group = func(k int) int { return k / 2 }
+	}
 	var (
-		busy    [keys]atomic.Int32 // workers processing the key now
+		busy    [keys]atomic.Int32 // workers processing a key of the group now
 		pending [keys]atomic.Bool  // an Add that no run has started after yet
 		runs    atomic.Int64
 		overlap atomic.Int64
@@ -47,7 +59,7 @@ func TestQ2_StressExclusiveAndNoLostAdds(t *testing.T) {
 				if !ok {
 					return
 				}
-				if busy[k].Add(1) != 1 {
+				if busy[group(k)].Add(1) != 1 {
 					overlap.Add(1)
 				}
 				pending[k].Store(false)
@@ -55,7 +67,7 @@ func TestQ2_StressExclusiveAndNoLostAdds(t *testing.T) {
 				if rng.IntN(4) == 0 {
 					time.Sleep(time.Duration(rng.IntN(20)) * time.Microsecond) // simulated work
 				}
-				busy[k].Add(-1)
+				busy[group(k)].Add(-1)
 				switch n := rng.IntN(10); {
 				case n < 6:
 					q.Done(k, Success())
@@ -99,7 +111,7 @@ func TestQ2_StressExclusiveAndNoLostAdds(t *testing.T) {
 	cancel()
 	wg.Wait()
 
-	assert.Zero(t, overlap.Load(), "a key was processed by two workers at once")
+	assert.Zero(t, overlap.Load(), "a key (or a key and its partner) was processed by two workers at once")
 	for k := range keys {
 		assert.False(t, pending[k].Load(), "key %d was added and never run afterwards", k)
 	}
