@@ -56,6 +56,9 @@ type node struct {
 	fields []fieldNode
 	// bad says why the type cannot be copied (nodeBad).
 	bad string
+	// pair is struct{ K key; V elem } for a map: one allocation holds
+	// both iteration temporaries of a map copy.
+	pair reflect.Type
 }
 
 // fieldNode is a struct field that needs fixing.
@@ -157,6 +160,7 @@ func (b *planBuilder) buildElem(t reflect.Type, path string) *node {
 	case reflect.Map:
 		n.kind = nodeMap
 		n.elem = b.build(t.Elem(), path+"[key]")
+		n.pair = reflect.StructOf([]reflect.StructField{{Name: "K", Type: t.Key()}, {Name: "V", Type: t.Elem()}})
 		// Keys are kept; a key that cannot be copied is still refused.
 		if k := b.build(t.Key(), path+"(key)"); k.kind == nodeBad {
 			n.elem = k
@@ -387,14 +391,14 @@ func (c *copier) fixMap(n *node, p unsafe.Pointer) {
 	}
 	nm := reflect.MakeMapWithSize(n.t, v.Len())
 	c.remember(k, nm.UnsafePointer())
-	key := reflect.New(n.t.Key()).Elem()
-	val := reflect.New(n.t.Elem())
-	valp := val.UnsafePointer()
-	val = val.Elem()
-	it := v.MapRange()
+	tmp := reflect.New(n.pair)
+	key, val := tmp.Elem().Field(0), tmp.Elem().Field(1)
+	valp := unsafe.Add(tmp.UnsafePointer(), n.pair.Field(1).Offset)
+	var it reflect.MapIter
+	it.Reset(v)
 	for it.Next() {
-		key.SetIterKey(it)
-		val.SetIterValue(it)
+		key.SetIterKey(&it)
+		val.SetIterValue(&it)
 		c.fix(n.elem, valp)
 		nm.SetMapIndex(key, val)
 	}

@@ -84,17 +84,7 @@ func (w *sizeWalker) walk(v reflect.Value, depth int) int {
 		}
 		return n
 	case reflect.Map:
-		if v.IsNil() {
-			return 0
-		}
-		n := 48 + v.Len()*int(v.Type().Key().Size()+v.Type().Elem().Size()+8)
-		if hasDynamicSize(v.Type().Key()) || hasDynamicSize(v.Type().Elem()) {
-			it := v.MapRange()
-			for it.Next() {
-				n += w.walk(it.Key(), depth+1) + w.walk(it.Value(), depth+1)
-			}
-		}
-		return n
+		return w.mapSize(v, depth)
 	case reflect.Pointer:
 		if v.IsNil() || !w.first(v.UnsafePointer()) {
 			return 0
@@ -120,6 +110,39 @@ func (w *sizeWalker) walk(v reflect.Value, depth int) int {
 		return n
 	}
 	return 0
+}
+
+// mapStringGuess is the bytes counted per string key or value of a map,
+// which the estimate does not read: reading a map's strings by
+// reflection costs an allocation per entry.
+const mapStringGuess = 16
+
+// mapSize estimates the memory of a map: its entries, a guess for string
+// keys and values, and a walk of values that hold references (one
+// iterator and one value per map, not per entry). Other keys are not
+// walked.
+func (w *sizeWalker) mapSize(v reflect.Value, depth int) int {
+	if v.IsNil() {
+		return 0
+	}
+	t := v.Type()
+	n := 48 + v.Len()*int(t.Key().Size()+t.Elem().Size()+8)
+	if t.Key().Kind() == reflect.String {
+		n += v.Len() * mapStringGuess
+	}
+	switch {
+	case t.Elem().Kind() == reflect.String:
+		n += v.Len() * mapStringGuess
+	case hasDynamicSize(t.Elem()):
+		val := reflect.New(t.Elem()).Elem()
+		var it reflect.MapIter
+		it.Reset(v)
+		for it.Next() {
+			val.SetIterValue(&it)
+			n += w.walk(val, depth+1)
+		}
+	}
+	return n
 }
 
 // first reports whether p is counted for the first time.
