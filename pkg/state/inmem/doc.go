@@ -47,8 +47,9 @@
 //
 // A resource that cannot be copied (see [resource.CopyChecker]), or whose
 // DeepCopy panics, is refused by every write with an invalid-class error;
-// nothing is written. The user methods of resources (DeepCopy, Equal) never
-// run under a kind's lock.
+// nothing is written. A resource's DeepCopy and ApproxSize (and the
+// mutation detector's comparisons) never run under a kind's lock; its
+// Metadata accessor does.
 //
 // Create stores version 1, phase running, the owner of
 // [state.WithCreateOwner] and the creation and update times, and writes
