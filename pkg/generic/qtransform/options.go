@@ -60,6 +60,11 @@ func WithConcurrency(n uint) ControllerOption {
 // already gone, a T with only its metadata (namespace, type, ID) set and an
 // empty spec. E is T's element type and is inferred: T must be a pointer
 // type, such as a *typed.Resource.
+//
+// T may be the controller's input type I itself (to reconcile other inputs
+// when one changes): the engine never runs MapInput and Reconcile of one
+// pointer at once (rule Q2), so the mapper and TransformFunc never see the
+// same input concurrently.
 func WithExtraMappedInput[T interface {
 	generic.ResourceWithDefinition
 	*E
