@@ -91,13 +91,20 @@ func Start(dir string) (*Server, error) {
 	return s, nil
 }
 
+// Addr returns the host:port of the server's client URL.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.client) }
+
 // Endpoint returns the client URL of the server.
 func (s *Server) Endpoint() string { return "http://127.0.0.1:" + strconv.Itoa(s.client) }
 
 // Client returns a new client of the server; the caller closes it.
-func (s *Server) Client() (*clientv3.Client, error) {
+func (s *Server) Client() (*clientv3.Client, error) { return NewClient(s.Endpoint()) }
+
+// NewClient returns a new client of endpoint (a server's or a proxy's);
+// the caller closes it.
+func NewClient(endpoint string) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{
-		Endpoints:   []string{s.Endpoint()},
+		Endpoints:   []string{endpoint},
 		DialTimeout: 5 * time.Second,
 		Logger:      zap.NewNop(),
 	})
