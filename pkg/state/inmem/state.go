@@ -262,14 +262,8 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	ks.count.Add(1)
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, nil, stored, ref, 0)
-	check := ks.det.takeLocked()
-	ks.mu.Unlock()
-	wakeUp(wake)
-	ks.det.verify(check)
-	if pend != nil {
-		if err := pend.Wait(); err != nil {
-			return err
-		}
+	if err := ks.publishUnlock(wake, pend); err != nil {
+		return err
 	}
 
 	md.SetVersion(ver)
@@ -326,14 +320,8 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 	ks.items[id] = item{r: stored, size: size}
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, cur, stored, ref, curItem.size)
-	check := ks.det.takeLocked()
-	ks.mu.Unlock()
-	wakeUp(wake)
-	ks.det.verify(check)
-	if pend != nil {
-		if err := pend.Wait(); err != nil {
-			return err
-		}
+	if err := ks.publishUnlock(wake, pend); err != nil {
+		return err
 	}
 
 	md.SetVersion(ver)
@@ -427,6 +415,13 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	ks.sorted = nil
 	ks.count.Add(-1)
 	wake := ks.appendLocked(id, cur, nil, nil, curItem.size)
+	return ks.publishUnlock(wake, pend)
+}
+
+// publishUnlock ends a write that holds mu: it releases mu, wakes the
+// parked watchers, runs the mutation detector's checks and waits for the
+// write's persistence (pend may be nil).
+func (ks *kindStore) publishUnlock(wake *wakeGroup, pend Pending) error {
 	check := ks.det.takeLocked()
 	ks.mu.Unlock()
 	wakeUp(wake)
