@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/stretchr/testify/suite"
+	"go.uber.org/goleak"
 
 	"github.com/resgraph/resgraph/conformance"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -210,6 +211,7 @@ func TestClose(t *testing.T) {
 	require.NoError(t, st.Close())
 	assert.Equal(t, uint64(1), st.Stats().Commits, "Close committed the queued write")
 	require.NoError(t, st.Close(), "Close again")
+	goleak.VerifyNone(t) // the committing goroutine has exited
 
 	assert.ErrorIs(t, st.Create(ctx, newPair("y", 1)), boltdb.ErrClosed)
 	_, err = st.Get(ctx, ptr("y"))
