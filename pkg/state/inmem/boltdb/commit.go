@@ -84,8 +84,10 @@ type store struct {
 	// closed when it has exited.
 	stop, done chan struct{}
 
-	// Counters (see Stats).
+	// Counters (see Stats); committing is the size of the batch being
+	// committed (0 between commits).
 	commits, writes atomic.Uint64
+	committing      atomic.Int64
 	commitTime      atomic.Int64
 	// failure is the first commit error (see Close).
 	failure atomic.Pointer[CommitError]
@@ -153,9 +155,13 @@ func (s *store) Append(ns resource.Namespace, typ resource.Type, id resource.ID,
 	if s.interval == 0 {
 		return b, nil
 	}
-	if n >= s.maxPending {
-		signal(s.full)
-		return b, nil // back pressure: wait for the commit
+	switch {
+	case n == s.maxPending:
+		signal(s.full) // commit now, or once the running commit is done
+	case n > s.maxPending:
+		// The committer is busy with the previous batch while this one
+		// overflows: back pressure, wait for this one's commit.
+		return b, nil
 	}
 	return queued{}, nil
 }
@@ -189,11 +195,14 @@ func (s *store) run() {
 		if len(b.changes) > 0 {
 			s.open = newBatch()
 		}
-		s.mu.Unlock()
+		// Drop a signal of the batch just taken (while no change of the
+		// new one can have sent one); one sent after this by a writer of
+		// the taken batch only makes the next commit early.
 		select {
-		case <-s.full: // a stale signal of the batch just taken
+		case <-s.full:
 		default:
 		}
+		s.mu.Unlock()
 		if len(b.changes) > 0 {
 			s.commitBatch(b)
 		}
@@ -206,6 +215,12 @@ func (s *store) run() {
 // await waits for the interval to elapse, the batch to fill up or stop;
 // it reports whether stop was asked.
 func (s *store) await() bool {
+	s.mu.Lock()
+	full := len(s.open.changes) >= s.maxPending
+	s.mu.Unlock()
+	if full {
+		return false
+	}
 	t := time.NewTimer(s.interval)
 	defer t.Stop()
 	select {
@@ -227,6 +242,8 @@ func (s *store) commitBatch(b *batch) {
 		close(b.done)
 		return
 	}
+	s.committing.Store(int64(len(b.changes)))
+	defer s.committing.Store(0)
 	start := time.Now()
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		if err := b.writeTo(tx); err != nil {

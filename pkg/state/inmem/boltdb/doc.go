@@ -49,12 +49,14 @@
 //     not returned are each there or not, and if one is there so is every
 //     write applied before it.
 //   - [WithInterval](d, n): a write returns once it is applied in memory
-//     and queued; the queue is committed d after its first write at the
-//     latest, or as soon as it holds n writes (a writer that finds n
-//     queued waits for their commit). A crash loses at most the writes of
-//     the last d or so (those queued and those of the commit in progress),
-//     never more than about n plus one per concurrent writer; what is left
-//     is still a prefix of the changes.
+//     and queued; the queue is committed within d of its first write
+//     (plus the time of a commit still running), or as soon as it holds
+//     n writes (while a commit runs, a
+//     writer that finds more than n queued waits for their commit). A
+//     crash loses at most the writes of the last d or so (those queued and
+//     those of the commit in progress), never more than about 2n plus one
+//     per concurrent writer; what is left is still a prefix of the
+//     changes.
 //
 // Under both policies, readers and watchers see a write as soon as it is
 // applied in memory, which is before it is durable: a crash can lose a

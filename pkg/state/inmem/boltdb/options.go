@@ -13,8 +13,9 @@ type options struct {
 	// interval is zero in the default policy (a write returns after its
 	// fsync), else the longest a write waits to be committed.
 	interval time.Duration
-	// maxPending bounds the writes of one batch a writer does not wait
-	// for (interval policy).
+	// maxPending is the size at which a batch is committed without
+	// waiting for the interval, and past which its writers wait for its
+	// commit (interval policy).
 	maxPending  int
 	lockTimeout time.Duration
 	stateOpts   []inmem.Option
@@ -36,14 +37,15 @@ func defaultOptions() options {
 // is applied in memory and queued, and the queued writes are committed,
 // in one transaction, within d of the first of them being queued (plus
 // the time of a commit still running then), or as soon as maxPending of
-// them are queued. A writer that finds maxPending
-// writes queued waits for their commit, so that at most maxPending
-// writes (plus one per concurrent writer) are ever unsynced. A crash loses
-// the writes of the last d or so (at most those of the batch being
-// filled and of the commit in progress); what the file keeps is still a
-// prefix of the changes in the state's order. d <= 0 selects the default
-// policy (every write returns after the fsync of its commit); maxPending
-// <= 0 means [DefaultMaxPending].
+// them are queued. While a commit runs, the next batch fills; a writer
+// that finds more than maxPending writes queued there waits for their
+// commit (back pressure), so that at most about 2×maxPending writes (plus
+// one per concurrent writer) are ever unsynced. A crash loses the writes
+// of the last d or so (at most those of the batch being filled and of the
+// commit in progress); what the file keeps is still a prefix of the
+// changes in the state's order. d <= 0 selects the default policy (every
+// write returns after the fsync of its commit); maxPending <= 0 means
+// [DefaultMaxPending].
 func WithInterval(d time.Duration, maxPending int) Option {
 	return func(o *options) {
 		o.interval = max(d, 0)

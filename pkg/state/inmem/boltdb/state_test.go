@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"os"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -28,34 +28,50 @@ const conformanceHistory = 64
 
 // TestStateConformance runs the state contract (S1–S14) on a persistent
 // state, under each durability policy: persistence changes nothing a user
-// of the state sees.
+// of the state sees. The suite writes thousands of changes one at a time
+// with a deadline, so under the default policy (a commit per write) its
+// files are on a memory file system when there is one (/dev/shm): the
+// suite checks the state's behavior, not the disk's speed.
 func TestStateConformance(t *testing.T) {
 	for name, opts := range map[string][]boltdb.Option{
 		"sync":     nil,
 		"interval": {boltdb.WithInterval(time.Millisecond, 0)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := fastDir(t)
 			n := 0
-			var opened []*boltdb.State
-			defer func() {
-				for _, st := range opened {
-					assert.NoError(t, st.Close())
+			var last *boltdb.State
+			closeLast := func() {
+				if last != nil {
+					assert.NoError(t, last.Close())
 				}
-			}()
+			}
+			defer closeLast()
 			suite.Run(t, &conformance.StateSuite{
 				NewState: func() state.State {
+					closeLast() // the previous test's
 					n++
 					st, err := boltdb.Open(fmt.Sprintf("%s/%d.db", dir, n), registry(),
 						append(opts, boltdb.WithStateOptions(inmem.WithHistoryCapacity(conformanceHistory)))...)
 					require.NoError(t, err)
-					opened = append(opened, st)
+					last = st
 					return st
 				},
 				HistoryCapacity: conformanceHistory,
 			})
 		})
 	}
+}
+
+// fastDir is a temporary directory on a memory file system when there is
+// one, else t.TempDir.
+func fastDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("/dev/shm", "boltdb-test-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // TestRestart_EverythingIsKept: every metadata field and the spec of every
@@ -237,27 +253,27 @@ func TestOpen_Locked(t *testing.T) {
 
 // TestGroupCommit_OneCommitForTheWritesThatArriveMeanwhile: while a
 // commit runs (here: waits for bbolt's writer lock, which the test
-// holds), the writes that arrive go into the next commit, together.
+// holds), the writes that arrive go into the next commit, together. All
+// are of one kind: the kind's lock is not held while a commit runs.
 func TestGroupCommit_OneCommitForTheWritesThatArriveMeanwhile(t *testing.T) {
-	path := dbPath(t)
 	ctx := testContext(t)
-	st := open(t, path)
+	st := open(t, dbPath(t))
 	release := boltdb.HoldWriterLock(st)
+	defer release() // before Close, even when the test fails
 
 	const writers = 8
-	var wg sync.WaitGroup
 	errs := make(chan error, writers)
-	for i := range writers {
-		wg.Go(func() { errs <- st.Create(ctx, newPair(fmt.Sprint(i), i)) })
+	go func() { errs <- st.Create(ctx, newPair("first", 0)) }()
+	require.Eventually(t, func() bool { return boltdb.Committing(st) == 1 }, testTimeout, time.Millisecond,
+		"the first write's commit waits for the lock")
+	for i := 1; i < writers; i++ {
+		go func() { errs <- st.Create(ctx, newPair(fmt.Sprint(i), i)) }()
 	}
-	// The first write's commit waits for the lock; the other seven queue
-	// behind it.
-	require.Eventually(t, func() bool { return boltdb.Queued(st) == writers-1 }, testTimeout, time.Millisecond)
+	require.Eventually(t, func() bool { return boltdb.Queued(st) == writers-1 }, testTimeout, time.Millisecond,
+		"the other seven queue behind it")
 	release()
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
+	for range writers {
+		require.NoError(t, <-errs)
 	}
 	s := st.Stats()
 	assert.Equal(t, uint64(writers), s.Writes)
@@ -266,7 +282,7 @@ func TestGroupCommit_OneCommitForTheWritesThatArriveMeanwhile(t *testing.T) {
 
 // TestIntervalPolicy: writes return before they are committed; the
 // queue is committed once the interval elapsed, or as soon as it holds
-// maxPending writes, whose writer waits for that commit.
+// maxPending writes.
 func TestIntervalPolicy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := dbPath(t)
@@ -287,9 +303,36 @@ func TestIntervalPolicy(t *testing.T) {
 		for _, id := range []string{"c", "d", "e"} {
 			require.NoError(t, st.Create(ctx, newPair(id, 1)))
 		}
-		assert.Equal(t, time.Duration(0), time.Since(start), "the third write waited for the commit, not for the interval")
-		assert.Equal(t, boltdb.Stats{Commits: 2, Writes: 5}, withoutTime(st.Stats()))
+		synctest.Wait()
+		assert.Equal(t, time.Duration(0), time.Since(start), "no interval elapsed")
+		assert.Equal(t, boltdb.Stats{Commits: 2, Writes: 5}, withoutTime(st.Stats()), "a full queue is committed at once")
 	})
+}
+
+// TestIntervalPolicy_BackPressure: while a commit runs, a writer that
+// finds more than maxPending writes queued waits for their commit.
+func TestIntervalPolicy_BackPressure(t *testing.T) {
+	ctx := testContext(t)
+	st := open(t, dbPath(t), boltdb.WithInterval(time.Hour, 2))
+	release := boltdb.HoldWriterLock(st)
+	defer release()
+	require.NoError(t, st.Create(ctx, newPair("a", 1)))
+	require.NoError(t, st.Create(ctx, newPair("b", 1)), "fills the batch: its commit starts (and waits for the lock)")
+	require.Eventually(t, func() bool { return boltdb.Queued(st) == 0 }, testTimeout, time.Millisecond, "the committer took the batch")
+	require.NoError(t, st.Create(ctx, newPair("c", 1)))
+	require.NoError(t, st.Create(ctx, newPair("d", 1)), "fills the next batch while the commit runs")
+
+	errc := make(chan error, 1)
+	go func() { errc <- st.Create(ctx, newPair("e", 1)) }()
+	require.Eventually(t, func() bool { return boltdb.Queued(st) == 3 }, testTimeout, time.Millisecond)
+	select {
+	case err := <-errc:
+		t.Fatalf("the write past maxPending returned (%v) before its batch was committed", err)
+	default:
+	}
+	release()
+	require.NoError(t, <-errc)
+	assert.Equal(t, uint64(5), st.Stats().Writes, "its batch was committed when it returned")
 }
 
 func withoutTime(s boltdb.Stats) boltdb.Stats {
