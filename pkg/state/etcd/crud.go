@@ -52,13 +52,17 @@ func (c *core) List(ctx context.Context, kind resource.Kind, opts ...state.ListO
 	for _, opt := range opts {
 		opt(&o)
 	}
-	resp, err := c.cli.Get(ctx, c.kindPrefix(kind.Namespace(), kind.Type()), clientv3.WithPrefix())
+	kp := c.kindPrefix(kind.Namespace(), kind.Type())
+	resp, err := c.cli.Get(ctx, kp, clientv3.WithPrefix())
 	if err != nil {
 		return resource.List{}, fmt.Errorf("etcd state: list %s: %w", resource.KindString(kind), err)
 	}
 	filtered := len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil
 	items := make([]resource.Resource, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
+		if _, ok := idOf(kp, kv.Key); !ok {
+			continue // the kind's head key
+		}
 		r, err := c.decode(kv)
 		if err != nil {
 			c.log.Error("resource left out of a list", zap.Error(err))
@@ -101,6 +105,10 @@ func (c *core) encode(r resource.Resource, md *resource.Metadata) ([]byte, error
 // Create implements [state.CoreState] (rule S1): one transaction that
 // writes the resource if its key does not exist.
 func (c *core) Create(ctx context.Context, r resource.Resource, opts ...state.CreateOption) error {
+	return c.counted(c.create(ctx, r, opts...))
+}
+
+func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.CreateOption) error {
 	md, err := checkResource(r)
 	if err != nil {
 		return err
@@ -184,6 +192,10 @@ func (c *core) currentOf(kvs []*mvccpb.KeyValue) (current, error) {
 // the feed's copy is made again on a fresh read, and a transaction that
 // fails returns the newer value, on which the checks run again.
 func (c *core) Update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
+	return c.counted(c.update(ctx, r, opts...))
+}
+
+func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
 	md, err := checkResource(r)
 	if err != nil {
 		return err
@@ -232,6 +244,7 @@ func (c *core) Update(ctx context.Context, r resource.Resource, opts ...state.Up
 			md.SetUpdated(smd.Updated())
 			return nil
 		}
+		c.counters.Races.Add(1)
 		cur, err = c.currentOf(tx.Responses[0].GetResponseRange().Kvs)
 	}
 	return err
@@ -265,6 +278,10 @@ func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOpt
 // Destroy implements [state.CoreState] (rule S3): check owner and
 // finalizers, then delete with a transaction conditioned like Update's.
 func (c *core) Destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
+	return c.counted(c.destroy(ctx, ptr, opts...))
+}
+
+func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
 	p, err := checkPointer(ptr)
 	if err != nil {
 		return err
@@ -295,6 +312,7 @@ func (c *core) Destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 			c.written(ctx, p.Namespace(), p.Type(), tx.Header.Revision)
 			return nil
 		}
+		c.counters.Races.Add(1)
 		cur, err = c.currentOf(tx.Responses[0].GetResponseRange().Kvs)
 	}
 	return err

@@ -198,5 +198,6 @@ func (f *feed) resync() (int64, error) {
 	}
 	f.headPos = endOf(rev)
 	f.wakeLocked()
+	f.c.counters.Relists.Add(1)
 	return rev, nil
 }

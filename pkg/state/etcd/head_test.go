@@ -113,3 +113,29 @@ func TestKindHeadWithoutAWatch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, again, boot.Bookmark, "KindHead is the bootstrap bookmark of a watch with no change since")
 }
+
+// TestHeadKeyIsNoResource: the kind's head key, which every write puts,
+// is no resource: a List returns exactly the resources written and logs
+// no error (a value that does not decode would be logged), a watch's
+// bootstrap holds exactly them.
+func TestHeadKeyIsNoResource(t *testing.T) {
+	logger, logs := observed()
+	st := newState(t, etcd.WithLogger(logger))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	kind := resource.NewKind("ns", conformance.IntResourceType)
+	require.NoError(t, st.Create(ctx, conformance.NewIntResource("ns", "a", 1)))
+	require.NoError(t, st.Create(ctx, conformance.NewIntResource("ns", "b", 2)))
+	require.NoError(t, st.Destroy(ctx, resource.NewPointer("ns", conformance.IntResourceType, "b")))
+
+	list, err := st.List(ctx, kind)
+	require.NoError(t, err)
+	require.Len(t, list.Items, 1)
+	assert.Equal(t, "a", list.Items[0].Metadata().ID())
+
+	ch := make(chan state.Event, 4)
+	require.NoError(t, st.WatchKind(ctx, kind, ch, state.WithBootstrapContents(true)))
+	assert.Equal(t, state.Created, (<-ch).Type)
+	assert.Equal(t, state.Bootstrapped, (<-ch).Type)
+	assert.Zero(t, logs.Len(), "nothing logged: %v", logs.All())
+}

@@ -25,6 +25,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if name := os.Getenv(envChild); name != "" {
+		os.Exit(childMain(name)) // an engine of a multi-process test
+	}
 	os.Exit(runMain(m))
 }
 
@@ -64,6 +67,7 @@ func registry() *codec.Registry {
 	codec.MustRegister[conformance.StrSpec, conformance.StrResourceDefinition](reg)
 	codec.MustRegister[conformance.ListSpec, conformance.ListResourceDefinition](reg)
 	codec.MustRegister[conformance.IntSpec, conformance.UndeclaredResourceDefinition](reg)
+	registerChain(reg)
 	return reg
 }
 

@@ -26,6 +26,7 @@ type options struct {
 	logger         *zap.Logger
 	historyCap     int
 	connectTimeout time.Duration
+	counters       *Counters
 }
 
 func defaultOptions() options {

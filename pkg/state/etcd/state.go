@@ -38,6 +38,7 @@ type core struct {
 	log        *zap.Logger
 	historyCap int
 	clusterID  uint64
+	counters   *Counters // never nil
 
 	mu sync.Mutex
 	// feeds are the running watches of the kinds with watchers. Guarded
@@ -72,7 +73,11 @@ func newCore(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opt
 	if err != nil {
 		return nil, fmt.Errorf("etcd state: etcd at %v did not answer within %s: %w", cli.Endpoints(), o.connectTimeout, err)
 	}
+	if o.counters == nil {
+		o.counters = &Counters{}
+	}
 	return &core{
+		counters:   o.counters,
 		cli:        cli,
 		reg:        reg,
 		prefix:     o.prefix,
