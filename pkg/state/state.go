@@ -56,7 +56,10 @@ type State interface {
 	// whether its finalizers are empty (rule S4).
 	Teardown(ctx context.Context, ptr resource.Pointer, opts ...TeardownOption) (bool, error)
 	// TeardownAndDestroy tears the resource down, waits until its
-	// finalizers are empty and destroys it (rule S4).
+	// finalizers are empty and destroys it (rule S4). It is idempotent: it
+	// returns nil once the resource is gone, whoever destroyed it, and a
+	// not-found error only when the resource did not exist at any moment
+	// of the call.
 	TeardownAndDestroy(ctx context.Context, ptr resource.Pointer, opts ...TeardownAndDestroyOption) error
 	// AddFinalizer adds finalizers, in any phase, keeping the owner
 	// (rule S5).

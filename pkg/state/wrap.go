@@ -24,9 +24,10 @@ import (
 //     ContextWithTeardown — when the returned context is done.
 //   - WatchFor considers only states of an existing resource (Created and
 //     Updated events) unless WithEventTypes lists other event types.
-//   - TeardownAndDestroy reports not-found for a resource absent at the
-//     start, but returns nil when the resource disappears after its
-//     teardown (destroyed by someone else: the goal is reached).
+//   - TeardownAndDestroy is idempotent: it returns nil once the resource
+//     is gone, whoever destroyed it, and not-found only when the resource
+//     did not exist at the call (see [State.TeardownAndDestroy]'s
+//     implementation notes on coreWrapper.TeardownAndDestroy).
 //   - ContextWithTeardown's context is canceled with cause [ErrTearingDown]
 //     or [ErrDestroyed] (already on return for a resource that is tearing
 //     down or absent), or with the watch's error if the watch fails.
@@ -59,10 +60,12 @@ func WrapCore(core CoreState) State {
 	return &coreWrapper{CoreState: core}
 }
 
-// coreWrapper implements State on top of a CoreState. It holds no state of
-// its own, so it is safe for concurrent use whenever the core is.
+// coreWrapper implements State on top of a CoreState. Its only state of its
+// own is the bookkeeping of the TeardownAndDestroy calls in flight (under
+// its own lock), so it is safe for concurrent use whenever the core is.
 type coreWrapper struct {
 	CoreState
+	td tdCalls
 }
 
 // isVersionConflict reports whether err is a plain version conflict: a

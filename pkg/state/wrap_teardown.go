@@ -19,44 +19,59 @@ func (w *coreWrapper) Teardown(ctx context.Context, ptr resource.Pointer, opts .
 	}
 	var o TeardownOptions
 	opt.Apply(&o, opts)
+	ready, _, err := w.teardown(ctx, ptr, o.Owner)
+	return ready, err
+}
+
+// teardown is Teardown; seen reports whether the resource was read at
+// least once (it existed at the call), whatever the outcome.
+func (w *coreWrapper) teardown(ctx context.Context, ptr resource.Pointer, owner resource.Owner) (ready, seen bool, err error) {
 	for {
 		if err := ctx.Err(); err != nil {
-			return false, context.Cause(ctx)
+			return false, seen, context.Cause(ctx)
 		}
 		cur, md, err := w.coreGet(ctx, ptr, WithReadOnlyGet())
 		if err != nil {
-			return false, err
+			return false, seen, err
 		}
-		if md.Owner() != o.Owner {
-			return false, NewOwnerConflictError(resource.PointerOf(ptr), "owner is %q, not %q", md.Owner(), o.Owner)
+		seen = true
+		if md.Owner() != owner {
+			return false, seen, NewOwnerConflictError(resource.PointerOf(ptr), "owner is %q, not %q", md.Owner(), owner)
 		}
 		if md.Phase() == resource.PhaseTearingDown {
-			return md.Finalizers().Empty(), nil
+			return md.Finalizers().Empty(), seen, nil
 		}
 		upd, err := DeepCopyOf(cur)
 		if err != nil {
-			return false, err
+			return false, seen, err
 		}
 		upd.Metadata().SetPhase(resource.PhaseTearingDown)
-		err = w.Update(ctx, upd, WithUpdateOwner(o.Owner), WithExpectedPhaseAny())
+		err = w.Update(ctx, upd, WithUpdateOwner(owner), WithExpectedPhaseAny())
 		if isVersionConflict(err) {
 			continue
 		}
 		if err != nil {
-			return false, err
+			return false, seen, err
 		}
-		return upd.Metadata().Finalizers().Empty(), nil
+		return upd.Metadata().Finalizers().Empty(), seen, nil
 	}
 }
 
 // TeardownAndDestroy implements [State.TeardownAndDestroy]: it tears the
 // resource down, waits until it has no finalizers and destroys it.
 //
-// A resource absent at the start gives a not-found error. Once the teardown
-// succeeded, a resource that disappears (destroyed by someone else) ends
-// the call with nil: the caller's goal is reached. A finalizer added
-// between the wait and the destroy makes it wait again; a resource found
-// running again (destroyed and created anew meanwhile) is torn down again.
+// Its goal is that the resource is gone, and it is idempotent: a resource
+// that existed at the call and is gone — destroyed by this call or by
+// anyone else, concurrent TeardownAndDestroy calls included — ends the call
+// with nil. Not-found is returned only when the resource did not exist at
+// the call. The call knows the resource existed when its own read found
+// it, or when the resource was destroyed through this State (by any
+// Destroy or TeardownAndDestroy call on it) after the call began, even if
+// that was before its first read; a resource destroyed by another process
+// (a shared backend) before the call's first read cannot be told from one
+// that never existed, and gives not-found. A finalizer added between the
+// wait and the destroy makes it wait again; a resource found running again
+// (destroyed and created anew meanwhile) is torn down again.
 func (w *coreWrapper) TeardownAndDestroy(ctx context.Context, ptr resource.Pointer, opts ...TeardownAndDestroyOption) error {
 	if err := validatePointer(ptr); err != nil {
 		return err
@@ -64,7 +79,12 @@ func (w *coreWrapper) TeardownAndDestroy(ctx context.Context, ptr resource.Point
 	var o TeardownAndDestroyOptions
 	opt.Apply(&o, opts)
 	ptr = resource.PointerOf(ptr)
-	if _, err := w.Teardown(ctx, ptr, WithTeardownOwner(o.Owner)); err != nil {
+	call := w.td.join(ptr)
+	defer w.td.leave(ptr, call)
+	if _, seen, err := w.teardown(ctx, ptr, o.Owner); err != nil {
+		if seen || w.td.wasDestroyed(call) {
+			return notFoundIsDone(err)
+		}
 		return err
 	}
 	watchCtx, cancel := context.WithCancel(ctx)
@@ -82,7 +102,7 @@ func (w *coreWrapper) TeardownAndDestroy(ctx context.Context, ptr resource.Point
 			return nil
 		}
 		if md.Phase() != resource.PhaseTearingDown {
-			if _, err := w.Teardown(ctx, ptr, WithTeardownOwner(o.Owner)); err != nil {
+			if _, _, err := w.teardown(ctx, ptr, o.Owner); err != nil {
 				return notFoundIsDone(err)
 			}
 			continue
