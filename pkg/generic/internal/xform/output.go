@@ -69,17 +69,24 @@ func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.R
 	}
 }
 
-// createOutput applies fn to a copy of out and creates it; a conflict
-// error means the output exists.
+// createOutput applies fn to out, the caller's own value, and creates it;
+// a conflict error means the output exists.
+//
+// fn runs on out itself, not on a copy (Create copies what it stores): a
+// copy per created output saved (the W3 chain's copies per created
+// resource: 1.67 → 1.33). When Create conflicts, the fallback Modify
+// applies fn to a copy of the stored output; only if that output is
+// destroyed in between does fn run on out again, which is the case of a
+// stored output that fn wrote from the same input: fn fills an output from
+// its input whatever the output held.
 func createOutput(ctx context.Context, w controller.Writer, out resource.Resource, fn func(resource.Resource) error) (resource.Resource, error) {
-	r := out.DeepCopy()
-	if err := fn(r); err != nil {
+	if err := fn(out); err != nil {
 		return nil, err
 	}
-	if err := w.Create(ctx, r); err != nil {
+	if err := w.Create(ctx, out); err != nil {
 		return nil, err
 	}
-	return r, nil
+	return out, nil
 }
 
 // DestroyIfReady destroys ptr, an output of the caller, if it is tearing
