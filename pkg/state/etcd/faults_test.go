@@ -206,18 +206,122 @@ func TestFault_CompactionPastAWatch(t *testing.T) {
 	require.NoError(t, err)
 
 	proxy.Restore()
+	// KindHead waits until the watch applied the newest change: after
+	// the relist.
+	_, err = stA.(state.KindHeadReporter).KindHead(ctx, kind)
+	require.NoError(t, err)
+	lost, compacted := relists(logs)
+	assert.Positive(t, compacted, "the cut-off watch was refused as compacted and relisted (lost watches: %d)", lost)
+	// A bookmark from before the cut cannot be resumed: the relist
+	// replaced what followed with its differences (S11).
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	err = stA.WatchKind(wctx, kind, make(chan state.Event), state.WithKindStartFromBookmark(before))
+	assert.True(t, state.IsBufferOverrunError(err), "a bookmark from before the cut: %v", err)
+
 	// The paused consumer falls further behind than the history kept.
 	w.steps(t, 4*history)
 	paused.resume()
 	ws.converge(stB, kind, 30*time.Second)
-	lost, compacted := relists(logs)
-	assert.Positive(t, compacted, "the cut-off watch was refused as compacted and relisted (lost watches: %d)", lost)
+}
 
-	// A bookmark from before the relist cannot be resumed.
-	wctx, cancel := context.WithCancel(ctx)
+// TestFault_BookmarksAfterARelist: after a relist that coalesced changes
+// the state did not watch, no bookmark from before it can be resumed
+// (S11) — whatever the state did since: when the relist's changes
+// overwrote older ones in a full history, and when a bookmark from before
+// the watch started made the state read etcd's (compacted) history.
+// Bookmarks: the watch's last before the cut; one from another process
+// taken before the watch started; one from another process inside the
+// stretch the state did not watch (a resource created and destroyed
+// there), tried in that order.
+func TestFault_BookmarksAfterARelist(t *testing.T) {
+	t.Parallel() // on a server of its own
+	for _, tc := range []struct {
+		name      string
+		history   int
+		beforeCut int
+	}{
+		{"history full when the relist comes", 8, 20},
+		{"history whole since the watch started", 64, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) { bookmarksAfterARelist(t, tc.history, tc.beforeCut) })
+	}
+}
+
+func bookmarksAfterARelist(t *testing.T, history, beforeCut int) {
+	srv := startServer(t)
+	proxy, err := etcdtest.NewProxy(srv.Addr())
+	require.NoError(t, err)
+	t.Cleanup(proxy.Close)
+	prefix := newPrefix()
+	logger, logs := observed()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = stA.WatchKind(wctx, kind, make(chan state.Event), state.WithKindStartFromBookmark(before))
-	assert.True(t, state.IsBufferOverrunError(err), "a bookmark from before the relist: %v", err)
+	stA, err := etcd.New(ctx, newClient(t, proxy.Endpoint()), registry(), etcd.WithPrefix(prefix),
+		etcd.WithHistoryCapacity(history), etcd.WithLogger(logger))
+	require.NoError(t, err)
+	cliB := newClient(t, srv.Endpoint())
+	stB, err := etcd.New(ctx, cliB, registry(), etcd.WithPrefix(prefix))
+	require.NoError(t, err)
+	kind := resource.NewKind("ns", conformance.IntResourceType)
+
+	w := newWriter(stB, "ns", idsOf("r", 4)...)
+	w.steps(t, 8)
+	probe := make(chan []state.Event, 256)
+	require.NoError(t, stB.WatchKindAggregated(ctx, kind, probe, state.WithBootstrapContents(true)))
+	boot := <-probe
+	beforeStart := boot[len(boot)-1].Bookmark
+	w.steps(t, 2)
+	ws := newWatchers(t)
+	agg := ws.aggregated("aggregated", stA, kind)
+	w.steps(t, beforeCut)
+	ws.converge(stB, kind, 30*time.Second)
+	before := agg.lastBookmark()
+
+	proxy.Cut()
+	w.steps(t, 3)
+	resp, err := cliB.Get(ctx, "health")
+	require.NoError(t, err)
+	_, err = cliB.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical())
+	require.NoError(t, err)
+	short := conformance.NewIntResource("ns", "short-lived", 1)
+	require.NoError(t, stB.Create(ctx, short))
+	inside := bookmarkOf(t, probe, state.Created, "short-lived")
+	require.NoError(t, stB.Destroy(ctx, resource.PointerOf(short.Metadata())))
+	proxy.Restore()
+	_, err = stA.(state.KindHeadReporter).KindHead(ctx, kind) // after the relist
+	require.NoError(t, err)
+	_, compacted := relists(logs)
+	require.Positive(t, compacted, "the watch was refused as compacted and relisted")
+
+	for _, bm := range []struct {
+		name string
+		b    state.Bookmark
+	}{{"before the cut", before}, {"before the watch started", beforeStart}, {"inside the stretch not watched", inside}} {
+		err = stA.WatchKind(ctx, kind, make(chan state.Event), state.WithKindStartFromBookmark(bm.b))
+		assert.True(t, state.IsBufferOverrunError(err), "a bookmark %s: %v", bm.name, err)
+	}
+	ws.converge(stB, kind, 30*time.Second)
+}
+
+// bookmarkOf receives batches until an event of type typ for id, and
+// returns its bookmark.
+func bookmarkOf(t *testing.T, ch <-chan []state.Event, typ state.EventType, id resource.ID) state.Bookmark {
+	t.Helper()
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case batch := <-ch:
+			for _, ev := range batch {
+				if ev.Type == typ && ev.Resource.Metadata().ID() == id {
+					return ev.Bookmark
+				}
+			}
+		case <-timeout.C:
+			t.Fatalf("no %s event for %s", typ, id)
+		}
+	}
 }
 
 // TestFault_UndecodableValueMidWatch: a value that does not decode is

@@ -226,8 +226,10 @@ func (f *feed) appendLocked(id resource.ID, res resource.Resource, pos position,
 	f.head++
 	seq := f.head
 	slot := &f.ring[(seq-liveBase)%uint64(f.cap)]
-	if seq >= liveBase+uint64(f.cap) {
-		f.keptFrom = slot.pos // the overwritten change leaves the history
+	if seq >= liveBase+uint64(f.cap) && f.keptFrom.less(slot.pos) {
+		// The overwritten change leaves the history (keptFrom never
+		// goes back: a relist may have moved it past older changes).
+		f.keptFrom = slot.pos
 	}
 	*slot = change{old: old, new: res, id: id, seq: seq, pos: pos}
 	f.last = pos

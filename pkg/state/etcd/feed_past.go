@@ -35,7 +35,10 @@ func (f *feed) loadPast(ctx context.Context) error {
 	}
 	f.past = changes
 	f.pastLoaded = true
-	if f.head < liveBase+uint64(f.cap) { // the ring has not lost a change yet
+	// The past extends the history kept only while it is whole since the
+	// feed started: no change left the ring, and no relist coalesced
+	// changes the feed did not see.
+	if f.keptFrom == endOf(f.startRev) {
 		f.keptFrom = from
 	}
 	return nil

@@ -71,7 +71,9 @@ func (f *feed) place(w *watcher, kind resource.Kind, st start) error {
 // from before the feed started.
 func (f *feed) loadPastIfNeeded(ctx context.Context, st start) error {
 	f.mu.Lock()
-	need := !f.pastLoaded && f.head < liveBase+uint64(f.cap)
+	// Only while the history kept is whole since the feed started (see
+	// loadPast): otherwise the past would not extend it.
+	need := !f.pastLoaded && f.keptFrom == endOf(f.startRev)
 	if st.bookmark {
 		need = need && st.from.less(endOf(f.startRev))
 	}
