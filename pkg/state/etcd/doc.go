@@ -11,6 +11,9 @@
 // there before it is written or read (an unregistered type is refused with
 // an error of the invalid class, nothing written). Version, owner, phase,
 // timestamps, labels, annotations and finalizers are stored in the value.
+// The kind's prefix itself (prefix/namespace/type/) is the kind's head
+// key: every write puts it, empty, in its transaction, so that its mod
+// revision is that of the kind's newest change, deletions included.
 //
 // Every write is one etcd transaction conditioned on what it expects:
 // Create on the key's absence; Update and Destroy on the key's mod
@@ -70,9 +73,28 @@
 // receives the final state of every resource, coalesced, and nothing is
 // lost. Meanwhile it retries with a backoff of up to two seconds.
 //
+// A relist that finds nothing changed (resources created and destroyed
+// while the watch was down leave no trace) delivers nothing, and a
+// bookmark from inside the stretch it did not watch is a buffer overrun.
+//
+// A watch of a whole kind with bootstrap contents ends its bootstrap with
+// the bookmark of the kind's newest change the feed holds (the same for
+// every such watch of the feed); [state.KindHeadReporter] is implemented:
+// KindHead reads the kind's head key (one linearizable read), waits until
+// the feed applied that revision, and returns the bookmark of the feed's
+// newest change — what every whole-kind watch holds on its last event once
+// it received every change written before the call, in any process (a
+// key written to etcd by other means than this package is not waited
+// for). The engine's quiescence check (runtime.Runtime.WaitIdle) is then
+// exact across processes.
+//
 // Watches end, and their goroutines exit, when their context is done; the
 // last watcher of a kind stops its feed (S13). The state starts no other
 // goroutine, and the etcd client stays the caller's.
+//
+// [WithCounters] counts what the state does: writes committed, writes
+// refused with a conflict, transactions that lost a race to another
+// writer, relists.
 //
 // # Errors
 //
