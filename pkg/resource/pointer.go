@@ -2,7 +2,7 @@ package resource
 
 import (
 	"errors"
-	"fmt"
+	"strings"
 )
 
 // ID identifies a resource within its namespace and type.
@@ -86,34 +86,58 @@ func KindString(k Kind) string { return k.Type() + "(" + k.Namespace() + ")" }
 // [ValidatePointer] (rule R3).
 var ErrEmptyIdentity = errors.New("empty namespace, type or ID")
 
+// identityError is an error of [ValidateKind] and [ValidatePointer]: it
+// says once what is empty, and wraps [ErrEmptyIdentity] without repeating
+// its text.
+type identityError struct{ msg string }
+
+func (e *identityError) Error() string { return e.msg }
+func (e *identityError) Unwrap() error { return ErrEmptyIdentity }
+
 // ValidateKind reports an error when k is nil or its namespace or type is
-// empty (rule R3).
+// empty (rule R3): "nil kind", "kind T(): empty namespace", "kind (ns):
+// empty type", "kind (): empty namespace and type". It wraps
+// [ErrEmptyIdentity].
 func ValidateKind(k Kind) error {
 	if k == nil || isNilPointer(k) {
-		return fmt.Errorf("nil kind: %w", ErrEmptyIdentity)
+		return &identityError{msg: "nil kind"}
 	}
-	if k.Namespace() == "" {
-		return fmt.Errorf("kind %s: empty namespace: %w", KindString(k), ErrEmptyIdentity)
-	}
-	if k.Type() == "" {
-		return fmt.Errorf("kind %s: empty type: %w", KindString(k), ErrEmptyIdentity)
+	if empty := emptyParts(k.Namespace(), k.Type(), "(a kind has no ID)"); empty != "" {
+		return &identityError{msg: "kind " + KindString(k) + ": empty " + empty}
 	}
 	return nil
 }
 
 // ValidatePointer reports an error when p is nil or its namespace, type or
-// ID is empty (rule R3).
+// ID is empty (rule R3): "nil pointer", "resource T(/id): empty namespace",
+// "resource T(ns/): empty ID", and so on. It wraps [ErrEmptyIdentity].
 func ValidatePointer(p Pointer) error {
 	if p == nil || isNilPointer(p) {
-		return fmt.Errorf("nil pointer: %w", ErrEmptyIdentity)
+		return &identityError{msg: "nil pointer"}
 	}
-	if err := ValidateKind(p); err != nil {
-		return fmt.Errorf("resource %s: %w", PointerString(p), err)
-	}
-	if p.ID() == "" {
-		return fmt.Errorf("resource %s: empty ID: %w", PointerString(p), ErrEmptyIdentity)
+	if empty := emptyParts(p.Namespace(), p.Type(), p.ID()); empty != "" {
+		return &identityError{msg: "resource " + PointerString(p) + ": empty " + empty}
 	}
 	return nil
+}
+
+// emptyParts names the empty ones of a namespace, type and ID ("namespace",
+// "type and ID", "namespace, type and ID"), "" when none is.
+func emptyParts(ns, typ, id string) string {
+	var parts []string
+	for _, p := range []struct{ v, name string }{{ns, "namespace"}, {typ, "type"}, {id, "ID"}} {
+		if p.v == "" {
+			parts = append(parts, p.name)
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	default:
+		return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
 }
 
 // isNilPointer reports whether k is a typed nil *Metadata, the one pointer

@@ -165,7 +165,9 @@ func (a *rwAdapter) createConflict(ctx context.Context, ptr resource.Pointer, ow
 		return err
 	}
 	if have := cur.Metadata().Owner(); have != owner {
-		return state.NewOwnerConflictError(resource.PointerOf(ptr), "create: exists, owned by %s, not %s: %w", quoteOwner(have), quoteOwner(owner), err)
+		// The state's conflict ("already exists") is replaced, not wrapped:
+		// it would name the resource a second time.
+		return state.NewOwnerConflictError(resource.PointerOf(ptr), "already exists, owned by %s, not %s", quoteOwner(have), quoteOwner(owner))
 	}
 	return err
 }

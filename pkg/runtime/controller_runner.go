@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -41,6 +42,15 @@ type controllerRunner struct {
 
 	// act tells whether the controller is in a pass (see activity.go).
 	act passTracker
+
+	// eventChCalls counts the EventCh calls of the current Run, and
+	// failedInPass is set by a failure reported since the last one: a
+	// Run loop calls EventCh once per pass, before it waits, so an EventCh
+	// call after the first ends a pass, which the controller's status
+	// counts as a recovery when no failure was reported in it (see
+	// ControllerStatus.Recovered).
+	eventChCalls atomic.Uint64
+	failedInPass atomic.Bool
 }
 
 func newControllerRunner(rt *Runtime, ctrl controller.Controller, name string, static []controller.Input, outputs []controller.Output) *controllerRunner {
@@ -125,25 +135,28 @@ func (c *controllerRunner) run(ctx context.Context, _ []dependency.Key) {
 		f := c.runOnce(ctx)
 		if ctx.Err() != nil {
 			if f != nil && f.panic != nil {
-				c.elog.Error("controller panicked while the engine stopped", zap.String("panic", usercode.Sprint(f.panic.Value)), stackField(f.panic))
+				c.elog.Error("controller panicked while the engine stopped", zap.String("panic", f.msg), stackField(f.panic))
 			}
 			return
 		}
 		if f == nil {
+			c.m.recovered()
 			c.elog.Info("controller returned before the engine stopped; not restarting it")
 			return
 		}
 		if c.rt.metrics {
 			c.m.crashes.Add(1)
 		}
-		c.m.setError(f.msg)
+		c.m.failed(f.text("Run"))
 		delay := c.nextBackoff()
 		c.m.setState(StateBackoff, time.Now().Add(delay))
+		// A failure is retried: WARN, without a stack; a panic is a bug:
+		// ERROR, with the stack of the panicking goroutine.
 		if f.panic != nil {
-			c.elog.Error("controller panicked; restarting after backoff", zap.String("panic", usercode.Sprint(f.panic.Value)),
+			c.elog.Error("controller panicked; restarting after backoff", zap.String("panic", f.msg),
 				zap.Duration("backoff", delay), stackField(f.panic))
 		} else {
-			c.elog.Error("controller failed; restarting after backoff", zap.String("error", f.msg), zap.Duration("backoff", delay))
+			c.elog.Warn("controller failed; restarting after backoff", zap.String("error", f.msg), zap.Duration("backoff", delay))
 		}
 		if !sleepCtx(ctx, delay) {
 			return
@@ -174,6 +187,8 @@ func (c *controllerRunner) runOnce(ctx context.Context) *failure {
 
 	// A wake-up left from before is covered by the start event.
 	c.drainWake()
+	c.eventChCalls.Store(0)
+	c.failedInPass.Store(false)
 	c.act.restart()
 	defer c.rt.idleNotify.ping() // a pass that ended with Run is not busy
 	done := make(chan struct{})
@@ -195,7 +210,7 @@ func (c *controllerRunner) runOnce(ctx context.Context) *failure {
 func (c *controllerRunner) safeRun(ctx context.Context) (f *failure) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
-			f = panicFailure("Run", p)
+			f = panicFailure(p)
 		}
 	}()
 	if err := c.ctrl.Run(ctx, c.adapter, c.logger); err != nil {
@@ -292,7 +307,25 @@ var _ controller.Runtime = (*controllerAdapter)(nil)
 // EventCh delivers the controller's ReconcileEvents (rule C2).
 func (a *controllerAdapter) EventCh() <-chan controller.ReconcileEvent {
 	a.runner.act.eventCh(a.rt)
+	a.runner.passEnd()
 	return a.runner.eventCh
+}
+
+// passEnd counts an EventCh call: the end of a reconcile pass (but for a
+// Run's first call), a recovery when the pass reported no failure.
+func (c *controllerRunner) passEnd() {
+	n := c.eventChCalls.Add(1)
+	if failed := c.failedInPass.Swap(false); n > 1 && !failed {
+		c.m.recovered()
+	}
+}
+
+// reportFailure records a failure the controller reported while it goes
+// on (controller.ErrorReporter): its last error, and no recovery at the end
+// of this pass.
+func (c *controllerRunner) reportFailure(text string) {
+	c.failedInPass.Store(true)
+	c.m.failed(text)
 }
 
 // QueueReconcile queues a ReconcileEvent, coalescing with pending ones.
@@ -301,8 +334,15 @@ func (a *controllerAdapter) QueueReconcile() { a.runner.wakeUp() }
 // wakeUp sends the controller a coalescing wake-up.
 func (c *controllerRunner) wakeUp() { c.sub.wakeUp() }
 
-// ResetRestartBackoff resets the restart backoff (rule C6).
-func (a *controllerAdapter) ResetRestartBackoff() { a.runner.resetBackoff() }
+// ResetRestartBackoff resets the restart backoff (rule C6). The controller
+// says it is healthy: a recovery, unless it reported a failure in this
+// pass.
+func (a *controllerAdapter) ResetRestartBackoff() {
+	a.runner.resetBackoff()
+	if !a.runner.failedInPass.Load() {
+		a.runner.m.recovered()
+	}
+}
 
 // UpdateInputs replaces the dynamic inputs (rule C7).
 func (a *controllerAdapter) UpdateInputs(inputs []controller.Input) error {

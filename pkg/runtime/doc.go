@@ -182,13 +182,31 @@
 // routed, so after a re-list it routes exactly the resources that changed
 // meanwhile, and those that disappeared as destroyed.
 //
+// # Logs
+//
+// The engine logs its own messages through the logger given to [New], with
+// a "controller" (or "kind") field, and never attaches zap's automatic
+// stack traces to them, whatever the logger's configuration (zap's
+// development preset adds one from WARN up): a failure the engine retries
+// is logged at WARN with the error's text and the delay of the retry —
+// "reconcile failed; retrying after backoff" (fields item, error,
+// backoff), "MapInput failed; ...", "...; requeued after the interval"
+// (interval), "controller failed; restarting after backoff", "initial list
+// of an input failed; ...", "kind watch failed; re-listing" (retry_in). A
+// panic is a bug, not a transient failure: it is logged at ERROR with the
+// panic's value and the stack of the panicking goroutine as the "stack"
+// field. A MapInput returning a pointer of an undeclared kind is logged at
+// ERROR once per kind. The engine has no retry budget: it never gives up
+// on an item or a controller.
+//
 // # Metrics
 //
 // Each engine keeps its own counters (two engines never share any; nothing is
 // registered globally): per controller (see [ControllerStatus]) and per
 // watched kind ([KindMetrics]). They are cheap atomics, on by default,
 // skipped with WithMetrics(false); [Runtime.ControllerStatuses] reports the
-// controllers' states and last errors either way. [Runtime.PublishExpvar]
+// controllers' states, last errors and recoveries either way (see
+// [ControllerStatus]). [Runtime.PublishExpvar]
 // publishes them to expvar under a name of the caller's choosing.
 //
 // The rules cited here are stated in docs/controllers-and-engine.md in the repository.

@@ -20,8 +20,23 @@ import (
 type failure struct {
 	// panic is set when the user code panicked.
 	panic *usercode.Panic
-	// msg describes the failure: the error's text, or the panic.
+	// msg describes the failure without naming what failed (the log line
+	// and the status do): the error's text, or the panic's value.
 	msg string
+}
+
+// text is the failure as a controller status shows it, naming what failed
+// once: "Run panicked: v", "Reconcile T(ns/id): msg", or msg alone for a
+// Controller's Run error (what == "Run"), whose text is the controller's.
+func (f *failure) text(what string) string {
+	switch {
+	case f.panic != nil:
+		return what + " panicked: " + f.msg
+	case what == "Run":
+		return f.msg
+	default:
+		return what + ": " + f.msg
+	}
 }
 
 // errorFailure is the failure of what (e.g. "Run") returning err, which is
@@ -35,9 +50,9 @@ func errorFailure(what string, err error) *failure {
 	return &failure{msg: usercode.ErrorText(err)}
 }
 
-// panicFailure is the failure of what panicking.
-func panicFailure(what string, p *usercode.Panic) *failure {
-	return &failure{msg: what + " panicked: " + usercode.Sprint(p.Value), panic: p}
+// panicFailure is the failure of user code panicking.
+func panicFailure(p *usercode.Panic) *failure {
+	return &failure{msg: usercode.Sprint(p.Value), panic: p}
 }
 
 // noStack makes a logger attach no stack trace of its own at any level.
@@ -84,10 +99,14 @@ func (k qkey) failedMsg() string {
 // target names the item's pointer, without the "map " prefix of String.
 func (k qkey) target() string { return k.typ + "(" + k.ns + "/" + k.id + ")" }
 
+// what names the call an item makes, for its status text:
+// "Reconcile T(ns/id)" or "MapInput T(ns/id)".
+func (k qkey) what() string { return k.op() + " " + k.target() }
+
 // itemFailure is the outcome of item k failing with msg, retried with the
 // item's backoff.
-func itemFailure(k qkey, msg string) itemOutcome {
-	return itemOutcome{result: queue.Failure(), fail: &failure{msg: k.op() + " " + k.target() + ": " + msg}}
+func itemFailure(msg string) itemOutcome {
+	return itemOutcome{result: queue.Failure(), fail: &failure{msg: msg}}
 }
 
 // classifyItemError maps the error of an item's user code to its outcome
@@ -97,37 +116,37 @@ func itemFailure(k qkey, msg string) itemOutcome {
 // RequeueError — is a failure retried with the item's backoff. The error's
 // methods (Error, Unwrap, As) are user code: a panic in them is a failure
 // of the item too.
-func classifyItemError(k qkey, err error) (o itemOutcome) {
+func classifyItemError(err error) (o itemOutcome) {
 	if err == nil {
 		return itemOutcome{result: queue.Success()}
 	}
 	if bad, ok := err.(*badKindError); ok {
-		o = itemFailure(k, bad.text())
+		o = itemFailure(bad.text())
 		o.logged = true
 		return o
 	}
 	if usercode.IsNil(err) {
-		return itemFailure(k, "returned a "+usercode.TypedNilText(err))
+		return itemFailure("returned a " + usercode.TypedNilText(err))
 	}
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
-			o = itemFailure(k, fmt.Sprintf("returned an error of type %T whose methods panicked: %s", err, usercode.Sprint(p.Value)))
+			o = itemFailure(fmt.Sprintf("returned an error of type %T whose methods panicked: %s", err, usercode.Sprint(p.Value)))
 		}
 	}()
 	var rq *controller.RequeueError
 	if !errors.As(err, &rq) {
-		return itemFailure(k, usercode.ErrorText(err))
+		return itemFailure(usercode.ErrorText(err))
 	}
 	if rq == nil {
-		return itemFailure(k, "returned an error chain holding a typed-nil *controller.RequeueError: "+usercode.ErrorText(err))
+		return itemFailure("returned an error chain holding a typed-nil *controller.RequeueError: " + usercode.ErrorText(err))
 	}
 	iv := rq.Interval()
 	if iv < 0 {
-		return itemFailure(k, "negative requeue interval: "+usercode.ErrorText(err))
+		return itemFailure("negative requeue interval: " + usercode.ErrorText(err))
 	}
 	o = itemOutcome{result: queue.RequeueAfter(iv), requeue: true}
 	if rq.Err() != nil {
-		o.fail = &failure{msg: k.op() + " " + k.target() + ": " + usercode.ErrorText(err)}
+		o.fail = &failure{msg: usercode.ErrorText(err)}
 	}
 	return o
 }

@@ -41,8 +41,23 @@ const (
 // or write) it made before going back to wait. QueueLen and InFlight are a
 // QController's waiting and in-flight items.
 //
-// State, BackoffUntil, LastError and LastErrorAt are tracked even with
-// metrics off; the counters are then zero.
+// LastError and LastErrorAt are the last failure and when it happened:
+// the text names what failed once ("Reconcile T(ns/id): ...", "Run
+// panicked: ..."; a Controller's Run error is its own text). Recovered
+// tells whether the controller has recovered since, and RecoveredAt when:
+// a QController once every item that failed has since succeeded (or been
+// requeued without an error) — FailingItems counts those still failing; a
+// Controller once a reconcile pass ended without a new failure after it —
+// its Run, restarted or not, came back to EventCh after taking an event
+// with no error reported in between, or it called ResetRestartBackoff with
+// no failure since its last pass. (A Run loop that keeps the channel of
+// one EventCh call recovers only through ResetRestartBackoff.) A new
+// failure clears Recovered. Without any failure, Recovered is false and
+// LastError empty.
+//
+// State, BackoffUntil, LastError, LastErrorAt, Recovered, RecoveredAt and
+// FailingItems are tracked even with metrics off; the counters are then
+// zero.
 //
 // In JSON (expvar, debug pages) the fields are named in lowerCamelCase,
 // BusyTime as busyTimeNs (nanoseconds), and zero times and an empty last
@@ -54,6 +69,9 @@ type ControllerStatus struct {
 	BackoffUntil time.Time     `json:"backoffUntil,omitzero"`
 	LastError    string        `json:"lastError,omitempty"`
 	LastErrorAt  time.Time     `json:"lastErrorAt,omitzero"`
+	Recovered    bool          `json:"recovered,omitempty"`
+	RecoveredAt  time.Time     `json:"recoveredAt,omitzero"`
+	FailingItems int           `json:"failingItems,omitempty"`
 	Reconciles   uint64        `json:"reconciles"`
 	Crashes      uint64        `json:"crashes"`
 	Restarts     uint64        `json:"restarts"`
@@ -92,6 +110,10 @@ type controllerMetrics struct {
 	busy       atomic.Int64 // nanoseconds
 	lastCall   atomic.Int64 // Runtime.now() at the end of the last runtime call
 
+	// failing is set while the controller has failures it has not
+	// recovered from: the success paths read it, and take mu only then.
+	failing atomic.Bool
+
 	mu sync.Mutex
 	// state is the controller state; protected by mu.
 	state string
@@ -100,6 +122,12 @@ type controllerMetrics struct {
 	// lastError and lastErrorAt describe the last failure; protected by mu.
 	lastError   string
 	lastErrorAt time.Time
+	// recoveredAt is when the controller recovered from its failures; zero
+	// while failing or before any failure. Protected by mu.
+	recoveredAt time.Time
+	// failingItems are a QController's items (and initial fills, as items
+	// with no ID) whose last outcome was a failure; protected by mu.
+	failingItems map[qkey]struct{}
 }
 
 func newControllerMetrics() *controllerMetrics {
@@ -112,13 +140,62 @@ func (m *controllerMetrics) setState(s string, backoffUntil time.Time) {
 	m.mu.Unlock()
 }
 
-// setError records msg as the last error. It takes a message, never an
-// error: an error's Error method is user code, which must not run under mu
-// (see failure).
-func (m *controllerMetrics) setError(msg string) {
+// failed records msg as the last error of a Controller, which is failing
+// until recovered is called. It takes a message, never an error: an error's
+// Error method is user code, which must not run under mu (see failure).
+func (m *controllerMetrics) failed(msg string) {
 	now := time.Now()
 	m.mu.Lock()
-	m.lastError, m.lastErrorAt = msg, now
+	m.lastError, m.lastErrorAt, m.recoveredAt = msg, now, time.Time{}
+	m.failing.Store(true)
+	m.mu.Unlock()
+}
+
+// recovered records that a failing Controller recovered.
+func (m *controllerMetrics) recovered() {
+	if !m.failing.Load() {
+		return
+	}
+	now := time.Now()
+	m.mu.Lock()
+	if m.failing.Load() {
+		m.failing.Store(false)
+		m.recoveredAt = now
+	}
+	m.mu.Unlock()
+}
+
+// itemFailed records msg as the last error of a QController, and k as
+// failing until itemSucceeded(k).
+func (m *controllerMetrics) itemFailed(k qkey, msg string) {
+	now := time.Now()
+	m.mu.Lock()
+	m.lastError, m.lastErrorAt, m.recoveredAt = msg, now, time.Time{}
+	if m.failingItems == nil {
+		m.failingItems = map[qkey]struct{}{}
+	}
+	m.failingItems[k] = struct{}{}
+	m.failing.Store(true)
+	m.mu.Unlock()
+}
+
+// itemSucceeded records that item k of a QController succeeded (or was
+// requeued without an error): once no item is failing any more, the
+// controller has recovered. It costs one atomic load while nothing fails.
+func (m *controllerMetrics) itemSucceeded(k qkey) {
+	if !m.failing.Load() {
+		return
+	}
+	now := time.Now()
+	m.mu.Lock()
+	if _, ok := m.failingItems[k]; ok {
+		delete(m.failingItems, k)
+		if len(m.failingItems) == 0 {
+			m.failingItems = nil // release a large map
+			m.failing.Store(false)
+			m.recoveredAt = now
+		}
+	}
 	m.mu.Unlock()
 }
 
@@ -127,6 +204,8 @@ func (m *controllerMetrics) fill(st *ControllerStatus) {
 	m.mu.Lock()
 	st.State, st.BackoffUntil = m.state, m.backoffUntil
 	st.LastError, st.LastErrorAt = m.lastError, m.lastErrorAt
+	st.Recovered, st.RecoveredAt = !m.recoveredAt.IsZero(), m.recoveredAt
+	st.FailingItems = len(m.failingItems)
 	m.mu.Unlock()
 	st.Reconciles = m.reconciles.Load()
 	st.Crashes = m.crashes.Load()

@@ -141,18 +141,26 @@ func (c *qcontrollerRunner) run(ctx context.Context, existing []dependency.Key) 
 func (c *qcontrollerRunner) fill(ctx context.Context, k dependency.Key) {
 	bo := newBackoff(c.rt.opts.QueueBackoffInitial, c.rt.opts.QueueBackoffMax)
 	for {
-		keys, msg := c.fillKeys(ctx, k)
-		if msg == "" {
+		// The fill's failures are tracked as an item with no ID.
+		fillKey := qkey{ns: k.Namespace, typ: k.Type}
+		keys, f := c.fillKeys(ctx, k)
+		if f == nil {
 			c.sub.queue.AddBatch(keys)
+			c.m.itemSucceeded(fillKey)
 			return
 		}
 		if ctx.Err() != nil {
 			return
 		}
 		delay := bo.NextBackOff()
-		c.m.setError(msg)
-		c.elog.Error("initial list of an input failed; retrying after backoff",
-			zap.String("kind", k.Type+"("+k.Namespace+")"), zap.String("error", msg), zap.Duration("backoff", delay))
+		c.m.itemFailed(fillKey, f.text("initial list of "+k.Type+"("+k.Namespace+")"))
+		if f.panic != nil {
+			c.elog.Error("initial list of an input panicked; retrying after backoff", zap.String("kind", k.Type+"("+k.Namespace+")"),
+				zap.String("panic", f.msg), zap.Duration("backoff", delay), stackField(f.panic))
+		} else {
+			c.elog.Warn("initial list of an input failed; retrying after backoff", zap.String("kind", k.Type+"("+k.Namespace+")"),
+				zap.String("error", f.msg), zap.Duration("backoff", delay))
+		}
 		if !sleepCtx(ctx, delay) {
 			return
 		}
@@ -160,27 +168,26 @@ func (c *qcontrollerRunner) fill(ctx context.Context, k dependency.Key) {
 }
 
 // fillKeys lists kind k and returns the items fill queues, or why it
-// failed. The state (which may be foreign) and the listed resources' methods
+// failed (without naming the kind). The state (which may be foreign) and the listed resources' methods
 // are user code: a panic is a failure like an error.
-func (c *qcontrollerRunner) fillKeys(ctx context.Context, k dependency.Key) (keys []qkey, msg string) {
-	what := "initial list of " + k.Type + "(" + k.Namespace + ")"
+func (c *qcontrollerRunner) fillKeys(ctx context.Context, k dependency.Key) (keys []qkey, f *failure) {
 	defer func() {
-		if p := recover(); p != nil {
-			keys, msg = nil, what+" panicked: "+usercode.Sprint(p)
+		if p := usercode.Recovered(recover()); p != nil {
+			keys, f = nil, panicFailure(p)
 		}
 	}()
 	list, err := c.rt.st.List(ctx, resource.NewKind(k.Namespace, k.Type))
 	if err != nil {
-		return nil, what + ": " + usercode.ErrorText(err)
+		return nil, errorFailure("List", err)
 	}
 	metas := make([]*resource.Metadata, len(list.Items))
 	for i, r := range list.Items {
 		if usercode.IsNil(r) || r.Metadata() == nil {
-			return nil, what + ": the state listed a nil resource or one without metadata"
+			return nil, &failure{msg: "the state listed a nil resource or one without metadata"}
 		}
 		md := r.Metadata()
 		if md.Namespace() != k.Namespace || md.Type() != k.Type || md.ID() == "" {
-			return nil, what + ": the state listed " + resource.PointerString(md)
+			return nil, &failure{msg: "the state listed " + resource.PointerString(md)}
 		}
 		metas[i] = md
 	}
@@ -197,7 +204,7 @@ func (c *qcontrollerRunner) fillKeys(ctx context.Context, k dependency.Key) (key
 			keys = append(keys, qkey{ns: md.Namespace(), typ: md.Type(), id: md.ID(), mapped: in.Kind != controller.InputQPrimary})
 		}
 	}
-	return keys, ""
+	return keys, nil
 }
 
 // worker processes items until ctx is done. The queue never hands out an
@@ -241,7 +248,7 @@ func (c *qcontrollerRunner) process(ctx context.Context, k qkey) itemOutcome {
 func (c *qcontrollerRunner) call(ctx context.Context, k qkey) (o itemOutcome) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
-			o = itemOutcome{result: queue.Failure(), fail: panicFailure(k.op()+" "+k.target(), p)}
+			o = itemOutcome{result: queue.Failure(), fail: panicFailure(p)}
 		}
 	}()
 	var err error
@@ -250,11 +257,13 @@ func (c *qcontrollerRunner) call(ctx context.Context, k qkey) (o itemOutcome) {
 	} else {
 		err = c.ctrl.Reconcile(ctx, c.logger, c.adapter, k.pointer())
 	}
-	return classifyItemError(k, err)
+	return classifyItemError(err)
 }
 
 // report counts and logs the outcome of item k, which the queue made due
-// again after delay.
+// again after delay. A failure is retried: it logs at WARN, without a
+// stack, with the delay; a panic is a bug: ERROR, with the stack of the
+// panicking goroutine.
 func (c *qcontrollerRunner) report(k qkey, o itemOutcome, delay time.Duration) {
 	if o.requeue || o.fail != nil {
 		if c.rt.metrics {
@@ -263,24 +272,25 @@ func (c *qcontrollerRunner) report(k qkey, o itemOutcome, delay time.Duration) {
 	}
 	f := o.fail
 	if f == nil {
+		c.m.itemSucceeded(k)
 		return
 	}
-	c.m.setError(f.msg)
+	c.m.itemFailed(k, f.text(k.what()))
 	switch {
 	case f.panic != nil:
 		if c.rt.metrics {
 			c.m.crashes.Add(1)
 		}
 		c.elog.Error(k.op()+" panicked; retrying after backoff", zap.Stringer("item", k),
-			zap.String("panic", usercode.Sprint(f.panic.Value)), zap.Duration("backoff", delay), stackField(f.panic))
+			zap.String("panic", f.msg), zap.Duration("backoff", delay), stackField(f.panic))
 	case o.logged:
 		// A MapInput returning pointers of undeclared kinds is logged once
 		// per kind (see logBadKind).
 	case o.requeue:
-		c.elog.Error(k.failedMsg()+"; requeued after the interval", zap.Stringer("item", k),
+		c.elog.Warn(k.failedMsg()+"; requeued after the interval", zap.Stringer("item", k),
 			zap.String("error", f.msg), zap.Duration("interval", delay))
 	default:
-		c.elog.Error(k.failedMsg()+"; retrying after backoff", zap.Stringer("item", k),
+		c.elog.Warn(k.failedMsg()+"; retrying after backoff", zap.Stringer("item", k),
 			zap.String("error", f.msg), zap.Duration("backoff", delay))
 	}
 }

@@ -456,9 +456,9 @@ func TestE3_QControllerStartsAlikeBeforeAndDuringRun(t *testing.T) {
 }
 
 // TestQ3_RequeueErrorLoggedAsFailureOnlyWhenWrapping: a RequeueError that
-// wraps an error is logged like any failure (at error level, with the
-// error, and as the controller's last error); a plain requeue logs nothing
-// above info and is no error.
+// wraps an error is logged like any retried failure (at warn level, with
+// the error and the interval, and as the controller's last error); a plain
+// requeue logs nothing above info and is no error.
 func TestQ3_RequeueErrorLoggedAsFailureOnlyWhenWrapping(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zapcore.InfoLevel)
@@ -486,9 +486,10 @@ func TestQ3_RequeueErrorLoggedAsFailureOnlyWhenWrapping(t *testing.T) {
 		time.Sleep(time.Second)
 		synctest.Wait()
 		require.EqualValues(t, 2, n.Load())
-		failures := logs.FilterLevelExact(zapcore.ErrorLevel).FilterFieldKey("error").All()
+		failures := logs.FilterLevelExact(zapcore.WarnLevel).FilterFieldKey("error").All()
 		require.Len(t, failures, 1, "a wrapping requeue is logged as a failure: %v", logs.All())
 		assert.Contains(t, failures[0].ContextMap()["error"], "disk on fire")
+		assert.Equal(t, time.Second, failures[0].ContextMap()["interval"])
 		assert.Contains(t, statusOf(t, env.rt, "q").LastError, "disk on fire")
 
 		time.Sleep(time.Second)

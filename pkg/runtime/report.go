@@ -16,7 +16,7 @@ func (a *controllerAdapter) ReportError(err error) {
 	if err == nil {
 		return
 	}
-	a.runner.m.setError(reportedText(err))
+	a.runner.reportFailure(reportedText(err))
 }
 
 // reportedText is err's text; a typed-nil error or a panicking Error method

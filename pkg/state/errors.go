@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 )
@@ -109,11 +110,19 @@ func newErr(ptr resource.Pointer, format string, args []any) *classError {
 	return &classError{ptr: ptr, err: fmt.Errorf(format, args...)}
 }
 
+// Error names the resource, then the message; a message that starts by
+// naming the same resource (a wrapped error of its own, such as
+// resource.ValidatePointer's) is not prefixed twice.
 func (e *classError) Error() string {
-	if e.ptr != nil {
-		return "resource " + resource.PointerString(e.ptr) + ": " + e.err.Error()
+	msg := e.err.Error()
+	if e.ptr == nil {
+		return msg
 	}
-	return e.err.Error()
+	prefix := "resource " + resource.PointerString(e.ptr) + ": "
+	if strings.HasPrefix(msg, prefix) {
+		return msg
+	}
+	return prefix + msg
 }
 
 func (e *classError) Unwrap() error { return errors.Unwrap(e.err) }
