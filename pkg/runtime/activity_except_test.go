@@ -1,0 +1,94 @@
+package runtime
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// TestWaitIdleExceptLeavesOutHeldControllers: a controller held in a pass
+// (on a test's gate) keeps WaitIdle waiting; WaitIdleExcept naming it
+// waits for everything else only — every change routed, the other
+// controllers done — and no less.
+func TestWaitIdleExceptLeavesOutHeldControllers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt, st := newEngine(t)
+		held := newEventCounter(true)
+		require.NoError(t, rt.RegisterController(&funcController{
+			name: "held", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: held.run,
+		}))
+		require.NoError(t, rt.RegisterController(copyController("ab", typeA, typeB)))
+		startEngine(t, rt)
+		synctest.Wait() // held waits on its gate in its start pass
+
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		a, err := rt.WaitIdle(ctx)
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "a held controller is busy")
+		assert.Contains(t, a.String(), "controller held: in a reconcile pass")
+
+		mustCreate(t, st, newPair(typeA, "x", 7))
+		ctx, cancel = context.WithTimeout(t.Context(), time.Second)
+		a, err = rt.WaitIdleExcept(ctx, "held")
+		cancel()
+		require.NoError(t, err, "idle but for the held controller: %s", a)
+		b, err := st.Get(t.Context(), ptr(typeB, "x"))
+		require.NoError(t, err, "the other controller is done when WaitIdleExcept returns")
+		assert.Equal(t, 7, b.(*Pair).TypedSpec().A)
+		assert.False(t, a.Idle(), "the Activity returned shows the held controller as it is")
+
+		held.gate <- struct{}{} // the start pass
+		held.gate <- struct{}{} // the pass for x
+		waitIdle(t, rt)
+	})
+}
+
+// TestWaitIdleWaitsForAQControllerToStart: a QController registered
+// during Run on a kind that is watched already lists the existing
+// resources into its queue on its own goroutine; WaitIdle called right
+// after the registration returns only once they are reconciled (a
+// QController is busy until it started and its queue is filled). Before
+// Run, an engine with a QController is not idle.
+func TestWaitIdleWaitsForAQControllerToStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt, st := newEngine(t)
+		var reconciles atomic.Int32
+		q := func(name string) *funcQController {
+			return &funcQController{
+				name:     name,
+				settings: controller.QSettings{Inputs: []controller.Input{in(typeA, controller.InputQPrimary)}},
+				reconcile: func(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) error {
+					reconciles.Add(1)
+					return nil
+				},
+			}
+		}
+		require.NoError(t, rt.RegisterQController(q("first")))
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		a, err := rt.WaitIdle(ctx)
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "not started: not idle")
+		assert.Contains(t, a.String(), "controller first: starting")
+
+		for _, id := range []resource.ID{"a", "b", "c"} {
+			mustCreate(t, st, newPair(typeA, id, 0))
+		}
+		startEngine(t, rt)
+		waitIdle(t, rt)
+		require.EqualValues(t, 3, reconciles.Load())
+
+		require.NoError(t, rt.RegisterQController(q("late")))
+		waitIdle(t, rt)
+		assert.EqualValues(t, 6, reconciles.Load(), "the late QController reconciled what exists before WaitIdle returned")
+	})
+}
+
