@@ -91,4 +91,3 @@ func TestWaitIdleWaitsForAQControllerToStart(t *testing.T) {
 		assert.EqualValues(t, 6, reconciles.Load(), "the late QController reconciled what exists before WaitIdle returned")
 	})
 }
-

@@ -8,9 +8,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/conformance"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/etcd"
 )
@@ -138,4 +140,53 @@ func TestHeadKeyIsNoResource(t *testing.T) {
 	assert.Equal(t, state.Created, (<-ch).Type)
 	assert.Equal(t, state.Bootstrapped, (<-ch).Type)
 	assert.Zero(t, logs.Len(), "nothing logged: %v", logs.All())
+}
+
+// TestWaitIdleIsExactWithAWriterElsewhere: the engine's quiescence check
+// over the etcd state waits for changes written by another process (here
+// another state on another client): right after WaitIdle returns, the
+// engine's output reflects every one of them.
+func TestWaitIdleIsExactWithAWriterElsewhere(t *testing.T) {
+	prefix := newPrefix()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := etcd.New(ctx, client, registry(), etcd.WithPrefix(prefix))
+	require.NoError(t, err)
+	otherClient, err := server.Client()
+	require.NoError(t, err)
+	defer otherClient.Close()
+	other, err := etcd.New(ctx, otherClient, registry(), etcd.WithPrefix(prefix))
+	require.NoError(t, err)
+
+	rt, err := runtime.New(st, zap.NewNop())
+	require.NoError(t, err)
+	stage, err := chainStage("AtoB", false)
+	require.NoError(t, err)
+	require.NoError(t, rt.RegisterController(stage))
+	stop := runEngine(t, rt)
+	defer stop()
+
+	for i := range 20 {
+		id := fmt.Sprintf("a%d", i%4)
+		require.NoError(t, other.Modify(ctx, newChainA(id, 0), func(r resource.Resource) error {
+			r.(*chainA).TypedSpec().N = i
+			return nil
+		}))
+		a, err := rt.WaitIdle(ctx)
+		require.NoError(t, err, "%s", a)
+		b, err := other.Get(ctx, resource.NewPointer(chainNS, chainKinds[1].Type(), id))
+		require.NoError(t, err, "step %d: B %s exists when WaitIdle returns", i, id)
+		assert.Equal(t, i+1, chainN(b), "step %d: B %s is up to date when WaitIdle returns", i, id)
+	}
+}
+
+// runEngine runs rt until the returned function stops it.
+func runEngine(t *testing.T, rt *runtime.Runtime) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	return func() {
+		cancel()
+		assert.NoError(t, <-done)
+	}
 }
