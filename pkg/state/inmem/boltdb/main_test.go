@@ -18,11 +18,14 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem/boltdb"
 )
 
-// TestMain runs the tests, or, in a process the crash test started (see
-// crash_test.go), the crash test's writer.
+// TestMain runs the tests, or, in a process a test started, that test's
+// writer (crash_test.go, diskfull_test.go).
 func TestMain(m *testing.M) {
 	if child := os.Getenv(childEnv); child != "" {
 		os.Exit(runChild(child))
+	}
+	if path := os.Getenv(diskFullEnv); path != "" {
+		os.Exit(runDiskFullChild(path))
 	}
 	goleak.VerifyTestMain(m)
 }
