@@ -92,10 +92,6 @@ type store struct {
 	commitTime      atomic.Int64
 	// failure is the first commit error (see Close).
 	failure atomic.Pointer[CommitError]
-	// failNext, when set, fails the next transaction with its error (a
-	// fault the tests inject: the transaction is rolled back as bbolt
-	// rolls back any failed one).
-	failNext atomic.Pointer[error]
 }
 
 var _ inmem.Persistence = (*store)(nil)
@@ -255,15 +251,7 @@ func (s *store) commitBatch(b *batch) {
 	s.committing.Store(int64(len(b.changes)))
 	defer s.committing.Store(0)
 	start := time.Now()
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		if err := b.writeTo(tx); err != nil {
-			return err
-		}
-		if fail := s.failNext.Swap(nil); fail != nil {
-			return *fail
-		}
-		return nil
-	})
+	err := s.db.Update(b.writeTo)
 	s.commitTime.Add(int64(time.Since(start)))
 	if err != nil {
 		ce := &CommitError{Err: err}

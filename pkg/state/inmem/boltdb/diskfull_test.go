@@ -3,17 +3,20 @@ package boltdb_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem/boltdb"
 )
 
@@ -26,8 +29,8 @@ const diskFullEnv = "RESGRAPH_BOLTDB_DISKFULL_CHILD"
 // (RLIMIT_FSIZE, with SIGXFSZ ignored, so that growing the file fails
 // with EFBIG as on a full disk) and creates resources until a write fails.
 // That write must fail with a *CommitError, and so must every later write
-// and Close; reopened without the limit, the file holds exactly the
-// acknowledged writes.
+// (refused: nothing written, in memory either) and Close; reopened without
+// the limit, the file holds exactly the acknowledged writes: a prefix.
 func TestCommitFailure_DiskFull(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -56,7 +59,7 @@ func TestCommitFailure_DiskFull(t *testing.T) {
 	require.NoError(t, cmd.Wait(), "child: %s", stderr.String())
 	require.True(t, done)
 	require.NotEmpty(t, acked, "some writes succeeded before the limit")
-	t.Logf("%d writes acknowledged before the disk was full; child said: %s", len(acked), stderr.String())
+	t.Logf("%d writes acknowledged before the disk was full", len(acked))
 
 	st := open(t, path)
 	l, err := st.List(testContext(t), testKind)
@@ -89,25 +92,38 @@ func runDiskFullChild(path string) int {
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
 		return fail(2, "setrlimit: %v", err)
 	}
+	// Four writers, so that writes queue behind the commit that fails:
+	// they must fail with it, not be committed after it.
 	pad := strings.Repeat("x", 1024)
-	for i := 0; ; i++ {
-		if i == 1_000_000 {
-			return fail(2, "the file never filled up")
-		}
-		id := fmt.Sprintf("r%06d", i)
-		r := newPair(id, i)
-		r.Metadata().Labels().Set("pad", pad)
-		if err = st.Create(ctx, r); err != nil {
-			break
-		}
-		fmt.Fprintf(report, "K %s\n", id)
+	var mu sync.Mutex
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := 0; i < 100_000; i++ {
+				id := fmt.Sprintf("g%d-%06d", g, i)
+				r := newPair(id, i)
+				r.Metadata().Labels().Set("pad", pad)
+				if err := st.Create(ctx, r); err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				fmt.Fprintf(report, "K %s\n", id)
+				mu.Unlock()
+			}
+			errs <- errors.New("the file never filled up")
+		}()
 	}
-	if !boltdb.IsCommitError(err) {
-		return fail(3, "the failed write: %v, not a CommitError", err)
+	for range 4 {
+		if err := <-errs; !boltdb.IsCommitError(err) {
+			return fail(3, "a failed write: %v, not a CommitError", err)
+		}
 	}
-	fmt.Fprintf(os.Stderr, "first failure: %v\n", err)
 	if err := st.Create(ctx, newPair("after", 0)); !boltdb.IsCommitError(err) {
 		return fail(3, "a write after the failure: %v, not a CommitError", err)
+	}
+	if _, err := st.Get(ctx, ptr("after")); !state.IsNotFoundError(err) {
+		return fail(3, "the refused write was applied in memory: %v", err)
 	}
 	if err := st.Close(); !boltdb.IsCommitError(err) {
 		return fail(3, "Close: %v, not the CommitError", err)

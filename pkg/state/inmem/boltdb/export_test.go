@@ -19,9 +19,6 @@ func Queued(st *State) int {
 	return len(st.store.open.changes)
 }
 
-// FailNextCommit makes the next commit of st fail with err.
-func FailNextCommit(st *State, err error) { st.store.failNext.Store(&err) }
-
 // Committing returns the number of writes of the commit in progress (0
 // when none is).
 func Committing(st *State) int { return int(st.store.committing.Load()) }

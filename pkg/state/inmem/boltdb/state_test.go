@@ -2,7 +2,6 @@ package boltdb_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -342,30 +341,4 @@ func TestIntervalPolicy_BackPressure(t *testing.T) {
 func withoutTime(s boltdb.Stats) boltdb.Stats {
 	s.CommitTime = 0
 	return s
-}
-
-// TestCommitFailure_IsStickyAndKeepsAPrefix: a commit that fails fails
-// its writes with a *CommitError, and every later write is refused with
-// it, nothing written; the file keeps what was committed before.
-func TestCommitFailure_IsStickyAndKeepsAPrefix(t *testing.T) {
-	path := dbPath(t)
-	ctx := testContext(t)
-	st, err := boltdb.Open(path, registry())
-	require.NoError(t, err)
-	require.NoError(t, st.Create(ctx, newPair("kept", 1)))
-
-	boltdb.FailNextCommit(st, errors.New("disk on fire"))
-	err = st.Create(ctx, newPair("lost", 1))
-	require.True(t, boltdb.IsCommitError(err), "%v", err)
-	err = st.Create(ctx, newPair("refused", 1))
-	assert.True(t, boltdb.IsCommitError(err), "%v", err)
-	_, gerr := st.Get(ctx, ptr("refused"))
-	assert.True(t, state.IsNotFoundError(gerr), "a refused write writes nothing")
-	assert.True(t, boltdb.IsCommitError(st.Close()), "Close reports the failure")
-
-	st2 := open(t, path)
-	l, err := st2.List(ctx, testKind)
-	require.NoError(t, err)
-	require.Len(t, l.Items, 1)
-	assert.Equal(t, "kept", l.Items[0].Metadata().ID())
 }
