@@ -16,8 +16,10 @@
 //
 // [Open] loads every resource of the file into memory, with its version,
 // phase, owner, labels, annotations, finalizers, creation and update
-// times and spec. Reads and watches are served from memory exactly as by
-// [inmem.NewState], at the same speed; only writes touch the file.
+// times and spec. Reads and watches are served from memory by the same
+// code as for [inmem.NewState]; only writes touch the file (a write holds
+// its kind's lock a little longer: it is encoded there, never committed
+// there).
 // Versions go on after a restart (a resource at version 7 is at 8 after
 // its next update); creation times are kept, and creation times given
 // after a restart are later than any given before it, even when the clock
