@@ -12,40 +12,78 @@ import (
 // The zero value is not a valid resource identity; build one with
 // [NewMetadata]. Metadata is mutable through its setters; [Metadata.Copy]
 // returns a copy that shares no mutable memory with the original.
+//
+// Timestamps keep the instant they were set to: Created and Updated
+// return it in UTC, without the location or the monotonic clock reading
+// of the time given to SetCreated or SetUpdated (Equal to it, so compare
+// times with Equal).
 type Metadata struct {
-	created     time.Time
-	updated     time.Time
+	// kind is the namespace and type, interned (see internKind): 8 bytes
+	// instead of two strings' 32.
+	kind        kindHandle
 	labels      Labels
 	annotations Annotations
-	ns          Namespace
-	typ         Type
 	id          ID
 	owner       Owner
 	finalizers  Finalizers
 	ver         Version
 	phase       Phase
+	// The timestamps, as seconds since January 1, year 1 UTC (the zero
+	// time is 0) and nanoseconds: 24 bytes for both instead of the 48 of
+	// two time.Time (see stampOf). With the interned kind, the metadata
+	// is 120 bytes instead of 168, and a typed resource with a spec of two
+	// ints takes 144 bytes instead of 192: every copy a state stores or
+	// hands out allocates, clears and moves a quarter less (W1 bytes per
+	// write 349 → 301; W5 whole run, callgrind-estimated cycles −15%;
+	// see kindname.go).
+	createdSec, updatedSec   int64
+	createdNsec, updatedNsec int32
+}
+
+// unixToInternal is the number of seconds from January 1, year 1 to the
+// Unix epoch (the zero time.Time is year 1).
+const unixToInternal int64 = (1969*365 + 1969/4 - 1969/100 + 1969/400) * 24 * 60 * 60
+
+// stampOf returns t as stored: every time.Time has one (the arithmetic
+// wraps the same way both ways, so even the extremes round-trip), and two
+// times that are Equal have the same stamp. What a stamp drops is t's
+// location and monotonic clock reading.
+func stampOf(t time.Time) (sec int64, nsec int32) {
+	return t.Unix() + unixToInternal, int32(t.Nanosecond())
+}
+
+// timeOf returns the time of a stamp, in UTC; the zero stamp is the zero
+// time.
+func timeOf(sec int64, nsec int32) time.Time {
+	if sec == 0 && nsec == 0 {
+		return time.Time{}
+	}
+	return time.Unix(sec-unixToInternal, int64(nsec)).UTC()
 }
 
 // NewMetadata returns metadata for the resource ns/typ/id at version ver, in
 // phase running, with no owner, labels, annotations or finalizers.
 func NewMetadata(ns Namespace, typ Type, id ID, ver Version) Metadata {
-	return Metadata{ns: ns, typ: typ, id: id, ver: ver}
+	return Metadata{kind: internKind(ns, typ), id: id, ver: ver}
 }
 
 // ID returns the resource's ID.
 func (md Metadata) ID() ID { return md.id }
 
 // Type returns the resource's type.
-func (md Metadata) Type() Type { return md.typ }
+func (md Metadata) Type() Type { return md.kind.name().typ }
 
 // Namespace returns the resource's namespace.
-func (md Metadata) Namespace() Namespace { return md.ns }
+func (md Metadata) Namespace() Namespace { return md.kind.name().ns }
 
 // Identity returns the namespace, type and ID at once. It reads them in
 // place: the getters above have value receivers, so each call through a
 // *Metadata copies the whole metadata first, which hot paths (the
 // engine's routing of every change) avoid with Identity.
-func (md *Metadata) Identity() (Namespace, Type, ID) { return md.ns, md.typ, md.id }
+func (md *Metadata) Identity() (Namespace, Type, ID) {
+	k := md.kind.name()
+	return k.ns, k.typ, md.id
+}
 
 // Version returns the resource's version.
 func (md Metadata) Version() Version { return md.ver }
@@ -57,12 +95,14 @@ func (md Metadata) Phase() Phase { return md.phase }
 func (md Metadata) Owner() Owner { return md.owner }
 
 // Created returns when the resource was created in the state (zero if never
-// stored).
-func (md Metadata) Created() time.Time { return md.created }
+// stored), in UTC: the metadata keeps the instant a timestamp names, not
+// its location or monotonic clock reading, so Created().Equal(t) holds for
+// the t of SetCreated(t).
+func (md Metadata) Created() time.Time { return timeOf(md.createdSec, md.createdNsec) }
 
 // Updated returns when the resource was last written in the state (zero if
-// never stored).
-func (md Metadata) Updated() time.Time { return md.updated }
+// never stored), in UTC, as Created does.
+func (md Metadata) Updated() time.Time { return timeOf(md.updatedSec, md.updatedNsec) }
 
 // SetVersion sets the version.
 func (md *Metadata) SetVersion(v Version) { md.ver = v }
@@ -83,11 +123,11 @@ func (md *Metadata) SetOwner(owner Owner) error {
 	return nil
 }
 
-// SetCreated sets the creation timestamp.
-func (md *Metadata) SetCreated(t time.Time) { md.created = t }
+// SetCreated sets the creation timestamp (its instant: see Created).
+func (md *Metadata) SetCreated(t time.Time) { md.createdSec, md.createdNsec = stampOf(t) }
 
-// SetUpdated sets the last-update timestamp.
-func (md *Metadata) SetUpdated(t time.Time) { md.updated = t }
+// SetUpdated sets the last-update timestamp (its instant: see Created).
+func (md *Metadata) SetUpdated(t time.Time) { md.updatedSec, md.updatedNsec = stampOf(t) }
 
 // Finalizers returns the finalizers for reading and writing.
 func (md *Metadata) Finalizers() *Finalizers { return &md.finalizers }
@@ -102,7 +142,7 @@ func (md *Metadata) Annotations() *Annotations { return &md.annotations }
 // owner, labels, annotations and finalizers (in order). Timestamps are not
 // compared.
 func (md Metadata) Equal(other Metadata) bool {
-	return md.ns == other.ns && md.typ == other.typ && md.id == other.id &&
+	return md.kind == other.kind && md.id == other.id &&
 		md.ver == other.ver && md.phase == other.phase && md.owner == other.owner &&
 		slices.Equal(md.finalizers, other.finalizers) &&
 		md.labels.Equal(other.labels) && md.annotations.Equal(other.annotations)

@@ -230,8 +230,8 @@ func TestMetadata(t *testing.T) {
 	now := time.Now()
 	md.SetCreated(now)
 	md.SetUpdated(now.Add(time.Second))
-	assert.Equal(t, now, md.Created())
-	assert.Equal(t, now.Add(time.Second), md.Updated())
+	assert.True(t, now.Equal(md.Created()), "created %s, set %s", md.Created(), now)
+	assert.True(t, now.Add(time.Second).Equal(md.Updated()), "updated %s, set %s", md.Updated(), now.Add(time.Second))
 }
 
 func TestVersion(t *testing.T) {
