@@ -4,6 +4,17 @@
 //   - [StateSuite] checks a [state.State] against rules R3 and S1–S14.
 //   - RuntimeSuite checks an engine against the controller rules.
 //
+// Both have TestHostile_* tests, a table of hostile inputs that any
+// implementation must survive: typed-nil errors and resources, nil
+// arguments and nil options, resources whose Metadata or DeepCopy
+// misbehave, errors whose Error panics, panics with values that cannot be
+// printed, registrations whose declarations panic, and (for an engine, with
+// RuntimeSuite.NewEngineOver) a State whose watches close their stream,
+// fail or send unusable events. A bad argument is refused with an
+// invalid-class error; user code misbehaving fails only the call, item or
+// controller that ran it; nothing else is written, nothing crashes, no lock
+// is left held.
+//
 // The example resource types the suites use ([IntResource], [StrResource])
 // are exported so that other suites and users' tests can share them.
 //

@@ -80,9 +80,18 @@ type RuntimeSuite struct {
 	// less does; time is virtual, so short delays cost nothing). The State
 	// must accept any namespace: the suite uses a few fixed ones
 	// ([DefaultNamespace], [SumNamespace], [MappedNamespace], "elsewhere",
-	// "weak", "other", "dyn", "dyn1", "dyn2"), which never collide since
-	// every test has a fresh State.
+	// "weak", "other", "dyn", "dyn1", "dyn2", and "hostile-..." in the
+	// TestHostile_* tests), which never collide since every test has a
+	// fresh State.
 	NewEngine func(t *testing.T) (controller.Engine, state.State)
+
+	// NewEngineOver, when set, returns a fresh engine, not running yet,
+	// over st: a State the suite builds around the fresh State of a
+	// NewEngine call (whose engine it does not run) to make its watches
+	// misbehave. TestHostile_ForeignStateWatchesFailSafely needs it and is
+	// skipped without it. It is called like NewEngine (in the bubble, with
+	// its *testing.T).
+	NewEngineOver func(t *testing.T, st state.State) controller.Engine
 
 	// RealTime, when set, runs every test in real time instead of in a
 	// synctest bubble; NewEngine is then called with the test's own

@@ -30,11 +30,22 @@ func newConformanceEngine(opts ...runtime.Option) func(t *testing.T) (controller
 	}
 }
 
+// newConformanceEngineOver is newConformanceEngine over a given State.
+func newConformanceEngineOver(opts ...runtime.Option) func(t *testing.T, st state.State) controller.Engine {
+	return func(t *testing.T, st state.State) controller.Engine {
+		rt, err := runtime.New(st, zaptest.NewLogger(t), opts...)
+		require.NoError(t, err)
+		return rt
+	}
+}
+
 // TestRuntimeConformance runs the C, Q and E rules of the contract against
 // the engine with default options (but a short restart backoff).
 func TestRuntimeConformance(t *testing.T) {
+	opts := []runtime.Option{runtime.WithRestartBackoff(10*time.Millisecond, 100*time.Millisecond)}
 	suite.Run(t, &conformance.RuntimeSuite{
-		NewEngine: newConformanceEngine(runtime.WithRestartBackoff(10*time.Millisecond, 100*time.Millisecond)),
+		NewEngine:     newConformanceEngine(opts...),
+		NewEngineOver: newConformanceEngineOver(opts...),
 	})
 }
 
@@ -43,7 +54,7 @@ func TestRuntimeConformance(t *testing.T) {
 // off, so that both read paths and both metric settings obey the contract.
 func TestRuntimeConformanceCachedNoMetrics(t *testing.T) {
 	var opts []runtime.Option
-	for _, ns := range []resource.Namespace{conformance.DefaultNamespace, conformance.SumNamespace, conformance.MappedNamespace, "elsewhere", "weak", "other", "dyn", "dyn1", "dyn2"} {
+	for _, ns := range []resource.Namespace{conformance.DefaultNamespace, conformance.SumNamespace, conformance.MappedNamespace, "elsewhere", "weak", "other", "dyn", "dyn1", "dyn2", "hostile-watch", "hostile-calls"} {
 		for _, typ := range []resource.Type{conformance.IntResourceType, conformance.StrResourceType} {
 			opts = append(opts, runtime.WithCachedResource(ns, typ))
 		}
@@ -52,7 +63,7 @@ func TestRuntimeConformanceCachedNoMetrics(t *testing.T) {
 		runtime.WithRestartBackoff(10*time.Millisecond, 100*time.Millisecond),
 		runtime.WithQueueBackoff(10*time.Millisecond, 100*time.Millisecond),
 		runtime.WithMetrics(false))
-	suite.Run(t, &conformance.RuntimeSuite{NewEngine: newConformanceEngine(opts...)})
+	suite.Run(t, &conformance.RuntimeSuite{NewEngine: newConformanceEngine(opts...), NewEngineOver: newConformanceEngineOver(opts...)})
 }
 
 // TestConformanceRefusalsAreAccessDenied: the errors the conformance probe

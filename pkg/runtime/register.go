@@ -2,11 +2,11 @@ package runtime
 
 import (
 	"errors"
-	"runtime/debug"
 	"slices"
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -70,10 +70,11 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 // the engine goes on.
 func (r *Runtime) declare(what string, fn func()) (err error) {
 	defer func() {
-		if p := recover(); p != nil {
-			r.logger.Error("controller declaration panicked", zap.String("register", what),
-				zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
-			err = state.NewInvalidError(nil, "register %s: its declaration panicked: %v", what, p)
+		if p := usercode.Recovered(recover()); p != nil {
+			msg := usercode.Sprint(p.Value)
+			engineLogger(r.logger).Error("controller declaration panicked", zap.String("register", what),
+				zap.String("panic", msg), stackField(p))
+			err = state.NewInvalidError(nil, "register %s: its declaration panicked: %s", what, msg)
 		}
 	}()
 	fn()
@@ -92,10 +93,11 @@ func (r *Runtime) validate(what, name string, ctrl any) (err error) {
 		return nil
 	}
 	defer func() {
-		if p := recover(); p != nil {
-			r.logger.Error("controller Validate panicked", zap.String("register", what), zap.String("controller", name),
-				zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
-			err = state.NewInvalidError(nil, "register %s %q: Validate panicked: %v", what, name, p)
+		if p := usercode.Recovered(recover()); p != nil {
+			msg := usercode.Sprint(p.Value)
+			engineLogger(r.logger).Error("controller Validate panicked", zap.String("register", what), zap.String("controller", name),
+				zap.String("panic", msg), stackField(p))
+			err = state.NewInvalidError(nil, "register %s %q: Validate panicked: %s", what, name, msg)
 		}
 	}()
 	verr := v.Validate()

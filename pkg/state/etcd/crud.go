@@ -50,7 +50,9 @@ func (c *core) List(ctx context.Context, kind resource.Kind, opts ...state.ListO
 	}
 	var o state.ListOptions
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil { // a nil option is no option
+			opt(&o)
+		}
 	}
 	kp := c.kindPrefix(kind.Namespace(), kind.Type())
 	resp, err := c.cli.Get(ctx, kp, clientv3.WithPrefix())
@@ -115,7 +117,9 @@ func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.Cr
 	}
 	var o state.CreateOptions
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil { // a nil option is no option
+			opt(&o)
+		}
 	}
 	now := c.stamp()
 	smd := md.Copy()
@@ -202,7 +206,9 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 	}
 	o := state.DefaultUpdateOptions()
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil { // a nil option is no option
+			opt(&o)
+		}
 	}
 	if c.isShared(r) {
 		return state.NewInvalidError(resource.PointerOf(md), "update of a shared read-only snapshot: DeepCopy it first (rule S7)")
@@ -288,7 +294,9 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 	}
 	var o state.DestroyOptions
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil { // a nil option is no option
+			opt(&o)
+		}
 	}
 	key := c.key(p.Namespace(), p.Type(), p.ID())
 	cur, err := c.expected(ctx, p, key)

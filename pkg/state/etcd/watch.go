@@ -19,7 +19,9 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 	}
 	var o state.WatchOptions
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil { // a nil option is no option
+			opt(&o)
+		}
 	}
 	if o.TailEvents < 0 {
 		return state.NewInvalidError(p, "watch: negative tail events %d", o.TailEvents)
@@ -66,7 +68,9 @@ func (c *core) watchKind(ctx context.Context, kind resource.Kind, ch chan<- stat
 	}
 	var o state.WatchKindOptions
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil { // a nil option is no option
+			opt(&o)
+		}
 	}
 	ks := kindString(kind)
 	if o.TailEvents < 0 {
