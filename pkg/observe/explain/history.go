@@ -1,0 +1,129 @@
+package explain
+
+import (
+	"slices"
+
+	"github.com/resgraph/resgraph/pkg/observe/trace"
+)
+
+// reconcileKey pairs a ReconcileStart with its ReconcileEnd: the same
+// controller, item and op (a Controller's passes have no item).
+type reconcileKey struct {
+	controller string
+	item       trace.Ref
+	op         string
+}
+
+func startKey(e *trace.Event) reconcileKey {
+	item := e.Resource
+	item.Version, item.Writer = 0, ""
+	return reconcileKey{e.Controller, item, e.Op}
+}
+
+// pairReconciles returns every reconcile of events (oldest first), each
+// start paired with the next end of the same controller, item and op.
+func pairReconciles(events []trace.Event) []Reconcile {
+	var out []Reconcile
+	open := map[reconcileKey]int{} // index in out of the running reconcile
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case trace.ReconcileStart:
+			k := startKey(e)
+			if j, ok := open[k]; ok {
+				out[j].Outcome = "unknown" // its end was not traced
+			}
+			r := Reconcile{Seq: e.Seq, Controller: e.Controller, Op: e.Op, Causes: e.Causes, Start: e.Time, Wait: e.Duration, Outcome: "running"}
+			if !e.Resource.IsZero() {
+				item := k.item
+				r.Item = &item
+			}
+			if !e.Cause.IsZero() {
+				c := e.Cause
+				r.Cause = &c
+			}
+			open[k] = len(out)
+			out = append(out, r)
+		case trace.ReconcileEnd:
+			k := startKey(e)
+			j, ok := open[k]
+			if !ok {
+				continue // its start is older than the trace
+			}
+			delete(open, k)
+			out[j].Duration, out[j].Outcome, out[j].Error = e.Duration, e.Outcome.String(), e.Error
+		}
+	}
+	return out
+}
+
+// Reconciles returns the last n reconciles of controller in events (a
+// trace, oldest first), newest first, each with its cause and, once it
+// ended, its duration and outcome. n <= 0 means all.
+func Reconciles(events []trace.Event, controller string, n int) []Reconcile {
+	var mine []trace.Event
+	for i := range events {
+		if e := &events[i]; e.Controller == controller && (e.Type == trace.ReconcileStart || e.Type == trace.ReconcileEnd) {
+			mine = append(mine, *e)
+		}
+	}
+	return newestFirst(pairReconciles(mine), n)
+}
+
+// Changes returns the last n changes of the resource r (its namespace,
+// type and ID) in events (a trace, oldest first), newest first: the
+// versions committed by controllers (Commit events, with their writer and
+// operation) and the changes routed to controllers that no traced commit
+// explains (writes from outside the engine), each with the reconciles
+// that ran with it as their newest cause. n <= 0 means all.
+func Changes(events []trace.Event, r trace.Ref, n int) []Change {
+	var out []Change
+	byVersion := map[uint64]int{} // index in out; 0 = unknown version
+	var pairs []trace.Event
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case trace.Commit, trace.Route:
+			if !e.Resource.SameResource(r) {
+				continue
+			}
+			v := e.Resource.Version
+			if j, ok := byVersion[v]; ok && v != 0 {
+				if e.Type == trace.Commit && out[j].Writer == "" {
+					out[j].Writer, out[j].Op = e.Controller, e.Op
+				}
+				continue
+			}
+			c := Change{Seq: e.Seq, Time: e.Time, Version: v, Op: e.Op, Writer: e.Resource.Writer}
+			if e.Type == trace.Commit {
+				c.Writer = e.Controller
+			}
+			byVersion[v] = len(out)
+			out = append(out, c)
+		case trace.ReconcileStart, trace.ReconcileEnd:
+			pairs = append(pairs, *e)
+		}
+	}
+	for _, rc := range pairReconciles(pairs) {
+		if rc.Cause == nil || !rc.Cause.SameResource(r) {
+			continue
+		}
+		if j, ok := byVersion[rc.Cause.Version]; ok {
+			out[j].Reconciles = append(out[j].Reconciles, rc)
+		}
+	}
+	return newestFirst(out, n)
+}
+
+// newestFirst returns the last n of s (all for n <= 0), reversed.
+func newestFirst[T any](s []T, n int) []T {
+	if n > 0 && len(s) > n {
+		s = s[len(s)-n:]
+	}
+	s = slices.Clone(s)
+	slices.Reverse(s)
+	if s == nil {
+		s = []T{}
+	}
+	return s
+}

@@ -1,0 +1,353 @@
+// Package hotloop detects hot loops and flapping in a stream of trace
+// events: a controller re-triggered mostly by its own writes, or
+// controllers that keep rewriting each other's inputs, at a sustained rate.
+//
+// # What is flagged
+//
+// The detector reads [trace.Commit] events: controller C committed a
+// version of resource R in a reconcile caused by a change (the event's
+// Cause). The writer of that change is the Cause's Writer, or, when the
+// engine left it empty, the controller whose earlier Commit of that
+// version the detector saw. That gives trigger edges "W's change made C
+// write R". Time is cut into windows of [Config.Window]. In a window, an
+// edge W → C through R is hot when
+//
+//   - it made at least [Config.MinRate] × Window commits of R by C, and
+//   - those are more than [Config.MinShare] of all of C's commits of R in
+//     the window ("mostly": a resource C mostly writes for other reasons
+//     is not a loop of W's making).
+//
+// The hot edges between controllers form a graph; each cycle in it — a
+// self-edge (C's own change makes C write again) or a longer cycle (A
+// writes X → B writes Y → A) — is a loop. A loop present in
+// [Config.Sustain] consecutive windows is flagged ([Finding]); a flagged
+// loop absent for [Config.ClearAfter] ends.
+//
+// Only writes count, and only those caused by a controller's change: a
+// change from outside the engine (a user, an external source) starts no
+// edge; a reconcile woken by a controller's own write that writes nothing
+// (a controller that writes a status on its input, then sees its own
+// write) adds none; a chain that does not close on itself (a burst
+// through A → B → C) has no cycle, however fast; a controller that writes
+// each resource once (a finalizer on each input) stays far below the
+// rate.
+//
+// A Detector is not safe for concurrent use: one goroutine feeds it.
+package hotloop
+
+import (
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/observe/trace"
+)
+
+// Defaults of [Config].
+const (
+	// DefaultWindow is the length of a counting window.
+	DefaultWindow = 500 * time.Millisecond
+	// DefaultMinRate is the trigger rate, per second, from which an edge
+	// may be hot: 10 commits of one resource per second by one controller,
+	// each caused by a change of the other's.
+	DefaultMinRate = 10.0
+	// DefaultMinShare is the share of a controller's commits of a resource
+	// that must be caused by one writer's changes for the edge to be hot.
+	DefaultMinShare = 0.75
+	// DefaultSustain is the number of consecutive windows a loop must be
+	// present in to be flagged: with the default window, a loop is flagged
+	// after it ran for 1 s, within 1.5 s of its start.
+	DefaultSustain = 2
+	// DefaultClearAfter is how long a flagged loop must be absent to end.
+	DefaultClearAfter = 5 * time.Second
+)
+
+// Config tunes a [Detector]. A zero field takes its default.
+type Config struct {
+	// Window is the length of a counting window (DefaultWindow).
+	Window time.Duration
+	// MinRate is the trigger rate per second from which an edge may be
+	// hot (DefaultMinRate).
+	MinRate float64
+	// MinShare in (0, 1) is the share of a controller's commits of a
+	// resource that must be caused by one writer's changes
+	// (DefaultMinShare).
+	MinShare float64
+	// Sustain is the number of consecutive windows a loop must be present
+	// in to be flagged (DefaultSustain).
+	Sustain int
+	// ClearAfter is how long a flagged loop must be absent to end
+	// (DefaultClearAfter).
+	ClearAfter time.Duration
+}
+
+// withDefaults returns c with its zero fields set to the defaults.
+func (c Config) withDefaults() Config {
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
+	}
+	if c.MinRate <= 0 {
+		c.MinRate = DefaultMinRate
+	}
+	if c.MinShare <= 0 || c.MinShare >= 1 {
+		c.MinShare = DefaultMinShare
+	}
+	if c.Sustain <= 0 {
+		c.Sustain = DefaultSustain
+	}
+	if c.ClearAfter <= 0 {
+		c.ClearAfter = DefaultClearAfter
+	}
+	return c
+}
+
+// threshold is the number of triggers in a window from which an edge may
+// be hot (at least 1).
+func (c Config) threshold() int {
+	return max(int(c.MinRate*c.Window.Seconds()+0.5), 1)
+}
+
+// resKey identifies a resource.
+type resKey struct{ ns, typ, id string }
+
+func keyOf(r trace.Ref) resKey { return resKey{r.Namespace, r.Type, r.ID} }
+
+func (k resKey) ref() trace.Ref { return trace.Ref{Namespace: k.ns, Type: k.typ, ID: k.id} }
+
+// recentCommits is how many committed versions of a resource the detector
+// remembers to find the writer of a cause.
+const recentCommits = 4
+
+// resStat is what the detector knows of one resource: its last commits
+// (to find the writer of a change that caused a reconcile) and, for the
+// current window, its commits counted by writer and cause.
+type resStat struct {
+	key resKey
+	// window is the index of the window counts belong to; lastSeen the
+	// last window the resource was committed in.
+	window, lastSeen uint64
+	// recent are its last commits, recent[next] the oldest.
+	recent [recentCommits]struct {
+		version uint64
+		writer  string
+	}
+	next int
+	// hot is set once a count of the window reached the threshold (the
+	// resource is then in Detector.hot).
+	hot    bool
+	counts []count
+}
+
+// count is a number of commits in the window: by reader, caused by a
+// change of writer's ("" counts every commit by reader).
+type count struct {
+	writer, reader string
+	n              int
+}
+
+// add counts one commit by reader caused by writer's change, and reports
+// whether a trigger count just reached threshold.
+func (s *resStat) add(writer, reader string, threshold int) bool {
+	reached := false
+	for _, w := range [2]string{"", writer} {
+		i := 0
+		for i < len(s.counts) && (s.counts[i].writer != w || s.counts[i].reader != reader) {
+			i++
+		}
+		if i == len(s.counts) {
+			s.counts = append(s.counts, count{writer: w, reader: reader})
+		}
+		s.counts[i].n++
+		if w != "" && s.counts[i].n == threshold {
+			reached = true
+		}
+		if writer == "" {
+			break
+		}
+	}
+	return reached
+}
+
+// total returns the commits of the resource by reader in the window.
+func (s *resStat) total(reader string) int {
+	for _, c := range s.counts {
+		if c.writer == "" && c.reader == reader {
+			return c.n
+		}
+	}
+	return 0
+}
+
+// writerOf returns the controller that committed version v, "" when not
+// among the recent commits.
+func (s *resStat) writerOf(v uint64) string {
+	for _, c := range s.recent {
+		if c.version == v {
+			return c.writer
+		}
+	}
+	return ""
+}
+
+// Detector finds hot loops in the events it is fed; see the package doc.
+type Detector struct {
+	cfg       Config
+	threshold int
+
+	// windowEnd is the end of the current window; zero before the first
+	// event. window is its index.
+	windowEnd time.Time
+	window    uint64
+	// res are the resources committed in the last two windows.
+	res map[resKey]*resStat
+	// hot are the resources of the window with a trigger count at the
+	// threshold.
+	hot []*resStat
+
+	// streaks counts, per loop key, the consecutive windows the loop was
+	// present in, with the loop as last seen.
+	streaks map[string]*streak
+	// active are the flagged loops by key.
+	active map[string]*Finding
+}
+
+// streak is a loop seen in consecutive windows.
+type streak struct {
+	windows int
+	loop    Finding
+}
+
+// New returns a detector with cfg (zero fields take their defaults).
+func New(cfg Config) *Detector {
+	cfg = cfg.withDefaults()
+	return &Detector{
+		cfg:       cfg,
+		threshold: cfg.threshold(),
+		window:    1,
+		res:       map[resKey]*resStat{},
+		streaks:   map[string]*streak{},
+		active:    map[string]*Finding{},
+	}
+}
+
+// Config returns the detector's configuration, defaults applied.
+func (d *Detector) Config() Config { return d.cfg }
+
+// Observe feeds one event and returns the loops flagged or ended by the
+// windows it closed (see [Detector.Tick]). Events must come in time order
+// (as a ring holds them); an event older than the current window counts
+// in it. Events of other types than Commit are ignored.
+func (d *Detector) Observe(ev *trace.Event) []Finding {
+	if ev.Type != trace.Commit || ev.Controller == "" {
+		return nil
+	}
+	out := d.Tick(ev.Time)
+	writer := ev.Cause.Writer
+	if writer == "" && ev.Cause.Version != 0 {
+		if c := d.res[keyOf(ev.Cause)]; c != nil {
+			writer = c.writerOf(ev.Cause.Version)
+		}
+	}
+	key := keyOf(ev.Resource)
+	s := d.res[key]
+	if s == nil {
+		s = &resStat{key: key}
+		d.res[key] = s
+	}
+	if s.window != d.window {
+		s.window, s.hot, s.counts = d.window, false, s.counts[:0]
+	}
+	s.lastSeen = d.window
+	if ev.Resource.Version != 0 {
+		s.recent[s.next].version, s.recent[s.next].writer = ev.Resource.Version, ev.Controller
+		s.next = (s.next + 1) % recentCommits
+	}
+	if s.add(writer, ev.Controller, d.threshold) && !s.hot {
+		s.hot = true
+		d.hot = append(d.hot, s)
+	}
+	return out
+}
+
+// Tick closes the windows that ended by now and returns the loops they
+// flagged (Ended false) or ended (Ended true). The engine calls it when
+// time passes without events, so that a loop that stopped ends.
+func (d *Detector) Tick(now time.Time) []Finding {
+	if d.windowEnd.IsZero() {
+		d.windowEnd = now.Truncate(d.cfg.Window).Add(d.cfg.Window)
+		return nil
+	}
+	var out []Finding
+	for !now.Before(d.windowEnd) {
+		out = append(out, d.closeWindow(d.windowEnd)...)
+		d.windowEnd = d.windowEnd.Add(d.cfg.Window)
+		if len(d.streaks) == 0 && len(d.active) == 0 && len(d.res) == 0 && !now.Before(d.windowEnd) {
+			// Nothing left to age: the windows up to now are empty.
+			d.windowEnd = now.Truncate(d.cfg.Window).Add(d.cfg.Window)
+		}
+	}
+	return out
+}
+
+// Active returns the flagged loops, sorted by their key.
+func (d *Detector) Active() []Finding {
+	out := make([]Finding, 0, len(d.active))
+	for _, f := range d.active {
+		out = append(out, *f)
+	}
+	sortFindings(out)
+	return out
+}
+
+// closeWindow evaluates the window that ends at end, resets the counts,
+// and returns the loops flagged or ended.
+func (d *Detector) closeWindow(end time.Time) []Finding {
+	loops := d.loops(end)
+	clear(d.hot)
+	d.hot = d.hot[:0]
+	for k, s := range d.res {
+		// Commits of the window before the one closing may still be the
+		// causes of the next window's.
+		if s.lastSeen+1 < d.window {
+			delete(d.res, k)
+		}
+	}
+	d.window++
+
+	var out []Finding
+	seen := make(map[string]bool, len(loops))
+	for _, l := range loops {
+		key := l.Key()
+		seen[key] = true
+		s := d.streaks[key]
+		if s == nil {
+			s = &streak{}
+			d.streaks[key] = s
+		}
+		s.windows++
+		s.loop = l
+		if f := d.active[key]; f != nil {
+			f.Last, f.Rate, f.Cycle = end, l.Rate, l.Cycle
+			continue
+		}
+		if s.windows >= d.cfg.Sustain {
+			f := l
+			f.Since, f.Last = end, end
+			d.active[key] = &f
+			out = append(out, f)
+		}
+	}
+	for key := range d.streaks {
+		if !seen[key] {
+			delete(d.streaks, key)
+		}
+	}
+	for key, f := range d.active {
+		if !seen[key] && end.Sub(f.Last) >= d.cfg.ClearAfter {
+			delete(d.active, key)
+			ended := *f
+			ended.Ended = true
+			out = append(out, ended)
+		}
+	}
+	sortFindings(out)
+	return out
+}

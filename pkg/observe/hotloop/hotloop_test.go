@@ -1,0 +1,309 @@
+package hotloop_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/resgraph/resgraph/pkg/observe/hotloop"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// stream builds a synthetic trace in virtual time, the way an engine
+// records it: a commit by a controller names the change that caused the
+// reconcile it was made in.
+type stream struct {
+	now      time.Time
+	versions map[string]uint64
+	events   []trace.Event
+}
+
+func newStream() *stream { return &stream{now: t0, versions: map[string]uint64{}} }
+
+func ref(typ, id string) trace.Ref { return trace.Ref{Namespace: "ns", Type: typ, ID: id} }
+
+// write records that writer ("" for a user: no commit event) committed a
+// new version of r in a reconcile caused by cause (zero: none), and
+// returns the version written, to be used as a cause.
+func (s *stream) write(writer string, r trace.Ref, cause trace.Ref) trace.Ref {
+	key := r.Type + "/" + r.ID
+	s.versions[key]++
+	r.Version = s.versions[key]
+	if writer != "" {
+		s.events = append(s.events, trace.Event{Time: s.now, Type: trace.Commit, Controller: writer, Op: "update", Resource: r, Cause: cause})
+	}
+	// The route to readers: ignored by the detector, as are other types.
+	s.events = append(s.events, trace.Event{Time: s.now, Type: trace.Route, Controller: "anyone", Resource: r})
+	return r
+}
+
+func (s *stream) advance(d time.Duration) { s.now = s.now.Add(d) }
+
+// run feeds every event and returns the reports with the time of the
+// event that produced them.
+type report struct {
+	at time.Time
+	f  hotloop.Finding
+}
+
+func run(d *hotloop.Detector, evs []trace.Event) []report {
+	var out []report
+	for i := range evs {
+		for _, f := range d.Observe(&evs[i]) {
+			out = append(out, report{evs[i].Time, f})
+		}
+	}
+	return out
+}
+
+// TestFlappingPairIsFlaggedWithin2s: A writes X because of B's change of
+// Y, B writes Y because of A's change of X, 20 times a second each, from
+// t0: flagged as one loop naming both controllers, both resources and the
+// cycle, within 2 s.
+func TestFlappingPairIsFlaggedWithin2s(t *testing.T) {
+	s := newStream()
+	s.advance(123 * time.Millisecond) // not aligned with a window
+	start := s.now
+	y := s.write("", ref("Y", "y"), trace.Ref{}) // a user starts it
+	for range 100 {                              // 5 s
+		x := s.write("A", ref("X", "x"), y)
+		s.advance(25 * time.Millisecond)
+		y = s.write("B", ref("Y", "y"), x)
+		s.advance(25 * time.Millisecond)
+	}
+	d := hotloop.New(hotloop.Config{})
+	reports := run(d, s.events)
+	require.Len(t, reports, 1, "flagged once, not per window")
+	r := reports[0]
+	assert.False(t, r.f.Ended)
+	assert.LessOrEqual(t, r.at.Sub(start), 2*time.Second, "flagged within 2 s")
+	assert.Equal(t, "A writes X(ns/x) → B writes Y(ns/y) → A", r.f.String())
+	assert.Equal(t, []string{"A", "B"}, r.f.Controllers())
+	assert.InDelta(t, 20, r.f.Rate, 2.01, "about 20 commits/s per step")
+	require.Len(t, d.Active(), 1)
+	assert.Equal(t, "A → B", d.Active()[0].Key())
+
+	// It stops: the loop ends once it has been absent for ClearAfter.
+	stopped := s.now
+	ended := d.Tick(stopped.Add(hotloop.DefaultClearAfter - time.Second))
+	assert.Empty(t, ended, "not yet")
+	ended = d.Tick(stopped.Add(hotloop.DefaultClearAfter + time.Second))
+	require.Len(t, ended, 1)
+	assert.True(t, ended[0].Ended)
+	assert.Equal(t, "A → B", ended[0].Key())
+	assert.Empty(t, d.Active())
+}
+
+func TestSelfLoopIsFlagged(t *testing.T) {
+	s := newStream()
+	x := s.write("", ref("X", "x"), trace.Ref{})
+	for range 60 {
+		x = s.write("C", ref("X", "x"), x)
+		s.advance(40 * time.Millisecond)
+	}
+	d := hotloop.New(hotloop.Config{})
+	reports := run(d, s.events)
+	require.Len(t, reports, 1)
+	assert.Equal(t, "C writes X(ns/x) → C", reports[0].f.String())
+}
+
+func TestThreeControllerCycle(t *testing.T) {
+	s := newStream()
+	x := s.write("", ref("X", "1"), trace.Ref{})
+	for range 100 {
+		y := s.write("B", ref("Y", "1"), x)
+		z := s.write("C", ref("Z", "1"), y)
+		x = s.write("A", ref("X", "1"), z)
+		s.advance(30 * time.Millisecond)
+	}
+	reports := run(hotloop.New(hotloop.Config{}), s.events)
+	require.Len(t, reports, 1)
+	assert.Equal(t, "A writes X(ns/1) → B writes Y(ns/1) → C writes Z(ns/1) → A", reports[0].f.String(), "starts with the smallest name")
+}
+
+// TestCauseWithTheWriterNeedsNoEarlierCommit: an engine that knows the
+// writer of a cause may set it; the detector need not have seen that
+// commit (it may be older than the window, or the ring lost it).
+func TestCauseWithTheWriterNeedsNoEarlierCommit(t *testing.T) {
+	var evs []trace.Event
+	now := t0
+	for i := range 100 {
+		v := uint64(i + 1)
+		evs = append(evs,
+			trace.Event{Time: now, Type: trace.Commit, Controller: "B", Resource: trace.Ref{Namespace: "ns", Type: "Y", ID: "y"},
+				Cause: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: v, Writer: "A"}},
+			trace.Event{Time: now, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x"},
+				Cause: trace.Ref{Namespace: "ns", Type: "Y", ID: "y", Version: v, Writer: "B"}})
+		now = now.Add(30 * time.Millisecond)
+	}
+	reports := run(hotloop.New(hotloop.Config{}), evs)
+	require.Len(t, reports, 1)
+	assert.Equal(t, "A → B", reports[0].f.Key())
+}
+
+// TestShortBurstIsNotSustained: a loop present in one window only (a
+// burst that settles) is not flagged.
+func TestShortBurstIsNotSustained(t *testing.T) {
+	s := newStream()
+	s.now = t0.Add(10 * time.Millisecond)
+	y := s.write("", ref("Y", "y"), trace.Ref{})
+	for range 10 { // 0.4 s at 25/s: one window at most
+		x := s.write("A", ref("X", "x"), y)
+		y = s.write("B", ref("Y", "y"), x)
+		s.advance(20 * time.Millisecond)
+	}
+	s.advance(10 * time.Second)
+	s.write("A", ref("Z", "z"), trace.Ref{})
+	assert.Empty(t, run(hotloop.New(hotloop.Config{}), s.events))
+}
+
+// TestSlowLoopIsBelowTheRate: a loop that goes round twice a second (a
+// carrier that flaps, a periodic resync) is not hot.
+func TestSlowLoopIsBelowTheRate(t *testing.T) {
+	s := newStream()
+	y := s.write("", ref("Y", "y"), trace.Ref{})
+	for range 40 {
+		x := s.write("A", ref("X", "x"), y)
+		s.advance(250 * time.Millisecond)
+		y = s.write("B", ref("Y", "y"), x)
+		s.advance(250 * time.Millisecond)
+	}
+	assert.Empty(t, run(hotloop.New(hotloop.Config{}), s.events))
+	// A lower rate threshold flags it.
+	reports := run(hotloop.New(hotloop.Config{MinRate: 1, Window: time.Second}), s.events)
+	require.Len(t, reports, 1)
+	assert.Equal(t, "A → B", reports[0].f.Key())
+}
+
+// TestG1LikeChainsAreNotFlagged feeds randomized chains like rule G1's: a
+// user changes inputs at random, fast, and transforms A→B→C→D propagate
+// each change, each adding a finalizer to each of its inputs once (a
+// write to its own input that wakes it again, for a reconcile that writes
+// nothing new). Nothing closes a cycle: no finding, whatever the seed.
+func TestG1LikeChainsAreNotFlagged(t *testing.T) {
+	chain := []string{"A", "B", "C", "D"}
+	types := []string{"TA", "TB", "TC", "TD", "TE"}
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			s := newStream()
+			finalized := map[string]bool{}
+			for range 3000 {
+				id := fmt.Sprint(rng.IntN(5)) // few IDs: each rewritten often
+				cause := s.write("", ref(types[0], id), trace.Ref{})
+				for i, c := range chain {
+					if key := c + id; !finalized[key] {
+						finalized[key] = true
+						s.write(c, ref(types[i], id), cause) // its finalizer on its input
+					}
+					cause = s.write(c, ref(types[i+1], id), cause)
+				}
+				s.advance(time.Duration(rng.IntN(4000)) * time.Microsecond) // ~500 changes/s
+			}
+			d := hotloop.New(hotloop.Config{})
+			assert.Empty(t, run(d, s.events))
+			assert.Empty(t, d.Active())
+		})
+	}
+}
+
+// TestStatusWriterIsNotALoop: C answers every external change of its
+// input X with a write of its own to X (a status), 50 times a second; its
+// own write wakes it again and it writes nothing then.
+func TestStatusWriterIsNotALoop(t *testing.T) {
+	s := newStream()
+	for range 250 {
+		x := s.write("", ref("X", "x"), trace.Ref{})
+		s.write("C", ref("X", "x"), x)
+		s.advance(20 * time.Millisecond)
+	}
+	assert.Empty(t, run(hotloop.New(hotloop.Config{}), s.events))
+}
+
+// TestMostlyOtherCausesIsNotALoop: A and B rewrite each other's inputs at
+// a high rate, but each writes its output mostly because of external
+// changes: no edge is "mostly", no loop.
+func TestMostlyOtherCausesIsNotALoop(t *testing.T) {
+	s := newStream()
+	var x, y trace.Ref
+	for i := range 500 {
+		ext := s.write("", ref("E", "e"), trace.Ref{})
+		if i%4 == 0 && !y.IsZero() {
+			x = s.write("A", ref("X", "x"), y)
+		} else {
+			x = s.write("A", ref("X", "x"), ext)
+		}
+		if i%4 == 0 {
+			y = s.write("B", ref("Y", "y"), x)
+		} else {
+			y = s.write("B", ref("Y", "y"), ext)
+		}
+		s.advance(10 * time.Millisecond)
+	}
+	assert.Empty(t, run(hotloop.New(hotloop.Config{}), s.events))
+}
+
+// TestFastMirrorIsNotALoop: an observer mirrors a fast external source into
+// a status that another controller turns into an address, which the
+// observer reads too (and writes nothing for): fast, but no cycle of
+// causes.
+func TestFastMirrorIsNotALoop(t *testing.T) {
+	s := newStream()
+	for range 1000 {
+		k := s.write("", ref("Kernel", "eth0"), trace.Ref{})
+		st := s.write("Observer", ref("Status", "eth0"), k)
+		s.write("Addr", ref("Address", "eth0"), st)
+		s.advance(5 * time.Millisecond)
+	}
+	assert.Empty(t, run(hotloop.New(hotloop.Config{}), s.events))
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c := hotloop.New(hotloop.Config{MinShare: 1}).Config()
+	assert.Equal(t, hotloop.Config{Window: hotloop.DefaultWindow, MinRate: hotloop.DefaultMinRate, MinShare: hotloop.DefaultMinShare,
+		Sustain: hotloop.DefaultSustain, ClearAfter: hotloop.DefaultClearAfter}, c)
+	custom := hotloop.Config{Window: time.Second, MinRate: 3, MinShare: 0.9, Sustain: 4, ClearAfter: time.Minute}
+	assert.Equal(t, custom, hotloop.New(custom).Config())
+}
+
+func TestLongQuietStretchIsCheap(t *testing.T) {
+	d := hotloop.New(hotloop.Config{})
+	e := trace.Event{Time: t0, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: 1}}
+	d.Observe(&e)
+	assert.Empty(t, d.Tick(t0.Add(1000*time.Hour)), "empty windows are skipped, not iterated")
+}
+
+// BenchmarkObserve is the detector's cost per event on a W3-like stream:
+// every resource committed once by each stage of a chain.
+func BenchmarkObserve(b *testing.B) {
+	s := newStream()
+	for i := range 10000 {
+		c := s.write("", ref("A", fmt.Sprint(i)), trace.Ref{})
+		c = s.write("TA", ref("B", fmt.Sprint(i)), c)
+		s.write("TB", ref("C", fmt.Sprint(i)), c)
+	}
+	var evs []trace.Event
+	for _, e := range s.events {
+		if e.Type == trace.Commit {
+			evs = append(evs, e)
+		}
+	}
+	d := hotloop.New(hotloop.Config{})
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		e := evs[i%len(evs)]
+		e.Time = t0.Add(time.Duration(i) * time.Microsecond)
+		d.Observe(&e)
+		i++
+	}
+}

@@ -1,0 +1,315 @@
+package trace_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/resgraph/resgraph/pkg/observe/trace"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+
+func ev(i int) *trace.Event {
+	return &trace.Event{Type: trace.Commit, Time: t0.Add(time.Duration(i)), Controller: "C", Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: uint64(i)}}
+}
+
+func seqs(evs []trace.Event) []uint64 {
+	out := []uint64{}
+	for _, e := range evs {
+		out = append(out, e.Seq)
+	}
+	return out
+}
+
+func TestRingKeepsTheNewestEventsInOrder(t *testing.T) {
+	r := trace.NewRing(4)
+	assert.Equal(t, 4, r.Size())
+	assert.Empty(t, r.Snapshot())
+	for i := 1; i <= 3; i++ {
+		assert.Equal(t, uint64(i), r.Add(ev(i)))
+	}
+	assert.Equal(t, []uint64{1, 2, 3}, seqs(r.Snapshot()))
+	for i := 4; i <= 10; i++ {
+		r.Add(ev(i))
+	}
+	snap := r.Snapshot()
+	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(snap))
+	assert.Equal(t, uint64(7), snap[0].Resource.Version, "the event is stored as given")
+	assert.Equal(t, uint64(10), r.Last())
+
+	evs, lost := r.Since(2, nil)
+	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(evs))
+	assert.Equal(t, uint64(4), lost, "3..6 were overwritten")
+	evs, lost = r.Since(8, nil)
+	assert.Equal(t, []uint64{9, 10}, seqs(evs))
+	assert.Zero(t, lost)
+	evs, lost = r.Since(10, nil)
+	assert.Empty(t, evs)
+	assert.Zero(t, lost)
+}
+
+func TestSizeZeroIsOff(t *testing.T) {
+	for _, size := range []int{0, -1} {
+		r := trace.NewRing(size)
+		assert.Nil(t, r)
+		assert.Zero(t, r.Add(ev(1)), "Add on a disabled trace does nothing")
+		assert.Empty(t, r.Snapshot())
+		assert.Zero(t, r.Size())
+		assert.Zero(t, r.Last())
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := r.Follow(false).Next(ctx, nil)
+		assert.ErrorIs(t, err, context.Canceled)
+	}
+}
+
+func TestAddDoesNotAllocate(t *testing.T) {
+	r := trace.NewRing(16)
+	e := ev(1)
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { r.Add(e) }))
+}
+
+// TestConcurrentWritersAndReaders runs writers that wrap the ring many
+// times while readers take snapshots: every snapshot is in increasing
+// sequence order without duplicates, and at the end the ring holds
+// exactly the newest events.
+func TestConcurrentWritersAndReaders(t *testing.T) {
+	r := trace.NewRing(64)
+	const writers, each = 4, 3000
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				r.Add(&trace.Event{Type: trace.Route, Controller: "w", Attempt: uint32(w), Causes: uint32(i)})
+			}
+		})
+	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				s := seqs(r.Snapshot())
+				for i := 1; i < len(s); i++ {
+					if s[i] <= s[i-1] {
+						t.Errorf("snapshot out of order: %v", s)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	s := seqs(r.Snapshot())
+	require.Len(t, s, 64)
+	assert.Equal(t, uint64(writers*each), s[63])
+	assert.Equal(t, uint64(writers*each-63), s[0])
+}
+
+func TestFollowerReadsEveryEventInOrder(t *testing.T) {
+	// The ring holds every event written, so the follower loses none
+	// however the goroutines are scheduled.
+	r := trace.NewRing(128)
+	r.Add(ev(1)) // before Follow: not followed
+	f := r.Follow(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	done := make(chan []trace.Event)
+	go func() {
+		var got, buf []trace.Event
+		for len(got) < 100 {
+			var err error
+			if buf, err = f.Next(ctx, buf[:0]); err != nil {
+				break
+			}
+			got = append(got, buf...)
+		}
+		done <- got
+	}()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 25 {
+				r.Add(ev(2 + w*25 + i))
+			}
+		})
+	}
+	wg.Wait()
+	got := <-done
+	want := make([]uint64, 0, 100)
+	for i := uint64(2); i <= 101; i++ {
+		want = append(want, i)
+	}
+	assert.Equal(t, want, seqs(got))
+}
+
+func TestFollowerIsToldWhatItLost(t *testing.T) {
+	r := trace.NewRing(4)
+	f := r.Follow(false)
+	for i := 1; i <= 10; i++ {
+		r.Add(ev(i))
+	}
+	evs, err := f.Next(context.Background(), nil)
+	require.NoError(t, err)
+	require.Len(t, evs, 5)
+	assert.Equal(t, trace.Lost, evs[0].Type)
+	assert.Equal(t, uint32(6), evs[0].Attempt, "events 1..6 were overwritten")
+	assert.Equal(t, uint64(6), evs[0].Seq)
+	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(evs[1:]))
+
+	fromOldest := r.Follow(true)
+	evs, err = fromOldest.Next(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, trace.Lost, evs[0].Type)
+	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(evs[1:]))
+}
+
+func TestFollowerWaitsForTheNextEventAndHonoursItsContext(t *testing.T) {
+	r := trace.NewRing(4)
+	f := r.Follow(false)
+	got := make(chan []trace.Event)
+	go func() {
+		evs, _ := f.Next(context.Background(), nil)
+		got <- evs
+	}()
+	r.Add(ev(1))
+	evs := <-got
+	require.Len(t, evs, 1)
+	assert.Equal(t, uint64(1), evs[0].Seq)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error)
+	go func() {
+		_, err := f.Next(ctx, nil)
+		errc <- err
+	}()
+	cancel()
+	assert.ErrorIs(t, <-errc, context.Canceled)
+}
+
+func TestJSONLinesRoundTrip(t *testing.T) {
+	evs := []trace.Event{
+		{Seq: 1, Time: t0, Type: trace.Commit, Controller: "A", Op: "update", Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}},
+		{Seq: 2, Time: t0, Type: trace.ReconcileStart, Controller: "B<", Op: "reconcile", Resource: trace.Ref{Namespace: "ns", Type: "U", ID: "x"},
+			Cause: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}, Causes: 3, Duration: time.Millisecond},
+		{Seq: 3, Time: t0, Type: trace.ReconcileEnd, Controller: "B<", Outcome: trace.OutcomeError, Error: "boom \"quoted\"\nline", Duration: 5 * time.Millisecond},
+		{Seq: 4, Time: t0, Type: trace.Backoff, Controller: "B<", Due: t0.Add(time.Second), Attempt: 2, Error: "boom"},
+		{Seq: 5, Type: trace.Lost, Attempt: 7},
+	}
+	var buf bytes.Buffer
+	require.NoError(t, trace.WriteJSONLines(&buf, evs))
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	require.Len(t, lines, len(evs))
+	assert.JSONEq(t, `{"seq":1,"time":"2025-03-04T05:06:07Z","type":"commit","controller":"A","op":"update","resource":{"namespace":"ns","type":"T","id":"x","version":2,"writer":"A"}}`, lines[0])
+	assert.Contains(t, lines[1], `"controller":"B<"`, "no HTML escaping in JSON lines")
+	assert.JSONEq(t, `{"seq":5,"type":"lost","attempt":7}`, lines[4], "zero fields are left out")
+	back, err := trace.ReadJSONLines(strings.NewReader(buf.String() + "\n"))
+	require.NoError(t, err)
+	assert.Equal(t, evs, back)
+
+	_, err = trace.ReadJSONLines(strings.NewReader(lines[0] + "\n{\"type\":\"nope\"}\n"))
+	assert.ErrorContains(t, err, "line 2")
+	assert.ErrorContains(t, err, `unknown event type "nope"`)
+	var e trace.Event
+	assert.Error(t, json.Unmarshal([]byte(`{"type":"commit","outcome":"meh"}`), &e))
+}
+
+func TestTypeAndOutcomeNames(t *testing.T) {
+	for typ := trace.Commit; typ <= trace.Lost; typ++ {
+		back, err := trace.ParseType(typ.String())
+		require.NoError(t, err)
+		assert.Equal(t, typ, back)
+	}
+	assert.Equal(t, "Type(99)", trace.Type(99).String())
+	for _, o := range trace.Outcomes {
+		back, err := trace.ParseOutcome(o.String())
+		require.NoError(t, err)
+		assert.Equal(t, o, back)
+	}
+	assert.Equal(t, "Outcome(9)", trace.Outcome(9).String())
+}
+
+func TestEventString(t *testing.T) {
+	e := trace.Event{Seq: 7, Time: t0, Type: trace.ReconcileStart, Controller: "B", Op: "reconcile",
+		Resource: trace.Ref{Namespace: "ns", Type: "U", ID: "x"},
+		Cause:    trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}, Causes: 2, Duration: time.Millisecond, Error: "a\nb"}
+	assert.Equal(t, `#7 05:06:07.000000 reconcileStart controller=B op=reconcile resource=U(ns/x) cause=T(ns/x)@2 by A causes=2 duration=1ms error="a\nb"`, e.String())
+}
+
+func TestFilter(t *testing.T) {
+	x := trace.Ref{Namespace: "ns", Type: "T", ID: "x"}
+	evs := []trace.Event{
+		{Seq: 1, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 3}},
+		{Seq: 2, Type: trace.ReconcileStart, Controller: "B", Resource: trace.Ref{Namespace: "ns", Type: "U", ID: "x"}, Cause: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 3}},
+		{Seq: 3, Type: trace.Commit, Controller: "B", Resource: trace.Ref{Namespace: "ns", Type: "U", ID: "x"}},
+	}
+	all := trace.Filter{}
+	assert.Equal(t, []uint64{1, 2, 3}, seqs(all.Select(evs)))
+	byRes := trace.Filter{Resource: x}
+	assert.Equal(t, []uint64{1, 2}, seqs(byRes.Select(evs)), "about x, or caused by a change of x")
+	byCtrl := trace.Filter{Controller: "B", Types: []trace.Type{trace.Commit}}
+	assert.Equal(t, []uint64{3}, seqs(byCtrl.Select(evs)))
+}
+
+// BenchmarkAdd is the cost of recording one event, from one goroutine and
+// from every P at once.
+func BenchmarkAdd(b *testing.B) {
+	e := &trace.Event{Type: trace.Route, Controller: "controller", Op: "updated", Time: t0,
+		Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "id-123", Version: 7, Writer: "w"}, Duration: time.Microsecond}
+	b.Run("serial", func(b *testing.B) {
+		r := trace.NewRing(trace.DefaultSize)
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Add(e)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		r := trace.NewRing(trace.DefaultSize)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				r.Add(e)
+			}
+		})
+	})
+	b.Run("followed", func(b *testing.B) {
+		r := trace.NewRing(trace.DefaultSize)
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			f := r.Follow(false)
+			var buf []trace.Event
+			for {
+				var err error
+				if buf, err = f.Next(ctx, buf[:0]); err != nil {
+					return
+				}
+			}
+		})
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Add(e)
+		}
+		cancel()
+		wg.Wait()
+	})
+}
