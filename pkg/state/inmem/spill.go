@@ -98,49 +98,48 @@ func (ks *kindStore) joinGenLocked() *spillGen {
 	return g
 }
 
-// drainLocked hands w everything folded since it joined the spill,
-// appended to dst in no particular order (the caller sorts by seq outside
-// the lock), and puts w back on the ring at its oldest record, which was
-// never folded.
-func (ks *kindStore) drainLocked(w *watcher, dst []coalesced) []coalesced {
+// drainLocked hands w everything folded since it joined the spill: the
+// entries of each generation from the one it joined to the newest, oldest
+// generation first, appended to dst in no other order, and reports whether
+// they come from more than one generation (a resource may then have one
+// entry per generation, which the caller combines, oldest first, with
+// combineEntries). It puts w back on the ring at its oldest record, which
+// was never folded.
+//
+// Only copying the entries is done under the lock; combining them and
+// sorting them by seq is the caller's, outside it. (The drain was 21% of
+// W1's CPU with 8 watchers, all of it under the kind's lock, most of it
+// combining generations in a map and growing dst by doublings; now 7% is
+// under the lock. With the in-place sortCoalesced: bytes allocated per
+// write 1.88 KiB → 1.24 KiB, process CPU time −7%, BenchmarkW1_CreateUpdate
+// watchers=8, 6 interleaved runs of 20 iterations each, busy machine.)
+func (ks *kindStore) drainLocked(w *watcher, dst []coalesced) ([]coalesced, bool) {
 	from := slices.Index(ks.spill, w.gen)
 	gens := ks.spill[from:]
-	if len(gens) == 1 {
-		for id, e := range gens[0].entries {
-			dst = append(dst, coalesced{spillEntry: e, id: id})
-		}
-	} else {
-		combined := make(map[resource.ID]spillEntry, len(gens[len(gens)-1].entries))
-		for _, g := range gens {
-			for id, e := range g.entries {
-				keep := true
-				if prev, ok := combined[id]; ok {
-					e, keep = combineEntries(prev, e)
-				}
-				if keep {
-					combined[id] = e
-				} else {
-					delete(combined, id)
-				}
-			}
-		}
-		for id, e := range combined {
+	n := 0
+	for _, g := range gens {
+		n += len(g.entries)
+	}
+	dst = slices.Grow(dst, n)
+	for _, g := range gens {
+		for id, e := range g.entries {
 			dst = append(dst, coalesced{spillEntry: e, id: id})
 		}
 	}
+	multi := len(gens) > 1
 	ks.releaseGenLocked(w.gen)
 	w.gen = nil
 	pos := ks.oldest(ks.head.Load())
 	w.pos.Store(pos)
 	ks.minPos = min(ks.minPos, pos)
-	return dst
+	return dst, multi
 }
 
 // sortCoalesced orders coalesced changes as the changes were applied
 // (ascending seq; seqs are distinct). When the seqs span a range not much
 // wider than their number, as after a catch-up, it places them by seq in
-// linear time; otherwise it sorts them. scratch is reused between calls
-// and returned.
+// linear time, in place; otherwise it sorts them. scratch is reused
+// between calls and returned.
 func sortCoalesced(cs []coalesced, scratch []int32) []int32 {
 	if len(cs) < 2 {
 		return scratch
@@ -150,23 +149,32 @@ func sortCoalesced(cs []coalesced, scratch []int32) []int32 {
 		lo, hi = min(lo, c.seq), max(hi, c.seq)
 	}
 	if span := hi - lo + 1; span <= uint64(4*len(cs)+4096) {
-		if uint64(cap(scratch)) < span {
-			scratch = make([]int32, span)
+		if need := int(span) + len(cs); cap(scratch) < need {
+			scratch = make([]int32, need)
 		}
-		slots := scratch[:span]
+		slots, ranks := scratch[:span], scratch[span:int(span)+len(cs)]
 		for i := range slots {
 			slots[i] = -1
 		}
 		for i, c := range cs {
 			slots[c.seq-lo] = int32(i)
 		}
-		sorted := make([]coalesced, 0, len(cs))
+		r := int32(0)
 		for _, i := range slots {
 			if i >= 0 {
-				sorted = append(sorted, cs[i])
+				ranks[i] = r
+				r++
 			}
 		}
-		copy(cs, sorted)
+		// Move each change to its rank, following the permutation's
+		// cycles: no copy of cs is allocated (that copy was a third of
+		// the bytes W1 allocated per write with 8 watchers).
+		for i := range cs {
+			for j := ranks[i]; j != int32(i); j = ranks[i] {
+				cs[i], cs[j] = cs[j], cs[i]
+				ranks[i], ranks[j] = ranks[j], j
+			}
+		}
 		return scratch
 	}
 	slices.SortFunc(cs, func(a, b coalesced) int {

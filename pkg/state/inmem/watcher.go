@@ -256,10 +256,7 @@ func (w *watcher) runKind() {
 		pos := w.pos.Load()
 		switch {
 		case pos == spilled:
-			ks.mu.Lock()
-			w.coal = ks.drainLocked(w, w.coal[:0])
-			ks.mu.Unlock()
-			if !w.deliverCoalesced(w.coal) || !w.flush() {
+			if !w.deliverCoalesced(w.drain()) || !w.flush() {
 				return
 			}
 		case pos <= ks.head.Load() && ks.worthFolding(ks.head.Load()-pos+1):
@@ -327,9 +324,9 @@ func (w *watcher) catchUp() bool {
 		pos := w.pos.Load()
 		if pos == spilled {
 			ks.mu.Lock()
-			w.coal = ks.drainLocked(w, w.coal[:0])
+			w.coal, _ = ks.drainLocked(w, w.coal[:0])
 			ks.mu.Unlock()
-			for _, c := range w.coal {
+			for _, c := range w.coal { // oldest generation first
 				w.foldLocal(c.id, c.spillEntry)
 			}
 			folded += max(len(w.coal), 1)
@@ -361,6 +358,33 @@ func (w *watcher) catchUp() bool {
 	}
 	clear(w.local)
 	return w.deliverCoalesced(cs)
+}
+
+// drain takes what the spill holds for w (which fell into it), combined
+// per resource, and puts w back on the ring.
+func (w *watcher) drain() []coalesced {
+	ks := w.ks
+	ks.mu.Lock()
+	cs, multi := ks.drainLocked(w, w.coal[:0])
+	ks.mu.Unlock()
+	w.coal = cs
+	if !multi {
+		return cs
+	}
+	if w.local == nil {
+		w.local = map[resource.ID]spillEntry{}
+	}
+	for _, c := range cs { // oldest generation first
+		w.foldLocal(c.id, c.spillEntry)
+	}
+	clear(cs)
+	cs = cs[:0]
+	for id, e := range w.local {
+		cs = append(cs, coalesced{spillEntry: e, id: id})
+	}
+	clear(w.local)
+	w.coal = cs
+	return cs
 }
 
 // foldLocal adds the coalesced change e of a newer span to the watcher's
