@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -327,4 +328,56 @@ func TestServeReturnsListenerErrors(t *testing.T) {
 	err = debughttp.Serve(context.Background(), ln, http.NotFoundHandler())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, net.ErrClosed)
+}
+
+// TestLivePageServesItsOwnAssets checks the live graph page: the page and
+// its script and style come from the handler (nothing external), and its
+// JSON document has the graph, a state per controller and a counter per
+// input edge.
+func TestLivePageServesItsOwnAssets(t *testing.T) {
+	_, base := engine(t)
+	_, body := get(t, base+"/debug/")
+	assert.Contains(t, body, `href="/debug/graph/live"`)
+	assert.Contains(t, body, `href="/debug/graph/live?format=json"`)
+
+	resp, body := get(t, base+"/debug/graph/live")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+	assert.Contains(t, body, `<script src="live/live.js"></script>`)
+	assert.NotRegexp(t, `(src|href)="(https?:)?//`, body, "no external resource")
+	for asset, ct := range map[string]string{"live.js": "text/javascript; charset=utf-8", "live.css": "text/css; charset=utf-8"} {
+		resp, body := get(t, base+"/debug/graph/live/"+asset)
+		assert.Equal(t, http.StatusOK, resp.StatusCode, asset)
+		assert.Equal(t, ct, resp.Header.Get("Content-Type"), asset)
+		// Only the SVG namespace name looks like a URL; nothing is loaded
+		// from another origin.
+		external := regexp.MustCompile(`(fetch\(|src=|href=|url\(|@import)\s*["'\x60]?(https?:)?//`)
+		assert.Empty(t, external.FindAllString(body, -1), asset)
+	}
+	resp, _ = get(t, base+"/debug/graph/live/nope.js")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+	resp, body = get(t, base+"/debug/graph/live?format=json")
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	var doc debughttp.LiveDocument
+	require.NoError(t, json.Unmarshal([]byte(body), &doc))
+	assert.Equal(t, t0, doc.Time)
+	require.Len(t, doc.Controllers, 2)
+	assert.Equal(t, "Failing<Q>", doc.Controllers[0].Name)
+	assert.Equal(t, debughttp.LiveBackoff, doc.Controllers[0].State, "its item waits out a backoff after an error")
+	assert.Equal(t, 1, doc.Controllers[0].QueueLen)
+	assert.Contains(t, doc.Controllers[0].LastError, "<script>")
+	assert.Equal(t, "Idle", doc.Controllers[1].Name)
+	assert.Equal(t, debughttp.LiveIdle, doc.Controllers[1].State)
+	require.Len(t, doc.Graph.Edges, 2)
+	require.Len(t, doc.Edges, 2, "one counter per graph edge")
+	for i, e := range doc.Edges {
+		require.NotNil(t, e.Events, "input edge %d is counted", i)
+		assert.Equal(t, uint64(1), *e.Events, "the one item created")
+	}
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &raw))
+	for _, k := range []string{"time", "graph", "controllers", "edges"} {
+		assert.Contains(t, raw, k)
+	}
 }

@@ -21,6 +21,12 @@
 //     ?seconds=N, default 1), /debug/pprof/cmdline and /debug/pprof/symbol
 //   - /debug/graph        the controller/resource graph: ?format=dot
 //     (default), mermaid or json
+//   - /debug/graph/live   the graph, live: per-controller state (running,
+//     idle, backing off, crashed, hot loop), queue depth, reconcile rate,
+//     last error, and per-edge event rates, refreshed every second without
+//     a page reload; clicking a node shows its explanation. The page, its
+//     script and its style are embedded in the handler (no external
+//     network); it polls ?format=json, a [LiveDocument]
 //   - /debug/controllers  every controller's state, counters and last
 //     error: an HTML page, or JSON with ?format=json or an Accept header
 //     that lists application/json first

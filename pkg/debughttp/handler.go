@@ -60,13 +60,23 @@ func New(rt *runtime.Runtime, opts ...Option) *Handler {
 			o(&c)
 		}
 	}
+	live := livePage{rt: rt, now: c.now}
 	builtin := []Page{
 		{Path: "/debug/controllers", Title: "controllers", Handler: controllersPage{rt: rt, now: c.now}},
 		{Path: "/debug/graph", Title: "graph", Handler: graphPage{rt: rt}},
-		{Path: "/debug/vars", Title: "expvar", Handler: expvar.Handler()},
-		{Path: "/debug/pprof/", Title: "pprof", Handler: pprofHandler{}},
+		{Path: "/debug/graph/live", Title: "live graph", Handler: live},
 	}
+	if obs, ok := any(rt).(observer); ok {
+		builtin = append(builtin,
+			Page{Path: "/debug/trace", Title: "trace", Handler: tracePage{obs: obs}},
+			Page{Path: "/debug/explain", Title: "explain", Handler: explainPage{obs: obs}})
+	}
+	builtin = append(builtin,
+		Page{Path: "/debug/vars", Title: "expvar", Handler: expvar.Handler()},
+		Page{Path: "/debug/pprof/", Title: "pprof", Handler: pprofHandler{}})
 	h := &Handler{mux: http.NewServeMux()}
+	// The live page's script and style, not listed in the index.
+	h.mux.Handle("GET /debug/graph/live/", live)
 	for _, p := range builtin {
 		if !hasPage(c.pages, p.Path) {
 			h.pages = append(h.pages, p)
@@ -121,6 +131,10 @@ func (h *Handler) serveIndex(w http.ResponseWriter, _ *http.Request) {
 		switch p.Path {
 		case "/debug/controllers":
 			e.Extra = []link{{"/debug/controllers?format=json", "JSON"}}
+		case "/debug/graph/live":
+			e.Extra = []link{{"/debug/graph/live?format=json", "JSON"}}
+		case "/debug/trace":
+			e.Extra = []link{{"/debug/trace?follow=1", "follow"}}
 		case "/debug/graph":
 			for _, f := range graphFormats[1:] {
 				e.Extra = append(e.Extra, link{"/debug/graph?format=" + f.name, f.name})

@@ -48,6 +48,17 @@ type JSONEdge struct {
 // document is built in memory and written with a single Write; the error is
 // the writer's.
 func JSON(w io.Writer, g *controller.DependencyGraph) error {
+	out, err := json.MarshalIndent(NewJSONGraph(g), "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(out, '\n'))
+	return err
+}
+
+// NewJSONGraph returns the document [JSON] writes for g, for embedding in
+// another document (the debug pages' live graph).
+func NewJSONGraph(g *controller.DependencyGraph) JSONGraph {
 	m := newModel(g)
 	doc := JSONGraph{
 		Version: JSONVersion,
@@ -71,10 +82,5 @@ func JSON(w io.Writer, g *controller.DependencyGraph) error {
 			Label:      e.label,
 		})
 	}
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(out, '\n'))
-	return err
+	return doc
 }

@@ -1,0 +1,162 @@
+package debughttp
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/graph"
+	"github.com/resgraph/resgraph/pkg/runtime"
+)
+
+// liveAssets are the live graph page and its script and style: the page
+// needs nothing but what the handler serves.
+//
+//go:embed live/index.html live/live.js live/live.css
+var liveAssets embed.FS
+
+// Live controller states, as [LiveController.State] reports them.
+const (
+	LiveRunning  = "running"  // a reconcile is running or due
+	LiveIdle     = "idle"     // nothing due, nothing in flight
+	LiveBackoff  = "backoff"  // items wait out a retry backoff
+	LiveCrashed  = "crashed"  // Run crashed; it restarts after its backoff
+	LiveHotLoop  = "hotLoop"  // part of a flagged hot loop
+	LiveStarting = "starting" // not started yet
+	LiveStopped  = "stopped"  // the engine stopped
+)
+
+// LiveDocument is the JSON document of /debug/graph/live?format=json, which
+// the live page polls: the graph, every controller's state and counters,
+// and a counter per edge from which the page computes rates.
+type LiveDocument struct {
+	Time  time.Time       `json:"time"`
+	Graph graph.JSONGraph `json:"graph"`
+	// Controllers are sorted by name.
+	Controllers []LiveController `json:"controllers"`
+	// Edges are parallel to Graph.Edges.
+	Edges []LiveEdge `json:"edges"`
+}
+
+// LiveController is one controller's live state.
+type LiveController struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// State is one of the Live* states.
+	State string `json:"state"`
+	// Why is what the engine's activity report says it is doing.
+	Why         string    `json:"why,omitempty"`
+	Reconciles  uint64    `json:"reconciles"`
+	QueueLen    int       `json:"queueLen"`
+	InFlight    int       `json:"inFlight"`
+	LastError   string    `json:"lastError,omitempty"`
+	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
+}
+
+// LiveEdge is the counter of one graph edge: the changes of the input's
+// kind routed so far (for an input edge), or null when the engine does
+// not count the edge.
+type LiveEdge struct {
+	Events *uint64 `json:"events"`
+}
+
+// livePage serves /debug/graph/live (the page, or the document with
+// ?format=json) and its assets under /debug/graph/live/.
+type livePage struct {
+	rt  *runtime.Runtime
+	now func() time.Time
+}
+
+func (p livePage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if name, ok := strings.CutPrefix(r.URL.Path, "/debug/graph/live/"); ok {
+		p.serveAsset(w, r, name)
+		return
+	}
+	if !wantsJSON(r) {
+		p.serveAsset(w, r, "index.html")
+		return
+	}
+	doc := p.document(r.Context())
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(doc)
+}
+
+// serveAsset serves one embedded file.
+func (p livePage) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
+	b, err := fs.ReadFile(liveAssets, "live/"+name)
+	if err != nil || name == "" {
+		http.NotFound(w, r)
+		return
+	}
+	ct := "text/html; charset=utf-8"
+	switch {
+	case strings.HasSuffix(name, ".js"):
+		ct = "text/javascript; charset=utf-8"
+	case strings.HasSuffix(name, ".css"):
+		ct = "text/css; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	_, _ = w.Write(b)
+}
+
+// document builds the live document from the engine's graph, statuses,
+// activity and metrics.
+func (p livePage) document(ctx context.Context) LiveDocument {
+	doc := LiveDocument{Time: p.now(), Controllers: []LiveController{}, Edges: []LiveEdge{}}
+	g, err := p.rt.GetDependencyGraph()
+	if err == nil {
+		doc.Graph = graph.NewJSONGraph(g)
+	} else {
+		doc.Graph = graph.NewJSONGraph(nil)
+	}
+	m := p.rt.Metrics()
+	act := p.rt.Activity(ctx)
+	busy := make(map[string]runtime.ControllerActivity, len(act.Controllers))
+	for _, a := range act.Controllers {
+		busy[a.Name] = a
+	}
+	for _, s := range m.Controllers {
+		a := busy[s.Name]
+		doc.Controllers = append(doc.Controllers, LiveController{
+			Name: s.Name, Kind: s.Kind, State: liveState(s, a), Why: a.Why,
+			Reconciles: s.Reconciles, QueueLen: s.QueueLen, InFlight: s.InFlight,
+			LastError: s.LastError, LastErrorAt: s.LastErrorAt,
+		})
+	}
+	routed := make(map[string]uint64, len(m.Kinds))
+	for _, k := range m.Kinds {
+		routed[k.Namespace+"\x00"+k.Type] = k.EventsRouted
+	}
+	for _, e := range doc.Graph.Edges {
+		var le LiveEdge
+		if n, ok := routed[e.Namespace+"\x00"+e.Type]; ok && !strings.HasPrefix(e.EdgeType, "Output") {
+			le.Events = &n
+		}
+		doc.Edges = append(doc.Edges, le)
+	}
+	return doc
+}
+
+// liveState is the live state of a controller from its status and
+// activity.
+func liveState(s runtime.ControllerStatus, a runtime.ControllerActivity) string {
+	switch {
+	case s.State == runtime.StateStopped:
+		return LiveStopped
+	case s.State == runtime.StateStarting:
+		return LiveStarting
+	case s.State == runtime.StateBackoff:
+		return LiveCrashed
+	case a.Busy:
+		return LiveRunning
+	case a.Delayed > 0 && s.LastError != "":
+		return LiveBackoff
+	}
+	return LiveIdle
+}
