@@ -10,6 +10,9 @@ ETCD := pkg/state/etcd
 # bbolt); its tests include the crash test (child processes killed with
 # SIGKILL).
 BOLTDB := pkg/state/inmem/boltdb
+# The Prometheus exporter is a module of its own (it depends on
+# client_golang); its test scrapes a real HTTP listener.
+PROM := exporters/prometheus
 
 .PHONY: test bench lint fuzz cover tools
 
@@ -19,6 +22,7 @@ test:
 	$(GO) test -race -count=1 $(PKGS)
 	cd $(ETCD) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd $(BOLTDB) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd $(PROM) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## bench: every benchmark, -count $(BENCHCOUNT), with allocations (without
 ## inmem's mutation detector, which is on by default in test binaries)
@@ -35,6 +39,7 @@ lint:
 	staticcheck $(PKGS)
 	cd $(ETCD) && $(GO) vet ./... && staticcheck ./...
 	cd $(BOLTDB) && $(GO) vet ./... && staticcheck ./...
+	cd $(PROM) && $(GO) vet ./... && staticcheck ./...
 
 ## fuzz: a short, bounded run of every fuzz target
 fuzz:

@@ -1,0 +1,128 @@
+package prometheus
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/resgraph/resgraph/pkg/runtime"
+)
+
+// Source is what a [Collector] reads: a resgraph engine.
+type Source interface {
+	Metrics() runtime.Metrics
+}
+
+// Option configures a [Collector].
+type Option func(*config)
+
+type config struct {
+	namespace   string
+	constLabels prometheus.Labels
+}
+
+// WithNamespace sets the metric names' prefix ("resgraph" by default; ""
+// for none).
+func WithNamespace(ns string) Option { return func(c *config) { c.namespace = ns } }
+
+// WithConstLabels adds labels to every metric (e.g. to tell two engines of
+// one process apart).
+func WithConstLabels(l prometheus.Labels) Option {
+	return func(c *config) { c.constLabels = l }
+}
+
+// Collector is a prometheus.Collector over an engine's metrics; see the
+// package doc for what it reports. It is safe for concurrent scrapes.
+type Collector struct {
+	src Source
+
+	reconciles, crashes, restarts, wakeUps, requeues, busy *prometheus.Desc
+	queueLen, inFlight, state, lastError                   *prometheus.Desc
+	routed, relists                                        *prometheus.Desc
+}
+
+var _ prometheus.Collector = (*Collector)(nil)
+
+// NewCollector returns a collector of src's metrics.
+func NewCollector(src Source, opts ...Option) *Collector {
+	c := config{namespace: "resgraph"}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	ctrl := []string{"controller", "kind"}
+	kind := []string{"namespace", "type"}
+	d := func(sub, name, help string, labels []string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(c.namespace, sub, name), help, labels, c.constLabels)
+	}
+	return &Collector{
+		src:        src,
+		reconciles: d("controller", "reconciles_total", "Reconcile passes (Controller) or Reconcile and MapInput calls (QController).", ctrl),
+		crashes:    d("controller", "crashes_total", "Runs that failed or panicked (Controller), Reconcile or MapInput calls that panicked (QController).", ctrl),
+		restarts:   d("controller", "restarts_total", "Controller restarts after a crash.", ctrl),
+		wakeUps:    d("controller", "wakeups_total", "Wake-ups delivered (Controller) or items queued by routing (QController).", ctrl),
+		requeues:   d("controller", "requeues_total", "QController items requeued after a failure or a RequeueError.", ctrl),
+		busy:       d("controller", "busy_seconds_total", "Time spent reconciling; its rate is the busy fraction.", ctrl),
+		queueLen:   d("controller", "queue_length", "QController items waiting.", ctrl),
+		inFlight:   d("controller", "in_flight", "QController items being reconciled.", ctrl),
+		state:      d("controller", "state", "1 for the controller's current state (starting, running, backoff, stopped).", append(ctrl[:2:2], "state")),
+		lastError:  d("controller", "last_error_timestamp_seconds", "When the controller last failed.", ctrl),
+		routed:     d("kind", "events_routed_total", "Changes of the kind routed to controllers.", kind),
+		relists:    d("kind", "relists_total", "Re-lists of the kind after a failed watch.", kind),
+	}
+}
+
+// Register registers a collector of src's metrics with reg and returns it.
+func Register(reg prometheus.Registerer, src Source, opts ...Option) (*Collector, error) {
+	c := NewCollector(src, opts...)
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Describe sends the descriptors of every metric the collector reports.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.reconciles, c.crashes, c.restarts, c.wakeUps, c.requeues, c.busy,
+		c.queueLen, c.inFlight, c.state, c.lastError, c.routed, c.relists} {
+		ch <- d
+	}
+}
+
+// controllerStates are the values of the state label.
+var controllerStates = []string{runtime.StateStarting, runtime.StateRunning, runtime.StateBackoff, runtime.StateStopped}
+
+// Collect reads the engine's metrics and sends them.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	m := c.src.Metrics()
+	for _, s := range m.Controllers {
+		l := []string{s.Name, s.Kind}
+		counter := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
+		}
+		gauge := func(d *prometheus.Desc, v float64, extra ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(l, extra...)...)
+		}
+		counter(c.reconciles, float64(s.Reconciles))
+		counter(c.crashes, float64(s.Crashes))
+		counter(c.restarts, float64(s.Restarts))
+		counter(c.wakeUps, float64(s.WakeUps))
+		counter(c.requeues, float64(s.Requeues))
+		counter(c.busy, s.BusyTime.Seconds())
+		gauge(c.queueLen, float64(s.QueueLen))
+		gauge(c.inFlight, float64(s.InFlight))
+		for _, st := range controllerStates {
+			v := 0.0
+			if s.State == st {
+				v = 1
+			}
+			gauge(c.state, v, st)
+		}
+		if !s.LastErrorAt.IsZero() {
+			gauge(c.lastError, float64(s.LastErrorAt.UnixNano())/1e9)
+		}
+	}
+	for _, k := range m.Kinds {
+		ch <- prometheus.MustNewConstMetric(c.routed, prometheus.CounterValue, float64(k.EventsRouted), k.Namespace, k.Type)
+		ch <- prometheus.MustNewConstMetric(c.relists, prometheus.CounterValue, float64(k.Relists), k.Namespace, k.Type)
+	}
+}

@@ -1,0 +1,140 @@
+package prometheus_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+
+	resgraphprom "github.com/resgraph/resgraph/exporters/prometheus"
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type itemSpec struct{ N int }
+type itemDef struct{}
+
+func (itemDef) Definition() typed.Definition {
+	return typed.Definition{Type: "Items.test.resgraph.dev", DefaultNamespace: "default"}
+}
+
+type item = typed.Resource[itemSpec, itemDef]
+
+// failing is a QController whose items always fail.
+type failing struct{}
+
+func (failing) Name() string { return "Failing" }
+func (failing) Settings() controller.QSettings {
+	return controller.QSettings{Inputs: []controller.Input{controller.InputFor[*item](controller.InputQPrimary)}}
+}
+func (failing) Reconcile(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) error {
+	return errors.New("boom")
+}
+func (failing) MapInput(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) ([]resource.Pointer, error) {
+	return nil, nil
+}
+
+// serveMetrics serves reg on a loopback listener until the test ends and
+// returns the scrape URL.
+func serveMetrics(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Close())
+		assert.ErrorIs(t, <-done, http.ErrServerClosed)
+	})
+	return "http://" + ln.Addr().String() + "/metrics"
+}
+
+// TestScrapeOverHTTP registers the collector of a running engine (a
+// QController whose item failed and waits out an hour-long backoff) and
+// scrapes it over a real HTTP listener, as Prometheus would.
+func TestScrapeOverHTTP(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.WithQControllers(failing{}), runtimetest.WithLogger(zap.NewNop()),
+		runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Hour, time.Hour)))
+	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
+	e.Settle(t) // the item failed once and is delayed
+
+	reg := prometheus.NewRegistry()
+	_, err := resgraphprom.Register(reg, e.Runtime, resgraphprom.WithConstLabels(prometheus.Labels{"engine": "test"}))
+	require.NoError(t, err)
+	url := serveMetrics(t, reg)
+
+	expected := `
+# HELP resgraph_controller_state 1 for the controller's current state (starting, running, backoff, stopped).
+# TYPE resgraph_controller_state gauge
+resgraph_controller_state{controller="Failing",engine="test",kind="qcontroller",state="backoff"} 0
+resgraph_controller_state{controller="Failing",engine="test",kind="qcontroller",state="running"} 1
+resgraph_controller_state{controller="Failing",engine="test",kind="qcontroller",state="starting"} 0
+resgraph_controller_state{controller="Failing",engine="test",kind="qcontroller",state="stopped"} 0
+# HELP resgraph_kind_relists_total Re-lists of the kind after a failed watch.
+# TYPE resgraph_kind_relists_total counter
+resgraph_kind_relists_total{engine="test",namespace="default",type="Items.test.resgraph.dev"} 0
+`
+	require.NoError(t, testutil.ScrapeAndCompare(url, strings.NewReader(expected), "resgraph_controller_state", "resgraph_kind_relists_total"))
+
+	body := scrape(t, url)
+	for _, want := range []string{
+		`resgraph_controller_requeues_total{controller="Failing",engine="test",kind="qcontroller"} 1`,
+		`resgraph_controller_reconciles_total{controller="Failing",engine="test",kind="qcontroller"} 1`,
+		`resgraph_controller_busy_seconds_total{controller="Failing",engine="test",kind="qcontroller"}`,
+		`resgraph_controller_last_error_timestamp_seconds{controller="Failing",engine="test",kind="qcontroller"}`,
+		`resgraph_controller_queue_length{controller="Failing",engine="test",kind="qcontroller"} 1`,
+		`resgraph_kind_events_routed_total{engine="test",namespace="default",type="Items.test.resgraph.dev"} 1`,
+	} {
+		assert.Contains(t, body, want)
+	}
+	n, err := testutil.GatherAndCount(reg)
+	require.NoError(t, err)
+	assert.Equal(t, 15, n, "13 series for the controller (6 counters, 2 gauges, 4 states, the last error), 2 for the kind")
+	problems, err := testutil.GatherAndLint(reg)
+	require.NoError(t, err)
+	assert.Empty(t, problems, "metric names and help follow Prometheus' conventions")
+}
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestNamespaceAndDoubleRegistration(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.WithQControllers(failing{}), runtimetest.WithLogger(zap.NewNop()))
+	reg := prometheus.NewRegistry()
+	_, err := resgraphprom.Register(reg, e.Runtime, resgraphprom.WithNamespace("agent"))
+	require.NoError(t, err)
+	_, err = resgraphprom.Register(reg, e.Runtime, resgraphprom.WithNamespace("agent"))
+	assert.Error(t, err, "the same metrics twice are refused by the registry")
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		assert.True(t, strings.HasPrefix(mf.GetName(), "agent_"), mf.GetName())
+	}
+}
