@@ -2,11 +2,13 @@
 // reconciled": for a resource ([Resource]), who writes it, who reads it,
 // its last changes and the reconciles each caused, and what each
 // controller concerned is doing now; for a controller ([Controller]), the
-// same from its side. The engine builds them (runtime.Explain,
-// runtime.ExplainController); this package renders them as text
-// ([WriteText]), HTML ([WriteHTML]) and JSON (the types' JSON form:
-// lowerCamelCase, zero values left out), and extracts a resource's or a
-// controller's history from a trace ([Changes], [Reconciles]).
+// same from its side. The engine gathers what it knows ([Facts],
+// [ResourceFacts]) and [BuildResource] and [BuildController] derive the
+// explanations from them (runtime.Explain, runtime.ExplainController);
+// this package renders them as text ([WriteText]), HTML ([WriteHTML]) and
+// JSON (the types' JSON form: lowerCamelCase, zero values left out), and
+// extracts a resource's or a controller's history from a trace
+// ([Changes], [Reconciles]).
 package explain
 
 import (
