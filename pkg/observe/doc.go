@@ -5,6 +5,8 @@
 //
 //   - [github.com/resgraph/resgraph/pkg/observe/histogram]: fixed
 //     log-scale latency histograms, recorded lock-free;
+//   - [github.com/resgraph/resgraph/pkg/observe/busy]: saturation, the
+//     busy fraction of a controller or a pool of workers;
 //   - [github.com/resgraph/resgraph/pkg/observe/trace]: the causal trace —
 //     engine events in a bounded ring, their JSON-lines form, followers;
 //   - [github.com/resgraph/resgraph/pkg/observe/hotloop]: hot-loop and
