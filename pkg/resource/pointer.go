@@ -3,6 +3,8 @@ package resource
 import (
 	"errors"
 	"strings"
+
+	"github.com/resgraph/resgraph/internal/usercode"
 )
 
 // ID identifies a resource within its namespace and type.
@@ -35,44 +37,111 @@ type Pointer interface {
 	ID() ID
 }
 
-// kind is the comparable value type behind [NewKind].
-type kind struct {
+// KindKey is a kind as a comparable value: the one form in which resgraph
+// keys, sets and compares kinds. [NewKind] returns one (as a Kind) and
+// [KindKeyOf] turns any Kind, Pointer or *Metadata into one; two KindKeys
+// are == exactly when their namespaces and types are equal. The zero
+// KindKey names no kind.
+type KindKey struct {
 	ns  Namespace
 	typ Type
 }
 
-func (k kind) Namespace() Namespace { return k.ns }
-func (k kind) Type() Type           { return k.typ }
-func (k kind) String() string       { return k.typ + "(" + k.ns + ")" }
+// NewKindKey returns the KindKey of namespace ns and type typ.
+func NewKindKey(ns Namespace, typ Type) KindKey { return KindKey{ns: ns, typ: typ} }
 
-// pointer is the comparable value type behind [NewPointer].
-type pointer struct {
-	ns  Namespace
-	typ Type
-	id  ID
+// KindKeyOf returns the KindKey of any Kind, Pointer or *Metadata (the
+// kind a pointer is of).
+func KindKeyOf(k Kind) KindKey {
+	switch k := k.(type) {
+	case KindKey:
+		return k
+	case PointerKey:
+		return k.kind
+	case *Metadata:
+		ns, typ, _ := k.Identity()
+		return KindKey{ns: ns, typ: typ}
+	}
+	return KindKey{ns: k.Namespace(), typ: k.Type()}
 }
 
-func (p pointer) Namespace() Namespace { return p.ns }
-func (p pointer) Type() Type           { return p.typ }
-func (p pointer) ID() ID               { return p.id }
-func (p pointer) String() string       { return p.typ + "(" + p.ns + "/" + p.id + ")" }
+// Namespace returns the kind's namespace.
+func (k KindKey) Namespace() Namespace { return k.ns }
 
-// NewKind returns a Kind. Kinds built by NewKind are comparable values: two
-// kinds with the same namespace and type are == to each other.
-func NewKind(ns Namespace, typ Type) Kind { return kind{ns: ns, typ: typ} }
+// Type returns the kind's type.
+func (k KindKey) Type() Type { return k.typ }
 
-// NewPointer returns a Pointer. Pointers built by NewPointer are comparable
-// values: two pointers with the same namespace, type and ID are ==.
-func NewPointer(ns Namespace, typ Type, id ID) Pointer { return pointer{ns: ns, typ: typ, id: id} }
+// String formats the kind as "type(namespace)", as [KindString] does.
+func (k KindKey) String() string { return k.typ + "(" + k.ns + ")" }
 
-// KindOf returns the comparable Kind (as built by [NewKind]) of any Kind,
-// Pointer or Metadata.
-func KindOf(k Kind) Kind { return kind{ns: k.Namespace(), typ: k.Type()} }
+// Compare orders kinds by namespace, then type: -1, 0 or +1.
+func (k KindKey) Compare(o KindKey) int {
+	if c := strings.Compare(k.ns, o.ns); c != 0 {
+		return c
+	}
+	return strings.Compare(k.typ, o.typ)
+}
 
-// PointerOf returns the comparable Pointer (as built by [NewPointer]) naming
-// the same resource as p, which may be any Pointer implementation (a
-// *Metadata, for example).
-func PointerOf(p Pointer) Pointer { return pointer{ns: p.Namespace(), typ: p.Type(), id: p.ID()} }
+// PointerKey is a pointer as a comparable value: the one form in which
+// resgraph keys and compares resources. [NewPointer] returns one (as a
+// Pointer) and [PointerKeyOf] turns any Pointer (a *Metadata, for
+// example) into one; two PointerKeys are == exactly when their namespaces,
+// types and IDs are equal.
+type PointerKey struct {
+	kind KindKey
+	id   ID
+}
+
+// NewPointerKey returns the PointerKey of the resource ns/typ/id.
+func NewPointerKey(ns Namespace, typ Type, id ID) PointerKey {
+	return PointerKey{kind: KindKey{ns: ns, typ: typ}, id: id}
+}
+
+// PointerKeyOf returns the PointerKey naming the same resource as p.
+func PointerKeyOf(p Pointer) PointerKey {
+	switch p := p.(type) {
+	case PointerKey:
+		return p
+	case *Metadata:
+		ns, typ, id := p.Identity()
+		return NewPointerKey(ns, typ, id)
+	}
+	return NewPointerKey(p.Namespace(), p.Type(), p.ID())
+}
+
+// Namespace returns the resource's namespace.
+func (p PointerKey) Namespace() Namespace { return p.kind.ns }
+
+// Type returns the resource's type.
+func (p PointerKey) Type() Type { return p.kind.typ }
+
+// ID returns the resource's ID.
+func (p PointerKey) ID() ID { return p.id }
+
+// Kind returns the kind the resource is of.
+func (p PointerKey) Kind() KindKey { return p.kind }
+
+// String formats the pointer as "type(namespace/id)", as [PointerString]
+// does.
+func (p PointerKey) String() string { return p.kind.typ + "(" + p.kind.ns + "/" + p.id + ")" }
+
+// NewKind returns a Kind: a [KindKey], so that kinds built by NewKind are
+// comparable values, == to each other when their namespaces and types are.
+func NewKind(ns Namespace, typ Type) Kind { return NewKindKey(ns, typ) }
+
+// NewPointer returns a Pointer: a [PointerKey], so that pointers built by
+// NewPointer are comparable values, == when their namespaces, types and
+// IDs are.
+func NewPointer(ns Namespace, typ Type, id ID) Pointer { return NewPointerKey(ns, typ, id) }
+
+// KindOf returns the comparable Kind (a [KindKey], as built by [NewKind])
+// of any Kind, Pointer or Metadata.
+func KindOf(k Kind) Kind { return KindKeyOf(k) }
+
+// PointerOf returns the comparable Pointer (a [PointerKey], as built by
+// [NewPointer]) naming the same resource as p, which may be any Pointer
+// implementation (a *Metadata, for example).
+func PointerOf(p Pointer) Pointer { return PointerKeyOf(p) }
 
 // PointerString formats a pointer as "type(namespace/id)".
 func PointerString(p Pointer) string {
@@ -94,12 +163,12 @@ type identityError struct{ msg string }
 func (e *identityError) Error() string { return e.msg }
 func (e *identityError) Unwrap() error { return ErrEmptyIdentity }
 
-// ValidateKind reports an error when k is nil or its namespace or type is
-// empty (rule R3): "nil kind", "kind T(): empty namespace", "kind (ns):
+// ValidateKind reports an error when k is nil (or holds a nil pointer) or
+// its namespace or type is empty (rule R3): "nil kind", "kind T(): empty namespace", "kind (ns):
 // empty type", "kind (): empty namespace and type". It wraps
 // [ErrEmptyIdentity].
 func ValidateKind(k Kind) error {
-	if k == nil || isNilPointer(k) {
+	if usercode.IsNil(k) {
 		return &identityError{msg: "nil kind"}
 	}
 	if empty := emptyParts(k.Namespace(), k.Type(), "(a kind has no ID)"); empty != "" {
@@ -108,11 +177,11 @@ func ValidateKind(k Kind) error {
 	return nil
 }
 
-// ValidatePointer reports an error when p is nil or its namespace, type or
-// ID is empty (rule R3): "nil pointer", "resource T(/id): empty namespace",
+// ValidatePointer reports an error when p is nil (or holds a nil pointer)
+// or its namespace, type or ID is empty (rule R3): "nil pointer", "resource T(/id): empty namespace",
 // "resource T(ns/): empty ID", and so on. It wraps [ErrEmptyIdentity].
 func ValidatePointer(p Pointer) error {
-	if p == nil || isNilPointer(p) {
+	if usercode.IsNil(p) {
 		return &identityError{msg: "nil pointer"}
 	}
 	if empty := emptyParts(p.Namespace(), p.Type(), p.ID()); empty != "" {
@@ -138,11 +207,4 @@ func emptyParts(ns, typ, id string) string {
 	default:
 		return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 	}
-}
-
-// isNilPointer reports whether k is a typed nil *Metadata, the one pointer
-// implementation of this package whose methods would panic on nil.
-func isNilPointer(k Kind) bool {
-	md, ok := k.(*Metadata)
-	return ok && md == nil
 }

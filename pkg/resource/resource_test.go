@@ -162,6 +162,7 @@ func TestR3_ValidatePointer(t *testing.T) {
 		"valid metadata":  {&md, true},
 		"nil":             {nil, false},
 		"nil metadata":    {nilMD, false},
+		"typed nil":       {(*otherPointer)(nil), false},
 		"empty namespace": {resource.NewPointer("", "T", "id"), false},
 		"empty type":      {resource.NewPointer("ns", "", "id"), false},
 		"empty ID":        {resource.NewPointer("ns", "T", ""), false},
@@ -202,6 +203,43 @@ func TestPointersAndKinds(t *testing.T) {
 	assert.Equal(t, "id", p.ID())
 }
 
+// otherPointer is a Pointer implemented outside the resource package.
+type otherPointer struct{ ns, typ, id string }
+
+func (p *otherPointer) Namespace() string { return p.ns }
+func (p *otherPointer) Type() string      { return p.typ }
+func (p *otherPointer) ID() string        { return p.id }
+
+// TestKindKeyAndPointerKey: the comparable keys are what NewKind and
+// NewPointer return, whatever implementation they are made from.
+func TestKindKeyAndPointerKey(t *testing.T) {
+	md := resource.NewMetadata("ns", "T", "id", resource.NewVersion(2))
+	other := &otherPointer{"ns", "T", "id"}
+	k := resource.NewKindKey("ns", "T")
+	for name, from := range map[string]resource.Kind{
+		"NewKind": resource.NewKind("ns", "T"), "KindKey": k, "NewPointer": resource.NewPointer("ns", "T", "x"),
+		"PointerKey": resource.NewPointerKey("ns", "T", "x"), "metadata": &md, "other": other,
+	} {
+		assert.Equal(t, k, resource.KindKeyOf(from), name)
+		assert.True(t, resource.KindOf(from) == resource.NewKind("ns", "T"), name)
+	}
+	p := resource.NewPointerKey("ns", "T", "id")
+	for name, from := range map[string]resource.Pointer{"NewPointer": resource.NewPointer("ns", "T", "id"), "metadata": &md, "other": other} {
+		assert.Equal(t, p, resource.PointerKeyOf(from), name)
+		assert.True(t, resource.PointerOf(from) == resource.Pointer(p), name)
+	}
+	assert.Equal(t, k, p.Kind())
+	assert.Equal(t, "T(ns)", k.String())
+	assert.Equal(t, "T(ns/id)", p.String())
+	assert.Equal(t, resource.KindString(k), k.String())
+	assert.Equal(t, resource.PointerString(p), p.String())
+	assert.Equal(t, 0, k.Compare(resource.NewKindKey("ns", "T")))
+	assert.Equal(t, -1, k.Compare(resource.NewKindKey("ns", "U")))
+	assert.Equal(t, 1, k.Compare(resource.NewKindKey("a", "Z")), "namespace first")
+	assert.NotEqual(t, k, resource.NewKindKey("ns", "U"))
+	assert.NotEqual(t, p, resource.NewPointerKey("ns", "T", "other"))
+}
+
 func TestMetadata(t *testing.T) {
 	md := resource.NewMetadata("ns", "T", "id", resource.NewVersion(2))
 	assert.Equal(t, "ns", md.Namespace())
@@ -221,6 +259,11 @@ func TestMetadata(t *testing.T) {
 	require.NoError(t, md.SetOwner(""))
 	require.NoError(t, md.SetOwner("b"), "after clearing")
 	assert.Equal(t, "b", md.Owner())
+	md.ReplaceOwner("c")
+	assert.Equal(t, "c", md.Owner(), "ReplaceOwner hands over without clearing first")
+	md.ReplaceOwner("")
+	assert.Equal(t, "", md.Owner())
+	require.NoError(t, md.SetOwner("b"))
 
 	md.SetPhase(resource.PhaseTearingDown)
 	md.Finalizers().Add("f1")

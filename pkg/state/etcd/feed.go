@@ -78,7 +78,7 @@ type tomb struct {
 type feed struct {
 	c      *core
 	kind   resource.Kind
-	key    kindKey
+	key    resource.KindKey
 	prefix string
 	cap    int
 
@@ -113,7 +113,7 @@ type feed struct {
 // acquire returns the running feed of a kind, starting it when needed,
 // once it has listed the kind. The caller releases it.
 func (c *core) acquire(ctx context.Context, ns resource.Namespace, typ resource.Type) (*feed, error) {
-	k := kindKey{ns, typ}
+	k := resource.NewKindKey(ns, typ)
 	c.mu.Lock()
 	f := c.feeds[k]
 	if f == nil {
@@ -163,7 +163,7 @@ func (c *core) release(f *feed) {
 // process wrote since): use it only as the expectation of a transaction.
 func (c *core) cached(ns resource.Namespace, typ resource.Type, id resource.ID) (res resource.Resource, mod int64, ok bool) {
 	c.mu.Lock()
-	f := c.feeds[kindKey{ns, typ}]
+	f := c.feeds[resource.NewKindKey(ns, typ)]
 	c.mu.Unlock()
 	if f == nil {
 		return nil, 0, false
@@ -186,7 +186,7 @@ func (c *core) cached(ns resource.Namespace, typ resource.Type, id resource.ID) 
 func (c *core) isShared(r resource.Resource) bool {
 	md := r.Metadata()
 	c.mu.Lock()
-	f := c.feeds[kindKey{md.Namespace(), md.Type()}]
+	f := c.feeds[resource.KindKeyOf(md)]
 	c.mu.Unlock()
 	if f == nil {
 		return false
@@ -285,7 +285,7 @@ func (f *feed) wakeLocked() {
 // silently, when ctx is done or the feed stops: the write itself is done.
 func (c *core) written(ctx context.Context, ns resource.Namespace, typ resource.Type, rev int64) {
 	c.mu.Lock()
-	f := c.feeds[kindKey{ns, typ}]
+	f := c.feeds[resource.NewKindKey(ns, typ)]
 	c.mu.Unlock()
 	if f == nil {
 		return

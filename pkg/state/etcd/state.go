@@ -43,19 +43,13 @@ type core struct {
 	mu sync.Mutex
 	// feeds are the running watches of the kinds with watchers. Guarded
 	// by mu.
-	feeds map[kindKey]*feed
+	feeds map[resource.KindKey]*feed
 	// lastStamp is the newest timestamp given to a write, so that
 	// timestamps of this state strictly increase. Guarded by mu.
 	lastStamp time.Time
 }
 
 var _ state.CoreState = (*core)(nil)
-
-// kindKey is the map key of a kind.
-type kindKey struct {
-	ns  resource.Namespace
-	typ resource.Type
-}
 
 func newCore(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opts ...Option) (*core, error) {
 	if cli == nil || reg == nil {
@@ -84,7 +78,7 @@ func newCore(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opt
 		log:        o.logger,
 		historyCap: o.historyCap,
 		clusterID:  resp.Header.GetClusterId(),
-		feeds:      map[kindKey]*feed{},
+		feeds:      map[resource.KindKey]*feed{},
 	}, nil
 }
 
