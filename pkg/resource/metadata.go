@@ -123,6 +123,11 @@ func (md *Metadata) SetOwner(owner Owner) error {
 	return nil
 }
 
+// ReplaceOwner sets the owner whatever it was. It is what a state does
+// when it stores a resource: the stored owner is the one the write names
+// (see SetOwner, which refuses to change hands, for everyone else).
+func (md *Metadata) ReplaceOwner(owner Owner) { md.owner = owner }
+
 // SetCreated sets the creation timestamp (its instant: see Created).
 func (md *Metadata) SetCreated(t time.Time) { md.createdSec, md.createdNsec = stampOf(t) }
 

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"reflect"
 	"sync/atomic"
 
 	"github.com/resgraph/resgraph/internal/opt"
@@ -44,40 +43,12 @@ func (a *rwAdapter) touch() {
 	}
 }
 
-// validPointer returns an invalid-class error for an unusable pointer.
-func validPointer(ptr resource.Pointer) error {
-	if err := resource.ValidatePointer(ptr); err != nil {
-		return state.NewInvalidError(nil, "%w", err)
-	}
-	return nil
-}
-
-// isNilValue reports whether v holds a nil pointer (or other nil-able
-// value), whose methods would typically panic.
-func isNilValue(v any) bool {
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
-		return rv.IsNil()
-	default:
-		return false
-	}
-}
-
-// validResource returns an invalid-class error for an unusable resource.
-func validResource(r resource.Resource) error {
-	if r == nil || isNilValue(r) || r.Metadata() == nil {
-		return state.NewInvalidError(nil, "nil resource")
-	}
-	return validPointer(r.Metadata())
-}
-
 // Get reads a declared input or an own output (rule C3), from the cache
 // when the kind is cached: a private copy, or with [state.WithReadOnlyGet]
 // the shared snapshot (rule S7).
 func (a *rwAdapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
 	defer a.touch()
-	if err := validPointer(ptr); err != nil {
+	if err := state.CheckPointer(ptr); err != nil {
 		return nil, err
 	}
 	if !a.access.Load().canRead(ptr) {
@@ -109,7 +80,7 @@ func (a *rwAdapter) List(ctx context.Context, kind resource.Kind, opts ...state.
 // ContextWithTeardown is the state's, for a readable resource.
 func (a *rwAdapter) ContextWithTeardown(ctx context.Context, ptr resource.Pointer) (context.Context, error) {
 	defer a.touch()
-	if err := validPointer(ptr); err != nil {
+	if err := state.CheckPointer(ptr); err != nil {
 		return nil, err
 	}
 	if !a.access.Load().canRead(ptr) {
@@ -129,10 +100,10 @@ func (a *rwAdapter) checkOutput(op string, ptr resource.Pointer) error {
 // Create creates a declared output owned by the controller (rule C4).
 func (a *rwAdapter) Create(ctx context.Context, r resource.Resource, opts ...controller.CreateOption) error {
 	defer a.touch()
-	if err := validResource(r); err != nil {
+	md, err := state.CheckResource(r)
+	if err != nil {
 		return err
 	}
-	md := r.Metadata()
 	if err := a.checkOutput("Create", md); err != nil {
 		return err
 	}
@@ -175,10 +146,10 @@ func (a *rwAdapter) createConflict(ctx context.Context, ptr resource.Pointer, ow
 // Update updates a declared output owned by the controller (rule C4).
 func (a *rwAdapter) Update(ctx context.Context, r resource.Resource) error {
 	defer a.touch()
-	if err := validResource(r); err != nil {
+	md, err := state.CheckResource(r)
+	if err != nil {
 		return err
 	}
-	md := r.Metadata()
 	if err := a.checkOutput("Update", md); err != nil {
 		return err
 	}
@@ -205,10 +176,10 @@ func (a *rwAdapter) ModifyWithResult(ctx context.Context, emptyResource resource
 
 func (a *rwAdapter) modify(ctx context.Context, op string, emptyResource resource.Resource, fn func(resource.Resource) error, opts []controller.ModifyOption) (resource.Resource, error) {
 	defer a.touch()
-	if err := validResource(emptyResource); err != nil {
+	md, err := state.CheckResource(emptyResource)
+	if err != nil {
 		return nil, err
 	}
-	md := emptyResource.Metadata()
 	if err := a.checkOutput(op, md); err != nil {
 		return nil, err
 	}
@@ -245,7 +216,7 @@ func (a *rwAdapter) deleteOwner(opts []controller.DeleteOption) string {
 // the owner of [controller.WithOwner]).
 func (a *rwAdapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...controller.DeleteOption) (bool, error) {
 	defer a.touch()
-	if err := validPointer(ptr); err != nil {
+	if err := state.CheckPointer(ptr); err != nil {
 		return false, err
 	}
 	if err := a.checkOutput("Teardown", ptr); err != nil {
@@ -263,7 +234,7 @@ func (a *rwAdapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...
 // owner of [controller.WithOwner]).
 func (a *rwAdapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...controller.DeleteOption) error {
 	defer a.touch()
-	if err := validPointer(ptr); err != nil {
+	if err := state.CheckPointer(ptr); err != nil {
 		return err
 	}
 	if err := a.checkOutput("Destroy", ptr); err != nil {
@@ -309,7 +280,7 @@ func (a *rwAdapter) RemoveFinalizer(ctx context.Context, ptr resource.Pointer, f
 // checkFinalizers allows finalizer changes on strong and primary inputs,
 // and on resources of an output type that the controller owns (rule C5).
 func (a *rwAdapter) checkFinalizers(ctx context.Context, op string, ptr resource.Pointer) error {
-	if err := validPointer(ptr); err != nil {
+	if err := state.CheckPointer(ptr); err != nil {
 		return err
 	}
 	acc := a.access.Load()

@@ -308,7 +308,7 @@ func (c *qcontrollerRunner) mapItem(ctx context.Context, k qkey) error {
 	keys := make([]qkey, 0, len(ptrs))
 	var bad []string
 	for _, p := range ptrs {
-		if p == nil || isNilValue(p) {
+		if usercode.IsNil(p) {
 			bad = append(bad, nilPointer)
 			c.logBadKind(k, dependency.Key{}, nilPointer) // the zero Key stands for nil
 			continue

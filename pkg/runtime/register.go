@@ -31,7 +31,7 @@ var errStopped = errors.New("runtime: Run has stopped; no controller can be regi
 // Validate's error. Nothing is registered then. After Run returned,
 // registration fails.
 func (r *Runtime) RegisterController(ctrl controller.Controller) error {
-	if ctrl == nil || isNilValue(ctrl) {
+	if usercode.IsNil(ctrl) {
 		return state.NewInvalidError(nil, "register controller: nil controller")
 	}
 	var (
@@ -104,7 +104,7 @@ func (r *Runtime) validate(what, name string, ctrl any) (err error) {
 	switch {
 	case verr == nil:
 		return nil
-	case isNilValue(verr):
+	case usercode.IsNil(verr):
 		return state.NewInvalidError(nil, "register %s %q: Validate returned a typed-nil %T", what, name, verr)
 	default:
 		// Formatting calls verr's Error method, still under the recovery.
@@ -121,7 +121,7 @@ func (r *Runtime) validate(what, name string, ctrl any) (err error) {
 // QController that implements [controller.Validator] is validated like a
 // Controller.
 func (r *Runtime) RegisterQController(ctrl controller.QController) error {
-	if ctrl == nil || isNilValue(ctrl) {
+	if usercode.IsNil(ctrl) {
 		return state.NewInvalidError(nil, "register qcontroller: nil controller")
 	}
 	var (

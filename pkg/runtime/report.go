@@ -1,8 +1,7 @@
 package runtime
 
 import (
-	"fmt"
-
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
 )
 
@@ -10,25 +9,11 @@ var _ controller.ErrorReporter = (*controllerAdapter)(nil)
 
 // ReportError records err, a failure the controller handles by itself, as
 // the controller's last error (controller.ErrorReporter). The error's text
-// is rendered here, outside any engine lock; a panic in its Error method
-// is recorded as such.
+// is rendered here, outside any engine lock, by usercode.ErrorText (a
+// typed-nil error or a panicking Error method is described as such).
 func (a *controllerAdapter) ReportError(err error) {
 	if err == nil {
 		return
 	}
-	a.runner.reportFailure(reportedText(err))
-}
-
-// reportedText is err's text; a typed-nil error or a panicking Error method
-// is described instead.
-func reportedText(err error) (text string) {
-	if isNilValue(err) {
-		return fmt.Sprintf("a typed-nil %T", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			text = fmt.Sprintf("an error of type %T whose Error method panicked: %v", err, p)
-		}
-	}()
-	return err.Error()
+	a.runner.reportFailure(usercode.ErrorText(err))
 }

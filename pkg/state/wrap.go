@@ -1,8 +1,7 @@
 package state
 
 import (
-	"reflect"
-
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -54,7 +53,7 @@ import (
 // WrapCore(nil) (or a core that is a nil pointer) returns a State whose
 // every method fails with an invalid-class error saying so.
 func WrapCore(core CoreState) State {
-	if core == nil || isNil(core) {
+	if usercode.IsNil(core) {
 		return &coreWrapper{CoreState: nilCore{}}
 	}
 	return &coreWrapper{CoreState: core}
@@ -73,42 +72,6 @@ type coreWrapper struct {
 func isVersionConflict(err error) bool {
 	return IsConflictError(err) && !IsOwnerConflictError(err) &&
 		!IsPhaseConflictError(err) && !IsPendingFinalizersError(err)
-}
-
-// validatePointer returns an invalid-input error when ptr is unusable.
-func validatePointer(ptr resource.Pointer) error {
-	if err := resource.ValidatePointer(ptr); err != nil {
-		if ptr == nil || isNil(ptr) {
-			return NewInvalidError(nil, "%w", err)
-		}
-		return NewInvalidError(resource.PointerOf(ptr), "%w", err)
-	}
-	return nil
-}
-
-// validateResource returns an invalid-input error when r is nil or its
-// identity is unusable.
-func validateResource(r resource.Resource) error {
-	if r == nil || isNil(r) {
-		return NewInvalidError(nil, "nil resource")
-	}
-	md := r.Metadata()
-	if md == nil {
-		return NewInvalidError(nil, "resource with nil metadata")
-	}
-	return validatePointer(md)
-}
-
-// isNil reports whether v is an interface holding a typed nil pointer (or
-// other nil-able value), whose methods would typically panic.
-func isNil(v any) bool {
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
-		return rv.IsNil()
-	default:
-		return false
-	}
 }
 
 // sameIdentity reports whether a and b name the same resource.

@@ -45,11 +45,7 @@ func applyUpdater(cur resource.Resource, fn func(resource.Resource) error) (reso
 	if !md.Version().Equal(curMD.Version()) {
 		return nil, NewInvalidError(resource.PointerOf(curMD), "updater changed the version from %s to %s", curMD.Version(), md.Version())
 	}
-	if md.Owner() != curMD.Owner() {
-		// Clearing first cannot fail; setting an owner on a cleared one neither.
-		_ = md.SetOwner("")
-		_ = md.SetOwner(curMD.Owner())
-	}
+	md.ReplaceOwner(curMD.Owner())
 	return upd, nil
 }
 
@@ -75,7 +71,7 @@ func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn 
 
 // UpdateWithConflicts implements [State.UpdateWithConflicts].
 func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Pointer, updater UpdaterFunc, opts ...UpdateOption) (resource.Resource, error) {
-	if err := validatePointer(ptr); err != nil {
+	if err := CheckPointer(ptr); err != nil {
 		return nil, err
 	}
 	if updater == nil {
@@ -106,7 +102,7 @@ func (w *coreWrapper) Modify(ctx context.Context, emptyResource resource.Resourc
 
 // ModifyWithResult implements [State.ModifyWithResult].
 func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) (resource.Resource, error) {
-	if err := validateResource(emptyResource); err != nil {
+	if _, err := CheckResource(emptyResource); err != nil {
 		return nil, err
 	}
 	ptr := resource.PointerOf(emptyResource.Metadata())
@@ -154,8 +150,7 @@ func (w *coreWrapper) createModified(ctx context.Context, emptyResource resource
 	}
 	// The state stores the owner from the options; keep the result in step.
 	md := r.Metadata()
-	_ = md.SetOwner("")
-	_ = md.SetOwner(o.Owner)
+	md.ReplaceOwner(o.Owner)
 	if err := w.Create(ctx, r, WithCreateOwner(o.Owner)); err != nil {
 		return nil, err
 	}

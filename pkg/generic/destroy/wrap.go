@@ -7,8 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -57,7 +57,7 @@ func declarations(what string, fn func()) (err error) {
 // error of the invalid class. The wrapped controller forwards Validate
 // (controller.Validator) to inner when inner implements it.
 func Wrap(inner controller.Controller, kinds ...resource.Kind) (controller.Controller, error) {
-	if inner == nil || xform.IsNil(inner) {
+	if usercode.IsNil(inner) {
 		return nil, state.NewInvalidError(nil, "destroy: Wrap: nil controller")
 	}
 	var (
@@ -172,7 +172,7 @@ func (p *proxyRuntime) EventCh() <-chan controller.ReconcileEvent { return p.eve
 // forwards Validate (controller.Validator) to inner when inner implements
 // it.
 func WrapQ(inner controller.QController, kinds ...resource.Kind) (controller.QController, error) {
-	if inner == nil || xform.IsNil(inner) {
+	if usercode.IsNil(inner) {
 		return nil, state.NewInvalidError(nil, "destroy: WrapQ: nil controller")
 	}
 	var (

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
@@ -217,7 +218,7 @@ func (c *QController[I, O]) mapInput(ctx context.Context, logger *zap.Logger, r 
 		return nil, err
 	}
 	for _, p := range ptrs {
-		if p == nil || xform.IsNil(p) || resource.KindOf(p) != c.inKind || p.ID() == "" {
+		if usercode.IsNil(p) || resource.KindOf(p) != c.inKind || p.ID() == "" {
 			return nil, state.NewInvalidError(nil, "%s returned %v, not a pointer of the input kind %s",
 				mapperName, p, resource.KindString(c.inKind))
 		}

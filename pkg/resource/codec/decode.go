@@ -144,7 +144,7 @@ func decodeMeta(s string) (resource.Metadata, error) {
 	}
 	md := resource.NewMetadata(ids[0], ids[1], ids[2], resource.NewVersion(ver))
 	md.SetPhase(resource.Phase(phase))
-	_ = md.SetOwner(ids[3]) // the owner of new metadata is empty: never fails
+	md.ReplaceOwner(ids[3])
 	for _, set := range []func(time.Time){md.SetCreated, md.SetUpdated} {
 		t, err := r.time()
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -46,7 +47,7 @@ func (reg *Registry) Encode(r resource.Resource) ([]byte, error) {
 // slice; on error it returns dst unchanged (its spare capacity may have
 // been written).
 func (reg *Registry) AppendEncode(dst []byte, r resource.Resource) ([]byte, error) {
-	if r == nil || isNil(r) || r.Metadata() == nil {
+	if usercode.IsNil(r) || r.Metadata() == nil {
 		return dst, &EncodeError{Resource: "<nil>", Err: errFormat("nil resource or metadata")}
 	}
 	return reg.AppendEncodeWithMetadata(dst, r, r.Metadata())
@@ -57,7 +58,7 @@ func (reg *Registry) AppendEncode(dst []byte, r resource.Resource) ([]byte, erro
 // metadata it sets itself (version, owner, timestamps) without changing
 // r. md must name the same resource as r's metadata.
 func (reg *Registry) AppendEncodeWithMetadata(dst []byte, r resource.Resource, md *resource.Metadata) ([]byte, error) {
-	if r == nil || isNil(r) || r.Metadata() == nil || md == nil {
+	if usercode.IsNil(r) || r.Metadata() == nil || md == nil {
 		return dst, &EncodeError{Resource: "<nil>", Err: errFormat("nil resource or metadata")}
 	}
 	if err := resource.ValidatePointer(md); err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
@@ -182,7 +183,7 @@ func construct(newResource func(resource.Metadata) resource.Resource, md resourc
 		}
 	}()
 	r = newResource(md)
-	if r == nil || isNil(r) {
+	if usercode.IsNil(r) {
 		return nil, fmt.Errorf("constructor returned no resource")
 	}
 	got := r.Metadata()
@@ -195,18 +196,6 @@ func construct(newResource func(resource.Metadata) resource.Resource, md resourc
 	}
 	*got = md
 	return r, nil
-}
-
-// isNil reports whether v holds a typed nil pointer, map, slice, func,
-// channel or interface.
-func isNil(v any) bool {
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
-		return rv.IsNil()
-	default:
-		return false
-	}
 }
 
 // encodeOwnResource encodes the spec of a resource that implements

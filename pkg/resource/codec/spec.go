@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+
+	"github.com/resgraph/resgraph/internal/usercode"
 )
 
 // SpecMarshaler is implemented by a spec (its value or its pointer) that
@@ -132,8 +134,8 @@ func pointerSpecCodec(probe interface{ Spec() any }) (ptrSpecCodec, error) {
 // check returns an error unless spec is a non-nil pointer of the
 // registered type.
 func (c ptrSpecCodec) check(spec any) error {
-	if reflect.TypeOf(spec) != c.ptrType || isNil(spec) {
-		return fmt.Errorf("Spec() returns %T (nil: %v), registered as a non-nil %s", spec, spec == nil || isNil(spec), c.ptrType)
+	if reflect.TypeOf(spec) != c.ptrType || usercode.IsNil(spec) {
+		return fmt.Errorf("Spec() returns %T (nil: %v), registered as a non-nil %s", spec, spec == nil || usercode.IsNil(spec), c.ptrType)
 	}
 	return nil
 }

@@ -27,10 +27,10 @@ func (c *core) decode(kv *mvccpb.KeyValue) (resource.Resource, error) {
 // Get implements [state.CoreState]: a linearizable read of the resource.
 // The resource is decoded for this call: the caller owns it.
 func (c *core) Get(ctx context.Context, ptr resource.Pointer, _ ...state.GetOption) (resource.Resource, error) {
-	p, err := checkPointer(ptr)
-	if err != nil {
+	if err := state.CheckPointer(ptr); err != nil {
 		return nil, err
 	}
+	p := resource.PointerKeyOf(ptr)
 	resp, err := c.cli.Get(ctx, c.key(p.Namespace(), p.Type(), p.ID()))
 	if err != nil {
 		return nil, fmt.Errorf("etcd state: get %s: %w", resource.PointerString(p), err)
@@ -45,7 +45,7 @@ func (c *core) Get(ctx context.Context, ptr resource.Pointer, _ ...state.GetOpti
 // sorted by ID. A value that does not decode is left out and logged with
 // its key, so that one bad value does not hide the others.
 func (c *core) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
-	if err := checkKind(kind); err != nil {
+	if err := state.CheckKind(kind); err != nil {
 		return resource.List{}, err
 	}
 	var o state.ListOptions
@@ -111,7 +111,7 @@ func (c *core) Create(ctx context.Context, r resource.Resource, opts ...state.Cr
 }
 
 func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.CreateOption) error {
-	md, err := checkResource(r)
+	md, err := state.CheckResource(r)
 	if err != nil {
 		return err
 	}
@@ -125,8 +125,7 @@ func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.Cr
 	smd := md.Copy()
 	smd.SetVersion(resource.VersionUndefined.Next())
 	smd.SetPhase(resource.PhaseRunning)
-	_ = smd.SetOwner("") // clearing never fails
-	_ = smd.SetOwner(o.Owner)
+	smd.ReplaceOwner(o.Owner)
 	smd.SetCreated(now)
 	smd.SetUpdated(now)
 	val, err := c.encode(r, &smd)
@@ -200,7 +199,7 @@ func (c *core) Update(ctx context.Context, r resource.Resource, opts ...state.Up
 }
 
 func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
-	md, err := checkResource(r)
+	md, err := state.CheckResource(r)
 	if err != nil {
 		return err
 	}
@@ -227,8 +226,7 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 		cmd := cur.res.Metadata()
 		smd := md.Copy()
 		smd.SetVersion(cmd.Version().Next())
-		_ = smd.SetOwner("") // clearing never fails
-		_ = smd.SetOwner(cmd.Owner())
+		smd.ReplaceOwner(cmd.Owner())
 		smd.SetCreated(cmd.Created())
 		smd.SetUpdated(c.stamp())
 		val, eerr := c.encode(r, &smd)
@@ -288,10 +286,10 @@ func (c *core) Destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 }
 
 func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
-	p, err := checkPointer(ptr)
-	if err != nil {
+	if err := state.CheckPointer(ptr); err != nil {
 		return err
 	}
+	p := resource.PointerKeyOf(ptr)
 	var o state.DestroyOptions
 	for _, opt := range opts {
 		if opt != nil { // a nil option is no option

@@ -10,10 +10,10 @@ import (
 // Watch implements [state.CoreState]: the current state of the resource
 // (rule S8) or the replayed changes (S11), then its changes.
 func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.Event, opts ...state.WatchOption) error {
-	p, err := checkPointer(ptr)
-	if err != nil {
+	if err := state.CheckPointer(ptr); err != nil {
 		return err
 	}
+	p := resource.PointerKeyOf(ptr)
 	if ch == nil {
 		return state.NewInvalidError(p, "watch: nil channel")
 	}
@@ -31,6 +31,7 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 	}
 	var from position
 	if o.StartFromBookmark != nil {
+		var err error
 		if from, err = c.decodeBookmark(p, o.StartFromBookmark); err != nil {
 			return err
 		}
@@ -63,7 +64,7 @@ func (c *core) WatchKindAggregated(ctx context.Context, kind resource.Kind, ch c
 }
 
 func (c *core) watchKind(ctx context.Context, kind resource.Kind, ch chan<- state.Event, aggCh chan<- []state.Event, opts []state.WatchKindOption) error {
-	if err := checkKind(kind); err != nil {
+	if err := state.CheckKind(kind); err != nil {
 		return err
 	}
 	var o state.WatchKindOptions

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
@@ -33,7 +34,7 @@ type FuncError struct {
 	Err  error
 }
 
-func (e *FuncError) Error() string { return e.Func + ": " + ErrorText(e.Err) }
+func (e *FuncError) Error() string { return e.Func + ": " + usercode.ErrorText(e.Err) }
 
 func (e *FuncError) Unwrap() error { return e.Err }
 

@@ -2,8 +2,8 @@ package xform
 
 import (
 	"fmt"
-	"reflect"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
@@ -31,28 +31,13 @@ func KindOf(def typed.Definition) resource.Kind {
 	return resource.NewKind(def.DefaultNamespace, def.Type)
 }
 
-// IsNil reports whether v is nil or an interface holding a nil pointer (or
-// other nil-able value), whose methods would typically panic.
-func IsNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
-		return rv.IsNil()
-	default:
-		return false
-	}
-}
-
 // As converts r to T, or returns an invalid-class error saying what r is
 // (the caller names the resource).
 func As[T resource.Resource](r resource.Resource) (T, error) {
 	t, ok := r.(T)
 	if !ok {
 		var zero T
-		if r == nil || IsNil(r) {
+		if usercode.IsNil(r) {
 			return zero, state.NewInvalidError(nil, "nil resource, want %T", zero)
 		}
 		// The caller names the resource.
@@ -67,7 +52,7 @@ func As[T resource.Resource](r resource.Resource) (T, error) {
 // success the mapped resource's version is reset to undefined, so that it
 // can serve as the empty resource of a Modify.
 func CheckMapped(fn string, mapped resource.Resource, want resource.Kind) error {
-	if mapped == nil || IsNil(mapped) || mapped.Metadata() == nil {
+	if usercode.IsNil(mapped) || mapped.Metadata() == nil {
 		return state.NewInvalidError(nil, "%s returned a nil resource", fn)
 	}
 	md := mapped.Metadata()

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
@@ -33,25 +34,11 @@ func RetryLater(logger *zap.Logger, r any, what string, ptr resource.Pointer, er
 		logger.Debug(what+" requeued", fields...)
 		return
 	}
-	text := ErrorText(err)
+	text := usercode.ErrorText(err)
 	logger.Warn(what+" failed; retrying after backoff", append(fields, zap.Int("failures", failures), zap.String("error", text))...)
 	if rep, ok := r.(controller.ErrorReporter); ok {
 		rep.ReportError(Named(what, ptr, err))
 	}
-}
-
-// ErrorText returns err's text, or a description when err is a typed nil
-// or its Error method panics (user code).
-func ErrorText(err error) (text string) {
-	if IsNil(err) {
-		return fmt.Sprintf("a typed-nil %T", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			text = fmt.Sprintf("an error of type %T whose Error method panicked: %v", err, p)
-		}
-	}()
-	return err.Error()
 }
 
 // Named wraps err with what and the resource ptr, "what ptr: err", or only
@@ -59,7 +46,7 @@ func ErrorText(err error) (text string) {
 // resource once.
 func Named(what string, ptr resource.Pointer, err error) error {
 	name := resource.PointerString(ptr)
-	if strings.Contains(ErrorText(err), name) {
+	if strings.Contains(usercode.ErrorText(err), name) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return fmt.Errorf("%s %s: %w", what, name, err)
