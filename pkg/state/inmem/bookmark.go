@@ -22,7 +22,9 @@ const bookmarkChunk = 64
 // bookmarkAlloc hands out bookmarks for one watcher, carving them from
 // chunks so that a burst of events costs one allocation per bookmarkChunk
 // events. Each bookmark is capped at its own length, so appending to one
-// never writes into another. Used by the watcher's goroutine only.
+// never writes into another. Used by the watcher's goroutine, or by a
+// writer holding the kind's lock while that goroutine is parked (see
+// watcher.handOffLocked).
 type bookmarkAlloc struct {
 	chunk []byte
 }

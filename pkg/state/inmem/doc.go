@@ -114,7 +114,11 @@
 // No watch is ever cut off, a slow watcher never blocks writers or other
 // watchers, and it always receives the final state of every resource.
 // Watchers read the history without taking the kind's lock and never hold
-// it while sending; writers never wait for a watcher.
+// it while sending; writers never wait for a watcher. A write that finds
+// a kind watcher parked (caught up, its goroutine waiting) may hand it
+// the change itself, with a send into its channel that cannot block
+// (under the kind's lock), which saves the watcher's goroutine a wake-up
+// while the kind's writes are far apart.
 //
 // A kind watcher receives every change as its own event while it is less
 // than min(history capacity, 1024) changes behind the newest change of the

@@ -107,6 +107,10 @@ type kindStore struct {
 	// read the ring (math.MaxUint64 when there are none): no overwrite
 	// below it needs a look at the watchers. Guarded by mu.
 	minPos uint64
+	// lastWrite is the time of the newest write (UnixNano), writeGap a
+	// moving average of the time between writes (an exponential one
+	// with weight 1/8, in nanoseconds). Guarded by mu.
+	lastWrite, writeGap int64
 	// spill are the spill generations, oldest first (see spill.go).
 	// Guarded by mu.
 	spill []*spillGen
@@ -175,7 +179,14 @@ func (ks *kindStore) recordLocked(s uint64) *record {
 // copy of new (nil when the detector is off). It returns the group of
 // parked kind watchers to wake once mu is released (nil when none is
 // parked).
-func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resource, oldSize int64) *wakeGroup {
+//
+// at is the time of the write (UnixNano): while the kind's writes come
+// handOffGap apart or more on average, a write hands its change to the
+// parked watchers that can take it (see takeParkingLocked).
+func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resource, oldSize, at int64) *wakeGroup {
+	gap := min(max(at-ks.lastWrite, 0), int64(time.Second))
+	ks.lastWrite = at
+	ks.writeGap += (gap - ks.writeGap) / 8
 	head := ks.head.Load()
 	seq := head + 1
 	ks.det.changedLocked(id, seq, new, ref)
@@ -214,7 +225,7 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resourc
 			w.pushLocked(rec)
 		}
 	}
-	return ks.takeParkingLocked()
+	return ks.takeParkingLocked(rec, ks.writeGap >= int64(handOffGap))
 }
 
 // leaveLocked is called before the record of seq s (the oldest kept), in

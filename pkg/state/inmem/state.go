@@ -226,6 +226,7 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 		return err
 	}
 	now := c.clock.now()
+	at := now.UnixNano()
 	ver := resource.VersionUndefined.Next()
 	smd.SetVersion(ver)
 	smd.SetPhase(resource.PhaseRunning)
@@ -261,7 +262,7 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	ks.sorted = nil
 	ks.count.Add(1)
 	stampLike(ref, smd)
-	wake := ks.appendLocked(id, nil, stored, ref, 0)
+	wake := ks.appendLocked(id, nil, stored, ref, 0, at)
 	if err := ks.publishUnlock(wake, pend); err != nil {
 		return err
 	}
@@ -319,7 +320,7 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 	}
 	ks.items[id] = item{r: stored, size: size}
 	stampLike(ref, smd)
-	wake := ks.appendLocked(id, cur, stored, ref, curItem.size)
+	wake := ks.appendLocked(id, cur, stored, ref, curItem.size, now.UnixNano())
 	if err := ks.publishUnlock(wake, pend); err != nil {
 		return err
 	}
@@ -392,6 +393,7 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	if ks == nil {
 		return state.NewNotFoundError(resource.PointerOf(ptr), "not found")
 	}
+	at := c.clock.now().UnixNano()
 	ks.mu.Lock()
 	curItem := ks.items[id]
 	cur := curItem.r
@@ -414,7 +416,7 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	delete(ks.items, id)
 	ks.sorted = nil
 	ks.count.Add(-1)
-	wake := ks.appendLocked(id, cur, nil, nil, curItem.size)
+	wake := ks.appendLocked(id, cur, nil, nil, curItem.size, at)
 	return ks.publishUnlock(wake, pend)
 }
 

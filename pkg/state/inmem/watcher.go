@@ -45,6 +45,9 @@ type watcher struct {
 	// parked is set while a single-resource watcher's goroutine waits
 	// for wake (kind watchers park in a wakeGroup). Guarded by ks.mu.
 	parked bool
+	// group is the wake group a kind watcher parked in last. Written
+	// under ks.mu; read by the watcher's goroutine when it wakes.
+	group atomic.Pointer[wakeGroup]
 	// gen is the spill generation a lagging kind watcher joined (pos is
 	// then spilled); nil while it reads the ring. Guarded by ks.mu.
 	gen *spillGen
@@ -159,6 +162,38 @@ func (w *watcher) change(old, new resource.Resource, seq uint64) bool {
 	case sawOld:
 		return w.emit(state.Destroyed, old, old, seq, true)
 	}
+	return true
+}
+
+// handOffLocked delivers rec, the kind's newest change, to a parked kind
+// watcher from the writer, and reports whether it did: when rec is the
+// change the watcher reads next, the watcher has no queries and is not
+// aggregated, and its channel takes the event without blocking. Its
+// position then moves past rec, as if its goroutine had delivered it.
+// A parked watcher's goroutine has delivered everything it claimed and
+// sends nothing until it is woken, so the events stay in order; the
+// writer never waits (the send does not block). The caller holds ks.mu.
+func (w *watcher) handOffLocked(rec *record) bool {
+	if w.filtered || w.aggCh != nil || w.pos.Load() != rec.seq {
+		return false
+	}
+	if c := cap(w.ch); c > 0 && len(w.ch) == c {
+		return false
+	}
+	ev := state.Event{Type: state.Updated, Resource: rec.new, Old: rec.old}
+	switch {
+	case rec.old == nil:
+		ev.Type, ev.Old = state.Created, nil
+	case rec.new == nil:
+		ev.Type, ev.Resource = state.Destroyed, rec.old
+	}
+	ev.Bookmark = w.bm.make(w.ks, rec.seq)
+	select {
+	case w.ch <- ev:
+	default:
+		return false // the user's channel is shared or unbuffered
+	}
+	w.pos.Store(rec.seq + 1)
 	return true
 }
 
@@ -279,14 +314,17 @@ func (w *watcher) runKind() {
 				ks.mu.Unlock()
 				continue
 			}
-			g := ks.parkLocked(w)
+			ks.parkLocked(w)
 			ks.mu.Unlock()
 			select {
 			case <-w.wake:
-				g.propagate(wakeFanout)
+				// Signaled by a write that took the group w is in:
+				// writes that handed w their change moved it to the
+				// next group, but none of them signaled it.
+				w.group.Load().propagate(wakeFanout)
 			case <-w.ctx.Done():
 				ks.mu.Lock()
-				ks.unparkLocked(w, g)
+				ks.unparkLocked(w)
 				ks.mu.Unlock()
 				return
 			}
