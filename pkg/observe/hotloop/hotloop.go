@@ -6,7 +6,8 @@
 //
 // The detector reads [trace.Commit] events: controller C committed a
 // version of resource R in a reconcile caused by a change (the event's
-// Cause). The writer of that change is the Cause's Writer, or, when the
+// Cause). Commits without a version (finalizer changes, teardowns: they may
+// have changed nothing) are left out. The writer of that change is the Cause's Writer, or, when the
 // engine left it empty, the controller whose earlier Commit of that
 // version the detector saw. That gives trigger edges "W's change made C
 // write R". Time is cut into windows of [Config.Window]. In a window, an
@@ -234,12 +235,18 @@ func (d *Detector) Config() Config { return d.cfg }
 // Observe feeds one event and returns the loops flagged or ended by the
 // windows it closed (see [Detector.Tick]). Events must come in time order
 // (as a ring holds them); an event older than the current window counts
-// in it. Events of other types than Commit are ignored.
+// in it. Every event moves time on; only Commit events of a controller
+// with a known version are counted (a commit whose version the engine
+// does not know — a finalizer change, a teardown — may have changed
+// nothing, and is left out).
 func (d *Detector) Observe(ev *trace.Event) []Finding {
-	if ev.Type != trace.Commit || ev.Controller == "" {
-		return nil
+	var out []Finding
+	if !ev.Time.IsZero() {
+		out = d.Tick(ev.Time)
 	}
-	out := d.Tick(ev.Time)
+	if ev.Type != trace.Commit || ev.Controller == "" || ev.Resource.Version == 0 {
+		return out
+	}
 	writer := ev.Cause.Writer
 	if writer == "" && ev.Cause.Version != 0 {
 		if c := d.res[keyOf(ev.Cause)]; c != nil {
@@ -256,10 +263,8 @@ func (d *Detector) Observe(ev *trace.Event) []Finding {
 		s.window, s.hot, s.counts = d.window, false, s.counts[:0]
 	}
 	s.lastSeen = d.window
-	if ev.Resource.Version != 0 {
-		s.recent[s.next].version, s.recent[s.next].writer = ev.Resource.Version, ev.Controller
-		s.next = (s.next + 1) % recentCommits
-	}
+	s.recent[s.next].version, s.recent[s.next].writer = ev.Resource.Version, ev.Controller
+	s.next = (s.next + 1) % recentCommits
 	if s.add(writer, ev.Controller, d.threshold) && !s.hot {
 		s.hot = true
 		d.hot = append(d.hot, s)

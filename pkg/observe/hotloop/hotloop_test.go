@@ -139,9 +139,9 @@ func TestCauseWithTheWriterNeedsNoEarlierCommit(t *testing.T) {
 	for i := range 100 {
 		v := uint64(i + 1)
 		evs = append(evs,
-			trace.Event{Time: now, Type: trace.Commit, Controller: "B", Resource: trace.Ref{Namespace: "ns", Type: "Y", ID: "y"},
+			trace.Event{Time: now, Type: trace.Commit, Controller: "B", Resource: trace.Ref{Namespace: "ns", Type: "Y", ID: "y", Version: v},
 				Cause: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: v, Writer: "A"}},
-			trace.Event{Time: now, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x"},
+			trace.Event{Time: now, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: v},
 				Cause: trace.Ref{Namespace: "ns", Type: "Y", ID: "y", Version: v, Writer: "B"}})
 		now = now.Add(30 * time.Millisecond)
 	}
@@ -273,6 +273,27 @@ func TestConfigDefaults(t *testing.T) {
 		Sustain: hotloop.DefaultSustain, ClearAfter: hotloop.DefaultClearAfter}, c)
 	custom := hotloop.Config{Window: time.Second, MinRate: 3, MinShare: 0.9, Sustain: 4, ClearAfter: time.Minute}
 	assert.Equal(t, custom, hotloop.New(custom).Config())
+}
+
+// TestCommitsOfUnknownVersionAreLeftOut: finalizer changes and teardowns
+// (no version known) may have changed nothing; they never make a loop,
+// but they move time on.
+func TestCommitsOfUnknownVersionAreLeftOut(t *testing.T) {
+	var evs []trace.Event
+	now := t0
+	x := trace.Ref{Namespace: "ns", Type: "X", ID: "x", Writer: "C"}
+	for range 100 {
+		evs = append(evs, trace.Event{Time: now, Type: trace.Commit, Controller: "C", Op: "addFinalizer",
+			Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x"}, Cause: x})
+		now = now.Add(20 * time.Millisecond)
+	}
+	d := hotloop.New(hotloop.Config{})
+	assert.Empty(t, run(d, evs))
+	evs[99].Resource.Version = 1
+	assert.Empty(t, run(hotloop.New(hotloop.Config{}), evs[:99]))
+	// Time moves on with any event: a later route closes the windows.
+	late := trace.Event{Time: now.Add(time.Hour), Type: trace.Route}
+	assert.Empty(t, d.Observe(&late))
 }
 
 func TestLongQuietStretchIsCheap(t *testing.T) {
