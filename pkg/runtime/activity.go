@@ -1,19 +1,15 @@
 package runtime
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
 )
 
 // Activity is what an engine is doing at one instant: for every controller
@@ -147,7 +143,7 @@ func (r *Runtime) WaitIdle(ctx context.Context) (Activity, error) {
 // but waiting, or the wait means nothing. The Activity returned shows
 // every controller as it is.
 func (r *Runtime) WaitIdleExcept(ctx context.Context, names ...string) (Activity, error) {
-	ch, release := r.idleNotify.subscribe()
+	ch, release := r.idle.Subscribe()
 	defer release()
 	for {
 		before := r.kindActivity(ctx)
@@ -159,7 +155,7 @@ func (r *Runtime) WaitIdleExcept(ctx context.Context, names ...string) (Activity
 		}
 		select {
 		case <-ch:
-			ch = r.idleNotify.renew()
+			ch = r.idle.Renew()
 		case <-ctx.Done():
 			// Report what is busy now, not at the last notification.
 			return r.Activity(context.WithoutCancel(ctx)), ctx.Err()
@@ -181,166 +177,6 @@ func idleExcept(a Activity, names []string) bool {
 	return rest.Idle()
 }
 
-// activityNotifier wakes WaitIdle callers when something that may make the
-// engine idle happens (a Controller comes back to EventCh or stops a pass,
-// a QController item is done, a kind watch routed a batch). Without a
-// waiter a ping costs one atomic load.
-type activityNotifier struct {
-	waiters atomic.Int32
-	mu      sync.Mutex
-	// ch is closed by the next ping; protected by mu.
-	ch chan struct{}
-}
-
-// ping wakes the current waiters, if any.
-func (n *activityNotifier) ping() {
-	if n.waiters.Load() == 0 {
-		return
-	}
-	n.mu.Lock()
-	if n.ch != nil {
-		close(n.ch)
-		n.ch = nil
-	}
-	n.mu.Unlock()
-}
-
-// subscribe registers a waiter and returns the channel the next ping
-// closes, and the function that unregisters the waiter.
-func (n *activityNotifier) subscribe() (<-chan struct{}, func()) {
-	n.waiters.Add(1)
-	return n.renew(), func() { n.waiters.Add(-1) }
-}
-
-// renew returns the channel the next ping closes.
-func (n *activityNotifier) renew() <-chan struct{} {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch == nil {
-		n.ch = make(chan struct{})
-	}
-	return n.ch
-}
-
-// passTracker tells whether a Controller has work pending or in progress.
-//
-// Wake-ups: the subscriber counts the wake-ups sent (subscriber.wakes,
-// counted before the send), the forwarder those it took from the channel
-// (consumed) and, at each delivery, how many the delivered event covers
-// (covered). A wake-up sent and not covered by a delivered event is work
-// pending: wakes != covered.
-//
-// Passes: the forwarder counts the ReconcileEvents it delivered, EventCh
-// counts its calls. A Run loop calls EventCh once per wait, before it takes
-// an event: after the n-th delivery the controller is back at its wait once
-// it made more than n calls (calls are reset to the deliveries at every
-// (re)start, when the controller is not waiting yet).
-type passTracker struct {
-	// pending is set while the start event has not been taken.
-	pending   atomic.Bool
-	covered   atomic.Uint64
-	delivered atomic.Uint64
-	calls     atomic.Uint64
-	// consumed counts the wake-ups taken from the channel; written only
-	// by the goroutine that drains the channel (the run goroutine before
-	// it starts the forwarder, then the forwarder).
-	consumed uint64
-}
-
-// restart is called before a Run starts, with its start event pending.
-func (p *passTracker) restart() {
-	p.pending.Store(true)
-	p.calls.Store(p.delivered.Load())
-}
-
-// taken counts a delivered event; the forwarder calls it after the send.
-// The order of the stores matters: busy reads pending, then covered, then
-// delivered, so whoever sees the new covered (or pending cleared) also
-// sees the new delivered count, which puts the controller in its pass.
-func (p *passTracker) taken(rt *Runtime) {
-	p.delivered.Add(1)
-	p.covered.Store(p.consumed)
-	p.pending.Store(false)
-	rt.idleNotify.ping()
-}
-
-// eventCh counts a call of EventCh.
-func (p *passTracker) eventCh(rt *Runtime) {
-	p.calls.Add(1)
-	rt.idleNotify.ping()
-}
-
-// busy reports whether the controller has an event pending or is in a
-// pass, and why; wakes is the subscriber's wake-up count. The loads are
-// in the order taken relies on: pending, covered, then delivered.
-func (p *passTracker) busy(wakes uint64) (bool, string) {
-	pending := p.pending.Load()
-	covered := p.covered.Load()
-	calls := p.calls.Load()
-	delivered := p.delivered.Load()
-	var why []string
-	switch {
-	case pending:
-		why = append(why, "its start event is waiting to be taken")
-	case calls <= delivered:
-		why = append(why, "in a reconcile pass (took a ReconcileEvent and has not called EventCh since)")
-	}
-	if !pending && wakes != covered {
-		why = append(why, "woken: a ReconcileEvent is waiting to be taken")
-	}
-	return len(why) > 0, strings.Join(why, "; ")
-}
-
-// watchProgress is what a kind watch has routed, for [Runtime.Activity].
-// The watch goroutine updates it once per batch.
-type watchProgress struct {
-	mu sync.Mutex
-	// The fields below are protected by mu.
-	live     bool               // bootstrapped, and the watch is up
-	routing  bool               // a batch was received and is being routed
-	batches  uint64             // batches routed so far
-	bookmark state.Bookmark     // bookmark of the last event routed
-	ch       chan []state.Event // the current watch's channel
-}
-
-// received marks a batch received from ch.
-func (p *watchProgress) received() {
-	p.mu.Lock()
-	p.routing = true
-	p.mu.Unlock()
-}
-
-// routed marks the batch received last as routed; live tells whether the
-// watch has bootstrapped.
-func (p *watchProgress) routed(batch []state.Event, live bool) {
-	var bm state.Bookmark
-	for i := len(batch) - 1; i >= 0 && bm == nil; i-- {
-		bm = batch[i].Bookmark
-	}
-	p.mu.Lock()
-	p.routing = false
-	p.live = live
-	p.batches++
-	if bm != nil {
-		p.bookmark = bm
-	}
-	p.mu.Unlock()
-}
-
-// started records the channel of a new watch; down marks the watch as
-// failed (it is re-established with a re-list).
-func (p *watchProgress) started(ch chan []state.Event) {
-	p.mu.Lock()
-	p.ch = ch
-	p.mu.Unlock()
-}
-
-func (p *watchProgress) down() {
-	p.mu.Lock()
-	p.live, p.routing, p.ch = false, false, nil
-	p.mu.Unlock()
-}
-
 // kindActivities are the kinds' activity and, in the same order, how many
 // batches each has routed.
 type kindActivities struct {
@@ -350,51 +186,18 @@ type kindActivities struct {
 
 func (r *Runtime) kindActivity(ctx context.Context) kindActivities {
 	r.mu.Lock()
-	watchers := make([]*kindWatcher, 0, len(r.router.kinds))
-	for _, w := range r.router.kinds {
-		watchers = append(watchers, w)
-	}
 	running := r.phase == phaseRunning
 	r.mu.Unlock()
-	slices.SortFunc(watchers, func(a, b *kindWatcher) int {
-		return cmp.Or(cmp.Compare(a.key.Namespace, b.key.Namespace), cmp.Compare(a.key.Type, b.key.Type))
-	})
-
-	heads, _ := r.st.(state.KindHeadReporter)
-	out := kindActivities{list: make([]KindActivity, 0, len(watchers)), routed: make([]uint64, 0, len(watchers))}
-	for _, w := range watchers {
-		ka := KindActivity{Namespace: w.key.Namespace, Type: w.key.Type}
-		var head state.Bookmark
-		if heads != nil && running {
-			if h, err := heads.KindHead(ctx, w.kind); err == nil {
-				head, ka.Exact = h, true
-			}
-		}
-		p := &w.progress
-		p.mu.Lock()
-		switch {
-		case !running:
-			// A stopped (or not yet started) engine routes nothing.
-		case !p.live && p.batches == 0:
-			ka.Behind, ka.Why = true, "not bootstrapped yet"
-		case !p.live:
-			ka.Behind, ka.Why = true, "re-establishing the watch after a failure"
-		case p.routing:
-			ka.Behind, ka.Why = true, "routing a batch"
-		case len(p.ch) > 0:
-			ka.Behind, ka.Why = true, fmt.Sprintf("%d batches received, not yet routed", len(p.ch))
-		case ka.Exact && !bytes.Equal(head, p.bookmark):
-			ka.Behind, ka.Why = true, "the state has changes the watch has not delivered yet"
-		}
-		out.routed = append(out.routed, p.batches)
-		p.mu.Unlock()
-		out.list = append(out.list, ka)
+	kinds := r.router.Activity(ctx, running)
+	out := kindActivities{list: make([]KindActivity, 0, len(kinds)), routed: make([]uint64, 0, len(kinds))}
+	for _, k := range kinds {
+		out.list = append(out.list, KindActivity{
+			Namespace: k.Key.Namespace(), Type: k.Key.Type(), Behind: k.Behind, Exact: k.Exact, Why: k.Why,
+		})
+		out.routed = append(out.routed, k.Routed)
 	}
 	return out
 }
-
-// activitySample bounds the items a QController's activity names.
-const activitySample = 8
 
 func (r *Runtime) controllerActivity() []ControllerActivity {
 	r.mu.Lock()
@@ -405,74 +208,16 @@ func (r *Runtime) controllerActivity() []ControllerActivity {
 	r.mu.Unlock()
 	out := make([]ControllerActivity, 0, len(runners))
 	for _, rn := range runners {
-		out = append(out, activityOf(rn))
+		out = append(out, rn.activity())
 	}
 	slices.SortFunc(out, func(a, b ControllerActivity) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
-func activityOf(rn runner) ControllerActivity {
-	switch c := rn.(type) {
-	case *controllerRunner:
-		return c.activity()
-	case *qcontrollerRunner:
-		return c.activity()
+// newControllerActivity is a runner's activity as the public type says it.
+func newControllerActivity(name, kind string, a status.Activity) ControllerActivity {
+	return ControllerActivity{
+		Name: name, Kind: kind, Busy: a.Busy, Why: a.Why,
+		Due: a.Due, InFlight: a.InFlight, Delayed: a.Delayed, NextDue: a.NextDue,
 	}
-	panic(errors.New("runtime: unknown runner type"))
-}
-
-// activity reports the Controller's part of an Activity.
-func (c *controllerRunner) activity() ControllerActivity {
-	st := c.status()
-	a := ControllerActivity{Name: c.name, Kind: KindController}
-	switch st.State {
-	case StateStarting:
-		a.Busy, a.Why = true, "starting: waiting for its inputs' first bootstrap"
-	case StateBackoff:
-		a.Why, a.NextDue = "restarting after its backoff", st.BackoffUntil
-	case StateRunning:
-		a.Busy, a.Why = c.act.busy(c.sub.wakes.Load())
-	}
-	return a
-}
-
-// activity reports the QController's part of an Activity.
-func (c *qcontrollerRunner) activity() ControllerActivity {
-	a := ControllerActivity{Name: c.name, Kind: KindQController}
-	switch c.status().State {
-	case StateStopped:
-		return a
-	case StateStarting:
-		// Not running yet, or listing the inputs whose watch ran before
-		// it was registered: its queue is not filled yet.
-		a.Busy, a.Why = true, "starting: its queue is not filled yet"
-		return a
-	}
-	st := c.sub.queue.Stats(activitySample)
-	a.Due, a.InFlight, a.Delayed, a.NextDue = st.Due, st.InFlight, st.Delayed, st.NextDue
-	a.Busy = st.Due > 0 || st.InFlight > 0
-	var parts []string
-	if st.InFlight > 0 {
-		parts = append(parts, fmt.Sprintf("%d in flight (%s)", st.InFlight, itemList(st.Sample[:st.SampleInFlight], st.InFlight)))
-	}
-	if st.Due > 0 {
-		parts = append(parts, fmt.Sprintf("%d due (%s)", st.Due, itemList(st.Sample[st.SampleInFlight:], st.Due)))
-	}
-	if st.Delayed > 0 {
-		parts = append(parts, fmt.Sprintf("%d delayed, the next due at %s", st.Delayed, st.NextDue.Format(time.RFC3339Nano)))
-	}
-	a.Why = strings.Join(parts, "; ")
-	return a
-}
-
-// itemList formats sampled queue items, noting how many more there are.
-func itemList(items []qkey, total int) string {
-	s := make([]string, 0, len(items)+1)
-	for _, k := range items {
-		s = append(s, k.String())
-	}
-	if n := total - len(items); n > 0 {
-		s = append(s, fmt.Sprintf("and %d more", n))
-	}
-	return strings.Join(s, ", ")
 }

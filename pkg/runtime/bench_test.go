@@ -13,49 +13,9 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
-
-// BenchmarkRouteEvent measures routing one change of a kind to the
-// controllers interested in it, out of 200 registered: the snapshot lookup
-// and the delivery (a coalescing wake-up for Controllers, a queue add for
-// QControllers), not the state. It includes reading the events' metadata
-// once, as the watcher does for every batch.
-func BenchmarkRouteEvent(b *testing.B) {
-	for _, family := range []string{"controller", "qcontroller"} {
-		for _, interested := range []int{1, 10, 100} {
-			b.Run(fmt.Sprintf("%s/interested=%d", family, interested), func(b *testing.B) {
-				rt, err := New(inmem.NewState(), zap.NewNop())
-				require.NoError(b, err)
-				for i := range 200 {
-					typ := typeB
-					if i < interested {
-						typ = typeA
-					}
-					name := "c" + strconv.Itoa(i)
-					if family == "controller" {
-						require.NoError(b, rt.RegisterController(&funcController{name: name, inputs: []controller.Input{in(typ, controller.InputWeak)}}))
-					} else {
-						require.NoError(b, rt.RegisterQController(&funcQController{name: name, settings: primaryOf(typ)}))
-					}
-				}
-				w := newKindWatcher(rt, dependency.Key{Namespace: testNS, Type: typeA})
-				r := newPair(typeA, "x", 1)
-				events := []state.Event{{Type: state.Updated, Resource: r, Old: r}}
-				b.ReportAllocs()
-				for b.Loop() {
-					metas, err := w.metadataOf(events)
-					if err != nil {
-						b.Fatal(err)
-					}
-					w.route(events, metas, false)
-				}
-			})
-		}
-	}
-}
 
 // chainTypes is the W3/W4 chain A→B→C→D→E.
 var chainTypes = []resource.Type{typeA, typeB, typeC, typeD, typeE}

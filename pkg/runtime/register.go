@@ -8,7 +8,13 @@ import (
 
 	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/crunner"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/qrunner"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -31,49 +37,70 @@ var errStopped = errors.New("runtime: Run has stopped; no controller can be regi
 // Validate's error. Nothing is registered then. After Run returned,
 // registration fails.
 func (r *Runtime) RegisterController(ctrl controller.Controller) error {
-	if usercode.IsNil(ctrl) {
-		return state.NewInvalidError(nil, "register controller: nil controller")
-	}
 	var (
-		name            string
-		static, outputs = []controller.Input(nil), []controller.Output(nil)
+		name    string
+		static  []controller.Input
+		outputs []controller.Output
 	)
-	if err := r.declare("controller", func() {
+	if err := r.admit(dependency.FamilyController, ctrl, func() string {
 		name = ctrl.Name()
 		static = slices.Clone(ctrl.Inputs())
 		outputs = slices.Clone(ctrl.Outputs())
+		return name
 	}); err != nil {
 		return err
 	}
-	if err := r.validate("controller", name, ctrl); err != nil {
-		return err
-	}
-	c := newControllerRunner(r, ctrl, name, static, outputs)
-
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.phase == phaseStopped {
-		return errStopped
-	}
-	return r.addLocked(dependency.Record[*subscriber]{
-		Handle:  c.sub,
+	tel := r.newTelemetry()
+	wake := route.NewWake()
+	var c *crunner.Runner
+	c = crunner.New(crunner.Config{
+		Name:                  name,
+		Ctrl:                  ctrl,
+		Logger:                r.logger,
+		RestartBackoffInitial: r.opts.RestartBackoffInitial,
+		RestartBackoffMax:     r.opts.RestartBackoffMax,
+		Adapter:               adapter.New(r.st, r.caches, name, adapter.NewAccess(static, nil, outputs), tel, true),
+		Wake:                  wake,
+		Inputs:                func() []resource.KindKey { return r.inputKinds(name) },
+		Bootstrap:             r.router,
+		UpdateInputs:          func(inputs []controller.Input) error { return r.updateInputs(name, c, outputs, inputs) },
+		Telemetry:             tel,
+		Idle:                  &r.idle,
+	})
+	return r.register(dependency.Record[*route.Subscriber]{
+		Handle:  &route.Subscriber{Wake: wake, Telemetry: tel},
 		Name:    name,
 		Static:  static,
 		Outputs: outputs,
 		Family:  dependency.FamilyController,
-	}, c)
+	}, &controllerRunner{r: c, tel: tel, name: name})
+}
+
+// admit checks what a controller of family fam is before anything else of
+// its registration: not nil, its declaration methods (called by declare,
+// which returns the controller's name) do not panic, and its Validate (if
+// any) accepts it.
+func (r *Runtime) admit(fam dependency.Family, ctrl any, declare func() string) error {
+	if usercode.IsNil(ctrl) {
+		return state.NewInvalidError(nil, "register %s: nil controller", fam)
+	}
+	var name string
+	if err := r.declare(fam, func() { name = declare() }); err != nil {
+		return err
+	}
+	return r.validate(fam, name, ctrl)
 }
 
 // declare calls a controller's declaration methods (Name, Inputs,
 // Outputs, Settings). A panic in them is user code failing: it is logged
 // with its stack and refused as an invalid-class registration error, and
 // the engine goes on.
-func (r *Runtime) declare(what string, fn func()) (err error) {
+func (r *Runtime) declare(what dependency.Family, fn func()) (err error) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
 			msg := usercode.Sprint(p.Value)
-			engineLogger(r.logger).Error("controller declaration panicked", zap.String("register", what),
-				zap.String("panic", msg), stackField(p))
+			outcome.EngineLogger(r.logger).Error("controller declaration panicked", zap.Stringer("register", what),
+				zap.String("panic", msg), outcome.StackField(p))
 			err = state.NewInvalidError(nil, "register %s: its declaration panicked: %s", what, msg)
 		}
 	}()
@@ -87,7 +114,7 @@ func (r *Runtime) declare(what string, fn func()) (err error) {
 // naming the controller (Validate's error names the setting and is
 // wrapped). A typed-nil error (a nil pointer in a non-nil error, almost
 // always a bug) refuses the registration too, described as such.
-func (r *Runtime) validate(what, name string, ctrl any) (err error) {
+func (r *Runtime) validate(what dependency.Family, name string, ctrl any) (err error) {
 	v, ok := ctrl.(controller.Validator)
 	if !ok {
 		return nil
@@ -95,8 +122,8 @@ func (r *Runtime) validate(what, name string, ctrl any) (err error) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
 			msg := usercode.Sprint(p.Value)
-			engineLogger(r.logger).Error("controller Validate panicked", zap.String("register", what), zap.String("controller", name),
-				zap.String("panic", msg), stackField(p))
+			outcome.EngineLogger(r.logger).Error("controller Validate panicked", zap.Stringer("register", what), zap.String("controller", name),
+				zap.String("panic", msg), outcome.StackField(p))
 			err = state.NewInvalidError(nil, "register %s %q: Validate panicked: %s", what, name, msg)
 		}
 	}()
@@ -121,136 +148,121 @@ func (r *Runtime) validate(what, name string, ctrl any) (err error) {
 // QController that implements [controller.Validator] is validated like a
 // Controller.
 func (r *Runtime) RegisterQController(ctrl controller.QController) error {
-	if usercode.IsNil(ctrl) {
-		return state.NewInvalidError(nil, "register qcontroller: nil controller")
-	}
 	var (
 		name     string
 		settings controller.QSettings
 	)
-	if err := r.declare("qcontroller", func() {
+	if err := r.admit(dependency.FamilyQController, ctrl, func() string {
 		name = ctrl.Name()
 		settings = ctrl.Settings()
+		return name
 	}); err != nil {
-		return err
-	}
-	if err := r.validate("qcontroller", name, ctrl); err != nil {
 		return err
 	}
 	settings.Inputs = slices.Clone(settings.Inputs)
 	settings.Outputs = slices.Clone(settings.Outputs)
 	concurrency := settings.Concurrency.ValueOr(1)
 	if concurrency == 0 {
-		return state.NewInvalidError(nil, "register qcontroller %q: concurrency must be at least 1", name)
+		return state.NewInvalidError(nil, "register %s %q: concurrency must be at least 1", dependency.FamilyQController, name)
 	}
-	c := newQControllerRunner(r, ctrl, name, settings, concurrency)
-
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.phase == phaseStopped {
-		return errStopped
-	}
-	return r.addLocked(dependency.Record[*subscriber]{
-		Handle:  c.sub,
+	tel := r.newTelemetry()
+	c := qrunner.New(qrunner.Config{
+		Name:                name,
+		Ctrl:                ctrl,
+		Settings:            settings,
+		Concurrency:         concurrency,
+		Logger:              r.logger,
+		QueueBackoffInitial: r.opts.QueueBackoffInitial,
+		QueueBackoffMax:     r.opts.QueueBackoffMax,
+		State:               r.st,
+		Adapter:             adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false),
+		Telemetry:           tel,
+		Idle:                &r.idle,
+	})
+	return r.register(dependency.Record[*route.Subscriber]{
+		Handle:  c.Subscriber(),
 		Name:    name,
 		Static:  settings.Inputs,
 		Outputs: settings.Outputs,
 		Family:  dependency.FamilyQController,
-	}, c)
+	}, &qcontrollerRunner{r: c, tel: tel, name: name})
 }
 
-// addLocked adds the controller rn declared as rec to the dependency
-// database (rule C1) and, during Run, starts it (rule E3). The caller holds
-// r.mu and has checked that Run has not stopped.
-//
-// During Run, rn must see every existing resource of its input kinds
-// exactly once: from the first bootstrap of the kind's watch when that has
-// not been routed yet (rn is then in the snapshot that routes it), or else
-// from a list of its own (rn is then told that the kind existed). The
-// watchers' bootMu, held from before rn is added until this is decided,
-// keeps a first bootstrap from being routed in between.
-func (r *Runtime) addLocked(rec dependency.Record[*subscriber], rn runner) error {
-	if r.phase != phaseRunning {
+// register adds the controller rn declared as rec to the dependency
+// database (rule C1) and, during Run, starts it (rule E3). During Run, rn
+// must see every existing resource of its input kinds exactly once: the
+// router decides which kinds it lists itself (see route.Router.Subscribe).
+func (r *Runtime) register(rec dependency.Record[*route.Subscriber], rn runner) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch r.phase {
+	case phaseStopped:
+		return errStopped
+	case phaseIdle:
 		if err := r.db.Add(rec); err != nil {
 			return err
 		}
 		r.runners[rec.Name] = rn
 		return nil
 	}
-
-	var watchers []*kindWatcher
-	for _, in := range rec.Static {
-		w := r.router.watcherLocked(dependency.Key{Namespace: in.Namespace, Type: in.Type})
-		if !slices.Contains(watchers, w) {
-			watchers = append(watchers, w)
-		}
-	}
-	// Only registrations lock several bootMus, and they are serialized by
-	// r.mu; a watch goroutine locks only its own.
-	for _, w := range watchers {
-		w.bootMu.Lock()
-	}
-	err := r.db.Add(rec)
-	var existing []dependency.Key
-	if err == nil {
-		for _, w := range watchers {
-			if w.bootRouted {
-				existing = append(existing, w.key)
-			}
-		}
-	}
-	for _, w := range watchers {
-		w.bootMu.Unlock()
-	}
+	kinds := kindsOf(rec.Static)
+	existing, err := r.router.Subscribe(kinds, func() error { return r.db.Add(rec) })
 	if err != nil {
 		return err
 	}
-
 	r.runners[rec.Name] = rn
 	ctx := r.runCtx
-	for _, w := range watchers {
-		r.router.ensureWatchLocked(ctx, w.key)
-	}
-	r.goLocked(func() { rn.run(ctx, existing) })
+	r.router.Watch(ctx, kinds...)
+	r.group.Go(func() { rn.run(ctx, existing) })
 	return nil
 }
 
-// updateInputs replaces the dynamic inputs of a Controller (rule C7): it
-// validates them, swaps the routing snapshot and the access scope, starts
-// the watches of new kinds, and wakes the controller so that it reads the
-// current state of its new inputs. Replacing the inputs with the same set
-// does nothing, and in particular does not wake the controller: controllers
-// typically call UpdateInputs on every pass, and a wake-up per call would
-// make them reconcile forever.
-func (r *Runtime) updateInputs(c *controllerRunner, inputs []controller.Input) error {
+// kindsOf returns the kinds of inputs.
+func kindsOf(inputs []controller.Input) []resource.KindKey {
+	keys := make([]resource.KindKey, 0, len(inputs))
+	for _, in := range inputs {
+		keys = append(keys, resource.NewKindKey(in.Namespace, in.Type))
+	}
+	return keys
+}
+
+// inputKinds returns the kinds of the named controller's current inputs,
+// static and dynamic.
+func (r *Runtime) inputKinds(name string) []resource.KindKey {
+	static, dynamic := r.db.Inputs(name)
+	return kindsOf(slices.Concat(static, dynamic))
+}
+
+// updateInputs replaces the dynamic inputs of the Controller c, named
+// name, which declared outputs (rule C7): it validates them, swaps the
+// routing snapshot and the access scope, starts the watches of new kinds,
+// and wakes the controller so that it reads the current state of its new
+// inputs. Replacing the inputs with the same set does nothing, and in
+// particular does not wake the controller: controllers typically call
+// UpdateInputs on every pass, and a wake-up per call would make them
+// reconcile forever. r.mu orders concurrent calls, so that the access scope
+// always matches the database.
+func (r *Runtime) updateInputs(name string, c *crunner.Runner, outputs []controller.Output, inputs []controller.Input) error {
 	r.mu.Lock()
-	changed, err := r.db.SetDynamic(c.name, inputs)
+	defer r.mu.Unlock()
+	changed, err := r.db.SetDynamic(name, inputs)
 	if err != nil || !changed {
-		r.mu.Unlock()
 		return err
 	}
-	static, dynamic := r.db.Inputs(c.name)
-	c.adapter.access.Store(newAccessSet(static, dynamic, c.outputs))
+	static, dynamic := r.db.Inputs(name)
+	c.SetAccess(adapter.NewAccess(static, dynamic, outputs))
 	if r.phase != phaseRunning {
-		r.mu.Unlock()
-		c.wakeUp()
+		c.WakeUp()
 		return nil
 	}
-	keys := make([]dependency.Key, 0, len(dynamic))
-	for _, in := range dynamic {
-		k := dependency.Key{Namespace: in.Namespace, Type: in.Type}
-		r.router.ensureWatchLocked(r.runCtx, k)
-		keys = append(keys, k)
-	}
-	ready := r.router.bootstrappedLocked(keys)
-	ctx := r.runCtx
+	ctx, keys := r.runCtx, kindsOf(dynamic)
+	r.router.Watch(ctx, keys...)
 	// The wake-up waits for the new kinds' first bootstrap, like the start
 	// event, without blocking the caller.
-	r.goLocked(func() {
-		if waitAll(ctx, ready) {
-			c.wakeUp()
+	r.group.Go(func() {
+		if r.router.WaitBootstrapped(ctx, keys) {
+			c.WakeUp()
 		}
 	})
-	r.mu.Unlock()
 	return nil
 }

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -26,30 +30,47 @@ const (
 	phaseStopped
 )
 
-// runner is a registered Controller or QController.
+// runner is a registered Controller or QController, as the engine sees it.
 type runner interface {
 	// run runs the controller until ctx is done; it is called once, on a
 	// goroutine of its own, and returns after every goroutine it started
 	// exited. existing lists the input kinds whose first bootstrap was
 	// routed before the controller was registered, so that it was not in
 	// it (a QController lists them itself, rules Q1 and E3).
-	run(ctx context.Context, existing []dependency.Key)
+	run(ctx context.Context, existing []resource.KindKey)
 	// status reports the controller's state and counters.
 	status() ControllerStatus
+	// activity reports what the controller is busy with.
+	activity() ControllerActivity
 }
 
 // Runtime is the engine: it registers Controllers and QControllers, watches
 // their inputs, routes changes to them and runs them. See the package doc
 // for its guarantees.
+//
+// Its parts live in internal packages, each given only what it uses: the
+// router (internal/route) watches the input kinds and delivers changes;
+// a Controller's runner (internal/crunner) and a QController's
+// (internal/qrunner) run the user code and judge its outcomes with one
+// switch (internal/outcome); each controller's adapter (internal/adapter)
+// checks and performs its reads and writes; the caches (internal/cache),
+// the dependency database (internal/dependency) and the work queue
+// (internal/queue) are leaves; statuses (internal/status) and metrics
+// (internal/telemetry, a nil sink when metrics are off) are reported by
+// the parts as they work. The Runtime itself only wires them together
+// and owns the lifecycle.
 type Runtime struct {
-	st      state.State
-	logger  *zap.Logger
-	opts    Options
-	db      *dependency.DB[*subscriber]
-	router  *router
-	caches  *cacheSet
-	epoch   time.Time // base of the monotonic clock of busy-time accounting
-	metrics bool
+	st     state.State
+	logger *zap.Logger
+	opts   Options
+	db     *dependency.DB[*route.Subscriber]
+	router *route.Router
+	caches *cache.Set
+	clock  *telemetry.Clock
+	// idle wakes WaitIdle callers (see activity.go).
+	idle idle.Notifier
+	// group tracks every goroutine the engine starts.
+	group group
 
 	mu sync.Mutex
 	// phase is the run phase; protected by mu.
@@ -58,13 +79,6 @@ type Runtime struct {
 	runCtx context.Context
 	// runners are the registered controllers by name; protected by mu.
 	runners map[string]runner
-	// wg counts every goroutine the engine started; Add is called only with
-	// mu held and phase == phaseRunning, so that Run's Wait, which starts
-	// after phase became phaseStopped, sees every Add.
-	wg sync.WaitGroup
-
-	// idleNotify wakes WaitIdle callers (see activity.go).
-	idleNotify activityNotifier
 }
 
 // New returns an engine over st that logs to logger (zap.NewNop() when
@@ -88,13 +102,20 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		st:      st,
 		logger:  logger,
 		opts:    o,
-		db:      dependency.New[*subscriber](),
-		epoch:   time.Now(),
-		metrics: o.Metrics,
+		db:      dependency.New[*route.Subscriber](),
+		caches:  cache.NewSet(o.CachedKinds),
+		clock:   telemetry.NewClock(),
 		runners: map[string]runner{},
 	}
-	r.caches = newCacheSet(o.CachedKinds)
-	r.router = newRouter(r)
+	r.router = route.New(route.Config{
+		State:         st,
+		Subscriptions: func(k resource.KindKey) []route.Subscription { return r.db.Snapshot().For(k) },
+		Caches:        r.caches,
+		Metrics:       o.Metrics,
+		Idle:          &r.idle,
+		Logger:        logger,
+		Go:            r.group.Go,
+	})
 	return r, nil
 }
 
@@ -115,14 +136,10 @@ func (r *Runtime) Run(ctx context.Context) error {
 	// Watches first: a kind watch started now bootstraps with every
 	// subscription registered so far, which is what fills QController
 	// queues (rule Q1).
-	for _, k := range r.db.Snapshot().Keys() {
-		r.router.ensureWatchLocked(ctx, k)
-	}
-	for _, k := range r.caches.keys() {
-		r.router.ensureWatchLocked(ctx, k)
-	}
+	r.router.Watch(ctx, r.db.Snapshot().Keys()...)
+	r.router.Watch(ctx, r.caches.Keys()...)
 	for _, rn := range r.runners {
-		r.goLocked(func() { rn.run(ctx, nil) })
+		r.group.Go(func() { rn.run(ctx, nil) })
 	}
 	r.mu.Unlock()
 
@@ -132,20 +149,46 @@ func (r *Runtime) Run(ctx context.Context) error {
 	r.phase = phaseStopped
 	r.mu.Unlock()
 
-	r.wg.Wait()
+	r.group.stopAndWait()
 	return nil
 }
 
-// goLocked runs fn on a goroutine counted by r.wg. The caller holds r.mu and
-// has checked that the phase is phaseRunning.
-func (r *Runtime) goLocked(fn func()) {
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		fn()
-	}()
+// newTelemetry returns the telemetry sink of a controller: nil (every
+// report a no-op) when metrics are off.
+func (r *Runtime) newTelemetry() *telemetry.Controller {
+	if !r.opts.Metrics {
+		return nil
+	}
+	return telemetry.NewController(r.clock)
 }
 
-// now returns the monotonic time since the engine was built, for cheap
-// busy-time accounting.
-func (r *Runtime) now() time.Duration { return time.Since(r.epoch) }
+// group tracks the goroutines the engine starts (kind watches, controllers,
+// deferred wake-ups): Run returns once every one of them exited. Go refuses
+// to start one once the group stopped, so that every Add happens before
+// the Wait.
+type group struct {
+	mu sync.Mutex
+	// stopped is set by stopAndWait; protected by mu.
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// Go runs fn on a tracked goroutine and reports true, or reports false
+// (running nothing) once the group stopped.
+func (g *group) Go(fn func()) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return false
+	}
+	g.wg.Go(fn)
+	return true
+}
+
+// stopAndWait refuses new goroutines and waits for the running ones.
+func (g *group) stopAndWait() {
+	g.mu.Lock()
+	g.stopped = true
+	g.mu.Unlock()
+	g.wg.Wait()
+}

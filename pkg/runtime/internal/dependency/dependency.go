@@ -17,17 +17,9 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
 	"github.com/resgraph/resgraph/pkg/state"
 )
-
-// Key is a comparable resource kind: a namespace and a type.
-type Key struct {
-	Namespace resource.Namespace
-	Type      resource.Type
-}
-
-// KeyOf returns the Key of any resource kind or pointer.
-func KeyOf(k resource.Kind) Key { return Key{Namespace: k.Namespace(), Type: k.Type()} }
 
 // Family tells Controllers and QControllers apart: the input kinds each may
 // declare differ.
@@ -40,12 +32,13 @@ const (
 	FamilyQController
 )
 
-// String returns "controller" or "qcontroller".
+// String returns the family's name, as statuses and errors name it
+// ("controller" or "qcontroller").
 func (f Family) String() string {
 	if f == FamilyQController {
-		return "qcontroller"
+		return status.QController
 	}
-	return "controller"
+	return status.Controller
 }
 
 // Record is what one controller declared. H is the engine's handle for the
@@ -75,12 +68,12 @@ type Subscription[H any] struct {
 
 // Snapshot is an immutable view of every subscription, by kind.
 type Snapshot[H any] struct {
-	byKey map[Key][]Subscription[H]
+	byKey map[resource.KindKey][]Subscription[H]
 }
 
 // For returns the subscriptions to a kind. The slice is shared and must not
 // be modified.
-func (s *Snapshot[H]) For(k Key) []Subscription[H] {
+func (s *Snapshot[H]) For(k resource.KindKey) []Subscription[H] {
 	if s == nil {
 		return nil
 	}
@@ -88,23 +81,16 @@ func (s *Snapshot[H]) For(k Key) []Subscription[H] {
 }
 
 // Keys returns every kind that has at least one subscription, sorted.
-func (s *Snapshot[H]) Keys() []Key {
+func (s *Snapshot[H]) Keys() []resource.KindKey {
 	if s == nil {
 		return nil
 	}
-	keys := make([]Key, 0, len(s.byKey))
+	keys := make([]resource.KindKey, 0, len(s.byKey))
 	for k := range s.byKey {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, compareKeys)
+	slices.SortFunc(keys, resource.KindKey.Compare)
 	return keys
-}
-
-func compareKeys(a, b Key) int {
-	if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Type, b.Type)
 }
 
 // outputOwners records who writes an output type.
@@ -130,7 +116,7 @@ func New[H any]() *DB[H] {
 		records: map[string]*Record[H]{},
 		outputs: map[resource.Type]*outputOwners{},
 	}
-	db.snapshot.Store(&Snapshot[H]{byKey: map[Key][]Subscription[H]{}})
+	db.snapshot.Store(&Snapshot[H]{byKey: map[resource.KindKey][]Subscription[H]{}})
 	return db
 }
 
@@ -260,7 +246,7 @@ func (db *DB[H]) Records() []Record[H] {
 // rebuildLocked publishes a new snapshot built from every record. The caller
 // holds mu.
 func (db *DB[H]) rebuildLocked() {
-	byKey := map[Key][]Subscription[H]{}
+	byKey := map[resource.KindKey][]Subscription[H]{}
 	names := make([]string, 0, len(db.records))
 	for name := range db.records {
 		names = append(names, name)
@@ -270,7 +256,7 @@ func (db *DB[H]) rebuildLocked() {
 		rec := db.records[name]
 		for _, list := range [][]controller.Input{rec.Static, rec.Dynamic} {
 			for _, in := range list {
-				k := Key{Namespace: in.Namespace, Type: in.Type}
+				k := resource.NewKindKey(in.Namespace, in.Type)
 				id, hasID := in.ID.Get()
 				byKey[k] = append(byKey[k], Subscription[H]{
 					Handle: rec.Handle,

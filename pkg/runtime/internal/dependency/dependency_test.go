@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -16,7 +17,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSnapshot_SubscriptionsByKindIncludingDynamic(t *testing.T) {
 	db := New[int]()
-	k := Key{Namespace: "ns", Type: "T"}
+	k := resource.NewKindKey("ns", "T")
 	require.NoError(t, db.Add(Record[int]{Handle: 1, Name: "b", Family: FamilyController,
 		Static: []controller.Input{{Namespace: "ns", Type: "T", ID: optional.Some("x"), Kind: controller.InputStrong}}}))
 	require.NoError(t, db.Add(Record[int]{Handle: 2, Name: "a", Family: FamilyController}))
@@ -30,7 +31,7 @@ func TestSnapshot_SubscriptionsByKindIncludingDynamic(t *testing.T) {
 	require.Len(t, subs, 2)
 	assert.Equal(t, Subscription[int]{Handle: 2, Name: "a", Kind: controller.InputWeak}, subs[0], "sorted by name")
 	assert.Equal(t, Subscription[int]{Handle: 1, Name: "b", ID: "x", HasID: true, Kind: controller.InputStrong}, subs[1])
-	assert.Equal(t, []Key{k}, db.Snapshot().Keys())
+	assert.Equal(t, []resource.KindKey{k}, db.Snapshot().Keys())
 
 	_, err = db.SetDynamic("a", []controller.Input{{Namespace: "ns", Kind: controller.InputWeak}})
 	assert.True(t, state.IsInvalidError(err))
@@ -43,7 +44,7 @@ func TestSnapshot_ForDoesNotAllocate(t *testing.T) {
 	db := New[int]()
 	require.NoError(t, db.Add(Record[int]{Handle: 1, Name: "a", Family: FamilyController,
 		Static: []controller.Input{{Namespace: "ns", Type: "T"}}}))
-	k := Key{Namespace: "ns", Type: "T"}
+	k := resource.NewKindKey("ns", "T")
 	allocs := testing.AllocsPerRun(100, func() { _ = db.Snapshot().For(k) })
 	assert.Zero(t, allocs)
 }

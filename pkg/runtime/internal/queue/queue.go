@@ -31,6 +31,7 @@ type entry[K comparable] struct {
 	failures uint32 // consecutive failures since the last success (saturating)
 	loc      location
 	dirty    bool // locInFlight: added again while in flight; cleared by Done
+	failing  bool // its last Done reported a failure (see Queue.Failing)
 }
 
 // Queue is a work queue of comparable keys (resource pointers) for a
@@ -87,6 +88,7 @@ type Queue[K comparable] struct {
 	seq      uint64  // next entry.seq
 	inFlight int     // number of keys in flight
 	blocked  int     // number of blocked keys
+	failing  int     // number of keys whose failing flag is set (until ShutDown)
 	shutdown bool
 
 	parked     []*waiter // Gets blocked with nothing to take, oldest first
@@ -290,6 +292,14 @@ func (q *Queue[K]) Done(k K, r Result) (delay time.Duration) {
 	}
 	now := q.promote()
 	e := &q.slab[i]
+	if f := r.failed(); f != e.failing {
+		e.failing = f
+		if f {
+			q.failing++
+		} else {
+			q.failing--
+		}
+	}
 	switch r.kind {
 	case resultSuccess:
 		e.failures = 0
@@ -324,6 +334,16 @@ func (q *Queue[K]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.due.len() + len(q.delayed) + q.blocked
+}
+
+// Failing returns the number of keys whose last Done reported a failure
+// ([Failure] or [RequeueAfterFailure]): keys that failed and have not
+// succeeded or been requeued without a failure since. After ShutDown it
+// reports the keys failing when the queue shut down.
+func (q *Queue[K]) Failing() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.failing
 }
 
 // InFlight returns the number of keys handed out by Get and not yet Done.

@@ -663,3 +663,39 @@ func TestPartner_ShutDownDropsBlockedKeys(t *testing.T) {
 		assert.Zero(t, q.InFlight())
 	})
 }
+
+// TestFailing_CountsKeysWhoseLastResultFailed: Failing counts the keys whose
+// last Done reported a failure (Failure, RequeueAfterFailure) — the
+// QController status's failing items — until they succeed or are requeued
+// without one; a key re-added while in flight keeps its flag; ShutDown
+// leaves the count as it was.
+func TestFailing_CountsKeysWhoseLastResultFailed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New[string](testOpts)
+		q.AddBatch([]string{"a", "b", "c"})
+		getNow(t, q, "a")
+		getNow(t, q, "b")
+		getNow(t, q, "c")
+		q.Done("a", Failure())
+		q.Done("b", RequeueAfterFailure(time.Minute))
+		q.Done("c", RequeueAfter(time.Minute))
+		assert.Equal(t, 2, q.Failing(), "a failed, b failed and is requeued, c is requeued without a failure")
+
+		getAfter(t, q, "a", 100*time.Millisecond)
+		q.Add("a")
+		q.Done("a", Failure())
+		assert.Equal(t, 2, q.Failing(), "a failed again: counted once")
+		getNow(t, q, "a") // re-added while in flight: due now
+		q.Done("a", Success())
+		assert.Equal(t, 1, q.Failing(), "a succeeded")
+
+		getAfter(t, q, "b", time.Minute-100*time.Millisecond)
+		getNow(t, q, "c")
+		q.Done("b", RequeueAfter(time.Second))
+		assert.Equal(t, 0, q.Failing(), "b requeued without a failure")
+		q.Done("c", Failure())
+		assert.Equal(t, 1, q.Failing())
+		q.ShutDown()
+		assert.Equal(t, 1, q.Failing(), "the count at shutdown")
+	})
+}

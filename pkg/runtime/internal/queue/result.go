@@ -16,6 +16,9 @@ const (
 type Result struct {
 	after time.Duration // requeue interval, for resultRequeue only
 	kind  resultKind
+	// failure marks a requeue that reports a failure (see
+	// RequeueAfterFailure).
+	failure bool
 }
 
 // Success reports that the key was processed: its backoff is reset and it
@@ -30,12 +33,26 @@ func Failure() Result { return Result{kind: resultFailure} }
 // It neither counts as a failure nor resets the key's failure count.
 func RequeueAfter(d time.Duration) Result { return Result{kind: resultRequeue, after: d} }
 
+// RequeueAfterFailure is [RequeueAfter] for a failure that the caller
+// retries after an interval of its own instead of the key's backoff: the
+// key counts as failing ([Queue.Failing]), and its failure count is left
+// as it is.
+func RequeueAfterFailure(d time.Duration) Result {
+	return Result{kind: resultRequeue, after: d, failure: true}
+}
+
+// failed reports whether the result reports a failure.
+func (r Result) failed() bool { return r.kind == resultFailure || r.failure }
+
 // String describes the result, e.g. "requeue after 1s".
 func (r Result) String() string {
 	switch r.kind {
 	case resultFailure:
 		return "failure"
 	case resultRequeue:
+		if r.failure {
+			return "failure, requeue after " + r.after.String()
+		}
 		return "requeue after " + r.after.String()
 	default:
 		return "success"

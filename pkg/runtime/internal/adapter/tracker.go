@@ -1,4 +1,4 @@
-package runtime
+package adapter
 
 import (
 	"context"
@@ -6,67 +6,77 @@ import (
 	"sync"
 
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// outputTracker records which outputs a Controller wrote since
-// StartTrackingOutputs, for CleanupOutputs (rule C8).
-type outputTracker struct {
+// tracker records which outputs a Controller wrote since
+// StartTrackingOutputs, for CleanupOutputs (rule C8). A nil tracker (an
+// adapter without output tracking: QControllers) never tracks.
+type tracker struct {
 	mu sync.Mutex
 	// tracking is set by StartTrackingOutputs; protected by mu.
 	tracking bool
 	// written holds the outputs written since; protected by mu.
-	written map[qkey]struct{}
+	written map[resource.PointerKey]struct{}
 }
 
 // start begins a new tracking pass, forgetting the previous one.
-func (t *outputTracker) start() {
+func (t *tracker) start() {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.tracking = true
 	clear(t.written)
 	if t.written == nil {
-		t.written = map[qkey]struct{}{}
+		t.written = map[resource.PointerKey]struct{}{}
 	}
 }
 
-// record notes a write of ptr. It is a no-op on a nil tracker (QControllers)
-// and before tracking started.
-func (t *outputTracker) record(ptr resource.Pointer) {
+// record notes a write of ptr; nothing before tracking started.
+func (t *tracker) record(ptr resource.Pointer) {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
 	if t.tracking {
-		t.written[qkey{ns: ptr.Namespace(), typ: ptr.Type(), id: ptr.ID()}] = struct{}{}
+		t.written[resource.PointerKeyOf(ptr)] = struct{}{}
 	}
 	t.mu.Unlock()
 }
 
 // wasWritten reports whether ptr was written in the current pass.
-func (t *outputTracker) wasWritten(ptr resource.Pointer) bool {
+func (t *tracker) wasWritten(ptr resource.Pointer) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, written := t.written[qkey{ns: ptr.Namespace(), typ: ptr.Type(), id: ptr.ID()}]
+	_, written := t.written[resource.PointerKeyOf(ptr)]
 	return written
 }
 
-func (t *outputTracker) isTracking() bool {
+func (t *tracker) isTracking() bool {
+	if t == nil {
+		return false
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.tracking
 }
 
-// cleanupOutputs implements [controller.OutputTracker.CleanupOutputs] for
-// adapter a: every output of the kinds, owned by the controller and not
+// StartTrackingOutputs starts a tracking pass (rule C8): CleanupOutputs
+// then destroys the outputs not written since.
+func (a *Adapter) StartTrackingOutputs() { a.tracker.start() }
+
+// CleanupOutputs implements [controller.OutputTracker.CleanupOutputs] (rule
+// C8): every output of the kinds, owned by the controller and not
 // written in the current tracking pass, is torn down and, once it has no
 // finalizers, destroyed. An output whose finalizers remain is left tearing
 // down; a later CleanupOutputs (in the controller's next pass) destroys it
 // once its finalizers are gone. Errors are joined; the other outputs are
 // still processed.
-func (a *rwAdapter) cleanupOutputs(ctx context.Context, kinds []resource.Kind) error {
-	defer a.touch()
+func (a *Adapter) CleanupOutputs(ctx context.Context, kinds ...resource.Kind) (err error) {
+	defer func() { a.tel.CallEnded(telemetry.OpCleanupOutputs, nil, err) }()
 	for _, k := range kinds {
 		if err := resource.ValidateKind(k); err != nil {
 			return state.NewInvalidError(nil, "CleanupOutputs: %w", err)
@@ -81,7 +91,7 @@ func (a *rwAdapter) cleanupOutputs(ctx context.Context, kinds []resource.Kind) e
 
 	var errs []error
 	for _, k := range kinds {
-		list, err := a.rt.st.List(ctx, k)
+		list, err := a.st.List(ctx, k)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -105,9 +115,9 @@ func (a *rwAdapter) cleanupOutputs(ctx context.Context, kinds []resource.Kind) e
 
 // destroyOutput tears down one unwritten output and destroys it when it
 // has no finalizers.
-func (a *rwAdapter) destroyOutput(ctx context.Context, ptr resource.Pointer, md *resource.Metadata) error {
+func (a *Adapter) destroyOutput(ctx context.Context, ptr resource.Pointer, md *resource.Metadata) error {
 	if md.Phase() == resource.PhaseRunning {
-		ready, err := a.rt.st.Teardown(ctx, ptr, state.WithTeardownOwner(a.name))
+		ready, err := a.st.Teardown(ctx, ptr, state.WithTeardownOwner(a.name))
 		if err != nil {
 			if state.IsNotFoundError(err) {
 				return nil
@@ -121,12 +131,10 @@ func (a *rwAdapter) destroyOutput(ctx context.Context, ptr resource.Pointer, md 
 	} else if !md.Finalizers().Empty() {
 		return nil
 	}
-	err := a.rt.st.Destroy(ctx, ptr, state.WithDestroyOwner(a.name))
+	err := a.st.Destroy(ctx, ptr, state.WithDestroyOwner(a.name))
 	switch {
 	case err == nil, state.IsNotFoundError(err):
-		if c := a.rt.caches.get(dependency.KeyOf(ptr)); c != nil {
-			c.putDestroyed(ptr)
-		}
+		a.caches.Get(resource.KindKeyOf(ptr)).PutDestroyed(ptr)
 		return nil
 	case state.IsPendingFinalizersError(err):
 		// A finalizer was added after the teardown: destroyed later.

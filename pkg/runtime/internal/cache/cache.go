@@ -1,27 +1,37 @@
-package runtime
+// Package cache is the engine's in-memory copy of the kinds named by
+// runtime.WithCachedResource: each kind's resources as its watch delivers
+// them, plus the engine's own writes until the watch catches up with them,
+// so that a controller reading from the cache always reads its own writes
+// and never sees a resource go back to an older version.
+//
+// The cache holds the state's shared snapshots (from the watch, and from
+// read-only Gets after the engine's writes), never a resource a controller
+// may change: reads hand out copies, or the snapshots themselves when asked
+// for read-only (rule S7). A resource's methods are user code: they never
+// run under a cache lock (copies and label filtering happen after it is
+// released; the watch hands in each resource's metadata, read once).
+package cache
 
 import (
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// cacheSet holds the caches of the kinds named by WithCachedResource. The
-// map is built by New and never changes.
-type cacheSet struct {
-	byKey map[dependency.Key]*kindCache
+// Set holds the caches of the cached kinds. It is built once and never
+// changes, so it is read without a lock; a nil *Set caches nothing.
+type Set struct {
+	byKey map[resource.KindKey]*Kind
 }
 
-func newCacheSet(kinds []resource.Kind) *cacheSet {
-	cs := &cacheSet{byKey: map[dependency.Key]*kindCache{}}
+// NewSet returns the caches of kinds, empty and not ready.
+func NewSet(kinds []resource.Kind) *Set {
+	cs := &Set{byKey: map[resource.KindKey]*Kind{}}
 	for _, k := range kinds {
-		cs.byKey[dependency.KeyOf(k)] = &kindCache{
-			key:     dependency.KeyOf(k),
+		cs.byKey[resource.KindKeyOf(k)] = &Kind{
 			base:    map[resource.ID]baseEntry{},
 			overlay: map[resource.ID]overlayEntry{},
 		}
@@ -29,21 +39,24 @@ func newCacheSet(kinds []resource.Kind) *cacheSet {
 	return cs
 }
 
-// get returns the cache of k, nil when k is not cached.
-func (cs *cacheSet) get(k dependency.Key) *kindCache { return cs.byKey[k] }
+// Get returns the cache of k, nil when k is not cached.
+func (cs *Set) Get(k resource.KindKey) *Kind {
+	if cs == nil {
+		return nil
+	}
+	return cs.byKey[k]
+}
 
-// keys returns the cached kinds, sorted.
-func (cs *cacheSet) keys() []dependency.Key {
-	keys := make([]dependency.Key, 0, len(cs.byKey))
+// Keys returns the cached kinds, sorted.
+func (cs *Set) Keys() []resource.KindKey {
+	if cs == nil {
+		return nil
+	}
+	keys := make([]resource.KindKey, 0, len(cs.byKey))
 	for k := range cs.byKey {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b dependency.Key) int {
-		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Type, b.Type)
-	})
+	slices.SortFunc(keys, resource.KindKey.Compare)
 	return keys
 }
 
@@ -65,18 +78,12 @@ type baseEntry struct {
 	md  *resource.Metadata
 }
 
-// kindCache is the in-memory copy of one kind. base follows the kind's
-// watch; overlay holds the engine's own writes until the watch catches up
-// with them, so that a controller reads its writes at once (read your
-// writes) and never sees a resource go back to an older version.
-//
-// The cache holds the state's shared snapshots (from the watch, and from
-// read-only Gets after the engine's writes), never a resource a controller
-// may change: reads hand out copies, or the snapshots themselves when
-// asked for read-only (rule S7), and the router reads them in place.
-type kindCache struct {
-	key dependency.Key
-
+// Kind is the in-memory copy of one kind. base follows the kind's watch;
+// overlay holds the engine's own writes until the watch catches up with
+// them (read your writes). Its methods are safe for concurrent use, and do
+// nothing (or report not ready) on a nil *Kind, which stands for a kind
+// that is not cached.
+type Kind struct {
 	mu sync.RWMutex
 	// ready is set once the watch delivered its first bootstrap; until
 	// then reads go to the state. Protected by mu.
@@ -94,8 +101,8 @@ func genOf(md *resource.Metadata) int64 {
 	return md.Created().UnixNano()
 }
 
-// isReady reports whether reads may be served from c; false on a nil c.
-func (c *kindCache) isReady() bool {
+// Ready reports whether reads may be served from c; false on a nil c.
+func (c *Kind) Ready() bool {
 	if c == nil {
 		return false
 	}
@@ -104,8 +111,8 @@ func (c *kindCache) isReady() bool {
 	return c.ready
 }
 
-// markReady is called when the watch bootstrapped.
-func (c *kindCache) markReady() {
+// MarkReady is called when the watch bootstrapped.
+func (c *Kind) MarkReady() {
 	if c == nil {
 		return
 	}
@@ -114,11 +121,11 @@ func (c *kindCache) markReady() {
 	c.mu.Unlock()
 }
 
-// apply applies a watch event (Created, Updated or Destroyed) of the
+// Apply applies a watch event (Created, Updated or Destroyed) of the
 // resource whose metadata is md to the base, and drops the overlay entry of
 // the resource once the watch reached or passed the write it records. A nil
 // c does nothing.
-func (c *kindCache) apply(ev *state.Event, md *resource.Metadata) {
+func (c *Kind) Apply(ev *state.Event, md *resource.Metadata) {
 	if c == nil {
 		return
 	}
@@ -133,6 +140,28 @@ func (c *kindCache) apply(ev *state.Event, md *resource.Metadata) {
 	if o, ok := c.overlay[id]; ok && superseded(o, ev.Type, md) {
 		delete(c.overlay, id)
 	}
+}
+
+// Unchanged reports whether the watch delivered id last with md's
+// generation and version (after a re-list: nothing changed while the watch
+// was down). A kind watch remembers what it routed in its cache, when the
+// kind is cached.
+func (c *Kind) Unchanged(id resource.ID, md *resource.Metadata) bool {
+	c.mu.RLock()
+	b, ok := c.base[id]
+	c.mu.RUnlock()
+	return ok && b.md.Created().Equal(md.Created()) && b.md.Version().Equal(md.Version())
+}
+
+// AppendIDs appends the ID of every resource the watch delivered as
+// present to dst.
+func (c *Kind) AppendIDs(dst []resource.ID) []resource.ID {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for id := range c.base {
+		dst = append(dst, id)
+	}
+	return dst
 }
 
 // superseded reports whether a watch event for the resource (of type t,
@@ -159,11 +188,14 @@ func superseded(o overlayEntry, t state.EventType, md *resource.Metadata) bool {
 	}
 }
 
-// putWritten records r, the state of a resource after a write through the
+// PutWritten records r, the state of a resource after a write through the
 // engine: a snapshot the state handed out read-only (never a resource a
 // controller may change), which c keeps. Nothing is recorded when the
 // cache already holds this write or a later one.
-func (c *kindCache) putWritten(r resource.Resource) {
+func (c *Kind) PutWritten(r resource.Resource) {
+	if c == nil {
+		return
+	}
 	md := r.Metadata()
 	id := md.ID()
 	o := overlayEntry{res: r, gen: genOf(md), version: md.Version().Value()}
@@ -181,8 +213,11 @@ func (c *kindCache) putWritten(r resource.Resource) {
 	c.overlay[id] = o
 }
 
-// putDestroyed records the destruction of ptr through the engine.
-func (c *kindCache) putDestroyed(ptr resource.Pointer) {
+// PutDestroyed records the destruction of ptr through the engine.
+func (c *Kind) PutDestroyed(ptr resource.Pointer) {
+	if c == nil {
+		return
+	}
 	id := ptr.ID()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -202,17 +237,17 @@ func (c *kindCache) putDestroyed(ptr resource.Pointer) {
 
 // lookupLocked returns the current resource of id (overlay first). The
 // caller holds mu.
-func (c *kindCache) lookupLocked(id resource.ID) resource.Resource {
+func (c *Kind) lookupLocked(id resource.ID) resource.Resource {
 	if o, ok := c.overlay[id]; ok {
 		return o.res
 	}
 	return c.base[id].res
 }
 
-// get returns the resource (a copy, or the shared snapshot when opts ask
+// Get returns the resource (a copy, or the shared snapshot when opts ask
 // for a read-only Get), or a not-found error. Copies are made outside the
 // lock: DeepCopy is the resource's code.
-func (c *kindCache) get(ptr resource.Pointer, opts []state.GetOption) (resource.Resource, error) {
+func (c *Kind) Get(ptr resource.Pointer, opts []state.GetOption) (resource.Resource, error) {
 	id := ptr.ID()
 	c.mu.RLock()
 	r := c.lookupLocked(id)
@@ -230,9 +265,9 @@ func (c *kindCache) get(ptr resource.Pointer, opts []state.GetOption) (resource.
 	return state.DeepCopyOf(r)
 }
 
-// list returns the resources matching the options, sorted by ID: copies,
+// List returns the resources matching the options, sorted by ID: copies,
 // or the shared snapshots when the options ask for a read-only List.
-func (c *kindCache) list(opts ...state.ListOption) (resource.List, error) {
+func (c *Kind) List(opts ...state.ListOption) (resource.List, error) {
 	var o state.ListOptions
 	opt.Apply(&o, opts)
 	c.mu.RLock()

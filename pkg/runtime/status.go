@@ -2,26 +2,31 @@ package runtime
 
 import (
 	"cmp"
+	"context"
 	"expvar"
 	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/crunner"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/qrunner"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 )
 
 // Controller states reported in [ControllerStatus.State].
 const (
-	StateStarting = "starting"
-	StateRunning  = "running"
-	StateBackoff  = "backoff"
-	StateStopped  = "stopped"
+	StateStarting = status.Starting
+	StateRunning  = status.Running
+	StateBackoff  = status.Backoff
+	StateStopped  = status.Stopped
 )
 
 // Controller kinds reported in [ControllerStatus.Kind].
 const (
-	KindController  = "controller"
-	KindQController = "qcontroller"
+	KindController  = status.Controller
+	KindQController = status.QController
 )
 
 // ControllerStatus is the state and the counters of one controller.
@@ -100,119 +105,64 @@ type Metrics struct {
 	Kinds       []KindMetrics      `json:"kinds"`
 }
 
-// controllerMetrics are one controller's counters and status.
-type controllerMetrics struct {
-	reconciles atomic.Uint64
-	crashes    atomic.Uint64
-	restarts   atomic.Uint64
-	wakeUps    atomic.Uint64
-	requeues   atomic.Uint64
-	busy       atomic.Int64 // nanoseconds
-	lastCall   atomic.Int64 // Runtime.now() at the end of the last runtime call
-
-	// failing is set while the controller has failures it has not
-	// recovered from: the success paths read it, and take mu only then.
-	failing atomic.Bool
-
-	mu sync.Mutex
-	// state is the controller state; protected by mu.
-	state string
-	// backoffUntil is when a Controller in backoff restarts; protected by mu.
-	backoffUntil time.Time
-	// lastError and lastErrorAt describe the last failure; protected by mu.
-	lastError   string
-	lastErrorAt time.Time
-	// recoveredAt is when the controller recovered from its failures; zero
-	// while failing or before any failure. Protected by mu.
-	recoveredAt time.Time
-	// failingItems are a QController's items (and initial fills, as items
-	// with no ID) whose last outcome was a failure; protected by mu.
-	failingItems map[qkey]struct{}
+// controllerRunner is a registered Controller.
+type controllerRunner struct {
+	r    *crunner.Runner
+	tel  *telemetry.Controller
+	name string
 }
 
-func newControllerMetrics() *controllerMetrics {
-	return &controllerMetrics{state: StateStarting}
+func (c *controllerRunner) run(ctx context.Context, _ []resource.KindKey) { c.r.Run(ctx) }
+
+func (c *controllerRunner) status() ControllerStatus {
+	return newControllerStatus(c.name, KindController, c.r.Status(), c.tel.Counters())
 }
 
-func (m *controllerMetrics) setState(s string, backoffUntil time.Time) {
-	m.mu.Lock()
-	m.state, m.backoffUntil = s, backoffUntil
-	m.mu.Unlock()
+func (c *controllerRunner) activity() ControllerActivity {
+	return newControllerActivity(c.name, KindController, c.r.Activity())
 }
 
-// failed records msg as the last error of a Controller, which is failing
-// until recovered is called. It takes a message, never an error: an error's
-// Error method is user code, which must not run under mu (see failure).
-func (m *controllerMetrics) failed(msg string) {
-	now := time.Now()
-	m.mu.Lock()
-	m.lastError, m.lastErrorAt, m.recoveredAt = msg, now, time.Time{}
-	m.failing.Store(true)
-	m.mu.Unlock()
+// qcontrollerRunner is a registered QController.
+type qcontrollerRunner struct {
+	r    *qrunner.Runner
+	tel  *telemetry.Controller
+	name string
 }
 
-// recovered records that a failing Controller recovered.
-func (m *controllerMetrics) recovered() {
-	if !m.failing.Load() {
-		return
+func (c *qcontrollerRunner) run(ctx context.Context, existing []resource.KindKey) {
+	c.r.Run(ctx, existing)
+}
+
+func (c *qcontrollerRunner) status() ControllerStatus {
+	snap, failing, queued, inFlight := c.r.Status()
+	st := newControllerStatus(c.name, KindQController, snap, c.tel.Counters())
+	st.FailingItems, st.QueueLen, st.InFlight = failing, queued, inFlight
+	return st
+}
+
+func (c *qcontrollerRunner) activity() ControllerActivity {
+	return newControllerActivity(c.name, KindQController, c.r.Activity())
+}
+
+// newControllerStatus assembles a status from the runner's status and the
+// controller's counters.
+func newControllerStatus(name, kind string, st status.Snapshot, n telemetry.Counters) ControllerStatus {
+	return ControllerStatus{
+		Name:         name,
+		Kind:         kind,
+		State:        st.State,
+		BackoffUntil: st.BackoffUntil,
+		LastError:    st.LastError,
+		LastErrorAt:  st.LastErrorAt,
+		Recovered:    !st.RecoveredAt.IsZero(),
+		RecoveredAt:  st.RecoveredAt,
+		Reconciles:   n.Reconciles,
+		Crashes:      n.Crashes,
+		Restarts:     n.Restarts,
+		WakeUps:      n.WakeUps,
+		Requeues:     n.Requeues,
+		BusyTime:     n.Busy,
 	}
-	now := time.Now()
-	m.mu.Lock()
-	if m.failing.Load() {
-		m.failing.Store(false)
-		m.recoveredAt = now
-	}
-	m.mu.Unlock()
-}
-
-// itemFailed records msg as the last error of a QController, and k as
-// failing until itemSucceeded(k).
-func (m *controllerMetrics) itemFailed(k qkey, msg string) {
-	now := time.Now()
-	m.mu.Lock()
-	m.lastError, m.lastErrorAt, m.recoveredAt = msg, now, time.Time{}
-	if m.failingItems == nil {
-		m.failingItems = map[qkey]struct{}{}
-	}
-	m.failingItems[k] = struct{}{}
-	m.failing.Store(true)
-	m.mu.Unlock()
-}
-
-// itemSucceeded records that item k of a QController succeeded (or was
-// requeued without an error): once no item is failing any more, the
-// controller has recovered. It costs one atomic load while nothing fails.
-func (m *controllerMetrics) itemSucceeded(k qkey) {
-	if !m.failing.Load() {
-		return
-	}
-	now := time.Now()
-	m.mu.Lock()
-	if _, ok := m.failingItems[k]; ok {
-		delete(m.failingItems, k)
-		if len(m.failingItems) == 0 {
-			m.failingItems = nil // release a large map
-			m.failing.Store(false)
-			m.recoveredAt = now
-		}
-	}
-	m.mu.Unlock()
-}
-
-// fill copies the status and counters into st.
-func (m *controllerMetrics) fill(st *ControllerStatus) {
-	m.mu.Lock()
-	st.State, st.BackoffUntil = m.state, m.backoffUntil
-	st.LastError, st.LastErrorAt = m.lastError, m.lastErrorAt
-	st.Recovered, st.RecoveredAt = !m.recoveredAt.IsZero(), m.recoveredAt
-	st.FailingItems = len(m.failingItems)
-	m.mu.Unlock()
-	st.Reconciles = m.reconciles.Load()
-	st.Crashes = m.crashes.Load()
-	st.Restarts = m.restarts.Load()
-	st.WakeUps = m.wakeUps.Load()
-	st.Requeues = m.requeues.Load()
-	st.BusyTime = time.Duration(m.busy.Load())
 }
 
 // ControllerStatuses returns the status of every registered controller,
@@ -237,23 +187,14 @@ func (r *Runtime) ControllerStatuses() []ControllerStatus {
 // Metrics returns a snapshot of the engine's counters.
 func (r *Runtime) Metrics() Metrics {
 	m := Metrics{Controllers: r.ControllerStatuses(), Kinds: []KindMetrics{}}
-
-	r.mu.Lock()
-	for k, w := range r.router.kinds {
+	for _, k := range r.router.Metrics() {
 		m.Kinds = append(m.Kinds, KindMetrics{
-			Namespace:    k.Namespace,
-			Type:         k.Type,
-			EventsRouted: w.stats.eventsRouted.Load(),
-			Relists:      w.stats.relists.Load(),
+			Namespace:    k.Key.Namespace(),
+			Type:         k.Key.Type(),
+			EventsRouted: k.EventsRouted,
+			Relists:      k.Relists,
 		})
 	}
-	r.mu.Unlock()
-	slices.SortFunc(m.Kinds, func(a, b KindMetrics) int {
-		if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Type, b.Type)
-	})
 	return m
 }
 

@@ -1,0 +1,352 @@
+// Package adapter is a controller's scoped view of the state: the
+// [controller.ReaderWriter] the engine hands to Controllers and
+// QControllers. It checks every call against the controller's declared
+// inputs and outputs (rules C3–C5), writes as the controller (rule C4),
+// reads through the engine's cache for cached kinds and keeps the cache in
+// step with its writes (read your writes), and tracks a Controller's
+// outputs for CleanupOutputs (rule C8).
+//
+// Its dependencies are exactly what it uses: the state, the caches, the
+// controller's name and access scope, and its telemetry sink, to which it
+// reports the end of every call (the writes that committed included).
+package adapter
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/resgraph/resgraph/internal/opt"
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Adapter is the [controller.ReaderWriter] of one controller, with the
+// output tracking of a Controller. It is safe for concurrent use
+// (QController workers share one).
+type Adapter struct {
+	st      state.State
+	caches  *cache.Set
+	access  atomic.Pointer[Access]
+	tracker *tracker // nil unless outputs are tracked
+	tel     *telemetry.Controller
+	name    string
+}
+
+var _ controller.QRuntime = (*Adapter)(nil)
+
+// New returns the adapter of the controller name over st, scoped by access;
+// reads of the kinds caches holds are served from them. trackOutputs
+// enables StartTrackingOutputs and CleanupOutputs (Controllers). Every call
+// is reported to tel.
+func New(st state.State, caches *cache.Set, name string, access *Access, tel *telemetry.Controller, trackOutputs bool) *Adapter {
+	a := &Adapter{st: st, caches: caches, name: name, tel: tel}
+	if trackOutputs {
+		a.tracker = &tracker{}
+	}
+	a.access.Store(access)
+	return a
+}
+
+// SetAccess replaces the access scope (the controller's dynamic inputs
+// changed).
+func (a *Adapter) SetAccess(access *Access) { a.access.Store(access) }
+
+// deny returns the error of a refused access.
+func (a *Adapter) deny(op, target, reason string) error {
+	return controller.NewAccessDeniedError(a.name, op, target, reason)
+}
+
+// Get reads a declared input or an own output (rule C3), from the cache
+// when the kind is cached: a private copy, or with [state.WithReadOnlyGet]
+// the shared snapshot (rule S7).
+func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (r resource.Resource, err error) {
+	defer func() { a.tel.CallEnded(telemetry.OpGet, ptr, err) }()
+	if err := state.CheckPointer(ptr); err != nil {
+		return nil, err
+	}
+	if !a.access.Load().canRead(ptr) {
+		return nil, a.deny("Get", resource.PointerString(ptr), "not a declared input or output")
+	}
+	if c := a.caches.Get(resource.KindKeyOf(ptr)); c.Ready() {
+		return c.Get(ptr, opts)
+	}
+	return a.st.Get(ctx, ptr, opts...)
+}
+
+// List lists a kind declared as an input without an ID, or of an output
+// type (rule C3), from the cache when the kind is cached: private copies,
+// or with [state.WithReadOnlyList] the shared snapshots (rule S7).
+func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (l resource.List, err error) {
+	defer func() { a.tel.CallEnded(telemetry.OpList, kind, err) }()
+	if err := state.CheckKind(kind); err != nil {
+		return resource.List{}, err
+	}
+	if !a.access.Load().canList(kind) {
+		return resource.List{}, a.deny("List", resource.KindString(kind), "not a declared input (without ID) or output")
+	}
+	if c := a.caches.Get(resource.KindKeyOf(kind)); c.Ready() {
+		return c.List(opts...)
+	}
+	return a.st.List(ctx, kind, opts...)
+}
+
+// ContextWithTeardown is the state's, for a readable resource.
+func (a *Adapter) ContextWithTeardown(ctx context.Context, ptr resource.Pointer) (tctx context.Context, err error) {
+	defer func() { a.tel.CallEnded(telemetry.OpContextWithTeardown, ptr, err) }()
+	if err := state.CheckPointer(ptr); err != nil {
+		return nil, err
+	}
+	if !a.access.Load().canRead(ptr) {
+		return nil, a.deny("ContextWithTeardown", resource.PointerString(ptr), "not a declared input or output")
+	}
+	return a.st.ContextWithTeardown(ctx, ptr)
+}
+
+// checkOutput refuses a write to a type that is not a declared output.
+func (a *Adapter) checkOutput(op string, ptr resource.Pointer) error {
+	if !a.access.Load().isOutput(ptr.Type()) {
+		return a.deny(op, resource.PointerString(ptr), "not a declared output")
+	}
+	return nil
+}
+
+// checkWrite checks a resource written by op: usable (rule R3) and of a
+// declared output type (rule C3). It returns its metadata.
+func (a *Adapter) checkWrite(op string, r resource.Resource) (*resource.Metadata, error) {
+	md, err := state.CheckResource(r)
+	if err != nil {
+		return nil, err
+	}
+	return md, a.checkOutput(op, md)
+}
+
+// Create creates a declared output owned by the controller (rule C4).
+func (a *Adapter) Create(ctx context.Context, r resource.Resource, opts ...controller.CreateOption) (err error) {
+	var target resource.Pointer
+	defer func() { a.tel.CallEnded(telemetry.OpCreate, target, err) }()
+	md, err := a.checkWrite("Create", r)
+	if err != nil {
+		return err
+	}
+	target = md
+	var o controller.CreateOptions
+	opt.Apply(&o, opts)
+	owner := a.name
+	if o.NoOwner {
+		owner = ""
+	}
+	if err := a.st.Create(ctx, r, state.WithCreateOwner(owner)); err != nil {
+		return a.createConflict(ctx, md, owner, err)
+	}
+	a.written(ctx, md)
+	return nil
+}
+
+// createConflict turns err, the conflict of a Create of a resource that
+// exists, into an owner conflict when the existing resource has another
+// owner than the one the Create was for (rule C4: writing a shared output
+// another controller owns is an owner conflict, for Create as for every
+// other write). The result is still a conflict; any other error is returned
+// as is.
+func (a *Adapter) createConflict(ctx context.Context, ptr resource.Pointer, owner string, err error) error {
+	if !state.IsConflictError(err) || state.IsOwnerConflictError(err) {
+		return err
+	}
+	cur, gerr := a.st.Get(ctx, ptr, state.WithReadOnlyGet())
+	if gerr != nil {
+		return err
+	}
+	if have := cur.Metadata().Owner(); have != owner {
+		// The state's conflict ("already exists") is replaced, not wrapped:
+		// it would name the resource a second time.
+		return state.NewOwnerConflictError(resource.PointerOf(ptr), "already exists, owned by %s, not %s", quoteOwner(have), quoteOwner(owner))
+	}
+	return err
+}
+
+// Update updates a declared output owned by the controller (rule C4).
+func (a *Adapter) Update(ctx context.Context, r resource.Resource) (err error) {
+	var target resource.Pointer
+	defer func() { a.tel.CallEnded(telemetry.OpUpdate, target, err) }()
+	md, err := a.checkWrite("Update", r)
+	if err != nil {
+		return err
+	}
+	target = md
+	if err := a.st.Update(ctx, r, state.WithUpdateOwner(a.name)); err != nil {
+		return err
+	}
+	a.written(ctx, md)
+	return nil
+}
+
+// Modify creates or updates a declared output owned by the controller
+// (rule C4). A Modify that leaves the output unchanged still counts as a
+// write for output tracking (rule C8).
+func (a *Adapter) Modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...controller.ModifyOption) error {
+	_, err := a.modify(ctx, "Modify", emptyResource, fn, opts)
+	return err
+}
+
+// ModifyWithResult is Modify returning the output as stored.
+func (a *Adapter) ModifyWithResult(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...controller.ModifyOption) (resource.Resource, error) {
+	return a.modify(ctx, "ModifyWithResult", emptyResource, fn, opts)
+}
+
+func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.Resource, fn func(resource.Resource) error, opts []controller.ModifyOption) (res resource.Resource, err error) {
+	var target resource.Pointer
+	defer func() { a.tel.CallEnded(telemetry.OpModify, target, err) }()
+	md, err := a.checkWrite(op, emptyResource)
+	if err != nil {
+		return nil, err
+	}
+	target = md
+	mo := controller.DefaultModifyOptions()
+	opt.Apply(&mo, opts)
+	owner := a.name
+	if mo.NoOwner {
+		owner = ""
+	}
+	phase := state.WithExpectedPhaseAny()
+	if mo.ExpectedPhase != nil {
+		phase = state.WithExpectedPhase(*mo.ExpectedPhase)
+	}
+	res, err = a.st.ModifyWithResult(ctx, emptyResource, fn, state.WithUpdateOwner(owner), phase)
+	if err != nil {
+		return nil, err
+	}
+	target = res.Metadata()
+	a.written(ctx, md)
+	return res, nil
+}
+
+// written records a write of ptr through the adapter: for output tracking,
+// and in the cache of its kind.
+func (a *Adapter) written(ctx context.Context, ptr resource.Pointer) {
+	a.tracker.record(ptr)
+	a.refreshCache(ctx, ptr)
+}
+
+// deleteOwner is the owner a Teardown or Destroy acts for.
+func (a *Adapter) deleteOwner(opts []controller.DeleteOption) string {
+	var o controller.DeleteOptions
+	opt.Apply(&o, opts)
+	if o.Owner != nil {
+		return *o.Owner
+	}
+	return a.name
+}
+
+// Teardown tears down a declared output owned by the controller (or by
+// the owner of [controller.WithOwner]).
+func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...controller.DeleteOption) (ready bool, err error) {
+	defer func() { a.tel.CallEnded(telemetry.OpTeardown, ptr, err) }()
+	if err := state.CheckPointer(ptr); err != nil {
+		return false, err
+	}
+	if err := a.checkOutput("Teardown", ptr); err != nil {
+		return false, err
+	}
+	ready, err = a.st.Teardown(ctx, ptr, state.WithTeardownOwner(a.deleteOwner(opts)))
+	if err != nil {
+		return false, err
+	}
+	a.refreshCache(ctx, ptr)
+	return ready, nil
+}
+
+// Destroy destroys a declared output owned by the controller (or by the
+// owner of [controller.WithOwner]).
+func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...controller.DeleteOption) (err error) {
+	defer func() { a.tel.CallEnded(telemetry.OpDestroy, ptr, err) }()
+	if err := state.CheckPointer(ptr); err != nil {
+		return err
+	}
+	if err := a.checkOutput("Destroy", ptr); err != nil {
+		return err
+	}
+	if err := a.st.Destroy(ctx, ptr, state.WithDestroyOwner(a.deleteOwner(opts))); err != nil {
+		return err
+	}
+	a.caches.Get(resource.KindKeyOf(ptr)).PutDestroyed(ptr)
+	return nil
+}
+
+// AddFinalizer adds finalizers to a strong input, a primary input or an
+// own output (rule C5).
+func (a *Adapter) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (err error) {
+	defer func() { a.tel.CallEnded(telemetry.OpAddFinalizer, ptr, err) }()
+	if err := a.checkFinalizers(ctx, "AddFinalizer", ptr); err != nil {
+		return err
+	}
+	if err := a.st.AddFinalizer(ctx, ptr, fins...); err != nil {
+		return err
+	}
+	a.refreshCache(ctx, ptr)
+	return nil
+}
+
+// RemoveFinalizer removes finalizers from a strong input, a primary input
+// or an own output (rule C5).
+func (a *Adapter) RemoveFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (err error) {
+	defer func() { a.tel.CallEnded(telemetry.OpRemoveFinalizer, ptr, err) }()
+	if err := a.checkFinalizers(ctx, "RemoveFinalizer", ptr); err != nil {
+		return err
+	}
+	if err := a.st.RemoveFinalizer(ctx, ptr, fins...); err != nil {
+		return err
+	}
+	a.refreshCache(ctx, ptr)
+	return nil
+}
+
+// checkFinalizers allows finalizer changes on strong and primary inputs,
+// and on resources of an output type that the controller owns (rule C5).
+func (a *Adapter) checkFinalizers(ctx context.Context, op string, ptr resource.Pointer) error {
+	if err := state.CheckPointer(ptr); err != nil {
+		return err
+	}
+	acc := a.access.Load()
+	if acc.finalizerInput(ptr) {
+		return nil
+	}
+	if !acc.isOutput(ptr.Type()) {
+		return a.deny(op, resource.PointerString(ptr), "not a strong input, a primary input or an own output")
+	}
+	cur, err := a.st.Get(ctx, ptr, state.WithReadOnlyGet())
+	if err != nil {
+		return err
+	}
+	if owner := cur.Metadata().Owner(); owner != a.name {
+		return a.deny(op, resource.PointerString(ptr), "output owned by "+quoteOwner(owner)+", not by this controller")
+	}
+	return nil
+}
+
+func quoteOwner(o string) string {
+	if o == "" {
+		return "no controller"
+	}
+	return `"` + o + `"`
+}
+
+// refreshCache re-reads ptr into the cache of its kind, if cached, after a
+// write through the engine, so that the controller reads its write (or a
+// later one) at once. It reads the state's shared snapshot: never the
+// caller's resource, which the caller may go on changing, and no copy.
+func (a *Adapter) refreshCache(ctx context.Context, ptr resource.Pointer) {
+	c := a.caches.Get(resource.KindKeyOf(ptr))
+	if c == nil {
+		return
+	}
+	cur, err := a.st.Get(ctx, ptr, state.WithReadOnlyGet())
+	switch {
+	case err == nil:
+		c.PutWritten(cur)
+	case state.IsNotFoundError(err):
+		c.PutDestroyed(ptr)
+	}
+}

@@ -1,0 +1,271 @@
+// Package crunner runs one Controller: its Run loop with restarts after a
+// backoff (rule C6), the forwarder that turns coalesced wake-ups into
+// ReconcileEvents (rule C2), and the [controller.Runtime] it hands to Run.
+//
+// A runner depends on exactly what it uses ([Config]): its controller, its
+// adapter (the scoped reader/writer), its wake-up, a way to wait for its
+// inputs' first bootstrap, the engine's handler of UpdateInputs, its
+// telemetry sink and the idle notifier. It tracks the controller's passes
+// once (pass.go) for its activity, its recovery and its busy time, and
+// judges each Run's end with the engine's one outcome switch
+// (package outcome).
+package crunner
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+)
+
+// Bootstrap waits until the watches of input kinds delivered their first
+// bootstrap (see route.Router.WaitBootstrapped).
+type Bootstrap interface {
+	WaitBootstrapped(ctx context.Context, kinds []resource.KindKey) bool
+}
+
+// Config is what a [Runner] needs.
+type Config struct {
+	Name string
+	Ctrl controller.Controller
+	// Logger is the engine's logger; the runner adds the controller's name.
+	Logger *zap.Logger
+	// RestartBackoffInitial and RestartBackoffMax bound the restart
+	// backoff (rule C6).
+	RestartBackoffInitial, RestartBackoffMax time.Duration
+	// Adapter is the controller's reader/writer.
+	Adapter *adapter.Adapter
+	// Wake is the controller's wake-up, sent by the router.
+	Wake *route.Wake
+	// Inputs returns the kinds of the controller's current inputs.
+	Inputs func() []resource.KindKey
+	// Bootstrap delays the start event until the inputs are watched live.
+	Bootstrap Bootstrap
+	// UpdateInputs is the engine's handler of the controller's
+	// UpdateInputs calls (rule C7).
+	UpdateInputs func([]controller.Input) error
+	// Telemetry is the controller's sink (nil with metrics off).
+	Telemetry *telemetry.Controller
+	// Idle is pinged when the controller may have become idle.
+	Idle *idle.Notifier
+}
+
+// Runner runs one Controller. Run is called once; the other methods are
+// safe for concurrent use at any time.
+type Runner struct {
+	cfg    Config
+	logger *zap.Logger // the controller's, with its name
+	// elog logs the engine's own messages about the controller, without
+	// automatic stack traces (see outcome.EngineLogger).
+	elog   *zap.Logger
+	rt     *runtime
+	status status.Status
+	passes passes
+	// eventCh is the unbuffered channel behind EventCh; only the forwarder
+	// sends on it.
+	eventCh chan controller.ReconcileEvent
+
+	boMu sync.Mutex
+	// bo is the restart backoff; protected by boMu.
+	bo *backoff.ExponentialBackOff
+}
+
+// New returns the runner of a Controller; it starts nothing.
+func New(cfg Config) *Runner {
+	logger := cfg.Logger.With(zap.String("controller", cfg.Name))
+	c := &Runner{
+		cfg:     cfg,
+		logger:  logger,
+		elog:    outcome.EngineLogger(logger),
+		eventCh: make(chan controller.ReconcileEvent),
+		bo:      outcome.NewBackoff(cfg.RestartBackoffInitial, cfg.RestartBackoffMax),
+	}
+	c.rt = &runtime{Adapter: cfg.Adapter, runner: c}
+	return c
+}
+
+// Run runs the controller until ctx is done: a Run that returns an error
+// or panics is restarted after the backoff; a Run that returns nil before
+// ctx is done is not restarted (the controller stopped on purpose). The
+// start event comes once every input kind is watched live, so that what the
+// controller reads then is followed by every later change.
+func (c *Runner) Run(ctx context.Context) {
+	defer c.status.SetState(status.Stopped, time.Time{})
+	if !c.cfg.Bootstrap.WaitBootstrapped(ctx, c.cfg.Inputs()) {
+		return
+	}
+	for {
+		o := c.runOnce(ctx)
+		if ctx.Err() != nil {
+			if o.Class == outcome.Panicked {
+				c.elog.Error("controller panicked while the engine stopped", zap.String("panic", o.Msg), outcome.StackField(o.Panic))
+			}
+			return
+		}
+		d := outcome.Decide(outcome.Run, o)
+		if d.Action == outcome.Done {
+			c.status.Recover(nil)
+			outcome.Log(c.elog, outcome.Run, o, d, 0)
+			return
+		}
+		c.status.Failed(o.Text("Run"))
+		delay := c.nextBackoff()
+		c.cfg.Telemetry.Crashed(o, d, delay)
+		c.status.SetState(status.Backoff, time.Now().Add(delay))
+		outcome.Log(c.elog, outcome.Run, o, d, delay)
+		if !outcome.Wait(ctx, delay) {
+			return
+		}
+		c.cfg.Telemetry.Restarted()
+	}
+}
+
+func (c *Runner) nextBackoff() time.Duration {
+	c.boMu.Lock()
+	defer c.boMu.Unlock()
+	return c.bo.NextBackOff()
+}
+
+func (c *Runner) resetBackoff() {
+	c.boMu.Lock()
+	defer c.boMu.Unlock()
+	c.bo.Reset()
+}
+
+// runOnce runs Run once, with a fresh forwarder that delivers the start
+// event, and returns its outcome.
+func (c *Runner) runOnce(ctx context.Context) outcome.Outcome {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// A wake-up left from before is covered by the start event.
+	c.drainWake()
+	c.passes.restart()
+	c.cfg.Telemetry.RunStarted()
+	defer c.cfg.Idle.Ping() // a pass that ended with Run is not busy
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.forward(actx)
+	}()
+	c.status.SetState(status.Running, time.Time{})
+
+	o := c.call(actx)
+	cancel()
+	<-done
+	return o
+}
+
+// call calls Run and returns its outcome as plain data: the error's text,
+// a typed-nil error or a panic (with its stack) are rendered inside the
+// recovery, so nothing later calls a method of the error (rule C6).
+func (c *Runner) call(ctx context.Context) (o outcome.Outcome) {
+	defer func() {
+		if p := usercode.Recovered(recover()); p != nil {
+			o = outcome.OfPanic(p)
+		}
+	}()
+	if err := c.cfg.Ctrl.Run(ctx, c.rt, c.logger); err != nil {
+		return outcome.OfError("Run", err)
+	}
+	return outcome.Success()
+}
+
+// forward delivers one ReconcileEvent at start and one after wake-ups;
+// wake-ups that arrive while an event waits to be taken coalesce into it
+// (rule C2). It returns when ctx is done.
+func (c *Runner) forward(ctx context.Context) {
+	wake := c.cfg.Wake.C()
+	pending := true
+	for {
+		if !pending {
+			select {
+			case <-wake:
+				pending = true
+				c.passes.consumed++
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		// Wake-ups that arrived before the event is taken are covered by
+		// it: the controller reads the state after taking it.
+		c.drainWake()
+		// Offer the event at once: taken now means the controller was
+		// waiting for it.
+		select {
+		case c.eventCh <- controller.ReconcileEvent{}:
+			c.taken(false)
+			pending = false
+			continue
+		case <-ctx.Done():
+			return
+		default:
+		}
+		for pending {
+			c.drainWake()
+			select {
+			case c.eventCh <- controller.ReconcileEvent{}:
+				c.taken(true)
+				pending = false
+			case <-wake: // coalesces into the pending event
+				c.passes.consumed++
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// drainWake drops a pending wake-up.
+func (c *Runner) drainWake() {
+	select {
+	case <-c.cfg.Wake.C():
+		c.passes.consumed++
+	default:
+	}
+}
+
+// taken accounts a delivered event: a pass starts. waited tells whether the
+// event had to wait for the controller.
+func (c *Runner) taken(waited bool) {
+	c.cfg.Telemetry.EventTaken(waited)
+	c.passes.taken()
+	c.cfg.Idle.Ping()
+}
+
+// WakeUp sends the controller a coalescing wake-up.
+func (c *Runner) WakeUp() { c.cfg.Wake.Send() }
+
+// SetAccess replaces the controller's access scope (its dynamic inputs
+// changed).
+func (c *Runner) SetAccess(a *adapter.Access) { c.cfg.Adapter.SetAccess(a) }
+
+// Status returns the controller's status.
+func (c *Runner) Status() status.Snapshot { return c.status.Snapshot() }
+
+// Activity reports what the controller is busy with.
+func (c *Runner) Activity() status.Activity {
+	var a status.Activity
+	switch st := c.status.Snapshot(); st.State {
+	case status.Starting:
+		a.Busy, a.Why = true, "starting: waiting for its inputs' first bootstrap"
+	case status.Backoff:
+		a.Why, a.NextDue = "restarting after its backoff", st.BackoffUntil
+	case status.Running:
+		a.Busy, a.Why = c.passes.busy(c.cfg.Wake.Sent())
+	}
+	return a
+}

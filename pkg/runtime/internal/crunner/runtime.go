@@ -1,0 +1,64 @@
+package crunner
+
+import (
+	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
+)
+
+// runtime is the [controller.Runtime] of one Controller: its adapter (the
+// reads, writes and output tracking) plus its events and its backoff.
+type runtime struct {
+	*adapter.Adapter
+	runner *Runner
+}
+
+var (
+	_ controller.Runtime       = (*runtime)(nil)
+	_ controller.ErrorReporter = (*runtime)(nil)
+)
+
+// EventCh delivers the controller's ReconcileEvents (rule C2). A call ends
+// the current pass: a recovery when no failure was reported in it.
+func (r *runtime) EventCh() <-chan controller.ReconcileEvent {
+	c := r.runner
+	clean := c.passes.eventCh()
+	c.cfg.Idle.Ping()
+	if clean {
+		c.status.Recover(nil)
+	}
+	return c.eventCh
+}
+
+// QueueReconcile queues a ReconcileEvent, coalescing with pending ones.
+func (r *runtime) QueueReconcile() { r.runner.WakeUp() }
+
+// ResetRestartBackoff resets the restart backoff (rule C6). The controller
+// says it is healthy: a recovery, unless it reported a failure in this
+// pass.
+func (r *runtime) ResetRestartBackoff() {
+	c := r.runner
+	c.resetBackoff()
+	if !c.passes.failedInPass() {
+		c.status.Recover(nil)
+	}
+}
+
+// UpdateInputs replaces the dynamic inputs (rule C7).
+func (r *runtime) UpdateInputs(inputs []controller.Input) error {
+	return r.runner.cfg.UpdateInputs(inputs)
+}
+
+// ReportError records err, a failure the controller handles by itself, as
+// the controller's last error (controller.ErrorReporter), and no recovery
+// at the end of this pass. The error's text is rendered here, outside any
+// engine lock, by usercode.ErrorText (a typed-nil error or a panicking
+// Error method is described as such).
+func (r *runtime) ReportError(err error) {
+	if err == nil {
+		return
+	}
+	c := r.runner
+	c.passes.fail()
+	c.status.Failed(usercode.ErrorText(err))
+}

@@ -1,0 +1,173 @@
+package qrunner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
+)
+
+// worker processes items until ctx is done. The queue never hands out an
+// item that is in flight (rule Q2).
+func (c *Runner) worker(ctx context.Context) {
+	for {
+		it, ok := c.queue.Get(ctx)
+		if !ok {
+			return
+		}
+		start := c.cfg.Telemetry.ItemStarted(it)
+		o := c.call(ctx, it)
+		if ctx.Err() != nil {
+			// The engine is stopping: the queue is about to shut down.
+			o = o.Stopping()
+		}
+		// The item leaves flight in done, before its outcome is
+		// reported: finishing keeps the controller busy until it is.
+		c.finishing.Add(1)
+		c.done(it, start, o)
+		c.finishing.Add(-1)
+		c.cfg.Idle.Ping()
+	}
+}
+
+// done acts on the outcome of item it as the engine's outcome switch
+// decides: the queue's result, the status, the telemetry and the log line
+// (rule Q3).
+func (c *Runner) done(it work.Item, start telemetry.Stamp, o outcome.Outcome) {
+	call := outcome.Reconcile
+	if it.Map {
+		call = outcome.MapInput
+	}
+	d := outcome.Decide(call, o)
+	var r queue.Result
+	switch d.Action {
+	case outcome.Retry:
+		r = queue.Failure()
+	case outcome.Requeue:
+		if d.Failure {
+			r = queue.RequeueAfterFailure(o.Interval)
+		} else {
+			r = queue.RequeueAfter(o.Interval)
+		}
+	default:
+		r = queue.Success()
+	}
+	delay := c.queue.Done(it, r)
+	c.cfg.Telemetry.ItemEnded(it, start, o, d, delay)
+	if d.Failure {
+		c.status.Failed(o.Text(it.What()))
+	} else {
+		c.status.Recover(c.stillFailing)
+	}
+	outcome.Log(c.elog, call, o, d, delay, zap.Stringer("item", it))
+}
+
+// call runs the item's user code — Reconcile, or MapInput and the pointers
+// it returned — and classifies its error, all inside one recovery: a panic
+// fails that item only (rule Q5), and what comes out is plain data.
+func (c *Runner) call(ctx context.Context, it work.Item) (o outcome.Outcome) {
+	defer func() {
+		if p := usercode.Recovered(recover()); p != nil {
+			o = outcome.OfPanic(p)
+		}
+	}()
+	if it.Map {
+		return c.mapItem(ctx, it)
+	}
+	return outcome.OfItemError(c.cfg.Ctrl.Reconcile(ctx, c.logger, c.cfg.Adapter, it.Ptr))
+}
+
+// mapItem calls MapInput and queues the primary pointers it returns (rule
+// Q4). Pointers of a kind that is not a primary input (or nil, or without
+// an ID) fail the item, logged once per kind with the offending pointer;
+// the valid ones are queued anyway. The pointers' methods are user code:
+// mapItem runs inside the recovery of call.
+func (c *Runner) mapItem(ctx context.Context, it work.Item) outcome.Outcome {
+	ptrs, err := c.cfg.Ctrl.MapInput(ctx, c.logger, c.cfg.Adapter, it.Ptr)
+	if err != nil {
+		return outcome.OfItemError(err)
+	}
+	items := make([]work.Item, 0, len(ptrs))
+	var bad []string
+	for _, p := range ptrs {
+		if usercode.IsNil(p) {
+			bad = append(bad, nilPointer)
+			c.logBadKind(it, resource.KindKey{}, nilPointer) // the zero key stands for nil
+			continue
+		}
+		key := resource.PointerKeyOf(p)
+		if _, ok := c.primary[key.Kind()]; !ok || key.ID() == "" {
+			bad = append(bad, key.String())
+			c.logBadKind(it, key.Kind(), key.String())
+			continue
+		}
+		items = append(items, work.Reconcile(key))
+	}
+	switch len(items) {
+	case 0:
+	case 1:
+		c.queue.Add(items[0])
+	default:
+		c.queue.AddBatch(items)
+	}
+	if len(bad) == 0 {
+		return outcome.Success()
+	}
+	o := outcome.Failure("returned pointers that are not of a primary input kind: " + strings.Join(bad, ", "))
+	o.Logged = true
+	return o
+}
+
+// nilPointer is how a nil pointer returned by MapInput is reported.
+const nilPointer = "<nil>"
+
+// logBadKind logs, once per kind (and once for nil pointers, whose key is
+// the zero key), that MapInput returned the pointer p of a kind that is
+// not a primary input.
+func (c *Runner) logBadKind(it work.Item, key resource.KindKey, p string) {
+	c.badMu.Lock()
+	_, seen := c.badKinds[key]
+	c.badKinds[key] = struct{}{}
+	c.badMu.Unlock()
+	if !seen {
+		c.elog.Error("MapInput returned a pointer that is not of a primary input kind",
+			zap.Stringer("item", it), zap.String("pointer", p))
+	}
+}
+
+// describeQueue says what a QController's queue holds, naming a sample of
+// its items.
+func describeQueue(st queue.Stats[work.Item]) string {
+	var parts []string
+	if st.InFlight > 0 {
+		parts = append(parts, fmt.Sprintf("%d in flight (%s)", st.InFlight, itemList(st.Sample[:st.SampleInFlight], st.InFlight)))
+	}
+	if st.Due > 0 {
+		parts = append(parts, fmt.Sprintf("%d due (%s)", st.Due, itemList(st.Sample[st.SampleInFlight:], st.Due)))
+	}
+	if st.Delayed > 0 {
+		parts = append(parts, fmt.Sprintf("%d delayed, the next due at %s", st.Delayed, st.NextDue.Format(time.RFC3339Nano)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// itemList formats sampled queue items, noting how many more there are.
+func itemList(items []work.Item, total int) string {
+	s := make([]string, 0, len(items)+1)
+	for _, it := range items {
+		s = append(s, it.String())
+	}
+	if n := total - len(items); n > 0 {
+		s = append(s, fmt.Sprintf("and %d more", n))
+	}
+	return strings.Join(s, ", ")
+}

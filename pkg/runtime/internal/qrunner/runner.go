@@ -1,0 +1,208 @@
+// Package qrunner runs one QController: its work queue, fed by the router,
+// and its Concurrency workers (rules Q1–Q5). Each item's user code —
+// Reconcile, or MapInput and the pointers it returns — runs inside one
+// recovery that classifies what it came to (package outcome); the engine's
+// one outcome switch then decides the queue's action, the log line, the
+// metric label and the status.
+//
+// A runner depends on exactly what it uses ([Config]): its controller, the
+// state (for the initial lists of its inputs), its adapter, its telemetry
+// sink and the idle notifier. Which items are failing is the queue's to
+// know ([queue.Queue.Failing]); the runner adds its failing initial list.
+package qrunner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Config is what a [Runner] needs.
+type Config struct {
+	Name     string
+	Ctrl     controller.QController
+	Settings controller.QSettings
+	// Concurrency is the number of workers (at least 1).
+	Concurrency uint
+	// Logger is the engine's logger; the runner adds the controller's name.
+	Logger *zap.Logger
+	// QueueBackoffInitial and QueueBackoffMax bound the per-item retry
+	// backoff (rule Q3), and the retries of a failed initial list.
+	QueueBackoffInitial, QueueBackoffMax time.Duration
+	// State is listed for the inputs whose watch ran before the
+	// controller was registered.
+	State state.State
+	// Adapter is the controller's reader/writer.
+	Adapter *adapter.Adapter
+	// Telemetry is the controller's sink (nil with metrics off).
+	Telemetry *telemetry.Controller
+	// Idle is pinged when an item is done and when the runner started.
+	Idle *idle.Notifier
+}
+
+// Runner runs one QController. Run is called once; the other methods are
+// safe for concurrent use at any time.
+type Runner struct {
+	cfg    Config
+	logger *zap.Logger
+	// elog logs the engine's own messages about the controller, without
+	// automatic stack traces (see outcome.EngineLogger).
+	elog  *zap.Logger
+	queue *queue.Queue[work.Item]
+	sub   *route.Subscriber
+	// primary are the kinds of the InputQPrimary inputs.
+	primary map[resource.KindKey]struct{}
+	status  status.Status
+	// fillFailing is set while an initial list is failing (it counts as a
+	// failing item).
+	fillFailing atomic.Bool
+	// finishing counts the items whose call ended and whose outcome is
+	// being reported (see worker).
+	finishing atomic.Int32
+
+	badMu sync.Mutex
+	// badKinds are the undeclared kinds MapInput returned, logged once
+	// each; protected by badMu.
+	badKinds map[resource.KindKey]struct{}
+}
+
+// New returns the runner of a QController; it starts nothing.
+func New(cfg Config) *Runner {
+	logger := cfg.Logger.With(zap.String("controller", cfg.Name))
+	q := queue.NewWithPartner(queue.Options{BackoffInitial: cfg.QueueBackoffInitial, BackoffMax: cfg.QueueBackoffMax},
+		reconcileMapPartner(cfg.Settings.Inputs))
+	c := &Runner{
+		cfg:      cfg,
+		logger:   logger,
+		elog:     outcome.EngineLogger(logger),
+		queue:    q,
+		sub:      &route.Subscriber{Queue: q, Telemetry: cfg.Telemetry},
+		primary:  map[resource.KindKey]struct{}{},
+		badKinds: map[resource.KindKey]struct{}{},
+	}
+	for _, in := range cfg.Settings.Inputs {
+		if in.Kind == controller.InputQPrimary {
+			c.primary[resource.NewKindKey(in.Namespace, in.Type)] = struct{}{}
+		}
+	}
+	return c
+}
+
+// Subscriber is where the router delivers the controller's items.
+func (c *Runner) Subscriber() *route.Subscriber { return c.sub }
+
+// reconcileMapPartner returns the queue partner relation that keeps
+// Reconcile(p) and MapInput(p) of one pointer from running at once (rule Q2
+// as the package doc of runtime extends it): the reconcile item and the map
+// item of p are partners, for the kinds declared both as a primary input
+// and as a mapped one. It is nil (no cost) when no kind is both.
+func reconcileMapPartner(inputs []controller.Input) queue.Partner[work.Item] {
+	primary, mapped := map[resource.KindKey]bool{}, map[resource.KindKey]bool{}
+	for _, in := range inputs {
+		k := resource.NewKindKey(in.Namespace, in.Type)
+		if in.Kind == controller.InputQPrimary {
+			primary[k] = true
+		} else {
+			mapped[k] = true
+		}
+	}
+	both := map[resource.KindKey]struct{}{}
+	for k := range primary {
+		if mapped[k] {
+			both[k] = struct{}{}
+		}
+	}
+	if len(both) == 0 {
+		return nil
+	}
+	return func(it work.Item) (work.Item, bool) {
+		if _, ok := both[it.Ptr.Kind()]; !ok {
+			return work.Item{}, false
+		}
+		return it.Partner(), true
+	}
+}
+
+// Run runs the workers until ctx is done. The input kinds existing lists
+// were watched before the controller was registered (their first bootstrap
+// did not see it): they are listed into the queue; the others are filled
+// by their watch's bootstrap.
+func (c *Runner) Run(ctx context.Context, existing []resource.KindKey) {
+	defer c.status.SetState(status.Stopped, time.Time{})
+
+	var wg sync.WaitGroup
+	for range c.cfg.Concurrency {
+		wg.Go(func() { c.worker(ctx) })
+	}
+	filled := make(map[resource.KindKey]struct{}, len(existing))
+	for _, k := range existing {
+		if _, dup := filled[k]; !dup {
+			filled[k] = struct{}{}
+			c.fill(ctx, k)
+		}
+	}
+	// Running once its queue holds what exists (Runtime.Activity reports
+	// a starting QController busy).
+	c.status.SetState(status.Running, time.Time{})
+	c.cfg.Idle.Ping()
+	wg.Wait()
+	c.queue.ShutDown()
+}
+
+// Status returns the controller's status, the number of its failing items
+// (an initial list that fails counts as one) and its queue.
+func (c *Runner) Status() (st status.Snapshot, failing, queued, inFlight int) {
+	failing = c.queue.Failing()
+	if c.fillFailing.Load() {
+		failing++
+	}
+	return c.status.Snapshot(), failing, c.queue.Len(), c.queue.InFlight()
+}
+
+// stillFailing reports whether an item (or an initial list) is failing.
+func (c *Runner) stillFailing() bool { return c.queue.Failing() > 0 || c.fillFailing.Load() }
+
+// activitySample bounds the items an activity names.
+const activitySample = 8
+
+// Activity reports what the controller is busy with.
+func (c *Runner) Activity() status.Activity {
+	var a status.Activity
+	switch c.status.State() {
+	case status.Stopped:
+		return a
+	case status.Starting:
+		// Not running yet, or listing the inputs whose watch ran before
+		// it was registered: its queue is not filled yet.
+		a.Busy, a.Why = true, "starting: its queue is not filled yet"
+		return a
+	}
+	st := c.queue.Stats(activitySample)
+	a.Due, a.InFlight, a.Delayed, a.NextDue = st.Due, st.InFlight, st.Delayed, st.NextDue
+	a.Busy = st.Due > 0 || st.InFlight > 0
+	a.Why = describeQueue(st)
+	// Read after the queue: an item that left flight before the Stats
+	// was counted here before it did.
+	if n := c.finishing.Load(); n > 0 {
+		a.Busy = true
+		a.Why = strings.TrimPrefix(a.Why+fmt.Sprintf("; %d finishing (their outcome being recorded)", n), "; ")
+	}
+	return a
+}

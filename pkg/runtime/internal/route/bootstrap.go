@@ -1,0 +1,86 @@
+package route
+
+import (
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// routeFirstBootstrap remembers the contents of the kind's first bootstrap
+// and routes them at once, with bootMu held: existing resources are not
+// changes for Controllers, which start (or are woken by UpdateInputs) once
+// it is done; QControllers queue them (rules Q1, Q4). Then the kind is
+// live.
+func (w *kindWatcher) routeFirstBootstrap() {
+	for i := range w.boot {
+		w.mem.Apply(&w.boot[i], w.bootMetas[i])
+	}
+	w.mem.MarkReady()
+
+	w.bootMu.Lock()
+	w.route(w.boot, w.bootMetas, true)
+	w.bootRouted = true
+	w.bootMu.Unlock()
+
+	// Release the storage of a large bootstrap.
+	clear(w.boot)
+	clear(w.bootMetas)
+	w.boot, w.bootMetas = nil, nil
+	if cap(w.scratch) > scratchKeep {
+		w.scratch = nil
+	}
+	close(w.bootstrapped)
+	w.bootstrappedOnce = true
+}
+
+// dropBootstrap drops a first bootstrap cut short (the watch failed before
+// it was complete): the next watch starts it over.
+func (w *kindWatcher) dropBootstrap() {
+	clear(w.boot)
+	clear(w.bootMetas)
+	w.boot, w.bootMetas = w.boot[:0], w.bootMetas[:0]
+}
+
+// relisted handles a change of a re-list's bootstrap (or a change that
+// follows it before it is complete): a resource whose generation and
+// version match what was routed before did not change while the watch was
+// down and is not routed again.
+func (w *kindWatcher) relisted(ev *state.Event, md *resource.Metadata) {
+	if ev.Type != state.Destroyed {
+		_, _, id := md.Identity()
+		w.present[id] = struct{}{}
+		if w.mem.Unchanged(id, md) {
+			return
+		}
+	}
+	w.emit(ev, md)
+}
+
+// endRelist ends a re-list's bootstrap: the resources routed before and
+// absent from it disappeared while the watch was down, and are routed as
+// destroyed (only their identity is known).
+func (w *kindWatcher) endRelist() {
+	w.ids = w.mem.AppendIDs(w.ids[:0])
+	for _, id := range w.ids {
+		if _, ok := w.present[id]; ok {
+			continue
+		}
+		tomb := newTombstone(w.key, id)
+		w.emit(&state.Event{Type: state.Destroyed, Resource: tomb}, &tomb.md)
+	}
+	clear(w.ids)
+	w.present = nil
+}
+
+// tombstone is the last state of a resource that disappeared while its
+// kind's watch was down: only its identity is known.
+type tombstone struct {
+	md resource.Metadata
+}
+
+func newTombstone(k resource.KindKey, id resource.ID) *tombstone {
+	return &tombstone{md: resource.NewMetadata(k.Namespace(), k.Type(), id, resource.VersionUndefined)}
+}
+
+func (t *tombstone) Metadata() *resource.Metadata { return &t.md }
+func (t *tombstone) Spec() any                    { return nil }
+func (t *tombstone) DeepCopy() resource.Resource  { return &tombstone{md: t.md.Copy()} }

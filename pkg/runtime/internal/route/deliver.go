@@ -1,0 +1,83 @@
+package route
+
+import (
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Subscription is one declared input of one controller, as the router
+// sees it.
+type Subscription = dependency.Subscription[*Subscriber]
+
+// deliver delivers a batch of changes of one kind to every subscription of
+// that kind. It never blocks: Controllers get a coalescing wake-up,
+// QControllers a queue add. The contents of a kind's first bootstrap
+// (bootstrap set) go to QControllers only: they fill the queues (rule Q1),
+// while Controllers read the existing resources after their start event,
+// which waits for the bootstrap. metas holds the events' metadata, read
+// once by the watcher (a resource's Metadata method is user code, never
+// called here). scratch is reused storage owned by the caller; the grown
+// slice is returned for reuse.
+func deliver(subs []Subscription, events []state.Event, metas []*resource.Metadata, scratch []work.Item, bootstrap bool) []work.Item {
+	for i := range subs {
+		s := &subs[i]
+		sub := s.Handle
+		if sub.Wake != nil {
+			if bootstrap {
+				continue
+			}
+			for j := range events {
+				if Matches(s, events[j].Type, metas[j]) {
+					sub.Wake.Send()
+					sub.Telemetry.Woken()
+					break
+				}
+			}
+			continue
+		}
+		scratch = scratch[:0]
+		mapped := s.Kind != controller.InputQPrimary
+		for j := range events {
+			md := metas[j]
+			if !Matches(s, events[j].Type, md) {
+				continue
+			}
+			ns, typ, id := md.Identity()
+			scratch = append(scratch, work.Item{Ptr: resource.NewPointerKey(ns, typ, id), Map: mapped})
+		}
+		switch len(scratch) {
+		case 0:
+			continue
+		case 1:
+			sub.Queue.Add(scratch[0])
+		default:
+			sub.Queue.AddBatch(scratch)
+		}
+		sub.Telemetry.Queued(scratch)
+	}
+	return scratch
+}
+
+// Matches reports whether a change event of type t, of the resource whose
+// metadata is md, concerns the subscription s: an input with an ID fires
+// only for that ID (rule C2); destroy-ready inputs fire only for the
+// subscriber's own outputs that are tearing down with no finalizers left
+// (rules C9, Q4), and not for their destruction.
+func Matches(s *Subscription, t state.EventType, md *resource.Metadata) bool {
+	if s.HasID {
+		if _, _, id := md.Identity(); id != s.ID {
+			return false
+		}
+	}
+	switch s.Kind {
+	case controller.InputDestroyReady, controller.InputQMappedDestroyReady:
+		return t != state.Destroyed &&
+			md.Owner() == s.Name &&
+			md.Phase() == resource.PhaseTearingDown &&
+			md.Finalizers().Empty()
+	}
+	return true
+}

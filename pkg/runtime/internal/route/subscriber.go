@@ -1,0 +1,56 @@
+package route
+
+import (
+	"sync/atomic"
+
+	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
+)
+
+// Subscriber is a controller as the router sees it: where to deliver a
+// change. Exactly one of Wake and Queue is set.
+type Subscriber struct {
+	// Wake is a Controller's coalescing wake-up.
+	Wake *Wake
+	// Queue is a QController's work queue.
+	Queue *queue.Queue[work.Item]
+	// Telemetry is the controller's sink (nil with metrics off).
+	Telemetry *telemetry.Controller
+}
+
+// Wake is a Controller's coalescing wake-up: a channel of capacity one
+// written with a non-blocking send, so that wake-ups that arrive while one
+// is pending coalesce into it, and a count of the wake-ups sent, which
+// Runtime.Activity compares with those the controller's events covered.
+type Wake struct {
+	ch chan struct{}
+	// sent counts the wake-ups in the channel or taken from it: it is
+	// incremented before the send and taken back when the channel is full,
+	// so that a wake-up is never in the channel without being counted.
+	sent atomic.Uint64
+}
+
+// NewWake returns a wake-up with nothing pending.
+func NewWake() *Wake { return &Wake{ch: make(chan struct{}, 1)} }
+
+// Send sends the wake-up; it never blocks.
+func (w *Wake) Send() {
+	if len(w.ch) != 0 {
+		// A wake-up is pending: it covers this one (the controller reads
+		// the state after taking it), as a failed send would.
+		return
+	}
+	w.sent.Add(1)
+	select {
+	case w.ch <- struct{}{}:
+	default:
+		w.sent.Add(^uint64(0))
+	}
+}
+
+// C is the channel the wake-ups are taken from.
+func (w *Wake) C() <-chan struct{} { return w.ch }
+
+// Sent returns how many wake-ups were sent (see the field's doc).
+func (w *Wake) Sent() uint64 { return w.sent.Load() }

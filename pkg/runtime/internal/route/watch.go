@@ -1,0 +1,251 @@
+package route
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Re-establishing a failed kind watch backs off between these bounds; a
+// watch that bootstrapped resets the backoff.
+const (
+	watchRetryInitial = 50 * time.Millisecond
+	watchRetryMax     = 10 * time.Second
+	// watchBuffer is the capacity, in batches, of a kind watch's channel.
+	watchBuffer = 16
+	// scratchKeep is the capacity of routing scratch storage kept after the
+	// first bootstrap; larger storage (a large initial fill) is released.
+	scratchKeep = 1024
+)
+
+// phase is what a watch does with the changes it receives.
+type phase uint8
+
+const (
+	// collecting: the kind's first bootstrap, collected until complete and
+	// then routed at once (see routeFirstBootstrap).
+	collecting phase = iota
+	// relisting: the bootstrap of a watch re-established after a failure,
+	// routed as a diff against what was routed before (see relisted and
+	// endRelist).
+	relisting
+	// live: changes, routed as they come.
+	live
+)
+
+// kindWatcher runs the one watch of a kind and routes its changes to the
+// kind's subscriptions.
+type kindWatcher struct {
+	key      resource.KindKey
+	st       state.State
+	subs     func(resource.KindKey) []Subscription
+	mem      Memory
+	tel      *telemetry.Kind
+	idle     *idle.Notifier
+	logger   *zap.Logger
+	progress progress
+
+	// started is set once the watch goroutine was started; protected by
+	// the router's mu.
+	started bool
+	// bootstrapped is closed when the first watch delivered its bootstrap
+	// contents: from then on every change is routed as it happens.
+	bootstrapped chan struct{}
+
+	// bootMu makes the routing of the first bootstrap's contents atomic
+	// with respect to subscriptions added during Run (see
+	// Router.Subscribe): a controller is either in the snapshot that routes
+	// the whole first bootstrap, or subscribed after it and lists the kind
+	// itself. Never held while waiting.
+	bootMu sync.Mutex
+	// bootRouted is set once the contents of the first bootstrap were
+	// routed; protected by bootMu.
+	bootRouted bool
+
+	// The fields below are owned by the watch goroutine.
+
+	// bootstrappedOnce is set once a watch delivered its bootstrap: later
+	// watches are re-lists.
+	bootstrappedOnce bool
+	// boot collects the contents of the first bootstrap until it is
+	// complete, and bootMetas their metadata.
+	boot      []state.Event
+	bootMetas []*resource.Metadata
+	// present holds the IDs a re-list's bootstrap reported present.
+	present map[resource.ID]struct{}
+	// out and outMetas are the changes of a batch to route; metas, ids and
+	// scratch are reused storage.
+	out      []state.Event
+	outMetas []*resource.Metadata
+	metas    []*resource.Metadata
+	ids      []resource.ID
+	scratch  []work.Item
+	// inspect is the event whose resource's Metadata is being called (see
+	// metadataOf), nil otherwise.
+	inspect *state.Event
+}
+
+// run watches the kind until ctx is done. A watch that fails (the call
+// fails, an Errored event arrives, or the state closes the stream) is
+// re-established with a re-list, and whatever changed meanwhile is routed as
+// if it had been watched.
+func (w *kindWatcher) run(ctx context.Context) {
+	bo := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(watchRetryInitial),
+		backoff.WithMaxInterval(watchRetryMax),
+		backoff.WithMaxElapsedTime(0),
+	)
+	for {
+		err := w.watchOnce(ctx, bo)
+		w.progress.down()
+		if ctx.Err() != nil {
+			return
+		}
+		delay := bo.NextBackOff()
+		msg := failureText(err)
+		w.tel.WatchFailed(msg, delay)
+		w.logger.Warn("kind watch failed; re-listing", zap.String("error", msg), zap.Duration("retry_in", delay))
+
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// watchOnce runs one watch of the kind, with bootstrap contents, until it
+// fails or ctx is done. Each batch is read once (metadataOf), handled in the
+// watch's phase — collecting the first bootstrap, diffing a re-list against
+// what was routed before, or live — and what it yields is routed at once.
+func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBackOff) (err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			err = w.metadataPanic(p)
+		}
+	}()
+	defer w.dropBootstrap()
+
+	ch, err := w.open(wctx)
+	if err != nil {
+		return err
+	}
+	ph := collecting
+	if w.bootstrappedOnce {
+		ph = relisting
+		w.present = map[resource.ID]struct{}{}
+	}
+	for {
+		var batch []state.Event
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case b, ok := <-ch:
+			if !ok {
+				return watchFailure{msg: "stream closed by the state"}
+			}
+			batch = b
+			w.progress.received()
+		}
+		metas, err := w.metadataOf(batch)
+		if err != nil {
+			return err
+		}
+		ph, err = w.handle(ph, batch, metas, bo)
+		w.route(w.out, w.outMetas, false)
+		w.progress.routed(batch, ph == live)
+		w.idle.Ping()
+		// Drop references to resources until the next batch.
+		clear(w.out)
+		clear(w.outMetas)
+		clear(metas)
+		w.out, w.outMetas = w.out[:0], w.outMetas[:0]
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// open starts the watch: the state's WatchKindAggregated with bootstrap
+// contents. The call is the state's code: a panic fails the watch.
+func (w *kindWatcher) open(ctx context.Context) (chan []state.Event, error) {
+	ch := make(chan []state.Event, watchBuffer)
+	var err error
+	if p := usercode.Call(func() {
+		err = w.st.WatchKindAggregated(ctx, w.key, ch, state.WithBootstrapContents(true))
+	}); p != nil {
+		return nil, watchFailure{msg: "the state's WatchKindAggregated panicked: " + usercode.Sprint(p.Value)}
+	}
+	if err != nil {
+		return nil, watchFailure{msg: usercode.ErrorText(err)}
+	}
+	w.progress.started(ch)
+	return ch, nil
+}
+
+// handle applies a batch in phase ph and returns the phase after it: the
+// changes to route now are appended to w.out. An Errored event fails the
+// watch (what came before it in the batch is still routed).
+func (w *kindWatcher) handle(ph phase, batch []state.Event, metas []*resource.Metadata, bo *backoff.ExponentialBackOff) (phase, error) {
+	for i := range batch {
+		ev := &batch[i]
+		switch ev.Type {
+		case state.Created, state.Updated, state.Destroyed:
+			switch ph {
+			case collecting:
+				w.boot = append(w.boot, *ev)
+				w.bootMetas = append(w.bootMetas, metas[i])
+			case relisting:
+				w.relisted(ev, metas[i])
+			default:
+				w.emit(ev, metas[i])
+			}
+		case state.Bootstrapped:
+			if ph == live {
+				continue // a state that bootstraps twice: ignore the repeat
+			}
+			bo.Reset()
+			if ph == collecting {
+				w.routeFirstBootstrap()
+			} else {
+				w.endRelist()
+			}
+			ph = live
+		case state.Errored:
+			return ph, erroredFailure(ev.Error)
+		}
+	}
+	return ph, nil
+}
+
+// emit remembers a change and queues it for routing.
+func (w *kindWatcher) emit(ev *state.Event, md *resource.Metadata) {
+	w.mem.Apply(ev, md)
+	w.out = append(w.out, *ev)
+	w.outMetas = append(w.outMetas, md)
+}
+
+// route delivers changes of the kind to its current subscriptions; metas
+// are the events' metadata (see metadataOf); bootstrap marks the contents
+// of the first bootstrap.
+func (w *kindWatcher) route(events []state.Event, metas []*resource.Metadata, bootstrap bool) {
+	if len(events) == 0 {
+		return
+	}
+	w.tel.Routed(events, metas, bootstrap)
+	w.scratch = deliver(w.subs(w.key), events, metas, w.scratch, bootstrap)
+}

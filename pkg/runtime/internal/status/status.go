@@ -1,0 +1,139 @@
+// Package status is what the engine reports about each controller whether
+// metrics are on or off: its state (starting, running, in restart backoff,
+// stopped), its last failure and whether it has recovered from its
+// failures, and what it is busy with (the activity behind
+// Runtime.WaitIdle). The names the public statuses use are defined here,
+// once; package runtime re-exports them.
+package status
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Controller states (runtime.ControllerStatus.State).
+const (
+	Starting = "starting"
+	Running  = "running"
+	Backoff  = "backoff"
+	Stopped  = "stopped"
+)
+
+// Controller families (runtime.ControllerStatus.Kind): what kind of
+// controller a status or a registration error is about.
+const (
+	Controller  = "controller"
+	QController = "qcontroller"
+)
+
+// Snapshot is a controller's status at one instant.
+type Snapshot struct {
+	State        string
+	BackoffUntil time.Time
+	LastError    string
+	LastErrorAt  time.Time
+	// RecoveredAt is when the controller recovered from its failures;
+	// zero while it is failing or when it never failed.
+	RecoveredAt time.Time
+}
+
+// Status tracks one controller's state, last failure and recovery. The
+// zero value is a controller that is starting; all methods are safe for
+// concurrent use.
+//
+// A controller is failing from a failure ([Status.Failed]) until it
+// recovers ([Status.Recover]); what recovery means is the runner's
+// decision (a Controller: a pass without a failure; a QController: no item
+// failing any more).
+type Status struct {
+	// failing is set while the controller has failures it has not
+	// recovered from: the success paths read it, and take mu only then.
+	failing atomic.Bool
+
+	mu sync.Mutex
+	// The fields below are protected by mu.
+	state        string // "" means Starting
+	backoffUntil time.Time
+	lastError    string
+	lastErrorAt  time.Time
+	recoveredAt  time.Time
+}
+
+// SetState records the controller's state; backoffUntil is when a
+// Controller in restart backoff restarts (zero otherwise).
+func (s *Status) SetState(state string, backoffUntil time.Time) {
+	s.mu.Lock()
+	s.state, s.backoffUntil = state, backoffUntil
+	s.mu.Unlock()
+}
+
+// State returns the controller's state.
+func (s *Status) State() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stateLocked()
+}
+
+func (s *Status) stateLocked() string {
+	if s.state == "" {
+		return Starting
+	}
+	return s.state
+}
+
+// Failed records msg as the last failure: the controller is failing until
+// it recovers. It takes a message, never an error: an error's methods are
+// user code, which never runs under an engine lock.
+func (s *Status) Failed(msg string) {
+	now := time.Now()
+	s.mu.Lock()
+	s.lastError, s.lastErrorAt, s.recoveredAt = msg, now, time.Time{}
+	s.failing.Store(true)
+	s.mu.Unlock()
+}
+
+// Recover records that a failing controller recovered, unless stillFailing
+// (when not nil) reports failures left; it is called under the status's
+// lock, so that a failure recorded meanwhile is ordered with it. While
+// nothing fails it costs one atomic load.
+func (s *Status) Recover(stillFailing func() bool) {
+	if !s.failing.Load() {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	if s.failing.Load() && (stillFailing == nil || !stillFailing()) {
+		s.failing.Store(false)
+		s.recoveredAt = now
+	}
+	s.mu.Unlock()
+}
+
+// Failing reports whether the controller has a failure it has not
+// recovered from.
+func (s *Status) Failing() bool { return s.failing.Load() }
+
+// Snapshot returns the status now.
+func (s *Status) Snapshot() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Snapshot{
+		State:        s.stateLocked(),
+		BackoffUntil: s.backoffUntil,
+		LastError:    s.lastError,
+		LastErrorAt:  s.lastErrorAt,
+		RecoveredAt:  s.recoveredAt,
+	}
+}
+
+// Activity is what a controller is busy with (see runtime.ControllerActivity).
+type Activity struct {
+	Busy bool
+	Why  string
+	// Due, InFlight and Delayed count a QController's queued items.
+	Due, InFlight, Delayed int
+	// NextDue is when the earliest delayed item (or a Controller's
+	// restart) is due.
+	NextDue time.Time
+}
