@@ -155,11 +155,31 @@ func (md Metadata) Equal(other Metadata) bool {
 
 // Copy returns a copy of md that shares no mutable memory with it.
 func (md Metadata) Copy() Metadata {
-	c := md
-	c.finalizers = slices.Clone(md.finalizers)
-	c.labels = Labels{md.labels.clone()}
-	c.annotations = Annotations{md.annotations.clone()}
-	return c
+	md.cloneRefs()
+	return md
+}
+
+// CopyInto sets *dst to a copy of md that shares no mutable memory with
+// it, as Copy does, in place: a resource's DeepCopy copies its metadata
+// straight into the new resource, without Copy's temporary copy
+// (typed BenchmarkPlainCopy, 10 interleaved runs: −10% geomean).
+func (md *Metadata) CopyInto(dst *Metadata) {
+	*dst = *md
+	dst.cloneRefs()
+}
+
+// cloneRefs replaces the finalizers, labels and annotations, which md may
+// share with another metadata, by copies (nil stays nil).
+func (md *Metadata) cloneRefs() {
+	if md.finalizers != nil {
+		md.finalizers = slices.Clone(md.finalizers)
+	}
+	if md.labels.m != nil {
+		md.labels = Labels{md.labels.clone()}
+	}
+	if md.annotations.m != nil {
+		md.annotations = Annotations{md.annotations.clone()}
+	}
 }
 
 // String formats the metadata as "type(namespace/id)@version" followed by

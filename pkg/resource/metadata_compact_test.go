@@ -101,3 +101,33 @@ func TestMetadataNamespaceAndType(t *testing.T) {
 	assert.False(t, a.Equal(b))
 	assert.Equal(t, "b(a/id)", resource.PointerString(&a))
 }
+
+// TestMetadataCopyIntoSharesNothing: CopyInto copies every field and
+// shares no finalizers, labels or annotations with the original; nil and
+// empty stay as they were.
+func TestMetadataCopyIntoSharesNothing(t *testing.T) {
+	md := resource.NewMetadata("ns", "T", "id", resource.NewVersion(3))
+	md.Finalizers().Add("f")
+	md.Labels().Set("l", "1")
+	md.Annotations().Set("a", "1")
+	md.SetCreated(time.Unix(5, 6))
+	require.NoError(t, md.SetOwner("o"))
+	var c resource.Metadata
+	md.CopyInto(&c)
+	require.True(t, md.Equal(c))
+	require.True(t, c.Created().Equal(time.Unix(5, 6)))
+	c.Finalizers().Add("g")
+	c.Labels().Set("l", "2")
+	c.Annotations().Set("a", "2")
+	assert.Equal(t, resource.Finalizers{"f"}, *md.Finalizers())
+	v, _ := md.Labels().Get("l")
+	w, _ := md.Annotations().Get("a")
+	assert.Equal(t, "1"+"1", v+w, "the original is untouched")
+
+	bare := resource.NewMetadata("ns", "T", "id", resource.VersionUndefined)
+	*bare.Finalizers() = resource.Finalizers{}
+	bare.CopyInto(&c)
+	assert.NotNil(t, *c.Finalizers(), "empty stays empty")
+	assert.Empty(t, *c.Finalizers())
+	assert.Zero(t, c.Labels().Len())
+}

@@ -150,7 +150,8 @@ func (r *Resource[S, D]) Definition() Definition {
 // documentation). It panics with a [*CopyError] when S cannot be copied.
 func (r *Resource[S, D]) DeepCopy() resource.Resource {
 	p := r.planOrLookup()
-	c := &Resource[S, D]{md: r.md.Copy(), plan: p}
+	c := &Resource[S, D]{plan: p}
+	r.md.CopyInto(&c.md)
 	p.copy(&c.spec, &r.spec)
 	return c
 }
