@@ -3,42 +3,27 @@
 // their inputs, routes every change to the controllers that declared it, and
 // runs their reconcile loops and work queues over a [state.State].
 //
-// # Lifecycle
+// This doc states what the engine guarantees; the methods state their
+// own contracts ([Runtime.RegisterController] lists what registration
+// refuses, [Runtime.WaitIdle] what idle means). How the engine does it is
+// written beside the code, in its internal packages.
+//
+// # Lifecycle (rules E1, E3)
 //
 // [New] builds an engine and starts nothing. Controllers are registered
-// before or during [Runtime.Run] (rule E3: a controller registered during
-// Run starts at once and receives the current state of its inputs). Run
+// before or during [Runtime.Run]; a controller registered during Run starts
+// at once and receives the current state of its inputs like any other. Run
 // starts everything and returns nil once every goroutine it started has
-// exited, promptly after its context is canceled for controllers that honour
-// their context; it may be called once (rule E1). Registration after Run
+// exited, promptly after its context is canceled for controllers that
+// honour their context; it may be called once. Registration after Run
 // returned fails.
-//
-// # Registration (rule C1)
-//
-// Registration validates what a controller declares and fails with an
-// invalid-class error ([state.IsInvalidError]) that names the controller: a
-// nil controller; an empty or duplicate name; an input with an empty
-// namespace, type or ID; an input kind the controller may not declare
-// (Controllers: InputWeak, InputStrong, InputDestroyReady; QControllers:
-// InputQPrimary, InputQMapped, InputQMappedDestroyReady); a QController
-// without an InputQPrimary input; a QController with Concurrency Some(0)
-// (it could never reconcile; None means 1); an output with an empty type or
-// declared twice by one controller; a second exclusive owner of an output
-// type; an exclusive output that another controller declares shared, and
-// the reverse. A refused registration registers nothing.
 //
 // # Routing (rules C2, C9, Q1, Q4)
 //
-// Each input kind (namespace and type) is watched once, with one
-// WatchKindAggregated with bootstrap contents shared by every controller
-// that declares it; the watch starts when the first such controller starts
-// (including kinds added by UpdateInputs and by controllers registered
-// during Run) and runs until Run ends. Every change is routed to the
-// subscriptions of its kind, read from an immutable snapshot swapped
-// atomically on registration and UpdateInputs, so routing neither locks nor
-// scans the other controllers nor allocates per change:
+// Every change of a declared input kind reaches every controller that
+// declared it, in the order the state applied the changes:
 //
-//   - a Controller input wakes the controller (a coalescing wake-up);
+//   - a Controller input wakes the controller (wake-ups coalesce);
 //   - an input with an ID only fires for that ID;
 //   - InputDestroyReady and InputQMappedDestroyReady fire only for the
 //     controller's own outputs (owner = controller name) that are tearing
@@ -47,34 +32,36 @@
 //     item that calls MapInput and queues the pointers it returns.
 //
 // A QController's queue starts with every existing resource of each primary
-// input (of its ID, for an input with an ID), and with a map item for every
+// input (of its ID, for an input with an ID), and a map item for every
 // existing resource of each mapped input (for a mapped destroy-ready input,
 // every own output that is already tearing down with no finalizers, so that
-// none is left behind when the engine restarts). It is filled, each
-// existing resource once, from the kind's first bootstrap, which is
-// collected and routed at once when complete, or, for a QController
-// registered during Run after that, from a List of its own (it starts
-// alike; a List that fails is retried with the item backoff). A large kind delays only the controllers that declare it.
+// none is left behind when the engine restarts) — each existing resource
+// once, whether the QController was registered before Run or during it.
+// Each input kind is watched once, from the start of the first controller
+// that declares it until Run ends, whoever else declares it later; a large
+// kind delays only the controllers that declare it.
 //
 // # Controllers (rules C2, C6, C7, C8)
 //
 // Run is called on a goroutine of its own. It receives one ReconcileEvent at
-// start (and at every restart) and one after changes to its inputs; changes
-// that arrive while an event waits to be taken coalesce into it. Run that
-// returns an error or panics (the panic is logged with its stack; the rest
-// of the engine keeps running) is restarted after an exponential backoff:
-// [WithRestartBackoff] initial delay, doubling without jitter, capped at its
-// max (defaults [DefaultRestartBackoffInitial], [DefaultRestartBackoffMax]);
-// ResetRestartBackoff starts over from the initial delay. Run returning nil
-// before the engine stops ends the controller without a restart.
+// start (and at every restart), once its inputs are watched, and one after
+// changes to its inputs; changes that arrive while an event waits to be
+// taken coalesce into it. Resources that exist at the start are not
+// changes. Run that returns an error or panics (the panic is logged with its
+// stack; the rest of the engine keeps running) is restarted after an
+// exponential backoff: [WithRestartBackoff] initial delay, doubling without
+// jitter, capped at its max (defaults [DefaultRestartBackoffInitial],
+// [DefaultRestartBackoffMax]); ResetRestartBackoff starts over from the
+// initial delay. Run returning nil before the engine stops ends the
+// controller without a restart.
 //
 // UpdateInputs validates and replaces the dynamic inputs (the declared ones
-// stay): the routing snapshot and the access scope are swapped, new kinds
-// get watched, and the controller is woken so that it sees the current
-// state of its new inputs. The inputs are a set (order and duplicates do not
-// matter): replacing them with an equal set changes nothing and wakes
-// nobody, so a controller may call UpdateInputs on every pass. Kinds are not
-// unwatched during a Run.
+// stay): changes of the new inputs flow at once, reads of them are allowed,
+// and the controller is woken, once the new kinds are watched, so that it
+// sees their current state. The inputs are a set (order and duplicates do
+// not matter): replacing them with an equal set changes nothing and wakes
+// nobody, so a controller may call UpdateInputs on every pass. Kinds are
+// not unwatched during a Run.
 //
 // StartTrackingOutputs starts a pass; CleanupOutputs(kinds) then tears down
 // every output of those kinds owned by the controller and not written
@@ -103,7 +90,9 @@
 // only and is logged with its stack. MapInput returning a pointer that is
 // not of a primary input kind (or nil, or without an ID) fails the item (the
 // valid pointers are still queued); the offending pointer is logged once per
-// kind (nil pointers: once).
+// kind (nil pointers: once). The initial List of an input kind that fails
+// (a QController registered during Run lists its inputs) is retried with
+// the item backoff.
 //
 // # User code
 //
@@ -116,9 +105,9 @@
 // called it — a Controller's Run (restarted), a QController item (retried),
 // a kind watch (re-established with a re-list), a QController's initial
 // list (retried) — and is logged with the stack of the panicking
-// goroutine. An error is rendered to its text once, inside that recovery;
-// logs and statuses carry the text, so a panicking Error method is a failure
-// like any other ("error of type T: Error panicked: ...").
+// goroutine. An error is rendered to its text once; logs and statuses carry
+// the text, so a panicking Error method is a failure like any other
+// ("error of type T: Error panicked: ...").
 //
 // A typed-nil error — a nil pointer in a non-nil error interface, such as
 // `var err *MyError; return err` — is a failure, never a success: it is
@@ -162,25 +151,22 @@
 //
 // # Read your writes
 //
-// Reads go to the state, so a controller always reads its own writes. With
-// [WithCachedResource] a kind's reads are served from an in-memory copy fed
-// by the kind's watch (once it bootstrapped; before, from the state); every
-// write made through a controller runtime updates the copy at once with the
-// version the state returned, and the watch never moves a resource back to
-// an older version, so reads from the cache see one's own writes too.
-// Generations of one ID are told apart by their creation time.
+// A controller always reads its own writes. With [WithCachedResource] a
+// kind's reads are served from an in-memory copy fed by the kind's watch
+// (before the watch bootstrapped, from the state); a controller still reads
+// its own writes at once, and a cached resource never goes back to an older
+// version.
 //
 // # Watch robustness
 //
 // A kind watch that fails — the call fails or panics, an Errored event
 // (such as a buffer overrun from a foreign State) arrives, an event cannot
 // be routed (see "User code"), or the stream is closed — never stops the
-// engine: a warning is logged, the re-list is counted, and
-// the watch is re-established with a fresh bootstrap after a short backoff.
-// A first bootstrap cut short is dropped and starts over. The router
-// remembers, per kind, the generation and version of every resource it
-// routed, so after a re-list it routes exactly the resources that changed
-// meanwhile, and those that disappeared as destroyed.
+// engine: a warning is logged, the re-list is counted, and the watch is
+// re-established with a fresh bootstrap after a short backoff. What changed
+// while it was down is routed then, exactly: the resources that changed
+// meanwhile, and those that disappeared, as destroyed; an unchanged
+// resource is not routed again.
 //
 // # Logs
 //
@@ -206,8 +192,8 @@
 // watched kind ([KindMetrics]). They are cheap atomics, on by default,
 // skipped with WithMetrics(false); [Runtime.ControllerStatuses] reports the
 // controllers' states, last errors and recoveries either way (see
-// [ControllerStatus]). [Runtime.PublishExpvar]
-// publishes them to expvar under a name of the caller's choosing.
+// [ControllerStatus]). [Runtime.PublishExpvar] publishes them to expvar
+// under a name of the caller's choosing.
 //
 // The rules cited here are stated in docs/controllers-and-engine.md in the repository.
 package runtime

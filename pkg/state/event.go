@@ -23,7 +23,8 @@ const (
 	Bootstrapped
 	// Errored: the watch failed; Error says why. No event follows.
 	Errored
-	// Noop: nothing happened; used by engines to wake a reader up.
+	// Noop: nothing happened. No state of resgraph sends it; a backend
+	// may, and WrapCore's helpers and the engine's watches skip it.
 	Noop
 )
 

@@ -2,7 +2,13 @@
 // runtime.WithCachedResource: each kind's resources as its watch delivers
 // them, plus the engine's own writes until the watch catches up with them,
 // so that a controller reading from the cache always reads its own writes
-// and never sees a resource go back to an older version.
+// and never sees a resource go back to an older version: every write
+// through a controller's adapter records the state's snapshot of the
+// written resource, with the version the state returned, in an overlay
+// that a watch event replaces only once it is at or past that write
+// (versions grow within one generation of an ID; generations are told
+// apart by their creation time). Until the kind's first bootstrap, reads go
+// to the state.
 //
 // The cache holds the state's shared snapshots (from the watch, and from
 // read-only Gets after the engine's writes), never a resource a controller
