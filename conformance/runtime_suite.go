@@ -22,7 +22,9 @@ import (
 // rules E1–E3 of the contract, one or more tests per rule, named after it
 // (TestC2_CoalescingWhileBusy, TestQ3_..., TestE1_...). It drives the
 // engine with the example controllers of this package and observes it
-// through the public API only.
+// through the public API only. It is where resgraph's own engine is
+// checked against those rules (package runtime runs it); the engine's own
+// tests check what it documents beyond them.
 //
 // Run it from a test of the engine:
 //

@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
@@ -13,6 +13,9 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 // TestWaitIdleExceptLeavesOutHeldControllers: a controller held in a pass
@@ -21,14 +24,11 @@ import (
 // controllers done — and no less.
 func TestWaitIdleExceptLeavesOutHeldControllers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt, st := newEngine(t)
 		held := newEventCounter(true)
-		require.NoError(t, rt.RegisterController(&funcController{
+		e := start(t, runtimetest.WithControllers(&funcController{
 			name: "held", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: held.run,
-		}))
-		require.NoError(t, rt.RegisterController(copyController("ab", typeA, typeB)))
-		startEngine(t, rt)
-		synctest.Wait() // held waits on its gate in its start pass
+		}, copyController("ab", typeA, typeB))) // held waits on its gate in its start pass
+		rt, st := e.Runtime, e.State
 
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		a, err := rt.WaitIdle(ctx)
@@ -44,7 +44,7 @@ func TestWaitIdleExceptLeavesOutHeldControllers(t *testing.T) {
 		b, err := st.Get(t.Context(), ptr(typeB, "x"))
 		require.NoError(t, err, "the other controller is done when WaitIdleExcept returns")
 		assert.Equal(t, 7, b.(*Pair).TypedSpec().A)
-		assert.False(t, a.Idle(), "the Activity returned shows the held controller as it is")
+		assert.False(t, a.Idle(), "the runtime.Activity returned shows the held controller as it is")
 
 		held.gate <- struct{}{} // the start pass
 		held.gate <- struct{}{} // the pass for x
@@ -60,7 +60,6 @@ func TestWaitIdleExceptLeavesOutHeldControllers(t *testing.T) {
 // Run, an engine with a QController is not idle.
 func TestWaitIdleWaitsForAQControllerToStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt, st := newEngine(t)
 		var reconciles atomic.Int32
 		q := func(name string) *funcQController {
 			return &funcQController{
@@ -72,17 +71,21 @@ func TestWaitIdleWaitsForAQControllerToStart(t *testing.T) {
 				},
 			}
 		}
-		require.NoError(t, rt.RegisterQController(q("first")))
+		unstarted, err := runtime.New(inmem.NewState(), zap.NewNop())
+		require.NoError(t, err)
+		require.NoError(t, unstarted.RegisterQController(q("first")))
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		a, err := rt.WaitIdle(ctx)
+		a, err := unstarted.WaitIdle(ctx)
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, "not started: not idle")
 		assert.Contains(t, a.String(), "controller first: starting")
 
+		st := inmem.NewState()
 		for _, id := range []resource.ID{"a", "b", "c"} {
 			mustCreate(t, st, newPair(typeA, id, 0))
 		}
-		startEngine(t, rt)
+		rt := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(q("first")),
+			runtimetest.WithLogger(zap.NewNop()), runtimetest.WithoutLeakCheck()).Runtime
 		waitIdle(t, rt)
 		require.EqualValues(t, 3, reconciles.Load())
 

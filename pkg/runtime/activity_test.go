@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
@@ -55,7 +57,7 @@ func copyController(name string, from, to resource.Type) *funcController {
 }
 
 // waitIdle waits for the engine to be idle within a generous deadline.
-func waitIdle(t *testing.T, rt *Runtime) Activity {
+func waitIdle(t *testing.T, rt *runtime.Runtime) runtime.Activity {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -69,9 +71,8 @@ func waitIdle(t *testing.T, rt *Runtime) Activity {
 // Controller, then a QController) reflect every input change, without
 // waiting for them. It repeats to give a premature return many chances.
 func TestWaitIdleMeansEveryChangeWasReconciled(t *testing.T) {
-	rt, st := newEngine(t)
-	require.NoError(t, rt.RegisterController(copyController("ab", typeA, typeB)))
-	require.NoError(t, rt.RegisterQController(&funcQController{
+	// Outside a bubble: on the wall clock, with real scheduling.
+	e := runtimetest.Start(t, runtimetest.WithLogger(zap.NewNop()), runtimetest.WithControllers(copyController("ab", typeA, typeB)), runtimetest.WithQControllers(&funcQController{
 		name: "bc",
 		settings: controller.QSettings{
 			Inputs:  []controller.Input{in(typeB, controller.InputQPrimary)},
@@ -95,7 +96,7 @@ func TestWaitIdleMeansEveryChangeWasReconciled(t *testing.T) {
 			})
 		},
 	}))
-	startEngine(t, rt)
+	rt, st := e.Runtime, e.State
 	ctx := t.Context()
 	waitIdle(t, rt)
 
@@ -129,18 +130,17 @@ func TestWaitIdleMeansEveryChangeWasReconciled(t *testing.T) {
 	}
 }
 
-// TestActivityNamesTheBusyController checks what Activity reports: a
+// TestActivityNamesTheBusyController checks what runtime.Activity reports: a
 // Controller in a pass, and a QController item in flight, each named, and
 // a failed item waiting out its backoff as delayed (not busy).
 func TestActivityNamesTheBusyController(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt, st := newEngine(t, WithQueueBackoff(time.Second, time.Minute))
 		ec := newEventCounter(true)
-		require.NoError(t, rt.RegisterController(&funcController{
+		gated := &funcController{
 			name: "gated", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: ec.run,
-		}))
+		}
 		release := make(chan struct{})
-		require.NoError(t, rt.RegisterQController(&funcQController{
+		q := &funcQController{
 			name:     "q",
 			settings: controller.QSettings{Inputs: []controller.Input{in(typeB, controller.InputQPrimary)}},
 			reconcile: func(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
@@ -153,15 +153,20 @@ func TestActivityNamesTheBusyController(t *testing.T) {
 				}
 				return nil
 			},
-		}))
+		}
 
+		unstarted, err := runtime.New(inmem.NewState(), zap.NewNop())
+		require.NoError(t, err)
+		require.NoError(t, unstarted.RegisterController(gated))
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		a, err := rt.WaitIdle(ctx)
+		a, err := unstarted.WaitIdle(ctx)
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, "not started: not idle")
 		assert.Contains(t, a.String(), "controller gated: starting")
 
-		startEngine(t, rt)
+		e := start(t, runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Second, time.Minute)),
+			runtimetest.WithControllers(gated), runtimetest.WithQControllers(q))
+		rt, st := e.Runtime, e.State
 		mustCreate(t, st, newPair(typeB, "slow", 0))
 		synctest.Wait()
 		a = rt.Activity(t.Context())
@@ -173,11 +178,11 @@ func TestActivityNamesTheBusyController(t *testing.T) {
 		close(release)
 		mustCreate(t, st, newPair(typeB, "fails", 0))
 		a = waitIdle(t, rt)
-		q := a.Controllers[1]
-		assert.Equal(t, "q", q.Name)
-		assert.False(t, q.Busy)
-		assert.Equal(t, 1, q.Delayed, "the failed item waits out its backoff")
-		assert.Equal(t, time.Now().Add(time.Second), q.NextDue)
+		qa := a.Controllers[1]
+		assert.Equal(t, "q", qa.Name)
+		assert.False(t, qa.Busy)
+		assert.Equal(t, 1, qa.Delayed, "the failed item waits out its backoff")
+		assert.Equal(t, time.Now().Add(time.Second), qa.NextDue)
 
 		mustCreate(t, st, newPair(typeA, "x", 0))
 		synctest.Wait()
@@ -234,27 +239,27 @@ func (g *gatedWatches) WatchKindAggregated(ctx context.Context, k resource.Kind,
 func TestActivityOfAWatchBehindTheState(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := &gatedWatches{State: inmem.NewState(), gate: make(chan struct{})}
-		rt, err := New(state.WrapCore(g), zap.NewNop())
-		require.NoError(t, err)
-		require.NoError(t, rt.RegisterController(&funcController{
+		reader := &funcController{
 			name: "reader", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: newEventCounter(false).run,
-		}))
-		require.Empty(t, rt.Activity(t.Context()).Kinds, "nothing is watched before Run")
+		}
+		unstarted, err := runtime.New(state.WrapCore(g), zap.NewNop())
+		require.NoError(t, err)
+		require.NoError(t, unstarted.RegisterController(reader))
+		require.Empty(t, unstarted.Activity(t.Context()).Kinds, "nothing is watched before Run")
 
-		startEngine(t, rt)
-		synctest.Wait()
+		rt := start(t, runtimetest.WithState(state.WrapCore(g)), runtimetest.WithControllers(reader)).Runtime
 		a := rt.Activity(t.Context())
 		require.Len(t, a.Kinds, 1)
-		assert.Equal(t, KindActivity{Namespace: testNS, Type: typeA, Exact: true, Behind: true, Why: "not bootstrapped yet"}, a.Kinds[0])
+		assert.Equal(t, runtime.KindActivity{Namespace: testNS, Type: typeA, Exact: true, Behind: true, Why: "not bootstrapped yet"}, a.Kinds[0])
 
 		g.gate <- struct{}{} // the bootstrap
 		a = waitIdle(t, rt)
-		assert.Equal(t, KindActivity{Namespace: testNS, Type: typeA, Exact: true}, a.Kinds[0])
+		assert.Equal(t, runtime.KindActivity{Namespace: testNS, Type: typeA, Exact: true}, a.Kinds[0])
 
 		mustCreate(t, g, newPair(typeA, "a", 0))
 		synctest.Wait()
 		a = rt.Activity(t.Context())
-		assert.Equal(t, KindActivity{Namespace: testNS, Type: typeA, Exact: true, Behind: true, Why: "the state has changes the watch has not delivered yet"}, a.Kinds[0])
+		assert.Equal(t, runtime.KindActivity{Namespace: testNS, Type: typeA, Exact: true, Behind: true, Why: "the state has changes the watch has not delivered yet"}, a.Kinds[0])
 		assert.Equal(t, "watch of As.test.resgraph.dev(test): the state has changes the watch has not delivered yet", a.String())
 
 		g.gate <- struct{}{}

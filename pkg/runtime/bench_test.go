@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
@@ -162,9 +163,9 @@ func startFinalWatcher(ctx context.Context, b *testing.B, st state.State, n int)
 
 // runChain runs W3 or W4 once: the time to create n inputs until every
 // final output holds its value, then the same for an update of every input.
-func runChain(b *testing.B, n int, register func(rt *Runtime)) (create, update time.Duration) {
+func runChain(b *testing.B, n int, register func(rt *runtime.Runtime)) (create, update time.Duration) {
 	st := inmem.NewState()
-	rt, err := New(st, zap.NewNop())
+	rt, err := runtime.New(st, zap.NewNop())
 	require.NoError(b, err)
 	register(rt)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -198,7 +199,7 @@ func runChain(b *testing.B, n int, register func(rt *Runtime)) (create, update t
 	return create, update
 }
 
-func benchChain(b *testing.B, register func(rt *Runtime)) {
+func benchChain(b *testing.B, register func(rt *runtime.Runtime)) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			var create, update time.Duration
@@ -217,7 +218,7 @@ func benchChain(b *testing.B, register func(rt *Runtime)) {
 
 // BenchmarkW3 is workload W3 with hand-written Controllers.
 func BenchmarkW3(b *testing.B) {
-	benchChain(b, func(rt *Runtime) {
+	benchChain(b, func(rt *runtime.Runtime) {
 		for i := range 4 {
 			require.NoError(b, rt.RegisterController(&chainController{in: chainTypes[i], out: chainTypes[i+1]}))
 		}
@@ -228,7 +229,7 @@ func BenchmarkW3(b *testing.B) {
 func BenchmarkW4(b *testing.B) {
 	for _, conc := range []uint{1, 4} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
-			benchChain(b, func(rt *Runtime) {
+			benchChain(b, func(rt *runtime.Runtime) {
 				for i := range 4 {
 					require.NoError(b, rt.RegisterQController(&chainQController{in: chainTypes[i], out: chainTypes[i+1], concurrency: conc}))
 				}

@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
@@ -15,94 +15,27 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
-	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// bubbleEnv is an engine over a fresh state inside a synctest bubble.
-type bubbleEnv struct {
-	rt   *Runtime
-	st   state.State
-	stop func()
-}
+// The Controller rules C2–C9 are tested in conformance; these tests check
+// what the runtime documents beyond them: QueueReconcile, the restart
+// backoff's exact delays, the states a restarting controller reports, and
+// UpdateInputs' access scope, validation and wake-ups.
 
-// inBubble runs fn in a synctest bubble with a fresh state and engine; fn
-// registers its controllers (creating every channel they use inside the
-// bubble) and calls env.start; the engine stops when fn returns.
-func inBubble(t *testing.T, opts []Option, fn func(t *testing.T, env *bubbleEnv)) {
+// TestQueueReconcileCoalesces: QueueReconcile queues a ReconcileEvent that
+// coalesces with the ones already pending.
+func TestQueueReconcileCoalesces(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		st := inmem.NewState()
-		rt, err := New(st, zap.NewNop(), opts...)
-		require.NoError(t, err)
-		env := &bubbleEnv{rt: rt, st: st, stop: func() {}}
-		fn(t, env)
-		env.stop()
-	})
-}
-
-// start runs the engine and waits until it is idle.
-func (env *bubbleEnv) start(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- env.rt.Run(ctx) }()
-	env.stop = func() {
-		cancel()
-		assert.NoError(t, <-done)
-		env.stop = func() {}
-	}
-	synctest.Wait()
-}
-
-func TestC2_StartEventAndCoalescing(t *testing.T) {
-	t.Parallel()
-	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
-		st := env.st
-		ec := newEventCounter(true)
-		mustCreate(t, st, newPair(typeA, "0", 1))
-		require.NoError(t, env.rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: ec.run}))
-		env.start(t)
-		assert.Equal(t, 1, ec.count(), "one event at start, existing inputs are not changes")
-
-		// The controller is busy (waiting on the gate): five changes
-		// coalesce into one event.
-		for _, id := range []string{"1", "2", "3", "4", "5"} {
-			mustCreate(t, st, newPair(typeA, id, 1))
-		}
-		synctest.Wait()
-		assert.Equal(t, 0, ec.count())
-
-		ec.gate <- struct{}{}
-		synctest.Wait()
-		assert.Equal(t, 1, ec.count(), "the changes made while busy coalesce into one event")
-
-		ec.gate <- struct{}{}
-		synctest.Wait()
-		assert.Equal(t, 0, ec.count(), "no event without a change")
-
-		// One change while idle: one event.
-		mustCreate(t, st, newPair(typeA, "6", 1))
-		synctest.Wait()
-		assert.Equal(t, 1, ec.count())
-		ec.gate <- struct{}{}
-
-		// A change of a kind that is not an input: nothing.
-		mustCreate(t, st, newPair(typeB, "1", 1))
-		synctest.Wait()
-		assert.Equal(t, 0, ec.count())
-	})
-}
-
-func TestC2_QueueReconcileCoalesces(t *testing.T) {
-	t.Parallel()
-	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
 		ec := newEventCounter(true)
 		rts := make(chan controller.Runtime, 1)
-		require.NoError(t, env.rt.RegisterController(&funcController{name: "c", run: func(ctx context.Context, r controller.Runtime, l *zap.Logger) error {
+		start(t, runtimetest.WithControllers(&funcController{name: "c", run: func(ctx context.Context, r controller.Runtime, l *zap.Logger) error {
 			rts <- r
 			return ec.run(ctx, r, l)
 		}}))
-		env.start(t)
 		r := <-rts
 		assert.Equal(t, 1, ec.count())
 		r.QueueReconcile()
@@ -114,64 +47,6 @@ func TestC2_QueueReconcileCoalesces(t *testing.T) {
 		ec.gate <- struct{}{}
 		synctest.Wait()
 		assert.Equal(t, 0, ec.count())
-	})
-}
-
-func TestC2_InputWithIDFiresOnlyForThatID(t *testing.T) {
-	t.Parallel()
-	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
-		st := env.st
-		ec := newEventCounter(false)
-		require.NoError(t, env.rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{inID(typeA, "x", controller.InputWeak)}, run: ec.run}))
-		env.start(t)
-		assert.Equal(t, 1, ec.count())
-		mustCreate(t, st, newPair(typeA, "y", 1))
-		synctest.Wait()
-		assert.Equal(t, 0, ec.count(), "another ID does not fire")
-		mustCreate(t, st, newPair(typeA, "x", 1))
-		synctest.Wait()
-		assert.Equal(t, 1, ec.count())
-		require.NoError(t, st.Destroy(context.Background(), ptr(typeA, "x")))
-		synctest.Wait()
-		assert.Equal(t, 1, ec.count(), "destruction fires too")
-	})
-}
-
-func TestC2_ExistingInputsWakeAtStart(t *testing.T) {
-	t.Parallel()
-	// A controller sees the state at its start event (it reads after it).
-	synctest.Test(t, func(t *testing.T) {
-		st := inmem.NewState()
-		mustCreate(t, st, newPair(typeA, "pre", 7))
-		rt, err := New(st, zap.NewNop())
-		require.NoError(t, err)
-		seen := make(chan int, 16)
-		require.NoError(t, rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
-			run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
-				for {
-					select {
-					case <-ctx.Done():
-						return nil
-					case <-r.EventCh():
-					}
-					l, err := r.List(ctx, kind(typeA))
-					if err != nil {
-						return err
-					}
-					seen <- len(l.Items)
-				}
-			}}))
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- rt.Run(ctx) }()
-		synctest.Wait()
-		n := 0
-		for len(seen) > 0 {
-			n = <-seen
-		}
-		assert.Equal(t, 1, n)
-		cancel()
-		require.NoError(t, <-done)
 	})
 }
 
@@ -207,32 +82,31 @@ func (c *crashingController) run(ctx context.Context, r controller.Runtime, _ *z
 	return nil
 }
 
-func TestC6_RestartWithBackoffAfterErrorAndPanic(t *testing.T) {
+// TestRestartBackoff_DoublesAndCaps: a Controller whose Run fails or
+// panics restarts after the initial delay, twice as long each time, capped
+// at the max; its status counts the crashes and restarts, the panic is
+// logged with its stack, and the other controllers keep running.
+func TestRestartBackoff_DoublesAndCaps(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		core, logs := observer.New(zapcore.DebugLevel)
-		rt, err := New(inmem.NewState(), zap.New(core), WithRestartBackoff(time.Second, 3*time.Second))
-		require.NoError(t, err)
 		cc := &crashingController{starts: make(chan time.Time, 16), fail: []string{"first", "panic", "third", "fourth"}}
-		require.NoError(t, rt.RegisterController(&funcController{name: "crashy", run: cc.run}))
 		healthy := newEventCounter(false)
-		require.NoError(t, rt.RegisterController(&funcController{name: "healthy", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: healthy.run}))
-
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		start := time.Now()
-		go func() { done <- rt.Run(ctx) }()
+		begin := time.Now()
+		e := start(t, runtimetest.WithLogger(zap.New(core)), runtimetest.WithRuntimeOptions(runtime.WithRestartBackoff(time.Second, 3*time.Second)),
+			runtimetest.WithControllers(&funcController{name: "crashy", run: cc.run},
+				&funcController{name: "healthy", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: healthy.run}))
 
 		var starts []time.Duration
 		for range 5 {
-			starts = append(starts, (<-cc.starts).Sub(start))
+			starts = append(starts, (<-cc.starts).Sub(begin))
 		}
 		// Delays: 1s, 2s, 3s (capped), 3s.
 		assert.Equal(t, []time.Duration{0, time.Second, 3 * time.Second, 6 * time.Second, 9 * time.Second}, starts)
 
 		synctest.Wait()
-		st := statusOf(t, rt, "crashy")
-		assert.Equal(t, StateRunning, st.State)
+		st := statusOf(t, e.Runtime, "crashy")
+		assert.Equal(t, runtime.StateRunning, st.State)
 		assert.EqualValues(t, 4, st.Crashes)
 		assert.EqualValues(t, 4, st.Restarts)
 		assert.Equal(t, "fourth", st.LastError)
@@ -243,47 +117,42 @@ func TestC6_RestartWithBackoffAfterErrorAndPanic(t *testing.T) {
 		assert.Contains(t, panics[0].ContextMap()["stack"], "crashingController")
 
 		// The other controller kept running.
-		require.NoError(t, inmemCreate(rt, newPair(typeA, "1", 1)))
+		mustCreate(t, e.State, newPair(typeA, "1", 1))
 		synctest.Wait()
 		assert.Equal(t, 2, healthy.count())
 
-		cancel()
-		require.NoError(t, <-done)
-		assert.Equal(t, StateStopped, statusOf(t, rt, "crashy").State)
+		require.NoError(t, e.Stop())
+		assert.Equal(t, runtime.StateStopped, statusOf(t, e.Runtime, "crashy").State)
 	})
 }
 
-func TestC6_BackoffStateIsReported(t *testing.T) {
+// TestStatus_RestartBackoffIsReported: a Controller waiting out its restart
+// backoff reports the backoff state, when it restarts, and its last error;
+// Run returns during a backoff.
+func TestStatus_RestartBackoffIsReported(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		rt, err := New(inmem.NewState(), zap.NewNop(), WithRestartBackoff(time.Minute, time.Hour))
-		require.NoError(t, err)
 		cc := &crashingController{starts: make(chan time.Time, 16), fail: []string{"bad"}}
-		require.NoError(t, rt.RegisterController(&funcController{name: "crashy", run: cc.run}))
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- rt.Run(ctx) }()
+		e := start(t, runtimetest.WithRuntimeOptions(runtime.WithRestartBackoff(time.Minute, time.Hour)),
+			runtimetest.WithControllers(&funcController{name: "crashy", run: cc.run}))
 		<-cc.starts
 		synctest.Wait()
-		st := statusOf(t, rt, "crashy")
-		assert.Equal(t, StateBackoff, st.State)
+		st := statusOf(t, e.Runtime, "crashy")
+		assert.Equal(t, runtime.StateBackoff, st.State)
 		assert.Equal(t, time.Now().Add(time.Minute), st.BackoffUntil)
 		assert.Equal(t, "bad", st.LastError)
-		cancel()
-		require.NoError(t, <-done, "Run returns during a backoff")
+		require.NoError(t, e.Stop(), "Run returns during a backoff")
 	})
 }
 
-func TestC6_ResetRestartBackoff(t *testing.T) {
+// TestRestartBackoff_ResetStartsOver: after ResetRestartBackoff, the next
+// restart waits the initial delay again.
+func TestRestartBackoff_ResetStartsOver(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		rt, err := New(inmem.NewState(), zap.NewNop(), WithRestartBackoff(time.Second, time.Hour))
-		require.NoError(t, err)
 		cc := &crashingController{starts: make(chan time.Time, 16), fail: []string{"1", "2", "3", "4"}, resetFrom: 3}
-		require.NoError(t, rt.RegisterController(&funcController{name: "c", run: cc.run}))
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- rt.Run(ctx) }()
+		start(t, runtimetest.WithRuntimeOptions(runtime.WithRestartBackoff(time.Second, time.Hour)),
+			runtimetest.WithControllers(&funcController{name: "c", run: cc.run}))
 
 		t0 := <-cc.starts
 		t1 := <-cc.starts
@@ -294,54 +163,40 @@ func TestC6_ResetRestartBackoff(t *testing.T) {
 		assert.Equal(t, 4*time.Second, t3.Sub(t2))
 		t4 := <-cc.starts
 		assert.Equal(t, time.Second, t4.Sub(t3), "after ResetRestartBackoff the delay starts over")
-		cancel()
-		require.NoError(t, <-done)
 	})
 }
 
-func TestC6_RunReturningNilIsNotRestarted(t *testing.T) {
+// TestRunReturningNilEndsTheController: a Run that returns nil before the
+// engine stops is not restarted; the controller is stopped.
+func TestRunReturningNilEndsTheController(t *testing.T) {
 	t.Parallel()
-	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
-		rt := env.rt
+	synctest.Test(t, func(t *testing.T) {
 		runs := atomic.Int32{}
-		require.NoError(t, rt.RegisterController(&funcController{name: "c", run: func(context.Context, controller.Runtime, *zap.Logger) error {
+		e := start(t, runtimetest.WithControllers(&funcController{name: "c", run: func(context.Context, controller.Runtime, *zap.Logger) error {
 			runs.Add(1)
 			return nil
 		}}))
-		env.start(t)
 		time.Sleep(time.Hour) // virtual time: no restart comes
 		assert.EqualValues(t, 1, runs.Load())
-		assert.Equal(t, StateStopped, statusOf(t, rt, "c").State)
+		assert.Equal(t, runtime.StateStopped, statusOf(t, e.Runtime, "c").State)
 	})
 }
 
-func statusOf(t *testing.T, rt *Runtime, name string) ControllerStatus {
-	t.Helper()
-	for _, st := range rt.ControllerStatuses() {
-		if st.Name == name {
-			return st
-		}
-	}
-	require.FailNow(t, "no controller "+name)
-	return ControllerStatus{}
-}
-
-func inmemCreate(rt *Runtime, r resource.Resource) error {
-	return rt.st.Create(context.Background(), r)
-}
-
-func TestC7_UpdateInputs(t *testing.T) {
+// TestUpdateInputs_SwapsTheAccessScopeAndRefusesBadInputs: UpdateInputs
+// makes the new inputs readable and the replaced ones unreadable at once,
+// wakes the controller once for the swap, keeps the declared inputs, and
+// refuses inputs a Controller may not declare, changing nothing.
+func TestUpdateInputs_SwapsTheAccessScopeAndRefusesBadInputs(t *testing.T) {
 	t.Parallel()
-	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
-		rt, st := env.rt, env.st
+	synctest.Test(t, func(t *testing.T) {
 		ec := newEventCounter(false)
 		rts := make(chan controller.Runtime, 1)
-		require.NoError(t, rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
+		e := start(t, runtimetest.WithControllers(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
 			run: func(ctx context.Context, r controller.Runtime, l *zap.Logger) error {
 				rts <- r
 				return ec.run(ctx, r, l)
 			}}))
-		env.start(t)
+		st := e.State
 		r := <-rts
 		assert.Equal(t, 1, ec.count())
 		ctx := context.Background()
@@ -350,7 +205,7 @@ func TestC7_UpdateInputs(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 0, ec.count(), "B is not an input yet")
 		_, err := r.Get(ctx, ptr(typeB, "1"))
-		assert.True(t, IsAccessDeniedError(err))
+		assert.True(t, runtime.IsAccessDeniedError(err))
 
 		require.NoError(t, r.UpdateInputs([]controller.Input{in(typeB, controller.InputWeak)}))
 		synctest.Wait()
@@ -374,7 +229,7 @@ func TestC7_UpdateInputs(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 0, ec.count(), "B is no longer an input")
 		_, err = r.Get(ctx, ptr(typeB, "1"))
-		assert.True(t, IsAccessDeniedError(err))
+		assert.True(t, runtime.IsAccessDeniedError(err))
 
 		// Invalid inputs are refused and change nothing.
 		err = r.UpdateInputs([]controller.Input{in(typeD, controller.InputQPrimary)})
@@ -384,125 +239,23 @@ func TestC7_UpdateInputs(t *testing.T) {
 		mustCreate(t, st, newPair(typeC, "1", 1))
 		synctest.Wait()
 		assert.Equal(t, 1, ec.count(), "C is still an input")
-		assert.Equal(t, 0, assertNoRestart(t, rt, "c"))
+		assert.Zero(t, statusOf(t, e.Runtime, "c").Restarts)
 	})
 }
 
-func assertNoRestart(t *testing.T, rt *Runtime, name string) int {
-	t.Helper()
-	return int(statusOf(t, rt, name).Restarts)
-}
-
-func TestC8_CleanupOutputs(t *testing.T) {
-	t.Parallel()
-	rt, st := newEngine(t)
-	c, rts := captureRuntime("c", nil, []controller.Output{out(typeB, controller.OutputExclusive)})
-	require.NoError(t, rt.RegisterController(c))
-	startEngine(t, rt)
-	r := recvWithin(t, rts)
-	ctx := context.Background()
-
-	for _, id := range []string{"keep", "modified", "gone", "fin"} {
-		require.NoError(t, r.Create(ctx, newPair(typeB, id, 1)))
-	}
-	mustCreate(t, st, newPair(typeB, "users", 1)) // not owned by c
-	require.NoError(t, st.AddFinalizer(ctx, ptr(typeB, "fin"), "hold"))
-
-	err := r.CleanupOutputs(ctx, kind(typeB))
-	assert.True(t, state.IsInvalidError(err), "CleanupOutputs before StartTrackingOutputs")
-
-	r.StartTrackingOutputs()
-	keep, err := st.Get(ctx, ptr(typeB, "keep"))
-	require.NoError(t, err)
-	keep.(*Pair).TypedSpec().A = 2
-	require.NoError(t, r.Update(ctx, keep))
-	require.NoError(t, r.Modify(ctx, newPair(typeB, "modified", 0), func(r resource.Resource) error {
-		return nil // unchanged: counts as written
-	}))
-	require.NoError(t, r.CleanupOutputs(ctx, kind(typeB)))
-
-	for _, id := range []string{"keep", "modified", "users"} {
-		_, err := st.Get(ctx, ptr(typeB, id))
-		assert.NoError(t, err, id)
-	}
-	_, err = st.Get(ctx, ptr(typeB, "gone"))
-	assert.True(t, state.IsNotFoundError(err), "an unwritten output is destroyed")
-	fin, err := st.Get(ctx, ptr(typeB, "fin"))
-	require.NoError(t, err, "an output with finalizers stays")
-	assert.Equal(t, resource.PhaseTearingDown, fin.Metadata().Phase())
-
-	// Once the finalizers are gone, the next cleanup destroys it.
-	require.NoError(t, st.RemoveFinalizer(ctx, ptr(typeB, "fin"), "hold"))
-	r.StartTrackingOutputs()
-	require.NoError(t, r.Modify(ctx, newPair(typeB, "keep", 0), func(resource.Resource) error { return nil }))
-	require.NoError(t, r.Modify(ctx, newPair(typeB, "modified", 0), func(resource.Resource) error { return nil }))
-	require.NoError(t, r.CleanupOutputs(ctx, kind(typeB)))
-	_, err = st.Get(ctx, ptr(typeB, "fin"))
-	assert.True(t, state.IsNotFoundError(err))
-	_, err = st.Get(ctx, ptr(typeB, "keep"))
-	assert.NoError(t, err)
-
-	err = r.CleanupOutputs(ctx, kind(typeA))
-	assert.True(t, IsAccessDeniedError(err), "cleanup of a kind that is not an output")
-}
-
-func TestC9_DestroyReadyOnlyForOwnTearingDownOutputsWithoutFinalizers(t *testing.T) {
-	t.Parallel()
-	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
-		rt, st := env.rt, env.st
-		ec := newEventCounter(false)
-		rts := make(chan controller.Runtime, 1)
-		require.NoError(t, rt.RegisterController(&funcController{
-			name:    "c",
-			inputs:  []controller.Input{in(typeB, controller.InputDestroyReady)},
-			outputs: []controller.Output{out(typeB, controller.OutputShared)},
-			run: func(ctx context.Context, r controller.Runtime, l *zap.Logger) error {
-				rts <- r
-				return ec.run(ctx, r, l)
-			},
-		}))
-		require.NoError(t, rt.RegisterController(&funcController{name: "other", outputs: []controller.Output{out(typeB, controller.OutputShared)}}))
-		env.start(t)
-		r := <-rts
-		ctx := context.Background()
-		assert.Equal(t, 1, ec.count())
-
-		require.NoError(t, r.Create(ctx, newPair(typeB, "own", 1)))
-		require.NoError(t, st.AddFinalizer(ctx, ptr(typeB, "own"), "hold"))
-		_, err := r.Teardown(ctx, ptr(typeB, "own"))
-		require.NoError(t, err)
-		synctest.Wait()
-		assert.Equal(t, 0, ec.count(), "running or holding finalizers: not destroy-ready")
-
-		require.NoError(t, st.RemoveFinalizer(ctx, ptr(typeB, "own"), "hold"))
-		synctest.Wait()
-		assert.Equal(t, 1, ec.count(), "tearing down without finalizers: destroy-ready")
-
-		require.NoError(t, r.Destroy(ctx, ptr(typeB, "own")))
-		synctest.Wait()
-		assert.Equal(t, 0, ec.count(), "the destruction itself does not fire")
-
-		// Another owner's output tearing down without finalizers: nothing.
-		mustCreate(t, st, newPair(typeB, "theirs", 1), state.WithCreateOwner("other"))
-		_, err = st.Teardown(ctx, ptr(typeB, "theirs"), state.WithTeardownOwner("other"))
-		require.NoError(t, err)
-		synctest.Wait()
-		assert.Equal(t, 0, ec.count())
-	})
-}
-
-// TestC7_UpdateInputsUnchangedDoesNotWake: a controller that calls
+// TestUpdateInputs_AnEqualSetWakesNobody: a controller that calls
 // UpdateInputs on every pass (the usual pattern: its dynamic inputs derive
-// from what it read) is woken only when the set of inputs changes;
+// from what it read) is woken exactly once for the first call and then
+// only by changes, whatever the order and duplicates of the set it passes;
 // otherwise every pass would wake it for another, forever.
-func TestC7_UpdateInputsUnchangedDoesNotWake(t *testing.T) {
+func TestUpdateInputs_AnEqualSetWakesNobody(t *testing.T) {
 	t.Parallel()
-	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
+	synctest.Test(t, func(t *testing.T) {
 		const passes = 100 // bounds the loop if every call woke the controller
 		var events atomic.Int32
 		dyn := []controller.Input{in(typeB, controller.InputWeak), inID(typeC, "x", controller.InputStrong)}
 		reordered := []controller.Input{dyn[1], dyn[0], dyn[1]}
-		require.NoError(t, env.rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
+		e := start(t, runtimetest.WithControllers(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
 			run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
 				for {
 					select {
@@ -523,15 +276,14 @@ func TestC7_UpdateInputsUnchangedDoesNotWake(t *testing.T) {
 					}
 				}
 			}}))
-		env.start(t)
 		assert.EqualValues(t, 2, events.Load(), "the start event, and one wake-up for the first UpdateInputs")
 
-		mustCreate(t, env.st, newPair(typeB, "1", 1))
+		mustCreate(t, e.State, newPair(typeB, "1", 1))
 		synctest.Wait()
 		assert.EqualValues(t, 3, events.Load(), "one event per change of a dynamic input")
-		mustCreate(t, env.st, newPair(typeA, "1", 1))
+		mustCreate(t, e.State, newPair(typeA, "1", 1))
 		synctest.Wait()
 		assert.EqualValues(t, 4, events.Load(), "one event per change of a static input")
-		assert.Zero(t, statusOf(t, env.rt, "c").Restarts)
+		assert.Zero(t, statusOf(t, e.Runtime, "c").Restarts)
 	})
 }

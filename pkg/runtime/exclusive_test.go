@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 )
 
 // selfMapped is a QController whose primary input kind is also its mapped
@@ -37,19 +38,19 @@ func selfMapped(concurrency uint, reconcile, mapInput func(p resource.Pointer)) 
 		}}
 }
 
-// TestQ2_ReconcileAndMapInputOfOnePointerNeverOverlap: rule Q2 extended
-// (see the package doc): a pointer is never reconciled and mapped at once.
+// TestReconcileAndMapInputOfOnePointerNeverOverlap: what the runtime adds
+// to rule Q2 (see the package doc): a pointer is never reconciled and
+// mapped at once.
 // Issue 14: with the same kind as primary and mapped input, Reconcile(p)
 // and MapInput(p) ran concurrently.
-func TestQ2_ReconcileAndMapInputOfOnePointerNeverOverlap(t *testing.T) {
+func TestReconcileAndMapInputOfOnePointerNeverOverlap(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		rt, st := newEngine(t)
 		inReconcile := make(chan struct{})
 		release := make(chan struct{})
 		var mapped, mappedDuringReconcile atomic.Int32
 		var first, reconciling atomic.Bool
-		require.NoError(t, rt.RegisterQController(selfMapped(2,
+		st := start(t, runtimetest.WithQControllers(selfMapped(2,
 			func(resource.Pointer) {
 				reconciling.Store(true)
 				defer reconciling.Store(false)
@@ -63,11 +64,7 @@ func TestQ2_ReconcileAndMapInputOfOnePointerNeverOverlap(t *testing.T) {
 				if reconciling.Load() {
 					mappedDuringReconcile.Add(1)
 				}
-			})))
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- rt.Run(ctx) }()
-		synctest.Wait()
+			}))).State
 
 		mustCreate(t, st, newPair(typeA, "x", 0))
 		<-inReconcile
@@ -76,20 +73,17 @@ func TestQ2_ReconcileAndMapInputOfOnePointerNeverOverlap(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		assert.Positive(t, mapped.Load(), "MapInput(x) ran once Reconcile(x) was done")
-		cancel()
-		require.NoError(t, <-done)
 	})
 }
 
 // sink keeps the stress test's busy work from being optimized away.
 var sink atomic.Uint64
 
-// TestQ2_ReconcileAndMapInputStress: 2,000 updates of 20 resources with
+// TestReconcileAndMapInputStress: 2,000 updates of 20 resources with
 // 4 workers never run Reconcile and MapInput of one pointer at once (the
 // issue measured 77 overlaps in such a run).
-func TestQ2_ReconcileAndMapInputStress(t *testing.T) {
+func TestReconcileAndMapInputStress(t *testing.T) {
 	t.Parallel()
-	rt, st := newEngine(t)
 	var mu sync.Mutex
 	running := map[string]string{} // pointer ID -> "reconcile" or "map"; protected by mu
 	var overlaps, calls atomic.Int32
@@ -114,8 +108,10 @@ func TestQ2_ReconcileAndMapInputStress(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	require.NoError(t, rt.RegisterQController(selfMapped(4, enter("reconcile"), enter("map"))))
-	startEngine(t, rt)
+	// Outside a bubble: on the wall clock, with real scheduling.
+	e := runtimetest.Start(t, runtimetest.WithLogger(zap.NewNop()), runtimetest.WithoutLeakCheck(),
+		runtimetest.WithQControllers(selfMapped(4, enter("reconcile"), enter("map"))))
+	rt, st := e.Runtime, e.State
 	ctx := t.Context()
 	for i := range 2000 {
 		id := strconv.Itoa(i % 20)

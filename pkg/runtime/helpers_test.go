@@ -1,12 +1,13 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/siderolabs/gen/optional"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
@@ -14,9 +15,22 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
-	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
+
+// The tests of this package check what the engine documents beyond the
+// rules of the contract — its backoffs to the millisecond, its statuses,
+// logs and metrics, its cache, its watches' robustness, WaitIdle — and run
+// the contract's rules themselves through conformance.RuntimeSuite
+// (conformance_test.go), where each rule is tested, once, for every
+// engine. Unit tests of the engine's parts live beside them, in
+// internal/....
+//
+// Every test runs its engine with the public test kit (runtimetest.Start),
+// inside a testing/synctest bubble: time is virtual, "nothing more
+// happens" is synctest.Wait, and backoffs are exact.
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -63,6 +77,15 @@ func specA(t testing.TB, r resource.Resource) int {
 	return p.TypedSpec().A
 }
 
+// setA sets spec A of the Pair typ/id in st (creating it when absent).
+func setA(t testing.TB, st state.State, typ resource.Type, id resource.ID, a int) {
+	t.Helper()
+	require.NoError(t, st.Modify(context.Background(), newPair(typ, id, 0), func(r resource.Resource) error {
+		r.(*Pair).TypedSpec().A = a
+		return nil
+	}))
+}
+
 func in(typ resource.Type, k controller.InputKind) controller.Input {
 	return controller.Input{Namespace: testNS, Type: typ, Kind: k}
 }
@@ -73,6 +96,22 @@ func inID(typ resource.Type, id resource.ID, k controller.InputKind) controller.
 
 func out(typ resource.Type, k controller.OutputKind) controller.Output {
 	return controller.Output{Type: typ, Kind: k}
+}
+
+func primaryOf(typ resource.Type) controller.QSettings {
+	return controller.QSettings{Inputs: []controller.Input{in(typ, controller.InputQPrimary)}}
+}
+
+// start runs an engine for the test with runtimetest.Start (opts add the
+// controllers, the state, the runtime options, a logger), inside the
+// caller's synctest bubble, and waits until every goroutine of the bubble
+// is blocked: the engine has started and handled what existed. The engine
+// logs nowhere unless opts give a logger; leaks are checked by TestMain.
+func start(t *testing.T, opts ...runtimetest.Option) *runtimetest.Engine {
+	t.Helper()
+	e := runtimetest.Start(t, append([]runtimetest.Option{runtimetest.WithLogger(zap.NewNop()), runtimetest.WithoutLeakCheck()}, opts...)...)
+	synctest.Wait()
+	return e
 }
 
 // funcController is a Controller built from fields.
@@ -118,42 +157,8 @@ func (c *funcQController) MapInput(ctx context.Context, l *zap.Logger, r control
 	return c.mapInput(ctx, l, r, p)
 }
 
-// newEngine returns an engine over a fresh in-memory state.
-func newEngine(t testing.TB, opts ...Option) (*Runtime, state.State) {
-	t.Helper()
-	st := inmem.NewState()
-	rt, err := New(st, zap.NewNop(), opts...)
-	require.NoError(t, err)
-	return rt, st
-}
-
-// startEngine runs rt until the test ends (or stop is called) and checks
-// that Run returns nil.
-func startEngine(t testing.TB, rt *Runtime) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			assert.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
 // captureRuntime returns a Controller that hands its Runtime to the test
-// and then waits for its context.
+// (on a channel of capacity one) and then waits for its context.
 func captureRuntime(name string, inputs []controller.Input, outputs []controller.Output) (*funcController, <-chan controller.Runtime) {
 	ch := make(chan controller.Runtime, 1)
 	return &funcController{
@@ -169,19 +174,6 @@ func captureRuntime(name string, inputs []controller.Input, outputs []controller
 			return nil
 		},
 	}, ch
-}
-
-// recvWithin receives from ch or fails after a generous deadline.
-func recvWithin[T any](t testing.TB, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		require.FailNow(t, "timed out waiting for a value")
-		var zero T
-		return zero
-	}
 }
 
 // eventCounter counts the ReconcileEvents a Controller receives; each pass
@@ -234,4 +226,49 @@ func (ec *eventCounter) count() int {
 func mustCreate(t testing.TB, st state.State, r resource.Resource, opts ...state.CreateOption) {
 	t.Helper()
 	require.NoError(t, st.Create(context.Background(), r, opts...))
+}
+
+func statusOf(t *testing.T, rt *runtime.Runtime, name string) runtime.ControllerStatus {
+	t.Helper()
+	for _, st := range rt.ControllerStatuses() {
+		if st.Name == name {
+			return st
+		}
+	}
+	require.FailNow(t, "no controller "+name)
+	return runtime.ControllerStatus{}
+}
+
+// callLog records Reconcile calls: the ID and the (virtual) time.
+type callLog struct {
+	mu    sync.Mutex
+	calls []call // protected by mu
+}
+
+type call struct {
+	at time.Time
+	id string
+}
+
+func (l *callLog) add(id string) {
+	l.mu.Lock()
+	l.calls = append(l.calls, call{id: id, at: time.Now()})
+	l.mu.Unlock()
+}
+
+// take returns the calls made, in order, and forgets them.
+func (l *callLog) take() []call {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.calls
+	l.calls = nil
+	return c
+}
+
+func ids(calls []call) []string {
+	out := make([]string, 0, len(calls))
+	for _, c := range calls {
+		out = append(out, c.id)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"bufio"
@@ -21,6 +21,8 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
@@ -28,7 +30,7 @@ import (
 // fail once, "p" panics once and "m" (mapped) fails once, and a Controller
 // whose first Run fails and second panics; runs and counters are in the
 // returned counters.
-func failingThenPanicking(t *testing.T, rt *Runtime) {
+func failingThenPanicking(t *testing.T, rt *runtime.Runtime) {
 	t.Helper()
 	var fails, panics, maps atomic.Int32
 	require.NoError(t, rt.RegisterQController(&funcQController{name: "q",
@@ -62,7 +64,7 @@ func TestLogs_RetriesAtWarnPanicsAtError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		core, logs := observer.New(zapcore.DebugLevel)
 		st := inmem.NewState()
-		rt, err := New(st, zap.New(core), WithQueueBackoff(time.Second, time.Minute), WithRestartBackoff(2*time.Second, time.Minute))
+		rt, err := runtime.New(st, zap.New(core), runtime.WithQueueBackoff(time.Second, time.Minute), runtime.WithRestartBackoff(2*time.Second, time.Minute))
 		require.NoError(t, err)
 		failingThenPanicking(t, rt)
 		mustCreate(t, st, newPair(typeA, "f", 0))
@@ -102,7 +104,7 @@ func TestLogs_RetriesAtWarnPanicsAtError(t *testing.T) {
 				assert.Equal(t, v, fields[k], "%s: field %s", want.msg, k)
 			}
 			if want.stack {
-				assert.Contains(t, fields["stack"], "runtime.", want.msg)
+				assert.Contains(t, fields["stack"], "pkg/runtime_test.", want.msg) // the user code that panicked
 			} else {
 				assert.NotContains(t, fields, "stack", want.msg)
 			}
@@ -128,7 +130,7 @@ func TestLogs_NoStackTraceOnRetriesInZapPresets(t *testing.T) {
 			require.NoError(t, err)
 			synctest.Test(t, func(t *testing.T) {
 				st := inmem.NewState()
-				rt, err := New(st, logger, WithQueueBackoff(time.Second, time.Minute), WithRestartBackoff(2*time.Second, time.Minute))
+				rt, err := runtime.New(st, logger, runtime.WithQueueBackoff(time.Second, time.Minute), runtime.WithRestartBackoff(2*time.Second, time.Minute))
 				require.NoError(t, err)
 				failingThenPanicking(t, rt)
 				mustCreate(t, st, newPair(typeA, "f", 0))
@@ -182,56 +184,58 @@ func TestLogs_NoStackTraceOnRetriesInZapPresets(t *testing.T) {
 // failure clears it.
 func TestStatus_QControllerRecoversWhenItsFailedItemsSucceed(t *testing.T) {
 	t.Parallel()
-	inBubble(t, []Option{WithQueueBackoff(time.Second, time.Second)}, func(t *testing.T, env *bubbleEnv) {
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		opts := []runtimetest.Option{runtimetest.WithState(st), runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Second, time.Second))}
 		failures := map[string]*atomic.Int32{"a": {}, "b": {}}
 		failures["a"].Store(1)
 		failures["b"].Store(2)
-		require.NoError(t, env.rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
+		opts = append(opts, runtimetest.WithQControllers(&funcQController{name: "q", settings: primaryOf(typeA),
 			reconcile: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
 				if n := failures[p.ID()]; n != nil && n.Add(-1) >= 0 {
 					return errors.New("not yet " + p.ID())
 				}
 				return nil
 			}}))
-		env.start(t)
-		st := statusOf(t, env.rt, "q")
-		assert.False(t, st.Recovered, "no failure: nothing to recover from")
-		assert.Empty(t, st.LastError)
+		e := start(t, opts...)
+		cs := statusOf(t, e.Runtime, "q")
+		assert.False(t, cs.Recovered, "no failure: nothing to recover from")
+		assert.Empty(t, cs.LastError)
 
-		mustCreate(t, env.st, newPair(typeA, "a", 0))
-		mustCreate(t, env.st, newPair(typeA, "b", 0))
+		mustCreate(t, st, newPair(typeA, "a", 0))
+		mustCreate(t, st, newPair(typeA, "b", 0))
 		synctest.Wait()
 		failedAt := time.Now()
-		st = statusOf(t, env.rt, "q")
-		assert.Equal(t, 2, st.FailingItems)
-		assert.False(t, st.Recovered)
-		assert.True(t, st.RecoveredAt.IsZero())
-		assert.Equal(t, failedAt, st.LastErrorAt)
+		cs = statusOf(t, e.Runtime, "q")
+		assert.Equal(t, 2, cs.FailingItems)
+		assert.False(t, cs.Recovered)
+		assert.True(t, cs.RecoveredAt.IsZero())
+		assert.Equal(t, failedAt, cs.LastErrorAt)
 
 		time.Sleep(time.Second) // a succeeds, b fails again
 		synctest.Wait()
-		st = statusOf(t, env.rt, "q")
-		assert.Equal(t, 1, st.FailingItems)
-		assert.False(t, st.Recovered, "b still fails")
-		assert.Equal(t, "Reconcile As.test.resgraph.dev(test/b): not yet b", st.LastError)
+		cs = statusOf(t, e.Runtime, "q")
+		assert.Equal(t, 1, cs.FailingItems)
+		assert.False(t, cs.Recovered, "b still fails")
+		assert.Equal(t, "Reconcile As.test.resgraph.dev(test/b): not yet b", cs.LastError)
 
 		time.Sleep(time.Second) // b succeeds
 		synctest.Wait()
-		st = statusOf(t, env.rt, "q")
-		assert.Zero(t, st.FailingItems)
-		assert.True(t, st.Recovered)
-		assert.Equal(t, time.Now(), st.RecoveredAt)
-		assert.Equal(t, "Reconcile As.test.resgraph.dev(test/b): not yet b", st.LastError, "the last error stays, with its time")
-		assert.Equal(t, failedAt.Add(time.Second), st.LastErrorAt)
+		cs = statusOf(t, e.Runtime, "q")
+		assert.Zero(t, cs.FailingItems)
+		assert.True(t, cs.Recovered)
+		assert.Equal(t, time.Now(), cs.RecoveredAt)
+		assert.Equal(t, "Reconcile As.test.resgraph.dev(test/b): not yet b", cs.LastError, "the last error stays, with its time")
+		assert.Equal(t, failedAt.Add(time.Second), cs.LastErrorAt)
 
 		failures["a"].Store(1)
-		require.NoError(t, env.st.Modify(context.Background(), newPair(typeA, "a", 0), func(r resource.Resource) error { r.(*Pair).TypedSpec().A = 1; return nil }))
+		require.NoError(t, st.Modify(context.Background(), newPair(typeA, "a", 0), func(r resource.Resource) error { r.(*Pair).TypedSpec().A = 1; return nil }))
 		synctest.Wait()
-		st = statusOf(t, env.rt, "q")
-		assert.False(t, st.Recovered, "a new failure")
-		assert.True(t, st.RecoveredAt.IsZero())
+		cs = statusOf(t, e.Runtime, "q")
+		assert.False(t, cs.Recovered, "a new failure")
+		assert.True(t, cs.RecoveredAt.IsZero())
 
-		raw, err := json.Marshal(env.rt.Metrics())
+		raw, err := json.Marshal(e.Runtime.Metrics())
 		require.NoError(t, err)
 		assert.Contains(t, string(raw), `"failingItems":1`)
 	})
@@ -244,10 +248,12 @@ func TestStatus_QControllerRecoversWhenItsFailedItemsSucceed(t *testing.T) {
 // (controller.ErrorReporter) delays the recovery to the next clean pass.
 func TestStatus_ControllerRecoversAfterACleanPass(t *testing.T) {
 	t.Parallel()
-	inBubble(t, []Option{WithRestartBackoff(time.Second, time.Second)}, func(t *testing.T, env *bubbleEnv) {
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		opts := []runtimetest.Option{runtimetest.WithState(st), runtimetest.WithRuntimeOptions(runtime.WithRestartBackoff(time.Second, time.Second))}
 		var runs atomic.Int32
 		reportIn := make(chan bool, 4) // per pass: report a failure?
-		require.NoError(t, env.rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
+		opts = append(opts, runtimetest.WithControllers(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
 			run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
 				if runs.Add(1) == 1 {
 					<-r.EventCh()
@@ -268,27 +274,27 @@ func TestStatus_ControllerRecoversAfterACleanPass(t *testing.T) {
 					}
 				}
 			}}))
-		env.start(t)
-		st := statusOf(t, env.rt, "c")
-		assert.Equal(t, "first run fails", st.LastError)
-		assert.False(t, st.Recovered)
+		e := start(t, opts...)
+		cs := statusOf(t, e.Runtime, "c")
+		assert.Equal(t, "first run fails", cs.LastError)
+		assert.False(t, cs.Recovered)
 
 		time.Sleep(time.Second) // restarted: the start event's pass ends
 		synctest.Wait()
-		st = statusOf(t, env.rt, "c")
-		assert.True(t, st.Recovered, "the restarted Run completed a pass")
-		assert.Equal(t, time.Now(), st.RecoveredAt)
+		cs = statusOf(t, e.Runtime, "c")
+		assert.True(t, cs.Recovered, "the restarted Run completed a pass")
+		assert.Equal(t, time.Now(), cs.RecoveredAt)
 
 		reportIn <- true
-		mustCreate(t, env.st, newPair(typeA, "1", 0))
+		mustCreate(t, st, newPair(typeA, "1", 0))
 		synctest.Wait()
-		st = statusOf(t, env.rt, "c")
-		assert.Equal(t, "input x failed", st.LastError)
-		assert.False(t, st.Recovered, "the pass reported a failure")
+		cs = statusOf(t, e.Runtime, "c")
+		assert.Equal(t, "input x failed", cs.LastError)
+		assert.False(t, cs.Recovered, "the pass reported a failure")
 
 		reportIn <- false
-		mustCreate(t, env.st, newPair(typeA, "2", 0))
+		mustCreate(t, st, newPair(typeA, "2", 0))
 		synctest.Wait()
-		assert.True(t, statusOf(t, env.rt, "c").Recovered, "a clean pass")
+		assert.True(t, statusOf(t, e.Runtime, "c").Recovered, "a clean pass")
 	})
 }

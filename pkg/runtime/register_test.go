@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
@@ -10,10 +10,27 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-func TestC1_RegistrationErrors(t *testing.T) {
+// Rule C1 is tested in conformance; these tests check every reason the
+// runtime's registration gives for a refusal, and its panicking
+// declarations.
+
+// unstarted returns an engine over a fresh state that is never run: these
+// tests check registration, before Run.
+func unstarted(t *testing.T) *runtime.Runtime {
+	t.Helper()
+	rt, err := runtime.New(inmem.NewState(), zap.NewNop())
+	require.NoError(t, err)
+	return rt
+}
+
+// TestRegistration_RefusedWithItsReason: every refusal is an invalid-class
+// error that says why, and registers nothing.
+func TestRegistration_RefusedWithItsReason(t *testing.T) {
 	t.Parallel()
 
 	ctrl := func(name string, inputs []controller.Input, outputs []controller.Output) *funcController {
@@ -132,7 +149,7 @@ func TestC1_RegistrationErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rt, _ := newEngine(t)
+			rt := unstarted(t)
 			for _, c := range tc.existing {
 				require.NoError(t, register(rt, c))
 			}
@@ -152,7 +169,7 @@ func TestC1_RegistrationErrors(t *testing.T) {
 	}
 }
 
-func register(rt *Runtime, c any) error {
+func register(rt *runtime.Runtime, c any) error {
 	switch c := c.(type) {
 	case controller.QController:
 		return rt.RegisterQController(c)
@@ -163,9 +180,11 @@ func register(rt *Runtime, c any) error {
 	}
 }
 
-func TestC1_ValidRegistrations(t *testing.T) {
+// TestRegistration_EveryInputKindOfItsFamily: each family registers with
+// every input kind it may declare, shared outputs with two owners.
+func TestRegistration_EveryInputKindOfItsFamily(t *testing.T) {
 	t.Parallel()
-	rt, _ := newEngine(t)
+	rt := unstarted(t)
 	require.NoError(t, rt.RegisterController(&funcController{
 		name:    "a",
 		inputs:  []controller.Input{in(typeA, controller.InputWeak), in(typeA, controller.InputStrong), inID(typeB, "x", controller.InputDestroyReady)},
@@ -178,67 +197,6 @@ func TestC1_ValidRegistrations(t *testing.T) {
 		Concurrency: optional.Some[uint](3),
 	}}))
 	assert.Len(t, rt.ControllerStatuses(), 3)
-}
-
-func TestE2_DependencyGraphSortedWithDynamicInputs(t *testing.T) {
-	t.Parallel()
-	rt, _ := newEngine(t)
-	c, runtimes := captureRuntime("b-ctrl",
-		[]controller.Input{in(typeC, controller.InputWeak), inID(typeA, "z", controller.InputStrong), inID(typeA, "y", controller.InputStrong)},
-		[]controller.Output{out(typeE, controller.OutputShared), out(typeD, controller.OutputExclusive)})
-	require.NoError(t, rt.RegisterController(c))
-	require.NoError(t, rt.RegisterQController(&funcQController{name: "a-q", settings: controller.QSettings{
-		Inputs:  []controller.Input{in(typeB, controller.InputQMapped), in(typeA, controller.InputQPrimary)},
-		Outputs: []controller.Output{out(typeC, controller.OutputExclusive)},
-	}}))
-	startEngine(t, rt)
-	r := recvWithin(t, runtimes)
-	require.NoError(t, r.UpdateInputs([]controller.Input{in(typeB, controller.InputWeak)}))
-
-	g, err := rt.GetDependencyGraph()
-	require.NoError(t, err)
-	assert.Equal(t, []controller.DependencyEdge{
-		{ControllerName: "a-q", ResourceType: typeC, EdgeType: controller.EdgeOutputExclusive},
-		{ControllerName: "a-q", ResourceNamespace: testNS, ResourceType: typeA, EdgeType: controller.EdgeInputQPrimary},
-		{ControllerName: "a-q", ResourceNamespace: testNS, ResourceType: typeB, EdgeType: controller.EdgeInputQMapped},
-		{ControllerName: "b-ctrl", ResourceType: typeD, EdgeType: controller.EdgeOutputExclusive},
-		{ControllerName: "b-ctrl", ResourceType: typeE, EdgeType: controller.EdgeOutputShared},
-		{ControllerName: "b-ctrl", ResourceNamespace: testNS, ResourceType: typeA, ResourceID: "y", EdgeType: controller.EdgeInputStrong},
-		{ControllerName: "b-ctrl", ResourceNamespace: testNS, ResourceType: typeA, ResourceID: "z", EdgeType: controller.EdgeInputStrong},
-		{ControllerName: "b-ctrl", ResourceNamespace: testNS, ResourceType: typeB, EdgeType: controller.EdgeInputWeak},
-		{ControllerName: "b-ctrl", ResourceNamespace: testNS, ResourceType: typeC, EdgeType: controller.EdgeInputWeak},
-	}, g.Edges)
-}
-
-// TestE2_InputDeclaredStaticallyAndDynamicallyIsOneEdge: an input that
-// UpdateInputs declares again (same kind) is one edge; the same resources
-// under another input kind are an edge of that other type.
-func TestE2_InputDeclaredStaticallyAndDynamicallyIsOneEdge(t *testing.T) {
-	t.Parallel()
-	rt, _ := newEngine(t)
-	c, runtimes := captureRuntime("c",
-		[]controller.Input{in(typeA, controller.InputWeak), inID(typeB, "x", controller.InputStrong)}, nil)
-	require.NoError(t, rt.RegisterController(c))
-	startEngine(t, rt)
-	r := recvWithin(t, runtimes)
-	require.NoError(t, r.UpdateInputs([]controller.Input{
-		in(typeA, controller.InputWeak),          // static too: one edge
-		inID(typeB, "x", controller.InputStrong), // static too: one edge
-		in(typeA, controller.InputStrong),        // another kind: its own edge
-		inID(typeB, "y", controller.InputStrong), // another ID: its own edge
-		in(typeC, controller.InputWeak),          // dynamic only
-		in(typeC, controller.InputWeak),          // declared twice: one edge
-	}))
-
-	g, err := rt.GetDependencyGraph()
-	require.NoError(t, err)
-	assert.Equal(t, []controller.DependencyEdge{
-		{ControllerName: "c", ResourceNamespace: testNS, ResourceType: typeA, EdgeType: controller.EdgeInputStrong},
-		{ControllerName: "c", ResourceNamespace: testNS, ResourceType: typeB, ResourceID: "x", EdgeType: controller.EdgeInputStrong},
-		{ControllerName: "c", ResourceNamespace: testNS, ResourceType: typeB, ResourceID: "y", EdgeType: controller.EdgeInputStrong},
-		{ControllerName: "c", ResourceNamespace: testNS, ResourceType: typeA, EdgeType: controller.EdgeInputWeak},
-		{ControllerName: "c", ResourceNamespace: testNS, ResourceType: typeC, EdgeType: controller.EdgeInputWeak},
-	}, g.Edges)
 }
 
 // panickyDeclarations panics in the declaration method named by at.
@@ -280,11 +238,12 @@ func (p *panickyDeclarations) Settings() controller.QSettings {
 	return controller.QSettings{Inputs: []controller.Input{in(typeA, controller.InputQPrimary)}}
 }
 
-// A panic in a controller's declarations (user code) is a refused
-// registration, not a crash, and the engine still registers others.
-func TestC1_PanickingDeclarationsAreRefused(t *testing.T) {
+// TestRegistration_PanickingDeclarationsAreRefused: a panic in a
+// controller's declarations (user code) is a refused registration, not a
+// crash, and the engine still registers others.
+func TestRegistration_PanickingDeclarationsAreRefused(t *testing.T) {
 	t.Parallel()
-	rt, _ := newEngine(t)
+	rt := unstarted(t)
 	for _, at := range []string{"Name", "Inputs", "Outputs"} {
 		err := rt.RegisterController(&panickyDeclarations{at: at})
 		require.Error(t, err, at)

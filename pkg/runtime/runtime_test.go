@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
@@ -13,34 +13,43 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
+// The engine rules E1–E3 are tested in conformance; these tests check what
+// the runtime documents beyond them: bad options, registration after Run,
+// Run waiting for its slowest controller, registrations on fresh kinds and
+// during a bootstrap, and its cache.
+
 func TestNew_RefusesBadOptions(t *testing.T) {
 	t.Parallel()
 	st := inmem.NewState()
-	for name, opt := range map[string]Option{
-		"cached kind without namespace": WithCachedResource("", typeA),
-		"cached kind without type":      WithCachedResource(testNS, ""),
-		"restart backoff zero":          WithRestartBackoff(0, time.Second),
-		"restart backoff max < initial": WithRestartBackoff(time.Second, time.Millisecond),
-		"queue backoff negative":        WithQueueBackoff(-time.Second, time.Second),
-		"queue backoff max < initial":   WithQueueBackoff(time.Second, time.Millisecond),
+	for name, opt := range map[string]runtime.Option{
+		"cached kind without namespace": runtime.WithCachedResource("", typeA),
+		"cached kind without type":      runtime.WithCachedResource(testNS, ""),
+		"restart backoff zero":          runtime.WithRestartBackoff(0, time.Second),
+		"restart backoff max < initial": runtime.WithRestartBackoff(time.Second, time.Millisecond),
+		"queue backoff negative":        runtime.WithQueueBackoff(-time.Second, time.Second),
+		"queue backoff max < initial":   runtime.WithQueueBackoff(time.Second, time.Millisecond),
 	} {
-		_, err := New(st, nil, opt)
+		_, err := runtime.New(st, nil, opt)
 		assert.True(t, state.IsInvalidError(err), "%s: %v", name, err)
 	}
-	_, err := New(nil, nil)
+	_, err := runtime.New(nil, nil)
 	assert.True(t, state.IsInvalidError(err))
-	_, err = New(st, nil, WithCachedResource(testNS, typeA), WithRestartBackoff(time.Second, time.Second), WithMetrics(false))
+	_, err = runtime.New(st, nil, runtime.WithCachedResource(testNS, typeA), runtime.WithRestartBackoff(time.Second, time.Second), runtime.WithMetrics(false))
 	assert.NoError(t, err)
 }
 
-func TestE1_SecondRunFailsAtOnce(t *testing.T) {
+// TestRegistrationAfterRunReturnedFails: a second Run fails, during the
+// first and after it, and so does a registration after Run returned.
+func TestRegistrationAfterRunReturnedFails(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		rt, err := New(inmem.NewState(), zap.NewNop())
+		rt, err := runtime.New(inmem.NewState(), zap.NewNop())
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -54,11 +63,13 @@ func TestE1_SecondRunFailsAtOnce(t *testing.T) {
 	})
 }
 
-func TestE1_RunReturnsAfterEveryGoroutineExited(t *testing.T) {
+// TestRunWaitsForItsSlowestController: Run returns once every controller
+// returned — when the slowest did, not later — with no goroutine left.
+func TestRunWaitsForItsSlowestController(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
-		rt, err := New(st, zap.NewNop(), WithCachedResource(testNS, typeD))
+		rt, err := runtime.New(st, zap.NewNop(), runtime.WithCachedResource(testNS, typeD))
 		require.NoError(t, err)
 		var running atomic.Int32
 		for _, name := range []string{"a", "b"} {
@@ -86,27 +97,33 @@ func TestE1_RunReturnsAfterEveryGoroutineExited(t *testing.T) {
 	})
 }
 
-func TestE3_RegisterDuringRun(t *testing.T) {
+// TestRegisterDuringRun_OnWatchedAndFreshKinds: controllers registered
+// during Run on a kind that is watched already, or on one nobody watched,
+// start at once and then see changes; a QController starts with what
+// exists; registration rules still hold.
+func TestRegisterDuringRun_OnWatchedAndFreshKinds(t *testing.T) {
 	t.Parallel()
-	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
-		mustCreate(t, env.st, newPair(typeA, "1", 1))
-		mustCreate(t, env.st, newPair(typeA, "2", 2))
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		opts := []runtimetest.Option{runtimetest.WithState(st)}
+		mustCreate(t, st, newPair(typeA, "1", 1))
+		mustCreate(t, st, newPair(typeA, "2", 2))
 		first := newEventCounter(false)
-		require.NoError(t, env.rt.RegisterController(&funcController{name: "first", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: first.run}))
-		env.start(t)
+		opts = append(opts, runtimetest.WithControllers(&funcController{name: "first", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: first.run}))
+		e := start(t, opts...)
 		assert.Equal(t, 1, first.count())
 
 		// A Controller registered during Run on an already watched kind:
 		// one start event, then it sees changes.
 		late := newEventCounter(false)
-		require.NoError(t, env.rt.RegisterController(&funcController{name: "late", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: late.run}))
+		require.NoError(t, e.Runtime.RegisterController(&funcController{name: "late", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: late.run}))
 		synctest.Wait()
 		assert.Equal(t, 1, late.count())
 
 		// A QController registered during Run on an already watched kind
 		// starts with every existing primary resource (rule Q1).
 		log := &callLog{}
-		require.NoError(t, env.rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
+		require.NoError(t, e.Runtime.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
 			reconcile: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) error {
 				log.add(p.ID())
 				return nil
@@ -116,105 +133,100 @@ func TestE3_RegisterDuringRun(t *testing.T) {
 
 		// A Controller registered during Run on a kind nobody watched.
 		fresh := newEventCounter(false)
-		require.NoError(t, env.rt.RegisterController(&funcController{name: "fresh", inputs: []controller.Input{in(typeC, controller.InputWeak)}, run: fresh.run}))
+		require.NoError(t, e.Runtime.RegisterController(&funcController{name: "fresh", inputs: []controller.Input{in(typeC, controller.InputWeak)}, run: fresh.run}))
 		synctest.Wait()
 		assert.Equal(t, 1, fresh.count())
 
-		mustCreate(t, env.st, newPair(typeA, "3", 3))
-		mustCreate(t, env.st, newPair(typeC, "1", 3))
+		mustCreate(t, st, newPair(typeA, "3", 3))
+		mustCreate(t, st, newPair(typeC, "1", 3))
 		synctest.Wait()
 		assert.Equal(t, 1, late.count())
 		assert.Equal(t, 1, fresh.count())
 		assert.Equal(t, []string{"3"}, ids(log.take()))
 
 		// C1 holds during Run.
-		err := env.rt.RegisterController(&funcController{name: "late"})
+		err := e.Runtime.RegisterController(&funcController{name: "late"})
 		assert.True(t, state.IsInvalidError(err))
 	})
 }
 
 func TestReadYourWrites(t *testing.T) {
 	t.Parallel()
-	for name, opts := range map[string][]Option{
+	for name, opts := range map[string][]runtime.Option{
 		"uncached": nil,
-		"cached":   {WithCachedResource(testNS, typeB), WithCachedResource(testNS, typeA)},
+		"cached":   {runtime.WithCachedResource(testNS, typeB), runtime.WithCachedResource(testNS, typeA)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			rt, st := newEngine(t, opts...)
-			c, rts := captureRuntime("c", []controller.Input{in(typeA, controller.InputStrong)}, []controller.Output{out(typeB, controller.OutputExclusive)})
-			require.NoError(t, rt.RegisterController(c))
-			mustCreate(t, st, newPair(typeA, "in", 1))
-			startEngine(t, rt)
-			r := recvWithin(t, rts)
-			ctx := context.Background()
+			synctest.Test(t, func(t *testing.T) {
+				st := inmem.NewState()
+				c, rts := captureRuntime("c", []controller.Input{in(typeA, controller.InputStrong)}, []controller.Output{out(typeB, controller.OutputExclusive)})
+				mustCreate(t, st, newPair(typeA, "in", 1))
+				start(t, runtimetest.WithState(st), runtimetest.WithRuntimeOptions(opts...), runtimetest.WithControllers(c))
+				r := <-rts
+				ctx := context.Background()
 
-			for i := range 50 {
-				require.NoError(t, r.Modify(ctx, newPair(typeB, "o", 0), func(res resource.Resource) error {
-					res.(*Pair).TypedSpec().A = i
-					return nil
-				}))
-				got, err := r.Get(ctx, ptr(typeB, "o"))
+				for i := range 50 {
+					require.NoError(t, r.Modify(ctx, newPair(typeB, "o", 0), func(res resource.Resource) error {
+						res.(*Pair).TypedSpec().A = i
+						return nil
+					}))
+					got, err := r.Get(ctx, ptr(typeB, "o"))
+					require.NoError(t, err)
+					require.Equal(t, i, specA(t, got), "Get after Modify %d", i)
+					l, err := r.List(ctx, kind(typeB))
+					require.NoError(t, err)
+					require.Len(t, l.Items, 1)
+					require.Equal(t, i, specA(t, l.Items[0]), "List after Modify %d", i)
+				}
+				require.NoError(t, r.Create(ctx, newPair(typeB, "created", 7)))
+				got, err := r.Get(ctx, ptr(typeB, "created"))
 				require.NoError(t, err)
-				require.Equal(t, i, specA(t, got), "Get after Modify %d", i)
+				assert.Equal(t, 7, specA(t, got))
+				assert.Equal(t, "c", got.Metadata().Owner())
+
+				got.(*Pair).TypedSpec().A = 8
+				require.NoError(t, r.Update(ctx, got))
+				again, err := r.Get(ctx, ptr(typeB, "created"))
+				require.NoError(t, err)
+				assert.Equal(t, 8, specA(t, again))
+				assert.Equal(t, got.Metadata().Version(), again.Metadata().Version())
+
+				require.NoError(t, r.AddFinalizer(ctx, ptr(typeA, "in"), "c"))
+				in, err := r.Get(ctx, ptr(typeA, "in"))
+				require.NoError(t, err)
+				assert.True(t, in.Metadata().Finalizers().Has("c"), "finalizer visible at once")
+
+				_, err = r.Teardown(ctx, ptr(typeB, "created"))
+				require.NoError(t, err)
+				td, err := r.Get(ctx, ptr(typeB, "created"))
+				require.NoError(t, err)
+				assert.Equal(t, resource.PhaseTearingDown, td.Metadata().Phase())
+
+				require.NoError(t, r.Destroy(ctx, ptr(typeB, "created")))
+				_, err = r.Get(ctx, ptr(typeB, "created"))
+				assert.True(t, state.IsNotFoundError(err), "destroyed at once: %v", err)
 				l, err := r.List(ctx, kind(typeB))
 				require.NoError(t, err)
-				require.Len(t, l.Items, 1)
-				require.Equal(t, i, specA(t, l.Items[0]), "List after Modify %d", i)
-			}
-			require.NoError(t, r.Create(ctx, newPair(typeB, "created", 7)))
-			got, err := r.Get(ctx, ptr(typeB, "created"))
-			require.NoError(t, err)
-			assert.Equal(t, 7, specA(t, got))
-			assert.Equal(t, "c", got.Metadata().Owner())
+				assert.Len(t, l.Items, 1)
 
-			got.(*Pair).TypedSpec().A = 8
-			require.NoError(t, r.Update(ctx, got))
-			again, err := r.Get(ctx, ptr(typeB, "created"))
-			require.NoError(t, err)
-			assert.Equal(t, 8, specA(t, again))
-			assert.Equal(t, got.Metadata().Version(), again.Metadata().Version())
+				// Recreated: a new generation at version 1.
+				require.NoError(t, r.Create(ctx, newPair(typeB, "created", 9)))
+				got, err = r.Get(ctx, ptr(typeB, "created"))
+				require.NoError(t, err)
+				assert.Equal(t, 9, specA(t, got))
 
-			require.NoError(t, r.AddFinalizer(ctx, ptr(typeA, "in"), "c"))
-			in, err := r.Get(ctx, ptr(typeA, "in"))
-			require.NoError(t, err)
-			assert.True(t, in.Metadata().Finalizers().Has("c"), "finalizer visible at once")
-
-			_, err = r.Teardown(ctx, ptr(typeB, "created"))
-			require.NoError(t, err)
-			td, err := r.Get(ctx, ptr(typeB, "created"))
-			require.NoError(t, err)
-			assert.Equal(t, resource.PhaseTearingDown, td.Metadata().Phase())
-
-			require.NoError(t, r.Destroy(ctx, ptr(typeB, "created")))
-			_, err = r.Get(ctx, ptr(typeB, "created"))
-			assert.True(t, state.IsNotFoundError(err), "destroyed at once: %v", err)
-			l, err := r.List(ctx, kind(typeB))
-			require.NoError(t, err)
-			assert.Len(t, l.Items, 1)
-
-			// Recreated: a new generation at version 1.
-			require.NoError(t, r.Create(ctx, newPair(typeB, "created", 9)))
-			got, err = r.Get(ctx, ptr(typeB, "created"))
-			require.NoError(t, err)
-			assert.Equal(t, 9, specA(t, got))
-
-			// Eventually the cache converges with the state.
-			require.Eventually(t, func() bool {
+				// Once the watch caught up, the cache holds what the state does.
+				synctest.Wait()
 				want, err := st.List(ctx, kind(typeB))
 				require.NoError(t, err)
 				have, err := r.List(ctx, kind(typeB))
 				require.NoError(t, err)
-				if len(want.Items) != len(have.Items) {
-					return false
-				}
+				require.Len(t, have.Items, len(want.Items))
 				for i := range want.Items {
-					if !resource.Equal(want.Items[i], have.Items[i]) {
-						return false
-					}
+					assert.True(t, resource.Equal(want.Items[i], have.Items[i]), "%s", resource.String(want.Items[i]))
 				}
-				return true
-			}, 10*time.Second, time.Millisecond)
+			})
 		})
 	}
 }
@@ -237,13 +249,11 @@ func (s *countingState) List(ctx context.Context, k resource.Kind, opts ...state
 
 func TestCachedResource_ReadsServedFromCache(t *testing.T) {
 	t.Parallel()
-	inBubble(t, nil, func(t *testing.T, env *bubbleEnv) {
-		cs := &countingState{State: env.st}
-		rt, err := New(cs, zap.NewNop(), WithCachedResource(testNS, typeA))
-		require.NoError(t, err)
-		env.rt = rt
-		mustCreate(t, env.st, newPair(typeA, "1", 1))
-		mustCreate(t, env.st, newPair(typeA, "2", 2))
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		cs := &countingState{State: st}
+		mustCreate(t, st, newPair(typeA, "1", 1))
+		mustCreate(t, st, newPair(typeA, "2", 2))
 		rts := make(chan controller.Runtime, 1)
 		c := &funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
 			run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
@@ -251,8 +261,7 @@ func TestCachedResource_ReadsServedFromCache(t *testing.T) {
 				<-ctx.Done()
 				return nil
 			}}
-		require.NoError(t, rt.RegisterController(c))
-		env.start(t)
+		start(t, runtimetest.WithState(cs), runtimetest.WithRuntimeOptions(runtime.WithCachedResource(testNS, typeA)), runtimetest.WithControllers(c))
 		r := <-rts
 		ctx := context.Background()
 		before := cs.reads.Load()
@@ -270,7 +279,7 @@ func TestCachedResource_ReadsServedFromCache(t *testing.T) {
 		assert.True(t, state.IsNotFoundError(err))
 		assert.Equal(t, before, cs.reads.Load(), "cached reads do not reach the state")
 
-		require.NoError(t, env.st.Destroy(ctx, ptr(typeA, "1")))
+		require.NoError(t, st.Destroy(ctx, ptr(typeA, "1")))
 		synctest.Wait()
 		l, err = r.List(ctx, kind(typeA))
 		require.NoError(t, err)
@@ -320,12 +329,12 @@ func (s *slowBootstrapState) WatchKindAggregated(ctx context.Context, k resource
 	return nil
 }
 
-// TestE3_QControllerRegisteredDuringABootstrapGetsEachResourceOnce: a
+// TestRegisterDuringABootstrap_EachResourceOnce: a
 // QController registered during Run while the first bootstrap of its
 // primary kind is on its way (not started, or partly delivered) gets every
 // existing resource exactly once (rule Q1), not once from the bootstrap and
 // once more from a list.
-func TestE3_QControllerRegisteredDuringABootstrapGetsEachResourceOnce(t *testing.T) {
+func TestRegisterDuringABootstrap_EachResourceOnce(t *testing.T) {
 	t.Parallel()
 	for _, before := range []int{0, 1, 2} { // bootstrap events delivered before the registration
 		t.Run(map[int]string{0: "none delivered", 1: "one delivered", 2: "two delivered"}[before], func(t *testing.T) {
@@ -335,7 +344,7 @@ func TestE3_QControllerRegisteredDuringABootstrapGetsEachResourceOnce(t *testing
 				for _, id := range []string{"1", "2", "3"} {
 					mustCreate(t, st, newPair(typeA, id, 0))
 				}
-				rt, err := New(st, zap.NewNop())
+				rt, err := runtime.New(st, zap.NewNop())
 				require.NoError(t, err)
 				started := make(chan struct{})
 				require.NoError(t, rt.RegisterController(&funcController{name: "watcher", inputs: []controller.Input{in(typeA, controller.InputWeak)}}))

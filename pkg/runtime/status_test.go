@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
@@ -15,14 +15,19 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 func TestMetrics_CountersPerInstance(t *testing.T) {
 	t.Parallel()
 	for _, enabled := range []bool{true, false} {
-		inBubble(t, []Option{WithMetrics(enabled)}, func(t *testing.T, env *bubbleEnv) {
+		synctest.Test(t, func(t *testing.T) {
+			st := inmem.NewState()
+			opts := []runtimetest.Option{runtimetest.WithState(st), runtimetest.WithRuntimeOptions(runtime.WithMetrics(enabled))}
 			ec := newEventCounter(false)
-			require.NoError(t, env.rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
+			opts = append(opts, runtimetest.WithControllers(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)},
 				run: func(ctx context.Context, r controller.Runtime, l *zap.Logger) error {
 					for {
 						select {
@@ -37,25 +42,25 @@ func TestMetrics_CountersPerInstance(t *testing.T) {
 						ec.events <- struct{}{}
 					}
 				}}))
-			require.NoError(t, env.rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
+			opts = append(opts, runtimetest.WithQControllers(&funcQController{name: "q", settings: primaryOf(typeA),
 				reconcile: func(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) error {
 					time.Sleep(time.Second)
 					return nil
 				}}))
-			env.start(t)
+			e := start(t, opts...)
 			time.Sleep(2 * time.Second)
-			mustCreate(t, env.st, newPair(typeA, "1", 1))
+			mustCreate(t, st, newPair(typeA, "1", 1))
 			time.Sleep(3 * time.Second)
 			synctest.Wait()
 
-			m := env.rt.Metrics()
+			m := e.Runtime.Metrics()
 			require.Len(t, m.Controllers, 2)
 			c, q := m.Controllers[0], m.Controllers[1]
 			assert.Equal(t, "c", c.Name)
-			assert.Equal(t, KindController, c.Kind)
-			assert.Equal(t, KindQController, q.Kind)
-			assert.Equal(t, StateRunning, c.State, "state is tracked with metrics off too")
-			assert.Equal(t, StateRunning, q.State)
+			assert.Equal(t, runtime.KindController, c.Kind)
+			assert.Equal(t, runtime.KindQController, q.Kind)
+			assert.Equal(t, runtime.StateRunning, c.State, "state is tracked with metrics off too")
+			assert.Equal(t, runtime.StateRunning, q.State)
 			require.Len(t, m.Kinds, 1)
 			if !enabled {
 				assert.Zero(t, c.Reconciles)
@@ -76,13 +81,13 @@ func TestMetrics_CountersPerInstance(t *testing.T) {
 
 func TestMetrics_PublishExpvar(t *testing.T) {
 	t.Parallel()
-	rt, _ := newEngine(t)
+	rt := unstarted(t)
 	require.NoError(t, rt.RegisterController(&funcController{name: "c"}))
 	name := fmt.Sprintf("resgraph-test-%p", rt) // unique across -count runs
 	require.NoError(t, rt.PublishExpvar(name))
-	other, _ := newEngine(t)
+	other := unstarted(t)
 	assert.Error(t, other.PublishExpvar(name), "a name is published once")
-	var m Metrics
+	var m runtime.Metrics
 	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &m))
 	require.Len(t, m.Controllers, 1)
 	assert.Equal(t, "c", m.Controllers[0].Name)

@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
@@ -69,7 +71,7 @@ func hostileErrors() []hostileError {
 		{"typed-nil user error", func() error {
 			var e *myError
 			return e
-		}, "typed-nil error (*runtime.myError)", ""},
+		}, "typed-nil error (*runtime_test.myError)", ""},
 		{"chain holding a typed-nil RequeueError", func() error {
 			return fmt.Errorf("wrapped: %w", (*controller.RequeueError)(nil))
 		}, "typed-nil *controller.RequeueError", "wrapped: <nil>"},
@@ -82,18 +84,20 @@ func hostileErrors() []hostileError {
 	}
 }
 
-// TestQ5_HostileErrorsFailOnlyThatItem: whatever error Reconcile or
+// TestUserCode_HostileItemErrorsFailOnlyThatItem: whatever error Reconcile or
 // MapInput returns — a typed nil (issue 14: a typed-nil *RequeueError
 // crashed the process), an error whose Error, Unwrap or As panics — fails
 // that item only: it is retried with its backoff, the other items go on,
 // the last error says what happened, and the engine stops cleanly.
-func TestQ5_HostileErrorsFailOnlyThatItem(t *testing.T) {
+func TestUserCode_HostileItemErrorsFailOnlyThatItem(t *testing.T) {
 	t.Parallel()
 	for _, tc := range hostileErrors() {
 		for _, mapped := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/mapped=%v", tc.name, mapped), func(t *testing.T) {
 				t.Parallel()
-				inBubble(t, []Option{WithQueueBackoff(time.Second, time.Second)}, func(t *testing.T, env *bubbleEnv) {
+				synctest.Test(t, func(t *testing.T) {
+					st := inmem.NewState()
+					opts := []runtimetest.Option{runtimetest.WithState(st), runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Second, time.Second))}
 					reconciled := &callLog{}
 					var hostileCalls atomic.Int32
 					q := &funcQController{name: "q",
@@ -110,20 +114,20 @@ func TestQ5_HostileErrorsFailOnlyThatItem(t *testing.T) {
 							hostileCalls.Add(1)
 							return nil, tc.err()
 						}}
-					require.NoError(t, env.rt.RegisterQController(q))
-					env.start(t)
+					opts = append(opts, runtimetest.WithQControllers(q))
+					e := start(t, opts...)
 					if mapped {
-						mustCreate(t, env.st, newPair(typeC, "bad", 0))
+						mustCreate(t, st, newPair(typeC, "bad", 0))
 					} else {
-						mustCreate(t, env.st, newPair(typeA, "bad", 0))
+						mustCreate(t, st, newPair(typeA, "bad", 0))
 					}
-					mustCreate(t, env.st, newPair(typeA, "good", 0))
+					mustCreate(t, st, newPair(typeA, "good", 0))
 					synctest.Wait()
 					assert.Contains(t, ids(reconciled.take()), "good", "the other items go on")
 					assert.EqualValues(t, 1, hostileCalls.Load())
-					st := statusOf(t, env.rt, "q")
-					assert.Contains(t, st.LastError, tc.want)
-					assert.Equal(t, StateRunning, st.State)
+					cs := statusOf(t, e.Runtime, "q")
+					assert.Contains(t, cs.LastError, tc.want)
+					assert.Equal(t, runtime.StateRunning, cs.State)
 
 					time.Sleep(time.Second)
 					synctest.Wait()
@@ -134,19 +138,19 @@ func TestQ5_HostileErrorsFailOnlyThatItem(t *testing.T) {
 	}
 }
 
-// TestC6_HostileErrorsFromRunRestartTheController: a Controller whose Run
+// TestUserCode_HostileRunErrorsRestartTheController: a Controller whose Run
 // returns a typed-nil error (issue 14: the engine deadlocked, Error being
 // called under the metrics lock) or an error whose Error panics (the
 // process crashed) fails like any other: it is restarted after its
 // backoff, its status says why, ControllerStatuses and Run's return are
 // not blocked.
-func TestC6_HostileErrorsFromRunRestartTheController(t *testing.T) {
+func TestUserCode_HostileRunErrorsRestartTheController(t *testing.T) {
 	t.Parallel()
 	for _, tc := range hostileErrors() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				rt, err := New(inmem.NewState(), zap.NewNop(), WithRestartBackoff(time.Second, time.Second))
+				rt, err := runtime.New(inmem.NewState(), zap.NewNop(), runtime.WithRestartBackoff(time.Second, time.Second))
 				require.NoError(t, err)
 				var runs atomic.Int32
 				require.NoError(t, rt.RegisterController(&funcController{name: "c",
@@ -162,18 +166,18 @@ func TestC6_HostileErrorsFromRunRestartTheController(t *testing.T) {
 				done := make(chan error, 1)
 				go func() { done <- rt.Run(ctx) }()
 				synctest.Wait()
-				st := statusOf(t, rt, "c")
-				assert.Equal(t, StateBackoff, st.State)
+				cs := statusOf(t, rt, "c")
+				assert.Equal(t, runtime.StateBackoff, cs.State)
 				want := tc.want
 				if tc.wantRun != "" {
 					want = tc.wantRun
 				}
-				assert.Contains(t, st.LastError, want)
-				assert.EqualValues(t, 1, st.Crashes)
+				assert.Contains(t, cs.LastError, want)
+				assert.EqualValues(t, 1, cs.Crashes)
 				time.Sleep(time.Second)
 				synctest.Wait()
 				assert.EqualValues(t, 2, runs.Load(), "restarted after the backoff")
-				assert.Equal(t, StateRunning, statusOf(t, rt, "c").State)
+				assert.Equal(t, runtime.StateRunning, statusOf(t, rt, "c").State)
 				cancel()
 				require.NoError(t, <-done)
 			})
@@ -181,13 +185,13 @@ func TestC6_HostileErrorsFromRunRestartTheController(t *testing.T) {
 	}
 }
 
-// TestC6_TypedNilErrorMessage: the exact text a typed-nil error from Run
+// TestUserCode_TypedNilErrorMessage: the exact text a typed-nil error from Run
 // becomes, logged and shown as the last error.
-func TestC6_TypedNilErrorMessage(t *testing.T) {
+func TestUserCode_TypedNilErrorMessage(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		core, logs := observer.New(zapcore.DebugLevel)
-		rt, err := New(inmem.NewState(), zap.New(core), WithRestartBackoff(time.Minute, time.Minute))
+		rt, err := runtime.New(inmem.NewState(), zap.New(core), runtime.WithRestartBackoff(time.Minute, time.Minute))
 		require.NoError(t, err)
 		require.NoError(t, rt.RegisterController(&funcController{name: "c",
 			run: func(context.Context, controller.Runtime, *zap.Logger) error {
@@ -198,7 +202,7 @@ func TestC6_TypedNilErrorMessage(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- rt.Run(ctx) }()
 		synctest.Wait()
-		const want = "Run returned a typed-nil error (*runtime.myError)"
+		const want = "Run returned a typed-nil error (*runtime_test.myError)"
 		assert.Equal(t, want, statusOf(t, rt, "c").LastError)
 		entries := logs.FilterField(zap.String("error", want)).All()
 		assert.Len(t, entries, 1, "%v", logs.All())
@@ -305,7 +309,7 @@ func TestWatch_BadEventsFromAForeignStateAreWatchFailures(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				core, logs := observer.New(zapcore.DebugLevel)
 				st := &badEventState{State: inmem.NewState(), typ: typeA, bad: bad, left: 1}
-				rt, err := New(st, zap.New(core))
+				rt, err := runtime.New(st, zap.New(core))
 				require.NoError(t, err)
 				reconciled := &callLog{}
 				require.NoError(t, rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),
@@ -371,7 +375,7 @@ func TestWatch_PanickingForeignStateIsRetried(t *testing.T) {
 		st := &panickyState{State: inmem.NewState(), typ: typeA}
 		st.watchPanics.Store(2)
 		st.listPanics.Store(1)
-		rt, err := New(st, zap.NewNop())
+		rt, err := runtime.New(st, zap.NewNop())
 		require.NoError(t, err)
 		reconciled := &callLog{}
 		register := func(name string) {
@@ -410,7 +414,7 @@ func TestCachedResource_DeepCopyPanicDoesNotWedgeTheCache(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
-		rt, err := New(st, zap.NewNop(), WithCachedResource(testNS, typeA), WithRestartBackoff(time.Hour, time.Hour))
+		rt, err := runtime.New(st, zap.NewNop(), runtime.WithCachedResource(testNS, typeA), runtime.WithRestartBackoff(time.Hour, time.Hour))
 		require.NoError(t, err)
 		tr := &traps{}
 		require.NoError(t, st.Create(t.Context(), newTrapRes(tr, typeA, "t")))

@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
@@ -100,7 +101,7 @@ func TestWatchFailure_RelistRoutesWhatChanged(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				fs := &faultyState{State: inmem.NewState(), typ: typeA, close: closeStream}
 				core, logs := observer.New(zapcore.DebugLevel)
-				rt, err := New(fs, zap.New(core), WithCachedResource(testNS, typeA))
+				rt, err := runtime.New(fs, zap.New(core), runtime.WithCachedResource(testNS, typeA))
 				require.NoError(t, err)
 				ctx := context.Background()
 				for _, id := range []string{"keep", "changed", "gone"} {
@@ -175,7 +176,7 @@ func TestWatchFailure_FailedWatchCallIsRetried(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		fs := &faultyState{State: inmem.NewState(), typ: typeA, failCalls: 3}
-		rt, err := New(fs, zap.NewNop())
+		rt, err := runtime.New(fs, zap.NewNop())
 		require.NoError(t, err)
 		mustCreate(t, fs, newPair(typeA, "1", 1))
 		ec := newEventCounter(false)
@@ -259,7 +260,7 @@ func TestWatchFailure_FirstBootstrapCutShortStartsOver(t *testing.T) {
 		for _, id := range []string{"1", "2", "3"} {
 			mustCreate(t, st, newPair(typeA, id, 0))
 		}
-		rt, err := New(st, zap.NewNop(), WithCachedResource(testNS, typeA))
+		rt, err := runtime.New(st, zap.NewNop(), runtime.WithCachedResource(testNS, typeA))
 		require.NoError(t, err)
 		log := &callLog{}
 		require.NoError(t, rt.RegisterQController(&funcQController{name: "q", settings: primaryOf(typeA),

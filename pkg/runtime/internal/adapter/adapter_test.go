@@ -1,29 +1,91 @@
-package runtime
+package adapter_test
 
 import (
 	"context"
 	"testing"
 
+	"github.com/siderolabs/gen/optional"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
+	"go.uber.org/goleak"
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
+
+// The adapter is what rules C3, C4, C5 and C8 ask of a controller's
+// runtime; conformance.RuntimeSuite checks those rules through any engine.
+// These tests check the adapter itself, call by call: the exact refusals
+// (operation, target, class), the owner of every write, the cleanup of
+// untracked outputs.
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const testNS = "test"
+
+const (
+	typeA = "As.test.resgraph.dev"
+	typeB = "Bs.test.resgraph.dev"
+	typeC = "Cs.test.resgraph.dev"
+	typeD = "Ds.test.resgraph.dev"
+	typeE = "Es.test.resgraph.dev"
+	typeX = "Xs.test.resgraph.dev"
+)
+
+type PairSpec struct{ A, B int }
+
+type pairDef struct{}
+
+func (pairDef) Definition() typed.Definition {
+	return typed.Definition{Type: typeA, DefaultNamespace: testNS}
+}
+
+type Pair = typed.Resource[PairSpec, pairDef]
+
+func newPair(typ resource.Type, id resource.ID, a int) *Pair {
+	return typed.New[PairSpec, pairDef](resource.NewMetadata(testNS, typ, id, resource.VersionUndefined), PairSpec{A: a})
+}
+
+func ptr(typ resource.Type, id resource.ID) resource.Pointer {
+	return resource.NewPointer(testNS, typ, id)
+}
+
+func kind(typ resource.Type) resource.Kind { return resource.NewKind(testNS, typ) }
+
+func in(typ resource.Type, k controller.InputKind) controller.Input {
+	return controller.Input{Namespace: testNS, Type: typ, Kind: k}
+}
+
+func out(typ resource.Type, k controller.OutputKind) controller.Output {
+	return controller.Output{Type: typ, Kind: k}
+}
+
+func mustCreate(t testing.TB, st state.State, r resource.Resource, opts ...state.CreateOption) {
+	t.Helper()
+	require.NoError(t, st.Create(context.Background(), r, opts...))
+}
+
+// newAdapter returns the adapter of a Controller named name over st, with
+// output tracking.
+func newAdapter(st state.State, name string, inputs []controller.Input, outputs []controller.Output) *adapter.Adapter {
+	return adapter.New(st, nil, name, adapter.NewAccess(inputs, nil, outputs), nil, true)
+}
 
 // accessFixture: controller "c" with a weak input A, a strong input C, an
 // ID-scoped weak input D/only, an exclusive output B and a shared output E;
-// controller "other" shares E. X is nobody's.
-func accessFixture(t *testing.T) (controller.Runtime, state.State) {
+// controller "other" shares E (it wrote E/theirs). X is nobody's.
+func accessFixture(t *testing.T) (*adapter.Adapter, state.State) {
 	t.Helper()
-	rt, st := newEngine(t)
-	c, rts := captureRuntime("c",
-		[]controller.Input{in(typeA, controller.InputWeak), in(typeC, controller.InputStrong), inID(typeD, "only", controller.InputWeak)},
+	st := inmem.NewState()
+	only := in(typeD, controller.InputWeak)
+	only.ID = optional.Some[resource.ID]("only")
+	a := newAdapter(st, "c",
+		[]controller.Input{in(typeA, controller.InputWeak), in(typeC, controller.InputStrong), only},
 		[]controller.Output{out(typeB, controller.OutputExclusive), out(typeE, controller.OutputShared)})
-	require.NoError(t, rt.RegisterController(c))
-	require.NoError(t, rt.RegisterController(&funcController{name: "other", outputs: []controller.Output{out(typeE, controller.OutputShared)}}))
 	for _, r := range []resource.Resource{
 		newPair(typeA, "a", 1), newPair(typeC, "c", 1), newPair(typeD, "only", 1), newPair(typeD, "d", 1),
 		newPair(typeX, "x", 1), newPair(typeB, "users", 1),
@@ -31,11 +93,13 @@ func accessFixture(t *testing.T) (controller.Runtime, state.State) {
 		mustCreate(t, st, r)
 	}
 	mustCreate(t, st, newPair(typeE, "theirs", 1), state.WithCreateOwner("other"))
-	startEngine(t, rt)
-	return recvWithin(t, rts), st
+	return a, st
 }
 
-func TestC3_C4_C5_RefusedAccess(t *testing.T) {
+// TestAccess_RefusedCallsWriteNothing: every call outside the scope (rules
+// C3, C5, C8) is refused with an access-denied error naming the controller,
+// the operation and the resource, and writes nothing.
+func TestAccess_RefusedCallsWriteNothing(t *testing.T) {
 	t.Parallel()
 	r, st := accessFixture(t)
 	ctx := context.Background()
@@ -99,8 +163,7 @@ func TestC3_C4_C5_RefusedAccess(t *testing.T) {
 			before := snapshotState(t, st)
 			err := tc.call()
 			require.Error(t, err)
-			assert.True(t, IsAccessDeniedError(err), "not an access-denied error: %v", err)
-			assert.True(t, controller.IsAccessDeniedError(err), "the contract's predicate tells it too: %v", err)
+			assert.True(t, controller.IsAccessDeniedError(err), "not an access-denied error: %v", err)
 			assert.Contains(t, err.Error(), `controller "c"`)
 			assert.Contains(t, err.Error(), tc.op)
 			assert.Contains(t, err.Error(), tc.target)
@@ -124,7 +187,11 @@ func snapshotState(t *testing.T, st state.State) []string {
 	return out
 }
 
-func TestC3_C4_C5_AllowedAccess(t *testing.T) {
+// TestAccess_AllowedCalls: reads of inputs and outputs, writes of outputs
+// as the controller (or as nobody, or as WithOwner's owner), finalizers on
+// strong inputs and own outputs (rules C3, C4, C5); bad arguments are
+// invalid, not refused.
+func TestAccess_AllowedCalls(t *testing.T) {
 	t.Parallel()
 	r, st := accessFixture(t)
 	ctx := context.Background()
@@ -166,7 +233,7 @@ func TestC3_C4_C5_AllowedAccess(t *testing.T) {
 	// C4: a shared output another controller wrote is an owner conflict.
 	err = r.Modify(ctx, newPair(typeE, "theirs", 0), func(r resource.Resource) error { r.(*Pair).TypedSpec().A = 7; return nil })
 	assert.True(t, state.IsOwnerConflictError(err), "%v", err)
-	assert.False(t, IsAccessDeniedError(err))
+	assert.False(t, controller.IsAccessDeniedError(err))
 	err = r.Destroy(ctx, ptr(typeE, "theirs"))
 	assert.True(t, state.IsOwnerConflictError(err), "%v", err)
 	// Creating it is an owner conflict too (and still a conflict: it
@@ -215,36 +282,79 @@ func assertOwner(t *testing.T, st state.State, p resource.Pointer, owner string)
 	assert.Equal(t, owner, r.Metadata().Owner())
 }
 
-func TestQ5_C5_QControllerFinalizersOnPrimaryInputsOnly(t *testing.T) {
+// TestAccess_QControllerFinalizersOnPrimaryInputsOnly: a QController may
+// put finalizers on its primary inputs, not on its mapped ones, and writes
+// only its outputs, as itself (rules C3, C4, C5 for QControllers).
+func TestAccess_QControllerFinalizersOnPrimaryInputsOnly(t *testing.T) {
 	t.Parallel()
-	rt, st := newEngine(t)
+	st := inmem.NewState()
 	mustCreate(t, st, newPair(typeA, "p", 1))
 	mustCreate(t, st, newPair(typeC, "m", 1))
-	results := make(chan [4]error, 1)
-	require.NoError(t, rt.RegisterQController(&funcQController{
-		name: "q",
-		settings: controller.QSettings{
-			Inputs:  []controller.Input{in(typeA, controller.InputQPrimary), in(typeC, controller.InputQMapped)},
-			Outputs: []controller.Output{out(typeB, controller.OutputExclusive)},
-		},
-		reconcile: func(ctx context.Context, _ *zap.Logger, r controller.QRuntime, p resource.Pointer) error {
-			if p.ID() != "p" {
-				return nil
-			}
-			results <- [4]error{
-				r.AddFinalizer(ctx, ptr(typeA, "p"), "q"),
-				r.AddFinalizer(ctx, ptr(typeC, "m"), "q"),
-				r.Create(ctx, newPair(typeC, "new", 1)),
-				r.Create(ctx, newPair(typeB, "out", 1)),
-			}
-			return nil
-		},
-	}))
-	startEngine(t, rt)
-	res := recvWithin(t, results)
-	assert.NoError(t, res[0], "finalizer on a primary input")
-	assert.True(t, IsAccessDeniedError(res[1]), "finalizer on a mapped input: %v", res[1])
-	assert.True(t, IsAccessDeniedError(res[2]), "write to a mapped input: %v", res[2])
-	assert.NoError(t, res[3])
+	r := adapter.New(st, nil, "q", adapter.NewAccess(
+		[]controller.Input{in(typeA, controller.InputQPrimary), in(typeC, controller.InputQMapped)}, nil,
+		[]controller.Output{out(typeB, controller.OutputExclusive)}), nil, false)
+	ctx := context.Background()
+	assert.NoError(t, r.AddFinalizer(ctx, ptr(typeA, "p"), "q"), "finalizer on a primary input")
+	err := r.AddFinalizer(ctx, ptr(typeC, "m"), "q")
+	assert.True(t, controller.IsAccessDeniedError(err), "finalizer on a mapped input: %v", err)
+	err = r.Create(ctx, newPair(typeC, "new", 1))
+	assert.True(t, controller.IsAccessDeniedError(err), "write to a mapped input: %v", err)
+	assert.NoError(t, r.Create(ctx, newPair(typeB, "out", 1)))
 	assertOwner(t, st, ptr(typeB, "out"), "q")
+}
+
+// TestCleanupOutputs: CleanupOutputs refuses to run before
+// StartTrackingOutputs, then tears down and destroys the controller's
+// outputs of the kinds given that were not written since (a Modify that
+// changed nothing counts as written), leaves others' resources alone,
+// leaves an output with finalizers tearing down and destroys it at a later
+// cleanup once they are gone, and refuses kinds that are not outputs.
+func TestCleanupOutputs(t *testing.T) {
+	t.Parallel()
+	st := inmem.NewState()
+	r := newAdapter(st, "c", nil, []controller.Output{out(typeB, controller.OutputExclusive)})
+	ctx := context.Background()
+
+	for _, id := range []string{"keep", "modified", "gone", "fin"} {
+		require.NoError(t, r.Create(ctx, newPair(typeB, id, 1)))
+	}
+	mustCreate(t, st, newPair(typeB, "users", 1)) // not owned by c
+	require.NoError(t, st.AddFinalizer(ctx, ptr(typeB, "fin"), "hold"))
+
+	err := r.CleanupOutputs(ctx, kind(typeB))
+	assert.True(t, state.IsInvalidError(err), "CleanupOutputs before StartTrackingOutputs")
+
+	r.StartTrackingOutputs()
+	keep, err := st.Get(ctx, ptr(typeB, "keep"))
+	require.NoError(t, err)
+	keep.(*Pair).TypedSpec().A = 2
+	require.NoError(t, r.Update(ctx, keep))
+	require.NoError(t, r.Modify(ctx, newPair(typeB, "modified", 0), func(r resource.Resource) error {
+		return nil // unchanged: counts as written
+	}))
+	require.NoError(t, r.CleanupOutputs(ctx, kind(typeB)))
+
+	for _, id := range []string{"keep", "modified", "users"} {
+		_, err := st.Get(ctx, ptr(typeB, id))
+		assert.NoError(t, err, id)
+	}
+	_, err = st.Get(ctx, ptr(typeB, "gone"))
+	assert.True(t, state.IsNotFoundError(err), "an unwritten output is destroyed")
+	fin, err := st.Get(ctx, ptr(typeB, "fin"))
+	require.NoError(t, err, "an output with finalizers stays")
+	assert.Equal(t, resource.PhaseTearingDown, fin.Metadata().Phase())
+
+	// Once the finalizers are gone, the next cleanup destroys it.
+	require.NoError(t, st.RemoveFinalizer(ctx, ptr(typeB, "fin"), "hold"))
+	r.StartTrackingOutputs()
+	require.NoError(t, r.Modify(ctx, newPair(typeB, "keep", 0), func(resource.Resource) error { return nil }))
+	require.NoError(t, r.Modify(ctx, newPair(typeB, "modified", 0), func(resource.Resource) error { return nil }))
+	require.NoError(t, r.CleanupOutputs(ctx, kind(typeB)))
+	_, err = st.Get(ctx, ptr(typeB, "fin"))
+	assert.True(t, state.IsNotFoundError(err))
+	_, err = st.Get(ctx, ptr(typeB, "keep"))
+	assert.NoError(t, err)
+
+	err = r.CleanupOutputs(ctx, kind(typeA))
+	assert.True(t, controller.IsAccessDeniedError(err), "cleanup of a kind that is not an output")
 }
