@@ -534,3 +534,60 @@ func TestBrokenDeepCopyIsInvalid(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, list.Items)
 }
+
+// TestS12a_RepeatedListsSeeEveryWrite: Lists that follow one another with
+// no write in between (which the state serves from a kept snapshot) and
+// the List after each kind of write return exactly what is stored, in ID
+// order, copying or read-only; bootstrap contents too.
+func TestS12a_RepeatedListsSeeEveryWrite(t *testing.T) {
+	st, ctx := newTestState(t)
+	want := map[string]int{}
+	check := func(what string) {
+		t.Helper()
+		for range 3 {
+			for _, ro := range []bool{false, true} {
+				var opts []state.ListOption
+				if ro {
+					opts = append(opts, state.WithReadOnlyList())
+				}
+				l, err := st.List(ctx, testKind, opts...)
+				require.NoError(t, err)
+				got := map[string]int{}
+				for i, r := range l.Items {
+					if i > 0 {
+						require.Less(t, l.Items[i-1].Metadata().ID(), r.Metadata().ID(), "%s: in ID order", what)
+					}
+					got[r.Metadata().ID()] = specA(t, r)
+				}
+				require.Equal(t, want, got, "%s (read-only %t)", what, ro)
+				if !ro && len(l.Items) > 0 {
+					l.Items[0] = nil // the caller owns its slice
+				}
+			}
+		}
+	}
+	check("empty")
+	for i := range 5 {
+		id := fmt.Sprintf("r%d", 4-i)
+		require.NoError(t, st.Create(ctx, newPair(id, i)))
+		want[id] = i
+	}
+	check("created")
+	mustUpdate(t, ctx, st, "r2", 20)
+	want["r2"] = 20
+	check("updated")
+	require.NoError(t, st.Destroy(ctx, ptr("r0")))
+	delete(want, "r0")
+	check("destroyed")
+	require.NoError(t, st.Create(ctx, newPair("r0", 7)))
+	want["r0"] = 7
+	check("created again")
+
+	ch := make(chan state.Event, 16)
+	require.NoError(t, st.WatchKind(ctx, testKind, ch, state.WithBootstrapContents(true)))
+	got := map[string]int{}
+	for ev := recv(t, ch); ev.Type != state.Bootstrapped; ev = recv(t, ch) {
+		got[ev.Resource.Metadata().ID()] = specA(t, ev.Resource)
+	}
+	require.Equal(t, want, got, "bootstrap contents")
+}

@@ -260,6 +260,7 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	ks.lastCreated = now
 	ks.items[id] = item{r: stored, size: size}
 	ks.sorted = nil
+	ks.writtenLocked()
 	ks.count.Add(1)
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, nil, stored, ref, 0, at)
@@ -319,6 +320,7 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 		}
 	}
 	ks.items[id] = item{r: stored, size: size}
+	ks.writtenLocked()
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, cur, stored, ref, curItem.size, now.UnixNano())
 	if err := ks.publishUnlock(wake, pend); err != nil {
@@ -415,6 +417,7 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	}
 	delete(ks.items, id)
 	ks.sorted = nil
+	ks.writtenLocked()
 	ks.count.Add(-1)
 	wake := ks.appendLocked(id, cur, nil, nil, curItem.size, at)
 	return ks.publishUnlock(wake, pend)
