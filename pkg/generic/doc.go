@@ -20,6 +20,11 @@
 // a private copy. To change a resource you read, use Modify or work on its
 // DeepCopy.
 //
+// A resource of a controller's kind whose Go type is not the type parameter
+// (another type registered under the same kind) fails only that resource,
+// with the error pkg/safe reports for the same mistake: of the invalid
+// class (state.IsInvalidError), wrapping safe.ErrTypeMismatch.
+//
 // Every generic controller implements controller.Validator (rule G2): a
 // configuration that cannot work is refused at registration, with an error
 // naming the controller and the setting, instead of failing in Run or

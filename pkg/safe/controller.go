@@ -3,6 +3,7 @@ package safe
 import (
 	"context"
 
+	"github.com/resgraph/resgraph/internal/cast"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -19,7 +20,7 @@ func ReaderGet[T resource.Resource](ctx context.Context, rdr controller.Reader, 
 		var zero T
 		return zero, err
 	}
-	return convert[T](r)
+	return cast.To[T](r)
 }
 
 // ReaderList lists the resources of a kind as Ts.
@@ -69,5 +70,5 @@ func WriterModifyWithResult[T resource.Resource](ctx context.Context, w controll
 		var zero T
 		return zero, err
 	}
-	return convert[T](r)
+	return cast.To[T](r)
 }

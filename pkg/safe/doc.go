@@ -3,8 +3,10 @@
 // known resource type never type-asserts by hand.
 //
 // Every helper converts the resources it reads with a checked type
-// assertion: a resource of another Go type is reported as an error that
-// wraps [ErrTypeMismatch] and names the resource, never as a panic. Helpers
+// assertion: a resource of another Go type is reported as an invalid-class
+// error ([state.IsInvalidError]) that wraps [ErrTypeMismatch] and names the
+// resource, never as a panic; the generic controllers report the same
+// mistake with the same error. Helpers
 // that take a modify function hand it the typed resource; when the
 // resource read is not of the expected type the function is not called
 // and nothing is written.

@@ -3,6 +3,7 @@ package safe
 import (
 	"iter"
 
+	"github.com/resgraph/resgraph/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -18,7 +19,7 @@ type List[T any] struct {
 func NewList[T resource.Resource](l resource.List) (List[T], error) {
 	items := make([]T, 0, len(l.Items))
 	for _, r := range l.Items {
-		t, err := convert[T](r)
+		t, err := cast.To[T](r)
 		if err != nil {
 			return List[T]{}, err
 		}

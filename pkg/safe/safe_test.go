@@ -148,6 +148,7 @@ func TestGet(t *testing.T) {
 	n, err = safe.StateGet[*num](ctx, st, strPtr("s"))
 	assert.ErrorIs(t, err, safe.ErrTypeMismatch)
 	assert.ErrorContains(t, err, "Strs.test.resgraph.dev(default/s)", "the error names the resource")
+	assert.True(t, state.IsInvalidError(err), "a wrong type is an invalid-class error: %v", err)
 	assert.Nil(t, n)
 	_, err = safe.ReaderGet[*num](ctx, st, strPtr("s"))
 	assert.ErrorIs(t, err, safe.ErrTypeMismatch)

@@ -3,6 +3,7 @@ package safe
 import (
 	"context"
 
+	"github.com/resgraph/resgraph/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -18,7 +19,7 @@ func StateGet[T resource.Resource](ctx context.Context, st state.CoreState, ptr 
 		var zero T
 		return zero, err
 	}
-	return convert[T](r)
+	return cast.To[T](r)
 }
 
 // StateList lists the resources of a kind as Ts.
@@ -68,7 +69,7 @@ func StateModifyWithResult[T resource.Resource](ctx context.Context, st state.St
 		var zero T
 		return zero, err
 	}
-	return convert[T](r)
+	return cast.To[T](r)
 }
 
 // StateUpdateWithConflicts is [state.State.UpdateWithConflicts] with a
@@ -87,7 +88,7 @@ func StateUpdateWithConflicts[T resource.Resource](ctx context.Context, st state
 		var zero T
 		return zero, err
 	}
-	return convert[T](r)
+	return cast.To[T](r)
 }
 
 // StateWatchFor is [state.State.WatchFor] returning a T.
@@ -101,5 +102,5 @@ func StateWatchFor[T resource.Resource](ctx context.Context, st state.State, ptr
 		var zero T
 		return zero, err
 	}
-	return convert[T](r)
+	return cast.To[T](r)
 }

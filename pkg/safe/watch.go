@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/resgraph/resgraph/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -44,7 +45,7 @@ func eventResource[T resource.Resource](ev state.Event, r resource.Resource, wha
 		var zero T
 		return zero, fmt.Errorf("%s event without %s: %w", ev.Type, what, ErrNoResource)
 	}
-	return convert[T](r)
+	return cast.To[T](r)
 }
 
 // StateWatchKind is [state.CoreState.WatchKind] delivering

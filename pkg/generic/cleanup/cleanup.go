@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/cast"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
@@ -207,7 +208,7 @@ func (c *Controller[I, D]) reconcile(ctx context.Context, r controller.Runtime, 
 // input holds the finalizer on a running input, and releases it from a
 // tearing-down one whose dependents are gone.
 func (c *Controller[I, D]) input(ctx context.Context, r controller.Runtime, logger *zap.Logger, item resource.Resource) error {
-	in, err := xform.As[I](item)
+	in, err := cast.To[I](item)
 	if err != nil {
 		return err
 	}
@@ -263,7 +264,7 @@ func (c *Controller[I, D]) dependents(ctx context.Context, r controller.Reader, 
 	}
 	deps := make([]D, 0, len(list.Items))
 	for _, item := range list.Items {
-		d, err := xform.As[D](item)
+		d, err := cast.To[D](item)
 		if err != nil {
 			return nil, err
 		}

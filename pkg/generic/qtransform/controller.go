@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/cast"
 	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
@@ -266,7 +267,7 @@ func (c *QController[I, O]) unmapOutput(ctx context.Context, logger *zap.Logger,
 
 // unmap returns the ID of the input of an output.
 func (c *QController[I, O]) unmap(logger *zap.Logger, res resource.Resource) (resource.ID, error) {
-	out, err := xform.As[O](res)
+	out, err := cast.To[O](res)
 	if err != nil {
 		return "", err
 	}

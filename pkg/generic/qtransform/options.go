@@ -7,6 +7,7 @@ import (
 	"github.com/siderolabs/gen/optional"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/cast"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
@@ -93,7 +94,7 @@ func mappedResource[T interface {
 	res, err := r.Get(ctx, ptr, state.WithReadOnlyGet()) // mappers get read-only snapshots (S7)
 	switch {
 	case err == nil:
-		return xform.As[T](res)
+		return cast.To[T](res)
 	case state.IsNotFoundError(err):
 		t := T(new(E))
 		*t.Metadata() = resource.NewMetadata(ptr.Namespace(), ptr.Type(), ptr.ID(), resource.VersionUndefined)

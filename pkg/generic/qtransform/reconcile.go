@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/cast"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -34,7 +35,7 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 	case err != nil:
 	default:
 		var in I
-		if in, err = xform.As[I](res); err != nil {
+		if in, err = cast.To[I](res); err != nil {
 			break
 		}
 		if md := in.Metadata(); md.Phase() == resource.PhaseRunning {
@@ -85,37 +86,30 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 		}
 	}
 
-	name := c.settings.Name
-	tearingDown := md.Phase() == resource.PhaseTearingDown // only when ignored
-	version := md.Version()
-	if c.opts.inputFinalizers && !tearingDown && !md.Finalizers().Has(name) {
-		if err := r.AddFinalizer(ctx, md, name); err != nil {
-			return resource.VersionUndefined, fmt.Errorf("add finalizer: %w", err)
-		}
+	w := xform.Write[I, O]{
+		In: in, Out: out, Absent: !known,
+		Transform: c.settings.TransformFunc, Extra: c.settings.TransformExtraOutputFunc, FinalizerRemoval: c.settings.FinalizerRemovalFunc,
+	}
+	if c.opts.inputFinalizers {
+		w.Finalizer = c.settings.Name
+	}
+	done, err := w.Run(ctx, r, logger)
+	switch {
+	case err != nil, done.Waiting:
+		// A waiting input comes back through the destroy-ready input once
+		// the old output has no finalizers.
+		return resource.VersionUndefined, err
+	case md.Phase() == resource.PhaseTearingDown:
+		// Kept while tearing down (WithIgnoreTearingDownInputs): not
+		// recorded as processed.
+		return resource.VersionUndefined, nil
+	case done.FinalizerAdded:
 		// One write, unless it met a conflict: then the version differs,
 		// and the input is processed again, which is harmless.
-		version = version.Next()
+		return md.Version().Next(), nil
+	default:
+		return md.Version(), nil
 	}
-	extra := c.settings.TransformExtraOutputFunc
-	written, waiting, err := xform.WriteOutput(ctx, r, out, xform.TransformFunc(ctx, r, logger, in, c.settings.TransformFunc), extra != nil, !known)
-	if err != nil {
-		return resource.VersionUndefined, err
-	}
-	if waiting {
-		// The destroy-ready input brings the input back once the old
-		// output has no finalizers.
-		logger.Debug("output of a previous input is still tearing down", zap.String("output", resource.PointerString(out.Metadata())))
-		return resource.VersionUndefined, nil
-	}
-	if extra != nil {
-		if err := xform.RunExtra(ctx, r, logger, in, written, extra); err != nil {
-			return resource.VersionUndefined, err
-		}
-	}
-	if tearingDown {
-		return resource.VersionUndefined, c.releaseFinalizer(ctx, logger, r, in)
-	}
-	return version, nil
 }
 
 // mapOutput maps an input to its output with MapMetadataFunc.

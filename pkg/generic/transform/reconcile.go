@@ -8,6 +8,7 @@ import (
 	"github.com/siderolabs/gen/optional"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/cast"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
@@ -201,7 +202,7 @@ func (p *pass[I, O]) due(md *resource.Metadata, e entry, known bool) bool {
 
 // input processes one listed input.
 func (p *pass[I, O]) input(res resource.Resource) {
-	in, err := xform.As[I](res)
+	in, err := cast.To[I](res)
 	if err != nil {
 		// Not an I: its output is unknown. The entry lets the sweep forget
 		// its retries once it is gone.
@@ -266,42 +267,32 @@ func (p *pass[I, O]) retire(e *entry) {
 	}
 }
 
-// write adds the input finalizer if needed, writes the output and runs the
-// extra output function. absent says the output most likely does not
-// exist. An output whose previous incarnation is still tearing down is
-// not written: the input stays not done, and the destroy-ready event of
-// that output brings the controller back.
+// write brings the output up to date (xform.Write: input finalizer,
+// output, extra outputs, and the finalizer's release for a tearing-down
+// input). absent says the output most likely does not exist. An output
+// whose previous incarnation is still tearing down is not written: the
+// input stays not done, and the destroy-ready event of that output brings
+// the controller back.
 func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) error {
 	c := p.c
 	md := in.Metadata()
-	name := c.settings.Name
-	tearingDown := md.Phase() == resource.PhaseTearingDown // only with ignoreTearingDown
-	if c.opts.inputFinalizers && !tearingDown && !md.Finalizers().Has(name) {
-		if err := p.r.AddFinalizer(p.ctx, md, name); err != nil {
-			return fmt.Errorf("add finalizer: %w", err)
-		}
+	w := xform.Write[I, O]{
+		In: in, Out: out, Absent: absent,
+		Transform: c.settings.TransformFunc, Extra: c.settings.TransformExtraOutputFunc, FinalizerRemoval: c.settings.FinalizerRemovalFunc,
+	}
+	if c.opts.inputFinalizers {
+		w.Finalizer = c.settings.Name
+	}
+	done, err := w.Run(p.ctx, p.r, p.logger)
+	if done.FinalizerAdded {
 		// The controller's own write: not a change to process again, even
 		// if the rest fails (see finish).
 		e.version = md.Version().Next()
 	}
-	extra := c.settings.TransformExtraOutputFunc
-	written, waiting, err := xform.WriteOutput(p.ctx, p.r, out, xform.TransformFunc(p.ctx, p.r, p.logger, in, c.settings.TransformFunc), extra != nil, absent)
-	if err != nil {
+	if err != nil || done.Waiting {
 		return err
 	}
-	if waiting {
-		p.logger.Debug("output of a previous input is still tearing down", zap.String("output", resource.PointerString(out.Metadata())))
-		return nil
-	}
-	if extra != nil {
-		if err := xform.RunExtra(p.ctx, p.r, p.logger, in, written, extra); err != nil {
-			return err
-		}
-	}
-	if tearingDown && c.opts.inputFinalizers && md.Finalizers().Has(name) {
-		return p.releaseFinalizer(in, e)
-	}
-	e.done = true
+	p.finish(e, md, done.FinalizerRemoved)
 	return nil
 }
 

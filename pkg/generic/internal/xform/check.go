@@ -31,21 +31,6 @@ func KindOf(def typed.Definition) resource.Kind {
 	return resource.NewKind(def.DefaultNamespace, def.Type)
 }
 
-// As converts r to T, or returns an invalid-class error saying what r is
-// (the caller names the resource).
-func As[T resource.Resource](r resource.Resource) (T, error) {
-	t, ok := r.(T)
-	if !ok {
-		var zero T
-		if usercode.IsNil(r) {
-			return zero, state.NewInvalidError(nil, "nil resource, want %T", zero)
-		}
-		// The caller names the resource.
-		return zero, state.NewInvalidError(nil, "a %T, want %T", r, zero)
-	}
-	return t, nil
-}
-
 // CheckMapped checks a resource that the user function fn returned while
 // mapping from a resource (which the caller names): it must be non-nil, in
 // want's kind, with a non-empty ID. The error is of the invalid class. On

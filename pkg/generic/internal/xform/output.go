@@ -8,42 +8,34 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// maxWriteAttempts bounds the write attempts of [WriteOutput]: the first
+// maxWriteAttempts bounds the write attempts of writeOutput: the first
 // write, and one more after destroying a previous incarnation, plus one for
 // a race with a concurrent destroy.
 const maxWriteAttempts = 3
 
-// WriteOutput writes the output out with rw.Modify (rw.ModifyWithResult when
-// withResult is set, to return the output as stored): fn is applied to a
+// outputWrite says how [writeOutput] writes.
+type outputWrite struct {
+	// withResult: return the output as stored (rw.ModifyWithResult
+	// instead of rw.Modify).
+	withResult bool
+	// absent: the caller knows the output is most likely absent (it never
+	// wrote it), so fn is applied to out, the caller's own value, and out
+	// is created directly, which saves the read and the copy of Modify; if
+	// the output exists after all, the write falls back to Modify.
+	absent bool
+}
+
+// writeOutput writes the output out with rw.Modify: fn is applied to a
 // copy of the stored output, or to out when it is absent, and nothing is
 // written when the result equals the stored output.
-//
-// When the caller knows the output is most likely absent (it never wrote
-// it), absent lets WriteOutput apply fn to out and Create it directly,
-// which saves the read and the copy of Modify; if the output exists after
-// all, it falls back to Modify. out must then be the caller's own value.
 //
 // An output that is tearing down (a previous incarnation of the output,
 // left by an input that was destroyed and created again) is destroyed once
 // it has no finalizers, and then written anew. While it still has
-// finalizers, WriteOutput reports waiting and writes nothing: the caller
+// finalizers, writeOutput reports waiting and writes nothing: the caller
 // retries when the output becomes destroy-ready.
-//
-// A failure of fn (a user function: *FuncError or *generic.PanicError)
-// is returned as it is; a failed state operation comes back as "write
-// output <pointer>: …", so that the chain names what failed.
-func WriteOutput(ctx context.Context, rw controller.ReaderWriter, out resource.Resource, fn func(resource.Resource) error, withResult, absent bool) (written resource.Resource, waiting bool, err error) {
-	written, waiting, err = writeOutput(ctx, rw, out, fn, withResult, absent)
-	if err != nil && !IsUserFailure(err) {
-		// A failed state operation, not fn: say it was the write.
-		err = Named("write output", out.Metadata(), err)
-	}
-	return written, waiting, err
-}
-
-// writeOutput is WriteOutput without naming the failed write.
-func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.Resource, fn func(resource.Resource) error, withResult, absent bool) (written resource.Resource, waiting bool, err error) {
-	if absent {
+func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.Resource, fn func(resource.Resource) error, how outputWrite) (written resource.Resource, waiting bool, err error) {
+	if how.absent {
 		written, err = createOutput(ctx, rw, out, fn)
 		if !state.IsConflictError(err) {
 			return written, false, err
@@ -51,7 +43,7 @@ func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.R
 	}
 	ptr := resource.PointerOf(out.Metadata())
 	for attempt := 1; ; attempt++ {
-		if withResult {
+		if how.withResult {
 			written, err = rw.ModifyWithResult(ctx, out, fn)
 		} else {
 			err = rw.Modify(ctx, out, fn)

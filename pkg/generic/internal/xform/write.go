@@ -1,0 +1,112 @@
+package xform
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/internal/cast"
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// Write is the write sequence of the transform controllers for one input
+// whose output is to be brought up to date: add the controller's input
+// finalizer, write the output (TransformFunc), run TransformExtraOutputFunc
+// on the output as stored, and, for a tearing-down input whose output is
+// kept (WithIgnoreTearingDownInputs), release the finalizer.
+type Write[I, O generic.ResourceWithDefinition] struct {
+	// In is the input, Out its mapped output (the caller's own value).
+	In  I
+	Out O
+	// Finalizer is the controller's input finalizer; empty when the
+	// controller holds none (input finalizers off).
+	Finalizer resource.Finalizer
+	// Absent says the output most likely does not exist (the controller
+	// never wrote it): the output is then filled in place and created,
+	// falling back to Modify if it exists after all (see writeOutput).
+	Absent bool
+	// The user's functions: Transform is required, Extra and
+	// FinalizerRemoval may be nil.
+	Transform        func(context.Context, controller.Reader, *zap.Logger, I, O) error
+	Extra            func(context.Context, controller.ReaderWriter, *zap.Logger, I, O) error
+	FinalizerRemoval func(context.Context, controller.Reader, *zap.Logger, I) error
+}
+
+// Written says what a [Write] did.
+type Written struct {
+	// FinalizerAdded: the input finalizer was added with one write, so the
+	// input's version is now the next one (set even when a later step
+	// failed: that write happened).
+	FinalizerAdded bool
+	// Waiting: a previous incarnation of the output is still tearing down
+	// with finalizers; nothing more was written, and that output's
+	// destroy-ready event brings the controller back.
+	Waiting bool
+	// FinalizerRemoved: the input is tearing down and its finalizer was
+	// released with one write.
+	FinalizerRemoved bool
+}
+
+// Run runs the sequence with rw, logging on logger. A failed user function
+// comes back as a *FuncError or *generic.PanicError, a failed state
+// operation named after what failed ("add finalizer", "write output
+// <pointer>", "remove finalizer").
+func (w *Write[I, O]) Run(ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger) (done Written, err error) {
+	md := w.In.Metadata()
+	tearingDown := md.Phase() == resource.PhaseTearingDown // only when those are ignored
+	if w.Finalizer != "" && !tearingDown && !md.Finalizers().Has(w.Finalizer) {
+		if err := rw.AddFinalizer(ctx, md, w.Finalizer); err != nil {
+			return done, fmt.Errorf("add finalizer: %w", err)
+		}
+		done.FinalizerAdded = true
+	}
+	written, waiting, err := w.output(ctx, rw, logger)
+	if err != nil {
+		return done, err
+	}
+	if waiting {
+		logger.Debug("output of a previous input is still tearing down", zap.String("output", resource.PointerString(w.Out.Metadata())))
+		done.Waiting = true
+		return done, nil
+	}
+	if w.Extra != nil {
+		if err := w.extra(ctx, rw, logger, written); err != nil {
+			return done, err
+		}
+	}
+	if tearingDown && w.Finalizer != "" {
+		done.FinalizerRemoved, err = ReleaseFinalizer(ctx, rw, logger, w.Finalizer, w.In, w.FinalizerRemoval)
+	}
+	return done, err
+}
+
+// output writes the output with Transform (see writeOutput); the output as
+// stored comes back when Extra needs it.
+func (w *Write[I, O]) output(ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger) (written resource.Resource, waiting bool, err error) {
+	fn := func(res resource.Resource) error {
+		o, err := cast.To[O](res)
+		if err != nil {
+			return err
+		}
+		return Call(logger, "TransformFunc", w.In.Metadata(), func() error { return w.Transform(ctx, rw, logger, w.In, o) })
+	}
+	out := w.Out
+	written, waiting, err = writeOutput(ctx, rw, out, fn, outputWrite{withResult: w.Extra != nil, absent: w.Absent})
+	if err != nil && !IsUserFailure(err) {
+		// A failed state operation, not fn: say it was the write.
+		err = Named("write output", out.Metadata(), err)
+	}
+	return written, waiting, err
+}
+
+// extra runs Extra with written, the output as stored.
+func (w *Write[I, O]) extra(ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger, written resource.Resource) error {
+	o, err := cast.To[O](written)
+	if err != nil {
+		return err
+	}
+	return Call(logger, "TransformExtraOutputFunc", w.In.Metadata(), func() error { return w.Extra(ctx, rw, logger, w.In, o) })
+}
