@@ -77,15 +77,6 @@ func specA(t testing.TB, r resource.Resource) int {
 	return p.TypedSpec().A
 }
 
-// setA sets spec A of the Pair typ/id in st (creating it when absent).
-func setA(t testing.TB, st state.State, typ resource.Type, id resource.ID, a int) {
-	t.Helper()
-	require.NoError(t, st.Modify(context.Background(), newPair(typ, id, 0), func(r resource.Resource) error {
-		r.(*Pair).TypedSpec().A = a
-		return nil
-	}))
-}
-
 func in(typ resource.Type, k controller.InputKind) controller.Input {
 	return controller.Input{Namespace: testNS, Type: typ, Kind: k}
 }
