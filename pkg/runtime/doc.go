@@ -94,6 +94,15 @@
 // (a QController registered during Run lists its inputs) is retried with
 // the item backoff.
 //
+// A QController may set its own retry policy by implementing
+// [controller.RetryPolicyProvider] (see [controller.RetryPolicy]; the zero
+// policy is the behaviour above): its own backoff bounds; MaxAttempts, after
+// which a failing item is parked — not retried, logged ("reconcile failed;
+// parked until the item changes"), listed with its last error in
+// [ControllerStatus] (ParkedItems, Parked) and still failing — until its
+// next change queues it as a fresh item; and ChangeAbandonsRetry, with which
+// a change to a failing item starts its attempts and backoff over.
+//
 // # User code
 //
 // Everything the engine calls that it did not write is user code: a
@@ -182,8 +191,9 @@
 // panic is a bug, not a transient failure: it is logged at ERROR with the
 // panic's value and the stack of the panicking goroutine as the "stack"
 // field. A MapInput returning a pointer of an undeclared kind is logged at
-// ERROR once per kind. The engine has no retry budget: it never gives up
-// on an item or a controller.
+// ERROR once per kind. By default the engine has no retry budget: it never
+// gives up on an item or a controller; only a QController's
+// RetryPolicy.MaxAttempts parks an item until its next change.
 //
 // # Metrics
 //

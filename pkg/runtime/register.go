@@ -146,7 +146,10 @@ func (r *Runtime) validate(what dependency.Family, name string, ctrl any) (err e
 // InputQPrimary input and for a Concurrency of Some(0): a QController that
 // may run no reconcile would never make progress. None means 1. A
 // QController that implements [controller.Validator] is validated like a
-// Controller.
+// Controller. A QController that implements [controller.RetryPolicyProvider]
+// gets its retry policy (see [controller.RetryPolicy]); a policy that
+// cannot work (a negative backoff, a max below the initial delay) or a
+// RetryPolicy that panics refuses the registration the same way.
 func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	var (
 		name     string
@@ -165,6 +168,10 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	if concurrency == 0 {
 		return state.NewInvalidError(nil, "register %s %q: concurrency must be at least 1", dependency.FamilyQController, name)
 	}
+	retry, err := r.qcontrollerRetry(name, ctrl)
+	if err != nil {
+		return err
+	}
 	tel := r.newTelemetry()
 	c := qrunner.New(qrunner.Config{
 		Name:                name,
@@ -172,8 +179,10 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 		Settings:            settings,
 		Concurrency:         concurrency,
 		Logger:              r.logger,
-		QueueBackoffInitial: r.opts.QueueBackoffInitial,
-		QueueBackoffMax:     r.opts.QueueBackoffMax,
+		QueueBackoffInitial: retry.backoffInitial,
+		QueueBackoffMax:     retry.backoffMax,
+		MaxAttempts:         retry.maxAttempts,
+		ChangeAbandonsRetry: retry.changeAbandonsRetry,
 		State:               r.st,
 		Adapter:             adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false),
 		Telemetry:           tel,

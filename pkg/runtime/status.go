@@ -60,9 +60,14 @@ const (
 // failure clears Recovered. Without any failure, Recovered is false and
 // LastError empty.
 //
-// State, BackoffUntil, LastError, LastErrorAt, Recovered, RecoveredAt and
-// FailingItems are tracked even with metrics off; the counters are then
-// zero.
+// ParkedItems counts a QController's items parked by its retry policy
+// ([controller.RetryPolicy]: they failed MaxAttempts times in a row and wait
+// for their next change; they are failing items too), and Parked lists up to
+// 32 of them, sorted, each with its last error.
+//
+// State, BackoffUntil, LastError, LastErrorAt, Recovered, RecoveredAt,
+// FailingItems, ParkedItems and Parked are tracked even with metrics off;
+// the counters are then zero.
 //
 // In JSON (expvar, debug pages) the fields are named in lowerCamelCase,
 // BusyTime as busyTimeNs (nanoseconds), and zero times and an empty last
@@ -85,6 +90,8 @@ type ControllerStatus struct {
 	BusyTime     time.Duration `json:"busyTimeNs"`
 	QueueLen     int           `json:"queueLen"`
 	InFlight     int           `json:"inFlight"`
+	ParkedItems  int           `json:"parkedItems,omitempty"`
+	Parked       []ParkedItem  `json:"parked,omitempty"`
 }
 
 // KindMetrics are the counters of one watched kind: changes routed to
@@ -137,6 +144,7 @@ func (c *qcontrollerRunner) status() ControllerStatus {
 	snap, failing, queued, inFlight := c.r.Status()
 	st := newControllerStatus(c.name, KindQController, snap, c.tel.Counters())
 	st.FailingItems, st.QueueLen, st.InFlight = failing, queued, inFlight
+	c.parkedStatus(&st)
 	return st
 }
 

@@ -61,14 +61,25 @@ func (c *Runner) done(it work.Item, start telemetry.Stamp, o outcome.Outcome) {
 	default:
 		r = queue.Success()
 	}
-	delay := c.queue.Done(it, r)
-	c.cfg.Telemetry.ItemEnded(it, start, o, d, delay)
+	if d.Failure {
+		r = r.WithError(o.Msg)
+	}
+	comp := c.queue.Complete(it, r)
+	td := d
+	if comp.Parked {
+		td.Action = outcome.Done // parked: not requeued
+	}
+	c.cfg.Telemetry.ItemEnded(it, start, o, td, comp.Delay)
 	if d.Failure {
 		c.status.Failed(o.Text(it.What()))
 	} else {
 		c.status.Recover(c.stillFailing)
 	}
-	outcome.Log(c.elog, call, o, d, delay, zap.Stringer("item", it))
+	if comp.Parked {
+		outcome.LogParked(c.elog, call, o, d, comp.Attempts, zap.Stringer("item", it))
+		return
+	}
+	outcome.Log(c.elog, call, o, d, comp.Delay, zap.Stringer("item", it))
 }
 
 // call runs the item's user code — Reconcile, or MapInput and the pointers

@@ -46,6 +46,10 @@ type Config struct {
 	// QueueBackoffInitial and QueueBackoffMax bound the per-item retry
 	// backoff (rule Q3), and the retries of a failed initial list.
 	QueueBackoffInitial, QueueBackoffMax time.Duration
+	// MaxAttempts and ChangeAbandonsRetry are the controller's retry
+	// policy (controller.RetryPolicy; queue.Options).
+	MaxAttempts         uint32
+	ChangeAbandonsRetry bool
 	// State is listed for the inputs whose watch ran before the
 	// controller was registered.
 	State state.State
@@ -86,8 +90,12 @@ type Runner struct {
 // New returns the runner of a QController; it starts nothing.
 func New(cfg Config) *Runner {
 	logger := cfg.Logger.With(zap.String("controller", cfg.Name))
-	q := queue.NewWithPartner(queue.Options{BackoffInitial: cfg.QueueBackoffInitial, BackoffMax: cfg.QueueBackoffMax},
-		reconcileMapPartner(cfg.Settings.Inputs))
+	q := queue.NewWithPartner(queue.Options{
+		BackoffInitial: cfg.QueueBackoffInitial,
+		BackoffMax:     cfg.QueueBackoffMax,
+		MaxAttempts:    cfg.MaxAttempts,
+		AddResets:      cfg.ChangeAbandonsRetry,
+	}, reconcileMapPartner(cfg.Settings.Inputs))
 	c := &Runner{
 		cfg:      cfg,
 		logger:   logger,

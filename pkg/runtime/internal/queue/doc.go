@@ -28,6 +28,12 @@
 //     out a backoff or a delay makes it due at once; its failure count is
 //     kept, so a key that keeps failing backs off further even while it keeps
 //     changing, until it succeeds.
+//   - Retry policy ([Options]). MaxAttempts parks a key after that many
+//     consecutive failed runs: it is no longer retried, is reported by
+//     [Queue.Parked] with its last failure and still counts as failing, until
+//     its next Add makes it a fresh key (due now, counts at zero).
+//     AddResets makes every Add abandon the key's retry: its failure and
+//     attempt counts start over. Both are off by default.
 //   - Bounded memory. The queue holds state only for keys that are waiting or
 //     in flight, one entry per distinct key however often it is added; its
 //     memory is proportional to the number of distinct keys (at most the

@@ -21,6 +21,14 @@ type Options struct {
 	// BackoffMax caps the retry delay; 0 means [DefaultBackoffMax]. It must
 	// not be below the (defaulted) BackoffInitial.
 	BackoffMax time.Duration
+	// MaxAttempts parks a key after that many consecutive failed runs
+	// (see [Queue.Complete]); 0, the default, never parks.
+	MaxAttempts uint32
+	// AddResets makes an [Queue.Add] abandon a key's retry: the key's
+	// failure and attempt counts start over (for a key in flight, after its
+	// Done). By default they are kept, so that a key that keeps failing
+	// keeps backing off while it keeps changing.
+	AddResets bool
 }
 
 // withDefaults returns o with zero fields set to their defaults.

@@ -29,6 +29,7 @@ type entry[K comparable] struct {
 	seq      uint64 // locDelayed: push order, breaks ties between equal due times
 	heapIdx  int32  // locDelayed: position in Queue.delayed; -1 otherwise
 	failures uint32 // consecutive failures since the last success (saturating)
+	attempts uint32 // consecutive failed runs (Result.failed) since the last run that did not fail
 	loc      location
 	dirty    bool // locInFlight: added again while in flight; cleared by Done
 	failing  bool // its last Done reported a failure (see Queue.Failing)
@@ -88,8 +89,13 @@ type Queue[K comparable] struct {
 	seq      uint64  // next entry.seq
 	inFlight int     // number of keys in flight
 	blocked  int     // number of blocked keys
-	failing  int     // number of keys whose failing flag is set (until ShutDown)
+	failing  int     // number of keys whose failing flag is set, and parked keys (until ShutDown)
 	shutdown bool
+
+	// held holds the keys parked after Options.MaxAttempts failed runs
+	// (see park.go): they are not known keys (not in index), and each
+	// counts in failing. nil until the first key is parked.
+	held map[K]Parked[K]
 
 	parked     []*waiter // Gets blocked with nothing to take, oldest first
 	spare      []*waiter // unparked waiters kept for reuse
@@ -175,11 +181,17 @@ func (q *Queue[K]) add(k K) bool {
 	i, ok := q.index[k]
 	if !ok {
 		i = q.alloc(k)
+		if len(q.held) > 0 {
+			q.unparkKey(i)
+		}
 		q.slab[i].loc = locDue
 		q.due.push(i)
 		return true
 	}
 	e := &q.slab[i]
+	if q.opts.AddResets && e.loc != locInFlight {
+		e.failures, e.attempts = 0, 0
+	}
 	switch e.loc {
 	case locInFlight:
 		e.dirty = true
@@ -258,9 +270,25 @@ func (q *Queue[K]) Get(ctx context.Context) (k K, ok bool) {
 	return k, false
 }
 
-// Done reports the outcome of processing k, which must be in flight (taken
-// by Get and not yet Done; otherwise Done panics, as that is a bug in the
-// caller):
+// Done is [Queue.Complete] returning only the delay.
+func (q *Queue[K]) Done(k K, r Result) (delay time.Duration) {
+	return q.Complete(k, r).Delay
+}
+
+// Completion is what [Queue.Complete] did with a key.
+type Completion struct {
+	// Delay is the delay after which the key is due again: 0 when it is
+	// due now, forgotten, parked, or the queue is shut down.
+	Delay time.Duration
+	// Parked is set when the key was parked (see [Options.MaxAttempts]);
+	// Attempts is then the number of consecutive failed runs.
+	Parked   bool
+	Attempts uint32
+}
+
+// Complete reports the outcome of processing k, which must be in flight
+// (taken by Get and not yet done; otherwise Complete panics, as that is a
+// bug in the caller):
 //
 //   - [Success] resets k's failure count and forgets k;
 //   - [Failure] counts one more consecutive failure and makes k due after
@@ -270,12 +298,18 @@ func (q *Queue[K]) Get(ctx context.Context) (k K, ok bool) {
 //
 // If k was added while in flight, it is due now instead of after any delay
 // (a fresh change runs now), with its failure count updated as above, so a
-// key that keeps failing keeps backing off once the changes stop. After
-// ShutDown, Done only takes k out of flight.
+// key that keeps failing keeps backing off once the changes stop (unless
+// [Options.AddResets]: then its counts start over).
 //
-// Done returns the delay after which k is due again: 0 when it is due now,
-// forgotten, or the queue is shut down.
-func (q *Queue[K]) Done(k K, r Result) (delay time.Duration) {
+// With [Options.MaxAttempts], a result that reports a failure ([Failure],
+// [RequeueAfterFailure]) as the key's MaxAttempts-th consecutive failed run
+// parks it instead (see [Queue.Parked]): it is not retried until it is
+// added again. A key added while that last run was in flight is not
+// parked: the change is newer than the run, so the key is due now with its
+// counts started over, as a parked key added again would be.
+//
+// After ShutDown, Complete only takes k out of flight.
+func (q *Queue[K]) Complete(k K, r Result) (c Completion) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	i, ok := q.index[k]
@@ -285,7 +319,7 @@ func (q *Queue[K]) Done(k K, r Result) (delay time.Duration) {
 	q.inFlight--
 	if q.shutdown {
 		q.forget(i)
-		return 0
+		return c
 	}
 	if q.blocked > 0 {
 		q.unblockPartner(k)
@@ -308,24 +342,32 @@ func (q *Queue[K]) Done(k K, r Result) (delay time.Duration) {
 			e.failures++
 		}
 	}
+	exhausted := q.countAttempt(e, r)
 	switch {
 	case e.dirty:
 		e.dirty = false
+		if exhausted || q.opts.AddResets {
+			e.failures, e.attempts = 0, 0
+		}
 		q.makeDue(i)
+	case exhausted:
+		c = Completion{Parked: true, Attempts: e.attempts}
+		q.parkKey(i, r.err)
+		return c
 	case r.kind == resultSuccess:
 		q.forget(i)
-		return 0
+		return c
 	case r.kind == resultFailure:
-		delay = q.opts.backoff(e.failures)
-		q.delay(i, now, delay)
+		c.Delay = q.opts.backoff(e.failures)
+		q.delay(i, now, c.Delay)
 	case r.after <= 0:
 		q.makeDue(i)
 	default:
-		delay = r.after
-		q.delay(i, now, delay)
+		c.Delay = r.after
+		q.delay(i, now, c.Delay)
 	}
 	q.kick()
-	return delay
+	return c
 }
 
 // Len returns the number of keys waiting: due, or delayed by a backoff or a

@@ -19,6 +19,8 @@ type Result struct {
 	// failure marks a requeue that reports a failure (see
 	// RequeueAfterFailure).
 	failure bool
+	// err describes a failure, for a key parked by it (see WithError).
+	err string
 }
 
 // Success reports that the key was processed: its backoff is reset and it
@@ -39,6 +41,13 @@ func RequeueAfter(d time.Duration) Result { return Result{kind: resultRequeue, a
 // as it is.
 func RequeueAfterFailure(d time.Duration) Result {
 	return Result{kind: resultRequeue, after: d, failure: true}
+}
+
+// WithError returns r describing its failure with msg, which
+// [Queue.Parked] reports when the failure parks the key.
+func (r Result) WithError(msg string) Result {
+	r.err = msg
+	return r
 }
 
 // failed reports whether the result reports a failure.
