@@ -54,6 +54,15 @@ func offsets(calls []call, start time.Time) []time.Duration {
 	return out
 }
 
+// touchA sets spec A of the Pair typeA/id in st.
+func touchA(t *testing.T, st state.State, id string, a int) {
+	t.Helper()
+	require.NoError(t, st.Modify(context.Background(), newPair(typeA, id, 0), func(r resource.Resource) error {
+		r.(*Pair).TypedSpec().A = a
+		return nil
+	}))
+}
+
 // TestRetryPolicy_MaxAttemptsParksTheItem: with RetryPolicy.MaxAttempts an
 // item that fails that many times in a row is parked — not retried, logged,
 // shown in the status and the metrics with its last error, still failing —
@@ -99,14 +108,14 @@ func TestRetryPolicy_MaxAttemptsParksTheItem(t *testing.T) {
 		// Its next change retries it as a fresh item: three more attempts,
 		// from the initial delay.
 		t1 := time.Now()
-		setA(t, st, typeA, "f", 1)
+		touchA(t, st, "f", 1)
 		time.Sleep(time.Hour)
 		assert.Equal(t, []time.Duration{0, time.Second, 3 * time.Second}, offsets(log.take(), t1))
 		assert.Equal(t, 1, statusOf(t, e.Runtime, "q").ParkedItems)
 
 		// Once it succeeds, nothing is parked or failing any more.
 		failing.Store(false)
-		setA(t, st, typeA, "f", 2)
+		touchA(t, st, "f", 2)
 		synctest.Wait()
 		assert.Len(t, log.take(), 1)
 		cs = statusOf(t, e.Runtime, "q")
@@ -141,7 +150,7 @@ func TestRetryPolicy_DefaultsKeepTodaysBehaviour(t *testing.T) {
 		// At 20s both wait out an 8s backoff (due at 23s): a change runs
 		// them now, and the next failure still waits the capped 8s.
 		t1 := time.Now()
-		setA(t, st, typeA, "f", 1)
+		touchA(t, st, "f", 1)
 		time.Sleep(10 * time.Second)
 		assert.Equal(t, []time.Duration{0, 8 * time.Second}, offsets(plainLog.take(), t1))
 		assert.Equal(t, []time.Duration{0, 8 * time.Second}, offsets(zeroLog.take(), t1))
@@ -177,7 +186,7 @@ func TestRetryPolicy_ChangeAbandonsRetry(t *testing.T) {
 		t0 := time.Now()
 		mustCreate(t, st, newPair(typeA, "f", 0))
 		time.Sleep(4 * time.Second) // failed at 0, 1s, 3s; the next retry is due at 7s
-		setA(t, st, typeA, "f", 1)
+		touchA(t, st, "f", 1)
 		time.Sleep(time.Hour)
 		// keep: the change is its fourth attempt, which parks it.
 		assert.Equal(t, []time.Duration{0, time.Second, 3 * time.Second, 4 * time.Second}, offsets(keepLog.take(), t0))
