@@ -13,11 +13,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/qtransform"
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
@@ -31,49 +32,49 @@ var (
 		func(n int) int { return n - 3 },
 	}
 	chainKinds = []resource.Kind{
-		gentest.Kind[gentest.ADef](), gentest.Kind[gentest.BDef](), gentest.Kind[gentest.CDef](), gentest.Kind[gentest.DDef](),
+		typed.Kind[*fixture.A](), typed.Kind[*fixture.B](), typed.Kind[*fixture.C](), typed.Kind[*fixture.D](),
 	}
 )
 
-type res[D typed.DefinitionProvider] = *typed.Resource[gentest.Spec, D]
+type res[D typed.DefinitionProvider] = *typed.Resource[fixture.Spec, D]
 
 // tStage is a transform stage of the chain.
-func tStage[DI, DO typed.DefinitionProvider](i int, finalizers bool) any {
+func tStage[DI, DO typed.DefinitionProvider](i int, finalizers bool) runtimetest.Option {
 	var opts []transform.ControllerOption
 	if finalizers {
 		opts = append(opts, transform.WithInputFinalizers())
 	}
 	f := stageFuncs[i]
-	return transform.NewController(transform.Settings[res[DI], res[DO]]{
+	return runtimetest.WithControllers(transform.NewController(transform.Settings[res[DI], res[DO]]{
 		Name:            stageNames[i],
-		MapMetadataFunc: gentest.Map[res[DI], DO],
+		MapMetadataFunc: fixture.Map[res[DI], DO],
 		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, in res[DI], out res[DO]) error {
 			out.TypedSpec().N = f(in.TypedSpec().N)
 			return nil
 		},
-	}, opts...)
+	}, opts...))
 }
 
 // qStage is a qtransform stage of the chain.
-func qStage[DI, DO typed.DefinitionProvider](i int, finalizers bool) any {
+func qStage[DI, DO typed.DefinitionProvider](i int, finalizers bool) runtimetest.Option {
 	opts := []qtransform.ControllerOption{qtransform.WithConcurrency(2)}
 	if !finalizers {
 		opts = append(opts, qtransform.WithoutInputFinalizers())
 	}
 	f := stageFuncs[i]
-	return qtransform.NewQController(qtransform.Settings[res[DI], res[DO]]{
+	return runtimetest.WithQControllers(qtransform.NewQController(qtransform.Settings[res[DI], res[DO]]{
 		Name:              stageNames[i],
-		MapMetadataFunc:   gentest.Map[res[DI], DO],
-		UnmapMetadataFunc: gentest.Map[res[DO], DI],
+		MapMetadataFunc:   fixture.Map[res[DI], DO],
+		UnmapMetadataFunc: fixture.Map[res[DO], DI],
 		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, in res[DI], out res[DO]) error {
 			out.TypedSpec().N = f(in.TypedSpec().N)
 			return nil
 		},
-	}, opts...)
+	}, opts...))
 }
 
 type chain struct {
-	build func() []any
+	build func() []runtimetest.Option
 	name  string
 	// fins says which stages hold finalizers on their inputs.
 	fins [3]bool
@@ -84,14 +85,14 @@ func chains() []chain {
 	for _, fins := range [][3]bool{{false, false, false}, {true, true, true}, {false, true, true}} {
 		name := fmt.Sprintf("finalizers=%v%v%v", b2i(fins[0]), b2i(fins[1]), b2i(fins[2]))
 		out = append(out,
-			chain{name: "transform/" + name, fins: fins, build: func() []any {
-				return []any{tStage[gentest.ADef, gentest.BDef](0, fins[0]), tStage[gentest.BDef, gentest.CDef](1, fins[1]), tStage[gentest.CDef, gentest.DDef](2, fins[2])}
+			chain{name: "transform/" + name, fins: fins, build: func() []runtimetest.Option {
+				return []runtimetest.Option{tStage[fixture.ADef, fixture.BDef](0, fins[0]), tStage[fixture.BDef, fixture.CDef](1, fins[1]), tStage[fixture.CDef, fixture.DDef](2, fins[2])}
 			}},
-			chain{name: "qtransform/" + name, fins: fins, build: func() []any {
-				return []any{qStage[gentest.ADef, gentest.BDef](0, fins[0]), qStage[gentest.BDef, gentest.CDef](1, fins[1]), qStage[gentest.CDef, gentest.DDef](2, fins[2])}
+			chain{name: "qtransform/" + name, fins: fins, build: func() []runtimetest.Option {
+				return []runtimetest.Option{qStage[fixture.ADef, fixture.BDef](0, fins[0]), qStage[fixture.BDef, fixture.CDef](1, fins[1]), qStage[fixture.CDef, fixture.DDef](2, fins[2])}
 			}},
-			chain{name: "mixed/" + name, fins: fins, build: func() []any {
-				return []any{tStage[gentest.ADef, gentest.BDef](0, fins[0]), qStage[gentest.BDef, gentest.CDef](1, fins[1]), tStage[gentest.CDef, gentest.DDef](2, fins[2])}
+			chain{name: "mixed/" + name, fins: fins, build: func() []runtimetest.Option {
+				return []runtimetest.Option{tStage[fixture.ADef, fixture.BDef](0, fins[0]), qStage[fixture.BDef, fixture.CDef](1, fins[1]), tStage[fixture.CDef, fixture.DDef](2, fins[2])}
 			}},
 		)
 	}
@@ -138,8 +139,8 @@ func runG1(t *testing.T, ch chain, seed uint64) {
 	ctx := context.Background()
 	rnd := rand.New(rand.NewPCG(seed, 0x61))
 	st := inmem.NewState()
-	gentest.Create(t, st, gentest.New[gentest.ADef](sentinel, 1000))
-	gentest.Start(t, st, nil, ch.build()...)
+	runtimetest.Create(t, st, fixture.New[fixture.ADef](sentinel, 1000))
+	runtimetest.Start(t, append(ch.build(), runtimetest.WithState(st))...)
 	awaitFixedPoint(t, st, ch)
 	before := sentinelVersions(t, st)
 
@@ -178,17 +179,17 @@ func applyRandomOp(t *testing.T, st state.State, rnd *rand.Rand, ch chain) {
 	t.Helper()
 	ctx := context.Background()
 	id := fmt.Sprintf("r%d", rnd.IntN(g1IDs))
-	ptr := gentest.Ptr[gentest.ADef](id)
+	ptr := typed.Pointer[*fixture.A](id)
 	cur, err := st.Get(ctx, ptr)
 	if state.IsNotFoundError(err) {
-		gentest.Create(t, st, gentest.New[gentest.ADef](id, rnd.IntN(100)))
+		runtimetest.Create(t, st, fixture.New[fixture.ADef](id, rnd.IntN(100)))
 		return
 	}
 	require.NoError(t, err)
 	running := cur.Metadata().Phase() == resource.PhaseRunning
 	switch op := rnd.IntN(4); {
 	case op == 0 && running: // update
-		gentest.SetN[res[gentest.ADef]](t, st, ptr, rnd.IntN(100))
+		fixture.SetN[res[fixture.ADef]](t, st, ptr, rnd.IntN(100))
 	case op == 1 && running: // teardown
 		_, err := st.Teardown(ctx, ptr)
 		require.NoError(t, err)
@@ -204,7 +205,7 @@ func applyRandomOp(t *testing.T, st state.State, rnd *rand.Rand, ch chain) {
 		}
 		require.NoError(t, err)
 		if rnd.IntN(2) == 0 {
-			gentest.Create(t, st, gentest.New[gentest.ADef](id, rnd.IntN(100)))
+			runtimetest.Create(t, st, fixture.New[fixture.ADef](id, rnd.IntN(100)))
 		}
 	}
 }
@@ -226,7 +227,7 @@ func destroyReleased(t *testing.T, st state.State) {
 // awaitFixedPoint waits until the outputs are exactly what the inputs say.
 func awaitFixedPoint(t *testing.T, st state.State, ch chain) {
 	t.Helper()
-	gentest.Await(t, st, chainKinds, func(ctx context.Context) (bool, string) {
+	runtimetest.AwaitState(t, st, chainKinds, func(ctx context.Context) (bool, string) {
 		why := fixedPointViolation(ctx, st, ch)
 		return why == "", why
 	})
@@ -256,7 +257,7 @@ func fixedPointViolation(ctx context.Context, st state.State, ch chain) string {
 		if got := []string(*md.Finalizers()); !slices.Equal(got, wantFins) {
 			problems = append(problems, fmt.Sprintf("%s: finalizers %v, want %v", md, got, wantFins))
 		}
-		n := a.(res[gentest.ADef]).TypedSpec().N
+		n := a.(res[fixture.ADef]).TypedSpec().N
 		for stage := 1; stage < len(chainKinds); stage++ {
 			out, ok := lists[stage][id]
 			delete(lists[stage], id)
@@ -299,7 +300,7 @@ func checkOutput(out resource.Resource, ok bool, stage, want int, fins [3]bool) 
 	if got := []string(*md.Finalizers()); !slices.Equal(got, wantFins) {
 		return fmt.Sprintf("%s: finalizers %v, want %v", md, got, wantFins)
 	}
-	if got := out.Spec().(gentest.Spec).N; got != want {
+	if got := out.Spec().(fixture.Spec).N; got != want {
 		return fmt.Sprintf("%s: N=%d, want %d", md, got, want)
 	}
 	return ""

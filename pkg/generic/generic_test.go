@@ -7,14 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/resgraph/resgraph/pkg/generic"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-var _ generic.ResourceWithDefinition = (*gentest.A)(nil)
+var _ generic.ResourceWithDefinition = (*fixture.A)(nil)
 
 func TestGEN1_DefinitionWorksOnANilPointer(t *testing.T) {
-	var a *gentest.A
+	var a *fixture.A
 	assert.Equal(t, "As.test.resgraph.dev", a.Definition().Type)
 }
 

@@ -14,25 +14,27 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/cleanup"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 type (
-	A = gentest.A
-	C = gentest.C
+	A = fixture.A
+	C = fixture.C
 )
 
-func ptrA(id string) resource.Pointer { return gentest.Ptr[gentest.ADef](id) }
-func ptrC(id string) resource.Pointer { return gentest.Ptr[gentest.CDef](id) }
+func ptrA(id string) resource.Pointer { return typed.Pointer[*A](id) }
+func ptrC(id string) resource.Pointer { return typed.Pointer[*C](id) }
 
 // dependent returns a C that depends on the A named owner by the label
 // "owner".
 func dependent(id, owner string) *C {
-	c := gentest.New[gentest.CDef](id, 0)
+	c := fixture.New[fixture.CDef](id, 0)
 	c.Metadata().Labels().Set("owner", owner)
 	return c
 }
@@ -67,24 +69,24 @@ func TestCL1_TheFinalizerIsReleasedOnceTheDependentsAreGone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := inmem.NewState()
 			ctx := context.Background()
-			gentest.Create(t, st, gentest.New[gentest.ADef]("a1", 0), gentest.New[gentest.ADef]("a2", 0),
+			runtimetest.Create(t, st, fixture.New[fixture.ADef]("a1", 0), fixture.New[fixture.ADef]("a2", 0),
 				dependent("a1-x", "a1"), dependent("a1-y", "a1"), dependent("a2-x", "a2"))
-			gentest.Start(t, st, nil, cleanup.NewController(settings))
-			gentest.AwaitMD(t, st, ptrA("a1"), hasFinalizer("cleanup"))
-			gentest.AwaitMD(t, st, ptrA("a2"), hasFinalizer("cleanup"))
+			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(cleanup.NewController(settings)))
+			runtimetest.AwaitMetadata(t, st, ptrA("a1"), hasFinalizer("cleanup"))
+			runtimetest.AwaitMetadata(t, st, ptrA("a2"), hasFinalizer("cleanup"))
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
 			require.NoError(t, st.Destroy(ctx, ptrC("a1-x")))
 			require.NoError(t, st.Destroy(ctx, ptrC("a2-x"))) // another input's dependent
 			// a1 waits for a1-y: a2 (running) keeps its finalizer whatever.
-			gentest.AwaitMD(t, st, ptrA("a2"), hasFinalizer("cleanup"))
+			runtimetest.AwaitMetadata(t, st, ptrA("a2"), hasFinalizer("cleanup"))
 			a1, err := st.Get(ctx, ptrA("a1"))
 			require.NoError(t, err)
 			assert.True(t, a1.Metadata().Finalizers().Has("cleanup"), "the finalizer stays while a dependent exists")
 
 			require.NoError(t, st.Destroy(ctx, ptrC("a1-y")))
-			gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+			runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 		})
 	}
@@ -97,20 +99,20 @@ func TestCL2_DependentsCanBeTornDownOrDestroyed(t *testing.T) {
 			ctx := context.Background()
 			held := dependent("held", "a1")
 			held.Metadata().Finalizers().Add("hold")
-			gentest.Create(t, st, gentest.New[gentest.ADef]("a1", 0), dependent("free", "a1"), held, dependent("other", "a2"))
+			runtimetest.Create(t, st, fixture.New[fixture.ADef]("a1", 0), dependent("free", "a1"), held, dependent("other", "a2"))
 			require.NoError(t, st.Create(ctx, dependent("owned", "a1"), state.WithCreateOwner("someone")))
-			gentest.Start(t, st, nil, cleanup.NewController(cleanup.Settings[*A, *C]{Name: "cleanup", DependentsQuery: byLabel},
-				cleanup.WithDependentAction(action)))
-			gentest.AwaitMD(t, st, ptrA("a1"), hasFinalizer("cleanup"))
+			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(cleanup.NewController(cleanup.Settings[*A, *C]{Name: "cleanup", DependentsQuery: byLabel},
+				cleanup.WithDependentAction(action))))
+			runtimetest.AwaitMetadata(t, st, ptrA("a1"), hasFinalizer("cleanup"))
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
 			// With ActionDestroy, dependents without finalizers may be gone
 			// already; the held one is tearing down in both cases.
-			gentest.AwaitMD(t, st, ptrC("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+			runtimetest.AwaitMetadata(t, st, ptrC("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 			if action == cleanup.ActionTeardown {
 				for _, id := range []string{"free", "owned"} {
-					gentest.AwaitMD(t, st, ptrC(id), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+					runtimetest.AwaitMetadata(t, st, ptrC(id), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 				}
 			}
 			other, err := st.Get(ctx, ptrC("other"))
@@ -118,10 +120,10 @@ func TestCL2_DependentsCanBeTornDownOrDestroyed(t *testing.T) {
 			assert.Equal(t, resource.PhaseRunning, other.Metadata().Phase(), "dependents of other inputs are left alone")
 
 			if action == cleanup.ActionDestroy {
-				gentest.AwaitGone(t, st, ptrC("free"))
-				gentest.AwaitGone(t, st, ptrC("owned"))
+				runtimetest.AwaitGone[*C](t, st, "free")
+				runtimetest.AwaitGone[*C](t, st, "owned")
 				require.NoError(t, st.RemoveFinalizer(ctx, ptrC("held"), "hold"))
-				gentest.AwaitGone(t, st, ptrC("held"))
+				runtimetest.AwaitGone[*C](t, st, "held")
 			} else {
 				require.NoError(t, st.RemoveFinalizer(ctx, ptrC("held"), "hold"))
 				for _, id := range []string{"free", "held"} {
@@ -129,7 +131,7 @@ func TestCL2_DependentsCanBeTornDownOrDestroyed(t *testing.T) {
 				}
 				require.NoError(t, st.Destroy(ctx, ptrC("owned"), state.WithDestroyOwner("someone")))
 			}
-			gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+			runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 		})
 	}
 }
@@ -138,7 +140,7 @@ func TestCL2_DependentsCanBeTornDownOrDestroyed(t *testing.T) {
 // (controller.ErrorReporter).
 type recorder struct {
 	controller.Controller
-	gentest.Errors
+	fixture.Errors
 }
 
 func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.Logger) error {
@@ -148,7 +150,7 @@ func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.L
 // reporting is a Runtime that records the reported failures.
 type reporting struct {
 	controller.Runtime
-	errs gentest.Errors
+	errs fixture.Errors
 }
 
 func (r *reporting) ReportError(err error) { r.errs.Push(err) }
@@ -157,7 +159,7 @@ func TestCL3_AFailingListerFailsOnlyItsInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
 		ctx := context.Background()
-		ctrl := &recorder{Errors: gentest.NewErrors(), Controller: cleanup.NewController(cleanup.Settings[*A, *C]{
+		ctrl := &recorder{Errors: fixture.NewErrors(), Controller: cleanup.NewController(cleanup.Settings[*A, *C]{
 			Name: "cleanup",
 			ListDependents: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A) ([]*C, error) {
 				switch a.Metadata().ID() {
@@ -169,14 +171,14 @@ func TestCL3_AFailingListerFailsOnlyItsInput(t *testing.T) {
 				return byPrefix(ctx, r, l, a)
 			},
 		})}
-		gentest.Create(t, st, gentest.New[gentest.ADef]("fails", 0), gentest.New[gentest.ADef]("panics", 0), gentest.New[gentest.ADef]("ok", 0))
-		engine := gentest.Start(t, st, nil, ctrl)
+		runtimetest.Create(t, st, fixture.New[fixture.ADef]("fails", 0), fixture.New[fixture.ADef]("panics", 0), fixture.New[fixture.ADef]("ok", 0))
+		engine := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 		for _, id := range []string{"fails", "panics", "ok"} {
-			gentest.AwaitMD(t, st, ptrA(id), hasFinalizer("cleanup"))
+			runtimetest.AwaitMetadata(t, st, ptrA(id), hasFinalizer("cleanup"))
 			_, err := st.Teardown(ctx, ptrA(id))
 			require.NoError(t, err)
 		}
-		gentest.AwaitMD(t, st, ptrA("ok"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		runtimetest.AwaitMetadata(t, st, ptrA("ok"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 		// Each failing input fails alone, named once, and is retried.
 		for range 2 {
 			err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "lister failed") })
@@ -206,7 +208,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 			ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel}, cleanup.WithDependentAction(7))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gentest.AssertRefused(t, tc.ctrl, tc.ctrl.Name(), tc.setting...)
+			fixture.AssertRefused(t, tc.ctrl, tc.ctrl.Name(), tc.setting...)
 			// An engine that does not call Validate: Run fails at once.
 			err := tc.ctrl.Run(context.Background(), nil, zap.NewNop())
 			assert.True(t, state.IsInvalidError(err), "got %v", err)
@@ -219,15 +221,15 @@ func TestG2_NilOptionsAreSkipped(t *testing.T) {
 	st := inmem.NewState()
 	ctrl := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "keeper", DependentsQuery: byLabel}, nil)
 	require.NoError(t, ctrl.Validate())
-	gentest.Start(t, st, nil, ctrl)
-	gentest.Create(t, st, gentest.New[gentest.ADef]("a1", 1))
-	gentest.AwaitMD(t, st, ptrA("a1"), hasFinalizer("keeper"))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+	runtimetest.Create(t, st, fixture.New[fixture.ADef]("a1", 1))
+	runtimetest.AwaitMetadata(t, st, ptrA("a1"), hasFinalizer("keeper"))
 }
 
 func TestCL5_DeclarationsFollowTheAction(t *testing.T) {
 	wait := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel})
 	assert.Empty(t, wait.Outputs(), "waiting writes nothing")
-	kindC := gentest.Kind[gentest.CDef]()
+	kindC := typed.Kind[*C]()
 	assert.Contains(t, wait.Inputs(), controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputWeak})
 	act := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel}, cleanup.WithDependentAction(cleanup.ActionDestroy))
 	assert.Equal(t, []controller.Output{{Type: kindC.Type(), Kind: controller.OutputShared}}, act.Outputs())

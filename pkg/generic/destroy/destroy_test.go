@@ -12,27 +12,29 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic/destroy"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 var (
-	kindA = gentest.Kind[gentest.ADef]()
-	kindC = gentest.Kind[gentest.CDef]()
+	kindA = typed.Kind[*fixture.A]()
+	kindC = typed.Kind[*fixture.C]()
 )
 
-func ptrA(id string) resource.Pointer { return gentest.Ptr[gentest.ADef](id) }
-func ptrC(id string) resource.Pointer { return gentest.Ptr[gentest.CDef](id) }
+func ptrA(id string) resource.Pointer { return typed.Pointer[*fixture.A](id) }
+func ptrC(id string) resource.Pointer { return typed.Pointer[*fixture.C](id) }
 
 // sync brings the output C of an input A up to date when A is running,
 // and tears it down (never destroying it) otherwise.
 func sync(ctx context.Context, rw controller.ReaderWriter, id resource.ID) error {
-	a, err := safe.ReaderGet[*gentest.A](ctx, rw, ptrA(id))
+	a, err := safe.ReaderGet[*fixture.A](ctx, rw, ptrA(id))
 	if err == nil && a.Metadata().Phase() == resource.PhaseRunning {
-		return safe.WriterModify(ctx, rw, gentest.New[gentest.CDef](id, 0), func(c *gentest.C) error {
+		return safe.WriterModify(ctx, rw, fixture.New[fixture.CDef](id, 0), func(c *fixture.C) error {
 			c.TypedSpec().N = a.TypedSpec().N
 			return nil
 		})
@@ -108,24 +110,27 @@ func TestD1_WrappedControllersDestroyTheirReadyOutputs(t *testing.T) {
 	require.NoError(t, err)
 	qwrapped, err := destroy.WrapQ(qtearer{}, kindC)
 	require.NoError(t, err)
-	for name, ctrl := range map[string]any{"controller": wrapped, "qcontroller": qwrapped} {
+	for name, ctrl := range map[string]runtimetest.Option{
+		"controller":  runtimetest.WithControllers(wrapped),
+		"qcontroller": runtimetest.WithQControllers(qwrapped),
+	} {
 		t.Run(name, func(t *testing.T) {
 			st := inmem.NewState()
 			ctx := context.Background()
-			gentest.Create(t, st, gentest.New[gentest.ADef]("a1", 1), gentest.New[gentest.ADef]("a2", 2))
-			gentest.Start(t, st, nil, ctrl)
-			gentest.AwaitN[*gentest.C](t, st, ptrC("a1"), 1)
-			gentest.AwaitN[*gentest.C](t, st, ptrC("a2"), 2)
+			runtimetest.Create(t, st, fixture.New[fixture.ADef]("a1", 1), fixture.New[fixture.ADef]("a2", 2))
+			runtimetest.Start(t, runtimetest.WithState(st), ctrl)
+			runtimetest.Await(t, st, "a1", fixture.RunningN[*fixture.C](1))
+			runtimetest.Await(t, st, "a2", fixture.RunningN[*fixture.C](2))
 			require.NoError(t, st.AddFinalizer(ctx, ptrC("a1"), "hold"))
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
 			_, err = st.Teardown(ctx, ptrA("a2"))
 			require.NoError(t, err)
-			gentest.AwaitGone(t, st, ptrC("a2"))
+			runtimetest.AwaitGone[*fixture.C](t, st, "a2")
 			// The two inputs are processed in any order: a1's output may
 			// start tearing down after a2's output is gone.
-			gentest.AwaitMD(t, st, ptrC("a1"), func(md *resource.Metadata) bool {
+			runtimetest.AwaitMetadata(t, st, ptrC("a1"), func(md *resource.Metadata) bool {
 				return md.Phase() == resource.PhaseTearingDown
 			})
 			c1, err := st.Get(ctx, ptrC("a1"))
@@ -133,7 +138,7 @@ func TestD1_WrappedControllersDestroyTheirReadyOutputs(t *testing.T) {
 			assert.Equal(t, resource.PhaseTearingDown, c1.Metadata().Phase())
 
 			require.NoError(t, st.RemoveFinalizer(ctx, ptrC("a1"), "hold"))
-			gentest.AwaitGone(t, st, ptrC("a1"))
+			runtimetest.AwaitGone[*fixture.C](t, st, "a1")
 		})
 	}
 }
@@ -144,17 +149,17 @@ func TestD2_OnlyOwnReadyOutputsAreDestroyed(t *testing.T) {
 	st := inmem.NewState()
 	ctx := context.Background()
 	// A tearing-down C of another owner, and a running C of the tearer.
-	foreign := gentest.New[gentest.CDef]("foreign", 0)
+	foreign := fixture.New[fixture.CDef]("foreign", 0)
 	require.NoError(t, st.Create(ctx, foreign, state.WithCreateOwner("someone")))
 	_, err = st.Teardown(ctx, ptrC("foreign"), state.WithTeardownOwner("someone"))
 	require.NoError(t, err)
-	gentest.Create(t, st, gentest.New[gentest.ADef]("a1", 1), gentest.New[gentest.ADef]("gone", 1))
-	gentest.Start(t, st, nil, wrapped)
-	gentest.AwaitN[*gentest.C](t, st, ptrC("a1"), 1)
-	gentest.AwaitN[*gentest.C](t, st, ptrC("gone"), 1)
+	runtimetest.Create(t, st, fixture.New[fixture.ADef]("a1", 1), fixture.New[fixture.ADef]("gone", 1))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(wrapped))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*fixture.C](1))
+	runtimetest.Await(t, st, "gone", fixture.RunningN[*fixture.C](1))
 
 	require.NoError(t, st.Destroy(ctx, ptrA("gone")))
-	gentest.AwaitGone(t, st, ptrC("gone"))
+	runtimetest.AwaitGone[*fixture.C](t, st, "gone")
 	_, err = st.Get(ctx, ptrC("foreign"))
 	assert.NoError(t, err, "another owner's output is left alone")
 	c, err := st.Get(ctx, ptrC("a1"))
@@ -163,7 +168,7 @@ func TestD2_OnlyOwnReadyOutputsAreDestroyed(t *testing.T) {
 }
 
 func TestD3_WrapRefusesBadKinds(t *testing.T) {
-	kindB := gentest.Kind[gentest.BDef]()
+	kindB := typed.Kind[*fixture.B]()
 	for name, kinds := range map[string][]resource.Kind{
 		"no kinds":     nil,
 		"not output":   {kindB},
@@ -221,10 +226,10 @@ func (qvalidated) Validate() error { return errSetting }
 func TestG2_WrappedControllersKeepTheirValidation(t *testing.T) {
 	w, err := destroy.Wrap(validated{}, kindC)
 	require.NoError(t, err)
-	gentest.AssertRefused(t, w, "tearer", "Settings.Something")
+	fixture.AssertRefused(t, w, "tearer", "Settings.Something")
 	qw, err := destroy.WrapQ(qvalidated{}, kindC)
 	require.NoError(t, err)
-	gentest.AssertRefused(t, qw, "qtearer", "Settings.Something")
+	fixture.AssertRefused(t, qw, "qtearer", "Settings.Something")
 
 	// Without a Validate method, the wrapped controller validates.
 	w, err = destroy.Wrap(tearer{}, kindC)

@@ -8,19 +8,19 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/qtransform"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
-type res[D typed.DefinitionProvider] = *typed.Resource[gentest.Spec, D]
+type res[D typed.DefinitionProvider] = *typed.Resource[fixture.Spec, D]
 
 // plusOne is a chain stage: out.N = in.N + 1.
 func plusOne[DI, DO typed.DefinitionProvider](name string, opts ...qtransform.ControllerOption) any {
 	return qtransform.NewQController(qtransform.Settings[res[DI], res[DO]]{
 		Name:              name,
-		MapMetadataFunc:   gentest.Map[res[DI], DO],
-		UnmapMetadataFunc: gentest.Map[res[DO], DI],
+		MapMetadataFunc:   fixture.Map[res[DI], DO],
+		UnmapMetadataFunc: fixture.Map[res[DO], DI],
 		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, in res[DI], out res[DO]) error {
 			out.TypedSpec().N = in.TypedSpec().N + 1
 			return nil
@@ -32,10 +32,10 @@ func plusOne[DI, DO typed.DefinitionProvider](name string, opts ...qtransform.Co
 func chain(opts ...qtransform.ControllerOption) func() []any {
 	return func() []any {
 		return []any{
-			plusOne[gentest.ADef, gentest.BDef]("AtoB", opts...),
-			plusOne[gentest.BDef, gentest.CDef]("BtoC", opts...),
-			plusOne[gentest.CDef, gentest.DDef]("CtoD", opts...),
-			plusOne[gentest.DDef, gentest.EDef]("DtoE", opts...),
+			plusOne[fixture.ADef, fixture.BDef]("AtoB", opts...),
+			plusOne[fixture.BDef, fixture.CDef]("BtoC", opts...),
+			plusOne[fixture.CDef, fixture.DDef]("CtoD", opts...),
+			plusOne[fixture.DDef, fixture.EDef]("DtoE", opts...),
 		}
 	}
 }
@@ -48,7 +48,7 @@ func BenchmarkW4(b *testing.B) {
 	for _, conc := range []uint{1, 4} {
 		for _, n := range []int{1_000, 10_000} {
 			b.Run(fmt.Sprintf("conc=%d/N=%d", conc, n), func(b *testing.B) {
-				gentest.BenchChain(b, n, true, chain(qtransform.WithConcurrency(conc)))
+				fixture.BenchChain(b, n, true, chain(qtransform.WithConcurrency(conc)))
 			})
 		}
 	}
@@ -58,7 +58,7 @@ func BenchmarkW4(b *testing.B) {
 func BenchmarkW4NoFinalizers(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			gentest.BenchChain(b, n, false, chain(qtransform.WithoutInputFinalizers()))
+			fixture.BenchChain(b, n, false, chain(qtransform.WithoutInputFinalizers()))
 		})
 	}
 }
@@ -67,7 +67,7 @@ func BenchmarkW4NoFinalizers(b *testing.B) {
 func BenchmarkW4Large(b *testing.B) {
 	for _, conc := range []uint{1, 4} {
 		b.Run(fmt.Sprintf("conc=%d/N=100000", conc), func(b *testing.B) {
-			gentest.BenchChain(b, 100_000, true, chain(qtransform.WithConcurrency(conc)))
+			fixture.BenchChain(b, 100_000, true, chain(qtransform.WithConcurrency(conc)))
 		})
 	}
 }

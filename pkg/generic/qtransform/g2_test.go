@@ -10,10 +10,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/qtransform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -21,7 +22,7 @@ type badDef struct{}
 
 func (badDef) Definition() typed.Definition { return typed.Definition{Type: "Bad.test.resgraph.dev"} }
 
-type bad = typed.Resource[gentest.Spec, badDef]
+type bad = typed.Resource[fixture.Spec, badDef]
 
 func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 	with := func(name string, change func(*qtransform.Settings[*A, *B])) qtransform.Settings[*A, *B] {
@@ -65,7 +66,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 			ctrl: aToB("x", qtransform.WithExtraOutputs(controller.Output{Type: kindC.Type()}, controller.Output{Type: kindC.Type()}))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gentest.AssertRefused(t, tc.ctrl, tc.ctrl.Name(), tc.setting...)
+			fixture.AssertRefused(t, tc.ctrl, tc.ctrl.Name(), tc.setting...)
 
 			// An engine that does not call Validate: every call fails at
 			// once, with the same error.
@@ -78,7 +79,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 		})
 	}
 	t.Run("bad output definition", func(t *testing.T) {
-		gentest.AssertRefused(t, qtransform.NewQController(qtransform.Settings[*A, *bad]{
+		fixture.AssertRefused(t, qtransform.NewQController(qtransform.Settings[*A, *bad]{
 			Name:              "x",
 			MapMetadataFunc:   func(*A) *bad { return nil },
 			UnmapMetadataFunc: func(*bad) *A { return nil },
@@ -86,7 +87,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 		}), "x", "output type", "empty type or default namespace")
 	})
 	t.Run("same input and output", func(t *testing.T) {
-		gentest.AssertRefused(t, qtransform.NewQController(qtransform.Settings[*A, *A]{
+		fixture.AssertRefused(t, qtransform.NewQController(qtransform.Settings[*A, *A]{
 			Name:              "x",
 			MapMetadataFunc:   func(a *A) *A { return a },
 			UnmapMetadataFunc: func(a *A) *A { return a },
@@ -105,11 +106,11 @@ func TestG2_FinalizerRemovalFuncWithoutInputFinalizersIsIgnored(t *testing.T) {
 	}
 	ctrl := qtransform.NewQController(s, qtransform.WithoutInputFinalizers())
 	require.NoError(t, ctrl.Validate(), "an unused setting is not an error")
-	gentest.Start(t, st, nil, ctrl)
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 	require.NoError(t, st.Destroy(context.Background(), ptrA("a1")))
-	gentest.AwaitGone(t, st, ptrB("a1"))
+	runtimetest.AwaitGone[*B](t, st, "a1")
 	assert.Empty(t, vetoes, "FinalizerRemovalFunc is never called")
 }
 
@@ -117,7 +118,7 @@ func TestG2_NilOptionsAreSkipped(t *testing.T) {
 	st := newState()
 	ctrl := aToB("AtoB", nil, qtransform.WithConcurrency(2), nil)
 	require.NoError(t, ctrl.Validate())
-	gentest.Start(t, st, nil, ctrl)
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 }

@@ -7,41 +7,43 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/qtransform"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 type (
-	A = gentest.A
-	B = gentest.B
-	C = gentest.C
+	A = fixture.A
+	B = fixture.B
+	C = fixture.C
 )
 
 var (
-	kindB = gentest.Kind[gentest.BDef]()
-	kindC = gentest.Kind[gentest.CDef]()
+	kindB = typed.Kind[*B]()
+	kindC = typed.Kind[*C]()
 )
 
 func newState() state.State { return inmem.NewState() }
 
-func newA(id string, n int) *A { return gentest.New[gentest.ADef](id, n) }
+func newA(id string, n int) *A { return fixture.New[fixture.ADef](id, n) }
 
 // teardownAndDestroy tears ptr down and destroys it once its finalizers
-// are gone, failing the test if that takes longer than gentest's timeout.
+// are gone, failing the test if that takes longer than runtimetest.DefaultTimeout.
 func teardownAndDestroy(t *testing.T, st state.State, ptr resource.Pointer) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), gentest.DefaultTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), runtimetest.DefaultTimeout)
 	defer cancel()
 	if err := st.TeardownAndDestroy(ctx, ptr); err != nil {
 		t.Fatalf("teardown and destroy %s: %v", resource.PointerString(ptr), err)
 	}
 }
 
-func ptrA(id string) resource.Pointer { return gentest.Ptr[gentest.ADef](id) }
-func ptrB(id string) resource.Pointer { return gentest.Ptr[gentest.BDef](id) }
+func ptrA(id string) resource.Pointer { return typed.Pointer[*A](id) }
+func ptrB(id string) resource.Pointer { return typed.Pointer[*B](id) }
 
 // double is a TransformFunc: B.N = 2 * A.N.
 func double(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, b *B) error {
@@ -53,8 +55,8 @@ func double(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, b *B) e
 func settings(name string) qtransform.Settings[*A, *B] {
 	return qtransform.Settings[*A, *B]{
 		Name:              name,
-		MapMetadataFunc:   gentest.Map[*A, gentest.BDef],
-		UnmapMetadataFunc: gentest.Map[*B, gentest.ADef],
+		MapMetadataFunc:   fixture.Map[*A, fixture.BDef],
+		UnmapMetadataFunc: fixture.Map[*B, fixture.ADef],
 		TransformFunc:     double,
 	}
 }
@@ -66,11 +68,11 @@ func aToB(name string, opts ...qtransform.ControllerOption) *qtransform.QControl
 // qrecorder records the errors Reconcile and MapInput return.
 type qrecorder struct {
 	controller.QController
-	gentest.Errors
+	fixture.Errors
 }
 
 func record(c controller.QController) *qrecorder {
-	return &qrecorder{QController: c, Errors: gentest.NewErrors()}
+	return &qrecorder{QController: c, Errors: fixture.NewErrors()}
 }
 
 func (q *qrecorder) Reconcile(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) error {

@@ -17,10 +17,11 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/qtransform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
@@ -30,18 +31,18 @@ var _ controller.QController = (*qtransform.QController[*A, *B])(nil)
 
 func TestQ1_EveryInputMapsToItsOutput(t *testing.T) {
 	st := newState()
-	gentest.Start(t, st, nil, aToB("AtoB"))
-	gentest.Create(t, st, newA("a1", 1), newA("a2", 2))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB")))
+	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
 
-	b1 := gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
-	gentest.AwaitN[*B](t, st, ptrB("a2"), 4)
+	b1 := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4))
 	assert.Equal(t, "AtoB", b1.Metadata().Owner(), "outputs are owned by the controller")
 
-	gentest.SetN[*A](t, st, ptrA("a1"), 10)
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 20)
+	fixture.SetN[*A](t, st, ptrA("a1"), 10)
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](20))
 
 	teardownAndDestroy(t, st, ptrA("a2"))
-	gentest.AwaitGone(t, st, ptrB("a2"))
+	runtimetest.AwaitGone[*B](t, st, "a2")
 }
 
 func TestQ2_UnchangedOutputIsNotWritten(t *testing.T) {
@@ -53,9 +54,9 @@ func TestQ2_UnchangedOutputIsNotWritten(t *testing.T) {
 		seen <- write{a.Metadata().Version(), b.Metadata().Version()}
 		return nil
 	}
-	gentest.Start(t, st, nil, qtransform.NewQController(s))
-	gentest.Create(t, st, newA("a1", 1))
-	b := gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
+	runtimetest.Create(t, st, newA("a1", 1))
+	b := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 
 	a, err := safe.StateUpdateWithConflicts(context.Background(), st, ptrA("a1"), func(a *A) error {
 		a.TypedSpec().M = 7
@@ -86,21 +87,21 @@ func TestQ2_TheControllersOwnFinalizerWriteIsNotProcessedAgain(t *testing.T) {
 		mu.Unlock()
 		return double(ctx, r, l, a, b)
 	}
-	gentest.Start(t, st, nil, qtransform.NewQController(s))
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
-	gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") })
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") })
 	// Items are queued in order and run one at a time: once the output of
 	// an input created later exists, a1's second Reconcile is over.
-	gentest.Create(t, st, newA("marker", 1))
-	gentest.AwaitN[*B](t, st, ptrB("marker"), 2)
+	runtimetest.Create(t, st, newA("marker", 1))
+	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](2))
 	mu.Lock()
 	assert.Equal(t, 1, calls["a1"], "TransformFunc ran again for the controller's own write")
 	mu.Unlock()
 
 	// A change of the input is processed.
-	gentest.SetN[*A](t, st, ptrA("a1"), 5)
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 10)
+	fixture.SetN[*A](t, st, ptrA("a1"), 5)
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](10))
 	mu.Lock()
 	assert.Equal(t, 2, calls["a1"])
 	mu.Unlock()
@@ -117,21 +118,21 @@ func TestQ3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 			return double(ctx, r, l, a, b)
 		}
 		ctrl := record(qtransform.NewQController(s))
-		gentest.Start(t, st, nil, ctrl)
-		gentest.Create(t, st, newA("a1", 1), newA("a2", 2))
-		gentest.AwaitN[*B](t, st, ptrB("a2"), 4)
+		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
+		runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
+		runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4))
 
-		gentest.SetN[*A](t, st, ptrA("a2"), -1)
+		fixture.SetN[*A](t, st, ptrA("a2"), -1)
 		err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
 		assert.Equal(t, "TransformFunc: negative input", err.Error(), "the error names what failed (the engine names the item)")
-		gentest.Create(t, st, newA("a3", 3))
-		gentest.AwaitN[*B](t, st, ptrB("a3"), 6)
+		runtimetest.Create(t, st, newA("a3", 3))
+		runtimetest.Await(t, st, "a3", fixture.RunningN[*B](6))
 		b2, err := safe.StateGet[*B](context.Background(), st, ptrB("a2"))
 		require.NoError(t, err)
 		assert.Equal(t, 4, b2.TypedSpec().N, "the failing input's output is kept as it was")
 
-		gentest.SetN[*A](t, st, ptrA("a2"), 5)
-		gentest.AwaitN[*B](t, st, ptrB("a2"), 10)
+		fixture.SetN[*A](t, st, ptrA("a2"), 5)
+		runtimetest.Await(t, st, "a2", fixture.RunningN[*B](10))
 	})
 }
 
@@ -146,10 +147,10 @@ func TestQ4_APanicFailsOnlyItsInput(t *testing.T) {
 			return double(ctx, r, l, a, b)
 		}
 		ctrl := record(qtransform.NewQController(s, qtransform.WithConcurrency(2)))
-		gentest.Start(t, st, nil, ctrl)
-		gentest.Create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
-		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
-		gentest.AwaitN[*B](t, st, ptrB("z1"), 6)
+		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
+		runtimetest.Create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
+		runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+		runtimetest.Await(t, st, "z1", fixture.RunningN[*B](6))
 
 		err := ctrl.Await(t, func(error) bool { return true })
 		var pe *generic.PanicError
@@ -171,14 +172,14 @@ func TestQ5_BadMappingFailsOnlyItsInput(t *testing.T) {
 			case "nil":
 				return nil
 			case "wrongns":
-				return typed.New[gentest.Spec, gentest.BDef](resource.NewMetadata("other", kindB.Type(), id, resource.VersionUndefined), gentest.Spec{})
+				return typed.New[fixture.Spec, fixture.BDef](resource.NewMetadata("other", kindB.Type(), id, resource.VersionUndefined), fixture.Spec{})
 			case "wrongtype":
-				return typed.New[gentest.Spec, gentest.BDef](resource.NewMetadata(kindB.Namespace(), kindC.Type(), id, resource.VersionUndefined), gentest.Spec{})
+				return typed.New[fixture.Spec, fixture.BDef](resource.NewMetadata(kindB.Namespace(), kindC.Type(), id, resource.VersionUndefined), fixture.Spec{})
 			}
-			return gentest.Map[*A, gentest.BDef](a)
+			return fixture.Map[*A, fixture.BDef](a)
 		}
 		ctrl := record(qtransform.NewQController(s))
-		gentest.Start(t, st, nil, ctrl)
+		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
 		// What each bad mapping's error says.
 		bad := map[string]string{
 			"nil":       "MapMetadataFunc returned a nil resource",
@@ -186,10 +187,10 @@ func TestQ5_BadMappingFailsOnlyItsInput(t *testing.T) {
 			"wrongtype": "MapMetadataFunc returned " + kindC.Type() + "(test/wrongtype), outside the declared kind",
 		}
 		for id := range bad {
-			gentest.Create(t, st, newA(id, 1))
+			runtimetest.Create(t, st, newA(id, 1))
 		}
-		gentest.Create(t, st, newA("good", 5))
-		gentest.AwaitN[*B](t, st, ptrB("good"), 10)
+		runtimetest.Create(t, st, newA("good", 5))
+		runtimetest.Await(t, st, "good", fixture.RunningN[*B](10))
 
 		for len(bad) > 0 {
 			err := ctrl.Await(t, func(error) bool { return true })
@@ -210,27 +211,27 @@ func TestQ6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 	// Only without input finalizers may an input be destroyed (and created
 	// again) while its output still exists.
 	st := newState()
-	gentest.Start(t, st, nil, aToB("AtoB", qtransform.WithoutInputFinalizers()))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB", qtransform.WithoutInputFinalizers())))
 	ctx := context.Background()
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
-	gentest.Create(t, st, newA("a1", 5))
+	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.Create(t, st, newA("a1", 5))
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	b := gentest.AwaitN[*B](t, st, ptrB("a1"), 10)
+	b := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](10))
 	assert.True(t, b.Metadata().Finalizers().Empty())
 }
 
 func TestQ7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	st := newState()
-	gentest.Start(t, st, nil, aToB("AtoB"))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB")))
 	ctx := context.Background()
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 	a, err := st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"AtoB"}, []string(*a.Metadata().Finalizers()), "by default the input holds the controller's finalizer")
@@ -238,14 +239,14 @@ func TestQ7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	_, err = st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	a, err = st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer stays while the output exists")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	gentest.AwaitGone(t, st, ptrB("a1"))
-	gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AwaitGone[*B](t, st, "a1")
+	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 }
 
@@ -273,25 +274,25 @@ func TestQ7_TheOutputIsDestroyedBeforeTheInputGoes(t *testing.T) {
 	}
 	bc := qtransform.Settings[*B, *C]{
 		Name:              "BtoC",
-		MapMetadataFunc:   gentest.Map[*B, gentest.CDef],
-		UnmapMetadataFunc: gentest.Map[*C, gentest.BDef],
+		MapMetadataFunc:   fixture.Map[*B, fixture.CDef],
+		UnmapMetadataFunc: fixture.Map[*C, fixture.BDef],
 		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, b *B, c *C) error {
 			c.TypedSpec().N = b.TypedSpec().N + 1
 			return nil
 		},
 		FinalizerRemovalFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, b *B) error {
-			if err := outputGone(gentest.Ptr[gentest.CDef](b.Metadata().ID()))(ctx, r, l, b); err != nil {
+			if err := outputGone(typed.Pointer[*C](b.Metadata().ID()))(ctx, r, l, b); err != nil {
 				misordered <- err
 			}
 			return nil
 		},
 	}
-	gentest.Start(t, st, nil, qtransform.NewQController(ab), qtransform.NewQController(bc))
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 3)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(ab), qtransform.NewQController(bc)))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*C](3))
 
 	teardownAndDestroy(t, st, ptrA("a1"))
-	for _, ptr := range []resource.Pointer{ptrB("a1"), gentest.Ptr[gentest.CDef]("a1")} {
+	for _, ptr := range []resource.Pointer{ptrB("a1"), typed.Pointer[*C]("a1")} {
 		_, err := st.Get(context.Background(), ptr)
 		assert.True(t, state.IsNotFoundError(err), "%s outlived its input: %v", resource.PointerString(ptr), err)
 	}
@@ -323,13 +324,13 @@ func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 			}
 			return errors.New("not yet")
 		}
-		gentest.Start(t, st, nil, qtransform.NewQController(s))
+		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
 		ctx := context.Background()
-		gentest.Create(t, st, newA("a1", 1))
-		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+		runtimetest.Create(t, st, newA("a1", 1))
+		runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 		_, err := st.Teardown(ctx, ptrA("a1"))
 		require.NoError(t, err)
-		gentest.AwaitGone(t, st, ptrB("a1"))
+		runtimetest.AwaitGone[*B](t, st, "a1")
 		var times []time.Time
 		for range 4 { // vetoed at first and on the retries
 			times = append(times, <-vetoed)
@@ -343,7 +344,7 @@ func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 		assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "a vetoed finalizer stays")
 
 		allow.Store(true)
-		gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 		require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 	})
 }
@@ -356,10 +357,10 @@ func TestQ8_WithoutInputFinalizersTheInputGoesFirst(t *testing.T) {
 		vetoes <- struct{}{}
 		return errors.New("ignored")
 	}
-	gentest.Start(t, st, nil, qtransform.NewQController(s, qtransform.WithoutInputFinalizers()))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s, qtransform.WithoutInputFinalizers())))
 	ctx := context.Background()
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 	a, err := st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Empty(), "no input finalizer")
@@ -368,9 +369,9 @@ func TestQ8_WithoutInputFinalizersTheInputGoesFirst(t *testing.T) {
 	// still there, and the output follows.
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	gentest.AwaitGone(t, st, ptrB("a1"))
+	runtimetest.AwaitGone[*B](t, st, "a1")
 	assert.Empty(t, vetoes, "FinalizerRemovalFunc is not used without input finalizers")
 }
 
@@ -378,18 +379,18 @@ func TestQ9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
 	st := newState()
 	s := settings("AtoB")
 	s.TransformExtraOutputFunc = func(ctx context.Context, w controller.ReaderWriter, _ *zap.Logger, a *A, b *B) error {
-		return safe.WriterModify(ctx, w, gentest.New[gentest.CDef](a.Metadata().ID(), 0), func(c *C) error {
+		return safe.WriterModify(ctx, w, fixture.New[fixture.CDef](a.Metadata().ID(), 0), func(c *C) error {
 			c.TypedSpec().N = b.TypedSpec().N + 1
 			return nil
 		})
 	}
-	gentest.Start(t, st, nil, qtransform.NewQController(s,
-		qtransform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive})))
-	gentest.Create(t, st, newA("a1", 1))
-	c := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 3)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s,
+		qtransform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive}))))
+	runtimetest.Create(t, st, newA("a1", 1))
+	c := runtimetest.Await(t, st, "a1", fixture.RunningN[*C](3))
 	assert.Equal(t, "AtoB", c.Metadata().Owner())
-	gentest.SetN[*A](t, st, ptrA("a1"), 5)
-	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 11)
+	fixture.SetN[*A](t, st, ptrA("a1"), 5)
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*C](11))
 }
 
 func TestQ10_ExtraMappedInputsRequeueTheirInputs(t *testing.T) {
@@ -398,7 +399,7 @@ func TestQ10_ExtraMappedInputsRequeueTheirInputs(t *testing.T) {
 	s := settings("AtoB")
 	s.TransformFunc = func(ctx context.Context, r controller.Reader, _ *zap.Logger, a *A, b *B) error {
 		extra := 0
-		c, err := safe.ReaderGet[*C](ctx, r, gentest.Ptr[gentest.CDef](a.Metadata().ID()))
+		c, err := safe.ReaderGet[*C](ctx, r, typed.Pointer[*C](a.Metadata().ID()))
 		switch {
 		case err == nil:
 			extra = c.TypedSpec().N
@@ -408,22 +409,22 @@ func TestQ10_ExtraMappedInputsRequeueTheirInputs(t *testing.T) {
 		b.TypedSpec().N = a.TypedSpec().N + extra
 		return nil
 	}
-	gentest.Start(t, st, nil, qtransform.NewQController(s,
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s,
 		qtransform.WithExtraMappedInput(func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, c *C) ([]resource.Pointer, error) {
 			if c.Metadata().Version().Equal(resource.VersionUndefined) {
 				gone <- c
 			}
 			return []resource.Pointer{ptrA(c.Metadata().ID())}, nil
-		})))
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 1)
-	gentest.Create(t, st, gentest.New[gentest.CDef]("a1", 100))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 101)
-	require.NoError(t, st.Destroy(context.Background(), gentest.Ptr[gentest.CDef]("a1")))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 1)
+		}))))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](1))
+	runtimetest.Create(t, st, fixture.New[fixture.CDef]("a1", 100))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](101))
+	require.NoError(t, st.Destroy(context.Background(), typed.Pointer[*C]("a1")))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](1))
 	c := <-gone
-	assert.Equal(t, gentest.Ptr[gentest.CDef]("a1"), resource.PointerOf(c.Metadata()), "a gone resource is passed with its metadata")
-	assert.Equal(t, gentest.Spec{}, *c.TypedSpec(), "and an empty spec")
+	assert.Equal(t, typed.Pointer[*C]("a1"), resource.PointerOf(c.Metadata()), "a gone resource is passed with its metadata")
+	assert.Equal(t, fixture.Spec{}, *c.TypedSpec(), "and an empty spec")
 }
 
 func TestQ11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
@@ -434,60 +435,58 @@ func TestQ11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 			if !withFinalizers {
 				opts = append(opts, qtransform.WithoutInputFinalizers())
 			}
-			gentest.Start(t, st, nil, aToB("AtoB", opts...))
+			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB", opts...)))
 			ctx := context.Background()
 			a := newA("a1", 1)
 			a.Metadata().Finalizers().Add("hold")
-			gentest.Create(t, st, a)
-			gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+			runtimetest.Create(t, st, a)
+			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
-			gentest.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
-			gentest.AwaitN[*B](t, st, ptrB("a1"), 14)
+			fixture.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
+			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](14))
 			if withFinalizers {
-				gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
+				runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
 			}
 
 			require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "hold"))
 			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-			gentest.AwaitGone(t, st, ptrB("a1"))
+			runtimetest.AwaitGone[*B](t, st, "a1")
 		})
 	}
 }
 
 func TestQ12_SharedOutputsAreOwnedPerController(t *testing.T) {
 	st := newState()
-	gentest.Start(t, st, nil,
-		qtransform.NewQController(qtransform.Settings[*A, *C]{
-			Name:              "AtoC",
-			MapMetadataFunc:   func(a *A) *C { return gentest.New[gentest.CDef]("a-"+a.Metadata().ID(), 0) },
-			UnmapMetadataFunc: func(c *C) *A { return newA(strings.TrimPrefix(c.Metadata().ID(), "a-"), 0) },
-			TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, c *C) error {
-				c.TypedSpec().N = a.TypedSpec().N
-				return nil
-			},
-		}, qtransform.WithOutputKind(controller.OutputShared)),
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(qtransform.Settings[*A, *C]{
+		Name:              "AtoC",
+		MapMetadataFunc:   func(a *A) *C { return fixture.New[fixture.CDef]("a-"+a.Metadata().ID(), 0) },
+		UnmapMetadataFunc: func(c *C) *A { return newA(strings.TrimPrefix(c.Metadata().ID(), "a-"), 0) },
+		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, c *C) error {
+			c.TypedSpec().N = a.TypedSpec().N
+			return nil
+		},
+	}, qtransform.WithOutputKind(controller.OutputShared)),
 		qtransform.NewQController(qtransform.Settings[*B, *C]{
 			Name:              "BtoC",
-			MapMetadataFunc:   func(b *B) *C { return gentest.New[gentest.CDef]("b-"+b.Metadata().ID(), 0) },
-			UnmapMetadataFunc: func(c *C) *B { return gentest.New[gentest.BDef](strings.TrimPrefix(c.Metadata().ID(), "b-"), 0) },
+			MapMetadataFunc:   func(b *B) *C { return fixture.New[fixture.CDef]("b-"+b.Metadata().ID(), 0) },
+			UnmapMetadataFunc: func(c *C) *B { return fixture.New[fixture.BDef](strings.TrimPrefix(c.Metadata().ID(), "b-"), 0) },
 			TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, b *B, c *C) error {
 				c.TypedSpec().N = b.TypedSpec().N
 				return nil
 			},
-		}, qtransform.WithOutputKind(controller.OutputShared)),
-	)
-	gentest.Create(t, st, newA("x", 1), gentest.New[gentest.BDef]("x", 2))
-	ca := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a-x"), 1)
-	cb := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 2)
+		}, qtransform.WithOutputKind(controller.OutputShared))))
+	runtimetest.Create(t, st, newA("x", 1), fixture.New[fixture.BDef]("x", 2))
+	ca := runtimetest.Await(t, st, "a-x", fixture.RunningN[*C](1))
+	cb := runtimetest.Await(t, st, "b-x", fixture.RunningN[*C](2))
 	assert.Equal(t, "AtoC", ca.Metadata().Owner())
 	assert.Equal(t, "BtoC", cb.Metadata().Owner())
 
 	teardownAndDestroy(t, st, ptrA("x"))
-	gentest.AwaitGone(t, st, gentest.Ptr[gentest.CDef]("a-x"))
-	gentest.SetN[*B](t, st, ptrB("x"), 3)
-	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 3)
+	runtimetest.AwaitGone[*C](t, st, "a-x")
+	fixture.SetN[*B](t, st, ptrB("x"), 3)
+	runtimetest.Await(t, st, "b-x", fixture.RunningN[*C](3))
 }
 
 func TestQ13_ConcurrentItemsAllConverge(t *testing.T) {
@@ -505,13 +504,13 @@ func TestQ13_ConcurrentItemsAllConverge(t *testing.T) {
 		}
 		return double(ctx, r, l, a, b)
 	}
-	gentest.Start(t, st, nil, qtransform.NewQController(s, qtransform.WithConcurrency(4)))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s, qtransform.WithConcurrency(4))))
 	const n = 200
 	for i := range n {
-		gentest.Create(t, st, newA(fmt.Sprintf("a%03d", i), i))
+		runtimetest.Create(t, st, newA(fmt.Sprintf("a%03d", i), i))
 	}
 	for i := range n {
-		gentest.AwaitN[*B](t, st, ptrB(fmt.Sprintf("a%03d", i)), 2*i)
+		runtimetest.AwaitPointer(t, st, ptrB(fmt.Sprintf("a%03d", i)), fixture.RunningN[*B](2*i))
 	}
 	assert.LessOrEqual(t, maxInFlight.Load(), int32(4), "no more than Concurrency items at once")
 }
@@ -519,38 +518,38 @@ func TestQ13_ConcurrentItemsAllConverge(t *testing.T) {
 func TestQ14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	st := newState()
 	ctx := context.Background()
-	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
-	held := gentest.New[gentest.BDef]("held", 1)
+	require.NoError(t, st.Create(ctx, fixture.New[fixture.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
+	held := fixture.New[fixture.BDef]("held", 1)
 	held.Metadata().Finalizers().Add("hold")
 	require.NoError(t, st.Create(ctx, held, state.WithCreateOwner("AtoB")))
-	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("kept", 1), state.WithCreateOwner("AtoB")))
-	gentest.Create(t, st, newA("kept", 3))
+	require.NoError(t, st.Create(ctx, fixture.New[fixture.BDef]("kept", 1), state.WithCreateOwner("AtoB")))
+	runtimetest.Create(t, st, newA("kept", 3))
 
-	gentest.Start(t, st, nil, aToB("AtoB"))
-	gentest.AwaitN[*B](t, st, ptrB("kept"), 6)
-	gentest.AwaitGone(t, st, ptrB("orphan"))
-	gentest.AwaitMD(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB")))
+	runtimetest.Await(t, st, "kept", fixture.RunningN[*B](6))
+	runtimetest.AwaitGone[*B](t, st, "orphan")
+	runtimetest.AwaitMetadata(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("held"), "hold"))
-	gentest.AwaitGone(t, st, ptrB("held"))
+	runtimetest.AwaitGone[*B](t, st, "held")
 }
 
 func TestQ14_AnUnmappableExistingOutputDoesNotStopTheInputs(t *testing.T) {
 	st := newState()
 	ctx := context.Background()
-	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("bad", 1), state.WithCreateOwner("AtoB")))
-	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
-	gentest.Create(t, st, newA("a1", 1))
+	require.NoError(t, st.Create(ctx, fixture.New[fixture.BDef]("bad", 1), state.WithCreateOwner("AtoB")))
+	require.NoError(t, st.Create(ctx, fixture.New[fixture.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
+	runtimetest.Create(t, st, newA("a1", 1))
 	s := settings("AtoB")
 	s.UnmapMetadataFunc = func(b *B) *A {
 		if b.Metadata().ID() == "bad" {
 			panic("cannot unmap")
 		}
-		return gentest.Map[*B, gentest.ADef](b)
+		return fixture.Map[*B, fixture.ADef](b)
 	}
 
-	gentest.Start(t, st, nil, qtransform.NewQController(s))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
-	gentest.AwaitGone(t, st, ptrB("orphan"))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AwaitGone[*B](t, st, "orphan")
 	_, err := st.Get(ctx, ptrB("bad"))
 	assert.NoError(t, err, "an output that cannot be mapped back is left alone")
 }
@@ -559,21 +558,21 @@ func TestQ15_AMappingChangeMovesTheOutput(t *testing.T) {
 	st := newState()
 	s := settings("AtoB")
 	s.MapMetadataFunc = func(a *A) *B {
-		return gentest.New[gentest.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
+		return fixture.New[fixture.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
 	}
 	s.UnmapMetadataFunc = func(b *B) *A {
 		id := b.Metadata().ID()
 		return newA(id[:strings.LastIndex(id, "-")], 0)
 	}
-	gentest.Start(t, st, nil, qtransform.NewQController(s))
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 2)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](2))
 	require.NoError(t, st.AddFinalizer(context.Background(), ptrB("a1-1"), "hold"))
-	gentest.SetN[*A](t, st, ptrA("a1"), 2)
-	gentest.AwaitN[*B](t, st, ptrB("a1-0"), 4)
-	gentest.AwaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	fixture.SetN[*A](t, st, ptrA("a1"), 2)
+	runtimetest.Await(t, st, "a1-0", fixture.RunningN[*B](4))
+	runtimetest.AwaitMetadata(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	require.NoError(t, st.RemoveFinalizer(context.Background(), ptrB("a1-1"), "hold"))
-	gentest.AwaitGone(t, st, ptrB("a1-1"))
+	runtimetest.AwaitGone[*B](t, st, "a1-1")
 }
 
 func TestQ15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
@@ -585,27 +584,27 @@ func TestQ15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 	ctx := context.Background()
 	s := settings("AtoB")
 	s.MapMetadataFunc = func(a *A) *B {
-		return gentest.New[gentest.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
+		return fixture.New[fixture.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
 	}
 	s.UnmapMetadataFunc = func(b *B) *A {
 		id := b.Metadata().ID()
 		return newA(id[:strings.LastIndex(id, "-")], 0)
 	}
-	gentest.Start(t, st, nil, qtransform.NewQController(s))
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 2)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](2))
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1-1"), "hold"))
-	gentest.SetN[*A](t, st, ptrA("a1"), 2)
-	gentest.AwaitN[*B](t, st, ptrB("a1-0"), 4)
-	gentest.AwaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	fixture.SetN[*A](t, st, ptrA("a1"), 2)
+	runtimetest.Await(t, st, "a1-0", fixture.RunningN[*B](4))
+	runtimetest.AwaitMetadata(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 
-	gentest.SetN[*A](t, st, ptrA("a1"), 3)
-	gentest.AwaitGone(t, st, ptrB("a1-0"))
+	fixture.SetN[*A](t, st, ptrA("a1"), 3)
+	runtimetest.AwaitGone[*B](t, st, "a1-0")
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1-1"), "hold"))
-	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 6)
+	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](6))
 
 	teardownAndDestroy(t, st, ptrA("a1"))
-	gentest.AwaitGone(t, st, ptrB("a1-1"))
+	runtimetest.AwaitGone[*B](t, st, "a1-1")
 }
 
 func TestQ16_RequeueErrorRequeuesTheItem(t *testing.T) {
@@ -619,14 +618,14 @@ func TestQ16_RequeueErrorRequeuesTheItem(t *testing.T) {
 			}
 			return double(ctx, r, l, a, b)
 		}
-		gentest.Start(t, st, nil, qtransform.NewQController(s))
+		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
 		start := time.Now()
 		// The input comes with the controller's finalizer: adding it would
 		// be a change, which would make the waiting item run at once (Q3).
 		a := newA("a1", 4)
 		a.Metadata().Finalizers().Add("AtoB")
-		gentest.Create(t, st, a)
-		gentest.AwaitN[*B](t, st, ptrB("a1"), 8)
+		runtimetest.Create(t, st, a)
+		runtimetest.Await(t, st, "a1", fixture.RunningN[*B](8))
 		assert.Equal(t, int32(3), calls.Load(), "requeued twice, then written")
 		assert.GreaterOrEqual(t, time.Since(start), 2*time.Second, "each requeue waits its interval")
 	})
@@ -636,20 +635,20 @@ func TestQ18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	// The output is destroyed and created again between the controller's
 	// read and its write: the state refuses the write as a conflict, and
 	// the controller reads the output again and writes it, without failing.
-	core := gentest.NewRecreating(inmem.NewState(), ptrB("a1"))
+	core := fixture.NewRecreating(inmem.NewState(), ptrB("a1"))
 	st := state.WrapCore(core)
 	ctrl := record(aToB("AtoB"))
-	gentest.Start(t, st, nil, ctrl)
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 
 	core.Arm()
-	gentest.SetN[*A](t, st, ptrA("a1"), 2)
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 4)
+	fixture.SetN[*A](t, st, ptrA("a1"), 2)
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](4))
 	assert.Equal(t, 1, core.Conflicts(), "the write met the earlier-incarnation conflict")
 
-	gentest.Create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
-	gentest.AwaitN[*B](t, st, ptrB("marker"), 2)
+	runtimetest.Create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
+	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](2))
 	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
 }
 
@@ -664,36 +663,36 @@ func TestQ19_WithInputFinalizersUnmapMetadataFuncIsOptional(t *testing.T) {
 	s.UnmapMetadataFunc = nil
 	first := qtransform.NewQController(s)
 	require.NoError(t, first.Validate())
-	engine := gentest.Start(t, st, nil, first)
-	gentest.Create(t, st, newA("a1", 1), newA("a2", 2))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
-	gentest.AwaitN[*B](t, st, ptrB("a2"), 4)
+	engine := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(first))
+	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4))
 
 	// A held output: destroyed once destroy-ready, then the input goes.
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	_, err := st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	gentest.AwaitGone(t, st, ptrB("a1"))
-	gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AwaitGone[*B](t, st, "a1")
+	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 
 	// A new engine and controller (an empty index) over the same state.
 	require.NoError(t, engine.Stop())
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a2"), "hold"))
-	stray := gentest.New[gentest.BDef]("stray", 0)
+	stray := fixture.New[fixture.BDef]("stray", 0)
 	stray.Metadata().Finalizers().Add("hold")
 	require.NoError(t, st.Create(ctx, stray, state.WithCreateOwner("AtoB")))
 	_, err = st.Teardown(ctx, ptrB("stray"), state.WithTeardownOwner("AtoB"))
 	require.NoError(t, err)
 	_, err = st.Teardown(ctx, ptrA("a2")) // before the new engine starts
 	require.NoError(t, err)
-	gentest.Start(t, st, nil, qtransform.NewQController(s))
-	gentest.AwaitMD(t, st, ptrB("a2"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
+	runtimetest.AwaitMetadata(t, st, ptrB("a2"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a2"), "hold"))
-	gentest.AwaitGone(t, st, ptrB("a2"))
-	gentest.AwaitMD(t, st, ptrA("a2"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AwaitGone[*B](t, st, "a2")
+	runtimetest.AwaitMetadata(t, st, ptrA("a2"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("stray"), "hold"))
-	gentest.AwaitGone(t, st, ptrB("stray"))
+	runtimetest.AwaitGone[*B](t, st, "stray")
 }

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/qtransform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
@@ -70,7 +70,7 @@ func TestQ20_ReconcileAndMapInputOfOnePointerDoNotOverlap(t *testing.T) {
 		runtimetest.Create(t, st, newA(fmt.Sprintf("a%d", i), 0))
 	}
 	for u := 1; u <= updates; u++ {
-		gentest.SetN[*A](t, st, ptrA(fmt.Sprintf("a%d", u%ids)), u)
+		fixture.SetN[*A](t, st, ptrA(fmt.Sprintf("a%d", u%ids)), u)
 	}
 	for i := range ids {
 		last := updates - (updates-i)%ids

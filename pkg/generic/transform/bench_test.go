@@ -8,18 +8,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
-type res[D typed.DefinitionProvider] = *typed.Resource[gentest.Spec, D]
+type res[D typed.DefinitionProvider] = *typed.Resource[fixture.Spec, D]
 
 // plusOne is a chain stage: out.N = in.N + 1.
 func plusOne[DI, DO typed.DefinitionProvider](name string, opts ...transform.ControllerOption) any {
 	return transform.NewController(transform.Settings[res[DI], res[DO]]{
 		Name:            name,
-		MapMetadataFunc: gentest.Map[res[DI], DO],
+		MapMetadataFunc: fixture.Map[res[DI], DO],
 		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, in res[DI], out res[DO]) error {
 			out.TypedSpec().N = in.TypedSpec().N + 1
 			return nil
@@ -31,10 +31,10 @@ func plusOne[DI, DO typed.DefinitionProvider](name string, opts ...transform.Con
 func chain(opts ...transform.ControllerOption) func() []any {
 	return func() []any {
 		return []any{
-			plusOne[gentest.ADef, gentest.BDef]("AtoB", opts...),
-			plusOne[gentest.BDef, gentest.CDef]("BtoC", opts...),
-			plusOne[gentest.CDef, gentest.DDef]("CtoD", opts...),
-			plusOne[gentest.DDef, gentest.EDef]("DtoE", opts...),
+			plusOne[fixture.ADef, fixture.BDef]("AtoB", opts...),
+			plusOne[fixture.BDef, fixture.CDef]("BtoC", opts...),
+			plusOne[fixture.CDef, fixture.DDef]("CtoD", opts...),
+			plusOne[fixture.DDef, fixture.EDef]("DtoE", opts...),
 		}
 	}
 }
@@ -43,7 +43,7 @@ func chain(opts ...transform.ControllerOption) func() []any {
 // N inputs created, then updated, then destroyed.
 func BenchmarkW3(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) { gentest.BenchChain(b, n, false, chain()) })
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) { fixture.BenchChain(b, n, false, chain()) })
 	}
 }
 
@@ -53,12 +53,12 @@ func BenchmarkW3(b *testing.B) {
 func BenchmarkW3Finalizers(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			gentest.BenchChain(b, n, true, chain(transform.WithInputFinalizers()))
+			fixture.BenchChain(b, n, true, chain(transform.WithInputFinalizers()))
 		})
 	}
 }
 
 // BenchmarkW3Large is W3 at N = 100k (kept apart: it takes seconds per run).
 func BenchmarkW3Large(b *testing.B) {
-	b.Run("N=100000", func(b *testing.B) { gentest.BenchChain(b, 100_000, false, chain()) })
+	b.Run("N=100000", func(b *testing.B) { fixture.BenchChain(b, 100_000, false, chain()) })
 }

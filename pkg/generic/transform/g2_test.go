@@ -11,9 +11,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -26,12 +27,12 @@ type panickyDef struct{}
 func (panickyDef) Definition() typed.Definition { panic("no definition") }
 
 type (
-	bad     = typed.Resource[gentest.Spec, badDef]
-	panicky = typed.Resource[gentest.Spec, panickyDef]
+	bad     = typed.Resource[fixture.Spec, badDef]
+	panicky = typed.Resource[fixture.Spec, panickyDef]
 )
 
 func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
-	mapB := gentest.Map[*A, gentest.BDef]
+	mapB := fixture.Map[*A, fixture.BDef]
 	none := func(*A) optional.Optional[*B] { return optional.None[*B]() }
 	input := func(k controller.InputKind, ns, typ string) controller.Input {
 		return controller.Input{Namespace: ns, Type: typ, Kind: k}
@@ -79,7 +80,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := tc.ctrl.Name()
-			gentest.AssertRefused(t, tc.ctrl, name, tc.setting...)
+			fixture.AssertRefused(t, tc.ctrl, name, tc.setting...)
 
 			// An engine that does not call Validate: Run fails at once,
 			// with the same error, instead of reconciling.
@@ -95,7 +96,7 @@ func TestG2_FinalizerRemovalFuncWithoutInputFinalizersIsIgnored(t *testing.T) {
 	vetoes := make(chan struct{}, 1)
 	ctrl := transform.NewController(transform.Settings[*A, *B]{
 		Name:            "AtoB",
-		MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+		MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 		TransformFunc:   double,
 		FinalizerRemovalFunc: func(context.Context, controller.Reader, *zap.Logger, *A) error {
 			vetoes <- struct{}{}
@@ -103,15 +104,15 @@ func TestG2_FinalizerRemovalFuncWithoutInputFinalizersIsIgnored(t *testing.T) {
 		},
 	})
 	require.NoError(t, ctrl.Validate(), "an unused setting is not an error")
-	gentest.Start(t, st, nil, ctrl)
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 	a, err := st.Get(context.Background(), ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Empty(), "no input finalizer without WithInputFinalizers")
 
 	require.NoError(t, st.Destroy(context.Background(), ptrA("a1")))
-	gentest.AwaitGone(t, st, ptrB("a1"))
+	runtimetest.AwaitGone[*B](t, st, "a1")
 	assert.Empty(t, vetoes, "FinalizerRemovalFunc is never called")
 }
 
@@ -119,7 +120,7 @@ func TestG2_NilOptionsAreSkipped(t *testing.T) {
 	st := newState()
 	ctrl := aToB("AtoB", nil, transform.WithInputListOptions(nil), nil)
 	require.NoError(t, ctrl.Validate())
-	gentest.Start(t, st, nil, ctrl)
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 }

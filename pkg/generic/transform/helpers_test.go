@@ -6,29 +6,30 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 type (
-	A = gentest.A
-	B = gentest.B
-	C = gentest.C
+	A = fixture.A
+	B = fixture.B
+	C = fixture.C
 )
 
 var (
-	kindA = gentest.Kind[gentest.ADef]()
-	kindB = gentest.Kind[gentest.BDef]()
-	kindC = gentest.Kind[gentest.CDef]()
+	kindA = typed.Kind[*A]()
+	kindB = typed.Kind[*B]()
+	kindC = typed.Kind[*C]()
 )
 
-func newA(id string, n int) *A { return gentest.New[gentest.ADef](id, n) }
+func newA(id string, n int) *A { return fixture.New[fixture.ADef](id, n) }
 
-func ptrA(id string) resource.Pointer { return gentest.Ptr[gentest.ADef](id) }
-func ptrB(id string) resource.Pointer { return gentest.Ptr[gentest.BDef](id) }
+func ptrA(id string) resource.Pointer { return typed.Pointer[*A](id) }
+func ptrB(id string) resource.Pointer { return typed.Pointer[*B](id) }
 
 // double is a TransformFunc: B.N = 2 * A.N.
 func double(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, b *B) error {
@@ -40,7 +41,7 @@ func double(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, b *B) e
 func aToB(name string, opts ...transform.ControllerOption) *transform.Controller[*A, *B] {
 	return transform.NewController(transform.Settings[*A, *B]{
 		Name:            name,
-		MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+		MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 		TransformFunc:   double,
 	}, opts...)
 }
@@ -49,11 +50,11 @@ func aToB(name string, opts ...transform.ControllerOption) *transform.Controller
 // (controller.ErrorReporter).
 type recorder struct {
 	controller.Controller
-	gentest.Errors
+	fixture.Errors
 }
 
 func record(c controller.Controller) *recorder {
-	return &recorder{Controller: c, Errors: gentest.NewErrors()}
+	return &recorder{Controller: c, Errors: fixture.NewErrors()}
 }
 
 func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.Logger) error {
@@ -64,7 +65,7 @@ func (r *recorder) Run(ctx context.Context, rt controller.Runtime, logger *zap.L
 // them on.
 type reporting struct {
 	controller.Runtime
-	errs gentest.Errors
+	errs fixture.Errors
 }
 
 func (r *reporting) ReportError(err error) {

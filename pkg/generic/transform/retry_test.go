@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
@@ -85,7 +85,7 @@ func TestT19_AFailingInputDoesNotDelayTheOthers(t *testing.T) {
 		seen := newCalls()
 		ctrl := transform.NewController(transform.Settings[*A, *B]{
 			Name:            "AtoB",
-			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 			TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
 				bad := a.Metadata().ID() == "bad"
 				seen.add(a.Metadata().ID(), bad)
@@ -136,7 +136,7 @@ func TestT20_TransientFailuresAreRetriedPerInput(t *testing.T) {
 		rnd := rand.New(rand.NewPCG(14, 4))
 		ctrl := transform.NewController(transform.Settings[*A, *B]{
 			Name:            "AtoB",
-			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 			TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
 				mu.Lock()
 				fail := rnd.IntN(5) == 0
@@ -196,7 +196,7 @@ func TestT21_RequeueErrorRetriesTheInputAfterItsInterval(t *testing.T) {
 		seen := newCalls()
 		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
 			Name:            "AtoB",
-			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 			TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
 				seen.add(a.Metadata().ID(), false)
 				if len(seen.of(a.Metadata().ID())) < 3 {
@@ -224,14 +224,14 @@ func TestT22_TheErrorNamesWhatFailed(t *testing.T) {
 		runtimetest.Create(t, st, newA("a1", 1))
 		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
 			Name:            "AtoB",
-			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 			TransformFunc:   double,
 			FinalizerRemovalFunc: func(context.Context, controller.Reader, *zap.Logger, *A) error {
 				return errors.New("not yet")
 			},
 		}, transform.WithInputFinalizers()))
 		// Someone else owns the output of "taken": the write is refused.
-		require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("taken", 0), state.WithCreateOwner("someone")))
+		require.NoError(t, st.Create(ctx, fixture.New[fixture.BDef]("taken", 0), state.WithCreateOwner("someone")))
 		runtimetest.Create(t, st, newA("taken", 1))
 		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 

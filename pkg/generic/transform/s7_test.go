@@ -10,9 +10,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
@@ -25,19 +26,19 @@ func TestS7_TransformInputsAreReadOnlySnapshots(t *testing.T) {
 	reports := make(chan error, 16)
 	st := inmem.NewState(inmem.WithMutationDetector(func(err error) { reports <- err }))
 	seen := make(chan *A, 16)
-	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name:            "Mutating",
-		MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+		MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, b *B) error {
 			seen <- a
 			b.TypedSpec().N = a.TypedSpec().N
 			a.TypedSpec().N = -1 // the bug the detector catches
 			return nil
 		},
-	}))
+	})))
 	require.NoError(t, st.Create(t.Context(), newA("a", 1)))
 	in := <-seen
-	gentest.AwaitN[*B](t, st, ptrB("a"), 1)
+	runtimetest.Await(t, st, "a", fixture.RunningN[*B](1))
 	snap, err := st.Get(t.Context(), ptrA("a"), state.WithReadOnlyGet())
 	require.NoError(t, err)
 	assert.Same(t, snap, in, "the input is the state's snapshot, not a copy")

@@ -17,10 +17,11 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
-	"github.com/resgraph/resgraph/pkg/generic/internal/gentest"
+	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
@@ -30,18 +31,18 @@ var _ controller.Controller = (*transform.Controller[*A, *B])(nil)
 
 func TestT1_EveryInputMapsToItsOutput(t *testing.T) {
 	st := newState()
-	gentest.Create(t, st, newA("a1", 1), newA("a2", 2))
-	gentest.Start(t, st, nil, aToB("AtoB"))
+	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB")))
 
-	b1 := gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
-	gentest.AwaitN[*B](t, st, ptrB("a2"), 4)
+	b1 := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4))
 	assert.Equal(t, "AtoB", b1.Metadata().Owner(), "outputs are owned by the controller")
 
-	gentest.SetN[*A](t, st, ptrA("a1"), 10)
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 20)
+	fixture.SetN[*A](t, st, ptrA("a1"), 10)
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](20))
 
 	require.NoError(t, st.Destroy(context.Background(), ptrA("a2")))
-	gentest.AwaitGone(t, st, ptrB("a2"))
+	runtimetest.AwaitGone[*B](t, st, "a2")
 }
 
 // update is what TransformExtraOutputFunc saw after an output write.
@@ -73,14 +74,14 @@ func (u updates) awaitInput(t *testing.T, id resource.ID, v resource.Version) re
 func TestT2_UnchangedOutputIsNotWritten(t *testing.T) {
 	st := newState()
 	seen := make(updates, 1024)
-	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name:                     "AtoB",
-		MapMetadataFunc:          gentest.Map[*A, gentest.BDef],
+		MapMetadataFunc:          fixture.Map[*A, fixture.BDef],
 		TransformFunc:            double, // ignores M
 		TransformExtraOutputFunc: seen.extra,
-	}))
-	gentest.Create(t, st, newA("a1", 1))
-	b := gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	})))
+	runtimetest.Create(t, st, newA("a1", 1))
+	b := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 
 	// A change to the input that does not change the output.
 	a, err := safe.StateUpdateWithConflicts(context.Background(), st, ptrA("a1"), func(a *A) error {
@@ -101,22 +102,22 @@ func TestT2_UnchangedOutputsAreNotWrittenWhenEveryInputIsTransformed(t *testing.
 	// the extra input must not bump the outputs it leaves unchanged.
 	st := newState()
 	seen := make(updates, 1024)
-	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name:                     "AtoB",
-		MapMetadataFunc:          gentest.Map[*A, gentest.BDef],
+		MapMetadataFunc:          fixture.Map[*A, fixture.BDef],
 		TransformFunc:            double,
 		TransformExtraOutputFunc: seen.extra,
-	}, transform.WithExtraInputs(controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputWeak})))
-	gentest.Create(t, st, newA("a1", 1), newA("a2", 2))
+	}, transform.WithExtraInputs(controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputWeak}))))
+	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
 	versions := map[resource.ID]resource.Version{
-		"a1": gentest.AwaitN[*B](t, st, ptrB("a1"), 2).Metadata().Version(),
-		"a2": gentest.AwaitN[*B](t, st, ptrB("a2"), 4).Metadata().Version(),
+		"a1": runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2)).Metadata().Version(),
+		"a2": runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4)).Metadata().Version(),
 	}
 	for len(seen) > 0 {
 		<-seen
 	}
 
-	gentest.Create(t, st, gentest.New[gentest.CDef]("wake", 0))
+	runtimetest.Create(t, st, fixture.New[fixture.CDef]("wake", 0))
 	for range 2 { // both outputs are transformed again
 		got := <-seen
 		assert.Equal(t, versions[got.id], got.out, "output of %s written although unchanged", got.id)
@@ -128,7 +129,7 @@ func TestT3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 		st := newState()
 		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
 			Name:            "AtoB",
-			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 			TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
 				if a.TypedSpec().N < 0 {
 					return errors.New("negative input")
@@ -136,16 +137,16 @@ func TestT3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 				return double(ctx, r, l, a, b)
 			},
 		}))
-		gentest.Start(t, st, nil, ctrl)
-		gentest.Create(t, st, newA("a1", 1), newA("a2", 2), newA("a3", 3))
-		gentest.AwaitN[*B](t, st, ptrB("a2"), 4)
-		gentest.AwaitN[*B](t, st, ptrB("a3"), 6)
+		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+		runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2), newA("a3", 3))
+		runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4))
+		runtimetest.Await(t, st, "a3", fixture.RunningN[*B](6))
 
-		gentest.SetN[*A](t, st, ptrA("a2"), -1)
-		gentest.Create(t, st, newA("a4", 4))
-		gentest.AwaitN[*B](t, st, ptrB("a4"), 8)
-		gentest.SetN[*A](t, st, ptrA("a3"), 30)
-		gentest.AwaitN[*B](t, st, ptrB("a3"), 60)
+		fixture.SetN[*A](t, st, ptrA("a2"), -1)
+		runtimetest.Create(t, st, newA("a4", 4))
+		runtimetest.Await(t, st, "a4", fixture.RunningN[*B](8))
+		fixture.SetN[*A](t, st, ptrA("a3"), 30)
+		runtimetest.Await(t, st, "a3", fixture.RunningN[*B](60))
 
 		// The failure is reported, and retried: it names the input and what
 		// failed, once each.
@@ -157,8 +158,8 @@ func TestT3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 		require.NoError(t, err, "the failing input's output is kept")
 		assert.Equal(t, 4, b2.TypedSpec().N, "the failing input's output is kept as it was")
 
-		gentest.SetN[*A](t, st, ptrA("a2"), 5)
-		gentest.AwaitN[*B](t, st, ptrB("a2"), 10)
+		fixture.SetN[*A](t, st, ptrA("a2"), 5)
+		runtimetest.Await(t, st, "a2", fixture.RunningN[*B](10))
 	})
 }
 
@@ -167,7 +168,7 @@ func TestT4_APanicFailsOnlyItsInput(t *testing.T) {
 		st := newState()
 		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
 			Name:            "AtoB",
-			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 			TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
 				if a.Metadata().ID() == "boom" {
 					panic("boom")
@@ -175,10 +176,10 @@ func TestT4_APanicFailsOnlyItsInput(t *testing.T) {
 				return double(ctx, r, l, a, b)
 			},
 		}))
-		gentest.Start(t, st, nil, ctrl)
-		gentest.Create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
-		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
-		gentest.AwaitN[*B](t, st, ptrB("z1"), 6)
+		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+		runtimetest.Create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
+		runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+		runtimetest.Await(t, st, "z1", fixture.RunningN[*B](6))
 
 		err := ctrl.Await(t, func(error) bool { return true })
 		var pe *generic.PanicError
@@ -203,23 +204,23 @@ func TestT5_BadMappingFailsOnlyItsInput(t *testing.T) {
 				case "nil":
 					return nil
 				case "wrongns":
-					return typed.New[gentest.Spec, gentest.BDef](resource.NewMetadata("other", kindB.Type(), id, resource.VersionUndefined), gentest.Spec{})
+					return typed.New[fixture.Spec, fixture.BDef](resource.NewMetadata("other", kindB.Type(), id, resource.VersionUndefined), fixture.Spec{})
 				case "wrongtype":
-					return typed.New[gentest.Spec, gentest.BDef](resource.NewMetadata(kindB.Namespace(), kindC.Type(), id, resource.VersionUndefined), gentest.Spec{})
+					return typed.New[fixture.Spec, fixture.BDef](resource.NewMetadata(kindB.Namespace(), kindC.Type(), id, resource.VersionUndefined), fixture.Spec{})
 				case "noid":
-					return typed.New[gentest.Spec, gentest.BDef](resource.NewMetadata(kindB.Namespace(), kindB.Type(), "", resource.VersionUndefined), gentest.Spec{})
+					return typed.New[fixture.Spec, fixture.BDef](resource.NewMetadata(kindB.Namespace(), kindB.Type(), "", resource.VersionUndefined), fixture.Spec{})
 				}
-				return gentest.Map[*A, gentest.BDef](a)
+				return fixture.Map[*A, fixture.BDef](a)
 			},
 			TransformFunc: double,
 		}))
-		gentest.Start(t, st, nil, ctrl)
+		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 		bad := []string{"nil", "wrongns", "wrongtype", "noid"}
 		for _, id := range bad {
-			gentest.Create(t, st, newA(id, 1))
+			runtimetest.Create(t, st, newA(id, 1))
 		}
-		gentest.Create(t, st, newA("good", 5))
-		gentest.AwaitN[*B](t, st, ptrB("good"), 10)
+		runtimetest.Create(t, st, newA("good", 5))
+		runtimetest.Await(t, st, "good", fixture.RunningN[*B](10))
 
 		for missing := slices.Clone(bad); len(missing) > 0; {
 			err := ctrl.Await(t, func(error) bool { return true })
@@ -245,35 +246,35 @@ func TestT5_BadMappingFailsOnlyItsInput(t *testing.T) {
 func TestT6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 	st := newState()
 	ctx := context.Background()
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.Start(t, st, nil, aToB("AtoB"))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB")))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
-	gentest.Create(t, st, newA("a1", 5))
+	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.Create(t, st, newA("a1", 5))
 
 	// The old output stays until its finalizer goes...
-	gentest.Create(t, st, newA("marker", 0))
-	gentest.AwaitN[*B](t, st, ptrB("marker"), 0)
+	runtimetest.Create(t, st, newA("marker", 0))
+	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](0))
 	old, err := st.Get(ctx, ptrB("a1"))
 	require.NoError(t, err)
 	assert.Equal(t, resource.PhaseTearingDown, old.Metadata().Phase())
 
 	// ...then it is destroyed and created again from the new input.
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	b := gentest.AwaitN[*B](t, st, ptrB("a1"), 10)
+	b := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](10))
 	assert.True(t, b.Metadata().Finalizers().Empty())
 	assert.Equal(t, "AtoB", b.Metadata().Owner())
 }
 
 func TestT7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	st := newState()
-	gentest.Start(t, st, nil, aToB("AtoB", transform.WithInputFinalizers()))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB", transform.WithInputFinalizers())))
 	ctx := context.Background()
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 	a, err := st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer is added before the output is written")
@@ -281,14 +282,14 @@ func TestT7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	_, err = st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	gentest.AwaitMD(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	a, err = st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer stays while the output exists")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	gentest.AwaitGone(t, st, ptrB("a1"))
-	gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AwaitGone[*B](t, st, "a1")
+	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 }
 
@@ -297,9 +298,9 @@ func TestT8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 		st := newState()
 		var allow atomic.Bool
 		vetoed := make(chan struct{}, 16)
-		gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 			Name:            "AtoB",
-			MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+			MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 			TransformFunc:   double,
 			FinalizerRemovalFunc: func(context.Context, controller.Reader, *zap.Logger, *A) error {
 				if allow.Load() {
@@ -311,13 +312,13 @@ func TestT8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 				}
 				return errors.New("not yet")
 			},
-		}, transform.WithInputFinalizers()))
+		}, transform.WithInputFinalizers())))
 		ctx := context.Background()
-		gentest.Create(t, st, newA("a1", 1))
-		gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+		runtimetest.Create(t, st, newA("a1", 1))
+		runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 		_, err := st.Teardown(ctx, ptrA("a1"))
 		require.NoError(t, err)
-		gentest.AwaitGone(t, st, ptrB("a1"))
+		runtimetest.AwaitGone[*B](t, st, "a1")
 		for range 3 { // vetoed at first and on the retries
 			<-vetoed
 		}
@@ -326,51 +327,51 @@ func TestT8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 		assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "a vetoed finalizer stays")
 
 		allow.Store(true)
-		gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 	})
 }
 
 func TestT9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
 	st := newState()
-	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name:            "AtoB",
-		MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+		MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 		TransformFunc:   double,
 		TransformExtraOutputFunc: func(ctx context.Context, w controller.ReaderWriter, _ *zap.Logger, a *A, b *B) error {
-			return safe.WriterModify(ctx, w, gentest.New[gentest.CDef](a.Metadata().ID(), 0), func(c *C) error {
+			return safe.WriterModify(ctx, w, fixture.New[fixture.CDef](a.Metadata().ID(), 0), func(c *C) error {
 				c.TypedSpec().N = b.TypedSpec().N + 1
 				return nil
 			})
 		},
-	}, transform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive})))
-	gentest.Create(t, st, newA("a1", 1))
-	c := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 3)
+	}, transform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive}))))
+	runtimetest.Create(t, st, newA("a1", 1))
+	c := runtimetest.Await(t, st, "a1", fixture.RunningN[*C](3))
 	assert.Equal(t, "AtoB", c.Metadata().Owner())
-	gentest.SetN[*A](t, st, ptrA("a1"), 5)
-	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a1"), 11)
+	fixture.SetN[*A](t, st, ptrA("a1"), 5)
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*C](11))
 }
 
 func TestT10_OptionalMappingNoneMeansNoOutput(t *testing.T) {
 	st := newState()
-	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name: "AtoB",
 		MapMetadataOptionalFunc: func(a *A) optional.Optional[*B] {
 			if a.TypedSpec().N == 0 {
 				return optional.None[*B]()
 			}
-			return optional.Some(gentest.Map[*A, gentest.BDef](a))
+			return optional.Some(fixture.Map[*A, fixture.BDef](a))
 		},
 		TransformFunc: double,
-	}))
-	gentest.Create(t, st, newA("a1", 0), newA("a2", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a2"), 2)
+	})))
+	runtimetest.Create(t, st, newA("a1", 0), newA("a2", 1))
+	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](2))
 	_, err := st.Get(context.Background(), ptrB("a1"))
 	assert.True(t, state.IsNotFoundError(err), "None maps to no output")
 
-	gentest.SetN[*A](t, st, ptrA("a2"), 0)
-	gentest.AwaitGone(t, st, ptrB("a2"))
-	gentest.SetN[*A](t, st, ptrA("a1"), 3)
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 6)
+	fixture.SetN[*A](t, st, ptrA("a2"), 0)
+	runtimetest.AwaitGone[*B](t, st, "a2")
+	fixture.SetN[*A](t, st, ptrA("a1"), 3)
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](6))
 }
 
 func TestT11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
@@ -384,21 +385,21 @@ func TestT11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 			ctx := context.Background()
 			a := newA("a1", 1)
 			a.Metadata().Finalizers().Add("hold")
-			gentest.Create(t, st, a)
-			gentest.Start(t, st, nil, aToB("AtoB", opts...))
-			gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+			runtimetest.Create(t, st, a)
+			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB", opts...)))
+			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
-			gentest.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
-			gentest.AwaitN[*B](t, st, ptrB("a1"), 14)
+			fixture.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
+			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](14))
 			if withFinalizers {
-				gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
+				runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
 			}
 
 			require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "hold"))
 			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-			gentest.AwaitGone(t, st, ptrB("a1"))
+			runtimetest.AwaitGone[*B](t, st, "a1")
 		})
 	}
 }
@@ -406,20 +407,19 @@ func TestT11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 func TestT12_SharedOutputsAreOwnedPerController(t *testing.T) {
 	st := newState()
 	toC := func(name, prefix string) func(resource.Resource) *C {
-		return func(in resource.Resource) *C { return gentest.New[gentest.CDef](prefix+in.Metadata().ID(), 0) }
+		return func(in resource.Resource) *C { return fixture.New[fixture.CDef](prefix+in.Metadata().ID(), 0) }
 	}
-	gentest.Create(t, st, newA("x", 1), gentest.New[gentest.BDef]("x", 2))
+	runtimetest.Create(t, st, newA("x", 1), fixture.New[fixture.BDef]("x", 2))
 	aToC := toC("AtoC", "a-")
 	bToC := toC("BtoC", "b-")
-	gentest.Start(t, st, nil,
-		transform.NewController(transform.Settings[*A, *C]{
-			Name:            "AtoC",
-			MapMetadataFunc: func(a *A) *C { return aToC(a) },
-			TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, c *C) error {
-				c.TypedSpec().N = a.TypedSpec().N
-				return nil
-			},
-		}, transform.WithOutputKind(controller.OutputShared)),
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *C]{
+		Name:            "AtoC",
+		MapMetadataFunc: func(a *A) *C { return aToC(a) },
+		TransformFunc: func(_ context.Context, _ controller.Reader, _ *zap.Logger, a *A, c *C) error {
+			c.TypedSpec().N = a.TypedSpec().N
+			return nil
+		},
+	}, transform.WithOutputKind(controller.OutputShared)),
 		transform.NewController(transform.Settings[*B, *C]{
 			Name:            "BtoC",
 			MapMetadataFunc: func(b *B) *C { return bToC(b) },
@@ -427,17 +427,16 @@ func TestT12_SharedOutputsAreOwnedPerController(t *testing.T) {
 				c.TypedSpec().N = b.TypedSpec().N
 				return nil
 			},
-		}, transform.WithOutputKind(controller.OutputShared)),
-	)
-	ca := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("a-x"), 1)
-	cb := gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 2)
+		}, transform.WithOutputKind(controller.OutputShared))))
+	ca := runtimetest.Await(t, st, "a-x", fixture.RunningN[*C](1))
+	cb := runtimetest.Await(t, st, "b-x", fixture.RunningN[*C](2))
 	assert.Equal(t, "AtoC", ca.Metadata().Owner())
 	assert.Equal(t, "BtoC", cb.Metadata().Owner())
 
 	require.NoError(t, st.Destroy(context.Background(), ptrA("x")))
-	gentest.AwaitGone(t, st, gentest.Ptr[gentest.CDef]("a-x"))
-	gentest.SetN[*B](t, st, ptrB("x"), 3)
-	gentest.AwaitN[*C](t, st, gentest.Ptr[gentest.CDef]("b-x"), 3)
+	runtimetest.AwaitGone[*C](t, st, "a-x")
+	fixture.SetN[*B](t, st, ptrB("x"), 3)
+	runtimetest.Await(t, st, "b-x", fixture.RunningN[*C](3))
 }
 
 func TestT13_InputListOptionsSelectTheInputs(t *testing.T) {
@@ -448,11 +447,11 @@ func TestT13_InputListOptionsSelectTheInputs(t *testing.T) {
 			if withFinalizers {
 				opts = append(opts, transform.WithInputFinalizers())
 			}
-			gentest.Start(t, st, nil, aToB("AtoB", opts...))
+			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB", opts...)))
 			a1 := newA("a1", 1)
 			a1.Metadata().Labels().Set("sel", "")
-			gentest.Create(t, st, newA("a0", 5), a1)
-			gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+			runtimetest.Create(t, st, newA("a0", 5), a1)
+			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 			_, err := st.Get(context.Background(), ptrB("a0"))
 			assert.True(t, state.IsNotFoundError(err), "an input the options do not select has no output")
 
@@ -461,9 +460,9 @@ func TestT13_InputListOptionsSelectTheInputs(t *testing.T) {
 				return nil
 			})
 			require.NoError(t, err)
-			gentest.AwaitGone(t, st, ptrB("a1"))
+			runtimetest.AwaitGone[*B](t, st, "a1")
 			if withFinalizers {
-				gentest.AwaitMD(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+				runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 			}
 		})
 	}
@@ -472,38 +471,38 @@ func TestT13_InputListOptionsSelectTheInputs(t *testing.T) {
 func TestT14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	st := newState()
 	ctx := context.Background()
-	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
-	held := gentest.New[gentest.BDef]("held", 1)
+	require.NoError(t, st.Create(ctx, fixture.New[fixture.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
+	held := fixture.New[fixture.BDef]("held", 1)
 	held.Metadata().Finalizers().Add("hold")
 	require.NoError(t, st.Create(ctx, held, state.WithCreateOwner("AtoB")))
-	require.NoError(t, st.Create(ctx, gentest.New[gentest.BDef]("foreign", 1), state.WithCreateOwner("someone-else")))
-	gentest.Create(t, st, newA("a1", 1))
+	require.NoError(t, st.Create(ctx, fixture.New[fixture.BDef]("foreign", 1), state.WithCreateOwner("someone-else")))
+	runtimetest.Create(t, st, newA("a1", 1))
 
-	gentest.Start(t, st, nil, aToB("AtoB"))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
-	gentest.AwaitGone(t, st, ptrB("orphan"))
-	gentest.AwaitMD(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB")))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AwaitGone[*B](t, st, "orphan")
+	runtimetest.AwaitMetadata(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 	_, err := st.Get(ctx, ptrB("foreign"))
 	require.NoError(t, err, "outputs of other owners are left alone")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("held"), "hold"))
-	gentest.AwaitGone(t, st, ptrB("held"))
+	runtimetest.AwaitGone[*B](t, st, "held")
 }
 
 func TestT15_AMappingChangeMovesTheOutput(t *testing.T) {
 	st := newState()
-	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name: "AtoB",
 		MapMetadataFunc: func(a *A) *B {
-			return gentest.New[gentest.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
+			return fixture.New[fixture.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
 		},
 		TransformFunc: double,
-	}))
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 2)
-	gentest.SetN[*A](t, st, ptrA("a1"), 2)
-	gentest.AwaitN[*B](t, st, ptrB("a1-0"), 4)
-	gentest.AwaitGone(t, st, ptrB("a1-1"))
+	})))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](2))
+	fixture.SetN[*A](t, st, ptrA("a1"), 2)
+	runtimetest.Await(t, st, "a1-0", fixture.RunningN[*B](4))
+	runtimetest.AwaitGone[*B](t, st, "a1-1")
 }
 
 func TestT15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
@@ -513,35 +512,35 @@ func TestT15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 	// goes when a1 does.
 	st := newState()
 	ctx := context.Background()
-	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name: "AtoB",
 		MapMetadataFunc: func(a *A) *B {
-			return gentest.New[gentest.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
+			return fixture.New[fixture.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
 		},
 		TransformFunc: double,
-	}))
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 2)
+	})))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](2))
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1-1"), "hold"))
-	gentest.SetN[*A](t, st, ptrA("a1"), 2)
-	gentest.AwaitN[*B](t, st, ptrB("a1-0"), 4)
-	gentest.AwaitMD(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	fixture.SetN[*A](t, st, ptrA("a1"), 2)
+	runtimetest.Await(t, st, "a1-0", fixture.RunningN[*B](4))
+	runtimetest.AwaitMetadata(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
 
-	gentest.SetN[*A](t, st, ptrA("a1"), 3)
-	gentest.AwaitGone(t, st, ptrB("a1-0"))
+	fixture.SetN[*A](t, st, ptrA("a1"), 3)
+	runtimetest.AwaitGone[*B](t, st, "a1-0")
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1-1"), "hold"))
-	gentest.AwaitN[*B](t, st, ptrB("a1-1"), 6)
+	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](6))
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	gentest.AwaitGone(t, st, ptrB("a1-1"))
+	runtimetest.AwaitGone[*B](t, st, "a1-1")
 }
 
 func TestT16_ExtraInputsAreReadByTheTransform(t *testing.T) {
 	st := newState()
-	cfg := gentest.Ptr[gentest.CDef]("config")
-	gentest.Start(t, st, nil, transform.NewController(transform.Settings[*A, *B]{
+	cfg := typed.Pointer[*C]("config")
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name:            "AtoB",
-		MapMetadataFunc: gentest.Map[*A, gentest.BDef],
+		MapMetadataFunc: fixture.Map[*A, fixture.BDef],
 		TransformFunc: func(ctx context.Context, r controller.Reader, _ *zap.Logger, a *A, b *B) error {
 			c, err := safe.ReaderGet[*C](ctx, r, cfg)
 			if err != nil {
@@ -550,31 +549,31 @@ func TestT16_ExtraInputsAreReadByTheTransform(t *testing.T) {
 			b.TypedSpec().N = a.TypedSpec().N + c.TypedSpec().N
 			return nil
 		},
-	}, transform.WithExtraInputs(controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), ID: optional.Some("config"), Kind: controller.InputWeak})))
-	gentest.Create(t, st, gentest.New[gentest.CDef]("config", 100), newA("a1", 1), newA("a2", 2))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 101)
-	gentest.SetN[*C](t, st, cfg, 200)
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 201)
-	gentest.AwaitN[*B](t, st, ptrB("a2"), 202)
+	}, transform.WithExtraInputs(controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), ID: optional.Some("config"), Kind: controller.InputWeak}))))
+	runtimetest.Create(t, st, fixture.New[fixture.CDef]("config", 100), newA("a1", 1), newA("a2", 2))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](101))
+	fixture.SetN[*C](t, st, cfg, 200)
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](201))
+	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](202))
 }
 
 func TestT18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	// The output is destroyed and created again between the controller's
 	// read and its write: the state refuses the write as a conflict, and
 	// the controller reads the output again and writes it, without failing.
-	core := gentest.NewRecreating(inmem.NewState(), ptrB("a1"))
+	core := fixture.NewRecreating(inmem.NewState(), ptrB("a1"))
 	st := state.WrapCore(core)
 	ctrl := record(aToB("AtoB"))
-	gentest.Start(t, st, nil, ctrl)
-	gentest.Create(t, st, newA("a1", 1))
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 2)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
 
 	core.Arm()
-	gentest.SetN[*A](t, st, ptrA("a1"), 2)
-	gentest.AwaitN[*B](t, st, ptrB("a1"), 4)
+	fixture.SetN[*A](t, st, ptrA("a1"), 2)
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](4))
 	assert.Equal(t, 1, core.Conflicts(), "the write met the earlier-incarnation conflict")
 
-	gentest.Create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
-	gentest.AwaitN[*B](t, st, ptrB("marker"), 2)
+	runtimetest.Create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
+	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](2))
 	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
 }

@@ -64,6 +64,21 @@ func AwaitPointer[R resource.Resource](tb testing.TB, st state.State, ptr resour
 	return got
 }
 
+// AwaitMetadata waits until the resource ptr (of any type, in any
+// namespace) exists and cond holds on its metadata (phase, finalizers,
+// owner, labels, ...), and returns a copy of that metadata. cond is checked
+// on every state the resource goes through and receives a shared read-only
+// snapshot: it must not modify it. After [DefaultTimeout] it fails the test
+// with the last state seen.
+func AwaitMetadata(tb testing.TB, st state.State, ptr resource.Pointer, cond func(*resource.Metadata) bool) *resource.Metadata {
+	tb.Helper()
+	r := AwaitPointer(tb, st, ptr, func(r resource.Resource) bool { return cond(r.Metadata()) })
+	if r == nil { // tb failed without stopping the goroutine (not a *testing.T)
+		return nil
+	}
+	return r.Metadata() // of the copy AwaitPointer returns
+}
+
 // AwaitGone waits until the resource of type R with ID id (in R's default
 // namespace) does not exist, and fails the test after [DefaultTimeout]
 // with its last state.

@@ -19,8 +19,9 @@
 // parallel with others (t.Parallel) sees their goroutines too: give it
 // [WithoutLeakCheck].
 //
-// Waiting never polls and never sleeps: [Await], [AwaitGone] and
-// [AwaitAll] watch the resources and check their condition on every
+// Waiting never polls and never sleeps: [Await], [AwaitGone], [AwaitAll],
+// [AwaitMetadata] (a condition on metadata: phase, finalizers, owner) and
+// [AwaitState] watch the resources and check their condition on every
 // change, until a deadline ([DefaultTimeout]); [Settle] waits for the
 // engine's own notifications until it is idle (no Controller busy, no
 // QController item due or in flight, no watch behind the state; see

@@ -80,6 +80,43 @@ func TestAwaitAwaitGoneAwaitAll(t *testing.T) {
 	runtimetest.AwaitAll(t, e.State, func(ls []*Label) bool { return len(ls) == 1 })
 }
 
+// TestAwaitMetadataWaitsForAConditionOnMetadata waits for a finalizer and
+// a phase on a resource of any type, and reports the last state seen when
+// the condition is not met.
+func TestAwaitMetadataWaitsForAConditionOnMetadata(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := runtimetest.Start(t)
+		ptr := typed.Pointer[*Number]("one")
+		runtimetest.Create(t, e.State, number("one", 1))
+		changed := make(chan error, 1)
+		go func() {
+			synctest.Wait() // the test goroutine waits in AwaitMetadata
+			err := e.State.AddFinalizer(t.Context(), ptr, "keeper")
+			if err == nil {
+				_, err = e.State.Teardown(t.Context(), ptr)
+			}
+			changed <- err
+		}()
+		md := runtimetest.AwaitMetadata(t, e.State, ptr, func(md *resource.Metadata) bool {
+			return md.Finalizers().Has("keeper") && md.Phase() == resource.PhaseTearingDown
+		})
+		require.NoError(t, <-changed)
+		assert.True(t, md.Finalizers().Has("keeper"))
+		assert.Equal(t, resource.PhaseTearingDown, md.Phase())
+		md.Finalizers().Remove("keeper") // a private copy: the state is not changed
+		cur, err := e.State.Get(t.Context(), ptr)
+		require.NoError(t, err)
+		assert.True(t, cur.Metadata().Finalizers().Has("keeper"))
+
+		msg := run(t, func(tb testing.TB) {
+			runtimetest.AwaitMetadata(tb, e.State, ptr, func(md *resource.Metadata) bool { return md.Owner() == "nobody" })
+		})
+		assert.Contains(t, msg, "await Numbers.test.resgraph.dev(default/one)")
+		assert.Contains(t, msg, "condition not met within 30s")
+		assert.Contains(t, msg, "keeper", "the last state seen")
+	})
+}
+
 func TestSettleReturnsOnceTheChainIsDone(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithControllers(numberToLabel()))
 	for i := range 20 {
