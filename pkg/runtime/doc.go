@@ -203,7 +203,28 @@
 // skipped with WithMetrics(false); [Runtime.ControllerStatuses] reports the
 // controllers' states, last errors and recoveries either way (see
 // [ControllerStatus]). [Runtime.PublishExpvar] publishes them to expvar
-// under a name of the caller's choosing.
+// under a name of the caller's choosing. With them come latency histograms
+// (fixed log-scale buckets, recorded without locks or allocation): per
+// controller its queue wait, its end-to-end lag (the commit of the change
+// that caused a reconcile → its start) and its reconcile duration by
+// outcome, per kind the delivery lag (commit → routed), and per controller
+// the busy fraction of its time (of its worker pool's, for a QController).
+//
+// # Trace and hot loops
+//
+// The engine records what it does in a bounded, always-on causal trace
+// ([Runtime.Trace], sized by [WithTrace], [DefaultTraceSize] events by
+// default, 0 = off): each commit with its writer, each change routed to a
+// controller, each reconcile's start with the changes that caused it and
+// its end, QController retries and requeues with their due times, crashes,
+// restarts and finalizer waits. [WithTraceHook] streams it out. A running
+// engine reads it every [TracePollInterval] to detect hot loops: a
+// controller re-triggered mostly by its own writes, or controllers that keep
+// rewriting each other's inputs, at a sustained rate (see package
+// observe/hotloop for the defaults, [WithHotLoop] to tune them). A loop is
+// logged at WARN (its controllers, resources and cycle), listed by
+// [Runtime.HotLoops] and in [Metrics], and flagged in each of its
+// controllers' [ControllerStatus].
 //
 // The rules cited here are stated in docs/controllers-and-engine.md in the repository.
 package runtime

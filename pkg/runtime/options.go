@@ -3,6 +3,8 @@ package runtime
 import (
 	"time"
 
+	"github.com/resgraph/resgraph/pkg/observe/hotloop"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -19,6 +21,9 @@ const (
 	DefaultQueueBackoffInitial = 100 * time.Millisecond
 	// DefaultQueueBackoffMax caps the retry delay of a QController item.
 	DefaultQueueBackoffMax = time.Minute
+	// DefaultTraceSize is the number of events the causal trace keeps:
+	// trace.DefaultSize, 4096 events, about 1.1 MiB.
+	DefaultTraceSize = trace.DefaultSize
 )
 
 // Options configure a [Runtime]. Build them with [Option] functions passed to
@@ -33,8 +38,17 @@ type Options struct {
 	// QueueBackoffInitial and QueueBackoffMax bound the per-item retry
 	// backoff of QControllers (rule Q3).
 	QueueBackoffInitial, QueueBackoffMax time.Duration
-	// Metrics enables the counters of [Runtime.Metrics].
+	// Metrics enables the counters and latency histograms of
+	// [Runtime.Metrics].
 	Metrics bool
+	// TraceSize is the number of events the causal trace keeps (see
+	// [WithTrace]); 0 turns the trace off.
+	TraceSize int
+	// TraceHook, when set, receives the trace's events as they are
+	// recorded (see [WithTraceHook]).
+	TraceHook func(events []trace.Event)
+	// HotLoop tunes the hot-loop detector (see [WithHotLoop]).
+	HotLoop hotloop.Config
 }
 
 // Option configures a [Runtime].
@@ -42,9 +56,11 @@ type Option func(*Options)
 
 // DefaultOptions returns the defaults: no cached kind, restart backoff from
 // [DefaultRestartBackoffInitial] to [DefaultRestartBackoffMax], item backoff
-// from [DefaultQueueBackoffInitial] to [DefaultQueueBackoffMax], metrics on.
+// from [DefaultQueueBackoffInitial] to [DefaultQueueBackoffMax], metrics on,
+// a trace of [DefaultTraceSize] events, the hot-loop detector's defaults.
 func DefaultOptions() Options {
 	return Options{
+		TraceSize:             DefaultTraceSize,
 		RestartBackoffInitial: DefaultRestartBackoffInitial,
 		RestartBackoffMax:     DefaultRestartBackoffMax,
 		QueueBackoffInitial:   DefaultQueueBackoffInitial,
@@ -83,6 +99,37 @@ func WithMetrics(enabled bool) Option {
 	return func(o *Options) { o.Metrics = enabled }
 }
 
+// WithTrace sizes the engine's causal trace: a ring that keeps the newest
+// size events (commits, routing, reconcile starts and ends with their
+// causes, queue retries and requeues with their due times, crashes,
+// restarts, finalizer waits, hot loops), read by [Runtime.Trace]. It is on
+// by default with [DefaultTraceSize] events; 0 turns it off, and with it
+// the hot-loop detection, which reads the trace. A negative size is an
+// invalid-class error.
+func WithTrace(size int) Option {
+	return func(o *Options) { o.TraceSize = size }
+}
+
+// WithTraceHook streams the trace out: while the engine runs, hook is
+// called with the events recorded since its previous call, oldest first,
+// from one engine goroutine, at most every [TracePollInterval] (a Lost
+// event first when more events than the trace keeps came in between).
+// The hook is user code: it may write to a file or export to a tracing
+// system, and should return promptly (the events pile up in the ring
+// meanwhile); it must not keep the slice. A panic in it is logged and the
+// hook is not called again. It needs the trace on.
+func WithTraceHook(hook func(events []trace.Event)) Option {
+	return func(o *Options) { o.TraceHook = hook }
+}
+
+// WithHotLoop tunes the hot-loop detection (the defaults of package
+// hotloop: a loop is a cycle of controllers each writing, at 10 commits
+// per second or more, mostly because of the previous one's change,
+// sustained over 2 windows of 500 ms; it ends after 5 s without).
+func WithHotLoop(cfg hotloop.Config) Option {
+	return func(o *Options) { o.HotLoop = cfg }
+}
+
 // validate reports the first unusable option as an invalid-class error.
 func (o *Options) validate() error {
 	for _, k := range o.CachedKinds {
@@ -92,6 +139,12 @@ func (o *Options) validate() error {
 	}
 	if o.RestartBackoffInitial <= 0 || o.RestartBackoffMax < o.RestartBackoffInitial {
 		return state.NewInvalidError(nil, "runtime options: restart backoff: need 0 < initial (%v) <= max (%v)", o.RestartBackoffInitial, o.RestartBackoffMax)
+	}
+	if o.TraceSize < 0 {
+		return state.NewInvalidError(nil, "runtime options: trace size %d: need >= 0 (0 turns the trace off)", o.TraceSize)
+	}
+	if o.TraceHook != nil && o.TraceSize == 0 {
+		return state.NewInvalidError(nil, "runtime options: a trace hook needs the trace on (WithTrace(0) turns it off)")
 	}
 	if o.QueueBackoffInitial <= 0 || o.QueueBackoffMax < o.QueueBackoffInitial {
 		return state.NewInvalidError(nil, "runtime options: queue backoff: need 0 < initial (%v) <= max (%v)", o.QueueBackoffInitial, o.QueueBackoffMax)

@@ -50,7 +50,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	}); err != nil {
 		return err
 	}
-	tel := r.newTelemetry()
+	tel := r.newTelemetry(name, false, 1)
 	wake := route.NewWake()
 	var c *crunner.Runner
 	c = crunner.New(crunner.Config{
@@ -172,7 +172,7 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	if err != nil {
 		return err
 	}
-	tel := r.newTelemetry()
+	tel := r.newTelemetry(name, true, int(concurrency))
 	c := qrunner.New(qrunner.Config{
 		Name:                name,
 		Ctrl:                ctrl,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
@@ -42,6 +43,8 @@ type runner interface {
 	status() ControllerStatus
 	// activity reports what the controller is busy with.
 	activity() ControllerActivity
+	// sink is its telemetry sink (nil with metrics and trace off).
+	sink() *telemetry.Controller
 }
 
 // Runtime is the engine: it registers Controllers and QControllers, watches
@@ -66,7 +69,10 @@ type Runtime struct {
 	db     *dependency.DB[*route.Subscriber]
 	router *route.Router
 	caches *cache.Set
-	clock  *telemetry.Clock
+	// tel is what the telemetry sinks share: clock, trace, metrics on.
+	tel *telemetry.Engine
+	// loops are the engine's hot-loop findings (see hotloop.go).
+	loops loopState
 	// idle wakes WaitIdle callers (see activity.go).
 	idle idle.Notifier
 	// group tracks every goroutine the engine starts.
@@ -104,7 +110,7 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		opts:    o,
 		db:      dependency.New[*route.Subscriber](),
 		caches:  cache.NewSet(o.CachedKinds),
-		clock:   telemetry.NewClock(),
+		tel:     &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(o.TraceSize), Metrics: o.Metrics},
 		runners: map[string]runner{},
 	}
 	r.router = route.New(route.Config{
@@ -141,6 +147,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 	for _, rn := range r.runners {
 		r.group.Go(func() { rn.run(ctx, nil) })
 	}
+	if r.tel.Ring != nil {
+		r.group.Go(func() { r.observe(ctx) })
+	}
 	r.mu.Unlock()
 
 	<-ctx.Done()
@@ -153,13 +162,11 @@ func (r *Runtime) Run(ctx context.Context) error {
 	return nil
 }
 
-// newTelemetry returns the telemetry sink of a controller: nil (every
-// report a no-op) when metrics are off.
-func (r *Runtime) newTelemetry() *telemetry.Controller {
-	if !r.opts.Metrics {
-		return nil
-	}
-	return telemetry.NewController(r.clock)
+// newTelemetry returns the telemetry sink of a controller (a QController
+// with workers workers when qc is set): nil (every report a no-op) when
+// metrics and the trace are off.
+func (r *Runtime) newTelemetry(name string, qc bool, workers int) *telemetry.Controller {
+	return telemetry.NewController(r.tel, name, qc, workers)
 }
 
 // group tracks the goroutines the engine starts (kind watches, controllers,

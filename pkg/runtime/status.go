@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/resgraph/resgraph/pkg/observe/histogram"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/crunner"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/qrunner"
@@ -65,6 +67,20 @@ const (
 // for their next change; they are failing items too), and Parked lists up to
 // 32 of them, sorted, each with its last error.
 //
+// QueueWait, Lag, Duration and Busy are the controller's latency
+// histograms and saturation (with metrics on): QueueWait from its work
+// becoming due (a wake-up, a queued item, the end of an item's backoff or
+// requeue interval) to the start of its reconcile; Lag, end to end, from
+// the commit of the oldest change that caused a reconcile to its start;
+// Duration, the reconcile's duration (a Controller's pass, a QController's
+// Reconcile or MapInput call) by outcome ("ok", "error", "requeue",
+// "panic"; outcomes never seen are left out); Busy, the fraction of the
+// last ten complete seconds the controller (a QController: its pool of
+// Concurrency workers) spent reconciling, in [0, 1]. HotLoop describes the
+// hot loop the controller is part of while one is flagged ("A writes X →
+// B writes Y → A"; see [Runtime.HotLoops]); HotLoops counts the loops
+// flagged with it.
+//
 // State, BackoffUntil, LastError, LastErrorAt, Recovered, RecoveredAt,
 // FailingItems, ParkedItems and Parked are tracked even with metrics off;
 // the counters are then zero.
@@ -92,24 +108,38 @@ type ControllerStatus struct {
 	InFlight     int           `json:"inFlight"`
 	ParkedItems  int           `json:"parkedItems,omitempty"`
 	Parked       []ParkedItem  `json:"parked,omitempty"`
+
+	QueueWait histogram.Snapshot            `json:"queueWait"`
+	Lag       histogram.Snapshot            `json:"lag"`
+	Duration  map[string]histogram.Snapshot `json:"duration"`
+	Busy      float64                       `json:"busy"`
+	HotLoop   string                        `json:"hotLoop,omitempty"`
+	HotLoops  uint64                        `json:"hotLoops"`
 }
 
 // KindMetrics are the counters of one watched kind: changes routed to
-// controllers, and re-lists after a failed watch.
+// controllers, re-lists after a failed watch, and the delivery lag of its
+// changes (from the commit of a created or updated resource to its routing
+// to the controllers).
 type KindMetrics struct {
-	Namespace    string `json:"namespace"`
-	Type         string `json:"type"`
-	EventsRouted uint64 `json:"eventsRouted"`
-	Relists      uint64 `json:"relists"`
+	Namespace    string             `json:"namespace"`
+	Type         string             `json:"type"`
+	EventsRouted uint64             `json:"eventsRouted"`
+	Relists      uint64             `json:"relists"`
+	DeliveryLag  histogram.Snapshot `json:"deliveryLag"`
 }
 
-// Metrics are an engine's counters: every controller (sorted by name) and
-// every watched kind (sorted by namespace and type).
-// In JSON (see [Runtime.PublishExpvar]) they are {"controllers": [...],
-// "kinds": [...]}, named as [ControllerStatus] says.
+// Metrics are an engine's counters and histograms: every controller
+// (sorted by name), every watched kind (sorted by namespace and type) and
+// the hot loops flagged now. In JSON (see [Runtime.PublishExpvar]) they
+// are {"controllers": [...], "kinds": [...], "hotLoops": [...]}, named as
+// [ControllerStatus] says; a histogram is {"count", "sumNs", "p50Ns",
+// "p90Ns", "p99Ns", "buckets": [{"lt", "n"}]} (see package
+// observe/histogram).
 type Metrics struct {
 	Controllers []ControllerStatus `json:"controllers"`
 	Kinds       []KindMetrics      `json:"kinds"`
+	HotLoops    []HotLoop          `json:"hotLoops"`
 }
 
 // controllerRunner is a registered Controller.
@@ -119,10 +149,12 @@ type controllerRunner struct {
 	name string
 }
 
+func (c *controllerRunner) sink() *telemetry.Controller { return c.tel }
+
 func (c *controllerRunner) run(ctx context.Context, _ []resource.KindKey) { c.r.Run(ctx) }
 
 func (c *controllerRunner) status() ControllerStatus {
-	return newControllerStatus(c.name, KindController, c.r.Status(), c.tel.Counters())
+	return newControllerStatus(c.name, KindController, c.r.Status(), c.tel)
 }
 
 func (c *controllerRunner) activity() ControllerActivity {
@@ -136,13 +168,15 @@ type qcontrollerRunner struct {
 	name string
 }
 
+func (c *qcontrollerRunner) sink() *telemetry.Controller { return c.tel }
+
 func (c *qcontrollerRunner) run(ctx context.Context, existing []resource.KindKey) {
 	c.r.Run(ctx, existing)
 }
 
 func (c *qcontrollerRunner) status() ControllerStatus {
 	snap, failing, queued, inFlight := c.r.Status()
-	st := newControllerStatus(c.name, KindQController, snap, c.tel.Counters())
+	st := newControllerStatus(c.name, KindQController, snap, c.tel)
 	st.FailingItems, st.QueueLen, st.InFlight = failing, queued, inFlight
 	c.parkedStatus(&st)
 	return st
@@ -153,9 +187,11 @@ func (c *qcontrollerRunner) activity() ControllerActivity {
 }
 
 // newControllerStatus assembles a status from the runner's status and the
-// controller's counters.
-func newControllerStatus(name, kind string, st status.Snapshot, n telemetry.Counters) ControllerStatus {
-	return ControllerStatus{
+// controller's counters and histograms.
+func newControllerStatus(name, kind string, st status.Snapshot, tel *telemetry.Controller) ControllerStatus {
+	n, l := tel.Counters(), tel.Latencies()
+	loop, loops := tel.HotLoop()
+	cs := ControllerStatus{
 		Name:         name,
 		Kind:         kind,
 		State:        st.State,
@@ -170,7 +206,19 @@ func newControllerStatus(name, kind string, st status.Snapshot, n telemetry.Coun
 		WakeUps:      n.WakeUps,
 		Requeues:     n.Requeues,
 		BusyTime:     n.Busy,
+		QueueWait:    l.QueueWait,
+		Lag:          l.Lag,
+		Duration:     map[string]histogram.Snapshot{},
+		Busy:         l.Busy,
+		HotLoop:      loop,
+		HotLoops:     loops,
 	}
+	for o := trace.OutcomeOK; o <= trace.OutcomePanic; o++ {
+		if l.Duration[o].Count > 0 {
+			cs.Duration[o.String()] = l.Duration[o]
+		}
+	}
+	return cs
 }
 
 // ControllerStatuses returns the status of every registered controller,
@@ -201,8 +249,10 @@ func (r *Runtime) Metrics() Metrics {
 			Type:         k.Key.Type(),
 			EventsRouted: k.EventsRouted,
 			Relists:      k.Relists,
+			DeliveryLag:  k.DeliveryLag,
 		})
 	}
+	m.HotLoops = r.HotLoops()
 	return m
 }
 

@@ -94,8 +94,11 @@ func TestMetrics_PublishExpvar(t *testing.T) {
 	assert.Empty(t, other.Metrics().Controllers, "two engines share nothing")
 
 	// The JSON names: lowerCamelCase, zero times and an empty last error
-	// omitted (not "0001-01-01T00:00:00Z"), an empty list as [].
+	// omitted (not "0001-01-01T00:00:00Z"), an empty list as [], an
+	// empty histogram with its count and quantiles.
+	empty := `{"count": 0, "sumNs": 0, "p50Ns": 0, "p90Ns": 0, "p99Ns": 0, "buckets": []}`
 	assert.JSONEq(t, `{"controllers": [{"name": "c", "kind": "controller", "state": "starting",
 		"reconciles": 0, "crashes": 0, "restarts": 0, "wakeUps": 0, "requeues": 0, "busyTimeNs": 0,
-		"queueLen": 0, "inFlight": 0}], "kinds": []}`, expvar.Get(name).String())
+		"queueLen": 0, "inFlight": 0, "queueWait": `+empty+`, "lag": `+empty+`, "duration": {},
+		"busy": 0, "hotLoops": 0}], "kinds": [], "hotLoops": []}`, expvar.Get(name).String())
 }

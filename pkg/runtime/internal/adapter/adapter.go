@@ -254,6 +254,9 @@ func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...co
 	if err != nil {
 		return false, err
 	}
+	if !ready {
+		a.tel.TeardownPending(ptr)
+	}
 	a.refreshCache(ctx, ptr)
 	return ready, nil
 }

@@ -60,12 +60,13 @@ func (p *passes) taken() {
 }
 
 // eventCh counts a call of EventCh, which ends the current pass (unless it
-// is the Run's first call); it reports whether the call ended a pass in
-// which no failure was reported — a recovery.
-func (p *passes) eventCh() (clean bool) {
+// is the Run's first call); it reports whether the call ended a pass, and
+// whether that pass had no failure reported in it — a recovery.
+func (p *passes) eventCh() (ended, clean bool) {
 	n := p.calls.Add(1)
 	failed := p.failed.Swap(false)
-	return n > p.base.Load()+1 && !failed
+	ended = n > p.base.Load()+1
+	return ended, ended && !failed
 }
 
 // fail records a failure reported in the current pass.

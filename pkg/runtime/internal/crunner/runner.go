@@ -78,8 +78,10 @@ type Runner struct {
 	eventCh chan controller.ReconcileEvent
 
 	boMu sync.Mutex
-	// bo is the restart backoff; protected by boMu.
-	bo *backoff.ExponentialBackOff
+	// bo is the restart backoff and attempt the crashes since it was
+	// last reset; protected by boMu.
+	bo      *backoff.ExponentialBackOff
+	attempt int
 }
 
 // New returns the runner of a Controller; it starts nothing.
@@ -121,27 +123,30 @@ func (c *Runner) Run(ctx context.Context) {
 			return
 		}
 		c.status.Failed(o.Text("Run"))
-		delay := c.nextBackoff()
-		c.cfg.Telemetry.Crashed(o, d, delay)
+		delay, attempt := c.nextBackoff()
+		c.cfg.Telemetry.Crashed(o, d, delay, attempt)
 		c.status.SetState(status.Backoff, time.Now().Add(delay))
 		outcome.Log(c.elog, outcome.Run, o, d, delay)
 		if !outcome.Wait(ctx, delay) {
 			return
 		}
-		c.cfg.Telemetry.Restarted()
+		c.cfg.Telemetry.Restarted(attempt)
 	}
 }
 
-func (c *Runner) nextBackoff() time.Duration {
+// nextBackoff returns the next restart delay and the crashes it counts.
+func (c *Runner) nextBackoff() (time.Duration, int) {
 	c.boMu.Lock()
 	defer c.boMu.Unlock()
-	return c.bo.NextBackOff()
+	c.attempt++
+	return c.bo.NextBackOff(), c.attempt
 }
 
 func (c *Runner) resetBackoff() {
 	c.boMu.Lock()
 	defer c.boMu.Unlock()
 	c.bo.Reset()
+	c.attempt = 0
 }
 
 // runOnce runs Run once, with a fresh forwarder that delivers the start

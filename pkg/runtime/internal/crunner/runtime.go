@@ -22,7 +22,10 @@ var (
 // the current pass: a recovery when no failure was reported in it.
 func (r *runtime) EventCh() <-chan controller.ReconcileEvent {
 	c := r.runner
-	clean := c.passes.eventCh()
+	ended, clean := c.passes.eventCh()
+	if ended {
+		c.cfg.Telemetry.PassEnded(!clean)
+	}
 	c.cfg.Idle.Ping()
 	if clean {
 		c.status.Recover(nil)

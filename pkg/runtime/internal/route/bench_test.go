@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
@@ -39,13 +40,13 @@ func BenchmarkRouteEvent(b *testing.B) {
 		for _, interested := range []int{1, 10, 100} {
 			b.Run(fmt.Sprintf("%s/interested=%d", family, interested), func(b *testing.B) {
 				db := dependency.New[*Subscriber]()
-				clock := telemetry.NewClock()
+				eng := &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(trace.DefaultSize), Metrics: true}
 				for i := range 200 {
 					typ := "Bs.test.resgraph.dev"
 					if i < interested {
 						typ = kindA.Type()
 					}
-					sub := &Subscriber{Telemetry: telemetry.NewController(clock)}
+					sub := &Subscriber{Telemetry: telemetry.NewController(eng, "c"+strconv.Itoa(i), family == dependency.FamilyQController, 1)}
 					kind := controller.InputWeak
 					if family == dependency.FamilyController {
 						sub.Wake = NewWake()

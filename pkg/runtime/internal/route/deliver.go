@@ -31,8 +31,9 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 			}
 			for j := range events {
 				if Matches(s, events[j].Type, metas[j]) {
+					// Accounted first: the pass it starts takes it as its cause.
+					sub.Telemetry.Woken(events[j].Type, metas[j])
 					sub.Wake.Send()
-					sub.Telemetry.Woken()
 					break
 				}
 			}
@@ -46,7 +47,9 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 				continue
 			}
 			ns, typ, id := md.Identity()
-			scratch = append(scratch, work.Item{Ptr: resource.NewPointerKey(ns, typ, id), Map: mapped})
+			it := work.Item{Ptr: resource.NewPointerKey(ns, typ, id), Map: mapped}
+			scratch = append(scratch, it)
+			sub.Telemetry.Queued(it, events[j].Type, md)
 		}
 		switch len(scratch) {
 		case 0:
@@ -56,7 +59,6 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 		default:
 			sub.Queue.AddBatch(scratch)
 		}
-		sub.Telemetry.Queued(scratch)
 	}
 	return scratch
 }

@@ -30,6 +30,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/pkg/observe/histogram"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
@@ -190,6 +191,8 @@ func (r *Router) WaitBootstrapped(ctx context.Context, keys []resource.KindKey) 
 type KindMetrics struct {
 	Key                   resource.KindKey
 	EventsRouted, Relists uint64
+	// DeliveryLag is the histogram of commit → routed.
+	DeliveryLag histogram.Snapshot
 }
 
 // Metrics returns the counters of every watched kind, sorted by key (zero
@@ -198,7 +201,7 @@ func (r *Router) Metrics() []KindMetrics {
 	ws := r.watchers()
 	out := make([]KindMetrics, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, KindMetrics{Key: w.key, EventsRouted: w.tel.EventsRouted(), Relists: w.tel.Relists()})
+		out = append(out, KindMetrics{Key: w.key, EventsRouted: w.tel.EventsRouted(), Relists: w.tel.Relists(), DeliveryLag: w.tel.DeliveryLag()})
 	}
 	return out
 }

@@ -19,8 +19,13 @@
 package telemetry
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/resgraph/resgraph/pkg/observe/busy"
+	"github.com/resgraph/resgraph/pkg/observe/histogram"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
@@ -46,9 +51,13 @@ type Counters struct {
 }
 
 // Controller is the sink of one controller. A nil *Controller is metrics
-// off: every method does nothing.
+// and trace off: every method does nothing.
 type Controller struct {
-	clock      *Clock
+	eng  *Engine
+	name string
+	// kind is the trace's name of its reconciles' items: "" for a
+	// Controller (a pass has no item).
+	qc         bool
 	reconciles atomic.Uint64
 	crashes    atomic.Uint64
 	restarts   atomic.Uint64
@@ -62,52 +71,118 @@ type Controller struct {
 	// (-1: none since its Run started); owned by the goroutine that
 	// delivers its events (one Run's forwarder at a time).
 	prevDelivery time.Duration
+	lat          latencies
+	meter        *busy.Meter
+	// hotLoop describes the flagged hot loop the controller is part of
+	// ("" when none); hotLoops counts the loops flagged with it.
+	hotLoop  atomic.Pointer[string]
+	hotLoops atomic.Uint64
+
+	mu sync.Mutex
+	// pass is the work pending for a Controller's next pass, and open,
+	// openAt and early the state of its current pass (see PassEnded);
+	// items the work pending for each QController item. Protected by mu.
+	pass   pending
+	open   bool
+	openAt time.Duration
+	early  struct {
+		set    bool
+		at     time.Duration
+		failed bool
+	}
+	items map[work.Item]pending
 }
 
-// NewController returns the sink of one controller, timed by clock.
-func NewController(clock *Clock) *Controller { return &Controller{clock: clock, prevDelivery: -1} }
-
-// Woken: the router woke a Controller for a change of one of its inputs
-// (several wake-ups coalesce into one ReconcileEvent). Called on the kind
-// watch's goroutine, once per routed batch that concerns the controller,
-// right after the kind's [Kind.Routed] for that batch.
-func (c *Controller) Woken() {
-	if c != nil {
-		c.wakeUps.Add(1)
+// NewController returns the sink of the controller name (a QController
+// with workers workers when qc is set) of the engine eng, or nil when eng
+// keeps neither metrics nor a trace.
+func NewController(eng *Engine, name string, qc bool, workers int) *Controller {
+	if eng.Off() {
+		return nil
 	}
+	c := &Controller{eng: eng, name: name, qc: qc, prevDelivery: -1, meter: busy.New(workers, 0)}
+	if qc {
+		c.items = map[work.Item]pending{}
+	}
+	return c
 }
 
-// Queued: the router queued items for a QController (a reconcile item per
-// changed primary input, a map item per changed mapped input), for the
-// batch its kind's [Kind.Routed] reported just before, on the same
-// goroutine. items is the router's scratch storage: read it, never keep
-// it.
-func (c *Controller) Queued(items []work.Item) {
-	if c != nil {
-		c.wakeUps.Add(uint64(len(items)))
+// Woken: the router woke a Controller for the change t of the resource
+// md (the first change of a routed batch that concerns it; several
+// wake-ups coalesce into one ReconcileEvent). Called on the kind watch's
+// goroutine, right after the kind's [Kind.Routed] for that batch; md is
+// read, never kept.
+func (c *Controller) Woken(t state.EventType, md *resource.Metadata) {
+	if c == nil {
+		return
 	}
+	c.wakeUps.Add(1)
+	now := c.eng.Clock.Now()
+	c.mu.Lock()
+	c.pass.change(t, md, now)
+	c.mu.Unlock()
+	c.route(t, md, now)
+}
+
+// Queued: the router queued item for a QController for the change t of
+// the resource md (a reconcile item for a primary input, a map item for a
+// mapped one), after its kind's [Kind.Routed] for the batch, on the same
+// goroutine; md is read, never kept.
+func (c *Controller) Queued(item work.Item, t state.EventType, md *resource.Metadata) {
+	if c == nil {
+		return
+	}
+	c.wakeUps.Add(1)
+	now := c.eng.Clock.Now()
+	c.mu.Lock()
+	p := c.items[item]
+	p.change(t, md, now)
+	c.items[item] = p
+	c.mu.Unlock()
+	c.route(t, md, now)
+}
+
+// route traces the routing of a change to the controller.
+func (c *Controller) route(t state.EventType, md *resource.Metadata, now time.Duration) {
+	if c.eng.Ring == nil {
+		return
+	}
+	wall := c.eng.Clock.Time(now)
+	ev := trace.Event{Type: trace.Route, Controller: c.name, Op: opName(t), Resource: refOf(md)}
+	if t != state.Destroyed {
+		if u := md.Updated(); !u.IsZero() {
+			ev.Duration = max(wall.Sub(u), 0)
+		}
+	}
+	c.eng.add(&ev, wall)
 }
 
 // RunStarted: a Controller's Run starts (or restarts); its start event is
 // pending.
 func (c *Controller) RunStarted() {
-	if c != nil {
-		c.prevDelivery = -1
+	if c == nil {
+		return
 	}
+	c.prevDelivery = -1
+	now := c.eng.Clock.Now()
+	c.mu.Lock()
+	c.pass.dueAt(now)
+	c.open, c.early.set = false, false
+	c.mu.Unlock()
 }
 
 // EventTaken: a Controller took a ReconcileEvent from EventCh — a pass
 // starts. waited tells whether the event had to wait for it (it was busy
 // when the event became pending). Called by the goroutine that delivers
-// its events. It ends the busy time of the previous pass: until now when
-// the event waited (the controller was busy until it came back for it),
-// otherwise until the end of the last runtime call it made (the pass's last
-// step before it went back to wait).
+// its events, after the send. It ends the busy time of the previous pass:
+// until now when the event waited (the controller was busy until it came
+// back for it), otherwise until the end of the last runtime call it made
+// (the pass's last step before it went back to wait).
 func (c *Controller) EventTaken(waited bool) {
 	if c == nil {
 		return
 	}
-	now := c.clock.Now()
+	now := c.eng.Clock.Now()
 	if prev := c.prevDelivery; prev >= 0 {
 		var busy time.Duration
 		if waited {
@@ -119,6 +194,80 @@ func (c *Controller) EventTaken(waited bool) {
 	}
 	c.prevDelivery = now
 	c.reconciles.Add(1)
+
+	c.mu.Lock()
+	p := c.pass
+	c.pass = pending{}
+	early := c.early
+	c.early.set = false
+	c.open, c.openAt = !early.set, now
+	c.mu.Unlock()
+	c.started(&p, trace.Ref{}, "", now)
+	if early.set {
+		// The pass ended before its start was accounted (see PassEnded).
+		c.ended(trace.Ref{}, "", 0, outcomeOf(early.failed), "", now)
+	}
+}
+
+// PassEnded: a Controller came back to EventCh after a pass (failed: it
+// reported a failure in it). Called on the controller's goroutine. The
+// pass's start may not be accounted yet (the forwarder accounts it right
+// after the send): its end is then kept for [Controller.EventTaken].
+func (c *Controller) PassEnded(failed bool) {
+	if c == nil {
+		return
+	}
+	now := c.eng.Clock.Now()
+	c.mu.Lock()
+	open, at := c.open, c.openAt
+	c.open = false
+	if !open {
+		c.early.set, c.early.at, c.early.failed = true, now, failed
+	}
+	c.mu.Unlock()
+	if open {
+		c.ended(trace.Ref{}, "", now-at, outcomeOf(failed), "", now)
+	}
+}
+
+func outcomeOf(failed bool) trace.Outcome {
+	if failed {
+		return trace.OutcomeError
+	}
+	return trace.OutcomeOK
+}
+
+// started accounts a reconcile's start: its queue wait and end-to-end lag
+// from p, and its trace event.
+func (c *Controller) started(p *pending, item trace.Ref, op string, now time.Duration) {
+	wall := c.eng.Clock.Time(now)
+	var wait time.Duration
+	if p.set {
+		wait = max(now-p.due, 0)
+		if c.eng.Metrics {
+			c.lat.queueWait.Observe(wait)
+			if !p.commit.IsZero() {
+				c.lat.lag.Observe(wall.Sub(p.commit))
+			}
+		}
+	}
+	if c.eng.Ring != nil {
+		ev := trace.Event{Type: trace.ReconcileStart, Controller: c.name, Op: op, Resource: item, Cause: p.cause, Causes: p.causes, Duration: wait}
+		c.eng.add(&ev, wall)
+	}
+}
+
+// ended accounts a reconcile's end after d with o (msg: the failure).
+func (c *Controller) ended(item trace.Ref, op string, d time.Duration, o trace.Outcome, msg string, now time.Duration) {
+	wall := c.eng.Clock.Time(now)
+	if c.eng.Metrics {
+		c.lat.duration[o].Observe(d)
+		c.meter.Add(wall, d)
+	}
+	if c.eng.Ring != nil {
+		ev := trace.Event{Type: trace.ReconcileEnd, Controller: c.name, Op: op, Resource: item, Outcome: o, Duration: d, Error: msg}
+		c.eng.add(&ev, wall)
+	}
 }
 
 // Op names a runtime call of a controller (the reads and writes of
@@ -146,11 +295,47 @@ const (
 // or a modify, target is the written resource's metadata with the
 // committed version. Called on the controller's goroutine once the state
 // returned. The end of a Controller's last call before it waits again ends
-// the busy time of its pass (see [Controller.EventTaken]).
+// the busy time of its pass (see [Controller.EventTaken]). A destroy
+// refused for pending finalizers is traced as a finalizer wait.
 func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
-	if c != nil {
-		c.lastCall.Store(int64(c.clock.Now()))
+	if c == nil {
+		return
 	}
+	now := c.eng.Clock.Now()
+	c.lastCall.Store(int64(now))
+	if c.eng.Ring == nil || op == OpGet || op == OpList || op == OpContextWithTeardown || op == OpCleanupOutputs {
+		return
+	}
+	typ := trace.Commit
+	var detail string
+	if err != nil {
+		if op != OpDestroy || !state.IsPendingFinalizersError(err) {
+			return
+		}
+		typ, detail = trace.FinalizerWait, err.Error()
+	}
+	ref, ok := refOfTarget(target)
+	if !ok {
+		return
+	}
+	ref.Writer = c.name
+	ev := trace.Event{Type: typ, Controller: c.name, Op: string(op), Resource: ref, Detail: detail}
+	c.eng.add(&ev, c.eng.Clock.Time(now))
+}
+
+// TeardownPending: a teardown by the controller left target tearing down
+// with finalizers still on it (it cannot be destroyed yet). Called on the
+// controller's goroutine.
+func (c *Controller) TeardownPending(target resource.Pointer) {
+	if c == nil || c.eng.Ring == nil {
+		return
+	}
+	ref, ok := refOfTarget(target)
+	if !ok {
+		return
+	}
+	ev := trace.Event{Type: trace.FinalizerWait, Controller: c.name, Op: string(OpTeardown), Resource: ref, Detail: "finalizers pending after teardown"}
+	c.eng.add(&ev, time.Now())
 }
 
 // Stamp is when an item started, on the engine's clock (zero with metrics
@@ -164,7 +349,22 @@ func (c *Controller) ItemStarted(item work.Item) Stamp {
 	if c == nil {
 		return 0
 	}
-	return Stamp(c.clock.Now())
+	now := c.eng.Clock.Now()
+	c.mu.Lock()
+	p, ok := c.items[item]
+	if ok {
+		delete(c.items, item)
+	}
+	c.mu.Unlock()
+	c.started(&p, refOfKey(item.Ptr), itemOp(item), now)
+	return Stamp(now)
+}
+
+func itemOp(item work.Item) string {
+	if item.Map {
+		return "map"
+	}
+	return "reconcile"
 }
 
 // ItemEnded: the item's call ended with o, decided as d; the queue made the
@@ -174,7 +374,9 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 	if c == nil {
 		return
 	}
-	c.busy.Add(int64(c.clock.Now() - time.Duration(start)))
+	now := c.eng.Clock.Now()
+	took := now - time.Duration(start)
+	c.busy.Add(int64(took))
 	c.reconciles.Add(1)
 	if d.Action != outcome.Done {
 		c.requeues.Add(1)
@@ -182,26 +384,91 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 	if d.Crash {
 		c.crashes.Add(1)
 	}
+	c.mu.Lock()
+	if p, ok := c.items[item]; ok {
+		// Queued again while in flight: due from now on.
+		p.due = max(p.due, now)
+		c.items[item] = p
+	} else if d.Action != outcome.Done {
+		p.dueAt(now + delay)
+		c.items[item] = p
+	}
+	c.mu.Unlock()
+	ref := refOfKey(item.Ptr)
+	msg := ""
+	if d.Failure {
+		msg = o.Msg
+	}
+	c.ended(ref, itemOp(item), took, labelOutcome(d.Label), msg, now)
+	if c.eng.Ring == nil || d.Action == outcome.Done {
+		return
+	}
+	wall := c.eng.Clock.Time(now)
+	ev := trace.Event{Type: trace.Requeue, Controller: c.name, Op: itemOp(item), Resource: ref, Due: wall.Add(delay), Error: msg}
+	switch {
+	case d.Crash:
+		ev.Type = trace.Crash
+	case d.Action == outcome.Retry:
+		ev.Type = trace.Backoff
+	}
+	c.eng.add(&ev, wall)
+}
+
+// labelOutcome is the trace outcome of a metric label.
+func labelOutcome(l string) trace.Outcome {
+	switch l {
+	case outcome.LabelError:
+		return trace.OutcomeError
+	case outcome.LabelRequeue:
+		return trace.OutcomeRequeue
+	case outcome.LabelPanic:
+		return trace.OutcomePanic
+	}
+	return trace.OutcomeOK
 }
 
 // Crashed: a Controller's Run ended with o (a failure or a panic), decided
-// as d; it restarts after delay. Called on the controller's run goroutine.
-func (c *Controller) Crashed(o outcome.Outcome, d outcome.Decision, delay time.Duration) {
-	if c != nil && d.Crash {
+// as d; it restarts after delay (attempt: its consecutive crashes). Called
+// on the controller's run goroutine. A pass still open ends with the
+// crash.
+func (c *Controller) Crashed(o outcome.Outcome, d outcome.Decision, delay time.Duration, attempt int) {
+	if c == nil {
+		return
+	}
+	if d.Crash {
 		c.crashes.Add(1)
+	}
+	now := c.eng.Clock.Now()
+	c.mu.Lock()
+	open, at := c.open, c.openAt
+	c.open, c.early.set = false, false
+	c.mu.Unlock()
+	if open {
+		c.ended(trace.Ref{}, "", now-at, labelOutcome(d.Label), o.Msg, now)
+	}
+	if c.eng.Ring != nil {
+		wall := c.eng.Clock.Time(now)
+		ev := trace.Event{Type: trace.Crash, Controller: c.name, Due: wall.Add(delay), Error: o.Msg, Attempt: uint32(attempt)}
+		c.eng.add(&ev, wall)
 	}
 }
 
-// Restarted: a Controller's Run starts again after its restart backoff.
-func (c *Controller) Restarted() {
-	if c != nil {
-		c.restarts.Add(1)
+// Restarted: a Controller's Run starts again after its restart backoff
+// (attempt: its consecutive crashes).
+func (c *Controller) Restarted(attempt int) {
+	if c == nil {
+		return
+	}
+	c.restarts.Add(1)
+	if c.eng.Ring != nil {
+		ev := trace.Event{Type: trace.Restart, Controller: c.name, Attempt: uint32(attempt)}
+		c.eng.add(&ev, time.Now())
 	}
 }
 
 // Counters returns the controller's counters (zero with metrics off).
 func (c *Controller) Counters() Counters {
-	if c == nil {
+	if c == nil || !c.eng.Metrics {
 		return Counters{}
 	}
 	return Counters{
@@ -218,6 +485,8 @@ func (c *Controller) Counters() Counters {
 type Kind struct {
 	eventsRouted atomic.Uint64
 	relists      atomic.Uint64
+	// lag is the delivery lag of its changes: commit → routed.
+	lag histogram.Histogram
 }
 
 // NewKind returns the sink of one kind.
@@ -231,9 +500,32 @@ func NewKind() *Kind { return &Kind{} }
 // [Controller.Queued]) for the batch. events and metas are reused storage:
 // read them, never keep them.
 func (k *Kind) Routed(events []state.Event, metas []*resource.Metadata, bootstrap bool) {
-	if k != nil {
-		k.eventsRouted.Add(uint64(len(events)))
+	if k == nil {
+		return
 	}
+	k.eventsRouted.Add(uint64(len(events)))
+	if bootstrap {
+		return // existing resources: not a delivery of their commit
+	}
+	now := time.Now()
+	for i := range events {
+		if events[i].Type == state.Destroyed {
+			continue // no commit time: the metadata is the last version's
+		}
+		if u := metas[i].Updated(); !u.IsZero() {
+			k.lag.Observe(now.Sub(u))
+		}
+	}
+}
+
+// DeliveryLag returns the histogram of the kind's delivery lag: from the
+// commit of a created or updated resource to its routing (empty with
+// metrics off).
+func (k *Kind) DeliveryLag() histogram.Snapshot {
+	if k == nil {
+		return histogram.Snapshot{}
+	}
+	return k.lag.Snapshot()
 }
 
 // WatchFailed: the kind's watch failed with msg and is re-established with

@@ -1,0 +1,120 @@
+package telemetry
+
+import (
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/resgraph/resgraph/pkg/observe/trace"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newEngine(traceSize int) *Engine {
+	return &Engine{Clock: NewClock(), Ring: trace.NewRing(traceSize), Metrics: true}
+}
+
+func changed() (*resource.Metadata, []state.Event, []*resource.Metadata) {
+	m := resource.NewMetadata("ns", "T", "id", resource.VersionUndefined)
+	md := &m
+	md.SetUpdated(time.Now())
+	return md, []state.Event{{Type: state.Updated}}, []*resource.Metadata{md}
+}
+
+// TestObservationsDoNotAllocate: with metrics and the trace on, a routed
+// change, a QController item's start and end, and a Controller's wake-up,
+// pass start and end record their histograms, busy time and trace events
+// without allocating.
+func TestObservationsDoNotAllocate(t *testing.T) {
+	eng := newEngine(trace.DefaultSize)
+	md, evs, metas := changed()
+	k := NewKind()
+	q := NewController(eng, "q", true, 1)
+	c := NewController(eng, "c", false, 1)
+	it := work.Reconcile(resource.PointerKeyOf(md))
+	d := outcome.Decide(outcome.Reconcile, outcome.Success())
+	q.Queued(it, state.Updated, md) // the item's map slot exists from now on
+	allocs := testing.AllocsPerRun(1000, func() {
+		k.Routed(evs, metas, false)
+		q.Queued(it, state.Updated, md)
+		s := q.ItemStarted(it)
+		q.ItemEnded(it, s, outcome.Success(), d, 0)
+		c.Woken(state.Updated, md)
+		c.EventTaken(false)
+		c.CallEnded(OpModify, md, nil)
+		c.PassEnded(false)
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per observation round, want 0", allocs)
+	}
+	if n := q.Latencies().QueueWait.Count; n < 1000 {
+		t.Fatalf("queue wait observed %d times", n)
+	}
+}
+
+// TestNilSinkIsOff: an engine with neither metrics nor a trace has nil
+// sinks, whose methods do nothing.
+func TestNilSinkIsOff(t *testing.T) {
+	c := NewController(&Engine{Clock: NewClock()}, "c", false, 1)
+	if c != nil {
+		t.Fatal("a sink for an engine with metrics and trace off")
+	}
+	md, _, _ := changed()
+	c.Woken(state.Updated, md)
+	c.EventTaken(true)
+	c.PassEnded(false)
+	if c.Counters() != (Counters{}) || c.Latencies().QueueWait.Count != 0 {
+		t.Fatal("a nil sink counted")
+	}
+}
+
+// BenchmarkItem is a QController item's telemetry: routed, started, ended.
+func BenchmarkItem(b *testing.B) {
+	for _, size := range []int{0, trace.DefaultSize} {
+		name := "trace=off"
+		if size > 0 {
+			name = "trace=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			eng := newEngine(size)
+			md, _, _ := changed()
+			q := NewController(eng, "q", true, 1)
+			it := work.Reconcile(resource.PointerKeyOf(md))
+			d := outcome.Decide(outcome.Reconcile, outcome.Success())
+			b.ReportAllocs()
+			for b.Loop() {
+				q.Queued(it, state.Updated, md)
+				s := q.ItemStarted(it)
+				q.ItemEnded(it, s, outcome.Success(), d, 0)
+			}
+		})
+	}
+}
+
+// BenchmarkPass is a Controller pass's telemetry: woken, taken, a write,
+// ended.
+func BenchmarkPass(b *testing.B) {
+	for _, size := range []int{0, trace.DefaultSize} {
+		name := "trace=off"
+		if size > 0 {
+			name = "trace=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			eng := newEngine(size)
+			md, _, _ := changed()
+			c := NewController(eng, "c", false, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				c.Woken(state.Updated, md)
+				c.EventTaken(false)
+				c.CallEnded(OpModify, md, nil)
+				c.PassEnded(false)
+			}
+		})
+	}
+}

@@ -1,0 +1,220 @@
+package runtime
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/observe/hotloop"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+)
+
+// TracePollInterval is how often a running engine reads the new events of
+// its trace, for the hot-loop detector and the trace hook.
+const TracePollInterval = 100 * time.Millisecond
+
+// HotLoop is a hot loop flagged by the engine: a cycle of controllers each
+// writing, at a sustained rate, mostly because of the previous one's
+// change — a controller re-triggered by its own writes, or controllers
+// that keep rewriting each other's inputs.
+type HotLoop struct {
+	// Cycle describes it: "A writes T(ns/x) → B writes U(ns/y) → A".
+	Cycle string `json:"cycle"`
+	// Controllers are its controllers, in cycle order.
+	Controllers []string `json:"controllers"`
+	// Rate is its rate, per second, in the last window it was seen in.
+	Rate float64 `json:"rate"`
+	// Since is when it was flagged.
+	Since time.Time `json:"since"`
+}
+
+// loopState holds the hot loops flagged now.
+type loopState struct {
+	mu sync.Mutex
+	// active are the flagged loops; protected by mu.
+	active []HotLoop
+}
+
+// Trace returns the engine's causal trace (nil when it is off; see
+// [WithTrace]): a ring of the newest events, to read with its Snapshot or
+// Since methods, or to follow. The engine records: every write committed
+// by a controller (Commit, with the writing controller), every change
+// routed to a controller (Route, with its delivery lag), every reconcile's
+// start (with the newest change that caused it, how many were coalesced
+// into it and its queue wait) and end (duration, outcome, error), a
+// QController item's retry (Backoff) or requeue (Requeue) with its due
+// time, crashes (with the restart's due time and attempt), restarts,
+// finalizer waits (a destroy refused, a teardown left pending, by
+// pending finalizers), and hot loops flagged and ended.
+func (r *Runtime) Trace() *trace.Ring { return r.tel.Ring }
+
+// HotLoops returns the hot loops flagged now, sorted by their cycle (none
+// with the trace off: the detector reads it).
+func (r *Runtime) HotLoops() []HotLoop {
+	r.loops.mu.Lock()
+	defer r.loops.mu.Unlock()
+	out := make([]HotLoop, 0, len(r.loops.active))
+	for _, l := range r.loops.active {
+		l.Controllers = slices.Clone(l.Controllers)
+		out = append(out, l)
+	}
+	return out
+}
+
+// observe reads the trace every TracePollInterval until ctx is done: it
+// feeds the hot-loop detector and the trace hook.
+func (r *Runtime) observe(ctx context.Context) {
+	o := observer{
+		rt:     r,
+		det:    hotloop.New(r.opts.HotLoop),
+		hook:   r.opts.TraceHook,
+		causes: map[string]trace.Ref{},
+	}
+	tk := time.NewTicker(TracePollInterval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			o.poll(time.Now()) // the hook gets every event up to the stop
+			return
+		case now := <-tk.C:
+			o.poll(now)
+		}
+	}
+}
+
+// observer is the state of the goroutine that reads the trace.
+type observer struct {
+	rt   *Runtime
+	det  *hotloop.Detector
+	hook func([]trace.Event)
+	// last is the sequence number of the last event read.
+	last uint64
+	buf  []trace.Event
+	// causes are the causes of each controller's newest reconcile: a
+	// commit is attributed to it (for a QController with several workers,
+	// to the newest of its running reconciles: an approximation).
+	causes map[string]trace.Ref
+}
+
+// poll reads the events recorded since the last poll.
+func (o *observer) poll(now time.Time) {
+	ring := o.rt.tel.Ring
+	evs, lost := ring.Since(o.last, o.buf[:0])
+	o.buf = evs
+	if len(evs) > 0 {
+		o.last = evs[len(evs)-1].Seq
+	} else {
+		o.last += lost
+	}
+	var found []hotloop.Finding
+	for i := range evs {
+		e := &evs[i]
+		switch e.Type {
+		case trace.ReconcileStart:
+			o.causes[e.Controller] = e.Cause
+		case trace.Commit:
+			c := *e
+			if c.Cause.IsZero() {
+				c.Cause = o.causes[e.Controller]
+			}
+			found = append(found, o.det.Observe(&c)...)
+		}
+	}
+	found = append(found, o.det.Tick(now)...)
+	if len(found) > 0 {
+		o.flag(found)
+	}
+	if o.hook != nil && (len(evs) > 0 || lost > 0) {
+		out := evs
+		if lost > 0 {
+			out = append([]trace.Event{{Type: trace.Lost, Time: now, Attempt: uint32(min(lost, 1<<32-1)), Seq: o.last - uint64(len(evs))}}, evs...)
+		}
+		o.callHook(out)
+	}
+}
+
+// callHook calls the user's hook; a panic is logged and turns it off.
+func (o *observer) callHook(evs []trace.Event) {
+	defer func() {
+		if p := usercode.Recovered(recover()); p != nil {
+			o.rt.logger.Error("trace hook panicked; it is not called again", zap.String("panic", usercode.Sprint(p.Value)), zap.String("stack", string(p.Stack)))
+			o.hook = nil
+		}
+	}()
+	o.hook(evs)
+}
+
+// flag reports the loops found (flagged or ended) in the log and the trace,
+// and sets the active loops and the controllers' flags.
+func (o *observer) flag(found []hotloop.Finding) {
+	r := o.rt
+	for i := range found {
+		f := &found[i]
+		desc := f.String()
+		ev := trace.Event{Type: trace.HotLoop, Detail: desc}
+		if f.Ended {
+			ev.Outcome = trace.OutcomeOK
+			r.logger.Info("hot loop ended", zap.String("cycle", desc), zap.Strings("controllers", f.Controllers()))
+		} else {
+			r.logger.Warn("hot loop: controllers keep re-triggering each other (or themselves) through their writes",
+				zap.String("cycle", desc), zap.Strings("controllers", f.Controllers()),
+				zap.Strings("resources", loopResources(f)), zap.Float64("ratePerSecond", f.Rate))
+		}
+		for _, c := range f.Controllers() {
+			ev.Controller = c
+			ev.Time = time.Now()
+			r.tel.Ring.Add(&ev)
+		}
+	}
+	active := o.det.Active()
+	loops := make([]HotLoop, 0, len(active))
+	byController := map[string]string{}
+	for i := range active {
+		f := &active[i]
+		desc := f.String()
+		loops = append(loops, HotLoop{Cycle: desc, Controllers: f.Controllers(), Rate: f.Rate, Since: f.Since})
+		for _, c := range f.Controllers() {
+			if _, ok := byController[c]; !ok {
+				byController[c] = desc
+			}
+		}
+	}
+	slices.SortFunc(loops, func(a, b HotLoop) int { return cmp.Compare(a.Cycle, b.Cycle) })
+	r.loops.mu.Lock()
+	r.loops.active = loops
+	r.loops.mu.Unlock()
+	for _, s := range r.sinks() {
+		s.SetHotLoop(byController[s.Name()])
+	}
+}
+
+// loopResources names the resources of a loop's steps.
+func loopResources(f *hotloop.Finding) []string {
+	var out []string
+	for _, s := range f.Cycle {
+		for _, ref := range s.Resources {
+			out = append(out, ref.String())
+		}
+	}
+	return out
+}
+
+// sinks returns the telemetry sinks of the registered controllers.
+func (r *Runtime) sinks() []*telemetry.Controller {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*telemetry.Controller, 0, len(r.runners))
+	for _, rn := range r.runners {
+		if s := rn.sink(); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
