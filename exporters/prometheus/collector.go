@@ -1,8 +1,12 @@
 package prometheus
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/resgraph/resgraph/pkg/observe/histogram"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/runtime"
 )
 
@@ -37,6 +41,8 @@ type Collector struct {
 	reconciles, crashes, restarts, wakeUps, requeues, busy *prometheus.Desc
 	queueLen, inFlight, state, lastError                   *prometheus.Desc
 	routed, relists                                        *prometheus.Desc
+	queueWait, lag, duration, busyRatio, hotLoop, hotLoops *prometheus.Desc
+	deliveryLag                                            *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -55,20 +61,54 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		return prometheus.NewDesc(prometheus.BuildFQName(c.namespace, sub, name), help, labels, c.constLabels)
 	}
 	return &Collector{
-		src:        src,
-		reconciles: d("controller", "reconciles_total", "Reconcile passes (Controller) or Reconcile and MapInput calls (QController).", ctrl),
-		crashes:    d("controller", "crashes_total", "Runs that failed or panicked (Controller), Reconcile or MapInput calls that panicked (QController).", ctrl),
-		restarts:   d("controller", "restarts_total", "Controller restarts after a crash.", ctrl),
-		wakeUps:    d("controller", "wakeups_total", "Wake-ups delivered (Controller) or items queued by routing (QController).", ctrl),
-		requeues:   d("controller", "requeues_total", "QController items requeued after a failure or a RequeueError.", ctrl),
-		busy:       d("controller", "busy_seconds_total", "Time spent reconciling; its rate is the busy fraction.", ctrl),
-		queueLen:   d("controller", "queue_length", "QController items waiting.", ctrl),
-		inFlight:   d("controller", "in_flight", "QController items being reconciled.", ctrl),
-		state:      d("controller", "state", "1 for the controller's current state (starting, running, backoff, stopped).", append(ctrl[:2:2], "state")),
-		lastError:  d("controller", "last_error_timestamp_seconds", "When the controller last failed.", ctrl),
-		routed:     d("kind", "events_routed_total", "Changes of the kind routed to controllers.", kind),
-		relists:    d("kind", "relists_total", "Re-lists of the kind after a failed watch.", kind),
+		src:         src,
+		reconciles:  d("controller", "reconciles_total", "Reconcile passes (Controller) or Reconcile and MapInput calls (QController).", ctrl),
+		crashes:     d("controller", "crashes_total", "Runs that failed or panicked (Controller), Reconcile or MapInput calls that panicked (QController).", ctrl),
+		restarts:    d("controller", "restarts_total", "Controller restarts after a crash.", ctrl),
+		wakeUps:     d("controller", "wakeups_total", "Wake-ups delivered (Controller) or items queued by routing (QController).", ctrl),
+		requeues:    d("controller", "requeues_total", "QController items requeued after a failure or a RequeueError.", ctrl),
+		busy:        d("controller", "busy_seconds_total", "Time spent reconciling; its rate is the busy fraction.", ctrl),
+		queueLen:    d("controller", "queue_length", "QController items waiting.", ctrl),
+		inFlight:    d("controller", "in_flight", "QController items being reconciled.", ctrl),
+		state:       d("controller", "state", "1 for the controller's current state (starting, running, backoff, stopped).", append(ctrl[:2:2], "state")),
+		lastError:   d("controller", "last_error_timestamp_seconds", "When the controller last failed.", ctrl),
+		routed:      d("kind", "events_routed_total", "Changes of the kind routed to controllers.", kind),
+		relists:     d("kind", "relists_total", "Re-lists of the kind after a failed watch.", kind),
+		queueWait:   d("controller", "queue_wait_seconds", "Time from work becoming due (a wake-up, a queued item, the end of a backoff) to its reconcile's start.", ctrl),
+		lag:         d("controller", "lag_seconds", "End-to-end lag: the commit of the oldest change that caused a reconcile to its start.", ctrl),
+		duration:    d("controller", "reconcile_duration_seconds", "Reconcile duration (a Controller's pass, a QController's Reconcile or MapInput call) by outcome.", append(ctrl[:2:2], "outcome")),
+		busyRatio:   d("controller", "busy_ratio", "Fraction of the last ten seconds the controller (a QController: its worker pool) spent reconciling.", ctrl),
+		hotLoop:     d("controller", "hot_loop", "1 while the controller is part of a flagged hot loop.", ctrl),
+		hotLoops:    d("controller", "hot_loops_total", "Hot loops flagged with the controller.", ctrl),
+		deliveryLag: d("kind", "delivery_lag_seconds", "Delivery lag: the commit of a created or updated resource to its routing to the controllers.", kind),
 	}
+}
+
+// histogramBounds are the bucket bounds a histogram is exported with: one
+// per power of two of the engine's log-scale buckets (1.024 µs, 2.048 µs,
+// ... about 137 s), so that a histogram is 30-odd series, not 110.
+var histogramBounds = func() []int {
+	var idx []int
+	for i := 0; i < histogram.NumBuckets-1; i++ {
+		if i%histogram.SubBuckets == 0 {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}()
+
+// constHistogram converts an engine histogram into a Prometheus one.
+func constHistogram(d *prometheus.Desc, s histogram.Snapshot, labels ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(histogramBounds))
+	var cum uint64
+	next := 0
+	for _, i := range histogramBounds {
+		for ; next <= i; next++ {
+			cum += s.Counts[next]
+		}
+		buckets[histogram.UpperBound(i).Seconds()] = cum
+	}
+	return prometheus.MustNewConstHistogram(d, s.Count, time.Duration(s.Sum).Seconds(), buckets, labels...)
 }
 
 // Register registers a collector of src's metrics with reg and returns it.
@@ -83,7 +123,8 @@ func Register(reg prometheus.Registerer, src Source, opts ...Option) (*Collector
 // Describe sends the descriptors of every metric the collector reports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.reconciles, c.crashes, c.restarts, c.wakeUps, c.requeues, c.busy,
-		c.queueLen, c.inFlight, c.state, c.lastError, c.routed, c.relists} {
+		c.queueLen, c.inFlight, c.state, c.lastError, c.routed, c.relists,
+		c.queueWait, c.lag, c.duration, c.busyRatio, c.hotLoop, c.hotLoops, c.deliveryLag} {
 		ch <- d
 	}
 }
@@ -120,9 +161,22 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		if !s.LastErrorAt.IsZero() {
 			gauge(c.lastError, float64(s.LastErrorAt.UnixNano())/1e9)
 		}
+		ch <- constHistogram(c.queueWait, s.QueueWait, l...)
+		ch <- constHistogram(c.lag, s.Lag, l...)
+		for _, o := range trace.Outcomes {
+			ch <- constHistogram(c.duration, s.Duration[o.String()], s.Name, s.Kind, o.String())
+		}
+		gauge(c.busyRatio, s.Busy)
+		hot := 0.0
+		if s.HotLoop != "" {
+			hot = 1
+		}
+		gauge(c.hotLoop, hot)
+		counter(c.hotLoops, float64(s.HotLoops))
 	}
 	for _, k := range m.Kinds {
 		ch <- prometheus.MustNewConstMetric(c.routed, prometheus.CounterValue, float64(k.EventsRouted), k.Namespace, k.Type)
 		ch <- prometheus.MustNewConstMetric(c.relists, prometheus.CounterValue, float64(k.Relists), k.Namespace, k.Type)
+		ch <- constHistogram(c.deliveryLag, k.DeliveryLag, k.Namespace, k.Type)
 	}
 }

@@ -102,12 +102,22 @@ resgraph_kind_relists_total{engine="test",namespace="default",type="Items.test.r
 		`resgraph_controller_last_error_timestamp_seconds{controller="Failing",engine="test",kind="qcontroller"}`,
 		`resgraph_controller_queue_length{controller="Failing",engine="test",kind="qcontroller"} 1`,
 		`resgraph_kind_events_routed_total{engine="test",namespace="default",type="Items.test.resgraph.dev"} 1`,
+		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",engine="test",kind="qcontroller",outcome="error"} 1`,
+		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",engine="test",kind="qcontroller",outcome="ok"} 0`,
+		`resgraph_controller_queue_wait_seconds_count{controller="Failing",engine="test",kind="qcontroller"} 1`,
+		`resgraph_controller_lag_seconds_count{controller="Failing",engine="test",kind="qcontroller"} 1`,
+		`resgraph_controller_lag_seconds_bucket{controller="Failing",engine="test",kind="qcontroller",le="+Inf"} 1`,
+		`resgraph_controller_busy_ratio{controller="Failing",engine="test",kind="qcontroller"}`,
+		`resgraph_controller_hot_loop{controller="Failing",engine="test",kind="qcontroller"} 0`,
+		`resgraph_controller_hot_loops_total{controller="Failing",engine="test",kind="qcontroller"} 0`,
+		`resgraph_kind_delivery_lag_seconds_count{engine="test",namespace="default",type="Items.test.resgraph.dev"}`,
+		`resgraph_kind_delivery_lag_seconds_bucket{engine="test",namespace="default",type="Items.test.resgraph.dev",le="1.024e-06"}`,
 	} {
 		assert.Contains(t, body, want)
 	}
 	n, err := testutil.GatherAndCount(reg)
 	require.NoError(t, err)
-	assert.Equal(t, 15, n, "13 series for the controller (6 counters, 2 gauges, 4 states, the last error), 2 for the kind")
+	assert.Equal(t, 25, n, "22 for the controller (7 counters, 4 gauges, 4 states, the last error, 6 histograms: queue wait, lag, duration per outcome), 3 for the kind (2 counters, a histogram)")
 	problems, err := testutil.GatherAndLint(reg)
 	require.NoError(t, err)
 	assert.Empty(t, problems, "metric names and help follow Prometheus' conventions")

@@ -20,6 +20,17 @@
 //	resgraph_controller_in_flight{controller,kind}           gauge
 //	resgraph_controller_state{controller,kind,state}         gauge, 1 for the current state
 //	resgraph_controller_last_error_timestamp_seconds{controller,kind}  gauge (absent without error)
+//	resgraph_controller_queue_wait_seconds{controller,kind}  histogram
+//	resgraph_controller_lag_seconds{controller,kind}         histogram (end to end: commit → reconcile start)
+//	resgraph_controller_reconcile_duration_seconds{controller,kind,outcome}  histogram (ok, error, requeue, panic)
+//	resgraph_controller_busy_ratio{controller,kind}          gauge, over the last ten seconds
+//	resgraph_controller_hot_loop{controller,kind}            gauge, 1 while in a flagged hot loop
+//	resgraph_controller_hot_loops_total{controller,kind}     counter
 //	resgraph_kind_events_routed_total{namespace,type}        counter
 //	resgraph_kind_relists_total{namespace,type}              counter
+//	resgraph_kind_delivery_lag_seconds{namespace,type}       histogram (commit → routed)
+//
+// The histograms have one bucket per power of two from 1.024 µs to about
+// 137 s (the engine keeps four per power of two; see package
+// observe/histogram).
 package prometheus
