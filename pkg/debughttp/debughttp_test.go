@@ -22,6 +22,8 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/debughttp"
+	"github.com/resgraph/resgraph/pkg/observe/explain"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime"
@@ -380,4 +382,46 @@ func TestLivePageServesItsOwnAssets(t *testing.T) {
 	for _, k := range []string{"time", "graph", "controllers", "edges"} {
 		assert.Contains(t, raw, k)
 	}
+}
+
+// TestTraceAndExplainOfARealEngine: the engine provides its trace and its
+// explanations, so the handler serves /debug/trace (JSON lines of the
+// engine's events: the failing item's route, start, end and backoff) and
+// /debug/explain for a resource and a controller; the live document
+// carries the controllers' lag histograms and busy fractions.
+func TestTraceAndExplainOfARealEngine(t *testing.T) {
+	_, base := engine(t)
+	resp, body := get(t, base+"/debug/trace")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	evs, err := trace.ReadJSONLines(strings.NewReader(body))
+	require.NoError(t, err)
+	var types []trace.Type
+	for _, ev := range evs {
+		if ev.Controller == "Failing<Q>" {
+			types = append(types, ev.Type)
+		}
+	}
+	assert.Equal(t, []trace.Type{trace.Route, trace.ReconcileStart, trace.ReconcileEnd, trace.Backoff}, types)
+
+	resp, body = get(t, base+"/debug/explain?resource=default/Items.test.resgraph.dev/one&format=json")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	var x explain.Resource
+	require.NoError(t, json.Unmarshal([]byte(body), &x))
+	assert.True(t, x.Exists)
+	require.Len(t, x.Controllers, 2)
+	assert.Equal(t, "Failing<Q>", x.Controllers[0].Controller)
+	assert.Equal(t, explain.StateBackoff, x.Controllers[0].Doing.State)
+	assert.Contains(t, x.Controllers[0].Doing.Error, "<script>")
+
+	resp, body = get(t, base+"/debug/explain?controller=Failing%3CQ%3E")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, "Failing&lt;Q&gt;")
+	assert.NotContains(t, body, "<script>", "escaped")
+	resp, _ = get(t, base+"/debug/explain?controller=nobody")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+	_, body = get(t, base+"/debug/graph/live?format=json")
+	var doc debughttp.LiveDocument
+	require.NoError(t, json.Unmarshal([]byte(body), &doc))
+	assert.EqualValues(t, 1, doc.Controllers[0].Lag.Count, "the item's commit → its reconcile")
 }

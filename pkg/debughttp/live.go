@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/graph"
+	"github.com/resgraph/resgraph/pkg/observe/histogram"
 	"github.com/resgraph/resgraph/pkg/runtime"
 )
 
@@ -55,6 +56,14 @@ type LiveController struct {
 	InFlight    int       `json:"inFlight"`
 	LastError   string    `json:"lastError,omitempty"`
 	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
+	// Lag and QueueWait are the controller's end-to-end lag and queue
+	// wait histograms (the page shows the p99 of the last interval from
+	// their bucket deltas); Busy its busy fraction.
+	Lag       histogram.Snapshot `json:"lag"`
+	QueueWait histogram.Snapshot `json:"queueWait"`
+	Busy      float64            `json:"busy"`
+	// HotLoop describes the hot loop it is part of, when one is flagged.
+	HotLoop string `json:"hotLoop,omitempty"`
 }
 
 // LiveEdge is the counter of one graph edge: the changes of the input's
@@ -127,6 +136,7 @@ func (p livePage) document(ctx context.Context) LiveDocument {
 			Name: s.Name, Kind: s.Kind, State: liveState(s, a), Why: a.Why,
 			Reconciles: s.Reconciles, QueueLen: s.QueueLen, InFlight: s.InFlight,
 			LastError: s.LastError, LastErrorAt: s.LastErrorAt,
+			Lag: s.Lag, QueueWait: s.QueueWait, Busy: s.Busy, HotLoop: s.HotLoop,
 		})
 	}
 	routed := make(map[string]uint64, len(m.Kinds))
@@ -153,6 +163,8 @@ func liveState(s runtime.ControllerStatus, a runtime.ControllerActivity) string 
 		return LiveStarting
 	case s.State == runtime.StateBackoff:
 		return LiveCrashed
+	case s.HotLoop != "":
+		return LiveHotLoop
 	case a.Busy:
 		return LiveRunning
 	case a.Delayed > 0 && s.LastError != "":

@@ -184,6 +184,7 @@ func TestTrace_RetriesCrashesAndFinalizerWaits(t *testing.T) {
 		bo := find(trace.Backoff, "q", "fail")
 		assert.Equal(t, bo.Time.Add(time.Second), bo.Due, "due after the first backoff")
 		assert.Equal(t, "item fails", bo.Error)
+		assert.EqualValues(t, 1, bo.Attempt, "its first consecutive failure")
 		rq := find(trace.Requeue, "q", "requeue")
 		assert.Equal(t, rq.Time.Add(5*time.Second), rq.Due)
 		assert.Empty(t, rq.Error, "a requeue without an error")

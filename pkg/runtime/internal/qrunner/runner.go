@@ -214,3 +214,10 @@ func (c *Runner) Activity() status.Activity {
 	}
 	return a
 }
+
+// Items returns up to n of the items in flight and due, in flight first
+// (for explanations), and how many of them are in flight.
+func (c *Runner) Items(n int) (items []work.Item, inFlight int) {
+	st := c.queue.Stats(n)
+	return st.Sample, st.SampleInFlight
+}

@@ -24,12 +24,15 @@ type pending struct {
 	// unknown: a destruction, a retry).
 	commit time.Time
 	set    bool
+	// attempt counts a QController item's consecutive failures; it
+	// outlives the rest (cleared at the item's start).
+	attempt uint32
 }
 
 // change adds a change, routed at now, to p.
 func (p *pending) change(t state.EventType, md *resource.Metadata, now time.Duration) {
 	if !p.set {
-		*p = pending{due: now, set: true}
+		*p = pending{due: now, set: true, attempt: p.attempt}
 	} else if now < p.due {
 		p.due = now
 	}
@@ -45,7 +48,7 @@ func (p *pending) change(t state.EventType, md *resource.Metadata, now time.Dura
 // dueAt makes p due at the latest at due (a retry or a requeue).
 func (p *pending) dueAt(due time.Duration) {
 	if !p.set {
-		*p = pending{due: due, set: true}
+		*p = pending{due: due, set: true, attempt: p.attempt}
 	} else if due < p.due {
 		p.due = due
 	}

@@ -353,7 +353,11 @@ func (c *Controller) ItemStarted(item work.Item) Stamp {
 	c.mu.Lock()
 	p, ok := c.items[item]
 	if ok {
-		delete(c.items, item)
+		if p.attempt == 0 {
+			delete(c.items, item)
+		} else {
+			c.items[item] = pending{attempt: p.attempt}
+		}
 	}
 	c.mu.Unlock()
 	c.started(&p, refOfKey(item.Ptr), itemOp(item), now)
@@ -385,14 +389,24 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 		c.crashes.Add(1)
 	}
 	c.mu.Lock()
-	if p, ok := c.items[item]; ok {
+	p := c.items[item]
+	if d.Failure || d.Action == outcome.Retry {
+		p.attempt++
+	} else {
+		p.attempt = 0
+	}
+	if p.set {
 		// Queued again while in flight: due from now on.
 		p.due = max(p.due, now)
-		c.items[item] = p
 	} else if d.Action != outcome.Done {
 		p.dueAt(now + delay)
-		c.items[item] = p
 	}
+	if p.set || p.attempt > 0 {
+		c.items[item] = p
+	} else {
+		delete(c.items, item)
+	}
+	attempt := p.attempt
 	c.mu.Unlock()
 	ref := refOfKey(item.Ptr)
 	msg := ""
@@ -404,7 +418,7 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 		return
 	}
 	wall := c.eng.Clock.Time(now)
-	ev := trace.Event{Type: trace.Requeue, Controller: c.name, Op: itemOp(item), Resource: ref, Due: wall.Add(delay), Error: msg}
+	ev := trace.Event{Type: trace.Requeue, Controller: c.name, Op: itemOp(item), Resource: ref, Due: wall.Add(delay), Error: msg, Attempt: attempt}
 	switch {
 	case d.Crash:
 		ev.Type = trace.Crash

@@ -1,0 +1,174 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe/explain"
+	"github.com/resgraph/resgraph/pkg/observe/histogram"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// explainItems bounds the QController items an explanation lists.
+const explainItems = 16
+
+// Explain answers "why is this resource (not) reconciled": who writes it
+// (the controllers declaring its type as an output), which controllers read
+// it (an input that covers it), its last changes in the trace with the
+// reconciles each caused, and for each of those controllers what it is
+// doing now about it — idle and up to date, queued (due when), backing off
+// until T after error E (attempt n), running since T, waiting on a
+// finalizer of X, blocked because its input Y does not exist, starting,
+// restarting after a crash, stopped. It reads the resource from the state
+// (a failed read is noted in the answer, not an error); an invalid pointer
+// is an invalid-class error. With the trace off, the answer has no history
+// and says so. It is meant for diagnostics: it takes a snapshot of the
+// trace and of every controller's state.
+func (r *Runtime) Explain(ctx context.Context, ptr resource.Pointer) (explain.Resource, error) {
+	if err := state.CheckPointer(ptr); err != nil {
+		return explain.Resource{}, err
+	}
+	key := resource.PointerKeyOf(ptr)
+	f := r.facts(ctx)
+	rf := explain.ResourceFacts{Ref: trace.Ref{Namespace: key.Namespace(), Type: key.Type(), ID: key.ID()}}
+	res, err := r.st.Get(ctx, key)
+	switch {
+	case err == nil:
+		md := res.Metadata()
+		rf.Exists, rf.Version, rf.Phase, rf.Owner = true, md.Version().Value(), md.Phase().String(), md.Owner()
+		rf.Finalizers = append([]string(nil), (*md.Finalizers())...)
+	case state.IsNotFoundError(err):
+		rf.Missing = r.missingInputs(ctx, &f, key)
+	default:
+		rf.Notes = append(rf.Notes, "the state could not be read: "+err.Error())
+	}
+	return explain.BuildResource(&f, rf), nil
+}
+
+// ExplainController explains the controller name from its side: its
+// inputs (with the controllers that write them) and outputs (with their
+// readers), what it is doing now, its counters and latencies, a
+// QController's items in flight or due, its last reconciles in the trace
+// with their causes. An unknown name is a not-found-class error.
+func (r *Runtime) ExplainController(ctx context.Context, name string) (explain.Controller, error) {
+	f := r.facts(ctx)
+	c, ok := explain.BuildController(&f, name)
+	if !ok {
+		return explain.Controller{}, state.NewNotFoundError(nil, "no controller %q", name)
+	}
+	return c, nil
+}
+
+// facts gathers what the engine knows now, for an explanation.
+func (r *Runtime) facts(ctx context.Context) explain.Facts {
+	f := explain.Facts{Now: time.Now()}
+	if g, err := r.GetDependencyGraph(); err == nil {
+		kinds := map[string]string{}
+		for _, st := range r.ControllerStatuses() {
+			kinds[st.Name] = st.Kind
+		}
+		for _, e := range g.Edges {
+			f.Edges = append(f.Edges, explain.Edge{Controller: e.ControllerName, Kind: kinds[e.ControllerName],
+				EdgeType: e.EdgeType.String(), Namespace: e.ResourceNamespace, Type: e.ResourceType, ID: e.ResourceID})
+		}
+	}
+	acts := map[string]ControllerActivity{}
+	for _, a := range r.controllerActivity() {
+		acts[a.Name] = a
+	}
+	for _, st := range r.ControllerStatuses() {
+		a := acts[st.Name]
+		cf := explain.ControllerFacts{
+			Name: st.Name, Kind: st.Kind, State: st.State, RestartAt: st.BackoffUntil,
+			LastError: st.LastError, LastErrorAt: st.LastErrorAt,
+			Busy: a.Busy, Why: a.Why, Due: a.Due, InFlight: a.InFlight, Delayed: a.Delayed, NextDue: a.NextDue,
+			Running:  a.InFlight > 0 || (st.Kind == KindController && st.State == StateRunning && a.Busy),
+			Counters: explain.Counters{Reconciles: st.Reconciles, Crashes: st.Crashes, Restarts: st.Restarts, WakeUps: st.WakeUps, Requeues: st.Requeues, QueueLen: st.QueueLen, InFlight: st.InFlight},
+			Latencies: map[string]explain.Latency{
+				"queueWait": latencyOf(st.QueueWait),
+				"lag":       latencyOf(st.Lag),
+				"duration":  latencyOf(allOutcomes(st.Duration)),
+			},
+			HotLoop: st.HotLoop,
+		}
+		cf.Items = r.explainItems(st.Name)
+		f.Controllers = append(f.Controllers, cf)
+	}
+	if ring := r.tel.Ring; ring != nil {
+		f.Events, f.TraceSize = ring.Snapshot(), ring.Size()
+	}
+	return f
+}
+
+// explainItems lists a QController's items in flight and due.
+func (r *Runtime) explainItems(name string) []explain.Item {
+	r.mu.Lock()
+	rn := r.runners[name]
+	r.mu.Unlock()
+	q, ok := rn.(*qcontrollerRunner)
+	if !ok {
+		return nil
+	}
+	items, inFlight := q.r.Items(explainItems)
+	out := make([]explain.Item, 0, len(items))
+	for i, it := range items {
+		e := explain.Item{Item: trace.Ref{Namespace: it.Ptr.Namespace(), Type: it.Ptr.Type(), ID: it.Ptr.ID()}, Op: "reconcile", State: explain.StateQueued}
+		if it.Map {
+			e.Op = "map"
+		}
+		if i < inFlight {
+			e.State = explain.StateRunning
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// missingInputs guesses, for a resource that does not exist, which input
+// each of its writers would write it from and that does not exist either:
+// an input limited to one ID, or a QController's primary input of the same
+// ID.
+func (r *Runtime) missingInputs(ctx context.Context, f *explain.Facts, key resource.PointerKey) map[string]trace.Ref {
+	writers := map[string]bool{}
+	for _, e := range f.Edges {
+		if e.Type == key.Type() && (e.EdgeType == controller.EdgeOutputExclusive.String() || e.EdgeType == controller.EdgeOutputShared.String()) {
+			writers[e.Controller] = true
+		}
+	}
+	out := map[string]trace.Ref{}
+	for _, e := range f.Edges {
+		if !writers[e.Controller] || e.Namespace == "" {
+			continue
+		}
+		id := e.ID
+		if id == "" && e.EdgeType == controller.EdgeInputQPrimary.String() {
+			id = key.ID()
+		}
+		if id == "" {
+			continue
+		}
+		if _, ok := out[e.Controller]; ok {
+			continue
+		}
+		in := resource.NewPointerKey(e.Namespace, e.Type, id)
+		if _, err := r.st.Get(ctx, in); state.IsNotFoundError(err) {
+			out[e.Controller] = trace.Ref{Namespace: in.Namespace(), Type: in.Type(), ID: in.ID()}
+		}
+	}
+	return out
+}
+
+func latencyOf(s histogram.Snapshot) explain.Latency {
+	return explain.Latency{Count: s.Count, P50: s.Quantile(0.5), P99: s.Quantile(0.99)}
+}
+
+func allOutcomes(m map[string]histogram.Snapshot) histogram.Snapshot {
+	var s histogram.Snapshot
+	for _, h := range m {
+		s = s.Add(h)
+	}
+	return s
+}
