@@ -17,6 +17,8 @@
 //	demo [run] [flags]          run the agent (see demo run -h)
 //	demo graph --format F       print the controller/resource graph: dot, mermaid or json
 //	demo apply FILE             validate an intent file and print what it would create
+//	demo explain --addr A resource NS/TYPE/ID | controller NAME
+//	                            ask a running agent why (its /debug/explain)
 //	demo help [COMMAND]         print the usage (-h and --help too)
 //
 // With --debug-addr 127.0.0.1:0 the agent serves the debug pages of package
@@ -61,6 +63,8 @@ func mainWithExit(args []string, stdout, stderr io.Writer) int {
 		err = printGraph(stdout, cmd.GraphFormat)
 	case cli.CmdApply:
 		err = dryRun(stdout, cmd.ApplyFile)
+	case cli.CmdExplain:
+		err = explainCmd(ctx, stdout, cmd.Explain)
 	default:
 		err = run(ctx, cmd.Run, stdout)
 	}

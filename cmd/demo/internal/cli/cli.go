@@ -3,6 +3,8 @@
 //	demo [run] [flags]         run the agent (the default)
 //	demo graph [--format F]    print the controller/resource graph (dot, mermaid, json)
 //	demo apply FILE            validate an intent file and print what it would create
+//	demo explain --addr A (resource NS/TYPE/ID | controller NAME)
+//	                           ask a running agent's debug endpoint why
 //	demo help [COMMAND]        print the usage (of a command)
 //
 // [Parse] never exits the process and never writes anywhere but the writers
@@ -25,10 +27,11 @@ import (
 
 // Subcommand names.
 const (
-	CmdRun   = "run"
-	CmdGraph = "graph"
-	CmdApply = "apply"
-	CmdHelp  = "help"
+	CmdRun     = "run"
+	CmdGraph   = "graph"
+	CmdApply   = "apply"
+	CmdExplain = "explain"
+	CmdHelp    = "help"
 )
 
 // NoDelete is the --delete-link value that deletes no link.
@@ -44,6 +47,22 @@ type Command struct {
 	ApplyFile string
 	// Run are the options of CmdRun.
 	Run RunOptions
+	// Explain are the options of CmdExplain.
+	Explain ExplainOptions
+}
+
+// ExplainOptions are the options of the explain command.
+type ExplainOptions struct {
+	// Addr is the debug endpoint of a running agent (--debug-addr of
+	// its run command).
+	Addr string
+	// Resource is the resource to explain (NAMESPACE/TYPE/ID), or
+	// Controller the controller; exactly one is set.
+	Resource, Controller string
+	// JSON prints the explanation as JSON instead of text.
+	JSON bool
+	// Timeout bounds the request.
+	Timeout time.Duration
 }
 
 // RunOptions are the options of the run command.
@@ -92,6 +111,10 @@ const usage = `Usage:
   demo [run] [flags]           run the network agent (the default command)
   demo graph [--format FORMAT] print the controller/resource graph and exit
   demo apply FILE              validate an intent file and print what it would create (dry run)
+  demo explain --addr HOST:PORT resource NAMESPACE/TYPE/ID
+  demo explain --addr HOST:PORT controller NAME
+                               ask a running agent (run --debug-addr) why a resource
+                               or a controller is where it is
   demo help [COMMAND]          print this usage, or the flags of a command
 
 Run 'demo help run' or 'demo help graph' for the flags of a command.
@@ -116,6 +139,8 @@ func Parse(args []string, stdout, stderr io.Writer) (Command, error) {
 		return parseGraph(args, stderr)
 	case CmdApply:
 		return parseApply(args, stderr)
+	case CmdExplain:
+		return parseExplain(args, stderr)
 	default:
 		_, _ = io.WriteString(stderr, usage)
 		return Command{}, fmt.Errorf("unknown command %q", name)
@@ -133,7 +158,7 @@ func help(args []string, stdout, stderr io.Writer) (Command, error) {
 		return Command{}, fmt.Errorf("help: want at most one COMMAND, got %d", len(args))
 	}
 	switch args[0] {
-	case CmdRun, CmdGraph, CmdApply:
+	case CmdRun, CmdGraph, CmdApply, CmdExplain:
 		return Parse([]string{args[0], "-h"}, stdout, stdout)
 	case CmdHelp:
 		_, _ = io.WriteString(stdout, usage)
@@ -235,4 +260,42 @@ func parseApply(args []string, stderr io.Writer) (Command, error) {
 		return Command{}, fmt.Errorf("apply: want exactly one intent FILE, got %d arguments", fs.NArg())
 	}
 	return Command{Name: CmdApply, ApplyFile: fs.Arg(0)}, nil
+}
+
+func parseExplain(args []string, stderr io.Writer) (Command, error) {
+	fs := newFlagSet(CmdExplain, stderr, "explain --addr HOST:PORT (resource NAMESPACE/TYPE/ID | controller NAME)")
+	var o ExplainOptions
+	fs.StringVar(&o.Addr, "addr", "", "the running agent's debug endpoint, `HOST:PORT` (its run --debug-addr)")
+	fs.BoolVar(&o.JSON, "json", false, "print the explanation as JSON")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return Command{}, err
+	}
+	var errs []error
+	if o.Addr == "" {
+		errs = append(errs, errors.New("explain: --addr is required (the agent's --debug-addr)"))
+	}
+	if o.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("explain: --timeout must be positive, got %s", o.Timeout))
+	}
+	switch {
+	case fs.NArg() != 2:
+		errs = append(errs, fmt.Errorf("explain: want resource NAMESPACE/TYPE/ID or controller NAME, got %d arguments", fs.NArg()))
+	case fs.Arg(0) == "resource":
+		if parts := strings.SplitN(fs.Arg(1), "/", 3); len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+			errs = append(errs, fmt.Errorf("explain: resource %q: want NAMESPACE/TYPE/ID", fs.Arg(1)))
+		}
+		o.Resource = fs.Arg(1)
+	case fs.Arg(0) == "controller":
+		if fs.Arg(1) == "" {
+			errs = append(errs, errors.New("explain: empty controller name"))
+		}
+		o.Controller = fs.Arg(1)
+	default:
+		errs = append(errs, fmt.Errorf("explain: %q: want resource or controller", fs.Arg(0)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Command{}, err
+	}
+	return Command{Name: CmdExplain, Explain: o}, nil
 }

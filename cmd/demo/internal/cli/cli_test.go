@@ -107,6 +107,31 @@ func TestF5_Apply(t *testing.T) {
 	assert.Error(t, err)
 }
 
+func TestF8_Explain(t *testing.T) {
+	c, _, err := parse(t, "explain", "--addr", "127.0.0.1:6060", "resource", "network/LinkStatuses.net/eth0")
+	require.NoError(t, err)
+	assert.Equal(t, Command{Name: CmdExplain, Explain: ExplainOptions{Addr: "127.0.0.1:6060", Resource: "network/LinkStatuses.net/eth0", Timeout: 10 * time.Second}}, c)
+	c, _, err = parse(t, "explain", "--addr", "localhost:1", "--json", "--timeout", "2s", "controller", "AddressController")
+	require.NoError(t, err)
+	assert.Equal(t, ExplainOptions{Addr: "localhost:1", Controller: "AddressController", JSON: true, Timeout: 2 * time.Second}, c.Explain)
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explain", "controller", "A"}, "--addr is required"},
+		{[]string{"explain", "--addr", "a:1", "resource", "ns/type"}, "want NAMESPACE/TYPE/ID"},
+		{[]string{"explain", "--addr", "a:1", "thing", "x"}, `"thing": want resource or controller`},
+		{[]string{"explain", "--addr", "a:1", "controller"}, "got 1 arguments"},
+		{[]string{"explain", "--addr", "a:1", "--timeout", "0s", "controller", "A"}, "--timeout must be positive"},
+	} {
+		_, _, err := parse(t, bad.args...)
+		assert.ErrorContains(t, err, bad.want, bad.args)
+	}
+	_, stdout, _, err := parse2(t, "help", "explain")
+	assert.ErrorIs(t, err, flag.ErrHelp)
+	assert.Contains(t, stdout, "-addr")
+}
+
 func TestF6_HelpAndUnknownCommands(t *testing.T) {
 	_, stderr, err := parse(t, "-h")
 	assert.ErrorIs(t, err, flag.ErrHelp)
