@@ -163,9 +163,9 @@ func startFinalWatcher(ctx context.Context, b *testing.B, st state.State, n int)
 
 // runChain runs W3 or W4 once: the time to create n inputs until every
 // final output holds its value, then the same for an update of every input.
-func runChain(b *testing.B, n int, register func(rt *runtime.Runtime)) (create, update time.Duration) {
+func runChain(b *testing.B, n int, register func(rt *runtime.Runtime), opts ...runtime.Option) (create, update time.Duration) {
 	st := inmem.NewState()
-	rt, err := runtime.New(st, zap.NewNop())
+	rt, err := runtime.New(st, zap.NewNop(), opts...)
 	require.NoError(b, err)
 	register(rt)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -196,16 +196,21 @@ func runChain(b *testing.B, n int, register func(rt *runtime.Runtime)) (create, 
 	}
 	<-fw.reached
 	update = time.Since(start)
+	require.Empty(b, rt.HotLoops(), "a chain is no hot loop")
 	return create, update
 }
 
-func benchChain(b *testing.B, register func(rt *runtime.Runtime)) {
-	for _, n := range []int{1000, 10000} {
+func benchChain(b *testing.B, register func(rt *runtime.Runtime), opts ...runtime.Option) {
+	benchChainN(b, []int{1000, 10000}, register, opts...)
+}
+
+func benchChainN(b *testing.B, sizes []int, register func(rt *runtime.Runtime), opts ...runtime.Option) {
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			var create, update time.Duration
 			iters := 0
 			for b.Loop() {
-				c, u := runChain(b, n, register)
+				c, u := runChain(b, n, register, opts...)
 				create += c
 				update += u
 				iters++
@@ -234,6 +239,43 @@ func BenchmarkW4(b *testing.B) {
 					require.NoError(b, rt.RegisterQController(&chainQController{in: chainTypes[i], out: chainTypes[i+1], concurrency: conc}))
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkTraceOverhead is W3 and W4 (concurrency 1) at N = 10k with the
+// causal trace on (the default) and off (WithTrace(0)), the two
+// interleaved in one run (-count runs each sub-benchmark in turn): the
+// trace's cost is the ratio of their throughputs.
+func BenchmarkTraceOverhead(b *testing.B) {
+	workloads := []struct {
+		name     string
+		register func(b *testing.B) func(rt *runtime.Runtime)
+	}{
+		{"W3", func(b *testing.B) func(rt *runtime.Runtime) {
+			return func(rt *runtime.Runtime) {
+				for i := range 4 {
+					require.NoError(b, rt.RegisterController(&chainController{in: chainTypes[i], out: chainTypes[i+1]}))
+				}
+			}
+		}},
+		{"W4", func(b *testing.B) func(rt *runtime.Runtime) {
+			return func(rt *runtime.Runtime) {
+				for i := range 4 {
+					require.NoError(b, rt.RegisterQController(&chainQController{in: chainTypes[i], out: chainTypes[i+1], concurrency: 1}))
+				}
+			}
+		}},
+	}
+	for _, w := range workloads {
+		b.Run(w.name, func(b *testing.B) {
+			for _, on := range []bool{true, false} {
+				name, opts := "trace=on", []runtime.Option(nil)
+				if !on {
+					name, opts = "trace=off", []runtime.Option{runtime.WithTrace(0)}
+				}
+				b.Run(name, func(b *testing.B) { benchChainN(b, []int{10000}, w.register(b), opts...) })
+			}
 		})
 	}
 }
