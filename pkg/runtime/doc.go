@@ -166,6 +166,13 @@
 // its own writes at once, and a cached resource never goes back to an older
 // version.
 //
+// A cached kind may have custom indexes ([WithIndex]: a function from a
+// resource to keys): a controller lists the resources under one key with
+// [controller.IndexReader] (safe.ReaderListByIndex), reading only those.
+// A List by index returns exactly what a List of the kind filtered by the
+// index function would, under every change (label changes and destructions
+// included) and the controller's own writes.
+//
 // # Watch robustness
 //
 // A kind watch that fails — the call fails or panics, an Errored event

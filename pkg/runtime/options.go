@@ -32,6 +32,8 @@ type Options struct {
 	// CachedKinds are the kinds whose reads are served from an in-memory
 	// cache (see [WithCachedResource]).
 	CachedKinds []resource.Kind
+	// Indexes are the custom indexes of cached kinds (see [WithIndex]).
+	Indexes []Index
 	// RestartBackoffInitial and RestartBackoffMax bound the restart
 	// backoff of Controllers (rule C6).
 	RestartBackoffInitial, RestartBackoffMax time.Duration
@@ -136,6 +138,9 @@ func (o *Options) validate() error {
 		if k.Namespace() == "" || k.Type() == "" {
 			return state.NewInvalidError(nil, "runtime options: cached resource %s: empty namespace or type", resource.KindString(k))
 		}
+	}
+	if err := o.validateIndexes(); err != nil {
+		return err
 	}
 	if o.RestartBackoffInitial <= 0 || o.RestartBackoffMax < o.RestartBackoffInitial {
 		return state.NewInvalidError(nil, "runtime options: restart backoff: need 0 < initial (%v) <= max (%v)", o.RestartBackoffInitial, o.RestartBackoffMax)

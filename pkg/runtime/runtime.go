@@ -113,6 +113,7 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		tel:     &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(o.TraceSize), Metrics: o.Metrics},
 		runners: map[string]runner{},
 	}
+	r.addIndexes()
 	r.router = route.New(route.Config{
 		State:         st,
 		Subscriptions: func(k resource.KindKey) []route.Subscription { return r.db.Snapshot().For(k) },

@@ -16,6 +16,10 @@
 // for read-only (rule S7). A resource's methods are user code: they never
 // run under a cache lock (copies and label filtering happen after it is
 // released; the watch hands in each resource's metadata, read once).
+//
+// A kind may have custom indexes (index.go), kept exact by a hook: every
+// path that changes an ID's base or overlay entry computes the entry's index
+// keys before taking the lock and calls reindexLocked(id) under it.
 package cache
 
 import (
@@ -72,6 +76,7 @@ func (cs *Set) Keys() []resource.KindKey {
 // generations of one ID apart; 0 when unknown.
 type overlayEntry struct {
 	res     resource.Resource
+	keys    *keySet // res's index keys (index.go); nil without indexes
 	gen     int64
 	version uint64
 }
@@ -80,8 +85,9 @@ type overlayEntry struct {
 // metadata read once by the watcher: a resource's methods are user code,
 // which never runs under mu (DeepCopy for reads runs after mu is released).
 type baseEntry struct {
-	res resource.Resource
-	md  *resource.Metadata
+	res  resource.Resource
+	md   *resource.Metadata
+	keys *keySet // res's index keys (index.go); nil without indexes
 }
 
 // Kind is the in-memory copy of one kind. base follows the kind's watch;
@@ -98,6 +104,8 @@ type Kind struct {
 	base map[resource.ID]baseEntry
 	// overlay holds writes not yet seen by the watch; protected by mu.
 	overlay map[resource.ID]overlayEntry
+	// ix are the kind's custom indexes (index.go), nil without any.
+	ix *indexes
 }
 
 func genOf(md *resource.Metadata) int64 {
@@ -136,12 +144,17 @@ func (c *Kind) Apply(ev *state.Event, md *resource.Metadata) {
 		return
 	}
 	id := md.ID()
+	var keys *keySet
+	if ev.Type != state.Destroyed {
+		keys = c.indexKeys(ev.Resource)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.reindexLocked(id)
 	if ev.Type == state.Destroyed {
 		delete(c.base, id)
 	} else {
-		c.base[id] = baseEntry{res: ev.Resource, md: md}
+		c.base[id] = baseEntry{res: ev.Resource, md: md, keys: keys}
 	}
 	if o, ok := c.overlay[id]; ok && superseded(o, ev.Type, md) {
 		delete(c.overlay, id)
@@ -204,9 +217,10 @@ func (c *Kind) PutWritten(r resource.Resource) {
 	}
 	md := r.Metadata()
 	id := md.ID()
-	o := overlayEntry{res: r, gen: genOf(md), version: md.Version().Value()}
+	o := overlayEntry{res: r, keys: c.indexKeys(r), gen: genOf(md), version: md.Version().Value()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.reindexLocked(id)
 	if cur, ok := c.overlay[id]; ok && cur.res != nil && cur.gen == o.gen && cur.version > o.version {
 		return // a later write is recorded already
 	}
@@ -227,6 +241,7 @@ func (c *Kind) PutDestroyed(ptr resource.Pointer) {
 	id := ptr.ID()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.reindexLocked(id)
 	var gen int64
 	if cur, ok := c.overlay[id]; ok {
 		if cur.res == nil {
