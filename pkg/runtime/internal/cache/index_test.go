@@ -109,10 +109,9 @@ func (p *panics) add(index string, id resource.ID, _ *usercode.Panic) {
 
 // truth is the state of one ID in the simulated state.
 type truth struct {
-	res  *item // nil when absent
-	gen  int64
-	ver  uint64
-	seen bool // the ID existed at least once
+	res *item // nil when absent
+	gen int64
+	ver uint64
 }
 
 // TestIndex_ExactUnderRandomChanges drives a cached kind with two indexes
