@@ -390,3 +390,33 @@ func writeA(t testing.TB, st state.State, typ resource.Type, id resource.ID, a i
 	p.TypedSpec().A = a
 	require.NoError(t, st.Update(context.Background(), p))
 }
+
+// TestTrace_MappedItemsNameTheirCause: the reconcile of an item that
+// MapInput returned is caused by the change that the map item was for.
+func TestTrace_MappedItemsNameTheirCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		q := &funcQController{name: "q", settings: controller.QSettings{Inputs: []controller.Input{
+			in(typeA, controller.InputQPrimary), in(typeB, controller.InputQMapped),
+		}}, mapInput: func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) ([]resource.Pointer, error) {
+			return []resource.Pointer{ptr(typeA, p.ID())}, nil
+		}}
+		e := start(t, runtimetest.WithState(st), runtimetest.WithQControllers(q))
+		mustCreate(t, st, newPair(typeB, "x", 1))
+		synctest.Wait()
+		b1 := trace.Ref{Namespace: testNS, Type: typeB, ID: "x", Version: 1}
+		var starts []trace.Event
+		for _, ev := range e.Runtime.Trace().Snapshot() {
+			if ev.Type == trace.ReconcileStart {
+				starts = append(starts, ev)
+			}
+		}
+		require.Len(t, starts, 2)
+		assert.Equal(t, "map", starts[0].Op)
+		assert.Equal(t, b1, starts[0].Cause)
+		assert.Equal(t, "reconcile", starts[1].Op)
+		assert.Equal(t, typeA, starts[1].Resource.Type)
+		assert.Equal(t, b1, starts[1].Cause, "caused by B's change, through MapInput")
+		assert.EqualValues(t, 2, statusOf(t, e.Runtime, "q").Lag.Count, "both have an end-to-end lag")
+	})
+}

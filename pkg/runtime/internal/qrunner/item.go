@@ -25,7 +25,7 @@ func (c *Runner) worker(ctx context.Context) {
 			return
 		}
 		start := c.cfg.Telemetry.ItemStarted(it)
-		o := c.call(ctx, it)
+		o := c.call(ctx, it, start)
 		if ctx.Err() != nil {
 			// The engine is stopping: the queue is about to shut down.
 			o = o.Stopping()
@@ -85,14 +85,14 @@ func (c *Runner) done(it work.Item, start telemetry.Stamp, o outcome.Outcome) {
 // call runs the item's user code — Reconcile, or MapInput and the pointers
 // it returned — and classifies its error, all inside one recovery: a panic
 // fails that item only (rule Q5), and what comes out is plain data.
-func (c *Runner) call(ctx context.Context, it work.Item) (o outcome.Outcome) {
+func (c *Runner) call(ctx context.Context, it work.Item, start telemetry.Stamp) (o outcome.Outcome) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
 			o = outcome.OfPanic(p)
 		}
 	}()
 	if it.Map {
-		return c.mapItem(ctx, it)
+		return c.mapItem(ctx, it, start)
 	}
 	return outcome.OfItemError(c.cfg.Ctrl.Reconcile(ctx, c.logger, c.cfg.Adapter, it.Ptr))
 }
@@ -102,7 +102,7 @@ func (c *Runner) call(ctx context.Context, it work.Item) (o outcome.Outcome) {
 // an ID) fail the item, logged once per kind with the offending pointer;
 // the valid ones are queued anyway. The pointers' methods are user code:
 // mapItem runs inside the recovery of call.
-func (c *Runner) mapItem(ctx context.Context, it work.Item) outcome.Outcome {
+func (c *Runner) mapItem(ctx context.Context, it work.Item, start telemetry.Stamp) outcome.Outcome {
 	ptrs, err := c.cfg.Ctrl.MapInput(ctx, c.logger, c.cfg.Adapter, it.Ptr)
 	if err != nil {
 		return outcome.OfItemError(err)
@@ -123,6 +123,7 @@ func (c *Runner) mapItem(ctx context.Context, it work.Item) outcome.Outcome {
 		}
 		items = append(items, work.Reconcile(key))
 	}
+	c.cfg.Telemetry.Mapped(start, items) // before they can start
 	switch len(items) {
 	case 0:
 	case 1:

@@ -45,6 +45,23 @@ func (p *pending) change(t state.EventType, md *resource.Metadata, now time.Dura
 	}
 }
 
+// caused adds, at now, a change cause committed at commit (zero: unknown)
+// that reaches p through another item (MapInput's results).
+func (p *pending) caused(cause trace.Ref, commit time.Time, now time.Duration) {
+	if !p.set {
+		*p = pending{due: now, set: true, attempt: p.attempt}
+	} else if now < p.due {
+		p.due = now
+	}
+	if !cause.IsZero() {
+		p.cause = cause
+		p.causes++
+	}
+	if !commit.IsZero() && (p.commit.IsZero() || commit.Before(p.commit)) {
+		p.commit = commit
+	}
+}
+
 // dueAt makes p due at the latest at due (a retry or a requeue).
 func (p *pending) dueAt(due time.Duration) {
 	if !p.set {

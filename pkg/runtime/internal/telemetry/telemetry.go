@@ -338,16 +338,20 @@ func (c *Controller) TeardownPending(target resource.Pointer) {
 	c.eng.add(&ev, time.Now())
 }
 
-// Stamp is when an item started, on the engine's clock (zero with metrics
-// off).
-type Stamp time.Duration
+// Stamp is an item's start: when, on the engine's clock, and the change
+// that caused it (zero with metrics and trace off).
+type Stamp struct {
+	at     time.Duration
+	cause  trace.Ref
+	commit time.Time
+}
 
 // ItemStarted: a QController worker took item from the queue and is about
 // to call Reconcile or MapInput. Called on the worker's goroutine; the
 // stamp goes back to [Controller.ItemEnded].
 func (c *Controller) ItemStarted(item work.Item) Stamp {
 	if c == nil {
-		return 0
+		return Stamp{}
 	}
 	now := c.eng.Clock.Now()
 	c.mu.Lock()
@@ -361,7 +365,24 @@ func (c *Controller) ItemStarted(item work.Item) Stamp {
 	}
 	c.mu.Unlock()
 	c.started(&p, refOfKey(item.Ptr), itemOp(item), now)
-	return Stamp(now)
+	return Stamp{at: now, cause: p.cause, commit: p.commit}
+}
+
+// Mapped: the MapInput call of the item started at from returned items,
+// about to be queued: they are caused by the map item's cause. Called on
+// the worker's goroutine, before the items are queued.
+func (c *Controller) Mapped(from Stamp, items []work.Item) {
+	if c == nil {
+		return
+	}
+	now := c.eng.Clock.Now()
+	c.mu.Lock()
+	for _, it := range items {
+		p := c.items[it]
+		p.caused(from.cause, from.commit, now)
+		c.items[it] = p
+	}
+	c.mu.Unlock()
 }
 
 func itemOp(item work.Item) string {
@@ -379,7 +400,7 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 		return
 	}
 	now := c.eng.Clock.Now()
-	took := now - time.Duration(start)
+	took := now - start.at
 	c.busy.Add(int64(took))
 	c.reconciles.Add(1)
 	if d.Action != outcome.Done {
