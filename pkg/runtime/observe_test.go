@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -419,4 +420,44 @@ func TestTrace_MappedItemsNameTheirCause(t *testing.T) {
 		assert.Equal(t, b1, starts[1].Cause, "caused by B's change, through MapInput")
 		assert.EqualValues(t, 2, statusOf(t, e.Runtime, "q").Lag.Count, "both have an end-to-end lag")
 	})
+}
+
+// TestHotLoop_NoFalsePositiveOnW3W4Shapes: the W3 chain (four Controllers)
+// and the W4 chain (four QControllers, concurrency 1 and 4), their 50
+// inputs each updated 20 times a second for 3 s, so that every controller
+// writes each of its outputs 20 times a second because of its input's
+// changes — well above the rate — are never flagged: a chain has no cycle.
+func TestHotLoop_NoFalsePositiveOnW3W4Shapes(t *testing.T) {
+	for _, shape := range []string{"W3", "W4/concurrency=1", "W4/concurrency=4"} {
+		t.Run(shape, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := inmem.NewState()
+				core, logs := observer.New(zapcore.WarnLevel)
+				opts := []runtimetest.Option{runtimetest.WithState(st), runtimetest.WithLogger(zap.New(core))}
+				for i := range 4 {
+					switch shape {
+					case "W3":
+						opts = append(opts, runtimetest.WithControllers(&chainController{in: chainTypes[i], out: chainTypes[i+1]}))
+					case "W4/concurrency=1":
+						opts = append(opts, runtimetest.WithQControllers(&chainQController{in: chainTypes[i], out: chainTypes[i+1], concurrency: 1}))
+					default:
+						opts = append(opts, runtimetest.WithQControllers(&chainQController{in: chainTypes[i], out: chainTypes[i+1], concurrency: 4}))
+					}
+				}
+				e := start(t, opts...)
+				for round := range 60 {
+					for id := range 50 {
+						writeA(t, st, typeA, strconv.Itoa(id), round)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				synctest.Wait()
+				final, err := st.Get(t.Context(), ptr(typeE, "0"))
+				require.NoError(t, err)
+				assert.Equal(t, 59+4, specA(t, final), "the chain ran every round")
+				assert.Empty(t, e.Runtime.HotLoops())
+				assert.Empty(t, logs.All(), "no warning")
+			})
+		})
+	}
 }
