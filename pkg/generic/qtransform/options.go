@@ -27,6 +27,7 @@ type ControllerOptions struct {
 	outputKind        controller.OutputKind
 	inputFinalizers   bool
 	ignoreTearingDown bool
+	retry             controller.RetryPolicy // see WithRetryPolicy
 }
 
 // DefaultControllerOptions returns the defaults: the engine's default
