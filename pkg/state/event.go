@@ -62,6 +62,14 @@ type Event struct {
 	Error error
 	// Bookmark is where to resume after this event.
 	Bookmark Bookmark
+	// Revision is the revision of the state this event brings the watcher
+	// to (see [RevisionReporter]): for a change, the change's revision
+	// (for changes coalesced into one event, the newest one's); for the
+	// bootstrap contents, the Bootstrapped event and a single-resource
+	// watch's first event, the revision of the state they were read at.
+	// Within one watch it never decreases. 0 when the state does not
+	// number its changes.
+	Revision uint64
 	// Type is the kind of change.
 	Type EventType
 }

@@ -9,6 +9,9 @@ import (
 type GetOptions struct {
 	// ReadOnly asks for the shared snapshot instead of a copy (rule S7).
 	ReadOnly bool
+	// Revision, when set, receives the revision the read reflects (see
+	// [WithGetRevision]).
+	Revision *uint64
 }
 
 // GetOption configures Get.
@@ -28,6 +31,9 @@ type ListOptions struct {
 	IDQuery    resource.IDQuery
 	// ReadOnly asks for the shared snapshots instead of copies (rule S7).
 	ReadOnly bool
+	// Revision, when set, receives the revision the read reflects (see
+	// [WithListRevision]).
+	Revision *uint64
 }
 
 // ListOption configures List.
@@ -39,6 +45,22 @@ type ListOption func(*ListOptions)
 // List itself (its Items slice) is the caller's.
 func WithReadOnlyList() ListOption {
 	return func(o *ListOptions) { o.ReadOnly = true }
+}
+
+// WithGetRevision makes Get store in *rev the revision R the read
+// reflects (see [RevisionReporter]): the resource (or its absence) is the
+// one of the state at revision R — every change of its kind with a
+// revision up to R is included, and none after it. It is stored whether
+// the resource is found or not; 0 when the state does not number its
+// changes (and a nil rev is no option).
+func WithGetRevision(rev *uint64) GetOption {
+	return func(o *GetOptions) { o.Revision = rev }
+}
+
+// WithListRevision is [WithGetRevision] for List: the resources listed are
+// those of the kind in the state at revision R, stored in *rev.
+func WithListRevision(rev *uint64) ListOption {
+	return func(o *ListOptions) { o.Revision = rev }
 }
 
 // WithLabelQuery restricts List to resources whose labels match.

@@ -171,6 +171,24 @@
 // set up (with the context's error if it is already done). The state
 // itself starts no goroutine and needs no closing.
 //
+// # Revisions
+//
+// The state numbers its changes (it implements [state.RevisionReporter]):
+// every committed change, of any kind, takes the next revision of one
+// sequence, starting at 1, and a write that commits nothing (a refused or
+// no-op write) takes none. A write takes its revision from an atomic
+// counter while it holds its kind's lock — there is no lock of the whole
+// state — so a kind's changes have increasing revisions in the order the
+// kind applies them, and a change committed after another one returned
+// has a higher revision. Every event carries the revision of the change it
+// reports (a coalesced event: its newest change's; bootstrap contents,
+// Bootstrapped and a single-resource watch's first event: the revision of
+// the snapshot), and [state.WithGetRevision] / [state.WithListRevision]
+// report the revision a read reflects: the state's newest revision, read
+// under the kind's lock, so the read is the kind at that revision exactly.
+// Bookmarks stay per kind. Revisions restart at 1 with every start of a
+// persistent state.
+//
 // # Persistence
 //
 // [WithPersistence] makes the state persistent through a [Persistence]

@@ -19,6 +19,9 @@ type record struct {
 	new resource.Resource // state after the change; nil when absent
 	id  resource.ID
 	seq uint64
+	// rev is the change's revision, from the state's one sequence (see
+	// core.rev).
+	rev uint64
 	// size is the estimated memory of old, which the history holds alone
 	// once the change is made (see kindStore.histBytes).
 	size int64
@@ -58,6 +61,14 @@ type kindStore struct {
 	lagLimit int
 
 	mu sync.Mutex
+
+	// revs is the state's revision counter, shared by every kind; a write
+	// takes its revision from it holding mu, so that the kind's changes
+	// have increasing revisions in the order they are applied.
+	revs *atomic.Uint64
+	// lastRev is the revision of the kind's newest change (0: none).
+	// Guarded by mu.
+	lastRev uint64
 
 	// items are the stored resources by ID. Guarded by mu.
 	items map[resource.ID]item
@@ -146,8 +157,9 @@ const maxLag = 1024
 // recordBlock is the number of records allocated at once.
 const recordBlock = 64
 
-func newKindStore(kind resource.Kind, stateID, kindID uint64, capacity int, byteBudget int64) *kindStore {
+func newKindStore(kind resource.Kind, revs *atomic.Uint64, stateID, kindID uint64, capacity int, byteBudget int64) *kindStore {
 	return &kindStore{
+		revs:       revs,
 		kind:       kind,
 		ns:         kind.Namespace(),
 		typ:        kind.Type(),
@@ -195,13 +207,15 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resourc
 	ks.writeGap += (gap - ks.writeGap) / 8
 	head := ks.head.Load()
 	seq := head + 1
+	rev := ks.revs.Add(1)
+	ks.lastRev = rev
 	ks.det.changedLocked(id, seq, new, ref)
 	if len(ks.block) == 0 {
 		ks.block = make([]record, recordBlock)
 	}
 	rec := &ks.block[0]
 	ks.block = ks.block[1:]
-	*rec = record{old: old, new: new, id: id, seq: seq, size: oldSize}
+	*rec = record{old: old, new: new, id: id, seq: seq, rev: rev, size: oldSize}
 
 	i := ks.next
 	chunk := ks.ring[i/ringChunk].Load()
@@ -338,13 +352,16 @@ func (ks *kindStore) sortedLocked() []resource.ID {
 	return ks.sorted
 }
 
-// snapshot appends the stored resources, sorted by ID, to dst. The
-// resources are the stored (shared, immutable) values: copy before handing
-// them out.
-func (ks *kindStore) snapshot(dst []resource.Resource) []resource.Resource {
+// snapshot appends the stored resources, sorted by ID, to dst, and stores
+// the revision they are at in *rev unless rev is nil. The resources are
+// the stored (shared, immutable) values: copy before handing them out.
+func (ks *kindStore) snapshot(dst []resource.Resource, rev *uint64) []resource.Resource {
 	ks.mu.Lock()
 	ks.sortedLocked()
 	dst = ks.snapshotLocked(dst)
+	if rev != nil {
+		*rev = ks.revs.Load()
+	}
 	ks.mu.Unlock()
 	return dst
 }

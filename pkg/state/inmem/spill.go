@@ -40,6 +40,8 @@ type spillEntry struct {
 	new  resource.Resource // state after the newest change; nil when absent
 	seq  uint64            // seq of the newest change
 	gone uint64            // seq of the newest destroy among the changes; 0: none
+	// rev and goneRev are the revisions of the changes seq and gone.
+	rev, goneRev uint64
 }
 
 // foldEntry adds the change r to the coalesced change e (ok: e is set) and
@@ -50,9 +52,9 @@ func foldEntry(e spillEntry, ok bool, r *record) (spillEntry, bool) {
 		e = spillEntry{old: r.old}
 	}
 	e.new = r.new
-	e.seq = r.seq
+	e.seq, e.rev = r.seq, r.rev
 	if r.new == nil {
-		e.gone = r.seq
+		e.gone, e.goneRev = r.seq, r.rev
 	}
 	return e, e.old != nil || e.new != nil
 }
@@ -61,7 +63,9 @@ func foldEntry(e spillEntry, ok bool, r *record) (spillEntry, bool) {
 // one of the newer span that follows it.
 func combineEntries(older, newer spillEntry) (spillEntry, bool) {
 	newer.old = older.old
-	newer.gone = max(newer.gone, older.gone)
+	if newer.gone == 0 {
+		newer.gone, newer.goneRev = older.gone, older.goneRev
+	}
 	return newer, newer.old != nil || newer.new != nil
 }
 

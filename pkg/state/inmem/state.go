@@ -29,6 +29,11 @@ type core struct {
 	// hot path reads it with one atomic load and no lock.
 	kinds atomic.Pointer[map[kindKey]*kindStore]
 
+	// rev is the revision of the newest change, of any kind: a write
+	// takes the next one holding its kind's lock, never a lock of its own
+	// (see [state.RevisionReporter]).
+	rev atomic.Uint64
+
 	kindsMu    sync.Mutex // serializes adding kinds; guards nextKindID
 	nextKindID uint64
 
@@ -123,7 +128,7 @@ func (c *core) store(ns resource.Namespace, typ resource.Type) *kindStore {
 		return ks
 	}
 	c.nextKindID++
-	ks := newKindStore(resource.NewKind(ns, typ), c.stateID, c.nextKindID, c.historyCap, c.historyBytes)
+	ks := newKindStore(resource.NewKind(ns, typ), &c.rev, c.stateID, c.nextKindID, c.historyCap, c.historyBytes)
 	ks.persistent = c.persistent
 	ks.lastCreated = c.createdFloor
 	if c.report != nil {
@@ -158,16 +163,25 @@ func (c *core) Get(_ context.Context, ptr resource.Pointer, opts ...state.GetOpt
 	if err != nil {
 		return nil, err
 	}
+	var o state.GetOptions
+	if len(opts) > 0 {
+		o = applyOptions(o, opts)
+	}
 	if ks := c.lookup(ns, typ); ks != nil {
 		ks.mu.Lock()
 		r := ks.items[id].r
+		if o.Revision != nil {
+			*o.Revision = c.rev.Load()
+		}
 		ks.mu.Unlock()
 		if r != nil {
-			if len(opts) > 0 && applyOptions(state.GetOptions{}, opts).ReadOnly {
+			if o.ReadOnly {
 				return r, nil
 			}
 			return state.DeepCopyOf(r)
 		}
+	} else if o.Revision != nil {
+		*o.Revision = c.rev.Load()
 	}
 	return nil, state.NewNotFoundError(resource.PointerOf(ptr), "not found")
 }
@@ -182,9 +196,12 @@ func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOpt
 	o := applyOptions(state.ListOptions{}, opts)
 	ks := c.lookup(kind.Namespace(), kind.Type())
 	if ks == nil {
+		if o.Revision != nil {
+			*o.Revision = c.rev.Load()
+		}
 		return resource.List{}, nil
 	}
-	items := ks.snapshot(nil)
+	items := ks.snapshot(nil, o.Revision)
 	if len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil {
 		kept := items[:0]
 		for _, r := range items {

@@ -56,6 +56,7 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 	default:
 		w.current = true
 		w.snapSeq = ks.head.Load()
+		w.snapRev = ks.revs.Load()
 		if it, ok := ks.items[w.id]; ok {
 			w.snap = []resource.Resource{it.r}
 		}
@@ -153,6 +154,7 @@ func (ks *kindStore) addKindWatcher(ctx context.Context, ch chan<- state.Event, 
 	case o.BootstrapContents:
 		w.bootstrap = true
 		w.snapSeq = head
+		w.snapRev = ks.revs.Load()
 		ks.sortedLocked()
 		w.snap = ks.snapshotLocked(nil)
 	}

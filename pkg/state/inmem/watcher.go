@@ -63,6 +63,7 @@ type watcher struct {
 	init        []*record                  // changes to replay first (tail, bookmark)
 	snap        []resource.Resource        // bootstrap contents or current state
 	snapSeq     uint64                     // bookmark of the Bootstrapped or S8 event
+	snapRev     uint64                     // revision snap was read at
 	bootstrap   bool                       // send Bootstrapped after snap
 	current     bool                       // single-resource watch: send S8's event
 	spareQ      []record                   // recycled queue
@@ -91,8 +92,8 @@ func (w *watcher) match(r resource.Resource) bool {
 // emit delivers one event carrying the shared snapshots res and old (rule
 // S7: every watcher of a change receives the same objects); false when ctx
 // is done.
-func (w *watcher) emit(t state.EventType, res, old resource.Resource, seq uint64, withBookmark bool) bool {
-	ev := state.Event{Type: t, Resource: res, Old: old}
+func (w *watcher) emit(t state.EventType, res, old resource.Resource, seq, rev uint64, withBookmark bool) bool {
+	ev := state.Event{Type: t, Resource: res, Old: old, Revision: rev}
 	if withBookmark {
 		ev.Bookmark = w.bm.make(w.ks, seq)
 	}
@@ -151,16 +152,16 @@ func (w *watcher) flush() bool {
 // it through its queries: absent → present is Created, present → present
 // is Updated, present → absent is Destroyed (carrying the state it saw),
 // absent → absent is nothing (rules S10, S12).
-func (w *watcher) change(old, new resource.Resource, seq uint64) bool {
+func (w *watcher) change(old, new resource.Resource, seq, rev uint64) bool {
 	sawOld := old != nil && w.match(old)
 	seesNew := new != nil && w.match(new)
 	switch {
 	case seesNew && sawOld:
-		return w.emit(state.Updated, new, old, seq, true)
+		return w.emit(state.Updated, new, old, seq, rev, true)
 	case seesNew:
-		return w.emit(state.Created, new, nil, seq, true)
+		return w.emit(state.Created, new, nil, seq, rev, true)
 	case sawOld:
-		return w.emit(state.Destroyed, old, old, seq, true)
+		return w.emit(state.Destroyed, old, old, seq, rev, true)
 	}
 	return true
 }
@@ -180,7 +181,7 @@ func (w *watcher) handOffLocked(rec *record) bool {
 	if c := cap(w.ch); c > 0 && len(w.ch) == c {
 		return false
 	}
-	ev := state.Event{Type: state.Updated, Resource: rec.new, Old: rec.old}
+	ev := state.Event{Type: state.Updated, Resource: rec.new, Old: rec.old, Revision: rec.rev}
 	switch {
 	case rec.old == nil:
 		ev.Type, ev.Old = state.Created, nil
@@ -201,7 +202,7 @@ func (w *watcher) handOffLocked(rec *record) bool {
 func (w *watcher) deliverRecords(recs []*record) bool {
 	w.reserve(len(recs))
 	for _, r := range recs {
-		if !w.change(r.old, r.new, r.seq) {
+		if !w.change(r.old, r.new, r.seq, r.rev) {
 			return false
 		}
 	}
@@ -214,7 +215,7 @@ func (w *watcher) deliverRecords(recs []*record) bool {
 func (w *watcher) deliverQueued(recs []record) bool {
 	w.reserve(len(recs))
 	for i := range recs {
-		if !w.change(recs[i].old, recs[i].new, recs[i].seq) {
+		if !w.change(recs[i].old, recs[i].new, recs[i].seq, recs[i].rev) {
 			return false
 		}
 	}
@@ -229,14 +230,14 @@ func (w *watcher) deliverQueued(recs []record) bool {
 func (w *watcher) deliverCoalesced(cs []coalesced) bool {
 	for i, n := 0, len(cs); i < n; i++ {
 		if e := cs[i]; e.gone != 0 && e.old != nil && e.new != nil {
-			cs[i].new, cs[i].seq = nil, e.gone
-			cs = append(cs, coalesced{spillEntry: spillEntry{new: e.new, seq: e.seq}, id: e.id})
+			cs[i].new, cs[i].seq, cs[i].rev = nil, e.gone, e.goneRev
+			cs = append(cs, coalesced{spillEntry: spillEntry{new: e.new, seq: e.seq, rev: e.rev}, id: e.id})
 		}
 	}
 	w.sortScratch = sortCoalesced(cs, w.sortScratch)
 	w.reserve(len(cs))
 	for i := range cs {
-		if !w.change(cs[i].old, cs[i].new, cs[i].seq) {
+		if !w.change(cs[i].old, cs[i].new, cs[i].seq, cs[i].rev) {
 			return false
 		}
 	}
@@ -252,20 +253,20 @@ func (w *watcher) sendInitial() bool {
 	w.reserve(len(w.snap) + 1 + len(w.init))
 	switch {
 	case w.current && len(w.snap) > 0:
-		if !w.emit(state.Created, w.snap[0], nil, w.snapSeq, true) {
+		if !w.emit(state.Created, w.snap[0], nil, w.snapSeq, w.snapRev, true) {
 			return false
 		}
 	case w.current:
-		if !w.emit(state.Destroyed, newPointerOnly(w.ks.pointer(w.id)), nil, w.snapSeq, true) {
+		if !w.emit(state.Destroyed, newPointerOnly(w.ks.pointer(w.id)), nil, w.snapSeq, w.snapRev, true) {
 			return false
 		}
 	case w.bootstrap:
 		for _, r := range w.snap {
-			if w.match(r) && !w.emit(state.Created, r, nil, 0, false) {
+			if w.match(r) && !w.emit(state.Created, r, nil, 0, w.snapRev, false) {
 				return false
 			}
 		}
-		if !w.emit(state.Bootstrapped, nil, nil, w.snapSeq, true) {
+		if !w.emit(state.Bootstrapped, nil, nil, w.snapSeq, w.snapRev, true) {
 			return false
 		}
 	}
