@@ -42,6 +42,11 @@ func (q *Queue[K]) checkInvariants() error {
 			return fmt.Errorf("key %v: heapIdx %d inconsistent with location %d", k, e.heapIdx, e.loc)
 		}
 	}
+	for k := range q.held {
+		if _, known := q.index[k]; known {
+			return fmt.Errorf("parked key %v is also known", k)
+		}
+	}
 	seen := map[int32]bool{}
 	for j := range q.due.n {
 		i := q.due.buf[(q.due.head+j)&(len(q.due.buf)-1)]
@@ -72,7 +77,9 @@ type modelKey struct {
 	dueAt    time.Duration // locDelayed
 	seq      int           // locDelayed
 	failures uint32
+	attempts uint32
 	dirty    bool
+	failing  bool
 }
 
 // model is a naive reference implementation of the queue's rules, in
@@ -82,6 +89,8 @@ type model struct {
 	keys map[string]*modelKey
 	due  []string
 	seq  int
+	// parked are the keys parked by Options.MaxAttempts (all failing).
+	parked map[string]bool
 }
 
 // promote moves delayed keys due at or before now to the back of due, in
@@ -104,9 +113,13 @@ func (m *model) promote(now time.Duration) {
 
 func (m *model) add(k string) {
 	s, ok := m.keys[k]
+	if ok && m.opts.AddResets && s.loc != locInFlight {
+		s.failures, s.attempts = 0, 0
+	}
 	switch {
 	case !ok:
-		m.keys[k] = &modelKey{loc: locDue}
+		m.keys[k] = &modelKey{loc: locDue, failing: m.parked[k]}
+		delete(m.parked, k)
 		m.due = append(m.due, k)
 	case s.loc == locInFlight:
 		s.dirty = true
@@ -151,6 +164,14 @@ func (m *model) done(k string, r Result, now time.Duration) {
 	case resultFailure:
 		s.failures++
 	}
+	s.failing = r.failed()
+	exhausted := false
+	if r.failed() {
+		s.attempts++
+		exhausted = m.opts.MaxAttempts > 0 && s.attempts >= m.opts.MaxAttempts
+	} else {
+		s.attempts = 0
+	}
 	delayed := func(d time.Duration) {
 		s.loc, s.dueAt, s.seq = locDelayed, now+d, m.seq
 		m.seq++
@@ -158,8 +179,14 @@ func (m *model) done(k string, r Result, now time.Duration) {
 	switch {
 	case s.dirty:
 		s.dirty = false
+		if exhausted || m.opts.AddResets {
+			s.failures, s.attempts = 0, 0
+		}
 		s.loc = locDue
 		m.due = append(m.due, k)
+	case exhausted:
+		delete(m.keys, k)
+		m.parked[k] = true
 	case r.kind == resultSuccess:
 		delete(m.keys, k)
 	case r.kind == resultFailure:
@@ -172,29 +199,44 @@ func (m *model) done(k string, r Result, now time.Duration) {
 	}
 }
 
-func (m *model) counts() (waiting, inFlight int) {
+func (m *model) counts() (waiting, inFlight, failing int) {
+	failing = len(m.parked)
 	for _, s := range m.keys {
+		if s.failing {
+			failing++
+		}
 		if s.loc == locInFlight {
 			inFlight++
 		} else {
 			waiting++
 		}
 	}
-	return waiting, inFlight
+	return waiting, inFlight, failing
 }
 
 // TestModel_RandomOperationsMatchReference drives the queue with random
 // operations in virtual time and checks every Get (key and exact wait),
-// Len, InFlight and the internal invariants against a reference model.
+// Len, InFlight, Failing, the parked keys and the internal invariants
+// against a reference model, with the default options and with each retry
+// policy option (MaxAttempts, AddResets) and both.
 func TestModel_RandomOperationsMatchReference(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
+	for _, policy := range []Options{{}, {MaxAttempts: 2}, {AddResets: true}, {MaxAttempts: 3, AddResets: true}} {
+		t.Run(fmt.Sprintf("MaxAttempts=%d,AddResets=%v", policy.MaxAttempts, policy.AddResets), func(t *testing.T) {
+			modelRuns(t, seed, policy)
+		})
+	}
+}
+
+func modelRuns(t *testing.T, seed uint64, policy Options) {
 	for run := range 8 {
 		synctest.Test(t, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(run)))
-			opts := Options{BackoffInitial: 10 * time.Millisecond, BackoffMax: 80 * time.Millisecond}
+			opts := Options{BackoffInitial: 10 * time.Millisecond, BackoffMax: 80 * time.Millisecond,
+				MaxAttempts: policy.MaxAttempts, AddResets: policy.AddResets}
 			q := New[string](opts)
-			m := &model{opts: opts.withDefaults(), keys: map[string]*modelKey{}}
+			m := &model{opts: opts.withDefaults(), keys: map[string]*modelKey{}, parked: map[string]bool{}}
 			start := time.Now()
 			now := func() time.Duration { return time.Since(start) }
 			key := func() string { return fmt.Sprintf("k%d", rng.IntN(6)) }
@@ -251,19 +293,23 @@ func TestModel_RandomOperationsMatchReference(t *testing.T) {
 					r := []Result{
 						Success(), Success(), Failure(), Failure(), RequeueAfter(0),
 						RequeueAfter(time.Duration(rng.IntN(50)) * time.Millisecond),
-					}[rng.IntN(6)]
+						RequeueAfterFailure(time.Duration(rng.IntN(50)) * time.Millisecond),
+					}[rng.IntN(7)]
 					op = fmt.Sprintf("done %s %v", k, r)
 					m.promote(now())
 					m.done(k, r, now())
-					q.Done(k, r)
+					require.Equal(t, m.parked[k], q.Complete(k, r).Parked, "step %d: %s: parked", step, op)
 				default:
 					d := time.Duration(rng.IntN(60)) * time.Millisecond
 					op = fmt.Sprintf("sleep %v", d)
 					time.Sleep(d)
 				}
-				waiting, flying := m.counts()
+				waiting, flying, failing := m.counts()
 				require.Equal(t, waiting, q.Len(), "step %d: %s: Len", step, op)
 				require.Equal(t, flying, q.InFlight(), "step %d: %s: InFlight", step, op)
+				require.Equal(t, failing, q.Failing(), "step %d: %s: Failing", step, op)
+				_, parked := q.Parked(0)
+				require.Equal(t, len(m.parked), parked, "step %d: %s: Parked", step, op)
 				require.NoError(t, q.checkInvariants(), "step %d: %s", step, op)
 			}
 		})
