@@ -227,3 +227,34 @@ func TestRetryPolicy_RefusedAtRegistration(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryPolicy_PanickingMapInputIsParkedToo: MapInput items obey the
+// policy like Reconcile items; a panic that parks its item is logged at
+// ERROR with its stack.
+func TestRetryPolicy_PanickingMapInputIsParkedToo(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zapcore.DebugLevel)
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		var maps atomic.Int32
+		q := &policyQController{funcQController: funcQController{name: "q",
+			settings: controller.QSettings{Inputs: []controller.Input{in(typeA, controller.InputQPrimary), in(typeC, controller.InputQMapped)}},
+			mapInput: func(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) ([]resource.Pointer, error) {
+				maps.Add(1)
+				panic("map boom")
+			}}, policy: func() controller.RetryPolicy { return controller.RetryPolicy{MaxAttempts: 2} }}
+		e := start(t, runtimetest.WithState(st), runtimetest.WithLogger(zap.New(core)), runtimetest.WithQControllers(q))
+		mustCreate(t, st, newPair(typeC, "m", 0))
+		time.Sleep(time.Hour)
+		assert.EqualValues(t, 2, maps.Load())
+		cs := statusOf(t, e.Runtime, "q")
+		require.Len(t, cs.Parked, 1)
+		assert.Equal(t, "MapInput Cs.test.resgraph.dev(test/m)", cs.Parked[0].Item)
+		assert.Equal(t, "map boom", cs.Parked[0].LastError)
+		assert.EqualValues(t, 2, cs.Crashes, "each panic is a crash")
+		parked := logs.FilterMessage("MapInput panicked; parked until the item changes").All()
+		require.Len(t, parked, 1)
+		assert.Equal(t, zapcore.ErrorLevel, parked[0].Level)
+		assert.Contains(t, parked[0].ContextMap()["stack"], "runtime_test")
+	})
+}
