@@ -34,7 +34,12 @@ type PanicFunc func(index string, id resource.ID, p *usercode.Panic)
 
 // keySet is a resource's keys in each index of its kind, in the order of
 // the indexes: sorted, without duplicates. It is never changed once built.
-type keySet struct{ perIndex [][]string }
+type keySet struct {
+	perIndex [][]string
+	// one is perIndex's storage for a kind with one index (the common
+	// case): one allocation less per change.
+	one [1][]string
+}
 
 // indexes are the indexes of one kind. names and fns are fixed before the
 // kind is used; byKey and cur are protected by the kind's mu.
@@ -83,7 +88,12 @@ func (c *Kind) indexKeys(r resource.Resource) *keySet {
 	if c.ix == nil || r == nil {
 		return nil
 	}
-	ks := &keySet{perIndex: make([][]string, len(c.ix.fns))}
+	ks := &keySet{}
+	if len(c.ix.fns) == 1 {
+		ks.perIndex = ks.one[:]
+	} else {
+		ks.perIndex = make([][]string, len(c.ix.fns))
+	}
 	for i := range c.ix.fns {
 		ks.perIndex[i] = c.ix.keysOf(i, r)
 	}
