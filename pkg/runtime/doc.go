@@ -158,13 +158,40 @@
 // predicate) tells it apart. Bad arguments (nil or empty pointers) are
 // invalid-class errors.
 //
-// # Read your writes
+// # Read your writes and consistent reads
 //
 // A controller always reads its own writes. With [WithCachedResource] a
 // kind's reads are served from an in-memory copy fed by the kind's watch
-// (before the watch bootstrapped, from the state); a controller still reads
-// its own writes at once, and a cached resource never goes back to an older
-// version.
+// (before the watch bootstrapped, from the state).
+//
+// Over a state that numbers its changes ([state.RevisionReporter], as
+// inmem does), every read through a controller's runtime, cached or not,
+// obeys this, for every kind:
+//
+//   - Floor. A read reflects the state at a revision R (the resources of the
+//     kind read are those of the state at R: every change of the kind up to
+//     R, none after) with R at or after the controller's floor: the
+//     revision of its own last write (of any kind, by any of its
+//     goroutines, that returned before the read started) and of every
+//     change routed to it before the read started — in particular the
+//     change that woke the Controller or queued the QController item being
+//     reconciled. So a resource destroyed before the change that woke a
+//     controller is never read as existing, and a controller never reads a
+//     kind older than its own last write.
+//   - Told revision. [state.WithGetRevision] / [state.WithListRevision] on a
+//     read store R. Reads of several kinds are not taken at one revision
+//     (each is at its own R, each at or after the floor); a controller that
+//     needs one cut compares their revisions and reads again.
+//
+// A cached read is served from the cache when the cache is at the floor or
+// later, or when the state confirms (its KindRevision) that the kind has no
+// change the cache lacks; otherwise it goes to the state. A cache never
+// makes a read wait for its watch.
+//
+// Over a state that does not number its changes, reads report revision 0,
+// and the cache guarantees less: a controller reads its own writes at once,
+// and a cached resource never goes back to an older version; a cached read
+// may lag changes made by others.
 //
 // A cached kind may have custom indexes ([WithIndex]: a function from a
 // resource to keys): a controller lists the resources under one key with

@@ -52,6 +52,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	}
 	tel := r.newTelemetry(name, false, 1)
 	wake := route.NewWake()
+	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(static, nil, outputs), tel, true)
 	var c *crunner.Runner
 	c = crunner.New(crunner.Config{
 		Name:                  name,
@@ -59,7 +60,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 		Logger:                r.logger,
 		RestartBackoffInitial: r.opts.RestartBackoffInitial,
 		RestartBackoffMax:     r.opts.RestartBackoffMax,
-		Adapter:               adapter.New(r.st, r.caches, name, adapter.NewAccess(static, nil, outputs), tel, true),
+		Adapter:               ad,
 		Wake:                  wake,
 		Inputs:                func() []resource.KindKey { return r.inputKinds(name) },
 		Bootstrap:             r.router,
@@ -68,7 +69,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 		Idle:                  &r.idle,
 	})
 	return r.register(dependency.Record[*route.Subscriber]{
-		Handle:  &route.Subscriber{Wake: wake, Telemetry: tel},
+		Handle:  &route.Subscriber{Wake: wake, Telemetry: tel, Floor: ad.Floor()},
 		Name:    name,
 		Static:  static,
 		Outputs: outputs,

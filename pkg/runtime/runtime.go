@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/internal/opt"
+	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -109,7 +110,7 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		logger:  logger,
 		opts:    o,
 		db:      dependency.New[*route.Subscriber](),
-		caches:  cache.NewSet(o.CachedKinds),
+		caches:  cache.NewSet(o.CachedKinds).WithRevisions(revisionsOf(st)),
 		tel:     &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(o.TraceSize), Metrics: o.Metrics},
 		runners: map[string]runner{},
 	}
@@ -199,4 +200,20 @@ func (g *group) stopAndWait() {
 	g.stopped = true
 	g.mu.Unlock()
 	g.wg.Wait()
+}
+
+// revisionsOf returns st's revision reporter when st numbers its changes
+// (it answers Revision), nil otherwise; the cached reads are served by
+// revision then (see "Consistent reads" in the package doc). The state's
+// method is user code: a panic is no answer.
+func revisionsOf(st state.State) state.RevisionReporter {
+	rr, ok := st.(state.RevisionReporter)
+	if !ok {
+		return nil
+	}
+	var err error
+	if p := usercode.Call(func() { _, err = rr.Revision(context.Background()) }); p != nil || err != nil {
+		return nil
+	}
+	return rr
 }

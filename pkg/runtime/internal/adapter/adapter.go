@@ -27,8 +27,15 @@ import (
 // output tracking of a Controller. It is safe for concurrent use
 // (QController workers share one).
 type Adapter struct {
-	st      state.State
-	caches  *cache.Set
+	st     state.State
+	caches *cache.Set
+	// revs is the state's revision reporter when reads may be served from
+	// a cache by revision (see cache.Set.Revisions); nil otherwise.
+	revs state.RevisionReporter
+	// floor is the revision the controller's reads must reach (see
+	// cache.Floor): raised by its writes here, by the router before it is
+	// woken.
+	floor   cache.Floor
 	access  atomic.Pointer[Access]
 	tracker *tracker // nil unless outputs are tracked
 	tel     *telemetry.Controller
@@ -42,13 +49,17 @@ var _ controller.QRuntime = (*Adapter)(nil)
 // enables StartTrackingOutputs and CleanupOutputs (Controllers). Every call
 // is reported to tel.
 func New(st state.State, caches *cache.Set, name string, access *Access, tel *telemetry.Controller, trackOutputs bool) *Adapter {
-	a := &Adapter{st: st, caches: caches, name: name, tel: tel}
+	a := &Adapter{st: st, caches: caches, revs: caches.Revisions(), name: name, tel: tel}
 	if trackOutputs {
 		a.tracker = &tracker{}
 	}
 	a.access.Store(access)
 	return a
 }
+
+// Floor is the revision the controller's reads must reach: the router
+// raises it before the controller is woken or its items are queued.
+func (a *Adapter) Floor() *cache.Floor { return &a.floor }
 
 // SetAccess replaces the access scope (the controller's dynamic inputs
 // changed).
@@ -71,7 +82,13 @@ func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.G
 		return nil, a.deny("Get", resource.PointerString(ptr), "not a declared input or output")
 	}
 	if c := a.caches.Get(resource.KindKeyOf(ptr)); c.Ready() {
-		return c.Get(ptr, opts)
+		r, served, err := c.GetAt(ptr, opts, a.floor.Load())
+		if !served && a.verify(ctx, c, ptr) {
+			r, served, err = c.GetAt(ptr, opts, a.floor.Load())
+		}
+		if served {
+			return r, err
+		}
 	}
 	return a.st.Get(ctx, ptr, opts...)
 }
@@ -88,7 +105,13 @@ func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.Li
 		return resource.List{}, a.deny("List", resource.KindString(kind), "not a declared input (without ID) or output")
 	}
 	if c := a.caches.Get(resource.KindKeyOf(kind)); c.Ready() {
-		return c.List(opts...)
+		l, served, err := c.ListAt(opts, a.floor.Load())
+		if !served && a.verify(ctx, c, kind) {
+			l, served, err = c.ListAt(opts, a.floor.Load())
+		}
+		if served {
+			return l, err
+		}
 	}
 	return a.st.List(ctx, kind, opts...)
 }
@@ -230,6 +253,35 @@ func (a *Adapter) written(ctx context.Context, ptr resource.Pointer) {
 	a.refreshCache(ctx, ptr)
 }
 
+// verify asks the state whether the cache c of kind (a cached kind that
+// could not serve a read at the controller's floor) lacks no change of
+// the kind, so that it may serve the read after all: true when the
+// state confirms it. A failure is no confirmation: the read goes to the
+// state.
+func (a *Adapter) verify(ctx context.Context, c *cache.Kind, kind resource.Kind) bool {
+	if a.revs == nil {
+		return false
+	}
+	last, at, err := a.revs.KindRevision(ctx, kind)
+	if err != nil {
+		return false
+	}
+	c.Verify(last, at)
+	return true
+}
+
+// wrote raises the floor past a write through the adapter that returned:
+// the controller's later reads, of any kind, reflect it (the state's
+// newest revision is at least the write's).
+func (a *Adapter) wrote(ctx context.Context) {
+	if a.revs == nil {
+		return
+	}
+	if rev, err := a.revs.Revision(ctx); err == nil {
+		a.floor.Raise(rev)
+	}
+}
+
 // deleteOwner is the owner a Teardown or Destroy acts for.
 func (a *Adapter) deleteOwner(opts []controller.DeleteOption) string {
 	var o controller.DeleteOptions
@@ -274,7 +326,10 @@ func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...con
 	if err := a.st.Destroy(ctx, ptr, state.WithDestroyOwner(a.deleteOwner(opts))); err != nil {
 		return err
 	}
-	a.caches.Get(resource.KindKeyOf(ptr)).PutDestroyed(ptr)
+	a.wrote(ctx)
+	if c := a.caches.Get(resource.KindKeyOf(ptr)); !c.Numbered() {
+		c.PutDestroyed(ptr)
+	}
 	return nil
 }
 
@@ -340,9 +395,13 @@ func quoteOwner(o string) string {
 // write through the engine, so that the controller reads its write (or a
 // later one) at once. It reads the state's shared snapshot: never the
 // caller's resource, which the caller may go on changing, and no copy.
+//
+// Over a state that numbers its changes it only raises the floor: reads
+// are then served by revision, and a cache behind the write is not read.
 func (a *Adapter) refreshCache(ctx context.Context, ptr resource.Pointer) {
+	a.wrote(ctx)
 	c := a.caches.Get(resource.KindKeyOf(ptr))
-	if c == nil {
+	if c == nil || c.Numbered() {
 		return
 	}
 	cur, err := a.st.Get(ctx, ptr, state.WithReadOnlyGet())

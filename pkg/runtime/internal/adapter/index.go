@@ -29,7 +29,13 @@ func (a *Adapter) ListByIndex(ctx context.Context, kind resource.Kind, index, ke
 			a.name, resource.KindString(kind), index)
 	}
 	if c.Ready() {
-		return c.ListByIndex(index, key, opts...)
+		l, served, err := c.ListByIndexAt(index, key, opts, a.floor.Load())
+		if !served && a.verify(ctx, c, kind) {
+			l, served, err = c.ListByIndexAt(index, key, opts, a.floor.Load())
+		}
+		if served {
+			return l, err
+		}
 	}
 	if l, err = a.st.List(ctx, kind, opts...); err != nil {
 		return resource.List{}, err

@@ -1,14 +1,28 @@
 // Package cache is the engine's in-memory copy of the kinds named by
 // runtime.WithCachedResource: each kind's resources as its watch delivers
-// them, plus the engine's own writes until the watch catches up with them,
-// so that a controller reading from the cache always reads its own writes
-// and never sees a resource go back to an older version: every write
-// through a controller's adapter records the state's snapshot of the
-// written resource, with the version the state returned, in an overlay
-// that a watch event replaces only once it is at or past that write
-// (versions grow within one generation of an ID; generations are told
-// apart by their creation time). Until the kind's first bootstrap, reads go
-// to the state.
+// them. Until the kind's first bootstrap, reads go to the state.
+//
+// Over a state that numbers its changes (state.RevisionReporter; see
+// [Set.WithRevisions]) the cache knows the revision its contents are at:
+// the watch applies each batch of events at once ([Kind.ApplyBatch]) with
+// the revision of its newest event, so that between batches the cache
+// holds the kind's resources of the state at that revision exactly. A read
+// says which revision it needs (a controller's [Floor]: its own writes and
+// the changes routed to it); the cache serves it when it is at that
+// revision or later, or when the state confirmed that the kind has no
+// change the cache lacks ([Kind.Verify]); otherwise the read goes to the
+// state. Every read reports the revision it reflects. The engine's writes
+// then need no overlay.
+//
+// Over a state that does not number its changes, the cache keeps the
+// engine's own writes until the watch catches up with them, so that a
+// controller reading from the cache always reads its own writes and never
+// sees a resource go back to an older version: every write through a
+// controller's adapter records the state's snapshot of the written
+// resource, with the version the state returned, in an overlay that a
+// watch event replaces only once it is at or past that write (versions
+// grow within one generation of an ID; generations are told apart by their
+// creation time).
 //
 // The cache holds the state's shared snapshots (from the watch, and from
 // read-only Gets after the engine's writes), never a resource a controller
@@ -35,6 +49,33 @@ import (
 // changes, so it is read without a lock; a nil *Set caches nothing.
 type Set struct {
 	byKey map[resource.KindKey]*Kind
+	// revs is the state's revision reporter; nil when the state does
+	// not number its changes.
+	revs state.RevisionReporter
+}
+
+// WithRevisions tells cs that the state numbers its changes (revs is its
+// reporter; nil: it does not), so that its kinds serve reads by revision.
+// It is called once, before the caches are used, and returns cs.
+func (cs *Set) WithRevisions(revs state.RevisionReporter) *Set {
+	if cs == nil || revs == nil {
+		return cs
+	}
+	cs.revs = revs
+	for _, c := range cs.byKey {
+		c.numbered = true
+	}
+	return cs
+}
+
+// Revisions returns the state's revision reporter when some kind is
+// cached and the state numbers its changes, nil otherwise: readers then
+// need no [Floor].
+func (cs *Set) Revisions() state.RevisionReporter {
+	if cs == nil || len(cs.byKey) == 0 {
+		return nil
+	}
+	return cs.revs
 }
 
 // NewSet returns the caches of kinds, empty and not ready.
@@ -96,10 +137,25 @@ type baseEntry struct {
 // nothing (or report not ready) on a nil *Kind, which stands for a kind
 // that is not cached.
 type Kind struct {
+	// numbered tells that the state numbers its changes: reads are served
+	// by revision, and the engine's writes leave the overlay empty. Set
+	// before the kind is used.
+	numbered bool
+
 	mu sync.RWMutex
 	// ready is set once the watch delivered its first bootstrap; until
 	// then reads go to the state. Protected by mu.
 	ready bool
+	// applied is the revision of the state whose resources of the kind
+	// base holds (numbered only), unless settling. Protected by mu.
+	applied uint64
+	// verified is a revision at which the state confirmed that the kind
+	// had no change after applied (see Verify): the contents are those of
+	// the state at max(applied, verified). Protected by mu.
+	verified uint64
+	// settling is set while base is not the kind at one revision: a
+	// re-list's changes are being applied. Protected by mu.
+	settling bool
 	// base is the watch's view; protected by mu.
 	base map[resource.ID]baseEntry
 	// overlay holds writes not yet seen by the watch; protected by mu.
@@ -143,13 +199,58 @@ func (c *Kind) Apply(ev *state.Event, md *resource.Metadata) {
 	if c == nil {
 		return
 	}
-	id := md.ID()
-	var keys *keySet
-	if ev.Type != state.Destroyed {
-		keys = c.indexKeys(ev.Resource)
+	keys := c.eventKeys(ev)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.applyLocked(ev, md, keys)
+}
+
+// eventKeys returns the index keys of a watch event's resource (nil for a
+// destruction, or without indexes), computed without mu: the index
+// functions are user code.
+func (c *Kind) eventKeys(ev *state.Event) *keySet {
+	if ev.Type == state.Destroyed {
+		return nil
+	}
+	return c.indexKeys(ev.Resource)
+}
+
+// ApplyBatch applies a batch of watch events, as Apply does each, at once:
+// no read sees part of it. current tells that the contents are then the
+// kind's resources of the state at revision rev (a live batch, or the end
+// of a bootstrap); otherwise (a re-list's changes before its end) they are
+// not at one revision, and reads by revision go to the state until a
+// current batch. A nil c does nothing.
+func (c *Kind) ApplyBatch(events []state.Event, metas []*resource.Metadata, rev uint64, current bool) {
+	if c == nil {
+		return
+	}
+	var keys []*keySet
+	if c.ix != nil {
+		keys = make([]*keySet, len(events))
+		for i := range events {
+			keys[i] = c.eventKeys(&events[i])
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for i := range events {
+		var k *keySet
+		if keys != nil {
+			k = keys[i]
+		}
+		c.applyLocked(&events[i], metas[i], k)
+	}
+	c.settling = !current
+	if current {
+		c.applied = max(c.applied, rev)
+	}
+}
+
+// applyLocked applies one watch event with its resource's index keys. The
+// caller holds mu.
+func (c *Kind) applyLocked(ev *state.Event, md *resource.Metadata, keys *keySet) {
+	id := md.ID()
 	defer c.reindexLocked(id)
 	if ev.Type == state.Destroyed {
 		delete(c.base, id)
@@ -265,33 +366,100 @@ func (c *Kind) lookupLocked(id resource.ID) resource.Resource {
 	return c.base[id].res
 }
 
+// Verify records what the state said of the kind (see
+// [state.RevisionReporter.KindRevision]): its newest change is last, and
+// none follows up to revision at. When the cache has last, its contents
+// are the kind's at revision at too. A nil c does nothing.
+func (c *Kind) Verify(last, at uint64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.numbered && !c.settling && last <= c.applied {
+		c.verified = max(c.verified, at)
+	}
+	c.mu.Unlock()
+}
+
+// servesLocked reports whether the contents may serve a read that needs
+// revision need, and the revision they are at (0 when not numbered). The
+// caller holds mu.
+func (c *Kind) servesLocked(need uint64) (uint64, bool) {
+	if !c.numbered {
+		return 0, true
+	}
+	at := max(c.applied, c.verified)
+	return at, !c.settling && at >= need
+}
+
+// Numbered reports whether reads are served by revision (the state numbers
+// its changes): the engine's writes then need no overlay. False on a nil
+// c.
+func (c *Kind) Numbered() bool { return c != nil && c.numbered }
+
 // Get returns the resource (a copy, or the shared snapshot when opts ask
-// for a read-only Get), or a not-found error. Copies are made outside the
-// lock: DeepCopy is the resource's code.
+// for a read-only Get), or a not-found error, whatever revision the cache
+// is at.
 func (c *Kind) Get(ptr resource.Pointer, opts []state.GetOption) (resource.Resource, error) {
+	r, _, err := c.GetAt(ptr, opts, 0)
+	return r, err
+}
+
+// GetAt is Get when the cache is at revision need or later: served is
+// false otherwise, and the read goes to the state. The revision the read
+// reflects is stored as [state.WithGetRevision] asks. Copies are made
+// outside the lock: DeepCopy is the resource's code.
+func (c *Kind) GetAt(ptr resource.Pointer, opts []state.GetOption, need uint64) (r resource.Resource, served bool, err error) {
 	id := ptr.ID()
 	c.mu.RLock()
-	r := c.lookupLocked(id)
+	rev, ok := c.servesLocked(need)
+	if ok {
+		r = c.lookupLocked(id)
+	}
 	c.mu.RUnlock()
-	if r == nil {
-		return nil, state.NewNotFoundError(resource.PointerOf(ptr), "not found")
+	if !ok {
+		return nil, false, nil
 	}
+	var o state.GetOptions
 	if len(opts) > 0 {
-		var o state.GetOptions
 		opt.Apply(&o, opts)
-		if o.ReadOnly {
-			return r, nil
-		}
 	}
-	return state.DeepCopyOf(r)
+	if o.Revision != nil {
+		*o.Revision = rev
+	}
+	if r == nil {
+		return nil, true, state.NewNotFoundError(resource.PointerOf(ptr), "not found")
+	}
+	if o.ReadOnly {
+		return r, true, nil
+	}
+	r, err = state.DeepCopyOf(r)
+	return r, true, err
 }
 
 // List returns the resources matching the options, sorted by ID: copies,
-// or the shared snapshots when the options ask for a read-only List.
+// or the shared snapshots when the options ask for a read-only List,
+// whatever revision the cache is at.
 func (c *Kind) List(opts ...state.ListOption) (resource.List, error) {
+	l, _, err := c.ListAt(opts, 0)
+	return l, err
+}
+
+// ListAt is List when the cache is at revision need or later: served is
+// false otherwise, and the read goes to the state. The revision the read
+// reflects is stored as [state.WithListRevision] asks.
+func (c *Kind) ListAt(opts []state.ListOption, need uint64) (l resource.List, served bool, err error) {
 	var o state.ListOptions
 	opt.Apply(&o, opts)
 	c.mu.RLock()
+	rev, ok := c.servesLocked(need)
+	if !ok {
+		c.mu.RUnlock()
+		return resource.List{}, false, nil
+	}
+	if o.Revision != nil {
+		*o.Revision = rev
+	}
 	ids := make([]resource.ID, 0, len(c.base)+len(c.overlay))
 	for id := range c.base {
 		ids = append(ids, id)
@@ -321,10 +489,10 @@ func (c *Kind) List(opts ...state.ListOption) (resource.List, error) {
 		for i, r := range items {
 			cp, err := state.DeepCopyOf(r)
 			if err != nil {
-				return resource.List{}, err
+				return resource.List{}, true, err
 			}
 			items[i] = cp
 		}
 	}
-	return resource.List{Items: items}, nil
+	return resource.List{Items: items}, true, nil
 }

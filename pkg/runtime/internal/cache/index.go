@@ -198,13 +198,29 @@ func diffSorted(was, is []string, gone, added func(string)) {
 // options ask for a read-only List. An unknown index is an invalid-class
 // error.
 func (c *Kind) ListByIndex(name, key string, opts ...state.ListOption) (resource.List, error) {
+	l, _, err := c.ListByIndexAt(name, key, opts, 0)
+	return l, err
+}
+
+// ListByIndexAt is ListByIndex when the cache is at revision need or
+// later: served is false otherwise, and the read goes to the state. The
+// revision the read reflects is stored as [state.WithListRevision] asks.
+func (c *Kind) ListByIndexAt(name, key string, opts []state.ListOption, need uint64) (l resource.List, served bool, err error) {
 	i := c.indexOf(name)
 	if i < 0 {
-		return resource.List{}, state.NewInvalidError(nil, "no index %q on this kind", name)
+		return resource.List{}, true, state.NewInvalidError(nil, "no index %q on this kind", name)
 	}
 	var o state.ListOptions
 	opt.Apply(&o, opts)
 	c.mu.RLock()
+	rev, ok := c.servesLocked(need)
+	if !ok {
+		c.mu.RUnlock()
+		return resource.List{}, false, nil
+	}
+	if o.Revision != nil {
+		*o.Revision = rev
+	}
 	bucket := c.ix.byKey[i][key]
 	ids := make([]resource.ID, 0, len(bucket))
 	for id := range bucket {
@@ -220,7 +236,8 @@ func (c *Kind) ListByIndex(name, key string, opts ...state.ListOption) (resource
 		}
 	}
 	c.mu.RUnlock()
-	return finishList(found, &o)
+	l, err = finishList(found, &o)
+	return l, true, err
 }
 
 // indexOf returns the position of the index name, or -1.

@@ -101,7 +101,7 @@ func New(cfg Config) *Runner {
 		logger:   logger,
 		elog:     outcome.EngineLogger(logger),
 		queue:    q,
-		sub:      &route.Subscriber{Queue: q, Telemetry: cfg.Telemetry},
+		sub:      &route.Subscriber{Queue: q, Telemetry: cfg.Telemetry, Floor: cfg.Adapter.Floor()},
 		primary:  map[resource.KindKey]struct{}{},
 		badKinds: map[resource.KindKey]struct{}{},
 	}

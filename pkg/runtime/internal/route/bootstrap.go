@@ -11,9 +11,7 @@ import (
 // it is done; QControllers queue them (rules Q1, Q4). Then the kind is
 // live.
 func (w *kindWatcher) routeFirstBootstrap() {
-	for i := range w.boot {
-		w.mem.Apply(&w.boot[i], w.bootMetas[i])
-	}
+	w.mem.ApplyBatch(w.boot, w.bootMetas, w.rev, true)
 	w.mem.MarkReady()
 
 	w.bootMu.Lock()

@@ -20,8 +20,10 @@ type Subscription = dependency.Subscription[*Subscriber]
 // which waits for the bootstrap. metas holds the events' metadata, read
 // once by the watcher (a resource's Metadata method is user code, never
 // called here). scratch is reused storage owned by the caller; the grown
-// slice is returned for reuse.
-func deliver(subs []Subscription, events []state.Event, metas []*resource.Metadata, scratch []work.Item, bootstrap bool) []work.Item {
+// slice is returned for reuse. rev is the state's revision of the newest
+// change: a subscriber's reads must reach it before it is woken or its
+// items queued (see cache.Floor).
+func deliver(subs []Subscription, events []state.Event, metas []*resource.Metadata, scratch []work.Item, bootstrap bool, rev uint64) []work.Item {
 	for i := range subs {
 		s := &subs[i]
 		sub := s.Handle
@@ -31,6 +33,7 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 			}
 			for j := range events {
 				if Matches(s, events[j].Type, metas[j]) {
+					sub.Floor.Raise(rev)
 					// Accounted first: the pass it starts takes it as its cause.
 					sub.Telemetry.Woken(events[j].Type, metas[j])
 					sub.Wake.Send()
@@ -50,6 +53,9 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 			it := work.Item{Ptr: resource.NewPointerKey(ns, typ, id), Map: mapped}
 			scratch = append(scratch, it)
 			sub.Telemetry.Queued(it, events[j].Type, md)
+		}
+		if len(scratch) > 0 {
+			sub.Floor.Raise(rev)
 		}
 		switch len(scratch) {
 		case 0:

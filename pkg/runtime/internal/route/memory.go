@@ -12,9 +12,12 @@ import (
 // delivered anyway), the generation and version of each resource
 // otherwise. Only the kind's watch goroutine writes it.
 type Memory interface {
-	// Apply records a routed change (Created, Updated or Destroyed) of the
-	// resource whose metadata is md.
-	Apply(ev *state.Event, md *resource.Metadata)
+	// Apply records a batch of routed changes (Created, Updated or
+	// Destroyed) of the resources whose metadata are metas. current tells
+	// that the memory then holds the kind at revision rev (the state's
+	// revision of the batch's newest event); it is false for the changes
+	// of a re-list before its end.
+	ApplyBatch(events []state.Event, metas []*resource.Metadata, rev uint64, current bool)
 	// Unchanged reports whether id was last routed with md's generation
 	// and version.
 	Unchanged(id resource.ID, md *resource.Metadata) bool
@@ -37,13 +40,15 @@ func seenOf(md *resource.Metadata) seenEntry {
 // seenMap is the [Memory] of an uncached kind.
 type seenMap map[resource.ID]seenEntry
 
-func (m seenMap) Apply(ev *state.Event, md *resource.Metadata) {
-	_, _, id := md.Identity()
-	if ev.Type == state.Destroyed {
-		delete(m, id)
-		return
+func (m seenMap) ApplyBatch(events []state.Event, metas []*resource.Metadata, _ uint64, _ bool) {
+	for i, md := range metas {
+		_, _, id := md.Identity()
+		if events[i].Type == state.Destroyed {
+			delete(m, id)
+			continue
+		}
+		m[id] = seenOf(md)
 	}
-	m[id] = seenOf(md)
 }
 
 func (m seenMap) Unchanged(id resource.ID, md *resource.Metadata) bool {

@@ -3,6 +3,7 @@ package route
 import (
 	"sync/atomic"
 
+	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
@@ -17,6 +18,9 @@ type Subscriber struct {
 	Queue *queue.Queue[work.Item]
 	// Telemetry is the controller's sink (nil with metrics off).
 	Telemetry *telemetry.Controller
+	// Floor is the revision the controller's reads must reach, raised
+	// before it is woken or its items queued (nil: not tracked).
+	Floor *cache.Floor
 }
 
 // Wake is a Controller's coalescing wake-up: a channel of capacity one

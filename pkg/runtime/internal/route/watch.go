@@ -93,6 +93,9 @@ type kindWatcher struct {
 	// inspect is the event whose resource's Metadata is being called (see
 	// metadataOf), nil otherwise.
 	inspect *state.Event
+	// rev is the state's revision of the newest event received (0 when the
+	// state does not number its changes).
+	rev uint64
 }
 
 // run watches the kind until ctx is done. A watch that fails (the call
@@ -166,6 +169,7 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBack
 			return err
 		}
 		ph, err = w.handle(ph, batch, metas, bo)
+		w.mem.ApplyBatch(w.out, w.outMetas, w.rev, ph == live)
 		w.route(w.out, w.outMetas, false)
 		w.progress.routed(batch, ph == live)
 		w.idle.Ping()
@@ -204,6 +208,10 @@ func (w *kindWatcher) handle(ph phase, batch []state.Event, metas []*resource.Me
 	for i := range batch {
 		ev := &batch[i]
 		switch ev.Type {
+		case state.Created, state.Updated, state.Destroyed, state.Bootstrapped:
+			w.rev = max(w.rev, ev.Revision)
+		}
+		switch ev.Type {
 		case state.Created, state.Updated, state.Destroyed:
 			switch ph {
 			case collecting:
@@ -232,9 +240,9 @@ func (w *kindWatcher) handle(ph phase, batch []state.Event, metas []*resource.Me
 	return ph, nil
 }
 
-// emit remembers a change and queues it for routing.
+// emit queues a change for routing; the batch's changes are remembered
+// at once before they are routed.
 func (w *kindWatcher) emit(ev *state.Event, md *resource.Metadata) {
-	w.mem.Apply(ev, md)
 	w.out = append(w.out, *ev)
 	w.outMetas = append(w.outMetas, md)
 }
@@ -247,5 +255,5 @@ func (w *kindWatcher) route(events []state.Event, metas []*resource.Metadata, bo
 		return
 	}
 	w.tel.Routed(events, metas, bootstrap)
-	w.scratch = deliver(w.subs(w.key), events, metas, w.scratch, bootstrap)
+	w.scratch = deliver(w.subs(w.key), events, metas, w.scratch, bootstrap, w.rev)
 }
