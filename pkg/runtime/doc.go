@@ -211,6 +211,11 @@
 // meanwhile, and those that disappeared, as destroyed; an unchanged
 // resource is not routed again.
 //
+// [Runtime.Relist] does the same on demand (a daemon that suspects its
+// view, after an outside event): it re-lists a watched kind, routes what
+// differs, and returns once every controller affected has been woken or
+// has its items queued; the re-list is counted with the others.
+//
 // # Logs
 //
 // The engine logs its own messages through the logger given to [New], with

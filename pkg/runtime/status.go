@@ -118,7 +118,7 @@ type ControllerStatus struct {
 }
 
 // KindMetrics are the counters of one watched kind: changes routed to
-// controllers, re-lists after a failed watch, and the delivery lag of its
+// controllers, re-lists (after a failed watch, or on request: Relist), and the delivery lag of its
 // changes (from the commit of a created or updated resource to its routing
 // to the controllers).
 type KindMetrics struct {

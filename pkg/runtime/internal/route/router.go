@@ -90,6 +90,7 @@ func (r *Router) watcherLocked(k resource.KindKey) *kindWatcher {
 		idle:         r.cfg.Idle,
 		logger:       outcome.EngineLogger(r.cfg.Logger.With(zap.Stringer("kind", k))),
 		bootstrapped: make(chan struct{}),
+		relists:      newRelists(),
 	}
 	if c := r.cfg.Caches.Get(k); c != nil {
 		w.mem = c

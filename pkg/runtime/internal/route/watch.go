@@ -2,6 +2,7 @@ package route
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -96,6 +97,9 @@ type kindWatcher struct {
 	// rev is the state's revision of the newest event received (0 when the
 	// state does not number its changes).
 	rev uint64
+
+	// relists are the on-demand re-list requests (relist.go).
+	relists relists
 }
 
 // run watches the kind until ctx is done. A watch that fails (the call
@@ -108,11 +112,16 @@ func (w *kindWatcher) run(ctx context.Context) {
 		backoff.WithMaxInterval(watchRetryMax),
 		backoff.WithMaxElapsedTime(0),
 	)
+	defer close(w.relists.stopped)
 	for {
 		err := w.watchOnce(ctx, bo)
 		w.progress.down()
 		if ctx.Err() != nil {
 			return
+		}
+		if errors.Is(err, errRelist) {
+			w.tel.Relisted()
+			continue
 		}
 		delay := bo.NextBackOff()
 		msg := failureText(err)
@@ -125,6 +134,8 @@ func (w *kindWatcher) run(ctx context.Context) {
 			t.Stop()
 			return
 		case <-t.C:
+		case <-w.relists.kick: // a re-list asked for: no need to wait
+			t.Stop()
 		}
 	}
 }
@@ -143,6 +154,7 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBack
 	}()
 	defer w.dropBootstrap()
 
+	w.relists.opening()
 	ch, err := w.open(wctx)
 	if err != nil {
 		return err
@@ -163,14 +175,23 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBack
 			}
 			batch = b
 			w.progress.received()
+		case <-w.relists.kick:
+			if w.relists.newer() {
+				return errRelist
+			}
+			continue
 		}
 		metas, err := w.metadataOf(batch)
 		if err != nil {
 			return err
 		}
+		was := ph
 		ph, err = w.handle(ph, batch, metas, bo)
 		w.mem.ApplyBatch(w.out, w.outMetas, w.rev, ph == live)
 		w.route(w.out, w.outMetas, false)
+		if was != live && ph == live {
+			w.relists.routed() // this watch's bootstrap is routed
+		}
 		w.progress.routed(batch, ph == live)
 		w.idle.Ping()
 		// Drop references to resources until the next batch.

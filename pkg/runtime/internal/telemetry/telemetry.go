@@ -571,6 +571,14 @@ func (k *Kind) WatchFailed(msg string, retryIn time.Duration) {
 	}
 }
 
+// Relisted: the kind's watch was re-listed on request (Runtime.Relist);
+// counted with the re-lists after failures.
+func (k *Kind) Relisted() {
+	if k != nil {
+		k.relists.Add(1)
+	}
+}
+
 // EventsRouted returns how many changes the kind's watch routed.
 func (k *Kind) EventsRouted() uint64 {
 	if k == nil {
@@ -579,7 +587,8 @@ func (k *Kind) EventsRouted() uint64 {
 	return k.eventsRouted.Load()
 }
 
-// Relists returns how many times the kind's watch failed and re-listed.
+// Relists returns how many times the kind's watch re-listed: after a
+// failure, or on request.
 func (k *Kind) Relists() uint64 {
 	if k == nil {
 		return 0
