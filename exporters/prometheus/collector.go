@@ -43,6 +43,7 @@ type Collector struct {
 	routed, relists                                        *prometheus.Desc
 	queueWait, lag, duration, busyRatio, hotLoop, hotLoops *prometheus.Desc
 	deliveryLag                                            *prometheus.Desc
+	failing, parked                                        *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -70,6 +71,8 @@ func NewCollector(src Source, opts ...Option) *Collector {
 		busy:        d("controller", "busy_seconds_total", "Time spent reconciling; its rate is the busy fraction.", ctrl),
 		queueLen:    d("controller", "queue_length", "QController items waiting.", ctrl),
 		inFlight:    d("controller", "in_flight", "QController items being reconciled.", ctrl),
+		failing:     d("controller", "failing_items", "QController items whose last run failed, parked ones included.", ctrl),
+		parked:      d("controller", "parked_items", "QController items parked by their retry policy until their next change.", ctrl),
 		state:       d("controller", "state", "1 for the controller's current state (starting, running, backoff, stopped).", append(ctrl[:2:2], "state")),
 		lastError:   d("controller", "last_error_timestamp_seconds", "When the controller last failed.", ctrl),
 		routed:      d("kind", "events_routed_total", "Changes of the kind routed to controllers.", kind),
@@ -123,7 +126,7 @@ func Register(reg prometheus.Registerer, src Source, opts ...Option) (*Collector
 // Describe sends the descriptors of every metric the collector reports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.reconciles, c.crashes, c.restarts, c.wakeUps, c.requeues, c.busy,
-		c.queueLen, c.inFlight, c.state, c.lastError, c.routed, c.relists,
+		c.queueLen, c.inFlight, c.failing, c.parked, c.state, c.lastError, c.routed, c.relists,
 		c.queueWait, c.lag, c.duration, c.busyRatio, c.hotLoop, c.hotLoops, c.deliveryLag} {
 		ch <- d
 	}
@@ -151,6 +154,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.busy, s.BusyTime.Seconds())
 		gauge(c.queueLen, float64(s.QueueLen))
 		gauge(c.inFlight, float64(s.InFlight))
+		gauge(c.failing, float64(s.FailingItems))
+		gauge(c.parked, float64(s.ParkedItems))
 		for _, st := range controllerStates {
 			v := 0.0
 			if s.State == st {

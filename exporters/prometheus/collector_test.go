@@ -101,6 +101,8 @@ resgraph_kind_relists_total{engine="test",namespace="default",type="Items.test.r
 		`resgraph_controller_busy_seconds_total{controller="Failing",engine="test",kind="qcontroller"}`,
 		`resgraph_controller_last_error_timestamp_seconds{controller="Failing",engine="test",kind="qcontroller"}`,
 		`resgraph_controller_queue_length{controller="Failing",engine="test",kind="qcontroller"} 1`,
+		`resgraph_controller_failing_items{controller="Failing",engine="test",kind="qcontroller"} 1`,
+		`resgraph_controller_parked_items{controller="Failing",engine="test",kind="qcontroller"} 0`,
 		`resgraph_kind_events_routed_total{engine="test",namespace="default",type="Items.test.resgraph.dev"} 1`,
 		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",engine="test",kind="qcontroller",outcome="error"} 1`,
 		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",engine="test",kind="qcontroller",outcome="ok"} 0`,
@@ -117,7 +119,7 @@ resgraph_kind_relists_total{engine="test",namespace="default",type="Items.test.r
 	}
 	n, err := testutil.GatherAndCount(reg)
 	require.NoError(t, err)
-	assert.Equal(t, 25, n, "22 for the controller (7 counters, 4 gauges, 4 states, the last error, 6 histograms: queue wait, lag, duration per outcome), 3 for the kind (2 counters, a histogram)")
+	assert.Equal(t, 27, n, "24 for the controller (7 counters, 6 gauges, 4 states, the last error, 6 histograms: queue wait, lag, duration per outcome), 3 for the kind (2 counters, a histogram)")
 	problems, err := testutil.GatherAndLint(reg)
 	require.NoError(t, err)
 	assert.Empty(t, problems, "metric names and help follow Prometheus' conventions")
@@ -147,4 +149,33 @@ func TestNamespaceAndDoubleRegistration(t *testing.T) {
 	for _, mf := range mfs {
 		assert.True(t, strings.HasPrefix(mf.GetName(), "agent_"), mf.GetName())
 	}
+}
+
+// parking is failing with a retry policy that parks an item at its first
+// failure.
+type parking struct{ failing }
+
+func (parking) Name() string { return "Parking" }
+func (parking) RetryPolicy() controller.RetryPolicy {
+	return controller.RetryPolicy{MaxAttempts: 1}
+}
+
+// TestParkedItems: an item parked by a QController's retry policy is
+// reported as parked and failing.
+func TestParkedItems(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.WithQControllers(parking{}), runtimetest.WithLogger(zap.NewNop()))
+	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
+	e.Settle(t) // the item failed once and is parked
+	reg := prometheus.NewRegistry()
+	_, err := resgraphprom.Register(reg, e.Runtime)
+	require.NoError(t, err)
+	expected := `
+# HELP resgraph_controller_parked_items QController items parked by their retry policy until their next change.
+# TYPE resgraph_controller_parked_items gauge
+resgraph_controller_parked_items{controller="Parking",kind="qcontroller"} 1
+# HELP resgraph_controller_failing_items QController items whose last run failed, parked ones included.
+# TYPE resgraph_controller_failing_items gauge
+resgraph_controller_failing_items{controller="Parking",kind="qcontroller"} 1
+`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(expected), "resgraph_controller_parked_items", "resgraph_controller_failing_items"))
 }

@@ -18,6 +18,8 @@
 //	resgraph_controller_busy_seconds_total{controller,kind}  counter
 //	resgraph_controller_queue_length{controller,kind}        gauge
 //	resgraph_controller_in_flight{controller,kind}           gauge
+//	resgraph_controller_failing_items{controller,kind}       gauge (QController items whose last run failed)
+//	resgraph_controller_parked_items{controller,kind}        gauge (items parked by a retry policy)
 //	resgraph_controller_state{controller,kind,state}         gauge, 1 for the current state
 //	resgraph_controller_last_error_timestamp_seconds{controller,kind}  gauge (absent without error)
 //	resgraph_controller_queue_wait_seconds{controller,kind}  histogram
