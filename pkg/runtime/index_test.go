@@ -2,8 +2,12 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -177,4 +181,188 @@ func regexpOf(t *testing.T, s string) *regexp.Regexp {
 	re, err := regexp.Compile(s)
 	require.NoError(t, err)
 	return re
+}
+
+// heldState holds back the watch of typeB while hold is set: what the
+// engine's cache of typeB sees then is only the controller's own writes.
+type heldState struct {
+	state.State
+	mu   sync.Mutex
+	gate chan struct{} // nil, or closed at release; protected by mu
+}
+
+func (h *heldState) hold() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gate == nil {
+		h.gate = make(chan struct{})
+	}
+}
+
+func (h *heldState) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gate != nil {
+		close(h.gate)
+		h.gate = nil
+	}
+}
+
+func (h *heldState) WatchKindAggregated(ctx context.Context, kind resource.Kind, ch chan<- []state.Event, opts ...state.WatchKindOption) error {
+	if kind.Type() != typeB {
+		return h.State.WatchKindAggregated(ctx, kind, ch, opts...)
+	}
+	inner := make(chan []state.Event)
+	if err := h.State.WatchKindAggregated(ctx, kind, inner, opts...); err != nil {
+		return err
+	}
+	go func() {
+		for {
+			var evs []state.Event
+			select {
+			case <-ctx.Done():
+				return
+			case evs = <-inner:
+			}
+			h.mu.Lock()
+			gate := h.gate
+			h.mu.Unlock()
+			if gate != nil {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return
+				}
+			}
+			select {
+			case ch <- evs:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// TestIndex_ExactUnderRandomSchedules: random sequences (fixed seeds) of
+// changes to a cached, indexed input kind made by others (creations, label
+// changes and removals, destructions, re-creations) and of the
+// controller's own writes to a cached, indexed output kind, with the
+// engine's watches running concurrently (run it under -race) and the
+// output kind's watch held back at random (so that reads of own writes
+// come from the cache's overlay). After each own write the written
+// resource is listed under exactly its keys at once; whenever the engine
+// is quiet and nothing is held, every key lists exactly the resources of
+// the model (the test's record of the state) that have it.
+func TestIndex_ExactUnderRandomSchedules(t *testing.T) {
+	t.Parallel()
+	for _, seed := range []uint64{1, 2, 3, 4} {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { randomIndexSchedule(t, seed) })
+		})
+	}
+}
+
+func randomIndexSchedule(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 42))
+	st := &heldState{State: inmem.NewState()}
+	ctx := t.Context()
+	held := false
+	c, rts := captureRuntime("c", []controller.Input{in(typeA, controller.InputWeak)}, []controller.Output{out(typeB, controller.OutputExclusive)})
+	start(t, runtimetest.WithState(st), runtimetest.WithControllers(c),
+		runtimetest.WithRuntimeOptions(runtime.WithCachedResource(testNS, typeA), runtime.WithCachedResource(testNS, typeB),
+			runtime.WithIndex(testNS, typeA, "g", byG), runtime.WithIndex(testNS, typeB, "g", byG)))
+	r := <-rts
+	keys := []string{"x", "y", "z"}
+	model := map[resource.Type]map[string]string{typeA: {}, typeB: {}} // ID → label g ("" = none)
+	randomG := func() string {
+		var parts []string
+		for _, k := range keys {
+			if rng.IntN(3) == 0 {
+				parts = append(parts, k)
+			}
+		}
+		return strings.Join(parts, ",")
+	}
+	listed := func(typ resource.Type, key string) []string {
+		t.Helper()
+		l, err := safe.ReaderListByIndex[*Pair](ctx, r, resource.NewKind(testNS, typ), "g", key)
+		require.NoError(t, err)
+		var got []string
+		for p := range l.All() {
+			got = append(got, p.Metadata().ID())
+		}
+		return got
+	}
+	want := func(typ resource.Type, key string) []string {
+		var ids []string
+		for id, g := range model[typ] {
+			if slices.Contains(strings.Split(g, ","), key) {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	setG := func(res resource.Resource, g string) {
+		if g == "" {
+			res.Metadata().Labels().Delete("g")
+		} else {
+			res.Metadata().Labels().Set("g", g)
+		}
+	}
+	for step := range 300 {
+		typ := []resource.Type{typeA, typeB}[rng.IntN(2)]
+		id := fmt.Sprintf("%c%d", 'a'+rng.IntN(2), rng.IntN(6))
+		g, exists := model[typ][id]
+		switch op := rng.IntN(12); {
+		case op >= 10: // hold or release the output kind's watch
+			if held {
+				st.release()
+			} else {
+				st.hold()
+			}
+			held = !held
+			continue
+		case op < 6: // create or relabel
+			g = randomG()
+			if typ == typeA {
+				require.NoError(t, st.Modify(ctx, newPair(typeA, id, 0), func(res resource.Resource) error { setG(res, g); return nil }))
+			} else {
+				require.NoError(t, r.Modify(ctx, newPair(typeB, id, 0), func(res resource.Resource) error { setG(res, g); return nil }))
+			}
+			model[typ][id] = g
+		case op < 8: // destroy
+			if !exists {
+				continue
+			}
+			if typ == typeA {
+				require.NoError(t, st.Destroy(ctx, ptr(typeA, id)))
+			} else {
+				require.NoError(t, r.Destroy(ctx, ptr(typeB, id)))
+			}
+			delete(model[typ], id)
+			g = ""
+		default: // let the engine catch up
+			synctest.Wait()
+			kinds := []resource.Type{typeA, typeB}
+			if held {
+				kinds = kinds[:1]
+			}
+			for _, k := range keys {
+				for _, kt := range kinds {
+					require.Equal(t, want(kt, k), listed(kt, k), "step %d: %s key %s", step, kt, k)
+				}
+			}
+			continue
+		}
+		if typ == typeB { // read your writes, through the index
+			mine := strings.Split(g, ",")
+			_, present := model[typeB][id]
+			for _, k := range keys {
+				require.Equal(t, present && slices.Contains(mine, k), slices.Contains(listed(typeB, k), id),
+					"step %d: own write of %s (g=%q) under key %s", step, id, g, k)
+			}
+		}
+	}
 }
