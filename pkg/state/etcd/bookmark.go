@@ -17,6 +17,10 @@ type position struct {
 	sub uint32
 }
 
+// revOf is the state's revision of the change at p (see
+// state.RevisionReporter): its etcd revision.
+func revOf(p position) uint64 { return uint64(max(p.rev, 0)) }
+
 // endOf is the position after every change of revision rev.
 func endOf(rev int64) position { return position{rev: rev, sub: math.MaxUint32} }
 

@@ -26,14 +26,23 @@ func (c *core) decode(kv *mvccpb.KeyValue) (resource.Resource, error) {
 
 // Get implements [state.CoreState]: a linearizable read of the resource.
 // The resource is decoded for this call: the caller owns it.
-func (c *core) Get(ctx context.Context, ptr resource.Pointer, _ ...state.GetOption) (resource.Resource, error) {
+func (c *core) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
 	if err := state.CheckPointer(ptr); err != nil {
 		return nil, err
+	}
+	var o state.GetOptions
+	for _, opt := range opts {
+		if opt != nil { // a nil option is no option
+			opt(&o)
+		}
 	}
 	p := resource.PointerKeyOf(ptr)
 	resp, err := c.cli.Get(ctx, c.key(p.Namespace(), p.Type(), p.ID()))
 	if err != nil {
 		return nil, fmt.Errorf("etcd state: get %s: %w", resource.PointerString(p), err)
+	}
+	if o.Revision != nil {
+		*o.Revision = uint64(resp.Header.Revision)
 	}
 	if len(resp.Kvs) == 0 {
 		return nil, state.NewNotFoundError(p, "not found")
@@ -58,6 +67,9 @@ func (c *core) List(ctx context.Context, kind resource.Kind, opts ...state.ListO
 	resp, err := c.cli.Get(ctx, kp, clientv3.WithPrefix())
 	if err != nil {
 		return resource.List{}, fmt.Errorf("etcd state: list %s: %w", resource.KindString(kind), err)
+	}
+	if o.Revision != nil {
+		*o.Revision = uint64(resp.Header.Revision)
 	}
 	filtered := len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil
 	items := make([]resource.Resource, 0, len(resp.Kvs))

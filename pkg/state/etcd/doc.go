@@ -36,6 +36,18 @@
 // Changes written by other processes reach the watchers as etcd delivers
 // them.
 //
+// # Revisions
+//
+// The state numbers its changes with etcd's revisions
+// ([state.RevisionReporter]): a change's revision is its mod revision, one
+// sequence for the whole cluster (so a kind's revisions increase but are
+// not consecutive). Every event carries its change's revision (bootstrap
+// contents, Bootstrapped and a single-resource watch's first event: the
+// revision of the feed's snapshot); Get and List report the revision of
+// their linearizable read ([state.WithGetRevision],
+// [state.WithListRevision]); KindRevision reads the kind's head key, whose
+// mod revision is the kind's newest change's.
+//
 // # Watches
 //
 // Each kind watched through a state has one feed while it has watchers:

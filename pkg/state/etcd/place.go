@@ -48,17 +48,17 @@ func (f *feed) place(w *watcher, kind resource.Kind, st start) error {
 		for _, id := range slices.Sorted(maps.Keys(f.items)) {
 			if r := f.items[id].res; w.match(r) {
 				w.seen[id] = r
-				w.init = append(w.init, state.Event{Type: state.Created, Resource: r})
+				w.init = append(w.init, state.Event{Type: state.Created, Resource: r, Revision: revOf(f.last)})
 			}
 		}
 		// The position of the kind's newest change, not the feed's head:
 		// every whole-kind watch of the feed that received every change
 		// holds the same bookmark (what KindHead reports).
-		w.init = append(w.init, state.Event{Type: state.Bootstrapped, Bookmark: f.c.bookmark(f.last)})
+		w.init = append(w.init, state.Event{Type: state.Bootstrapped, Bookmark: f.c.bookmark(f.last), Revision: revOf(f.last)})
 	case st.current:
-		ev := state.Event{Type: state.Destroyed, Resource: newPointerOnly(ptr), Bookmark: f.c.bookmark(f.headPos)}
+		ev := state.Event{Type: state.Destroyed, Resource: newPointerOnly(ptr), Bookmark: f.c.bookmark(f.headPos), Revision: revOf(f.headPos)}
 		if it := f.items[w.id]; it != nil {
-			ev = state.Event{Type: state.Created, Resource: it.res, Bookmark: f.c.bookmark(f.headPos)}
+			ev = state.Event{Type: state.Created, Resource: it.res, Bookmark: f.c.bookmark(f.headPos), Revision: revOf(f.headPos)}
 			w.seen[w.id] = it.res
 		}
 		w.init = []state.Event{ev}
@@ -104,13 +104,13 @@ func (f *feed) tailLocked(w *watcher, n int) []state.Event {
 		switch {
 		case newM && !oldM:
 			w.seen[c.id] = c.new
-			evs = append(evs, state.Event{Type: state.Created, Resource: c.new, Bookmark: bm})
+			evs = append(evs, state.Event{Type: state.Created, Resource: c.new, Bookmark: bm, Revision: revOf(c.pos)})
 		case newM:
 			w.seen[c.id] = c.new
-			evs = append(evs, state.Event{Type: state.Updated, Resource: c.new, Old: c.old, Bookmark: bm})
+			evs = append(evs, state.Event{Type: state.Updated, Resource: c.new, Old: c.old, Bookmark: bm, Revision: revOf(c.pos)})
 		case oldM:
 			delete(w.seen, c.id)
-			evs = append(evs, state.Event{Type: state.Destroyed, Resource: c.old, Old: c.old, Bookmark: bm})
+			evs = append(evs, state.Event{Type: state.Destroyed, Resource: c.old, Old: c.old, Bookmark: bm, Revision: revOf(c.pos)})
 		}
 	}
 	return evs

@@ -190,13 +190,13 @@ func (w *watcher) emitChange(c *change) bool {
 	switch {
 	case newM && !oldM:
 		w.seen[c.id] = c.new
-		return w.emitEvent(state.Event{Type: state.Created, Resource: c.new, Bookmark: bm})
+		return w.emitEvent(state.Event{Type: state.Created, Resource: c.new, Bookmark: bm, Revision: revOf(c.pos)})
 	case newM:
 		w.seen[c.id] = c.new
-		return w.emitEvent(state.Event{Type: state.Updated, Resource: c.new, Old: c.old, Bookmark: bm})
+		return w.emitEvent(state.Event{Type: state.Updated, Resource: c.new, Old: c.old, Bookmark: bm, Revision: revOf(c.pos)})
 	case oldM:
 		delete(w.seen, c.id)
-		return w.emitEvent(state.Event{Type: state.Destroyed, Resource: c.old, Old: c.old, Bookmark: bm})
+		return w.emitEvent(state.Event{Type: state.Destroyed, Resource: c.old, Old: c.old, Bookmark: bm, Revision: revOf(c.pos)})
 	}
 	return true
 }
@@ -215,10 +215,10 @@ func (w *watcher) emitCoalesced(c *change) bool {
 		return true
 	case last == nil:
 		w.seen[c.id] = cur
-		return w.emitEvent(state.Event{Type: state.Created, Resource: cur, Bookmark: bm})
+		return w.emitEvent(state.Event{Type: state.Created, Resource: cur, Bookmark: bm, Revision: revOf(c.pos)})
 	case cur == nil:
 		delete(w.seen, c.id)
-		return w.emitEvent(state.Event{Type: state.Destroyed, Resource: last, Old: last, Bookmark: bm})
+		return w.emitEvent(state.Event{Type: state.Destroyed, Resource: last, Old: last, Bookmark: bm, Revision: revOf(c.pos)})
 	case !last.Metadata().Created().Equal(cur.Metadata().Created()):
 		// Destroyed and created again: never an Updated across two lives.
 		before := position{rev: c.pos.rev, sub: c.pos.sub - 1}
@@ -226,13 +226,13 @@ func (w *watcher) emitCoalesced(c *change) bool {
 			before = endOf(c.pos.rev - 1)
 		}
 		w.seen[c.id] = cur
-		return w.emitEvent(state.Event{Type: state.Destroyed, Resource: last, Old: last, Bookmark: w.f.c.bookmark(before)}) &&
-			w.emitEvent(state.Event{Type: state.Created, Resource: cur, Bookmark: bm})
+		return w.emitEvent(state.Event{Type: state.Destroyed, Resource: last, Old: last, Bookmark: w.f.c.bookmark(before), Revision: revOf(before)}) &&
+			w.emitEvent(state.Event{Type: state.Created, Resource: cur, Bookmark: bm, Revision: revOf(c.pos)})
 	case last.Metadata().Version().Equal(cur.Metadata().Version()):
 		return true
 	default:
 		w.seen[c.id] = cur
-		return w.emitEvent(state.Event{Type: state.Updated, Resource: cur, Old: last, Bookmark: bm})
+		return w.emitEvent(state.Event{Type: state.Updated, Resource: cur, Old: last, Bookmark: bm, Revision: revOf(c.pos)})
 	}
 }
 
