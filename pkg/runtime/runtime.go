@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -110,7 +111,7 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		logger:  logger,
 		opts:    o,
 		db:      dependency.New[*route.Subscriber](),
-		caches:  cache.NewSet(o.CachedKinds).WithRevisions(revisionsOf(st)),
+		caches:  cache.NewSet(o.CachedKinds),
 		tel:     &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(o.TraceSize), Metrics: o.Metrics},
 		runners: map[string]runner{},
 	}
@@ -133,6 +134,10 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 // context, promptly after the cancel. Run may be called once per Runtime; a
 // second call, during or after the first, fails at once.
 func (r *Runtime) Run(ctx context.Context) error {
+	var revs state.RevisionReporter
+	if ctx != nil && len(r.caches.Keys()) > 0 {
+		revs = revisionsOf(ctx, r.st) // the state's code: not under mu
+	}
 	r.mu.Lock()
 	if r.phase != phaseIdle {
 		r.mu.Unlock()
@@ -140,6 +145,8 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	r.phase = phaseRunning
 	r.runCtx = ctx
+	// Before any watch or controller starts: they read it.
+	r.caches.WithRevisions(revs)
 
 	// Watches first: a kind watch started now bootstraps with every
 	// subscription registered so far, which is what fills QController
@@ -204,16 +211,24 @@ func (g *group) stopAndWait() {
 
 // revisionsOf returns st's revision reporter when st numbers its changes
 // (it answers Revision), nil otherwise; the cached reads are served by
-// revision then (see "Consistent reads" in the package doc). The state's
-// method is user code: a panic is no answer.
-func revisionsOf(st state.State) state.RevisionReporter {
+// revision then (see "Read your writes and consistent reads" in the
+// package doc). It asks once, when Run starts with cached kinds, within
+// revisionProbeTimeout: a state that cannot answer then is served as one
+// that does not number its changes. The state's method is user code: a
+// panic is no answer.
+func revisionsOf(ctx context.Context, st state.State) state.RevisionReporter {
 	rr, ok := st.(state.RevisionReporter)
 	if !ok {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, revisionProbeTimeout)
+	defer cancel()
 	var err error
-	if p := usercode.Call(func() { _, err = rr.Revision(context.Background()) }); p != nil || err != nil {
+	if p := usercode.Call(func() { _, err = rr.Revision(ctx) }); p != nil || err != nil {
 		return nil
 	}
 	return rr
 }
+
+// revisionProbeTimeout bounds revisionsOf's question to the state.
+const revisionProbeTimeout = 10 * time.Second

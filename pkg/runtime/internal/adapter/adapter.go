@@ -29,9 +29,6 @@ import (
 type Adapter struct {
 	st     state.State
 	caches *cache.Set
-	// revs is the state's revision reporter when reads may be served from
-	// a cache by revision (see cache.Set.Revisions); nil otherwise.
-	revs state.RevisionReporter
 	// floor is the revision the controller's reads must reach (see
 	// cache.Floor): raised by its writes here, by the router before it is
 	// woken.
@@ -49,7 +46,7 @@ var _ controller.QRuntime = (*Adapter)(nil)
 // enables StartTrackingOutputs and CleanupOutputs (Controllers). Every call
 // is reported to tel.
 func New(st state.State, caches *cache.Set, name string, access *Access, tel *telemetry.Controller, trackOutputs bool) *Adapter {
-	a := &Adapter{st: st, caches: caches, revs: caches.Revisions(), name: name, tel: tel}
+	a := &Adapter{st: st, caches: caches, name: name, tel: tel}
 	if trackOutputs {
 		a.tracker = &tracker{}
 	}
@@ -259,10 +256,11 @@ func (a *Adapter) written(ctx context.Context, ptr resource.Pointer) {
 // state confirms it. A failure is no confirmation: the read goes to the
 // state.
 func (a *Adapter) verify(ctx context.Context, c *cache.Kind, kind resource.Kind) bool {
-	if a.revs == nil {
+	revs := a.caches.Revisions()
+	if revs == nil {
 		return false
 	}
-	last, at, err := a.revs.KindRevision(ctx, kind)
+	last, at, err := revs.KindRevision(ctx, kind)
 	if err != nil {
 		return false
 	}
@@ -274,10 +272,11 @@ func (a *Adapter) verify(ctx context.Context, c *cache.Kind, kind resource.Kind)
 // the controller's later reads, of any kind, reflect it (the state's
 // newest revision is at least the write's).
 func (a *Adapter) wrote(ctx context.Context) {
-	if a.revs == nil {
+	revs := a.caches.Revisions()
+	if revs == nil {
 		return
 	}
-	if rev, err := a.revs.Revision(ctx); err == nil {
+	if rev, err := revs.Revision(ctx); err == nil {
 		a.floor.Raise(rev)
 	}
 }

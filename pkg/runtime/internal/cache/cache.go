@@ -56,7 +56,8 @@ type Set struct {
 
 // WithRevisions tells cs that the state numbers its changes (revs is its
 // reporter; nil: it does not), so that its kinds serve reads by revision.
-// It is called once, before the caches are used, and returns cs.
+// It is called once, before the caches are used (before the goroutines
+// that read them start), and returns cs.
 func (cs *Set) WithRevisions(revs state.RevisionReporter) *Set {
 	if cs == nil || revs == nil {
 		return cs
