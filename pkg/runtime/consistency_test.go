@@ -432,3 +432,62 @@ func randomSchedule(t *testing.T, seed uint64) {
 	assert.Empty(t, violations)
 	assert.Equal(t, triggers, checked, "every trigger was reconciled and checked once")
 }
+
+// TestConsistentReads_ControllerWokenByAnotherKind: a Controller woken by
+// a change of one kind (uncached) reads a cached kind whose watch is held
+// behind a destroy made before that change: it does not read the
+// destroyed resource as existing, and the read reports a revision at or
+// after the destroy.
+func TestConsistentReads_ControllerWokenByAnotherKind(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newGatedState(typeB)
+		type seen struct {
+			trigger bool
+			err     error
+			rev     uint64
+		}
+		results := make(chan seen, 16)
+		c := &funcController{
+			name:   "reader",
+			inputs: []controller.Input{in(typeA, controller.InputWeak), in(typeB, controller.InputWeak)},
+			run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+				for {
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-r.EventCh():
+					}
+					var s seen
+					_, err := r.Get(ctx, ptr(typeA, "trigger"))
+					s.trigger = err == nil
+					_, s.err = r.Get(ctx, ptr(typeB, "victim"), state.WithGetRevision(&s.rev))
+					results <- s
+				}
+			},
+		}
+		e := start(t, runtimetest.WithState(st), runtimetest.WithControllers(c),
+			runtimetest.WithRuntimeOptions(runtime.WithCachedResource(testNS, typeB)))
+		mustCreate(t, st, newPair(typeB, "victim", 1))
+		e.Settle(t) // the cache of typeB holds the victim
+		for len(results) > 0 {
+			<-results
+		}
+
+		st.hold()
+		require.NoError(t, st.Destroy(context.Background(), ptr(typeB, "victim")))
+		destroyed := revision(t, st)
+		mustCreate(t, st, newPair(typeA, "trigger", 0))
+		var s seen
+		for !s.trigger { // the pass woken by the trigger
+			select {
+			case s = <-results:
+			case <-time.After(time.Minute): // virtual time
+				require.FailNow(t, "the controller was not woken by the trigger")
+			}
+		}
+		assert.True(t, state.IsNotFoundError(s.err), "destroyed before the change that woke it, read as existing: %v", s.err)
+		assert.GreaterOrEqual(t, s.rev, destroyed)
+		st.unhold()
+		e.Settle(t)
+	})
+}
