@@ -478,7 +478,15 @@ func (c *Kind) ListAt(opts []state.ListOption, need uint64) (l resource.List, se
 		}
 	}
 	c.mu.RUnlock()
-	// Resources' methods are user code: called after mu is released.
+	l, err = finishList(found, &o)
+	return l, true, err
+}
+
+// finishList filters found (snapshots taken under mu, sorted by ID) by the
+// label query of o and copies them unless o asks for a read-only List: the
+// end of every List of the cache, by index or not. Resources' methods are
+// user code: the caller has released mu.
+func finishList(found []resource.Resource, o *state.ListOptions) (resource.List, error) {
 	items := found[:0]
 	for _, r := range found {
 		if o.LabelQuery.Matches(*r.Metadata().Labels()) {
@@ -490,10 +498,10 @@ func (c *Kind) ListAt(opts []state.ListOption, need uint64) (l resource.List, se
 		for i, r := range items {
 			cp, err := state.DeepCopyOf(r)
 			if err != nil {
-				return resource.List{}, true, err
+				return resource.List{}, err
 			}
 			items[i] = cp
 		}
 	}
-	return resource.List{Items: items}, true, nil
+	return resource.List{Items: items}, nil
 }

@@ -266,26 +266,3 @@ func (c *Kind) FilterByIndex(l resource.List, name, key string) (resource.List, 
 	clear(l.Items[len(items):])
 	return resource.List{Items: items}, nil
 }
-
-// finishList filters found (snapshots under mu, sorted by ID) by the label
-// query of o and copies them unless o asks for a read-only List; resources'
-// methods are user code, called without mu.
-func finishList(found []resource.Resource, o *state.ListOptions) (resource.List, error) {
-	items := found[:0]
-	for _, r := range found {
-		if o.LabelQuery.Matches(*r.Metadata().Labels()) {
-			items = append(items, r)
-		}
-	}
-	clear(found[len(items):])
-	if !o.ReadOnly {
-		for i, r := range items {
-			cp, err := state.DeepCopyOf(r)
-			if err != nil {
-				return resource.List{}, err
-			}
-			items[i] = cp
-		}
-	}
-	return resource.List{Items: items}, nil
-}
