@@ -419,6 +419,15 @@ func TestTrace_MappedItemsNameTheirCause(t *testing.T) {
 		assert.Equal(t, typeA, starts[1].Resource.Type)
 		assert.Equal(t, b1, starts[1].Cause, "caused by B's change, through MapInput")
 		assert.EqualValues(t, 2, statusOf(t, e.Runtime, "q").Lag.Count, "both have an end-to-end lag")
+		var queued []trace.Event
+		for _, ev := range e.Runtime.Trace().Snapshot() {
+			if ev.Type == trace.Queue {
+				ev.Seq, ev.Time = 0, time.Time{}
+				queued = append(queued, ev)
+			}
+		}
+		assert.Equal(t, []trace.Event{{Type: trace.Queue, Controller: "q", Op: "reconcile",
+			Resource: trace.Ref{Namespace: testNS, Type: typeA, ID: "x"}, Cause: b1, Causes: 1}}, queued, "MapInput's result queued")
 	})
 }
 

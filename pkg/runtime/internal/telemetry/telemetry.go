@@ -369,8 +369,9 @@ func (c *Controller) ItemStarted(item work.Item) Stamp {
 }
 
 // Mapped: the MapInput call of the item started at from returned items,
-// about to be queued: they are caused by the map item's cause. Called on
-// the worker's goroutine, before the items are queued.
+// about to be queued: they are caused by the map item's cause (traced as
+// Queue events). Called on the worker's goroutine, before the items are
+// queued.
 func (c *Controller) Mapped(from Stamp, items []work.Item) {
 	if c == nil {
 		return
@@ -383,6 +384,14 @@ func (c *Controller) Mapped(from Stamp, items []work.Item) {
 		c.items[it] = p
 	}
 	c.mu.Unlock()
+	if c.eng.Ring == nil {
+		return
+	}
+	wall := c.eng.Clock.Time(now)
+	for _, it := range items {
+		ev := trace.Event{Type: trace.Queue, Controller: c.name, Op: itemOp(it), Resource: refOfKey(it.Ptr), Cause: from.cause, Causes: 1}
+		c.eng.add(&ev, wall)
+	}
 }
 
 func itemOp(item work.Item) string {
