@@ -7,9 +7,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/resgraph/resgraph/pkg/observe/histogram"
 	"github.com/resgraph/resgraph/pkg/runtime"
 )
 
@@ -64,6 +66,23 @@ var controllersTmpl = template.Must(template.New("controllers").Funcs(template.F
 		return t.Format("15:04:05.000") + ", " + now.Sub(t).Round(time.Millisecond).String() + " ago"
 	},
 	"dur": func(d time.Duration) string { return d.Round(time.Microsecond).String() },
+	// lat summarizes a histogram as "p50 / p99 (n)", "–" when empty.
+	"lat": func(s histogram.Snapshot) string {
+		if s.Count == 0 {
+			return "–"
+		}
+		return s.Quantile(0.5).Round(time.Microsecond).String() + " / " + s.Quantile(0.99).Round(time.Microsecond).String() +
+			" (" + strconv.FormatUint(s.Count, 10) + ")"
+	},
+	// all adds the histograms of every outcome.
+	"all": func(m map[string]histogram.Snapshot) histogram.Snapshot {
+		var s histogram.Snapshot
+		for _, h := range m {
+			s = s.Add(h)
+		}
+		return s
+	},
+	"pct": func(f float64) string { return strconv.Itoa(int(f*100+0.5)) + "%" },
 }).Parse(`<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>resgraph: controllers</title>
 <style>
@@ -73,15 +92,16 @@ th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertica
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.backoff td { background: #fff3cd; }
 tr.stopped td { color: #888; }
+tr.hot td { background: #f8d7da; }
 .err { color: #a00; font-family: monospace; white-space: pre-wrap; }
 </style></head>
 <body>
 <h1>Controllers</h1>
 <p>{{len .Controllers}} controllers at {{.Time.Format "15:04:05.000"}} &middot; <a href="?format=json">JSON</a> &middot; <a href="/debug/">index</a></p>
 <table>
-<tr><th>Controller</th><th>Kind</th><th>State</th><th>Reconciles</th><th>Busy time</th><th>Queue</th><th>In flight</th><th>Wake-ups</th><th>Requeues</th><th>Crashes</th><th>Restarts</th><th>Last error</th></tr>
+<tr><th>Controller</th><th>Kind</th><th>State</th><th>Reconciles</th><th>Busy time</th><th>Queue</th><th>In flight</th><th>Wake-ups</th><th>Requeues</th><th>Crashes</th><th>Restarts</th><th>Queue wait p50 / p99</th><th>Duration p50 / p99</th><th>Lag p50 / p99</th><th>Busy</th><th>Last error</th></tr>
 {{- range .Controllers}}
-<tr class="{{.State}}"><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{state . $.Time}}</td><td class="num">{{.Reconciles}}</td><td class="num">{{dur .BusyTime}}</td><td class="num">{{.QueueLen}}</td><td class="num">{{.InFlight}}</td><td class="num">{{.WakeUps}}</td><td class="num">{{.Requeues}}</td><td class="num">{{.Crashes}}</td><td class="num">{{.Restarts}}</td><td>{{if .LastError}}<span class="err">{{.LastError}}</span>{{if not .LastErrorAt.IsZero}}<br><small>at {{ago .LastErrorAt $.Time}}</small>{{end}}{{else}}&ndash;{{end}}</td></tr>
+<tr class="{{.State}}{{if .HotLoop}} hot{{end}}"><td>{{.Name}}{{if .HotLoop}}<br><small class="err">hot loop: {{.HotLoop}}</small>{{end}}</td><td>{{.Kind}}</td><td>{{state . $.Time}}</td><td class="num">{{.Reconciles}}</td><td class="num">{{dur .BusyTime}}</td><td class="num">{{.QueueLen}}</td><td class="num">{{.InFlight}}</td><td class="num">{{.WakeUps}}</td><td class="num">{{.Requeues}}</td><td class="num">{{.Crashes}}</td><td class="num">{{.Restarts}}</td><td class="num">{{lat .QueueWait}}</td><td class="num">{{lat (all .Duration)}}</td><td class="num">{{lat .Lag}}</td><td class="num">{{pct .Busy}}</td><td>{{if .LastError}}<span class="err">{{.LastError}}</span>{{if not .LastErrorAt.IsZero}}<br><small>at {{ago .LastErrorAt $.Time}}</small>{{end}}{{else}}&ndash;{{end}}</td></tr>
 {{- end}}
 </table>
 </body></html>

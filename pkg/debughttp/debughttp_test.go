@@ -172,6 +172,8 @@ func TestControllersPageHTMLAndJSON(t *testing.T) {
 		assert.Contains(t, body, want)
 	}
 	assert.NotContains(t, body, "<script>", "errors are escaped")
+	assert.Contains(t, body, "<th>Queue wait p50 / p99</th><th>Duration p50 / p99</th><th>Lag p50 / p99</th><th>Busy</th>")
+	assert.Regexp(t, `<td class="num">[0-9.]+[µnm]?s / [0-9.]+[µnm]?s \(1\)</td>`, body, "the failing item's latencies")
 
 	for _, req := range [][]string{
 		{base + "/debug/controllers?format=json"},
@@ -188,6 +190,7 @@ func TestControllersPageHTMLAndJSON(t *testing.T) {
 		assert.Contains(t, doc.Controllers[0].LastError, "<script>")
 		assert.False(t, doc.Controllers[0].LastErrorAt.IsZero())
 		assert.Equal(t, 1, doc.Controllers[0].QueueLen, "the item waits out its backoff")
+		assert.EqualValues(t, 1, doc.Controllers[0].Duration["error"].Count, "its failed reconcile's duration")
 	}
 	resp, _ = get(t, base+"/debug/controllers", "Accept", "text/html,application/json")
 	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"), "HTML preferred when listed first")
