@@ -1,21 +1,22 @@
 // Package telemetry is where the engine's parts report what they do, for
-// the engine's metrics: one [Controller] sink per controller and one [Kind]
-// sink per watched kind. The parts call a sink at each step of their work —
-// a change routed, a wake-up or an item queued, a pass or an item started
-// and ended with its outcome, a crash, a restart, a write committed, a
-// watch failed — and never ask whether metrics are on: a nil sink (metrics
-// off) makes every method return at once, and the methods that only count
-// are small enough to inline, so an instrumented step costs what an
-// uninstrumented counter did.
+// the engine's metrics, latency histograms and causal trace: one
+// [Controller] sink per controller and one [Kind] sink per watched kind,
+// sharing an [Engine] (clock, trace ring, metrics on). The parts call a
+// sink at each step of their work — a change routed, a wake-up or an item
+// queued, a pass or an item started and ended with its outcome, a crash, a
+// restart, a write committed, a watch failed — and never ask what is on: a
+// nil sink (metrics and trace off) makes every method return at once.
 //
 // This is the one seam of the engine's observability: every event a trace
 // or a histogram needs passes through these methods with the data it needs
 // (the routed changes and their metadata, the queued items, the outcome's
-// decision and message, the delays), so that more instruments — latency
-// histograms, a causal trace, hot-loop detection — are added here, inside
-// the sinks, without touching the router, the runners or the adapter. What
-// each call means, and on which goroutine it comes, is documented on it;
-// no method is called with an engine lock held, and none may block.
+// decision and message, the delays). Recording allocates nothing: the
+// histograms are arrays of atomics, trace events are copied into the ring,
+// and what a reconcile waits with (its cause, its due time, the oldest
+// commit behind it) is kept per controller, and per QController item in a
+// map bounded by the queue's keys and failing items. What each call means,
+// and on which goroutine it comes, is documented on it; no method is called
+// with an engine lock held, and none may block.
 package telemetry
 
 import (
@@ -53,11 +54,8 @@ type Counters struct {
 // Controller is the sink of one controller. A nil *Controller is metrics
 // and trace off: every method does nothing.
 type Controller struct {
-	eng  *Engine
-	name string
-	// kind is the trace's name of its reconciles' items: "" for a
-	// Controller (a pass has no item).
-	qc         bool
+	eng        *Engine
+	name       string
 	reconciles atomic.Uint64
 	crashes    atomic.Uint64
 	restarts   atomic.Uint64
@@ -100,7 +98,7 @@ func NewController(eng *Engine, name string, qc bool, workers int) *Controller {
 	if eng.Off() {
 		return nil
 	}
-	c := &Controller{eng: eng, name: name, qc: qc, prevDelivery: -1, meter: busy.New(workers, 0)}
+	c := &Controller{eng: eng, name: name, prevDelivery: -1, meter: busy.New(workers, 0)}
 	if qc {
 		c.items = map[work.Item]pending{}
 	}
