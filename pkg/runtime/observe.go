@@ -103,41 +103,54 @@ type observer struct {
 	causes map[string]trace.Ref
 }
 
-// poll reads the events recorded since the last poll.
+// poll reads the events recorded since the last poll. Without a hook it
+// visits them in the ring, copying only the commits; with one it copies
+// them all for the hook.
 func (o *observer) poll(now time.Time) {
 	ring := o.rt.tel.Ring
-	evs, lost := ring.Since(o.last, o.buf[:0])
-	o.buf = evs
-	if len(evs) > 0 {
-		o.last = evs[len(evs)-1].Seq
-	} else {
-		o.last += lost
-	}
 	var found []hotloop.Finding
-	for i := range evs {
-		e := &evs[i]
-		switch e.Type {
-		case trace.ReconcileStart:
-			o.causes[e.Controller] = e.Cause
-		case trace.Commit:
-			c := *e
-			if c.Cause.IsZero() {
-				c.Cause = o.causes[e.Controller]
+	if o.hook == nil {
+		o.last, _ = ring.Visit(o.last, func(e *trace.Event) { found = o.feed(e, found) })
+	} else {
+		evs, lost := ring.Since(o.last, o.buf[:0])
+		o.buf = evs
+		if len(evs) > 0 {
+			o.last = evs[len(evs)-1].Seq
+		} else {
+			o.last += lost
+		}
+		for i := range evs {
+			found = o.feed(&evs[i], found)
+		}
+		if len(evs) > 0 || lost > 0 {
+			out := evs
+			if lost > 0 {
+				out = append([]trace.Event{{Type: trace.Lost, Time: now, Attempt: uint32(min(lost, 1<<32-1)), Seq: o.last - uint64(len(evs))}}, evs...)
 			}
-			found = append(found, o.det.Observe(&c)...)
+			o.callHook(out)
 		}
 	}
 	found = append(found, o.det.Tick(now)...)
 	if len(found) > 0 {
 		o.flag(found)
 	}
-	if o.hook != nil && (len(evs) > 0 || lost > 0) {
-		out := evs
-		if lost > 0 {
-			out = append([]trace.Event{{Type: trace.Lost, Time: now, Attempt: uint32(min(lost, 1<<32-1)), Seq: o.last - uint64(len(evs))}}, evs...)
+}
+
+// feed gives the hot-loop detector what it needs of e: a reconcile's cause
+// and, for a commit, a copy with the cause of its controller's newest
+// reconcile.
+func (o *observer) feed(e *trace.Event, found []hotloop.Finding) []hotloop.Finding {
+	switch e.Type {
+	case trace.ReconcileStart:
+		o.causes[e.Controller] = e.Cause
+	case trace.Commit:
+		c := *e
+		if c.Cause.IsZero() {
+			c.Cause = o.causes[e.Controller]
 		}
-		o.callHook(out)
+		found = append(found, o.det.Observe(&c)...)
 	}
+	return found
 }
 
 // callHook calls the user's hook; a panic is logged and turns it off.

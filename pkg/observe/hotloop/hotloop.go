@@ -197,8 +197,11 @@ type Detector struct {
 	// event. window is its index.
 	windowEnd time.Time
 	window    uint64
-	// res are the resources committed in the last two windows.
-	res map[resKey]*resStat
+	// res are the resources committed in the last two windows; free the
+	// stats of resources forgotten since, reused (a burst of commits of
+	// many resources allocates once, not in every window).
+	res  map[resKey]*resStat
+	free []*resStat
 	// hot are the resources of the window with a trigger count at the
 	// threshold.
 	hot []*resStat
@@ -256,7 +259,7 @@ func (d *Detector) Observe(ev *trace.Event) []Finding {
 	key := keyOf(ev.Resource)
 	s := d.res[key]
 	if s == nil {
-		s = &resStat{key: key}
+		s = d.newStat(key)
 		d.res[key] = s
 	}
 	if s.window != d.window {
@@ -270,6 +273,20 @@ func (d *Detector) Observe(ev *trace.Event) []Finding {
 		d.hot = append(d.hot, s)
 	}
 	return out
+}
+
+// newStat returns the zero stat of the resource key, reusing a free one.
+func (d *Detector) newStat(key resKey) *resStat {
+	n := len(d.free)
+	if n == 0 {
+		return &resStat{key: key}
+	}
+	s := d.free[n-1]
+	d.free[n-1] = nil
+	d.free = d.free[:n-1]
+	counts := s.counts[:0]
+	*s = resStat{key: key, counts: counts}
+	return s
 }
 
 // Tick closes the windows that ended by now and returns the loops they
@@ -313,6 +330,7 @@ func (d *Detector) closeWindow(end time.Time) []Finding {
 		// causes of the next window's.
 		if s.lastSeen+1 < d.window {
 			delete(d.res, k)
+			d.free = append(d.free, s)
 		}
 	}
 	d.window++

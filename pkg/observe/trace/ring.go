@@ -138,6 +138,47 @@ func (r *Ring) Since(after uint64, dst []Event) (events []Event, lost uint64) {
 	return dst, lost
 }
 
+// Visit calls fn with each event that [Ring.Since] would return for after,
+// oldest first, without copying them: fn gets a pointer into the ring,
+// valid during the call only, and runs under the event's slot lock (it
+// must be quick, must not keep the pointer and must not call the ring).
+// It returns the sequence number of the last event visited (after when
+// none was) and how many events above after the ring no longer held.
+func (r *Ring) Visit(after uint64, fn func(*Event)) (last, lost uint64) {
+	if r == nil {
+		return after, 0
+	}
+	newest := r.last.Load()
+	if newest <= after {
+		return after, 0
+	}
+	first := after + 1
+	if newest >= r.size && newest-r.size+1 > first {
+		lost = newest - r.size + 1 - first
+		first = newest - r.size + 1
+	}
+	last = first - 1
+	for seq := first; seq <= newest; seq++ {
+		s := &r.slots[seq%r.size]
+		s.mu.Lock()
+		got := s.ev.Seq
+		if got == seq {
+			fn(&s.ev)
+		}
+		s.mu.Unlock()
+		switch {
+		case got > seq:
+			lost++ // overwritten since newest was read
+			last = seq
+		case got < seq:
+			return last, lost // not stored yet
+		default:
+			last = seq
+		}
+	}
+	return last, lost
+}
+
 // arm returns a channel closed by the next Add.
 func (r *Ring) arm() <-chan struct{} {
 	r.wakeMu.Lock()

@@ -59,6 +59,27 @@ func TestRingKeepsTheNewestEventsInOrder(t *testing.T) {
 	assert.Zero(t, lost)
 }
 
+// TestVisitSeesWhatSinceReturns: Visit calls its function with the events
+// Since would copy, in order, and reports the last one and the lost ones.
+func TestVisitSeesWhatSinceReturns(t *testing.T) {
+	r := trace.NewRing(4)
+	for i := 1; i <= 10; i++ {
+		r.Add(ev(i))
+	}
+	for _, after := range []uint64{0, 2, 8, 10} {
+		want, wantLost := r.Since(after, nil)
+		var got []trace.Event
+		last, lost := r.Visit(after, func(e *trace.Event) { got = append(got, *e) })
+		assert.Equal(t, seqs(want), seqs(got), "after %d", after)
+		assert.Equal(t, wantLost, lost, "after %d", after)
+		assert.Equal(t, max(after, 10), last, "after %d: the last event visited", after)
+	}
+	var nilRing *trace.Ring
+	last, lost := nilRing.Visit(3, func(*trace.Event) { t.Fatal("a nil ring has no event") })
+	assert.Equal(t, uint64(3), last)
+	assert.Zero(t, lost)
+}
+
 func TestSizeZeroIsOff(t *testing.T) {
 	for _, size := range []int{0, -1} {
 		r := trace.NewRing(size)
