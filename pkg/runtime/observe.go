@@ -51,7 +51,10 @@ type loopState struct {
 // QController item's retry (Backoff) or requeue (Requeue) with its due
 // time, crashes (with the restart's due time and attempt), restarts,
 // finalizer waits (a destroy refused, a teardown left pending, by
-// pending finalizers), and hot loops flagged and ended.
+// pending finalizers), and hot loops flagged and ended. A commit is
+// recorded when the write returns to the controller, so the routing of
+// that change to its readers may come before it in the trace; both name
+// the version.
 func (r *Runtime) Trace() *trace.Ring { return r.tel.Ring }
 
 // HotLoops returns the hot loops flagged now, sorted by their cycle (none
