@@ -14,7 +14,7 @@ import (
 
 // parkedIn reports whether w is parked in the kind's current parking
 // group (its goroutine waits and no write has taken the group yet).
-func parkedIn(ks *kindStore, w *watcher) bool {
+func parkedIn(ks *kindStore, w *kindWatcher) bool {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	return ks.parking != nil && w.group.Load() == ks.parking && slices.Contains(ks.parking.members, w)
@@ -92,10 +92,10 @@ func TestS9_ParkedWatcherIsHandedTheChange(t *testing.T) {
 func TestS9_HandOffOnlyWhereItCannotReorder(t *testing.T) {
 	c := newCore(withoutMutationDetector())
 	ks := c.store(testNS, testType)
-	chans := map[*watcher]chan state.Event{}
-	newW := func(capacity int) *watcher {
+	chans := map[*kindWatcher]chan state.Event{}
+	newW := func(capacity int) *kindWatcher {
 		ch := make(chan state.Event, capacity)
-		w := &watcher{ks: ks, ctx: context.Background(), ch: ch, wake: make(chan struct{}, 1)}
+		w := &kindWatcher{feed: feed{ks: ks, ctx: context.Background(), ch: ch, wake: make(chan struct{}, 1)}}
 		chans[w] = ch
 		return w
 	}
@@ -104,7 +104,7 @@ func TestS9_HandOffOnlyWhereItCannotReorder(t *testing.T) {
 	chans[full] <- state.Event{}
 	filtered.filtered, filtered.iq = true, resource.IDQuery{Regexp: regexp.MustCompile("^x$")}
 	aggregated.ch, aggregated.aggCh = nil, make(chan []state.Event, 1)
-	all := []*watcher{plain, full, behind, filtered, aggregated}
+	all := []*kindWatcher{plain, full, behind, filtered, aggregated}
 	for _, w := range all {
 		w.pos.Store(rec.seq)
 	}
@@ -126,9 +126,9 @@ func TestS9_HandOffOnlyWhereItCannotReorder(t *testing.T) {
 		ks.parkLocked(w)
 	}
 	woken = ks.takeParkingLocked(rec, true)
-	require.Equal(t, []*watcher{plain}, ks.parking.members, "handed over and parked again")
+	require.Equal(t, []*kindWatcher{plain}, ks.parking.members, "handed over and parked again")
 	ks.mu.Unlock()
-	require.Equal(t, []*watcher{full, behind, filtered, aggregated}, woken.members)
+	require.Equal(t, []*kindWatcher{full, behind, filtered, aggregated}, woken.members)
 	require.Equal(t, rec.seq+1, plain.pos.Load())
 	ev := <-chans[plain]
 	require.Equal(t, state.Created, ev.Type)

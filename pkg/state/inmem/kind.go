@@ -57,7 +57,7 @@ type kindStore struct {
 	cap        int
 	// lagLimit is how far behind the newest change a kind watcher may be
 	// and still get every change as its own event; further behind, it
-	// catches up by coalescing (see watcher.catchUp).
+	// catches up by coalescing (see kindWatcher.catchUp).
 	lagLimit int
 
 	mu sync.Mutex
@@ -114,7 +114,7 @@ type kindStore struct {
 	block []record
 
 	// kindWatchers are the watchers of the whole kind. Guarded by mu.
-	kindWatchers []*watcher
+	kindWatchers []*kindWatcher
 	// parking is the group the kind watchers that wait for a change park
 	// in (see wake.go); nil when none is parked. The next write takes it
 	// and starts waking its members once it has released mu, so the
@@ -135,7 +135,7 @@ type kindStore struct {
 	spare *spillGen
 
 	// idWatchers are the single-resource watchers by ID. Guarded by mu.
-	idWatchers map[resource.ID][]*watcher
+	idWatchers map[resource.ID][]*idWatcher
 
 	// det is the mutation detector; nil when it is off (its maps are
 	// guarded by mu).
@@ -302,13 +302,13 @@ func (ks *kindStore) collectLaggersLocked(s uint64) {
 }
 
 // addKindWatcherLocked registers a kind watcher reading from its position.
-func (ks *kindStore) addKindWatcherLocked(w *watcher) {
+func (ks *kindStore) addKindWatcherLocked(w *kindWatcher) {
 	ks.kindWatchers = append(ks.kindWatchers, w)
 	ks.minPos = min(ks.minPos, w.pos.Load())
 }
 
 // removeKindWatcherLocked unregisters a kind watcher.
-func (ks *kindStore) removeKindWatcherLocked(w *watcher) {
+func (ks *kindStore) removeKindWatcherLocked(w *kindWatcher) {
 	if i := slices.Index(ks.kindWatchers, w); i >= 0 {
 		ks.kindWatchers = slices.Delete(ks.kindWatchers, i, i+1)
 	}
@@ -319,15 +319,15 @@ func (ks *kindStore) removeKindWatcherLocked(w *watcher) {
 }
 
 // addIDWatcherLocked registers a single-resource watcher.
-func (ks *kindStore) addIDWatcherLocked(w *watcher) {
+func (ks *kindStore) addIDWatcherLocked(w *idWatcher) {
 	if ks.idWatchers == nil {
-		ks.idWatchers = map[resource.ID][]*watcher{}
+		ks.idWatchers = map[resource.ID][]*idWatcher{}
 	}
 	ks.idWatchers[w.id] = append(ks.idWatchers[w.id], w)
 }
 
 // removeIDWatcherLocked unregisters a single-resource watcher.
-func (ks *kindStore) removeIDWatcherLocked(w *watcher) {
+func (ks *kindStore) removeIDWatcherLocked(w *idWatcher) {
 	ws := ks.idWatchers[w.id]
 	if i := slices.Index(ws, w); i >= 0 {
 		ws = slices.Delete(ws, i, i+1)

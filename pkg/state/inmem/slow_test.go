@@ -64,7 +64,7 @@ func (v view) equals(want map[resource.ID]resource.Resource) bool {
 }
 
 // soleKindWatcher returns the one kind watcher of the test kind.
-func soleKindWatcher(t *testing.T, c *core) *watcher {
+func soleKindWatcher(t *testing.T, c *core) *kindWatcher {
 	t.Helper()
 	ks := c.lookup(testNS, testType)
 	ks.mu.Lock()
@@ -76,7 +76,7 @@ func soleKindWatcher(t *testing.T, c *core) *watcher {
 // waitTaken waits until w has taken every change so far from the ring: it
 // is then busy with them (or parked), so the changes that follow are all
 // backlog.
-func waitTaken(t *testing.T, c *core, w *watcher) {
+func waitTaken(t *testing.T, c *core, w *kindWatcher) {
 	t.Helper()
 	ks := c.lookup(testNS, testType)
 	require.Eventually(t, func() bool {

@@ -27,7 +27,7 @@ type core struct {
 	// kinds maps a kind to its store. The map is never modified once
 	// published: adding a kind publishes a new map (under kindsMu), so the
 	// hot path reads it with one atomic load and no lock.
-	kinds atomic.Pointer[map[kindKey]*kindStore]
+	kinds atomic.Pointer[map[resource.KindKey]*kindStore]
 
 	// rev is the revision of the newest change, of any kind: a write
 	// takes the next one holding its kind's lock, never a lock of its own
@@ -64,12 +64,6 @@ type core struct {
 
 var _ state.CoreState = (*core)(nil)
 
-// kindKey is the map key of a kind.
-type kindKey struct {
-	ns  resource.Namespace
-	typ resource.Type
-}
-
 func newCore(opts ...Option) *core {
 	o := defaultOptions()
 	opt.Apply(&o, opts)
@@ -77,7 +71,7 @@ func newCore(opts ...Option) *core {
 	if o.detect {
 		c.report = o.report
 	}
-	empty := map[kindKey]*kindStore{}
+	empty := map[resource.KindKey]*kindStore{}
 	c.kinds.Store(&empty)
 	if o.persist != nil {
 		c.restore(o.persist)
@@ -108,7 +102,7 @@ func (c *core) lookup(ns resource.Namespace, typ resource.Type) *kindStore {
 	if ks := slot.Load(); ks != nil && ks.typ == typ && ks.ns == ns {
 		return ks
 	}
-	ks := (*c.kinds.Load())[kindKey{ns, typ}]
+	ks := (*c.kinds.Load())[resource.NewKindKey(ns, typ)]
 	if ks != nil {
 		slot.Store(ks)
 	}
@@ -123,7 +117,7 @@ func (c *core) store(ns resource.Namespace, typ resource.Type) *kindStore {
 	c.kindsMu.Lock()
 	defer c.kindsMu.Unlock()
 	old := *c.kinds.Load()
-	key := kindKey{ns, typ}
+	key := resource.NewKindKey(ns, typ)
 	if ks := old[key]; ks != nil {
 		return ks
 	}
@@ -134,7 +128,7 @@ func (c *core) store(ns resource.Namespace, typ resource.Type) *kindStore {
 	if c.report != nil {
 		ks.det = newDetector(c.report)
 	}
-	m := make(map[kindKey]*kindStore, len(old)+1)
+	m := make(map[resource.KindKey]*kindStore, len(old)+1)
 	for k, v := range old {
 		m[k] = v
 	}

@@ -31,7 +31,7 @@ type wakeGroup struct {
 	// members are appended to under the kind's mu while the group is the
 	// kind's parking group; once a write has taken the group, they never
 	// change.
-	members []*watcher
+	members []*kindWatcher
 	// next is the index of the next member to wake.
 	next atomic.Int64
 }
@@ -49,7 +49,7 @@ func (g *wakeGroup) propagate(n int) {
 }
 
 // parkLocked adds w to the kind's parking group.
-func (ks *kindStore) parkLocked(w *watcher) {
+func (ks *kindStore) parkLocked(w *kindWatcher) {
 	if ks.parking == nil {
 		ks.parking = &wakeGroup{}
 	}
@@ -61,7 +61,7 @@ func (ks *kindStore) parkLocked(w *watcher) {
 // unparkLocked is called by a parked watcher that leaves without being
 // woken (its context is done): it leaves its group if no write took it
 // yet, and otherwise passes the wake-up on, as a woken member would.
-func (ks *kindStore) unparkLocked(w *watcher) {
+func (ks *kindStore) unparkLocked(w *kindWatcher) {
 	g := w.group.Load()
 	if ks.parking == g {
 		if i := slices.Index(g.members, w); i >= 0 {

@@ -39,7 +39,7 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 		return context.Cause(ctx)
 	}
 	ks := c.store(p.Namespace(), p.Type())
-	w := &watcher{ks: ks, ctx: ctx, ch: ch, id: p.ID(), wake: make(chan struct{}, 1)}
+	w := &idWatcher{feed: feed{ks: ks, ctx: ctx, ch: ch, wake: make(chan struct{}, 1)}, id: p.ID()}
 	isMine := func(r *record) bool { return r.id == w.id }
 
 	ks.mu.Lock()
@@ -122,7 +122,7 @@ func (c *core) watchKind(ctx context.Context, kind resource.Kind, ch chan<- stat
 }
 
 func (ks *kindStore) addKindWatcher(ctx context.Context, ch chan<- state.Event, aggCh chan<- []state.Event, o state.WatchKindOptions) error {
-	w := &watcher{
+	w := &kindWatcher{feed: feed{
 		ks:       ks,
 		ctx:      ctx,
 		ch:       ch,
@@ -131,7 +131,7 @@ func (ks *kindStore) addKindWatcher(ctx context.Context, ch chan<- state.Event, 
 		iq:       o.IDQuery,
 		filtered: len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil,
 		wake:     make(chan struct{}, 1),
-	}
+	}}
 	// A change concerns the watcher when it sees the resource before or
 	// after it.
 	concerns := func(r *record) bool {

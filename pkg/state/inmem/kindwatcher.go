@@ -1,0 +1,279 @@
+package inmem
+
+import (
+	"slices"
+	"sync/atomic"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// readBatch is the most records a kind watcher claims from the ring at
+// once; readBatchBytes bounds the estimated memory of the versions they
+// replaced.
+const (
+	readBatch      = 256
+	readBatchBytes = 512 << 10
+)
+
+// kindWatcher is a watch of a whole kind (WatchKind, WatchKindAggregated):
+// a goroutine that reads the kind's history ring from its position, or
+// drains the spill when it fell behind, and delivers through its feed. It
+// never holds the kind's lock while sending.
+type kindWatcher struct {
+	feed
+
+	// pos is the seq of the next record the watcher reads from the ring,
+	// or spilled. The watcher advances it with compare-and-swap as it
+	// claims records; writers (holding ks.mu) swap it to spilled, and the
+	// watcher sets it back when it drains the spill (holding ks.mu).
+	pos atomic.Uint64
+	// group is the wake group the watcher parked in last. Written under
+	// ks.mu; read by the watcher's goroutine when it wakes.
+	group atomic.Pointer[wakeGroup]
+	// gen is the spill generation the lagging watcher joined (pos is then
+	// spilled); nil while it reads the ring. Guarded by ks.mu.
+	gen *spillGen
+
+	// The fields below belong to the watcher's goroutine.
+
+	bootstrap bool                       // send the contents and Bootstrapped first
+	batch     []*record                  // records claimed from the ring
+	local     map[resource.ID]spillEntry // catch-up fold (see catchUp)
+}
+
+// sendInitial delivers what the watch starts with: the bootstrap contents
+// and Bootstrapped event (S9), or the replayed changes (S11).
+func (w *kindWatcher) sendInitial() bool {
+	w.reserve(len(w.snap) + 1 + len(w.init))
+	if w.bootstrap {
+		for _, r := range w.snap {
+			if w.match(r) && !w.emit(state.Created, r, nil, 0, w.snapRev, false) {
+				return false
+			}
+		}
+		if !w.emit(state.Bootstrapped, nil, nil, w.snapSeq, w.snapRev, true) {
+			return false
+		}
+	}
+	return w.sendReplay()
+}
+
+// handOffLocked delivers rec, the kind's newest change, to a parked kind
+// watcher from the writer, and reports whether it did: when rec is the
+// change the watcher reads next, the watcher has no queries and is not
+// aggregated, and its channel takes the event without blocking. Its
+// position then moves past rec, as if its goroutine had delivered it.
+// A parked watcher's goroutine has delivered everything it claimed and
+// sends nothing until it is woken, so the events stay in order; the
+// writer never waits (the send does not block). The caller holds ks.mu.
+func (w *kindWatcher) handOffLocked(rec *record) bool {
+	if w.filtered || w.aggCh != nil || w.pos.Load() != rec.seq {
+		return false
+	}
+	if c := cap(w.ch); c > 0 && len(w.ch) == c {
+		return false
+	}
+	ev := state.Event{Type: state.Updated, Resource: rec.new, Old: rec.old, Revision: rec.rev}
+	switch {
+	case rec.old == nil:
+		ev.Type, ev.Old = state.Created, nil
+	case rec.new == nil:
+		ev.Type, ev.Resource = state.Destroyed, rec.old
+	}
+	ev.Bookmark = w.bm.make(w.ks, rec.seq)
+	select {
+	case w.ch <- ev:
+	default:
+		return false // the user's channel is shared or unbuffered
+	}
+	w.pos.Store(rec.seq + 1)
+	return true
+}
+
+// runKind is the goroutine of a kind watcher.
+func (w *kindWatcher) runKind() {
+	ks := w.ks
+	defer func() {
+		ks.mu.Lock()
+		ks.removeKindWatcherLocked(w)
+		ks.mu.Unlock()
+	}()
+	if !w.sendInitial() {
+		return
+	}
+	for {
+		pos := w.pos.Load()
+		switch {
+		case pos == spilled:
+			if !w.deliverCoalesced(w.drain()) || !w.flush() {
+				return
+			}
+		case pos <= ks.head.Load() && ks.worthFolding(ks.head.Load()-pos+1):
+			if !w.catchUp() || !w.flush() {
+				return
+			}
+		case pos <= ks.head.Load():
+			var ok bool
+			w.batch, ok = ks.claim(w, pos, w.batch[:0])
+			if !ok {
+				clear(w.batch) // lost to the spill: drain it instead
+				continue
+			}
+			if !w.deliverRecords(w.batch) || !w.flush() {
+				return
+			}
+		default:
+			ks.mu.Lock()
+			if pos := w.pos.Load(); pos == spilled || pos <= ks.head.Load() {
+				ks.mu.Unlock()
+				continue
+			}
+			ks.parkLocked(w)
+			ks.mu.Unlock()
+			select {
+			case <-w.wake:
+				// Signaled by a write that took the group w is in:
+				// writes that handed w their change moved it to the
+				// next group, but none of them signaled it.
+				w.group.Load().propagate(wakeFanout)
+			case <-w.ctx.Done():
+				ks.mu.Lock()
+				ks.unparkLocked(w)
+				ks.mu.Unlock()
+				return
+			}
+		}
+	}
+}
+
+// maxCatchUp bounds, in multiples of the kind's lag limit, how many
+// changes a watcher folds before it delivers what it folded.
+const maxCatchUp = 16
+
+// worthFolding reports whether a kind watcher lag changes behind should
+// catch up by folding: it is beyond the lag limit, and the backlog holds
+// more changes than the kind has resources, so that some resources
+// changed more than once. (A backlog of changes to distinct resources,
+// such as a bulk create, would fold into as many events as changes, at a
+// cost.)
+func (ks *kindStore) worthFolding(lag uint64) bool {
+	return lag >= uint64(ks.lagLimit) && lag > uint64(ks.count.Load())
+}
+
+// catchUp is how a kind watcher far behind the newest change catches up:
+// it reads its backlog from the ring (and from the spill, if a write
+// overran it meanwhile) folding it per resource, then delivers one
+// coalesced event per resource (rule S12). Folding a change costs a map
+// write; delivering it costs copies and a channel send. It reports false
+// when the context is done.
+func (w *kindWatcher) catchUp() bool {
+	ks := w.ks
+	if w.local == nil {
+		w.local = map[resource.ID]spillEntry{}
+	}
+	folded := 0
+	for folded < maxCatchUp*ks.lagLimit {
+		pos := w.pos.Load()
+		if pos == spilled {
+			ks.mu.Lock()
+			w.coal, _ = ks.drainLocked(w, w.coal[:0])
+			ks.mu.Unlock()
+			for _, c := range w.coal { // oldest generation first
+				w.foldLocal(c.id, c.spillEntry)
+			}
+			folded += max(len(w.coal), 1)
+			clear(w.coal)
+			continue
+		}
+		head := ks.head.Load()
+		if pos > head || head-pos < uint64(ks.lagLimit/2) {
+			break // close enough: the rest is delivered change by change
+		}
+		var ok bool
+		w.batch, ok = ks.claim(w, pos, w.batch[:0])
+		if ok {
+			for _, r := range w.batch {
+				e, had := w.local[r.id]
+				if e, had = foldEntry(e, had, r); had {
+					w.local[r.id] = e
+				} else {
+					delete(w.local, r.id)
+				}
+			}
+			folded += len(w.batch)
+		}
+		clear(w.batch)
+	}
+	cs := slices.Grow(w.coal[:0], len(w.local))
+	for id, e := range w.local {
+		cs = append(cs, coalesced{spillEntry: e, id: id})
+	}
+	clear(w.local)
+	return w.deliverCoalesced(cs)
+}
+
+// drain takes what the spill holds for w (which fell into it), combined
+// per resource, and puts w back on the ring.
+func (w *kindWatcher) drain() []coalesced {
+	ks := w.ks
+	ks.mu.Lock()
+	cs, multi := ks.drainLocked(w, w.coal[:0])
+	ks.mu.Unlock()
+	w.coal = cs
+	if !multi {
+		return cs
+	}
+	if w.local == nil {
+		w.local = map[resource.ID]spillEntry{}
+	}
+	for _, c := range cs { // oldest generation first
+		w.foldLocal(c.id, c.spillEntry)
+	}
+	clear(cs)
+	cs = cs[:0]
+	for id, e := range w.local {
+		cs = append(cs, coalesced{spillEntry: e, id: id})
+	}
+	clear(w.local)
+	w.coal = cs
+	return cs
+}
+
+// foldLocal adds the coalesced change e of a newer span to the watcher's
+// catch-up fold.
+func (w *kindWatcher) foldLocal(id resource.ID, e spillEntry) {
+	if prev, ok := w.local[id]; ok {
+		var keep bool
+		if e, keep = combineEntries(prev, e); !keep {
+			delete(w.local, id)
+			return
+		}
+	}
+	w.local[id] = e
+}
+
+// claim appends to dst the records from seq pos on (at most readBatch),
+// read without the lock, and claims them by advancing w's position. It
+// reports false when a write moved w into the spill first: the records
+// were then folded into the spill and must not be delivered.
+//
+// A batch also stops once the versions it holds reach readBatchBytes, so
+// that what a watcher holds while it delivers stays small next to the
+// history's byte bound.
+func (ks *kindStore) claim(w *kindWatcher, pos uint64, dst []*record) ([]*record, bool) {
+	n := min(ks.head.Load()-pos+1, readBatch)
+	var bytes int64
+	for s := pos; s < pos+n && bytes < readBatchBytes; s++ {
+		r := ks.slot(s).Load()
+		if r == nil || r.seq != s { // overwritten or evicted: the writer has spilled w
+			break
+		}
+		dst = append(dst, r)
+		bytes += r.size
+	}
+	if len(dst) == 0 || !w.pos.CompareAndSwap(pos, pos+uint64(len(dst))) {
+		return dst, false
+	}
+	return dst, true
+}
