@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/internal/cast"
+	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
@@ -71,14 +72,9 @@ type Controller[I, D generic.ResourceWithDefinition] struct {
 // which the engine calls at registration.
 func NewController[I, D generic.ResourceWithDefinition](settings Settings[I, D], opts ...Option) *Controller[I, D] {
 	c := &Controller[I, D]{settings: settings}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&c.opts)
-		}
-	}
-	inDef, inErr := xform.DefinitionOf[I]()
-	depDef, depErr := xform.DefinitionOf[D]()
-	c.inKind, c.depKind = xform.KindOf(inDef), xform.KindOf(depDef)
+	opt.Apply(&c.opts, opts)
+	var inErr, depErr error
+	c.inKind, c.depKind, inErr, depErr = xform.KindsOf[I, D]()
 	c.configErr = c.check(inErr, depErr)
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/internal/cast"
+	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
@@ -88,14 +89,9 @@ func NewQController[I, O generic.ResourceWithDefinition](settings Settings[I, O]
 		index:     newIndex(),
 		processed: newProcessed(),
 	}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&c.opts)
-		}
-	}
-	inDef, inErr := xform.DefinitionOf[I]()
-	outDef, outErr := xform.DefinitionOf[O]()
-	c.inKind, c.outKind = xform.KindOf(inDef), xform.KindOf(outDef)
+	opt.Apply(&c.opts, opts)
+	var inErr, outErr error
+	c.inKind, c.outKind, inErr, outErr = xform.KindsOf[I, O]()
 	c.configErr = c.check(inErr, outErr)
 	return c
 }

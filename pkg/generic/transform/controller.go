@@ -7,6 +7,7 @@ import (
 	"github.com/siderolabs/gen/optional"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
@@ -77,17 +78,10 @@ type Controller[I, O generic.ResourceWithDefinition] struct {
 // which the engine calls at registration (see the package documentation).
 func NewController[I, O generic.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *Controller[I, O] {
 	c := &Controller[I, O]{settings: settings, opts: DefaultControllerOptions()}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&c.opts)
-		}
-	}
-	for _, opt := range c.opts.listOptions {
-		opt(&c.filter)
-	}
-	inDef, inErr := xform.DefinitionOf[I]()
-	outDef, outErr := xform.DefinitionOf[O]()
-	c.inKind, c.outKind = xform.KindOf(inDef), xform.KindOf(outDef)
+	opt.Apply(&c.opts, opts)
+	opt.Apply(&c.filter, c.opts.listOptions)
+	var inErr, outErr error
+	c.inKind, c.outKind, inErr, outErr = xform.KindsOf[I, O]()
 	c.configErr = c.check(inErr, outErr)
 	return c
 }

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/backend"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -272,23 +272,7 @@ func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOpt
 	if cur == nil {
 		return state.NewNotFoundError(resource.PointerOf(md), "not found")
 	}
-	cmd := cur.Metadata()
-	if !cmd.Version().Equal(md.Version()) {
-		return state.NewConflictError(resource.PointerOf(md), "version is %s, update is based on %s", cmd.Version(), md.Version())
-	}
-	// Versions restart at 1 for each incarnation of an ID: an update
-	// based on an earlier incarnation is told apart by its creation time.
-	if created := md.Created(); !created.IsZero() && !created.Equal(cmd.Created()) {
-		return state.NewConflictError(resource.PointerOf(md), "update is based on an earlier incarnation (created %s; the stored one was created %s)",
-			created.Format(time.RFC3339Nano), cmd.Created().Format(time.RFC3339Nano))
-	}
-	if cmd.Owner() != o.Owner {
-		return state.NewOwnerConflictError(resource.PointerOf(md), "owner is %q, not %q", cmd.Owner(), o.Owner)
-	}
-	if o.ExpectedPhase != nil && cmd.Phase() != *o.ExpectedPhase {
-		return state.NewPhaseConflictError(resource.PointerOf(md), "phase is %s, expected %s", cmd.Phase(), *o.ExpectedPhase)
-	}
-	return nil
+	return backend.CheckUpdate(md, cur.Metadata(), o)
 }
 
 // Destroy implements [state.CoreState] (rule S3): check owner and

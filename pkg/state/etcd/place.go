@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/resgraph/resgraph/internal/backend"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -56,7 +57,7 @@ func (f *feed) place(w *watcher, kind resource.Kind, st start) error {
 		// holds the same bookmark (what KindHead reports).
 		w.init = append(w.init, state.Event{Type: state.Bootstrapped, Bookmark: f.c.bookmark(f.last), Revision: revOf(f.last)})
 	case st.current:
-		ev := state.Event{Type: state.Destroyed, Resource: newPointerOnly(ptr), Bookmark: f.c.bookmark(f.headPos), Revision: revOf(f.headPos)}
+		ev := state.Event{Type: state.Destroyed, Resource: backend.PointerOnly(ptr), Bookmark: f.c.bookmark(f.headPos), Revision: revOf(f.headPos)}
 		if it := f.items[w.id]; it != nil {
 			ev = state.Event{Type: state.Created, Resource: it.res, Bookmark: f.c.bookmark(f.headPos), Revision: revOf(f.headPos)}
 			w.seen[w.id] = it.res

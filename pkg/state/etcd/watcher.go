@@ -1,9 +1,11 @@
 package etcd
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
+	"github.com/resgraph/resgraph/internal/backend"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -149,15 +151,7 @@ func (f *feed) coalesceLocked(w *watcher, dst []change) []change {
 			dst = append(dst, change{old: t.last, id: id, seq: t.seq, pos: t.pos})
 		}
 	}
-	slices.SortFunc(dst, func(a, b change) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(dst, func(a, b change) int { return cmp.Compare(a.seq, b.seq) })
 	return dst
 }
 
@@ -243,17 +237,7 @@ func (w *watcher) emitEvent(ev state.Event) bool {
 		w.agg = append(w.agg, ev)
 		return true
 	}
-	select {
-	case w.ch <- ev:
-		return true
-	default:
-	}
-	select {
-	case w.ch <- ev:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
+	return backend.Send(w.ctx, w.ch, ev)
 }
 
 // flush sends the aggregated batch, if any; false when ctx is done.
@@ -263,10 +247,5 @@ func (w *watcher) flush() bool {
 	}
 	batch := w.agg
 	w.agg = nil
-	select {
-	case w.aggCh <- batch:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
+	return backend.Send(w.ctx, w.aggCh, batch)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/resgraph/resgraph/internal/backend"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -60,20 +61,7 @@ func (w *feed) emit(t state.EventType, res, old resource.Resource, seq, rev uint
 		w.agg = append(w.agg, ev)
 		return true
 	}
-	// A send that does not block locks only the watcher's channel; the
-	// select with ctx.Done would also lock the context's channel, which
-	// every watch of that context shares.
-	select {
-	case w.ch <- ev:
-		return true
-	default:
-	}
-	select {
-	case w.ch <- ev:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
+	return backend.Send(w.ctx, w.ch, ev)
 }
 
 // reserve makes room for n more events in the aggregated batch being
@@ -94,17 +82,7 @@ func (w *feed) flush() bool {
 	}
 	batch := w.agg
 	w.agg = nil
-	select {
-	case w.aggCh <- batch:
-		return true
-	default:
-	}
-	select {
-	case w.aggCh <- batch:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
+	return backend.Send(w.ctx, w.aggCh, batch)
 }
 
 // change delivers the change old → new (nil: absent) as this watcher sees

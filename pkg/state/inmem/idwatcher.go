@@ -1,6 +1,7 @@
 package inmem
 
 import (
+	"github.com/resgraph/resgraph/internal/backend"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -38,7 +39,7 @@ func (w *idWatcher) sendInitial() bool {
 			return false
 		}
 	case w.current:
-		if !w.emit(state.Destroyed, newPointerOnly(w.ks.pointer(w.id)), nil, w.snapSeq, w.snapRev, true) {
+		if !w.emit(state.Destroyed, backend.PointerOnly(w.ks.pointer(w.id)), nil, w.snapSeq, w.snapRev, true) {
 			return false
 		}
 	}

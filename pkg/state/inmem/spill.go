@@ -1,6 +1,7 @@
 package inmem
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -181,15 +182,7 @@ func sortCoalesced(cs []coalesced, scratch []int32) []int32 {
 		}
 		return scratch
 	}
-	slices.SortFunc(cs, func(a, b coalesced) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(cs, func(a, b coalesced) int { return cmp.Compare(a.seq, b.seq) })
 	return scratch
 }
 

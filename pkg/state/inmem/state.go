@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resgraph/resgraph/internal/backend"
 	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -374,25 +375,7 @@ func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOpt
 		// Get or List): its metadata is the snapshot's own.
 		return state.NewInvalidError(resource.PointerOf(md), "update of the shared read-only snapshot itself: DeepCopy it and update the copy (rule S7)")
 	}
-	if !cmd.Version().Equal(md.Version()) {
-		return state.NewConflictError(resource.PointerOf(md), "version is %s, update is based on %s", cmd.Version(), md.Version())
-	}
-	// A version alone does not tell incarnations apart (each starts at 1):
-	// an update based on a resource that was destroyed and created again
-	// since it was read would silently overwrite the new one. Creation
-	// times are unique per kind, so a caller's non-zero creation time
-	// that differs from the stored one is a conflict.
-	if created := md.Created(); !created.IsZero() && !created.Equal(cmd.Created()) {
-		return state.NewConflictError(resource.PointerOf(md), "update is based on an earlier incarnation (created %s; the stored one was created %s)",
-			created.Format(time.RFC3339Nano), cmd.Created().Format(time.RFC3339Nano))
-	}
-	if cmd.Owner() != o.Owner {
-		return state.NewOwnerConflictError(resource.PointerOf(md), "owner is %q, not %q", cmd.Owner(), o.Owner)
-	}
-	if o.ExpectedPhase != nil && cmd.Phase() != *o.ExpectedPhase {
-		return state.NewPhaseConflictError(resource.PointerOf(md), "phase is %s, expected %s", cmd.Phase(), *o.ExpectedPhase)
-	}
-	return nil
+	return backend.CheckUpdate(md, cmd, o)
 }
 
 // Destroy implements [state.CoreState] (rule S3).

@@ -31,6 +31,15 @@ func KindOf(def typed.Definition) resource.Kind {
 	return resource.NewKind(def.DefaultNamespace, def.Type)
 }
 
+// KindsOf returns the kinds of a controller's two type parameters (input
+// and output, or input and dependent), and the errors of their
+// definitions ([DefinitionOf]) for the controller's configuration check.
+func KindsOf[I, O generic.ResourceWithDefinition]() (in, out resource.Kind, inErr, outErr error) {
+	inDef, inErr := DefinitionOf[I]()
+	outDef, outErr := DefinitionOf[O]()
+	return KindOf(inDef), KindOf(outDef), inErr, outErr
+}
+
 // CheckMapped checks a resource that the user function fn returned while
 // mapping from a resource (which the caller names): it must be non-nil, in
 // want's kind, with a non-empty ID. The error is of the invalid class. On

@@ -1,0 +1,75 @@
+// Package backend holds what resgraph's State backends (pkg/state/inmem
+// and the etcd state) do alike below the state contract, so that each
+// rule is written once: the checks of an Update against the stored
+// resource, the resource a single-resource watch of an absent resource
+// reports, and the send of a watch event that gives up when the watch
+// ends.
+package backend
+
+import (
+	"context"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// CheckUpdate reports why an Update with the metadata md may not replace
+// the stored resource whose metadata is stored, in the order of the
+// checks: version, incarnation, owner, phase.
+func CheckUpdate(md, stored *resource.Metadata, o state.UpdateOptions) error {
+	if !stored.Version().Equal(md.Version()) {
+		return state.NewConflictError(resource.PointerOf(md), "version is %s, update is based on %s", stored.Version(), md.Version())
+	}
+	// A version alone does not tell incarnations apart (each starts at 1):
+	// an update based on a resource that was destroyed and created again
+	// since it was read would silently overwrite the new one. Creation
+	// times are unique per kind, so a caller's non-zero creation time
+	// that differs from the stored one is a conflict.
+	if created := md.Created(); !created.IsZero() && !created.Equal(stored.Created()) {
+		return state.NewConflictError(resource.PointerOf(md), "update is based on an earlier incarnation (created %s; the stored one was created %s)",
+			created.Format(time.RFC3339Nano), stored.Created().Format(time.RFC3339Nano))
+	}
+	if stored.Owner() != o.Owner {
+		return state.NewOwnerConflictError(resource.PointerOf(md), "owner is %q, not %q", stored.Owner(), o.Owner)
+	}
+	if o.ExpectedPhase != nil && stored.Phase() != *o.ExpectedPhase {
+		return state.NewPhaseConflictError(resource.PointerOf(md), "phase is %s, expected %s", stored.Phase(), *o.ExpectedPhase)
+	}
+	return nil
+}
+
+// PointerOnly returns the resource a single-resource watch reports as
+// Destroyed when the resource does not exist at the watch's start (rule
+// S8): metadata that carries only the pointer, and no spec.
+func PointerOnly(ptr resource.Pointer) resource.Resource {
+	return &pointerOnly{md: resource.NewMetadata(ptr.Namespace(), ptr.Type(), ptr.ID(), resource.VersionUndefined)}
+}
+
+type pointerOnly struct {
+	md resource.Metadata
+}
+
+func (p *pointerOnly) Metadata() *resource.Metadata { return &p.md }
+
+func (p *pointerOnly) Spec() any { return nil }
+
+func (p *pointerOnly) DeepCopy() resource.Resource { return &pointerOnly{md: p.md.Copy()} }
+
+// Send sends v on a watch's channel ch and reports true, or gives up and
+// reports false once ctx is done. A send that does not block locks only
+// ch: it is tried first, because the select with ctx.Done also locks the
+// context's channel, which every watch of that context shares.
+func Send[T any](ctx context.Context, ch chan<- T, v T) bool {
+	select {
+	case ch <- v:
+		return true
+	default:
+	}
+	select {
+	case ch <- v:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
