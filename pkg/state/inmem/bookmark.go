@@ -24,7 +24,7 @@ const bookmarkChunk = 64
 // events. Each bookmark is capped at its own length, so appending to one
 // never writes into another. Used by the watcher's goroutine, or by a
 // writer holding the kind's lock while that goroutine is parked (see
-// watcher.handOffLocked).
+// kindWatcher.handOffLocked).
 type bookmarkAlloc struct {
 	chunk []byte
 }

@@ -9,13 +9,16 @@ import (
 // monotonic clock before it reads the wall clock again.
 const clockResync = time.Second
 
-// clock stamps writes. Reading the wall and monotonic clocks together
-// (time.Now) costs about twice as much as reading the monotonic clock
-// alone, and every write needs a timestamp; so the clock reads the wall
-// clock at most once per clockResync and advances that reading by the
-// monotonic clock in between. Timestamps are therefore wall-clock times
-// that never go backwards between resyncs and follow any change of the
-// system clock within clockResync.
+// clock stamps writes. Every write needs a timestamp, and reading the wall
+// and monotonic clocks together (time.Now) costs more than reading the
+// monotonic clock alone; so the clock reads the wall clock at most once
+// per clockResync and advances that reading by the monotonic clock in
+// between. Timestamps are therefore wall-clock times that never go
+// backwards between resyncs and follow any change of the system clock
+// within clockResync. (BenchmarkClock: 29 against 45 ns per timestamp, 3
+// runs each, and 93 against 171 ns, 10 interleaved runs, on a busy
+// machine: about 16 ns saved per write, some 1.5% of a W1 write at about
+// 1 µs; W1 itself did not tell the two apart on the busy machine.)
 type clock struct {
 	base atomic.Pointer[clockBase] // replaced on resync
 }

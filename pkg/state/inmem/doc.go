@@ -124,8 +124,9 @@
 // than min(history capacity, 1024) changes behind the newest change of the
 // kind. Further behind, its backlog may be coalesced per resource: it is,
 // for the changes that left the history before the watcher read them, and
-// for a backlog of at least twice as many changes as the kind has
-// resources (which at least halves the events to deliver). A
+// for a backlog of more changes than the kind has resources (some
+// resource then changed more than once, and its changes become one
+// event). A
 // single-resource watch receives every change as its own event while
 // fewer than min(history capacity, 256) of them wait for delivery, and
 // coalesces them beyond that.
