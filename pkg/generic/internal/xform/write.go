@@ -86,12 +86,15 @@ func (w *Write[I, O]) Run(ctx context.Context, rw controller.ReaderWriter, logge
 // output writes the output with Transform (see writeOutput); the output as
 // stored comes back when Extra needs it.
 func (w *Write[I, O]) output(ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger) (written resource.Resource, waiting bool, err error) {
+	// The function escapes (into Modify): it captures copies, not w, which
+	// stays on the caller's stack (one allocation per write, not two).
+	in, transform := w.In, w.Transform
 	fn := func(res resource.Resource) error {
 		o, err := cast.To[O](res)
 		if err != nil {
 			return err
 		}
-		return Call(logger, "TransformFunc", w.In.Metadata(), func() error { return w.Transform(ctx, rw, logger, w.In, o) })
+		return Call(logger, "TransformFunc", in.Metadata(), func() error { return transform(ctx, rw, logger, in, o) })
 	}
 	out := w.Out
 	written, waiting, err = writeOutput(ctx, rw, out, fn, outputWrite{withResult: w.Extra != nil, absent: w.Absent})
