@@ -4,6 +4,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -22,8 +23,9 @@ type Subscription = dependency.Subscription[*Subscriber]
 // called here). scratch is reused storage owned by the caller; the grown
 // slice is returned for reuse. rev is the state's revision of the newest
 // change: a subscriber's reads must reach it before it is woken or its
-// items queued (see cache.Floor).
-func deliver(subs []Subscription, events []state.Event, metas []*resource.Metadata, scratch []work.Item, bootstrap bool, rev uint64) []work.Item {
+// items queued (see cache.Floor). at is the batch's routing time, shared
+// by the telemetry of every subscriber.
+func deliver(subs []Subscription, events []state.Event, metas []*resource.Metadata, scratch []work.Item, bootstrap bool, rev uint64, at *telemetry.Batch) []work.Item {
 	for i := range subs {
 		s := &subs[i]
 		sub := s.Handle
@@ -35,7 +37,7 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 				if Matches(s, events[j].Type, metas[j]) {
 					sub.Floor.Raise(rev)
 					// Accounted first: the pass it starts takes it as its cause.
-					sub.Telemetry.Woken(events[j].Type, metas[j])
+					sub.Telemetry.Woken(events[j].Type, metas[j], at)
 					sub.Wake.Send()
 					break
 				}
@@ -52,7 +54,7 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 			ns, typ, id := md.Identity()
 			it := work.Item{Ptr: resource.NewPointerKey(ns, typ, id), Map: mapped}
 			scratch = append(scratch, it)
-			sub.Telemetry.Queued(it, events[j].Type, md)
+			sub.Telemetry.Queued(it, events[j].Type, md, at)
 		}
 		if len(scratch) > 0 {
 			sub.Floor.Raise(rev)

@@ -275,6 +275,9 @@ func (w *kindWatcher) route(events []state.Event, metas []*resource.Metadata, bo
 	if len(events) == 0 {
 		return
 	}
-	w.tel.Routed(events, metas, bootstrap)
-	w.scratch = deliver(w.subs(w.key), events, metas, w.scratch, bootstrap, w.rev)
+	// One clock reading for the whole batch: its kind's and every
+	// subscriber's telemetry share it.
+	var at telemetry.Batch
+	w.tel.Routed(events, metas, bootstrap, &at)
+	w.scratch = deliver(w.subs(w.key), events, metas, w.scratch, bootstrap, w.rev, &at)
 }

@@ -44,6 +44,29 @@ func NewClock() *Clock { return &Clock{epoch: time.Now()} }
 // Now returns the time since the clock started.
 func (c *Clock) Now() time.Duration { return time.Since(c.epoch) }
 
+// at returns the reading of the clock at the batch's routing time.
+func (c *Clock) at(b *Batch) time.Duration { return b.time().Sub(c.epoch) }
+
+// Batch is the time of one routed batch of changes: read from the system
+// clock at most once, by the first sink that needs it, and shared by the
+// kind's and every controller's accounting of the batch (the per-change,
+// per-controller calls [Kind.Routed], [Controller.Woken] and
+// [Controller.Queued] would otherwise each read the clock). A batch is
+// used by the one goroutine that routes it; its zero value is ready to
+// use, and a nil *Batch reads the clock at every call.
+type Batch struct{ now time.Time }
+
+// time returns the batch's time, read on first use.
+func (b *Batch) time() time.Time {
+	if b == nil {
+		return time.Now()
+	}
+	if b.now.IsZero() {
+		b.now = time.Now()
+	}
+	return b.now
+}
+
 // Counters are a controller's counters (see runtime.ControllerStatus for
 // what each counts).
 type Counters struct {
@@ -107,15 +130,15 @@ func NewController(eng *Engine, name string, qc bool, workers int) *Controller {
 
 // Woken: the router woke a Controller for the change t of the resource
 // md (the first change of a routed batch that concerns it; several
-// wake-ups coalesce into one ReconcileEvent). Called on the kind watch's
-// goroutine, right after the kind's [Kind.Routed] for that batch; md is
-// read, never kept.
-func (c *Controller) Woken(t state.EventType, md *resource.Metadata) {
+// wake-ups coalesce into one ReconcileEvent), routed at b's time. Called
+// on the kind watch's goroutine, right after the kind's [Kind.Routed] for
+// that batch; md is read, never kept.
+func (c *Controller) Woken(t state.EventType, md *resource.Metadata, b *Batch) {
 	if c == nil {
 		return
 	}
 	c.wakeUps.Add(1)
-	now := c.eng.Clock.Now()
+	now := c.eng.Clock.at(b)
 	c.mu.Lock()
 	c.pass.change(t, md, now)
 	c.mu.Unlock()
@@ -124,14 +147,14 @@ func (c *Controller) Woken(t state.EventType, md *resource.Metadata) {
 
 // Queued: the router queued item for a QController for the change t of
 // the resource md (a reconcile item for a primary input, a map item for a
-// mapped one), after its kind's [Kind.Routed] for the batch, on the same
-// goroutine; md is read, never kept.
-func (c *Controller) Queued(item work.Item, t state.EventType, md *resource.Metadata) {
+// mapped one), routed at b's time, after its kind's [Kind.Routed] for the
+// batch, on the same goroutine; md is read, never kept.
+func (c *Controller) Queued(item work.Item, t state.EventType, md *resource.Metadata, b *Batch) {
 	if c == nil {
 		return
 	}
 	c.wakeUps.Add(1)
-	now := c.eng.Clock.Now()
+	now := c.eng.Clock.at(b)
 	c.mu.Lock()
 	p := c.items[item]
 	p.change(t, md, now)
@@ -536,12 +559,12 @@ func NewKind() *Kind { return &Kind{} }
 
 // Routed: the kind's watch routed a batch of changes (Created, Updated or
 // Destroyed events; metas[i] is events[i]'s metadata, read once) to the
-// kind's subscriptions; bootstrap marks the contents of the kind's first
+// kind's subscriptions at b's time; bootstrap marks the contents of the kind's first
 // bootstrap (existing resources, routed to QControllers only). Called on
 // the watch's goroutine, before the per-controller calls ([Controller.Woken],
 // [Controller.Queued]) for the batch. events and metas are reused storage:
 // read them, never keep them.
-func (k *Kind) Routed(events []state.Event, metas []*resource.Metadata, bootstrap bool) {
+func (k *Kind) Routed(events []state.Event, metas []*resource.Metadata, bootstrap bool, b *Batch) {
 	if k == nil {
 		return
 	}
@@ -549,7 +572,7 @@ func (k *Kind) Routed(events []state.Event, metas []*resource.Metadata, bootstra
 	if bootstrap {
 		return // existing resources: not a delivery of their commit
 	}
-	now := time.Now()
+	now := b.time()
 	for i := range events {
 		if events[i].Type == state.Destroyed {
 			continue // no commit time: the metadata is the last version's

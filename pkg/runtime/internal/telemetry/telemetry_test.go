@@ -38,13 +38,14 @@ func TestObservationsDoNotAllocate(t *testing.T) {
 	c := NewController(eng, "c", false, 1)
 	it := work.Reconcile(resource.PointerKeyOf(md))
 	d := outcome.Decide(outcome.Reconcile, outcome.Success())
-	q.Queued(it, state.Updated, md) // the item's map slot exists from now on
+	q.Queued(it, state.Updated, md, nil) // the item's map slot exists from now on
 	allocs := testing.AllocsPerRun(1000, func() {
-		k.Routed(evs, metas, false)
-		q.Queued(it, state.Updated, md)
+		var b Batch
+		k.Routed(evs, metas, false, &b)
+		q.Queued(it, state.Updated, md, &b)
 		s := q.ItemStarted(it)
 		q.ItemEnded(it, s, outcome.Success(), d, 0)
-		c.Woken(state.Updated, md)
+		c.Woken(state.Updated, md, &b)
 		c.EventTaken(false)
 		c.CallEnded(OpModify, md, nil)
 		c.PassEnded(false)
@@ -65,7 +66,7 @@ func TestNilSinkIsOff(t *testing.T) {
 		t.Fatal("a sink for an engine with metrics and trace off")
 	}
 	md, _, _ := changed()
-	c.Woken(state.Updated, md)
+	c.Woken(state.Updated, md, nil)
 	c.EventTaken(true)
 	c.PassEnded(false)
 	if c.Counters() != (Counters{}) || c.Latencies().QueueWait.Count != 0 {
@@ -88,7 +89,7 @@ func BenchmarkItem(b *testing.B) {
 			d := outcome.Decide(outcome.Reconcile, outcome.Success())
 			b.ReportAllocs()
 			for b.Loop() {
-				q.Queued(it, state.Updated, md)
+				q.Queued(it, state.Updated, md, nil)
 				s := q.ItemStarted(it)
 				q.ItemEnded(it, s, outcome.Success(), d, 0)
 			}
@@ -110,7 +111,7 @@ func BenchmarkPass(b *testing.B) {
 			c := NewController(eng, "c", false, 1)
 			b.ReportAllocs()
 			for b.Loop() {
-				c.Woken(state.Updated, md)
+				c.Woken(state.Updated, md, nil)
 				c.EventTaken(false)
 				c.CallEnded(OpModify, md, nil)
 				c.PassEnded(false)
