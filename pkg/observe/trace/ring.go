@@ -75,6 +75,35 @@ func (r *Ring) Add(ev *Event) uint64 {
 		s.ev.Seq = seq
 	}
 	s.mu.Unlock()
+	r.added()
+	return seq
+}
+
+// Put adds the event fill writes, as [Ring.Add] adds a copy of an event:
+// fill gets the event's place in the ring, zeroed, sets its fields (Seq
+// and Time included: Put then sets Seq), and runs under the slot's lock:
+// it must be quick, must not keep the pointer and must not call the ring.
+// It saves Add's copy of the event; fill is not called for a nil ring.
+func (r *Ring) Put(fill func(*Event)) uint64 {
+	if r == nil {
+		return 0
+	}
+	seq := r.last.Add(1)
+	s := &r.slots[seq%r.size]
+	s.mu.Lock()
+	// As in Add: keep a newer event of a writer that wrapped around.
+	if s.ev.Seq < seq {
+		s.ev = Event{}
+		fill(&s.ev)
+		s.ev.Seq = seq
+	}
+	s.mu.Unlock()
+	r.added()
+	return seq
+}
+
+// added wakes a follower waiting for the next event.
+func (r *Ring) added() {
 	if r.armed.Load() && r.armed.CompareAndSwap(true, false) {
 		r.wakeMu.Lock()
 		if r.wake != nil {
@@ -83,7 +112,6 @@ func (r *Ring) Add(ev *Event) uint64 {
 		}
 		r.wakeMu.Unlock()
 	}
-	return seq
 }
 
 // Last returns the sequence number of the newest event added (0 when none

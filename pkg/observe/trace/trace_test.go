@@ -101,6 +101,31 @@ func TestAddDoesNotAllocate(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { r.Add(e) }))
 }
 
+// TestPutStoresTheEventItFills: Put stores what its function writes into a
+// zeroed event (nothing of the event it overwrites survives), numbered like
+// Add's, without allocating; on a disabled trace it does nothing.
+func TestPutStoresTheEventItFills(t *testing.T) {
+	r := trace.NewRing(2)
+	r.Add(&trace.Event{Type: trace.Backoff, Error: "old", Attempt: 3, Resource: trace.Ref{ID: "old"}})
+	r.Add(ev(2))
+	assert.Equal(t, uint64(3), r.Put(func(e *trace.Event) {
+		assert.Zero(t, *e, "the slot is zeroed first")
+		*e = *ev(3)
+		e.Seq = 99
+	}))
+	snap := r.Snapshot()
+	require.Len(t, snap, 2)
+	want := *ev(3)
+	want.Seq = 3
+	assert.Equal(t, want, snap[1], "the event filled, with Put's sequence number")
+
+	fill := func(e *trace.Event) { e.Type, e.Controller = trace.Route, "C" }
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { r.Put(fill) }))
+
+	var off *trace.Ring
+	assert.Zero(t, off.Put(func(*trace.Event) { t.Fatal("fill called on a disabled trace") }))
+}
+
 // TestConcurrentWritersAndReaders runs writers that wrap the ring many
 // times while readers take snapshots: every snapshot is in increasing
 // sequence order without duplicates, and at the end the ring holds

@@ -11,7 +11,7 @@
 // or a histogram needs passes through these methods with the data it needs
 // (the routed changes and their metadata, the queued items, the outcome's
 // decision and message, the delays). Recording allocates nothing: the
-// histograms are arrays of atomics, trace events are copied into the ring,
+// histograms are arrays of atomics, trace events are written into the ring,
 // and what a reconcile waits with (its cause, its due time, the oldest
 // commit behind it) is kept per controller, and per QController item in a
 // map bounded by the queue's keys and failing items. What each call means,
@@ -169,13 +169,18 @@ func (c *Controller) route(t state.EventType, md *resource.Metadata, now time.Du
 		return
 	}
 	wall := c.eng.Clock.Time(now)
-	ev := trace.Event{Type: trace.Route, Controller: c.name, Op: opName(t), Resource: refOf(md)}
+	var lag time.Duration
 	if t != state.Destroyed {
 		if u := md.Updated(); !u.IsZero() {
-			ev.Duration = max(wall.Sub(u), 0)
+			lag = max(wall.Sub(u), 0)
 		}
 	}
-	c.eng.add(&ev, wall)
+	// Written in place (one event per controller per change: the
+	// trace's most frequent).
+	c.eng.Ring.Put(func(ev *trace.Event) {
+		ev.Type, ev.Time, ev.Controller, ev.Op = trace.Route, wall, c.name, opName(t)
+		ev.Resource, ev.Duration = refOf(md), lag
+	})
 }
 
 // RunStarted: a Controller's Run starts (or restarts); its start event is
@@ -272,10 +277,10 @@ func (c *Controller) started(p *pending, item trace.Ref, op string, now time.Dur
 			}
 		}
 	}
-	if c.eng.Ring != nil {
-		ev := trace.Event{Type: trace.ReconcileStart, Controller: c.name, Op: op, Resource: item, Cause: p.cause, Causes: p.causes, Duration: wait}
-		c.eng.add(&ev, wall)
-	}
+	c.eng.Ring.Put(func(ev *trace.Event) {
+		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.ReconcileStart, wall, c.name, op, item
+		ev.Cause, ev.Causes, ev.Duration = p.cause, p.causes, wait
+	})
 }
 
 // ended accounts a reconcile's end after d with o (msg: the failure).
@@ -285,10 +290,10 @@ func (c *Controller) ended(item trace.Ref, op string, d time.Duration, o trace.O
 		c.lat.duration[o].Observe(d)
 		c.meter.Add(wall, d)
 	}
-	if c.eng.Ring != nil {
-		ev := trace.Event{Type: trace.ReconcileEnd, Controller: c.name, Op: op, Resource: item, Outcome: o, Duration: d, Error: msg}
-		c.eng.add(&ev, wall)
-	}
+	c.eng.Ring.Put(func(ev *trace.Event) {
+		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.ReconcileEnd, wall, c.name, op, item
+		ev.Outcome, ev.Duration, ev.Error = o, d, msg
+	})
 }
 
 // Op names a runtime call of a controller (the reads and writes of
