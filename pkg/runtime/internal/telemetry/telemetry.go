@@ -345,8 +345,11 @@ func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
 		return
 	}
 	ref.Writer = c.name
-	ev := trace.Event{Type: typ, Controller: c.name, Op: string(op), Resource: ref, Detail: detail}
-	c.eng.add(&ev, c.eng.Clock.Time(now))
+	wall := c.eng.Clock.Time(now)
+	c.eng.Ring.Put(func(ev *trace.Event) {
+		ev.Type, ev.Time, ev.Controller, ev.Op = typ, wall, c.name, string(op)
+		ev.Resource, ev.Detail = ref, detail
+	})
 }
 
 // TeardownPending: a teardown by the controller left target tearing down
