@@ -23,6 +23,9 @@ const DefaultSize = 4096
 type Ring struct {
 	slots []slot
 	size  uint64
+	// mask is size-1 when size is a power of two (the default), whose
+	// slot index is then a mask rather than a division; 0 otherwise.
+	mask uint64
 	// last is the sequence number given to the newest event.
 	last atomic.Uint64
 
@@ -47,7 +50,19 @@ func NewRing(size int) *Ring {
 	if size <= 0 {
 		return nil
 	}
-	return &Ring{slots: make([]slot, size), size: uint64(size)}
+	r := &Ring{slots: make([]slot, size), size: uint64(size)}
+	if size&(size-1) == 0 {
+		r.mask = r.size - 1
+	}
+	return r
+}
+
+// slot returns the slot of the event numbered seq.
+func (r *Ring) slot(seq uint64) *slot {
+	if r.mask != 0 {
+		return &r.slots[seq&r.mask]
+	}
+	return &r.slots[seq%r.size]
 }
 
 // Size returns how many events the ring keeps (0 for a nil ring).
@@ -66,7 +81,7 @@ func (r *Ring) Add(ev *Event) uint64 {
 		return 0
 	}
 	seq := r.last.Add(1)
-	s := &r.slots[seq%r.size]
+	s := r.slot(seq)
 	s.mu.Lock()
 	// A writer that wrapped around the ring while this one was between
 	// the increment and the lock wrote a newer event here: keep it.
@@ -89,7 +104,7 @@ func (r *Ring) Put(fill func(*Event)) uint64 {
 		return 0
 	}
 	seq := r.last.Add(1)
-	s := &r.slots[seq%r.size]
+	s := r.slot(seq)
 	s.mu.Lock()
 	// As in Add: keep a newer event of a writer that wrapped around.
 	if s.ev.Seq < seq {
@@ -149,7 +164,7 @@ func (r *Ring) Since(after uint64, dst []Event) (events []Event, lost uint64) {
 		first = last - r.size + 1
 	}
 	for seq := first; seq <= last; seq++ {
-		s := &r.slots[seq%r.size]
+		s := r.slot(seq)
 		s.mu.Lock()
 		got := s.ev.Seq
 		if got == seq {
@@ -187,7 +202,7 @@ func (r *Ring) Visit(after uint64, fn func(*Event)) (last, lost uint64) {
 	}
 	last = first - 1
 	for seq := first; seq <= newest; seq++ {
-		s := &r.slots[seq%r.size]
+		s := r.slot(seq)
 		s.mu.Lock()
 		got := s.ev.Seq
 		if got == seq {

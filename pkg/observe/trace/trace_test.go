@@ -59,6 +59,27 @@ func TestRingKeepsTheNewestEventsInOrder(t *testing.T) {
 	assert.Zero(t, lost)
 }
 
+// TestRingOfAnySize: a ring whose size is not a power of two (its slot is
+// found by a division, not a mask) keeps its newest events in order too.
+func TestRingOfAnySize(t *testing.T) {
+	for _, size := range []int{1, 3, 5, 6} {
+		r := trace.NewRing(size)
+		for i := 1; i <= 2*size+1; i++ {
+			r.Add(ev(i))
+		}
+		r.Put(func(e *trace.Event) { *e = *ev(2*size + 2) })
+		want := []uint64{}
+		for seq := size + 3; seq <= 2*size+2; seq++ {
+			want = append(want, uint64(seq))
+		}
+		snap := r.Snapshot()
+		assert.Equal(t, want, seqs(snap), "size %d", size)
+		for _, e := range snap {
+			assert.Equal(t, e.Seq, e.Resource.Version, "size %d: event %d in its slot", size, e.Seq)
+		}
+	}
+}
+
 // TestVisitSeesWhatSinceReturns: Visit calls its function with the events
 // Since would copy, in order, and reports the last one and the lost ones.
 func TestVisitSeesWhatSinceReturns(t *testing.T) {
