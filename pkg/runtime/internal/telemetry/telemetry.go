@@ -44,8 +44,14 @@ func NewClock() *Clock { return &Clock{epoch: time.Now()} }
 // Now returns the time since the clock started.
 func (c *Clock) Now() time.Duration { return time.Since(c.epoch) }
 
-// at returns the reading of the clock at the batch's routing time.
-func (c *Clock) at(b *Batch) time.Duration { return b.time().Sub(c.epoch) }
+// at returns the reading of the clock at the batch's routing time (now
+// for a nil batch).
+func (c *Clock) at(b *Batch) time.Duration {
+	if b == nil {
+		return c.Now()
+	}
+	return b.time().Sub(c.epoch)
+}
 
 // Batch is the time of one routed batch of changes: read from the system
 // clock at most once, by the first sink that needs it, and shared by the
