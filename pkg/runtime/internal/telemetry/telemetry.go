@@ -454,7 +454,7 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 		c.crashes.Add(1)
 	}
 	c.mu.Lock()
-	p := c.items[item]
+	p, had := c.items[item]
 	if d.Failure || d.Action == outcome.Retry {
 		p.attempt++
 	} else {
@@ -468,7 +468,9 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 	}
 	if p.set || p.attempt > 0 {
 		c.items[item] = p
-	} else {
+	} else if had {
+		// Usually not there: ItemStarted removed it (no failure, not
+		// queued again meanwhile); deleting a missing key hashes it anyway.
 		delete(c.items, item)
 	}
 	attempt := p.attempt
