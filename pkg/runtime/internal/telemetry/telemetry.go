@@ -117,7 +117,7 @@ type Controller struct {
 		at     time.Duration
 		failed bool
 	}
-	items map[work.Item]pending
+	items *itemTable
 }
 
 // NewController returns the sink of the controller name (a QController
@@ -129,7 +129,7 @@ func NewController(eng *Engine, name string, qc bool, workers int) *Controller {
 	}
 	c := &Controller{eng: eng, name: name, prevDelivery: -1, meter: busy.New(workers, 0)}
 	if qc {
-		c.items = map[work.Item]pending{}
+		c.items = newItemTable()
 	}
 	return c
 }
@@ -161,10 +161,9 @@ func (c *Controller) Queued(item work.Item, t state.EventType, md *resource.Meta
 	}
 	c.wakeUps.Add(1)
 	now := c.eng.Clock.at(b)
+	h := c.items.hash(item)
 	c.mu.Lock()
-	p := c.items[item]
-	p.change(t, md, now)
-	c.items[item] = p
+	c.items.get(h, item).change(t, md, now)
 	c.mu.Unlock()
 	c.route(t, md, now)
 }
@@ -389,13 +388,15 @@ func (c *Controller) ItemStarted(item work.Item) Stamp {
 		return Stamp{}
 	}
 	now := c.eng.Clock.Now()
+	h := c.items.hash(item)
+	var p pending
 	c.mu.Lock()
-	p, ok := c.items[item]
-	if ok {
+	if i, prev := c.items.find(h, item); i >= 0 {
+		p = c.items.slot(i).p
 		if p.attempt == 0 {
-			delete(c.items, item)
+			c.items.remove(h, i, prev)
 		} else {
-			c.items[item] = pending{attempt: p.attempt}
+			c.items.slot(i).p = pending{attempt: p.attempt}
 		}
 	}
 	c.mu.Unlock()
@@ -414,9 +415,7 @@ func (c *Controller) Mapped(from Stamp, items []work.Item) {
 	now := c.eng.Clock.Now()
 	c.mu.Lock()
 	for _, it := range items {
-		p := c.items[it]
-		p.caused(from.cause, from.commit, now)
-		c.items[it] = p
+		c.items.get(c.items.hash(it), it).caused(from.cause, from.commit, now)
 	}
 	c.mu.Unlock()
 	if c.eng.Ring == nil {
@@ -453,28 +452,7 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 	if d.Crash {
 		c.crashes.Add(1)
 	}
-	c.mu.Lock()
-	p, had := c.items[item]
-	if d.Failure || d.Action == outcome.Retry {
-		p.attempt++
-	} else {
-		p.attempt = 0
-	}
-	if p.set {
-		// Queued again while in flight: due from now on.
-		p.due = max(p.due, now)
-	} else if d.Action != outcome.Done {
-		p.dueAt(now + delay)
-	}
-	if p.set || p.attempt > 0 {
-		c.items[item] = p
-	} else if had {
-		// Usually not there: ItemStarted removed it (no failure, not
-		// queued again meanwhile); deleting a missing key hashes it anyway.
-		delete(c.items, item)
-	}
-	attempt := p.attempt
-	c.mu.Unlock()
+	attempt := c.itemSettled(item, d, delay, now)
 	ref := refOfKey(item.Ptr)
 	msg := ""
 	if d.Failure {
@@ -493,6 +471,43 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 		ev.Type = trace.Backoff
 	}
 	c.eng.add(&ev, wall)
+}
+
+// itemSettled updates item's pending entry at the end of its call (now),
+// decided as d, due again after delay, and returns its consecutive
+// failures.
+func (c *Controller) itemSettled(item work.Item, d outcome.Decision, delay, now time.Duration) uint32 {
+	h := c.items.hash(item)
+	var p pending
+	c.mu.Lock()
+	i, prev := c.items.find(h, item)
+	if i >= 0 {
+		p = c.items.slot(i).p
+	}
+	if d.Failure || d.Action == outcome.Retry {
+		p.attempt++
+	} else {
+		p.attempt = 0
+	}
+	if p.set {
+		// Queued again while in flight: due from now on.
+		p.due = max(p.due, now)
+	} else if d.Action != outcome.Done {
+		p.dueAt(now + delay)
+	}
+	switch {
+	case p.set || p.attempt > 0:
+		if i < 0 {
+			i = c.items.add(h, item)
+		}
+		c.items.slot(i).p = p
+	case i >= 0:
+		// Usually not there: ItemStarted removed it (no failure, not
+		// queued again meanwhile).
+		c.items.remove(h, i, prev)
+	}
+	c.mu.Unlock()
+	return p.attempt
 }
 
 // labelOutcome is the trace outcome of a metric label.
