@@ -35,7 +35,7 @@ import (
 // slow: each batch waits until the gate is open or a token on release lets
 // it through. It forwards the optional interfaces of the state.
 type gatedState struct {
-	state.State
+	forwardingState
 	gated   map[resource.Type]bool
 	release chan struct{} // one token lets one batch through
 
@@ -44,7 +44,7 @@ type gatedState struct {
 }
 
 func newGatedState(types ...resource.Type) *gatedState {
-	g := &gatedState{State: inmem.NewState(), gated: map[resource.Type]bool{}, release: make(chan struct{}, 1024), open: make(chan struct{})}
+	g := &gatedState{forwardingState: forwardingState{inmem.NewState()}, gated: map[resource.Type]bool{}, release: make(chan struct{}, 1024), open: make(chan struct{})}
 	for _, typ := range types {
 		g.gated[typ] = true
 	}
@@ -120,18 +120,6 @@ func (g *gatedState) WatchKindAggregated(ctx context.Context, k resource.Kind, c
 		}
 	}()
 	return nil
-}
-
-func (g *gatedState) Revision(ctx context.Context) (uint64, error) {
-	return g.State.(state.RevisionReporter).Revision(ctx)
-}
-
-func (g *gatedState) KindRevision(ctx context.Context, k resource.Kind) (uint64, uint64, error) {
-	return g.State.(state.RevisionReporter).KindRevision(ctx, k)
-}
-
-func (g *gatedState) KindHead(ctx context.Context, k resource.Kind) (state.Bookmark, error) {
-	return g.State.(state.KindHeadReporter).KindHead(ctx, k)
 }
 
 // revision returns st's newest revision.

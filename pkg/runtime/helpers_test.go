@@ -263,3 +263,21 @@ func ids(calls []call) []string {
 	}
 	return out
 }
+
+// forwardingState is a test State that forwards the optional
+// state.RevisionReporter and state.KindHeadReporter of the State it wraps
+// (embedding state.State alone hides them, and the engine then falls back
+// to its weaker guarantees); test States that change a watch embed it.
+type forwardingState struct{ state.State }
+
+func (f forwardingState) Revision(ctx context.Context) (uint64, error) {
+	return f.State.(state.RevisionReporter).Revision(ctx)
+}
+
+func (f forwardingState) KindRevision(ctx context.Context, k resource.Kind) (uint64, uint64, error) {
+	return f.State.(state.RevisionReporter).KindRevision(ctx, k)
+}
+
+func (f forwardingState) KindHead(ctx context.Context, k resource.Kind) (state.Bookmark, error) {
+	return f.State.(state.KindHeadReporter).KindHead(ctx, k)
+}

@@ -25,7 +25,7 @@ import (
 // looks like, which Runtime.Relist repairs. It forwards the optional
 // interfaces of the state.
 type lossyState struct {
-	state.State
+	forwardingState
 	losing atomic.Bool
 }
 
@@ -60,18 +60,6 @@ func (l *lossyState) WatchKindAggregated(ctx context.Context, k resource.Kind, c
 	return nil
 }
 
-func (l *lossyState) Revision(ctx context.Context) (uint64, error) {
-	return l.State.(state.RevisionReporter).Revision(ctx)
-}
-
-func (l *lossyState) KindRevision(ctx context.Context, k resource.Kind) (uint64, uint64, error) {
-	return l.State.(state.RevisionReporter).KindRevision(ctx, k)
-}
-
-func (l *lossyState) KindHead(ctx context.Context, k resource.Kind) (state.Bookmark, error) {
-	return l.State.(state.KindHeadReporter).KindHead(ctx, k)
-}
-
 // relists returns the Relists counter of typ's watch.
 func relists(t *testing.T, rt *runtime.Runtime, typ resource.Type) uint64 {
 	t.Helper()
@@ -91,7 +79,7 @@ func relists(t *testing.T, rt *runtime.Runtime, typ resource.Type) uint64 {
 // Relist with nothing lost routes nothing.
 func TestRelist_RoutesExactlyWhatDiffersAndReturnsWhenQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := &lossyState{State: inmem.NewState()}
+		st := &lossyState{forwardingState: forwardingState{inmem.NewState()}}
 		gate := make(chan struct{})
 		var (
 			mu    sync.Mutex
