@@ -2,14 +2,17 @@ package controller
 
 import (
 	"cmp"
+	"strconv"
 
 	"github.com/siderolabs/gen/optional"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// InputKind is how a controller depends on an input.
-type InputKind = int
+// InputKind is how a controller depends on an input. Its String is the
+// constant's name ("InputQPrimary"); an undefined value prints as
+// "InputKind(n)".
+type InputKind int
 
 const (
 	// InputWeak: the controller is woken by every change; it may not touch
@@ -29,6 +32,26 @@ const (
 	// outputs that are tearing down with no finalizers (rule Q4).
 	InputQMappedDestroyReady
 )
+
+// String returns the constant's name, e.g. "InputQPrimary".
+func (k InputKind) String() string {
+	switch k {
+	case InputWeak:
+		return "InputWeak"
+	case InputStrong:
+		return "InputStrong"
+	case InputDestroyReady:
+		return "InputDestroyReady"
+	case InputQPrimary:
+		return "InputQPrimary"
+	case InputQMapped:
+		return "InputQMapped"
+	case InputQMappedDestroyReady:
+		return "InputQMappedDestroyReady"
+	default:
+		return "InputKind(" + strconv.Itoa(int(k)) + ")"
+	}
+}
 
 // Input declares a resource kind (or one resource, when ID is set) that a
 // controller reads.
@@ -67,8 +90,10 @@ func (a Input) EqualKeys(b Input) bool {
 	return a.Namespace == b.Namespace && a.Type == b.Type && a.ID == b.ID
 }
 
-// OutputKind is how a controller owns an output type.
-type OutputKind = int
+// OutputKind is how a controller owns an output type. Its String is the
+// constant's name ("OutputShared"); an undefined value prints as
+// "OutputKind(n)".
+type OutputKind int
 
 const (
 	// OutputExclusive: only this controller writes resources of the type.
@@ -77,6 +102,18 @@ const (
 	// its own resources (rule C4).
 	OutputShared
 )
+
+// String returns the constant's name, e.g. "OutputShared".
+func (k OutputKind) String() string {
+	switch k {
+	case OutputExclusive:
+		return "OutputExclusive"
+	case OutputShared:
+		return "OutputShared"
+	default:
+		return "OutputKind(" + strconv.Itoa(int(k)) + ")"
+	}
+}
 
 // Output declares a resource type that a controller writes (in any
 // namespace).

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -159,7 +160,7 @@ func precedence(a, b controller.Input) int {
 	case a.ID != b.ID:
 		return cmp.Compare(a.ID.ValueOrZero(), b.ID.ValueOrZero())
 	default:
-		return sign(a.Kind - b.Kind)
+		return sign(int(a.Kind) - int(b.Kind))
 	}
 }
 
@@ -203,4 +204,50 @@ func TestInputEqualKeys(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestInputKind_String: every input kind prints as its constant's name, an
+// undefined one as InputKind(n); %v uses it (error messages name the kind).
+func TestInputKind_String(t *testing.T) {
+	for want, k := range map[string]controller.InputKind{
+		"InputWeak":                controller.InputWeak,
+		"InputStrong":              controller.InputStrong,
+		"InputDestroyReady":        controller.InputDestroyReady,
+		"InputQPrimary":            controller.InputQPrimary,
+		"InputQMapped":             controller.InputQMapped,
+		"InputQMappedDestroyReady": controller.InputQMappedDestroyReady,
+		"InputKind(6)":             controller.InputQMappedDestroyReady + 1,
+		"InputKind(-1)":            controller.InputKind(-1),
+	} {
+		t.Run(want, func(t *testing.T) {
+			assert.Equal(t, want, k.String())
+			assert.Equal(t, want, fmt.Sprintf("%v", k))
+		})
+	}
+}
+
+// TestOutputKind_String: every output kind prints as its constant's name,
+// an undefined one as OutputKind(n).
+func TestOutputKind_String(t *testing.T) {
+	for want, k := range map[string]controller.OutputKind{
+		"OutputExclusive": controller.OutputExclusive,
+		"OutputShared":    controller.OutputShared,
+		"OutputKind(2)":   controller.OutputShared + 1,
+		"OutputKind(-1)":  controller.OutputKind(-1),
+	} {
+		t.Run(want, func(t *testing.T) {
+			assert.Equal(t, want, k.String())
+			assert.Equal(t, want, fmt.Sprintf("%v", k))
+		})
+	}
+}
+
+// TestInputOutputKind_Values pins the numeric values: they are part of the
+// contract's iota order.
+func TestInputOutputKind_Values(t *testing.T) {
+	assert.Equal(t, []controller.InputKind{0, 1, 2, 3, 4, 5}, []controller.InputKind{
+		controller.InputWeak, controller.InputStrong, controller.InputDestroyReady,
+		controller.InputQPrimary, controller.InputQMapped, controller.InputQMappedDestroyReady,
+	})
+	assert.Equal(t, []controller.OutputKind{0, 1}, []controller.OutputKind{controller.OutputExclusive, controller.OutputShared})
 }

@@ -112,7 +112,7 @@ func (c *Controller[I, O]) checkExtraInputs() error {
 		name := in.Type + "(" + in.Namespace + ")"
 		switch {
 		case in.Kind != controller.InputWeak && in.Kind != controller.InputStrong:
-			return xform.Invalid("WithExtraInputs: %s has the input kind %d; only controller.InputWeak and controller.InputStrong are allowed", name, in.Kind)
+			return xform.Invalid("WithExtraInputs: %s has the input kind %v; only controller.InputWeak and controller.InputStrong are allowed", name, in.Kind)
 		case in.Type == c.inKind.Type() && in.Namespace == c.inKind.Namespace():
 			return xform.Invalid("WithExtraInputs: %s is the input kind, already declared", name)
 		case in.Type == c.outKind.Type():

@@ -53,7 +53,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 		{name: "bad output kind", setting: []string{"WithOutputKind(7)"}, ctrl: aToB("x", transform.WithOutputKind(7))},
 		{name: "queue input kind", setting: []string{"WithExtraInputs", "input kind"},
 			ctrl: aToB("x", transform.WithExtraInputs(input(controller.InputQPrimary, "n", "t")))},
-		{name: "destroy-ready extra input", setting: []string{"WithExtraInputs", "input kind"},
+		{name: "destroy-ready extra input", setting: []string{"WithExtraInputs", "input kind InputDestroyReady"},
 			ctrl: aToB("x", transform.WithExtraInputs(input(controller.InputDestroyReady, "n", "t")))},
 		{name: "extra input is the input", setting: []string{"WithExtraInputs", "is the input kind"},
 			ctrl: aToB("x", transform.WithExtraInputs(input(controller.InputStrong, kindA.Namespace(), kindA.Type())))},
@@ -65,7 +65,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 			ctrl: aToB("x", transform.WithExtraOutputs(controller.Output{Type: kindC.Type()}), transform.WithExtraOutputs(controller.Output{Type: kindC.Type()}))},
 		{name: "extra output without type", setting: []string{"WithExtraOutputs", "empty type"},
 			ctrl: aToB("x", transform.WithExtraOutputs(controller.Output{}))},
-		{name: "extra output of unknown kind", setting: []string{"WithExtraOutputs", "output kind 5"},
+		{name: "extra output of unknown kind", setting: []string{"WithExtraOutputs", "output kind OutputKind(5)"},
 			ctrl: aToB("x", transform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: 5}))},
 		{name: "bad output definition", setting: []string{"output type", "empty type or default namespace"},
 			ctrl: transform.NewController(transform.Settings[*A, *bad]{

@@ -69,7 +69,7 @@ func (c Config) checkExtraOutputs() error {
 		case out.Type == c.Out.Type():
 			return Invalid("WithExtraOutputs: %q is the output type, already declared", out.Type)
 		case out.Kind != controller.OutputExclusive && out.Kind != controller.OutputShared:
-			return Invalid("WithExtraOutputs: %q has the output kind %d, neither controller.OutputExclusive nor controller.OutputShared", out.Type, out.Kind)
+			return Invalid("WithExtraOutputs: %q has the output kind %v, neither controller.OutputExclusive nor controller.OutputShared", out.Type, out.Kind)
 		}
 		for _, prev := range c.ExtraOutputs[:i] {
 			if prev.Type == out.Type {
