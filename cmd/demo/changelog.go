@@ -47,6 +47,12 @@ func (c *changeLog) KindHead(ctx context.Context, k resource.Kind) (state.Bookma
 	return nil, fmt.Errorf("change log: %T does not report kind heads: %w", c.CoreState, errors.ErrUnsupported)
 }
 
+// ValidateType implements state.TypeValidator by asking the inner state,
+// so that the engine still learns which types a persistent state refuses.
+func (c *changeLog) ValidateType(k resource.Kind) error {
+	return state.ValidateType(c.CoreState, k)
+}
+
 func logged(k resource.Kind) bool {
 	return k != nil && k.Namespace() == netres.Namespace && netres.DisplayName(k.Type()) != k.Type()
 }

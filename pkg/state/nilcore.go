@@ -38,3 +38,6 @@ func (nilCore) WatchKind(context.Context, resource.Kind, chan<- Event, ...WatchK
 func (nilCore) WatchKindAggregated(context.Context, resource.Kind, chan<- []Event, ...WatchKindOption) error {
 	return errNilCore
 }
+
+// ValidateType implements [TypeValidator]: a nil core stores nothing.
+func (nilCore) ValidateType(resource.Kind) error { return errNilCore }

@@ -273,7 +273,9 @@ type (
 	halfMarshal  struct{ A int }
 	halfSpec     struct{ A int }
 	recursive    struct{ Next *recursive }
-	marshalsJSON struct{ Hidden chan int }
+	marshalsJSON struct {
+		Hidden int `json:"-"`
+	}
 )
 
 func (halfMarshal) MarshalJSON() ([]byte, error)           { return []byte("1"), nil }
@@ -311,6 +313,7 @@ func TestRegisterRefusesLossySpecs(t *testing.T) {
 		"half JSON":   codec.Register[halfMarshal, def[halfMarshal]](reg),
 		"half spec":   codec.Register[halfSpec, def[halfSpec]](reg),
 		"any":         codec.Register[any, def[any]](reg),
+		"uncopyable":  codec.Register[ownWithFunc, def[ownWithFunc]](reg),
 		"value spec":  reg.RegisterType("V.test", newPlainValue),
 		"nil ctor":    reg.RegisterType("N.test", nil),
 		"nil result":  reg.RegisterType("R.test", func(resource.Metadata) resource.Resource { return nil }),
@@ -323,6 +326,8 @@ func TestRegisterRefusesLossySpecs(t *testing.T) {
 	}
 	err := codec.Register[deepBad, def[deepBad]](reg)
 	assert.Contains(t, err.Error(), "deepBad.In[][][].A", "the error names the field")
+	err = codec.Register[ownWithFunc, def[ownWithFunc]](reg)
+	assert.Contains(t, err.Error(), "cannot be deep-copied", "an encodable spec a state cannot store")
 	assert.Empty(t, reg.Types(), "nothing was registered")
 
 	require.NoError(t, codec.Register[recursive, def[recursive]](reg))

@@ -24,6 +24,14 @@
 // json.Marshaler and json.Unmarshaler or the spec implements
 // [SpecMarshaler]. Encoding refuses a string that is not valid UTF-8 (JSON
 // would replace its bytes) and values JSON cannot hold (NaN, infinities).
+// Registration also refuses a spec type that cannot be deep-copied (a func,
+// a channel, a sync primitive: see package typed), which no state can
+// store. [Registry.ValidateType] tells whether a type is registered, with
+// an error that names the fix: states that encode with a registry
+// implement state.TypeValidator with it, so that an engine refuses a
+// controller whose inputs or outputs the state could not persist when the
+// controller registers, not at its first write.
+//
 // A type that encodes itself round-trips as far as its own encoding does:
 // a time.Time keeps its instant and its zone offset, not its location's
 // name.

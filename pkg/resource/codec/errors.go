@@ -14,8 +14,10 @@ type UnknownTypeError struct {
 	Type resource.Type
 }
 
+// Error names the type and the fix.
 func (e *UnknownTypeError) Error() string {
-	return fmt.Sprintf("codec: resource type %q is not registered", e.Type)
+	return fmt.Sprintf("codec: resource type %q is not registered: register it in the codec registry the state uses "+
+		"(codec.Register[Spec, Definition](reg) for a typed resource, reg.RegisterType for another)", e.Type)
 }
 
 // InvalidError marks the error as of the invalid-input class of the state

@@ -86,19 +86,34 @@ func (reg *Registry) Types() []resource.Type {
 // Registered reports whether typ is registered.
 func (reg *Registry) Registered(typ resource.Type) bool { return reg.lookup(typ) != nil }
 
+// ValidateType returns nil when typ is registered and an
+// [*UnknownTypeError] (of the invalid class, naming the type and how to
+// register it) otherwise. A state that encodes with reg implements
+// state.TypeValidator with it.
+func (reg *Registry) ValidateType(typ resource.Type) error {
+	if reg.lookup(typ) == nil {
+		return &UnknownTypeError{Type: typ}
+	}
+	return nil
+}
+
 // Register registers the typed resource type typed.Resource[S, D] under
 // the type of D's definition. It fails for an empty type, a type already
-// registered with another Go type, and a spec type that has no lossless
-// encoding (see the package documentation). Registering the same type
-// twice is a no-op.
+// registered with another Go type, a spec type that has no lossless
+// encoding (see the package documentation), and a spec type that cannot be
+// deep-copied (a state refuses to store one: see package typed).
+// Registering the same type twice is a no-op.
 func Register[S any, D typed.DefinitionProvider](reg *Registry) error {
 	def := (*typed.Resource[S, D])(nil).Definition()
 	goType := reflect.TypeFor[*typed.Resource[S, D]]()
+	var zero S
+	if err := typed.New[S, D](resource.Metadata{}, zero).CopyError(); err != nil {
+		return fmt.Errorf("codec: register %q (%s): %w", def.Type, goType, err)
+	}
 	sc, err := newSpecCodec[S]()
 	if err != nil {
 		return fmt.Errorf("codec: register %q (%s): %w", def.Type, goType, err)
 	}
-	var zero S
 	return reg.add(def.Type, &entry{
 		goType: goType,
 		encodeSpec: func(dst []byte, r resource.Resource) ([]byte, specFormat, error) {
@@ -130,8 +145,9 @@ func MustRegister[S any, D typed.DefinitionProvider](reg *Registry) {
 // returns a non-nil pointer to its spec, which is encoded as JSON, or by
 // the spec's own [SpecMarshaler], and decoded in place. RegisterType calls
 // newResource once to learn the resource's Go type and check these
-// conditions; it fails when they do not hold, for an empty type, and for a
-// type already registered with another Go type.
+// conditions; it fails when they do not hold, for an empty type, for a
+// type already registered with another Go type, and for a resource that
+// reports it cannot be deep-copied ([resource.CopyChecker]).
 func (reg *Registry) RegisterType(typ resource.Type, newResource func(resource.Metadata) resource.Resource) error {
 	if newResource == nil {
 		return fmt.Errorf("codec: register %q: nil constructor", typ)
@@ -141,6 +157,11 @@ func (reg *Registry) RegisterType(typ resource.Type, newResource func(resource.M
 		return fmt.Errorf("codec: register %q: %w", typ, err)
 	}
 	goType := reflect.TypeOf(probe)
+	if cc, ok := probe.(resource.CopyChecker); ok {
+		if err := cc.CopyError(); err != nil {
+			return fmt.Errorf("codec: register %q (%s): %w", typ, goType, err)
+		}
+	}
 	if own, ok := probe.(interface {
 		SpecMarshaler
 		SpecUnmarshaler

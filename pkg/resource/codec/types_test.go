@@ -122,3 +122,10 @@ func (s *selfish) Spec() any                    { return s.text }
 func (s *selfish) DeepCopy() resource.Resource  { return &selfish{md: s.md.Copy(), text: s.text} }
 func (s *selfish) MarshalSpec() ([]byte, error) { return []byte(s.text), nil }
 func (s *selfish) UnmarshalSpec(b []byte) error { s.text = string(b); return nil }
+
+// ownWithFunc encodes itself, but holds a func: no state can store it
+// (it cannot be deep-copied).
+type ownWithFunc struct {
+	own
+	F func()
+}

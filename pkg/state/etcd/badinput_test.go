@@ -14,6 +14,7 @@ import (
 
 	"github.com/resgraph/resgraph/conformance"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/etcd"
 )
@@ -67,4 +68,20 @@ func TestBadValue_NamedAndSkipped(t *testing.T) {
 	ev := <-ch
 	assert.Equal(t, state.Created, ev.Type)
 	assert.Equal(t, "good", ev.Resource.Metadata().ID(), "the watch skipped the bad value and goes on")
+}
+
+// TestValidateType_NamesTheUnregisteredType: the state answers
+// state.TypeValidator from its codec registry, without a write: a type
+// the registry knows is accepted, another is refused as invalid with the
+// codec's error, which names the type and how to register it.
+func TestValidateType_NamesTheUnregisteredType(t *testing.T) {
+	st := newState(t)
+	v, ok := st.(state.TypeValidator)
+	require.True(t, ok)
+	assert.NoError(t, v.ValidateType(resource.NewKind("default", conformance.IntResourceType)))
+	err := v.ValidateType(resource.NewKind("default", "Unknowns.test.resgraph.dev"))
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+	assert.True(t, codec.IsUnknownTypeError(err), "%v", err)
+	assert.Contains(t, err.Error(), `"Unknowns.test.resgraph.dev"`)
+	assert.Contains(t, err.Error(), "codec.Register")
 }

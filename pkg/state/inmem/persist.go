@@ -11,7 +11,9 @@ import (
 // [WithPersistence] keeps its resources across restarts: it hands the
 // state the resources to start from, and is told of every write, in the
 // order the state applies them, before the write is applied. A
-// Persistence serves one state. The bbolt file store of the
+// Persistence serves one state. A Persistence that stores only some
+// resource types (those its codec encodes) implements
+// [state.TypeValidator] too: the state answers ValidateType with it. The bbolt file store of the
 // pkg/state/inmem/boltdb module implements it; see there for its
 // durability policies and lifecycle.
 type Persistence interface {
@@ -34,6 +36,17 @@ type Persistence interface {
 	// stays one). Otherwise the write is applied, the kind's lock released,
 	// and the write returns what Wait on the returned Pending returns.
 	Append(ns resource.Namespace, typ resource.Type, id resource.ID, r resource.Resource) (Pending, error)
+}
+
+// ValidateType implements [state.TypeValidator]: a state made with
+// [WithPersistence] asks its Persistence when that implements
+// state.TypeValidator (a Persistence that encodes resources stores only
+// the types its codec knows); any other state stores every type.
+func (c *core) ValidateType(kind resource.Kind) error {
+	if v, ok := c.persist.(state.TypeValidator); ok {
+		return v.ValidateType(kind)
+	}
+	return nil
 }
 
 // Pending is a write a [Persistence] accepted. Wait blocks until the

@@ -335,3 +335,35 @@ func TestPersistence_RestoredSnapshotsAreGuarded(t *testing.T) {
 	require.ErrorAs(t, reported[0], &me)
 	assert.Equal(t, "x", me.Resource.ID())
 }
+
+// typedPersistence stores only the type it knows, and says so.
+type typedPersistence struct {
+	logPersistence
+	known resource.Type
+}
+
+func (p *typedPersistence) ValidateType(kind resource.Kind) error {
+	if kind.Type() != p.known {
+		return state.NewInvalidError(nil, "type %q: register it", kind.Type())
+	}
+	return nil
+}
+
+// TestPersistence_ValidateTypeAsksThePersistence: a persistent state
+// answers state.TypeValidator with its Persistence's; a state whose
+// Persistence does not validate, or without persistence, stores every
+// type.
+func TestPersistence_ValidateTypeAsksThePersistence(t *testing.T) {
+	other := resource.NewKind(testNS, "Others.test.resgraph.dev")
+
+	st, _ := newTestState(t, WithPersistence(&typedPersistence{known: testType}))
+	assert.NoError(t, state.ValidateType(st, resource.NewKind(testNS, testType)))
+	err := state.ValidateType(st, other)
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+	assert.Contains(t, err.Error(), "Others.test.resgraph.dev")
+
+	plain, _ := newTestState(t, WithPersistence(&logPersistence{}))
+	assert.NoError(t, state.ValidateType(plain, other))
+	mem, _ := newTestState(t)
+	assert.NoError(t, state.ValidateType(mem, other))
+}

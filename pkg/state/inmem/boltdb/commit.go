@@ -2,6 +2,7 @@ package boltdb
 
 import (
 	"encoding/binary"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -94,7 +95,10 @@ type store struct {
 	failure atomic.Pointer[CommitError]
 }
 
-var _ inmem.Persistence = (*store)(nil)
+var (
+	_ inmem.Persistence   = (*store)(nil)
+	_ state.TypeValidator = (*store)(nil)
+)
 
 func newStore(db *bbolt.DB, reg *codec.Registry, c *contents, o options) *store {
 	return &store{
@@ -110,6 +114,15 @@ func (s *store) Restore() inmem.Restored {
 	r := s.contents.restored()
 	s.contents = nil // the state owns the resources now
 	return r
+}
+
+// ValidateType implements state.TypeValidator: the file stores the types
+// the codec registry knows.
+func (s *store) ValidateType(kind resource.Kind) error {
+	if err := s.reg.ValidateType(kind.Type()); err != nil {
+		return fmt.Errorf("boltdb: %w", err)
+	}
+	return nil
 }
 
 // Append implements inmem.Persistence. It encodes r and adds the change

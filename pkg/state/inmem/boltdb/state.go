@@ -6,6 +6,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
@@ -41,6 +42,14 @@ func newState(db *bbolt.DB, reg *codec.Registry, c *contents, o options) *State 
 func (st *State) Close() error {
 	st.closeOnce.Do(func() { st.closeErr = st.store.close() })
 	return st.closeErr
+}
+
+// ValidateType implements [state.TypeValidator]: it returns nil for a
+// kind whose type the codec registry given to [Open] knows, and an error
+// of the invalid class naming the type and how to register it otherwise
+// (such a write would be refused).
+func (st *State) ValidateType(kind resource.Kind) error {
+	return state.ValidateType(st.State, kind)
 }
 
 // Path returns the file's path.

@@ -342,3 +342,20 @@ func withoutTime(s boltdb.Stats) boltdb.Stats {
 	s.CommitTime = 0
 	return s
 }
+
+// TestValidateType_NamesTheUnregisteredType: the state answers
+// state.TypeValidator from its codec registry, before any write: a type
+// the registry knows is accepted, another is refused as invalid with the
+// codec's error, which names the type and how to register it.
+func TestValidateType_NamesTheUnregisteredType(t *testing.T) {
+	st := open(t, dbPath(t))
+	var v state.TypeValidator = st
+	assert.NoError(t, v.ValidateType(testKind))
+	err := v.ValidateType(resource.NewKind(testNS, "Unknowns.test.resgraph.dev"))
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+	assert.True(t, codec.IsUnknownTypeError(err), "%v", err)
+	assert.Contains(t, err.Error(), `"Unknowns.test.resgraph.dev"`)
+	assert.Contains(t, err.Error(), "codec.Register")
+	assert.True(t, state.IsInvalidError(v.ValidateType(resource.NewKind("", testType))), "empty namespace")
+	assert.Equal(t, uint64(0), st.Stats().Writes, "nothing written")
+}
