@@ -92,7 +92,11 @@
 // ([ErrNewerFormat]), a stored resource that does not decode, of a type
 // the registry does not know, or under a key that does not name it
 // ([ErrUndecodable], naming the key) are refused with a [*FileError], and
-// the file is left untouched. A file another process holds open is
-// waited for up to [WithLockTimeout], then refused with [ErrLocked]. An
+// the file is left untouched. A file is used by one state at a time: one
+// that another state holds open, in another process or in this one, is
+// refused at once with [ErrLocked], naming the holder's process ID, host
+// and command ([LockHolder], read from the lock file beside it: the
+// file's path plus [LockSuffix]); [WithLockTimeout] makes Open wait for
+// the holder to close it instead. An
 // empty file, or a bbolt file with no bucket at all, is a new state.
 package boltdb

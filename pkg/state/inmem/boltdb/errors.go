@@ -23,8 +23,9 @@ var (
 	// *codec.UnknownTypeError), bytes that are not a resource encoding, or
 	// a key that does not name the resource it holds.
 	ErrUndecodable = errors.New("a stored resource does not decode")
-	// ErrLocked: another process (or another Open in this one) holds the
-	// file open, and it stayed locked for the lock timeout.
+	// ErrLocked: another state holds the file open (in another process
+	// or in this one), and it stayed so for the lock timeout (none by
+	// default); [FileError.Holder] names the holder when known.
 	ErrLocked = errors.New("locked by another user of the file")
 )
 
@@ -45,6 +46,10 @@ type FileError struct {
 	// Err is the problem, Cause what revealed it (a bbolt or codec error;
 	// nil when the problem says it all).
 	Err, Cause error
+	// Holder is the process holding the file, for ErrLocked (nil when
+	// unknown: a holder still writing itself into the lock file, or
+	// another program holding bbolt's lock).
+	Holder *LockHolder
 }
 
 func (e *FileError) Error() string {

@@ -19,10 +19,13 @@ import (
 )
 
 // TestMain runs the tests, or, in a process a test started, that test's
-// writer (crash_test.go, diskfull_test.go).
+// writer (crash_test.go, diskfull_test.go) or lock user (lock_test.go).
 func TestMain(m *testing.M) {
 	if child := os.Getenv(childEnv); child != "" {
 		os.Exit(runChild(child))
+	}
+	if arg := os.Getenv(lockChildEnv); arg != "" {
+		os.Exit(runLockChild(arg))
 	}
 	if path := os.Getenv(diskFullEnv); path != "" {
 		os.Exit(runDiskFullChild(path))

@@ -41,6 +41,11 @@ type contents struct {
 // wrapping [ErrCorrupt], [ErrForeign], [ErrNewerFormat], [ErrUndecodable]
 // or [ErrLocked]. It starts the goroutine that commits the writes: the
 // caller owns the state and must [State.Close] it.
+//
+// A file is used by one state at a time: a file that another state holds
+// open (in another process or in this one) is refused at once with
+// [ErrLocked], naming the holder (see [LockHolder]; [WithLockTimeout]
+// makes Open wait for it instead).
 func Open(path string, reg *codec.Registry, opts ...Option) (*State, error) {
 	if reg == nil {
 		return nil, errors.New("boltdb: open " + path + ": nil codec registry")
@@ -49,6 +54,26 @@ func Open(path string, reg *codec.Registry, opts ...Option) (*State, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	l, err := lock(path, o.lockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	st, err := open(path, reg, o)
+	if err != nil {
+		_ = l.release()
+		return nil, err
+	}
+	st.lock = l
+	return st, nil
+}
+
+// boltTimeout is the timeout of bbolt's own lock of the file, which only
+// another program can hold once Open holds the lock file: bbolt waits
+// forever for a zero timeout.
+func boltTimeout(d time.Duration) time.Duration { return max(d, time.Nanosecond) }
+
+// open opens the file at path, under its lock.
+func open(path string, reg *codec.Registry, o options) (*State, error) {
 	// A file is checked read-only first; once it is opened for writing
 	// (under bbolt's exclusive lock) its metadata is compared with what
 	// the check saw, and the check starts over if another process wrote
@@ -65,7 +90,7 @@ func Open(path string, reg *codec.Registry, opts ...Option) (*State, error) {
 		case err != nil && !created:
 			return nil, &FileError{Path: path, Err: err}
 		}
-		db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: o.lockTimeout, FreelistType: bbolt.FreelistMapType})
+		db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: boltTimeout(o.lockTimeout), FreelistType: bbolt.FreelistMapType})
 		if err != nil {
 			return nil, openError(path, err)
 		}
@@ -164,7 +189,7 @@ func start(db *bbolt.DB, seen *contents) (c *contents, err error) {
 // It never writes to the file. A damaged file can make bbolt panic or
 // fault while reading it; both are reported as ErrCorrupt.
 func check(path string, reg *codec.Registry, lockTimeout time.Duration) (c *contents, err error) {
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: lockTimeout})
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: boltTimeout(lockTimeout)})
 	if err != nil {
 		return nil, openError(path, err)
 	}

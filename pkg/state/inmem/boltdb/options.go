@@ -22,8 +22,8 @@ type options struct {
 }
 
 // DefaultLockTimeout is how long [Open] waits for the file's lock by
-// default.
-const DefaultLockTimeout = time.Second
+// default: not at all (a file in use is refused at once).
+const DefaultLockTimeout = time.Duration(0)
 
 // DefaultMaxPending is the default bound of [WithInterval]'s unsynced
 // writes.
@@ -57,8 +57,10 @@ func WithInterval(d time.Duration, maxPending int) Option {
 }
 
 // WithLockTimeout sets how long [Open] waits for a file that another
-// process holds open (default [DefaultLockTimeout]) before it fails with
-// [ErrLocked]. d <= 0 means the default.
+// state holds open to be closed (default [DefaultLockTimeout]: not at
+// all) before it fails with [ErrLocked]; a restarted daemon whose
+// previous run may still be exiting can wait a little. d <= 0 means the
+// default.
 func WithLockTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d > 0 {

@@ -20,6 +20,7 @@ type State struct {
 
 	path      string
 	store     *store
+	lock      *fileLock // the file's lock, released by Close
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -34,13 +35,19 @@ func newState(db *bbolt.DB, reg *codec.Registry, c *contents, o options) *State 
 
 // Close stops accepting writes (they fail with [ErrClosed] from then on),
 // commits the writes already accepted, stops the committing goroutine
-// and closes the file. It returns once all of that is done, with the
+// and closes the file, then lets go of the file's lock (another Open may
+// then use it). It returns once all of that is done, with the
 // first commit error the state met (a [*CommitError]) or the error of
 // closing the file. Reads and watches go on serving the state from
 // memory. Calling Close again returns the same error. Close does not end
 // the watches: their contexts do.
 func (st *State) Close() error {
-	st.closeOnce.Do(func() { st.closeErr = st.store.close() })
+	st.closeOnce.Do(func() {
+		st.closeErr = st.store.close()
+		if err := st.lock.release(); st.closeErr == nil {
+			st.closeErr = err
+		}
+	})
 	return st.closeErr
 }
 

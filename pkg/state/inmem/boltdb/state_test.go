@@ -244,7 +244,8 @@ func TestClose(t *testing.T) {
 }
 
 // TestOpen_Locked: a file another user holds open is refused with
-// ErrLocked after the lock timeout.
+// ErrLocked after the lock timeout (see lock_test.go for the default: at
+// once, naming the holder).
 func TestOpen_Locked(t *testing.T) {
 	path := dbPath(t)
 	open(t, path)
