@@ -38,7 +38,7 @@ type RealTime struct {
 	// gate). It returns an error that says what is still busy when ctx
 	// is done first. Before Run has started the engine's controllers, the
 	// engine is not idle. The engine is the one NewEngine returned. For
-	// resgraph's engine (runtime.Runtime) this is WaitIdleExcept, exact
+	// resgraph's engine (runtime.Runtime) this is runtimetest.WaitIdle, exact
 	// over a state that implements state.KindHeadReporter.
 	WaitIdle func(ctx context.Context, engine controller.Engine, held ...string) error
 	// Backoff is the initial delay of the engine's restart backoff (C6)

@@ -62,7 +62,7 @@ func TestLiveGraphInABrowser(t *testing.T) {
 	var first []liveNode
 	require.NoError(t, p.Evaluate(ctx, readLiveNodes, &first))
 	var got []string
-	states := []string{debughttp.LiveRunning, debughttp.LiveIdle, debughttp.LiveBackoff, debughttp.LiveCrashed,
+	states := []string{debughttp.LiveBusy, debughttp.LiveIdle, debughttp.LiveRetrying, debughttp.LiveCrashed,
 		debughttp.LiveHotLoop, debughttp.LiveStarting}
 	for _, n := range first {
 		got = append(got, n.Name)

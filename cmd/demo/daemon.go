@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/resgraph/resgraph/pkg/debughttp"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -109,13 +110,13 @@ func (d *daemon) Run(ctx context.Context) error {
 			return fmt.Errorf("debug endpoint: %w", err)
 		}
 		if d.cfg.ExpvarName != "" {
-			if err := d.engine.PublishExpvar(d.cfg.ExpvarName); err != nil {
+			if err := observe.PublishExpvar(d.cfg.ExpvarName, d.engine.Observe()); err != nil {
 				return errors.Join(err, ln.Close())
 			}
 		}
 		d.debugAddr = ln.Addr()
 		d.logger.Info("debug endpoint listening on http://" + ln.Addr().String() + "/debug/")
-		g.Go(func() error { return debughttp.Serve(gctx, ln, debughttp.New(d.engine)) })
+		g.Go(func() error { return debughttp.Serve(gctx, ln, debughttp.New(d.engine.Observe())) })
 	}
 
 	if d.cfg.Intent != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resgraph/resgraph/pkg/debughttp"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -254,13 +255,13 @@ func TestE4_DebugEndpointServesEveryPage(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &doc))
 	require.Len(t, doc.Controllers, len(controllers.Names()))
 	for _, c := range doc.Controllers {
-		assert.Equal(t, "running", c.State, c.Name)
-		assert.NotZero(t, c.Reconciles, c.Name)
+		assert.Equal(t, observe.StateRunning, c.State, c.Name)
+		assert.NotZero(t, c.Metrics.Reconciles, c.Name)
 		if c.Name == controllers.LinkApplyControllerName {
-			assert.Equal(t, "qcontroller", c.Kind)
+			assert.Equal(t, observe.FamilyQController, c.Family)
 			assert.Contains(t, c.LastError, "device or resource busy")
 			assert.False(t, c.LastErrorAt.IsZero())
-			assert.NotZero(t, c.Requeues, "refused links were retried")
+			assert.NotZero(t, c.Metrics.Requeues, "refused links were retried")
 		}
 	}
 }

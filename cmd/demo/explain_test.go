@@ -83,7 +83,7 @@ func TestE9_NoHotLoopOnTheDemo(t *testing.T) {
 	}
 	total := func(doc debughttp.StatusDocument) (n uint64) {
 		for _, c := range doc.Controllers {
-			n += c.Reconciles
+			n += c.Metrics.Reconciles
 		}
 		return n
 	}
@@ -103,6 +103,6 @@ func TestE9_NoHotLoopOnTheDemo(t *testing.T) {
 		}
 	}
 	for _, c := range statuses().Controllers {
-		assert.Zero(t, c.HotLoops, "%s flagged: %s", c.Name, c.HotLoop)
+		assert.Zero(t, c.Metrics.HotLoops, "%s flagged: %s", c.Name, c.HotLoop)
 	}
 }

@@ -5,15 +5,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/histogram"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
-	"github.com/resgraph/resgraph/pkg/runtime"
 )
-
-// Source is what a [Collector] reads: a resgraph engine.
-type Source interface {
-	Metrics() runtime.Metrics
-}
 
 // Option configures a [Collector].
 type Option func(*config)
@@ -36,7 +31,7 @@ func WithConstLabels(l prometheus.Labels) Option {
 // Collector is a prometheus.Collector over an engine's metrics; see the
 // package doc for what it reports. It is safe for concurrent scrapes.
 type Collector struct {
-	src Source
+	obs observe.Observer
 
 	reconciles, crashes, restarts, wakeUps, requeues, busy *prometheus.Desc
 	queueLen, inFlight, state, lastError                   *prometheus.Desc
@@ -48,21 +43,22 @@ type Collector struct {
 
 var _ prometheus.Collector = (*Collector)(nil)
 
-// NewCollector returns a collector of src's metrics.
-func NewCollector(src Source, opts ...Option) *Collector {
+// NewCollector returns a collector of the metrics of the engine o observes
+// (runtime.Runtime.Observe).
+func NewCollector(o observe.Observer, opts ...Option) *Collector {
 	c := config{namespace: "resgraph"}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
 		}
 	}
-	ctrl := []string{"controller", "kind"}
+	ctrl := []string{"controller", "family"}
 	kind := []string{"namespace", "type"}
 	d := func(sub, name, help string, labels []string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(c.namespace, sub, name), help, labels, c.constLabels)
 	}
 	return &Collector{
-		src:         src,
+		obs:         o,
 		reconciles:  d("controller", "reconciles_total", "Reconcile passes (Controller) or Reconcile and MapInput calls (QController).", ctrl),
 		crashes:     d("controller", "crashes_total", "Runs that failed or panicked (Controller), Reconcile or MapInput calls that panicked (QController).", ctrl),
 		restarts:    d("controller", "restarts_total", "Controller restarts after a crash.", ctrl),
@@ -114,9 +110,10 @@ func constHistogram(d *prometheus.Desc, s histogram.Snapshot, labels ...string) 
 	return prometheus.MustNewConstHistogram(d, s.Count, time.Duration(s.Sum).Seconds(), buckets, labels...)
 }
 
-// Register registers a collector of src's metrics with reg and returns it.
-func Register(reg prometheus.Registerer, src Source, opts ...Option) (*Collector, error) {
-	c := NewCollector(src, opts...)
+// Register registers a collector of the metrics of the engine o observes
+// with reg and returns it.
+func Register(reg prometheus.Registerer, o observe.Observer, opts ...Option) (*Collector, error) {
+	c := NewCollector(o, opts...)
 	if err := reg.Register(c); err != nil {
 		return nil, err
 	}
@@ -133,25 +130,26 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // controllerStates are the values of the state label.
-var controllerStates = []string{runtime.StateStarting, runtime.StateRunning, runtime.StateBackoff, runtime.StateStopped}
+var controllerStates = []observe.State{observe.StateStarting, observe.StateRunning, observe.StateBackoff, observe.StateStopped}
 
 // Collect reads the engine's metrics and sends them.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	m := c.src.Metrics()
+	m := c.obs.Metrics()
 	for _, s := range m.Controllers {
-		l := []string{s.Name, s.Kind}
+		l := []string{s.Name, s.Family.String()}
+		n := &s.Metrics
 		counter := func(d *prometheus.Desc, v float64) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
 		}
 		gauge := func(d *prometheus.Desc, v float64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(l, extra...)...)
 		}
-		counter(c.reconciles, float64(s.Reconciles))
-		counter(c.crashes, float64(s.Crashes))
-		counter(c.restarts, float64(s.Restarts))
-		counter(c.wakeUps, float64(s.WakeUps))
-		counter(c.requeues, float64(s.Requeues))
-		counter(c.busy, s.BusyTime.Seconds())
+		counter(c.reconciles, float64(n.Reconciles))
+		counter(c.crashes, float64(n.Crashes))
+		counter(c.restarts, float64(n.Restarts))
+		counter(c.wakeUps, float64(n.WakeUps))
+		counter(c.requeues, float64(n.Requeues))
+		counter(c.busy, n.BusyTime.Seconds())
 		gauge(c.queueLen, float64(s.QueueLen))
 		gauge(c.inFlight, float64(s.InFlight))
 		gauge(c.failing, float64(s.FailingItems))
@@ -161,23 +159,23 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			if s.State == st {
 				v = 1
 			}
-			gauge(c.state, v, st)
+			gauge(c.state, v, st.String())
 		}
 		if !s.LastErrorAt.IsZero() {
 			gauge(c.lastError, float64(s.LastErrorAt.UnixNano())/1e9)
 		}
-		ch <- constHistogram(c.queueWait, s.QueueWait, l...)
-		ch <- constHistogram(c.lag, s.Lag, l...)
+		ch <- constHistogram(c.queueWait, n.QueueWait, l...)
+		ch <- constHistogram(c.lag, n.Lag, l...)
 		for _, o := range trace.Outcomes {
-			ch <- constHistogram(c.duration, s.Duration[o.String()], s.Name, s.Kind, o.String())
+			ch <- constHistogram(c.duration, n.Duration[o.String()], append(l[:2:2], o.String())...)
 		}
-		gauge(c.busyRatio, s.Busy)
+		gauge(c.busyRatio, n.Busy)
 		hot := 0.0
 		if s.HotLoop != "" {
 			hot = 1
 		}
 		gauge(c.hotLoop, hot)
-		counter(c.hotLoops, float64(s.HotLoops))
+		counter(c.hotLoops, float64(n.HotLoops))
 	}
 	for _, k := range m.Kinds {
 		ch <- prometheus.MustNewConstMetric(c.routed, prometheus.CounterValue, float64(k.EventsRouted), k.Namespace, k.Type)

@@ -77,17 +77,17 @@ func TestScrapeOverHTTP(t *testing.T) {
 	e.Settle(t) // the item failed once and is delayed
 
 	reg := prometheus.NewRegistry()
-	_, err := resgraphprom.Register(reg, e.Runtime, resgraphprom.WithConstLabels(prometheus.Labels{"engine": "test"}))
+	_, err := resgraphprom.Register(reg, e.Runtime.Observe(), resgraphprom.WithConstLabels(prometheus.Labels{"engine": "test"}))
 	require.NoError(t, err)
 	url := serveMetrics(t, reg)
 
 	expected := `
 # HELP resgraph_controller_state 1 for the controller's current state (starting, running, backoff, stopped).
 # TYPE resgraph_controller_state gauge
-resgraph_controller_state{controller="Failing",engine="test",kind="qcontroller",state="backoff"} 0
-resgraph_controller_state{controller="Failing",engine="test",kind="qcontroller",state="running"} 1
-resgraph_controller_state{controller="Failing",engine="test",kind="qcontroller",state="starting"} 0
-resgraph_controller_state{controller="Failing",engine="test",kind="qcontroller",state="stopped"} 0
+resgraph_controller_state{controller="Failing",engine="test",family="qcontroller",state="backoff"} 0
+resgraph_controller_state{controller="Failing",engine="test",family="qcontroller",state="running"} 1
+resgraph_controller_state{controller="Failing",engine="test",family="qcontroller",state="starting"} 0
+resgraph_controller_state{controller="Failing",engine="test",family="qcontroller",state="stopped"} 0
 # HELP resgraph_kind_relists_total Re-lists of the kind after a failed watch.
 # TYPE resgraph_kind_relists_total counter
 resgraph_kind_relists_total{engine="test",namespace="default",type="Items.test.resgraph.dev"} 0
@@ -96,22 +96,22 @@ resgraph_kind_relists_total{engine="test",namespace="default",type="Items.test.r
 
 	body := scrape(t, url)
 	for _, want := range []string{
-		`resgraph_controller_requeues_total{controller="Failing",engine="test",kind="qcontroller"} 1`,
-		`resgraph_controller_reconciles_total{controller="Failing",engine="test",kind="qcontroller"} 1`,
-		`resgraph_controller_busy_seconds_total{controller="Failing",engine="test",kind="qcontroller"}`,
-		`resgraph_controller_last_error_timestamp_seconds{controller="Failing",engine="test",kind="qcontroller"}`,
-		`resgraph_controller_queue_length{controller="Failing",engine="test",kind="qcontroller"} 1`,
-		`resgraph_controller_failing_items{controller="Failing",engine="test",kind="qcontroller"} 1`,
-		`resgraph_controller_parked_items{controller="Failing",engine="test",kind="qcontroller"} 0`,
+		`resgraph_controller_requeues_total{controller="Failing",engine="test",family="qcontroller"} 1`,
+		`resgraph_controller_reconciles_total{controller="Failing",engine="test",family="qcontroller"} 1`,
+		`resgraph_controller_busy_seconds_total{controller="Failing",engine="test",family="qcontroller"}`,
+		`resgraph_controller_last_error_timestamp_seconds{controller="Failing",engine="test",family="qcontroller"}`,
+		`resgraph_controller_queue_length{controller="Failing",engine="test",family="qcontroller"} 1`,
+		`resgraph_controller_failing_items{controller="Failing",engine="test",family="qcontroller"} 1`,
+		`resgraph_controller_parked_items{controller="Failing",engine="test",family="qcontroller"} 0`,
 		`resgraph_kind_events_routed_total{engine="test",namespace="default",type="Items.test.resgraph.dev"} 1`,
-		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",engine="test",kind="qcontroller",outcome="error"} 1`,
-		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",engine="test",kind="qcontroller",outcome="ok"} 0`,
-		`resgraph_controller_queue_wait_seconds_count{controller="Failing",engine="test",kind="qcontroller"} 1`,
-		`resgraph_controller_lag_seconds_count{controller="Failing",engine="test",kind="qcontroller"} 1`,
-		`resgraph_controller_lag_seconds_bucket{controller="Failing",engine="test",kind="qcontroller",le="+Inf"} 1`,
-		`resgraph_controller_busy_ratio{controller="Failing",engine="test",kind="qcontroller"}`,
-		`resgraph_controller_hot_loop{controller="Failing",engine="test",kind="qcontroller"} 0`,
-		`resgraph_controller_hot_loops_total{controller="Failing",engine="test",kind="qcontroller"} 0`,
+		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",engine="test",family="qcontroller",outcome="error"} 1`,
+		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",engine="test",family="qcontroller",outcome="ok"} 0`,
+		`resgraph_controller_queue_wait_seconds_count{controller="Failing",engine="test",family="qcontroller"} 1`,
+		`resgraph_controller_lag_seconds_count{controller="Failing",engine="test",family="qcontroller"} 1`,
+		`resgraph_controller_lag_seconds_bucket{controller="Failing",engine="test",family="qcontroller",le="+Inf"} 1`,
+		`resgraph_controller_busy_ratio{controller="Failing",engine="test",family="qcontroller"}`,
+		`resgraph_controller_hot_loop{controller="Failing",engine="test",family="qcontroller"} 0`,
+		`resgraph_controller_hot_loops_total{controller="Failing",engine="test",family="qcontroller"} 0`,
 		`resgraph_kind_delivery_lag_seconds_count{engine="test",namespace="default",type="Items.test.resgraph.dev"}`,
 		`resgraph_kind_delivery_lag_seconds_bucket{engine="test",namespace="default",type="Items.test.resgraph.dev",le="1.024e-06"}`,
 	} {
@@ -140,9 +140,9 @@ func scrape(t *testing.T, url string) string {
 func TestNamespaceAndDoubleRegistration(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithQControllers(failing{}), runtimetest.WithLogger(zap.NewNop()))
 	reg := prometheus.NewRegistry()
-	_, err := resgraphprom.Register(reg, e.Runtime, resgraphprom.WithNamespace("agent"))
+	_, err := resgraphprom.Register(reg, e.Runtime.Observe(), resgraphprom.WithNamespace("agent"))
 	require.NoError(t, err)
-	_, err = resgraphprom.Register(reg, e.Runtime, resgraphprom.WithNamespace("agent"))
+	_, err = resgraphprom.Register(reg, e.Runtime.Observe(), resgraphprom.WithNamespace("agent"))
 	assert.Error(t, err, "the same metrics twice are refused by the registry")
 	mfs, err := reg.Gather()
 	require.NoError(t, err)
@@ -167,15 +167,15 @@ func TestParkedItems(t *testing.T) {
 	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
 	e.Settle(t) // the item failed once and is parked
 	reg := prometheus.NewRegistry()
-	_, err := resgraphprom.Register(reg, e.Runtime)
+	_, err := resgraphprom.Register(reg, e.Runtime.Observe())
 	require.NoError(t, err)
 	expected := `
 # HELP resgraph_controller_parked_items QController items parked by their retry policy until their next change.
 # TYPE resgraph_controller_parked_items gauge
-resgraph_controller_parked_items{controller="Parking",kind="qcontroller"} 1
+resgraph_controller_parked_items{controller="Parking",family="qcontroller"} 1
 # HELP resgraph_controller_failing_items QController items whose last run failed, parked ones included.
 # TYPE resgraph_controller_failing_items gauge
-resgraph_controller_failing_items{controller="Parking",kind="qcontroller"} 1
+resgraph_controller_failing_items{controller="Parking",family="qcontroller"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(expected), "resgraph_controller_parked_items", "resgraph_controller_failing_items"))
 }

@@ -11,26 +11,27 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/histogram"
-	"github.com/resgraph/resgraph/pkg/runtime"
 )
 
 // StatusDocument is the JSON document of /debug/controllers: the time of
-// the report and every controller's status, sorted by name, each named as
-// runtime.ControllerStatus says (lowerCamelCase, zero times omitted).
+// the report and every controller's status with its metrics, sorted by
+// name, each named as observe.ControllerStatus says (lowerCamelCase, zero
+// times omitted).
 type StatusDocument struct {
 	Time        time.Time                  `json:"time"`
-	Controllers []runtime.ControllerStatus `json:"controllers"`
+	Controllers []observe.ControllerStatus `json:"controllers"`
 }
 
 // controllersPage serves /debug/controllers.
 type controllersPage struct {
-	rt  *runtime.Runtime
+	obs observe.Observer
 	now func() time.Time
 }
 
 func (p controllersPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	doc := StatusDocument{Time: p.now(), Controllers: p.rt.ControllerStatuses()}
+	doc := StatusDocument{Time: p.now(), Controllers: p.obs.Controllers()}
 	var buf bytes.Buffer
 	ct := "text/html; charset=utf-8"
 	write := writeControllersHTML
@@ -48,7 +49,7 @@ func (p controllersPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // writeControllersJSON writes doc as indented JSON; an empty list is [].
 func writeControllersJSON(w io.Writer, doc StatusDocument) error {
 	if doc.Controllers == nil {
-		doc.Controllers = []runtime.ControllerStatus{}
+		doc.Controllers = []observe.ControllerStatus{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -56,11 +57,11 @@ func writeControllersJSON(w io.Writer, doc StatusDocument) error {
 }
 
 var controllersTmpl = template.Must(template.New("controllers").Funcs(template.FuncMap{
-	"state": func(s runtime.ControllerStatus, now time.Time) string {
-		if s.State == runtime.StateBackoff && !s.BackoffUntil.IsZero() {
+	"state": func(s observe.ControllerStatus, now time.Time) string {
+		if s.State == observe.StateBackoff && !s.BackoffUntil.IsZero() {
 			return "backing off until " + s.BackoffUntil.Format("15:04:05.000") + " (" + s.BackoffUntil.Sub(now).Round(time.Millisecond).String() + ")"
 		}
-		return s.State
+		return s.State.String()
 	},
 	"ago": func(t, now time.Time) string {
 		return t.Format("15:04:05.000") + ", " + now.Sub(t).Round(time.Millisecond).String() + " ago"
@@ -99,9 +100,9 @@ tr.hot td { background: #f8d7da; }
 <h1>Controllers</h1>
 <p>{{len .Controllers}} controllers at {{.Time.Format "15:04:05.000"}} &middot; <a href="?format=json">JSON</a> &middot; <a href="/debug/">index</a></p>
 <table>
-<tr><th>Controller</th><th>Kind</th><th>State</th><th>Reconciles</th><th>Busy time</th><th>Queue</th><th>In flight</th><th>Wake-ups</th><th>Requeues</th><th>Crashes</th><th>Restarts</th><th>Queue wait p50 / p99</th><th>Duration p50 / p99</th><th>Lag p50 / p99</th><th>Busy</th><th>Last error</th></tr>
+<tr><th>Controller</th><th>Family</th><th>State</th><th>Reconciles</th><th>Busy time</th><th>Queue</th><th>In flight</th><th>Wake-ups</th><th>Requeues</th><th>Crashes</th><th>Restarts</th><th>Queue wait p50 / p99</th><th>Duration p50 / p99</th><th>Lag p50 / p99</th><th>Busy</th><th>Last error</th></tr>
 {{- range .Controllers}}
-<tr class="{{.State}}{{if .HotLoop}} hot{{end}}"><td>{{.Name}}{{if .HotLoop}}<br><small class="err">hot loop: {{.HotLoop}}</small>{{end}}</td><td>{{.Kind}}</td><td>{{state . $.Time}}</td><td class="num">{{.Reconciles}}</td><td class="num">{{dur .BusyTime}}</td><td class="num">{{.QueueLen}}</td><td class="num">{{.InFlight}}</td><td class="num">{{.WakeUps}}</td><td class="num">{{.Requeues}}</td><td class="num">{{.Crashes}}</td><td class="num">{{.Restarts}}</td><td class="num">{{lat .QueueWait}}</td><td class="num">{{lat (all .Duration)}}</td><td class="num">{{lat .Lag}}</td><td class="num">{{pct .Busy}}</td><td>{{if .LastError}}<span class="err">{{.LastError}}</span>{{if not .LastErrorAt.IsZero}}<br><small>at {{ago .LastErrorAt $.Time}}</small>{{end}}{{else}}&ndash;{{end}}{{if .ParkedItems}}<br><small>{{.ParkedItems}} parked until their next change:</small>{{range .Parked}}<br><span class="err">{{.Item}} ({{.Attempts}} attempts): {{.LastError}}</span>{{end}}{{end}}</td></tr>
+<tr class="{{.State}}{{if .HotLoop}} hot{{end}}"><td>{{.Name}}{{if .HotLoop}}<br><small class="err">hot loop: {{.HotLoop}}</small>{{end}}</td><td>{{.Family}}</td><td>{{state . $.Time}}</td><td class="num">{{.Metrics.Reconciles}}</td><td class="num">{{dur .Metrics.BusyTime}}</td><td class="num">{{.QueueLen}}</td><td class="num">{{.InFlight}}</td><td class="num">{{.Metrics.WakeUps}}</td><td class="num">{{.Metrics.Requeues}}</td><td class="num">{{.Metrics.Crashes}}</td><td class="num">{{.Metrics.Restarts}}</td><td class="num">{{lat .Metrics.QueueWait}}</td><td class="num">{{lat (all .Metrics.Duration)}}</td><td class="num">{{lat .Metrics.Lag}}</td><td class="num">{{pct .Metrics.Busy}}</td><td>{{if .LastError}}<span class="err">{{.LastError}}</span>{{if not .LastErrorAt.IsZero}}<br><small>at {{ago .LastErrorAt $.Time}}</small>{{end}}{{else}}&ndash;{{end}}{{if .ParkedItems}}<br><small>{{.ParkedItems}} parked until their next change:</small>{{range .Parked}}<br><span class="err">{{.Item}} ({{.Attempts}} attempts): {{.LastError}}</span>{{end}}{{end}}</td></tr>
 {{- end}}
 </table>
 </body></html>

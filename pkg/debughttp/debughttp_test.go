@@ -22,6 +22,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/debughttp"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/explain"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -124,7 +125,7 @@ func engine(t *testing.T, opts ...debughttp.Option) (*runtimetest.Engine, string
 		runtimetest.WithLogger(zap.NewNop()), runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Hour, time.Hour)))
 	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
 	e.Settle(t)
-	return e, serve(t, debughttp.New(e.Runtime, append([]debughttp.Option{debughttp.WithClock(func() time.Time { return t0 })}, opts...)...))
+	return e, serve(t, debughttp.New(e.Runtime.Observe(), append([]debughttp.Option{debughttp.WithClock(func() time.Time { return t0 })}, opts...)...))
 }
 
 func TestIndexGraphAndUnknownPaths(t *testing.T) {
@@ -190,7 +191,7 @@ func TestControllersPageHTMLAndJSON(t *testing.T) {
 		assert.Contains(t, doc.Controllers[0].LastError, "<script>")
 		assert.False(t, doc.Controllers[0].LastErrorAt.IsZero())
 		assert.Equal(t, 1, doc.Controllers[0].QueueLen, "the item waits out its backoff")
-		assert.EqualValues(t, 1, doc.Controllers[0].Duration["error"].Count, "its failed reconcile's duration")
+		assert.EqualValues(t, 1, doc.Controllers[0].Metrics.Duration["error"].Count, "its failed reconcile's duration")
 	}
 	resp, _ = get(t, base+"/debug/controllers", "Accept", "text/html,application/json")
 	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"), "HTML preferred when listed first")
@@ -202,7 +203,7 @@ func TestControllersPageHTMLAndJSON(t *testing.T) {
 func TestJSONNamingIsConsistent(t *testing.T) {
 	e, base := engine(t)
 	name := fmt.Sprintf("debughttp_test_%d", expvarSeq.Add(1))
-	require.NoError(t, e.Runtime.PublishExpvar(name))
+	require.NoError(t, observe.PublishExpvar(name, e.Runtime.Observe()))
 
 	_, body := get(t, base+"/debug/controllers?format=json")
 	var doc map[string]any
@@ -217,12 +218,20 @@ func TestJSONNamingIsConsistent(t *testing.T) {
 
 	for _, ctrls := range [][]any{doc["controllers"].([]any), metrics["controllers"].([]any)} {
 		failing, idle := ctrls[0].(map[string]any), ctrls[1].(map[string]any)
-		for _, key := range []string{"name", "kind", "state", "lastError", "lastErrorAt", "reconciles", "busyTimeNs", "queueLen", "inFlight", "wakeUps"} {
+		for _, key := range []string{"name", "family", "state", "lastError", "lastErrorAt", "queueLen", "inFlight", "metrics"} {
 			assert.Contains(t, failing, key)
 		}
-		for key := range failing {
-			assert.Regexp(t, `^[a-z][A-Za-z]*$`, key, "lowerCamelCase")
+		counters := failing["metrics"].(map[string]any)
+		for _, key := range []string{"reconciles", "busyTimeNs", "wakeUps", "queueWait"} {
+			assert.Contains(t, counters, key)
 		}
+		for _, m := range []map[string]any{failing, counters} {
+			for key := range m {
+				assert.Regexp(t, `^[a-z][A-Za-z]*$`, key, "lowerCamelCase")
+			}
+		}
+		assert.Equal(t, "qcontroller", failing["family"], "a family in its string form")
+		assert.Equal(t, "running", failing["state"], "a state in its string form")
 		assert.NotContains(t, idle, "lastErrorAt", "a zero time is omitted")
 		assert.NotContains(t, idle, "backoffUntil", "a zero time is omitted")
 		assert.NotContains(t, idle, "lastError")
@@ -369,7 +378,7 @@ func TestLivePageServesItsOwnAssets(t *testing.T) {
 	assert.Equal(t, t0, doc.Time)
 	require.Len(t, doc.Controllers, 2)
 	assert.Equal(t, "Failing<Q>", doc.Controllers[0].Name)
-	assert.Equal(t, debughttp.LiveBackoff, doc.Controllers[0].State, "its item waits out a backoff after an error")
+	assert.Equal(t, debughttp.LiveRetrying, doc.Controllers[0].State, "its item waits out a backoff after an error")
 	assert.Equal(t, 1, doc.Controllers[0].QueueLen)
 	assert.Contains(t, doc.Controllers[0].LastError, "<script>")
 	assert.Equal(t, "Idle", doc.Controllers[1].Name)

@@ -1,9 +1,9 @@
 // Package debughttp serves an engine's debug pages over HTTP: an
-// [http.Handler] for a [runtime.Runtime] that a daemon mounts on a server
-// of its own, plus the helpers to listen on loopback and serve until a
-// context is done.
+// [http.Handler] over the engine's [observe.Observer]
+// (runtime.Runtime.Observe) that a daemon mounts on a server of its own,
+// plus the helpers to listen on loopback and serve until a context is done.
 //
-//	h := debughttp.New(engine)
+//	h := debughttp.New(engine.Observe())
 //	ln, err := debughttp.Listen("127.0.0.1:6060") // loopback only
 //	...
 //	go debughttp.Serve(ctx, ln, h)
@@ -14,15 +14,15 @@
 //   - /debug/             an index linking to every page
 //   - /debug/vars         expvar: everything published with expvar, the
 //     engine's metrics included when published with
-//     runtime.Runtime.PublishExpvar
+//     observe.PublishExpvar
 //   - /debug/pprof/       the runtime's profiles (heap, goroutine, allocs,
 //     block, mutex, threadcreate; ?debug=1 for text), /debug/pprof/profile
 //     (CPU, ?seconds=N, default 30), /debug/pprof/trace (execution trace,
 //     ?seconds=N, default 1), /debug/pprof/cmdline and /debug/pprof/symbol
 //   - /debug/graph        the controller/resource graph: ?format=dot
 //     (default), mermaid or json
-//   - /debug/graph/live   the graph, live: per-controller state (running,
-//     idle, backing off, crashed, hot loop), queue depth, reconcile rate,
+//   - /debug/graph/live   the graph, live: per-controller state (busy,
+//     idle, retrying, crashed, hot loop: see [LiveBusy]), queue depth, reconcile rate,
 //     last error, and per-edge event rates, refreshed every second without
 //     a page reload; clicking a node shows its explanation. The page, its
 //     script and its style are embedded in the handler (no external

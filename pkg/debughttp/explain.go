@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/explain"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -17,7 +18,7 @@ import (
 // JSON (also for an Accept header that lists application/json first),
 // format=text as plain text, format=fragment as an HTML fragment (the
 // live page's panel).
-type explainPage struct{ obs observer }
+type explainPage struct{ obs observe.Observer }
 
 func (p explainPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -92,7 +93,7 @@ var explainIndexTmpl = template.Must(template.New("explain").Parse(`<!DOCTYPE ht
 <form method="get"><label>Resource (NAMESPACE/TYPE/ID): <input name="resource" size="50"></label> <button>explain</button></form>
 <h2>Controllers</h2><ul>
 {{- range .}}
-<li><a href="?controller={{.Name}}">{{.Name}}</a> ({{.Kind}}, {{.State}})</li>
+<li><a href="?controller={{.Name}}">{{.Name}}</a> ({{.Family}}, {{.State}})</li>
 {{- else}}<li>none</li>{{end}}
 </ul><p><a href="/debug/">index</a></p></body></html>
 `))
@@ -100,7 +101,7 @@ var explainIndexTmpl = template.Must(template.New("explain").Parse(`<!DOCTYPE ht
 // serveIndex lists the controllers to explain and a form for a resource.
 func (p explainPage) serveIndex(w http.ResponseWriter) {
 	var buf bytes.Buffer
-	if err := explainIndexTmpl.Execute(&buf, p.obs.ControllerStatuses()); err != nil {
+	if err := explainIndexTmpl.Execute(&buf, p.obs.Controllers()); err != nil {
 		http.Error(w, "explain: render: "+err.Error(), http.StatusInternalServerError)
 		return
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/graph"
-	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/observe"
 )
 
 // Page is one debug page: the path it is served at (under /debug/, e.g.
@@ -51,29 +51,25 @@ type Handler struct {
 	pages []Page
 }
 
-// New returns the handler of rt's debug pages, with the pages of the
-// options added.
-func New(rt *runtime.Runtime, opts ...Option) *Handler {
+// New returns the handler of the debug pages of the engine o observes
+// (runtime.Runtime.Observe), with the pages of the options added.
+func New(o observe.Observer, opts ...Option) *Handler {
 	c := config{now: time.Now}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
 		}
 	}
-	live := livePage{rt: rt, now: c.now}
+	live := livePage{obs: o, now: c.now}
 	builtin := []Page{
-		{Path: "/debug/controllers", Title: "controllers", Handler: controllersPage{rt: rt, now: c.now}},
-		{Path: "/debug/graph", Title: "graph", Handler: graphPage{rt: rt}},
+		{Path: "/debug/controllers", Title: "controllers", Handler: controllersPage{obs: o, now: c.now}},
+		{Path: "/debug/graph", Title: "graph", Handler: graphPage{obs: o}},
 		{Path: "/debug/graph/live", Title: "live graph", Handler: live},
+		{Path: "/debug/trace", Title: "trace", Handler: tracePage{obs: o}},
+		{Path: "/debug/explain", Title: "explain", Handler: explainPage{obs: o}},
+		{Path: "/debug/vars", Title: "expvar", Handler: expvar.Handler()},
+		{Path: "/debug/pprof/", Title: "pprof", Handler: pprofHandler{}},
 	}
-	if obs, ok := any(rt).(observer); ok {
-		builtin = append(builtin,
-			Page{Path: "/debug/trace", Title: "trace", Handler: tracePage{obs: obs}},
-			Page{Path: "/debug/explain", Title: "explain", Handler: explainPage{obs: obs}})
-	}
-	builtin = append(builtin,
-		Page{Path: "/debug/vars", Title: "expvar", Handler: expvar.Handler()},
-		Page{Path: "/debug/pprof/", Title: "pprof", Handler: pprofHandler{}})
 	h := &Handler{mux: http.NewServeMux()}
 	// The live page's script and style, not listed in the index.
 	h.mux.Handle("GET /debug/graph/live/", live)
@@ -163,7 +159,7 @@ var graphFormats = []struct{ name, contentType string }{
 }
 
 // graphPage serves /debug/graph.
-type graphPage struct{ rt *runtime.Runtime }
+type graphPage struct{ obs observe.Observer }
 
 func (p graphPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := r.URL.Query().Get("format")
@@ -181,7 +177,7 @@ func (p graphPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown graph format "+name+": use dot, mermaid or json", http.StatusBadRequest)
 		return
 	}
-	g, err := p.rt.GetDependencyGraph()
+	g, err := p.obs.Graph()
 	var buf bytes.Buffer
 	if err == nil {
 		err = graph.Render(&buf, g, format)

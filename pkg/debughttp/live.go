@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/graph"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/histogram"
-	"github.com/resgraph/resgraph/pkg/runtime"
 )
 
 // liveAssets are the live graph page and its script and style: the page
@@ -20,11 +20,13 @@ import (
 //go:embed live/index.html live/live.js live/live.css
 var liveAssets embed.FS
 
-// Live controller states, as [LiveController.State] reports them.
+// Live controller states, as [LiveController.State] reports them. They
+// refine the engine's states (observe.State): an engine-running controller
+// is busy, idle, retrying or in a hot loop here.
 const (
-	LiveRunning  = "running"  // a reconcile is running or due
+	LiveBusy     = "busy"     // a reconcile is running or due
 	LiveIdle     = "idle"     // nothing due, nothing in flight
-	LiveBackoff  = "backoff"  // items wait out a retry backoff
+	LiveRetrying = "retrying" // items wait out a retry backoff after failing
 	LiveCrashed  = "crashed"  // Run crashed; it restarts after its backoff
 	LiveHotLoop  = "hotLoop"  // part of a flagged hot loop
 	LiveStarting = "starting" // not started yet
@@ -45,8 +47,8 @@ type LiveDocument struct {
 
 // LiveController is one controller's live state.
 type LiveController struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"`
+	Name   string         `json:"name"`
+	Family observe.Family `json:"family"`
 	// State is one of the Live* states.
 	State string `json:"state"`
 	// Why is what the engine's activity report says it is doing.
@@ -76,7 +78,7 @@ type LiveEdge struct {
 // livePage serves /debug/graph/live (the page, or the document with
 // ?format=json) and its assets under /debug/graph/live/.
 type livePage struct {
-	rt  *runtime.Runtime
+	obs observe.Observer
 	now func() time.Time
 }
 
@@ -118,25 +120,25 @@ func (p livePage) serveAsset(w http.ResponseWriter, r *http.Request, name string
 // activity and metrics.
 func (p livePage) document(ctx context.Context) LiveDocument {
 	doc := LiveDocument{Time: p.now(), Controllers: []LiveController{}, Edges: []LiveEdge{}}
-	g, err := p.rt.GetDependencyGraph()
+	g, err := p.obs.Graph()
 	if err == nil {
 		doc.Graph = graph.NewJSONGraph(g)
 	} else {
 		doc.Graph = graph.NewJSONGraph(nil)
 	}
-	m := p.rt.Metrics()
-	act := p.rt.Activity(ctx)
-	busy := make(map[string]runtime.ControllerActivity, len(act.Controllers))
+	m := p.obs.Metrics()
+	act := p.obs.Activity(ctx)
+	busy := make(map[string]observe.ControllerActivity, len(act.Controllers))
 	for _, a := range act.Controllers {
 		busy[a.Name] = a
 	}
 	for _, s := range m.Controllers {
 		a := busy[s.Name]
 		doc.Controllers = append(doc.Controllers, LiveController{
-			Name: s.Name, Kind: s.Kind, State: liveState(s, a), Why: a.Why,
-			Reconciles: s.Reconciles, QueueLen: s.QueueLen, InFlight: s.InFlight,
+			Name: s.Name, Family: s.Family, State: liveState(s, a), Why: a.Why,
+			Reconciles: s.Metrics.Reconciles, QueueLen: s.QueueLen, InFlight: s.InFlight,
 			LastError: s.LastError, LastErrorAt: s.LastErrorAt,
-			Lag: s.Lag, QueueWait: s.QueueWait, Busy: s.Busy, HotLoop: s.HotLoop,
+			Lag: s.Metrics.Lag, QueueWait: s.Metrics.QueueWait, Busy: s.Metrics.Busy, HotLoop: s.HotLoop,
 		})
 	}
 	routed := make(map[string]uint64, len(m.Kinds))
@@ -155,20 +157,20 @@ func (p livePage) document(ctx context.Context) LiveDocument {
 
 // liveState is the live state of a controller from its status and
 // activity.
-func liveState(s runtime.ControllerStatus, a runtime.ControllerActivity) string {
+func liveState(s observe.ControllerStatus, a observe.ControllerActivity) string {
 	switch {
-	case s.State == runtime.StateStopped:
+	case s.State == observe.StateStopped:
 		return LiveStopped
-	case s.State == runtime.StateStarting:
+	case s.State == observe.StateStarting:
 		return LiveStarting
-	case s.State == runtime.StateBackoff:
+	case s.State == observe.StateBackoff:
 		return LiveCrashed
 	case s.HotLoop != "":
 		return LiveHotLoop
 	case a.Busy:
-		return LiveRunning
+		return LiveBusy
 	case a.Delayed > 0 && s.LastError != "":
-		return LiveBackoff
+		return LiveRetrying
 	}
 	return LiveIdle
 }

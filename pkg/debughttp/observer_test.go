@@ -14,10 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/explain"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -31,8 +32,22 @@ type fakeObserver struct {
 
 var tNow = time.Date(2025, 1, 2, 15, 4, 5, 0, time.UTC)
 
-func (fakeObserver) ControllerStatuses() []runtime.ControllerStatus {
-	return []runtime.ControllerStatus{{Name: "A<b>", Kind: runtime.KindController, State: runtime.StateRunning}}
+var _ observe.Observer = fakeObserver{}
+
+func (fakeObserver) Controllers() []observe.ControllerStatus {
+	return []observe.ControllerStatus{{Name: "A<b>", Family: observe.FamilyController, State: observe.StateRunning}}
+}
+
+func (f fakeObserver) Metrics() observe.Metrics {
+	return observe.Metrics{Controllers: f.Controllers(), Kinds: []observe.KindMetrics{}, HotLoops: []observe.HotLoop{}}
+}
+
+func (fakeObserver) HotLoops() []observe.HotLoop { return nil }
+
+func (fakeObserver) Activity(context.Context) observe.Activity { return observe.Activity{} }
+
+func (fakeObserver) Graph() (*controller.DependencyGraph, error) {
+	return &controller.DependencyGraph{}, nil
 }
 
 func (f fakeObserver) Trace() *trace.Ring { return f.ring }
@@ -55,7 +70,7 @@ func (fakeObserver) ExplainController(_ context.Context, name string) (explain.C
 
 // serveObserved serves the trace and explain pages of obs on a test
 // server and returns its URL.
-func serveObserved(t *testing.T, obs observer) string {
+func serveObserved(t *testing.T, obs observe.Observer) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("/debug/trace", tracePage{obs: obs})

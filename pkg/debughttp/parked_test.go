@@ -26,7 +26,7 @@ func TestControllersPageShowsParkedItems(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithQControllers(parking{}), runtimetest.WithLogger(zap.NewNop()))
 	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
 	e.Settle(t)
-	base := serve(t, debughttp.New(e.Runtime, debughttp.WithClock(func() time.Time { return t0 })))
+	base := serve(t, debughttp.New(e.Runtime.Observe(), debughttp.WithClock(func() time.Time { return t0 })))
 	resp, body := get(t, base+"/debug/controllers")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, body, "1 parked until their next change:")

@@ -1,27 +1,15 @@
 package debughttp
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/explain"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
-	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/runtime"
 )
-
-// observer is what the trace and explain pages read from an engine: its
-// trace ring and its explanations. The handler serves them for an engine
-// that provides them.
-type observer interface {
-	ControllerStatuses() []runtime.ControllerStatus
-	Trace() *trace.Ring
-	Explain(ctx context.Context, ptr resource.Pointer) (explain.Resource, error)
-	ExplainController(ctx context.Context, name string) (explain.Controller, error)
-}
 
 // traceQuery is a parsed /debug/trace query.
 type traceQuery struct {
@@ -97,7 +85,7 @@ func (tq *traceQuery) match(e *trace.Event) bool {
 // tracePage serves /debug/trace: the engine's trace as JSON lines, oldest
 // first (see parseTraceQuery for the filters); with follow=1 it streams
 // new events as they come until the client goes away.
-type tracePage struct{ obs observer }
+type tracePage struct{ obs observe.Observer }
 
 func (p tracePage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tq, err := parseTraceQuery(r)

@@ -1,7 +1,12 @@
-// Package observe holds the engine's observability building blocks, each in
-// a package of its own so that code outside the engine (debug pages,
-// exporters, offline tools reading a saved trace) can use them without the
-// engine:
+// Package observe is how an engine is observed: the [Observer] an engine
+// hands out (runtime.Runtime.Observe) and the data it returns — controller
+// statuses with their [State] and [Family], [Metrics], the [Activity] of
+// the engine's parts, [HotLoop]s — plus [PublishExpvar]. Debug pages
+// (package debughttp), exporters (the Prometheus module) and tests take an
+// Observer, so they work with any implementation.
+//
+// The building blocks live in packages of their own, usable without an
+// engine (offline tools reading a saved trace, for one):
 //
 //   - [github.com/resgraph/resgraph/pkg/observe/histogram]: fixed
 //     log-scale latency histograms, recorded lock-free;

@@ -31,20 +31,20 @@ func TestWaitIdleExceptLeavesOutHeldControllers(t *testing.T) {
 		rt, st := e.Runtime, e.State
 
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		a, err := rt.WaitIdle(ctx)
+		a, err := runtimetest.WaitIdle(ctx, rt)
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, "a held controller is busy")
 		assert.Contains(t, a.String(), "controller held: in a reconcile pass")
 
 		mustCreate(t, st, newPair(typeA, "x", 7))
 		ctx, cancel = context.WithTimeout(t.Context(), time.Second)
-		a, err = rt.WaitIdleExcept(ctx, "held")
+		a, err = runtimetest.WaitIdle(ctx, rt, "held")
 		cancel()
 		require.NoError(t, err, "idle but for the held controller: %s", a)
 		b, err := st.Get(t.Context(), ptr(typeB, "x"))
 		require.NoError(t, err, "the other controller is done when WaitIdleExcept returns")
 		assert.Equal(t, 7, b.(*Pair).TypedSpec().A)
-		assert.False(t, a.Idle(), "the runtime.Activity returned shows the held controller as it is")
+		assert.False(t, a.Idle(), "the observe.Activity returned shows the held controller as it is")
 
 		held.gate <- struct{}{} // the start pass
 		held.gate <- struct{}{} // the pass for x
@@ -75,7 +75,7 @@ func TestWaitIdleWaitsForAQControllerToStart(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, unstarted.RegisterQController(q("first")))
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		a, err := unstarted.WaitIdle(ctx)
+		a, err := runtimetest.WaitIdle(ctx, unstarted)
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, "not started: not idle")
 		assert.Contains(t, a.String(), "controller first: starting")

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
@@ -57,11 +58,11 @@ func copyController(name string, from, to resource.Type) *funcController {
 }
 
 // waitIdle waits for the engine to be idle within a generous deadline.
-func waitIdle(t *testing.T, rt *runtime.Runtime) runtime.Activity {
+func waitIdle(t *testing.T, rt *runtime.Runtime) observe.Activity {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	a, err := rt.WaitIdle(ctx)
+	a, err := runtimetest.WaitIdle(ctx, rt)
 	require.NoError(t, err, "not idle: %s", a)
 	return a
 }
@@ -130,7 +131,7 @@ func TestWaitIdleMeansEveryChangeWasReconciled(t *testing.T) {
 	}
 }
 
-// TestActivityNamesTheBusyController checks what runtime.Activity reports: a
+// TestActivityNamesTheBusyController checks what observe.Activity reports: a
 // Controller in a pass, and a QController item in flight, each named, and
 // a failed item waiting out its backoff as delayed (not busy).
 func TestActivityNamesTheBusyController(t *testing.T) {
@@ -159,7 +160,7 @@ func TestActivityNamesTheBusyController(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, unstarted.RegisterController(gated))
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		a, err := unstarted.WaitIdle(ctx)
+		a, err := runtimetest.WaitIdle(ctx, unstarted)
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, "not started: not idle")
 		assert.Contains(t, a.String(), "controller gated: starting")
@@ -169,7 +170,7 @@ func TestActivityNamesTheBusyController(t *testing.T) {
 		rt, st := e.Runtime, e.State
 		mustCreate(t, st, newPair(typeB, "slow", 0))
 		synctest.Wait()
-		a = rt.Activity(t.Context())
+		a = rt.Observe().Activity(t.Context())
 		require.False(t, a.Idle())
 		assert.Contains(t, a.String(), "controller gated: in a reconcile pass", "the start event's pass waits for its gate")
 		assert.Contains(t, a.String(), "controller q: 1 in flight (Bs.test.resgraph.dev(test/slow))")
@@ -186,7 +187,7 @@ func TestActivityNamesTheBusyController(t *testing.T) {
 
 		mustCreate(t, st, newPair(typeA, "x", 0))
 		synctest.Wait()
-		assert.Contains(t, rt.Activity(t.Context()).String(), "controller gated: in a reconcile pass", "woken by the change")
+		assert.Contains(t, rt.Observe().Activity(t.Context()).String(), "controller gated: in a reconcile pass", "woken by the change")
 		ec.gate <- struct{}{}
 		waitIdle(t, rt)
 		assert.Equal(t, 2, ec.count())
@@ -245,21 +246,21 @@ func TestActivityOfAWatchBehindTheState(t *testing.T) {
 		unstarted, err := runtime.New(state.WrapCore(g), zap.NewNop())
 		require.NoError(t, err)
 		require.NoError(t, unstarted.RegisterController(reader))
-		require.Empty(t, unstarted.Activity(t.Context()).Kinds, "nothing is watched before Run")
+		require.Empty(t, unstarted.Observe().Activity(t.Context()).Kinds, "nothing is watched before Run")
 
 		rt := start(t, runtimetest.WithState(state.WrapCore(g)), runtimetest.WithControllers(reader)).Runtime
-		a := rt.Activity(t.Context())
+		a := rt.Observe().Activity(t.Context())
 		require.Len(t, a.Kinds, 1)
-		assert.Equal(t, runtime.KindActivity{Namespace: testNS, Type: typeA, Exact: true, Behind: true, Why: "not bootstrapped yet"}, a.Kinds[0])
+		assert.Equal(t, observe.KindActivity{Namespace: testNS, Type: typeA, Exact: true, Behind: true, Why: "not bootstrapped yet"}, a.Kinds[0])
 
 		g.gate <- struct{}{} // the bootstrap
 		a = waitIdle(t, rt)
-		assert.Equal(t, runtime.KindActivity{Namespace: testNS, Type: typeA, Exact: true}, a.Kinds[0])
+		assert.Equal(t, observe.KindActivity{Namespace: testNS, Type: typeA, Exact: true}, a.Kinds[0])
 
 		mustCreate(t, g, newPair(typeA, "a", 0))
 		synctest.Wait()
-		a = rt.Activity(t.Context())
-		assert.Equal(t, runtime.KindActivity{Namespace: testNS, Type: typeA, Exact: true, Behind: true, Why: "the state has changes the watch has not delivered yet"}, a.Kinds[0])
+		a = rt.Observe().Activity(t.Context())
+		assert.Equal(t, observe.KindActivity{Namespace: testNS, Type: typeA, Exact: true, Behind: true, Why: "the state has changes the watch has not delivered yet"}, a.Kinds[0])
 		assert.Equal(t, "watch of As.test.resgraph.dev(test): the state has changes the watch has not delivered yet", a.String())
 
 		g.gate <- struct{}{}

@@ -196,7 +196,7 @@ func runChain(b *testing.B, n int, register func(rt *runtime.Runtime), opts ...r
 	}
 	<-fw.reached
 	update = time.Since(start)
-	require.Empty(b, rt.HotLoops(), "a chain is no hot loop")
+	require.Empty(b, rt.Observe().HotLoops(), "a chain is no hot loop")
 	return create, update
 }
 

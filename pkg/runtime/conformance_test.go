@@ -68,7 +68,7 @@ func TestRuntimeConformanceCachedNoMetrics(t *testing.T) {
 
 // TestConformanceRefusalsAreAccessDenied: the errors the conformance probe
 // gets for accesses outside its scope are told apart by
-// runtime.IsAccessDeniedError; its allowed accesses' errors are not.
+// controller.IsAccessDeniedError; its allowed accesses' errors are not.
 func TestConformanceRefusalsAreAccessDenied(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
@@ -112,11 +112,11 @@ func TestConformanceRefusalsAreAccessDenied(t *testing.T) {
 		results, _ := probe.Results()
 		require.Len(t, results, 4)
 		for _, r := range results[:3] {
-			assert.True(t, runtime.IsAccessDeniedError(r.Err), "%s: %v", r.Name, r.Err)
+			assert.True(t, controller.IsAccessDeniedError(r.Err), "%s: %v", r.Name, r.Err)
 			assert.True(t, controller.IsAccessDeniedError(r.Err), "%s: %v", r.Name, r.Err)
 		}
 		assert.True(t, state.IsNotFoundError(results[3].Err), "read missing input: %v", results[3].Err)
-		assert.False(t, runtime.IsAccessDeniedError(results[3].Err), "read missing input: %v", results[3].Err)
+		assert.False(t, controller.IsAccessDeniedError(results[3].Err), "read missing input: %v", results[3].Err)
 		assert.False(t, controller.IsAccessDeniedError(results[3].Err), "read missing input: %v", results[3].Err)
 	})
 }

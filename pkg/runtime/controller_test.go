@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -106,9 +107,9 @@ func TestRestartBackoff_DoublesAndCaps(t *testing.T) {
 
 		synctest.Wait()
 		st := statusOf(t, e.Runtime, "crashy")
-		assert.Equal(t, runtime.StateRunning, st.State)
-		assert.EqualValues(t, 4, st.Crashes)
-		assert.EqualValues(t, 4, st.Restarts)
+		assert.Equal(t, observe.StateRunning, st.State)
+		assert.EqualValues(t, 4, st.Metrics.Crashes)
+		assert.EqualValues(t, 4, st.Metrics.Restarts)
 		assert.Equal(t, "fourth", st.LastError)
 
 		// The panic was logged with its stack.
@@ -122,7 +123,7 @@ func TestRestartBackoff_DoublesAndCaps(t *testing.T) {
 		assert.Equal(t, 2, healthy.count())
 
 		require.NoError(t, e.Stop())
-		assert.Equal(t, runtime.StateStopped, statusOf(t, e.Runtime, "crashy").State)
+		assert.Equal(t, observe.StateStopped, statusOf(t, e.Runtime, "crashy").State)
 	})
 }
 
@@ -138,7 +139,7 @@ func TestStatus_RestartBackoffIsReported(t *testing.T) {
 		<-cc.starts
 		synctest.Wait()
 		st := statusOf(t, e.Runtime, "crashy")
-		assert.Equal(t, runtime.StateBackoff, st.State)
+		assert.Equal(t, observe.StateBackoff, st.State)
 		assert.Equal(t, time.Now().Add(time.Minute), st.BackoffUntil)
 		assert.Equal(t, "bad", st.LastError)
 		require.NoError(t, e.Stop(), "Run returns during a backoff")
@@ -178,7 +179,7 @@ func TestRunReturningNilEndsTheController(t *testing.T) {
 		}}))
 		time.Sleep(time.Hour) // virtual time: no restart comes
 		assert.EqualValues(t, 1, runs.Load())
-		assert.Equal(t, runtime.StateStopped, statusOf(t, e.Runtime, "c").State)
+		assert.Equal(t, observe.StateStopped, statusOf(t, e.Runtime, "c").State)
 	})
 }
 
@@ -205,7 +206,7 @@ func TestUpdateInputs_SwapsTheAccessScopeAndRefusesBadInputs(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 0, ec.count(), "B is not an input yet")
 		_, err := r.Get(ctx, ptr(typeB, "1"))
-		assert.True(t, runtime.IsAccessDeniedError(err))
+		assert.True(t, controller.IsAccessDeniedError(err))
 
 		require.NoError(t, r.UpdateInputs([]controller.Input{in(typeB, controller.InputWeak)}))
 		synctest.Wait()
@@ -229,7 +230,7 @@ func TestUpdateInputs_SwapsTheAccessScopeAndRefusesBadInputs(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 0, ec.count(), "B is no longer an input")
 		_, err = r.Get(ctx, ptr(typeB, "1"))
-		assert.True(t, runtime.IsAccessDeniedError(err))
+		assert.True(t, controller.IsAccessDeniedError(err))
 
 		// Invalid inputs are refused and change nothing.
 		err = r.UpdateInputs([]controller.Input{in(typeD, controller.InputQPrimary)})
@@ -239,7 +240,7 @@ func TestUpdateInputs_SwapsTheAccessScopeAndRefusesBadInputs(t *testing.T) {
 		mustCreate(t, st, newPair(typeC, "1", 1))
 		synctest.Wait()
 		assert.Equal(t, 1, ec.count(), "C is still an input")
-		assert.Zero(t, statusOf(t, e.Runtime, "c").Restarts)
+		assert.Zero(t, statusOf(t, e.Runtime, "c").Metrics.Restarts)
 	})
 }
 
@@ -284,6 +285,6 @@ func TestUpdateInputs_AnEqualSetWakesNobody(t *testing.T) {
 		mustCreate(t, e.State, newPair(typeA, "1", 1))
 		synctest.Wait()
 		assert.EqualValues(t, 4, events.Load(), "one event per change of a static input")
-		assert.Zero(t, statusOf(t, e.Runtime, "c").Restarts)
+		assert.Zero(t, statusOf(t, e.Runtime, "c").Metrics.Restarts)
 	})
 }

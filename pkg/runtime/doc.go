@@ -5,8 +5,8 @@
 //
 // This doc states what the engine guarantees; the methods state their
 // own contracts ([Runtime.RegisterController] lists what registration
-// refuses, [Runtime.WaitIdle] what idle means). How the engine does it is
-// written beside the code, in its internal packages.
+// refuses). How the engine does it is written beside the code, in its
+// internal packages.
 //
 // # Lifecycle (rules E1, E3)
 //
@@ -50,9 +50,8 @@
 // changes. Run that returns an error or panics (the panic is logged with its
 // stack; the rest of the engine keeps running) is restarted after an
 // exponential backoff: [WithRestartBackoff] initial delay, doubling without
-// jitter, capped at its max (defaults [DefaultRestartBackoffInitial],
-// [DefaultRestartBackoffMax]); ResetRestartBackoff starts over from the
-// initial delay. Run returning nil before the engine stops ends the
+// jitter, capped at its max (by default 100 ms, capped at 1 min);
+// ResetRestartBackoff starts over from the initial delay. Run returning nil before the engine stops ends the
 // controller without a restart.
 //
 // UpdateInputs validates and replaces the dynamic inputs (the declared ones
@@ -98,8 +97,8 @@
 // [controller.RetryPolicyProvider] (see [controller.RetryPolicy]; the zero
 // policy is the behaviour above): its own backoff bounds; MaxAttempts, after
 // which a failing item is parked — not retried, logged ("reconcile failed;
-// parked until the item changes"), listed with its last error in
-// [ControllerStatus] (ParkedItems, Parked) and still failing — until its
+// parked until the item changes"), listed with its last error in its
+// status (observe.ControllerStatus.Parked) and still failing — until its
 // next change queues it as a fresh item; and ChangeAbandonsRetry, with which
 // a change to a failing item starts its attempts and backoff over.
 //
@@ -154,8 +153,7 @@
 //
 // A refused call writes nothing and returns an error that names the
 // controller, the operation and the resource;
-// [controller.IsAccessDeniedError] (and [IsAccessDeniedError], the same
-// predicate) tells it apart. Bad arguments (nil or empty pointers) are
+// [controller.IsAccessDeniedError] tells it apart. Bad arguments (nil or empty pointers) are
 // invalid-class errors.
 //
 // # Read your writes and consistent reads
@@ -234,36 +232,35 @@
 // gives up on an item or a controller; only a QController's
 // RetryPolicy.MaxAttempts parks an item until its next change.
 //
-// # Metrics
+// # Observability
 //
-// Each engine keeps its own counters (two engines never share any; nothing is
-// registered globally): per controller (see [ControllerStatus]) and per
-// watched kind ([KindMetrics]). They are cheap atomics, on by default,
-// skipped with WithMetrics(false); [Runtime.ControllerStatuses] reports the
-// controllers' states, last errors and recoveries either way (see
-// [ControllerStatus]). [Runtime.PublishExpvar] publishes them to expvar
-// under a name of the caller's choosing. With them come latency histograms
-// (fixed log-scale buckets, recorded without locks or allocation): per
-// controller its queue wait, its end-to-end lag (the commit of the change
-// that caused a reconcile → its start) and its reconcile duration by
-// outcome, per kind the delivery lag (commit → routed), and per controller
-// the busy fraction of its time (of its worker pool's, for a QController).
-//
-// # Trace and hot loops
+// [Runtime.Observe] hands out the engine's [observe.Observer]: every
+// controller's status (its state, last error and recovery, its queue and
+// failing items, tracked with metrics off too) and metrics, every watched
+// kind's counters, the engine's activity, its hot loops, its causal trace
+// and explanations ("why is this resource (not) reconciled"). Debug pages
+// (package debughttp), exporters and tests take the Observer; package
+// observe publishes it to expvar (observe.PublishExpvar) under a name of the
+// caller's choosing. Each engine keeps its own counters (two engines never
+// share any; nothing is registered globally): cheap atomics and latency
+// histograms (fixed log-scale buckets, recorded without locks or
+// allocation), on by default, skipped with WithMetrics(false).
 //
 // The engine records what it does in a bounded, always-on causal trace
-// ([Runtime.Trace], sized by [WithTrace], [DefaultTraceSize] events by
-// default, 0 = off): each commit with its writer, each change routed to a
-// controller, each reconcile's start with the changes that caused it and
-// its end, QController retries and requeues with their due times, crashes,
-// restarts and finalizer waits. [WithTraceHook] streams it out. A running
-// engine reads it every [TracePollInterval] to detect hot loops: a
-// controller re-triggered mostly by its own writes, or controllers that keep
-// rewriting each other's inputs, at a sustained rate (see package
-// observe/hotloop for the defaults, [WithHotLoop] to tune them). A loop is
-// logged at WARN (its controllers, resources and cycle), listed by
-// [Runtime.HotLoops] and in [Metrics], and flagged in each of its
-// controllers' [ControllerStatus].
+// (sized by [WithTrace], trace.DefaultSize events by default, 0 = off):
+// each commit with its writer, each change routed to a controller, each
+// reconcile's start with the changes that caused it and its end, QController
+// retries and requeues with their due times, crashes, restarts and
+// finalizer waits. [WithTraceHook] streams it out. A running engine reads
+// it every 100 ms to detect hot loops: a controller re-triggered mostly by
+// its own writes, or controllers that keep rewriting each other's inputs,
+// at a sustained rate (see package observe/hotloop for the defaults,
+// [WithHotLoop] to tune them). A loop is logged at WARN (its controllers,
+// resources and cycle), listed by the Observer, and flagged in each of its
+// controllers' status.
+//
+// The quiescence checks of tests (wait until every change is routed and no
+// controller has work due) are in package runtimetest (WaitIdle, Settle).
 //
 // The rules cited here are stated in docs/controllers-and-engine.md in the repository.
 package runtime

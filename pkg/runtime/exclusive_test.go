@@ -120,7 +120,7 @@ func TestReconcileAndMapInputStress(t *testing.T) {
 			return nil
 		}))
 	}
-	_, err := rt.WaitIdle(ctx)
+	_, err := runtimetest.WaitIdle(ctx, rt)
 	require.NoError(t, err)
 	assert.Zero(t, overlaps.Load(), "overlapping calls of one pointer out of %d calls", calls.Load())
 }

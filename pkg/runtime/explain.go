@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/explain"
 	"github.com/resgraph/resgraph/pkg/observe/histogram"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
@@ -15,19 +16,12 @@ import (
 // explainItems bounds the QController items an explanation lists.
 const explainItems = 16
 
-// Explain answers "why is this resource (not) reconciled": who writes it
-// (the controllers declaring its type as an output), which controllers read
-// it (an input that covers it), its last changes in the trace with the
-// reconciles each caused, and for each of those controllers what it is
-// doing now about it — idle and up to date, queued (due when), backing off
-// until T after error E (attempt n), running since T, waiting on a
-// finalizer of X, blocked because its input Y does not exist, starting,
-// restarting after a crash, stopped. It reads the resource from the state
-// (a failed read is noted in the answer, not an error); an invalid pointer
-// is an invalid-class error. With the trace off, the answer has no history
-// and says so. It is meant for diagnostics: it takes a snapshot of the
-// trace and of every controller's state.
-func (r *Runtime) Explain(ctx context.Context, ptr resource.Pointer) (explain.Resource, error) {
+// explain answers "why is this resource (not) reconciled" (see
+// observe.Observer.Explain): it reads the resource from the state, takes a
+// snapshot of the trace and of every controller's state, and guesses the
+// missing inputs of a resource that does not exist. With the trace off,
+// the answer has no history and says so.
+func (r *Runtime) explain(ctx context.Context, ptr resource.Pointer) (explain.Resource, error) {
 	if err := state.CheckPointer(ptr); err != nil {
 		return explain.Resource{}, err
 	}
@@ -48,12 +42,9 @@ func (r *Runtime) Explain(ctx context.Context, ptr resource.Pointer) (explain.Re
 	return explain.BuildResource(&f, rf), nil
 }
 
-// ExplainController explains the controller name from its side: its
-// inputs (with the controllers that write them) and outputs (with their
-// readers), what it is doing now, its counters and latencies, a
-// QController's items in flight or due, its last reconciles in the trace
-// with their causes. An unknown name is a not-found-class error.
-func (r *Runtime) ExplainController(ctx context.Context, name string) (explain.Controller, error) {
+// explainController explains the controller name from its side (see
+// observe.Observer.ExplainController).
+func (r *Runtime) explainController(ctx context.Context, name string) (explain.Controller, error) {
 	f := r.facts(ctx)
 	c, ok := explain.BuildController(&f, name)
 	if !ok {
@@ -67,30 +58,30 @@ func (r *Runtime) facts(ctx context.Context) explain.Facts {
 	f := explain.Facts{Now: time.Now()}
 	if g, err := r.GetDependencyGraph(); err == nil {
 		kinds := map[string]string{}
-		for _, st := range r.ControllerStatuses() {
-			kinds[st.Name] = st.Kind
+		for _, st := range r.controllerStatuses() {
+			kinds[st.Name] = st.Family.String()
 		}
 		for _, e := range g.Edges {
 			f.Edges = append(f.Edges, explain.Edge{Controller: e.ControllerName, Kind: kinds[e.ControllerName],
 				EdgeType: e.EdgeType.String(), Namespace: e.ResourceNamespace, Type: e.ResourceType, ID: e.ResourceID})
 		}
 	}
-	acts := map[string]ControllerActivity{}
+	acts := map[string]observe.ControllerActivity{}
 	for _, a := range r.controllerActivity() {
 		acts[a.Name] = a
 	}
-	for _, st := range r.ControllerStatuses() {
-		a := acts[st.Name]
+	for _, st := range r.controllerStatuses() {
+		a, m := acts[st.Name], &st.Metrics
 		cf := explain.ControllerFacts{
-			Name: st.Name, Kind: st.Kind, State: st.State, RestartAt: st.BackoffUntil,
+			Name: st.Name, Kind: st.Family.String(), State: st.State.String(), RestartAt: st.BackoffUntil,
 			LastError: st.LastError, LastErrorAt: st.LastErrorAt,
 			Busy: a.Busy, Why: a.Why, Due: a.Due, InFlight: a.InFlight, Delayed: a.Delayed, NextDue: a.NextDue,
-			Running:  a.InFlight > 0 || (st.Kind == KindController && st.State == StateRunning && a.Busy),
-			Counters: explain.Counters{Reconciles: st.Reconciles, Crashes: st.Crashes, Restarts: st.Restarts, WakeUps: st.WakeUps, Requeues: st.Requeues, QueueLen: st.QueueLen, InFlight: st.InFlight},
+			Running:  a.InFlight > 0 || (st.Family == observe.FamilyController && st.State == observe.StateRunning && a.Busy),
+			Counters: explain.Counters{Reconciles: m.Reconciles, Crashes: m.Crashes, Restarts: m.Restarts, WakeUps: m.WakeUps, Requeues: m.Requeues, QueueLen: st.QueueLen, InFlight: st.InFlight},
 			Latencies: map[string]explain.Latency{
-				"queueWait": latencyOf(st.QueueWait),
-				"lag":       latencyOf(st.Lag),
-				"duration":  latencyOf(allOutcomes(st.Duration)),
+				"queueWait": latencyOf(m.QueueWait),
+				"lag":       latencyOf(m.Lag),
+				"duration":  latencyOf(allOutcomes(m.Duration)),
 			},
 			HotLoop: st.HotLoop,
 		}

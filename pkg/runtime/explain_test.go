@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/explain"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -46,7 +47,7 @@ func TestExplain_FromTheEnginesFacts(t *testing.T) {
 		synctest.Wait()
 		ctx := t.Context()
 
-		x, err := e.Runtime.Explain(ctx, ptr(typeB, "1"))
+		x, err := e.Runtime.Observe().Explain(ctx, ptr(typeB, "1"))
 		require.NoError(t, err)
 		assert.True(t, x.Exists)
 		assert.EqualValues(t, 1, x.Version)
@@ -65,7 +66,7 @@ func TestExplain_FromTheEnginesFacts(t *testing.T) {
 		assert.Equal(t, explain.StateIdle, x.Controllers[0].Doing.State, "c is up to date")
 		assert.Equal(t, explain.StateBackoff, x.Controllers[1].Doing.State, "q, as a whole: its other item backs off")
 
-		bad, err := e.Runtime.Explain(ctx, ptr(typeA, "bad"))
+		bad, err := e.Runtime.Observe().Explain(ctx, ptr(typeA, "bad"))
 		require.NoError(t, err)
 		require.Len(t, bad.Controllers, 1)
 		d := bad.Controllers[0].Doing
@@ -74,7 +75,7 @@ func TestExplain_FromTheEnginesFacts(t *testing.T) {
 		assert.Equal(t, time.Now().Add(time.Minute), d.Due)
 		assert.Equal(t, 1, d.Attempt)
 
-		missing, err := e.Runtime.Explain(ctx, ptr(typeB, "none"))
+		missing, err := e.Runtime.Observe().Explain(ctx, ptr(typeB, "none"))
 		require.NoError(t, err)
 		assert.False(t, missing.Exists)
 		var blocked *explain.ControllerDoing
@@ -87,17 +88,17 @@ func TestExplain_FromTheEnginesFacts(t *testing.T) {
 		assert.Equal(t, explain.StateBlocked, blocked.Doing.State)
 		assert.Equal(t, &trace.Ref{Namespace: testNS, Type: typeA, ID: "none"}, blocked.Doing.Resource)
 
-		qx, err := e.Runtime.ExplainController(ctx, "q")
+		qx, err := e.Runtime.Observe().ExplainController(ctx, "q")
 		require.NoError(t, err)
-		assert.Equal(t, runtime.KindQController, qx.Kind)
+		assert.Equal(t, observe.FamilyQController.String(), qx.Kind)
 		require.NotEmpty(t, qx.Recent)
 		assert.NotNil(t, qx.Recent[0].Cause, "a reconcile names its cause")
 		assert.EqualValues(t, 2, qx.Counters.Reconciles)
 		assert.EqualValues(t, 2, qx.Latencies["duration"].Count)
 
-		_, err = e.Runtime.ExplainController(ctx, "nobody")
+		_, err = e.Runtime.Observe().ExplainController(ctx, "nobody")
 		assert.True(t, state.IsNotFoundError(err), "%v", err)
-		_, err = e.Runtime.Explain(ctx, resource.NewPointer(testNS, typeA, ""))
+		_, err = e.Runtime.Observe().Explain(ctx, resource.NewPointer(testNS, typeA, ""))
 		assert.True(t, state.IsInvalidError(err), "%v", err)
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime"
@@ -219,15 +220,15 @@ func mustCreate(t testing.TB, st state.State, r resource.Resource, opts ...state
 	require.NoError(t, st.Create(context.Background(), r, opts...))
 }
 
-func statusOf(t *testing.T, rt *runtime.Runtime, name string) runtime.ControllerStatus {
+func statusOf(t *testing.T, rt *runtime.Runtime, name string) observe.ControllerStatus {
 	t.Helper()
-	for _, st := range rt.ControllerStatuses() {
+	for _, st := range rt.Observe().Controllers() {
 		if st.Name == name {
 			return st
 		}
 	}
 	require.FailNow(t, "no controller "+name)
-	return runtime.ControllerStatus{}
+	return observe.ControllerStatus{}
 }
 
 // callLog records Reconcile calls: the ID and the (virtual) time.

@@ -16,12 +16,12 @@ import (
 // depend on nothing but the resource. safe.IndexFunc adapts a typed one.
 type IndexFunc func(resource.Resource) []string
 
-// Index is a custom index of a cached kind (see [WithIndex]).
-type Index struct {
-	Namespace resource.Namespace
-	Type      resource.Type
-	Name      string
-	Func      IndexFunc
+// index is a custom index of a cached kind (see [WithIndex]).
+type index struct {
+	namespace resource.Namespace
+	typ       resource.Type
+	name      string
+	fn        IndexFunc
 }
 
 // WithIndex registers the custom index name, computed by fn, on the kind
@@ -36,16 +36,16 @@ type Index struct {
 // that index. An index on a kind that is not cached, an empty name, a nil
 // fn or an index registered twice for a kind is an invalid option.
 func WithIndex(ns resource.Namespace, typ resource.Type, name string, fn IndexFunc) Option {
-	return func(o *Options) {
-		o.Indexes = append(o.Indexes, Index{Namespace: ns, Type: typ, Name: name, Func: fn})
+	return func(o *options) {
+		o.indexes = append(o.indexes, index{namespace: ns, typ: typ, name: name, fn: fn})
 	}
 }
 
 // validateIndexes reports the first unusable index as an invalid-class
 // error.
-func (o *Options) validateIndexes() error {
+func (o *options) validateIndexes() error {
 	cached := map[resource.KindKey]bool{}
-	for _, k := range o.CachedKinds {
+	for _, k := range o.cachedKinds {
 		cached[resource.KindKeyOf(k)] = true
 	}
 	type name struct {
@@ -53,19 +53,19 @@ func (o *Options) validateIndexes() error {
 		name string
 	}
 	seen := map[name]bool{}
-	for _, ix := range o.Indexes {
-		k := resource.NewKindKey(ix.Namespace, ix.Type)
+	for _, ix := range o.indexes {
+		k := resource.NewKindKey(ix.namespace, ix.typ)
 		switch {
-		case ix.Name == "":
+		case ix.name == "":
 			return state.NewInvalidError(nil, "runtime options: index on %s: empty name", k)
-		case ix.Func == nil:
-			return state.NewInvalidError(nil, "runtime options: index %q on %s: nil function", ix.Name, k)
+		case ix.fn == nil:
+			return state.NewInvalidError(nil, "runtime options: index %q on %s: nil function", ix.name, k)
 		case !cached[k]:
-			return state.NewInvalidError(nil, "runtime options: index %q on %s: the kind is not cached (WithCachedResource)", ix.Name, k)
-		case seen[name{k, ix.Name}]:
-			return state.NewInvalidError(nil, "runtime options: index %q on %s: registered twice", ix.Name, k)
+			return state.NewInvalidError(nil, "runtime options: index %q on %s: the kind is not cached (WithCachedResource)", ix.name, k)
+		case seen[name{k, ix.name}]:
+			return state.NewInvalidError(nil, "runtime options: index %q on %s: registered twice", ix.name, k)
 		}
-		seen[name{k, ix.Name}] = true
+		seen[name{k, ix.name}] = true
 	}
 	return nil
 }
@@ -73,10 +73,10 @@ func (o *Options) validateIndexes() error {
 // addIndexes adds the indexes of the options to the caches; a panic of an
 // index function is logged at ERROR with its stack.
 func (r *Runtime) addIndexes() {
-	for _, ix := range r.opts.Indexes {
-		k := resource.NewKindKey(ix.Namespace, ix.Type)
+	for _, ix := range r.opts.indexes {
+		k := resource.NewKindKey(ix.namespace, ix.typ)
 		elog := outcome.EngineLogger(r.logger).With(zap.Stringer("kind", k))
-		r.caches.Get(k).AddIndex(ix.Name, cache.IndexFunc(ix.Func), func(index string, id resource.ID, p *usercode.Panic) {
+		r.caches.Get(k).AddIndex(ix.name, cache.IndexFunc(ix.fn), func(index string, id resource.ID, p *usercode.Panic) {
 			elog.Error("index function panicked; the resource is listed under no key of the index",
 				zap.String("index", index), zap.String("id", id), zap.String("panic", usercode.Sprint(p.Value)), outcome.StackField(p))
 		})

@@ -142,7 +142,7 @@ func TestIndex_ListByIndexFollowsEveryChange(t *testing.T) {
 		_, err = r.(controller.IndexReader).ListByIndex(ctx, resource.NewKind(testNS, typeA), "nope", "x")
 		assert.True(t, state.IsInvalidError(err), "%v", err)
 		_, err = r.(controller.IndexReader).ListByIndex(ctx, resource.NewKind(testNS, typeC), "g", "x")
-		assert.True(t, runtime.IsAccessDeniedError(err), "%v", err)
+		assert.True(t, controller.IsAccessDeniedError(err), "%v", err)
 
 		// A panicking index function.
 		mustCreate(t, st, labelled(typeA, "a4", "boom"))

@@ -235,7 +235,7 @@ func TestStatus_QControllerRecoversWhenItsFailedItemsSucceed(t *testing.T) {
 		assert.False(t, cs.Recovered, "a new failure")
 		assert.True(t, cs.RecoveredAt.IsZero())
 
-		raw, err := json.Marshal(e.Runtime.Metrics())
+		raw, err := json.Marshal(e.Runtime.Observe().Metrics())
 		require.NoError(t, err)
 		assert.Contains(t, string(raw), `"failingItems":1`)
 	})

@@ -10,59 +10,29 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/hotloop"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 )
 
-// TracePollInterval is how often a running engine reads the new events of
+// tracePollInterval is how often a running engine reads the new events of
 // its trace, for the hot-loop detector and the trace hook.
-const TracePollInterval = 100 * time.Millisecond
-
-// HotLoop is a hot loop flagged by the engine: a cycle of controllers each
-// writing, at a sustained rate, mostly because of the previous one's
-// change — a controller re-triggered by its own writes, or controllers
-// that keep rewriting each other's inputs.
-type HotLoop struct {
-	// Cycle describes it: "A writes T(ns/x) → B writes U(ns/y) → A".
-	Cycle string `json:"cycle"`
-	// Controllers are its controllers, in cycle order.
-	Controllers []string `json:"controllers"`
-	// Rate is its rate, per second, in the last window it was seen in.
-	Rate float64 `json:"rate"`
-	// Since is when it was flagged.
-	Since time.Time `json:"since"`
-}
+const tracePollInterval = 100 * time.Millisecond
 
 // loopState holds the hot loops flagged now.
 type loopState struct {
 	mu sync.Mutex
 	// active are the flagged loops; protected by mu.
-	active []HotLoop
+	active []observe.HotLoop
 }
 
-// Trace returns the engine's causal trace (nil when it is off; see
-// [WithTrace]): a ring of the newest events, to read with its Snapshot or
-// Since methods, or to follow. The engine records: every write committed
-// by a controller (Commit, with the writing controller), every change
-// routed to a controller (Route, with its delivery lag), every reconcile's
-// start (with the newest change that caused it, how many were coalesced
-// into it and its queue wait) and end (duration, outcome, error), a
-// QController item's retry (Backoff) or requeue (Requeue) with its due
-// time, crashes (with the restart's due time and attempt), restarts,
-// finalizer waits (a destroy refused, a teardown left pending, by
-// pending finalizers), and hot loops flagged and ended. A commit is
-// recorded when the write returns to the controller, so the routing of
-// that change to its readers may come before it in the trace; both name
-// the version.
-func (r *Runtime) Trace() *trace.Ring { return r.tel.Ring }
-
-// HotLoops returns the hot loops flagged now, sorted by their cycle (none
+// hotLoops returns the hot loops flagged now, sorted by their cycle (none
 // with the trace off: the detector reads it).
-func (r *Runtime) HotLoops() []HotLoop {
+func (r *Runtime) hotLoops() []observe.HotLoop {
 	r.loops.mu.Lock()
 	defer r.loops.mu.Unlock()
-	out := make([]HotLoop, 0, len(r.loops.active))
+	out := make([]observe.HotLoop, 0, len(r.loops.active))
 	for _, l := range r.loops.active {
 		l.Controllers = slices.Clone(l.Controllers)
 		out = append(out, l)
@@ -70,16 +40,16 @@ func (r *Runtime) HotLoops() []HotLoop {
 	return out
 }
 
-// observe reads the trace every TracePollInterval until ctx is done: it
+// pollTrace reads the trace every tracePollInterval until ctx is done: it
 // feeds the hot-loop detector and the trace hook.
-func (r *Runtime) observe(ctx context.Context) {
-	o := observer{
+func (r *Runtime) pollTrace(ctx context.Context) {
+	o := tracePoller{
 		rt:     r,
-		det:    hotloop.New(r.opts.HotLoop),
-		hook:   r.opts.TraceHook,
+		det:    hotloop.New(r.opts.hotLoop),
+		hook:   r.opts.traceHook,
 		causes: map[string]trace.Ref{},
 	}
-	tk := time.NewTicker(TracePollInterval)
+	tk := time.NewTicker(tracePollInterval)
 	defer tk.Stop()
 	for {
 		select {
@@ -92,8 +62,8 @@ func (r *Runtime) observe(ctx context.Context) {
 	}
 }
 
-// observer is the state of the goroutine that reads the trace.
-type observer struct {
+// tracePoller is the state of the goroutine that reads the trace.
+type tracePoller struct {
 	rt   *Runtime
 	det  *hotloop.Detector
 	hook func([]trace.Event)
@@ -109,7 +79,7 @@ type observer struct {
 // poll reads the events recorded since the last poll. Without a hook it
 // visits them in the ring, copying only the commits; with one it copies
 // them all for the hook.
-func (o *observer) poll(now time.Time) {
+func (o *tracePoller) poll(now time.Time) {
 	ring := o.rt.tel.Ring
 	var found []hotloop.Finding
 	if o.hook == nil {
@@ -142,7 +112,7 @@ func (o *observer) poll(now time.Time) {
 // feed gives the hot-loop detector what it needs of e: a reconcile's cause
 // and, for a commit, a copy with the cause of its controller's newest
 // reconcile.
-func (o *observer) feed(e *trace.Event, found []hotloop.Finding) []hotloop.Finding {
+func (o *tracePoller) feed(e *trace.Event, found []hotloop.Finding) []hotloop.Finding {
 	switch e.Type {
 	case trace.ReconcileStart:
 		o.causes[e.Controller] = e.Cause
@@ -157,7 +127,7 @@ func (o *observer) feed(e *trace.Event, found []hotloop.Finding) []hotloop.Findi
 }
 
 // callHook calls the user's hook; a panic is logged and turns it off.
-func (o *observer) callHook(evs []trace.Event) {
+func (o *tracePoller) callHook(evs []trace.Event) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
 			o.rt.logger.Error("trace hook panicked; it is not called again", zap.String("panic", usercode.Sprint(p.Value)), zap.String("stack", string(p.Stack)))
@@ -169,7 +139,7 @@ func (o *observer) callHook(evs []trace.Event) {
 
 // flag reports the loops found (flagged or ended) in the log and the trace,
 // and sets the active loops and the controllers' flags.
-func (o *observer) flag(found []hotloop.Finding) {
+func (o *tracePoller) flag(found []hotloop.Finding) {
 	r := o.rt
 	for i := range found {
 		f := &found[i]
@@ -190,19 +160,19 @@ func (o *observer) flag(found []hotloop.Finding) {
 		}
 	}
 	active := o.det.Active()
-	loops := make([]HotLoop, 0, len(active))
+	loops := make([]observe.HotLoop, 0, len(active))
 	byController := map[string]string{}
 	for i := range active {
 		f := &active[i]
 		desc := f.String()
-		loops = append(loops, HotLoop{Cycle: desc, Controllers: f.Controllers(), Rate: f.Rate, Since: f.Since})
+		loops = append(loops, observe.HotLoop{Cycle: desc, Controllers: f.Controllers(), Rate: f.Rate, Since: f.Since})
 		for _, c := range f.Controllers() {
 			if _, ok := byController[c]; !ok {
 				byController[c] = desc
 			}
 		}
 	}
-	slices.SortFunc(loops, func(a, b HotLoop) int { return cmp.Compare(a.Cycle, b.Cycle) })
+	slices.SortFunc(loops, func(a, b observe.HotLoop) int { return cmp.Compare(a.Cycle, b.Cycle) })
 	r.loops.mu.Lock()
 	r.loops.active = loops
 	r.loops.mu.Unlock()

@@ -59,23 +59,23 @@ func TestMetrics_LatencyHistograms(t *testing.T) {
 		synctest.Wait()
 
 		qs := statusOf(t, e.Runtime, "q")
-		assert.EqualValues(t, 2, qs.QueueWait.Count)
-		assert.Equal(t, time.Second, time.Duration(qs.QueueWait.Sum), "the second item waited for the first")
-		assert.EqualValues(t, 2, qs.Lag.Count)
-		assert.InDelta(t, float64(time.Second), float64(qs.Lag.Sum), float64(time.Microsecond), "commit → start (inmem stamps the second create 1 ns later)")
-		require.Contains(t, qs.Duration, "ok")
-		assert.EqualValues(t, 2, qs.Duration["ok"].Count)
-		assert.Equal(t, 2*time.Second, time.Duration(qs.Duration["ok"].Sum))
-		assert.NotContains(t, qs.Duration, "error", "outcomes never seen are left out")
-		assert.InDelta(t, 0.2, qs.Busy, 0.11, "busy 2 s of the last 10 complete seconds (the first of them before the start)")
+		assert.EqualValues(t, 2, qs.Metrics.QueueWait.Count)
+		assert.Equal(t, time.Second, time.Duration(qs.Metrics.QueueWait.Sum), "the second item waited for the first")
+		assert.EqualValues(t, 2, qs.Metrics.Lag.Count)
+		assert.InDelta(t, float64(time.Second), float64(qs.Metrics.Lag.Sum), float64(time.Microsecond), "commit → start (inmem stamps the second create 1 ns later)")
+		require.Contains(t, qs.Metrics.Duration, "ok")
+		assert.EqualValues(t, 2, qs.Metrics.Duration["ok"].Count)
+		assert.Equal(t, 2*time.Second, time.Duration(qs.Metrics.Duration["ok"].Sum))
+		assert.NotContains(t, qs.Metrics.Duration, "error", "outcomes never seen are left out")
+		assert.InDelta(t, 0.2, qs.Metrics.Busy, 0.11, "busy 2 s of the last 10 complete seconds (the first of them before the start)")
 
 		cs := statusOf(t, e.Runtime, "c")
-		ok := cs.Duration["ok"]
+		ok := cs.Metrics.Duration["ok"]
 		require.GreaterOrEqual(t, ok.Count, uint64(2), "the start pass and a pass for the changes")
 		assert.Equal(t, time.Duration(ok.Count)*500*time.Millisecond, time.Duration(ok.Sum), "a pass lasts from its event to the next EventCh call")
-		assert.Equal(t, ok.Count, cs.QueueWait.Count, "every pass waited for its event")
+		assert.Equal(t, ok.Count, cs.Metrics.QueueWait.Count, "every pass waited for its event")
 
-		m := e.Runtime.Metrics()
+		m := e.Runtime.Observe().Metrics()
 		require.Len(t, m.Kinds, 1)
 		assert.EqualValues(t, 2, m.Kinds[0].DeliveryLag.Count)
 
@@ -83,9 +83,9 @@ func TestMetrics_LatencyHistograms(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		synctest.Wait()
 		qs = statusOf(t, e.Runtime, "q")
-		require.Contains(t, qs.Duration, "error")
-		assert.EqualValues(t, 1, qs.Duration["error"].Count)
-		assert.EqualValues(t, 4, qs.QueueWait.Count, "the retry was due after its backoff, and counted from then")
+		require.Contains(t, qs.Metrics.Duration, "error")
+		assert.EqualValues(t, 1, qs.Metrics.Duration["error"].Count)
+		assert.EqualValues(t, 4, qs.Metrics.QueueWait.Count, "the retry was due after its backoff, and counted from then")
 	})
 }
 
@@ -107,7 +107,7 @@ func TestTrace_CausalChain(t *testing.T) {
 		mustCreate(t, st, newPair(typeA, "1", 1))
 		synctest.Wait()
 
-		evs := e.Runtime.Trace().Snapshot()
+		evs := e.Runtime.Observe().Trace().Snapshot()
 		a1 := trace.Ref{Namespace: testNS, Type: typeA, ID: "1", Version: 1}
 		b1 := trace.Ref{Namespace: testNS, Type: typeB, ID: "1", Version: 1, Writer: "q"}
 		item := a1
@@ -180,7 +180,7 @@ func TestTrace_RetriesCrashesAndFinalizerWaits(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		synctest.Wait()
 
-		evs := e.Runtime.Trace().Snapshot()
+		evs := e.Runtime.Observe().Trace().Snapshot()
 		find := func(typ trace.Type, controller, id string) trace.Event {
 			t.Helper()
 			for _, ev := range evs {
@@ -221,19 +221,19 @@ func TestTrace_RetriesCrashesAndFinalizerWaits(t *testing.T) {
 func TestTrace_SizeAndOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := start(t)
-		assert.Equal(t, runtime.DefaultTraceSize, e.Runtime.Trace().Size())
-		assert.Equal(t, 4096, runtime.DefaultTraceSize)
+		assert.Equal(t, trace.DefaultSize, e.Runtime.Observe().Trace().Size())
+		assert.Equal(t, 4096, trace.DefaultSize)
 
 		st := inmem.NewState()
 		off := start(t, runtimetest.WithState(st), runtimetest.WithRuntimeOptions(runtime.WithTrace(0)),
 			runtimetest.WithQControllers(&funcQController{name: "q", settings: primaryOf(typeA)}))
-		assert.Nil(t, off.Runtime.Trace())
+		assert.Nil(t, off.Runtime.Observe().Trace())
 		mustCreate(t, st, newPair(typeA, "1", 1))
 		synctest.Wait()
-		assert.EqualValues(t, 1, statusOf(t, off.Runtime, "q").Duration["ok"].Count, "metrics without the trace")
+		assert.EqualValues(t, 1, statusOf(t, off.Runtime, "q").Metrics.Duration["ok"].Count, "metrics without the trace")
 
 		small := start(t, runtimetest.WithRuntimeOptions(runtime.WithTrace(16)))
-		assert.Equal(t, 16, small.Runtime.Trace().Size())
+		assert.Equal(t, 16, small.Runtime.Observe().Trace().Size())
 	})
 	_, err := runtime.New(inmem.NewState(), nil, runtime.WithTrace(-1))
 	assert.True(t, state.IsInvalidError(err), "%v", err)
@@ -264,7 +264,7 @@ func TestTrace_HookStreamsEveryEventInOrder(t *testing.T) {
 			cancel()
 			require.NoError(t, <-done)
 
-			last := rt.Trace().Last()
+			last := rt.Observe().Trace().Last()
 			require.Positive(t, last)
 			var seen uint64
 			for _, ev := range got {
@@ -320,11 +320,11 @@ func TestHotLoop_FlappingPairIsFlaggedWithin2s(t *testing.T) {
 			runtimetest.WithQControllers(flipper("p", typeA, typeB, &stop), flipper("q", typeB, typeA, &stop)))
 		begin := time.Now()
 		mustCreate(t, st, newPair(typeA, "x", 1), state.WithCreateOwner("q")) // as if q wrote it
-		for len(e.Runtime.HotLoops()) == 0 {
+		for len(e.Runtime.Observe().HotLoops()) == 0 {
 			require.Less(t, time.Since(begin), 2*time.Second, "not flagged within 2 s")
 			time.Sleep(10 * time.Millisecond)
 		}
-		loops := e.Runtime.HotLoops()
+		loops := e.Runtime.Observe().HotLoops()
 		require.Len(t, loops, 1)
 		assert.Equal(t, []string{"p", "q"}, loops[0].Controllers)
 		assert.Contains(t, loops[0].Cycle, "p writes Bs.test.resgraph.dev(test/x)")
@@ -332,7 +332,7 @@ func TestHotLoop_FlappingPairIsFlaggedWithin2s(t *testing.T) {
 		for _, name := range []string{"p", "q"} {
 			s := statusOf(t, e.Runtime, name)
 			assert.Equal(t, loops[0].Cycle, s.HotLoop, "flag in %s's status", name)
-			assert.EqualValues(t, 1, s.HotLoops, "metric of %s", name)
+			assert.EqualValues(t, 1, s.Metrics.HotLoops, "metric of %s", name)
 		}
 		warns := logs.FilterMessageSnippet("hot loop").FilterLevelExact(zapcore.WarnLevel).All()
 		require.Len(t, warns, 1)
@@ -341,7 +341,7 @@ func TestHotLoop_FlappingPairIsFlaggedWithin2s(t *testing.T) {
 		assert.Equal(t, []any{"p", "q"}, fields["controllers"])
 		assert.ElementsMatch(t, []any{"Bs.test.resgraph.dev(test/x)", "As.test.resgraph.dev(test/x)"}, fields["resources"])
 		var traced int
-		for _, ev := range e.Runtime.Trace().Snapshot() {
+		for _, ev := range e.Runtime.Observe().Trace().Snapshot() {
 			if ev.Type == trace.HotLoop && ev.Outcome == trace.OutcomeNone {
 				traced++
 			}
@@ -350,7 +350,7 @@ func TestHotLoop_FlappingPairIsFlaggedWithin2s(t *testing.T) {
 
 		stop.Store(true)
 		time.Sleep(hotloop.DefaultClearAfter + 2*time.Second)
-		assert.Empty(t, e.Runtime.HotLoops(), "ended")
+		assert.Empty(t, e.Runtime.Observe().HotLoops(), "ended")
 		assert.Empty(t, statusOf(t, e.Runtime, "p").HotLoop)
 		assert.NotEmpty(t, logs.FilterMessage("hot loop ended").All())
 	})
@@ -378,10 +378,10 @@ func TestHotLoop_NoFalsePositiveOnRandomizedChains(t *testing.T) {
 				time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)
 			}
 			time.Sleep(2 * time.Second)
-			assert.Empty(t, e.Runtime.HotLoops())
+			assert.Empty(t, e.Runtime.Observe().HotLoops())
 			assert.Empty(t, logs.All(), "no warning")
-			for _, s := range e.Runtime.ControllerStatuses() {
-				assert.Zero(t, s.HotLoops, s.Name)
+			for _, s := range e.Runtime.Observe().Controllers() {
+				assert.Zero(t, s.Metrics.HotLoops, s.Name)
 			}
 		})
 	}
@@ -416,7 +416,7 @@ func TestTrace_MappedItemsNameTheirCause(t *testing.T) {
 		synctest.Wait()
 		b1 := trace.Ref{Namespace: testNS, Type: typeB, ID: "x", Version: 1}
 		var starts []trace.Event
-		for _, ev := range e.Runtime.Trace().Snapshot() {
+		for _, ev := range e.Runtime.Observe().Trace().Snapshot() {
 			if ev.Type == trace.ReconcileStart {
 				starts = append(starts, ev)
 			}
@@ -427,9 +427,9 @@ func TestTrace_MappedItemsNameTheirCause(t *testing.T) {
 		assert.Equal(t, "reconcile", starts[1].Op)
 		assert.Equal(t, typeA, starts[1].Resource.Type)
 		assert.Equal(t, b1, starts[1].Cause, "caused by B's change, through MapInput")
-		assert.EqualValues(t, 2, statusOf(t, e.Runtime, "q").Lag.Count, "both have an end-to-end lag")
+		assert.EqualValues(t, 2, statusOf(t, e.Runtime, "q").Metrics.Lag.Count, "both have an end-to-end lag")
 		var queued []trace.Event
-		for _, ev := range e.Runtime.Trace().Snapshot() {
+		for _, ev := range e.Runtime.Observe().Trace().Snapshot() {
 			if ev.Type == trace.Queue {
 				ev.Seq, ev.Time = 0, time.Time{}
 				queued = append(queued, ev)
@@ -473,7 +473,7 @@ func TestHotLoop_NoFalsePositiveOnW3W4Shapes(t *testing.T) {
 				final, err := st.Get(t.Context(), ptr(typeE, "0"))
 				require.NoError(t, err)
 				assert.Equal(t, 59+4, specA(t, final), "the chain ran every round")
-				assert.Empty(t, e.Runtime.HotLoops())
+				assert.Empty(t, e.Runtime.Observe().HotLoops())
 				assert.Empty(t, logs.All(), "no warning")
 			})
 		})

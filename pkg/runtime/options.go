@@ -9,65 +9,54 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// Default option values (see [DefaultOptions]).
+// Default option values (see the With* options).
 const (
-	// DefaultRestartBackoffInitial is the delay before the first restart of
-	// a crashed Controller.
-	DefaultRestartBackoffInitial = 100 * time.Millisecond
-	// DefaultRestartBackoffMax caps the restart delay.
-	DefaultRestartBackoffMax = time.Minute
-	// DefaultQueueBackoffInitial is the retry delay of a QController item
-	// after its first consecutive failure.
-	DefaultQueueBackoffInitial = 100 * time.Millisecond
-	// DefaultQueueBackoffMax caps the retry delay of a QController item.
-	DefaultQueueBackoffMax = time.Minute
-	// DefaultTraceSize is the number of events the causal trace keeps:
-	// trace.DefaultSize, 4096 events, about 1.1 MiB.
-	DefaultTraceSize = trace.DefaultSize
+	defaultRestartBackoffInitial = 100 * time.Millisecond
+	defaultRestartBackoffMax     = time.Minute
+	defaultQueueBackoffInitial   = 100 * time.Millisecond
+	defaultQueueBackoffMax       = time.Minute
+	defaultTraceSize             = trace.DefaultSize
 )
 
-// Options configure a [Runtime]. Build them with [Option] functions passed to
-// [New]; [DefaultOptions] returns the starting point.
-type Options struct {
-	// CachedKinds are the kinds whose reads are served from an in-memory
+// options are what the [Option]s passed to [New] set.
+type options struct {
+	// cachedKinds are the kinds whose reads are served from an in-memory
 	// cache (see [WithCachedResource]).
-	CachedKinds []resource.Kind
-	// Indexes are the custom indexes of cached kinds (see [WithIndex]).
-	Indexes []Index
-	// RestartBackoffInitial and RestartBackoffMax bound the restart
+	cachedKinds []resource.Kind
+	// indexes are the custom indexes of cached kinds (see [WithIndex]).
+	indexes []index
+	// restartBackoffInitial and restartBackoffMax bound the restart
 	// backoff of Controllers (rule C6).
-	RestartBackoffInitial, RestartBackoffMax time.Duration
-	// QueueBackoffInitial and QueueBackoffMax bound the per-item retry
+	restartBackoffInitial, restartBackoffMax time.Duration
+	// queueBackoffInitial and queueBackoffMax bound the per-item retry
 	// backoff of QControllers (rule Q3).
-	QueueBackoffInitial, QueueBackoffMax time.Duration
-	// Metrics enables the counters and latency histograms of
-	// [Runtime.Metrics].
-	Metrics bool
-	// TraceSize is the number of events the causal trace keeps (see
+	queueBackoffInitial, queueBackoffMax time.Duration
+	// metrics enables the counters and latency histograms.
+	metrics bool
+	// traceSize is the number of events the causal trace keeps (see
 	// [WithTrace]); 0 turns the trace off.
-	TraceSize int
-	// TraceHook, when set, receives the trace's events as they are
+	traceSize int
+	// traceHook, when set, receives the trace's events as they are
 	// recorded (see [WithTraceHook]).
-	TraceHook func(events []trace.Event)
-	// HotLoop tunes the hot-loop detector (see [WithHotLoop]).
-	HotLoop hotloop.Config
+	traceHook func(events []trace.Event)
+	// hotLoop tunes the hot-loop detector (see [WithHotLoop]).
+	hotLoop hotloop.Config
 }
 
-// Option configures a [Runtime].
-type Option func(*Options)
+// Option configures a [Runtime] (see [New]).
+type Option func(*options)
 
-// DefaultOptions returns the defaults: no cached kind, restart backoff from
-// [DefaultRestartBackoffInitial] to [DefaultRestartBackoffMax], item backoff
-// from [DefaultQueueBackoffInitial] to [DefaultQueueBackoffMax], metrics on,
-// a trace of [DefaultTraceSize] events, the hot-loop detector's defaults.
-func DefaultOptions() Options {
-	return Options{
-		TraceSize:             DefaultTraceSize,
-		RestartBackoffInitial: DefaultRestartBackoffInitial,
-		RestartBackoffMax:     DefaultRestartBackoffMax,
-		QueueBackoffInitial:   DefaultQueueBackoffInitial,
-		QueueBackoffMax:       DefaultQueueBackoffMax,
-		Metrics:               true,
+// defaultOptions returns the defaults: no cached kind, restart and item
+// backoffs from 100 ms to 1 min, metrics on, a trace of trace.DefaultSize
+// events, the hot-loop detector's defaults.
+func defaultOptions() options {
+	return options{
+		traceSize:             defaultTraceSize,
+		restartBackoffInitial: defaultRestartBackoffInitial,
+		restartBackoffMax:     defaultRestartBackoffMax,
+		queueBackoffInitial:   defaultQueueBackoffInitial,
+		queueBackoffMax:       defaultQueueBackoffMax,
+		metrics:               true,
 	}
 }
 
@@ -77,51 +66,52 @@ func DefaultOptions() Options {
 // a controller's runtime update the cache at once, so a controller always
 // reads its own writes.
 func WithCachedResource(ns resource.Namespace, typ resource.Type) Option {
-	return func(o *Options) { o.CachedKinds = append(o.CachedKinds, resource.NewKind(ns, typ)) }
+	return func(o *options) { o.cachedKinds = append(o.cachedKinds, resource.NewKind(ns, typ)) }
 }
 
 // WithRestartBackoff sets the exponential restart backoff of Controllers
 // whose Run fails or panics (rule C6): the first restart waits initial, each
-// further consecutive one twice as long, capped at max.
+// further consecutive one twice as long, capped at max (by default 100 ms,
+// capped at 1 min).
 func WithRestartBackoff(initial, maxDelay time.Duration) Option {
-	return func(o *Options) { o.RestartBackoffInitial, o.RestartBackoffMax = initial, maxDelay }
+	return func(o *options) { o.restartBackoffInitial, o.restartBackoffMax = initial, maxDelay }
 }
 
 // WithQueueBackoff sets the per-item exponential retry backoff of
 // QControllers (rule Q3): initial after the first consecutive failure of an
-// item, doubling, capped at max.
+// item, doubling, capped at max (by default 100 ms, capped at 1 min).
 func WithQueueBackoff(initial, maxDelay time.Duration) Option {
-	return func(o *Options) { o.QueueBackoffInitial, o.QueueBackoffMax = initial, maxDelay }
+	return func(o *options) { o.queueBackoffInitial, o.queueBackoffMax = initial, maxDelay }
 }
 
 // WithMetrics turns the engine's counters on or off (on by default). With
-// metrics off, [Runtime.ControllerStatuses] still reports each controller's
+// metrics off, the statuses of [Runtime.Observe] still report each controller's
 // state and last error; the counters stay zero.
 func WithMetrics(enabled bool) Option {
-	return func(o *Options) { o.Metrics = enabled }
+	return func(o *options) { o.metrics = enabled }
 }
 
 // WithTrace sizes the engine's causal trace: a ring that keeps the newest
 // size events (commits, routing, reconcile starts and ends with their
 // causes, queue retries and requeues with their due times, crashes,
-// restarts, finalizer waits, hot loops), read by [Runtime.Trace]. It is on
-// by default with [DefaultTraceSize] events; 0 turns it off, and with it
+// restarts, finalizer waits, hot loops), read by the Observer's Trace. It is
+// on by default with trace.DefaultSize events; 0 turns it off, and with it
 // the hot-loop detection, which reads the trace. A negative size is an
 // invalid-class error.
 func WithTrace(size int) Option {
-	return func(o *Options) { o.TraceSize = size }
+	return func(o *options) { o.traceSize = size }
 }
 
 // WithTraceHook streams the trace out: while the engine runs, hook is
 // called with the events recorded since its previous call, oldest first,
-// from one engine goroutine, at most every [TracePollInterval] (a Lost
+// from one engine goroutine, at most every 100 ms (a Lost
 // event first when more events than the trace keeps came in between).
 // The hook is user code: it may write to a file or export to a tracing
 // system, and should return promptly (the events pile up in the ring
 // meanwhile); it must not keep the slice. A panic in it is logged and the
 // hook is not called again. It needs the trace on.
 func WithTraceHook(hook func(events []trace.Event)) Option {
-	return func(o *Options) { o.TraceHook = hook }
+	return func(o *options) { o.traceHook = hook }
 }
 
 // WithHotLoop tunes the hot-loop detection (the defaults of package
@@ -129,12 +119,12 @@ func WithTraceHook(hook func(events []trace.Event)) Option {
 // per second or more, mostly because of the previous one's change,
 // sustained over 2 windows of 500 ms; it ends after 5 s without).
 func WithHotLoop(cfg hotloop.Config) Option {
-	return func(o *Options) { o.HotLoop = cfg }
+	return func(o *options) { o.hotLoop = cfg }
 }
 
 // validate reports the first unusable option as an invalid-class error.
-func (o *Options) validate() error {
-	for _, k := range o.CachedKinds {
+func (o *options) validate() error {
+	for _, k := range o.cachedKinds {
 		if k.Namespace() == "" || k.Type() == "" {
 			return state.NewInvalidError(nil, "runtime options: cached resource %s: empty namespace or type", resource.KindString(k))
 		}
@@ -142,17 +132,17 @@ func (o *Options) validate() error {
 	if err := o.validateIndexes(); err != nil {
 		return err
 	}
-	if o.RestartBackoffInitial <= 0 || o.RestartBackoffMax < o.RestartBackoffInitial {
-		return state.NewInvalidError(nil, "runtime options: restart backoff: need 0 < initial (%v) <= max (%v)", o.RestartBackoffInitial, o.RestartBackoffMax)
+	if o.restartBackoffInitial <= 0 || o.restartBackoffMax < o.restartBackoffInitial {
+		return state.NewInvalidError(nil, "runtime options: restart backoff: need 0 < initial (%v) <= max (%v)", o.restartBackoffInitial, o.restartBackoffMax)
 	}
-	if o.TraceSize < 0 {
-		return state.NewInvalidError(nil, "runtime options: trace size %d: need >= 0 (0 turns the trace off)", o.TraceSize)
+	if o.traceSize < 0 {
+		return state.NewInvalidError(nil, "runtime options: trace size %d: need >= 0 (0 turns the trace off)", o.traceSize)
 	}
-	if o.TraceHook != nil && o.TraceSize == 0 {
+	if o.traceHook != nil && o.traceSize == 0 {
 		return state.NewInvalidError(nil, "runtime options: a trace hook needs the trace on (WithTrace(0) turns it off)")
 	}
-	if o.QueueBackoffInitial <= 0 || o.QueueBackoffMax < o.QueueBackoffInitial {
-		return state.NewInvalidError(nil, "runtime options: queue backoff: need 0 < initial (%v) <= max (%v)", o.QueueBackoffInitial, o.QueueBackoffMax)
+	if o.queueBackoffInitial <= 0 || o.queueBackoffMax < o.queueBackoffInitial {
+		return state.NewInvalidError(nil, "runtime options: queue backoff: need 0 < initial (%v) <= max (%v)", o.queueBackoffInitial, o.queueBackoffMax)
 	}
 	return nil
 }

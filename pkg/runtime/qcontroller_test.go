@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
@@ -105,7 +106,7 @@ func TestQueueBackoff_DoublesCapsResetsAndRequeues(t *testing.T) {
 			"exponential backoff per item, capped; stops after a success")
 		cs := statusOf(t, e.Runtime, "q")
 		assert.Equal(t, "Reconcile As.test.resgraph.dev(test/f): fail", cs.LastError, "the last error names the call and the item")
-		assert.EqualValues(t, 4, cs.Requeues)
+		assert.EqualValues(t, 4, cs.Metrics.Requeues)
 
 		// Success reset the backoff: the next failure waits the initial delay.
 		start = time.Now()
@@ -204,8 +205,8 @@ func TestLogs_QControllerPanicsAreErrorsWithTheirStack(t *testing.T) {
 		assert.Equal(t, []string{"boom"}, ids(log.take()), "the panicked item is retried")
 
 		cs := statusOf(t, e.Runtime, "q")
-		assert.Equal(t, runtime.StateRunning, cs.State)
-		assert.GreaterOrEqual(t, cs.Crashes, uint64(3))
+		assert.Equal(t, observe.StateRunning, cs.State)
+		assert.GreaterOrEqual(t, cs.Metrics.Crashes, uint64(3))
 		for _, msg := range []string{"Reconcile panicked; retrying after backoff", "MapInput panicked; retrying after backoff"} {
 			entries := logs.FilterMessage(msg).All()
 			require.NotEmpty(t, entries, msg)

@@ -164,7 +164,7 @@ func TestRegistration_RefusedWithItsReason(t *testing.T) {
 			after, err := rt.GetDependencyGraph()
 			require.NoError(t, err)
 			assert.Equal(t, before, after, "a refused registration registered something")
-			assert.Len(t, rt.ControllerStatuses(), len(tc.existing))
+			assert.Len(t, rt.Observe().Controllers(), len(tc.existing))
 		})
 	}
 }
@@ -196,7 +196,7 @@ func TestRegistration_EveryInputKindOfItsFamily(t *testing.T) {
 		Outputs:     []controller.Output{out(typeD, controller.OutputExclusive)},
 		Concurrency: optional.Some[uint](3),
 	}}))
-	assert.Len(t, rt.ControllerStatuses(), 3)
+	assert.Len(t, rt.Observe().Controllers(), 3)
 }
 
 // panickyDeclarations panics in the declaration method named by at.
@@ -256,6 +256,6 @@ func TestRegistration_PanickingDeclarationsAreRefused(t *testing.T) {
 		assert.True(t, state.IsInvalidError(err), "%s: %v", at, err)
 		assert.Contains(t, err.Error(), at+" exploded")
 	}
-	assert.Empty(t, rt.ControllerStatuses(), "nothing was registered")
+	assert.Empty(t, rt.Observe().Controllers(), "nothing was registered")
 	require.NoError(t, rt.RegisterController(&funcController{name: "fine"}))
 }

@@ -19,7 +19,7 @@ import (
 // QController) — it may not have run yet — and a cached kind's cache holds
 // the list. Calls made while a re-list is under way are answered by the
 // next list, made after them. Each re-list is counted in the kind's
-// KindMetrics.Relists, with the re-lists after failures.
+// observe.KindMetrics.Relists, with the re-lists after failures.
 //
 // Errors: an unusable kind is an invalid-class error; so is a kind the
 // engine does not watch (neither an input of a controller nor cached). Before

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
@@ -63,7 +64,7 @@ func (l *lossyState) WatchKindAggregated(ctx context.Context, k resource.Kind, c
 // relists returns the Relists counter of typ's watch.
 func relists(t *testing.T, rt *runtime.Runtime, typ resource.Type) uint64 {
 	t.Helper()
-	for _, k := range rt.Metrics().Kinds {
+	for _, k := range rt.Observe().Metrics().Kinds {
 		if k.Type == typ {
 			return k.Relists
 		}
@@ -182,15 +183,15 @@ func TestRelist_Errors(t *testing.T) {
 }
 
 // activityOf returns the activity of the controller name.
-func activityOf(t *testing.T, rt *runtime.Runtime, name string) runtime.ControllerActivity {
+func activityOf(t *testing.T, rt *runtime.Runtime, name string) observe.ControllerActivity {
 	t.Helper()
-	for _, c := range rt.Activity(context.Background()).Controllers {
+	for _, c := range rt.Observe().Activity(context.Background()).Controllers {
 		if c.Name == name {
 			return c
 		}
 	}
 	require.FailNow(t, "no controller", name)
-	return runtime.ControllerActivity{}
+	return observe.ControllerActivity{}
 }
 
 // setPair sets spec A of the Pair typ/id in st (creating it when absent).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -28,7 +29,7 @@ type retryPolicy struct {
 // RetryPolicy method that panics, is an invalid-class registration error
 // naming the controller.
 func (r *Runtime) qcontrollerRetry(name string, ctrl controller.QController) (rp retryPolicy, err error) {
-	rp = retryPolicy{backoffInitial: r.opts.QueueBackoffInitial, backoffMax: r.opts.QueueBackoffMax}
+	rp = retryPolicy{backoffInitial: r.opts.queueBackoffInitial, backoffMax: r.opts.queueBackoffMax}
 	p, ok := ctrl.(controller.RetryPolicyProvider)
 	if !ok {
 		return rp, nil
@@ -66,28 +67,14 @@ func (r *Runtime) qcontrollerRetry(name string, ctrl controller.QController) (rp
 	return rp, nil
 }
 
-// ParkedItem is a QController item parked by its retry policy
-// ([controller.RetryPolicy.MaxAttempts]): it failed that many times in a row
-// and is not retried until its next change. See [ControllerStatus.Parked].
-type ParkedItem struct {
-	// Item names the call: "Reconcile T(ns/id)" or "MapInput T(ns/id)".
-	Item string `json:"item"`
-	// Attempts is the number of consecutive failed runs that parked it.
-	Attempts uint `json:"attempts"`
-	// LastError is the last failure (the error's text or the panic's value).
-	LastError string `json:"lastError"`
-	// ParkedAt is when it was parked.
-	ParkedAt time.Time `json:"parkedAt"`
-}
-
-// maxParkedListed bounds the parked items a [ControllerStatus] lists.
+// maxParkedListed bounds the parked items a status lists.
 const maxParkedListed = 32
 
 // parkedStatus fills st's parked items from c.
-func (c *qcontrollerRunner) parkedStatus(st *ControllerStatus) {
+func (c *qcontrollerRunner) parkedStatus(st *observe.ControllerStatus) {
 	items, total := c.r.Parked(maxParkedListed)
 	st.ParkedItems = total
 	for _, p := range items {
-		st.Parked = append(st.Parked, ParkedItem{Item: p.Key.What(), Attempts: uint(p.Attempts), LastError: p.Err, ParkedAt: p.At})
+		st.Parked = append(st.Parked, observe.ParkedItem{Item: p.Key.What(), Attempts: uint(p.Attempts), LastError: p.Err, ParkedAt: p.At})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
@@ -92,10 +93,10 @@ func TestRetryPolicy_MaxAttemptsParksTheItem(t *testing.T) {
 		assert.Equal(t, 1, cs.FailingItems, "a parked item is failing")
 		assert.False(t, cs.Recovered)
 		assert.Equal(t, 0, cs.QueueLen, "a parked item is not waiting")
-		assert.Equal(t, []runtime.ParkedItem{{Item: "Reconcile As.test.resgraph.dev(test/f)", Attempts: 3, LastError: "boom",
+		assert.Equal(t, []observe.ParkedItem{{Item: "Reconcile As.test.resgraph.dev(test/f)", Attempts: 3, LastError: "boom",
 			ParkedAt: t0.Add(3 * time.Second)}}, cs.Parked)
-		assert.EqualValues(t, 2, cs.Requeues, "the parking failure is not a requeue")
-		m := e.Runtime.Metrics()
+		assert.EqualValues(t, 2, cs.Metrics.Requeues, "the parking failure is not a requeue")
+		m := e.Runtime.Observe().Metrics()
 		js, err := json.Marshal(m)
 		require.NoError(t, err)
 		assert.Contains(t, string(js), `"parkedItems":1,"parked":[{"item":"Reconcile As.test.resgraph.dev(test/f)","attempts":3,"lastError":"boom"`)
@@ -223,7 +224,7 @@ func TestRetryPolicy_RefusedAtRegistration(t *testing.T) {
 			assert.True(t, state.IsInvalidError(err), "%v", err)
 			assert.Contains(t, err.Error(), `"q"`)
 			assert.Contains(t, err.Error(), tc.want)
-			assert.Empty(t, rt.ControllerStatuses(), "nothing registered")
+			assert.Empty(t, rt.Observe().Controllers(), "nothing registered")
 		})
 	}
 }
@@ -251,7 +252,7 @@ func TestRetryPolicy_PanickingMapInputIsParkedToo(t *testing.T) {
 		require.Len(t, cs.Parked, 1)
 		assert.Equal(t, "MapInput Cs.test.resgraph.dev(test/m)", cs.Parked[0].Item)
 		assert.Equal(t, "map boom", cs.Parked[0].LastError)
-		assert.EqualValues(t, 2, cs.Crashes, "each panic is a crash")
+		assert.EqualValues(t, 2, cs.Metrics.Crashes, "each panic is a crash")
 		parked := logs.FilterMessage("MapInput panicked; parked until the item changes").All()
 		require.Len(t, parked, 1)
 		assert.Equal(t, zapcore.ErrorLevel, parked[0].Level)

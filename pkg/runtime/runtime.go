@@ -11,6 +11,7 @@ import (
 	"github.com/resgraph/resgraph/internal/opt"
 	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
@@ -42,9 +43,9 @@ type runner interface {
 	// it (a QController lists them itself, rules Q1 and E3).
 	run(ctx context.Context, existing []resource.KindKey)
 	// status reports the controller's state and counters.
-	status() ControllerStatus
+	status() observe.ControllerStatus
 	// activity reports what the controller is busy with.
-	activity() ControllerActivity
+	activity() observe.ControllerActivity
 	// sink is its telemetry sink (nil with metrics and trace off).
 	sink() *telemetry.Controller
 }
@@ -67,7 +68,7 @@ type runner interface {
 type Runtime struct {
 	st     state.State
 	logger *zap.Logger
-	opts   Options
+	opts   options
 	db     *dependency.DB[*route.Subscriber]
 	router *route.Router
 	caches *cache.Set
@@ -75,7 +76,7 @@ type Runtime struct {
 	tel *telemetry.Engine
 	// loops are the engine's hot-loop findings (see hotloop.go).
 	loops loopState
-	// idle wakes WaitIdle callers (see activity.go).
+	// idle wakes the callers of runtimetest.WaitIdle (see activity.go).
 	idle idle.Notifier
 	// group tracks every goroutine the engine starts.
 	group group
@@ -101,7 +102,7 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	o := DefaultOptions()
+	o := defaultOptions()
 	opt.Apply(&o, opts)
 	if err := o.validate(); err != nil {
 		return nil, err
@@ -111,8 +112,8 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		logger:  logger,
 		opts:    o,
 		db:      dependency.New[*route.Subscriber](),
-		caches:  cache.NewSet(o.CachedKinds),
-		tel:     &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(o.TraceSize), Metrics: o.Metrics},
+		caches:  cache.NewSet(o.cachedKinds),
+		tel:     &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(o.traceSize), Metrics: o.metrics},
 		runners: map[string]runner{},
 	}
 	r.addIndexes()
@@ -120,7 +121,7 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		State:         st,
 		Subscriptions: func(k resource.KindKey) []route.Subscription { return r.db.Snapshot().For(k) },
 		Caches:        r.caches,
-		Metrics:       o.Metrics,
+		Metrics:       o.metrics,
 		Idle:          &r.idle,
 		Logger:        logger,
 		Go:            r.group.Go,
@@ -157,7 +158,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 		r.group.Go(func() { rn.run(ctx, nil) })
 	}
 	if r.tel.Ring != nil {
-		r.group.Go(func() { r.observe(ctx) })
+		r.group.Go(func() { r.pollTrace(ctx) })
 	}
 	r.mu.Unlock()
 

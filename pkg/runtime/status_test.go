@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
@@ -53,27 +54,27 @@ func TestMetrics_CountersPerInstance(t *testing.T) {
 			time.Sleep(3 * time.Second)
 			synctest.Wait()
 
-			m := e.Runtime.Metrics()
+			m := e.Runtime.Observe().Metrics()
 			require.Len(t, m.Controllers, 2)
 			c, q := m.Controllers[0], m.Controllers[1]
 			assert.Equal(t, "c", c.Name)
-			assert.Equal(t, runtime.KindController, c.Kind)
-			assert.Equal(t, runtime.KindQController, q.Kind)
-			assert.Equal(t, runtime.StateRunning, c.State, "state is tracked with metrics off too")
-			assert.Equal(t, runtime.StateRunning, q.State)
+			assert.Equal(t, observe.FamilyController, c.Family)
+			assert.Equal(t, observe.FamilyQController, q.Family)
+			assert.Equal(t, observe.StateRunning, c.State, "state is tracked with metrics off too")
+			assert.Equal(t, observe.StateRunning, q.State)
 			require.Len(t, m.Kinds, 1)
 			if !enabled {
-				assert.Zero(t, c.Reconciles)
-				assert.Zero(t, q.Reconciles)
+				assert.Zero(t, c.Metrics.Reconciles)
+				assert.Zero(t, q.Metrics.Reconciles)
 				assert.Zero(t, m.Kinds[0].EventsRouted)
 				return
 			}
-			assert.EqualValues(t, 2, c.Reconciles, "start event and one change")
-			assert.EqualValues(t, 1, c.WakeUps)
-			assert.Equal(t, time.Second, c.BusyTime, "the first pass: from its event to its last runtime call")
-			assert.EqualValues(t, 1, q.Reconciles)
-			assert.EqualValues(t, 1, q.WakeUps)
-			assert.Equal(t, time.Second, q.BusyTime)
+			assert.EqualValues(t, 2, c.Metrics.Reconciles, "start event and one change")
+			assert.EqualValues(t, 1, c.Metrics.WakeUps)
+			assert.Equal(t, time.Second, c.Metrics.BusyTime, "the first pass: from its event to its last runtime call")
+			assert.EqualValues(t, 1, q.Metrics.Reconciles)
+			assert.EqualValues(t, 1, q.Metrics.WakeUps)
+			assert.Equal(t, time.Second, q.Metrics.BusyTime)
 			assert.EqualValues(t, 1, m.Kinds[0].EventsRouted)
 		})
 	}
@@ -84,21 +85,22 @@ func TestMetrics_PublishExpvar(t *testing.T) {
 	rt := unstarted(t)
 	require.NoError(t, rt.RegisterController(&funcController{name: "c"}))
 	name := fmt.Sprintf("resgraph-test-%p", rt) // unique across -count runs
-	require.NoError(t, rt.PublishExpvar(name))
+	require.NoError(t, observe.PublishExpvar(name, rt.Observe()))
 	other := unstarted(t)
-	assert.Error(t, other.PublishExpvar(name), "a name is published once")
-	var m runtime.Metrics
+	assert.Error(t, observe.PublishExpvar(name, other.Observe()), "a name is published once")
+	var m observe.Metrics
 	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &m))
 	require.Len(t, m.Controllers, 1)
 	assert.Equal(t, "c", m.Controllers[0].Name)
-	assert.Empty(t, other.Metrics().Controllers, "two engines share nothing")
+	assert.Empty(t, other.Observe().Metrics().Controllers, "two engines share nothing")
 
 	// The JSON names: lowerCamelCase, zero times and an empty last error
 	// omitted (not "0001-01-01T00:00:00Z"), an empty list as [], an
 	// empty histogram with its count and quantiles.
 	empty := `{"count": 0, "sumNs": 0, "p50Ns": 0, "p90Ns": 0, "p99Ns": 0, "buckets": []}`
-	assert.JSONEq(t, `{"controllers": [{"name": "c", "kind": "controller", "state": "starting",
+	assert.JSONEq(t, `{"controllers": [{"name": "c", "family": "controller", "state": "starting",
+		"queueLen": 0, "inFlight": 0, "metrics": {
 		"reconciles": 0, "crashes": 0, "restarts": 0, "wakeUps": 0, "requeues": 0, "busyTimeNs": 0,
-		"queueLen": 0, "inFlight": 0, "queueWait": `+empty+`, "lag": `+empty+`, "duration": {},
-		"busy": 0, "hotLoops": 0}], "kinds": [], "hotLoops": []}`, expvar.Get(name).String())
+		"queueWait": `+empty+`, "lag": `+empty+`, "duration": {},
+		"busy": 0, "hotLoops": 0}}], "kinds": [], "hotLoops": []}`, expvar.Get(name).String())
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
@@ -127,7 +128,7 @@ func TestUserCode_HostileItemErrorsFailOnlyThatItem(t *testing.T) {
 					assert.EqualValues(t, 1, hostileCalls.Load())
 					cs := statusOf(t, e.Runtime, "q")
 					assert.Contains(t, cs.LastError, tc.want)
-					assert.Equal(t, runtime.StateRunning, cs.State)
+					assert.Equal(t, observe.StateRunning, cs.State)
 
 					time.Sleep(time.Second)
 					synctest.Wait()
@@ -142,7 +143,7 @@ func TestUserCode_HostileItemErrorsFailOnlyThatItem(t *testing.T) {
 // returns a typed-nil error (issue 14: the engine deadlocked, Error being
 // called under the metrics lock) or an error whose Error panics (the
 // process crashed) fails like any other: it is restarted after its
-// backoff, its status says why, ControllerStatuses and Run's return are
+// backoff, its status says why, the statuses and Run's return are
 // not blocked.
 func TestUserCode_HostileRunErrorsRestartTheController(t *testing.T) {
 	t.Parallel()
@@ -167,17 +168,17 @@ func TestUserCode_HostileRunErrorsRestartTheController(t *testing.T) {
 				go func() { done <- rt.Run(ctx) }()
 				synctest.Wait()
 				cs := statusOf(t, rt, "c")
-				assert.Equal(t, runtime.StateBackoff, cs.State)
+				assert.Equal(t, observe.StateBackoff, cs.State)
 				want := tc.want
 				if tc.wantRun != "" {
 					want = tc.wantRun
 				}
 				assert.Contains(t, cs.LastError, want)
-				assert.EqualValues(t, 1, cs.Crashes)
+				assert.EqualValues(t, 1, cs.Metrics.Crashes)
 				time.Sleep(time.Second)
 				synctest.Wait()
 				assert.EqualValues(t, 2, runs.Load(), "restarted after the backoff")
-				assert.Equal(t, runtime.StateRunning, statusOf(t, rt, "c").State)
+				assert.Equal(t, observe.StateRunning, statusOf(t, rt, "c").State)
 				cancel()
 				require.NoError(t, <-done)
 			})
@@ -327,7 +328,7 @@ func TestWatch_BadEventsFromAForeignStateAreWatchFailures(t *testing.T) {
 				failures := logs.FilterMessage("kind watch failed; re-listing").All()
 				require.Len(t, failures, 1, "%v", logs.All())
 				assert.Contains(t, failures[0].ContextMap()["error"], "the state sent a")
-				assert.EqualValues(t, 1, rt.Metrics().Kinds[0].Relists)
+				assert.EqualValues(t, 1, rt.Observe().Metrics().Kinds[0].Relists)
 				cancel()
 				require.NoError(t, <-done)
 			})
@@ -393,7 +394,7 @@ func TestWatch_PanickingForeignStateIsRetried(t *testing.T) {
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		assert.Equal(t, []string{"x"}, ids(reconciled.take()), "the watch was retried until it worked")
-		assert.EqualValues(t, 2, rt.Metrics().Kinds[0].Relists)
+		assert.EqualValues(t, 2, rt.Observe().Metrics().Kinds[0].Relists)
 
 		register("during") // its fill lists the kind: the first List panics
 		time.Sleep(time.Minute)

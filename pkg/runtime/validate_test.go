@@ -87,7 +87,7 @@ func TestValidator_AnErrorRefusesTheRegistration(t *testing.T) {
 				var se *settingError
 				assert.ErrorAs(t, err, &se, "Validate's error is wrapped")
 				assert.Equal(t, 1, bad.calls)
-				assert.Empty(t, rt.ControllerStatuses(), "nothing is registered")
+				assert.Empty(t, rt.Observe().Controllers(), "nothing is registered")
 				g, err := rt.GetDependencyGraph()
 				require.NoError(t, err)
 				assert.Empty(t, g.Edges, "no edge of the refused controller")
@@ -112,7 +112,7 @@ func TestValidator_APanicRefusesTheRegistration(t *testing.T) {
 		assert.True(t, state.IsInvalidError(err), "%v", err)
 		assert.Contains(t, err.Error(), `"boom"`)
 		assert.Contains(t, err.Error(), "Validate exploded")
-		assert.Empty(t, rt.ControllerStatuses(), "nothing is registered")
+		assert.Empty(t, rt.Observe().Controllers(), "nothing is registered")
 	}
 }
 
@@ -130,6 +130,6 @@ func TestValidator_ATypedNilErrorRefusesTheRegistration(t *testing.T) {
 		assert.True(t, state.IsInvalidError(err), "%v", err)
 		assert.Contains(t, err.Error(), `"odd"`)
 		assert.Contains(t, err.Error(), "typed-nil *runtime_test.settingError")
-		assert.Empty(t, rt.ControllerStatuses(), "nothing is registered")
+		assert.Empty(t, rt.Observe().Controllers(), "nothing is registered")
 	}
 }

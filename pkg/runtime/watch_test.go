@@ -158,7 +158,7 @@ func TestWatchFailure_RelistRoutesWhatChanged(t *testing.T) {
 
 				assert.Len(t, logs.FilterMessage("kind watch failed; re-listing").All(), 1)
 				var relists uint64
-				for _, k := range rt.Metrics().Kinds {
+				for _, k := range rt.Observe().Metrics().Kinds {
 					if k.Type == typeA {
 						relists = k.Relists
 					}
@@ -199,7 +199,7 @@ func TestWatchFailure_FailedWatchCallIsRetried(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 1, ec.count())
 		assert.Equal(t, []string{"2"}, ids(log.take()))
-		assert.EqualValues(t, 3, rt.Metrics().Kinds[0].Relists)
+		assert.EqualValues(t, 3, rt.Observe().Metrics().Kinds[0].Relists)
 		cancel()
 		require.NoError(t, <-done)
 	})
@@ -300,7 +300,7 @@ func TestWatchFailure_FirstBootstrapCutShortStartsOver(t *testing.T) {
 		assert.ElementsMatch(t, []string{"1", "3"}, ids(log.take()), "each resource of the retried bootstrap, once")
 		assert.Equal(t, []string{"1", "3"}, <-listed, "the start event comes after the retried bootstrap; the cache holds what exists")
 		assert.Empty(t, listed, "one start event")
-		assert.EqualValues(t, 1, rt.Metrics().Kinds[0].Relists)
+		assert.EqualValues(t, 1, rt.Observe().Metrics().Kinds[0].Relists)
 		cancel()
 		require.NoError(t, <-done)
 	})

@@ -188,7 +188,7 @@ func TestCL3_AFailingListerFailsOnlyItsInput(t *testing.T) {
 		err := ctrl.Await(t, func(err error) bool { return errors.As(err, &pe) })
 		assert.Equal(t, "input "+resource.PointerString(ptrA("panics"))+": ListDependents panicked: lister panicked", err.Error())
 		assert.Equal(t, ptrA("panics"), pe.Resource)
-		assert.Zero(t, engine.Runtime.ControllerStatuses()[0].Crashes, "Run never failed")
+		assert.Zero(t, engine.Runtime.Observe().Controllers()[0].Metrics.Crashes, "Run never failed")
 	})
 }
 

@@ -40,7 +40,7 @@ func TestWithRetryPolicy_ParksAnInputThatKeepsFailing(t *testing.T) {
 		synctest.Wait()
 		assert.EqualValues(t, 3, calls.Load())
 		var parked int
-		for _, cs := range e.Runtime.ControllerStatuses() {
+		for _, cs := range e.Runtime.Observe().Controllers() {
 			if cs.Name == "AtoB" {
 				parked = cs.ParkedItems
 			}

@@ -66,10 +66,10 @@ func hasN(n int) func(*B) bool { return func(b *B) bool { return b.TypedSpec().N
 // assertNoRestart checks that the controller never failed Run.
 func assertNoRestart(t *testing.T, rt *runtime.Runtime, name string) {
 	t.Helper()
-	for _, s := range rt.ControllerStatuses() {
+	for _, s := range rt.Observe().Controllers() {
 		if s.Name == name {
-			assert.Zero(t, s.Crashes, "Run failed")
-			assert.Zero(t, s.Restarts, "the controller was restarted")
+			assert.Zero(t, s.Metrics.Crashes, "Run failed")
+			assert.Zero(t, s.Metrics.Restarts, "the controller was restarted")
 			return
 		}
 	}
@@ -119,7 +119,7 @@ func TestT19_AFailingInputDoesNotDelayTheOthers(t *testing.T) {
 		}
 		assert.Len(t, seen.of("good"), 1, "the healthy input was transformed once")
 		assertNoRestart(t, engine.Runtime, "AtoB")
-		status := engine.Runtime.ControllerStatuses()[0]
+		status := engine.Runtime.Observe().Controllers()[0]
 		assert.Equal(t, "input "+resource.PointerString(ptrA("bad"))+": TransformFunc: always fails", status.LastError,
 			"the failure shows in the controller's status")
 	})

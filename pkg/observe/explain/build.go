@@ -10,8 +10,8 @@ import (
 )
 
 // Runtime states of a controller as the engine's status reports them
-// (runtime.StateStarting, ...), repeated here so that this package does not
-// depend on the engine.
+// (observe.State's String forms), repeated here: package observe imports
+// this one.
 const (
 	runtimeStarting = "starting"
 	runtimeBackoff  = "backoff"
@@ -34,7 +34,7 @@ type Facts struct {
 }
 
 // ControllerFacts are what the engine knows of one controller now: its
-// status (runtime.ControllerStatus), its activity (runtime.Activity) and
+// status (observe.ControllerStatus), its activity (observe.Activity) and
 // its queue.
 type ControllerFacts struct {
 	Name, Kind string

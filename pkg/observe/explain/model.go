@@ -195,7 +195,7 @@ type Latency struct {
 	P99   time.Duration `json:"p99Ns"`
 }
 
-// Counters are a controller's counters (see runtime.ControllerStatus).
+// Counters are a controller's counters (see observe.ControllerMetrics).
 type Counters struct {
 	Reconciles uint64 `json:"reconciles"`
 	Crashes    uint64 `json:"crashes"`

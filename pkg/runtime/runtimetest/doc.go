@@ -25,7 +25,7 @@
 // change, until a deadline ([DefaultTimeout]); [Settle] waits for the
 // engine's own notifications until it is idle (no Controller busy, no
 // QController item due or in flight, no watch behind the state; see
-// runtime.Runtime.WaitIdle for exactly what is guaranteed). A test that
+// [WaitIdle] for exactly what is guaranteed). A test that
 // times out fails with the last state it saw: the resource and why it did
 // not match, or what the engine is still doing (which controller, which
 // queue items, which kind's watch).

@@ -213,7 +213,7 @@ func TestSynctestBackoffTakesNoWallTime(t *testing.T) {
 		runtimetest.Create(t, e.State, number("one", 1))
 
 		e.Settle(t) // the first failure is done; the retry waits out its backoff
-		st := e.Runtime.Activity(t.Context())
+		st := e.Runtime.Observe().Activity(t.Context())
 		require.True(t, st.Idle())
 		assert.Equal(t, 1, st.Controllers[0].Delayed)
 

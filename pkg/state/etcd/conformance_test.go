@@ -13,6 +13,7 @@ import (
 	"github.com/resgraph/resgraph/conformance"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/etcd"
 )
@@ -65,7 +66,7 @@ func TestRuntimeConformance(t *testing.T) {
 
 // waitIdle is conformance.RealTime.WaitIdle for resgraph's engine.
 func waitIdle(ctx context.Context, eng controller.Engine, held ...string) error {
-	a, err := eng.(*runtime.Runtime).WaitIdleExcept(ctx, held...)
+	a, err := runtimetest.WaitIdle(ctx, eng.(*runtime.Runtime), held...)
 	if err != nil {
 		return fmt.Errorf("%w; still busy:\n%s", err, a)
 	}

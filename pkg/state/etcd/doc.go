@@ -97,7 +97,7 @@
 // newest change — what every whole-kind watch holds on its last event once
 // it received every change written before the call, in any process (a
 // key written to etcd by other means than this package is not waited
-// for). The engine's quiescence check (runtime.Runtime.WaitIdle) is then
+// for). The engine's quiescence check (runtimetest.WaitIdle) is then
 // exact across processes.
 //
 // Watches end, and their goroutines exit, when their context is done; the

@@ -13,6 +13,7 @@ import (
 	"github.com/resgraph/resgraph/conformance"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/etcd"
 )
@@ -172,7 +173,7 @@ func TestWaitIdleIsExactWithAWriterElsewhere(t *testing.T) {
 			r.(*chainA).TypedSpec().N = i
 			return nil
 		}))
-		a, err := rt.WaitIdle(ctx)
+		a, err := runtimetest.WaitIdle(ctx, rt)
 		require.NoError(t, err, "%s", a)
 		b, err := other.Get(ctx, resource.NewPointer(chainNS, chainKinds[1].Type(), id))
 		require.NoError(t, err, "step %d: B %s exists when WaitIdle returns", i, id)

@@ -16,30 +16,21 @@ import (
 	"sync/atomic"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // Family tells Controllers and QControllers apart: the input kinds each may
-// declare differ.
-type Family int
+// declare differ. Its String form ("controller", "qcontroller") names a
+// controller in statuses and errors.
+type Family = observe.Family
 
+// The families.
 const (
-	// FamilyController is a [controller.Controller].
-	FamilyController Family = iota
-	// FamilyQController is a [controller.QController].
-	FamilyQController
+	FamilyController  = observe.FamilyController
+	FamilyQController = observe.FamilyQController
 )
-
-// String returns the family's name, as statuses and errors name it
-// ("controller" or "qcontroller").
-func (f Family) String() string {
-	if f == FamilyQController {
-		return status.QController
-	}
-	return status.Controller
-}
 
 // Record is what one controller declared. H is the engine's handle for the
 // controller, carried into subscriptions so that the router reaches the

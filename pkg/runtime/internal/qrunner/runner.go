@@ -166,7 +166,7 @@ func (c *Runner) Run(ctx context.Context, existing []resource.KindKey) {
 			c.fill(ctx, k)
 		}
 	}
-	// Running once its queue holds what exists (Runtime.Activity reports
+	// Running once its queue holds what exists (the activity report says
 	// a starting QController busy).
 	c.status.SetState(status.Running, time.Time{})
 	c.cfg.Idle.Ping()

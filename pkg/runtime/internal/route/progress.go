@@ -10,7 +10,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// progress is what a kind watch has routed, for Runtime.Activity. The
+// progress is what a kind watch has routed, for the engine's activity report. The
 // watch goroutine updates it once per batch.
 type progress struct {
 	mu sync.Mutex
@@ -61,7 +61,7 @@ func (p *progress) down() {
 }
 
 // KindActivity is whether one kind's watch is behind the state (see
-// runtime.KindActivity), and how many batches it has routed.
+// observe.KindActivity), and how many batches it has routed.
 type KindActivity struct {
 	Key    resource.KindKey
 	Behind bool

@@ -2,34 +2,28 @@
 // metrics are on or off: its state (starting, running, in restart backoff,
 // stopped), its last failure and whether it has recovered from its
 // failures, and what it is busy with (the activity behind
-// Runtime.WaitIdle). The names the public statuses use are defined here,
-// once; package runtime re-exports them.
+// runtimetest.WaitIdle). Its states are package observe's.
 package status
 
 import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/resgraph/resgraph/pkg/observe"
 )
 
-// Controller states (runtime.ControllerStatus.State).
+// Controller states (observe.ControllerStatus.State).
 const (
-	Starting = "starting"
-	Running  = "running"
-	Backoff  = "backoff"
-	Stopped  = "stopped"
-)
-
-// Controller families (runtime.ControllerStatus.Kind): what kind of
-// controller a status or a registration error is about.
-const (
-	Controller  = "controller"
-	QController = "qcontroller"
+	Starting = observe.StateStarting
+	Running  = observe.StateRunning
+	Backoff  = observe.StateBackoff
+	Stopped  = observe.StateStopped
 )
 
 // Snapshot is a controller's status at one instant.
 type Snapshot struct {
-	State        string
+	State        observe.State
 	BackoffUntil time.Time
 	LastError    string
 	LastErrorAt  time.Time
@@ -53,7 +47,7 @@ type Status struct {
 
 	mu sync.Mutex
 	// The fields below are protected by mu.
-	state        string // "" means Starting
+	state        observe.State
 	backoffUntil time.Time
 	lastError    string
 	lastErrorAt  time.Time
@@ -62,23 +56,16 @@ type Status struct {
 
 // SetState records the controller's state; backoffUntil is when a
 // Controller in restart backoff restarts (zero otherwise).
-func (s *Status) SetState(state string, backoffUntil time.Time) {
+func (s *Status) SetState(state observe.State, backoffUntil time.Time) {
 	s.mu.Lock()
 	s.state, s.backoffUntil = state, backoffUntil
 	s.mu.Unlock()
 }
 
 // State returns the controller's state.
-func (s *Status) State() string {
+func (s *Status) State() observe.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stateLocked()
-}
-
-func (s *Status) stateLocked() string {
-	if s.state == "" {
-		return Starting
-	}
 	return s.state
 }
 
@@ -119,7 +106,7 @@ func (s *Status) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Snapshot{
-		State:        s.stateLocked(),
+		State:        s.state,
 		BackoffUntil: s.backoffUntil,
 		LastError:    s.lastError,
 		LastErrorAt:  s.lastErrorAt,
@@ -127,7 +114,7 @@ func (s *Status) Snapshot() Snapshot {
 	}
 }
 
-// Activity is what a controller is busy with (see runtime.ControllerActivity).
+// Activity is what a controller is busy with (see observe.ControllerActivity).
 type Activity struct {
 	Busy bool
 	Why  string

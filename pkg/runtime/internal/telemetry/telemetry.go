@@ -73,7 +73,7 @@ func (b *Batch) time() time.Time {
 	return b.now
 }
 
-// Counters are a controller's counters (see runtime.ControllerStatus for
+// Counters are a controller's counters (see observe.ControllerMetrics for
 // what each counts).
 type Counters struct {
 	Reconciles, Crashes, Restarts, WakeUps, Requeues uint64

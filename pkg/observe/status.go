@@ -1,0 +1,217 @@
+package observe
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/observe/histogram"
+)
+
+// State is where a controller is in its life. The zero value is
+// [StateStarting].
+type State uint8
+
+// Controller states, in JSON as their String form.
+const (
+	// StateStarting: registered, not running yet (before Run, or waiting
+	// for its inputs' first bootstrap, or a QController filling its queue).
+	StateStarting State = iota
+	// StateRunning: its Run (a QController: its workers) is running; it
+	// may be reconciling or waiting for work.
+	StateRunning
+	// StateBackoff: a Controller whose Run failed or panicked, waiting out
+	// its restart backoff.
+	StateBackoff
+	// StateStopped: the engine stopped it.
+	StateStopped
+)
+
+var stateNames = [...]string{"starting", "running", "backoff", "stopped"}
+
+// String returns "starting", "running", "backoff" or "stopped".
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// MarshalText returns the String form.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText parses the String form of a known state.
+func (s *State) UnmarshalText(b []byte) error {
+	for i, n := range stateNames {
+		if n == string(b) {
+			*s = State(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("observe: unknown controller state %q", b)
+}
+
+// Family tells the two families of controllers apart: a
+// controller.Controller (one Run loop woken by events) and a
+// controller.QController (a work queue of resource pointers).
+type Family uint8
+
+// Controller families, in JSON as their String form.
+const (
+	FamilyController Family = iota
+	FamilyQController
+)
+
+var familyNames = [...]string{"controller", "qcontroller"}
+
+// String returns "controller" or "qcontroller".
+func (f Family) String() string {
+	if int(f) < len(familyNames) {
+		return familyNames[f]
+	}
+	return fmt.Sprintf("Family(%d)", uint8(f))
+}
+
+// MarshalText returns the String form.
+func (f Family) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText parses the String form of a known family.
+func (f *Family) UnmarshalText(b []byte) error {
+	for i, n := range familyNames {
+		if n == string(b) {
+			*f = Family(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("observe: unknown controller family %q", b)
+}
+
+// ControllerStatus is what a person reads about one controller: its state,
+// its last failure and whether it recovered since, its queue and failing
+// items now, the hot loop it is in. Its counters and latencies are in
+// Metrics. Everything but Metrics is tracked with the engine's metrics off
+// too (Metrics is then zero). In JSON, fields are lowerCamelCase; zero times,
+// an empty last error and empty lists are omitted.
+type ControllerStatus struct {
+	Name   string `json:"name"`
+	Family Family `json:"family"`
+	State  State  `json:"state"`
+	// BackoffUntil is when a Controller in StateBackoff restarts.
+	BackoffUntil time.Time `json:"backoffUntil,omitzero"`
+	// LastError is the text of the last failure, naming what failed once
+	// ("Reconcile T(ns/id): ...", "Run panicked: ..."; a Controller's Run
+	// error is its own text), and LastErrorAt when it happened.
+	LastError   string    `json:"lastError,omitempty"`
+	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
+	// Recovered is set, at RecoveredAt, once the controller recovered
+	// from its failures: a QController once no item is failing any more;
+	// a Controller once a pass ended with no failure reported after it
+	// (its Run came back to EventCh), or it called ResetRestartBackoff
+	// with no failure since its last pass. A new failure clears it.
+	Recovered   bool      `json:"recovered,omitempty"`
+	RecoveredAt time.Time `json:"recoveredAt,omitzero"`
+	// QueueLen and InFlight are a QController's items waiting and being
+	// reconciled; FailingItems those whose last run failed (parked ones
+	// included).
+	QueueLen     int `json:"queueLen"`
+	InFlight     int `json:"inFlight"`
+	FailingItems int `json:"failingItems,omitempty"`
+	// ParkedItems counts the items parked by the QController's retry
+	// policy (controller.RetryPolicy.MaxAttempts) until their next change;
+	// Parked lists up to 32 of them, sorted, each with its last error.
+	ParkedItems int          `json:"parkedItems,omitempty"`
+	Parked      []ParkedItem `json:"parked,omitempty"`
+	// HotLoop describes the hot loop the controller is part of while one
+	// is flagged ("A writes X → B writes Y → A"; see [HotLoop]).
+	HotLoop string `json:"hotLoop,omitempty"`
+	// Metrics are its counters and latency histograms.
+	Metrics ControllerMetrics `json:"metrics"`
+}
+
+// ControllerMetrics are one controller's counters and latency histograms,
+// kept with the engine's metrics on (zero otherwise). For a Controller, a
+// reconcile is a pass (a ReconcileEvent taken from EventCh); for a
+// QController, a Reconcile or MapInput call.
+type ControllerMetrics struct {
+	// Reconciles counts reconciles.
+	Reconciles uint64 `json:"reconciles"`
+	// Crashes counts Controller Runs that returned an error or panicked,
+	// and QController calls that panicked; Restarts, Controller restarts
+	// after a crash.
+	Crashes  uint64 `json:"crashes"`
+	Restarts uint64 `json:"restarts"`
+	// WakeUps counts the wake-ups routed to a Controller (several may
+	// coalesce into one ReconcileEvent) or the items routing queued for a
+	// QController; Requeues, QController items requeued after a failure
+	// or a RequeueError.
+	WakeUps  uint64 `json:"wakeUps"`
+	Requeues uint64 `json:"requeues"`
+	// BusyTime is the time spent reconciling (a Controller: from taking an
+	// event to taking the next one when that one had to wait, otherwise to
+	// the end of its last runtime call before it waited again); in JSON
+	// busyTimeNs, in nanoseconds.
+	BusyTime time.Duration `json:"busyTimeNs"`
+	// QueueWait is from work becoming due (a wake-up, a queued item, the
+	// end of a backoff or requeue interval) to its reconcile's start.
+	QueueWait histogram.Snapshot `json:"queueWait"`
+	// Lag is end to end: from the commit of the oldest change that caused
+	// a reconcile to its start.
+	Lag histogram.Snapshot `json:"lag"`
+	// Duration is the reconciles' duration by outcome ("ok", "error",
+	// "requeue", "panic"; outcomes never seen are left out).
+	Duration map[string]histogram.Snapshot `json:"duration"`
+	// Busy is the fraction of the last ten complete seconds the controller
+	// (a QController: its pool of workers) spent reconciling, in [0, 1].
+	Busy float64 `json:"busy"`
+	// HotLoops counts the hot loops flagged with the controller.
+	HotLoops uint64 `json:"hotLoops"`
+}
+
+// ParkedItem is a QController item parked by its retry policy: it failed
+// Attempts times in a row and is not retried until its next change.
+type ParkedItem struct {
+	// Item names the call: "Reconcile T(ns/id)" or "MapInput T(ns/id)".
+	Item     string `json:"item"`
+	Attempts uint   `json:"attempts"`
+	// LastError is the last failure (the error's text or the panic's value).
+	LastError string    `json:"lastError"`
+	ParkedAt  time.Time `json:"parkedAt"`
+}
+
+// KindMetrics are the counters of one watched kind: changes routed to
+// controllers, re-lists (after a failed watch, or on request), and the
+// delivery lag of its changes (from the commit of a created or updated
+// resource to its routing).
+type KindMetrics struct {
+	Namespace    string             `json:"namespace"`
+	Type         string             `json:"type"`
+	EventsRouted uint64             `json:"eventsRouted"`
+	Relists      uint64             `json:"relists"`
+	DeliveryLag  histogram.Snapshot `json:"deliveryLag"`
+}
+
+// HotLoop is a hot loop flagged by the engine: a cycle of controllers each
+// writing, at a sustained rate, mostly because of the previous one's change
+// — a controller re-triggered by its own writes, or controllers that keep
+// rewriting each other's inputs.
+type HotLoop struct {
+	// Cycle describes it: "A writes T(ns/x) → B writes U(ns/y) → A".
+	Cycle string `json:"cycle"`
+	// Controllers are its controllers, in cycle order.
+	Controllers []string `json:"controllers"`
+	// Rate is its rate, per second, in the last window it was seen in.
+	Rate float64 `json:"rate"`
+	// Since is when it was flagged.
+	Since time.Time `json:"since"`
+}
+
+// Metrics are everything an engine reports at one instant: every
+// controller's status (sorted by name), every watched kind's counters
+// (sorted by namespace and type) and the hot loops flagged now (sorted by
+// cycle). In JSON they are {"controllers": [...], "kinds": [...],
+// "hotLoops": [...]}; a histogram is {"count", "sumNs", "p50Ns", "p90Ns",
+// "p99Ns", "buckets": [{"lt", "n"}]} (see package observe/histogram).
+type Metrics struct {
+	Controllers []ControllerStatus `json:"controllers"`
+	Kinds       []KindMetrics      `json:"kinds"`
+	HotLoops    []HotLoop          `json:"hotLoops"`
+}
