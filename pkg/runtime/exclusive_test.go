@@ -39,7 +39,7 @@ func selfMapped(concurrency uint, reconcile, mapInput func(p resource.Pointer)) 
 }
 
 // TestReconcileAndMapInputOfOnePointerNeverOverlap: what the runtime adds
-// to rule Q2 (see the package doc): a pointer is never reconciled and
+// to rule Q2 (see RegisterQController's doc): a pointer is never reconciled and
 // mapped at once.
 // Issue 14: with the same kind as primary and mapped input, Reconcile(p)
 // and MapInput(p) ran concurrently.

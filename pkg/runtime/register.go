@@ -36,6 +36,35 @@ var errStopped = errors.New("runtime: Run has stopped; no controller can be regi
 // Validate refuses it the same way, naming the controller and wrapping
 // Validate's error. Nothing is registered then. After Run returned,
 // registration fails.
+//
+// A registered Controller (rules C2, C6, C7, C8) has its Run called on a
+// goroutine of its own. It receives one ReconcileEvent at start (and at
+// every restart), once its inputs are watched, and one after changes to its
+// inputs; changes that arrive while an event waits to be taken coalesce into
+// it. Resources that exist at the start are not changes. Run that returns an
+// error or panics (the panic is logged with its stack; the rest of the
+// engine keeps running) is restarted after an exponential backoff:
+// [WithRestartBackoff] initial delay, doubling without jitter, capped at its
+// max (by default 100 ms, capped at 1 min); ResetRestartBackoff starts over
+// from the initial delay. Run returning nil before the engine stops ends the
+// controller without a restart.
+//
+// UpdateInputs validates and replaces the dynamic inputs (the declared ones
+// stay): changes of the new inputs flow at once, reads of them are allowed,
+// and the controller is woken, once the new kinds are watched, so that it
+// sees their current state. The inputs are a set (order and duplicates do
+// not matter): replacing them with an equal set changes nothing and wakes
+// nobody, so a controller may call UpdateInputs on every pass. Kinds are
+// not unwatched during a Run.
+//
+// StartTrackingOutputs starts a pass; CleanupOutputs(kinds) then tears down
+// every output of those kinds owned by the controller and not written
+// (Create, Update, Modify — even a Modify that changed nothing) since, and
+// destroys it when it has no finalizers. An output with finalizers is left
+// tearing down; a later CleanupOutputs destroys it once they are gone
+// (controllers typically declare their outputs as InputDestroyReady to be
+// woken then). CleanupOutputs before StartTrackingOutputs is an
+// invalid-class error.
 func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	var (
 		name    string
@@ -151,6 +180,35 @@ func (r *Runtime) validate(what dependency.Family, name string, ctrl any) (err e
 // gets its retry policy (see [controller.RetryPolicy]); a policy that
 // cannot work (a negative backoff, a max below the initial delay) or a
 // RetryPolicy that panics refuses the registration the same way.
+//
+// A registered QController (rules Q1–Q5) has a work queue
+// and Concurrency workers (default 1). The same pointer is never reconciled
+// twice at once, nor reconciled and mapped at once: when a kind is both a
+// primary and a mapped input (qtransform's WithExtraMappedInput of its own
+// input type, for one), Reconcile(p) and MapInput(p) of one pointer p are
+// serialized, the second waiting for the first (it keeps its place, without
+// a delay); a pointer queued while waiting is stored once, and one queued
+// while in flight runs once more afterwards. A Reconcile (or MapInput) error
+// retries the item with a per-item exponential backoff ([WithQueueBackoff]);
+// a [controller.RequeueError] requeues it after its interval (logged as a
+// failure only when it wraps an error; a negative interval is a failure);
+// success resets the item's backoff; a new change to an item waiting out a
+// backoff runs it at once. A panic in Reconcile or MapInput fails that item
+// only and is logged with its stack. MapInput returning a pointer that is
+// not of a primary input kind (or nil, or without an ID) fails the item (the
+// valid pointers are still queued); the offending pointer is logged once per
+// kind (nil pointers: once). The initial List of an input kind that fails (a
+// QController registered during Run lists its inputs) is retried with the
+// item backoff.
+//
+// A QController may set its own retry policy by implementing
+// [controller.RetryPolicyProvider] (see [controller.RetryPolicy]; the zero
+// policy is the behaviour above): its own backoff bounds; MaxAttempts, after
+// which a failing item is parked — not retried, logged ("reconcile failed;
+// parked until the item changes"), listed with its last error in its
+// status (observe.ControllerStatus.Parked) and still failing — until its
+// next change queues it as a fresh item; and ChangeAbandonsRetry, with which
+// a change to a failing item starts its attempts and backoff over.
 func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	var (
 		name     string

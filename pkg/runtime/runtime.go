@@ -51,21 +51,167 @@ type runner interface {
 }
 
 // Runtime is the engine: it registers Controllers and QControllers, watches
-// their inputs, routes changes to them and runs them. See the package doc
-// for its guarantees.
+// their inputs, routes changes to them and runs them. What a registered
+// controller receives is stated on [Runtime.RegisterController] and
+// [Runtime.RegisterQController], the lifecycle on [Runtime.Run]; what the
+// engine guarantees to every controller follows.
 //
-// Its parts live in internal packages, each given only what it uses: the
-// router (internal/route) watches the input kinds and delivers changes;
-// a Controller's runner (internal/crunner) and a QController's
-// (internal/qrunner) run the user code and judge its outcomes with one
-// switch (internal/outcome); each controller's adapter (internal/adapter)
-// checks and performs its reads and writes; the caches (internal/cache),
-// the dependency database (internal/dependency) and the work queue
-// (internal/queue) are leaves; statuses (internal/status) and metrics
-// (internal/telemetry, a nil sink when metrics are off) are reported by
-// the parts as they work. The Runtime itself only wires them together
-// and owns the lifecycle.
+// Routing (rules C2, C9, Q1, Q4). Every change of a declared input kind
+// reaches every controller that declared it, in the order the state applied
+// the changes:
+//
+//   - a Controller input wakes the controller (wake-ups coalesce);
+//   - an input with an ID only fires for that ID;
+//   - InputDestroyReady and InputQMappedDestroyReady fire only for the
+//     controller's own outputs (owner = controller name) that are tearing
+//     down with no finalizers; the destruction itself does not fire them;
+//   - InputQPrimary queues the changed pointer; InputQMapped queues a map
+//     item that calls MapInput and queues the pointers it returns.
+//
+// A QController's queue starts with every existing resource of each primary
+// input (of its ID, for an input with an ID), and a map item for every
+// existing resource of each mapped input (for a mapped destroy-ready input,
+// every own output that is already tearing down with no finalizers, so that
+// none is left behind when the engine restarts) — each existing resource
+// once, whether the QController was registered before Run or during it.
+// Each input kind is watched once, from the start of the first controller
+// that declares it until Run ends, whoever else declares it later; a large
+// kind delays only the controllers that declare it.
+//
+// Access control (rules C3, C4, C5). Controllers reach the state only
+// through their runtime, which checks every call:
+//
+//   - reads (Get, ContextWithTeardown) on declared inputs (an input with
+//     an ID covers that ID only) and on the controller's output types in
+//     any namespace; List on input kinds declared without an ID and on
+//     output types;
+//   - writes (Create, Update, Modify, ModifyWithResult, Teardown, Destroy)
+//     on declared output types only, always as the controller: the owner is
+//     the controller's name (none with WithCreateNoOwner or
+//     WithModifyNoOwner; the owner given with controller.WithOwner for
+//     Teardown and Destroy), so writing a shared output another controller
+//     owns is the state's owner conflict (a Create of a resource that exists
+//     with another owner is reported as an owner conflict too, which is
+//     still a conflict);
+//   - finalizers (AddFinalizer, RemoveFinalizer) on strong inputs,
+//     QController primary inputs, and outputs the controller owns.
+//
+// A refused call writes nothing and returns an error that names the
+// controller, the operation and the resource;
+// [controller.IsAccessDeniedError] tells it apart. Bad arguments (nil or empty pointers) are
+// invalid-class errors.
+//
+// Read your writes and consistent reads. A controller always reads its own
+// writes. With [WithCachedResource] a kind's reads are served from an
+// in-memory copy fed by the kind's watch (before the watch bootstrapped,
+// from the state).
+//
+// Over a state that numbers its changes ([state.RevisionReporter], as
+// inmem does), every read through a controller's runtime, cached or not,
+// obeys this, for every kind:
+//
+//   - Floor. A read reflects the state at a revision R (the resources of the
+//     kind read are those of the state at R: every change of the kind up to
+//     R, none after) with R at or after the controller's floor: the
+//     revision of its own last write (of any kind, by any of its
+//     goroutines, that returned before the read started) and of every
+//     change routed to it before the read started — in particular the
+//     change that woke the Controller or queued the QController item being
+//     reconciled. So a resource destroyed before the change that woke a
+//     controller is never read as existing, and a controller never reads a
+//     kind older than its own last write.
+//   - Told revision. [state.WithGetRevision] / [state.WithListRevision] on a
+//     read store R. Reads of several kinds are not taken at one revision
+//     (each is at its own R, each at or after the floor); a controller that
+//     needs one cut compares their revisions and reads again.
+//
+// A cached read is served from the cache when the cache is at the floor or
+// later, or when the state confirms (its KindRevision) that the kind has no
+// change the cache lacks; otherwise it goes to the state. A cache never
+// makes a read wait for its watch.
+//
+// Over a state that does not number its changes, reads report revision 0,
+// and the cache guarantees less: a controller reads its own writes at once,
+// and a cached resource never goes back to an older version; a cached read
+// may lag changes made by others.
+//
+// A cached kind may have custom indexes ([WithIndex]: a function from a
+// resource to keys): a controller lists the resources under one key with
+// [controller.IndexReader] (safe.ReaderListByIndex), reading only those.
+// A List by index returns exactly what a List of the kind filtered by the
+// index function would, under every change (label changes and destructions
+// included) and the controller's own writes.
+//
+// Watch robustness. A kind watch that fails — the call fails or panics, an
+// Errored event (such as a buffer overrun from a foreign State) arrives, an
+// event cannot be routed (see "User code"), or the stream is closed — never
+// stops the engine: a warning is logged, the re-list is counted, and the
+// watch is re-established with a fresh bootstrap after a short backoff. What
+// changed while it was down is routed then, exactly: the resources that
+// changed meanwhile, and those that disappeared, as destroyed; an unchanged
+// resource is not routed again.
+//
+// [Runtime.Relist] does the same on demand (a daemon that suspects its
+// view, after an outside event): it re-lists a watched kind, routes what
+// differs, and returns once every controller affected has been woken or
+// has its items queued; the re-list is counted with the others.
+//
+// User code. Everything the engine calls that it did not write is user code:
+// a controller's methods, the error it returns (Error, Unwrap, As; a
+// RequeueError's Interval), the pointers MapInput returns, the resources and
+// errors a State delivers (Metadata, DeepCopy; the State's own methods, for
+// a foreign State). The engine never calls user code while it holds a lock
+// of its own, and always inside a recovery: a panic fails only what called
+// it — a Controller's Run (restarted), a QController item (retried), a kind
+// watch (re-established with a re-list), a QController's initial list
+// (retried) — and is logged with the stack of the panicking goroutine. An
+// error is rendered to its text once; logs and statuses carry the text, so a
+// panicking Error method is a failure like any other ("error of type T:
+// Error panicked: ...").
+//
+// A typed-nil error — a nil pointer in a non-nil error interface, such as
+// `var err *MyError; return err` — is a failure, never a success: it is
+// almost always a bug, and treating it as nil would hide it. Its message
+// names the type: "Run returned a typed-nil error (*pkg.MyError)",
+// "Reconcile T(ns/id): returned a typed-nil error (*controller.RequeueError)".
+// An error chain holding a typed-nil *controller.RequeueError is a failure
+// too.
+//
+// A watch event that cannot be routed — a change without a resource, a
+// resource whose Metadata panics or returns nil, a resource of another kind
+// or with an empty ID — fails the kind's watch like an Errored event (see
+// "Watch robustness"): routing around it could lose the change it stood
+// for.
+//
+// Logs. The engine logs its own messages through the logger given to [New],
+// with a "controller" (or "kind") field, and never attaches zap's automatic
+// stack traces to them, whatever the logger's configuration (zap's
+// development preset adds one from WARN up): a failure the engine retries is
+// logged at WARN with the error's text and the delay of the retry —
+// "reconcile failed; retrying after backoff" (fields item, error, backoff),
+// "MapInput failed; ...", "...; requeued after the interval" (interval),
+// "controller failed; restarting after backoff", "initial list of an input
+// failed; ...", "kind watch failed; re-listing" (retry_in). A panic is a
+// bug, not a transient failure: it is logged at ERROR with the panic's value
+// and the stack of the panicking goroutine as the "stack" field. A MapInput
+// returning a pointer of an undeclared kind is logged at ERROR once per
+// kind. By default the engine has no retry budget: it never gives up on an
+// item or a controller; only a QController's RetryPolicy.MaxAttempts parks
+// an item until its next change.
 type Runtime struct {
+	// Its parts live in internal packages, each given only what it uses:
+	// the router (internal/route) watches the input kinds and delivers
+	// changes; a Controller's runner (internal/crunner) and a
+	// QController's (internal/qrunner) run the user code and judge its
+	// outcomes with one switch (internal/outcome); each controller's
+	// adapter (internal/adapter) checks and performs its reads and writes;
+	// the caches (internal/cache), the dependency database
+	// (internal/dependency) and the work queue (internal/queue) are
+	// leaves; statuses (internal/status) and metrics (internal/telemetry,
+	// a nil sink when metrics are off) are reported by the parts as they
+	// work. The Runtime itself only wires them together and owns the
+	// lifecycle.
+
 	st     state.State
 	logger *zap.Logger
 	opts   options
@@ -133,7 +279,10 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 // and runs until ctx is canceled (rule E1). It returns nil once every
 // goroutine it started has exited — for controllers that honour their
 // context, promptly after the cancel. Run may be called once per Runtime; a
-// second call, during or after the first, fails at once.
+// second call, during or after the first, fails at once. Controllers may be
+// registered before or during Run (rule E3): one registered during Run
+// starts at once and receives the current state of its inputs like any
+// other; registration after Run returned fails.
 func (r *Runtime) Run(ctx context.Context) error {
 	var revs state.RevisionReporter
 	if ctx != nil && len(r.caches.Keys()) > 0 {
@@ -213,7 +362,7 @@ func (g *group) stopAndWait() {
 // revisionsOf returns st's revision reporter when st numbers its changes
 // (it answers Revision), nil otherwise; the cached reads are served by
 // revision then (see "Read your writes and consistent reads" in the
-// package doc). It asks once, when Run starts with cached kinds, within
+// Runtime doc). It asks once, when Run starts with cached kinds, within
 // revisionProbeTimeout: a state that cannot answer then is served as one
 // that does not number its changes. The state's method is user code: a
 // panic is no answer.

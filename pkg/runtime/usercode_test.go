@@ -24,7 +24,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// The tests of this file check the rule of the package doc's "User code"
+// The tests of this file check the rule of the Runtime doc's "User code"
 // section: no method of user code (a controller's, a resource's, an
 // error's, a foreign state's) runs under an engine lock or outside a
 // recovery, and a typed-nil error is a failure.
