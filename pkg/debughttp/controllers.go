@@ -61,6 +61,9 @@ var controllersTmpl = template.Must(template.New("controllers").Funcs(template.F
 		if s.State == observe.StateBackoff && !s.BackoffUntil.IsZero() {
 			return "backing off until " + s.BackoffUntil.Format("15:04:05.000") + " (" + s.BackoffUntil.Sub(now).Round(time.Millisecond).String() + ")"
 		}
+		if !s.Since.IsZero() {
+			return s.State.String() + " since " + s.Since.Format("15:04:05.000")
+		}
 		return s.State.String()
 	},
 	"ago": func(t, now time.Time) string {

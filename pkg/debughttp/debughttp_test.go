@@ -175,6 +175,7 @@ func TestControllersPageHTMLAndJSON(t *testing.T) {
 	assert.NotContains(t, body, "<script>", "errors are escaped")
 	assert.Contains(t, body, "<th>Queue wait p50 / p99</th><th>Duration p50 / p99</th><th>Lag p50 / p99</th><th>Busy</th>")
 	assert.Regexp(t, `<td class="num">[0-9.]+[µnm]?s / [0-9.]+[µnm]?s \(1\)</td>`, body, "the failing item's latencies")
+	assert.Regexp(t, `<td>qcontroller</td><td>running since [0-9:.]{12}</td>`, body, "the family, the state and since when")
 
 	for _, req := range [][]string{
 		{base + "/debug/controllers?format=json"},

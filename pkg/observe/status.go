@@ -94,7 +94,10 @@ func (f *Family) UnmarshalText(b []byte) error {
 type ControllerStatus struct {
 	Name   string `json:"name"`
 	Family Family `json:"family"`
-	State  State  `json:"state"`
+	// State is where the controller is, Since when it got there (zero
+	// while it is starting).
+	State State     `json:"state"`
+	Since time.Time `json:"since,omitzero"`
 	// BackoffUntil is when a Controller in StateBackoff restarts.
 	BackoffUntil time.Time `json:"backoffUntil,omitzero"`
 	// LastError is the text of the last failure, naming what failed once

@@ -108,6 +108,7 @@ func TestRestartBackoff_DoublesAndCaps(t *testing.T) {
 		synctest.Wait()
 		st := statusOf(t, e.Runtime, "crashy")
 		assert.Equal(t, observe.StateRunning, st.State)
+		assert.Equal(t, begin.Add(9*time.Second), st.Since, "running since its last restart")
 		assert.EqualValues(t, 4, st.Metrics.Crashes)
 		assert.EqualValues(t, 4, st.Metrics.Restarts)
 		assert.Equal(t, "fourth", st.LastError)

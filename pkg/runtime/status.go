@@ -68,6 +68,7 @@ func newControllerStatus(name string, fam observe.Family, st status.Snapshot, te
 		Name:         name,
 		Family:       fam,
 		State:        st.State,
+		Since:        st.Since,
 		BackoffUntil: st.BackoffUntil,
 		LastError:    st.LastError,
 		LastErrorAt:  st.LastErrorAt,

@@ -23,7 +23,10 @@ const (
 
 // Snapshot is a controller's status at one instant.
 type Snapshot struct {
-	State        observe.State
+	State observe.State
+	// Since is when the controller entered State (zero while it is
+	// starting).
+	Since        time.Time
 	BackoffUntil time.Time
 	LastError    string
 	LastErrorAt  time.Time
@@ -48,16 +51,22 @@ type Status struct {
 	mu sync.Mutex
 	// The fields below are protected by mu.
 	state        observe.State
+	since        time.Time
 	backoffUntil time.Time
 	lastError    string
 	lastErrorAt  time.Time
 	recoveredAt  time.Time
 }
 
-// SetState records the controller's state; backoffUntil is when a
-// Controller in restart backoff restarts (zero otherwise).
+// SetState records the controller's state, and when it entered it if it
+// changed (or was never set); backoffUntil is when a Controller in restart
+// backoff restarts (zero otherwise).
 func (s *Status) SetState(state observe.State, backoffUntil time.Time) {
+	now := time.Now()
 	s.mu.Lock()
+	if state != s.state || s.since.IsZero() {
+		s.since = now
+	}
 	s.state, s.backoffUntil = state, backoffUntil
 	s.mu.Unlock()
 }
@@ -107,6 +116,7 @@ func (s *Status) Snapshot() Snapshot {
 	defer s.mu.Unlock()
 	return Snapshot{
 		State:        s.state,
+		Since:        s.since,
 		BackoffUntil: s.backoffUntil,
 		LastError:    s.lastError,
 		LastErrorAt:  s.lastErrorAt,
