@@ -1,9 +1,10 @@
 // Package observe is how an engine is observed: the [Observer] an engine
 // hands out (runtime.Runtime.Observe) and the data it returns — controller
-// statuses with their [State] and [Family], [Metrics], the [Activity] of
-// the engine's parts, [HotLoop]s — plus [PublishExpvar]. Debug pages
-// (package debughttp), exporters (the Prometheus module) and tests take an
-// Observer, so they work with any implementation.
+// statuses ([ControllerStatus], with their [State] and [Family]),
+// [Metrics], the [Activity] of the engine's parts, hot loops ([HotLoop]) —
+// plus [PublishExpvar]. Debug pages (package debughttp), exporters (the
+// Prometheus module) and tests take an Observer, so they work with any
+// implementation.
 //
 // The building blocks live in packages of their own, usable without an
 // engine (offline tools reading a saved trace, for one):
