@@ -6,31 +6,32 @@
 //	if _, err := resgraphprom.Register(reg, engine.Observe()); err != nil { ... }
 //	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 //
-// The [Collector] reads the engine's [observe.Observer.Metrics] at every scrape (nothing
-// is kept between scrapes, nothing is registered globally) and reports, with
-// the namespace "resgraph" unless [WithNamespace] says otherwise:
+// The [Collector] reads the engine's [observe.Observer.Metrics] at every
+// scrape (nothing is kept between scrapes, nothing is registered globally)
+// and reports, with the namespace "resgraph" unless [WithNamespace] says
+// otherwise (family is "controller" or "qcontroller"):
 //
-//	resgraph_controller_reconciles_total{controller,family}    counter
-//	resgraph_controller_crashes_total{controller,family}       counter
-//	resgraph_controller_restarts_total{controller,family}      counter
-//	resgraph_controller_wakeups_total{controller,family}       counter
-//	resgraph_controller_requeues_total{controller,family}      counter
-//	resgraph_controller_busy_seconds_total{controller,family}  counter
-//	resgraph_controller_queue_length{controller,family}        gauge
-//	resgraph_controller_in_flight{controller,family}           gauge
-//	resgraph_controller_failing_items{controller,family}       gauge (QController items whose last run failed)
-//	resgraph_controller_parked_items{controller,family}        gauge (items parked by a retry policy)
-//	resgraph_controller_state{controller,family,state}         gauge, 1 for the current state
+//	resgraph_controller_reconciles_total{controller,family}   counter
+//	resgraph_controller_crashes_total{controller,family}      counter
+//	resgraph_controller_restarts_total{controller,family}     counter
+//	resgraph_controller_wakeups_total{controller,family}      counter
+//	resgraph_controller_requeues_total{controller,family}     counter
+//	resgraph_controller_busy_seconds_total{controller,family} counter
+//	resgraph_controller_queue_length{controller,family}       gauge
+//	resgraph_controller_in_flight{controller,family}          gauge
+//	resgraph_controller_failing_items{controller,family}      gauge (QController items whose last run failed)
+//	resgraph_controller_parked_items{controller,family}       gauge (items parked by a retry policy)
+//	resgraph_controller_state{controller,family,state}        gauge, 1 for the current state
 //	resgraph_controller_last_error_timestamp_seconds{controller,family}  gauge (absent without error)
-//	resgraph_controller_queue_wait_seconds{controller,family}  histogram
-//	resgraph_controller_lag_seconds{controller,family}         histogram (end to end: commit → reconcile start)
+//	resgraph_controller_queue_wait_seconds{controller,family} histogram
+//	resgraph_controller_lag_seconds{controller,family}        histogram (end to end: commit → reconcile start)
 //	resgraph_controller_reconcile_duration_seconds{controller,family,outcome}  histogram (ok, error, requeue, panic)
-//	resgraph_controller_busy_ratio{controller,family}          gauge, over the last ten seconds
-//	resgraph_controller_hot_loop{controller,family}            gauge, 1 while in a flagged hot loop
-//	resgraph_controller_hot_loops_total{controller,family}     counter
-//	resgraph_kind_events_routed_total{namespace,type}        counter
-//	resgraph_kind_relists_total{namespace,type}              counter
-//	resgraph_kind_delivery_lag_seconds{namespace,type}       histogram (commit → routed)
+//	resgraph_controller_busy_ratio{controller,family}         gauge, over the last ten seconds
+//	resgraph_controller_hot_loop{controller,family}           gauge, 1 while in a flagged hot loop
+//	resgraph_controller_hot_loops_total{controller,family}    counter
+//	resgraph_kind_events_routed_total{namespace,type}         counter
+//	resgraph_kind_relists_total{namespace,type}               counter
+//	resgraph_kind_delivery_lag_seconds{namespace,type}        histogram (commit → routed)
 //
 // The histograms have one bucket per power of two from 1.024 µs to about
 // 137 s (the engine keeps four per power of two; see package
