@@ -1,6 +1,6 @@
 package resource
 
-import "reflect"
+import "github.com/resgraph/resgraph/internal/speceq"
 
 // Resource is a resource: metadata plus an opaque spec.
 type Resource interface {
@@ -37,8 +37,11 @@ type SpecEqualer interface {
 
 // Equal reports whether a and b have equal metadata (see [Metadata.Equal])
 // and equal specs (rule R1): a spec with an Equal(any) bool method decides
-// itself, any other spec is compared with reflect.DeepEqual. Two nil
-// resources are equal; a nil and a non-nil one are not.
+// itself, any other spec is compared deeply, as reflect.DeepEqual does
+// except that a nil and an empty slice are equal, a nil and an empty map
+// too (at any depth), and time.Time values compare by instant
+// (time.Time.Equal). Two nil resources are equal; a nil and a non-nil one
+// are not.
 func Equal(a, b Resource) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
@@ -59,7 +62,7 @@ func SpecEqual(a, b any) bool {
 	if e, ok := a.(interface{ Equal(any) bool }); ok {
 		return e.Equal(b)
 	}
-	return reflect.DeepEqual(a, b)
+	return speceq.Equal(a, b)
 }
 
 // String formats a resource as "type(namespace/id)".

@@ -18,12 +18,21 @@
 // its pointer ([SpecUnmarshaler]), which it must then have. JSON is used
 // only where it is lossless: registration refuses a spec type that JSON
 // would not round-trip (unexported or "-"-tagged struct fields, fields of
-// interface, func, chan, complex or unsafe pointer type, omitempty on a
-// slice or map, which would turn an empty one into nil, two fields with one
-// JSON name), unless the type (or the offending part of it) implements
+// interface, func, chan, complex or unsafe pointer type, two fields with one
+// JSON name, omitzero on a type with its own IsZero method other than
+// time.Time), unless the type (or the offending part of it) implements
 // json.Marshaler and json.Unmarshaler or the spec implements
-// [SpecMarshaler]. Encoding refuses a string that is not valid UTF-8 (JSON
-// would replace its bytes) and values JSON cannot hold (NaN, infinities).
+// [SpecMarshaler]. Encoding refuses a string that is not valid UTF-8
+// (JSON would replace its bytes) and values JSON cannot hold (NaN,
+// infinities).
+//
+// Tags as daemons write them need no edit: omitempty on a slice or a map
+// drops an empty one, which decodes as nil, and a nil and an empty slice
+// or map are equal specs (rule R1, see package typed), as are two times of
+// one instant. A spec with protobuf field tags can be encoded as protobuf
+// instead, by the module github.com/resgraph/resgraph/pkg/resource/codec/protobuf
+// (a module of its own, so that only its users depend on protoenc).
+//
 // Registration also refuses a spec type that cannot be deep-copied (a func,
 // a channel, a sync primitive: see package typed), which no state can
 // store. [Registry.ValidateType] tells whether a type is registered, with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 )
 
 var (
@@ -130,14 +131,31 @@ func (c *jsonChecker) checkStruct(t reflect.Type, path string, names map[string]
 			return fmt.Errorf("%s: JSON name %q is also the name of %s: JSON would drop both", fpath, name, prev)
 		}
 		names[name] = fpath
-		if hasOpt(opts, "omitempty") && (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map) {
-			return fmt.Errorf("%s: omitempty on a %s: JSON would decode an empty one as nil", fpath, ft.Kind())
+		// omitempty drops an empty slice or map, which decodes as nil:
+		// equal under R1 (package typed), so it is lossless. omitzero
+		// drops a value whose IsZero method says so, which decodes as the
+		// zero value: lossless only when IsZero means that (time.Time's
+		// does, up to the instant, which is what R1 compares).
+		if hasOpt(opts, "omitzero") && ft != timeType && hasIsZero(ft) {
+			return fmt.Errorf("%s: omitzero on %s, whose IsZero method may call a non-zero value zero: JSON would decode it as the zero value (drop omitzero, or implement SpecMarshaler)", fpath, ft)
 		}
 		if err := c.check(ft, fpath); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// hasIsZero reports whether t or *t has an IsZero() bool method.
+func hasIsZero(t reflect.Type) bool {
+	for _, tt := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if m, ok := tt.MethodByName("IsZero"); ok && m.Type.NumIn() == 1 && m.Type.NumOut() == 1 && m.Type.Out(0).Kind() == reflect.Bool {
+			return true
+		}
+	}
+	return false
 }
 
 // hasOpt reports whether the comma-separated tag options include opt.

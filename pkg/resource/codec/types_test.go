@@ -129,3 +129,24 @@ type ownWithFunc struct {
 	own
 	F func()
 }
+
+// daemonSpec is tagged as the specs of OS daemons are: omitempty
+// everywhere, yaml and protobuf tags beside.
+type daemonSpec struct {
+	Hostname  string            `yaml:"hostname,omitempty" json:"hostname,omitempty" protobuf:"1"`
+	MTU       uint32            `yaml:"mtu,omitempty" json:"mtu,omitempty" protobuf:"2"`
+	Enabled   bool              `yaml:"enabled" json:"enabled,omitempty" protobuf:"3"`
+	Addresses []string          `yaml:"addresses,omitempty" json:"addresses,omitempty" protobuf:"4"`
+	Routes    []daemonRoute     `yaml:"routes,omitempty" json:"routes,omitempty" protobuf:"5"`
+	Options   map[string]string `yaml:"options,omitempty" json:"options,omitempty" protobuf:"6"`
+	ByLink    map[string][]int  `yaml:"byLink,omitempty" json:"byLink,omitempty" protobuf:"7"`
+	Raw       []byte            `yaml:"raw,omitempty" json:"raw,omitempty" protobuf:"8"`
+	Gateway   *daemonRoute      `yaml:"gateway,omitempty" json:"gateway,omitempty" protobuf:"9"`
+	Since     time.Time         `yaml:"since,omitzero" json:"since,omitzero" protobuf:"10"`
+	Nested    daemonRoute       `yaml:"nested,omitzero" json:"nested,omitzero" protobuf:"11"`
+}
+
+type daemonRoute struct {
+	Dest string   `json:"dest,omitempty" protobuf:"1"`
+	Via  []string `json:"via,omitempty" protobuf:"2"`
+}

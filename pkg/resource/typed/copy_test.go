@@ -381,8 +381,9 @@ func TestR2_ValueDeepCopyMethodIsUsed(t *testing.T) {
 }
 
 // TestR1_DeepEqualityForEveryShape: specs are compared deeply whatever
-// their shape; nil and empty differ; an Equal method decides, on the value
-// or on the pointer.
+// their shape; a nil and an empty slice or map are equal, at any depth;
+// times compare by instant; an Equal method decides, on the value or on
+// the pointer.
 func TestR1_DeepEqualityForEveryShape(t *testing.T) {
 	a, b := newShape(fullShape()), newShape(fullShape())
 	b.TypedSpec().When = a.TypedSpec().When
@@ -390,9 +391,22 @@ func TestR1_DeepEqualityForEveryShape(t *testing.T) {
 	(*b.TypedSpec().PtrPtr).M["k"] = "other"
 	assert.False(t, resource.Equal(a, b))
 
-	type ns struct{ S []int }
-	assert.False(t, resource.Equal(newShape(ns{}), newShape(ns{S: []int{}})), "nil and empty differ")
+	type ns struct {
+		S []int
+		M map[string][]int
+		P *ns
+		T time.Time
+	}
+	assert.True(t, resource.Equal(newShape(ns{}), newShape(ns{S: []int{}})), "nil and empty slices are equal")
+	assert.True(t, resource.Equal(newShape(ns{}), newShape(ns{M: map[string][]int{}})), "nil and empty maps are equal")
+	assert.True(t, resource.Equal(newShape(ns{M: map[string][]int{"a": nil}}), newShape(ns{M: map[string][]int{"a": {}}})), "at any depth")
+	assert.True(t, resource.Equal(newShape(ns{P: &ns{}}), newShape(ns{P: &ns{S: []int{}}})), "behind pointers")
+	assert.False(t, resource.Equal(newShape(ns{}), newShape(ns{P: &ns{}})), "a nil pointer is not a pointer to a zero value")
+	assert.False(t, resource.Equal(newShape(ns{}), newShape(ns{S: []int{0}})))
 	assert.True(t, resource.Equal(newShape(ns{S: []int{1}}), newShape(ns{S: []int{1}})))
+	now := time.Now()
+	assert.True(t, resource.Equal(newShape(ns{T: now}), newShape(ns{T: now.Round(0).UTC()})), "times compare by instant")
+	assert.False(t, resource.Equal(newShape(ns{T: now}), newShape(ns{T: now.Add(1)})))
 
 	type plainSpec struct {
 		A int

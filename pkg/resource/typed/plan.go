@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
+
+	"github.com/resgraph/resgraph/internal/speceq"
 )
 
 // copyMode is how a plan copies a spec.
@@ -22,7 +24,7 @@ const (
 type eqMode uint8
 
 const (
-	eqDeep      eqMode = iota // reflect.DeepEqual
+	eqDeep      eqMode = iota // speceq: deep, nil == empty, times by instant
 	eqOperator                // ==, which is deep equality for S
 	eqMethod                  // func (S) Equal(any) bool
 	eqPtrMethod               // func (*S) Equal(any) bool
@@ -160,5 +162,5 @@ func (p *plan[S]) equal(a, b *S) bool {
 	case eqPtrMethod:
 		return p.ptrEqualFn(a, any(*b))
 	}
-	return reflect.DeepEqual(any(*a), any(*b))
+	return speceq.EqualPointed(a, b)
 }

@@ -56,8 +56,13 @@
 //
 // Spec equality (R1) is deep for every shape: a spec's Equal(any) bool
 // method (value or pointer receiver) decides; a plain-value spec is
-// compared with ==; any other with reflect.DeepEqual (so a nil slice and
-// an empty one differ).
+// compared with ==; any other deeply, as reflect.DeepEqual does except
+// that a nil slice equals an empty one and a nil map an empty one (at any
+// depth), and that time.Time values compare by instant (time.Time.Equal).
+// Persistence keeps neither difference (JSON with omitempty and protobuf
+// decode an empty slice as nil; encodings keep a time's instant, not its
+// monotonic reading or location pointer), so a spec reloaded from a state
+// is equal to the one stored.
 //
 // # Read-only resources
 //
