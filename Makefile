@@ -13,6 +13,9 @@ BOLTDB := pkg/state/inmem/boltdb
 # The Prometheus exporter is a module of its own (it depends on
 # client_golang); its test scrapes a real HTTP listener.
 PROM := exporters/prometheus
+# The protobuf spec encoding is a module of its own (it depends on
+# protoenc), so that only its users depend on protoenc.
+PROTO := pkg/resource/codec/protobuf
 
 .PHONY: test bench lint fuzz cover tools
 
@@ -23,6 +26,7 @@ test:
 	cd $(ETCD) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd $(BOLTDB) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd $(PROM) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd $(PROTO) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## bench: every benchmark, -count $(BENCHCOUNT), with allocations (without
 ## inmem's mutation detector, which is on by default in test binaries)
@@ -40,6 +44,7 @@ lint:
 	cd $(ETCD) && $(GO) vet ./... && staticcheck ./...
 	cd $(BOLTDB) && $(GO) vet ./... && staticcheck ./...
 	cd $(PROM) && $(GO) vet ./... && staticcheck ./...
+	cd $(PROTO) && $(GO) vet ./... && staticcheck ./...
 
 ## fuzz: a short, bounded run of every fuzz target
 fuzz:
@@ -47,6 +52,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLabelQuery$$' -fuzztime $(FUZZTIME) ./pkg/resource
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./pkg/resource/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./pkg/resource/codec
+	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) .
+	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) .
 
 cover:
 	$(GO) test -count=1 -coverprofile=cover.out $(PKGS)

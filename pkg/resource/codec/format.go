@@ -124,7 +124,7 @@ func (reg *Registry) Decode(data []byte) (resource.Resource, error) {
 	if err != nil {
 		return nil, &DecodeError{Err: err}
 	}
-	f, spec := specFormat(rest[mdLen]), rest[mdLen+1:]
+	f, spec := Format(rest[mdLen]), rest[mdLen+1:]
 	e := reg.lookup(md.Type())
 	if e == nil {
 		return nil, &UnknownTypeError{Type: md.Type()}

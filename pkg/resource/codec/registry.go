@@ -32,12 +32,14 @@ type entry struct {
 	// goType is the Go type of the type's resources; Encode refuses
 	// another.
 	goType reflect.Type
+	// format is the format its specs are written in.
+	format Format
 	// encodeSpec appends the spec of r (of goType) to dst and returns the
 	// format it used.
-	encodeSpec func(dst []byte, r resource.Resource) ([]byte, specFormat, error)
+	encodeSpec func(dst []byte, r resource.Resource) ([]byte, Format, error)
 	// decode returns a new resource of goType with metadata md and the spec
 	// decoded from data, written in format f.
-	decode func(md resource.Metadata, f specFormat, data []byte) (resource.Resource, error)
+	decode func(md resource.Metadata, f Format, data []byte) (resource.Resource, error)
 }
 
 // lookup returns the entry of typ, nil when typ is not registered.
@@ -62,8 +64,11 @@ func (reg *Registry) add(typ resource.Type, e *entry) error {
 		old = *m
 	}
 	if prev, ok := old[typ]; ok {
-		if prev.goType == e.goType {
+		if prev.goType == e.goType && prev.format == e.format {
 			return nil
+		}
+		if prev.goType == e.goType {
+			return fmt.Errorf("codec: resource type %q is registered with its specs in %s, not %s", typ, prev.format, e.format)
 		}
 		return fmt.Errorf("codec: resource type %q is registered as %s, not %s", typ, prev.goType, e.goType)
 	}
@@ -116,10 +121,11 @@ func Register[S any, D typed.DefinitionProvider](reg *Registry) error {
 	}
 	return reg.add(def.Type, &entry{
 		goType: goType,
-		encodeSpec: func(dst []byte, r resource.Resource) ([]byte, specFormat, error) {
+		format: sc.format(),
+		encodeSpec: func(dst []byte, r resource.Resource) ([]byte, Format, error) {
 			return sc.encode(dst, r.(*typed.Resource[S, D]).TypedSpec())
 		},
-		decode: func(md resource.Metadata, f specFormat, data []byte) (resource.Resource, error) {
+		decode: func(md resource.Metadata, f Format, data []byte) (resource.Resource, error) {
 			r := typed.New[S, D](resource.Metadata{}, zero)
 			*r.Metadata() = md
 			if err := sc.decode(f, data, r.TypedSpec()); err != nil {
@@ -169,6 +175,7 @@ func (reg *Registry) RegisterType(typ resource.Type, newResource func(resource.M
 		_ = own
 		return reg.add(typ, &entry{
 			goType:     goType,
+			format:     FormatOwn,
 			encodeSpec: encodeOwnResource,
 			decode:     decodeOwnResource(newResource),
 		})
@@ -179,10 +186,11 @@ func (reg *Registry) RegisterType(typ resource.Type, newResource func(resource.M
 	}
 	return reg.add(typ, &entry{
 		goType: goType,
-		encodeSpec: func(dst []byte, r resource.Resource) ([]byte, specFormat, error) {
+		format: sc.format(),
+		encodeSpec: func(dst []byte, r resource.Resource) ([]byte, Format, error) {
 			return sc.encode(dst, r.Spec())
 		},
-		decode: func(md resource.Metadata, f specFormat, data []byte) (resource.Resource, error) {
+		decode: func(md resource.Metadata, f Format, data []byte) (resource.Resource, error) {
 			r, err := construct(newResource, md)
 			if err != nil {
 				return nil, err
@@ -221,19 +229,19 @@ func construct(newResource func(resource.Metadata) resource.Resource, md resourc
 
 // encodeOwnResource encodes the spec of a resource that implements
 // SpecMarshaler itself.
-func encodeOwnResource(dst []byte, r resource.Resource) ([]byte, specFormat, error) {
+func encodeOwnResource(dst []byte, r resource.Resource) ([]byte, Format, error) {
 	return appendOwn(dst, r.(SpecMarshaler))
 }
 
 // decodeOwnResource decodes a resource that implements SpecUnmarshaler
 // itself.
-func decodeOwnResource(newResource func(resource.Metadata) resource.Resource) func(resource.Metadata, specFormat, []byte) (resource.Resource, error) {
-	return func(md resource.Metadata, f specFormat, data []byte) (resource.Resource, error) {
+func decodeOwnResource(newResource func(resource.Metadata) resource.Resource) func(resource.Metadata, Format, []byte) (resource.Resource, error) {
+	return func(md resource.Metadata, f Format, data []byte) (resource.Resource, error) {
 		r, err := construct(newResource, md)
 		if err != nil {
 			return nil, err
 		}
-		if f != formatOwn {
+		if f != FormatOwn {
 			return nil, fmt.Errorf("spec written as %s, but %T decodes its own format", f, r)
 		}
 		if err := callUnmarshal(r.(SpecUnmarshaler), data); err != nil {

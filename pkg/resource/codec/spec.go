@@ -26,20 +26,31 @@ type SpecUnmarshaler interface {
 	UnmarshalSpec(data []byte) error
 }
 
-// specFormat is how a spec is encoded.
-type specFormat byte
+// Format identifies how a spec is encoded: the encoding stores it in the
+// byte before the spec's bytes, so its values are never reused.
+// [FormatJSON] and [FormatOwn] are this package's; other formats come
+// with a [SpecEncoding] (see [RegisterWith]).
+type Format byte
 
 const (
-	formatJSON specFormat = 0 // encoding/json
-	formatOwn  specFormat = 1 // the spec's SpecMarshaler
+	// FormatJSON is encoding/json.
+	FormatJSON Format = 0
+	// FormatOwn is the spec's own [SpecMarshaler].
+	FormatOwn Format = 1
+	// FormatProtobuf is protobuf, as the module
+	// github.com/resgraph/resgraph/pkg/resource/codec/protobuf encodes
+	// specs with protobuf field tags.
+	FormatProtobuf Format = 2
 )
 
-func (f specFormat) String() string {
+func (f Format) String() string {
 	switch f {
-	case formatJSON:
+	case FormatJSON:
 		return "JSON"
-	case formatOwn:
+	case FormatOwn:
 		return "the spec's own format"
+	case FormatProtobuf:
+		return "protobuf"
 	default:
 		return fmt.Sprintf("unknown format %d", byte(f))
 	}
@@ -77,30 +88,55 @@ func newSpecCodec[S any]() (specCodec[S], error) {
 	}
 	if !own {
 		if err := checkJSON(t); err != nil {
-			return specCodec[S]{}, err
+			return specCodec[S]{}, withProtobufHint(t, err)
 		}
 	}
 	return specCodec[S]{own: own}, nil
 }
 
-func (c specCodec[S]) encode(dst []byte, s *S) ([]byte, specFormat, error) {
+// format is the format of the specs c writes.
+func (c specCodec[S]) format() Format {
+	if c.own {
+		return FormatOwn
+	}
+	return FormatJSON
+}
+
+func (c specCodec[S]) encode(dst []byte, s *S) ([]byte, Format, error) {
 	if c.own {
 		return appendOwn(dst, any(s).(SpecMarshaler))
 	}
 	return appendJSON(dst, s)
 }
 
-func (c specCodec[S]) decode(f specFormat, data []byte, s *S) error {
+func (c specCodec[S]) decode(f Format, data []byte, s *S) error {
 	if c.own {
-		if f != formatOwn {
+		if f != FormatOwn {
 			return fmt.Errorf("spec written as %s, but %T decodes its own format", f, *new(S))
 		}
 		return callUnmarshal(any(s).(SpecUnmarshaler), data)
 	}
-	if f != formatJSON {
+	if f != FormatJSON {
 		return fmt.Errorf("spec written as %s, but %T is JSON", f, *new(S))
 	}
 	return unmarshalJSON(data, s)
+}
+
+// withProtobufHint adds to err, JSON's refusal of t, that a spec with
+// protobuf field tags can be encoded as protobuf.
+func withProtobufHint(t reflect.Type, err error) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return err
+	}
+	for i := range t.NumField() {
+		if _, ok := t.Field(i).Tag.Lookup("protobuf"); ok {
+			return fmt.Errorf("%w (the spec has protobuf field tags: register it with protobuf.Register of github.com/resgraph/resgraph/pkg/resource/codec/protobuf to encode it as protobuf)", err)
+		}
+	}
+	return err
 }
 
 // ptrSpecCodec encodes and decodes the spec of a constructor-registered
@@ -140,7 +176,15 @@ func (c ptrSpecCodec) check(spec any) error {
 	return nil
 }
 
-func (c ptrSpecCodec) encode(dst []byte, spec any) ([]byte, specFormat, error) {
+// format is the format of the specs c writes.
+func (c ptrSpecCodec) format() Format {
+	if c.own {
+		return FormatOwn
+	}
+	return FormatJSON
+}
+
+func (c ptrSpecCodec) encode(dst []byte, spec any) ([]byte, Format, error) {
 	if err := c.check(spec); err != nil {
 		return dst, 0, err
 	}
@@ -150,17 +194,17 @@ func (c ptrSpecCodec) encode(dst []byte, spec any) ([]byte, specFormat, error) {
 	return appendJSON(dst, spec)
 }
 
-func (c ptrSpecCodec) decode(f specFormat, data []byte, spec any) error {
+func (c ptrSpecCodec) decode(f Format, data []byte, spec any) error {
 	if err := c.check(spec); err != nil {
 		return err
 	}
 	if c.own {
-		if f != formatOwn {
+		if f != FormatOwn {
 			return fmt.Errorf("spec written as %s, but %s decodes its own format", f, c.ptrType.Elem())
 		}
 		return callUnmarshal(spec.(SpecUnmarshaler), data)
 	}
-	if f != formatJSON {
+	if f != FormatJSON {
 		return fmt.Errorf("spec written as %s, but %s is JSON", f, c.ptrType.Elem())
 	}
 	return unmarshalJSON(data, spec)
@@ -168,13 +212,13 @@ func (c ptrSpecCodec) decode(f specFormat, data []byte, spec any) error {
 
 // appendOwn appends the spec's own encoding to dst. A panic in MarshalSpec
 // is an error.
-func appendOwn(dst []byte, m SpecMarshaler) (out []byte, f specFormat, err error) {
+func appendOwn(dst []byte, m SpecMarshaler) (out []byte, f Format, err error) {
 	defer recoverInto(&err, "MarshalSpec")
 	b, err := m.MarshalSpec()
 	if err != nil {
 		return dst, 0, fmt.Errorf("MarshalSpec: %w", err)
 	}
-	return append(dst, b...), formatOwn, nil
+	return append(dst, b...), FormatOwn, nil
 }
 
 // callUnmarshal decodes data with the spec's own decoder. A panic in
@@ -190,7 +234,7 @@ func callUnmarshal(u SpecUnmarshaler, data []byte) (err error) {
 // appendJSON appends the JSON encoding of v to dst. It refuses strings
 // that are not valid UTF-8, which JSON would silently alter. A panic in a
 // MarshalJSON method is an error.
-func appendJSON(dst []byte, v any) (out []byte, f specFormat, err error) {
+func appendJSON(dst []byte, v any) (out []byte, f Format, err error) {
 	defer recoverInto(&err, "JSON encoding")
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -199,7 +243,7 @@ func appendJSON(dst []byte, v any) (out []byte, f specFormat, err error) {
 	if hasReplacedBytes(b) {
 		return dst, 0, fmt.Errorf("JSON: a string of the spec is not valid UTF-8, which JSON cannot hold (use []byte, or implement SpecMarshaler)")
 	}
-	return append(dst, b...), formatJSON, nil
+	return append(dst, b...), FormatJSON, nil
 }
 
 // unmarshalJSON decodes data into v. A panic in an UnmarshalJSON method is

@@ -1,0 +1,52 @@
+// Package protobuf encodes specs that carry protobuf field tags as
+// protobuf, with github.com/siderolabs/protoenc, for the persistence codec
+// of package codec (github.com/resgraph/resgraph/pkg/resource/codec). It is
+// a Go module of its own, so that only the programs that use it depend on
+// protoenc.
+//
+// A typed resource whose spec is a struct tagged as protoenc expects
+//
+//	type HostnameSpec struct {
+//		Hostname string   `yaml:"hostname" protobuf:"1"`
+//		Aliases  []string `yaml:"aliases,omitempty" protobuf:"2"`
+//	}
+//
+// is registered with one call:
+//
+//	protobuf.MustRegister[HostnameSpec, HostnameDef](reg)
+//
+// and a state that encodes with reg (the bbolt and etcd states) stores its
+// specs as protobuf. Records of the type that were written in JSON, before
+// it was registered here, still decode when JSON is lossless for the spec.
+//
+// # What round-trips
+//
+// A decoded spec is equal to the encoded one under rule R1 (package typed:
+// a nil and an empty slice or map are equal, times compare by instant),
+// which is all protobuf can keep. [Register] refuses, naming the spec type
+// and the field, what protobuf would lose or cannot encode:
+//
+//   - a spec type that is not a struct;
+//   - an exported field without a protobuf tag, a tag that is not a field
+//     number from 1 to 2^29-1 (protobuf:"-" and protobuf:"0" drop the
+//     field), two fields with one number;
+//   - an unexported field, or an embedded struct of an unexported type
+//     (protobuf drops them), unless the struct holding it implements
+//     encoding.BinaryMarshaler and BinaryUnmarshaler;
+//   - a field of interface, func, chan, complex, uintptr or unsafe pointer
+//     type, a pointer to a pointer, slice or map, and the shapes protobuf
+//     has no encoding for (a slice of slices other than [][]byte, arrays
+//     other than byte arrays, maps keyed by structs, maps of slices);
+//   - a spec type that cannot be deep-copied (as codec.Register does).
+//
+// Then it encodes a probe value of the type (every container holding one
+// zero element) and checks that it decodes equal.
+//
+// Some values of accepted types still have no protobuf encoding: a nil
+// element of a slice of pointers, an empty element of a [][]byte (or of
+// another repeated field whose elements encode as bytes), a nil value in a
+// map of pointers. For spec types that can hold one, every encoding is
+// decoded again and compared, and such a value is refused when it is
+// written, with an error of the invalid class; nothing is written. Other
+// spec types pay no such check.
+package protobuf
