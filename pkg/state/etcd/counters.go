@@ -24,6 +24,10 @@ type Counters struct {
 	// then checks the write again on the newer value, which may still
 	// succeed.
 	Races atomic.Int64
+	// Fenced counts the writes refused because the fence of their
+	// context no longer stood (state.IsFencedError): writes of a leader
+	// whose term had ended.
+	Fenced atomic.Int64
 	// Relists counts the lists of a kind that its watch made again after
 	// etcd ended the watch (compaction, lost leader, broken connection).
 	Relists atomic.Int64
@@ -41,6 +45,8 @@ func (c *core) counted(err error) error {
 		c.counters.Writes.Add(1)
 	case state.IsConflictError(err):
 		c.counters.Conflicts.Add(1)
+	case state.IsFencedError(err):
+		c.counters.Fenced.Add(1)
 	}
 	return err
 }

@@ -144,15 +144,23 @@ func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.Cr
 	if err != nil {
 		return err
 	}
+	fc, err := c.fenceOf(ctx)
+	if err != nil {
+		return err
+	}
 	key := c.key(md.Namespace(), md.Type(), md.ID())
 	resp, err := c.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		If(fc.and(clientv3.Compare(clientv3.CreateRevision(key), "=", 0))...).
 		Then(clientv3.OpPut(key, string(val)), c.headPut(md.Namespace(), md.Type())).
+		Else(fc.read()...).
 		Commit()
 	if err != nil {
 		return fmt.Errorf("etcd state: create %s: %w", resource.PointerString(md), err)
 	}
 	if !resp.Succeeded {
+		if err := fc.refused(resp, 0, md); err != nil {
+			return err
+		}
 		return state.NewConflictError(resource.PointerOf(md), "already exists")
 	}
 	c.written(ctx, md.Namespace(), md.Type(), resp.Header.Revision)
@@ -225,6 +233,10 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 		return state.NewInvalidError(resource.PointerOf(md), "update of a shared read-only snapshot: DeepCopy it first (rule S7)")
 	}
 	p := resource.PointerOf(md)
+	fc, err := c.fenceOf(ctx)
+	if err != nil {
+		return err
+	}
 	key := c.key(md.Namespace(), md.Type(), md.ID())
 	cur, err := c.expected(ctx, p, key)
 	for err == nil {
@@ -246,12 +258,15 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 			return eerr
 		}
 		tx, terr := c.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod)).
+			If(fc.and(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod))...).
 			Then(clientv3.OpPut(key, string(val)), c.headPut(md.Namespace(), md.Type())).
-			Else(clientv3.OpGet(key)).
+			Else(fc.read(clientv3.OpGet(key))...).
 			Commit()
 		if terr != nil {
 			return fmt.Errorf("etcd state: update %s: %w", resource.PointerString(md), terr)
+		}
+		if ferr := fc.refused(tx, 1, md); ferr != nil {
+			return ferr
 		}
 		if tx.Succeeded {
 			c.written(ctx, md.Namespace(), md.Type(), tx.Header.Revision)
@@ -292,6 +307,10 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 			opt(&o)
 		}
 	}
+	fc, err := c.fenceOf(ctx)
+	if err != nil {
+		return err
+	}
 	key := c.key(p.Namespace(), p.Type(), p.ID())
 	cur, err := c.expected(ctx, p, key)
 	for err == nil {
@@ -303,12 +322,15 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 			return cerr
 		}
 		tx, terr := c.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod)).
+			If(fc.and(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod))...).
 			Then(clientv3.OpDelete(key), c.headPut(p.Namespace(), p.Type())).
-			Else(clientv3.OpGet(key)).
+			Else(fc.read(clientv3.OpGet(key))...).
 			Commit()
 		if terr != nil {
 			return fmt.Errorf("etcd state: destroy %s: %w", resource.PointerString(p), terr)
+		}
+		if ferr := fc.refused(tx, 1, p); ferr != nil {
+			return ferr
 		}
 		if tx.Succeeded {
 			c.written(ctx, p.Namespace(), p.Type(), tx.Header.Revision)

@@ -108,6 +108,23 @@
 // refused with a conflict, transactions that lost a race to another
 // writer, relists.
 //
+// # Leadership and fenced writes
+//
+// Replicas of an engine that share a state elect, through an [Elector],
+// which of them runs each controller (runtime.WithLeadership, rule E4):
+// each Elector holds an etcd lease of [WithLeaseTTL], and a term of an
+// election is a key bound to it under prefix + "%leader/" (no kind's key
+// is there). A write whose context carries a term's fence
+// ([state.WithFence]) adds to its transaction the condition that the
+// term's key still exists with the term's create revision: once the term
+// ended — the lease expired because its holder was killed, paused or cut
+// off for longer than the TTL, or it resigned and a successor leads — the
+// write fails with an error of the fenced class ([state.IsFencedError])
+// and nothing is written, whenever its request reaches etcd. The state
+// checks the fences of Electors on the same cluster ([state.Fencer]);
+// [Counters].Fenced counts the refusals. See [Elector] for terms,
+// takeover and the spreading of elections over the replicas.
+//
 // # Errors
 //
 // [New] fails within [WithConnectTimeout] (default 10 s) when etcd does

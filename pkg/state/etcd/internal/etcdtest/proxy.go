@@ -1,21 +1,25 @@
 package etcdtest
 
 import (
-	"io"
 	"net"
 	"sync"
 )
 
-// Proxy is a TCP proxy on a loopback port that a test can cut and restore:
-// cut, it closes every connection it carries and refuses new ones (it
-// accepts and closes them at once), as a broken network would, while the
-// server keeps running.
+// Proxy is a TCP proxy on a loopback port that a test can cut, hold and
+// restore: cut, it closes every connection it carries and refuses new
+// ones (it accepts and closes them at once), as a broken network would,
+// while the server keeps running; held, it keeps its connections open but
+// forwards nothing, as a network partition that drops every packet would
+// (TCP retransmits: what was sent meanwhile arrives, in order, once it is
+// restored).
 type Proxy struct {
 	l      net.Listener
 	target string
 
 	mu    sync.Mutex
+	open  *sync.Cond            // signalled when held or cut changes
 	cut   bool                  // guarded by mu
+	held  bool                  // guarded by mu
 	conns map[net.Conn]struct{} // guarded by mu: both ends of every pipe
 	wg    sync.WaitGroup        // the accept loop and every pipe
 }
@@ -27,6 +31,7 @@ func NewProxy(target string) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{l: l, target: target, conns: map[net.Conn]struct{}{}}
+	p.open = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -43,13 +48,35 @@ func (p *Proxy) Cut() {
 	for c := range p.conns {
 		c.Close()
 	}
+	p.open.Broadcast()
 }
 
-// Restore accepts connections again.
+// Hold stops forwarding until Restore, keeping the connections open.
+func (p *Proxy) Hold() {
+	p.mu.Lock()
+	p.held = true
+	p.mu.Unlock()
+}
+
+// Restore accepts connections again after Cut, and forwards again what
+// was held after Hold.
 func (p *Proxy) Restore() {
 	p.mu.Lock()
-	p.cut = false
+	p.cut, p.held = false, false
+	p.open.Broadcast()
 	p.mu.Unlock()
+}
+
+// forwarding waits while the proxy holds its traffic; false once the
+// connection was cut.
+func (p *Proxy) forwarding(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.held && !p.cut {
+		p.open.Wait()
+	}
+	_, ok := p.conns[c]
+	return ok && !p.cut
 }
 
 // Close stops the proxy and waits until its goroutines exited.
@@ -102,10 +129,25 @@ func (p *Proxy) track(a, b net.Conn) bool {
 	return true
 }
 
-// pipe copies from src to dst until either fails, then closes both.
+// pipe copies from src to dst until either fails, then closes both; what
+// it reads while the proxy holds its traffic waits for Restore.
 func (p *Proxy) pipe(dst, src net.Conn) {
 	defer p.wg.Done()
-	_, _ = io.Copy(dst, src) // any error ends the pipe
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !p.forwarding(dst) {
+				break
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break // any error ends the pipe
+		}
+	}
 	dst.Close()
 	src.Close()
 	p.mu.Lock()
