@@ -16,12 +16,13 @@ import (
 )
 
 // StatusDocument is the JSON document of /debug/controllers: the time of
-// the report and every controller's status with its metrics, sorted by
-// name, each named as observe.ControllerStatus says (lowerCamelCase, zero
-// times omitted).
+// the report, every controller's status with its metrics, sorted by name,
+// each named as observe.ControllerStatus says (lowerCamelCase, zero times
+// omitted), and the hot loops flagged now (omitted when none is).
 type StatusDocument struct {
 	Time        time.Time                  `json:"time"`
 	Controllers []observe.ControllerStatus `json:"controllers"`
+	HotLoops    []observe.HotLoop          `json:"hotLoops,omitempty"`
 }
 
 // controllersPage serves /debug/controllers.
@@ -31,7 +32,7 @@ type controllersPage struct {
 }
 
 func (p controllersPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	doc := StatusDocument{Time: p.now(), Controllers: p.obs.Controllers()}
+	doc := StatusDocument{Time: p.now(), Controllers: p.obs.Controllers(), HotLoops: p.obs.HotLoops()}
 	var buf bytes.Buffer
 	ct := "text/html; charset=utf-8"
 	write := writeControllersHTML
@@ -102,6 +103,13 @@ tr.hot td { background: #f8d7da; }
 <body>
 <h1>Controllers</h1>
 <p>{{len .Controllers}} controllers at {{.Time.Format "15:04:05.000"}} &middot; <a href="?format=json">JSON</a> &middot; <a href="/debug/">index</a></p>
+{{- if .HotLoops}}
+<h2>Hot loops</h2><ul>
+{{- range .HotLoops}}
+<li class="err">{{.Cycle}} ({{printf "%.1f" .Rate}}/s, since {{ago .Since $.Time}})</li>
+{{- end}}
+</ul>
+{{- end}}
 <table>
 <tr><th>Controller</th><th>Family</th><th>State</th><th>Reconciles</th><th>Busy time</th><th>Queue</th><th>In flight</th><th>Wake-ups</th><th>Requeues</th><th>Crashes</th><th>Restarts</th><th>Queue wait p50 / p99</th><th>Duration p50 / p99</th><th>Lag p50 / p99</th><th>Busy</th><th>Last error</th></tr>
 {{- range .Controllers}}

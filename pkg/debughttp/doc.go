@@ -28,8 +28,9 @@
 //     script and its style are embedded in the handler (no external
 //     network); it polls ?format=json, a [LiveDocument]
 //   - /debug/controllers  every controller's state, counters and last
-//     error: an HTML page, or JSON with ?format=json or an Accept header
-//     that lists application/json first
+//     error, and the hot loops flagged now: an HTML page, or JSON (a
+//     [StatusDocument]) with ?format=json or an Accept header that lists
+//     application/json first
 //
 // More pages plug in with [WithPage]: each is a path, a title for the
 // index and a handler. Nothing is registered on http.DefaultServeMux, and

@@ -1,9 +1,13 @@
 package debughttp
 
 import (
+	"encoding/json"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/resgraph/resgraph/pkg/observe"
 )
@@ -39,4 +43,36 @@ func TestLiveStateWords(t *testing.T) {
 	for _, live := range []string{LiveBusy, LiveIdle, LiveRetrying, LiveCrashed, LiveHotLoop} {
 		assert.NotContains(t, engine, live, "a live word that is not an engine state never spells one")
 	}
+}
+
+// loopObserver is fakeObserver with a hot loop flagged.
+type loopObserver struct{ fakeObserver }
+
+func (loopObserver) HotLoops() []observe.HotLoop {
+	return []observe.HotLoop{{Cycle: "A<b> writes T(ns/x) → A<b>", Controllers: []string{"A<b>"}, Rate: 12.5, Since: tNow.Add(-3 * time.Second)}}
+}
+
+// TestControllersPageListsHotLoops: the controllers page lists the hot
+// loops flagged now, escaped, in HTML and JSON; none listed without one.
+func TestControllersPageListsHotLoops(t *testing.T) {
+	now := func() time.Time { return tNow }
+	srv := httptest.NewServer(controllersPage{obs: loopObserver{}, now: now})
+	t.Cleanup(srv.Close)
+	_, body := fetch(t, srv.URL)
+	assert.Contains(t, body, "<h2>Hot loops</h2>")
+	assert.Contains(t, body, "A&lt;b&gt; writes T(ns/x) → A&lt;b&gt; (12.5/s, since 15:04:02.000, 3s ago)")
+	_, body = fetch(t, srv.URL+"?format=json")
+	var doc StatusDocument
+	require.NoError(t, json.Unmarshal([]byte(body), &doc))
+	require.Len(t, doc.HotLoops, 1)
+	assert.Equal(t, []string{"A<b>"}, doc.HotLoops[0].Controllers)
+
+	quiet := httptest.NewServer(controllersPage{obs: fakeObserver{}, now: now})
+	t.Cleanup(quiet.Close)
+	_, body = fetch(t, quiet.URL)
+	assert.NotContains(t, body, "Hot loops")
+	_, body = fetch(t, quiet.URL+"?format=json")
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &raw))
+	assert.NotContains(t, raw, "hotLoops")
 }
