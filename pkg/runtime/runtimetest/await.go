@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
@@ -29,7 +30,8 @@ func Create(tb testing.TB, st state.State, rs ...resource.Resource) {
 // namespace) exists and every cond holds on it, and returns a copy of it.
 // The conditions are checked on every state the resource goes through
 // (they receive shared read-only snapshots: they must not modify them).
-// After [DefaultTimeout] it fails the test with the last state seen.
+// After the test's timeout ([SetTimeout], default [DefaultTimeout]) it
+// fails the test with the last state seen.
 func Await[R safe.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, conds ...func(R) bool) R {
 	tb.Helper()
 	return AwaitPointer(tb, st, typed.Pointer[R](id), conds...)
@@ -40,7 +42,7 @@ func AwaitPointer[R resource.Resource](tb testing.TB, st state.State, ptr resour
 	tb.Helper()
 	var got R
 	last := "absent"
-	err := watchOne(st, ptr, func(r resource.Resource) (bool, error) {
+	err := watchOne(st, ptr, timeoutOf(tb), func(r resource.Resource) (bool, error) {
 		if r == nil {
 			last = "absent"
 			return false, nil
@@ -68,8 +70,8 @@ func AwaitPointer[R resource.Resource](tb testing.TB, st state.State, ptr resour
 // namespace) exists and cond holds on its metadata (phase, finalizers,
 // owner, labels, ...), and returns a copy of that metadata. cond is checked
 // on every state the resource goes through and receives a shared read-only
-// snapshot: it must not modify it. After [DefaultTimeout] it fails the test
-// with the last state seen.
+// snapshot: it must not modify it. After the test's timeout ([SetTimeout],
+// default [DefaultTimeout]) it fails the test with the last state seen.
 func AwaitMetadata(tb testing.TB, st state.State, ptr resource.Pointer, cond func(*resource.Metadata) bool) *resource.Metadata {
 	tb.Helper()
 	r := AwaitPointer(tb, st, ptr, func(r resource.Resource) bool { return cond(r.Metadata()) })
@@ -80,8 +82,8 @@ func AwaitMetadata(tb testing.TB, st state.State, ptr resource.Pointer, cond fun
 }
 
 // AwaitGone waits until the resource of type R with ID id (in R's default
-// namespace) does not exist, and fails the test after [DefaultTimeout]
-// with its last state.
+// namespace) does not exist, and fails the test after the test's timeout
+// ([SetTimeout], default [DefaultTimeout]) with its last state.
 func AwaitGone[R safe.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID) {
 	tb.Helper()
 	AwaitGonePointer(tb, st, typed.Pointer[R](id))
@@ -90,8 +92,13 @@ func AwaitGone[R safe.ResourceWithDefinition](tb testing.TB, st state.State, id 
 // AwaitGonePointer is [AwaitGone] for the resource ptr, in any namespace.
 func AwaitGonePointer(tb testing.TB, st state.State, ptr resource.Pointer) {
 	tb.Helper()
+	awaitGone(tb, st, ptr, timeoutOf(tb))
+}
+
+func awaitGone(tb testing.TB, st state.State, ptr resource.Pointer, timeout time.Duration) {
+	tb.Helper()
 	last := ""
-	err := watchOne(st, ptr, func(r resource.Resource) (bool, error) {
+	err := watchOne(st, ptr, timeout, func(r resource.Resource) (bool, error) {
 		if r == nil {
 			return true, nil
 		}
@@ -106,12 +113,14 @@ func AwaitGonePointer(tb testing.TB, st state.State, ptr resource.Pointer) {
 // AwaitAll waits until cond holds on every resource of type R in R's
 // default namespace (sorted by ID), and returns copies of them. cond is
 // checked once the current resources are known and after every batch of
-// changes; it receives shared read-only snapshots. After [DefaultTimeout]
-// it fails the test with the IDs it saw last.
+// changes; it receives shared read-only snapshots. After the test's timeout
+// ([SetTimeout], default [DefaultTimeout]) it fails the test with the IDs
+// it saw last.
 func AwaitAll[R safe.ResourceWithDefinition](tb testing.TB, st state.State, cond func([]R) bool) []R {
 	tb.Helper()
 	kind := typed.Kind[R]()
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+	timeout := timeoutOf(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	ch := make(chan []state.Event, 16)
 	if err := st.WatchKindAggregated(ctx, kind, ch, state.WithBootstrapContents(true)); err != nil {
@@ -124,7 +133,7 @@ func AwaitAll[R safe.ResourceWithDefinition](tb testing.TB, st state.State, cond
 		select {
 		case <-ctx.Done():
 			ids := slices.Sorted(maps.Keys(items))
-			tb.Fatalf("runtimetest: await all %s: condition not met within %s; last seen IDs: [%s]", resource.KindString(kind), DefaultTimeout, strings.Join(ids, " "))
+			tb.Fatalf("runtimetest: await all %s: condition not met within %s; last seen IDs: [%s]", resource.KindString(kind), timeout, strings.Join(ids, " "))
 			return nil
 		case batch := <-ch:
 			for _, ev := range batch {
@@ -158,14 +167,15 @@ func AwaitAll[R safe.ResourceWithDefinition](tb testing.TB, st state.State, cond
 	}
 }
 
-// AwaitState waits until cond holds, checking it now and after every
-// change of the kinds, and fails the test after [DefaultTimeout] with the
-// reason cond gave last. cond reads what it needs itself (st.Get, List,
-// the safe helpers); it is the general form of the other waits, for
-// conditions over several resources or kinds.
+// AwaitState waits until cond holds, checking it now and after every change
+// of the kinds, and fails the test after the test's timeout ([SetTimeout],
+// default [DefaultTimeout]) with the reason cond gave last. cond reads what
+// it needs itself (st.Get, List, the safe helpers); it is the general form
+// of the other waits, for conditions over several resources or kinds.
 func AwaitState(tb testing.TB, st state.State, kinds []resource.Kind, cond func(ctx context.Context) (ok bool, why string)) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+	timeout := timeoutOf(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	changed := make(chan []state.Event, 1)
 	for _, k := range kinds {
@@ -180,7 +190,7 @@ func AwaitState(tb testing.TB, st state.State, kinds []resource.Kind, cond func(
 		}
 		select {
 		case <-ctx.Done():
-			tb.Fatalf("runtimetest: condition not met within %s: %s", DefaultTimeout, why)
+			tb.Fatalf("runtimetest: condition not met within %s: %s", timeout, why)
 			return
 		case <-changed:
 		}
@@ -189,9 +199,9 @@ func AwaitState(tb testing.TB, st state.State, kinds []resource.Kind, cond func(
 
 // watchOne calls check with every state of the resource ptr (nil when
 // absent), from its current one on, until check returns true or an error,
-// or until DefaultTimeout.
-func watchOne(st state.State, ptr resource.Pointer, check func(resource.Resource) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+// or until timeout.
+func watchOne(st state.State, ptr resource.Pointer, timeout time.Duration, check func(resource.Resource) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	ch := make(chan state.Event, 16)
 	if err := st.Watch(ctx, ptr, ch); err != nil {
@@ -200,7 +210,7 @@ func watchOne(st state.State, ptr resource.Pointer, check func(resource.Resource
 	for {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("condition not met within %s", DefaultTimeout)
+			return fmt.Errorf("condition not met within %s", timeout)
 		case ev := <-ch:
 			var r resource.Resource
 			switch ev.Type {

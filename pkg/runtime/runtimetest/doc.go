@@ -22,13 +22,38 @@
 // Waiting never polls and never sleeps: [Await], [AwaitGone], [AwaitAll],
 // [AwaitMetadata] (a condition on metadata: phase, finalizers, owner) and
 // [AwaitState] watch the resources and check their condition on every
-// change, until a deadline ([DefaultTimeout]); [Settle] waits for the
-// engine's own notifications until it is idle (no Controller busy, no
-// QController item due or in flight, no watch behind the state; see
-// [WaitIdle] for exactly what is guaranteed). A test that
+// change, until a deadline ([DefaultTimeout], or [SetTimeout]'s); [Settle]
+// waits for the engine's own notifications until it is idle (no
+// Controller busy, no QController item due or in flight, no watch behind
+// the state; see [WaitIdle] for exactly what is guaranteed). A test that
 // times out fails with the last state it saw: the resource and why it did
 // not match, or what the engine is still doing (which controller, which
 // queue items, which kind's watch).
+//
+// # Assertion-style tests
+//
+// Tests written with testify assertions inside a retry (the style of the
+// established runtime's test suites) port as they are: [AssertResource]
+// and [AssertResources] run a function of the resource and an
+// *assert.Assertions on every state of the resources until it records no
+// failure, and report what it recorded on the last state when the time is
+// up; [AssertNoResource] waits for absence; [Destroy] tears resources down,
+// waits for their finalizers and destroys them; [Teardown] only tears them
+// down.
+//
+//	runtimetest.AssertResource(t, e.State, "hostname", func(r *Hostname, asrt *assert.Assertions) {
+//		asrt.Equal("my-node", r.TypedSpec().Hostname)
+//	}, runtimetest.Within(5*time.Second))
+//	runtimetest.Destroy[*HostnameConfig](t, e.State, []resource.ID{"operator"})
+//	runtimetest.AssertNoResource[*Hostname](t, e.State, "hostname")
+//
+// Their options set the timeout of one call ([Within]), a namespace other
+// than the type's default ([InNamespace]) and the owner to act as
+// ([AsOwner]); [SetTimeout] sets the timeout of every wait of one test,
+// the bool-predicate ones included. The resource type is inferred from the
+// condition or the assertion; a call with only IDs names it once
+// (Await[*Label], Destroy[*HostnameConfig]), since Go cannot infer a type
+// from an ID.
 //
 // # Deterministic time
 //
