@@ -2,14 +2,16 @@ package controller
 
 import "time"
 
-// RetryPolicy is how the engine retries the failed items of one
-// QController: a Reconcile or MapInput that returns an error (other than a
-// RequeueError without one) or panics. The zero value is the engine's
-// default behaviour (rule Q3): retry forever with the engine's per-item
-// backoff, and a new change to an item waiting out a retry runs it at once,
-// its failures still counting.
+// RetryPolicy is how the failed items of one controller are retried: a
+// QController's Reconcile or MapInput that returns an error (other than a
+// RequeueError without one) or panics, and the failing inputs that a
+// Controller retries inside its Run (the generic transform and cleanup
+// controllers, which receive the policy from the engine). The zero value
+// is the engine's default behaviour (rule Q3): retry forever with the
+// engine's per-item backoff, and a new change to an item waiting out a
+// retry runs it at once, its failures still counting.
 //
-// A QController gets a policy by implementing [RetryPolicyProvider].
+// A controller gets a policy by implementing [RetryPolicyProvider].
 type RetryPolicy struct {
 	// MaxAttempts, when not zero, parks an item after that many consecutive
 	// failed runs: it is not retried again until its next change, which
@@ -38,12 +40,13 @@ type RetryPolicy struct {
 	BackoffInitial, BackoffMax time.Duration
 }
 
-// RetryPolicyProvider is an optional interface of a [QController] that sets
-// its own [RetryPolicy]. The engine calls RetryPolicy once, at
-// RegisterQController, after Validate (see [Validator]); a policy that
+// RetryPolicyProvider is an optional interface of a [QController] or a
+// [Controller] that sets its own [RetryPolicy]. The engine calls
+// RetryPolicy once, at registration, after Validate (see [Validator]); a
+// policy that
 // cannot work (a negative duration, a maximum below the initial delay), or
 // a RetryPolicy that panics, refuses the registration with an invalid-class
-// error naming the controller. A QController without it gets the zero
+// error naming the controller. A controller without it gets the zero
 // RetryPolicy: the engine's defaults. A controller that wraps another
 // forwards RetryPolicy to the inner one, or the policy is lost.
 type RetryPolicyProvider interface {

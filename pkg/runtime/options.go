@@ -29,7 +29,7 @@ type options struct {
 	// backoff of Controllers (rule C6).
 	restartBackoffInitial, restartBackoffMax time.Duration
 	// queueBackoffInitial and queueBackoffMax bound the per-item retry
-	// backoff of QControllers (rule Q3).
+	// backoff (rule Q3; see [WithQueueBackoff]).
 	queueBackoffInitial, queueBackoffMax time.Duration
 	// metrics enables the counters and latency histograms.
 	metrics bool
@@ -77,9 +77,12 @@ func WithRestartBackoff(initial, maxDelay time.Duration) Option {
 	return func(o *options) { o.restartBackoffInitial, o.restartBackoffMax = initial, maxDelay }
 }
 
-// WithQueueBackoff sets the per-item exponential retry backoff of
-// QControllers (rule Q3): initial after the first consecutive failure of an
-// item, doubling, capped at max (by default 100 ms, capped at 1 min).
+// WithQueueBackoff sets the per-item exponential retry backoff (rule Q3):
+// initial after the first consecutive failure of an item, doubling, capped
+// at max (by default 100 ms, capped at 1 min). It applies to QController
+// items, and to the inputs that the Controllers of package generic
+// (transform, cleanup) retry themselves; a controller's own
+// [controller.RetryPolicy] overrides it.
 func WithQueueBackoff(initial, maxDelay time.Duration) Option {
 	return func(o *options) { o.queueBackoffInitial, o.queueBackoffMax = initial, maxDelay }
 }

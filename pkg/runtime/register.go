@@ -8,6 +8,7 @@ import (
 
 	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/crunner"
@@ -79,23 +80,27 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	}); err != nil {
 		return err
 	}
+	items, err := r.retryPolicy(dependency.FamilyController, name, ctrl)
+	if err != nil {
+		return err
+	}
 	tel := r.newTelemetry(name, false, 1)
 	wake := route.NewWake()
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(static, nil, outputs), tel, true)
 	var c *crunner.Runner
 	c = crunner.New(crunner.Config{
-		Name:                  name,
-		Ctrl:                  ctrl,
-		Logger:                r.logger,
-		RestartBackoffInitial: r.opts.restartBackoffInitial,
-		RestartBackoffMax:     r.opts.restartBackoffMax,
-		Adapter:               ad,
-		Wake:                  wake,
-		Inputs:                func() []resource.KindKey { return r.inputKinds(name) },
-		Bootstrap:             r.router,
-		UpdateInputs:          func(inputs []controller.Input) error { return r.updateInputs(name, c, outputs, inputs) },
-		Telemetry:             tel,
-		Idle:                  &r.idle,
+		Name:         name,
+		Ctrl:         ctrl,
+		Logger:       r.logger,
+		Restart:      retry.Backoff{Initial: r.opts.restartBackoffInitial, Max: r.opts.restartBackoffMax},
+		Items:        items,
+		Adapter:      ad,
+		Wake:         wake,
+		Inputs:       func() []resource.KindKey { return r.inputKinds(name) },
+		Bootstrap:    r.router,
+		UpdateInputs: func(inputs []controller.Input) error { return r.updateInputs(name, c, outputs, inputs) },
+		Telemetry:    tel,
+		Idle:         &r.idle,
 	})
 	return r.register(dependency.Record[*route.Subscriber]{
 		Handle:  &route.Subscriber{Wake: wake, Telemetry: tel, Floor: ad.Floor()},
@@ -227,25 +232,22 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	if concurrency == 0 {
 		return state.NewInvalidError(nil, "register %s %q: concurrency must be at least 1", dependency.FamilyQController, name)
 	}
-	retry, err := r.qcontrollerRetry(name, ctrl)
+	items, err := r.retryPolicy(dependency.FamilyQController, name, ctrl)
 	if err != nil {
 		return err
 	}
 	tel := r.newTelemetry(name, true, int(concurrency))
 	c := qrunner.New(qrunner.Config{
-		Name:                name,
-		Ctrl:                ctrl,
-		Settings:            settings,
-		Concurrency:         concurrency,
-		Logger:              r.logger,
-		QueueBackoffInitial: retry.backoffInitial,
-		QueueBackoffMax:     retry.backoffMax,
-		MaxAttempts:         retry.maxAttempts,
-		ChangeAbandonsRetry: retry.changeAbandonsRetry,
-		State:               r.st,
-		Adapter:             adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false),
-		Telemetry:           tel,
-		Idle:                &r.idle,
+		Name:        name,
+		Ctrl:        ctrl,
+		Settings:    settings,
+		Concurrency: concurrency,
+		Logger:      r.logger,
+		Retry:       items,
+		State:       r.st,
+		Adapter:     adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false),
+		Telemetry:   tel,
+		Idle:        &r.idle,
 	})
 	return r.register(dependency.Record[*route.Subscriber]{
 		Handle:  c.Subscriber(),

@@ -2,39 +2,32 @@ package runtime
 
 import (
 	"math"
-	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// retryPolicy is a QController's controller.RetryPolicy resolved against the
-// engine's options: the backoff bounds to use, the attempts before an item
-// is parked (0: never), and whether a change abandons a retry.
-type retryPolicy struct {
-	backoffInitial, backoffMax time.Duration
-	maxAttempts                uint32
-	changeAbandonsRetry        bool
-}
-
-// qcontrollerRetry returns the retry policy of the QController ctrl, named
-// name: the engine's defaults, overridden by what a
-// [controller.RetryPolicyProvider] returns. A policy that cannot work, or a
-// RetryPolicy method that panics, is an invalid-class registration error
-// naming the controller.
-func (r *Runtime) qcontrollerRetry(name string, ctrl controller.QController) (rp retryPolicy, err error) {
-	rp = retryPolicy{backoffInitial: r.opts.queueBackoffInitial, backoffMax: r.opts.queueBackoffMax}
+// retryPolicy returns the policy with which the controller ctrl, named
+// name, of family fam retries its failing items: the engine's item
+// backoff ([WithQueueBackoff]), overridden by what a
+// [controller.RetryPolicyProvider] returns. A QController's queue applies
+// it (rule Q3); a Controller that retries its own items (the generic
+// transform and cleanup controllers) finds it in its Run context. A policy
+// that cannot work, or a RetryPolicy method that panics, is an
+// invalid-class registration error naming the controller.
+func (r *Runtime) retryPolicy(fam dependency.Family, name string, ctrl any) (rp retry.Policy, err error) {
+	rp.Backoff = retry.Backoff{Initial: r.opts.queueBackoffInitial, Max: r.opts.queueBackoffMax}
 	p, ok := ctrl.(controller.RetryPolicyProvider)
 	if !ok {
 		return rp, nil
 	}
-	fam := dependency.FamilyQController
 	var pol controller.RetryPolicy
 	func() {
 		defer func() {
@@ -50,20 +43,21 @@ func (r *Runtime) qcontrollerRetry(name string, ctrl controller.QController) (rp
 	if err != nil {
 		return rp, err
 	}
-	if pol.BackoffInitial < 0 || pol.BackoffMax < 0 {
+	own := retry.Backoff{Initial: pol.BackoffInitial, Max: pol.BackoffMax}
+	if own.Initial < 0 || own.Max < 0 {
 		return rp, state.NewInvalidError(nil, "register %s %q: RetryPolicy: negative backoff (initial %v, max %v)", fam, name, pol.BackoffInitial, pol.BackoffMax)
 	}
-	if pol.BackoffInitial > 0 {
-		rp.backoffInitial = pol.BackoffInitial
+	if own.Initial > 0 {
+		rp.Backoff.Initial = own.Initial
 	}
-	if pol.BackoffMax > 0 {
-		rp.backoffMax = pol.BackoffMax
+	if own.Max > 0 {
+		rp.Backoff.Max = own.Max
 	}
-	if rp.backoffMax < rp.backoffInitial {
-		return rp, state.NewInvalidError(nil, "register %s %q: RetryPolicy: backoff max %v is below its initial delay %v", fam, name, rp.backoffMax, rp.backoffInitial)
+	if err := rp.Backoff.Validate(); err != nil {
+		return rp, state.NewInvalidError(nil, "register %s %q: RetryPolicy: %v", fam, name, err)
 	}
-	rp.maxAttempts = uint32(min(pol.MaxAttempts, math.MaxUint32))
-	rp.changeAbandonsRetry = pol.ChangeAbandonsRetry
+	rp.MaxAttempts = uint32(min(pol.MaxAttempts, math.MaxUint32))
+	rp.ChangeAbandonsRetry = pol.ChangeAbandonsRetry
 	return rp, nil
 }
 

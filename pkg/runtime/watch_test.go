@@ -205,6 +205,43 @@ func TestWatchFailure_FailedWatchCallIsRetried(t *testing.T) {
 	})
 }
 
+// TestWatchFailure_ReestablishedWithTheBackoff: a kind watch that cannot
+// be established is retried after the engine's one backoff (50 ms, then
+// twice as long each time, without jitter); one that was up and failed
+// starts over from 50 ms.
+func TestWatchFailure_ReestablishedWithTheBackoff(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fs := &faultyState{State: inmem.NewState(), typ: typeA, failCalls: 5}
+		core, logs := observer.New(zapcore.WarnLevel)
+		rt, err := runtime.New(fs, zap.New(core))
+		require.NoError(t, err)
+		ec := newEventCounter(false)
+		require.NoError(t, rt.RegisterController(&funcController{name: "c", inputs: []controller.Input{in(typeA, controller.InputWeak)}, run: ec.run}))
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- rt.Run(ctx) }()
+		time.Sleep(time.Minute)
+		require.Equal(t, 1, ec.count(), "the watch is up")
+		fs.breakLatest()
+		time.Sleep(time.Minute)
+
+		var delays, gaps []time.Duration
+		entries := logs.FilterMessage("kind watch failed; re-listing").All()
+		for i, e := range entries {
+			delays = append(delays, e.ContextMap()["retry_in"].(time.Duration))
+			if i > 0 && i < 5 {
+				gaps = append(gaps, e.Time.Sub(entries[i-1].Time))
+			}
+		}
+		ms := time.Millisecond
+		assert.Equal(t, []time.Duration{50 * ms, 100 * ms, 200 * ms, 400 * ms, 800 * ms, 50 * ms}, delays)
+		assert.Equal(t, delays[:4], gaps, "each retry waited its delay")
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
 // cutBootstrapState cuts the first kind watch of one type short: it relays
 // the first event of its bootstrap, then an Errored event. Later watches
 // are the state's.

@@ -50,6 +50,7 @@ type Option func(*Options)
 // Options are the options of a cleanup [Controller].
 type Options struct {
 	action Action
+	retry  controller.RetryPolicy
 }
 
 // WithDependentAction sets what the controller does to the dependents of a
@@ -135,7 +136,7 @@ func (c *Controller[I, D]) Run(ctx context.Context, r controller.Runtime, logger
 	if c.configErr != nil {
 		return fmt.Errorf("cleanup %q: %w", c.settings.Name, c.configErr)
 	}
-	rs := &runState{retries: xform.NewRetries[resource.ID](), failed: map[resource.ID]stamp{}}
+	rs := &runState{retries: xform.NewRetries[resource.ID](ctx), failed: map[resource.ID]stamp{}}
 	retryLog := xform.RetryLogger(logger)
 	return xform.RetryLoop(ctx, r, rs.retries.Next, func(bool) error {
 		return c.reconcile(ctx, r, logger, retryLog, rs)
@@ -177,16 +178,20 @@ func (c *Controller[I, D]) reconcile(ctx context.Context, r controller.Runtime, 
 		md := item.Metadata()
 		id := md.ID()
 		listed[id] = struct{}{}
-		if failing, due := rs.retries.Waiting(id, now); failing && !due && rs.failed[id] == stampOf(md) {
-			continue
+		if failing, due := rs.retries.Waiting(id, now); failing {
+			if rs.failed[id] != stampOf(md) {
+				rs.retries.Changed(id) // retried now
+			} else if !due {
+				continue
+			}
 		}
 		if err := c.input(ctx, r, logger, item); err != nil {
 			if ctx.Err() != nil {
 				return nil // stopping: not a failure of the input
 			}
-			delay, failures := rs.retries.Failed(id, now, err)
+			rt := rs.retries.Failed(id, now, err, true)
 			rs.failed[id] = stampOf(md)
-			xform.RetryLater(retryLog, r, "input", md, err, delay, failures)
+			xform.RetryLater(retryLog, r, "input", md, err, rt)
 			continue
 		}
 		rs.retries.Done(id)

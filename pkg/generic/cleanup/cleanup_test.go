@@ -3,9 +3,12 @@ package cleanup_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +20,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -233,4 +237,92 @@ func TestCL5_DeclarationsFollowTheAction(t *testing.T) {
 	assert.Contains(t, wait.Inputs(), controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputWeak})
 	act := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel}, cleanup.WithDependentAction(cleanup.ActionDestroy))
 	assert.Equal(t, []controller.Output{{Type: kindC.Type(), Kind: controller.OutputShared}}, act.Outputs())
+}
+
+// listerCalls records when the lister was called for the input "fails",
+// which always fails.
+type listerCalls struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (l *listerCalls) list(ctx context.Context, r controller.Reader, lg *zap.Logger, a *A) ([]*C, error) {
+	if a.Metadata().ID() != "fails" {
+		return byPrefix(ctx, r, lg, a)
+	}
+	l.mu.Lock()
+	l.at = append(l.at, time.Now())
+	l.mu.Unlock()
+	return nil, errors.New("lister failed")
+}
+
+// gaps waits (virtual time, up to an hour) for n calls and returns the
+// gaps between the calls made by then, up to n.
+func (l *listerCalls) gaps(n int) []time.Duration {
+	deadline := time.Now().Add(time.Hour)
+	for {
+		l.mu.Lock()
+		at := slices.Clone(l.at)
+		l.mu.Unlock()
+		if len(at) >= n || time.Now().After(deadline) {
+			var g []time.Duration
+			for i := 1; i < min(n, len(at)); i++ {
+				g = append(g, at[i].Sub(at[i-1]))
+			}
+			return g
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (l *listerCalls) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.at)
+}
+
+// startTornDown starts ctrl over a state holding the input "fails" and
+// tears the input down once the controller holds its finalizer.
+func startTornDown(t *testing.T, ctrl controller.Controller, opts ...runtime.Option) state.State {
+	st := inmem.NewState()
+	runtimetest.Create(t, st, fixture.New[fixture.ADef]("fails", 0))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl), runtimetest.WithRuntimeOptions(opts...))
+	runtimetest.AwaitMetadata(t, st, ptrA("fails"), hasFinalizer("cleanup"))
+	_, err := st.Teardown(t.Context(), ptrA("fails"))
+	require.NoError(t, err)
+	return st
+}
+
+// The engine's per-item backoff (runtime.WithQueueBackoff) reaches the
+// cleanup controller's failing inputs; WithRetryPolicy overrides it, and
+// its MaxAttempts parks an input until it changes.
+func TestCL6_TheRetryPolicyOfTheEngineAndOfTheController(t *testing.T) {
+	t.Run("engine backoff", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			calls := &listerCalls{}
+			startTornDown(t, cleanup.NewController(cleanup.Settings[*A, *C]{Name: "cleanup", ListDependents: calls.list}),
+				runtime.WithQueueBackoff(time.Second, 4*time.Second))
+			assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second}, calls.gaps(5))
+		})
+	})
+	t.Run("own policy", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			calls := &listerCalls{}
+			st := startTornDown(t, cleanup.NewController(cleanup.Settings[*A, *C]{Name: "cleanup", ListDependents: calls.list},
+				cleanup.WithRetryPolicy(controller.RetryPolicy{BackoffInitial: 300 * time.Millisecond, MaxAttempts: 3})),
+				runtime.WithQueueBackoff(time.Second, 4*time.Second))
+			assert.Equal(t, []time.Duration{300 * time.Millisecond, 600 * time.Millisecond}, calls.gaps(3))
+			time.Sleep(time.Hour)
+			assert.Equal(t, 3, calls.count(), "parked after 3 failed runs")
+
+			require.NoError(t, st.Modify(t.Context(), fixture.New[fixture.ADef]("fails", 0), func(r resource.Resource) error {
+				r.Metadata().Labels().Set("changed", "yes")
+				return nil
+			}, state.WithExpectedPhaseAny()))
+			// Back as a fresh input: at once, then after 300 and 600 ms.
+			assert.Equal(t, []time.Duration{300 * time.Millisecond, 600 * time.Millisecond}, calls.gaps(6)[min(3, calls.count()-1):])
+			time.Sleep(time.Hour)
+			assert.Equal(t, 6, calls.count(), "parked again")
+		})
+	})
 }

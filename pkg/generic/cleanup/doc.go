@@ -21,8 +21,10 @@
 //
 // A failure for one input (a lister error or panic, a refused write) does
 // not stop the others: the input is retried on its own schedule, with the
-// exponential backoff of package transform (100 ms doubling to 1 min), or
-// at once when it changes; the failure is logged at WARN with the input's
+// engine's per-item backoff (runtime.WithQueueBackoff: 100 ms doubling to
+// 1 min by default) or the controller's own ([WithRetryPolicy], whose
+// MaxAttempts parks an input until it changes), or at once when it
+// changes; the failure is logged at WARN with the input's
 // pointer and reported as the controller's last error
 // (controller.ErrorReporter). Run fails, and the engine restarts it with
 // backoff, only when listing the inputs fails.

@@ -49,16 +49,6 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 	FinalizerRemovalFunc func(context.Context, controller.Reader, *zap.Logger, I) error
 }
 
-// Bounds of the retry backoff of a failing input (and of an output that
-// could not be destroyed): the first retry comes RetryBackoffInitial after
-// the failure, each further consecutive failure doubles the delay, up to
-// RetryBackoffMax. A success forgets the failures; a change of the input
-// retries it at once.
-const (
-	RetryBackoffInitial = xform.RetryBackoffInitial
-	RetryBackoffMax     = xform.RetryBackoffMax
-)
-
 // Controller is a transform controller; it implements controller.Controller.
 // Build it with [NewController]. A Controller runs in one engine at a time.
 type Controller[I, O generic.ResourceWithDefinition] struct {
@@ -165,7 +155,7 @@ func (c *Controller[I, O]) Run(ctx context.Context, r controller.Runtime, logger
 	if c.configErr != nil {
 		return fmt.Errorf("transform %q: %w", c.settings.Name, c.configErr)
 	}
-	rs := newRunState()
+	rs := newRunState(ctx)
 	retryLog := xform.RetryLogger(logger)
 	return xform.RetryLoop(ctx, r, rs.retries.Next, func(event bool) error {
 		return c.reconcile(ctx, r, logger, retryLog, rs, event)

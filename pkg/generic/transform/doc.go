@@ -31,17 +31,23 @@
 //   - A failure for one input (an error or a panic in a user function, a
 //     mapping to nil or outside O's kind, a refused write) fails that input
 //     only: the pass goes on, the failing input's existing output is kept
-//     as it was, and the input is retried on its own schedule, with
-//     exponential backoff from [RetryBackoffInitial] to [RetryBackoffMax]
-//     (a wake-up timer inside Run), or at once when it changes; a
+//     as it was, and the input is retried on its own schedule, with the
+//     engine's per-item backoff (runtime.WithQueueBackoff: 100 ms doubling
+//     to 1 min by default; a wake-up timer inside Run) or the controller's
+//     own ([WithRetryPolicy]), or at once when it changes; a
 //     controller.RequeueError returned by a user function retries it after
-//     its interval (a failure only if it wraps an error). Other inputs are
+//     its interval (a failure only if it wraps an error), as it does a
+//     QController's item (rule Q3). With a retry policy's MaxAttempts, an
+//     input whose runs failed that many times in a row is parked until it
+//     changes; with its ChangeAbandonsRetry, a change starts the input's
+//     backoff over (with [WithExtraInputs], whose events transform every
+//     input, an event is a change of every input). Other inputs are
 //     not delayed and are not transformed again, and Run does not fail: the
 //     engine's restart backoff is for the controller as a whole (listing
 //     its inputs or outputs failing, or a panic in Run itself). An output
 //     that cannot be destroyed is retried the same way. Each failure is
 //     logged at WARN (no stack trace) with the input's pointer, the delay
-//     and the count of consecutive failures, and reported to the engine
+//     and the count of consecutive failed runs, and reported to the engine
 //     (controller.ErrorReporter), so that it shows as the controller's last
 //     error; its error says what failed ("input <pointer>: TransformFunc:
 //     …", "input <pointer>: write output <pointer>: …"). Panics in user

@@ -17,6 +17,7 @@ type ControllerOptions struct {
 	outputKind        controller.OutputKind
 	inputFinalizers   bool
 	ignoreTearingDown bool
+	retry             controller.RetryPolicy
 }
 
 // DefaultControllerOptions returns the defaults: no extra inputs or outputs,

@@ -60,8 +60,9 @@ type entry struct {
 	unmapped bool
 }
 
-func newRunState() *runState {
-	return &runState{entries: map[resource.ID]entry{}, pending: map[resource.ID]struct{}{}, retries: xform.NewRetries[item]()}
+// newRunState returns the state of a new Run, whose context is ctx.
+func newRunState(ctx context.Context) *runState {
+	return &runState{entries: map[resource.ID]entry{}, pending: map[resource.ID]struct{}{}, retries: xform.NewRetries[item](ctx)}
 }
 
 // pass is one reconcile pass.
@@ -173,28 +174,33 @@ func (c *Controller[I, O]) mapOutput(logger *zap.Logger, in I) (out O, ok bool, 
 }
 
 // failed schedules the retry of it, the resource ptr, which failed with
-// err, and logs and reports the failure.
+// err, and logs and reports the failure. An input whose failed runs reach
+// the retry policy's MaxAttempts is parked until it changes; an output
+// that cannot be destroyed is retried until it goes.
 func (p *pass[I, O]) failed(it item, ptr resource.Pointer, err error) {
 	if p.ctx.Err() != nil {
 		return // stopping: not a failure of the item
 	}
-	delay, failures := p.rs.retries.Failed(it, p.now, err)
+	rt := p.rs.retries.Failed(it, p.now, err, !it.output)
 	what := "input"
 	if it.output {
 		what = "output"
 	}
-	xform.RetryLater(p.retryLog, p.r, what, ptr, err, delay, failures)
+	xform.RetryLater(p.retryLog, p.r, what, ptr, err, rt)
 }
 
 // due reports whether the listed input md, known as e, is to be processed
 // in this pass: it changed, it is due for a retry, it waits for an output
 // to go, or the pass transforms every input. A failing input waits out its
-// backoff unless it changed.
+// backoff (or, parked, for a change) unless it changed; a change is
+// applied to its retry (see xform.Retries.Changed).
 func (p *pass[I, O]) due(md *resource.Metadata, e entry, known bool) bool {
+	it := item{id: md.ID()}
 	if p.all || !known || !e.version.Equal(md.Version()) || e.created != md.Created().UnixNano() {
+		p.rs.retries.Changed(it)
 		return true
 	}
-	if failing, due := p.rs.retries.Waiting(item{id: md.ID()}, p.now); failing {
+	if failing, due := p.rs.retries.Waiting(it, p.now); failing {
 		return due
 	}
 	return !e.done

@@ -60,6 +60,10 @@ func (c *calls) total() int {
 	return n
 }
 
+// itemBackoff is the engine's default item backoff's initial delay
+// (runtime.WithQueueBackoff), which the transform's inputs get.
+const itemBackoff = 100 * time.Millisecond
+
 // hasN is an Await condition: the output's N is n.
 func hasN(n int) func(*B) bool { return func(b *B) bool { return b.TypedSpec().N == n } }
 
@@ -105,7 +109,7 @@ func TestT19_AFailingInputDoesNotDelayTheOthers(t *testing.T) {
 		start := time.Now()
 		runtimetest.Create(t, st, newA("good", 2))
 		runtimetest.Await(t, st, "good", hasN(4))
-		assert.Less(t, time.Since(start), transform.RetryBackoffInitial, "the healthy input waited for the failing one")
+		assert.Less(t, time.Since(start), itemBackoff, "the healthy input waited for the failing one")
 
 		// Let the failing input go through two more retries: its schedule
 		// is its own, not moved by the other input's events.
@@ -114,7 +118,7 @@ func TestT19_AFailingInputDoesNotDelayTheOthers(t *testing.T) {
 		}
 		bad := seen.of("bad")
 		for i := 1; i < len(bad); i++ {
-			want := transform.RetryBackoffInitial << (i - 1)
+			want := itemBackoff << (i - 1)
 			assert.Equal(t, want, bad[i].at.Sub(bad[i-1].at), "retry %d", i)
 		}
 		assert.Len(t, seen.of("good"), 1, "the healthy input was transformed once")
@@ -247,5 +251,195 @@ func TestT22_TheErrorNamesWhatFailed(t *testing.T) {
 		require.NoError(t, err)
 		err = ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "not yet") })
 		assert.Equal(t, "input "+resource.PointerString(ptrA("a1"))+`: remove finalizer "AtoB": FinalizerRemovalFunc: not yet`, err.Error())
+	})
+}
+
+// gaps returns the time between consecutive calls.
+func gaps(log []call) []time.Duration {
+	var g []time.Duration
+	for i := 1; i < len(log); i++ {
+		g = append(g, log[i].at.Sub(log[i-1].at))
+	}
+	return g
+}
+
+// failing returns the A → B transform whose TransformFunc records its
+// calls and fails for the inputs fail says, with the error it returns.
+func failing(seen *calls, fail func(a *A, n int) error, opts ...transform.ControllerOption) *transform.Controller[*A, *B] {
+	return transform.NewController(transform.Settings[*A, *B]{
+		Name:            "AtoB",
+		MapMetadataFunc: fixture.Map[*A, fixture.BDef],
+		TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+			id := a.Metadata().ID()
+			err := fail(a, len(seen.of(id)))
+			seen.add(id, err != nil)
+			if err != nil {
+				return err
+			}
+			return double(ctx, r, l, a, b)
+		},
+	}, opts...)
+}
+
+// waitCalls sleeps (virtual time) until id was called n times, failing
+// the test when that takes more than an hour.
+func waitCalls(t *testing.T, seen *calls, id resource.ID, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Hour)
+	for len(seen.of(id)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d calls after an hour, want %d", id, len(seen.of(id)), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func alwaysFails(*A, int) error { return errors.New("always fails") }
+
+// The engine's per-item backoff (runtime.WithQueueBackoff) is the
+// transform's: a failing input is retried after 1 s, 2 s, 4 s, then 4 s,
+// not after the default 100 ms doubling.
+func TestT23_TheEngineItemBackoffReachesTheTransform(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		seen := newCalls()
+		engine := runtimetest.Start(t, runtimetest.WithControllers(failing(seen, alwaysFails)),
+			runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Second, 4*time.Second)))
+		runtimetest.Create(t, engine.State, newA("bad", 1))
+		waitCalls(t, seen, "bad", 6)
+		assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second},
+			gaps(seen.of("bad"))[:5])
+		assertNoRestart(t, engine.Runtime, "AtoB")
+	})
+}
+
+// WithRetryPolicy's backoff bounds override the engine's for this
+// controller.
+func TestT24_WithRetryPolicyOverridesTheEngineBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		seen := newCalls()
+		ctrl := failing(seen, alwaysFails, transform.WithRetryPolicy(controller.RetryPolicy{
+			BackoffInitial: 300 * time.Millisecond, BackoffMax: 600 * time.Millisecond,
+		}))
+		engine := runtimetest.Start(t, runtimetest.WithControllers(ctrl),
+			runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Second, 4*time.Second)))
+		runtimetest.Create(t, engine.State, newA("bad", 1))
+		waitCalls(t, seen, "bad", 4)
+		assert.Equal(t, []time.Duration{300 * time.Millisecond, 600 * time.Millisecond, 600 * time.Millisecond},
+			gaps(seen.of("bad"))[:3])
+	})
+}
+
+// A policy that cannot work is refused when the transform is registered,
+// as it is for a QController.
+func TestT25_RegistrationRefusesARetryPolicyThatCannotWork(t *testing.T) {
+	rt, err := runtime.New(newState(), zap.NewNop())
+	require.NoError(t, err)
+	for _, p := range []controller.RetryPolicy{
+		{BackoffInitial: -time.Second},
+		{BackoffInitial: time.Minute, BackoffMax: time.Second},
+	} {
+		err := rt.RegisterController(aToB("AtoB", transform.WithRetryPolicy(p)))
+		require.Error(t, err, "%+v", p)
+		assert.True(t, state.IsInvalidError(err), "%v", err)
+		assert.Contains(t, err.Error(), `"AtoB"`)
+		assert.Contains(t, err.Error(), "RetryPolicy")
+	}
+}
+
+// With MaxAttempts an input whose runs failed that many times in a row is
+// parked: not retried until it changes, when it runs at once as a fresh
+// input (its backoff from the start). The other inputs go on.
+func TestT26_MaxAttemptsParksAnInputUntilItChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		seen := newCalls()
+		ctrl := failing(seen, func(a *A, n int) error {
+			if a.Metadata().ID() == "bad" && a.TypedSpec().N < 10 {
+				return errors.New("not yet")
+			}
+			return nil
+		}, transform.WithRetryPolicy(controller.RetryPolicy{MaxAttempts: 3}))
+		engine := runtimetest.Start(t, runtimetest.WithControllers(ctrl))
+		st := engine.State
+		runtimetest.Create(t, st, newA("bad", 1))
+		waitCalls(t, seen, "bad", 3)
+		time.Sleep(time.Hour)
+		assert.Len(t, seen.of("bad"), 3, "parked after 3 failed runs: not retried")
+		runtimetest.Create(t, st, newA("good", 2))
+		runtimetest.Await(t, st, "good", hasN(4))
+
+		// A change brings it back, fresh: 3 more attempts from 100 ms.
+		start := time.Now()
+		require.NoError(t, st.Modify(t.Context(), newA("bad", 0), func(r resource.Resource) error {
+			r.(*A).TypedSpec().N = 2
+			return nil
+		}))
+		waitCalls(t, seen, "bad", 6)
+		time.Sleep(time.Hour)
+		log := seen.of("bad")
+		assert.Len(t, log, 6, "parked again after 3 more")
+		assert.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, gaps(log[3:]))
+		assert.Less(t, log[3].at.Sub(start), 100*time.Millisecond, "the change ran it at once")
+
+		require.NoError(t, st.Modify(t.Context(), newA("bad", 0), func(r resource.Resource) error {
+			r.(*A).TypedSpec().N = 10
+			return nil
+		}))
+		runtimetest.Await(t, st, "bad", hasN(20))
+	})
+}
+
+// A change to a failing input runs it at once. By default its failures
+// keep counting (the next backoff goes on doubling); with
+// ChangeAbandonsRetry the change starts its backoff over.
+func TestT27_AChangeKeepsOrAbandonsTheRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		policy  controller.RetryPolicy
+		wantGap time.Duration
+	}{
+		{"default keeps counting", controller.RetryPolicy{}, 800 * time.Millisecond},
+		{"ChangeAbandonsRetry starts over", controller.RetryPolicy{ChangeAbandonsRetry: true}, 100 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				seen := newCalls()
+				engine := runtimetest.Start(t, runtimetest.WithControllers(failing(seen, alwaysFails, transform.WithRetryPolicy(tc.policy))))
+				st := engine.State
+				runtimetest.Create(t, st, newA("bad", 1))
+				waitCalls(t, seen, "bad", 3) // failed at 0, 100 ms, 300 ms; next at 700 ms
+				require.NoError(t, st.Modify(t.Context(), newA("bad", 0), func(r resource.Resource) error {
+					r.(*A).TypedSpec().N = 2
+					return nil
+				}))
+				waitCalls(t, seen, "bad", 5)
+				log := seen.of("bad")
+				assert.Less(t, log[3].at.Sub(log[2].at), 100*time.Millisecond, "the change ran it at once")
+				assert.Equal(t, tc.wantGap, log[4].at.Sub(log[3].at))
+			})
+		})
+	}
+}
+
+// A controller.RequeueError wrapping no error is not a failure, and it
+// leaves the input's backoff where it was (as for a QController's item,
+// rule Q3): the failure after it waits twice the one before.
+func TestT28_ARequeueLeavesTheBackoffWhereItWas(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		seen := newCalls()
+		ctrl := record(failing(seen, func(_ *A, n int) error {
+			switch n {
+			case 2:
+				return controller.NewRequeueInterval(5 * time.Second)
+			case 5:
+				return nil
+			}
+			return errors.New("fails")
+		}))
+		engine := runtimetest.Start(t, runtimetest.WithControllers(ctrl))
+		runtimetest.Create(t, engine.State, newA("a", 1))
+		runtimetest.Await(t, engine.State, "a", hasN(2))
+		assert.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 5 * time.Second, 400 * time.Millisecond, 800 * time.Millisecond},
+			gaps(seen.of("a")))
+		assert.Len(t, ctrl.Errors, 4, "the requeue was not reported as a failure")
 	})
 }

@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -20,11 +21,9 @@ func (c *core) logUndecodable(err error) {
 	c.log.Error("etcd state: a value does not decode; the resource is treated as absent", zap.Error(err))
 }
 
-// Backoff of the feed's reconnections after its watch ends.
-const (
-	resyncInitial = 50 * time.Millisecond
-	resyncMax     = 2 * time.Second
-)
+// resyncBackoff spaces the feed's attempts to list its kind again after
+// its watch ended; a list that succeeds resets it.
+var resyncBackoff = retry.Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second}
 
 // run lists the kind, then follows its changes until the feed is
 // stopped. When etcd ends the watch (compaction past the feed's revision,
@@ -40,24 +39,20 @@ func (f *feed) run() {
 	if err != nil {
 		return
 	}
-	delay := resyncInitial
+	bo := resyncBackoff.Sequence()
 	for {
 		rev = f.follow(rev)
 		for f.ctx.Err() == nil {
 			next, err := f.resync()
 			if err == nil {
-				rev, delay = next, resyncInitial
+				rev = next
+				bo.Reset()
 				break
 			}
+			delay := bo.Next()
 			f.c.log.Warn("etcd state: relisting a kind after its watch ended failed; retrying",
 				zap.String("kind", resource.KindString(f.kind)), zap.Duration("in", delay), zap.Error(err))
-			t := time.NewTimer(delay)
-			select {
-			case <-t.C:
-			case <-f.ctx.Done():
-				t.Stop()
-			}
-			delay = min(2*delay, resyncMax)
+			retry.Wait(f.ctx, delay)
 		}
 		if f.ctx.Err() != nil {
 			return

@@ -3,7 +3,6 @@ package xform
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -22,20 +21,28 @@ var noStack = zap.AddStacktrace(zap.LevelEnablerFunc(func(zapcore.Level) bool { 
 func RetryLogger(logger *zap.Logger) *zap.Logger { return logger.WithOptions(noStack) }
 
 // RetryLater reports the failure err of one item, the resource ptr (an
-// "input" or an "output", says what), retried after delay: it logs it at
-// WARN on logger (a [RetryLogger]), with the item's pointer, the delay and
-// the count of consecutive failures, and reports it to the engine when r
-// implements controller.ErrorReporter. failures 0 is a plain requeue (a
-// controller.RequeueError wrapping no error): logged at DEBUG, not
+// "input" or an "output", says what), that rt (from [Retries.Failed])
+// retries: it logs it at WARN on logger (a [RetryLogger]), with the item's
+// pointer, the delay (or that it is parked until it changes) and the count
+// of consecutive failed runs, and reports it to the engine when r
+// implements controller.ErrorReporter. A plain requeue (a
+// controller.RequeueError wrapping no error) is logged at DEBUG, not
 // reported.
-func RetryLater(logger *zap.Logger, r any, what string, ptr resource.Pointer, err error, delay time.Duration, failures int) {
-	fields := []zap.Field{zap.String(what, resource.PointerString(ptr)), zap.Duration("retry_in", delay)}
-	if failures == 0 {
+func RetryLater(logger *zap.Logger, r any, what string, ptr resource.Pointer, err error, rt Retry) {
+	fields := []zap.Field{zap.String(what, resource.PointerString(ptr))}
+	if !rt.Parked {
+		fields = append(fields, zap.Duration("retry_in", rt.Delay))
+	}
+	if !rt.Failure {
 		logger.Debug(what+" requeued", fields...)
 		return
 	}
-	text := usercode.ErrorText(err)
-	logger.Warn(what+" failed; retrying after backoff", append(fields, zap.Int("failures", failures), zap.String("error", text))...)
+	fields = append(fields, zap.Uint32("failures", rt.Attempts), zap.String("error", usercode.ErrorText(err)))
+	msg := what + " failed; retrying after backoff"
+	if rt.Parked {
+		msg = what + " failed; parked until it changes"
+	}
+	logger.Warn(msg, fields...)
 	if rep, ok := r.(controller.ErrorReporter); ok {
 		rep.ReportError(Named(what, ptr, err))
 	}

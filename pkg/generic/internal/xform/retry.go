@@ -1,81 +1,106 @@
 package xform
 
 import (
-	"errors"
+	"context"
 	"time"
 
-	"github.com/resgraph/resgraph/pkg/controller"
-)
-
-// Bounds of the per-item retry backoff of the Controllers that retry their
-// failing items themselves: the first retry waits RetryBackoffInitial,
-// each further consecutive failure twice as long, up to RetryBackoffMax.
-// (The engine's defaults for QController items are the same.)
-const (
-	RetryBackoffInitial = 100 * time.Millisecond
-	RetryBackoffMax     = time.Minute
+	"github.com/resgraph/resgraph/pkg/internal/requeue"
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 )
 
 // Retries is the retry schedule of the failing items of a Controller's
-// Run, keyed by K: per item, the count of consecutive failures and when
-// the item is due again. Only the Run goroutine uses it.
+// Run, keyed by K, under the controller's retry policy: the engine's (its
+// item backoff, runtime.WithQueueBackoff, or the controller's own
+// controller.RetryPolicy), which the Run context carries, or the default
+// policy for a Run the engine did not start. Per item it keeps the retry
+// counts (retry.Item) and when the item is due again. Only the Run
+// goroutine uses it.
 type Retries[K comparable] struct {
-	items map[K]retry
+	policy retry.Policy
+	items  map[K]scheduled
 }
 
-type retry struct {
-	due      time.Time
-	failures int
+// scheduled is one failing item.
+type scheduled struct {
+	due    time.Time
+	counts retry.Item
+	// parked: its failed runs reached the policy's MaxAttempts; it is not
+	// retried until it changes.
+	parked bool
 }
 
-// NewRetries returns an empty schedule.
-func NewRetries[K comparable]() *Retries[K] {
-	return &Retries[K]{items: map[K]retry{}}
+// NewRetries returns an empty schedule with the retry policy ctx, a Run
+// context, carries.
+func NewRetries[K comparable](ctx context.Context) *Retries[K] {
+	p, _ := retry.FromContext(ctx)
+	return &Retries[K]{policy: p, items: map[K]scheduled{}}
 }
 
-// Failed schedules the retry of k, which failed at now with err, and
-// returns the delay and the count of consecutive failures. A
-// controller.RequeueError sets the delay to its interval; one that wraps
-// no error is not a failure (failures is 0: nothing to report).
-func (r *Retries[K]) Failed(k K, now time.Time, err error) (delay time.Duration, failures int) {
+// Retry is what becomes of an item that failed.
+type Retry struct {
+	// Delay is when it is retried ([Retries.Next]); 0 when parked.
+	Delay time.Duration
+	// Failure is set for a failed run; not for a plain requeue (a
+	// controller.RequeueError wrapping no error).
+	Failure bool
+	// Attempts counts its consecutive failed runs.
+	Attempts uint32
+	// Parked is set when its failed runs reached the policy's
+	// MaxAttempts: it waits for its next change ([Retries.Changed]).
+	Parked bool
+}
+
+// Failed schedules the retry of k, whose run failed at now with err, as
+// the one reading of an item's error has it (package requeue): a
+// controller.RequeueError runs it again after its interval (a failure
+// only when it wraps an error), anything else after its backoff. With
+// canPark, a failed run that reaches the policy's MaxAttempts parks it
+// instead.
+func (r *Retries[K]) Failed(k K, now time.Time, err error, canPark bool) Retry {
+	v := requeue.Of(err)
 	it := r.items[k]
-	if rq := requeueOf(err); rq != nil {
-		delay = rq.Interval()
-		if rq.Err() == nil {
-			it.failures = 0
-		} else {
-			it.failures++
-		}
-	} else {
-		it.failures++
-		delay = Backoff(it.failures)
+	exhausted := it.counts.Ran(r.policy, v.Result) && canPark
+	out := Retry{Failure: v.Result.Failure(), Attempts: it.counts.Attempts()}
+	switch {
+	case exhausted:
+		it.parked, out.Parked = true, true
+	case v.Result == retry.Failed:
+		out.Delay = it.counts.Delay(r.policy)
+	default:
+		out.Delay = v.Interval
 	}
-	it.due = now.Add(delay)
+	it.due = now.Add(out.Delay)
 	r.items[k] = it
-	return delay, it.failures
+	return out
 }
 
-// Backoff returns the delay before the retry after the given count of
-// consecutive failures (at least 1).
-func Backoff(failures int) time.Duration {
-	d := RetryBackoffInitial
-	for i := 1; i < failures && d < RetryBackoffMax; i++ {
-		d *= 2
+// Changed applies a change of k to its retry: a parked item comes back as
+// a fresh one; with the policy's ChangeAbandonsRetry a failing item starts
+// its counts over; by default they keep counting. The caller runs the
+// item now.
+func (r *Retries[K]) Changed(k K) {
+	it, ok := r.items[k]
+	switch {
+	case !ok:
+	case it.parked:
+		delete(r.items, k)
+	default:
+		it.counts.Changed(r.policy)
+		r.items[k] = it
 	}
-	return min(d, RetryBackoffMax)
 }
 
 // Done forgets k: it succeeded, or is gone.
 func (r *Retries[K]) Done(k K) { delete(r.items, k) }
 
-// Waiting reports whether k is scheduled for a retry, and whether it is
-// due at now.
+// Waiting reports whether k is failing (scheduled for a retry, or parked),
+// and whether it is due at now (a parked item never is).
 func (r *Retries[K]) Waiting(k K, now time.Time) (waiting, due bool) {
 	it, ok := r.items[k]
-	return ok, ok && !it.due.After(now)
+	return ok, ok && !it.parked && !it.due.After(now)
 }
 
-// Len returns the count of scheduled items.
+// Len returns the count of failing items.
 func (r *Retries[K]) Len() int { return len(r.items) }
 
 // Next returns when the earliest retry is due; false when none is
@@ -83,24 +108,9 @@ func (r *Retries[K]) Len() int { return len(r.items) }
 func (r *Retries[K]) Next() (time.Time, bool) {
 	var next time.Time
 	for _, it := range r.items {
-		if next.IsZero() || it.due.Before(next) {
+		if !it.parked && (next.IsZero() || it.due.Before(next)) {
 			next = it.due
 		}
 	}
 	return next, !next.IsZero()
-}
-
-// requeueOf returns the RequeueError with a non-negative interval in err's
-// chain, nil when there is none. The chain's methods are user code: a
-// panic in them counts as no RequeueError.
-func requeueOf(err error) (rq *controller.RequeueError) {
-	defer func() {
-		if recover() != nil {
-			rq = nil
-		}
-	}()
-	if !errors.As(err, &rq) || rq == nil || rq.Interval() < 0 {
-		return nil
-	}
-	return rq
 }

@@ -16,11 +16,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
@@ -42,9 +42,12 @@ type Config struct {
 	Ctrl controller.Controller
 	// Logger is the engine's logger; the runner adds the controller's name.
 	Logger *zap.Logger
-	// RestartBackoffInitial and RestartBackoffMax bound the restart
-	// backoff (rule C6).
-	RestartBackoffInitial, RestartBackoffMax time.Duration
+	// Restart is the restart backoff (rule C6).
+	Restart retry.Backoff
+	// Items is the retry policy of the items the controller retries
+	// itself (the generic Controllers' inputs): its Run context carries
+	// it (retry.FromContext).
+	Items retry.Policy
 	// Adapter is the controller's reader/writer.
 	Adapter *adapter.Adapter
 	// Wake is the controller's wake-up, sent by the router.
@@ -80,7 +83,7 @@ type Runner struct {
 	boMu sync.Mutex
 	// bo is the restart backoff and attempt the crashes since it was
 	// last reset; protected by boMu.
-	bo      *backoff.ExponentialBackOff
+	bo      *retry.Sequence
 	attempt int
 }
 
@@ -92,7 +95,7 @@ func New(cfg Config) *Runner {
 		logger:  logger,
 		elog:    outcome.EngineLogger(logger),
 		eventCh: make(chan controller.ReconcileEvent),
-		bo:      outcome.NewBackoff(cfg.RestartBackoffInitial, cfg.RestartBackoffMax),
+		bo:      cfg.Restart.Sequence(),
 	}
 	c.rt = &runtime{Adapter: cfg.Adapter, runner: c}
 	return c
@@ -127,7 +130,7 @@ func (c *Runner) Run(ctx context.Context) {
 		c.cfg.Telemetry.Crashed(o, d, delay, attempt)
 		c.status.SetState(status.Backoff, time.Now().Add(delay))
 		outcome.Log(c.elog, outcome.Run, o, d, delay)
-		if !outcome.Wait(ctx, delay) {
+		if !retry.Wait(ctx, delay) {
 			return
 		}
 		c.cfg.Telemetry.Restarted(attempt)
@@ -139,7 +142,7 @@ func (c *Runner) nextBackoff() (time.Duration, int) {
 	c.boMu.Lock()
 	defer c.boMu.Unlock()
 	c.attempt++
-	return c.bo.NextBackOff(), c.attempt
+	return c.bo.Next(), c.attempt
 }
 
 func (c *Runner) resetBackoff() {
@@ -150,9 +153,10 @@ func (c *Runner) resetBackoff() {
 }
 
 // runOnce runs Run once, with a fresh forwarder that delivers the start
-// event, and returns its outcome.
+// event, and returns its outcome. Run's context carries the controller's
+// item retry policy.
 func (c *Runner) runOnce(ctx context.Context) outcome.Outcome {
-	actx, cancel := context.WithCancel(ctx)
+	actx, cancel := context.WithCancel(retry.NewContext(ctx, c.cfg.Items))
 	defer cancel()
 
 	// A wake-up left from before is covered by the start event.

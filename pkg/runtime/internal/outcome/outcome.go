@@ -10,12 +10,11 @@
 package outcome
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/resgraph/resgraph/internal/usercode"
-	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/requeue"
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 )
 
 // Class is what a call came to.
@@ -87,41 +86,24 @@ func (o Outcome) Stopping() Outcome {
 	return Success()
 }
 
-// OfItemError classifies the error of a QController item's user code (rule
-// Q3): nil succeeds; a RequeueError with a non-negative interval requeues
-// after it (a failure only when it wraps an error); anything else — a
-// typed-nil error, a negative interval, a chain holding a typed-nil
-// RequeueError — is a failure retried with the item's backoff. The error's
-// methods (Error, Unwrap, As) are user code: a panic in them is a failure
-// of the item too. Call it inside the recovery of the call that returned
-// err.
-func OfItemError(err error) (o Outcome) {
-	if err == nil {
+// OfItemError classifies the error of a QController item's user code as
+// the one reading of an item's error does (package requeue, rule Q3): nil
+// succeeds; a RequeueError with a non-negative interval requeues after it
+// (a failure only when it wraps an error); anything else is a failure
+// retried with the item's backoff. Call it inside the recovery of the call
+// that returned err.
+func OfItemError(err error) Outcome {
+	v := requeue.Of(err)
+	switch v.Result {
+	case retry.Succeeded:
 		return Success()
+	case retry.Requeued:
+		return Outcome{Class: Requeued, Interval: v.Interval}
+	case retry.RequeuedFailing:
+		return Outcome{Class: RequeuedWithError, Msg: v.Msg, Interval: v.Interval}
+	default:
+		return Failure(v.Msg)
 	}
-	if usercode.IsNil(err) {
-		return Failure("returned a " + usercode.TypedNilText(err))
-	}
-	defer func() {
-		if p := usercode.Recovered(recover()); p != nil {
-			o = Failure(fmt.Sprintf("returned an error of type %T whose methods panicked: %s", err, usercode.Sprint(p.Value)))
-		}
-	}()
-	var rq *controller.RequeueError
-	if !errors.As(err, &rq) {
-		return Failure(usercode.ErrorText(err))
-	}
-	if rq == nil {
-		return Failure("returned an error chain holding a typed-nil *controller.RequeueError: " + usercode.ErrorText(err))
-	}
-	iv := rq.Interval()
-	if iv < 0 {
-		return Failure("negative requeue interval: " + usercode.ErrorText(err))
-	}
-	if rq.Err() != nil {
-		return Outcome{Class: RequeuedWithError, Msg: usercode.ErrorText(err), Interval: iv}
-	}
-	return Outcome{Class: Requeued, Interval: iv}
 }
 
 // Text is the failure as a controller status shows it, naming what failed

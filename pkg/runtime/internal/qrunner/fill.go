@@ -7,6 +7,7 @@ import (
 
 	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
@@ -22,7 +23,7 @@ import (
 // fails is retried with the item backoff until it succeeds or ctx is done;
 // while it fails, it counts as a failing item.
 func (c *Runner) fill(ctx context.Context, k resource.KindKey) {
-	bo := outcome.NewBackoff(c.cfg.QueueBackoffInitial, c.cfg.QueueBackoffMax)
+	bo := c.cfg.Retry.Backoff.Sequence()
 	for {
 		items, o := c.fillItems(ctx, k)
 		if o.Class == outcome.OK {
@@ -34,12 +35,12 @@ func (c *Runner) fill(ctx context.Context, k resource.KindKey) {
 		if ctx.Err() != nil {
 			return
 		}
-		delay := bo.NextBackOff()
+		delay := bo.Next()
 		d := outcome.Decide(outcome.InitialList, o)
 		c.fillFailing.Store(true)
 		c.status.Failed(o.Text("initial list of " + k.String()))
 		outcome.Log(c.elog, outcome.InitialList, o, d, delay, zap.Stringer("kind", k))
-		if !outcome.Wait(ctx, delay) {
+		if !retry.Wait(ctx, delay) {
 			return
 		}
 	}

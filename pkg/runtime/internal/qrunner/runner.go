@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
@@ -43,13 +44,10 @@ type Config struct {
 	Concurrency uint
 	// Logger is the engine's logger; the runner adds the controller's name.
 	Logger *zap.Logger
-	// QueueBackoffInitial and QueueBackoffMax bound the per-item retry
-	// backoff (rule Q3), and the retries of a failed initial list.
-	QueueBackoffInitial, QueueBackoffMax time.Duration
-	// MaxAttempts and ChangeAbandonsRetry are the controller's retry
-	// policy (controller.RetryPolicy; queue.Options).
-	MaxAttempts         uint32
-	ChangeAbandonsRetry bool
+	// Retry is the controller's retry policy of its items (rule Q3,
+	// controller.RetryPolicy); its backoff also spaces the retries of a
+	// failed initial list.
+	Retry retry.Policy
 	// State is listed for the inputs whose watch ran before the
 	// controller was registered.
 	State state.State
@@ -90,12 +88,7 @@ type Runner struct {
 // New returns the runner of a QController; it starts nothing.
 func New(cfg Config) *Runner {
 	logger := cfg.Logger.With(zap.String("controller", cfg.Name))
-	q := queue.NewWithPartner(queue.Options{
-		BackoffInitial: cfg.QueueBackoffInitial,
-		BackoffMax:     cfg.QueueBackoffMax,
-		MaxAttempts:    cfg.MaxAttempts,
-		AddResets:      cfg.ChangeAbandonsRetry,
-	}, reconcileMapPartner(cfg.Settings.Inputs))
+	q := queue.NewWithPartner(cfg.Retry, reconcileMapPartner(cfg.Settings.Inputs))
 	c := &Runner{
 		cfg:      cfg,
 		logger:   logger,

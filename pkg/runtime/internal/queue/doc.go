@@ -20,20 +20,22 @@
 //     line, so a key that keeps changing or failing cannot starve the others.
 //     Every key that is due is served before any key still waiting out a
 //     backoff or a requeue delay.
-//   - Backoff per key (rule Q3). A [Failure] requeues the key after
-//     BackoffInitial, then 2x, 4x … per consecutive failure, capped at
-//     BackoffMax; [Success] resets the key's failure count. [RequeueAfter]
+//   - Backoff per key (rule Q3). A [Failure] requeues the key after the
+//     policy's backoff (retry.Backoff: its initial delay, then 2x, 4x …
+//     per consecutive failure, capped at its maximum); [Success] resets
+//     the key's failure count. [RequeueAfter]
 //     requeues the key after an exact interval without counting a failure
 //     (and without resetting the count). A new [Queue.Add] of a key waiting
 //     out a backoff or a delay makes it due at once; its failure count is
 //     kept, so a key that keeps failing backs off further even while it keeps
 //     changing, until it succeeds.
-//   - Retry policy ([Options]). MaxAttempts parks a key after that many
-//     consecutive failed runs: it is no longer retried, is reported by
-//     [Queue.Parked] with its last failure and still counts as failing, until
-//     its next Add makes it a fresh key (due now, counts at zero).
-//     AddResets makes every Add abandon the key's retry: its failure and
-//     attempt counts start over. Both are off by default.
+//   - Retry policy (retry.Policy, counted per key by retry.Item).
+//     MaxAttempts parks a key after that many consecutive failed runs: it
+//     is no longer retried, is reported by [Queue.Parked] with its last
+//     failure and still counts as failing, until its next Add makes it a
+//     fresh key (due now, counts at zero). ChangeAbandonsRetry makes every
+//     Add abandon the key's retry: its failure and attempt counts start
+//     over. Both are off by default.
 //   - Bounded memory. The queue holds state only for keys that are waiting or
 //     in flight, one entry per distinct key however often it is added; its
 //     memory is proportional to the number of distinct keys (at most the

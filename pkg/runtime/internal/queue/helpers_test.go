@@ -7,11 +7,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 )
 
 // testOpts are the backoff bounds of most tests: 100ms, 200ms, 400ms, 800ms,
 // then 1s.
-var testOpts = Options{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second}
+var testOpts = backoff(100*time.Millisecond, time.Second)
+
+// backoff is the retry policy with the backoff bounds initial and max.
+func backoff(initial, maxDelay time.Duration) retry.Policy {
+	return retry.Policy{Backoff: retry.Backoff{Initial: initial, Max: maxDelay}}
+}
 
 // horizon is how long (in virtual time) a test waits for a key before it
 // concludes that none will come.

@@ -18,7 +18,7 @@ func (q *Queue[K]) storage() (keys, slab, ringCap, heapCap int) {
 
 func TestMemory_BoundedByDistinctKeysNotAdds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](Options{BackoffInitial: time.Millisecond, BackoffMax: time.Millisecond})
+		q := New[string](backoff(time.Millisecond, time.Millisecond))
 		for range 100_000 {
 			q.Add("a") // waiting
 		}

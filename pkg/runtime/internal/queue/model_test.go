@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 )
 
 // checkInvariants verifies the invariants written on Queue's fields. It is
@@ -85,11 +87,11 @@ type modelKey struct {
 // model is a naive reference implementation of the queue's rules, in
 // virtual time measured from the test's start.
 type model struct {
-	opts Options
+	opts retry.Policy
 	keys map[string]*modelKey
 	due  []string
 	seq  int
-	// parked are the keys parked by Options.MaxAttempts (all failing).
+	// parked are the keys parked by Policy.MaxAttempts (all failing).
 	parked map[string]bool
 }
 
@@ -113,7 +115,7 @@ func (m *model) promote(now time.Duration) {
 
 func (m *model) add(k string) {
 	s, ok := m.keys[k]
-	if ok && m.opts.AddResets && s.loc != locInFlight {
+	if ok && m.opts.ChangeAbandonsRetry && s.loc != locInFlight {
 		s.failures, s.attempts = 0, 0
 	}
 	switch {
@@ -158,10 +160,10 @@ func (m *model) take(k string) {
 
 func (m *model) done(k string, r Result, now time.Duration) {
 	s := m.keys[k]
-	switch r.kind {
-	case resultSuccess:
+	switch r.run {
+	case retry.Succeeded:
 		s.failures = 0
-	case resultFailure:
+	case retry.Failed:
 		s.failures++
 	}
 	s.failing = r.failed()
@@ -179,7 +181,7 @@ func (m *model) done(k string, r Result, now time.Duration) {
 	switch {
 	case s.dirty:
 		s.dirty = false
-		if exhausted || m.opts.AddResets {
+		if exhausted || m.opts.ChangeAbandonsRetry {
 			s.failures, s.attempts = 0, 0
 		}
 		s.loc = locDue
@@ -187,10 +189,10 @@ func (m *model) done(k string, r Result, now time.Duration) {
 	case exhausted:
 		delete(m.keys, k)
 		m.parked[k] = true
-	case r.kind == resultSuccess:
+	case r.run == retry.Succeeded:
 		delete(m.keys, k)
-	case r.kind == resultFailure:
-		delayed(m.opts.backoff(s.failures))
+	case r.run == retry.Failed:
+		delayed(m.opts.Backoff.Delay(s.failures))
 	case r.after <= 0:
 		s.loc = locDue
 		m.due = append(m.due, k)
@@ -218,25 +220,25 @@ func (m *model) counts() (waiting, inFlight, failing int) {
 // operations in virtual time and checks every Get (key and exact wait),
 // Len, InFlight, Failing, the parked keys and the internal invariants
 // against a reference model, with the default options and with each retry
-// policy option (MaxAttempts, AddResets) and both.
+// policy option (MaxAttempts, ChangeAbandonsRetry) and both.
 func TestModel_RandomOperationsMatchReference(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	for _, policy := range []Options{{}, {MaxAttempts: 2}, {AddResets: true}, {MaxAttempts: 3, AddResets: true}} {
-		t.Run(fmt.Sprintf("MaxAttempts=%d,AddResets=%v", policy.MaxAttempts, policy.AddResets), func(t *testing.T) {
+	for _, policy := range []retry.Policy{{}, {MaxAttempts: 2}, {ChangeAbandonsRetry: true}, {MaxAttempts: 3, ChangeAbandonsRetry: true}} {
+		t.Run(fmt.Sprintf("MaxAttempts=%d,ChangeAbandonsRetry=%v", policy.MaxAttempts, policy.ChangeAbandonsRetry), func(t *testing.T) {
 			modelRuns(t, seed, policy)
 		})
 	}
 }
 
-func modelRuns(t *testing.T, seed uint64, policy Options) {
+func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 	for run := range 8 {
 		synctest.Test(t, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(run)))
-			opts := Options{BackoffInitial: 10 * time.Millisecond, BackoffMax: 80 * time.Millisecond,
-				MaxAttempts: policy.MaxAttempts, AddResets: policy.AddResets}
+			opts := policy
+			opts.Backoff = retry.Backoff{Initial: 10 * time.Millisecond, Max: 80 * time.Millisecond}
 			q := New[string](opts)
-			m := &model{opts: opts.withDefaults(), keys: map[string]*modelKey{}, parked: map[string]bool{}}
+			m := &model{opts: opts, keys: map[string]*modelKey{}, parked: map[string]bool{}}
 			start := time.Now()
 			now := func() time.Duration { return time.Since(start) }
 			key := func() string { return fmt.Sprintf("k%d", rng.IntN(6)) }

@@ -1,11 +1,10 @@
 package queue
 
 import (
-	"math"
 	"time"
 )
 
-// Parking: with Options.MaxAttempts, a key whose MaxAttempts-th consecutive
+// Parking: with the retry policy's MaxAttempts, a key whose MaxAttempts-th consecutive
 // run fails leaves the queue's scheduling (it is forgotten like a key that
 // succeeded) and is recorded in q.held with its last failure, so that it is
 // reported (Queue.Parked) and still counts as failing (Queue.Failing) until
@@ -26,20 +25,6 @@ type Parked[K comparable] struct {
 	At time.Time
 }
 
-// countAttempt counts r as a failed run of e, or resets e's attempts when r
-// did not fail, and reports whether e has exhausted Options.MaxAttempts.
-// Requires q.mu.
-func (q *Queue[K]) countAttempt(e *entry[K], r Result) bool {
-	if !r.failed() {
-		e.attempts = 0
-		return false
-	}
-	if e.attempts < math.MaxUint32 {
-		e.attempts++
-	}
-	return q.opts.MaxAttempts > 0 && e.attempts >= q.opts.MaxAttempts
-}
-
 // parkKey moves slab entry i, in no location and failing, out of the queue's
 // scheduling into q.held. Requires q.mu.
 func (q *Queue[K]) parkKey(i int32, msg string) {
@@ -47,7 +32,7 @@ func (q *Queue[K]) parkKey(i int32, msg string) {
 	if q.held == nil {
 		q.held = make(map[K]Parked[K])
 	}
-	q.held[e.key] = Parked[K]{Key: e.key, Attempts: e.attempts, Err: msg, At: time.Now()}
+	q.held[e.key] = Parked[K]{Key: e.key, Attempts: e.retry.Attempts(), Err: msg, At: time.Now()}
 	q.forget(i) // q.failing keeps counting it
 }
 
@@ -64,7 +49,7 @@ func (q *Queue[K]) unparkKey(i int32) {
 
 // Parked returns the parked keys, in no particular order, up to limit of
 // them (all when limit < 0), and how many there are. A key is parked from
-// the failed run that exhausted [Options.MaxAttempts] until it is added
+// the failed run that exhausted the policy's MaxAttempts until it is added
 // again.
 func (q *Queue[K]) Parked(limit int) (keys []Parked[K], total int) {
 	q.mu.Lock()

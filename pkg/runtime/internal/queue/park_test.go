@@ -7,13 +7,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 )
 
-// The retry policy of issue 13: a key is parked after Options.MaxAttempts
-// consecutive failed runs and comes back on its next Add; Options.AddResets
+// The retry policy of issue 13: a key is parked after Policy.MaxAttempts
+// consecutive failed runs and comes back on its next Add; ChangeAbandonsRetry
 // makes an Add abandon a key's retry. Every test runs in virtual time.
 
-var parkOpts = Options{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second, MaxAttempts: 3}
+var parkOpts = retry.Policy{Backoff: retry.Backoff{Initial: 100 * time.Millisecond, Max: time.Second}, MaxAttempts: 3}
 
 // failTo runs a (due now or after want) to a failure, asserting the wait.
 func failTo(t *testing.T, q *Queue[string], wait time.Duration) Completion {
@@ -130,7 +132,7 @@ func TestRetryPolicy_NoMaxAttemptsNeverParks(t *testing.T) {
 }
 
 // By default a change to a key waiting out its backoff runs it now and its
-// failures keep counting; with AddResets the change abandons the retry: the
+// failures keep counting; with ChangeAbandonsRetry the change abandons the retry: the
 // key runs now with its failure (backoff) and attempt counts at zero.
 func TestRetryPolicy_AddResetsAbandonsTheRetry(t *testing.T) {
 	for _, tc := range []struct {
@@ -140,12 +142,12 @@ func TestRetryPolicy_AddResetsAbandonsTheRetry(t *testing.T) {
 		thirdParks bool
 	}{
 		{"default keeps counting", false, 400 * time.Millisecond, true},
-		{"AddResets starts over", true, 100 * time.Millisecond, false},
+		{"ChangeAbandonsRetry starts over", true, 100 * time.Millisecond, false},
 	} {
 		t.Run(tc.name+"/while delayed", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				opts := parkOpts
-				opts.AddResets = tc.addResets
+				opts.ChangeAbandonsRetry = tc.addResets
 				q := New[string](opts)
 				q.Add("a")
 				failTo(t, q, 0)
@@ -163,7 +165,7 @@ func TestRetryPolicy_AddResetsAbandonsTheRetry(t *testing.T) {
 		t.Run(tc.name+"/while in flight", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				opts := testOpts
-				opts.AddResets = tc.addResets
+				opts.ChangeAbandonsRetry = tc.addResets
 				q := New[string](opts)
 				q.Add("a")
 				failTo(t, q, 0)
@@ -183,7 +185,7 @@ func TestRetryPolicy_AddResetsAbandonsTheRetry(t *testing.T) {
 
 func TestRetryPolicy_ParkedLimitAndShutDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[int](Options{MaxAttempts: 1})
+		q := New[int](retry.Policy{MaxAttempts: 1})
 		q.AddBatch([]int{1, 2, 3})
 		for range 3 {
 			k, ok := q.Get(t.Context())

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 )
 
 // location is where a known key is: exactly one of due, delayed, in flight.
@@ -24,15 +26,14 @@ const releaseThreshold = 1024
 
 // entry is the state of one key known to the queue.
 type entry[K comparable] struct {
-	key      K
-	due      int64  // locDelayed: due time, in ns since Queue.epoch
-	seq      uint64 // locDelayed: push order, breaks ties between equal due times
-	heapIdx  int32  // locDelayed: position in Queue.delayed; -1 otherwise
-	failures uint32 // consecutive failures since the last success (saturating)
-	attempts uint32 // consecutive failed runs (Result.failed) since the last run that did not fail
-	loc      location
-	dirty    bool // locInFlight: added again while in flight; cleared by Done
-	failing  bool // its last Done reported a failure (see Queue.Failing)
+	key     K
+	due     int64      // locDelayed: due time, in ns since Queue.epoch
+	seq     uint64     // locDelayed: push order, breaks ties between equal due times
+	heapIdx int32      // locDelayed: position in Queue.delayed; -1 otherwise
+	retry   retry.Item // its consecutive failures and failed runs
+	loc     location
+	dirty   bool // locInFlight: added again while in flight; cleared by Done
+	failing bool // its last Done reported a failure (see Queue.Failing)
 }
 
 // Queue is a work queue of comparable keys (resource pointers) for a
@@ -48,7 +49,7 @@ type entry[K comparable] struct {
 // built by resource.NewPointer(ns, typ, id), never a *Metadata or another
 // Pointer implementation, so that two pointers to one resource are one key.
 type Queue[K comparable] struct {
-	opts    Options       // immutable after New, defaults applied
+	policy  retry.Policy  // immutable after New, backoff defaults applied
 	partner Partner[K]    // immutable after New; nil when keys have no partner
 	epoch   time.Time     // immutable; origin of entry.due
 	closed  chan struct{} // closed by ShutDown
@@ -92,7 +93,7 @@ type Queue[K comparable] struct {
 	failing  int     // number of keys whose failing flag is set, and parked keys (until ShutDown)
 	shutdown bool
 
-	// held holds the keys parked after Options.MaxAttempts failed runs
+	// held holds the keys parked after the policy's MaxAttempts failed runs
 	// (see park.go): they are not known keys (not in index), and each
 	// counts in failing. nil until the first key is parked.
 	held map[K]Parked[K]
@@ -104,11 +105,12 @@ type Queue[K comparable] struct {
 	tkDeadline int64     // when timekeeper's timer fires, in ns since epoch
 }
 
-// New returns an empty queue. It starts no goroutine, so an unused queue
-// needs no shutdown. New panics if opts.Validate fails: callers validate
-// user-provided durations before.
-func New[K comparable](opts Options) *Queue[K] {
-	return NewWithPartner[K](opts, nil)
+// New returns an empty queue whose keys are retried with policy p (zero
+// backoff bounds meaning their defaults). It starts no goroutine, so an
+// unused queue needs no shutdown. New panics if p's backoff does not
+// validate: callers validate user-provided durations before.
+func New[K comparable](p retry.Policy) *Queue[K] {
+	return NewWithPartner[K](p, nil)
 }
 
 // Partner returns the key that must never be in flight at the same time as
@@ -122,12 +124,13 @@ type Partner[K comparable] func(k K) (K, bool)
 // not handed out; it waits, counted as waiting ([Queue.Len]), until the
 // partner's [Queue.Done] makes it due again (at the back of the due
 // FIFO, without a delay). A nil partner means no key has one, at no cost.
-func NewWithPartner[K comparable](opts Options, partner Partner[K]) *Queue[K] {
-	if err := opts.Validate(); err != nil {
-		panic(err)
+func NewWithPartner[K comparable](p retry.Policy, partner Partner[K]) *Queue[K] {
+	if err := p.Backoff.Validate(); err != nil {
+		panic("queue: " + err.Error())
 	}
+	p.Backoff = p.Backoff.OrDefault()
 	return &Queue[K]{
-		opts:    opts.withDefaults(),
+		policy:  p,
 		partner: partner,
 		epoch:   time.Now(),
 		closed:  make(chan struct{}),
@@ -189,8 +192,8 @@ func (q *Queue[K]) add(k K) bool {
 		return true
 	}
 	e := &q.slab[i]
-	if q.opts.AddResets && e.loc != locInFlight {
-		e.failures, e.attempts = 0, 0
+	if e.loc != locInFlight {
+		e.retry.Changed(q.policy)
 	}
 	switch e.loc {
 	case locInFlight:
@@ -280,7 +283,7 @@ type Completion struct {
 	// Delay is the delay after which the key is due again: 0 when it is
 	// due now, forgotten, parked, or the queue is shut down.
 	Delay time.Duration
-	// Parked is set when the key was parked (see [Options.MaxAttempts]);
+	// Parked is set when the key was parked (see retry.Policy.MaxAttempts);
 	// Attempts is then the number of consecutive failed runs.
 	Parked   bool
 	Attempts uint32
@@ -292,16 +295,16 @@ type Completion struct {
 //
 //   - [Success] resets k's failure count and forgets k;
 //   - [Failure] counts one more consecutive failure and makes k due after
-//     its backoff: BackoffInitial * 2^(failures-1), capped at BackoffMax;
+//     its backoff (the policy's retry.Backoff.Delay of its failures);
 //   - [RequeueAfter](d) makes k due after d (now if d <= 0) and leaves its
 //     failure count as it is.
 //
 // If k was added while in flight, it is due now instead of after any delay
 // (a fresh change runs now), with its failure count updated as above, so a
 // key that keeps failing keeps backing off once the changes stop (unless
-// [Options.AddResets]: then its counts start over).
+// the policy's ChangeAbandonsRetry: then its counts start over).
 //
-// With [Options.MaxAttempts], a result that reports a failure ([Failure],
+// With the policy's MaxAttempts, a result that reports a failure ([Failure],
 // [RequeueAfterFailure]) as the key's MaxAttempts-th consecutive failed run
 // parks it instead (see [Queue.Parked]): it is not retried until it is
 // added again. A key added while that last run was in flight is not
@@ -334,31 +337,25 @@ func (q *Queue[K]) Complete(k K, r Result) (c Completion) {
 			q.failing--
 		}
 	}
-	switch r.kind {
-	case resultSuccess:
-		e.failures = 0
-	case resultFailure:
-		if e.failures < math.MaxUint32 {
-			e.failures++
-		}
-	}
-	exhausted := q.countAttempt(e, r)
+	exhausted := e.retry.Ran(q.policy, r.run)
 	switch {
 	case e.dirty:
 		e.dirty = false
-		if exhausted || q.opts.AddResets {
-			e.failures, e.attempts = 0, 0
+		if exhausted {
+			e.retry.Reset()
+		} else {
+			e.retry.Changed(q.policy)
 		}
 		q.makeDue(i)
 	case exhausted:
-		c = Completion{Parked: true, Attempts: e.attempts}
+		c = Completion{Parked: true, Attempts: e.retry.Attempts()}
 		q.parkKey(i, r.err)
 		return c
-	case r.kind == resultSuccess:
+	case r.run == retry.Succeeded:
 		q.forget(i)
 		return c
-	case r.kind == resultFailure:
-		c.Delay = q.opts.backoff(e.failures)
+	case r.run == retry.Failed:
+		c.Delay = e.retry.Delay(q.policy)
 		q.delay(i, now, c.Delay)
 	case r.after <= 0:
 		q.makeDue(i)

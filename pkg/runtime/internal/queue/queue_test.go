@@ -305,7 +305,7 @@ func TestFairness_KeyReaddedWhileInFlightGoesToTheBack(t *testing.T) {
 
 func TestFairness_FailingKeyDoesNotStarveOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](Options{BackoffInitial: time.Millisecond, BackoffMax: time.Millisecond})
+		q := New[string](backoff(time.Millisecond, time.Millisecond))
 		q.Add("failing")
 		for i := range 50 {
 			q.Add(string(rune('A' + i)))
@@ -423,7 +423,7 @@ func TestDonePanicsForKeyNotInFlight(t *testing.T) {
 
 func TestTimekeeper_ParkedGetWakesForAnEarlierDelayedKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](Options{BackoffInitial: time.Second, BackoffMax: time.Minute})
+		q := New[string](backoff(time.Second, time.Minute))
 		q.AddBatch([]string{"a", "b"})
 		getNow(t, q, "a")
 		getNow(t, q, "b")
@@ -446,7 +446,7 @@ func TestTimekeeper_ParkedGetWakesForAnEarlierDelayedKey(t *testing.T) {
 
 func TestTimekeeper_CanceledTimekeeperHandsOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](Options{BackoffInitial: time.Second, BackoffMax: time.Minute})
+		q := New[string](backoff(time.Second, time.Minute))
 		q.Add("a")
 		getNow(t, q, "a")
 		start := time.Now()

@@ -34,7 +34,7 @@ func stress(t *testing.T, partners bool) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 
-	opts := Options{BackoffInitial: time.Microsecond, BackoffMax: 50 * time.Microsecond}
+	opts := backoff(time.Microsecond, 50*time.Microsecond)
 	q := New[int](opts)
 	group := func(k int) int { return k } // keys that must not run at once
 	if partners {

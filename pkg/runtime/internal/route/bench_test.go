@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
@@ -51,7 +52,7 @@ func BenchmarkRouteEvent(b *testing.B) {
 					if family == dependency.FamilyController {
 						sub.Wake = NewWake()
 					} else {
-						sub.Queue = queue.New[work.Item](queue.Options{})
+						sub.Queue = queue.New[work.Item](retry.Policy{})
 						kind = controller.InputQPrimary
 					}
 					if err := db.Add(dependency.Record[*Subscriber]{

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
@@ -17,11 +17,11 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// Re-establishing a failed kind watch backs off between these bounds; a
-// watch that bootstrapped resets the backoff.
+// watchRetry is the backoff of re-establishing a failed kind watch; a
+// watch that bootstrapped resets it.
+var watchRetry = retry.Backoff{Initial: 50 * time.Millisecond, Max: 10 * time.Second}
+
 const (
-	watchRetryInitial = 50 * time.Millisecond
-	watchRetryMax     = 10 * time.Second
 	// watchBuffer is the capacity, in batches, of a kind watch's channel.
 	watchBuffer = 16
 	// scratchKeep is the capacity of routing scratch storage kept after the
@@ -107,11 +107,7 @@ type kindWatcher struct {
 // re-established with a re-list, and whatever changed meanwhile is routed as
 // if it had been watched.
 func (w *kindWatcher) run(ctx context.Context) {
-	bo := backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(watchRetryInitial),
-		backoff.WithMaxInterval(watchRetryMax),
-		backoff.WithMaxElapsedTime(0),
-	)
+	bo := watchRetry.Sequence()
 	defer close(w.relists.stopped)
 	for {
 		err := w.watchOnce(ctx, bo)
@@ -123,7 +119,7 @@ func (w *kindWatcher) run(ctx context.Context) {
 			w.tel.Relisted()
 			continue
 		}
-		delay := bo.NextBackOff()
+		delay := bo.Next()
 		msg := failureText(err)
 		w.tel.WatchFailed(msg, delay)
 		w.logger.Warn("kind watch failed; re-listing", zap.String("error", msg), zap.Duration("retry_in", delay))
@@ -144,7 +140,7 @@ func (w *kindWatcher) run(ctx context.Context) {
 // fails or ctx is done. Each batch is read once (metadataOf), handled in the
 // watch's phase — collecting the first bootstrap, diffing a re-list against
 // what was routed before, or live — and what it yields is routed at once.
-func (w *kindWatcher) watchOnce(ctx context.Context, bo *backoff.ExponentialBackOff) (err error) {
+func (w *kindWatcher) watchOnce(ctx context.Context, bo *retry.Sequence) (err error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer func() {
@@ -225,7 +221,7 @@ func (w *kindWatcher) open(ctx context.Context) (chan []state.Event, error) {
 // handle applies a batch in phase ph and returns the phase after it: the
 // changes to route now are appended to w.out. An Errored event fails the
 // watch (what came before it in the batch is still routed).
-func (w *kindWatcher) handle(ph phase, batch []state.Event, metas []*resource.Metadata, bo *backoff.ExponentialBackOff) (phase, error) {
+func (w *kindWatcher) handle(ph phase, batch []state.Event, metas []*resource.Metadata, bo *retry.Sequence) (phase, error) {
 	for i := range batch {
 		ev := &batch[i]
 		switch ev.Type {
