@@ -8,7 +8,7 @@ import (
 
 	"github.com/siderolabs/protoenc"
 
-	"github.com/resgraph/resgraph/internal/speceq"
+	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
@@ -61,13 +61,13 @@ var errLost = errors.New("the value does not survive protobuf: a nil element of 
 	"or an empty element of a repeated field whose elements encode as bytes (such as [][]byte), has no protobuf encoding")
 
 // roundTrips returns nil when b, the encoding of *s, decodes equal to *s
-// (rule R1).
+// (rule R1: resource.SpecEqual).
 func roundTrips[S any](s *S, b []byte) error {
 	var back S
 	if err := decode(b, &back); err != nil {
 		return fmt.Errorf("%w (decoding it again failed: %v)", errLost, err)
 	}
-	if !speceq.EqualPointed(s, &back) {
+	if !resource.SpecEqual(*s, back) {
 		return errLost
 	}
 	return nil
@@ -107,7 +107,7 @@ func probe(t reflect.Type) error {
 	if err := protoenc.Unmarshal(b, back.Interface()); err != nil {
 		return fmt.Errorf("a probe value does not decode: %w", err)
 	}
-	if !speceq.Equal(v.Interface(), back.Interface()) {
+	if !resource.SpecEqual(v.Elem().Interface(), back.Elem().Interface()) {
 		return fmt.Errorf("a probe value does not round-trip: %#v came back as %#v", v.Elem().Interface(), back.Elem().Interface())
 	}
 	return nil
