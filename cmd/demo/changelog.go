@@ -152,9 +152,13 @@ func phaseString(p resource.Phase) string {
 	return p.String()
 }
 
+// specString formats a spec for a log line: its redacted form when it
+// holds secrets (resource.SpecRedacter), its String method when it has
+// one.
 func specString(r resource.Resource) string {
-	if s, ok := r.Spec().(fmt.Stringer); ok {
+	spec := resource.PrintableSpec(r.Spec())
+	if s, ok := spec.(fmt.Stringer); ok {
 		return s.String()
 	}
-	return fmt.Sprintf("%+v", r.Spec())
+	return fmt.Sprintf("%+v", spec)
 }

@@ -285,3 +285,42 @@ func TestSetTimeout_AppliesToEveryWaitOfTheTest(t *testing.T) {
 		assert.Contains(t, f.msg, "condition not met within 2s")
 	})
 }
+
+type SecretSpec struct{ User, Password string }
+
+func (s SecretSpec) RedactSpec() any {
+	s.Password = "***"
+	return s
+}
+
+type SecretDef struct{}
+
+func (SecretDef) Definition() typed.Definition {
+	return typed.Definition{Type: "Secrets.test.resgraph.dev", DefaultNamespace: "default"}
+}
+
+type Secret = typed.Resource[SecretSpec, SecretDef]
+
+// TestFailureReports_RedactSecrets: a spec that redacts itself
+// (resource.SpecRedacter) is printed redacted in the kit's failure
+// reports.
+func TestFailureReports_RedactSecrets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := runtimetest.Start(t)
+		runtimetest.Create(t, e.State, typed.NewDefault[SecretSpec, SecretDef]("db", SecretSpec{User: "admin", Password: "hunter2"}))
+		for name, wait := range map[string]func(tb testing.TB){
+			"assert": func(tb testing.TB) {
+				runtimetest.AssertResource(tb, e.State, "db", func(r *Secret, asrt *assert.Assertions) {
+					asrt.Equal("root", r.TypedSpec().User)
+				}, runtimetest.Within(time.Second))
+			},
+			"await": func(tb testing.TB) {
+				runtimetest.Await(tb, e.State, "db", func(r *Secret) bool { return r.TypedSpec().User == "root" })
+			},
+		} {
+			msg := run(t, wait)
+			assert.Contains(t, msg, "User:admin Password:***", name)
+			assert.NotContains(t, msg, "hunter2", name)
+		}
+	})
+}

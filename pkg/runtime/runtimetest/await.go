@@ -230,7 +230,7 @@ func watchOne(st state.State, ptr resource.Pointer, timeout time.Duration, check
 }
 
 // describe formats a resource for a failure report: its metadata and its
-// spec.
+// spec, redacted when it holds secrets (resource.SpecRedacter).
 func describe(r resource.Resource) string {
-	return fmt.Sprintf("%s spec=%+v", r.Metadata(), r.Spec())
+	return fmt.Sprintf("%s spec=%s", r.Metadata(), resource.SpecString(r))
 }

@@ -1,0 +1,120 @@
+// Package mapper builds the mapping functions of mapped inputs: the
+// mapper of a qtransform extra mapped input (qtransform.WithExtraMappedInput)
+// and the body of a QController's MapInput. A mapped input's change is
+// mapped to the primary resources to reconcile again; the common mappings
+// are here:
+//
+//   - [ByLabel]: the primary resource named by one of the input's labels
+//     (a child labelled parent=p1 maps to the parent p1);
+//   - [ByID]: the primary resource with the input's ID (a status and its
+//     spec, a config and what it configures);
+//   - [ByOwner]: the primary resource named by the input's owner (the
+//     controller that wrote it: one resource per producing controller).
+//
+// A mapper reads only the input's metadata, so it maps a destroyed input
+// as it mapped it before it was destroyed: the engine hands a mapper the
+// last stored version of a destroyed mapped input (rule Q4), labels and
+// owner included, so "requeue the parent my label names" also requeues it
+// when the child goes away.
+//
+//	qtransform.NewQController(settings,
+//		qtransform.WithExtraMappedInput(mapper.ByLabel[*Machine]("cluster", typed.Kind[*Cluster]())),
+//	)
+//
+// In a QController's MapInput, [Func.MapPointer] resolves the pointer the
+// engine passes (a destroyed input's last version, or the current
+// resource) and calls the mapper:
+//
+//	func (c *C) MapInput(ctx context.Context, l *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
+//		return byCluster.MapPointer(ctx, l, r, ptr)
+//	}
+package mapper
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/internal/cast"
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Func maps a mapped input of type T to the primary resources to
+// reconcile. It has the signature of qtransform.WithExtraMappedInput's
+// mapper, so a Func is passed there as it is. The input is a shared
+// read-only snapshot (rule S7): a Func never changes it.
+type Func[T resource.Resource] func(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in T) ([]resource.Pointer, error)
+
+// ByLabel maps an input to the resource of kind target whose ID is the
+// value of the input's label key; an input without that label, or with an
+// empty value, maps to nothing.
+func ByLabel[T resource.Resource](key string, target resource.Kind) Func[T] {
+	return func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, in T) ([]resource.Pointer, error) {
+		v, _ := in.Metadata().Labels().Get(key)
+		return to(target, v), nil
+	}
+}
+
+// ByID maps an input to the resource of kind target with the input's ID.
+func ByID[T resource.Resource](target resource.Kind) Func[T] {
+	return func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, in T) ([]resource.Pointer, error) {
+		return to(target, in.Metadata().ID()), nil
+	}
+}
+
+// ByOwner maps an input to the resource of kind target whose ID is the
+// input's owner (the name of the controller that wrote it); an input
+// without owner maps to nothing.
+func ByOwner[T resource.Resource](target resource.Kind) Func[T] {
+	return func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, in T) ([]resource.Pointer, error) {
+		return to(target, in.Metadata().Owner()), nil
+	}
+}
+
+// to returns the pointer to the resource id of kind target, none for an
+// empty id.
+func to(target resource.Kind, id resource.ID) []resource.Pointer {
+	if id == "" {
+		return nil
+	}
+	return []resource.Pointer{resource.NewPointer(target.Namespace(), target.Type(), id)}
+}
+
+// lastVersion is what a destroyed mapped input's pointer provides (Q4):
+// the input's last stored version.
+type lastVersion interface {
+	Last() resource.Resource
+}
+
+// MapPointer is f in a QController's MapInput: it resolves ptr, as
+// MapInput received it, to the input — the last stored version of a
+// destroyed input (rule Q4), otherwise the current resource, read as a
+// shared read-only snapshot — and calls f with it. An input that is gone
+// and whose last version the engine did not hand over maps to nothing; an
+// input of another Go type than T is an error of the invalid class.
+func (f Func[T]) MapPointer(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
+	if f == nil {
+		return nil, state.NewInvalidError(ptr, "mapper: nil Func")
+	}
+	var in resource.Resource
+	if d, ok := ptr.(lastVersion); ok {
+		in = d.Last()
+	} else {
+		res, err := r.Get(ctx, ptr, state.WithReadOnlyGet())
+		switch {
+		case state.IsNotFoundError(err):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("mapper: read %s: %w", resource.PointerString(ptr), err)
+		}
+		in = res
+	}
+	t, err := cast.To[T](in)
+	if err != nil {
+		return nil, err
+	}
+	return f(ctx, logger, r, t)
+}
