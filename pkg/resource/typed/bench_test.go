@@ -2,6 +2,7 @@ package typed_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -111,3 +112,27 @@ func BenchmarkPlainCopy(b *testing.B) {
 }
 
 var _ typed.DefinitionProvider = shapeDef{}
+
+// bytesSpec is a spec with a byte payload, copied by the copy plan.
+type bytesSpec struct {
+	Payload []byte
+	N       int
+}
+
+// BenchmarkCopyBytes is the copy of a spec holding a 512-byte and a
+// 64 KiB []byte, by the copy plan, and its comparison with the copy
+// (Identical).
+func BenchmarkCopyBytes(b *testing.B) {
+	for _, size := range []int{512, 64 << 10} {
+		r := typed.NewDefault[bytesSpec, shapeDef]("x", bytesSpec{Payload: make([]byte, size)})
+		b.Run(fmt.Sprintf("DeepCopy/size=%d", size), func(b *testing.B) { benchCopy(b, bytesSpec{Payload: make([]byte, size)}) })
+		c := r.DeepCopy()
+		b.Run(fmt.Sprintf("Identical/size=%d", size), func(b *testing.B) {
+			for b.Loop() {
+				if same, _ := r.Identical(c); !same {
+					b.Fatal("not identical")
+				}
+			}
+		})
+	}
+}

@@ -59,6 +59,10 @@ type node struct {
 	// pair is struct{ K key; V elem } for a map: one allocation holds
 	// both iteration temporaries of a map copy.
 	pair reflect.Type
+	// bytesOnly: the elements of a slice hold no pointers at all (numbers,
+	// booleans, arrays and structs of them), so the slice's array is
+	// copied as bytes.
+	bytesOnly bool
 }
 
 // fieldNode is a struct field that needs fixing.
@@ -157,6 +161,7 @@ func (b *planBuilder) buildElem(t reflect.Type, path string) *node {
 	case reflect.Slice:
 		n.kind = nodeSlice
 		n.elem = b.build(t.Elem(), path+"[]")
+		n.bytesOnly = !holdsPointers(t.Elem())
 	case reflect.Map:
 		n.kind = nodeMap
 		n.elem = b.build(t.Elem(), path+"[key]")
@@ -362,6 +367,15 @@ func (c *copier) fixSlice(n *node, p unsafe.Pointer) {
 		v.Set(reflect.MakeSlice(n.t, 0, 0))
 		return
 	}
+	if n.bytesOnly {
+		// Memory without pointers is bytes to the collector: one
+		// allocation, not cleared, filled by one move.
+		nb := uintptr(old.len) * n.t.Elem().Size()
+		data := unsafe.Pointer(unsafe.SliceData(append([]byte(nil), unsafe.Slice((*byte)(old.data), nb)...)))
+		*(*sliceHeader)(p) = sliceHeader{data: data, len: old.len, cap: old.len}
+		c.remember(k, data)
+		return
+	}
 	v.SetZero()
 	v.Grow(old.len)
 	v.SetLen(old.len)
@@ -376,6 +390,27 @@ func (c *copier) fixSlice(n *node, p unsafe.Pointer) {
 			c.fix(n.elem, unsafe.Add(data, uintptr(i)*size))
 		}
 	}
+}
+
+// holdsPointers reports whether values of t hold pointers: anything but
+// numbers, booleans, and arrays and structs of them.
+func holdsPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && holdsPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // fixMap replaces the map at p with a copy: same keys, copied values.

@@ -47,6 +47,10 @@ type plan[S any] struct {
 	// fixedSize: S holds no strings nor references, so its memory is its
 	// size (see ApproxSize).
 	fixedSize bool
+	// samePlan is how specs are compared by their memory (see
+	// Identical), built on first use.
+	sameOnce sync.Once
+	samePlan *samePlan
 }
 
 // plans caches the plan of every spec type: reflect.Type → *plan[S].

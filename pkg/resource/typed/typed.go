@@ -64,6 +64,14 @@
 // monotonic reading or location pointer), so a spec reloaded from a state
 // is equal to the one stored.
 //
+// [Resource.Identical] is stricter: it compares two resources of one type
+// by their memory, metadata and spec, without calling the spec's methods
+// (a state's mutation detector compares a shared snapshot with its
+// reference copy so). Like the copy plan, it is computed once per type:
+// plain data (a []byte, numbers, arrays and structs of them) is compared
+// in bulk, and only strings, pointers, slices, maps and interfaces are
+// followed.
+//
 // # Read-only resources
 //
 // A resource read from a state's watch, or with a read-only Get or List,
