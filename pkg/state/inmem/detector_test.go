@@ -2,6 +2,7 @@ package inmem
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -222,4 +224,42 @@ func TestS7_DetectorQuietWithoutMutations(t *testing.T) {
 	require.NoError(t, st.Destroy(ctx, ptr("a")))
 	assert.Empty(t, rep.take(t))
 	assert.NoError(t, errors.Join(rep.errs...))
+}
+
+// floatSpec is a spec whose values are equal without being identical.
+type floatSpec struct{ F float64 }
+
+type floatDef struct{}
+
+func (floatDef) Definition() typed.Definition {
+	return typed.Definition{Type: "Floats.test.resgraph.dev", DefaultNamespace: testNS}
+}
+
+// TestS7_DetectorReportsChangesOfValue: what the detector reports is a
+// change of value (as reflect.DeepEqual sees it, NaN equal to NaN), not
+// of bits: a snapshot whose 0 became -0 is not reported; one whose value
+// changed is, once, however often it is checked.
+func TestS7_DetectorReportsChangesOfValue(t *testing.T) {
+	st, rep := detectorState(t)
+	ctx := t.Context()
+	r := typed.NewDefault[floatSpec, floatDef]("f", floatSpec{})
+	require.NoError(t, st.Create(ctx, r))
+	p := resource.NewPointer(testNS, "Floats.test.resgraph.dev", "f")
+	snap, err := st.Get(ctx, p, state.WithReadOnlyGet())
+	require.NoError(t, err)
+	snap.(*typed.Resource[floatSpec, floatDef]).TypedSpec().F = math.Copysign(0, -1)
+	require.NoError(t, st.Update(ctx, r))
+	require.NoError(t, st.Update(ctx, r)) // checks it again, as the one before
+	assert.Empty(t, rep.take(t), "-0 equals 0")
+
+	snap, err = st.Get(ctx, p, state.WithReadOnlyGet())
+	require.NoError(t, err)
+	snap.(*typed.Resource[floatSpec, floatDef]).TypedSpec().F = 1
+	require.NoError(t, st.Update(ctx, r))
+	require.NoError(t, st.Update(ctx, r))
+	got := rep.take(t)
+	require.Len(t, got, 1, "reported once")
+	assert.Equal(t, "spec.F", got[0].Path)
+	assert.Equal(t, "0", got[0].Was)
+	assert.Equal(t, "1", got[0].Now)
 }

@@ -1,10 +1,12 @@
 package inmem
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"unsafe"
 
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -12,11 +14,36 @@ import (
 
 // compareSnapshot returns a *MutationError describing the first part of
 // snap that differs from ref, its reference copy, or nil when none does.
-// It compares memory (by reflection), never by the resource's own methods
-// beyond Metadata and Spec, so an Equal method that ignores a field does
-// not hide a change to it.
+// It compares memory, never by the resource's own methods beyond Metadata
+// and Spec, so an Equal method that ignores a field does not hide a
+// change to it.
+//
+// The metadata is compared field by field, the spec by reflection (see
+// differ), which names the changed part. A typed resource is first
+// compared in bulk ([typed.Resource.Identical]): identical memory is
+// equal for the field and reflection comparisons too, so only a resource
+// that is not identical is compared again, to name the change or to find
+// that it is none (-0 for 0).
 func compareSnapshot(snap, ref resource.Resource) error {
+	if s, ok := snap.(identical); ok {
+		if same, ok := s.Identical(ref); ok && same {
+			return nil
+		}
+	}
 	md, rmd := snap.Metadata(), ref.Metadata()
+	if err := metadataMutation(md, rmd); err != nil {
+		return err
+	}
+	var d differ
+	if dif := d.diff(reflect.ValueOf(ref.Spec()), reflect.ValueOf(snap.Spec())); dif != nil {
+		return &MutationError{Resource: resource.PointerOf(rmd), Version: rmd.Version(), Path: dif.path("spec"), Was: dif.was, Now: dif.now}
+	}
+	return nil
+}
+
+// metadataMutation describes the first difference of md, a snapshot's
+// metadata, from rmd, its reference copy's; nil when there is none.
+func metadataMutation(md, rmd *resource.Metadata) error {
 	mutation := func(path string, was, now any) error {
 		return &MutationError{Resource: resource.PointerOf(rmd), Version: rmd.Version(), Path: path, Was: fmt.Sprint(was), Now: fmt.Sprint(now)}
 	}
@@ -40,120 +67,198 @@ func compareSnapshot(snap, ref resource.Resource) error {
 	case !slices.Equal(*md.Finalizers(), *rmd.Finalizers()):
 		return mutation("metadata.finalizers", *rmd.Finalizers(), *md.Finalizers())
 	}
-	d := differ{seen: map[visit]bool{}}
-	if path, was, now, ok := d.diff("spec", reflect.ValueOf(ref.Spec()), reflect.ValueOf(snap.Spec())); ok {
-		return mutation(path, was, now)
-	}
 	return nil
+}
+
+// identical is implemented by typed resources: a comparison by memory,
+// in bulk where the memory is plain.
+type identical interface {
+	Identical(other resource.Resource) (identical, ok bool)
 }
 
 // differ finds the first difference between two values of one type.
 type differ struct {
-	// seen are the pointer pairs being compared, so that cycles end.
+	// seen are the reference pairs being compared, so that cycles end;
+	// made on first use.
 	seen map[visit]bool
 }
 
 type visit struct {
 	a, b unsafe.Pointer
 	t    reflect.Type
+	len  int
 }
 
-// diff returns the path of the first difference between a (as stored)
-// and b (as found) and a description of both, and whether there is one.
+// visiting reports whether the pair k is already being compared, and
+// remembers it.
+func (d *differ) visiting(k visit) bool {
+	if d.seen == nil {
+		d.seen = map[visit]bool{}
+	}
+	if d.seen[k] {
+		return true
+	}
+	d.seen[k] = true
+	return false
+}
+
+// difference is a difference found by a differ: where, and both values.
+// Its steps are added as the comparison returns, innermost first, so
+// that a comparison that finds none formats no path.
+type difference struct {
+	steps    []step
+	was, now string
+}
+
+// step is one step of the path to a difference: a field name (".Name"),
+// an index or key ("[2]", "[\"k\"]"), or a dereference (deref).
+type step struct {
+	text  string
+	deref bool
+}
+
+func (dif *difference) add(s step) *difference {
+	dif.steps = append(dif.steps, s)
+	return dif
+}
+
+// path returns the path of the difference from root.
+func (dif *difference) path(root string) string {
+	p := root
+	for _, s := range slices.Backward(dif.steps) {
+		if s.deref {
+			p = "(*" + p + ")"
+		} else {
+			p += s.text
+		}
+	}
+	return p
+}
+
+func differs(a, b reflect.Value) *difference {
+	return &difference{was: describe(a), now: describe(b)}
+}
+
+// diff returns the first difference between a (as stored) and b (as
+// found), or nil when there is none.
 //
 // One switch over every kind of value: splitting it would only scatter
 // the cases.
-func (d *differ) diff(path string, a, b reflect.Value) (string, string, string, bool) {
+func (d *differ) diff(a, b reflect.Value) *difference {
 	if a.IsValid() != b.IsValid() {
-		return path, describe(a), describe(b), true
+		return differs(a, b)
 	}
 	if !a.IsValid() {
-		return "", "", "", false
+		return nil
 	}
 	if a.Type() != b.Type() {
-		return path, a.Type().String(), b.Type().String(), true
+		return &difference{was: a.Type().String(), now: b.Type().String()}
 	}
-	differs := false
+	same := true
 	switch a.Kind() {
 	case reflect.Bool:
-		differs = a.Bool() != b.Bool()
+		same = a.Bool() == b.Bool()
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		differs = a.Int() != b.Int()
+		same = a.Int() == b.Int()
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		differs = a.Uint() != b.Uint()
+		same = a.Uint() == b.Uint()
 	case reflect.Float32, reflect.Float64:
 		x, y := a.Float(), b.Float()
-		differs = x != y && !(math.IsNaN(x) && math.IsNaN(y))
+		same = x == y || (math.IsNaN(x) && math.IsNaN(y))
 	case reflect.Complex64, reflect.Complex128:
-		differs = a.Complex() != b.Complex()
+		same = a.Complex() == b.Complex()
 	case reflect.String:
-		differs = a.String() != b.String()
+		same = a.String() == b.String()
 	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		differs = a.Pointer() != b.Pointer()
+		same = a.Pointer() == b.Pointer()
 	case reflect.Pointer, reflect.Interface:
 		if a.IsNil() || b.IsNil() {
-			differs = a.IsNil() != b.IsNil()
+			same = a.IsNil() == b.IsNil()
 			break
 		}
-		if a.Kind() == reflect.Pointer {
-			k := visit{a.UnsafePointer(), b.UnsafePointer(), a.Type()}
-			if d.seen[k] {
-				return "", "", "", false
-			}
-			d.seen[k] = true
-			return d.diff("(*"+path+")", a.Elem(), b.Elem())
+		if a.Kind() == reflect.Interface {
+			return d.diff(a.Elem(), b.Elem())
 		}
-		return d.diff(path, a.Elem(), b.Elem())
+		if a.UnsafePointer() == b.UnsafePointer() || d.visiting(visit{a: a.UnsafePointer(), b: b.UnsafePointer(), t: a.Type()}) {
+			return nil
+		}
+		if dif := d.diff(a.Elem(), b.Elem()); dif != nil {
+			return dif.add(step{deref: true})
+		}
 	case reflect.Slice:
 		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
-			return path, describe(a), describe(b), true
+			return differs(a, b)
 		}
-		return d.diffElems(path, a, b)
+		if a.Len() == 0 || a.UnsafePointer() == b.UnsafePointer() || bulkEqual(a, b) ||
+			d.visiting(visit{a: a.UnsafePointer(), b: b.UnsafePointer(), t: a.Type(), len: a.Len()}) {
+			return nil
+		}
+		return d.diffElems(a, b)
 	case reflect.Array:
-		return d.diffElems(path, a, b)
+		return d.diffElems(a, b)
 	case reflect.Map:
-		return d.diffMaps(path, a, b)
+		return d.diffMaps(a, b)
 	case reflect.Struct:
 		for i := range a.NumField() {
-			if p, x, y, ok := d.diff(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i)); ok {
-				return p, x, y, true
+			if dif := d.diff(a.Field(i), b.Field(i)); dif != nil {
+				return dif.add(step{text: "." + a.Type().Field(i).Name})
 			}
 		}
 	}
-	if differs {
-		return path, describe(a), describe(b), true
+	if !same {
+		return differs(a, b)
 	}
-	return "", "", "", false
+	return nil
+}
+
+// bulkEqual reports whether two slices of one length, whose elements are
+// numbers or booleans (values without padding whose memory is their
+// value), hold the same bytes; false for other elements. Floats are
+// compared as bits: the same bits are equal, others are compared one by
+// one.
+func bulkEqual(a, b reflect.Value) bool {
+	switch a.Type().Elem().Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+	default:
+		return false
+	}
+	n := uintptr(a.Len()) * a.Type().Elem().Size()
+	// The views are the arrays of the two slices, read as bytes.
+	return bytes.Equal(unsafe.Slice((*byte)(a.UnsafePointer()), n), unsafe.Slice((*byte)(b.UnsafePointer()), n))
 }
 
 // diffElems compares the elements of two slices or arrays of one length.
-func (d *differ) diffElems(path string, a, b reflect.Value) (string, string, string, bool) {
+func (d *differ) diffElems(a, b reflect.Value) *difference {
 	for i := range a.Len() {
-		if p, x, y, ok := d.diff(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i)); ok {
-			return p, x, y, true
+		if dif := d.diff(a.Index(i), b.Index(i)); dif != nil {
+			return dif.add(step{text: "[" + strconv.Itoa(i) + "]"})
 		}
 	}
-	return "", "", "", false
+	return nil
 }
 
 // diffMaps compares two maps.
-func (d *differ) diffMaps(path string, a, b reflect.Value) (string, string, string, bool) {
+func (d *differ) diffMaps(a, b reflect.Value) *difference {
 	if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
-		return path, describe(a), describe(b), true
+		return differs(a, b)
+	}
+	if a.Len() == 0 || a.UnsafePointer() == b.UnsafePointer() || d.visiting(visit{a: a.UnsafePointer(), b: b.UnsafePointer(), t: a.Type()}) {
+		return nil
 	}
 	it := a.MapRange()
 	for it.Next() {
 		k := it.Key()
-		kp := fmt.Sprintf("%s[%s]", path, describe(k))
 		bv := b.MapIndex(k)
 		if !bv.IsValid() {
-			return kp, describe(it.Value()), "absent", true
+			return (&difference{was: describe(it.Value()), now: "absent"}).add(step{text: "[" + describe(k) + "]"})
 		}
-		if p, x, y, ok := d.diff(kp, it.Value(), bv); ok {
-			return p, x, y, true
+		if dif := d.diff(it.Value(), bv); dif != nil {
+			return dif.add(step{text: "[" + describe(k) + "]"})
 		}
 	}
-	return "", "", "", false
+	return nil
 }
 
 // describe formats a value for a report, unexported parts included.

@@ -32,18 +32,35 @@
 //
 // The mutation detector ([WithMutationDetector]) checks that nobody
 // changes a snapshot: on by default in test binaries, where a change
-// panics with a [*MutationError] naming the resource, the changed field
-// and both values. A snapshot is checked when its resource is next written
-// or destroyed (the replaced version and the one before it, which the
-// latest event carries as Old), and a last time when the change that
-// replaced it leaves the history. A change made after that last check, or
-// to a snapshot of a state that is no longer written to, is not reported:
-// a state has no final moment to check in. Its cost: one more copy per
-// write, kept while the snapshot is stored or in the history, and a
-// reflection-based comparison or two per write; W1 without watchers runs
-// about 1.6-2.4 times slower with it, with 7 allocations per write instead
-// of 1 (BenchmarkMutationDetector). Benchmarks turn it off
-// (RESGRAPH_MUTATION_DETECTOR=0, as make bench does).
+// panics with a [*MutationError] naming the resource, the changed part and
+// both values. It keeps a reference copy of every version it watches and
+// compares the snapshot with it: when the resource is next written or
+// destroyed (the replaced version, and the one before it while the
+// history keeps the change that replaced that one: the two the latest
+// event carries), and a last time when the change that replaced the
+// version leaves the history. A check reports a change when the metadata
+// (identity, version, phase, owner, times, labels, annotations,
+// finalizers) or the spec differs from the reference copy's: spec values
+// are compared as reflect.DeepEqual does, except that a NaN equals a NaN
+// and a func equals the same function, and never by the spec's own Equal
+// method. A change made after the last check of its version, or to a
+// snapshot of a state that is no longer written to, is not reported: a
+// state has no final moment to check in. A version found changed is
+// reported once.
+//
+// Its cost per write: one more copy (the reference copy, kept as long as
+// the version: the history holds about twice the memory), and at most two
+// comparisons, plus one per change that leaves the history. A comparison
+// reads the two copies once: a typed resource's plain data (byte slices,
+// numbers, arrays and structs of them) is compared in bulk
+// ([typed.Resource.Identical]) and only its strings, pointers, slices,
+// maps and interfaces are followed, allocating nothing but for maps and
+// interfaces; the reflection that names a change runs only when the
+// memory differs (other resources' specs are always compared by
+// reflection). No comparison
+// runs under the kind's lock, and none depends on how many versions
+// watchers hold. docs/performance.md has the figures. Benchmarks turn the
+// detector off (RESGRAPH_MUTATION_DETECTOR=0, as make bench does).
 //
 // A resource that cannot be copied (see [resource.CopyChecker]), or whose
 // DeepCopy panics, is refused by every write with an invalid-class error;

@@ -25,6 +25,9 @@ type record struct {
 	// size is the estimated memory of old, which the history holds alone
 	// once the change is made (see kindStore.histBytes).
 	size int64
+	// oldRef is the mutation detector's reference copy of old (nil when
+	// the detector is off).
+	oldRef resource.Resource
 }
 
 // item is a stored resource and the estimate of its memory.
@@ -193,10 +196,10 @@ func (ks *kindStore) recordLocked(s uint64) *record {
 }
 
 // appendLocked appends a change to the history and queues it for the
-// single-resource watchers of id; ref is the mutation detector's reference
-// copy of new (nil when the detector is off). It returns the group of
-// parked kind watchers to wake once mu is released (nil when none is
-// parked).
+// single-resource watchers of id; ref is the mutation detector's
+// reference copy of new (nil when the detector is off or new is nil). It
+// returns the group of parked kind watchers to wake once mu is released
+// (nil when none is parked).
 //
 // at is the time of the write (UnixNano): while the kind's writes come
 // handOffGap apart or more on average, a write hands its change to the
@@ -209,13 +212,13 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resourc
 	seq := head + 1
 	rev := ks.revs.Add(1)
 	ks.lastRev = rev
-	ks.det.changedLocked(id, seq, new, ref)
+	oldRef := ks.detectChangeLocked(id, seq, old, ref)
 	if len(ks.block) == 0 {
 		ks.block = make([]record, recordBlock)
 	}
 	rec := &ks.block[0]
 	ks.block = ks.block[1:]
-	*rec = record{old: old, new: new, id: id, seq: seq, rev: rev, size: oldSize}
+	*rec = record{old: old, new: new, id: id, seq: seq, rev: rev, size: oldSize, oldRef: oldRef}
 
 	i := ks.next
 	chunk := ks.ring[i/ringChunk].Load()
@@ -262,7 +265,7 @@ func (ks *kindStore) leaveLocked(s uint64, slot *atomic.Pointer[record]) {
 // takes the record when anyone is in it. Without laggers it does not even
 // read the record.
 func (ks *kindStore) overwriteLocked(s uint64, slot *atomic.Pointer[record]) {
-	ks.det.leftLocked(s)
+	ks.det.leftLocked(slot.Load())
 	if s >= ks.minPos {
 		ks.collectLaggersLocked(s)
 	}

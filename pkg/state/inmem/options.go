@@ -32,22 +32,20 @@ func defaultOptions() options {
 // kept with a reference copy, and report is called with a
 // [*MutationError] naming the resource, the changed part and its values
 // when a snapshot no longer matches its copy. A snapshot is checked when
-// its resource is next written or destroyed (the replaced version and the
-// one before it), and a last time when the change that replaced it leaves
-// the history; a change made after that last check, or to a snapshot of a
+// its resource is next written or destroyed (the replaced version, and
+// the one before it while the history keeps the change that replaced
+// it), and a last time when the change that replaced it leaves the
+// history; a change made after that last check, or to a snapshot of a
 // state nobody writes to any more, is not reported. The checks run in the
 // writer's goroutine after the write is done, without the kind's lock.
+// See the package documentation for what a check compares and what it
+// costs.
 //
 // A nil report means the default, which panics with the error. The
 // detector is on by default in test binaries (testing.Testing) with the
 // default report, and off otherwise; RESGRAPH_MUTATION_DETECTOR=0 or =1
 // overrides that default either way (this option turns it on whatever the
 // environment says).
-//
-// Its cost, per write: one more DeepCopy of the written resource (the
-// reference copy), kept as long as the snapshot is in the store or the
-// history (so about twice the memory of the history), and one or two
-// reflection-based comparisons of a resource with its copy.
 func WithMutationDetector(report func(error)) Option {
 	return func(o *options) {
 		o.detect = true

@@ -108,8 +108,8 @@ func (c *core) restore(p Persistence) {
 			ks.lastCreated = created
 		}
 		if ks.det != nil {
-			if ref, err := state.DeepCopyOf(r); err == nil {
-				ks.det.changedLocked(md.ID(), 0, r, ref)
+			if ref, err := ks.det.referenceCopy(r); err == nil {
+				ks.det.restoredLocked(md.ID(), ref)
 			}
 		}
 	}

@@ -398,10 +398,11 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 // parked watchers, runs the mutation detector's checks and waits for the
 // write's persistence (pend may be nil).
 func (ks *kindStore) publishUnlock(wake *wakeGroup, pend Pending) error {
-	check := ks.det.takeLocked()
+	var buf [4]check
+	checks := ks.det.takeLocked(buf[:0])
 	ks.mu.Unlock()
 	wakeUp(wake)
-	ks.det.verify(check)
+	ks.det.verify(checks)
 	if pend != nil {
 		return pend.Wait()
 	}
