@@ -239,6 +239,52 @@ func (s *StateSuite) TestS12_NeverSeenThenGone() {
 	s.expectCoalesced(v.events-events, changes, 1)
 }
 
+// TestS12_StalledWatcherGetsTheLastStateOfADestroy: a resource updated and
+// then destroyed while a kind watcher stalls (on its bootstrap, so that the
+// whole span is backlog, coalesced when it exceeds the history) reaches the
+// watcher as a Destroyed event whose Resource is the state it was
+// destroyed in — its labels and value as last stored, not the older state
+// the watcher saw — and whose Old, when set, is the state the watcher saw.
+// An engine hands that state to the mappers of destroyed inputs.
+func (s *StateSuite) TestS12_StalledWatcherGetsTheLastStateOfADestroy() {
+	s.create("doomed", 1)
+	ch := s.watchKind(0, state.WithBootstrapContents(true)) // stalls sending its bootstrap
+
+	r := s.get("doomed")
+	r.TypedSpec().Value = 2
+	r.Metadata().Labels().Set("parent", "p1")
+	s.Require().NoError(s.State.Update(s.ctx, r))
+	s.Require().NoError(s.State.Destroy(s.ctx, s.ptr("doomed")))
+	fillers := 2*s.HistoryCapacity + 64 // past the history: coalesced
+	s.create("filler", 0)
+	for v := 1; v <= fillers; v++ {
+		s.set("filler", v)
+	}
+
+	v := newWatchView()
+	var (
+		destroyed *state.Event
+		saw       resource.Resource // what the watcher saw before the Destroyed
+	)
+	for !v.matches(map[resource.ID]uint64{"filler": uint64(fillers + 1)}) {
+		ev := s.next(ch)
+		if ev.Type == state.Destroyed && ev.Resource.Metadata().ID() == "doomed" {
+			destroyed, saw = &ev, v.seen["doomed"]
+		}
+		v.apply(ev)
+	}
+	s.Empty(v.problems)
+	s.Require().NotNil(destroyed, "no Destroyed event for the destroyed resource")
+	last := s.asInt(destroyed.Resource)
+	s.Equal(2, last.TypedSpec().Value, "a Destroyed event carries the last stored state")
+	s.Equal(uint64(2), version(last))
+	parent, _ := last.Metadata().Labels().Get("parent")
+	s.Equal("p1", parent, "with its last labels")
+	if destroyed.Old != nil && saw != nil {
+		s.Equal(version(saw), version(destroyed.Old), "and the state the watcher saw as Old")
+	}
+}
+
 // TestS13_WatchesEndOnCancel: when a watch's context is canceled, its
 // goroutines exit and nothing more is sent on its channel.
 func (s *StateSuite) TestS13_WatchesEndOnCancel() {

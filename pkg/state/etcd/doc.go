@@ -77,13 +77,16 @@
 // A watcher that falls behind the kept history never blocks the feed,
 // writers or other watchers, and is never cut off: it catches up with one
 // coalesced event per resource changed since its position, typed by what
-// it last saw (S12). When etcd ends the feed's watch — a compaction past
-// it, a lost leader, a restart of the server, a broken connection — the
-// feed lists the kind again, records the difference from what it held as
-// changes (updated and created resources in the order of their last
-// writes, then destroyed ones), and watches on from there: every watcher
-// receives the final state of every resource, coalesced, and nothing is
-// lost. Meanwhile it retries with a backoff of up to two seconds.
+// it last saw (S12); a resource destroyed meanwhile comes as Destroyed
+// carrying the state it was destroyed in (its last stored state, which may
+// be newer than what the watcher saw; Old is the state it saw). When etcd
+// ends the feed's watch — a compaction past it, a lost leader, a restart
+// of the server, a broken connection — the feed lists the kind again,
+// records the difference from what it held as changes (updated and
+// created resources in the order of their last writes, then destroyed
+// ones, with the state the feed held last), and watches on from there:
+// every watcher receives the final state of every resource, coalesced,
+// and nothing is lost. Meanwhile it retries with a backoff of up to two seconds.
 //
 // A relist that finds nothing changed (resources created and destroyed
 // while the watch was down leave no trace) delivers nothing, and a

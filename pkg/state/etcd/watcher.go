@@ -212,7 +212,14 @@ func (w *watcher) emitCoalesced(c *change) bool {
 		return w.emitEvent(state.Event{Type: state.Created, Resource: cur, Bookmark: bm, Revision: revOf(c.pos)})
 	case cur == nil:
 		delete(w.seen, c.id)
-		return w.emitEvent(state.Event{Type: state.Destroyed, Resource: last, Old: last, Bookmark: bm, Revision: revOf(c.pos)})
+		res := last
+		if c.new == nil && w.match(c.old) && c.old.Metadata().Created().Equal(last.Metadata().Created()) {
+			// Destroyed in the life the watcher saw: the state it was
+			// destroyed in, its last stored one, which may be newer
+			// than what the watcher saw.
+			res = c.old
+		}
+		return w.emitEvent(state.Event{Type: state.Destroyed, Resource: res, Old: last, Bookmark: bm, Revision: revOf(c.pos)})
 	case !last.Metadata().Created().Equal(cur.Metadata().Created()):
 		// Destroyed and created again: never an Updated across two lives.
 		before := position{rev: c.pos.rev, sub: c.pos.sub - 1}

@@ -154,8 +154,13 @@
 //     Created;
 //   - seen → present and matching: Updated, Old being the state it last
 //     saw;
-//   - seen → gone or no longer matching: Destroyed, carrying the state it
-//     last saw (as Resource and Old);
+//   - seen → gone: Destroyed, carrying the state the life it saw was
+//     destroyed in — its last stored state, which may be newer than the
+//     state the watcher saw — as Resource (or, when that state does not
+//     match the watcher's queries, the state it last saw), and the state
+//     it last saw as Old;
+//   - seen → no longer matching: Destroyed, carrying the state it last
+//     saw (as Resource and Old);
 //   - not seen → not there (or not matching): nothing;
 //   - seen → destroyed and created again: Destroyed (with the bookmark of
 //     the destroy), then Created, never an Updated across two lives.

@@ -90,6 +90,16 @@ func (w *feed) flush() bool {
 // is Updated, present → absent is Destroyed (carrying the state it saw),
 // absent → absent is nothing (rules S10, S12).
 func (w *feed) change(old, new resource.Resource, seq, rev uint64) bool {
+	return w.changeLast(old, new, nil, seq, rev)
+}
+
+// changeLast is change for a coalesced change, in which last (when not
+// nil) is the state the life of old ended in (its last stored state before
+// it was destroyed), which may be newer than old: a Destroyed event
+// carries it as its Resource when the watcher's queries match it, Old
+// being the state the watcher saw (an engine's mapped inputs need the last
+// stored state of a destroyed resource).
+func (w *feed) changeLast(old, new, last resource.Resource, seq, rev uint64) bool {
 	sawOld := old != nil && w.match(old)
 	seesNew := new != nil && w.match(new)
 	switch {
@@ -98,7 +108,11 @@ func (w *feed) change(old, new resource.Resource, seq, rev uint64) bool {
 	case seesNew:
 		return w.emit(state.Created, new, nil, seq, rev, true)
 	case sawOld:
-		return w.emit(state.Destroyed, old, old, seq, rev, true)
+		res := old
+		if new == nil && last != nil && w.match(last) {
+			res = last
+		}
+		return w.emit(state.Destroyed, res, old, seq, rev, true)
 	}
 	return true
 }
@@ -142,7 +156,7 @@ func (w *feed) deliverCoalesced(cs []coalesced) bool {
 	w.sortScratch = sortCoalesced(cs, w.sortScratch)
 	w.reserve(len(cs))
 	for i := range cs {
-		if !w.change(cs[i].old, cs[i].new, cs[i].seq, cs[i].rev) {
+		if !w.changeLast(cs[i].old, cs[i].new, cs[i].last, cs[i].seq, cs[i].rev) {
 			return false
 		}
 	}

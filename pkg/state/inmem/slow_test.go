@@ -41,7 +41,9 @@ func (v view) apply(t *testing.T, ev state.Event) {
 		id := ev.Resource.Metadata().ID()
 		seen, ok := v[id]
 		require.True(t, ok, "Destroyed for %s the watcher does not see", id)
-		require.True(t, resource.Equal(seen, ev.Resource), "Destroyed carries the state the watcher last saw")
+		require.True(t, resource.Equal(seen, ev.Old), "Destroyed carries the state the watcher last saw as Old")
+		require.True(t, ev.Resource.Metadata().Created().Equal(seen.Metadata().Created()) &&
+			version(ev.Resource) >= version(seen), "and, as Resource, the state the resource was destroyed in")
 		delete(v, id)
 	case state.Bootstrapped:
 	default:
@@ -250,7 +252,8 @@ func TestS12_CoalescedEventTypes(t *testing.T) {
 	}
 	nSeq := head(c)
 	lSeq := update("l", func(r *pair) { r.Metadata().Labels().Set("app", "y") }) // seen → stops matching
-	require.NoError(t, c.Destroy(ctx, ptr("d")))                                 // seen → gone
+	update("d", func(r *pair) { r.TypedSpec().A = 5 })                           // seen → updated, then gone
+	require.NoError(t, c.Destroy(ctx, ptr("d")))                                 //
 	dSeq := head(c)
 	mSeq := update("m", func(r *pair) { r.Metadata().Labels().Set("app", "x") }) // not seen → matching
 	require.NoError(t, c.Create(ctx, matching("p")))                             // never seen → gone: nothing
@@ -282,6 +285,11 @@ func TestS12_CoalescedEventTypes(t *testing.T) {
 	}
 	for _, wnt := range wants {
 		ev := recv(t, ch)
+		if ev.Type == state.Destroyed && wnt.id == "d" {
+			assert.Equal(t, 5, specA(t, ev.Resource), "a coalesced destroy carries the last stored state")
+			assert.Equal(t, uint64(2), version(ev.Resource))
+			assert.Equal(t, 0, specA(t, ev.Old), "and, as Old, the state the watcher saw")
+		}
 		seen.apply(t, ev)
 		require.Equal(t, wnt.typ, ev.Type, "event for %s", wnt.id)
 		require.Equal(t, wnt.id, ev.Resource.Metadata().ID())

@@ -37,10 +37,13 @@ type spillGen struct {
 
 // spillEntry is the coalesced change of one resource.
 type spillEntry struct {
-	old  resource.Resource // state before the first change; nil when absent
-	new  resource.Resource // state after the newest change; nil when absent
-	seq  uint64            // seq of the newest change
-	gone uint64            // seq of the newest destroy among the changes; 0: none
+	old resource.Resource // state before the first change; nil when absent
+	new resource.Resource // state after the newest change; nil when absent
+	// last is the state the first destroy among the changes destroyed:
+	// the last stored state of the life old belongs to (nil: no destroy).
+	last resource.Resource
+	seq  uint64 // seq of the newest change
+	gone uint64 // seq of the newest destroy among the changes; 0: none
 	// rev and goneRev are the revisions of the changes seq and gone.
 	rev, goneRev uint64
 }
@@ -56,6 +59,9 @@ func foldEntry(e spillEntry, ok bool, r *record) (spillEntry, bool) {
 	e.seq, e.rev = r.seq, r.rev
 	if r.new == nil {
 		e.gone, e.goneRev = r.seq, r.rev
+		if e.last == nil {
+			e.last = r.old
+		}
 	}
 	return e, e.old != nil || e.new != nil
 }
@@ -66,6 +72,9 @@ func combineEntries(older, newer spillEntry) (spillEntry, bool) {
 	newer.old = older.old
 	if newer.gone == 0 {
 		newer.gone, newer.goneRev = older.gone, older.goneRev
+	}
+	if older.last != nil {
+		newer.last = older.last
 	}
 	return newer, newer.old != nil || newer.new != nil
 }
