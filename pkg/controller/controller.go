@@ -44,7 +44,9 @@ type QController interface {
 	// [RequeueError] requeues it after its interval (rule Q3).
 	Reconcile(ctx context.Context, logger *zap.Logger, r QRuntime, ptr resource.Pointer) error
 	// MapInput maps a changed pointer of a mapped input to the primary
-	// pointers to reconcile (rule Q4).
+	// pointers to reconcile (rule Q4). A mapped input that was destroyed
+	// is passed as a [*DestroyedInput] carrying its last stored version
+	// (see [AsDestroyed]).
 	MapInput(ctx context.Context, logger *zap.Logger, r QRuntime, ptr resource.Pointer) ([]resource.Pointer, error)
 }
 

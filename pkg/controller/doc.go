@@ -31,5 +31,17 @@
 //
 // or DeepCopy what you read and Update the copy.
 //
+// A QController's MapInput receives the changed pointer of a mapped input.
+// When the input was destroyed, that pointer is a [*DestroyedInput] with
+// the input's last stored version (labels, annotations, owner, phase,
+// finalizers, version, spec), so that a MapInput that maps by a label maps
+// the destruction like the changes before it (rule Q4); [AsDestroyed]
+// tells it apart:
+//
+//	if gone, ok := controller.AsDestroyed(ptr); ok {
+//		parent, _ := gone.Metadata().Labels().Get("parent")
+//		...
+//	}
+//
 // The rules cited here are stated in docs/controllers-and-engine.md in the repository.
 package controller

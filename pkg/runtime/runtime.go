@@ -68,6 +68,16 @@ type runner interface {
 //   - InputQPrimary queues the changed pointer; InputQMapped queues a map
 //     item that calls MapInput and queues the pointers it returns.
 //
+// A mapped input (InputQMapped, or an InputQMappedDestroyReady output that
+// goes before its map item runs) that was destroyed reaches MapInput as a
+// [controller.DestroyedInput] carrying its last stored version (rule Q4),
+// however the destruction was seen: a live event, changes coalesced into
+// one map item (or into one event of a slow watch), or a re-list after a
+// watch failure (the last version the engine routed). The engine keeps
+// that version for the map item until the item is done (succeeded, or
+// parked); an input created again before its item runs is passed as a
+// plain pointer.
+//
 // A QController's queue starts with every existing resource of each primary
 // input (of its ID, for an input with an ID), and a map item for every
 // existing resource of each mapped input (for a mapped destroy-ready input,

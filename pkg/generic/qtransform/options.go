@@ -58,10 +58,20 @@ func WithConcurrency(n uint) ControllerOption {
 // namespace) as an extra input: when one changes, mapper returns the
 // primary inputs to reconcile again. TransformFunc may read them.
 //
-// The mapper receives the changed resource as stored, or, when it is
-// already gone, a T with only its metadata (namespace, type, ID) set and an
-// empty spec. E is T's element type and is inferred: T must be a pointer
-// type, such as a *typed.Resource.
+// The mapper receives the changed resource as stored (a read-only
+// snapshot). When the change destroyed it, the mapper receives its last
+// stored version instead — labels, annotations, owner, phase, finalizers,
+// version and spec as they were when it was destroyed (rule Q4), however
+// the engine saw the destruction: live, coalesced with the changes before
+// it, or found by a re-list — and [InputDestroyed] reports true on the
+// mapper's context. A mapper that maps by a label ("requeue the parent my
+// label names") therefore maps the destruction to the same parent as the
+// changes before it. (If the state reported the last version without a
+// spec, or with another Go type, the mapper gets a T with that metadata and
+// an empty spec.) A resource found gone while its destruction is still on
+// its way to the controller is not mapped: the destruction's own call maps
+// it, with its last version. E is T's element type and is inferred: T must
+// be a pointer type, such as a *typed.Resource.
 //
 // T may be the controller's input type I itself (to reconcile other inputs
 // when one changes): the engine never runs MapInput and Reconcile of one
@@ -77,8 +87,11 @@ func WithExtraMappedInput[T interface {
 		in.defErr = fmt.Errorf("nil mapper for %s", def.Type)
 	}
 	in.mapper = func(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
-		t, err := mappedResource[T, E](ctx, r, ptr)
-		if err != nil {
+		if gone, ok := controller.AsDestroyed(ptr); ok {
+			return mapper(context.WithValue(ctx, destroyedKey{}, true), logger, r, lastVersion[T, E](gone))
+		}
+		t, ok, err := mappedResource[T](ctx, r, ptr)
+		if !ok || err != nil {
 			return nil, err
 		}
 		return mapper(ctx, logger, r, t)
@@ -86,22 +99,44 @@ func WithExtraMappedInput[T interface {
 	return func(o *ControllerOptions) { o.mappedInputs = append(o.mappedInputs, in) }
 }
 
-// mappedResource reads ptr as a T, or builds a T with only ptr's metadata
-// when it is gone.
-func mappedResource[T interface {
+// destroyedKey is the context key [InputDestroyed] reads.
+type destroyedKey struct{}
+
+// InputDestroyed reports whether ctx is the context of a
+// [WithExtraMappedInput] mapper called for a destroyed input: the mapper's
+// resource is then the input's last stored version.
+func InputDestroyed(ctx context.Context) bool {
+	v, _ := ctx.Value(destroyedKey{}).(bool)
+	return v
+}
+
+// lastVersion returns the last stored version of a destroyed input as a
+// T: the state's snapshot itself when it is a T, else a T with its
+// metadata and an empty spec.
+func lastVersion[T interface {
 	generic.ResourceWithDefinition
 	*E
-}, E any](ctx context.Context, r controller.Reader, ptr resource.Pointer) (T, error) {
+}, E any](gone *controller.DestroyedInput) T {
+	if t, ok := gone.Last().(T); ok && t != nil {
+		return t
+	}
+	t := T(new(E))
+	*t.Metadata() = gone.Metadata().Copy()
+	return t
+}
+
+// mappedResource reads ptr as a T (a read-only snapshot); ok is false when
+// it is gone.
+func mappedResource[T resource.Resource](ctx context.Context, r controller.Reader, ptr resource.Pointer) (t T, ok bool, err error) {
 	res, err := r.Get(ctx, ptr, state.WithReadOnlyGet()) // mappers get read-only snapshots (S7)
 	switch {
 	case err == nil:
-		return cast.To[T](res)
+		t, err = cast.To[T](res)
+		return t, err == nil, err
 	case state.IsNotFoundError(err):
-		t := T(new(E))
-		*t.Metadata() = resource.NewMetadata(ptr.Namespace(), ptr.Type(), ptr.ID(), resource.VersionUndefined)
-		return t, nil
+		return t, false, nil
 	default:
-		return nil, err
+		return t, false, err
 	}
 }
 

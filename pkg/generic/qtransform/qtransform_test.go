@@ -410,8 +410,8 @@ func TestQ10_ExtraMappedInputsRequeueTheirInputs(t *testing.T) {
 		return nil
 	}
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s,
-		qtransform.WithExtraMappedInput(func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, c *C) ([]resource.Pointer, error) {
-			if c.Metadata().Version().Equal(resource.VersionUndefined) {
+		qtransform.WithExtraMappedInput(func(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, c *C) ([]resource.Pointer, error) {
+			if qtransform.InputDestroyed(ctx) {
 				gone <- c
 			}
 			return []resource.Pointer{ptrA(c.Metadata().ID())}, nil
@@ -424,7 +424,9 @@ func TestQ10_ExtraMappedInputsRequeueTheirInputs(t *testing.T) {
 	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](1))
 	c := <-gone
 	assert.Equal(t, typed.Pointer[*C]("a1"), resource.PointerOf(c.Metadata()), "a gone resource is passed with its metadata")
-	assert.Equal(t, fixture.Spec{}, *c.TypedSpec(), "and an empty spec")
+	assert.Equal(t, uint64(1), c.Metadata().Version().Value(), "its last stored version's")
+	assert.Equal(t, 100, c.TypedSpec().N, "and its last spec")
+	assert.Empty(t, gone, "only its destruction is mapped as destroyed")
 }
 
 func TestQ11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {

@@ -68,6 +68,7 @@ func registry() *codec.Registry {
 	codec.MustRegister[conformance.ListSpec, conformance.ListResourceDefinition](reg)
 	codec.MustRegister[conformance.IntSpec, conformance.UndeclaredResourceDefinition](reg)
 	registerChain(reg)
+	registerFamily(reg)
 	return reg
 }
 

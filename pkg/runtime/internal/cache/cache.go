@@ -274,15 +274,14 @@ func (c *Kind) Unchanged(id resource.ID, md *resource.Metadata) bool {
 	return ok && b.md.Created().Equal(md.Created()) && b.md.Version().Equal(md.Version())
 }
 
-// AppendIDs appends the ID of every resource the watch delivered as
-// present to dst.
-func (c *Kind) AppendIDs(dst []resource.ID) []resource.ID {
+// AppendDelivered calls add with every resource the watch delivered as
+// present, as it delivered it (the event's resource and its metadata).
+func (c *Kind) AppendDelivered(add func(res resource.Resource, md *resource.Metadata)) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for id := range c.base {
-		dst = append(dst, id)
+	for _, b := range c.base {
+		add(b.res, b.md)
 	}
-	return dst
 }
 
 // superseded reports whether a watch event for the resource (of type t,

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
@@ -25,7 +26,11 @@ func (c *Runner) worker(ctx context.Context) {
 			return
 		}
 		start := c.cfg.Telemetry.ItemStarted(it)
-		o := c.call(ctx, it, start)
+		var last work.Last
+		if it.Map {
+			last, _ = c.last.Get(it.Ptr)
+		}
+		o := c.call(ctx, it, last, start)
 		if ctx.Err() != nil {
 			// The engine is stopping: the queue is about to shut down.
 			o = o.Stopping()
@@ -33,7 +38,7 @@ func (c *Runner) worker(ctx context.Context) {
 		// The item leaves flight in done, before its outcome is
 		// reported: finishing keeps the controller busy until it is.
 		c.finishing.Add(1)
-		c.done(it, start, o)
+		c.done(it, last, start, o)
 		c.finishing.Add(-1)
 		c.cfg.Idle.Ping()
 	}
@@ -42,7 +47,7 @@ func (c *Runner) worker(ctx context.Context) {
 // done acts on the outcome of item it as the engine's outcome switch
 // decides: the queue's result, the status, the telemetry and the log line
 // (rule Q3).
-func (c *Runner) done(it work.Item, start telemetry.Stamp, o outcome.Outcome) {
+func (c *Runner) done(it work.Item, last work.Last, start telemetry.Stamp, o outcome.Outcome) {
 	call := outcome.Reconcile
 	if it.Map {
 		call = outcome.MapInput
@@ -65,6 +70,11 @@ func (c *Runner) done(it work.Item, start telemetry.Stamp, o outcome.Outcome) {
 		r = r.WithError(o.Msg)
 	}
 	comp := c.queue.Complete(it, r)
+	if last.Res != nil && (d.Action == outcome.Done || comp.Parked) {
+		// Its next run, if any, is queued by a change that records what
+		// it needs.
+		c.last.Release(it.Ptr, last.Seq())
+	}
 	td := d
 	if comp.Parked {
 		td.Action = outcome.Done // parked: not requeued
@@ -85,25 +95,30 @@ func (c *Runner) done(it work.Item, start telemetry.Stamp, o outcome.Outcome) {
 // call runs the item's user code — Reconcile, or MapInput and the pointers
 // it returned — and classifies its error, all inside one recovery: a panic
 // fails that item only (rule Q5), and what comes out is plain data.
-func (c *Runner) call(ctx context.Context, it work.Item, start telemetry.Stamp) (o outcome.Outcome) {
+func (c *Runner) call(ctx context.Context, it work.Item, last work.Last, start telemetry.Stamp) (o outcome.Outcome) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
 			o = outcome.OfPanic(p)
 		}
 	}()
 	if it.Map {
-		return c.mapItem(ctx, it, start)
+		return c.mapItem(ctx, it, last, start)
 	}
 	return outcome.OfItemError(c.cfg.Ctrl.Reconcile(ctx, c.logger, c.cfg.Adapter, it.Ptr))
 }
 
 // mapItem calls MapInput and queues the primary pointers it returns (rule
-// Q4). Pointers of a kind that is not a primary input (or nil, or without
+// Q4). A destroyed input (last.Gone) reaches MapInput as a
+// controller.DestroyedInput with its last version. Pointers of a kind that is not a primary input (or nil, or without
 // an ID) fail the item, logged once per kind with the offending pointer;
 // the valid ones are queued anyway. The pointers' methods are user code:
 // mapItem runs inside the recovery of call.
-func (c *Runner) mapItem(ctx context.Context, it work.Item, start telemetry.Stamp) outcome.Outcome {
-	ptrs, err := c.cfg.Ctrl.MapInput(ctx, c.logger, c.cfg.Adapter, it.Ptr)
+func (c *Runner) mapItem(ctx context.Context, it work.Item, last work.Last, start telemetry.Stamp) outcome.Outcome {
+	var in resource.Pointer = it.Ptr
+	if last.Gone {
+		in = controller.NewDestroyedInput(last.Res)
+	}
+	ptrs, err := c.cfg.Ctrl.MapInput(ctx, c.logger, c.cfg.Adapter, in)
 	if err != nil {
 		return outcome.OfItemError(err)
 	}

@@ -69,6 +69,9 @@ type Runner struct {
 	elog  *zap.Logger
 	queue *queue.Queue[work.Item]
 	sub   *route.Subscriber
+	// last holds the last versions of destroyed mapped inputs that their
+	// map items hand MapInput (rule Q4).
+	last *work.LastSeen
 	// primary are the kinds of the InputQPrimary inputs.
 	primary map[resource.KindKey]struct{}
 	status  status.Status
@@ -89,12 +92,14 @@ type Runner struct {
 func New(cfg Config) *Runner {
 	logger := cfg.Logger.With(zap.String("controller", cfg.Name))
 	q := queue.NewWithPartner(cfg.Retry, reconcileMapPartner(cfg.Settings.Inputs))
+	last := &work.LastSeen{}
 	c := &Runner{
 		cfg:      cfg,
 		logger:   logger,
 		elog:     outcome.EngineLogger(logger),
 		queue:    q,
-		sub:      &route.Subscriber{Queue: q, Telemetry: cfg.Telemetry, Floor: cfg.Adapter.Floor()},
+		sub:      &route.Subscriber{Queue: q, Last: last, Telemetry: cfg.Telemetry, Floor: cfg.Adapter.Floor()},
+		last:     last,
 		primary:  map[resource.KindKey]struct{}{},
 		badKinds: map[resource.KindKey]struct{}{},
 	}

@@ -55,30 +55,20 @@ func (w *kindWatcher) relisted(ev *state.Event, md *resource.Metadata) {
 
 // endRelist ends a re-list's bootstrap: the resources routed before and
 // absent from it disappeared while the watch was down, and are routed as
-// destroyed (only their identity is known).
+// destroyed, each with the version last routed (rule Q4).
 func (w *kindWatcher) endRelist() {
-	w.ids = w.mem.AppendIDs(w.ids[:0])
-	for _, id := range w.ids {
-		if _, ok := w.present[id]; ok {
-			continue
+	w.gone = w.mem.AppendRemembered(w.gone[:0])
+	for _, r := range w.gone {
+		if _, _, id := r.MD.Identity(); !w.isPresent(id) {
+			w.emit(&state.Event{Type: state.Destroyed, Resource: r.Res, Old: r.Res}, r.MD)
 		}
-		tomb := newTombstone(w.key, id)
-		w.emit(&state.Event{Type: state.Destroyed, Resource: tomb}, &tomb.md)
 	}
-	clear(w.ids)
+	clear(w.gone)
 	w.present = nil
 }
 
-// tombstone is the last state of a resource that disappeared while its
-// kind's watch was down: only its identity is known.
-type tombstone struct {
-	md resource.Metadata
+// isPresent reports whether the running re-list's bootstrap reported id.
+func (w *kindWatcher) isPresent(id resource.ID) bool {
+	_, ok := w.present[id]
+	return ok
 }
-
-func newTombstone(k resource.KindKey, id resource.ID) *tombstone {
-	return &tombstone{md: resource.NewMetadata(k.Namespace(), k.Type(), id, resource.VersionUndefined)}
-}
-
-func (t *tombstone) Metadata() *resource.Metadata { return &t.md }
-func (t *tombstone) Spec() any                    { return nil }
-func (t *tombstone) DeepCopy() resource.Resource  { return &tombstone{md: t.md.Copy()} }

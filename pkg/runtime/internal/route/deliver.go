@@ -48,7 +48,11 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 		mapped := s.Kind != controller.InputQPrimary
 		for j := range events {
 			md := metas[j]
-			if !Matches(s, events[j].Type, md) {
+			matched := Matches(s, events[j].Type, md)
+			if mapped && sub.Last != nil {
+				rememberLast(sub.Last, s.Kind, &events[j], md, matched)
+			}
+			if !matched {
 				continue
 			}
 			ns, typ, id := md.Identity()
@@ -69,6 +73,33 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 		}
 	}
 	return scratch
+}
+
+// rememberLast keeps what a mapped input's MapInput needs of a change
+// (rule Q4): a destroyed input's last version, for the map item its
+// destruction queues (InputQMapped) or for the one already waiting
+// (InputQMappedDestroyReady: queued while the output was tearing down);
+// the version of a destroy-ready output that queues an item, which is its
+// last if it goes before MapInput runs. Any other change means the input
+// exists: its map item reads it from the state. matched tells that the
+// change queues an item.
+func rememberLast(t *work.LastSeen, kind controller.InputKind, ev *state.Event, md *resource.Metadata, matched bool) {
+	ptr := func() resource.PointerKey {
+		ns, typ, id := md.Identity()
+		return resource.NewPointerKey(ns, typ, id)
+	}
+	switch {
+	case ev.Type == state.Destroyed && matched:
+		t.Queued(ptr(), ev.Resource, true)
+	case ev.Type == state.Destroyed:
+		if t.Len() > 0 {
+			t.Destroyed(ptr(), ev.Resource)
+		}
+	case matched && kind == controller.InputQMappedDestroyReady:
+		t.Queued(ptr(), ev.Resource, false)
+	case t.Len() > 0:
+		t.Present(ptr())
+	}
 }
 
 // Matches reports whether a change event of type t, of the resource whose

@@ -2,15 +2,20 @@ package route
 
 import (
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // Memory is what a kind's watch remembers of the resources it routed as
 // present — enough to tell, after a re-list, which resources changed while
-// the watch was down and which disappeared. There is one per watched kind:
-// the kind's cache when the kind is cached (the cache holds what the watch
-// delivered anyway), the generation and version of each resource
-// otherwise. Only the kind's watch goroutine writes it.
+// the watch was down and which disappeared, and what those were when they
+// were last routed (rule Q4: a destroyed mapped input reaches MapInput with
+// its last version, however its destruction was seen). There is one per
+// watched kind: the kind's cache when the kind is cached (the cache holds
+// what the watch delivered anyway), the last routed snapshot of each
+// resource otherwise (the state's shared snapshot, which the state holds
+// too while the resource exists: remembering it costs a map entry). Only
+// the kind's watch goroutine writes it.
 type Memory interface {
 	// Apply records a batch of routed changes (Created, Updated or
 	// Destroyed) of the resources whose metadata are metas. current tells
@@ -21,24 +26,22 @@ type Memory interface {
 	// Unchanged reports whether id was last routed with md's generation
 	// and version.
 	Unchanged(id resource.ID, md *resource.Metadata) bool
-	// AppendIDs appends every remembered ID to dst.
-	AppendIDs(dst []resource.ID) []resource.ID
+	// AppendRemembered appends every remembered resource, as last routed,
+	// to dst.
+	AppendRemembered(dst []Remembered) []Remembered
 	// MarkReady is called once the kind's first bootstrap is remembered.
 	MarkReady()
 }
 
-// seenEntry is what the watch of an uncached kind remembers of a resource.
-type seenEntry struct {
-	created int64 // Created().UnixNano(): tells generations apart
-	version uint64
-}
-
-func seenOf(md *resource.Metadata) seenEntry {
-	return seenEntry{created: md.Created().UnixNano(), version: md.Version().Value()}
+// Remembered is a resource a kind's watch routed as present, as it last
+// routed it: the event's resource (a shared snapshot) and its metadata.
+type Remembered struct {
+	Res resource.Resource
+	MD  *resource.Metadata
 }
 
 // seenMap is the [Memory] of an uncached kind.
-type seenMap map[resource.ID]seenEntry
+type seenMap map[resource.ID]Remembered
 
 func (m seenMap) ApplyBatch(events []state.Event, metas []*resource.Metadata, _ uint64, _ bool) {
 	for i, md := range metas {
@@ -47,21 +50,31 @@ func (m seenMap) ApplyBatch(events []state.Event, metas []*resource.Metadata, _ 
 			delete(m, id)
 			continue
 		}
-		m[id] = seenOf(md)
+		m[id] = Remembered{Res: events[i].Resource, MD: md}
 	}
 }
 
 func (m seenMap) Unchanged(id resource.ID, md *resource.Metadata) bool {
 	old, ok := m[id]
-	return ok && old == seenOf(md)
+	return ok && old.MD.Created().Equal(md.Created()) && old.MD.Version().Equal(md.Version())
 }
 
-func (m seenMap) AppendIDs(dst []resource.ID) []resource.ID {
-	for id := range m {
-		dst = append(dst, id)
+func (m seenMap) AppendRemembered(dst []Remembered) []Remembered {
+	for _, r := range m {
+		dst = append(dst, r)
 	}
 	return dst
 }
 
 // MarkReady does nothing: only a cache serves reads once ready.
 func (seenMap) MarkReady() {}
+
+// cacheMemory is the [Memory] of a cached kind: its cache.
+type cacheMemory struct{ *cache.Kind }
+
+func (c cacheMemory) AppendRemembered(dst []Remembered) []Remembered {
+	c.AppendDelivered(func(res resource.Resource, md *resource.Metadata) {
+		dst = append(dst, Remembered{Res: res, MD: md})
+	})
+	return dst
+}

@@ -93,7 +93,7 @@ func (r *Router) watcherLocked(k resource.KindKey) *kindWatcher {
 		relists:      newRelists(),
 	}
 	if c := r.cfg.Caches.Get(k); c != nil {
-		w.mem = c
+		w.mem = cacheMemory{c}
 	}
 	if r.cfg.Metrics {
 		w.tel = telemetry.NewKind()

@@ -16,6 +16,9 @@ type Subscriber struct {
 	Wake *Wake
 	// Queue is a QController's work queue.
 	Queue *queue.Queue[work.Item]
+	// Last is, for a QController, the last versions its map items need
+	// (rule Q4; see work.LastSeen).
+	Last *work.LastSeen
 	// Telemetry is the controller's sink (nil with metrics off).
 	Telemetry *telemetry.Controller
 	// Floor is the revision the controller's reads must reach, raised

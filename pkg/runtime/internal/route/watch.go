@@ -84,12 +84,12 @@ type kindWatcher struct {
 	bootMetas []*resource.Metadata
 	// present holds the IDs a re-list's bootstrap reported present.
 	present map[resource.ID]struct{}
-	// out and outMetas are the changes of a batch to route; metas, ids and
-	// scratch are reused storage.
+	// out and outMetas are the changes of a batch to route; metas, gone
+	// and scratch are reused storage.
 	out      []state.Event
 	outMetas []*resource.Metadata
 	metas    []*resource.Metadata
-	ids      []resource.ID
+	gone     []Remembered
 	scratch  []work.Item
 	// inspect is the event whose resource's Metadata is being called (see
 	// metadataOf), nil otherwise.
