@@ -187,7 +187,7 @@ func TestQ4_CoalescedChildBurst(t *testing.T) {
 	// Every change routed: c1's one item waits behind the held blocker.
 	wctx, cancel := context.WithTimeout(ctx, runtimetest.DefaultTimeout)
 	defer cancel()
-	_, err := e.Runtime.WaitIdleExcept(wctx, "Families")
+	_, err := runtimetest.WaitIdle(wctx, e.Runtime, "Families")
 	require.NoError(t, err)
 	release := func(what string) {
 		t.Helper()
