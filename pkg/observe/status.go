@@ -126,6 +126,9 @@ type ControllerStatus struct {
 	// HotLoop describes the hot loop the controller is part of while one
 	// is flagged ("A writes X → B writes Y → A"; see [HotLoop]).
 	HotLoop string `json:"hotLoop,omitempty"`
+	// Leadership is the controller's part in its election, when the
+	// engine runs with leadership (nil otherwise).
+	Leadership *Leadership `json:"leadership,omitempty"`
 	// Metrics are its counters and latency histograms.
 	Metrics ControllerMetrics `json:"metrics"`
 }

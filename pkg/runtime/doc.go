@@ -17,6 +17,12 @@
 // user code, logs) on [Runtime]. The rules cited (C1–C9, Q1–Q5, E1–E4) are
 // stated in docs/controllers-and-engine.md in the repository.
 //
+// Replicas of a daemon that share a state (etcd) run each controller in
+// exactly one of them with [WithLeadership] (rule E4): one election per
+// engine or per controller, every write fenced by the leader's term, a
+// standby that keeps the inputs watched and takes over when the leader's
+// lease expires.
+//
 // Everything else is behind two doors: [Runtime.Observe] hands out the
 // engine's observe.Observer (statuses, metrics, the causal trace,
 // explanations, hot loops), which package debughttp and the Prometheus

@@ -85,6 +85,7 @@ func (r *Runtime) facts(ctx context.Context) explain.Facts {
 			},
 			HotLoop: st.HotLoop,
 		}
+		leadershipFacts(&cf, st.Leadership)
 		cf.Items = r.explainItems(st.Name)
 		f.Controllers = append(f.Controllers, cf)
 	}

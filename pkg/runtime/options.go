@@ -41,6 +41,9 @@ type options struct {
 	traceHook func(events []trace.Event)
 	// hotLoop tunes the hot-loop detector (see [WithHotLoop]).
 	hotLoop hotloop.Config
+	// leadership runs the controllers under elections (see
+	// [WithLeadership]).
+	leadership leadershipOptions
 }
 
 // Option configures a [Runtime] (see [New]).

@@ -108,7 +108,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 		Static:  static,
 		Outputs: outputs,
 		Family:  dependency.FamilyController,
-	}, &controllerRunner{r: c, tel: tel, name: name})
+	}, r.lead(name, &controllerRunner{r: c, tel: tel, name: name}, ad))
 }
 
 // admit checks what a controller of family fam is before anything else of
@@ -237,6 +237,7 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 		return err
 	}
 	tel := r.newTelemetry(name, true, int(concurrency))
+	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false)
 	c := qrunner.New(qrunner.Config{
 		Name:        name,
 		Ctrl:        ctrl,
@@ -245,7 +246,7 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 		Logger:      r.logger,
 		Retry:       items,
 		State:       r.st,
-		Adapter:     adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false),
+		Adapter:     ad,
 		Telemetry:   tel,
 		Idle:        &r.idle,
 	})
@@ -255,7 +256,7 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 		Static:  settings.Inputs,
 		Outputs: settings.Outputs,
 		Family:  dependency.FamilyQController,
-	}, &qcontrollerRunner{r: c, tel: tel, name: name})
+	}, r.lead(name, &qcontrollerRunner{r: c, tel: tel, name: name}, ad))
 }
 
 // register adds the controller rn declared as rec to the dependency

@@ -244,6 +244,9 @@ type Runtime struct {
 	runCtx context.Context
 	// runners are the registered controllers by name; protected by mu.
 	runners map[string]runner
+	// leaders are the elections of the controllers (nil without
+	// leadership; see leadership.go).
+	leaders *leaders
 }
 
 // New returns an engine over st that logs to logger (zap.NewNop() when
@@ -263,6 +266,9 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	if err := o.validateLeadership(st); err != nil {
+		return nil, err
+	}
 	r := &Runtime{
 		st:      st,
 		logger:  logger,
@@ -273,6 +279,7 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		runners: map[string]runner{},
 	}
 	r.addIndexes()
+	r.leaders = newLeaders(r, o.leadership)
 	r.router = route.New(route.Config{
 		State:         st,
 		Subscriptions: func(k resource.KindKey) []route.Subscription { return r.db.Snapshot().For(k) },

@@ -55,6 +55,13 @@ type ControllerFacts struct {
 	Counters               Counters
 	Latencies              map[string]Latency
 	HotLoop                string
+	// Leadership is its part in its election in words, when the engine
+	// runs with leadership; Standby is set while another replica leads
+	// it (since StandbySince, in election Election).
+	Leadership   string
+	Standby      bool
+	StandbySince time.Time
+	Election     string
 	// Items are a QController's items that are due, in flight or delayed
 	// (a sample), with their state, due time and consecutive failures.
 	Items []Item
@@ -161,6 +168,9 @@ func lastFinalizerWait(evs []trace.Event, controller string, r trace.Ref) time.T
 // controllerFixedState is the state of a controller that is not doing its
 // work at all: starting, stopped, or restarting after a crash.
 func controllerFixedState(f *Facts, c *ControllerFacts) (Doing, bool) {
+	if c.Standby {
+		return Doing{State: StateStandby, Since: c.StandbySince, Detail: "another replica leads election " + c.Election}, true
+	}
 	switch c.State {
 	case runtimeStarting:
 		return withLoop(c, Doing{State: StateStarting, Detail: c.Why}), true
@@ -287,7 +297,7 @@ func BuildController(f *Facts, name string) (Controller, bool) {
 	}
 	c := &f.Controllers[i]
 	out := Controller{
-		Time: f.Now, Name: c.Name, Kind: c.Kind, Doing: controllerDoing(f, c),
+		Time: f.Now, Name: c.Name, Kind: c.Kind, Doing: controllerDoing(f, c), Leadership: c.Leadership,
 		LastError: c.LastError, LastErrorAt: c.LastErrorAt, Counters: c.Counters, Latencies: c.Latencies,
 		Inputs: []Input{}, Outputs: []Output{}, Recent: Reconciles(f.Events, c.Name, maxHistory),
 	}

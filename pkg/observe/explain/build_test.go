@@ -1,6 +1,7 @@
 package explain_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -139,6 +140,9 @@ func TestBuildControllerStates(t *testing.T) {
 		{explain.ControllerFacts{State: "running", Delayed: 1, NextDue: at(300)},
 			[]trace.Event{{Seq: 9, Type: trace.Requeue, Controller: "C", Resource: y, Due: at(300)}}, "waiting Y(ns/x) for its requeue interval, due at 15:04:05.300 (in 200ms)"},
 		{explain.ControllerFacts{State: "running", HotLoop: "C writes X(ns/x) → C"}, nil, "idle and up to date; HOT LOOP: C writes X(ns/x) → C"},
+		{explain.ControllerFacts{State: "stopped", Standby: true, StandbySince: at(50), Election: "controller/C"}, nil,
+			"standby since 15:04:05.050; another replica leads election controller/C"},
+		{explain.ControllerFacts{State: "running", Leadership: "leader of election controller/C since ... (term 7)"}, nil, "idle and up to date"},
 	}
 	for _, tc := range cases {
 		tc.facts.Name = "C"
@@ -150,4 +154,25 @@ func TestBuildControllerStates(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, tc.want, c.Doing.Sentence(f.Now))
 	}
+}
+
+// TestBuildControllerLeadership: with leadership, a controller's
+// explanation says its part in its election, and a standby's state is
+// standby, for the controller as for the resources it reads or writes.
+func TestBuildControllerLeadership(t *testing.T) {
+	f := facts()
+	f.Controllers[1].Leadership = "standby in election controller/Reader since 15:04:05.000"
+	f.Controllers[1].Standby, f.Controllers[1].StandbySince, f.Controllers[1].Election = true, at(0), "controller/Reader"
+	c, ok := explain.BuildController(f, "Reader")
+	require.True(t, ok)
+	assert.Equal(t, explain.StateStandby, c.Doing.State)
+	assert.Equal(t, "standby in election controller/Reader since 15:04:05.000", c.Leadership)
+	r := explain.BuildResource(f, explain.ResourceFacts{Ref: x, Exists: true, Version: 2, Phase: "running", Owner: "Writer"})
+	assert.Equal(t, explain.StateStandby, doingOf(t, r, "Reader").State)
+	var b strings.Builder
+	require.NoError(t, explain.WriteText(&b, c))
+	assert.Contains(t, b.String(), "leadership: standby in election controller/Reader")
+	b.Reset()
+	require.NoError(t, explain.WriteHTML(&b, c, true))
+	assert.Contains(t, b.String(), "leadership: standby in election controller/Reader")
 }

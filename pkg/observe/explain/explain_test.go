@@ -124,6 +124,7 @@ func TestSentencesNameEveryState(t *testing.T) {
 		{explain.Doing{State: explain.StateRestarting, Due: at(100), Error: "oops", Attempt: 1}, `crashed; restarting at 15:04:05.100 (in 100ms) after error "oops" (attempt 1)`},
 		{explain.Doing{State: explain.StateStarting}, "starting"},
 		{explain.Doing{State: explain.StateStopped}, "stopped"},
+		{explain.Doing{State: explain.StateStandby, Since: at(-1000), Detail: "another replica leads election engine"}, "standby since 15:04:04.000; another replica leads election engine"},
 		{explain.Doing{State: explain.StateIdle, HotLoop: "A writes X → A", Detail: "3 delayed"}, "idle and up to date; 3 delayed; HOT LOOP: A writes X → A"},
 	}
 	for _, c := range cases {

@@ -63,6 +63,7 @@ read by: {{range $i, $e := .Readers}}{{if $i}}, {{end}}<a href="{{ctrlLink $e.Co
 {{- define "controller"}}<div class="explain" data-explain="controller">
 <h2>{{.Kind}} {{.Name}}</h2>
 <p class="state-{{state .Doing}}" data-state="{{.Doing.State}}">{{sentence .Doing .Time}}</p>
+{{if .Leadership}}<p data-leadership>leadership: {{.Leadership}}</p>{{end}}
 {{if .LastError}}<p>last error at {{clock .LastErrorAt}}: <span class="err">{{.LastError}}</span></p>{{end}}
 <p>reconciles {{.Counters.Reconciles}}, crashes {{.Counters.Crashes}}, restarts {{.Counters.Restarts}}, wake-ups {{.Counters.WakeUps}}, requeues {{.Counters.Requeues}}, queue {{.Counters.QueueLen}}, in flight {{.Counters.InFlight}}</p>
 {{if .Latencies}}<table><tr><th>Latency</th><th>p50</th><th>p99</th><th>count</th></tr>

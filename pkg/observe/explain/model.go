@@ -47,6 +47,10 @@ const (
 	StateRestarting State = "restarting"
 	// StateStopped: the engine stopped it (or it returned).
 	StateStopped State = "stopped"
+	// StateStandby: another replica leads its election and runs it
+	// (runtime.WithLeadership) since Since; this one keeps its inputs
+	// watched. Detail names the election.
+	StateStandby State = "standby"
 )
 
 // Doing is what a controller is doing now.
@@ -212,7 +216,11 @@ type Controller struct {
 	Name string    `json:"name"`
 	Kind string    `json:"kind"`
 	// Doing is what it is doing now.
-	Doing       Doing     `json:"doing"`
+	Doing Doing `json:"doing"`
+	// Leadership is its part in its election, in words ("leader of
+	// election E since T (term N)", "standby in election E since T"),
+	// when the engine runs with leadership.
+	Leadership  string    `json:"leadership,omitempty"`
 	LastError   string    `json:"lastError,omitempty"`
 	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
 	Inputs      []Input   `json:"inputs"`

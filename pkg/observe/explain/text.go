@@ -48,6 +48,11 @@ func (d Doing) Sentence(now time.Time) string {
 		}
 	case StateStopped:
 		s = "stopped"
+	case StateStandby:
+		s = "standby"
+		if !d.Since.IsZero() {
+			s += " since " + clock(d.Since)
+		}
 	default:
 		s = string(d.State)
 	}
@@ -188,6 +193,9 @@ func resourceText(b *strings.Builder, r *Resource) {
 
 func controllerText(b *strings.Builder, c *Controller) {
 	fmt.Fprintf(b, "%s %s: %s\n", c.Kind, c.Name, c.Doing.Sentence(c.Time))
+	if c.Leadership != "" {
+		fmt.Fprintf(b, "  leadership: %s\n", c.Leadership)
+	}
 	if c.LastError != "" {
 		fmt.Fprintf(b, "  last error at %s: %s\n", clock(c.LastErrorAt), c.LastError)
 	}

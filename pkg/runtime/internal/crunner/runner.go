@@ -108,6 +108,7 @@ func New(cfg Config) *Runner {
 // controller reads then is followed by every later change.
 func (c *Runner) Run(ctx context.Context) {
 	defer c.status.SetState(status.Stopped, time.Time{})
+	c.status.SetState(status.Starting, time.Time{}) // Run may run again (a new leadership term)
 	if !c.cfg.Bootstrap.WaitBootstrapped(ctx, c.cfg.Inputs()) {
 		return
 	}

@@ -149,9 +149,18 @@ func reconcileMapPartner(inputs []controller.Input) queue.Partner[work.Item] {
 // Run runs the workers until ctx is done. The input kinds existing lists
 // were watched before the controller was registered (their first bootstrap
 // did not see it): they are listed into the queue; the others are filled
-// by their watch's bootstrap.
+// by their watch's bootstrap. The queue is shut down when it returns.
 func (c *Runner) Run(ctx context.Context, existing []resource.KindKey) {
+	c.Serve(ctx, existing)
+	c.Close()
+}
+
+// Serve is Run without the shutdown of the queue: it may be called again
+// once it returned (a new leadership term), and [Runner.Close] ends the
+// controller.
+func (c *Runner) Serve(ctx context.Context, existing []resource.KindKey) {
 	defer c.status.SetState(status.Stopped, time.Time{})
+	c.status.SetState(status.Starting, time.Time{})
 
 	var wg sync.WaitGroup
 	for range c.cfg.Concurrency {
@@ -169,7 +178,6 @@ func (c *Runner) Run(ctx context.Context, existing []resource.KindKey) {
 	c.status.SetState(status.Running, time.Time{})
 	c.cfg.Idle.Ping()
 	wg.Wait()
-	c.queue.ShutDown()
 }
 
 // Status returns the controller's status, the number of its failing items
