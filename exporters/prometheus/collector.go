@@ -39,6 +39,7 @@ type Collector struct {
 	queueWait, lag, duration, busyRatio, hotLoop, hotLoops *prometheus.Desc
 	deliveryLag                                            *prometheus.Desc
 	failing, parked                                        *prometheus.Desc
+	leader, leaderTerm, leaderSince                        *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -80,6 +81,9 @@ func NewCollector(o observe.Observer, opts ...Option) *Collector {
 		hotLoop:     d("controller", "hot_loop", "1 while the controller is part of a flagged hot loop.", ctrl),
 		hotLoops:    d("controller", "hot_loops_total", "Hot loops flagged with the controller.", ctrl),
 		deliveryLag: d("kind", "delivery_lag_seconds", "Delivery lag: the commit of a created or updated resource to its routing to the controllers.", kind),
+		leader:      d("controller", "leader", "With leadership: 1 while this replica leads the controller's election (runs it), 0 while it is a standby.", append(ctrl[:2:2], "election")),
+		leaderTerm:  d("controller", "leader_term", "With leadership: the term this replica leads (while standby: the last one it led; 0: none).", ctrl),
+		leaderSince: d("controller", "leader_role_since_timestamp_seconds", "With leadership: when the controller became leader or standby in this replica.", ctrl),
 	}
 }
 
@@ -124,7 +128,8 @@ func Register(reg prometheus.Registerer, o observe.Observer, opts ...Option) (*C
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.reconciles, c.crashes, c.restarts, c.wakeUps, c.requeues, c.busy,
 		c.queueLen, c.inFlight, c.failing, c.parked, c.state, c.lastError, c.routed, c.relists,
-		c.queueWait, c.lag, c.duration, c.busyRatio, c.hotLoop, c.hotLoops, c.deliveryLag} {
+		c.queueWait, c.lag, c.duration, c.busyRatio, c.hotLoop, c.hotLoops, c.deliveryLag,
+		c.leader, c.leaderTerm, c.leaderSince} {
 		ch <- d
 	}
 }
@@ -176,6 +181,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(c.hotLoop, hot)
 		counter(c.hotLoops, float64(n.HotLoops))
+		if ld := s.Leadership; ld != nil {
+			leading := 0.0
+			if ld.Role == observe.RoleLeader {
+				leading = 1
+			}
+			gauge(c.leader, leading, ld.Election)
+			gauge(c.leaderTerm, float64(ld.Term))
+			if !ld.Since.IsZero() {
+				gauge(c.leaderSince, float64(ld.Since.UnixNano())/1e9)
+			}
+		}
 	}
 	for _, k := range m.Kinds {
 		ch <- prometheus.MustNewConstMetric(c.routed, prometheus.CounterValue, float64(k.EventsRouted), k.Namespace, k.Type)

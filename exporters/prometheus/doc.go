@@ -29,6 +29,9 @@
 //	resgraph_controller_busy_ratio{controller,family}         gauge, over the last ten seconds
 //	resgraph_controller_hot_loop{controller,family}           gauge, 1 while in a flagged hot loop
 //	resgraph_controller_hot_loops_total{controller,family}    counter
+//	resgraph_controller_leader{controller,family,election}    gauge, with leadership: 1 while this replica leads (runs) it, 0 while standby
+//	resgraph_controller_leader_term{controller,family}        gauge, with leadership: the term led (while standby: the last one; 0: none)
+//	resgraph_controller_leader_role_since_timestamp_seconds{controller,family}  gauge, with leadership: when it became leader or standby
 //	resgraph_kind_events_routed_total{namespace,type}         counter
 //	resgraph_kind_relists_total{namespace,type}               counter
 //	resgraph_kind_delivery_lag_seconds{namespace,type}        histogram (commit → routed)

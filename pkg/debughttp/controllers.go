@@ -62,10 +62,20 @@ var controllersTmpl = template.Must(template.New("controllers").Funcs(template.F
 		if s.State == observe.StateBackoff && !s.BackoffUntil.IsZero() {
 			return "backing off until " + s.BackoffUntil.Format("15:04:05.000") + " (" + s.BackoffUntil.Sub(now).Round(time.Millisecond).String() + ")"
 		}
+		st := s.State.String()
 		if !s.Since.IsZero() {
-			return s.State.String() + " since " + s.Since.Format("15:04:05.000")
+			st += " since " + s.Since.Format("15:04:05.000")
 		}
-		return s.State.String()
+		if l := s.Leadership; l != nil {
+			st += "; " + l.Role.String() + " in election " + l.Election
+			if !l.Since.IsZero() {
+				st += " since " + l.Since.Format("15:04:05.000")
+			}
+			if l.Term > 0 {
+				st += " (term " + strconv.FormatUint(l.Term, 10) + ")"
+			}
+		}
+		return st
 	},
 	"ago": func(t, now time.Time) string {
 		return t.Format("15:04:05.000") + ", " + now.Sub(t).Round(time.Millisecond).String() + " ago"

@@ -31,6 +31,7 @@ const (
 	LiveHotLoop  = "hotLoop"  // part of a flagged hot loop
 	LiveStarting = "starting" // not started yet
 	LiveStopped  = "stopped"  // the engine stopped
+	LiveStandby  = "standby"  // another replica leads its election and runs it
 )
 
 // LiveDocument is the JSON document of /debug/graph/live?format=json, which
@@ -66,6 +67,9 @@ type LiveController struct {
 	Busy      float64            `json:"busy"`
 	// HotLoop describes the hot loop it is part of, when one is flagged.
 	HotLoop string `json:"hotLoop,omitempty"`
+	// Leadership is its part in its election (leader or standby, since
+	// when, the term), when the engine runs with leadership.
+	Leadership *observe.Leadership `json:"leadership,omitempty"`
 }
 
 // LiveEdge is the counter of one graph edge: the changes of the input's
@@ -139,6 +143,7 @@ func (p livePage) document(ctx context.Context) LiveDocument {
 			Reconciles: s.Metrics.Reconciles, QueueLen: s.QueueLen, InFlight: s.InFlight,
 			LastError: s.LastError, LastErrorAt: s.LastErrorAt,
 			Lag: s.Metrics.Lag, QueueWait: s.Metrics.QueueWait, Busy: s.Metrics.Busy, HotLoop: s.HotLoop,
+			Leadership: s.Leadership,
 		})
 	}
 	routed := make(map[string]uint64, len(m.Kinds))
@@ -159,6 +164,8 @@ func (p livePage) document(ctx context.Context) LiveDocument {
 // activity.
 func liveState(s observe.ControllerStatus, a observe.ControllerActivity) string {
 	switch {
+	case s.Leadership != nil && s.Leadership.Role == observe.RoleStandby:
+		return LiveStandby
 	case s.State == observe.StateStopped:
 		return LiveStopped
 	case s.State == observe.StateStarting:

@@ -36,6 +36,8 @@ func TestLiveStateWords(t *testing.T) {
 		{"retrying", failed, observe.ControllerActivity{Delayed: 1}, LiveRetrying},
 		{"requeued without error", running, observe.ControllerActivity{Delayed: 1}, LiveIdle},
 		{"idle", running, observe.ControllerActivity{}, LiveIdle},
+		{"standby", observe.ControllerStatus{State: observe.StateStopped, Leadership: &observe.Leadership{Role: observe.RoleStandby}}, observe.ControllerActivity{}, LiveStandby},
+		{"leader", observe.ControllerStatus{State: observe.StateRunning, Leadership: &observe.Leadership{Role: observe.RoleLeader}}, observe.ControllerActivity{Busy: true}, LiveBusy},
 	} {
 		assert.Equal(t, tc.want, liveState(tc.s, tc.a), tc.name)
 	}

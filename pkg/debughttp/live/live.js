@@ -204,7 +204,10 @@ function update(doc, at) {
     const lag = recent != null ? recent : (c.lag ? c.lag.p99Ns || null : null);
     v.lag.textContent = `p99 lag ${fmtDur(lag)}${c.busy != null ? " · busy " + Math.round(c.busy * 100) + "%" : ""}`;
     v.err.textContent = c.lastError ? "⚠ " + (c.lastError.length > 34 ? c.lastError.slice(0, 33) + "…" : c.lastError) : "";
-    v.title.textContent = n.name + (c.why ? "\n" + c.why : "") + (c.hotLoop ? "\nhot loop: " + c.hotLoop : "") + (c.lastError ? "\nlast error: " + c.lastError : "");
+    const lead = c.leadership;
+    if (lead) v.stats.textContent += lead.role === "leader" ? ` · leader (term ${lead.term})` : "";
+    v.title.textContent = n.name + (c.why ? "\n" + c.why : "") + (c.hotLoop ? "\nhot loop: " + c.hotLoop : "") + (c.lastError ? "\nlast error: " + c.lastError : "") +
+      (lead ? `\n${lead.role} in election ${lead.election} since ${lead.since}${lead.term ? " (term " + lead.term + ")" : ""}` : "");
   }
   const resEvents = new Map();
   doc.edges.forEach((e, i) => {

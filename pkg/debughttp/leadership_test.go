@@ -1,0 +1,57 @@
+package debughttp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/observe"
+)
+
+// leadObserver reports two controllers of an engine with leadership: one
+// it leads, one another replica leads.
+type leadObserver struct{ fakeObserver }
+
+func (leadObserver) Controllers() []observe.ControllerStatus {
+	since := time.Date(2025, 1, 2, 15, 4, 0, 0, time.UTC)
+	return []observe.ControllerStatus{
+		{Name: "led", Family: observe.FamilyController, State: observe.StateRunning,
+			Leadership: &observe.Leadership{Election: "controller/led", Role: observe.RoleLeader, Since: since, Term: 42}},
+		{Name: "waiting", Family: observe.FamilyQController, State: observe.StateStarting,
+			Leadership: &observe.Leadership{Election: "controller/waiting", Role: observe.RoleStandby, Since: since}},
+	}
+}
+
+func (o leadObserver) Metrics() observe.Metrics {
+	return observe.Metrics{Controllers: o.Controllers(), Kinds: []observe.KindMetrics{}, HotLoops: []observe.HotLoop{}}
+}
+
+// TestPagesShowLeadership: with leadership, the controllers page says of
+// each controller whether this replica leads it or is a standby, since
+// when and the term, in HTML and JSON; the live document marks a standby
+// as such and carries the leadership of each controller.
+func TestPagesShowLeadership(t *testing.T) {
+	obs := leadObserver{}
+	srv := httptest.NewServer(New(obs, WithClock(func() time.Time { return tNow })))
+	defer srv.Close()
+	_, body := fetch(t, srv.URL+"/debug/controllers")
+	assert.Contains(t, body, "leader in election controller/led since 15:04:00.000 (term 42)")
+	assert.Contains(t, body, "standby in election controller/waiting since 15:04:00.000")
+	_, js := fetch(t, srv.URL+"/debug/controllers?format=json")
+	assert.Contains(t, js, `"role": "leader"`)
+	assert.Contains(t, js, `"term": 42`)
+	assert.Contains(t, js, `"role": "standby"`)
+
+	doc := livePage{obs: obs, now: func() time.Time { return tNow }}.document(context.Background())
+	require.Len(t, doc.Controllers, 2)
+	assert.Equal(t, LiveStandby, doc.Controllers[1].State)
+	b, err := json.Marshal(doc.Controllers[0])
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(string(b), `"leadership":{"election":"controller/led","role":"leader"`), "%s", b)
+}
