@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(envChild); name != "" {
 		os.Exit(childMain(name)) // an engine of a multi-process test
 	}
+	if name := os.Getenv(envHAChild); name != "" {
+		os.Exit(haChildMain(name)) // a replica of a high-availability test
+	}
 	os.Exit(runMain(m))
 }
 
