@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	rgruntime "github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -54,12 +55,14 @@ var benchBackends = []struct {
 func BenchmarkW1(b *testing.B) {
 	for _, be := range benchBackends {
 		for _, watchers := range []int{0, 8} {
-			b.Run(fmt.Sprintf("%s/watchers=%d", be.name, watchers), func(b *testing.B) { benchW1(b, be.new, watchers) })
+			b.Run(fmt.Sprintf("%s/watchers=%d", be.name, watchers), func(b *testing.B) { benchW1(b, be.new, watchers, nil) })
 		}
 	}
 }
 
-func benchW1(b *testing.B, newState func(testing.TB) (state.State, string), watchers int) {
+// benchW1 runs W1; fence, when set, returns the context of the writes on
+// a state at a prefix (BenchmarkW1Fence).
+func benchW1(b *testing.B, newState func(testing.TB) (state.State, string), watchers int, fence func(b *testing.B, prefix string) context.Context) {
 	const n = 10_000
 	ctx := context.Background()
 	kind := chainKinds[0]
@@ -67,7 +70,10 @@ func benchW1(b *testing.B, newState func(testing.TB) (state.State, string), watc
 	var mallocs, iterations uint64
 	for b.Loop() {
 		b.StopTimer()
-		st, _ := newState(b)
+		st, prefix := newState(b)
+		if fence != nil {
+			ctx = fence(b, prefix)
+		}
 		wctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
 		dones := make([]chan struct{}, watchers)
@@ -237,24 +243,30 @@ func BenchmarkW3(b *testing.B) {
 		if split {
 			name = "two-processes"
 		}
-		b.Run(fmt.Sprintf("%s/N=%d", name, n), func(b *testing.B) {
-			var create, update time.Duration
-			iterations := 0
-			for b.Loop() {
-				c, u := runW3(b, n, split)
-				create += c
-				update += u
-				iterations++
-			}
-			b.ReportMetric(float64(n*iterations)/create.Seconds(), "create-res/s")
-			b.ReportMetric(float64(n*iterations)/update.Seconds(), "update-res/s")
-		})
+		b.Run(fmt.Sprintf("%s/N=%d", name, n), func(b *testing.B) { benchW3(b, n, split, false) })
 	}
 }
 
+// benchW3 runs W3 b.N times and reports its rates; with lead, the
+// one-process engine runs under leadership (BenchmarkW3Fence).
+func benchW3(b *testing.B, n int, split, lead bool) {
+	var create, update time.Duration
+	iterations := 0
+	for b.Loop() {
+		c, u := runW3(b, n, split, lead)
+		create += c
+		update += u
+		iterations++
+	}
+	b.ReportMetric(float64(n*iterations)/create.Seconds(), "create-res/s")
+	b.ReportMetric(float64(n*iterations)/update.Seconds(), "update-res/s")
+}
+
 // runW3 runs W3 once on a fresh prefix and returns the create and update
-// times; the timer runs only during them.
-func runW3(b *testing.B, n int, split bool) (create, update time.Duration) {
+// times; the timer runs only during them. With lead, the one-process
+// engine leads its election before the timer starts, and every write of
+// its controllers is fenced.
+func runW3(b *testing.B, n int, split, lead bool) (create, update time.Duration) {
 	b.StopTimer()
 	defer b.StartTimer() // b.Loop wants it running
 	ctx := context.Background()
@@ -269,7 +281,7 @@ func runW3(b *testing.B, n int, split bool) (create, update time.Duration) {
 		p2 := startChild(b, "w3-p2", prefix, false, chainStages[2:]...)
 		stop = func() { p1.stop(b); p2.stop(b) }
 	} else {
-		stop = runChainEngine(b, st)
+		stop = runChainEngine(b, st, prefix, lead)
 	}
 	defer stop()
 	id := func(i int) resource.ID { return fmt.Sprintf("a%05d", i) }
@@ -304,9 +316,20 @@ func runW3(b *testing.B, n int, split bool) (create, update time.Duration) {
 }
 
 // runChainEngine runs an engine with the whole chain on st in this
-// process and returns the function that stops it.
-func runChainEngine(b *testing.B, st state.State) (stop func()) {
-	rt, err := rgruntime.New(st, zap.NewNop())
+// process and returns the function that stops it; with lead, under
+// leadership of the engine's election at prefix, once it leads.
+func runChainEngine(b *testing.B, st state.State, prefix string, lead bool) (stop func()) {
+	var opts []rgruntime.Option
+	var el *etcd.Elector
+	if lead {
+		var err error
+		el, err = etcd.NewElector(context.Background(), client, etcd.WithElectionPrefix(prefix))
+		if err != nil {
+			b.Fatal(err)
+		}
+		opts = append(opts, rgruntime.WithLeadership(el, rgruntime.LeadPerEngine))
+	}
+	rt, err := rgruntime.New(st, zap.NewNop(), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -322,12 +345,35 @@ func runChainEngine(b *testing.B, st state.State) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(ctx) }()
+	if lead {
+		awaitLeading(b, rt)
+	}
 	return func() {
 		cancel()
 		if err := <-done; err != nil {
 			b.Error(err)
 		}
+		if el != nil {
+			_ = el.Close()
+		}
 	}
+}
+
+// awaitLeading waits until the engine leads every controller (a poll of
+// their statuses, outside the benchmark's timer).
+func awaitLeading(b *testing.B, rt *rgruntime.Runtime) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		leading := true
+		for _, c := range rt.Observe().Controllers() {
+			leading = leading && c.Leadership != nil && c.Leadership.Role == observe.RoleLeader
+		}
+		if leading {
+			return
+		}
+		time.Sleep(time.Millisecond) // a poll: statuses change with no event to wait for
+	}
+	b.Fatal("the engine did not lead within a minute")
 }
 
 // awaitFinal receives E's changes until each of the n Es "a%05d" holds
