@@ -10,9 +10,10 @@ import (
 // printed in the spec's place — a copy with the secrets masked, or a
 // summary. It must not change the spec. Every place resgraph prints a
 // spec prints [PrintableSpec] of it: the test kit's failure reports
-// (runtimetest), the demo's log lines; the engine's logs, trace events,
-// explanations and debug pages print identities and metadata, never a
-// spec.
+// (runtimetest), the demo's log lines; the in-memory state's mutation
+// detector names the changed part of such a spec but not its values; the
+// engine's logs, trace events, explanations and debug pages print
+// identities and metadata, never a spec.
 type SpecRedacter interface {
 	RedactSpec() any
 }

@@ -263,3 +263,37 @@ func TestS7_DetectorReportsChangesOfValue(t *testing.T) {
 	assert.Equal(t, "0", got[0].Was)
 	assert.Equal(t, "1", got[0].Now)
 }
+
+// secretSpec holds a secret: it redacts itself (resource.SpecRedacter).
+type secretSpec struct{ User, Password string }
+
+func (s secretSpec) RedactSpec() any {
+	s.Password = "***"
+	return s
+}
+
+type secretDef struct{}
+
+func (secretDef) Definition() typed.Definition {
+	return typed.Definition{Type: "Secrets.test.resgraph.dev", DefaultNamespace: testNS}
+}
+
+// TestS7_DetectorRedactsSecrets: the report of a changed snapshot whose
+// spec redacts itself names the changed part, not its values.
+func TestS7_DetectorRedactsSecrets(t *testing.T) {
+	st, rep := detectorState(t)
+	ctx := t.Context()
+	r := typed.NewDefault[secretSpec, secretDef]("db", secretSpec{User: "admin", Password: "hunter2"})
+	require.NoError(t, st.Create(ctx, r))
+	snap, err := st.Get(ctx, resource.NewPointer(testNS, "Secrets.test.resgraph.dev", "db"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	snap.(*typed.Resource[secretSpec, secretDef]).TypedSpec().Password = "changed-secret"
+	require.NoError(t, st.Update(ctx, r))
+	got := rep.take(t)
+	require.Len(t, got, 1)
+	assert.Equal(t, "spec.Password", got[0].Path)
+	assert.Equal(t, "<redacted>", got[0].Was)
+	assert.Equal(t, "<redacted>", got[0].Now)
+	assert.NotContains(t, got[0].Error(), "hunter2")
+	assert.NotContains(t, got[0].Error(), "changed-secret")
+}

@@ -35,10 +35,32 @@ func compareSnapshot(snap, ref resource.Resource) error {
 		return err
 	}
 	var d differ
-	if dif := d.diff(reflect.ValueOf(ref.Spec()), reflect.ValueOf(snap.Spec())); dif != nil {
-		return &MutationError{Resource: resource.PointerOf(rmd), Version: rmd.Version(), Path: dif.path("spec"), Was: dif.was, Now: dif.now}
+	spec := ref.Spec()
+	if dif := d.diff(reflect.ValueOf(spec), reflect.ValueOf(snap.Spec())); dif != nil {
+		was, now := dif.was, dif.now
+		if redacts(spec) {
+			was, now = redacted, redacted
+		}
+		return &MutationError{Resource: resource.PointerOf(rmd), Version: rmd.Version(), Path: dif.path("spec"), Was: was, Now: now}
 	}
 	return nil
+}
+
+// redacted stands for the values of a spec that holds secrets in a
+// mutation report.
+const redacted = "<redacted>"
+
+var redacterType = reflect.TypeFor[resource.SpecRedacter]()
+
+// redacts reports whether spec holds secrets (resource.SpecRedacter, on
+// its value or its pointer): a report then names the changed part, never
+// its values.
+func redacts(spec any) bool {
+	if _, ok := spec.(resource.SpecRedacter); ok {
+		return true
+	}
+	t := reflect.TypeOf(spec)
+	return t != nil && t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(redacterType)
 }
 
 // metadataMutation describes the first difference of md, a snapshot's
