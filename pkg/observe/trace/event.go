@@ -77,6 +77,10 @@ const (
 	// Lost: a Follower fell behind and Attempt events were overwritten
 	// before it read them (only in a follower's stream, never in a ring).
 	Lost
+	// Noop: Controller's write of Resource (Op "modify") left it equal, so
+	// nothing was committed (rule S6: no new version, no change routed);
+	// Resource.Version is the version it left as is. Never a Commit.
+	Noop
 )
 
 var typeNames = [...]string{
@@ -92,6 +96,7 @@ var typeNames = [...]string{
 	FinalizerWait:  "finalizerWait",
 	HotLoop:        "hotLoop",
 	Lost:           "lost",
+	Noop:           "noop",
 }
 
 // String returns the type's name as the JSON form writes it
@@ -218,8 +223,9 @@ type Event struct {
 	Causes uint32
 	// Controller is the controller concerned.
 	Controller string
-	// Op qualifies the type: the write operation of a Commit, the change
-	// of a Route, the kind of item of a Queue or ReconcileStart.
+	// Op qualifies the type: the write operation of a Commit or a Noop,
+	// the change of a Route, the kind of item of a Queue or
+	// ReconcileStart.
 	Op string
 	// Resource is the resource or item concerned.
 	Resource Ref

@@ -13,6 +13,7 @@ package adapter
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"github.com/resgraph/resgraph/internal/opt"
@@ -216,9 +217,24 @@ func (a *Adapter) ModifyWithResult(ctx context.Context, emptyResource resource.R
 	return a.modify(ctx, "ModifyWithResult", emptyResource, fn, opts)
 }
 
+// modify is Modify and ModifyWithResult. A call that left the output equal
+// (rule S6: the state wrote nothing) is told apart by its version: the
+// version of the stored resource that fn last changed is still the
+// version after the call (a write would have moved it; a create starts
+// from no version). It is traced as such, never as a commit.
 func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.Resource, fn func(resource.Resource) error, opts []controller.ModifyOption) (res resource.Resource, err error) {
-	var target resource.Pointer
-	defer func() { a.tel.CallEnded(telemetry.OpModify, target, err) }()
+	var (
+		target resource.Pointer
+		seen   resource.Version
+		after  *resource.Metadata
+	)
+	defer func() {
+		if after != nil && seen.Value() != 0 && after.Version().Equal(seen) {
+			a.tel.CallUnchanged(telemetry.OpModify, after)
+			return
+		}
+		a.tel.CallEnded(telemetry.OpModify, target, err)
+	}()
 	md, err := a.checkWrite(op, emptyResource)
 	if err != nil {
 		return nil, err
@@ -234,13 +250,45 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 	if mo.ExpectedPhase != nil {
 		phase = state.WithExpectedPhase(*mo.ExpectedPhase)
 	}
-	res, err = a.st.ModifyWithResult(ctx, emptyResource, fn, state.WithUpdateOwner(owner), phase)
+	apply, m := fn, (*modifyCall)(nil)
+	if fn != nil { // a nil fn is the state's to refuse
+		m = modifyCalls.Get().(*modifyCall)
+		m.fn, apply = fn, m.apply
+	}
+	res, err = a.st.ModifyWithResult(ctx, emptyResource, apply, state.WithUpdateOwner(owner), phase)
+	if m != nil {
+		seen = m.seen
+		m.fn, m.seen = nil, resource.Version{}
+		modifyCalls.Put(m)
+	}
 	if err != nil {
 		return nil, err
 	}
-	target = res.Metadata()
+	after = res.Metadata()
+	target = after
 	a.written(ctx, md)
 	return res, nil
+}
+
+// modifyCall wraps the function of one Modify to note the version of the
+// resource it was handed. They are pooled, each with its method value bound
+// once: a closure per Modify was two more allocations per call
+// (BenchmarkModify: 16 → 18 allocs/op for a write, 13 → 15 for a no-op).
+type modifyCall struct {
+	fn    func(resource.Resource) error
+	seen  resource.Version
+	apply func(resource.Resource) error // m.call
+}
+
+var modifyCalls = sync.Pool{New: func() any {
+	m := &modifyCall{}
+	m.apply = m.call
+	return m
+}}
+
+func (m *modifyCall) call(r resource.Resource) error {
+	m.seen = r.Metadata().Version()
+	return m.fn(r)
 }
 
 // written records a write of ptr through the adapter: for output tracking,

@@ -84,3 +84,30 @@ func BenchmarkCachedGet(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkModify is a controller's Modify of its output over inmem:
+// "noop" leaves it equal (nothing written), "write" changes it.
+func BenchmarkModify(b *testing.B) {
+	ctx := context.Background()
+	st := inmem.NewState()
+	a := adapter.New(st, cache.NewSet(nil), "c", adapter.NewAccess(nil, nil,
+		[]controller.Output{out(typeB, controller.OutputExclusive)}), nil, false)
+	empty := newPair(typeB, "1", 0)
+	for _, bc := range []struct {
+		name string
+		next func(int) int
+	}{{"noop", func(int) int { return 1 }}, {"write", func(a int) int { return a + 1 }}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := a.Modify(ctx, empty, func(r resource.Resource) error {
+					p := r.(*Pair)
+					p.TypedSpec().A = bc.next(p.TypedSpec().A)
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -357,6 +357,30 @@ func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
 	})
 }
 
+// CallUnchanged: a write of the controller (op, a Modify) succeeded but
+// left target, the resource as stored, equal: nothing was committed (rule
+// S6). Traced as a Noop event, never as a Commit; otherwise as
+// [Controller.CallEnded]. Called on the controller's goroutine once the
+// state returned.
+func (c *Controller) CallUnchanged(op Op, target *resource.Metadata) {
+	if c == nil {
+		return
+	}
+	now := c.eng.Clock.Now()
+	c.lastCall.Store(int64(now))
+	if c.eng.Ring == nil {
+		return
+	}
+	ref, ok := refOfTarget(target)
+	if !ok {
+		return
+	}
+	wall := c.eng.Clock.Time(now)
+	c.eng.Ring.Put(func(ev *trace.Event) {
+		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.Noop, wall, c.name, string(op), ref
+	})
+}
+
 // TeardownPending: a teardown by the controller left target tearing down
 // with finalizers still on it (it cannot be destroyed yet). Called on the
 // controller's goroutine.
