@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// readmeWalkthrough returns the code spans of the README's walkthrough of
+// the demo's output (the list after "What the output means:"): each is a
+// fragment of a line the demo prints, "..." standing for any text.
+func readmeWalkthrough(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	doc := string(b)
+	const from, to = "What the output means:", "\nOther commands:"
+	i := strings.Index(doc, from)
+	require.GreaterOrEqual(t, i, 0, "the README walks through the demo's output after %q", from)
+	j := strings.Index(doc[i:], to)
+	require.Greater(t, j, 0, "the walkthrough ends before %q", to)
+	var spans []string
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(doc[i:i+j], -1) {
+		spans = append(spans, m[1])
+	}
+	return spans
+}
+
+// squeeze collapses every run of white space to one space (the README
+// wraps its lines, the demo aligns its columns).
+func squeeze(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// matchesQuote reports whether line holds the fragments of quote ("..."
+// between them, any text) in order.
+func matchesQuote(line, quote string) bool {
+	line = squeeze(line)
+	for frag := range strings.SplitSeq(squeeze(quote), "...") {
+		frag = strings.TrimSpace(frag)
+		k := strings.Index(line, frag)
+		if k < 0 {
+			return false
+		}
+		line = line[k+len(frag):]
+	}
+	return true
+}
+
+func TestMatchesQuote(t *testing.T) {
+	line := `05:11:35.365 WARN engine reconcile failed; retrying after backoff {"error": "apply link eth1 (attempt 1): device or resource busy"}`
+	assert.True(t, matchesQuote(line, "WARN engine reconcile failed; retrying after backoff ... device or resource\n   busy"))
+	assert.False(t, matchesQuote(line, "ERROR ... reconcile failed; retrying with backoff ... device or resource busy"))
+	assert.False(t, matchesQuote(line, "device or resource busy ... reconcile failed"), "fragments in order")
+	assert.True(t, matchesQuote("INFO state created    LinkStatus(network/eth0) v1", "created LinkStatus"))
+}
+
+// TestC8_TheREADMEQuotesLinesTheDemoPrints: every line fragment the README's
+// walkthrough of the demo's output quotes is printed by a run of the demo
+// (its default flags, with a shorter run and faster flapping).
+func TestC8_TheREADMEQuotesLinesTheDemoPrints(t *testing.T) {
+	quotes := readmeWalkthrough(t)
+	require.GreaterOrEqual(t, len(quotes), 10, "the walkthrough quotes the demo's lines: %q", quotes)
+
+	var out, errOut syncBuffer
+	code := mainWithExit([]string{"run", "--duration", "3s", "--flap-min", "200ms", "--flap-max", "400ms"}, &out, &errOut)
+	require.Zero(t, code, "stderr: %s", errOut.String())
+	lines := strings.Split(out.String(), "\n")
+	for _, q := range quotes {
+		found := false
+		for _, l := range lines {
+			if matchesQuote(l, q) {
+				found = true
+				break
+			}
+		}
+		assert.True(t, found, "the README quotes %q; the demo printed no such line", q)
+	}
+	if t.Failed() {
+		t.Logf("the demo printed:\n%s", out.String())
+	}
+}
