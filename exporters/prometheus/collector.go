@@ -37,7 +37,7 @@ type Collector struct {
 	queueLen, inFlight, state, lastError                   *prometheus.Desc
 	routed, relists                                        *prometheus.Desc
 	queueWait, lag, duration, busyRatio, hotLoop, hotLoops *prometheus.Desc
-	deliveryLag                                            *prometheus.Desc
+	deliveryLag, startup                                   *prometheus.Desc
 	failing, parked                                        *prometheus.Desc
 	leader, leaderTerm, leaderSince                        *prometheus.Desc
 }
@@ -75,7 +75,8 @@ func NewCollector(o observe.Observer, opts ...Option) *Collector {
 		routed:      d("kind", "events_routed_total", "Changes of the kind routed to controllers.", kind),
 		relists:     d("kind", "relists_total", "Re-lists of the kind after a failed watch.", kind),
 		queueWait:   d("controller", "queue_wait_seconds", "Time from work becoming due (a wake-up, a queued item, the end of a backoff) to its reconcile's start.", ctrl),
-		lag:         d("controller", "lag_seconds", "End-to-end lag: the commit of the oldest change that caused a reconcile to its start.", ctrl),
+		lag:         d("controller", "lag_seconds", "End-to-end lag: the oldest change that caused a reconcile (its commit, or the engine's first listing of its kind when later) to the reconcile's start.", ctrl),
+		startup:     d("controller", "startup_seconds", "Startup work: the engine's first listing of a kind to the reconcile of a resource it listed; a Controller's (re)start to its start pass.", ctrl),
 		duration:    d("controller", "reconcile_duration_seconds", "Reconcile duration (a Controller's pass, a QController's Reconcile or MapInput call) by outcome.", append(ctrl[:2:2], "outcome")),
 		busyRatio:   d("controller", "busy_ratio", "Fraction of the last ten seconds the controller (a QController: its worker pool) spent reconciling.", ctrl),
 		hotLoop:     d("controller", "hot_loop", "1 while the controller is part of a flagged hot loop.", ctrl),
@@ -88,8 +89,8 @@ func NewCollector(o observe.Observer, opts ...Option) *Collector {
 }
 
 // histogramBounds are the bucket bounds a histogram is exported with: one
-// per power of two of the engine's log-scale buckets (1.024 µs, 2.048 µs,
-// ... about 137 s), so that a histogram is 30-odd series, not 110.
+// per power of two of the engine's log-scale buckets (512 ns, 1.024 µs,
+// ... about 73 minutes), so that a histogram is 30-odd series, not 134.
 var histogramBounds = func() []int {
 	var idx []int
 	for i := 0; i < histogram.NumBuckets-1; i++ {
@@ -128,7 +129,7 @@ func Register(reg prometheus.Registerer, o observe.Observer, opts ...Option) (*C
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.reconciles, c.crashes, c.restarts, c.wakeUps, c.requeues, c.busy,
 		c.queueLen, c.inFlight, c.failing, c.parked, c.state, c.lastError, c.routed, c.relists,
-		c.queueWait, c.lag, c.duration, c.busyRatio, c.hotLoop, c.hotLoops, c.deliveryLag,
+		c.queueWait, c.lag, c.startup, c.duration, c.busyRatio, c.hotLoop, c.hotLoops, c.deliveryLag,
 		c.leader, c.leaderTerm, c.leaderSince} {
 		ch <- d
 	}
@@ -171,6 +172,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- constHistogram(c.queueWait, n.QueueWait, l...)
 		ch <- constHistogram(c.lag, n.Lag, l...)
+		ch <- constHistogram(c.startup, n.Startup, l...)
 		for _, o := range trace.Outcomes {
 			ch <- constHistogram(c.duration, n.Duration[o.String()], append(l[:2:2], o.String())...)
 		}

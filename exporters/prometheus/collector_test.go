@@ -73,6 +73,7 @@ func serveMetrics(t *testing.T, reg *prometheus.Registry) string {
 func TestScrapeOverHTTP(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithQControllers(failing{}), runtimetest.WithLogger(zap.NewNop()),
 		runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Hour, time.Hour)))
+	e.Settle(t) // started: the item below is a change (lag), not found at the start
 	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
 	e.Settle(t) // the item failed once and is delayed
 
@@ -109,6 +110,7 @@ resgraph_kind_relists_total{engine="test",namespace="default",type="Items.test.r
 		`resgraph_controller_queue_wait_seconds_count{controller="Failing",engine="test",family="qcontroller"} 1`,
 		`resgraph_controller_lag_seconds_count{controller="Failing",engine="test",family="qcontroller"} 1`,
 		`resgraph_controller_lag_seconds_bucket{controller="Failing",engine="test",family="qcontroller",le="+Inf"} 1`,
+		`resgraph_controller_startup_seconds_count{controller="Failing",engine="test",family="qcontroller"} 0`,
 		`resgraph_controller_busy_ratio{controller="Failing",engine="test",family="qcontroller"}`,
 		`resgraph_controller_hot_loop{controller="Failing",engine="test",family="qcontroller"} 0`,
 		`resgraph_controller_hot_loops_total{controller="Failing",engine="test",family="qcontroller"} 0`,
@@ -119,7 +121,7 @@ resgraph_kind_relists_total{engine="test",namespace="default",type="Items.test.r
 	}
 	n, err := testutil.GatherAndCount(reg)
 	require.NoError(t, err)
-	assert.Equal(t, 27, n, "24 for the controller (7 counters, 6 gauges, 4 states, the last error, 6 histograms: queue wait, lag, duration per outcome), 3 for the kind (2 counters, a histogram)")
+	assert.Equal(t, 28, n, "25 for the controller (7 counters, 6 gauges, 4 states, the last error, 7 histograms: queue wait, lag, startup, duration per outcome), 3 for the kind (2 counters, a histogram)")
 	problems, err := testutil.GatherAndLint(reg)
 	require.NoError(t, err)
 	assert.Empty(t, problems, "metric names and help follow Prometheus' conventions")

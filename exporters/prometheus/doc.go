@@ -24,7 +24,8 @@
 //	resgraph_controller_state{controller,family,state}        gauge, 1 for the current state
 //	resgraph_controller_last_error_timestamp_seconds{controller,family}  gauge (absent without error)
 //	resgraph_controller_queue_wait_seconds{controller,family} histogram
-//	resgraph_controller_lag_seconds{controller,family}        histogram (end to end: commit → reconcile start)
+//	resgraph_controller_lag_seconds{controller,family}        histogram (end to end: commit, or the kind's first listing when later → reconcile start)
+//	resgraph_controller_startup_seconds{controller,family}    histogram (startup work: first listing → reconcile of what it listed; (re)start → start pass)
 //	resgraph_controller_reconcile_duration_seconds{controller,family,outcome}  histogram (ok, error, requeue, panic)
 //	resgraph_controller_busy_ratio{controller,family}         gauge, over the last ten seconds
 //	resgraph_controller_hot_loop{controller,family}           gauge, 1 while in a flagged hot loop
@@ -34,9 +35,9 @@
 //	resgraph_controller_leader_role_since_timestamp_seconds{controller,family}  gauge, with leadership: when it became leader or standby
 //	resgraph_kind_events_routed_total{namespace,type}         counter
 //	resgraph_kind_relists_total{namespace,type}               counter
-//	resgraph_kind_delivery_lag_seconds{namespace,type}        histogram (commit → routed)
+//	resgraph_kind_delivery_lag_seconds{namespace,type}        histogram (commit, or the first listing when later → routed)
 //
-// The histograms have one bucket per power of two from 1.024 µs to about
-// 137 s (the engine keeps four per power of two; see package
-// observe/histogram).
+// The histograms have one bucket per power of two from 512 ns to about
+// 73 minutes, then +Inf (the engine keeps four per power of two; see
+// package observe/histogram).
 package prometheus

@@ -123,6 +123,7 @@ func engine(t *testing.T, opts ...debughttp.Option) (*runtimetest.Engine, string
 	t.Helper()
 	e := runtimetest.Start(t, runtimetest.WithControllers(idle{}), runtimetest.WithQControllers(failing{}),
 		runtimetest.WithLogger(zap.NewNop()), runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Hour, time.Hour)))
+	e.Settle(t) // started: the item below is a change, not found at the start
 	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
 	e.Settle(t)
 	return e, serve(t, debughttp.New(e.Runtime.Observe(), append([]debughttp.Option{debughttp.WithClock(func() time.Time { return t0 })}, opts...)...))
@@ -173,7 +174,7 @@ func TestControllersPageHTMLAndJSON(t *testing.T) {
 		assert.Contains(t, body, want)
 	}
 	assert.NotContains(t, body, "<script>", "errors are escaped")
-	assert.Contains(t, body, "<th>Queue wait p50 / p99</th><th>Duration p50 / p99</th><th>Lag p50 / p99</th><th>Busy</th>")
+	assert.Contains(t, body, "<th>Queue wait p50 / p99</th><th>Duration p50 / p99</th><th>Lag p50 / p99</th><th>Startup p50 / p99</th><th>Busy</th>")
 	assert.Regexp(t, `<td class="num">[0-9.]+[µnm]?s / [0-9.]+[µnm]?s \(1\)</td>`, body, "the failing item's latencies")
 	assert.Regexp(t, `<td>qcontroller</td><td>running since [0-9:.]{12}</td>`, body, "the family, the state and since when")
 

@@ -159,9 +159,16 @@ type ControllerMetrics struct {
 	// QueueWait is from work becoming due (a wake-up, a queued item, the
 	// end of a backoff or requeue interval) to its reconcile's start.
 	QueueWait histogram.Snapshot `json:"queueWait"`
-	// Lag is end to end: from the commit of the oldest change that caused
-	// a reconcile to its start.
+	// Lag is end to end: from the oldest change that caused a reconcile
+	// to its start, the change counted from its commit or, when later,
+	// from the engine's first listing of its kind (when the engine could
+	// first see it). What existed at that listing is not lag: see Startup.
 	Lag histogram.Snapshot `json:"lag"`
+	// Startup is the work found at the start: from the engine's first
+	// listing of a kind to the reconcile of each resource it listed (a
+	// QController's items), and from a Controller's (re)start to its
+	// start pass.
+	Startup histogram.Snapshot `json:"startup"`
 	// Duration is the reconciles' duration by outcome ("ok", "error",
 	// "requeue", "panic"; outcomes never seen are left out).
 	Duration map[string]histogram.Snapshot `json:"duration"`

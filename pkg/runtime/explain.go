@@ -81,6 +81,7 @@ func (r *Runtime) facts(ctx context.Context) explain.Facts {
 			Latencies: map[string]explain.Latency{
 				"queueWait": latencyOf(m.QueueWait),
 				"lag":       latencyOf(m.Lag),
+				"startup":   latencyOf(m.Startup),
 				"duration":  latencyOf(allOutcomes(m.Duration)),
 			},
 			HotLoop: st.HotLoop,

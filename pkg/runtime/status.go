@@ -84,6 +84,7 @@ func newControllerStatus(name string, fam observe.Family, st status.Snapshot, te
 			BusyTime:   n.Busy,
 			QueueWait:  l.QueueWait,
 			Lag:        l.Lag,
+			Startup:    l.Startup,
 			Duration:   map[string]histogram.Snapshot{},
 			Busy:       l.Busy,
 			HotLoops:   loops,

@@ -97,10 +97,10 @@ func TestMetrics_PublishExpvar(t *testing.T) {
 	// The JSON names: lowerCamelCase, zero times and an empty last error
 	// omitted (not "0001-01-01T00:00:00Z"), an empty list as [], an
 	// empty histogram with its count and quantiles.
-	empty := `{"count": 0, "sumNs": 0, "p50Ns": 0, "p90Ns": 0, "p99Ns": 0, "buckets": []}`
+	empty := `{"count": 0, "sumNs": 0, "p50Ns": 0, "p90Ns": 0, "p99Ns": 0, "overflow": 0, "buckets": []}`
 	assert.JSONEq(t, `{"controllers": [{"name": "c", "family": "controller", "state": "starting",
 		"queueLen": 0, "inFlight": 0, "metrics": {
 		"reconciles": 0, "crashes": 0, "restarts": 0, "wakeUps": 0, "requeues": 0, "busyTimeNs": 0,
-		"queueWait": `+empty+`, "lag": `+empty+`, "duration": {},
+		"queueWait": `+empty+`, "lag": `+empty+`, "startup": `+empty+`, "duration": {},
 		"busy": 0, "hotLoops": 0}}], "kinds": [], "hotLoops": []}`, expvar.Get(name).String())
 }

@@ -121,7 +121,9 @@ type Change struct {
 	Time    time.Time `json:"time"`
 	Version uint64    `json:"version,omitempty"`
 	// Op is the write ("create", "update", ...) for a commit seen by the
-	// engine, the change ("created", "updated", "destroyed") otherwise.
+	// engine, the change ("created", "updated", "destroyed") otherwise, or
+	// "existing" for a version the engine found when it first listed the
+	// kind (Time is then when it listed it, not when it was committed).
 	Op string `json:"op"`
 	// Writer is the controller that committed it, "" for a write from
 	// outside the engine.
@@ -227,7 +229,7 @@ type Controller struct {
 	Outputs     []Output  `json:"outputs"`
 	Counters    Counters  `json:"counters"`
 	// Latencies are its latency histograms by name ("queueWait",
-	// "duration", "lag"), when the engine keeps them.
+	// "duration", "lag", "startup"), when the engine keeps them.
 	Latencies map[string]Latency `json:"latencies,omitempty"`
 	// Items are a QController's items that are not idle (a sample).
 	Items []Item `json:"items,omitempty"`

@@ -173,8 +173,11 @@ func resourceText(b *strings.Builder, r *Resource) {
 	}
 	for _, c := range r.Changes {
 		who := "from outside the engine"
-		if c.Writer != "" {
+		switch {
+		case c.Writer != "":
 			who = "by " + c.Writer
+		case c.Op == "existing":
+			who = "when the engine listed its kind"
 		}
 		fmt.Fprintf(b, "  v%d at %s: %s %s\n", c.Version, clock(c.Time), c.Op, who)
 		for _, rc := range c.Reconciles {
@@ -202,7 +205,7 @@ func controllerText(b *strings.Builder, c *Controller) {
 	k := c.Counters
 	fmt.Fprintf(b, "  reconciles %d, crashes %d, restarts %d, wake-ups %d, requeues %d, queue %d, in flight %d\n",
 		k.Reconciles, k.Crashes, k.Restarts, k.WakeUps, k.Requeues, k.QueueLen, k.InFlight)
-	for _, name := range []string{"queueWait", "duration", "lag"} {
+	for _, name := range []string{"queueWait", "duration", "lag", "startup"} {
 		if l, ok := c.Latencies[name]; ok && l.Count > 0 {
 			fmt.Fprintf(b, "  %s: p50 %s, p99 %s over %d\n", name, l.P50.Round(time.Microsecond), l.P99.Round(time.Microsecond), l.Count)
 		}

@@ -35,10 +35,12 @@ func bucketOf(t *testing.T, d time.Duration) int {
 }
 
 func TestBucketsAreLogScaleAndContiguous(t *testing.T) {
-	require.Equal(t, 110, histogram.NumBuckets)
+	require.Equal(t, 134, histogram.NumBuckets)
+	assert.LessOrEqual(t, histogram.Floor, time.Microsecond, "1 µs is resolved")
+	assert.Greater(t, histogram.Ceiling, time.Hour, "1 h is resolved")
 	assert.Equal(t, time.Duration(0), histogram.LowerBound(0))
-	assert.Equal(t, histogram.Min, histogram.UpperBound(0))
-	assert.Equal(t, histogram.Max, histogram.LowerBound(histogram.NumBuckets-1))
+	assert.Equal(t, histogram.Floor, histogram.UpperBound(0))
+	assert.Equal(t, histogram.Ceiling, histogram.LowerBound(histogram.NumBuckets-1))
 	assert.Equal(t, time.Duration(math.MaxInt64), histogram.UpperBound(histogram.NumBuckets-1))
 	for i := 1; i < histogram.NumBuckets; i++ {
 		lo, hi := histogram.LowerBound(i), histogram.UpperBound(i)
@@ -60,7 +62,7 @@ func TestBucketsAreLogScaleAndContiguous(t *testing.T) {
 	assert.Equal(t, histogram.NumBuckets-1, bucketOf(t, time.Duration(math.MaxInt64)))
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 10000 {
-		d := time.Duration(rng.Int64N(int64(200 * time.Second)))
+		d := time.Duration(rng.Int64N(int64(2 * time.Hour)))
 		i := bucketOf(t, d)
 		require.True(t, histogram.LowerBound(i) <= d && d < histogram.UpperBound(i), "%v in bucket %d", d, i)
 	}
@@ -73,8 +75,8 @@ func TestQuantilesAreWithinTheirBucket(t *testing.T) {
 	var h histogram.Histogram
 	var all []time.Duration
 	for range 20000 {
-		// Log-uniform between 1 µs and 10 s.
-		d := time.Duration(math.Exp(math.Log(1e3) + rng.Float64()*(math.Log(1e10)-math.Log(1e3))))
+		// Log-uniform between 1 µs and 1 h.
+		d := time.Duration(math.Exp(math.Log(1e3) + rng.Float64()*(math.Log(3.6e12)-math.Log(1e3))))
 		h.Observe(d)
 		all = append(all, d)
 	}
@@ -95,13 +97,57 @@ func TestQuantilesAreWithinTheirBucket(t *testing.T) {
 	assert.Equal(t, time.Duration(0), histogram.Snapshot{}.Quantile(0.99), "empty")
 	assert.Equal(t, time.Duration(0), histogram.Snapshot{}.Mean(), "empty")
 
-	var big histogram.Histogram
-	big.Observe(time.Hour)
-	assert.Equal(t, histogram.Max, big.Snapshot().Quantile(0.5), "the last bucket reads as Max")
-	var one histogram.Histogram
-	one.Observe(3 * time.Millisecond)
-	got := one.Snapshot().Quantile(1)
-	assert.True(t, got >= 3*time.Millisecond*4/5 && got <= 3*time.Millisecond*5/4, "%v", got)
+	assert.Equal(t, all[0], s.Min)
+	assert.Equal(t, all[len(all)-1], s.Max)
+	assert.Zero(t, s.Overflow())
+}
+
+// TestQuantileIsNeverABoundNotReached: whatever was observed, every
+// quantile lies between the smallest and the largest observation — one
+// observation reads as itself, an overflow as at most the largest
+// duration seen (not the overflow bucket's lower bound), which Overflow
+// counts.
+func TestQuantileIsNeverABoundNotReached(t *testing.T) {
+	qs := []float64{0, 0.01, 0.5, 0.9, 0.99, 0.999, 1}
+	for _, d := range []time.Duration{0, 100, 1500 * time.Millisecond, 3 * time.Millisecond, time.Hour, 2 * time.Hour, 30 * 24 * time.Hour} {
+		var one histogram.Histogram
+		one.Observe(d)
+		s := one.Snapshot()
+		for _, q := range qs {
+			assert.Equal(t, d, s.Quantile(q), "one observation of %v, q=%v", d, q)
+		}
+	}
+
+	var idle histogram.Histogram
+	idle.Observe(200 * time.Hour) // a stale commit time: far past Ceiling
+	idle.Observe(3 * time.Hour)
+	s := idle.Snapshot()
+	assert.EqualValues(t, 2, s.Overflow())
+	assert.Equal(t, 200*time.Hour, s.Quantile(0.99))
+	assert.Equal(t, 3*time.Hour, s.Min)
+	for _, q := range qs {
+		got := s.Quantile(q)
+		assert.True(t, got >= 3*time.Hour && got <= 200*time.Hour, "q=%v: %v", q, got)
+		assert.NotEqual(t, histogram.Ceiling, got, "q=%v", q)
+	}
+
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 500 {
+		var h histogram.Histogram
+		n := 1 + rng.IntN(20)
+		lo, hi := time.Duration(math.MaxInt64), time.Duration(0)
+		base := time.Duration(rng.Int64N(int64(time.Hour)))
+		for range n {
+			d := base + time.Duration(rng.Int64N(int64(base/10+1)))
+			h.Observe(d)
+			lo, hi = min(lo, d), max(hi, d)
+		}
+		s := h.Snapshot()
+		for _, q := range qs {
+			got := s.Quantile(q)
+			require.True(t, got >= lo && got <= hi, "%d observations in [%v, %v]: q=%v gives %v", n, lo, hi, q, got)
+		}
+	}
 }
 
 func TestAddAndSub(t *testing.T) {
@@ -117,11 +163,18 @@ func TestAddAndSub(t *testing.T) {
 	assert.Equal(t, uint64(2), delta.Counts[bucketOf(t, time.Second)])
 	assert.Zero(t, delta.Counts[bucketOf(t, time.Millisecond)])
 	assert.Equal(t, histogram.Snapshot{}, before.Sub(a.Snapshot()), "a later snapshot subtracted gives nothing")
+	assert.Equal(t, time.Second, delta.Max, "the window's bounds: its buckets, within the later snapshot's extremes")
+	assert.Equal(t, histogram.LowerBound(bucketOf(t, time.Second)), delta.Min)
+	assert.Equal(t, time.Second, delta.Quantile(0.99))
 
 	sum := a.Snapshot().Add(b.Snapshot())
 	assert.Equal(t, uint64(4), sum.Count)
 	assert.Equal(t, time.Millisecond+2*time.Second+5*time.Microsecond, sum.Sum)
 	assert.Equal(t, uint64(1), sum.Counts[bucketOf(t, 5*time.Microsecond)])
+	assert.Equal(t, 5*time.Microsecond, sum.Min)
+	assert.Equal(t, time.Second, sum.Max)
+	assert.Equal(t, a.Snapshot(), a.Snapshot().Add(histogram.Snapshot{}), "adding nothing")
+	assert.Equal(t, a.Snapshot(), histogram.Snapshot{}.Add(a.Snapshot()), "adding to nothing")
 }
 
 func TestJSONRoundTrip(t *testing.T) {
@@ -134,17 +187,31 @@ func TestJSONRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b, &doc))
-	for _, k := range []string{"count", "sumNs", "p50Ns", "p90Ns", "p99Ns", "buckets"} {
+	for _, k := range []string{"count", "sumNs", "minNs", "maxNs", "p50Ns", "p90Ns", "p99Ns", "overflow", "buckets"} {
 		assert.Contains(t, doc, k)
 	}
 	assert.Len(t, doc["buckets"], 4, "non-empty buckets only")
+	assert.EqualValues(t, 0, doc["minNs"])
+	assert.EqualValues(t, time.Hour, doc["maxNs"])
+	assert.EqualValues(t, 0, doc["overflow"], "1 h is resolved")
 	var back histogram.Snapshot
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, s, back)
 
 	empty, err := json.Marshal(histogram.Snapshot{})
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"count":0,"sumNs":0,"p50Ns":0,"p90Ns":0,"p99Ns":0,"buckets":[]}`, string(empty))
+	assert.JSONEq(t, `{"count":0,"sumNs":0,"p50Ns":0,"p90Ns":0,"p99Ns":0,"overflow":0,"buckets":[]}`, string(empty))
+
+	var over histogram.Histogram
+	over.Observe(100 * time.Hour)
+	b, err = json.Marshal(over.Snapshot())
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &doc))
+	assert.EqualValues(t, 1, doc["overflow"])
+	assert.EqualValues(t, 100*time.Hour, doc["p99Ns"])
+
+	require.NoError(t, json.Unmarshal([]byte(`{"count":1,"buckets":[{"lt":1024,"n":1}]}`), &back), "without extremes")
+	assert.Equal(t, histogram.Snapshot{Count: 1, Counts: back.Counts, Min: 896, Max: 1023}, back, "the bucket's bounds")
 
 	assert.Error(t, json.Unmarshal([]byte(`{"count":1,"buckets":[{"lt":12345,"n":1}]}`), &back), "not a bound")
 	assert.Error(t, json.Unmarshal([]byte(`{"count":2,"buckets":[{"lt":1024,"n":1}]}`), &back), "count mismatch")

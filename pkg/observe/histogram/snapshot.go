@@ -17,11 +17,28 @@ type Snapshot struct {
 	Count uint64
 	// Sum is the sum of the observed durations.
 	Sum time.Duration
+	// Min and Max bound the observed durations: the smallest and the
+	// largest of a histogram's snapshot; for a difference ([Snapshot.Sub])
+	// the tightest bounds its buckets and the later snapshot's extremes
+	// give. Both are 0 for an empty snapshot.
+	Min, Max time.Duration
 }
+
+// Overflow returns the number of observations of [Ceiling] or more (the
+// last bucket's count): durations the buckets do not resolve, bounded by
+// Max only.
+func (s Snapshot) Overflow() uint64 { return s.Counts[NumBuckets-1] }
 
 // Add returns the bucket-wise sum of s and o (e.g. a controller's
 // reconciles of every outcome).
 func (s Snapshot) Add(o Snapshot) Snapshot {
+	switch {
+	case o.Count == 0:
+	case s.Count == 0:
+		s.Min, s.Max = o.Min, o.Max
+	default:
+		s.Min, s.Max = min(s.Min, o.Min), max(s.Max, o.Max)
+	}
 	for i := range s.Counts {
 		s.Counts[i] += o.Counts[i]
 	}
@@ -32,7 +49,8 @@ func (s Snapshot) Add(o Snapshot) Snapshot {
 
 // Sub returns what was observed between an earlier snapshot prev of the
 // same histogram and s. Counts that went down (prev is not earlier, or is
-// of another histogram) are 0.
+// of another histogram) are 0. Its Min and Max are the bounds of its
+// lowest and highest non-empty buckets, within s's Min and Max.
 func (s Snapshot) Sub(prev Snapshot) Snapshot {
 	var d Snapshot
 	for i := range s.Counts {
@@ -42,7 +60,34 @@ func (s Snapshot) Sub(prev Snapshot) Snapshot {
 		}
 	}
 	d.Sum = max(s.Sum-prev.Sum, 0)
+	d.Min, d.Max = d.bucketBounds()
+	if d.Count > 0 && s.Count > 0 {
+		d.Min, d.Max = min(max(d.Min, s.Min), s.Max), max(min(d.Max, s.Max), s.Min)
+	}
 	return d
+}
+
+// bucketBounds returns the lower bound of the lowest non-empty bucket and
+// the largest duration of the highest (math.MaxInt64 for the overflow):
+// the bounds of every observation the counts hold, (0, 0) when there is
+// none.
+func (s Snapshot) bucketBounds() (lo, hi time.Duration) {
+	first, last := -1, -1
+	for i, n := range s.Counts {
+		if n > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	switch {
+	case first < 0:
+		return 0, 0
+	case last == NumBuckets-1:
+		return LowerBound(first), math.MaxInt64
+	}
+	return LowerBound(first), UpperBound(last) - 1
 }
 
 // Mean returns the mean observed duration, 0 for an empty snapshot.
@@ -55,10 +100,13 @@ func (s Snapshot) Mean() time.Duration {
 
 // Quantile returns an estimate of the q-quantile (q in [0, 1], clamped) of
 // the observed durations: the bucket that holds it is found exactly, and
-// the value is interpolated linearly inside it, so it is within the
-// bucket's bounds (at most 25 % above its lower bound). A quantile that
-// falls in the last bucket is [Max] (the bucket has no upper bound). It is
-// 0 for an empty snapshot.
+// the value is placed inside it by its rank among the bucket's
+// observations, each taken at the middle of an equal share of the bucket
+// (the overflow bucket spans [Ceiling], Max]), then kept within [Min, Max];
+// the first observation is Min, the last Max.
+// So it is within the bucket's bounds (at most 25 % above its lower bound
+// below Ceiling) and never a bound no observation reached. It is 0 for an
+// empty snapshot.
 func (s Snapshot) Quantile(q float64) time.Duration {
 	if s.Count == 0 {
 		return 0
@@ -66,20 +114,26 @@ func (s Snapshot) Quantile(q float64) time.Duration {
 	q = min(max(q, 0), 1)
 	// rank is the 1-based rank of the wanted observation.
 	rank := max(uint64(math.Ceil(q*float64(s.Count))), 1)
+	switch rank {
+	case s.Count:
+		return s.Max
+	case 1:
+		return s.Min
+	}
 	var seen uint64
 	for i, n := range s.Counts {
 		if n == 0 || seen+n < rank {
 			seen += n
 			continue
 		}
-		if i == NumBuckets-1 {
-			return Max
-		}
 		lo, hi := LowerBound(i), UpperBound(i)
-		frac := float64(rank-seen) / float64(n)
-		return lo + time.Duration(frac*float64(hi-lo))
+		if i == NumBuckets-1 {
+			hi = max(s.Max, lo)
+		}
+		frac := (float64(rank-seen) - 0.5) / float64(n)
+		return min(max(lo+time.Duration(frac*float64(hi-lo)), s.Min), s.Max)
 	}
-	return Max // not reached: rank <= Count
+	return s.Max // not reached: rank <= Count
 }
 
 // Bucket is one non-empty bucket of a snapshot in its JSON form.
@@ -93,23 +147,33 @@ type Bucket struct {
 
 // snapshotJSON is the JSON form of a Snapshot.
 type snapshotJSON struct {
-	Count   uint64   `json:"count"`
-	SumNs   int64    `json:"sumNs"`
-	P50Ns   int64    `json:"p50Ns"`
-	P90Ns   int64    `json:"p90Ns"`
-	P99Ns   int64    `json:"p99Ns"`
-	Buckets []Bucket `json:"buckets"`
+	Count    uint64   `json:"count"`
+	SumNs    int64    `json:"sumNs"`
+	MinNs    *int64   `json:"minNs,omitempty"`
+	MaxNs    *int64   `json:"maxNs,omitempty"`
+	P50Ns    int64    `json:"p50Ns"`
+	P90Ns    int64    `json:"p90Ns"`
+	P99Ns    int64    `json:"p99Ns"`
+	Overflow uint64   `json:"overflow"`
+	Buckets  []Bucket `json:"buckets"`
 }
 
-// MarshalJSON writes the snapshot as {"count", "sumNs", "p50Ns", "p90Ns",
-// "p99Ns", "buckets": [{"lt": upper bound ns, "n": count}]}, listing the
-// non-empty buckets only, in increasing order. The quantiles are
-// [Snapshot.Quantile]'s, for readers that want no arithmetic.
+// MarshalJSON writes the snapshot as {"count", "sumNs", "minNs", "maxNs",
+// "p50Ns", "p90Ns", "p99Ns", "overflow", "buckets": [{"lt": upper bound
+// ns, "n": count}]}, listing the non-empty buckets only, in increasing
+// order; minNs and maxNs are left out of an empty snapshot. The quantiles
+// are [Snapshot.Quantile]'s, for readers that want no arithmetic;
+// overflow is [Snapshot.Overflow].
 func (s Snapshot) MarshalJSON() ([]byte, error) {
 	doc := snapshotJSON{
 		Count: s.Count, SumNs: int64(s.Sum),
 		P50Ns: int64(s.Quantile(0.5)), P90Ns: int64(s.Quantile(0.9)), P99Ns: int64(s.Quantile(0.99)),
-		Buckets: []Bucket{},
+		Overflow: s.Overflow(),
+		Buckets:  []Bucket{},
+	}
+	if s.Count > 0 {
+		lo, hi := int64(s.Min), int64(s.Max)
+		doc.MinNs, doc.MaxNs = &lo, &hi
 	}
 	for i, n := range s.Counts {
 		if n > 0 {
@@ -119,9 +183,10 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// UnmarshalJSON reads what MarshalJSON writes (the quantiles are ignored:
-// they follow from the buckets). A bucket bound that is not one of this
-// package's is an error.
+// UnmarshalJSON reads what MarshalJSON writes (the quantiles and the
+// overflow are ignored: they follow from the buckets; a document without
+// minNs or maxNs gets the bounds of its buckets). A bucket bound that is
+// not one of this package's is an error.
 func (s *Snapshot) UnmarshalJSON(b []byte) error {
 	var doc snapshotJSON
 	if err := json.Unmarshal(b, &doc); err != nil {
@@ -140,6 +205,15 @@ func (s *Snapshot) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("histogram: count %d differs from the buckets' total %d", doc.Count, out.Count)
 	}
 	out.Sum = time.Duration(doc.SumNs)
+	out.Min, out.Max = out.bucketBounds()
+	if doc.MinNs != nil {
+		out.Min = time.Duration(*doc.MinNs)
+	}
+	if doc.MaxNs != nil {
+		out.Max = time.Duration(*doc.MaxNs)
+	} else if out.Max == math.MaxInt64 {
+		out.Max = Ceiling // all that is known of an overflow
+	}
 	*s = out
 	return nil
 }

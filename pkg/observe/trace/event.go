@@ -40,7 +40,11 @@ const (
 	// Route: the change of Resource (Op is "created", "updated" or
 	// "destroyed") was delivered to Controller: a wake-up of a Controller,
 	// a queued item of a QController. Duration is the delivery lag, from
-	// the commit to the routing, when the commit time is known.
+	// the commit (or, when later, the first listing of its kind: when the
+	// engine could first see it) to the routing, when the commit time is
+	// known. Op "existing": Resource was found by the engine's first
+	// listing of its kind and queued for a QController (startup work; no
+	// delivery lag).
 	Route
 	// Queue: Resource was queued for Controller (a QController item; Op is
 	// "reconcile" or "map"), Cause being the change that queued it.

@@ -12,9 +12,13 @@ type latencies struct {
 	// queueWait: its work became due (a wake-up, a queued item, the end
 	// of a backoff) → its reconcile starts.
 	queueWait histogram.Histogram
-	// lag: the commit of the oldest change that caused a reconcile → the
-	// reconcile starts (end to end).
+	// lag: the oldest change that caused a reconcile (its commit, or the
+	// first listing of its kind when later) → the reconcile starts (end
+	// to end).
 	lag histogram.Histogram
+	// startup: the first listing of a kind → the reconcile of a resource
+	// it listed starts; a Controller's (re)start → its start pass starts.
+	startup histogram.Histogram
 	// duration: a reconcile's duration (a Controller's pass, a
 	// QController's Reconcile or MapInput call), by outcome.
 	duration [trace.OutcomePanic + 1]histogram.Histogram
@@ -23,7 +27,7 @@ type latencies struct {
 // Latencies are a snapshot of a controller's latency histograms and its
 // saturation.
 type Latencies struct {
-	QueueWait, Lag histogram.Snapshot
+	QueueWait, Lag, Startup histogram.Snapshot
 	// Duration is by outcome (trace.OutcomeOK ... trace.OutcomePanic;
 	// index 0 unused).
 	Duration [trace.OutcomePanic + 1]histogram.Snapshot
@@ -41,6 +45,7 @@ func (c *Controller) Latencies() Latencies {
 	}
 	l.QueueWait = c.lat.queueWait.Snapshot()
 	l.Lag = c.lat.lag.Snapshot()
+	l.Startup = c.lat.startup.Snapshot()
 	for i := range c.lat.duration {
 		if i > 0 {
 			l.Duration[i] = c.lat.duration[i].Snapshot()

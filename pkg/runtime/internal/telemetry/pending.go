@@ -20,17 +20,22 @@ type pending struct {
 	// due is when the work became due (the first change since the last
 	// start, or the end of a backoff), on the engine's clock.
 	due time.Duration
-	// commit is when the oldest of the changes was committed (zero when
-	// unknown: a destruction, a retry).
-	commit time.Time
-	set    bool
+	// commit is when the oldest of the changes was committed, or the
+	// engine could first see it when later (see Batch); zero when unknown
+	// (a destruction, a retry). startup tells that it is startup work: a
+	// resource listed by the first listing of its kind (commit is then
+	// the listing's time), a Controller's start pass (commit is its
+	// (re)start).
+	commit  time.Time
+	startup bool
+	set     bool
 	// attempt counts a QController item's consecutive failures; it
 	// outlives the rest (cleared at the item's start).
 	attempt uint32
 }
 
-// change adds a change, routed at now, to p.
-func (p *pending) change(t state.EventType, md *resource.Metadata, now time.Duration) {
+// change adds a change, routed at now in batch b, to p.
+func (p *pending) change(t state.EventType, md *resource.Metadata, now time.Duration, b *Batch) {
 	if !p.set {
 		*p = pending{due: now, set: true, attempt: p.attempt}
 	} else if now < p.due {
@@ -39,15 +44,22 @@ func (p *pending) change(t state.EventType, md *resource.Metadata, now time.Dura
 	p.cause = refOf(md)
 	p.causes++
 	if t != state.Destroyed {
-		if c := md.Updated(); !c.IsZero() && (p.commit.IsZero() || c.Before(p.commit)) {
-			p.commit = c
-		}
+		p.origin(b.origin(md))
 	}
 }
 
-// caused adds, at now, a change cause committed at commit (zero: unknown)
-// that reaches p through another item (MapInput's results).
-func (p *pending) caused(cause trace.Ref, commit time.Time, now time.Duration) {
+// origin takes at (zero: unknown) as the origin of a change of p (startup:
+// of startup work), when it is the oldest.
+func (p *pending) origin(at time.Time, startup bool) {
+	if !at.IsZero() && (p.commit.IsZero() || at.Before(p.commit)) {
+		p.commit, p.startup = at, startup
+	}
+}
+
+// caused adds, at now, a change cause that originated at commit (zero:
+// unknown; startup: startup work) and reaches p through another item
+// (MapInput's results).
+func (p *pending) caused(cause trace.Ref, commit time.Time, startup bool, now time.Duration) {
 	if !p.set {
 		*p = pending{due: now, set: true, attempt: p.attempt}
 	} else if now < p.due {
@@ -57,9 +69,7 @@ func (p *pending) caused(cause trace.Ref, commit time.Time, now time.Duration) {
 		p.cause = cause
 		p.causes++
 	}
-	if !commit.IsZero() && (p.commit.IsZero() || commit.Before(p.commit)) {
-		p.commit = commit
-	}
+	p.origin(commit, startup)
 }
 
 // dueAt makes p due at the latest at due (a retry or a requeue).
@@ -70,6 +80,10 @@ func (p *pending) dueAt(due time.Duration) {
 		p.due = due
 	}
 }
+
+// opExisting is the trace's name of a resource routed by the first listing
+// of its kind: it existed when the engine started watching.
+const opExisting = "existing"
 
 // opName is the trace's name of a change.
 func opName(t state.EventType) string {

@@ -57,10 +57,33 @@ func (c *Clock) at(b *Batch) time.Duration {
 // clock at most once, by the first sink that needs it, and shared by the
 // kind's and every controller's accounting of the batch (the per-change,
 // per-controller calls [Kind.Routed], [Controller.Woken] and
-// [Controller.Queued] would otherwise each read the clock). A batch is
+// [Controller.Queued] would otherwise each read the clock). [Kind.Routed]
+// also tells it whether it is the kind's first listing and, otherwise,
+// when that listing was routed: a change's lag counts from its commit or,
+// when later, from then — the engine could not see it before. A batch is
 // used by the one goroutine that routes it; its zero value is ready to
 // use, and a nil *Batch reads the clock at every call.
-type Batch struct{ now time.Time }
+type Batch struct {
+	now time.Time
+	// listed is when the kind's first listing was routed (zero: unknown);
+	// listing marks the batch of that listing itself.
+	listed  time.Time
+	listing bool
+}
+
+// origin returns when the lag of the change md of the batch starts (zero:
+// unknown) and whether it is startup work (md was listed by the kind's
+// first listing: its origin is the listing's time).
+func (b *Batch) origin(md *resource.Metadata) (time.Time, bool) {
+	if b != nil && b.listing {
+		return b.time(), true
+	}
+	at := md.Updated()
+	if b != nil && !at.IsZero() && at.Before(b.listed) {
+		at = b.listed
+	}
+	return at, false
+}
 
 // time returns the batch's time, read on first use.
 func (b *Batch) time() time.Time {
@@ -146,9 +169,9 @@ func (c *Controller) Woken(t state.EventType, md *resource.Metadata, b *Batch) {
 	c.wakeUps.Add(1)
 	now := c.eng.Clock.at(b)
 	c.mu.Lock()
-	c.pass.change(t, md, now)
+	c.pass.change(t, md, now, b)
 	c.mu.Unlock()
-	c.route(t, md, now)
+	c.route(t, md, now, b)
 }
 
 // Queued: the router queued item for a QController for the change t of
@@ -163,27 +186,33 @@ func (c *Controller) Queued(item work.Item, t state.EventType, md *resource.Meta
 	now := c.eng.Clock.at(b)
 	h := c.items.hash(item)
 	c.mu.Lock()
-	c.items.get(h, item).change(t, md, now)
+	c.items.get(h, item).change(t, md, now, b)
 	c.mu.Unlock()
-	c.route(t, md, now)
+	c.route(t, md, now, b)
 }
 
-// route traces the routing of a change to the controller.
-func (c *Controller) route(t state.EventType, md *resource.Metadata, now time.Duration) {
+// route traces the routing of a change of batch b to the controller: a
+// resource of the kind's first listing as "existing", with no delivery
+// lag.
+func (c *Controller) route(t state.EventType, md *resource.Metadata, now time.Duration, b *Batch) {
 	if c.eng.Ring == nil {
 		return
 	}
 	wall := c.eng.Clock.Time(now)
 	var lag time.Duration
+	op := opName(t)
 	if t != state.Destroyed {
-		if u := md.Updated(); !u.IsZero() {
-			lag = max(wall.Sub(u), 0)
+		switch at, listed := b.origin(md); {
+		case listed:
+			op = opExisting
+		case !at.IsZero():
+			lag = max(wall.Sub(at), 0)
 		}
 	}
 	// Written in place (one event per controller per change: the
 	// trace's most frequent).
 	c.eng.Ring.Put(func(ev *trace.Event) {
-		ev.Type, ev.Time, ev.Controller, ev.Op = trace.Route, wall, c.name, opName(t)
+		ev.Type, ev.Time, ev.Controller, ev.Op = trace.Route, wall, c.name, op
 		ev.Resource, ev.Duration = refOf(md), lag
 	})
 }
@@ -198,6 +227,7 @@ func (c *Controller) RunStarted() {
 	now := c.eng.Clock.Now()
 	c.mu.Lock()
 	c.pass.dueAt(now)
+	c.pass.origin(c.eng.Clock.Time(now), true)
 	c.open, c.early.set = false, false
 	c.mu.Unlock()
 }
@@ -269,7 +299,7 @@ func outcomeOf(failed bool) trace.Outcome {
 }
 
 // started accounts a reconcile's start: its queue wait and end-to-end lag
-// from p, and its trace event.
+// (or startup time) from p, and its trace event.
 func (c *Controller) started(p *pending, item trace.Ref, op string, now time.Duration) {
 	wall := c.eng.Clock.Time(now)
 	var wait time.Duration
@@ -277,7 +307,11 @@ func (c *Controller) started(p *pending, item trace.Ref, op string, now time.Dur
 		wait = max(now-p.due, 0)
 		if c.eng.Metrics {
 			c.lat.queueWait.Observe(wait)
-			if !p.commit.IsZero() {
+			switch {
+			case p.commit.IsZero():
+			case p.startup:
+				c.lat.startup.Observe(wall.Sub(p.commit))
+			default:
 				c.lat.lag.Observe(wall.Sub(p.commit))
 			}
 		}
@@ -399,9 +433,10 @@ func (c *Controller) TeardownPending(target resource.Pointer) {
 // Stamp is an item's start: when, on the engine's clock, and the change
 // that caused it (zero with metrics and trace off).
 type Stamp struct {
-	at     time.Duration
-	cause  trace.Ref
-	commit time.Time
+	at      time.Duration
+	cause   trace.Ref
+	commit  time.Time
+	startup bool
 }
 
 // ItemStarted: a QController worker took item from the queue and is about
@@ -425,7 +460,7 @@ func (c *Controller) ItemStarted(item work.Item) Stamp {
 	}
 	c.mu.Unlock()
 	c.started(&p, refOfKey(item.Ptr), itemOp(item), now)
-	return Stamp{at: now, cause: p.cause, commit: p.commit}
+	return Stamp{at: now, cause: p.cause, commit: p.commit, startup: p.startup}
 }
 
 // Mapped: the MapInput call of the item started at from returned items,
@@ -439,7 +474,7 @@ func (c *Controller) Mapped(from Stamp, items []work.Item) {
 	now := c.eng.Clock.Now()
 	c.mu.Lock()
 	for _, it := range items {
-		c.items.get(c.items.hash(it), it).caused(from.cause, from.commit, now)
+		c.items.get(c.items.hash(it), it).caused(from.cause, from.commit, from.startup, now)
 	}
 	c.mu.Unlock()
 	if c.eng.Ring == nil {
@@ -605,8 +640,12 @@ func (c *Controller) Counters() Counters {
 type Kind struct {
 	eventsRouted atomic.Uint64
 	relists      atomic.Uint64
-	// lag is the delivery lag of its changes: commit → routed.
+	// lag is the delivery lag of its changes: commit (or the first
+	// listing, when later) → routed.
 	lag histogram.Histogram
+	// listed is when the kind's first listing was routed; owned by the
+	// watch's goroutine.
+	listed time.Time
 }
 
 // NewKind returns the sink of one kind.
@@ -614,18 +653,29 @@ func NewKind() *Kind { return &Kind{} }
 
 // Routed: the kind's watch routed a batch of changes (Created, Updated or
 // Destroyed events; metas[i] is events[i]'s metadata, read once) to the
-// kind's subscriptions at b's time; bootstrap marks the contents of the kind's first
-// bootstrap (existing resources, routed to QControllers only). Called on
-// the watch's goroutine, before the per-controller calls ([Controller.Woken],
-// [Controller.Queued]) for the batch. events and metas are reused storage:
-// read them, never keep them.
+// kind's subscriptions at b's time; bootstrap marks the contents of the
+// kind's first listing (existing resources, routed to QControllers only).
+// It tells b whether it is that listing and, otherwise, when the listing
+// was routed (see [Batch]). Called on the watch's goroutine, before the
+// per-controller calls ([Controller.Woken], [Controller.Queued]) for the
+// batch. events and metas are reused storage: read them, never keep them.
 func (k *Kind) Routed(events []state.Event, metas []*resource.Metadata, bootstrap bool, b *Batch) {
 	if k == nil {
 		return
 	}
 	k.eventsRouted.Add(uint64(len(events)))
 	if bootstrap {
-		return // existing resources: not a delivery of their commit
+		// Existing resources: not a delivery of their commit.
+		if k.listed.IsZero() {
+			k.listed = b.time()
+		}
+		if b != nil {
+			b.listing = true
+		}
+		return
+	}
+	if b != nil {
+		b.listed = k.listed
 	}
 	now := b.time()
 	for i := range events {
@@ -633,14 +683,22 @@ func (k *Kind) Routed(events []state.Event, metas []*resource.Metadata, bootstra
 			continue // no commit time: the metadata is the last version's
 		}
 		if u := metas[i].Updated(); !u.IsZero() {
-			k.lag.Observe(now.Sub(u))
+			k.lag.Observe(now.Sub(later(u, k.listed)))
 		}
 	}
 }
 
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // DeliveryLag returns the histogram of the kind's delivery lag: from the
-// commit of a created or updated resource to its routing (empty with
-// metrics off).
+// commit of a created or updated resource (or the kind's first listing,
+// when later) to its routing (empty with metrics off).
 func (k *Kind) DeliveryLag() histogram.Snapshot {
 	if k == nil {
 		return histogram.Snapshot{}
