@@ -196,38 +196,85 @@ func (g *leaderGroup) loop(ctx context.Context) {
 			continue
 		}
 		bo.Reset()
-		log.Info("leading", zap.Uint64("term", t.Number()))
+		log.Info("leading", zap.Uint64("term", t.number))
 		why := g.run(ctx, t)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resignTimeout)
-		rerr := t.Resign(rctx)
+		rerr := t.resign(rctx)
 		cancel()
 		if ctx.Err() == nil {
-			log.Info("leadership ended", zap.Uint64("term", t.Number()), zap.String("why", why), zap.NamedError("resignError", rerr))
+			log.Info("leadership ended", zap.Uint64("term", t.number), zap.String("why", why), zap.NamedError("resignError", rerr))
 		}
 	}
 }
 
-// campaign calls the elector (user code: a panic is an error).
-func (g *leaderGroup) campaign(ctx context.Context) (t leadership.Term, err error) {
+// term is a term of the elector as the engine holds it: what it reads
+// of it once (the elector is user code: every call of it is made inside
+// a recovery).
+type term struct {
+	t      leadership.Term
+	number uint64
+	fence  state.Fence
+	done   <-chan struct{}
+}
+
+// campaign calls the elector and reads the term it returns; a panic, a
+// nil term or a term without a fence is an error (the term is resigned).
+func (g *leaderGroup) campaign(ctx context.Context) (*term, error) {
+	var (
+		t   leadership.Term
+		err error
+	)
 	if p := usercode.Call(func() { t, err = g.l.opts.elector.Campaign(ctx, g.election) }); p != nil {
 		return nil, fmt.Errorf("the elector's Campaign panicked: %s", usercode.Sprint(p.Value))
 	}
-	if err == nil && usercode.IsNil(t) {
+	if err != nil {
+		return nil, err
+	}
+	if usercode.IsNil(t) {
 		return nil, errors.New("the elector's Campaign returned no term and no error")
 	}
-	return t, err
+	ht := &term{t: t}
+	p := usercode.Call(func() { ht.number, ht.fence, ht.done = t.Number(), t.Fence(), t.Done() })
+	switch {
+	case p != nil:
+		err = fmt.Errorf("the elector's term panicked: %s", usercode.Sprint(p.Value))
+	case usercode.IsNil(ht.fence):
+		err = errors.New("the elector's term has no fence")
+	default:
+		return ht, nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resignTimeout)
+	defer cancel()
+	_ = ht.resign(rctx)
+	return nil, err
+}
+
+// err is why the term's Done was closed.
+func (t *term) err() (err error) {
+	if p := usercode.Call(func() { err = t.t.Err() }); p != nil {
+		return fmt.Errorf("the elector's term panicked: %s", usercode.Sprint(p.Value))
+	}
+	return err
+}
+
+// resign resigns the term.
+func (t *term) resign(ctx context.Context) (err error) {
+	if p := usercode.Call(func() { err = t.t.Resign(ctx) }); p != nil {
+		return fmt.Errorf("the elector's Resign panicked: %s", usercode.Sprint(p.Value))
+	}
+	return err
 }
 
 // run runs term t: the controllers of the group join it until it ends —
 // the elector ends it, a fenced write loses it, or ctx is done — and it
 // returns once every one of them stopped, saying why the term ended.
-func (g *leaderGroup) run(ctx context.Context, t leadership.Term) string {
+func (g *leaderGroup) run(ctx context.Context, t *term) string {
 	tctx, cancel := context.WithCancelCause(ctx)
 	et := &engineTerm{t: t, ctx: tctx, cancel: cancel, left: make(chan struct{})}
 	g.publish(et)
 	select {
-	case <-t.Done():
-		cancel(fmt.Errorf("the term ended: %w", t.Err()))
+	case <-t.done:
+		cancel(fmt.Errorf("the term ended: %w", t.err()))
 	case <-tctx.Done():
 	}
 	et.close()
@@ -270,7 +317,7 @@ func (g *leaderGroup) next(ctx context.Context, prev *engineTerm) *engineTerm {
 // engineTerm is a term as the engine runs it: its controllers run under
 // ctx, canceled when the term ends.
 type engineTerm struct {
-	t      leadership.Term
+	t      *term
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
@@ -355,11 +402,11 @@ func (l *ledRunner) run(ctx context.Context, existing []resource.KindKey) {
 		if et == nil {
 			return
 		}
-		l.setRole(true, et.t.Number())
-		l.fencing.Lead(et.t.Fence(), et.fenced)
+		l.setRole(true, et.t.number)
+		l.fencing.Lead(et.t.fence, et.fenced)
 		tr.runTerm(et.ctx, existing, first)
 		l.fencing.Standby()
-		l.setRole(false, et.t.Number())
+		l.setRole(false, et.t.number)
 		et.leave()
 		prev = et
 	}
