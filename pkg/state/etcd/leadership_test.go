@@ -552,3 +552,27 @@ func TestLeadership_NewTermStartsFromTheCurrentState(t *testing.T) {
 	assert.Equal(t, int64(2*n), c1.Load())
 	assert.Equal(t, int64(n), c2.Load())
 }
+
+// TestLeadership_RegisteredDuringRun: a controller registered while the
+// engine runs (rule E3) campaigns at once in its election, and runs once
+// it leads; a standby registered likewise in another replica stays one.
+func TestLeadership_RegisteredDuringRun(t *testing.T) {
+	prefix := newPrefix()
+	st := newStateAt(t, prefix)
+	ctx := testCtx(t)
+	require.NoError(t, st.Create(ctx, newChainA("a", 7)))
+	var fenced, passes1, passes2 atomic.Int64
+	r1 := startReplica(t, "r1", prefix, runtime.LeadPerController, nil, func(string) []controller.Controller { return nil })
+	r2 := startReplica(t, "r2", prefix, runtime.LeadPerController, nil, func(string) []controller.Controller { return nil })
+	require.NoError(t, r1.rt.RegisterController(stamper{replica: 1, fenced: &fenced, passes: &passes1}))
+	awaitRoles(t, 30*time.Second, oneLeaderEach("stamper"), r1)
+	require.NoError(t, r2.rt.RegisterController(stamper{replica: 2, fenced: &fenced, passes: &passes2}))
+	roles := awaitRoles(t, 30*time.Second, func(roles map[string]map[string]observe.Role) bool {
+		return oneLeaderEach("stamper")(roles) && len(roles["r2"]) == 1
+	}, r1, r2)
+	assert.Equal(t, observe.RoleLeader, roles["r1"]["stamper"])
+	assert.Equal(t, observe.RoleStandby, roles["r2"]["stamper"])
+	b := runtimetest.AwaitPointer(t, st, resource.NewPointer(chainNS, chainKinds[1].Type(), "a"), func(b *chainB) bool { return b.TypedSpec().N == 7 })
+	assert.Equal(t, 1, b.TypedSpec().M)
+	assert.Zero(t, passes2.Load(), "the standby never ran")
+}
