@@ -149,6 +149,13 @@ func TestEndpointsController(t *testing.T) {
 		asrt.Equal(addrs("10.0.0.1", "10.0.0.2", "10.0.0.3"), r.TypedSpec().Addresses)
 	})
 
+	// m1 is destroyed: its last labels still name c1 (Q4).
+	require.NoError(t, e.State.Destroy(t.Context(), typed.Pointer[*MachineStatus]("m1")))
+
+	runtimetest.AssertResource(t, e.State, "c1", func(r *Endpoints, asrt *assert.Assertions) {
+		asrt.Equal(addrs("10.0.0.1", "10.0.0.3"), r.TypedSpec().Addresses)
+	})
+
 	// The cluster goes: its endpoints are torn down and destroyed first,
 	// then the controller's finalizer leaves the cluster.
 	runtimetest.Destroy[*Cluster](t, e.State, []resource.ID{"c1"})

@@ -83,25 +83,20 @@ func to(target resource.Kind, id resource.ID) []resource.Pointer {
 	return []resource.Pointer{resource.NewPointer(target.Namespace(), target.Type(), id)}
 }
 
-// lastVersion is what a destroyed mapped input's pointer provides (Q4):
-// the input's last stored version.
-type lastVersion interface {
-	Last() resource.Resource
-}
-
 // MapPointer is f in a QController's MapInput: it resolves ptr, as
 // MapInput received it, to the input — the last stored version of a
-// destroyed input (rule Q4), otherwise the current resource, read as a
-// shared read-only snapshot — and calls f with it. An input that is gone
-// and whose last version the engine did not hand over maps to nothing; an
-// input of another Go type than T is an error of the invalid class.
+// destroyed input (a *controller.DestroyedInput, rule Q4), otherwise the
+// current resource, read as a shared read-only snapshot — and calls f with
+// it. An input found gone without its last version (destroyed while its
+// change was on its way) maps to nothing: its destruction's own call maps
+// it. An input of another Go type than T is an error of the invalid class.
 func (f Func[T]) MapPointer(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	if f == nil {
 		return nil, state.NewInvalidError(ptr, "mapper: nil Func")
 	}
 	var in resource.Resource
-	if d, ok := ptr.(lastVersion); ok {
-		in = d.Last()
+	if gone, ok := controller.AsDestroyed(ptr); ok {
+		in = gone.Last()
 	} else {
 		res, err := r.Get(ctx, ptr, state.WithReadOnlyGet())
 		switch {

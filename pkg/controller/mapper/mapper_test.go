@@ -89,7 +89,8 @@ func endpoints() controller.QController {
 }
 
 // TestByLabel_QTransform: a machine labelled with its cluster requeues
-// that cluster, whose endpoints follow the machines.
+// that cluster, whose endpoints follow the machines, their deletion
+// included.
 func TestByLabel_QTransform(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithQControllers(endpoints()))
 	runtimetest.Create(t, e.State,
@@ -110,6 +111,13 @@ func TestByLabel_QTransform(t *testing.T) {
 	require.NoError(t, err)
 	runtimetest.AssertResource(t, e.State, "c1", func(r *Endpoints, asrt *assert.Assertions) {
 		asrt.Equal([]string{"10.0.0.1", "10.0.0.20"}, r.TypedSpec().Addresses)
+	})
+
+	// A destroyed machine is mapped by its last labels (Q4): its cluster's
+	// endpoints drop it.
+	require.NoError(t, e.State.Destroy(t.Context(), typed.Pointer[*Machine]("m1")))
+	runtimetest.AssertResource(t, e.State, "c1", func(r *Endpoints, asrt *assert.Assertions) {
+		asrt.Equal([]string{"10.0.0.20"}, r.TypedSpec().Addresses)
 	})
 }
 
@@ -151,15 +159,6 @@ func ids(ptrs []resource.Pointer, k resource.Kind) []string {
 	return out
 }
 
-// gone stands for a destroyed mapped input as the engine hands it to
-// MapInput (rule Q4): a pointer carrying the input's last version.
-type gone struct {
-	resource.Pointer
-	last resource.Resource
-}
-
-func (g gone) Last() resource.Resource { return g.last }
-
 // qruntime is a QRuntime over a state (reads only).
 type qruntime struct {
 	controller.QRuntime
@@ -186,7 +185,7 @@ func TestMapPointer(t *testing.T) {
 	assert.Equal(t, []string{"c1"}, ids(got, typed.Kind[*Cluster]()))
 
 	last := machine("m9", "c2", "z")
-	got, err = byCluster.MapPointer(ctx, zap.NewNop(), r, gone{Pointer: last.Metadata(), last: last})
+	got, err = byCluster.MapPointer(ctx, zap.NewNop(), r, controller.NewDestroyedInput(last))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c2"}, ids(got, typed.Kind[*Cluster]()), "a destroyed input maps by its last labels")
 
@@ -238,7 +237,8 @@ func (clusterSize) Reconcile(ctx context.Context, _ *zap.Logger, r controller.QR
 }
 
 // TestMapPointer_QController: a QController's MapInput built on
-// MapPointer requeues the cluster a machine names.
+// MapPointer requeues the cluster a machine names, when the machine
+// changes and when it is destroyed.
 func TestMapPointer_QController(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithQControllers(clusterSize{}))
 	runtimetest.Create(t, e.State, typed.NewDefault[ClusterSpec, ClusterDef]("c1", ClusterSpec{}))
@@ -250,4 +250,11 @@ func TestMapPointer_QController(t *testing.T) {
 		asrt.Equal([]string{"2"}, r.TypedSpec().Addresses)
 	})
 	assert.True(t, strings.HasPrefix(got.Metadata().Owner(), "cluster-size"))
+
+	// A destroyed machine reaches MapInput with its last version (Q4),
+	// which MapPointer maps by its label.
+	require.NoError(t, e.State.Destroy(t.Context(), typed.Pointer[*Machine]("m2")))
+	runtimetest.AssertResource(t, e.State, "c1", func(r *Endpoints, asrt *assert.Assertions) {
+		asrt.Equal([]string{"1"}, r.TypedSpec().Addresses)
+	})
 }
