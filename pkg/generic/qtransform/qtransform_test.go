@@ -331,8 +331,22 @@ func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 		_, err := st.Teardown(ctx, ptrA("a1"))
 		require.NoError(t, err)
 		runtimetest.AwaitGone[*B](t, st, "a1")
+		// Changes re-run the item at once (rule Q3): the output's
+		// teardown and destruction each map to the input. Once they are
+		// all handled (every goroutine blocked, no virtual time passed),
+		// only the backoff runs it again.
+		synctest.Wait()
 		var times []time.Time
-		for range 4 { // vetoed at first and on the retries
+		for drained := false; !drained; {
+			select {
+			case at := <-vetoed:
+				times = append(times[:0], at)
+			default:
+				drained = true
+			}
+		}
+		require.Len(t, times, 1, "vetoed before the output was gone")
+		for range 3 { // vetoed on the retries
 			times = append(times, <-vetoed)
 		}
 		for i := 2; i < len(times); i++ {
