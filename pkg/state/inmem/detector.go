@@ -3,7 +3,10 @@ package inmem
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -61,12 +64,20 @@ type MutationError struct {
 	Path string
 	// Was and Now describe the part as stored and as found.
 	Was, Now string
+	// Holders name the holders the snapshot was handed to (see
+	// [state.SnapshotTracker]: the engine's controllers), in the order
+	// they got it; empty when the state was not told of any.
+	Holders []string
 }
 
 // Error implements error.
 func (e *MutationError) Error() string {
-	return fmt.Sprintf("inmem: mutation detector: %s@%s, a shared read-only snapshot (watch event or read-only Get/List), was changed in place: %s was %s, is %s; change a copy instead (DeepCopy, or Modify)",
-		resource.PointerString(e.Resource), e.Version, e.Path, e.Was, e.Now)
+	handed := "(watch event or read-only Get/List)"
+	if len(e.Holders) > 0 {
+		handed = "handed to " + strings.Join(e.Holders, ", ")
+	}
+	return fmt.Sprintf("inmem: mutation detector: %s@%s, a shared read-only snapshot %s, was changed in place: %s was %s, is %s; change a copy instead (DeepCopy, or Modify)",
+		resource.PointerString(e.Resource), e.Version, handed, e.Path, e.Was, e.Now)
 }
 
 // current is the detector's view of a current version: its reference
@@ -86,7 +97,7 @@ type check struct {
 }
 
 // detector is the per-kind state of the mutation detector. Its fields but
-// reported are guarded by the kind store's mu; comparisons run outside
+// the marks are guarded by the kind store's mu; comparisons run outside
 // it.
 type detector struct {
 	report func(error)
@@ -96,10 +107,20 @@ type detector struct {
 	// pending are the checks to run once the lock is released.
 	pending []check
 
-	// reportedMu guards reported: the snapshots whose change was
-	// reported (a change is reported once), until their last check.
-	reportedMu sync.Mutex
-	reported   map[resource.Resource]struct{}
+	// marks are the snapshots handed to holders or reported, until their
+	// last check; nmarks counts them, so that a check skips marksMu when
+	// there are none.
+	marksMu sync.Mutex
+	marks   map[resource.Resource]*mark
+	nmarks  atomic.Int64
+}
+
+// mark is what the detector knows of a snapshot beyond its reference
+// copy: whom it was handed to, and whether its change was reported (a
+// change is reported once).
+type mark struct {
+	holders  []state.SnapshotHolder
+	reported bool
 }
 
 func newDetector(report func(error)) *detector {
@@ -138,21 +159,30 @@ func (d *detector) restoredLocked(id resource.ID, ref resource.Resource) {
 	d.cur[id] = &current{ref: ref}
 }
 
-// changedLocked records the change seq of id, before it enters the
+// detectChangeLocked records the change seq of id, before it enters the
 // history: old is the current version (nil when absent), replaced by a
 // version whose reference copy is ref (nil for a destroy). old is to be
 // checked, with the version before it while the history keeps the change
 // that replaced that one. It returns old's reference copy, for the
 // change's record (nil when the detector is off or id was absent).
+//
+// A destroy leaves its resource's entry in cur without a reference copy
+// (a tombstone naming the destroy), so that the destroyed version, which
+// the destroy's record holds, is found (refLocked) until the destroy
+// leaves the history; verify then removes it.
 func (ks *kindStore) detectChangeLocked(id resource.ID, seq uint64, old, ref resource.Resource) resource.Resource {
 	d := ks.det
 	if d == nil {
 		return nil
 	}
 	c := d.cur[id]
-	if c == nil {
-		if ref != nil {
+	if c == nil || c.ref == nil { // absent, or destroyed
+		switch {
+		case ref == nil:
+		case c == nil:
 			d.cur[id] = &current{ref: ref, seq: seq}
+		default:
+			c.ref, c.seq = ref, seq
 		}
 		return nil
 	}
@@ -161,11 +191,7 @@ func (ks *kindStore) detectChangeLocked(id resource.ID, seq uint64, old, ref res
 	if c.seq >= ks.floor {
 		d.pending = append(d.pending, check{rec: ks.recordLocked(c.seq)})
 	}
-	if ref == nil {
-		delete(d.cur, id)
-	} else {
-		c.ref, c.seq = ref, seq
-	}
+	c.ref, c.seq = ref, seq
 	return oldRef
 }
 
@@ -189,37 +215,121 @@ func (d *detector) takeLocked(dst []check) []check {
 }
 
 // verify runs the checks: it compares each snapshot with its reference
-// copy and reports the changed ones. It runs without the kind's lock.
-func (d *detector) verify(checks []check) {
+// copy and reports the changed ones. It runs without the kind's lock (ks
+// is the kind: a destroy leaving the history takes the lock to remove
+// its tombstone).
+func (d *detector) verify(ks *kindStore, checks []check) {
 	for _, c := range checks {
 		snap, ref, last := c.snap, c.ref, false
 		if c.rec != nil {
 			snap, ref, last = c.rec.old, c.rec.oldRef, true
+			if c.rec.new == nil {
+				ks.bury(c.rec)
+			}
 		}
 		if snap == nil || ref == nil {
 			continue
 		}
-		if err := compareSnapshot(snap, ref); err != nil && d.firstReport(snap, last) {
-			d.report(err)
+		err := compareSnapshot(snap, ref)
+		if err == nil {
+			if last {
+				d.forget(snap)
+			}
+			continue
+		}
+		if first, holders := d.found(snap, last); first {
+			d.raise(err, holders)
 		}
 	}
 }
 
-// firstReport reports whether a change of snap was not reported yet, and
-// remembers that it is; last says that this was the snapshot's last
-// check, after which it is forgotten.
-func (d *detector) firstReport(snap resource.Resource, last bool) bool {
-	d.reportedMu.Lock()
-	defer d.reportedMu.Unlock()
-	_, done := d.reported[snap]
-	switch {
-	case last:
-		delete(d.reported, snap)
-	case !done:
-		if d.reported == nil {
-			d.reported = map[resource.Resource]struct{}{}
-		}
-		d.reported[snap] = struct{}{}
+// bury removes the tombstone of the destroy rec, which left the history,
+// unless the resource was created again since. It takes the kind's lock.
+func (ks *kindStore) bury(rec *record) {
+	ks.mu.Lock()
+	if c := ks.det.cur[rec.id]; c != nil && c.ref == nil && c.seq == rec.seq {
+		delete(ks.det.cur, rec.id)
 	}
-	return !done
+	ks.mu.Unlock()
+}
+
+// found marks snap's change reported and returns whether it was not yet,
+// and the holders snap was handed to; last says that this was the
+// snapshot's last check, after which it is forgotten.
+func (d *detector) found(snap resource.Resource, last bool) (first bool, holders []state.SnapshotHolder) {
+	d.marksMu.Lock()
+	defer d.marksMu.Unlock()
+	m := d.marks[snap]
+	switch {
+	case m != nil && last:
+		delete(d.marks, snap)
+		d.nmarks.Add(-1)
+	case m == nil:
+		m = &mark{}
+		if !last {
+			d.markLocked(snap, m)
+		}
+	}
+	first = !m.reported
+	m.reported = true
+	return first, m.holders
+}
+
+// markLocked records m as snap's mark; the caller holds marksMu.
+func (d *detector) markLocked(snap resource.Resource, m *mark) {
+	if d.marks == nil {
+		d.marks = map[resource.Resource]*mark{}
+	}
+	d.marks[snap] = m
+	d.nmarks.Add(1)
+}
+
+// forget drops what the detector knows of snap, after its last check.
+func (d *detector) forget(snap resource.Resource) {
+	if d.nmarks.Load() == 0 {
+		return
+	}
+	d.marksMu.Lock()
+	if _, ok := d.marks[snap]; ok {
+		delete(d.marks, snap)
+		d.nmarks.Add(-1)
+	}
+	d.marksMu.Unlock()
+}
+
+// handedTo records that snap was handed to h.
+func (d *detector) handedTo(snap resource.Resource, h state.SnapshotHolder) {
+	d.marksMu.Lock()
+	defer d.marksMu.Unlock()
+	m := d.marks[snap]
+	if m == nil {
+		m = &mark{}
+		d.markLocked(snap, m)
+	}
+	if !slices.Contains(m.holders, h) {
+		m.holders = append(m.holders, h)
+	}
+}
+
+// raise raises err, a change found by a check of the state's own: it names
+// holders, the first of which that takes it on raises it in its
+// goroutine; with none, the report runs here.
+func (d *detector) raise(err error, holders []state.SnapshotHolder) {
+	setHolders(err, holders)
+	for _, h := range holders {
+		if h.SnapshotChanged(err) {
+			return
+		}
+	}
+	d.report(err)
+}
+
+// setHolders names holders in err, a *MutationError.
+func setHolders(err error, holders []state.SnapshotHolder) {
+	if me, ok := err.(*MutationError); ok && len(holders) > 0 {
+		me.Holders = make([]string, len(holders))
+		for i, h := range holders {
+			me.Holders[i] = h.HolderName()
+		}
+	}
 }

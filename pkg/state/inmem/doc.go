@@ -48,6 +48,17 @@
 // state has no final moment to check in. A version found changed is
 // reported once.
 //
+// A reader that hands the snapshots on (the engine, to its controllers)
+// tells the state whom it handed which ([state.SnapshotTracker]); the
+// state then also watches the last version of a destroyed resource until
+// the destroy leaves the history. A change of a snapshot so handed is
+// reported naming its holders ([MutationError].Holders), and is raised by
+// a holder in its own goroutine rather than by the writer that found it:
+// the holder asks for the check of what it was handed when it is done
+// with it (CheckHanded), and a change a write finds first is given to the
+// first holder that takes it (SnapshotChanged); when none does, the
+// writer raises it as usual.
+//
 // Its cost per write: one more copy (the reference copy, kept as long as
 // the version: the history holds about twice the memory), and at most two
 // comparisons, plus one per change that leaves the history. A comparison

@@ -37,9 +37,11 @@ func defaultOptions() options {
 // it), and a last time when the change that replaced it leaves the
 // history; a change made after that last check, or to a snapshot of a
 // state nobody writes to any more, is not reported. The checks run in the
-// writer's goroutine after the write is done, without the kind's lock.
-// See the package documentation for what a check compares and what it
-// costs.
+// writer's goroutine after the write is done, without the kind's lock; a
+// change of a snapshot the state was told was handed to a holder (see
+// [state.SnapshotTracker]: the engine's controllers) names the holders and
+// is raised by one of them, in its goroutine. See the package
+// documentation for what a check compares and what it costs.
 //
 // A nil report means the default, which panics with the error. The
 // detector is on by default in test binaries (testing.Testing) with the

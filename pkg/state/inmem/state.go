@@ -402,7 +402,7 @@ func (ks *kindStore) publishUnlock(wake *wakeGroup, pend Pending) error {
 	checks := ks.det.takeLocked(buf[:0])
 	ks.mu.Unlock()
 	wakeUp(wake)
-	ks.det.verify(checks)
+	ks.det.verify(ks, checks)
 	if pend != nil {
 		return pend.Wait()
 	}
