@@ -3,6 +3,8 @@ package transform_test
 import (
 	"context"
 	"errors"
+	goruntime "runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,11 +22,17 @@ import (
 
 // TestS7_TransformInputsAreReadOnlySnapshots: TransformFunc receives the
 // state's shared snapshot of its input; a TransformFunc that changes it is
-// caught by the mutation detector, which names the input and the field,
-// at the latest when the input is next written.
+// caught by the mutation detector, which names the input, the field and
+// the controller it was handed to, when the controller's pass ends, in the
+// controller's goroutine (not in the test's, which writes the input
+// next).
 func TestS7_TransformInputsAreReadOnlySnapshots(t *testing.T) {
 	reports := make(chan error, 16)
-	st := inmem.NewState(inmem.WithMutationDetector(func(err error) { reports <- err }))
+	goroutines := make(chan string, 16)
+	st := inmem.NewState(inmem.WithMutationDetector(func(err error) {
+		goroutines <- goroutine()
+		reports <- err
+	}))
 	seen := make(chan *A, 16)
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name:            "Mutating",
@@ -57,4 +65,14 @@ func TestS7_TransformInputsAreReadOnlySnapshots(t *testing.T) {
 	assert.Equal(t, "a", me.Resource.ID())
 	assert.Equal(t, resource.KindString(kindA), resource.KindString(me.Resource))
 	assert.Equal(t, "spec.N", me.Path)
+	assert.Equal(t, []string{"Mutating"}, me.Holders)
+	assert.NotEqual(t, goroutine(), <-goroutines, "raised in the controller's goroutine")
+}
+
+// goroutine returns the "goroutine N" header of the calling goroutine's
+// stack.
+func goroutine() string {
+	buf := make([]byte, 64)
+	head, _, _ := strings.Cut(string(buf[:goruntime.Stack(buf, false)]), " [")
+	return head
 }

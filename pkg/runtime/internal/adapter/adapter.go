@@ -38,6 +38,9 @@ type Adapter struct {
 	tracker *tracker // nil unless outputs are tracked
 	tel     *telemetry.Controller
 	name    string
+	// snaps tracks the snapshots handed to the controller (nil unless
+	// the state watches them).
+	snaps *Snapshots
 }
 
 var _ controller.QRuntime = (*Adapter)(nil)
@@ -47,13 +50,17 @@ var _ controller.QRuntime = (*Adapter)(nil)
 // enables StartTrackingOutputs and CleanupOutputs (Controllers). Every call
 // is reported to tel.
 func New(st state.State, caches *cache.Set, name string, access *Access, tel *telemetry.Controller, trackOutputs bool) *Adapter {
-	a := &Adapter{st: st, caches: caches, name: name, tel: tel}
+	a := &Adapter{st: st, caches: caches, name: name, tel: tel, snaps: newSnapshots(st, name)}
 	if trackOutputs {
 		a.tracker = &tracker{}
 	}
 	a.access.Store(access)
 	return a
 }
+
+// Snapshots is the controller as a holder of the state's shared
+// snapshots: nil when the state does not watch them.
+func (a *Adapter) Snapshots() *Snapshots { return a.snaps }
 
 // Floor is the revision the controller's reads must reach: the router
 // raises it before the controller is woken or its items are queued.
@@ -72,7 +79,12 @@ func (a *Adapter) deny(op, target, reason string) error {
 // when the kind is cached: a private copy, or with [state.WithReadOnlyGet]
 // the shared snapshot (rule S7).
 func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (r resource.Resource, err error) {
-	defer func() { a.tel.CallEnded(telemetry.OpGet, ptr, err) }()
+	defer func() {
+		if err == nil {
+			a.snaps.handGet(r, opts)
+		}
+		a.tel.CallEnded(telemetry.OpGet, ptr, err)
+	}()
 	if err := state.CheckPointer(ptr); err != nil {
 		return nil, err
 	}
@@ -95,7 +107,12 @@ func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.G
 // type (rule C3), from the cache when the kind is cached: private copies,
 // or with [state.WithReadOnlyList] the shared snapshots (rule S7).
 func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (l resource.List, err error) {
-	defer func() { a.tel.CallEnded(telemetry.OpList, kind, err) }()
+	defer func() {
+		if err == nil {
+			a.snaps.handList(l, opts)
+		}
+		a.tel.CallEnded(telemetry.OpList, kind, err)
+	}()
 	if err := state.CheckKind(kind); err != nil {
 		return resource.List{}, err
 	}

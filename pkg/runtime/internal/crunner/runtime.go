@@ -19,9 +19,12 @@ var (
 )
 
 // EventCh delivers the controller's ReconcileEvents (rule C2). A call ends
-// the current pass: a recovery when no failure was reported in it.
+// the current pass: a recovery when no failure was reported in it. The
+// shared snapshots handed to the controller are checked first: a change
+// fails the pass and is raised here (see checkSnapshots).
 func (r *runtime) EventCh() <-chan controller.ReconcileEvent {
 	c := r.runner
+	r.checkSnapshots()
 	ended, clean := c.passes.eventCh()
 	if ended {
 		c.cfg.Telemetry.PassEnded(!clean)

@@ -29,6 +29,9 @@ func (c *Runner) worker(ctx context.Context) {
 		var last work.Last
 		if it.Map {
 			last, _ = c.last.Get(it.Ptr)
+			if last.Gone { // its last version is handed to MapInput
+				c.cfg.Adapter.Snapshots().Hand(last.Res)
+			}
 		}
 		o := c.call(ctx, it, last, start)
 		if ctx.Err() != nil {
@@ -39,6 +42,7 @@ func (c *Runner) worker(ctx context.Context) {
 		// reported: finishing keeps the controller busy until it is.
 		c.finishing.Add(1)
 		c.done(it, last, start, o)
+		c.checkSnapshots()
 		c.finishing.Add(-1)
 		c.cfg.Idle.Ping()
 	}

@@ -161,6 +161,9 @@ func (c *Runner) Run(ctx context.Context, existing []resource.KindKey) {
 func (c *Runner) Serve(ctx context.Context, existing []resource.KindKey) {
 	defer c.status.SetState(status.Stopped, time.Time{})
 	c.status.SetState(status.Starting, time.Time{})
+	snaps := c.cfg.Adapter.Snapshots()
+	snaps.Start()
+	defer snaps.Stop()
 
 	var wg sync.WaitGroup
 	for range c.cfg.Concurrency {
