@@ -19,8 +19,8 @@ func init() {
 	}
 }
 
-// hooks are the engine's quiescence checks, for the test kit (see package
-// internal/testhook).
+// hooks are the engine's quiescence checks and the simulator's door, for
+// the test kit (see package internal/testhook).
 type hooks struct{ r *Runtime }
 
 func (h hooks) Activity(ctx context.Context) observe.Activity { return h.r.activity(ctx) }
@@ -28,6 +28,8 @@ func (h hooks) Activity(ctx context.Context) observe.Activity { return h.r.activ
 func (h hooks) WaitIdle(ctx context.Context, except []string) (observe.Activity, error) {
 	return h.r.waitIdle(ctx, except)
 }
+
+func (h hooks) Schedule(s testhook.Scheduler) error { return h.r.schedule(s) }
 
 // activity reports what the engine is doing now.
 func (r *Runtime) activity(ctx context.Context) observe.Activity {

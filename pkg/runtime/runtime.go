@@ -19,6 +19,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -247,6 +248,9 @@ type Runtime struct {
 	// leaders are the elections of the controllers (nil without
 	// leadership; see leadership.go).
 	leaders *leaders
+	// sched is a simulator's scheduler (schedule.go), nil otherwise; set
+	// before any registration, protected by mu.
+	sched testhook.Scheduler
 }
 
 // New returns an engine over st that logs to logger (zap.NewNop() when

@@ -28,6 +28,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 )
 
 // Bootstrap waits until the watches of input kinds delivered their first
@@ -63,6 +64,9 @@ type Config struct {
 	Telemetry *telemetry.Controller
 	// Idle is pinged when the controller may have become idle.
 	Idle *idle.Notifier
+	// Scheduler, when set (a simulator), gates every start of Run and
+	// every ReconcileEvent (see testhook.Scheduler).
+	Scheduler testhook.Scheduler
 }
 
 // Runner runs one Controller. Run is called once; the other methods are
@@ -164,6 +168,9 @@ func (c *Runner) resetBackoff() {
 // event, and returns its outcome. Run's context carries the controller's
 // item retry policy.
 func (c *Runner) runOnce(ctx context.Context) outcome.Outcome {
+	if s := c.cfg.Scheduler; s != nil && !s.Gate(ctx, testhook.Gate{Kind: testhook.GateStart, Controller: c.cfg.Name}) {
+		return outcome.Success() // the engine stops
+	}
 	actx, cancel := context.WithCancel(retry.NewContext(ctx, c.cfg.Items))
 	defer cancel()
 
@@ -220,6 +227,9 @@ func (c *Runner) forward(ctx context.Context) {
 				return
 			}
 			continue
+		}
+		if s := c.cfg.Scheduler; s != nil && !s.Gate(ctx, testhook.Gate{Kind: testhook.GatePass, Controller: c.cfg.Name}) {
+			return
 		}
 		// Wake-ups that arrived before the event is taken are covered by
 		// it: the controller reads the state after taking it.

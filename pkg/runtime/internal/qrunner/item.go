@@ -14,6 +14,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
 )
 
@@ -24,6 +25,9 @@ func (c *Runner) worker(ctx context.Context) {
 		it, ok := c.queue.Get(ctx)
 		if !ok {
 			return
+		}
+		if s := c.cfg.Scheduler; s != nil && !s.Gate(ctx, testhook.Gate{Kind: testhook.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
+			return // the engine stops; the queue shuts down
 		}
 		start := c.cfg.Telemetry.ItemStarted(it)
 		var last work.Last

@@ -31,6 +31,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -57,6 +58,9 @@ type Config struct {
 	Telemetry *telemetry.Controller
 	// Idle is pinged when an item is done and when the runner started.
 	Idle *idle.Notifier
+	// Scheduler, when set (a simulator), gates every item a worker takes
+	// (see testhook.Scheduler).
+	Scheduler testhook.Scheduler
 }
 
 // Runner runs one QController. Run is called once; the other methods are

@@ -36,6 +36,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -68,6 +69,9 @@ type Router struct {
 	mu sync.Mutex
 	// kinds are the watchers by kind; protected by mu.
 	kinds map[resource.KindKey]*kindWatcher
+	// sched is the scheduler every watcher hands its routing to (nil but
+	// in a simulator); protected by mu, set before the first watcher.
+	sched testhook.Scheduler
 }
 
 // New returns a router that watches nothing yet.
@@ -94,7 +98,9 @@ func (r *Router) watcherLocked(k resource.KindKey) *kindWatcher {
 	}
 	if c := r.cfg.Caches.Get(k); c != nil {
 		w.mem = cacheMemory{c}
+		w.cached = true
 	}
+	w.sched = r.sched
 	if r.cfg.Metrics {
 		w.tel = telemetry.NewKind()
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -55,6 +56,10 @@ type kindWatcher struct {
 	idle     *idle.Notifier
 	logger   *zap.Logger
 	progress progress
+	// sched, when set, takes the routing decisions (a simulator; see
+	// schedule.go); cached tells that mem is the kind's cache.
+	sched  testhook.Scheduler
+	cached bool
 
 	// started is set once the watch goroutine was started; protected by
 	// the router's mu.
@@ -183,7 +188,11 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *retry.Sequence) (err er
 		}
 		was := ph
 		ph, err = w.handle(ph, batch, metas, bo)
-		w.mem.ApplyBatch(w.out, w.outMetas, w.rev, ph == live)
+		if w.sched != nil && w.cached {
+			w.holdCache(w.out, w.outMetas, was, ph)
+		} else {
+			w.mem.ApplyBatch(w.out, w.outMetas, w.rev, ph == live)
+		}
 		w.route(w.out, w.outMetas, false)
 		if was != live && ph == live {
 			w.relists.routed() // this watch's bootstrap is routed
@@ -275,5 +284,9 @@ func (w *kindWatcher) route(events []state.Event, metas []*resource.Metadata, bo
 	// subscriber's telemetry share it.
 	var at telemetry.Batch
 	w.tel.Routed(events, metas, bootstrap, &at)
+	if w.sched != nil {
+		w.hold(events, metas, bootstrap)
+		return
+	}
 	w.scratch = deliver(w.subs(w.key), events, metas, w.scratch, bootstrap, w.rev, &at)
 }

@@ -1,7 +1,8 @@
-// Package testhook links the engine's quiescence checks to the public test
-// kit (package runtimetest) without making them methods of the engine:
-// package runtime sets [Of] when it is initialized, and runtimetest (and
-// the packages under it) call it. Nothing outside pkg/runtime can import
+// Package testhook links the engine's quiescence checks, and the points a
+// simulator schedules ([Scheduler]), to the public test kit (package
+// runtimetest and the packages under it) without making them methods of
+// the engine: package runtime sets [Of] when it is initialized, and the
+// test kit calls it. Nothing outside pkg/runtime can import
 // it.
 package testhook
 
@@ -30,6 +31,11 @@ type Hooks interface {
 	// in between. It waits for the engine's own notifications, never by
 	// polling.
 	WaitIdle(ctx context.Context, except []string) (observe.Activity, error)
+	// Schedule attaches a Scheduler (a simulator) to the engine. It
+	// fails once a controller is registered or Run was called, and when
+	// a scheduler is attached already: every part of the engine must see
+	// the same one from its start.
+	Schedule(s Scheduler) error
 }
 
 // Of returns the hooks of engine, a *runtime.Runtime (nil for anything
