@@ -3,6 +3,8 @@ package qtransform
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -231,7 +233,7 @@ func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger
 		found[inID] = append(found[inID], res.Metadata().ID())
 	}
 	c.index.load(found)
-	for inID := range found {
+	for _, inID := range slices.Sorted(maps.Keys(found)) { // in order: the same outputs, the same writes
 		_, err := r.Get(ctx, c.inPointer(inID), state.WithReadOnlyGet())
 		switch {
 		case state.IsNotFoundError(err):

@@ -3,6 +3,8 @@ package transform
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/siderolabs/gen/optional"
@@ -373,11 +375,12 @@ func (p *pass[I, O]) sweep() {
 }
 
 // destroyPending tears down and destroys the outputs that lost their
-// input; those with finalizers stay pending, tearing down, until they are
-// destroy-ready. An output that failed to be destroyed waits out its
-// backoff (except in the full pass of a new Run).
+// input, in the order of their IDs (the same inputs give the same writes
+// in the same order); those with finalizers stay pending, tearing down,
+// until they are destroy-ready. An output that failed to be destroyed
+// waits out its backoff (except in the full pass of a new Run).
 func (p *pass[I, O]) destroyPending() {
-	for id := range p.rs.pending {
+	for _, id := range slices.Sorted(maps.Keys(p.rs.pending)) {
 		it := item{id: id, output: true}
 		if _, ok := p.claimed[id]; ok {
 			delete(p.rs.pending, id) // an input took it over

@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -101,7 +103,8 @@ func (AddressController) reconcile(ctx context.Context, r controller.Runtime) er
 		}
 	}
 
-	for id, a := range desired {
+	for _, id := range slices.Sorted(maps.Keys(desired)) { // in order: the same state, the same writes
+		a := desired[id]
 		if tearingDown[id] {
 			continue // recreated once destroyed: the destroy wakes us up
 		}
