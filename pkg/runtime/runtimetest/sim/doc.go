@@ -1,0 +1,106 @@
+// Package sim runs a daemon's real controllers on the real engine under a
+// seeded scheduler, to find the bugs that an unlucky order of events, a
+// conflict or a crash at the wrong moment cause: it explores orderings and
+// faults by seed, checks invariants after every step and convergence at the
+// end, and turns a failure into the smallest run that fails the same way,
+// replayable with one command.
+//
+//	func TestSimulation(t *testing.T) {
+//		sim.Test(t, sim.Scenario{
+//			Name:     "chain",
+//			Setup:    func(*sim.World) (sim.System, error) { return sim.System{Register: register}, nil },
+//			Workload: sim.Generate(20, sim.Template{IDs: ids, New: newInput}),
+//			Faults:   sim.AllFaults(),
+//			Final:    func(v sim.View) error { ... every input has its output ... },
+//		})
+//	}
+//
+// # A run
+//
+// Each run (one seed) happens in a testing/synctest bubble of its own: an
+// in-memory state, an engine over it with the scenario's controllers
+// (System.Register), the world Setup built (fakes of what the daemon talks
+// to). The engine runs as it always does, but every decision it leaves to
+// its goroutines waits for the simulator: a change routed to a QController
+// waits to be delivered to its queue, a QController item waits to run, a
+// Controller's start and each of its reconcile passes wait to happen. At
+// each step, once every goroutine of the bubble is blocked (synctest.Wait),
+// the scheduler lists what may happen next — deliver one change to one
+// queue, run one item, let one Controller start or take its pass, let a
+// cached kind's cache take in one change, pass one of the world's
+// notifications on (World.Relay), advance virtual time to the engine's next
+// timer (a restart backoff, a delayed item), take the workload's next step
+// — and picks one with the run's seeded generator. Each step takes
+// Bounds.StepTime of virtual time. A Controller is woken at once by a
+// change (it reads the state, not the change): what the schedule orders is
+// its pass.
+//
+// The workload is what outside writers do, in order: set a resource
+// (create it, or write its spec, labels and annotations), remove one (tear
+// it down; destroy it once its finalizers are gone, as
+// state.TeardownAndDestroy does), or run an action of the world (a cable
+// unplugged). A Script is the same for every seed; Generate draws a random
+// one per seed from templates. When the workload's steps are done the
+// faults stop and the run must converge: nothing left to do and no timer
+// of the engine pending, and quiet for Bounds.Quiet (timers of user code
+// that fire meanwhile wake the scheduler up), within Bounds.Converge.
+//
+// # Faults
+//
+// Each fault is off or on with a rate (Faults; AllFaults turns them all
+// on): a controller's write fails with a conflict or a transient error; a
+// write commits and then its writer crashes (the Controller's Run or the
+// QController's item panics), or the whole engine is killed (and a new one
+// started over the committed state); the engine is killed between two
+// steps; a watched kind re-lists; a cached kind's cache lags, so that
+// cached reads are served at the older revisions the engine's consistency
+// contract allows. An engine restart builds a fresh in-memory state from
+// the committed state (through inmem's persistence hook) and registers new
+// controllers; the world stays.
+//
+// # Checks
+//
+// After every step: the scenario's and the System's invariants over a
+// read-only View of the committed state, no shared snapshot mutated (the
+// state's mutation detector), no hot loop flagged by the engine. At the
+// end: convergence within the bounds, the Final checks, no controller left
+// with failing or parked items, no removed resource left, the final state
+// the same as the reference run's (the same workload, every change handled
+// as soon as it is made, no fault; Scenario.Equivalent or Canonical relax
+// the comparison, NoReference turns it off), and no goroutine of the run
+// left once the engine stopped and the world's context was canceled.
+//
+// # Failures
+//
+// A run that fails a check is reported with its seed, the step, the check,
+// and its trace: every step, and within each the commits (by whom), the
+// faults and the log lines of the engine and the controllers. It is then
+// shrunk: workload steps, faults and schedule decisions are dropped while
+// the run still fails the same check — fewest workload steps first, then
+// fewest faults, then fewest steps — and the smallest is reported with its
+// trace and the command that replays it (-sim.replay=TOKEN; Replay does the
+// same from code).
+//
+// # Determinism
+//
+// The same seed gives the same run, event by event, on any machine: the
+// schedule, the faults and the workload come from the seed, time is the
+// bubble's, and every goroutine but the one a step lets go is blocked. This
+// holds as long as the controllers are deterministic themselves: the same
+// inputs give the same calls in the same order. Iterating a Go map to
+// write (map order is random: sort the keys), running work on goroutines of
+// their own that race each other, or reading the wall clock for a
+// decision breaks it; a world's notification channel must go through
+// World.Relay. RunSeed twice and compare the traces to check.
+//
+// # Budget
+//
+// Test and Explore run seeds 1, 2, ... until the seed count or the time
+// budget is reached, and log the throughput (seeds/s). The test binary's
+// flags set the budget: -sim.seeds, -sim.time, -sim.seed (the first seed),
+// -sim.shrinktime, and -sim.replay runs one token instead; each flag not
+// given takes its environment variable (RESGRAPH_SIM_SEEDS,
+// RESGRAPH_SIM_TIME, RESGRAPH_SIM_SEED, RESGRAPH_SIM_SHRINKTIME,
+// RESGRAPH_SIM_REPLAY), then the Scenario's Seeds and Time, then 100 seeds
+// with no time limit.
+package sim

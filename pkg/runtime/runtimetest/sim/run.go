@@ -1,0 +1,826 @@
+package sim
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+// category is a kind of candidate step; the schedule first picks a
+// category among those with candidates, then a candidate.
+type category uint8
+
+const (
+	catEngine  category = iota // a delivery, a gate, a cache change, a relayed signal
+	catOutside                 // the workload's next step, an outside destroy
+	catTime                    // virtual time to the engine's next timer
+)
+
+// categoryWeights are the odds of each category when exploring.
+var categoryWeights = [...]int{catEngine: 6, catOutside: 3, catTime: 1}
+
+// candidate is one thing the schedule may do next. key orders the
+// candidates of a step (the first is what a tape of zeros picks).
+type candidate struct {
+	cat   category
+	key   string
+	text  string
+	actor string
+	do    func()
+}
+
+// plan is what determines a run: the seed (the workload, and when
+// exploring the schedule and the faults), the workload steps kept, and
+// when replaying the tapes of the schedule and the faults.
+type plan struct {
+	seed uint64
+	// keep lists the workload steps kept (indices); nil keeps all.
+	keep    []int
+	explore bool
+	// sched and faults are the tapes replayed when not exploring.
+	sched, faults []uint32
+	// noFaults turns every fault off (the reference run).
+	noFaults bool
+}
+
+// incarnation is one engine of a run, with its state.
+type incarnation struct {
+	n      int
+	st     state.State
+	rt     *runtime.Runtime
+	h      *holds
+	cancel context.CancelFunc
+	done   chan struct{}
+	killed chan struct{}
+	// dead is set when the engine is killed; protected by run.mu.
+	dead bool
+}
+
+// run is one run of a scenario, inside its bubble.
+type run struct {
+	sc       *Scenario
+	p        plan
+	b        Bounds
+	ctx      context.Context
+	cancel   context.CancelFunc
+	sys      System
+	ops      []op
+	opIndex  []int // the original index of each op
+	next     int
+	destroys []resource.Pointer
+	sched    *stream
+	faults   *stream
+	steps    int
+	start    time.Time
+	// convergeStart is when the workload ended (zero before);
+	// lastOutside is when the workload last took a step.
+	convergeStart, lastOutside time.Time
+	logger                     *zap.Logger
+	activity                   chan struct{}
+	failure                    *Failed
+	final                      *View
+	inc                        *incarnation
+	incs                       int
+	// seedUsed is set when the world read the seed.
+	seedUsed bool
+
+	mu sync.Mutex
+	// The fields below are protected by mu.
+	committed     map[resource.Pointer]resource.Resource
+	createdFloor  time.Time
+	outside       bool
+	actor         string
+	trace         Trace
+	nFaults       int
+	faultsActive  bool
+	killRequested bool
+	mutations     []string
+	relays        []*relay
+}
+
+// Failed is a check that failed.
+type Failed struct {
+	// Check names the check: "invariant <name>", "final", "reference",
+	// "converge", "hot loop", "snapshot mutation", "goroutine leak",
+	// "failing", "setup", "stop".
+	Check string
+	// Message says what failed.
+	Message string
+	// Step is the step after which it failed.
+	Step int
+	// Detail holds what does not belong in the trace (goroutine stacks).
+	Detail string
+}
+
+func (f *Failed) String() string { return f.Check + ": " + f.Message }
+
+func newRun(sc *Scenario, p plan) *run {
+	r := &run{
+		sc:        sc,
+		p:         p,
+		b:         sc.Bounds.withDefaults(),
+		activity:  make(chan struct{}, 1),
+		committed: map[resource.Pointer]resource.Resource{},
+		start:     time.Now(),
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	if p.explore {
+		r.sched = newStream(p.seed, 0x5c4ed)
+		r.faults = newStream(p.seed, 0xfa17)
+	} else {
+		r.sched = replayStream(p.sched)
+		r.faults = replayStream(p.faults)
+	}
+	r.logger = newTraceLogger(r)
+	r.faultsActive = !p.noFaults
+	return r
+}
+
+// event appends an event to the trace.
+func (r *run) event(what, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.eventLocked(what, text)
+}
+
+func (r *run) eventLocked(what, text string) {
+	r.trace = append(r.trace, Event{Step: r.steps, At: time.Since(r.start), What: what, Text: text})
+}
+
+// faultsOnLocked reports whether a fault among kinds may be injected now.
+func (r *run) faultsOnLocked(kinds []faultKind) bool {
+	return r.faultsActive && r.nFaults < r.sc.Faults.max() && r.sc.Faults.any(kinds)
+}
+
+// faultedLocked counts and traces an injected fault.
+func (r *run) faultedLocked(text string) {
+	r.nFaults++
+	r.eventLocked("fault", text)
+}
+
+// ping tells the scheduler that something new waits for it.
+func (r *run) ping() {
+	select {
+	case r.activity <- struct{}{}:
+	default:
+	}
+}
+
+func (r *run) drainPing() {
+	select {
+	case <-r.activity:
+	default:
+	}
+}
+
+// fail records the run's first failure.
+func (r *run) fail(check, msg, detail string) {
+	if r.failure != nil {
+		return
+	}
+	r.failure = &Failed{Check: check, Message: msg, Step: r.steps, Detail: detail}
+	r.event("check", r.failure.String())
+}
+
+// guard runs fn, user code run by the simulator (Setup, Register, an
+// action, a check), and turns a panic into an error.
+func guard(what string, fn func() error) (err error) {
+	defer func() {
+		if p := usercode.Recovered(recover()); p != nil {
+			err = fmt.Errorf("%s panicked: %s", what, usercode.Sprint(p.Value))
+		}
+	}()
+	return fn()
+}
+
+// execute runs the run to its end: setup, the steps until the run
+// converged or a check failed, the final checks, the stop.
+func (r *run) execute() {
+	defer r.cancel()
+	base := bubbleGoroutines()
+	if err := guard("Setup", func() (err error) {
+		if r.sc.Setup == nil {
+			return errors.New("the scenario has no Setup")
+		}
+		r.sys, err = r.sc.Setup(&World{r: r})
+		if err == nil && r.sys.Register == nil {
+			err = errors.New("the System that Setup returned has no Register")
+		}
+		return err
+	}); err != nil {
+		r.fail("setup", err.Error(), "")
+		return
+	}
+	r.loadWorkload()
+	r.lastOutside = time.Now()
+	if err := r.startEngine(true); err != nil {
+		r.fail("setup", err.Error(), "")
+		r.stopAll(base, false)
+		return
+	}
+	r.loop()
+	if r.failure == nil {
+		r.finalChecks()
+	}
+	r.stopAll(base, r.failure == nil)
+}
+
+// loadWorkload draws the workload's steps and keeps those of the plan.
+func (r *run) loadWorkload() {
+	if r.sc.Workload == nil {
+		return
+	}
+	all := r.sc.Workload.ops(r.p.seed, r.sys.Actions)
+	if r.p.keep == nil {
+		r.ops = all
+		r.opIndex = make([]int, len(all))
+		for i := range all {
+			r.opIndex[i] = i
+		}
+		return
+	}
+	for _, i := range r.p.keep {
+		if i >= 0 && i < len(all) {
+			r.ops = append(r.ops, all[i])
+			r.opIndex = append(r.opIndex, i)
+		}
+	}
+}
+
+// startEngine starts an engine over a fresh state restored from the
+// committed state (with the scenario's initial resources, the first time).
+func (r *run) startEngine(first bool) error {
+	r.incs++
+	inc := &incarnation{n: r.incs, done: make(chan struct{}), killed: make(chan struct{})}
+	inc.st = inmem.NewState(inmem.WithPersistence(&persistence{r: r, inc: inc}), inmem.WithMutationDetector(r.mutated))
+	if first {
+		if err := r.writeInitial(inc.st); err != nil {
+			return err
+		}
+	}
+	rt, err := runtime.New(inc.st, r.logger, r.sc.Options...)
+	if err != nil {
+		return fmt.Errorf("runtime.New: %w", err)
+	}
+	inc.rt = rt
+	inc.h = newHolds(r, inc)
+	if err := testhook.Of(rt).Schedule(inc.h); err != nil {
+		return err
+	}
+	if err := guard("Register", func() error { return r.sys.Register(rt) }); err != nil {
+		return fmt.Errorf("register: %w", err)
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	inc.cancel = cancel
+	go func() {
+		defer close(inc.done)
+		_ = rt.Run(ctx)
+	}()
+	r.inc = inc
+	r.event("engine", fmt.Sprintf("engine %d started", inc.n))
+	return nil
+}
+
+// writeInitial creates the scenario's initial resources.
+func (r *run) writeInitial(st state.State) error {
+	r.setOutside(true, "initial")
+	defer r.setOutside(false, "")
+	for _, res := range r.sc.Initial {
+		if err := st.Create(r.ctx, res.DeepCopy()); err != nil {
+			return fmt.Errorf("initial %s: %w", resource.String(res), err)
+		}
+	}
+	return nil
+}
+
+func (r *run) setOutside(on bool, actor string) {
+	r.mu.Lock()
+	r.outside, r.actor = on, actor
+	r.mu.Unlock()
+}
+
+// stopEngine kills the current engine: everything it held is dropped, a
+// writer waiting after a killed write gets its error, and the engine's
+// goroutines must exit within a minute (virtual).
+func (r *run) stopEngine() bool {
+	inc := r.inc
+	if inc == nil {
+		return true
+	}
+	r.mu.Lock()
+	inc.dead = true
+	r.mu.Unlock()
+	inc.h.stop()
+	close(inc.killed)
+	inc.cancel()
+	t := time.NewTimer(time.Minute)
+	defer t.Stop()
+	select {
+	case <-inc.done:
+		r.inc = nil
+		return true
+	case <-t.C:
+		r.fail("stop", fmt.Sprintf("engine %d did not stop within a minute of its cancel: a controller does not return when its context is done", inc.n), goroutineReport(nil))
+		return false
+	}
+}
+
+// restart kills the engine and starts a new one.
+func (r *run) restart(why string) {
+	r.event("engine", fmt.Sprintf("engine %d killed (%s)", r.inc.n, why))
+	if !r.stopEngine() {
+		return
+	}
+	r.mu.Lock()
+	r.killRequested = false
+	r.mu.Unlock()
+	if err := r.startEngine(false); err != nil {
+		r.fail("setup", "restart: "+err.Error(), "")
+	}
+}
+
+// loop takes steps until the run converged or a check failed.
+func (r *run) loop() {
+	for {
+		synctest.Wait()
+		r.drainPing()
+		if r.failure != nil {
+			return
+		}
+		r.mu.Lock()
+		kill := r.killRequested
+		r.mu.Unlock()
+		if kill {
+			r.restart("a write committed and the engine died before its writer knew")
+			continue
+		}
+		if !r.checkStep() {
+			return
+		}
+		r.endWorkload()
+		if r.stepFault() {
+			continue
+		}
+		cands := r.candidates()
+		if len(cands) == 0 {
+			if r.quiet() {
+				return
+			}
+			continue
+		}
+		if !r.withinBounds(cands) {
+			return
+		}
+		c := r.pick(cands)
+		r.mu.Lock()
+		r.steps++
+		r.actor = c.actor
+		r.eventLocked("step", c.text)
+		r.mu.Unlock()
+		c.do()
+		time.Sleep(r.b.StepTime)
+	}
+}
+
+// endWorkload ends the faults once every workload step was taken: the
+// engine must converge from there.
+func (r *run) endWorkload() {
+	if !r.convergeStart.IsZero() || r.next < len(r.ops) {
+		return
+	}
+	r.convergeStart = time.Now()
+	r.mu.Lock()
+	r.faultsActive = false
+	r.eventLocked("engine", "workload done: no more faults; converging")
+	r.mu.Unlock()
+}
+
+// stepFault injects a fault between two steps, if the faults stream says
+// so: a restart of the engine, or a re-list of one of its input kinds.
+func (r *run) stepFault() bool {
+	r.mu.Lock()
+	on := r.faultsOnLocked(stepFaults)
+	var f faultKind
+	if on {
+		f = r.faults.fault(r.sc.Faults, stepFaults)
+	}
+	r.mu.Unlock()
+	switch f {
+	case faultRestart:
+		r.mu.Lock()
+		r.steps++
+		r.faultedLocked("restart of the engine")
+		r.mu.Unlock()
+		r.restart("fault")
+		return true
+	case faultRelist:
+		kinds := r.inputKinds()
+		if len(kinds) == 0 {
+			return false
+		}
+		k := kinds[r.faults.pick(len(kinds))]
+		r.mu.Lock()
+		r.steps++
+		r.faultedLocked("re-list of " + k.String())
+		r.mu.Unlock()
+		r.inc.h.flushCache(k)
+		ctx, cancel := context.WithTimeout(r.ctx, time.Minute)
+		defer cancel()
+		if err := r.inc.rt.Relist(ctx, k); err != nil {
+			r.event("log", "re-list of "+k.String()+": "+err.Error())
+		}
+		return true
+	}
+	return false
+}
+
+// inputKinds returns the input kinds of the engine, sorted.
+func (r *run) inputKinds() []resource.KindKey {
+	g, err := r.inc.rt.GetDependencyGraph()
+	if err != nil {
+		return nil
+	}
+	var out []resource.KindKey
+	for _, e := range g.Edges {
+		if e.EdgeType >= controller.EdgeInputStrong {
+			out = append(out, resource.NewKindKey(e.ResourceNamespace, e.ResourceType))
+		}
+	}
+	slices.SortFunc(out, resource.KindKey.Compare)
+	return slices.Compact(out)
+}
+
+// candidates lists what may happen next, sorted by category and key.
+func (r *run) candidates() []candidate {
+	out := r.inc.h.candidates(nil)
+	r.mu.Lock()
+	relays := slices.Clone(r.relays)
+	r.mu.Unlock()
+	for _, rl := range relays {
+		if rl.isPending() {
+			out = append(out, candidate{cat: catEngine, key: "5 signal " + rl.name, text: "signal " + rl.name, actor: "after signal " + rl.name, do: rl.signal})
+		}
+	}
+	out = r.outsideCandidates(out)
+	if due, ok := r.nextTimer(); ok {
+		d := time.Until(due)
+		out = append(out, candidate{cat: catTime, key: "time", text: fmt.Sprintf("advance time by %v to the engine's next timer", d), actor: "timers", do: func() { time.Sleep(d) }})
+	}
+	for i := range out {
+		if out[i].actor == "" {
+			out[i].actor = actorOf(out[i].text)
+		}
+	}
+	slices.SortFunc(out, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.cat, b.cat), cmp.Compare(a.key, b.key)) })
+	return out
+}
+
+// actorOf names who acts in a step of the engine, from its text.
+func actorOf(text string) string {
+	switch {
+	case strings.HasPrefix(text, "start "), strings.HasPrefix(text, "pass "):
+		return text[strings.IndexByte(text, ' ')+1:]
+	case strings.HasPrefix(text, "Reconcile "), strings.HasPrefix(text, "MapInput "):
+		return text[strings.LastIndex(text, " of ")+4:]
+	default:
+		return "engine"
+	}
+}
+
+// outsideCandidates appends the outside writer's candidates: the
+// workload's next step, and the destroys of the resources it removed whose
+// finalizers are gone.
+func (r *run) outsideCandidates(out []candidate) []candidate {
+	kept := r.destroys[:0]
+	for _, ptr := range r.destroys {
+		r.mu.Lock()
+		cur, ok := r.committed[ptr]
+		r.mu.Unlock()
+		if !ok {
+			continue // gone
+		}
+		kept = append(kept, ptr)
+		if cur.Metadata().Finalizers().Empty() {
+			out = append(out, candidate{
+				cat: catOutside, key: "0 " + resource.PointerString(ptr), text: "outside: destroy " + resource.PointerString(ptr), actor: "outside",
+				do: func() { r.lastOutside = time.Now(); r.destroy(ptr) },
+			})
+		}
+	}
+	r.destroys = kept
+	if r.next < len(r.ops) && !r.waitsForDestroy(r.ops[r.next]) {
+		i := r.next
+		o := r.ops[i]
+		out = append(out, candidate{
+			cat: catOutside, key: "1", text: fmt.Sprintf("workload #%d: %s", r.opIndex[i], o), actor: "outside",
+			do: func() { r.next++; r.lastOutside = time.Now(); r.apply(o) },
+		})
+	}
+	return out
+}
+
+// waitsForDestroy reports whether o writes a resource the workload
+// removed and that is not destroyed yet: the outside writer removes a
+// resource as TeardownAndDestroy does, and writes it again only after.
+func (r *run) waitsForDestroy(o op) bool {
+	var ptr resource.Pointer
+	switch o.verb {
+	case verbSet:
+		md := o.fixed.Metadata()
+		ptr = resource.NewPointer(md.Namespace(), md.Type(), md.ID())
+	case verbRemove:
+		ptr = o.ptr
+	default:
+		return false
+	}
+	return slices.Contains(r.destroys, ptr)
+}
+
+// nextTimer returns the engine's earliest timer (a controller's restart,
+// a delayed QController item), if any is set in the future.
+func (r *run) nextTimer() (time.Time, bool) {
+	a := testhook.Of(r.inc.rt).Activity(r.ctx)
+	now := time.Now()
+	var next time.Time
+	for _, c := range a.Controllers {
+		if c.NextDue.After(now) && (next.IsZero() || c.NextDue.Before(next)) {
+			next = c.NextDue
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// pick chooses the step: a category by weight, then a candidate.
+func (r *run) pick(cands []candidate) candidate {
+	var cats []category
+	var ws []int
+	for _, c := range cands {
+		if len(cats) == 0 || cats[len(cats)-1] != c.cat {
+			cats = append(cats, c.cat)
+			ws = append(ws, categoryWeights[c.cat])
+		}
+	}
+	cat := cats[r.sched.weighted(ws)]
+	var in []candidate
+	for _, c := range cands {
+		if c.cat == cat {
+			in = append(in, c)
+		}
+	}
+	return in[r.sched.pick(len(in))]
+}
+
+// withinBounds fails the run when it took too many steps, or did not
+// converge in time.
+func (r *run) withinBounds(cands []candidate) bool {
+	if r.steps >= r.b.Steps {
+		r.fail("converge", fmt.Sprintf("no convergence after %d steps (a hot loop?): still to do: %s", r.steps, candidateList(cands)), "")
+		return false
+	}
+	if !r.convergeStart.IsZero() {
+		if d := time.Since(r.convergeStart); d > r.b.Converge {
+			r.fail("converge", fmt.Sprintf("no convergence %v after the workload ended: still to do: %s", r.b.Converge, candidateList(cands)), "")
+			return false
+		}
+		return true
+	}
+	if r.next < len(r.ops) && r.waitsForDestroy(r.ops[r.next]) && time.Since(r.lastOutside) > r.b.Converge {
+		r.fail("converge", fmt.Sprintf("the workload waited %v for a destroy: %s; still to do: %s", r.b.Converge, r.stuckDestroys(), candidateList(cands)), "")
+		return false
+	}
+	return true
+}
+
+// stuckDestroys names the resources the workload removed and that are
+// not destroyed yet, with their finalizers.
+func (r *run) stuckDestroys() string {
+	var parts []string
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ptr := range r.destroys {
+		if cur, ok := r.committed[ptr]; ok {
+			parts = append(parts, fmt.Sprintf("%s (finalizers %v)", resource.PointerString(ptr), []resource.Finalizer(*cur.Metadata().Finalizers())))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func candidateList(cands []candidate) string {
+	const most = 8
+	var parts []string
+	for i, c := range cands {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("and %d more", len(cands)-most))
+			break
+		}
+		parts = append(parts, c.text)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// quiet is called when nothing is left to do and no timer of the engine
+// is set: in the workload phase that cannot be (the next workload step is
+// a candidate) unless only destroys wait for finalizers; once the
+// workload ended, the engine converged if it stays quiet for Bounds.Quiet
+// — a timer of user code that fires meanwhile and leads to something to
+// do wakes the scheduler up. It reports whether the run is over.
+func (r *run) quiet() bool {
+	if r.convergeStart.IsZero() {
+		r.endWorkload()
+	}
+	since := time.Now()
+	t := time.NewTimer(r.b.Quiet)
+	defer t.Stop()
+	select {
+	case <-r.activity:
+		r.event("engine", fmt.Sprintf("woken after %v of quiet", time.Since(since)))
+		return false
+	case <-t.C:
+	}
+	if d := since.Sub(r.convergeStart); d > r.b.Converge {
+		r.fail("converge", fmt.Sprintf("converged %v after the workload ended, later than %v", d, r.b.Converge), "")
+		return true
+	}
+	r.event("engine", fmt.Sprintf("converged %v after the workload ended (quiet for %v)", since.Sub(r.convergeStart), r.b.Quiet))
+	return true
+}
+
+// apply takes one workload step, as the outside writer.
+func (r *run) apply(o op) {
+	r.setOutside(true, "outside")
+	defer r.setOutside(false, "")
+	st := r.inc.st
+	switch o.verb {
+	case verbSet:
+		r.set(st, o.fixed)
+	case verbRemove:
+		r.mu.Lock()
+		cur, ok := r.committed[o.ptr]
+		r.mu.Unlock()
+		switch {
+		case !ok:
+			r.event("log", "outside: "+resource.PointerString(o.ptr)+" is absent: nothing to remove")
+		case cur.Metadata().Phase() == resource.PhaseTearingDown:
+			r.event("log", "outside: "+resource.PointerString(o.ptr)+" is tearing down already")
+		default:
+			if _, err := st.Teardown(r.ctx, o.ptr); err != nil {
+				r.event("log", "outside: teardown "+resource.PointerString(o.ptr)+": "+err.Error())
+				return
+			}
+			r.destroys = append(r.destroys, o.ptr)
+		}
+	case verbDo:
+		i := slices.IndexFunc(r.sys.Actions, func(a Action) bool { return a.Name == o.action })
+		if i < 0 {
+			r.event("log", "outside: no action "+o.action)
+			return
+		}
+		a := r.sys.Actions[i]
+		if err := guard("action "+a.Name, func() error { return a.Do(r.ctx) }); err != nil {
+			r.event("log", "outside: action "+a.Name+": "+err.Error())
+		}
+	}
+}
+
+// set makes want exist: created, or its spec, labels and annotations
+// written over the stored resource.
+func (r *run) set(st state.State, want resource.Resource) {
+	ptr := resource.PointerOf(want.Metadata())
+	r.mu.Lock()
+	cur, ok := r.committed[resource.NewPointer(ptr.Namespace(), ptr.Type(), ptr.ID())]
+	r.mu.Unlock()
+	res := want.DeepCopy()
+	var err error
+	switch {
+	case !ok:
+		err = st.Create(r.ctx, res)
+	case cur.Metadata().Phase() == resource.PhaseTearingDown:
+		r.event("log", "outside: "+resource.PointerString(ptr)+" is tearing down: left alone")
+		return
+	default:
+		md := cur.Metadata().Copy()
+		for k := range md.Labels().Raw() {
+			md.Labels().Delete(k)
+		}
+		for k, v := range res.Metadata().Labels().Raw() {
+			md.Labels().Set(k, v)
+		}
+		for k := range md.Annotations().Raw() {
+			md.Annotations().Delete(k)
+		}
+		for k, v := range res.Metadata().Annotations().Raw() {
+			md.Annotations().Set(k, v)
+		}
+		*res.Metadata() = md
+		err = st.Update(r.ctx, res, state.WithUpdateOwner(md.Owner()))
+	}
+	if err != nil {
+		r.event("log", "outside: set "+resource.PointerString(ptr)+": "+err.Error())
+	}
+}
+
+// destroy destroys a resource the workload removed, its finalizers gone.
+func (r *run) destroy(ptr resource.Pointer) {
+	r.setOutside(true, "outside")
+	defer r.setOutside(false, "")
+	if err := r.inc.st.Destroy(r.ctx, ptr); err != nil {
+		r.event("log", "outside: destroy "+resource.PointerString(ptr)+": "+err.Error())
+		return
+	}
+	r.destroys = slices.DeleteFunc(r.destroys, func(p resource.Pointer) bool { return p == ptr })
+}
+
+// mutated is the state's mutation detector report.
+func (r *run) mutated(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mutations = append(r.mutations, err.Error())
+}
+
+// checkStep makes the checks of every step: no mutated snapshot, the
+// invariants, no hot loop. It reports whether they passed.
+func (r *run) checkStep() bool {
+	r.mu.Lock()
+	muts := slices.Clone(r.mutations)
+	r.mu.Unlock()
+	if len(muts) > 0 {
+		r.fail("snapshot mutation", strings.Join(muts, "; "), "")
+		return false
+	}
+	v := View{res: r.committed}
+	for _, inv := range slices.Concat(r.sc.Invariants, r.sys.Invariants) {
+		if err := guard("invariant "+inv.Name, func() error { return inv.Check(v) }); err != nil {
+			r.fail("invariant "+inv.Name, err.Error(), "")
+			return false
+		}
+	}
+	if loops := r.inc.rt.Observe().HotLoops(); len(loops) > 0 {
+		var parts []string
+		for _, l := range loops {
+			parts = append(parts, fmt.Sprintf("%s (%.0f commits/s)", l.Cycle, l.Rate))
+		}
+		r.fail("hot loop", "the engine reports a hot loop: "+strings.Join(parts, "; "), "")
+		return false
+	}
+	return true
+}
+
+// finalChecks checks the converged state: the user's final checks, no
+// controller failing, no removal left waiting.
+func (r *run) finalChecks() {
+	v := View{res: r.committed}.snapshot()
+	r.final = &v
+	for _, f := range []func(View) error{r.sc.Final, r.sys.Final} {
+		if f == nil {
+			continue
+		}
+		if err := guard("Final", func() error { return f(v) }); err != nil {
+			r.fail("final", err.Error(), "")
+			return
+		}
+	}
+	for _, c := range r.inc.rt.Observe().Controllers() {
+		if c.FailingItems > 0 || c.ParkedItems > 0 {
+			r.fail("failing", fmt.Sprintf("%s converged with %d failing items (%d parked); last error: %s", c.Name, c.FailingItems, c.ParkedItems, c.LastError), "")
+			return
+		}
+	}
+	for _, ptr := range r.destroys {
+		if cur, ok := v.Get(ptr); ok {
+			r.fail("final", fmt.Sprintf("%s was removed by the workload and is still there: finalizers %v never went", resource.PointerString(ptr), []resource.Finalizer(*cur.Metadata().Finalizers())), "")
+			return
+		}
+	}
+}
+
+// stopAll ends the run: the engine and the world's goroutines stop, and
+// no goroutine the run started may be left (checked when leaks is set).
+func (r *run) stopAll(base map[string]bool, leaks bool) {
+	r.cancel()
+	if !r.stopEngine() {
+		return
+	}
+	synctest.Wait()
+	if !leaks {
+		return
+	}
+	if left := leftGoroutines(base); len(left) > 0 {
+		r.fail("goroutine leak", fmt.Sprintf("%d goroutines of the run were left after the engine stopped and the world's context was canceled", len(left)), strings.Join(left, "\n\n"))
+	}
+}

@@ -1,0 +1,179 @@
+package sim
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+)
+
+// Scenario is what a simulation runs: a daemon's controllers on the real
+// engine, an initial state, a workload of outside writes, the faults to
+// inject and the checks to make. Every field but Setup is optional.
+type Scenario struct {
+	// Name names the scenario in reports.
+	Name string
+	// Setup builds one run's world — the fakes of what the daemon talks to
+	// besides the state (a kernel, a network) — and returns the run's
+	// System. It is called once per run, inside the run's bubble, before
+	// the first engine starts; the world outlives engine restarts.
+	Setup func(w *World) (System, error)
+	// Options are passed to every engine the runs start (cached kinds,
+	// backoffs, ...).
+	Options []runtime.Option
+	// Initial are the resources the state holds when the first engine
+	// starts (written as by an outside writer: no owner).
+	Initial []resource.Resource
+	// Workload is the outside writers' part: a Script, or a generator of
+	// random writes over templates (Generate). Nil: no outside writes.
+	Workload Workload
+	// Faults are the faults injected while the workload runs.
+	Faults Faults
+	// Invariants are checked after every step, on the committed state.
+	Invariants []Invariant
+	// Final checks the state once the run converged (after the workload,
+	// every fault, and the engine's work ended).
+	Final func(v View) error
+	// Equivalent compares the final state of a run with the final state
+	// of the reference run of the same workload (every change handled as
+	// soon as it is made, no fault): nil when they are equivalent, or an
+	// error that says how they differ. Nil Equivalent: the same resources
+	// (by pointer) with the same spec, owner, phase, finalizers, labels
+	// and annotations (versions and times aside), after Canonical.
+	Equivalent func(run, reference View) error
+	// Canonical maps a resource to the form the default equivalence
+	// compares (e.g. with a field a fake world assigns in the order of
+	// calls zeroed); nil: the resource itself. It must not change its
+	// argument: return a changed DeepCopy.
+	Canonical func(r resource.Resource) resource.Resource
+	// NoReference turns the comparison with the reference run off (the
+	// final state legitimately depends on the order of events).
+	NoReference bool
+	// Bounds bound each run; zero fields take their defaults.
+	Bounds Bounds
+	// Seeds and Time are the budget of Test and Explore when no flag or
+	// environment variable sets one (see the package doc); zero: 100
+	// seeds, no time limit.
+	Seeds int
+	Time  time.Duration
+}
+
+// Bounds bound a run. A run that does not converge within them fails.
+type Bounds struct {
+	// Converge is the virtual time within which the engine must be quiet
+	// once the workload and the faults ended (default 5 min).
+	Converge time.Duration
+	// Steps is the most steps a run may take, all phases together
+	// (default 20,000): a run that keeps the engine busy for longer does
+	// not converge.
+	Steps int
+	// Quiet is how long the engine must stay quiet, with no timer of its
+	// own pending, to have converged: timers of user code (a Controller's
+	// own retry) that fire within it wake it up (default 2 min, past the
+	// engine's longest default backoff).
+	Quiet time.Duration
+	// StepTime is the virtual time each step takes (default 1 ms).
+	StepTime time.Duration
+}
+
+func (b Bounds) withDefaults() Bounds {
+	if b.Converge <= 0 {
+		b.Converge = 5 * time.Minute
+	}
+	if b.Steps <= 0 {
+		b.Steps = 20000
+	}
+	if b.Quiet <= 0 {
+		b.Quiet = 2 * time.Minute
+	}
+	if b.StepTime <= 0 {
+		b.StepTime = time.Millisecond
+	}
+	return b
+}
+
+// System is one run's daemon, as Setup builds it around its world.
+type System struct {
+	// Register registers the daemon's controllers with a fresh engine: at
+	// the start of the run and after every restart of the engine (a
+	// daemon restarting builds its controllers anew). Required.
+	Register func(e controller.Engine) error
+	// Actions are the outside events of the world (a cable unplugged, a
+	// device gone) that a generated workload picks among its writes, and
+	// that a Script names.
+	Actions []Action
+	// Invariants are checked after every step, with the scenario's; they
+	// may read the world.
+	Invariants []Invariant
+	// Final checks the converged state, after the scenario's Final.
+	Final func(v View) error
+}
+
+// Action is an outside event of the world: Do runs as one step of the
+// workload, from the simulator's goroutine (inside the run's bubble). An
+// error is traced, not a failure.
+type Action struct {
+	Name string
+	Do   func(ctx context.Context) error
+}
+
+// Invariant is a property of the committed state that must hold after
+// every step.
+type Invariant struct {
+	Name  string
+	Check func(v View) error
+}
+
+// Template is a kind of resource an outside writer writes: a generated
+// workload sets resources of the template's IDs to what New returns (a
+// create, or an update of the spec, labels and annotations), and removes
+// them (a teardown, then the destroy once the finalizers are gone).
+type Template struct {
+	// IDs are the IDs the workload picks from.
+	IDs []resource.ID
+	// New returns resource id as the outside writer wants it, its spec
+	// drawn from rng (the same rng state gives the same resource).
+	New func(id resource.ID, rng *rand.Rand) resource.Resource
+	// Weight is the template's share of the generated writes (0: 1).
+	Weight int
+	// NoRemove keeps the generator from removing resources of the
+	// template.
+	NoRemove bool
+}
+
+// Workload is a sequence of outside writes and actions: [Script] or
+// [Generate].
+type Workload interface {
+	ops(seed uint64, actions []Action) []op
+}
+
+// Generate is a workload of n random steps: each sets (70 %) or removes
+// (30 %) a resource of a template (picked by weight; an ID of its IDs), or
+// runs one of the System's Actions (one step in ten, when it has any). The
+// steps are drawn from the run's seed.
+func Generate(n int, templates ...Template) Workload { return generated{n: n, templates: templates} }
+
+// Script is a fixed workload: its steps in order, the same for every seed
+// (only the schedule and the faults differ).
+func Script(steps ...Step) Workload { return script(steps) }
+
+// Step is one step of a Script: [Set], [Remove] or [Do].
+type Step struct{ op op }
+
+// Set makes r exist as given (created, or its spec, labels and
+// annotations updated). A resource the workload removed is written again
+// only once it is destroyed: the workload waits for it.
+func Set(r resource.Resource) Step { return Step{op{verb: verbSet, fixed: r}} }
+
+// Remove tears the resource down and destroys it once its finalizers are
+// gone (as state.TeardownAndDestroy does; the workload's later steps on it
+// wait for the destroy); nothing when it is absent.
+func Remove(ptr resource.Pointer) Step {
+	return Step{op{verb: verbRemove, ptr: resource.NewPointer(ptr.Namespace(), ptr.Type(), ptr.ID())}}
+}
+
+// Do runs the System's action named name.
+func Do(name string) Step { return Step{op{verb: verbDo, action: name}} }
