@@ -20,6 +20,10 @@ import (
 // wakes it up, besides the engine's start event.
 type KernelLinkObserver struct {
 	Kernel *kernel.Kernel
+	// Notify, when set, wakes it instead of the kernel's notification
+	// channel (a simulation passes the kernel's notifications on when its
+	// schedule says: sim.World.Relay).
+	Notify <-chan struct{}
 }
 
 // Name implements controller.Controller.
@@ -35,7 +39,11 @@ func (*KernelLinkObserver) Outputs() []controller.Output {
 
 // Run implements controller.Controller.
 func (c *KernelLinkObserver) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
-	return runLoop(ctx, r, c.Kernel.Notify(), c.sync)
+	notify := c.Notify
+	if notify == nil {
+		notify = c.Kernel.Notify()
+	}
+	return runLoop(ctx, r, notify, c.sync)
 }
 
 func (c *KernelLinkObserver) sync(ctx context.Context, r controller.Runtime) error {

@@ -8,15 +8,35 @@ import (
 	"github.com/resgraph/resgraph/cmd/demo/internal/kernel"
 )
 
+// Option configures [Register].
+type Option func(*options)
+
+type options struct {
+	kernelNotify <-chan struct{}
+}
+
+// WithKernelNotify makes KernelLinkObserver wait on notify for the
+// kernel's changes instead of on the kernel's own notification channel (a
+// simulation relays the kernel's notifications: sim.World.Relay).
+func WithKernelNotify(notify <-chan struct{}) Option {
+	return func(o *options) { o.kernelNotify = notify }
+}
+
 // Register registers every controller of the agent with engine; k is the
 // kernel the agent configures and observes.
-func Register(engine controller.Engine, k *kernel.Kernel) error {
+func Register(engine controller.Engine, k *kernel.Kernel, opts ...Option) error {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
 	address, err := NewAddressController()
 	if err != nil {
 		return err
 	}
 	for _, c := range []controller.Controller{
-		&KernelLinkObserver{Kernel: k},
+		&KernelLinkObserver{Kernel: k, Notify: o.kernelNotify},
 		address,
 		NewLinkStatusCleanupController(),
 		StaticRouteController{},

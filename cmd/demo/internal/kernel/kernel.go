@@ -7,7 +7,9 @@
 //     an error wrapping [ErrDeviceBusy] the first Config.FailFirst times it
 //     is called for a given link name (a transient failure, so that callers
 //     show their retry/backoff path).
-//   - A new link is operationally up.
+//   - A new link is operationally up, unless its cable is unplugged
+//     ([Kernel.SetCable]: a port's cable stays plugged or unplugged
+//     whether or not its link exists).
 //   - Every change (apply, delete, carrier change) is signalled on
 //     [Kernel.Notify], a coalescing channel of capacity one: a reader that
 //     wakes up reads the current state with [Kernel.Links].
@@ -72,6 +74,7 @@ type Kernel struct {
 	// links, attempts and nextIndex are protected by mu.
 	links     map[string]*Link
 	attempts  map[string]int // ApplyLink calls per link name, until the first success
+	unplugged map[string]bool
 	nextIndex int
 }
 
@@ -91,6 +94,7 @@ func New(cfg Config) *Kernel {
 		notify:    make(chan struct{}, 1),
 		links:     make(map[string]*Link),
 		attempts:  make(map[string]int),
+		unplugged: make(map[string]bool),
 		nextIndex: 2, // 1 is the loopback
 	}
 }
@@ -122,7 +126,7 @@ func (k *Kernel) ApplyLink(name string, mtu int) (Link, error) {
 			return Link{}, fmt.Errorf("apply link %s (attempt %d): %w", name, n+1, ErrDeviceBusy)
 		}
 		delete(k.attempts, name)
-		l = &Link{Name: name, Index: k.nextIndex, HardwareAddr: k.mac(name), Up: true}
+		l = &Link{Name: name, Index: k.nextIndex, HardwareAddr: k.mac(name), Up: !k.unplugged[name]}
 		k.nextIndex++
 		k.links[name] = l
 	} else if l.MTU == mtu {
@@ -161,6 +165,20 @@ func (k *Kernel) SetCarrier(name string, up bool) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.setCarrierLocked(name, up)
+}
+
+// SetCable plugs the cable of the port name in or out: the link's carrier
+// follows at once if it exists, and a link created later starts with it.
+// It reports whether the link exists.
+func (k *Kernel) SetCable(name string, plugged bool) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if plugged {
+		delete(k.unplugged, name)
+	} else {
+		k.unplugged[name] = true
+	}
+	return k.setCarrierLocked(name, plugged)
 }
 
 func (k *Kernel) setCarrierLocked(name string, up bool) bool {

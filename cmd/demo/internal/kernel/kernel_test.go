@@ -134,6 +134,27 @@ func flapRecord(t *testing.T, seed uint64) []string {
 	return out
 }
 
+func TestK9_CableStateOutlivesTheLink(t *testing.T) {
+	k := New(Config{})
+	assert.False(t, k.SetCable("eth0", false), "no link yet")
+	l, err := k.ApplyLink("eth0", 1500)
+	require.NoError(t, err)
+	assert.False(t, l.Up, "created with its cable unplugged")
+	assert.True(t, k.SetCable("eth0", true))
+	assert.True(t, k.Links()[0].Up)
+	assert.True(t, k.SetCable("eth0", false))
+	assert.False(t, k.Links()[0].Up)
+	require.True(t, k.DeleteLink("eth0"))
+	l, err = k.ApplyLink("eth0", 1500)
+	require.NoError(t, err)
+	assert.False(t, l.Up, "the cable is still out")
+	k.SetCable("eth0", true)
+	require.True(t, k.DeleteLink("eth0"))
+	l, err = k.ApplyLink("eth0", 1500)
+	require.NoError(t, err)
+	assert.True(t, l.Up)
+}
+
 func TestK6_FlappingIsDeterministicPerSeed(t *testing.T) {
 	a := flapRecord(t, 42)
 	b := flapRecord(t, 42)
