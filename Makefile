@@ -17,7 +17,7 @@ PROM := exporters/prometheus
 # protoenc), so that only its users depend on protoenc.
 PROTO := pkg/resource/codec/protobuf
 
-.PHONY: test bench lint fuzz cover tools
+.PHONY: test bench lint fuzz sim cover tools
 
 ## test: vet, then every test with the race detector (the CI command)
 test:
@@ -54,6 +54,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./pkg/resource/codec
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) .
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) .
+
+## sim: the simulations (pkg/runtime/runtimetest/sim: the mutants, the
+## demo's controllers, the generic controllers' chains) with $(SIMSEEDS)
+## seeds each; make test runs them with short budgets
+SIMSEEDS ?= 1000
+sim:
+	RESGRAPH_SIM_SEEDS=$(SIMSEEDS) $(GO) test -count=1 -timeout 3h -v -run 'Simulation|Mutants|Chain_Passes' \
+		./pkg/runtime/runtimetest/sim ./cmd/demo/internal/controllers ./pkg/generic
 
 cover:
 	$(GO) test -count=1 -coverprofile=cover.out $(PKGS)
