@@ -177,6 +177,27 @@ type ControllerMetrics struct {
 	Busy float64 `json:"busy"`
 	// HotLoops counts the hot loops flagged with the controller.
 	HotLoops uint64 `json:"hotLoops"`
+	// Edges are the traffic along its edges of the dependency graph: one
+	// per declared input, then one per output type and namespace written
+	// (an output declares no namespace: the engine learns it from the
+	// writes).
+	Edges []EdgeCount `json:"edges,omitempty"`
+}
+
+// EdgeCount is the traffic along one edge of a controller: for an input,
+// what the engine delivered through it — a Controller's wake-ups (one per
+// routed batch of changes that concerns it), a QController's queued items
+// (one per change); for an output, the controller's successful writes to
+// resources of Namespace/Type. Rates are differences of counts over time.
+type EdgeCount struct {
+	// EdgeType is the edge's type as the dependency graph names it
+	// ("InputStrong", ..., "OutputExclusive", "OutputShared").
+	EdgeType  string `json:"edgeType"`
+	Namespace string `json:"namespace"`
+	Type      string `json:"type"`
+	// ID is set for an input limited to one ID.
+	ID    string `json:"id,omitempty"`
+	Count uint64 `json:"count"`
 }
 
 // ParkedItem is a QController item parked by its retry policy: it failed

@@ -104,7 +104,9 @@ func (r *Runtime) controllerStatuses() []observe.ControllerStatus {
 	runners := r.runnerList()
 	out := make([]observe.ControllerStatus, 0, len(runners))
 	for _, rn := range runners {
-		out = append(out, rn.status())
+		st := rn.status()
+		st.Metrics.Edges = r.edgeCounts(st.Name, rn.sink())
+		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b observe.ControllerStatus) int { return cmp.Compare(a.Name, b.Name) })
 	return out

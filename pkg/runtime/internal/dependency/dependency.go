@@ -55,6 +55,9 @@ type Subscription[H any] struct {
 	HasID bool
 	// Kind is the input kind (controller.InputWeak ...).
 	Kind controller.InputKind
+	// Routed counts what the router delivered through this input (see
+	// [DB.InputCounts]); it is the same counter in every snapshot.
+	Routed *atomic.Uint64
 }
 
 // Snapshot is an immutable view of every subscription, by kind.
@@ -99,6 +102,9 @@ type DB[H any] struct {
 	records map[string]*Record[H]
 	// outputs by type; protected by mu.
 	outputs map[resource.Type]*outputOwners
+	// routed are the inputs' delivery counters, by controller name and
+	// input; protected by mu (the counters themselves are atomic).
+	routed map[string]map[controller.Input]*atomic.Uint64
 }
 
 // New returns an empty database.
@@ -106,6 +112,7 @@ func New[H any]() *DB[H] {
 	db := &DB[H]{
 		records: map[string]*Record[H]{},
 		outputs: map[resource.Type]*outputOwners{},
+		routed:  map[string]map[controller.Input]*atomic.Uint64{},
 	}
 	db.snapshot.Store(&Snapshot[H]{byKey: map[resource.KindKey][]Subscription[H]{}})
 	return db
@@ -255,6 +262,7 @@ func (db *DB[H]) rebuildLocked() {
 					ID:     id,
 					HasID:  hasID,
 					Kind:   in.Kind,
+					Routed: db.counterLocked(rec.Name, in),
 				})
 			}
 		}

@@ -1,6 +1,7 @@
 package dependency
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/siderolabs/gen/optional"
@@ -27,8 +28,12 @@ func TestSnapshot_SubscriptionsByKindIncludingDynamic(t *testing.T) {
 	assert.True(t, changed)
 
 	assert.Len(t, old.For(k), 1, "a published snapshot never changes")
-	subs := db.Snapshot().For(k)
+	subs := slices.Clone(db.Snapshot().For(k))
 	require.Len(t, subs, 2)
+	for i := range subs {
+		require.NotNil(t, subs[i].Routed, "every subscription counts its deliveries")
+		subs[i].Routed = nil
+	}
 	assert.Equal(t, Subscription[int]{Handle: 2, Name: "a", Kind: controller.InputWeak}, subs[0], "sorted by name")
 	assert.Equal(t, Subscription[int]{Handle: 1, Name: "b", ID: "x", HasID: true, Kind: controller.InputStrong}, subs[1])
 	assert.Equal(t, []resource.KindKey{k}, db.Snapshot().Keys())
@@ -78,4 +83,25 @@ func TestSetDynamic_SameSetIsNoChange(t *testing.T) {
 	changed, err = db.SetDynamic("a", []controller.Input{})
 	require.NoError(t, err)
 	assert.False(t, changed, "empty and nil are the same set")
+}
+
+// TestInputCounts_KeptAcrossSnapshots: an input's delivery counter is the
+// same in every snapshot, so that what was counted survives a change of
+// the dynamic inputs; InputCounts lists the inputs declared now.
+func TestInputCounts_KeptAcrossSnapshots(t *testing.T) {
+	db := New[int]()
+	static := controller.Input{Namespace: "ns", Type: "T", Kind: controller.InputWeak}
+	dyn := controller.Input{Namespace: "ns", Type: "U", Kind: controller.InputStrong}
+	require.NoError(t, db.Add(Record[int]{Handle: 1, Name: "a", Family: FamilyController, Static: []controller.Input{static}}))
+	db.Snapshot().For(resource.NewKindKey("ns", "T"))[0].Routed.Add(3)
+	_, err := db.SetDynamic("a", []controller.Input{dyn})
+	require.NoError(t, err)
+	db.Snapshot().For(resource.NewKindKey("ns", "T"))[0].Routed.Add(1)
+	db.Snapshot().For(resource.NewKindKey("ns", "U"))[0].Routed.Add(2)
+	assert.Equal(t, []InputCount{{Input: static, Routed: 4}, {Input: dyn, Routed: 2}}, db.InputCounts("a"))
+	_, err = db.SetDynamic("a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []InputCount{{Input: static, Routed: 4}}, db.InputCounts("a"), "inputs declared now")
+	assert.Nil(t, db.InputCounts("nobody"))
+	assert.Equal(t, []controller.Output(nil), db.Outputs("a"))
 }

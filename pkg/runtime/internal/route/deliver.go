@@ -35,6 +35,9 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 			}
 			for j := range events {
 				if Matches(s, events[j].Type, metas[j]) {
+					if s.Routed != nil {
+						s.Routed.Add(1)
+					}
 					sub.Floor.Raise(rev)
 					// Accounted first: the pass it starts takes it as its cause.
 					sub.Telemetry.Woken(events[j].Type, metas[j], at)
@@ -62,6 +65,9 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 		}
 		if len(scratch) > 0 {
 			sub.Floor.Raise(rev)
+			if s.Routed != nil {
+				s.Routed.Add(uint64(len(scratch)))
+			}
 		}
 		switch len(scratch) {
 		case 0:

@@ -127,6 +127,8 @@ type Controller struct {
 	// ("" when none); hotLoops counts the loops flagged with it.
 	hotLoop  atomic.Pointer[string]
 	hotLoops atomic.Uint64
+	// writes counts its commits by kind (see Writes).
+	writes writeCounts
 
 	mu sync.Mutex
 	// pass is the work pending for a Controller's next pass, and open,
@@ -358,7 +360,7 @@ const (
 // pointer, or a kind for List and CleanupOutputs) with err (nil when it
 // succeeded). A write that succeeded committed: after a create, an update
 // or a modify, target is the written resource's metadata with the
-// committed version. Called on the controller's goroutine once the state
+// committed version. It is counted by kind (see [Controller.Writes]). Called on the controller's goroutine once the state
 // returned. The end of a Controller's last call before it waits again ends
 // the busy time of its pass (see [Controller.EventTaken]). A destroy
 // refused for pending finalizers is traced as a finalizer wait.
@@ -368,7 +370,11 @@ func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
 	}
 	now := c.eng.Clock.Now()
 	c.lastCall.Store(int64(now))
-	if c.eng.Ring == nil || op == OpGet || op == OpList || op == OpContextWithTeardown || op == OpCleanupOutputs {
+	if op == OpGet || op == OpList || op == OpContextWithTeardown || op == OpCleanupOutputs {
+		return
+	}
+	count := err == nil && c.eng.Metrics
+	if !count && c.eng.Ring == nil {
 		return
 	}
 	typ := trace.Commit
@@ -381,6 +387,12 @@ func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
 	}
 	ref, ok := refOfTarget(target)
 	if !ok {
+		return
+	}
+	if count {
+		c.writes.add(resource.NewKindKey(ref.Namespace, ref.Type))
+	}
+	if c.eng.Ring == nil {
 		return
 	}
 	ref.Writer = c.name
