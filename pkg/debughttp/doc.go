@@ -21,12 +21,14 @@
 //     ?seconds=N, default 1), /debug/pprof/cmdline and /debug/pprof/symbol
 //   - /debug/graph        the controller/resource graph: ?format=dot
 //     (default), mermaid or json
-//   - /debug/graph/live   the graph, live: per-controller state (busy,
-//     idle, retrying, crashed, hot loop: see [LiveBusy]), queue depth, reconcile rate,
-//     last error, and per-edge event rates, refreshed every second without
-//     a page reload; clicking a node shows its explanation. The page, its
-//     script and its style are embedded in the handler (no external
-//     network); it polls ?format=json, a [LiveDocument]
+//   - /debug/graph/live   the graph, live: a node per controller and per
+//     resource kind (namespace and type), per-controller state (busy,
+//     idle, retrying, crashed, hot loop, standby: see [LiveBusy]), queue
+//     depth, reconcile rate, lag and last error, and per-edge rates,
+//     computed on the server over [RateWindow] and refreshed every second
+//     without a page reload; clicking a node shows its explanation. The
+//     page, its script and its style are embedded in the handler (no
+//     external network); it polls ?format=json, a [LiveDocument]
 //   - /debug/controllers  every controller's state, counters and last
 //     error, and the hot loops flagged now: an HTML page, or JSON (a
 //     [StatusDocument]) with ?format=json or an Accept header that lists

@@ -60,7 +60,7 @@ func New(o observe.Observer, opts ...Option) *Handler {
 			opt(&c)
 		}
 	}
-	live := livePage{obs: o, now: c.now}
+	live := newLivePage(o, c.now)
 	builtin := []Page{
 		{Path: "/debug/controllers", Title: "controllers", Handler: controllersPage{obs: o, now: c.now}},
 		{Path: "/debug/graph", Title: "graph", Handler: graphPage{obs: o}},

@@ -35,7 +35,8 @@ func (o leadObserver) Metrics() observe.Metrics {
 // TestPagesShowLeadership: with leadership, the controllers page says of
 // each controller whether this replica leads it or is a standby, since
 // when and the term, in HTML and JSON; the live document marks a standby
-// as such and carries the leadership of each controller.
+// as such, carries the leadership of each controller and marks each node
+// with its role.
 func TestPagesShowLeadership(t *testing.T) {
 	obs := leadObserver{}
 	srv := httptest.NewServer(New(obs, WithClock(func() time.Time { return tNow })))
@@ -48,9 +49,12 @@ func TestPagesShowLeadership(t *testing.T) {
 	assert.Contains(t, js, `"term": 42`)
 	assert.Contains(t, js, `"role": "standby"`)
 
-	doc := livePage{obs: obs, now: func() time.Time { return tNow }}.document(context.Background())
+	doc := newLivePage(obs, func() time.Time { return tNow }).document(context.Background())
 	require.Len(t, doc.Controllers, 2)
 	assert.Equal(t, LiveStandby, doc.Controllers[1].State)
+	require.Len(t, doc.Nodes, 2)
+	assert.Equal(t, []LiveMark{{Text: "leader", Class: MarkLeader, Title: "leader of election controller/led since 2025-01-02T15:04:00Z (term 42)"}}, doc.Nodes[0].Marks, "a badge on the node")
+	assert.Equal(t, []LiveMark{{Text: "standby", Class: MarkStandby, Title: "standby in election controller/waiting since 2025-01-02T15:04:00Z"}}, doc.Nodes[1].Marks)
 	b, err := json.Marshal(doc.Controllers[0])
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(string(b), `"leadership":{"election":"controller/led","role":"leader"`), "%s", b)
