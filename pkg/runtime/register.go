@@ -84,7 +84,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	if err != nil {
 		return err
 	}
-	tel := r.newTelemetry(name, false, 1)
+	tel := r.newTelemetry(name, 1)
 	wake := route.NewWake()
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(static, nil, outputs), tel, true)
 	var c *crunner.Runner
@@ -237,7 +237,7 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	if err != nil {
 		return err
 	}
-	tel := r.newTelemetry(name, true, int(concurrency))
+	tel := r.newTelemetry(name, int(concurrency))
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false)
 	c := qrunner.New(qrunner.Config{
 		Name:        name,

@@ -342,11 +342,11 @@ func (r *Runtime) Run(ctx context.Context) error {
 	return nil
 }
 
-// newTelemetry returns the telemetry sink of a controller (a QController
-// with workers workers when qc is set): nil (every report a no-op) when
-// metrics and the trace are off.
-func (r *Runtime) newTelemetry(name string, qc bool, workers int) *telemetry.Controller {
-	return telemetry.NewController(r.tel, name, qc, workers)
+// newTelemetry returns the telemetry sink of a controller (running
+// workers workers at once): nil (every report a no-op) when metrics and
+// the trace are off.
+func (r *Runtime) newTelemetry(name string, workers int) *telemetry.Controller {
+	return telemetry.NewController(r.tel, name, workers)
 }
 
 // group tracks the goroutines the engine starts (kind watches, controllers,

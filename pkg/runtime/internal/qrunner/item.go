@@ -22,14 +22,14 @@ import (
 // item that is in flight (rule Q2).
 func (c *Runner) worker(ctx context.Context) {
 	for {
-		it, ok := c.queue.Get(ctx)
+		it, pending, ok := c.queue.GetNoted(ctx)
 		if !ok {
 			return
 		}
 		if s := c.cfg.Scheduler; s != nil && !s.Gate(ctx, testhook.Gate{Kind: testhook.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
 			return // the engine stops; the queue shuts down
 		}
-		start := c.cfg.Telemetry.ItemStarted(it)
+		start := c.cfg.Telemetry.ItemStarted(it, &pending)
 		var last work.Last
 		if it.Map {
 			last, _ = c.last.Get(it.Ptr)
@@ -77,7 +77,12 @@ func (c *Runner) done(it work.Item, last work.Last, start telemetry.Stamp, o out
 	if d.Failure {
 		r = r.WithError(o.Msg)
 	}
-	comp := c.queue.Complete(it, r)
+	var settle func(*telemetry.Pending, queue.Completion)
+	if tel := c.cfg.Telemetry; tel != nil {
+		now := tel.Now(nil)
+		settle = func(p *telemetry.Pending, comp queue.Completion) { p.Settled(now, comp.Delay) }
+	}
+	comp := c.queue.CompleteNoted(it, r, settle)
 	if last.Res != nil && (d.Action == outcome.Done || comp.Parked) {
 		// Its next run, if any, is queued by a change that records what
 		// it needs.
@@ -87,7 +92,7 @@ func (c *Runner) done(it work.Item, last work.Last, start telemetry.Stamp, o out
 	if comp.Parked {
 		td.Action = outcome.Done // parked: not requeued
 	}
-	c.cfg.Telemetry.ItemEnded(it, start, o, td, comp.Delay)
+	c.cfg.Telemetry.ItemEnded(it, start, o, td, comp.Delay, comp.Attempts)
 	if d.Failure {
 		c.status.Failed(o.Text(it.What()))
 	} else {
@@ -147,12 +152,13 @@ func (c *Runner) mapItem(ctx context.Context, it work.Item, last work.Last, star
 		items = append(items, work.Reconcile(key))
 	}
 	c.cfg.Telemetry.Mapped(start, items) // before they can start
-	switch len(items) {
-	case 0:
-	case 1:
-		c.queue.Add(items[0])
-	default:
+	switch {
+	case len(items) == 0:
+	case c.cfg.Telemetry == nil:
 		c.queue.AddBatch(items)
+	default:
+		now := c.cfg.Telemetry.Now(nil)
+		c.queue.AddBatchNoted(items, func(_ int, p *telemetry.Pending) { p.Mapped(start, now) })
 	}
 	if len(bad) == 0 {
 		return outcome.Success()

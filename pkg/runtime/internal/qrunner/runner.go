@@ -70,8 +70,10 @@ type Runner struct {
 	logger *zap.Logger
 	// elog logs the engine's own messages about the controller, without
 	// automatic stack traces (see outcome.EngineLogger).
-	elog  *zap.Logger
-	queue *queue.Queue[work.Item]
+	elog *zap.Logger
+	// queue holds the items, each with its pending work for the
+	// telemetry (the queue's notes).
+	queue *queue.Queue[work.Item, telemetry.Pending]
 	sub   *route.Subscriber
 	// last holds the last versions of destroyed mapped inputs that their
 	// map items hand MapInput (rule Q4).
@@ -95,7 +97,7 @@ type Runner struct {
 // New returns the runner of a QController; it starts nothing.
 func New(cfg Config) *Runner {
 	logger := cfg.Logger.With(zap.String("controller", cfg.Name))
-	q := queue.NewWithPartner(cfg.Retry, reconcileMapPartner(cfg.Settings.Inputs))
+	q := queue.NewWithPartner[work.Item, telemetry.Pending](cfg.Retry, reconcileMapPartner(cfg.Settings.Inputs))
 	last := &work.LastSeen{}
 	c := &Runner{
 		cfg:      cfg,

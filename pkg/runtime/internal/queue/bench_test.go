@@ -140,7 +140,7 @@ func BenchmarkQueue(b *testing.B) {
 		name string
 		new  func() workQueue[resource.Pointer]
 	}{
-		{"queue", func() workQueue[resource.Pointer] { return New[resource.Pointer](retry.Policy{}) }},
+		{"queue", func() workQueue[resource.Pointer] { return New[resource.Pointer, none](retry.Policy{}) }},
 		{"naive", func() workQueue[resource.Pointer] { return newNaive[resource.Pointer]() }},
 	}
 	for _, impl := range impls {
@@ -228,7 +228,7 @@ func BenchmarkQueuePartner(b *testing.B) {
 			b.Run("load="+load.name+"/partner="+partner.name, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					q := NewWithPartner(retry.Policy{}, partner.fn)
+					q := NewWithPartner[itemKey, none](retry.Policy{}, partner.fn)
 					q.AddBatch(load.keys)
 					var done atomic.Int64
 					var wg sync.WaitGroup

@@ -8,7 +8,7 @@ package queue
 // All methods require q.mu.
 
 // heapLess orders slab entries a and b by due time, then by push order.
-func (q *Queue[K]) heapLess(a, b int32) bool {
+func (q *Queue[K, N]) heapLess(a, b int32) bool {
 	ea, eb := &q.slab[a], &q.slab[b]
 	if ea.due != eb.due {
 		return ea.due < eb.due
@@ -17,7 +17,7 @@ func (q *Queue[K]) heapLess(a, b int32) bool {
 }
 
 // heapSwap swaps heap positions h1 and h2 and fixes their heapIdx.
-func (q *Queue[K]) heapSwap(h1, h2 int) {
+func (q *Queue[K, N]) heapSwap(h1, h2 int) {
 	d := q.delayed
 	d[h1], d[h2] = d[h2], d[h1]
 	q.slab[d[h1]].heapIdx = int32(h1)
@@ -26,7 +26,7 @@ func (q *Queue[K]) heapSwap(h1, h2 int) {
 
 // heapUp moves the element at position h towards the root until its parent
 // is not greater.
-func (q *Queue[K]) heapUp(h int) {
+func (q *Queue[K, N]) heapUp(h int) {
 	for h > 0 {
 		p := (h - 1) / 2
 		if !q.heapLess(q.delayed[h], q.delayed[p]) {
@@ -39,7 +39,7 @@ func (q *Queue[K]) heapUp(h int) {
 
 // heapDown moves the element at position h towards the leaves until no
 // child is smaller; it reports whether the element moved.
-func (q *Queue[K]) heapDown(h int) bool {
+func (q *Queue[K, N]) heapDown(h int) bool {
 	start, n := h, len(q.delayed)
 	for {
 		c := 2*h + 1
@@ -59,7 +59,7 @@ func (q *Queue[K]) heapDown(h int) bool {
 }
 
 // heapPush adds slab entry i, whose due and seq are set.
-func (q *Queue[K]) heapPush(i int32) {
+func (q *Queue[K, N]) heapPush(i int32) {
 	q.slab[i].heapIdx = int32(len(q.delayed))
 	q.delayed = append(q.delayed, i)
 	q.heapUp(len(q.delayed) - 1)
@@ -67,7 +67,7 @@ func (q *Queue[K]) heapPush(i int32) {
 
 // heapRemove removes the element at heap position h and returns its slab
 // index.
-func (q *Queue[K]) heapRemove(h int) int32 {
+func (q *Queue[K, N]) heapRemove(h int) int32 {
 	i := q.delayed[h]
 	last := len(q.delayed) - 1
 	if h != last {

@@ -15,6 +15,9 @@ import (
 // then 1s.
 var testOpts = backoff(100*time.Millisecond, time.Second)
 
+// none is the note of the tests' queues: no notes.
+type none = struct{}
+
 // backoff is the retry policy with the backoff bounds initial and max.
 func backoff(initial, maxDelay time.Duration) retry.Policy {
 	return retry.Policy{Backoff: retry.Backoff{Initial: initial, Max: maxDelay}}
@@ -26,7 +29,7 @@ const horizon = time.Hour
 
 // get takes the next key, failing the test if none is due within horizon,
 // and returns it with the (virtual) time Get blocked.
-func get[K comparable](t *testing.T, q *Queue[K]) (K, time.Duration) {
+func get[K comparable](t *testing.T, q *Queue[K, none]) (K, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), horizon)
 	defer cancel()
@@ -38,7 +41,7 @@ func get[K comparable](t *testing.T, q *Queue[K]) (K, time.Duration) {
 
 // getAfter asserts that the next key is want and that Get blocked exactly
 // wait.
-func getAfter[K comparable](t *testing.T, q *Queue[K], want K, wait time.Duration) {
+func getAfter[K comparable](t *testing.T, q *Queue[K, none], want K, wait time.Duration) {
 	t.Helper()
 	k, d := get(t, q)
 	assert.Equal(t, want, k)
@@ -46,13 +49,13 @@ func getAfter[K comparable](t *testing.T, q *Queue[K], want K, wait time.Duratio
 }
 
 // getNow asserts that the next key is want and is due at once.
-func getNow[K comparable](t *testing.T, q *Queue[K], want K) {
+func getNow[K comparable](t *testing.T, q *Queue[K, none], want K) {
 	t.Helper()
 	getAfter(t, q, want, 0)
 }
 
 // assertNothingDue asserts that Get finds no key within horizon.
-func assertNothingDue[K comparable](t *testing.T, q *Queue[K]) {
+func assertNothingDue[K comparable](t *testing.T, q *Queue[K, none]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), horizon)
 	defer cancel()
@@ -62,7 +65,7 @@ func assertNothingDue[K comparable](t *testing.T, q *Queue[K]) {
 
 // getAsync starts a Get in a goroutine and returns a channel that receives
 // its result.
-func getAsync[K comparable](ctx context.Context, q *Queue[K]) <-chan getResult[K] {
+func getAsync[K comparable](ctx context.Context, q *Queue[K, none]) <-chan getResult[K] {
 	ch := make(chan getResult[K], 1)
 	go func() {
 		k, ok := q.Get(ctx)

@@ -10,7 +10,7 @@ import (
 )
 
 // storage returns the sizes of q's internal storage.
-func (q *Queue[K]) storage() (keys, slab, ringCap, heapCap int) {
+func (q *Queue[K, N]) storage() (keys, slab, ringCap, heapCap int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.index), len(q.slab), len(q.due.buf), cap(q.delayed)
@@ -18,7 +18,7 @@ func (q *Queue[K]) storage() (keys, slab, ringCap, heapCap int) {
 
 func TestMemory_BoundedByDistinctKeysNotAdds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](backoff(time.Millisecond, time.Millisecond))
+		q := New[string, none](backoff(time.Millisecond, time.Millisecond))
 		for range 100_000 {
 			q.Add("a") // waiting
 		}
@@ -46,7 +46,7 @@ func TestMemory_BoundedByDistinctKeysNotAdds(t *testing.T) {
 
 func TestMemory_ReleasedAfterLargeBurst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[int](testOpts)
+		q := New[int, none](testOpts)
 		const n = 10 * releaseThreshold
 		ks := make([]int, n)
 		for i := range ks {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -17,12 +18,12 @@ import (
 
 // checkInvariants verifies the invariants written on Queue's fields. It is
 // meant for a quiescent queue (no Get blocked).
-func (q *Queue[K]) checkInvariants() error {
+func (q *Queue[K, N]) checkInvariants() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	free := map[int32]bool{}
 	for _, i := range q.free {
-		if free[i] || q.slab[i] != (entry[K]{}) {
+		if free[i] || !reflect.ValueOf(q.slab[i]).IsZero() {
 			return fmt.Errorf("free slot %d listed twice or not zero", i)
 		}
 		free[i] = true
@@ -82,6 +83,9 @@ type modelKey struct {
 	attempts uint32
 	dirty    bool
 	failing  bool
+	// note is what the key's note must hold: 1 per add since it was last
+	// taken, 100 per Complete that kept it.
+	note int
 }
 
 // model is a naive reference implementation of the queue's rules, in
@@ -118,9 +122,12 @@ func (m *model) add(k string) {
 	if ok && m.opts.ChangeAbandonsRetry && s.loc != locInFlight {
 		s.failures, s.attempts = 0, 0
 	}
+	if ok {
+		s.note++
+	}
 	switch {
 	case !ok:
-		m.keys[k] = &modelKey{loc: locDue, failing: m.parked[k]}
+		m.keys[k] = &modelKey{loc: locDue, failing: m.parked[k], note: 1}
 		delete(m.parked, k)
 		m.due = append(m.due, k)
 	case s.loc == locInFlight:
@@ -150,16 +157,25 @@ func (m *model) next(now time.Duration) (k string, wait time.Duration, ok bool) 
 	return first, m.keys[first].dueAt - now, true
 }
 
-func (m *model) take(k string) {
+// take takes k and returns its note.
+func (m *model) take(k string) (note int) {
 	if m.due[0] != k {
 		panic("model: take of a key not at the front")
 	}
 	m.due = m.due[1:]
 	m.keys[k].loc = locInFlight
+	note, m.keys[k].note = m.keys[k].note, 0
+	return note
 }
 
-func (m *model) done(k string, r Result, now time.Duration) {
+// done completes k with r and returns its attempts.
+func (m *model) done(k string, r Result, now time.Duration) (attempts uint32) {
 	s := m.keys[k]
+	defer func() {
+		if m.keys[k] != nil {
+			s.note += 100 // kept: settled
+		}
+	}()
 	switch r.run {
 	case retry.Succeeded:
 		s.failures = 0
@@ -174,6 +190,7 @@ func (m *model) done(k string, r Result, now time.Duration) {
 	} else {
 		s.attempts = 0
 	}
+	attempts = s.attempts
 	delayed := func(d time.Duration) {
 		s.loc, s.dueAt, s.seq = locDelayed, now+d, m.seq
 		m.seq++
@@ -199,6 +216,7 @@ func (m *model) done(k string, r Result, now time.Duration) {
 	default:
 		delayed(r.after)
 	}
+	return attempts
 }
 
 func (m *model) counts() (waiting, inFlight, failing int) {
@@ -237,7 +255,7 @@ func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 			rng := rand.New(rand.NewPCG(seed, uint64(run)))
 			opts := policy
 			opts.Backoff = retry.Backoff{Initial: 10 * time.Millisecond, Max: 80 * time.Millisecond}
-			q := New[string](opts)
+			q := New[string, int](opts)
 			m := &model{opts: opts, keys: map[string]*modelKey{}, parked: map[string]bool{}}
 			start := time.Now()
 			now := func() time.Duration { return time.Since(start) }
@@ -252,7 +270,7 @@ func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 					op = "add " + k
 					m.promote(now())
 					m.add(k)
-					q.Add(k)
+					q.AddNoted(k, func(n *int) { *n++ })
 				case n < 30:
 					ks := []string{key(), key(), key()}
 					op = fmt.Sprint("addBatch ", ks)
@@ -260,7 +278,10 @@ func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 					for _, k := range ks {
 						m.add(k)
 					}
-					q.AddBatch(ks)
+					q.AddBatchNoted(ks, func(i int, n *int) {
+						require.Equal(t, ks[i], q.slab[q.index[ks[i]]].key, "note %d of %v", i, ks)
+						*n++
+					})
 				case n < 60:
 					m.promote(now())
 					want, wait, ok := m.next(now())
@@ -273,14 +294,14 @@ func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 					op = fmt.Sprintf("get (timeout %v; want %q after %v, %v)", timeout, want, wait, ok)
 					ctx, cancel := context.WithTimeout(t.Context(), timeout)
 					before := now()
-					k, got := q.Get(ctx)
+					k, note, got := q.GetNoted(ctx)
 					cancel()
 					require.Equal(t, ok, got, "step %d: %s", step, op)
 					if ok {
 						require.Equal(t, want, k, "step %d: %s", step, op)
 						require.Equal(t, wait, now()-before, "step %d: %s", step, op)
 						m.promote(now())
-						m.take(k)
+						require.Equal(t, m.take(k), note, "step %d: %s: note", step, op)
 						inFlight = append(inFlight, k)
 					} else {
 						require.Equal(t, timeout, now()-before, "step %d: %s", step, op)
@@ -299,8 +320,13 @@ func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 					}[rng.IntN(7)]
 					op = fmt.Sprintf("done %s %v", k, r)
 					m.promote(now())
-					m.done(k, r, now())
-					require.Equal(t, m.parked[k], q.Complete(k, r).Parked, "step %d: %s: parked", step, op)
+					attempts := m.done(k, r, now())
+					c := q.CompleteNoted(k, r, func(n *int, c Completion) {
+						require.False(t, c.Parked)
+						*n += 100
+					})
+					require.Equal(t, m.parked[k], c.Parked, "step %d: %s: parked", step, op)
+					require.Equal(t, attempts, c.Attempts, "step %d: %s: attempts", step, op)
 				default:
 					d := time.Duration(rng.IntN(60)) * time.Millisecond
 					op = fmt.Sprintf("sleep %v", d)

@@ -27,7 +27,7 @@ type Parked[K comparable] struct {
 
 // parkKey moves slab entry i, in no location and failing, out of the queue's
 // scheduling into q.held. Requires q.mu.
-func (q *Queue[K]) parkKey(i int32, msg string) {
+func (q *Queue[K, N]) parkKey(i int32, msg string) {
 	e := &q.slab[i]
 	if q.held == nil {
 		q.held = make(map[K]Parked[K])
@@ -39,7 +39,7 @@ func (q *Queue[K]) parkKey(i int32, msg string) {
 // unparkKey makes the fresh slab entry i a parked key's comeback, if its key
 // is parked: it stays failing (counted once) until its next run. Requires
 // q.mu.
-func (q *Queue[K]) unparkKey(i int32) {
+func (q *Queue[K, N]) unparkKey(i int32) {
 	e := &q.slab[i]
 	if _, ok := q.held[e.key]; ok {
 		delete(q.held, e.key)
@@ -51,7 +51,7 @@ func (q *Queue[K]) unparkKey(i int32) {
 // them (all when limit < 0), and how many there are. A key is parked from
 // the failed run that exhausted the policy's MaxAttempts until it is added
 // again.
-func (q *Queue[K]) Parked(limit int) (keys []Parked[K], total int) {
+func (q *Queue[K, N]) Parked(limit int) (keys []Parked[K], total int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	total = len(q.held)

@@ -18,7 +18,7 @@ import (
 var parkOpts = retry.Policy{Backoff: retry.Backoff{Initial: 100 * time.Millisecond, Max: time.Second}, MaxAttempts: 3}
 
 // failTo runs a (due now or after want) to a failure, asserting the wait.
-func failTo(t *testing.T, q *Queue[string], wait time.Duration) Completion {
+func failTo(t *testing.T, q *Queue[string, none], wait time.Duration) Completion {
 	t.Helper()
 	getAfter(t, q, "a", wait)
 	return q.Complete("a", Failure().WithError("boom"))
@@ -26,10 +26,10 @@ func failTo(t *testing.T, q *Queue[string], wait time.Duration) Completion {
 
 func TestRetryPolicy_ParkedAfterMaxAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](parkOpts)
+		q := New[string, none](parkOpts)
 		q.Add("a")
-		assert.Equal(t, Completion{Delay: 100 * time.Millisecond}, failTo(t, q, 0))
-		assert.Equal(t, Completion{Delay: 200 * time.Millisecond}, failTo(t, q, 100*time.Millisecond))
+		assert.Equal(t, Completion{Delay: 100 * time.Millisecond, Attempts: 1}, failTo(t, q, 0))
+		assert.Equal(t, Completion{Delay: 200 * time.Millisecond, Attempts: 2}, failTo(t, q, 100*time.Millisecond))
 		parkedAt := time.Now().Add(200 * time.Millisecond)
 		assert.Equal(t, Completion{Parked: true, Attempts: 3}, failTo(t, q, 200*time.Millisecond))
 
@@ -45,7 +45,7 @@ func TestRetryPolicy_ParkedAfterMaxAttempts(t *testing.T) {
 
 func TestRetryPolicy_ParkedKeyRetriedOnItsNextAddAsAFreshKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](parkOpts)
+		q := New[string, none](parkOpts)
 		q.Add("a")
 		failTo(t, q, 0)
 		failTo(t, q, 100*time.Millisecond)
@@ -56,8 +56,8 @@ func TestRetryPolicy_ParkedKeyRetriedOnItsNextAddAsAFreshKey(t *testing.T) {
 		assert.Equal(t, 0, total, "added again: no longer parked")
 		assert.Equal(t, 1, q.Failing(), "still failing until a run succeeds")
 		// Counts start over: three more attempts, backoff from the initial delay.
-		assert.Equal(t, Completion{Delay: 100 * time.Millisecond}, failTo(t, q, 0))
-		assert.Equal(t, Completion{Delay: 200 * time.Millisecond}, failTo(t, q, 100*time.Millisecond))
+		assert.Equal(t, Completion{Delay: 100 * time.Millisecond, Attempts: 1}, failTo(t, q, 0))
+		assert.Equal(t, Completion{Delay: 200 * time.Millisecond, Attempts: 2}, failTo(t, q, 100*time.Millisecond))
 		getAfter(t, q, "a", 200*time.Millisecond)
 		q.Done("a", Success())
 		assert.Equal(t, 0, q.Failing())
@@ -75,7 +75,7 @@ func TestRetryPolicy_SuccessOrPlainRequeueResetsAttempts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				q := New[string](parkOpts)
+				q := New[string, none](parkOpts)
 				q.Add("a")
 				failTo(t, q, 0)
 				failTo(t, q, 100*time.Millisecond)
@@ -90,7 +90,7 @@ func TestRetryPolicy_SuccessOrPlainRequeueResetsAttempts(t *testing.T) {
 
 func TestRetryPolicy_RequeueAfterFailureIsAFailedAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](parkOpts)
+		q := New[string, none](parkOpts)
 		q.Add("a")
 		for range 2 {
 			getNow(t, q, "a")
@@ -104,22 +104,22 @@ func TestRetryPolicy_RequeueAfterFailureIsAFailedAttempt(t *testing.T) {
 
 func TestRetryPolicy_ChangeDuringTheLastAttemptRunsItAgainFresh(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](parkOpts)
+		q := New[string, none](parkOpts)
 		q.Add("a")
 		failTo(t, q, 0)
 		failTo(t, q, 100*time.Millisecond)
 		getAfter(t, q, "a", 200*time.Millisecond)
 		q.Add("a") // a change while the last attempt runs: newer than the run
-		assert.Equal(t, Completion{}, q.Complete("a", Failure()))
+		assert.Equal(t, Completion{Attempts: 3}, q.Complete("a", Failure()), "not parked: due now")
 		_, total := q.Parked(-1)
 		assert.Equal(t, 0, total)
-		assert.Equal(t, Completion{Delay: 100 * time.Millisecond}, failTo(t, q, 0), "counts started over")
+		assert.Equal(t, Completion{Delay: 100 * time.Millisecond, Attempts: 1}, failTo(t, q, 0), "counts started over")
 	})
 }
 
 func TestRetryPolicy_NoMaxAttemptsNeverParks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		for range 50 {
@@ -148,7 +148,7 @@ func TestRetryPolicy_AddResetsAbandonsTheRetry(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				opts := parkOpts
 				opts.ChangeAbandonsRetry = tc.addResets
-				q := New[string](opts)
+				q := New[string, none](opts)
 				q.Add("a")
 				failTo(t, q, 0)
 				failTo(t, q, 100*time.Millisecond)
@@ -166,7 +166,7 @@ func TestRetryPolicy_AddResetsAbandonsTheRetry(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				opts := testOpts
 				opts.ChangeAbandonsRetry = tc.addResets
-				q := New[string](opts)
+				q := New[string, none](opts)
 				q.Add("a")
 				failTo(t, q, 0)
 				getAfter(t, q, "a", 100*time.Millisecond)
@@ -185,7 +185,7 @@ func TestRetryPolicy_AddResetsAbandonsTheRetry(t *testing.T) {
 
 func TestRetryPolicy_ParkedLimitAndShutDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[int](retry.Policy{MaxAttempts: 1})
+		q := New[int, none](retry.Policy{MaxAttempts: 1})
 		q.AddBatch([]int{1, 2, 3})
 		for range 3 {
 			k, ok := q.Get(t.Context())

@@ -26,9 +26,9 @@ func TestPolicy_BackoffThatCannotWorkPanics(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := retry.Policy{Backoff: tc.b}
 			if tc.ok {
-				assert.NotPanics(t, func() { New[int](p) })
+				assert.NotPanics(t, func() { New[int, none](p) })
 			} else {
-				assert.Panics(t, func() { New[int](p) })
+				assert.Panics(t, func() { New[int, none](p) })
 			}
 		})
 	}
@@ -38,7 +38,7 @@ func TestPolicy_BackoffThatCannotWorkPanics(t *testing.T) {
 // retry.DefaultInitial, doubling, to retry.DefaultMax.
 func TestPolicy_ZeroValueUsesDefaultBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](retry.Policy{})
+		q := New[string, none](retry.Policy{})
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Done("a", Failure())

@@ -24,8 +24,8 @@ const (
 // returned; smaller queues keep theirs for reuse.
 const releaseThreshold = 1024
 
-// entry is the state of one key known to the queue.
-type entry[K comparable] struct {
+// entry is the state of one key known to the queue, with its note.
+type entry[K comparable, N any] struct {
 	key     K
 	due     int64      // locDelayed: due time, in ns since Queue.epoch
 	seq     uint64     // locDelayed: push order, breaks ties between equal due times
@@ -34,6 +34,7 @@ type entry[K comparable] struct {
 	loc     location
 	dirty   bool // locInFlight: added again while in flight; cleared by Done
 	failing bool // its last Done reported a failure (see Queue.Failing)
+	note    N    // the user's data about the key (see Queue: notes)
 }
 
 // Queue is a work queue of comparable keys (resource pointers) for a
@@ -48,7 +49,20 @@ type entry[K comparable] struct {
 // dynamic value (as a map key would). For resource pointers, pass the value
 // built by resource.NewPointer(ns, typ, id), never a *Metadata or another
 // Pointer implementation, so that two pointers to one resource are one key.
-type Queue[K comparable] struct {
+//
+// Notes: each known key carries a note of type N, the user's data about the
+// key's pending work (the engine's telemetry keeps there when the item
+// became due and which changes it covers), kept in the key's own entry
+// rather than in a table of the user's beside the queue. A key's note
+// starts zero when the key becomes known; [Queue.AddNoted] and
+// [Queue.AddBatchNoted] update it as they add the key, [Queue.GetNoted]
+// hands it out with the key and zeroes it (so a note covers what happened
+// since the key was last taken), and [Queue.CompleteNoted] updates it when
+// the key stays in the queue after its run. It is dropped with the key
+// (success, parking, shutdown). The update functions run with the queue's
+// lock held: they must be cheap and must not call the queue. Use N =
+// struct{} for no notes, at no cost.
+type Queue[K comparable, N any] struct {
 	policy  retry.Policy  // immutable after New, backoff defaults applied
 	partner Partner[K]    // immutable after New; nil when keys have no partner
 	epoch   time.Time     // immutable; origin of entry.due
@@ -83,7 +97,7 @@ type Queue[K comparable] struct {
 	//     the parked timekeeper's timer fires no later than the earliest
 	//     delayed key's due time. A parked Get thus never misses a key.
 	index    map[K]int32
-	slab     []entry[K]
+	slab     []entry[K, N]
 	free     []int32
 	due      ring    // FIFO of due keys (slab indices), in the order they became due
 	delayed  []int32 // min-heap of delayed keys by (due, seq); see heap.go
@@ -109,8 +123,8 @@ type Queue[K comparable] struct {
 // backoff bounds meaning their defaults). It starts no goroutine, so an
 // unused queue needs no shutdown. New panics if p's backoff does not
 // validate: callers validate user-provided durations before.
-func New[K comparable](p retry.Policy) *Queue[K] {
-	return NewWithPartner[K](p, nil)
+func New[K comparable, N any](p retry.Policy) *Queue[K, N] {
+	return NewWithPartner[K, N](p, nil)
 }
 
 // Partner returns the key that must never be in flight at the same time as
@@ -124,12 +138,12 @@ type Partner[K comparable] func(k K) (K, bool)
 // not handed out; it waits, counted as waiting ([Queue.Len]), until the
 // partner's [Queue.Done] makes it due again (at the back of the due
 // FIFO, without a delay). A nil partner means no key has one, at no cost.
-func NewWithPartner[K comparable](p retry.Policy, partner Partner[K]) *Queue[K] {
+func NewWithPartner[K comparable, N any](p retry.Policy, partner Partner[K]) *Queue[K, N] {
 	if err := p.Backoff.Validate(); err != nil {
 		panic("queue: " + err.Error())
 	}
 	p.Backoff = p.Backoff.OrDefault()
-	return &Queue[K]{
+	return &Queue[K, N]{
 		policy:  p,
 		partner: partner,
 		epoch:   time.Now(),
@@ -142,11 +156,20 @@ func NewWithPartner[K comparable](p retry.Policy, partner Partner[K]) *Queue[K] 
 // key waiting out a backoff or requeue delay is made due now (behind the
 // keys already due), keeping its failure count; a key in flight is run once
 // more after its Done. Add after ShutDown does nothing.
-func (q *Queue[K]) Add(k K) {
+func (q *Queue[K, N]) Add(k K) { q.AddNoted(k, nil) }
+
+// AddNoted is [Queue.Add], also updating k's note with note (nil: none),
+// under the queue's lock (see Queue: notes). After ShutDown, note is not
+// called.
+func (q *Queue[K, N]) AddNoted(k K, note func(*N)) {
 	q.mu.Lock()
 	if !q.shutdown {
 		q.promote()
-		if q.add(k) {
+		i, due := q.add(k)
+		if note != nil {
+			note(&q.slab[i].note)
+		}
+		if due {
 			q.kick()
 		}
 	}
@@ -155,7 +178,12 @@ func (q *Queue[K]) Add(k K) {
 
 // AddBatch adds every key of ks as [Queue.Add] does, in order, under one
 // lock acquisition. The queue does not keep ks.
-func (q *Queue[K]) AddBatch(ks []K) {
+func (q *Queue[K, N]) AddBatch(ks []K) { q.AddBatchNoted(ks, nil) }
+
+// AddBatchNoted is [Queue.AddBatch], also updating the note of each ks[i]
+// with note(i, note) (nil: none), in order, under the queue's lock (see
+// Queue: notes). After ShutDown, note is not called.
+func (q *Queue[K, N]) AddBatchNoted(ks []K, note func(i int, n *N)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.shutdown {
@@ -164,23 +192,26 @@ func (q *Queue[K]) AddBatch(ks []K) {
 	if len(q.index) == 0 && len(ks) > len(q.slab) {
 		// Initial fill: size the storage once instead of growing it.
 		q.index = make(map[K]int32, len(ks))
-		q.slab = make([]entry[K], 0, len(ks))
+		q.slab = make([]entry[K, N], 0, len(ks))
 		q.free = nil
 	}
 	q.promote()
 	changed := false
-	for _, k := range ks {
-		if q.add(k) {
-			changed = true
+	for j, k := range ks {
+		i, due := q.add(k)
+		if note != nil {
+			note(j, &q.slab[i].note)
 		}
+		changed = changed || due
 	}
 	if changed {
 		q.kick()
 	}
 }
 
-// add applies Add to k and reports whether a key became due. Requires q.mu.
-func (q *Queue[K]) add(k K) bool {
+// add applies Add to k and returns its slab index, and whether a key
+// became due. Requires q.mu.
+func (q *Queue[K, N]) add(k K) (int32, bool) {
 	i, ok := q.index[k]
 	if !ok {
 		i = q.alloc(k)
@@ -189,7 +220,7 @@ func (q *Queue[K]) add(k K) bool {
 		}
 		q.slab[i].loc = locDue
 		q.due.push(i)
-		return true
+		return i, true
 	}
 	e := &q.slab[i]
 	if e.loc != locInFlight {
@@ -202,17 +233,25 @@ func (q *Queue[K]) add(k K) bool {
 		q.heapRemove(int(e.heapIdx))
 		e.loc = locDue
 		q.due.push(i)
-		return true
+		return i, true
 	}
-	return false
+	return i, false
 }
 
 // Get blocks until a key is due, marks it in flight and returns it. Keys are
 // handed out in the order they became due. ok is false, and no key is taken,
 // when ctx is done or the queue is shut down (even if keys are due).
-func (q *Queue[K]) Get(ctx context.Context) (k K, ok bool) {
+func (q *Queue[K, N]) Get(ctx context.Context) (k K, ok bool) {
+	k, _, ok = q.GetNoted(ctx)
+	return k, ok
+}
+
+// GetNoted is [Queue.Get], also returning the key's note, which the key's
+// entry no longer holds: the next note of the key covers what happens
+// from now on (see Queue: notes).
+func (q *Queue[K, N]) GetNoted(ctx context.Context) (k K, n N, ok bool) {
 	if ctx.Err() != nil {
-		return k, false
+		return k, n, false
 	}
 	q.mu.Lock()
 	var w *waiter
@@ -223,12 +262,13 @@ func (q *Queue[K]) Get(ctx context.Context) (k K, ok bool) {
 			e.loc = locInFlight
 			q.inFlight++
 			k = e.key
+			n, e.note = e.note, n
 			if w != nil {
 				q.putWaiter(w)
 			}
 			q.kick()
 			q.mu.Unlock()
-			return k, true
+			return k, n, true
 		}
 
 		// Nothing due: park, as the timekeeper if the earliest delayed key
@@ -270,11 +310,11 @@ func (q *Queue[K]) Get(ctx context.Context) (k K, ok bool) {
 	}
 	q.kick() // pass on a signal or the timekeeper duty this Get received
 	q.mu.Unlock()
-	return k, false
+	return k, n, false
 }
 
 // Done is [Queue.Complete] returning only the delay.
-func (q *Queue[K]) Done(k K, r Result) (delay time.Duration) {
+func (q *Queue[K, N]) Done(k K, r Result) (delay time.Duration) {
 	return q.Complete(k, r).Delay
 }
 
@@ -283,10 +323,11 @@ type Completion struct {
 	// Delay is the delay after which the key is due again: 0 when it is
 	// due now, forgotten, parked, or the queue is shut down.
 	Delay time.Duration
-	// Parked is set when the key was parked (see retry.Policy.MaxAttempts);
-	// Attempts is then the number of consecutive failed runs.
-	Parked   bool
+	// Attempts is the key's number of consecutive failed runs, this one
+	// included (0 after a run that did not fail, and after ShutDown).
 	Attempts uint32
+	// Parked is set when the key was parked (see retry.Policy.MaxAttempts).
+	Parked bool
 }
 
 // Complete reports the outcome of processing k, which must be in flight
@@ -312,7 +353,15 @@ type Completion struct {
 // counts started over, as a parked key added again would be.
 //
 // After ShutDown, Complete only takes k out of flight.
-func (q *Queue[K]) Complete(k K, r Result) (c Completion) {
+func (q *Queue[K, N]) Complete(k K, r Result) Completion {
+	return q.CompleteNoted(k, r, nil)
+}
+
+// CompleteNoted is [Queue.Complete], also updating k's note with settle
+// (nil: none), under the queue's lock, when k stays in the queue: due now
+// (added while in flight, or requeued at once) or after c.Delay (see
+// Queue: notes).
+func (q *Queue[K, N]) CompleteNoted(k K, r Result, settle func(n *N, c Completion)) (c Completion) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	i, ok := q.index[k]
@@ -338,6 +387,7 @@ func (q *Queue[K]) Complete(k K, r Result) (c Completion) {
 		}
 	}
 	exhausted := e.retry.Ran(q.policy, r.run)
+	c.Attempts = e.retry.Attempts()
 	switch {
 	case e.dirty:
 		e.dirty = false
@@ -348,7 +398,7 @@ func (q *Queue[K]) Complete(k K, r Result) (c Completion) {
 		}
 		q.makeDue(i)
 	case exhausted:
-		c = Completion{Parked: true, Attempts: e.retry.Attempts()}
+		c.Parked = true
 		q.parkKey(i, r.err)
 		return c
 	case r.run == retry.Succeeded:
@@ -363,13 +413,16 @@ func (q *Queue[K]) Complete(k K, r Result) (c Completion) {
 		c.Delay = r.after
 		q.delay(i, now, c.Delay)
 	}
+	if settle != nil {
+		settle(&q.slab[i].note, c)
+	}
 	q.kick()
 	return c
 }
 
 // Len returns the number of keys waiting: due, or delayed by a backoff or a
 // requeue. Keys in flight are not counted, even if added again.
-func (q *Queue[K]) Len() int {
+func (q *Queue[K, N]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.due.len() + len(q.delayed) + q.blocked
@@ -379,14 +432,14 @@ func (q *Queue[K]) Len() int {
 // ([Failure] or [RequeueAfterFailure]): keys that failed and have not
 // succeeded or been requeued without a failure since. After ShutDown it
 // reports the keys failing when the queue shut down.
-func (q *Queue[K]) Failing() int {
+func (q *Queue[K, N]) Failing() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.failing
 }
 
 // InFlight returns the number of keys handed out by Get and not yet Done.
-func (q *Queue[K]) InFlight() int {
+func (q *Queue[K, N]) InFlight() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.inFlight
@@ -395,7 +448,7 @@ func (q *Queue[K]) InFlight() int {
 // ShutDown stops the queue: every blocked Get returns ok=false, and so does
 // every later Get; waiting keys are dropped and later Adds ignored. Keys in
 // flight may still be reported with Done. ShutDown is idempotent.
-func (q *Queue[K]) ShutDown() {
+func (q *Queue[K, N]) ShutDown() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.shutdown {
@@ -426,7 +479,7 @@ func (q *Queue[K]) ShutDown() {
 // popDue takes the first due key whose partner is not in flight out of the
 // due FIFO; due keys before it whose partner is in flight are blocked on
 // the way (see invariant 3a). Requires q.mu.
-func (q *Queue[K]) popDue() (int32, bool) {
+func (q *Queue[K, N]) popDue() (int32, bool) {
 	for {
 		i, ok := q.due.pop()
 		if !ok || q.partner == nil || q.inFlight == 0 {
@@ -447,7 +500,7 @@ func (q *Queue[K]) popDue() (int32, bool) {
 // unblockPartner makes k's partner due when it is blocked: k, its partner,
 // leaves flight. The partner goes to the back of the due FIFO, before k
 // itself if k is made due again by the same Done. Requires q.mu.
-func (q *Queue[K]) unblockPartner(k K) {
+func (q *Queue[K, N]) unblockPartner(k K) {
 	p, has := q.partner(k)
 	if !has {
 		return
@@ -460,13 +513,13 @@ func (q *Queue[K]) unblockPartner(k K) {
 }
 
 // now returns the current time in ns since q.epoch.
-func (q *Queue[K]) now() int64 { return int64(time.Since(q.epoch)) }
+func (q *Queue[K, N]) now() int64 { return int64(time.Since(q.epoch)) }
 
 // promote moves every delayed key whose due time has come to the back of
 // the due FIFO, earliest first, so keys are served in the order they became
 // due. It returns the current time, read only when some key is delayed (0
 // otherwise). Requires q.mu; the caller calls kick after its own change.
-func (q *Queue[K]) promote() (now int64) {
+func (q *Queue[K, N]) promote() (now int64) {
 	if len(q.delayed) == 0 {
 		return 0
 	}
@@ -479,14 +532,14 @@ func (q *Queue[K]) promote() (now int64) {
 
 // makeDue puts slab entry i, in no location, at the back of the due FIFO.
 // Requires q.mu.
-func (q *Queue[K]) makeDue(i int32) {
+func (q *Queue[K, N]) makeDue(i int32) {
 	q.slab[i].loc = locDue
 	q.due.push(i)
 }
 
 // delay puts slab entry i, in no location, into the delayed heap, due d
 // after now (read now if 0). Requires q.mu.
-func (q *Queue[K]) delay(i int32, now int64, d time.Duration) {
+func (q *Queue[K, N]) delay(i int32, now int64, d time.Duration) {
 	if now == 0 {
 		now = q.now()
 	}
@@ -503,7 +556,7 @@ func (q *Queue[K]) delay(i int32, now int64, d time.Duration) {
 
 // alloc adds k to the index with a fresh slab entry and returns its index.
 // Requires q.mu.
-func (q *Queue[K]) alloc(k K) int32 {
+func (q *Queue[K, N]) alloc(k K) int32 {
 	var i int32
 	if n := len(q.free); n > 0 {
 		i = q.free[n-1]
@@ -513,18 +566,18 @@ func (q *Queue[K]) alloc(k K) int32 {
 			panic("queue: more than 2^31-1 distinct keys")
 		}
 		i = int32(len(q.slab))
-		q.slab = append(q.slab, entry[K]{})
+		q.slab = append(q.slab, entry[K, N]{})
 	}
-	q.slab[i] = entry[K]{key: k, heapIdx: -1}
+	q.slab[i] = entry[K, N]{key: k, heapIdx: -1}
 	q.index[k] = i
 	return i
 }
 
 // forget removes slab entry i, in no location, and its key. When the queue
 // becomes empty after a large burst, its storage is released. Requires q.mu.
-func (q *Queue[K]) forget(i int32) {
+func (q *Queue[K, N]) forget(i int32) {
 	delete(q.index, q.slab[i].key)
-	q.slab[i] = entry[K]{}
+	q.slab[i] = entry[K, N]{}
 	q.free = append(q.free, i)
 	if len(q.index) == 0 && len(q.slab) > releaseThreshold {
 		q.index = make(map[K]int32)

@@ -16,7 +16,7 @@ import (
 
 func TestQ1_DedupWhileWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		q.Add("b")
 		q.Add("a")
@@ -35,7 +35,7 @@ func TestQ1_DedupWhileWaiting(t *testing.T) {
 
 func TestQ1_AddBatchDedups(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.AddBatch([]string{"a", "b", "a", "c", "b"})
 		require.Equal(t, 3, q.Len())
 		getNow(t, q, "a")
@@ -51,7 +51,7 @@ func TestQ1_AddBatchDedups(t *testing.T) {
 
 func TestQ1_AddWhileInFlightRunsExactlyOnceMore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Add("a")
@@ -72,7 +72,7 @@ func TestQ1_AddWhileInFlightRunsExactlyOnceMore(t *testing.T) {
 
 func TestQ2_InFlightKeyNotHandedOutBeforeDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Add("a")
@@ -94,7 +94,7 @@ func TestQ2_InFlightKeyNotHandedOutBeforeDone(t *testing.T) {
 
 func TestFIFO_DueKeysInArrivalOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[int](testOpts)
+		q := New[int, none](testOpts)
 		for i := range 100 {
 			q.Add(i)
 		}
@@ -106,7 +106,7 @@ func TestFIFO_DueKeysInArrivalOrder(t *testing.T) {
 
 func TestFIFO_DelayedKeyQueuesBehindKeysDueBeforeIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Done("a", Failure()) // a is due at 100ms
@@ -124,7 +124,7 @@ func TestFIFO_DelayedKeyQueuesBehindKeysDueBeforeIt(t *testing.T) {
 
 func TestFIFO_DueKeysBeforeDelayedKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Done("a", Failure())
@@ -138,7 +138,7 @@ func TestFIFO_DueKeysBeforeDelayedKeys(t *testing.T) {
 
 func TestQ3_BackoffDoublesCapsAndResetsOnSuccess(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		for _, want := range []time.Duration{100, 200, 400, 800, 1000, 1000, 1000} {
@@ -157,7 +157,7 @@ func TestQ3_BackoffDoublesCapsAndResetsOnSuccess(t *testing.T) {
 
 func TestQ3_BackoffIsPerKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Done("a", Failure())
@@ -176,7 +176,7 @@ func TestQ3_BackoffIsPerKey(t *testing.T) {
 
 func TestQ3_RequeueAfterExactInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Done("a", RequeueAfter(750*time.Millisecond))
@@ -189,7 +189,7 @@ func TestQ3_RequeueAfterExactInterval(t *testing.T) {
 
 func TestQ3_RequeueAfterNeitherCountsNorResetsFailures(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Done("a", Failure())
@@ -207,7 +207,7 @@ func TestQ3_RequeueAfterNonPositiveIsNowBehindDueKeys(t *testing.T) {
 	for _, d := range []time.Duration{0, -time.Second} {
 		t.Run(d.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				q := New[string](testOpts)
+				q := New[string, none](testOpts)
 				q.Add("a")
 				getNow(t, q, "a")
 				q.Add("b")
@@ -221,7 +221,7 @@ func TestQ3_RequeueAfterNonPositiveIsNowBehindDueKeys(t *testing.T) {
 
 func TestQ3_AddDuringBackoffRunsNow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Done("a", Failure())
@@ -236,7 +236,7 @@ func TestQ3_AddDuringBackoffRunsNow(t *testing.T) {
 
 func TestQ3_AddDuringRequeueDelayRunsNow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Done("a", RequeueAfter(time.Minute))
@@ -263,7 +263,7 @@ func TestQ3_AddedWhileInFlightRunsNowWhateverTheResult(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				q := New[string](testOpts)
+				q := New[string, none](testOpts)
 				q.Add("a")
 				getNow(t, q, "a")
 				q.Done("a", Failure())
@@ -281,7 +281,7 @@ func TestQ3_AddedWhileInFlightRunsNowWhateverTheResult(t *testing.T) {
 
 func TestFairness_KeyReaddedWhileInFlightGoesToTheBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.AddBatch([]string{"hot", "b", "c", "d"})
 		var order []string
 		for range 12 {
@@ -305,7 +305,7 @@ func TestFairness_KeyReaddedWhileInFlightGoesToTheBack(t *testing.T) {
 
 func TestFairness_FailingKeyDoesNotStarveOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](backoff(time.Millisecond, time.Millisecond))
+		q := New[string, none](backoff(time.Millisecond, time.Millisecond))
 		q.Add("failing")
 		for i := range 50 {
 			q.Add(string(rune('A' + i)))
@@ -331,7 +331,7 @@ func TestFairness_FailingKeyDoesNotStarveOthers(t *testing.T) {
 
 func TestShutDownWakesEveryGet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		q.Add("b")
 		getNow(t, q, "a")
@@ -365,7 +365,7 @@ func TestShutDownWakesEveryGet(t *testing.T) {
 
 func TestContextCancelWakesGet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		ctx, cancel := context.WithCancel(t.Context())
 		res := getAsync(ctx, q)
 		synctest.Wait()
@@ -383,7 +383,7 @@ func TestContextCancelWakesGet(t *testing.T) {
 
 func TestLenAndInFlightAccounting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		check := func(wantLen, wantInFlight int) {
 			t.Helper()
 			assert.Equal(t, wantLen, q.Len(), "Len")
@@ -414,7 +414,7 @@ func TestLenAndInFlightAccounting(t *testing.T) {
 }
 
 func TestDonePanicsForKeyNotInFlight(t *testing.T) {
-	q := New[string](testOpts)
+	q := New[string, none](testOpts)
 	assert.Panics(t, func() { q.Done("unknown", Success()) })
 	q.Add("due")
 	assert.Panics(t, func() { q.Done("due", Success()) })
@@ -423,7 +423,7 @@ func TestDonePanicsForKeyNotInFlight(t *testing.T) {
 
 func TestTimekeeper_ParkedGetWakesForAnEarlierDelayedKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](backoff(time.Second, time.Minute))
+		q := New[string, none](backoff(time.Second, time.Minute))
 		q.AddBatch([]string{"a", "b"})
 		getNow(t, q, "a")
 		getNow(t, q, "b")
@@ -446,7 +446,7 @@ func TestTimekeeper_ParkedGetWakesForAnEarlierDelayedKey(t *testing.T) {
 
 func TestTimekeeper_CanceledTimekeeperHandsOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](backoff(time.Second, time.Minute))
+		q := New[string, none](backoff(time.Second, time.Minute))
 		q.Add("a")
 		getNow(t, q, "a")
 		start := time.Now()
@@ -476,7 +476,7 @@ func TestWakeup_CanceledSignalledGetPassesTheKeyOn(t *testing.T) {
 	for _, cancelFirst := range []bool{true, false} {
 		t.Run(map[bool]string{true: "first canceled", false: "second canceled"}[cancelFirst], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				q := New[string](testOpts)
+				q := New[string, none](testOpts)
 				ctx1, cancel1 := context.WithCancel(t.Context())
 				ctx2, cancel2 := context.WithCancel(t.Context())
 				defer cancel2()
@@ -487,7 +487,7 @@ func TestWakeup_CanceledSignalledGetPassesTheKeyOn(t *testing.T) {
 
 				canceled, other := r1, r2
 				q.mu.Lock()
-				if q.add("k") { // what Add does, without releasing the lock
+				if _, due := q.add("k"); due { // what Add does, without releasing the lock
 					q.kick()
 				}
 				if cancelFirst {
@@ -509,7 +509,7 @@ func TestWakeup_CanceledSignalledGetPassesTheKeyOn(t *testing.T) {
 
 func TestKeysMayBeResourcePointers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[resource.Pointer](testOpts)
+		q := New[resource.Pointer, none](testOpts)
 		p := resource.NewPointer("ns", "T", "1")
 		q.Add(p)
 		q.Add(resource.NewPointer("ns", "T", "1")) // equal pointer: stored once
@@ -522,7 +522,7 @@ func TestKeysMayBeResourcePointers(t *testing.T) {
 
 func TestHugeRequeueDelaySaturates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Done("a", RequeueAfter(math.MaxInt64))
@@ -534,7 +534,7 @@ func TestHugeRequeueDelaySaturates(t *testing.T) {
 
 func TestWakeup_EveryParkedGetTakesOneOfABatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		var results []<-chan getResult[string]
 		for range 3 {
 			results = append(results, getAsync(t.Context(), q))
@@ -558,7 +558,7 @@ func TestWakeup_EveryParkedGetTakesOneOfABatch(t *testing.T) {
 // or forgotten.
 func TestDone_ReturnsTheDelayApplied(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.Add("a")
 		getNow(t, q, "a")
 		for _, want := range []time.Duration{100, 200, 400} {
@@ -598,7 +598,7 @@ func pairOf(k string) (string, bool) {
 // partner is done; it counts as waiting meanwhile.
 func TestPartner_NeverInFlightTogether(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := NewWithPartner(testOpts, pairOf)
+		q := NewWithPartner[string, none](testOpts, pairOf)
 		q.AddBatch([]string{"a", "A", "b", "-"})
 		getNow(t, q, "a")
 		getNow(t, q, "b") // A is blocked by a
@@ -628,7 +628,7 @@ func TestPartner_NeverInFlightTogether(t *testing.T) {
 // backoff.
 func TestPartner_DelayedAndDirtyKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := NewWithPartner(testOpts, pairOf)
+		q := NewWithPartner[string, none](testOpts, pairOf)
 		q.Add("a")
 		getNow(t, q, "a")
 		q.Done("a", Failure()) // due again after 100ms
@@ -653,7 +653,7 @@ func TestPartner_DelayedAndDirtyKeys(t *testing.T) {
 // ShutDown like every waiting key.
 func TestPartner_ShutDownDropsBlockedKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := NewWithPartner(testOpts, pairOf)
+		q := NewWithPartner[string, none](testOpts, pairOf)
 		q.AddBatch([]string{"a", "A"})
 		getNow(t, q, "a")
 		assertNothingDue(t, q)
@@ -671,7 +671,7 @@ func TestPartner_ShutDownDropsBlockedKeys(t *testing.T) {
 // leaves the count as it was.
 func TestFailing_CountsKeysWhoseLastResultFailed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		q.AddBatch([]string{"a", "b", "c"})
 		getNow(t, q, "a")
 		getNow(t, q, "b")

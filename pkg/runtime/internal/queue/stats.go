@@ -27,7 +27,7 @@ type Stats[K comparable] struct {
 // reports). A delayed key whose time has come counts as due. It takes the
 // queue's lock for a scan of every known key: it is meant for diagnostics
 // and tests, not for hot paths.
-func (q *Queue[K]) Stats(sample int) Stats[K] {
+func (q *Queue[K, N]) Stats(sample int) Stats[K] {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var st Stats[K]

@@ -10,7 +10,7 @@ import (
 
 func TestStatsCountsDueInFlightAndDelayed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New[string](testOpts)
+		q := New[string, none](testOpts)
 		defer q.ShutDown()
 		assert.Equal(t, Stats[string]{}, q.Stats(4), "empty")
 

@@ -35,10 +35,10 @@ func stress(t *testing.T, partners bool) {
 	t.Logf("seed %d", seed)
 
 	opts := backoff(time.Microsecond, 50*time.Microsecond)
-	q := New[int](opts)
+	q := New[int, none](opts)
 	group := func(k int) int { return k } // keys that must not run at once
 	if partners {
-		q = NewWithPartner(opts, func(k int) (int, bool) { return k ^ 1, true })
+		q = NewWithPartner[int, none](opts, func(k int) (int, bool) { return k ^ 1, true })
 		group = func(k int) int { return k / 2 }
 	}
 	var (

@@ -13,7 +13,7 @@ type waiter struct {
 }
 
 // getWaiter returns a waiter from the spare pool or a new one. Requires q.mu.
-func (q *Queue[K]) getWaiter() *waiter {
+func (q *Queue[K, N]) getWaiter() *waiter {
 	if n := len(q.spare); n > 0 {
 		w := q.spare[n-1]
 		q.spare[n-1] = nil
@@ -25,7 +25,7 @@ func (q *Queue[K]) getWaiter() *waiter {
 
 // putWaiter returns an unparked waiter to the spare pool (whose size is
 // bounded by the largest number of Gets blocked at once). Requires q.mu.
-func (q *Queue[K]) putWaiter(w *waiter) {
+func (q *Queue[K, N]) putWaiter(w *waiter) {
 	q.spare = append(q.spare, w)
 }
 
@@ -41,7 +41,7 @@ func (q *Queue[K]) putWaiter(w *waiter) {
 //
 // So a key that is due or becomes due is never left waiting while a Get is
 // parked, and a Get that finds nothing to take parks without busy-waiting.
-func (q *Queue[K]) kick() {
+func (q *Queue[K, N]) kick() {
 	for len(q.parked) > 0 && q.transit < q.due.len() {
 		q.signal()
 	}
@@ -54,7 +54,7 @@ func (q *Queue[K]) kick() {
 // signal wakes one parked waiter: the most recently parked one that is not
 // the timekeeper (so the timekeeper keeps its timer), or the timekeeper when
 // it is the only one. Requires q.mu and len(q.parked) > 0.
-func (q *Queue[K]) signal() {
+func (q *Queue[K, N]) signal() {
 	n := len(q.parked)
 	j := n - 1
 	if q.parked[j] == q.timekeeper && n > 1 {
@@ -76,7 +76,7 @@ func (q *Queue[K]) signal() {
 // out of the transit count if it was signalled (draining a token it did not
 // receive), out of q.parked otherwise, and out of the timekeeper duty.
 // Requires q.mu.
-func (q *Queue[K]) unpark(w *waiter) {
+func (q *Queue[K, N]) unpark(w *waiter) {
 	if w.signalled {
 		w.signalled = false
 		q.transit--

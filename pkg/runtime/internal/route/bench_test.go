@@ -47,12 +47,12 @@ func BenchmarkRouteEvent(b *testing.B) {
 					if i < interested {
 						typ = kindA.Type()
 					}
-					sub := &Subscriber{Telemetry: telemetry.NewController(eng, "c"+strconv.Itoa(i), family == dependency.FamilyQController, 1)}
+					sub := &Subscriber{Telemetry: telemetry.NewController(eng, "c"+strconv.Itoa(i), 1)}
 					kind := controller.InputWeak
 					if family == dependency.FamilyController {
 						sub.Wake = NewWake()
 					} else {
-						sub.Queue = queue.New[work.Item](retry.Policy{})
+						sub.Queue = queue.New[work.Item, telemetry.Pending](retry.Policy{})
 						kind = controller.InputQPrimary
 					}
 					if err := db.Add(dependency.Record[*Subscriber]{

@@ -23,9 +23,7 @@ func (w *kindWatcher) routeFirstBootstrap() {
 	clear(w.boot)
 	clear(w.bootMetas)
 	w.boot, w.bootMetas = nil, nil
-	if cap(w.scratch) > scratchKeep {
-		w.scratch = nil
-	}
+	w.scratch.release()
 	close(w.bootstrapped)
 	w.bootstrappedOnce = true
 }

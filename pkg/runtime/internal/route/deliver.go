@@ -15,17 +15,17 @@ type Subscription = dependency.Subscription[*Subscriber]
 
 // deliver delivers a batch of changes of one kind to every subscription of
 // that kind. It never blocks: Controllers get a coalescing wake-up,
-// QControllers a queue add. The contents of a kind's first bootstrap
-// (bootstrap set) go to QControllers only: they fill the queues (rule Q1),
-// while Controllers read the existing resources after their start event,
-// which waits for the bootstrap. metas holds the events' metadata, read
-// once by the watcher (a resource's Metadata method is user code, never
-// called here). scratch is reused storage owned by the caller; the grown
-// slice is returned for reuse. rev is the state's revision of the newest
-// change: a subscriber's reads must reach it before it is woken or its
-// items queued (see cache.Floor). at is the batch's routing time, shared
-// by the telemetry of every subscriber.
-func deliver(subs []Subscription, events []state.Event, metas []*resource.Metadata, scratch []work.Item, bootstrap bool, rev uint64, at *telemetry.Batch) []work.Item {
+// QControllers a queue add, with each item's pending work noted in its
+// queue entry. The contents of a kind's first bootstrap (bootstrap set) go
+// to QControllers only: they fill the queues (rule Q1), while Controllers
+// read the existing resources after their start event, which waits for
+// the bootstrap. metas holds the events' metadata, read once by the
+// watcher (a resource's Metadata method is user code, never called here).
+// sc is reused storage owned by the caller. rev is the state's revision of
+// the newest change: a subscriber's reads must reach it before it is woken
+// or its items queued (see cache.Floor). at is the batch's routing time,
+// shared by the telemetry of every subscriber.
+func deliver(subs []Subscription, events []state.Event, metas []*resource.Metadata, sc *scratch, bootstrap bool, rev uint64, at *telemetry.Batch) {
 	for i := range subs {
 		s := &subs[i]
 		sub := s.Handle
@@ -47,7 +47,7 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 			}
 			continue
 		}
-		scratch = scratch[:0]
+		sc.items, sc.from = sc.items[:0], sc.from[:0]
 		mapped := s.Kind != controller.InputQPrimary
 		for j := range events {
 			md := metas[j]
@@ -59,26 +59,41 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 				continue
 			}
 			ns, typ, id := md.Identity()
-			it := work.Item{Ptr: resource.NewPointerKey(ns, typ, id), Map: mapped}
-			scratch = append(scratch, it)
-			sub.Telemetry.Queued(it, events[j].Type, md, at)
+			sc.items = append(sc.items, work.Item{Ptr: resource.NewPointerKey(ns, typ, id), Map: mapped})
+			sc.from = append(sc.from, int32(j))
+			sub.Telemetry.Queued(events[j].Type, md, at)
 		}
-		if len(scratch) > 0 {
-			sub.Floor.Raise(rev)
-			if s.Routed != nil {
-				s.Routed.Add(uint64(len(scratch)))
-			}
-		}
-		switch len(scratch) {
-		case 0:
+		if len(sc.items) == 0 {
 			continue
-		case 1:
-			sub.Queue.Add(scratch[0])
-		default:
-			sub.Queue.AddBatch(scratch)
 		}
+		sub.Floor.Raise(rev)
+		if s.Routed != nil {
+			s.Routed.Add(uint64(len(sc.items)))
+		}
+		if sub.Telemetry == nil {
+			sub.Queue.AddBatch(sc.items)
+			continue
+		}
+		now := sub.Telemetry.Now(at)
+		sub.Queue.AddBatchNoted(sc.items, func(i int, p *telemetry.Pending) {
+			j := sc.from[i]
+			p.Queued(events[j].Type, metas[j], now, at)
+		})
 	}
-	return scratch
+}
+
+// scratch is the routing's reused storage: the items of a subscription,
+// and for each the index of the event that queues it.
+type scratch struct {
+	items []work.Item
+	from  []int32
+}
+
+// release drops storage grown beyond scratchKeep (a large bootstrap).
+func (sc *scratch) release() {
+	if cap(sc.items) > scratchKeep {
+		*sc = scratch{}
+	}
 }
 
 // rememberLast keeps what a mapped input's MapInput needs of a change

@@ -52,7 +52,7 @@ func (w *kindWatcher) hold(events []state.Event, metas []*resource.Metadata, boo
 				Type: ev.Type, Resource: md, Revision: rev, Stream: stream, Silent: !matched,
 				Release: func() {
 					var at telemetry.Batch
-					deliver([]Subscription{s}, []state.Event{ev}, []*resource.Metadata{md}, nil, bootstrap, rev, &at)
+					deliver([]Subscription{s}, []state.Event{ev}, []*resource.Metadata{md}, &scratch{}, bootstrap, rev, &at)
 				},
 			})
 		}

@@ -14,8 +14,9 @@ import (
 type Subscriber struct {
 	// Wake is a Controller's coalescing wake-up.
 	Wake *Wake
-	// Queue is a QController's work queue.
-	Queue *queue.Queue[work.Item]
+	// Queue is a QController's work queue, whose entries note the items'
+	// pending work for the telemetry.
+	Queue *queue.Queue[work.Item, telemetry.Pending]
 	// Last is, for a QController, the last versions its map items need
 	// (rule Q4; see work.LastSeen).
 	Last *work.LastSeen

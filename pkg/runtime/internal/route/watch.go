@@ -14,7 +14,6 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -95,7 +94,7 @@ type kindWatcher struct {
 	outMetas []*resource.Metadata
 	metas    []*resource.Metadata
 	gone     []Remembered
-	scratch  []work.Item
+	scratch  scratch
 	// inspect is the event whose resource's Metadata is being called (see
 	// metadataOf), nil otherwise.
 	inspect *state.Event
@@ -288,5 +287,5 @@ func (w *kindWatcher) route(events []state.Event, metas []*resource.Metadata, bo
 		w.hold(events, metas, bootstrap)
 		return
 	}
-	w.scratch = deliver(w.subs(w.key), events, metas, w.scratch, bootstrap, w.rev, &at)
+	deliver(w.subs(w.key), events, metas, &w.scratch, bootstrap, w.rev, &at)
 }

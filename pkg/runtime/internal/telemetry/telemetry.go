@@ -13,8 +13,9 @@
 // decision and message, the delays). Recording allocates nothing: the
 // histograms are arrays of atomics, trace events are written into the ring,
 // and what a reconcile waits with (its cause, its due time, the oldest
-// commit behind it) is kept per controller, and per QController item in a
-// map bounded by the queue's keys and failing items. What each call means,
+// commit behind it, a [Pending]) is kept per Controller in its sink, and
+// per QController item in the item's own queue entry (the queue's note),
+// so it lives exactly as long as the item is queued. What each call means,
 // and on which goroutine it comes, is documented on it; no method is called
 // with an engine lock held, and none may block.
 package telemetry
@@ -132,9 +133,9 @@ type Controller struct {
 
 	mu sync.Mutex
 	// pass is the work pending for a Controller's next pass, and open,
-	// openAt and early the state of its current pass (see PassEnded);
-	// items the work pending for each QController item. Protected by mu.
-	pass   pending
+	// openAt and early the state of its current pass (see PassEnded).
+	// Protected by mu.
+	pass   Pending
 	open   bool
 	openAt time.Duration
 	early  struct {
@@ -142,21 +143,26 @@ type Controller struct {
 		at     time.Duration
 		failed bool
 	}
-	items *itemTable
 }
 
-// NewController returns the sink of the controller name (a QController
-// with workers workers when qc is set) of the engine eng, or nil when eng
-// keeps neither metrics nor a trace.
-func NewController(eng *Engine, name string, qc bool, workers int) *Controller {
+// NewController returns the sink of the controller name (running workers
+// workers at once: a QController's concurrency, 1 for a Controller) of the
+// engine eng, or nil when eng keeps neither metrics nor a trace.
+func NewController(eng *Engine, name string, workers int) *Controller {
 	if eng.Off() {
 		return nil
 	}
-	c := &Controller{eng: eng, name: name, prevDelivery: -1, meter: busy.New(workers, 0)}
-	if qc {
-		c.items = newItemTable()
+	return &Controller{eng: eng, name: name, prevDelivery: -1, meter: busy.New(workers, 0)}
+}
+
+// Now returns the engine clock's reading at b's time (now for a nil
+// batch), for the [Pending] notes of the items the controller's queue
+// takes; 0 for a nil sink.
+func (c *Controller) Now(b *Batch) time.Duration {
+	if c == nil {
+		return 0
 	}
-	return c
+	return c.eng.Clock.at(b)
 }
 
 // Woken: the router woke a Controller for the change t of the resource
@@ -176,21 +182,17 @@ func (c *Controller) Woken(t state.EventType, md *resource.Metadata, b *Batch) {
 	c.route(t, md, now, b)
 }
 
-// Queued: the router queued item for a QController for the change t of
-// the resource md (a reconcile item for a primary input, a map item for a
-// mapped one), routed at b's time, after its kind's [Kind.Routed] for the
-// batch, on the same goroutine; md is read, never kept.
-func (c *Controller) Queued(item work.Item, t state.EventType, md *resource.Metadata, b *Batch) {
+// Queued: the router queued an item for a QController for the change t
+// of the resource md (a reconcile item for a primary input, a map item for
+// a mapped one), routed at b's time, after its kind's [Kind.Routed] for
+// the batch, on the same goroutine; md is read, never kept. The item's
+// pending work is noted in its queue entry ([Pending.Queued]).
+func (c *Controller) Queued(t state.EventType, md *resource.Metadata, b *Batch) {
 	if c == nil {
 		return
 	}
 	c.wakeUps.Add(1)
-	now := c.eng.Clock.at(b)
-	h := c.items.hash(item)
-	c.mu.Lock()
-	c.items.get(h, item).change(t, md, now, b)
-	c.mu.Unlock()
-	c.route(t, md, now, b)
+	c.route(t, md, c.eng.Clock.at(b), b)
 }
 
 // route traces the routing of a change of batch b to the controller: a
@@ -229,7 +231,7 @@ func (c *Controller) RunStarted() {
 	now := c.eng.Clock.Now()
 	c.mu.Lock()
 	c.pass.dueAt(now)
-	c.pass.origin(c.eng.Clock.Time(now), true)
+	c.pass.origin(unixNano(c.eng.Clock.Time(now)), true)
 	c.open, c.early.set = false, false
 	c.mu.Unlock()
 }
@@ -260,7 +262,7 @@ func (c *Controller) EventTaken(waited bool) {
 
 	c.mu.Lock()
 	p := c.pass
-	c.pass = pending{}
+	c.pass = Pending{}
 	early := c.early
 	c.early.set = false
 	c.open, c.openAt = !early.set, now
@@ -302,25 +304,25 @@ func outcomeOf(failed bool) trace.Outcome {
 
 // started accounts a reconcile's start: its queue wait and end-to-end lag
 // (or startup time) from p, and its trace event.
-func (c *Controller) started(p *pending, item trace.Ref, op string, now time.Duration) {
+func (c *Controller) started(p *Pending, item trace.Ref, op string, now time.Duration) {
 	wall := c.eng.Clock.Time(now)
 	var wait time.Duration
 	if p.set {
 		wait = max(now-p.due, 0)
 		if c.eng.Metrics {
 			c.lat.queueWait.Observe(wait)
-			switch {
-			case p.commit.IsZero():
+			switch since := time.Duration(wall.UnixNano() - p.commit); {
+			case p.commit == 0:
 			case p.startup:
-				c.lat.startup.Observe(wall.Sub(p.commit))
+				c.lat.startup.Observe(since)
 			default:
-				c.lat.lag.Observe(wall.Sub(p.commit))
+				c.lat.lag.Observe(since)
 			}
 		}
 	}
 	c.eng.Ring.Put(func(ev *trace.Event) {
 		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.ReconcileStart, wall, c.name, op, item
-		ev.Cause, ev.Causes, ev.Duration = p.cause, p.causes, wait
+		ev.Cause, ev.Causes, ev.Duration = p.cause.ref(), p.causes, wait
 	})
 }
 
@@ -446,55 +448,36 @@ func (c *Controller) TeardownPending(target resource.Pointer) {
 // that caused it (zero with metrics and trace off).
 type Stamp struct {
 	at      time.Duration
-	cause   trace.Ref
-	commit  time.Time
+	cause   cause
+	commit  int64 // Unix nanoseconds; 0: unknown
 	startup bool
 }
 
-// ItemStarted: a QController worker took item from the queue and is about
-// to call Reconcile or MapInput. Called on the worker's goroutine; the
-// stamp goes back to [Controller.ItemEnded].
-func (c *Controller) ItemStarted(item work.Item) Stamp {
+// ItemStarted: a QController worker took item from the queue, with its
+// pending work p (the note of its queue entry), and is about to call
+// Reconcile or MapInput. Called on the worker's goroutine; the stamp goes
+// back to [Controller.ItemEnded].
+func (c *Controller) ItemStarted(item work.Item, p *Pending) Stamp {
 	if c == nil {
 		return Stamp{}
 	}
 	now := c.eng.Clock.Now()
-	h := c.items.hash(item)
-	var p pending
-	c.mu.Lock()
-	if i, prev := c.items.find(h, item); i >= 0 {
-		p = c.items.slot(i).p
-		if p.attempt == 0 {
-			c.items.remove(h, i, prev)
-		} else {
-			c.items.slot(i).p = pending{attempt: p.attempt}
-		}
-	}
-	c.mu.Unlock()
-	c.started(&p, refOfKey(item.Ptr), itemOp(item), now)
+	c.started(p, refOfKey(item.Ptr), itemOp(item), now)
 	return Stamp{at: now, cause: p.cause, commit: p.commit, startup: p.startup}
 }
 
 // Mapped: the MapInput call of the item started at from returned items,
 // about to be queued: they are caused by the map item's cause (traced as
-// Queue events). Called on the worker's goroutine, before the items are
-// queued.
+// Queue events; their pending work is noted in their queue entries with
+// [Pending.Mapped]). Called on the worker's goroutine, before the items
+// are queued.
 func (c *Controller) Mapped(from Stamp, items []work.Item) {
-	if c == nil {
+	if c == nil || c.eng.Ring == nil {
 		return
 	}
-	now := c.eng.Clock.Now()
-	c.mu.Lock()
+	wall := c.eng.Clock.Time(c.eng.Clock.Now())
 	for _, it := range items {
-		c.items.get(c.items.hash(it), it).caused(from.cause, from.commit, from.startup, now)
-	}
-	c.mu.Unlock()
-	if c.eng.Ring == nil {
-		return
-	}
-	wall := c.eng.Clock.Time(now)
-	for _, it := range items {
-		ev := trace.Event{Type: trace.Queue, Controller: c.name, Op: itemOp(it), Resource: refOfKey(it.Ptr), Cause: from.cause, Causes: 1}
+		ev := trace.Event{Type: trace.Queue, Controller: c.name, Op: itemOp(it), Resource: refOfKey(it.Ptr), Cause: from.cause.ref(), Causes: 1}
 		c.eng.add(&ev, wall)
 	}
 }
@@ -507,9 +490,10 @@ func itemOp(item work.Item) string {
 }
 
 // ItemEnded: the item's call ended with o, decided as d; the queue made the
-// item due again after delay (for d.Action Retry or Requeue). Called on the
-// worker's goroutine, after the queue took the result.
-func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d outcome.Decision, delay time.Duration) {
+// item due again after delay (for d.Action Retry or Requeue); attempts is
+// its consecutive failed runs, this one included. Called on the worker's
+// goroutine, after the queue took the result.
+func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d outcome.Decision, delay time.Duration, attempts uint32) {
 	if c == nil {
 		return
 	}
@@ -523,7 +507,6 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 	if d.Crash {
 		c.crashes.Add(1)
 	}
-	attempt := c.itemSettled(item, d, delay, now)
 	ref := refOfKey(item.Ptr)
 	msg := ""
 	if d.Failure {
@@ -534,7 +517,7 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 		return
 	}
 	wall := c.eng.Clock.Time(now)
-	ev := trace.Event{Type: trace.Requeue, Controller: c.name, Op: itemOp(item), Resource: ref, Due: wall.Add(delay), Error: msg, Attempt: attempt}
+	ev := trace.Event{Type: trace.Requeue, Controller: c.name, Op: itemOp(item), Resource: ref, Due: wall.Add(delay), Error: msg, Attempt: attempts}
 	switch {
 	case d.Crash:
 		ev.Type = trace.Crash
@@ -542,43 +525,6 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d
 		ev.Type = trace.Backoff
 	}
 	c.eng.add(&ev, wall)
-}
-
-// itemSettled updates item's pending entry at the end of its call (now),
-// decided as d, due again after delay, and returns its consecutive
-// failures.
-func (c *Controller) itemSettled(item work.Item, d outcome.Decision, delay, now time.Duration) uint32 {
-	h := c.items.hash(item)
-	var p pending
-	c.mu.Lock()
-	i, prev := c.items.find(h, item)
-	if i >= 0 {
-		p = c.items.slot(i).p
-	}
-	if d.Failure || d.Action == outcome.Retry {
-		p.attempt++
-	} else {
-		p.attempt = 0
-	}
-	if p.set {
-		// Queued again while in flight: due from now on.
-		p.due = max(p.due, now)
-	} else if d.Action != outcome.Done {
-		p.dueAt(now + delay)
-	}
-	switch {
-	case p.set || p.attempt > 0:
-		if i < 0 {
-			i = c.items.add(h, item)
-		}
-		c.items.slot(i).p = p
-	case i >= 0:
-		// Usually not there: ItemStarted removed it (no failure, not
-		// queued again meanwhile).
-		c.items.remove(h, i, prev)
-	}
-	c.mu.Unlock()
-	return p.attempt
 }
 
 // labelOutcome is the trace outcome of a metric label.
