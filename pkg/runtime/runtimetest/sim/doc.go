@@ -79,7 +79,9 @@
 // the run still fails the same check — fewest workload steps first, then
 // fewest faults, then fewest steps — and the smallest is reported with its
 // trace and the command that replays it (-sim.replay=TOKEN; Replay does the
-// same from code).
+// same from code). A write fault is replayed on the write it hit (named by
+// the step's actor, what the write does, and how many such writes came
+// before), so that it stays there when shrinking drops other writes.
 //
 // # Determinism
 //

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -36,7 +37,7 @@ type Outcome struct {
 func (r *run) outcome() *Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p := plan{seed: r.p.seed, keep: r.p.keep, sched: r.sched.decisions(), faults: r.faults.decisions(), noFaults: r.p.noFaults}
+	p := plan{seed: r.p.seed, keep: r.p.keep, sched: r.sched.decisions(), faults: r.faults.decisions(), writeFaults: maps.Clone(r.wrote), noFaults: r.p.noFaults}
 	return &Outcome{
 		Seed: r.p.seed, Failure: r.failure, Trace: slices.Clone(r.trace), Steps: r.steps,
 		Virtual: time.Since(r.start), Faults: r.nFaults, Ops: len(r.ops),

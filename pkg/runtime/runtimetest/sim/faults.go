@@ -16,7 +16,9 @@ type Faults struct {
 	Transient float64
 	// Crash lets the write commit, then makes the writer panic before the
 	// call returns: the Controller's Run (restarted after its backoff) or
-	// the QController's item (retried) crashes midway.
+	// the QController's item (retried) crashes midway. A write made from a
+	// goroutine of the controller's own is not crashed (nothing would
+	// recover the panic).
 	Crash float64
 	// Kill lets the write commit, then kills the whole engine before the
 	// writer learns the outcome, and starts a new one over the committed

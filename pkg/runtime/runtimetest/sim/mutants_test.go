@@ -384,7 +384,7 @@ func teardownOrphanScenario(fixed bool) sim.Scenario {
 // finalizer: the retry's destroy finds nothing and fails, for ever.
 func crashMidTeardownScenario(fixed bool) sim.Scenario {
 	return sim.Scenario{
-		Name: "FailsAfterCrashMidTeardown", Setup: system(registerAll(mirror(false, !fixed))), Workload: workloadA(10), Faults: sim.AllFaults(),
+		Name: "FailsAfterCrashMidTeardown", Setup: system(registerAll(mirror(false, !fixed))), Workload: workloadA(20), Faults: sim.AllFaults(),
 		Final: mirrorsAs,
 	}
 }
@@ -551,7 +551,7 @@ func swallowScenario(fixed bool) sim.Scenario {
 		}
 	}
 	return sim.Scenario{
-		Name: "SwallowsWriteError", Setup: system(registerAll(c)), Workload: workloadA(10), Faults: sim.AllFaults(),
+		Name: "SwallowsWriteError", Setup: system(registerAll(c)), Workload: workloadA(10), Faults: flakyFaults(),
 		Final: mirrorsAs,
 	}
 }
@@ -729,4 +729,12 @@ func leakScenario(fixed bool) sim.Scenario {
 			return nil
 		},
 	}
+}
+
+// flakyFaults is AllFaults over a flaky backend: a scenario about the
+// handling of write errors turns transient errors up.
+func flakyFaults() sim.Faults {
+	f := sim.AllFaults()
+	f.Transient = 0.1
+	return f
 }

@@ -3,7 +3,9 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -61,11 +63,11 @@ func (p *persistence) Append(ns resource.Namespace, typ resource.Type, id resour
 	if p.inc.dead {
 		return nil, fmt.Errorf("%w: %s not written", ErrKilled, resource.PointerString(ptr))
 	}
-	var f faultKind
-	if !run.outside && run.faultsOnLocked(writeFaults) {
-		f = run.faults.fault(run.sc.Faults, writeFaults)
-	}
 	what := writeText(run.committed[ptr], r, ptr)
+	var f faultKind
+	if !run.outside {
+		f = run.writeFaultLocked(run.actor, what, underRecovery)
+	}
 	switch f {
 	case faultConflict:
 		run.faultedLocked(fmt.Sprintf("conflict on %s (%s)", what, run.actor))
@@ -110,6 +112,17 @@ func writeText(prev, r resource.Resource, ptr resource.Pointer) string {
 	default:
 		return "updated " + resource.PointerString(ptr)
 	}
+}
+
+// underRecovery reports whether the calling goroutine runs user code
+// under the engine's recovery — a Controller's Run or a QController's item
+// — where an injected crash fails that Run or item. A write from a
+// goroutine of the user's own is not crashed: nothing would recover it.
+func underRecovery() bool {
+	buf := make([]byte, 64<<10)
+	stack := string(buf[:runtime.Stack(buf, false)])
+	return strings.Contains(stack, "/pkg/runtime/internal/crunner.(*Runner).call(") ||
+		strings.Contains(stack, "/pkg/runtime/internal/qrunner.(*Runner).call(")
 }
 
 // crashAfter makes a committed write panic in its writer's goroutine.

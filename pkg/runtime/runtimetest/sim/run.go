@@ -53,8 +53,12 @@ type plan struct {
 	// keep lists the workload steps kept (indices); nil keeps all.
 	keep    []int
 	explore bool
-	// sched and faults are the tapes replayed when not exploring.
+	// sched and faults are the tapes replayed when not exploring: the
+	// schedule's decisions and the step faults' decisions.
 	sched, faults []uint32
+	// writeFaults are the write faults replayed when not exploring, by
+	// the write they hit (writeKey).
+	writeFaults map[string]faultKind
 	// noFaults turns every fault off (the reference run).
 	noFaults bool
 }
@@ -86,8 +90,10 @@ type run struct {
 	destroys []resource.Pointer
 	sched    *stream
 	faults   *stream
-	steps    int
-	start    time.Time
+	// wfaults draws the write faults when exploring.
+	wfaults *stream
+	steps   int
+	start   time.Time
 	// convergeStart is when the workload ended (zero before);
 	// lastOutside is when the workload last took a step.
 	convergeStart, lastOutside time.Time
@@ -102,13 +108,17 @@ type run struct {
 
 	mu sync.Mutex
 	// The fields below are protected by mu.
-	committed     map[resource.Pointer]resource.Resource
-	createdFloor  time.Time
-	outside       bool
-	actor         string
-	trace         Trace
-	nFaults       int
-	faultsActive  bool
+	committed    map[resource.Pointer]resource.Resource
+	createdFloor time.Time
+	outside      bool
+	actor        string
+	trace        Trace
+	nFaults      int
+	faultsActive bool
+	// writes counts the controller writes by what they write (writeKey
+	// without its count); wrote lists the write faults injected.
+	writes        map[string]int
+	wrote         map[string]faultKind
 	killRequested bool
 	mutations     []string
 	relays        []*relay
@@ -137,12 +147,15 @@ func newRun(sc *Scenario, p plan) *run {
 		b:         sc.Bounds.withDefaults(),
 		activity:  make(chan struct{}, 1),
 		committed: map[resource.Pointer]resource.Resource{},
+		writes:    map[string]int{},
+		wrote:     map[string]faultKind{},
 		start:     time.Now(),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if p.explore {
 		r.sched = newStream(p.seed, 0x5c4ed)
 		r.faults = newStream(p.seed, 0xfa17)
+		r.wfaults = newStream(p.seed, 0x3a17e)
 	} else {
 		r.sched = replayStream(p.sched)
 		r.faults = replayStream(p.faults)
@@ -166,6 +179,33 @@ func (r *run) eventLocked(what, text string) {
 // faultsOnLocked reports whether a fault among kinds may be injected now.
 func (r *run) faultsOnLocked(kinds []faultKind) bool {
 	return r.faultsActive && r.nFaults < r.sc.Faults.max() && r.sc.Faults.any(kinds)
+}
+
+// writeFaultLocked decides the fault of the controller write what by
+// actor: drawn when exploring, replayed by the write it hit otherwise (a
+// write fault stays on its write when shrinking drops others: the write
+// is named by its actor, what it does, and how many such writes came
+// before).
+func (r *run) writeFaultLocked(actor, what string, crashable func() bool) faultKind {
+	base := actor + "|" + what
+	r.writes[base]++
+	key := fmt.Sprintf("%s#%d", base, r.writes[base])
+	if !r.faultsOnLocked(writeFaults) {
+		return noFault
+	}
+	var f faultKind
+	if r.p.explore {
+		f = r.wfaults.fault(r.sc.Faults, writeFaults)
+	} else if k, ok := r.p.writeFaults[key]; ok && r.sc.Faults.rate(k) > 0 {
+		f = k
+	}
+	if f == faultCrash && !crashable() {
+		f = noFault
+	}
+	if f != noFault {
+		r.wrote[key] = f
+	}
+	return f
 }
 
 // faultedLocked counts and traces an injected fault.

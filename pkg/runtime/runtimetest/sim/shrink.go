@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -72,10 +73,18 @@ func (x *explorer) shrink(o *Outcome, budget time.Duration) *Outcome {
 				i += chunk
 			}
 		}
-		// Faults: all at once, then one by one.
-		if anyNonZero(best.plan.faults) {
+		// Faults: all at once, then one by one (writes', then steps').
+		if anyNonZero(best.plan.faults) || len(best.plan.writeFaults) > 0 {
 			p := best.plan
-			p.faults = nil
+			p.faults, p.writeFaults = nil, nil
+			if try(p) {
+				progress = true
+			}
+		}
+		for _, key := range slices.Sorted(maps.Keys(best.plan.writeFaults)) {
+			p := best.plan
+			p.writeFaults = maps.Clone(p.writeFaults)
+			delete(p.writeFaults, key)
 			if try(p) {
 				progress = true
 			}

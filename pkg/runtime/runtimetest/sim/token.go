@@ -5,13 +5,16 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
-// A token names a run exactly: its seed, the workload steps it keeps, and
-// the tapes of its schedule and faults (their non-zero decisions; a
-// decision past a tape's end is zero). It is "s1-" and the base64 of
-// unsigned varints.
+// A token names a run exactly: its seed, the workload steps it keeps, the
+// tapes of its schedule and step faults (their non-zero decisions; a
+// decision past a tape's end is zero), and its write faults by the write
+// they hit. It is "s1-" and the base64 of unsigned varints (and the write
+// faults' keys, each after its length).
 const tokenPrefix = "s1-"
 
 const (
@@ -40,6 +43,12 @@ func encodeToken(p plan) string {
 	}
 	b = appendSparse(b, p.sched)
 	b = appendSparse(b, p.faults)
+	b = binary.AppendUvarint(b, uint64(len(p.writeFaults)))
+	for _, key := range slices.Sorted(maps.Keys(p.writeFaults)) {
+		b = binary.AppendUvarint(b, uint64(len(key)))
+		b = append(b, key...)
+		b = binary.AppendUvarint(b, uint64(p.writeFaults[key]))
+	}
 	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -90,6 +99,17 @@ func decodeToken(s string) (plan, error) {
 	}
 	p.sched = d.sparse()
 	p.faults = d.sparse()
+	if n := d.count(); n > 0 {
+		p.writeFaults = make(map[string]faultKind, n)
+		for range n {
+			key := d.bytes()
+			k := d.next()
+			if d.err != nil || k == 0 || k > uint64(faultKill) {
+				return plan{}, fmt.Errorf("%w: malformed", errBadToken)
+			}
+			p.writeFaults[string(key)] = faultKind(k)
+		}
+	}
 	if d.err != nil || len(d.b) != 0 {
 		return plan{}, fmt.Errorf("%w: malformed", errBadToken)
 	}
@@ -120,6 +140,18 @@ func (d *decoder) count() int {
 		return 0
 	}
 	return int(n)
+}
+
+// bytes reads a length and that many bytes.
+func (d *decoder) bytes() []byte {
+	n := d.count()
+	if d.err != nil || n > len(d.b) {
+		d.err = errBadToken
+		return nil
+	}
+	b := d.b[:n]
+	d.b = d.b[n:]
+	return b
 }
 
 func (d *decoder) sparse() []uint32 {
