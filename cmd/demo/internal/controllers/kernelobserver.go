@@ -8,7 +8,6 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/safe"
 
 	"github.com/resgraph/resgraph/cmd/demo/internal/kernel"
 	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
@@ -49,12 +48,17 @@ func (c *KernelLinkObserver) Run(ctx context.Context, r controller.Runtime, _ *z
 func (c *KernelLinkObserver) sync(ctx context.Context, r controller.Runtime) error {
 	r.StartTrackingOutputs()
 	for _, l := range c.Kernel.Links() {
-		if err := safe.WriterModify(ctx, r, netres.NewKernelLink(l.Name), func(kl *netres.KernelLink) error {
-			*kl.TypedSpec() = netres.KernelLinkSpec{HardwareAddr: l.HardwareAddr, Index: l.Index, MTU: l.MTU, Up: l.Up}
-			return nil
-		}); err != nil {
+		if err := writeKernelLink(ctx, r, l); err != nil {
 			return fmt.Errorf("write kernel link %s: %w", l.Name, err)
 		}
 	}
 	return r.CleanupOutputs(ctx, resource.NewKind(netres.Namespace, netres.KernelLinkType))
+}
+
+// writeKernelLink writes the KernelLink of l (see modifyOutput).
+func writeKernelLink(ctx context.Context, r controller.Runtime, l kernel.Link) error {
+	return modifyOutput(ctx, r, func() *netres.KernelLink { return netres.NewKernelLink(l.Name) }, func(kl *netres.KernelLink) error {
+		*kl.TypedSpec() = netres.KernelLinkSpec{HardwareAddr: l.HardwareAddr, Index: l.Index, MTU: l.MTU, Up: l.Up}
+		return nil
+	})
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // runLoop is the Run body of the agent's plain controllers: it calls
@@ -24,4 +27,21 @@ func runLoop(ctx context.Context, r controller.Runtime, extra <-chan struct{}, r
 		}
 		r.ResetRestartBackoff()
 	}
+}
+
+// modifyOutput is safe.WriterModify of an output that CleanupOutputs
+// manages (fresh returns it empty): an output that a cleanup left tearing
+// down — it was not wanted any more, and the destroy that followed its
+// teardown failed — while it is wanted again is destroyed, then written
+// anew (a tearing-down resource cannot be written back to running, so
+// Modify alone would fail on every pass for ever).
+func modifyOutput[T resource.Resource](ctx context.Context, r controller.Runtime, fresh func() T, fn func(T) error) error {
+	err := safe.WriterModify(ctx, r, fresh(), fn)
+	if !state.IsPhaseConflictError(err) {
+		return err
+	}
+	if err := r.Destroy(ctx, fresh().Metadata()); err != nil && !state.IsNotFoundError(err) {
+		return err
+	}
+	return safe.WriterModify(ctx, r, fresh(), fn)
 }

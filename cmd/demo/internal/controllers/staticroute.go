@@ -70,7 +70,7 @@ func (StaticRouteController) reconcile(ctx context.Context, r controller.Runtime
 		link := s.Metadata().ID()
 		for _, pr := range netres.PlanStaticRoutes(link, *s.TypedSpec(), byLink[link]) {
 			id := netres.RouteID(link, pr.Route.Destination)
-			if err := safe.WriterModify(ctx, r, netres.NewRouteSpec(id), func(out *netres.RouteSpec) error {
+			if err := modifyOutput(ctx, r, func() *netres.RouteSpec { return netres.NewRouteSpec(id) }, func(out *netres.RouteSpec) error {
 				out.Metadata().Labels().Set(netres.LinkLabel, link)
 				out.Metadata().Labels().Set(netres.AddressLabel, pr.AddressID)
 				*out.TypedSpec() = pr.Route
