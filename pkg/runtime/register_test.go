@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/siderolabs/gen/optional"
@@ -85,17 +86,17 @@ func TestRegistration_RefusedWithItsReason(t *testing.T) {
 		{
 			name: "controller with a QController input kind",
 			bad:  ctrl("c", []controller.Input{in(typeA, controller.InputQPrimary)}, nil),
-			want: "invalid input kind",
+			want: `register controller "c": input As.test.resgraph.dev(test): a controller may not declare an input of kind InputQPrimary (it may: InputWeak, InputStrong, InputDestroyReady)`,
 		},
 		{
 			name: "input kind out of range",
 			bad:  ctrl("c", []controller.Input{in(typeA, 99)}, nil),
-			want: "invalid input kind",
+			want: "may not declare an input of kind InputKind(99)",
 		},
 		{
 			name: "qcontroller with a Controller input kind",
 			bad:  qctrl("q", controller.QSettings{Inputs: []controller.Input{primary, in(typeB, controller.InputWeak)}}),
-			want: "invalid input kind",
+			want: `register qcontroller "q": input Bs.test.resgraph.dev(test): a qcontroller may not declare an input of kind InputWeak (it may: InputQPrimary, InputQMapped, InputQMappedDestroyReady)`,
 		},
 		{
 			name: "qcontroller without primary input",
@@ -115,7 +116,19 @@ func TestRegistration_RefusedWithItsReason(t *testing.T) {
 		{
 			name: "output with invalid kind",
 			bad:  ctrl("c", nil, []controller.Output{{Type: typeB, Kind: 7}}),
-			want: "invalid kind",
+			want: `register controller "c": output "Bs.test.resgraph.dev" has the output kind OutputKind(7), neither OutputExclusive nor OutputShared`,
+		},
+		{
+			name: "destroy-ready input on a type the controller does not output",
+			bad:  ctrl("c", []controller.Input{in(typeA, controller.InputDestroyReady)}, []controller.Output{out(typeB, controller.OutputExclusive)}),
+			want: `register controller "c": input As.test.resgraph.dev(test) of kind InputDestroyReady: the controller does not output As.test.resgraph.dev, ` +
+				"and a destroy-ready input delivers only the controller's own outputs that are tearing down, so it would never fire; " +
+				"declare As.test.resgraph.dev as an output, or use another input kind",
+		},
+		{
+			name: "mapped destroy-ready input on a type the qcontroller does not output",
+			bad:  qctrl("q", controller.QSettings{Inputs: []controller.Input{primary, in(typeB, controller.InputQMappedDestroyReady)}}),
+			want: `register qcontroller "q": input Bs.test.resgraph.dev(test) of kind InputQMappedDestroyReady: the controller does not output Bs.test.resgraph.dev`,
 		},
 		{
 			name: "output declared twice",
@@ -160,6 +173,7 @@ func TestRegistration_RefusedWithItsReason(t *testing.T) {
 			require.Error(t, err)
 			assert.True(t, state.IsInvalidError(err), "error %v is not of the invalid class", err)
 			assert.Contains(t, err.Error(), tc.want)
+			assert.LessOrEqual(t, strings.Count(err.Error(), "register "), 1, "the message repeats its prefix: %v", err)
 
 			after, err := rt.GetDependencyGraph()
 			require.NoError(t, err)

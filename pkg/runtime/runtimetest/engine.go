@@ -128,12 +128,12 @@ func Start(tb testing.TB, opts ...Option) *Engine {
 	}
 	for _, ctrl := range c.ctrls {
 		if err := rt.RegisterController(ctrl); err != nil {
-			tb.Fatalf("runtimetest: register controller: %v", err)
+			tb.Fatalf("runtimetest: %v", err) // the engine's error says "register controller ..."
 		}
 	}
 	for _, ctrl := range c.qctrls {
 		if err := rt.RegisterQController(ctrl); err != nil {
-			tb.Fatalf("runtimetest: register qcontroller: %v", err)
+			tb.Fatalf("runtimetest: %v", err)
 		}
 	}
 

@@ -157,6 +157,19 @@ func run(t *testing.T, fn func(tb testing.TB)) string {
 	return f.msg
 }
 
+// TestStartReportsARefusedRegistrationOnce: a registration the engine
+// refuses fails the test with the engine's error, its prefix said once.
+func TestStartReportsARefusedRegistrationOnce(t *testing.T) {
+	msg := run(t, func(tb testing.TB) {
+		runtimetest.Start(tb, runtimetest.WithControllers((*funcController)(nil)))
+	})
+	assert.Equal(t, "runtimetest: register controller: nil controller", msg)
+	msg = run(t, func(tb testing.TB) {
+		runtimetest.Start(tb, runtimetest.WithQControllers(controller.QController(nil)))
+	})
+	assert.Equal(t, "runtimetest: register qcontroller: nil controller", msg)
+}
+
 // TestTimeoutsReportWhatIsMissing runs in a synctest bubble: the kit's
 // 30-second deadlines pass in virtual time.
 func TestTimeoutsReportWhatIsMissing(t *testing.T) {

@@ -187,10 +187,8 @@ func (db *DB[H]) SetDynamic(name string, inputs []controller.Input) (changed boo
 	if rec == nil {
 		return false, state.NewInvalidError(nil, "update inputs of %q: no such controller", name)
 	}
-	for _, in := range inputs {
-		if err := validateInput(rec.Family, rec.Name, in); err != nil {
-			return false, err
-		}
+	if err := validateDynamic(rec, inputs); err != nil {
+		return false, err
 	}
 	set := inputSet(inputs)
 	if slices.EqualFunc(set, rec.Dynamic, func(a, b controller.Input) bool { return a.Compare(b) == 0 }) {
@@ -199,6 +197,15 @@ func (db *DB[H]) SetDynamic(name string, inputs []controller.Input) (changed boo
 	rec.Dynamic = set
 	db.rebuildLocked()
 	return true, nil
+}
+
+// ChangesDynamic reports whether SetDynamic(name, inputs) would change the
+// dynamic inputs of the named controller (false for an unknown name).
+func (db *DB[H]) ChangesDynamic(name string, inputs []controller.Input) bool {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	rec := db.records[name]
+	return rec != nil && !slices.EqualFunc(inputSet(inputs), rec.Dynamic, func(a, b controller.Input) bool { return a.Compare(b) == 0 })
 }
 
 // inputSet returns a sorted copy of inputs without duplicates (nil when
