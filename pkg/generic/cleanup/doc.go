@@ -34,7 +34,7 @@
 // G2): RegisterController refuses the controller with an error of the
 // invalid class that names the controller and the setting. Refused are: an
 // empty Name; an input or dependent type whose definition panics or has an
-// empty type or namespace; the same input and dependent type; neither or
+// empty type or namespace, or whose spec cannot be deep-copied; the same input and dependent type; neither or
 // both of DependentsQuery and ListDependents; [WithDependentAction] with
 // an unknown action. Nil options are skipped.
 //

@@ -92,14 +92,16 @@
 // that names the controller and the setting, so that a static
 // misconfiguration never reaches Reconcile and never becomes a retry loop.
 // Refused are: an empty Name; an input or output type whose definition
-// panics or has an empty type or namespace; the same input and output
-// type; a nil MapMetadataFunc; a nil UnmapMetadataFunc with
+// panics or has an empty type or namespace, or whose spec cannot be
+// deep-copied (a func, a channel, a sync primitive); the same input and
+// output type; a nil MapMetadataFunc; a nil UnmapMetadataFunc with
 // [WithoutInputFinalizers]; a nil TransformFunc;
 // [WithOutputKind] with a kind other than controller.OutputExclusive or
 // controller.OutputShared; [WithExtraOutputs] with an empty type, the
 // output type, an unknown output kind, or a type given twice;
 // [WithConcurrency](0); [WithExtraMappedInput] with a nil mapper, a type
-// whose definition is invalid, the output type, or a type given twice.
+// whose definition is invalid or whose spec cannot be deep-copied, the
+// output type, or a type given twice.
 // (Reconcile and MapInput of a controller registered without Validate fail
 // at once with the same error.)
 //

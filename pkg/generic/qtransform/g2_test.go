@@ -46,7 +46,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 			ctrl: qtransform.NewQController(noUnmap, qtransform.WithoutInputFinalizers())},
 		{name: "no transform", setting: []string{"TransformFunc is nil"}, ctrl: qtransform.NewQController(noTransform)},
 		{name: "empty name", setting: []string{"Name is empty"}, ctrl: aToB("")},
-		{name: "bad output kind", setting: []string{"WithOutputKind(9)"}, ctrl: aToB("x", qtransform.WithOutputKind(9))},
+		{name: "bad output kind", setting: []string{"WithOutputKind(OutputKind(9))"}, ctrl: aToB("x", qtransform.WithOutputKind(9))},
 		{name: "no concurrency", setting: []string{"WithConcurrency(0)"}, ctrl: aToB("x", qtransform.WithConcurrency(0))},
 		{name: "mapped input twice", setting: []string{"WithExtraMappedInput", "twice"},
 			ctrl: aToB("x", qtransform.WithExtraMappedInput(mapC), qtransform.WithExtraMappedInput(mapC))},
@@ -85,6 +85,25 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 			UnmapMetadataFunc: func(*bad) *A { return nil },
 			TransformFunc:     func(context.Context, controller.Reader, *zap.Logger, *A, *bad) error { return nil },
 		}), "x", "output type", "empty type or default namespace")
+	})
+	t.Run("uncopyable output spec", func(t *testing.T) {
+		fixture.AssertRefused(t, qtransform.NewQController(qtransform.Settings[*A, *fixture.Uncopyable]{
+			Name:            "x",
+			MapMetadataFunc: func(*A) *fixture.Uncopyable { return nil },
+			TransformFunc:   func(context.Context, controller.Reader, *zap.Logger, *A, *fixture.Uncopyable) error { return nil },
+		}), "x", "output type", "fixture.HookSpec cannot be deep-copied", "Hook", "DeepCopy method")
+	})
+	t.Run("uncopyable input spec", func(t *testing.T) {
+		fixture.AssertRefused(t, qtransform.NewQController(qtransform.Settings[*fixture.Uncopyable, *B]{
+			Name:            "x",
+			MapMetadataFunc: func(*fixture.Uncopyable) *B { return nil },
+			TransformFunc:   func(context.Context, controller.Reader, *zap.Logger, *fixture.Uncopyable, *B) error { return nil },
+		}), "x", "input type", "fixture.HookSpec cannot be deep-copied")
+	})
+	t.Run("uncopyable extra mapped input spec", func(t *testing.T) {
+		fixture.AssertRefused(t, aToB("x", qtransform.WithExtraMappedInput(func(context.Context, *zap.Logger, controller.QRuntime, *fixture.Uncopyable) ([]resource.Pointer, error) {
+			return nil, nil
+		})), "x", "WithExtraMappedInput", "fixture.HookSpec cannot be deep-copied")
 	})
 	t.Run("same input and output", func(t *testing.T) {
 		fixture.AssertRefused(t, qtransform.NewQController(qtransform.Settings[*A, *A]{

@@ -91,8 +91,9 @@
 // the invalid class (state.IsInvalidError) that names the controller and
 // the setting, so that a static misconfiguration never reaches Run and
 // never becomes a retry loop. Refused are: an empty Name; an input or
-// output type whose definition panics or has an empty type or namespace;
-// the same input and output type; neither or both of MapMetadataFunc and
+// output type whose definition panics or has an empty type or namespace,
+// or whose spec cannot be deep-copied (a func, a channel, a sync
+// primitive); the same input and output type; neither or both of MapMetadataFunc and
 // MapMetadataOptionalFunc; a nil TransformFunc; [WithOutputKind] with a
 // kind other than controller.OutputExclusive or controller.OutputShared;
 // [WithExtraOutputs] with an empty type, the output type, an unknown

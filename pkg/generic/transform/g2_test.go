@@ -50,7 +50,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 			ctrl: transform.NewController(transform.Settings[*A, *B]{Name: "x", MapMetadataFunc: mapB})},
 		{name: "empty name", setting: []string{"Name is empty"},
 			ctrl: transform.NewController(transform.Settings[*A, *B]{MapMetadataFunc: mapB, TransformFunc: double})},
-		{name: "bad output kind", setting: []string{"WithOutputKind(7)"}, ctrl: aToB("x", transform.WithOutputKind(7))},
+		{name: "bad output kind", setting: []string{"WithOutputKind(OutputKind(7))"}, ctrl: aToB("x", transform.WithOutputKind(7))},
 		{name: "queue input kind", setting: []string{"WithExtraInputs", "input kind"},
 			ctrl: aToB("x", transform.WithExtraInputs(input(controller.InputQPrimary, "n", "t")))},
 		{name: "destroy-ready extra input", setting: []string{"WithExtraInputs", "input kind InputDestroyReady"},
@@ -74,6 +74,16 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 		{name: "panicking input definition", setting: []string{"input type", "no definition"},
 			ctrl: transform.NewController(transform.Settings[*panicky, *B]{
 				Name: "x", MapMetadataFunc: func(*panicky) *B { return nil }, TransformFunc: func(context.Context, controller.Reader, *zap.Logger, *panicky, *B) error { return nil },
+			})},
+		{name: "uncopyable output spec", setting: []string{"output type", "Uncopyables.test.resgraph.dev", "fixture.HookSpec cannot be deep-copied", "Hook", "DeepCopy method"},
+			ctrl: transform.NewController(transform.Settings[*A, *fixture.Uncopyable]{
+				Name: "x", MapMetadataFunc: func(*A) *fixture.Uncopyable { return nil },
+				TransformFunc: func(context.Context, controller.Reader, *zap.Logger, *A, *fixture.Uncopyable) error { return nil },
+			})},
+		{name: "uncopyable input spec", setting: []string{"input type", "fixture.HookSpec cannot be deep-copied"},
+			ctrl: transform.NewController(transform.Settings[*fixture.Uncopyable, *B]{
+				Name: "x", MapMetadataFunc: func(*fixture.Uncopyable) *B { return nil },
+				TransformFunc: func(context.Context, controller.Reader, *zap.Logger, *fixture.Uncopyable, *B) error { return nil },
 			})},
 		{name: "same input and output", setting: []string{"same type"},
 			ctrl: transform.NewController(transform.Settings[*A, *A]{Name: "x", MapMetadataFunc: func(a *A) *A { return a }, TransformFunc: func(context.Context, controller.Reader, *zap.Logger, *A, *A) error { return nil }})},

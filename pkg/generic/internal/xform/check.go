@@ -2,6 +2,7 @@ package xform
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/generic"
@@ -11,7 +12,9 @@ import (
 )
 
 // DefinitionOf returns the definition of T, read from T's zero value. A
-// definition that panics or has an empty type or namespace is an error.
+// definition that panics or has an empty type or namespace is an error, and
+// so is a spec type that cannot be deep-copied ([CopyErrorOf]): every read
+// the engine hands out as a private copy, and every write, would fail.
 func DefinitionOf[T generic.ResourceWithDefinition]() (def typed.Definition, err error) {
 	var zero T
 	defer func() {
@@ -23,7 +26,25 @@ func DefinitionOf[T generic.ResourceWithDefinition]() (def typed.Definition, err
 	if def.Type == "" || def.DefaultNamespace == "" {
 		return def, fmt.Errorf("resource type %T: definition %+v has an empty type or default namespace", zero, def)
 	}
+	if err := CopyErrorOf[T](); err != nil {
+		return def, fmt.Errorf("resource type %s: %w (give the spec type a DeepCopy method, or change that field)", def.Type, err)
+	}
 	return def, nil
+}
+
+// CopyErrorOf returns why resources of type T cannot be deep-copied (a
+// *typed.CopyError), or nil: for a pointer type T whose values implement
+// resource.CopyChecker (typed resources do), the CopyError of a new value.
+func CopyErrorOf[T resource.Resource]() error {
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Pointer {
+		return nil
+	}
+	c, ok := reflect.New(t.Elem()).Interface().(resource.CopyChecker)
+	if !ok {
+		return nil
+	}
+	return c.CopyError()
 }
 
 // KindOf returns the kind of a definition: its default namespace and type.

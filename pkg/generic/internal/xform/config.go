@@ -53,7 +53,7 @@ func (c Config) Check(mapping, more func() error) error {
 	case !c.Transform:
 		return Invalid("Settings.TransformFunc is nil")
 	case c.OutputKind != controller.OutputExclusive && c.OutputKind != controller.OutputShared:
-		return Invalid("WithOutputKind(%d): neither controller.OutputExclusive nor controller.OutputShared", c.OutputKind)
+		return Invalid("WithOutputKind(%v): neither controller.OutputExclusive nor controller.OutputShared", c.OutputKind)
 	}
 	if err := c.checkExtraOutputs(); err != nil {
 		return err
