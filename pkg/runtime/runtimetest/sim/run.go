@@ -328,12 +328,14 @@ func (r *run) startEngine(first bool) error {
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	inc.cancel = cancel
+	r.inc = inc
+	// Recorded before Run starts: what Run logs as it starts (a WARN about
+	// an input kind no controller writes) comes after it in every replay.
+	r.event("engine", fmt.Sprintf("engine %d started", inc.n))
 	go func() {
 		defer close(inc.done)
 		_ = rt.Run(ctx)
 	}()
-	r.inc = inc
-	r.event("engine", fmt.Sprintf("engine %d started", inc.n))
 	return nil
 }
 
