@@ -92,6 +92,12 @@ type DependencyEdge struct {
 	ResourceType      resource.Type
 	ResourceID        resource.ID
 	EdgeType          DependencyEdgeType
+	// NoWriter marks an input edge whose kind no registered controller
+	// declares as an output (of its type, in its namespace or in any):
+	// only writers outside the engine (users, other processes) change it,
+	// and so wake the controller. Often a typo of the namespace or the
+	// type; see the engine's option for closed graphs.
+	NoWriter bool
 }
 
 // DependencyGraph is the controller/resource graph of an engine (rule E2):

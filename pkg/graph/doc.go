@@ -35,6 +35,11 @@
 //	InputQMappedDestroyReady  dashed, red   -.->, red   mapped destroy-ready
 //	any other value           solid, gray   -->, gray   its String()
 //
+// An input edge whose kind no registered controller writes
+// (controller.DependencyEdge.NoWriter: only writers outside the engine wake
+// it) adds "no writer" to its qualifier ("ns (weak, no writer)", "ns (no
+// writer)"), and its JSON edge has "noWriter": true.
+//
 // Controllers are boxes (DOT) and rectangles (Mermaid); resource types are
 // ellipses (DOT) and cylinders (Mermaid).
 //
@@ -50,6 +55,8 @@
 //	}
 //
 // where "kind" is "controller" or "resource", "edgeType" is the name
-// [controller.DependencyEdgeType.String] returns, and "namespace" and "id"
-// are empty where the edge has none (output edges, inputs of a whole kind).
+// [controller.DependencyEdgeType.String] returns, "namespace" and "id"
+// are empty where the edge has none (output edges, inputs of a whole kind),
+// and "noWriter": true, present only then, marks an input edge whose kind
+// no controller writes.
 package graph

@@ -42,6 +42,9 @@ type JSONEdge struct {
 	EdgeType string `json:"edgeType"`
 	// Label is the label the other formats draw ("" for none).
 	Label string `json:"label"`
+	// NoWriter marks an input edge whose kind no controller writes
+	// (controller.DependencyEdge.NoWriter); absent otherwise.
+	NoWriter bool `json:"noWriter,omitempty"`
 }
 
 // JSON writes g to w as an indented [JSONGraph] followed by a newline. The
@@ -80,6 +83,7 @@ func NewJSONGraph(g *controller.DependencyGraph) JSONGraph {
 			ID:         e.ResourceID,
 			EdgeType:   e.EdgeType.String(),
 			Label:      e.label,
+			NoWriter:   e.NoWriter && !e.EdgeType.IsOutput(),
 		})
 	}
 	return doc

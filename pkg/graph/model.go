@@ -169,20 +169,28 @@ func sanitizeID(name string) string {
 	return b.String()
 }
 
-// edgeLabel is "namespace[/ID][ (qualifier)]" for an input edge and the
-// qualifier alone (possibly "") for an output edge.
+// noWriterQualifier marks an input edge whose kind no controller writes
+// (controller.DependencyEdge.NoWriter).
+const noWriterQualifier = "no writer"
+
+// edgeLabel is "namespace[/ID][ (qualifier[, no writer])]" for an input
+// edge and the qualifier alone (possibly "") for an output edge.
 func edgeLabel(d controller.DependencyEdge, st edgeStyle) string {
 	scope := d.ResourceNamespace
 	if d.ResourceID != "" {
 		scope += "/" + d.ResourceID
 	}
+	qualifier := st.qualifier
+	if d.NoWriter && !d.EdgeType.IsOutput() {
+		qualifier = strings.TrimPrefix(qualifier+", "+noWriterQualifier, ", ")
+	}
 	switch {
 	case scope == "":
-		return st.qualifier
-	case st.qualifier == "":
+		return qualifier
+	case qualifier == "":
 		return scope
 	default:
-		return scope + " (" + st.qualifier + ")"
+		return scope + " (" + qualifier + ")"
 	}
 }
 

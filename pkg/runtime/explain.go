@@ -63,7 +63,7 @@ func (r *Runtime) facts(ctx context.Context) explain.Facts {
 		}
 		for _, e := range g.Edges {
 			f.Edges = append(f.Edges, explain.Edge{Controller: e.ControllerName, Kind: kinds[e.ControllerName],
-				EdgeType: e.EdgeType.String(), Namespace: e.ResourceNamespace, Type: e.ResourceType, ID: e.ResourceID})
+				EdgeType: e.EdgeType.String(), Namespace: e.ResourceNamespace, Type: e.ResourceType, ID: e.ResourceID, NoWriter: e.NoWriter})
 		}
 	}
 	acts := map[string]observe.ControllerActivity{}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 )
 
 // GetDependencyGraph returns the controller/resource graph (rule E2): one
@@ -14,10 +15,13 @@ import (
 // declared both statically and by UpdateInputs (same namespace, type, ID
 // and kind) is one edge; the same resources declared with two input kinds
 // are two edges, one per edge type. The graph is a copy; the error is
-// always nil (it exists for engines whose registry may fail).
+// always nil (it exists for engines whose registry may fail). An input
+// edge whose kind no registered controller outputs is marked NoWriter
+// (see [WithClosedGraph]).
 func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {
 	g := &controller.DependencyGraph{}
-	for _, rec := range r.db.Records() {
+	recs := r.db.Records()
+	for _, rec := range recs {
 		for _, in := range slices.Concat(rec.Static, rec.Dynamic) {
 			g.Edges = append(g.Edges, controller.DependencyEdge{
 				ControllerName:    rec.Name,
@@ -25,6 +29,7 @@ func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {
 				ResourceType:      in.Type,
 				ResourceID:        in.ID.ValueOrZero(),
 				EdgeType:          controller.InputEdgeType(in.Kind),
+				NoWriter:          !dependency.Writes(recs, in.Namespace, in.Type),
 			})
 		}
 		for _, out := range rec.Outputs {

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/observe"
@@ -281,4 +283,13 @@ func (f forwardingState) KindRevision(ctx context.Context, k resource.Kind) (uin
 
 func (f forwardingState) KindHead(ctx context.Context, k resource.Kind) (state.Bookmark, error) {
 	return f.State.(state.KindHeadReporter).KindHead(ctx, k)
+}
+
+// warnings returns the WARN and ERROR entries logged, but the engine's
+// WARNs about input kinds that no controller writes (the tests write
+// those inputs themselves).
+func warnings(logs *observer.ObservedLogs) []observer.LoggedEntry {
+	return logs.Filter(func(e observer.LoggedEntry) bool {
+		return e.Level >= zapcore.WarnLevel && e.Message != "no controller writes this input kind; only outside writers wake it"
+	}).All()
 }

@@ -379,7 +379,7 @@ func TestHotLoop_NoFalsePositiveOnRandomizedChains(t *testing.T) {
 			}
 			time.Sleep(2 * time.Second)
 			assert.Empty(t, e.Runtime.Observe().HotLoops())
-			assert.Empty(t, logs.All(), "no warning")
+			assert.Empty(t, warnings(logs), "no warning")
 			for _, s := range e.Runtime.Observe().Controllers() {
 				assert.Zero(t, s.Metrics.HotLoops, s.Name)
 			}
@@ -474,7 +474,7 @@ func TestHotLoop_NoFalsePositiveOnW3W4Shapes(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, 59+4, specA(t, final), "the chain ran every round")
 				assert.Empty(t, e.Runtime.Observe().HotLoops())
-				assert.Empty(t, logs.All(), "no warning")
+				assert.Empty(t, warnings(logs), "no warning")
 			})
 		})
 	}

@@ -44,6 +44,9 @@ type options struct {
 	// leadership runs the controllers under elections (see
 	// [WithLeadership]).
 	leadership leadershipOptions
+	// closedGraph refuses input kinds that no controller writes (see
+	// [WithClosedGraph]).
+	closedGraph bool
 }
 
 // Option configures a [Runtime] (see [New]).
@@ -126,6 +129,23 @@ func WithTraceHook(hook func(events []trace.Event)) Option {
 // sustained over 2 windows of 500 ms; it ends after 5 s without).
 func WithHotLoop(cfg hotloop.Config) Option {
 	return func(o *options) { o.hotLoop = cfg }
+}
+
+// WithClosedGraph makes an input kind that no registered controller
+// outputs an error, for a daemon whose graph is closed (every kind its
+// controllers read is written by one of them). Without it such an input is
+// allowed — users and other processes may write the kind — but said: a
+// WARN naming the controller and the kind (once, when Run starts or when
+// the controller or the input is added during Run), a mark on the
+// dependency graph (controller.DependencyEdge.NoWriter), and a line in the
+// controller's explanation. With it, Run fails at once, before starting
+// anything, when a registered controller has such an input, and a
+// registration (or an UpdateInputs) during Run that would add one fails;
+// the errors are of the invalid class and name the controller and the kind.
+// An output that declares no namespace (controller.Output.Namespace) writes
+// its type in every namespace, for this check.
+func WithClosedGraph() Option {
+	return func(o *options) { o.closedGraph = true }
 }
 
 // validate reports the first unusable option as an invalid-class error.

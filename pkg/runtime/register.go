@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"go.uber.org/zap"
@@ -28,15 +29,22 @@ var errStopped = errors.New("runtime: Run has stopped; no controller can be regi
 // ([state.IsInvalidError]) naming the controller, for a nil controller, an
 // empty or duplicate name, an input with an empty namespace or type or an
 // empty ID, an input kind a Controller may not declare (only InputWeak,
-// InputStrong and InputDestroyReady are), an output with an empty type or
-// declared twice, a second exclusive owner of an output type, and an
-// exclusive output another controller declares shared (or the reverse),
-// and for declaration methods (Name, Inputs, Outputs) that panic (logged
-// with the stack). A controller that implements [controller.Validator] is
-// validated next: an error (or a panic, or a typed-nil error) from
-// Validate refuses it the same way, naming the controller and wrapping
-// Validate's error. Nothing is registered then. After Run returned,
-// registration fails.
+// InputStrong and InputDestroyReady are), an InputDestroyReady input of a
+// type the controller does not output (it would never fire), an output with
+// an empty type or declared twice, a second exclusive owner of an output
+// type, and an exclusive output another controller declares shared (or the
+// reverse), an input or output of a type the state cannot store (a state
+// that implements [state.TypeValidator] says which: a persistent state's
+// codec; the error carries its reason and fix), and for declaration methods
+// (Name, Inputs, Outputs) that panic (logged with the stack). A controller
+// that implements [controller.Validator] is validated next: an error (or a
+// panic, or a typed-nil error) from Validate refuses it the same way,
+// naming the controller and wrapping Validate's error. Nothing is
+// registered then. After Run returned, registration fails. An input kind
+// that no registered controller outputs is allowed, and said (see
+// [WithClosedGraph]); during Run, with WithClosedGraph, it refuses the
+// registration. Messages read `register controller "name": ...`, the kinds
+// named (InputQPrimary), never numbered.
 //
 // A registered Controller (rules C2, C6, C7, C8) has its Run called on a
 // goroutine of its own. It receives one ReconcileEvent at start (and at
@@ -78,6 +86,9 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 		outputs = slices.Clone(ctrl.Outputs())
 		return name
 	}); err != nil {
+		return err
+	}
+	if err := r.checkTypes(registering(dependency.FamilyController, name), static, outputs); err != nil {
 		return err
 	}
 	items, err := r.retryPolicy(dependency.FamilyController, name, ctrl)
@@ -178,7 +189,8 @@ func (r *Runtime) validate(what dependency.Family, name string, ctrl any) (err e
 // RegisterQController registers a QController (rules C1, Q5), before or
 // during Run (rule E3). Besides the checks of [Runtime.RegisterController]
 // (with InputQPrimary, InputQMapped and InputQMappedDestroyReady as the
-// input kinds a QController may declare), registration fails without an
+// input kinds a QController may declare, and InputQMappedDestroyReady only
+// on the types it outputs), registration fails without an
 // InputQPrimary input and for a Concurrency of Some(0): a QController that
 // may run no reconcile would never make progress. None means 1. A
 // QController that implements [controller.Validator] is validated like a
@@ -229,6 +241,9 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	}
 	settings.Inputs = slices.Clone(settings.Inputs)
 	settings.Outputs = slices.Clone(settings.Outputs)
+	if err := r.checkTypes(registering(dependency.FamilyQController, name), settings.Inputs, settings.Outputs); err != nil {
+		return err
+	}
 	concurrency := settings.Concurrency.ValueOr(1)
 	if concurrency == 0 {
 		return state.NewInvalidError(nil, "register %s %q: concurrency must be at least 1", dependency.FamilyQController, name)
@@ -278,16 +293,26 @@ func (r *Runtime) register(rec dependency.Record[*route.Subscriber], rn runner) 
 		r.runners[rec.Name] = rn
 		return nil
 	}
+	warn, err := r.checkWritersOfLocked(&rec)
+	if err != nil {
+		return err
+	}
 	kinds := kindsOf(rec.Static)
 	existing, err := r.router.Subscribe(kinds, func() error { return r.db.Add(rec) })
 	if err != nil {
 		return err
 	}
+	warn()
 	r.runners[rec.Name] = rn
 	ctx := r.runCtx
 	r.router.Watch(ctx, kinds...)
 	r.group.Go(func() { rn.run(ctx, existing) })
 	return nil
+}
+
+// registering names a registration in its errors: `register controller "name"`.
+func registering(fam dependency.Family, name string) string {
+	return fmt.Sprintf("register %s %q", fam, name)
 }
 
 // kindsOf returns the kinds of inputs.
@@ -316,12 +341,20 @@ func (r *Runtime) inputKinds(name string) []resource.KindKey {
 // reconcile forever. r.mu orders concurrent calls, so that the access scope
 // always matches the database.
 func (r *Runtime) updateInputs(name string, c *crunner.Runner, outputs []controller.Output, inputs []controller.Input) error {
+	if err := r.checkTypes(fmt.Sprintf("update inputs of %s %q", dependency.FamilyController, name), inputs, nil); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	warn, err := r.checkDynamicWritersLocked(name, inputs)
+	if err != nil {
+		return err
+	}
 	changed, err := r.db.SetDynamic(name, inputs)
 	if err != nil || !changed {
 		return err
 	}
+	warn()
 	static, dynamic := r.db.Inputs(name)
 	c.SetAccess(adapter.NewAccess(static, dynamic, outputs))
 	if r.phase != phaseRunning {

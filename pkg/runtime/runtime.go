@@ -251,6 +251,9 @@ type Runtime struct {
 	// sched is a simulator's scheduler (schedule.go), nil otherwise; set
 	// before any registration, protected by mu.
 	sched testhook.Scheduler
+	// warnedUnwritten are the input kinds without a writer already logged
+	// (checks.go); protected by mu.
+	warnedUnwritten map[dependency.Unwritten]struct{}
 }
 
 // New returns an engine over st that logs to logger (zap.NewNop() when
@@ -313,6 +316,11 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if r.phase != phaseIdle {
 		r.mu.Unlock()
 		return errors.New("runtime: Run called more than once")
+	}
+	if err := r.checkWritersAtRunLocked(); err != nil {
+		r.phase = phaseStopped
+		r.mu.Unlock()
+		return err
 	}
 	r.phase = phaseRunning
 	r.runCtx = ctx

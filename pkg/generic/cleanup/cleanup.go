@@ -125,7 +125,7 @@ func (c *Controller[I, D]) Outputs() []controller.Output {
 	if c.opts.action == ActionWait {
 		return nil
 	}
-	return []controller.Output{{Type: c.depKind.Type(), Kind: controller.OutputShared}}
+	return []controller.Output{{Type: c.depKind.Type(), Kind: controller.OutputShared, Namespace: c.depKind.Namespace()}}
 }
 
 // Run reconciles on every event until ctx is canceled; see the package

@@ -236,7 +236,7 @@ func TestCL5_DeclarationsFollowTheAction(t *testing.T) {
 	kindC := typed.Kind[*C]()
 	assert.Contains(t, wait.Inputs(), controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputWeak})
 	act := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel}, cleanup.WithDependentAction(cleanup.ActionDestroy))
-	assert.Equal(t, []controller.Output{{Type: kindC.Type(), Kind: controller.OutputShared}}, act.Outputs())
+	assert.Equal(t, []controller.Output{{Type: kindC.Type(), Kind: controller.OutputShared, Namespace: kindC.Namespace()}}, act.Outputs())
 }
 
 // listerCalls records when the lister was called for the input "fails",

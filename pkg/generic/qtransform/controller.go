@@ -168,7 +168,7 @@ func (c *QController[I, O]) Settings() controller.QSettings {
 		inputs = append(inputs, controller.Input{Namespace: in.kind.Namespace(), Type: in.kind.Type(), Kind: controller.InputQMapped})
 	}
 	outputs := make([]controller.Output, 0, 1+len(c.opts.extraOutputs))
-	outputs = append(outputs, controller.Output{Type: c.outKind.Type(), Kind: c.opts.outputKind})
+	outputs = append(outputs, controller.Output{Type: c.outKind.Type(), Kind: c.opts.outputKind, Namespace: c.outKind.Namespace()})
 	outputs = append(outputs, c.opts.extraOutputs...)
 	return controller.QSettings{Inputs: inputs, Outputs: outputs, Concurrency: c.opts.concurrency}
 }

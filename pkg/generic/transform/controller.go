@@ -140,7 +140,7 @@ func (c *Controller[I, O]) Inputs() []controller.Input {
 // otherwise) and the extra outputs.
 func (c *Controller[I, O]) Outputs() []controller.Output {
 	outputs := make([]controller.Output, 0, 1+len(c.opts.extraOutputs))
-	outputs = append(outputs, controller.Output{Type: c.outKind.Type(), Kind: c.opts.outputKind})
+	outputs = append(outputs, controller.Output{Type: c.outKind.Type(), Kind: c.opts.outputKind, Namespace: c.outKind.Namespace()})
 	return append(outputs, c.opts.extraOutputs...)
 }
 

@@ -313,10 +313,19 @@ func BuildController(f *Facts, name string) (Controller, bool) {
 		if strings.HasPrefix(e.EdgeType, "Output") {
 			out.Outputs = append(out.Outputs, Output{Edge: e, Readers: others(f.Edges, e.Type, name, false)})
 		} else {
-			out.Inputs = append(out.Inputs, Input{Edge: e, Writers: others(f.Edges, e.Type, name, true)})
+			in := Input{Edge: e}
+			if !e.NoWriter {
+				in.Writers = others(f.Edges, e.Type, name, true)
+			}
+			out.Inputs = append(out.Inputs, in)
 		}
 	}
-	out.Notes = traceNotes(f)
+	for _, in := range out.Inputs {
+		if in.NoWriter {
+			out.Notes = append(out.Notes, fmt.Sprintf("input %s: %s", kindText(in.Namespace, in.Type, in.ID), NoWriterText))
+		}
+	}
+	out.Notes = append(out.Notes, traceNotes(f)...)
 	return out, true
 }
 

@@ -90,7 +90,14 @@ type Edge struct {
 	Type      string `json:"type"`
 	// ID is set for an input limited to one ID.
 	ID string `json:"id,omitempty"`
+	// NoWriter marks an input whose kind no registered controller
+	// outputs (controller.DependencyEdge.NoWriter).
+	NoWriter bool `json:"noWriter,omitempty"`
 }
+
+// NoWriterText is what an explanation says of an input whose kind no
+// controller writes.
+const NoWriterText = "no controller writes this kind; only outside writers wake this input"
 
 // Reconcile is one reconcile seen in the trace.
 type Reconcile struct {

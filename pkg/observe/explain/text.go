@@ -213,7 +213,10 @@ func controllerText(b *strings.Builder, c *Controller) {
 	b.WriteString("\ninputs:\n")
 	for _, in := range c.Inputs {
 		fmt.Fprintf(b, "  %s %s", in.EdgeType, kindText(in.Namespace, in.Type, in.ID))
-		if len(in.Writers) > 0 {
+		switch {
+		case in.NoWriter:
+			fmt.Fprintf(b, " (%s)", NoWriterText)
+		case len(in.Writers) > 0:
 			fmt.Fprintf(b, " (written by %s)", strings.Join(in.Writers, ", "))
 		}
 		b.WriteString("\n")
