@@ -242,21 +242,19 @@ func (c *QController[I, O]) inputOfOutput(ctx context.Context, logger *zap.Logge
 }
 
 // unmapOutput maps one of the controller's outputs to its input with
-// UnmapMetadataFunc: the output as stored, or its last version when it
-// was destroyed (rule Q4).
+// UnmapMetadataFunc. An output that is gone (destroyed since it was seen
+// tearing down: a controller.DestroyedInput, or not found) maps to
+// nothing: what the destroy-ready mapping is for, destroying it, is done.
 func (c *QController[I, O]) unmapOutput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
-	var res resource.Resource
-	if gone, ok := controller.AsDestroyed(ptr); ok {
-		res = gone.Last()
-	} else {
-		var err error
-		res, err = r.Get(ctx, ptr, state.WithReadOnlyGet())
-		switch {
-		case state.IsNotFoundError(err):
-			return nil, nil // its destruction, on its way, maps it
-		case err != nil:
-			return nil, err
-		}
+	if _, gone := controller.AsDestroyed(ptr); gone {
+		return nil, nil
+	}
+	res, err := r.Get(ctx, ptr, state.WithReadOnlyGet())
+	switch {
+	case state.IsNotFoundError(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
 	}
 	if res.Metadata().Owner() != c.settings.Name {
 		return nil, nil

@@ -76,9 +76,9 @@
 // extra input reaches its mapper as its last stored version (labels
 // included; rule Q4), with [InputDestroyed] true on the mapper's context,
 // so that a mapper that maps by a label maps the destruction to the same
-// inputs as the changes before it; a destroy-ready output goes back to its
-// input the same way. Reconcile
-// failures are retried with per-item backoff by the engine; a
+// inputs as the changes before it. (A destroy-ready output already gone
+// when its mapping runs maps to nothing: its destruction is done.)
+// Reconcile failures are retried with per-item backoff by the engine; a
 // controller.RequeueError returned by a user function requeues the item
 // after its interval. A panic in a user function is recovered and fails
 // that item only, as a *generic.PanicError.

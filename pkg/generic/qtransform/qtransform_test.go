@@ -332,9 +332,9 @@ func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 		require.NoError(t, err)
 		runtimetest.AwaitGone[*B](t, st, "a1")
 		// Changes re-run the item at once (rule Q3): the output's
-		// teardown and destruction each map to the input. Once they are
-		// all handled (every goroutine blocked, no virtual time passed),
-		// only the backoff runs it again.
+		// teardown maps to the input (its destruction maps to nothing).
+		// Once they are all handled (every goroutine blocked, no virtual
+		// time passed), only the backoff runs it again.
 		synctest.Wait()
 		var times []time.Time
 		for drained := false; !drained; {
