@@ -388,8 +388,8 @@ func TestLivePageServesItsOwnAssets(t *testing.T) {
 	items := "resource:default/Items.test.resgraph.dev"
 	require.Equal(t, []string{"controller:Failing<Q>", "controller:Idle", items}, nodeIDs(doc.Nodes))
 	assert.Equal(t, "default", doc.Nodes[2].Namespace)
-	assert.Equal(t, []debughttp.LiveMark{{Text: "external", Class: debughttp.MarkExternal,
-		Title: "no controller of this engine writes Items.test.resgraph.dev: it comes from outside the engine"}}, doc.Nodes[2].Marks)
+	assert.Equal(t, []debughttp.LiveMark{{Text: "no writer", Class: debughttp.MarkNoWriter,
+		Title: "no controller writes this kind; only outside writers wake its readers"}}, doc.Nodes[2].Marks)
 	require.NotNil(t, doc.Nodes[2].Changes)
 	assert.EqualValues(t, 1, *doc.Nodes[2].Changes)
 	require.Len(t, doc.Edges, 2, "one per declared input")

@@ -100,9 +100,10 @@ type LiveMark struct {
 
 // Marks the live document sets.
 const (
-	// MarkExternal marks a resource kind that no controller of the engine
-	// writes: it comes from outside the engine (or nothing writes it).
-	MarkExternal = "external"
+	// MarkNoWriter marks a resource kind that controllers read and no
+	// registered controller writes (controller.DependencyEdge.NoWriter):
+	// only writers outside the engine change it and wake its readers.
+	MarkNoWriter = "noWriter"
 	// MarkHotLoop marks a controller that is part of a flagged hot loop.
 	MarkHotLoop = "hotLoop"
 	// MarkLeader and MarkStandby mark a controller this replica leads, or

@@ -55,7 +55,7 @@ func buildLiveGraph(g *controller.DependencyGraph, m observe.Metrics) ([]LiveNod
 
 	edges := []LiveEdge{}
 	resources := map[string]*LiveNode{}
-	written := map[string]bool{}
+	noWriter := map[string]bool{}
 	resource := func(ns, typ string) string {
 		id := resourceNodeID(ns, typ)
 		if resources[id] == nil {
@@ -83,6 +83,9 @@ func buildLiveGraph(g *controller.DependencyGraph, m observe.Metrics) ([]LiveNod
 	for _, e := range depEdges {
 		ctrl, typ, et := e.ControllerName, e.ResourceType, e.EdgeType.String()
 		if !e.EdgeType.IsOutput() {
+			if e.NoWriter {
+				noWriter[resource(e.ResourceNamespace, typ)] = true
+			}
 			edges = append(edges, LiveEdge{
 				From: resource(e.ResourceNamespace, typ), To: controllerNodeID(ctrl), Controller: ctrl,
 				EdgeType: et, ID: e.ResourceID, Count: count(ctrl, et, e.ResourceNamespace, typ, e.ResourceID),
@@ -116,7 +119,6 @@ func buildLiveGraph(g *controller.DependencyGraph, m observe.Metrics) ([]LiveNod
 		slices.Sort(namespaces)
 		for _, ns := range slices.Compact(namespaces) {
 			to := resource(ns, typ)
-			written[to] = true
 			edges = append(edges, LiveEdge{
 				From: controllerNodeID(ctrl), To: to, Controller: ctrl, EdgeType: et,
 				Count: count(ctrl, et, ns, typ, ""), Inferred: inferred,
@@ -156,9 +158,9 @@ func buildLiveGraph(g *controller.DependencyGraph, m observe.Metrics) ([]LiveNod
 		if c, ok := routed[id]; ok {
 			n.Changes = &c
 		}
-		if !written[id] {
-			n.Marks = append(n.Marks, LiveMark{Text: "external", Class: MarkExternal,
-				Title: "no controller of this engine writes " + n.Name + ": it comes from outside the engine"})
+		if noWriter[id] {
+			n.Marks = append(n.Marks, LiveMark{Text: "no writer", Class: MarkNoWriter,
+				Title: "no controller writes this kind; only outside writers wake its readers"})
 		}
 		res = append(res, *n)
 	}

@@ -16,6 +16,13 @@ func depEdge(ctrl string, et controller.DependencyEdgeType, ns, typ string) cont
 	return controller.DependencyEdge{ControllerName: ctrl, EdgeType: et, ResourceNamespace: ns, ResourceType: typ}
 }
 
+// noWriter marks e as the engine does an input of a kind no controller
+// writes.
+func noWriter(e controller.DependencyEdge) controller.DependencyEdge {
+	e.NoWriter = true
+	return e
+}
+
 // liveEdgeSummary is an edge without its counts, for comparisons.
 type liveEdgeSummary struct {
 	From, To string
@@ -38,7 +45,7 @@ func summaries(edges []LiveEdge) []liveEdgeSummary {
 func TestLiveGraph_ANodePerNamespaceAndType(t *testing.T) {
 	g := &controller.DependencyGraph{Edges: []controller.DependencyEdge{
 		depEdge("Merge", controller.EdgeOutputExclusive, "", "HostnameSpec"),
-		depEdge("Merge", controller.EdgeInputStrong, "network-config", "HostnameSpec"),
+		noWriter(depEdge("Merge", controller.EdgeInputStrong, "network-config", "HostnameSpec")),
 		depEdge("Reader", controller.EdgeInputWeak, "network", "HostnameSpec"),
 		depEdge("Lonely", controller.EdgeOutputShared, "", "Unread"),
 		depEdge("Addr", controller.EdgeOutputExclusive, "", "AddressSpec"),
@@ -72,10 +79,10 @@ func TestLiveGraph_ANodePerNamespaceAndType(t *testing.T) {
 		byID[n.ID] = n
 	}
 	assert.Equal(t, "network-config", byID["resource:network-config/HostnameSpec"].Namespace)
-	external := func(id string) bool { return len(byID[id].Marks) == 1 && byID[id].Marks[0].Class == MarkExternal }
-	assert.True(t, external("resource:network-config/HostnameSpec"), "nobody writes it")
-	assert.False(t, external("resource:elsewhere/AddressSpec"), "Declared writes it")
-	assert.False(t, external("resource:network/HostnameSpec"))
+	marked := func(id string) bool { return len(byID[id].Marks) == 1 && byID[id].Marks[0].Class == MarkNoWriter }
+	assert.True(t, marked("resource:network-config/HostnameSpec"), "the engine found no writer")
+	assert.False(t, marked("resource:elsewhere/AddressSpec"), "Declared writes it")
+	assert.False(t, marked("resource:network/HostnameSpec"))
 	for _, e := range edges {
 		assert.Nil(t, e.Count, "metrics off: nothing counted")
 	}
