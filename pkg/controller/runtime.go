@@ -106,6 +106,7 @@ type OutputTracker interface {
 	// the controller, not written since StartTrackingOutputs (a Modify
 	// that left the output unchanged counts as written). Outputs with
 	// finalizers are torn down first and destroyed once the finalizers
-	// are gone.
+	// are gone. An output left tearing down is not revived by a later
+	// write: Modify refuses it (a phase conflict) until it is destroyed.
 	CleanupOutputs(ctx context.Context, outputs ...resource.Kind) error
 }

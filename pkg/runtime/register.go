@@ -73,7 +73,11 @@ var errStopped = errors.New("runtime: Run has stopped; no controller can be regi
 // tearing down; a later CleanupOutputs destroys it once they are gone
 // (controllers typically declare their outputs as InputDestroyReady to be
 // woken then). CleanupOutputs before StartTrackingOutputs is an
-// invalid-class error.
+// invalid-class error. An output left tearing down (finalizers, or a
+// destroy that failed) stays tearing down even when a later pass wants it
+// again: Modify refuses it with a phase conflict (rule S2), so a controller
+// that may want an output back checks its phase and destroys it (waiting
+// for its finalizers) before writing it anew.
 func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	var (
 		name    string
