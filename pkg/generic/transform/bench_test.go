@@ -62,3 +62,12 @@ func BenchmarkW3Finalizers(b *testing.B) {
 func BenchmarkW3Large(b *testing.B) {
 	b.Run("N=100000", func(b *testing.B) { fixture.BenchChain(b, 100_000, false, chain()) })
 }
+
+// BenchmarkMemory is the memory W3 holds and allocates per stored
+// resource (the N resources of each of the five kinds; see
+// internal/benchmem): N inputs created, then updated, the engine running.
+func BenchmarkMemory(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("W3/N=%d", n), func(b *testing.B) { fixture.BenchChainMemory(b, n, chain()) })
+	}
+}
