@@ -215,12 +215,18 @@ func (ks *kindStore) releaseGenLocked(g *spillGen) {
 	}
 	ks.spill = slices.Delete(ks.spill, i, i+1)
 	g.entries = nil
-	if unused != nil && ks.spare == nil {
+	if unused != nil && ks.spare == nil && len(unused) <= spareEntries {
 		clear(unused)
 		g.entries = unused
 		ks.spare = g
 	}
 }
+
+// spareEntries is the size of the largest spill generation kept for reuse
+// once empty: a Go map keeps the memory of its largest size, so a
+// generation that held a whole kind's resources (a watcher that fell far
+// behind a burst) is let go rather than kept, empty, for the next lag.
+const spareEntries = maxLag
 
 // mergeGens combines an older and a newer generation (oldest old, newest
 // new per resource) into whichever map is larger, and returns it and
