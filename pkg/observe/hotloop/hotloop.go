@@ -199,9 +199,13 @@ type Detector struct {
 	window    uint64
 	// res are the resources committed in the last two windows; free the
 	// stats of resources forgotten since, reused (a burst of commits of
-	// many resources allocates once, not in every window).
-	res  map[resKey]*resStat
-	free []*resStat
+	// many resources allocates once, not in every window), at most
+	// maxFree of them. resPeak is the most resources res held since it
+	// was last rebuilt: a map keeps the memory of its largest size, so
+	// res is rebuilt once it holds less than a quarter of that.
+	res     map[resKey]*resStat
+	resPeak int
+	free    []*resStat
 	// hot are the resources of the window with a trigger count at the
 	// threshold.
 	hot []*resStat
@@ -289,6 +293,33 @@ func (d *Detector) newStat(key resKey) *resStat {
 	return s
 }
 
+// maxFree bounds the stats of forgotten resources kept for reuse.
+const maxFree = 1024
+
+// forget drops the resources not committed in the window closing nor in
+// the one before (commits of the window before may still be the causes of
+// the next window's), keeping at most maxFree of their stats for reuse,
+// and rebuilds res once it shrank to a quarter of its peak: a burst of
+// commits of many resources leaves no memory behind once it is over.
+func (d *Detector) forget() {
+	d.resPeak = max(d.resPeak, len(d.res))
+	for k, s := range d.res {
+		if s.lastSeen+1 < d.window {
+			delete(d.res, k)
+			if len(d.free) < maxFree {
+				d.free = append(d.free, s)
+			}
+		}
+	}
+	if len(d.res) < d.resPeak/4 {
+		res := make(map[resKey]*resStat, len(d.res))
+		for k, s := range d.res {
+			res[k] = s
+		}
+		d.res, d.resPeak = res, len(res)
+	}
+}
+
 // Tick closes the windows that ended by now and returns the loops they
 // flagged (Ended false) or ended (Ended true). The engine calls it when
 // time passes without events, so that a loop that stopped ends.
@@ -325,14 +356,7 @@ func (d *Detector) closeWindow(end time.Time) []Finding {
 	loops := d.loops(end)
 	clear(d.hot)
 	d.hot = d.hot[:0]
-	for k, s := range d.res {
-		// Commits of the window before the one closing may still be the
-		// causes of the next window's.
-		if s.lastSeen+1 < d.window {
-			delete(d.res, k)
-			d.free = append(d.free, s)
-		}
-	}
+	d.forget()
 	d.window++
 
 	var out []Finding

@@ -3,6 +3,7 @@ package hotloop_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -301,6 +302,38 @@ func TestLongQuietStretchIsCheap(t *testing.T) {
 	e := trace.Event{Time: t0, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: 1}}
 	d.Observe(&e)
 	assert.Empty(t, d.Tick(t0.Add(1000*time.Hour)), "empty windows are skipped, not iterated")
+}
+
+// TestBurstLeavesNoMemoryBehind: what the detector keeps of a burst of
+// commits of many resources goes once the burst is over — the stats of
+// forgotten resources are reused up to a bound, and the map of resources
+// does not keep the size of the burst.
+func TestBurstLeavesNoMemoryBehind(t *testing.T) {
+	const burst = 100_000
+	evs := make([]trace.Event, burst)
+	for i := range evs {
+		evs[i] = trace.Event{Time: t0, Type: trace.Commit, Controller: "B", Op: "create",
+			Resource: trace.Ref{Namespace: "ns", Type: "B", ID: fmt.Sprintf("b%06d", i), Version: 1},
+			Cause:    trace.Ref{Namespace: "ns", Type: "A", ID: fmt.Sprintf("a%06d", i), Version: 1}}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	d := hotloop.New(hotloop.Config{})
+	assert.Empty(t, run(d, evs))
+	during := heap()
+	late := trace.Event{Time: t0.Add(time.Minute), Type: trace.Route}
+	assert.Empty(t, d.Observe(&late))
+	after := heap()
+	runtime.KeepAlive(d)
+	runtime.KeepAlive(evs)
+	t.Logf("detector heap: %d KiB during the burst, %d KiB after", (during-before)/1024, (after-before)/1024)
+	require.Greater(t, during-before, uint64(burst*64), "the burst's resources are tracked")
+	assert.Less(t, after-before, uint64(burst*64)/10, "and let go once it is over")
 }
 
 // BenchmarkObserve is the detector's cost per event on a W3-like stream:
