@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/siderolabs/gen/optional"
@@ -22,8 +23,11 @@ import (
 // goroutine uses it. A new Run (after a restart) starts from scratch, so
 // its first pass is a full one.
 type runState struct {
-	// entries are the inputs seen, by ID (inputs all live in one kind).
-	entries map[resource.ID]entry
+	// entries are the inputs seen, sorted by ID (inputs all live in one
+	// kind): a pass merges them with the listed inputs, which List sorts
+	// by ID too (rule S12a), so the controller's memory of an input is a
+	// slot of a slice, found without hashing.
+	entries []entry
 	// pending are the outputs (by ID, in the output kind) that lost their
 	// input and still have to be destroyed.
 	pending map[resource.ID]struct{}
@@ -46,25 +50,27 @@ type item struct {
 
 // entry is what the controller knows about one input.
 type entry struct {
+	id resource.ID
 	// created (UnixNano) and version identify the input as it was last
 	// processed: versions start over when an input is created again.
 	created int64
 	version resource.Version
 	// out is the ID of the input's output, "" when it has none.
 	out resource.ID
-	// seen is the last pass that listed the input.
-	seen uint64
 	// done: the input was fully processed at version/created; it is
 	// skipped until it changes. Unset while waiting for an old output to
 	// go away, and while failing.
 	done bool
 	// unmapped: the input's output is unknown (its mapping failed).
 	unmapped bool
+	// claimed: the current pass wrote out for this input (an output
+	// pending destruction that an input claims is kept).
+	claimed bool
 }
 
 // newRunState returns the state of a new Run, whose context is ctx.
 func newRunState(ctx context.Context) *runState {
-	return &runState{entries: map[resource.ID]entry{}, pending: map[resource.ID]struct{}{}, retries: xform.NewRetries[item](ctx)}
+	return &runState{pending: map[resource.ID]struct{}{}, retries: xform.NewRetries[item](ctx)}
 }
 
 // pass is one reconcile pass.
@@ -77,8 +83,6 @@ type pass[I, O generic.ResourceWithDefinition] struct {
 	retryLog *zap.Logger
 	rs       *runState
 	now      time.Time
-	// claimed are the outputs (by ID) of the inputs processed in this pass.
-	claimed map[resource.ID]struct{}
 	// full: the first pass of a Run, which transforms every input.
 	full bool
 	// all: the pass transforms every input, changed or not (a full pass,
@@ -96,20 +100,16 @@ func (c *Controller[I, O]) reconcile(ctx context.Context, r controller.Runtime, 
 	full := rs.pass == 0
 	p := &pass[I, O]{
 		ctx: ctx, c: c, r: r, logger: logger, retryLog: retryLog, rs: rs, now: time.Now(),
-		full: full, all: full || (event && !c.skipUnchanged()), claimed: map[resource.ID]struct{}{},
+		full: full, all: full || (event && !c.skipUnchanged()),
 	}
 	rs.pass++
 	list, err := c.listInputs(ctx, r)
 	if err != nil {
 		return fmt.Errorf("list inputs %s: %w", resource.KindString(c.inKind), err)
 	}
-	for _, res := range list.Items {
-		if ctx.Err() != nil {
-			return nil // stopping: the rest is the next Run's
-		}
-		p.input(res)
+	if !p.merge(list.Items) {
+		return nil // stopping: the rest is the next Run's
 	}
-	p.sweep()
 	if err := p.findOrphans(); err != nil {
 		return err
 	}
@@ -208,34 +208,99 @@ func (p *pass[I, O]) due(md *resource.Metadata, e entry, known bool) bool {
 	return !e.done
 }
 
-// input processes one listed input.
-func (p *pass[I, O]) input(res resource.Resource) {
+// merge processes the listed inputs (sorted by ID) against the inputs
+// known (entries, sorted by ID): each listed input with its entry, a new
+// one with a new entry, and the entries of inputs no longer listed are
+// swept. The entries are rewritten in place, into a new slice only from
+// the first listed input that is new where no slot was freed before it.
+// It returns false when the pass stopped early (ctx done): the entries
+// are then kept as they were for those not processed.
+func (p *pass[I, O]) merge(items []resource.Resource) bool {
+	if !sortedByID(items) {
+		slices.SortFunc(items, byID) // List sorts by ID (S12a): a foreign state may not
+	}
+	old := p.rs.entries
+	next, moved := old[:0], false
+	j := 0
+	stopped := false
+	for _, res := range items {
+		if p.ctx.Err() != nil {
+			stopped = true
+			break
+		}
+		id := res.Metadata().ID()
+		for j < len(old) && old[j].id < id {
+			p.sweep(old[j])
+			j++
+		}
+		e, known := entry{id: id}, false
+		if j < len(old) && old[j].id == id {
+			e, known = old[j], true
+			j++
+		}
+		if !moved && len(next) == j {
+			// No slot left before the next unread entry: continue in a
+			// slice of its own.
+			next, moved = append(make([]entry, 0, max(len(items), len(old)-j+len(next)+1)), next...), true
+		}
+		p.input(res, &e, known)
+		next = append(next, e)
+	}
+	if stopped {
+		next = append(next, old[j:]...)
+	} else {
+		for _, e := range old[j:] {
+			p.sweep(e)
+		}
+	}
+	if !moved {
+		clear(old[len(next):]) // the strings of entries gone
+	}
+	p.rs.entries = next
+	return !stopped
+}
+
+// byID orders resources by ID.
+func byID(a, b resource.Resource) int { return strings.Compare(a.Metadata().ID(), b.Metadata().ID()) }
+
+// sortedByID reports whether items are sorted by ID.
+func sortedByID(items []resource.Resource) bool {
+	prev := ""
+	for i, r := range items {
+		id := r.Metadata().ID()
+		if i > 0 && id <= prev {
+			return false
+		}
+		prev = id
+	}
+	return true
+}
+
+// input processes one listed input, whose entry is e (known: the input
+// was known before this pass).
+func (p *pass[I, O]) input(res resource.Resource, e *entry, known bool) {
+	e.claimed = false
 	in, err := cast.To[I](res)
 	if err != nil {
 		// Not an I: its output is unknown. The entry lets the sweep forget
 		// its retries once it is gone.
 		p.unknown = true
-		id := res.Metadata().ID()
-		p.rs.entries[id] = entry{seen: p.rs.pass, unmapped: true}
-		p.failed(item{id: id}, resource.PointerOf(res.Metadata()), err)
+		*e = entry{id: e.id, unmapped: true}
+		p.failed(item{id: e.id}, resource.PointerOf(res.Metadata()), err)
 		return
 	}
 	md := in.Metadata()
-	e, known := p.rs.entries[md.ID()]
-	e.seen = p.rs.pass
-	if !p.due(md, e, known) {
-		p.rs.entries[md.ID()] = e
+	if !p.due(md, *e, known) {
 		return
 	}
 	e.done = false
 	e.version, e.created = md.Version(), md.Created().UnixNano()
 	active := p.c.matches(md) && (md.Phase() == resource.PhaseRunning || p.c.opts.ignoreTearingDown)
 	if active {
-		err = p.active(in, &e)
+		err = p.active(in, e)
 	} else {
-		err = p.release(in, &e)
+		err = p.release(in, e)
 	}
-	p.rs.entries[md.ID()] = e
 	it := item{id: md.ID()}
 	if err != nil {
 		p.failed(it, md, err)
@@ -262,8 +327,7 @@ func (p *pass[I, O]) active(in I, e *entry) error {
 	if e.out != "" && e.out != outID {
 		p.retire(e)
 	}
-	e.out = outID
-	p.claimed[outID] = struct{}{}
+	e.out, e.claimed = outID, true
 	return p.write(in, out, e, absent)
 }
 
@@ -361,17 +425,13 @@ func (p *pass[I, O]) finish(e *entry, md *resource.Metadata, bumped bool) {
 	}
 }
 
-// sweep retires the outputs of the inputs that were not listed.
-func (p *pass[I, O]) sweep() {
-	for id, e := range p.rs.entries {
-		if e.seen != p.rs.pass {
-			if e.out != "" {
-				p.rs.pending[e.out] = struct{}{}
-			}
-			delete(p.rs.entries, id)
-			p.rs.retries.Done(item{id: id})
-		}
+// sweep retires the output of an input that is no longer listed, e its
+// entry, which the pass drops.
+func (p *pass[I, O]) sweep(e entry) {
+	if e.out != "" {
+		p.rs.pending[e.out] = struct{}{}
 	}
+	p.rs.retries.Done(item{id: e.id})
 }
 
 // destroyPending tears down and destroys the outputs that lost their
@@ -380,13 +440,17 @@ func (p *pass[I, O]) sweep() {
 // until they are destroy-ready. An output that failed to be destroyed
 // waits out its backoff (except in the full pass of a new Run).
 func (p *pass[I, O]) destroyPending() {
+	if len(p.rs.pending) == 0 {
+		return
+	}
+	for _, e := range p.rs.entries {
+		if _, ok := p.rs.pending[e.out]; ok && e.claimed {
+			delete(p.rs.pending, e.out) // an input took it over
+			p.rs.retries.Done(item{id: e.out, output: true})
+		}
+	}
 	for _, id := range slices.Sorted(maps.Keys(p.rs.pending)) {
 		it := item{id: id, output: true}
-		if _, ok := p.claimed[id]; ok {
-			delete(p.rs.pending, id) // an input took it over
-			p.rs.retries.Done(it)
-			continue
-		}
 		if failing, due := p.rs.retries.Waiting(it, p.now); failing && !due && !p.full {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -576,4 +577,53 @@ func TestT18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	runtimetest.Create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
 	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](2))
 	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
+}
+
+// reversedLists is a state whose List returns the resources in reverse ID
+// order, as a foreign state that ignores S12a could.
+type reversedLists struct{ state.CoreState }
+
+func (s reversedLists) List(ctx context.Context, k resource.Kind, opts ...state.ListOption) (resource.List, error) {
+	l, err := s.CoreState.List(ctx, k, opts...)
+	slices.Reverse(l.Items)
+	return l, err
+}
+
+// TestT29_InputsListedOutOfOrderAreStillEachOneInput: the controller
+// merges the listed inputs with those it knows in ID order; inputs listed
+// in another order are each still known as themselves — an unchanged
+// input is not transformed again, a destroyed one loses its output, a new
+// one gets one.
+func TestT29_InputsListedOutOfOrderAreStillEachOneInput(t *testing.T) {
+	st := state.WrapCore(reversedLists{inmem.NewState()})
+	ctx := context.Background()
+	for i := range 6 {
+		runtimetest.Create(t, st, newA(fmt.Sprintf("a%d", i), i))
+	}
+	var mu sync.Mutex
+	calls := map[resource.ID]int{}
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
+		Name:            "AtoB",
+		MapMetadataFunc: fixture.Map[*A, fixture.BDef],
+		TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+			mu.Lock()
+			calls[a.Metadata().ID()]++
+			mu.Unlock()
+			return double(ctx, r, l, a, b)
+		},
+	})))
+	for i := range 6 {
+		runtimetest.Await(t, st, fmt.Sprintf("a%d", i), fixture.RunningN[*B](2*i))
+	}
+
+	require.NoError(t, st.Destroy(ctx, ptrA("a2")))
+	runtimetest.AwaitGone[*B](t, st, "a2")
+	runtimetest.Create(t, st, newA("a7", 7))
+	runtimetest.Await(t, st, "a7", fixture.RunningN[*B](14))
+	fixture.SetN[*A](t, st, ptrA("a4"), 40)
+	runtimetest.Await(t, st, "a4", fixture.RunningN[*B](80))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[resource.ID]int{"a0": 1, "a1": 1, "a2": 1, "a3": 1, "a4": 2, "a5": 1, "a7": 1}, calls,
+		"each input transformed once per version")
 }
