@@ -369,8 +369,13 @@ func (r *run) stopEngine() bool {
 	inc.dead = true
 	r.mu.Unlock()
 	inc.h.stop()
-	close(inc.killed)
+	// The engine's context first: a writer that gets its error after the
+	// kill then sees the engine stopping, as after a real kill it would see
+	// nothing at all, and logs no failure (with the context canceled after,
+	// whether it logged raced with this goroutine, and one seed's trace
+	// could differ from one run to the next).
 	inc.cancel()
+	close(inc.killed)
 	t := time.NewTimer(time.Minute)
 	defer t.Stop()
 	select {
