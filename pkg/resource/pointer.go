@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 )
 
 // ID identifies a resource within its namespace and type.

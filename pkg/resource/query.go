@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/resgraph/resgraph/internal/opt"
+	"github.com/resgraph/resgraph/pkg/internal/opt"
 )
 
 // LabelOp is the operation of a [LabelTerm].

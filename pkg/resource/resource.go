@@ -1,6 +1,6 @@
 package resource
 
-import "github.com/resgraph/resgraph/internal/speceq"
+import "github.com/resgraph/resgraph/pkg/resource/internal/speceq"
 
 // Resource is a resource: metadata plus an opaque spec.
 type Resource interface {

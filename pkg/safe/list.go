@@ -3,7 +3,7 @@ package safe
 import (
 	"iter"
 
-	"github.com/resgraph/resgraph/internal/cast"
+	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 

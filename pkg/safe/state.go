@@ -3,7 +3,7 @@ package safe
 import (
 	"context"
 
-	"github.com/resgraph/resgraph/internal/cast"
+	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/resgraph/resgraph/internal/cast"
+	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )

@@ -1,7 +1,7 @@
 package state
 
 import (
-	"github.com/resgraph/resgraph/internal/opt"
+	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/resgraph/resgraph/internal/opt"
+	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 

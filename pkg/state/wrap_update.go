@@ -3,7 +3,7 @@ package state
 import (
 	"context"
 
-	"github.com/resgraph/resgraph/internal/opt"
+	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 

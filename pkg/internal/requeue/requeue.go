@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/internal/retry"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 )
 
 // Verdict is what an item's error comes to.

@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"runtime/debug"
 
-	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 )
 
 // SpecMarshaler is implemented by a spec (its value or its pointer) that

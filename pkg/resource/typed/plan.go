@@ -5,7 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/resgraph/resgraph/internal/speceq"
+	"github.com/resgraph/resgraph/pkg/resource/internal/speceq"
 )
 
 // copyMode is how a plan copies a spec.

@@ -5,9 +5,9 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/resgraph/resgraph/internal/backend"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/internal/backend"
 )
 
 // place registers w with f at its start position and prepares its initial

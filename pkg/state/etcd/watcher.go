@@ -5,9 +5,9 @@ import (
 	"context"
 	"slices"
 
-	"github.com/resgraph/resgraph/internal/backend"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/internal/backend"
 )
 
 // readBatch is the most changes a watcher takes from its feed at once.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"slices"
 
-	"github.com/resgraph/resgraph/internal/backend"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/internal/backend"
 )
 
 // feed is the delivering end that both kinds of watch share (a

@@ -1,9 +1,9 @@
 package inmem
 
 import (
-	"github.com/resgraph/resgraph/internal/backend"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/internal/backend"
 )
 
 // idWatcher is a watch of one resource (Watch): a goroutine that delivers,

@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/resgraph/resgraph/internal/backend"
-	"github.com/resgraph/resgraph/internal/opt"
+	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/internal/backend"
 )
 
 // NewState returns an empty in-memory state that serves every namespace.

@@ -40,7 +40,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/resgraph/resgraph/internal/opt"
+	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )

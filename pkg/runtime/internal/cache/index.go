@@ -3,8 +3,8 @@ package cache
 import (
 	"slices"
 
-	"github.com/resgraph/resgraph/internal/opt"
-	"github.com/resgraph/resgraph/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/internal/opt"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )

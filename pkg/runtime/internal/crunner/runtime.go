@@ -1,8 +1,8 @@
 package crunner
 
 import (
-	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
 )
 

@@ -12,9 +12,9 @@ package outcome
 import (
 	"time"
 
-	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/internal/requeue"
 	"github.com/resgraph/resgraph/pkg/internal/retry"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 )
 
 // Class is what a call came to.

@@ -9,8 +9,8 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/resgraph/resgraph/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

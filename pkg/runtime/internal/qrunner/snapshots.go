@@ -1,6 +1,6 @@
 package qrunner
 
-import "github.com/resgraph/resgraph/internal/usercode"
+import "github.com/resgraph/resgraph/pkg/internal/usercode"
 
 // checkSnapshots is called when an item is done, in its worker, outside
 // the recovery of the item's user code: the changes of the shared

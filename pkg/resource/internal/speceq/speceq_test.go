@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/resgraph/resgraph/internal/speceq"
+	"github.com/resgraph/resgraph/pkg/resource/internal/speceq"
 )
 
 type inner struct {
