@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -92,7 +93,7 @@ type snapshot struct {
 	resolver  *netres.ResolverConfig
 }
 
-func byID[T safe.ResourceWithDefinition](ctx context.Context, st state.State) (map[string]T, error) {
+func byID[T typed.ResourceWithDefinition](ctx context.Context, st state.State) (map[string]T, error) {
 	l, err := safe.StateListAll[T](ctx, st)
 	if err != nil {
 		return nil, err

@@ -1,20 +1,13 @@
 package generic
 
 import (
-	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
-// ResourceWithDefinition is a resource whose type knows its definition:
-// generic controllers call Definition on the zero value of their type
-// parameters (a nil pointer for typed resources) to learn the namespace and
-// type they work on. [typed.Resource] implements it.
-type ResourceWithDefinition interface {
-	resource.Resource
-	// Definition returns the resource type's definition; it must work on a
-	// nil pointer.
-	Definition() typed.Definition
-}
+// ResourceWithDefinition is [typed.ResourceWithDefinition], the constraint
+// of every generic controller's type parameters: a resource whose type
+// knows its definition, even on its zero value (a nil pointer).
+type ResourceWithDefinition = typed.ResourceWithDefinition
 
 // NamedController implements the Name method of a controller. Embed it to
 // give a controller its name.

@@ -2,6 +2,7 @@ package generic_test
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +10,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
 var _ generic.ResourceWithDefinition = (*fixture.A)(nil)
@@ -16,6 +18,12 @@ var _ generic.ResourceWithDefinition = (*fixture.A)(nil)
 func TestGEN1_DefinitionWorksOnANilPointer(t *testing.T) {
 	var a *fixture.A
 	assert.Equal(t, "As.test.resgraph.dev", a.Definition().Type)
+}
+
+// TestResourceWithDefinitionIsTyped: generic's constraint is typed's
+// (one concept, defined next to typed.Definition), not a second interface.
+func TestResourceWithDefinitionIsTyped(t *testing.T) {
+	assert.Equal(t, reflect.TypeFor[typed.ResourceWithDefinition](), reflect.TypeFor[generic.ResourceWithDefinition]())
 }
 
 func TestGEN2_NamedControllerNamesTheController(t *testing.T) {

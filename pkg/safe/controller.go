@@ -6,6 +6,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -36,11 +37,11 @@ func ReaderList[T resource.Resource](ctx context.Context, rdr controller.Reader,
 }
 
 // ReaderListAll lists the resources of T's type in T's default namespace.
-func ReaderListAll[T ResourceWithDefinition](ctx context.Context, rdr controller.Reader, opts ...state.ListOption) (List[T], error) {
+func ReaderListAll[T typed.ResourceWithDefinition](ctx context.Context, rdr controller.Reader, opts ...state.ListOption) (List[T], error) {
 	if err := nilArg("ReaderListAll", "reader", rdr); err != nil {
 		return List[T]{}, err
 	}
-	return ReaderList[T](ctx, rdr, kindOf[T](), opts...)
+	return ReaderList[T](ctx, rdr, typed.Kind[T](), opts...)
 }
 
 // WriterModify is [controller.Writer.Modify] with a typed function.

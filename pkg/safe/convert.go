@@ -3,7 +3,6 @@ package safe
 import (
 	"errors"
 
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -18,18 +17,6 @@ var ErrTypeMismatch = cast.ErrTypeMismatch
 // ErrNoResource is wrapped by the error of [WrappedStateEvent.Resource] and
 // [WrappedStateEvent.Old] when the event carries no such resource.
 var ErrNoResource = errors.New("event carries no resource")
-
-// ResourceWithDefinition is [generic.ResourceWithDefinition]: a resource
-// type that describes itself, even on its zero value (a nil pointer).
-type ResourceWithDefinition = generic.ResourceWithDefinition
-
-// kindOf returns the kind of T's definition: its type in its default
-// namespace.
-func kindOf[T ResourceWithDefinition]() resource.Kind {
-	var zero T
-	def := zero.Definition()
-	return resource.NewKind(def.DefaultNamespace, def.Type)
-}
 
 // nilArg returns the invalid-class error of helper fn called with a nil
 // what ("state", "reader", "writer"), or nil when v is usable.

@@ -6,6 +6,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -30,11 +31,11 @@ func ReaderListByIndex[T resource.Resource](ctx context.Context, rdr controller.
 
 // ReaderListAllByIndex is [ReaderListByIndex] for the resources of T's
 // type in T's default namespace.
-func ReaderListAllByIndex[T ResourceWithDefinition](ctx context.Context, rdr controller.Reader, index, key string, opts ...state.ListOption) (List[T], error) {
+func ReaderListAllByIndex[T typed.ResourceWithDefinition](ctx context.Context, rdr controller.Reader, index, key string, opts ...state.ListOption) (List[T], error) {
 	if err := nilArg("ReaderListAllByIndex", "reader", rdr); err != nil {
 		return List[T]{}, err
 	}
-	return ReaderListByIndex[T](ctx, rdr, kindOf[T](), index, key, opts...)
+	return ReaderListByIndex[T](ctx, rdr, typed.Kind[T](), index, key, opts...)
 }
 
 // IndexFunc adapts a typed index function to the one runtime.WithIndex

@@ -5,6 +5,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -35,11 +36,11 @@ func StateList[T resource.Resource](ctx context.Context, st state.CoreState, kin
 }
 
 // StateListAll lists the resources of T's type in T's default namespace.
-func StateListAll[T ResourceWithDefinition](ctx context.Context, st state.CoreState, opts ...state.ListOption) (List[T], error) {
+func StateListAll[T typed.ResourceWithDefinition](ctx context.Context, st state.CoreState, opts ...state.ListOption) (List[T], error) {
 	if err := nilArg("StateListAll", "state", st); err != nil {
 		return List[T]{}, err
 	}
-	return StateList[T](ctx, st, kindOf[T](), opts...)
+	return StateList[T](ctx, st, typed.Kind[T](), opts...)
 }
 
 // StateModify is [state.State.Modify] with a typed function.

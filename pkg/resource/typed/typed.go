@@ -111,6 +111,18 @@ type DefinitionProvider interface {
 	Definition() Definition
 }
 
+// ResourceWithDefinition is a resource whose type knows its definition:
+// generic code (the generic controllers, pkg/safe's ...All helpers) calls
+// Definition on the zero value of a type parameter (a nil pointer for a
+// *[Resource]) to learn the namespace and type it works on. *[Resource]
+// implements it; generic.ResourceWithDefinition is the same interface.
+type ResourceWithDefinition interface {
+	resource.Resource
+	// Definition returns the resource type's definition; it must work on
+	// a nil pointer.
+	Definition() Definition
+}
+
 // DeepCopier is implemented by specs that copy themselves with a value
 // receiver: [Resource.DeepCopy] uses the method when S has it.
 type DeepCopier[S any] interface {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -29,7 +29,7 @@ import (
 //
 // The resource is in R's default namespace unless [InNamespace] says
 // otherwise.
-func AssertResource[R safe.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, assertion func(R, *assert.Assertions), opts ...AwaitOption) R {
+func AssertResource[R typed.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, assertion func(R, *assert.Assertions), opts ...AwaitOption) R {
 	tb.Helper()
 	out := AssertResources(tb, st, []resource.ID{id}, assertion, opts...)
 	if len(out) == 0 {
@@ -43,7 +43,7 @@ func AssertResource[R safe.ResourceWithDefinition](tb testing.TB, st state.State
 // returns copies of them in the order of ids (see [AssertResource]). When
 // the time is up the test fails with, for every resource that did not
 // pass, the failures recorded on its last state (or that it is absent).
-func AssertResources[R safe.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, assertion func(R, *assert.Assertions), opts ...AwaitOption) []R {
+func AssertResources[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, assertion func(R, *assert.Assertions), opts ...AwaitOption) []R {
 	tb.Helper()
 	def := (*new(R)).Definition()
 	c := awaitOptions(tb, def.DefaultNamespace, opts)
@@ -98,7 +98,7 @@ func AssertResources[R safe.ResourceWithDefinition](tb testing.TB, st state.Stat
 // AssertNoResource waits until the resource of type R with ID id does not
 // exist (see [AwaitGone]), with the options of the assertion-style
 // helpers.
-func AssertNoResource[R safe.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, opts ...AwaitOption) {
+func AssertNoResource[R typed.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, opts ...AwaitOption) {
 	tb.Helper()
 	def := (*new(R)).Definition()
 	c := awaitOptions(tb, def.DefaultNamespace, opts)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
-	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -32,7 +31,7 @@ func Create(tb testing.TB, st state.State, rs ...resource.Resource) {
 // (they receive shared read-only snapshots: they must not modify them).
 // After the test's timeout ([SetTimeout], default [DefaultTimeout]) it
 // fails the test with the last state seen.
-func Await[R safe.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, conds ...func(R) bool) R {
+func Await[R typed.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, conds ...func(R) bool) R {
 	tb.Helper()
 	return AwaitPointer(tb, st, typed.Pointer[R](id), conds...)
 }
@@ -84,7 +83,7 @@ func AwaitMetadata(tb testing.TB, st state.State, ptr resource.Pointer, cond fun
 // AwaitGone waits until the resource of type R with ID id (in R's default
 // namespace) does not exist, and fails the test after the test's timeout
 // ([SetTimeout], default [DefaultTimeout]) with its last state.
-func AwaitGone[R safe.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID) {
+func AwaitGone[R typed.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID) {
 	tb.Helper()
 	AwaitGonePointer(tb, st, typed.Pointer[R](id))
 }
@@ -116,7 +115,7 @@ func awaitGone(tb testing.TB, st state.State, ptr resource.Pointer, timeout time
 // changes; it receives shared read-only snapshots. After the test's timeout
 // ([SetTimeout], default [DefaultTimeout]) it fails the test with the IDs
 // it saw last.
-func AwaitAll[R safe.ResourceWithDefinition](tb testing.TB, st state.State, cond func([]R) bool) []R {
+func AwaitAll[R typed.ResourceWithDefinition](tb testing.TB, st state.State, cond func([]R) bool) []R {
 	tb.Helper()
 	kind := typed.Kind[R]()
 	timeout := timeoutOf(tb)

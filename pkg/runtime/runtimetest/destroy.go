@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -15,7 +15,7 @@ import (
 // not exist, an owner conflict). It does not wait. Resources are in R's
 // default namespace unless [InNamespace] says otherwise; [AsOwner] acts
 // as their owner.
-func Teardown[R safe.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, opts ...AwaitOption) {
+func Teardown[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, opts ...AwaitOption) {
 	tb.Helper()
 	def := (*new(R)).Definition()
 	c := awaitOptions(tb, def.DefaultNamespace, opts)
@@ -36,7 +36,7 @@ func Teardown[R safe.ResourceWithDefinition](tb testing.TB, st state.State, ids 
 // up with the finalizers that were left. Resources are in R's default
 // namespace unless [InNamespace] says otherwise; [AsOwner] acts as their
 // owner. A resource that is already gone counts as destroyed.
-func Destroy[R safe.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, opts ...AwaitOption) {
+func Destroy[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, opts ...AwaitOption) {
 	tb.Helper()
 	def := (*new(R)).Definition()
 	c := awaitOptions(tb, def.DefaultNamespace, opts)
