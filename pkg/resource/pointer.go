@@ -157,37 +157,74 @@ var ErrEmptyIdentity = errors.New("empty namespace, type or ID")
 
 // identityError is an error of [ValidateKind] and [ValidatePointer]: it
 // says once what is empty, and wraps [ErrEmptyIdentity] without repeating
-// its text.
+// its text. It belongs to the invalid class of pkg/state
+// (state.IsInvalidError) by having that class's marker method, so that a
+// State, and any layer that refuses bad input before it reaches a State,
+// returns it as it is.
 type identityError struct{ msg string }
 
 func (e *identityError) Error() string { return e.msg }
 func (e *identityError) Unwrap() error { return ErrEmptyIdentity }
 
-// ValidateKind reports an error when k is nil (or holds a nil pointer) or
-// its namespace or type is empty (rule R3): "nil kind", "kind T(): empty namespace", "kind (ns):
-// empty type", "kind (): empty namespace and type". It wraps
-// [ErrEmptyIdentity].
+// InvalidError is the marker method of pkg/state's invalid class.
+func (e *identityError) InvalidError() {}
+
+// ValidateKind is the one validation of a kind (rule R3): nil when k names
+// a kind, otherwise an error saying what is wrong — "nil kind" (also for
+// an interface holding a nil pointer), "kind T(): empty namespace",
+// "kind (ns): empty type", "kind (): empty namespace and type". The error
+// wraps [ErrEmptyIdentity] and is of the invalid class
+// (state.IsInvalidError).
 func ValidateKind(k Kind) error {
-	if usercode.IsNil(k) {
-		return &identityError{msg: "nil kind"}
+	var ns, typ string
+	switch k := k.(type) {
+	case KindKey:
+		ns, typ = k.ns, k.typ
+	case PointerKey:
+		ns, typ = k.kind.ns, k.kind.typ
+	case *Metadata:
+		if k == nil {
+			return &identityError{msg: "nil kind"}
+		}
+		ns, typ, _ = k.Identity()
+	default:
+		if usercode.IsNil(k) {
+			return &identityError{msg: "nil kind"}
+		}
+		ns, typ = k.Namespace(), k.Type()
 	}
-	if empty := emptyParts(k.Namespace(), k.Type(), "(a kind has no ID)"); empty != "" {
-		return &identityError{msg: "kind " + KindString(k) + ": empty " + empty}
+	if ns != "" && typ != "" {
+		return nil
 	}
-	return nil
+	return &identityError{msg: "kind " + typ + "(" + ns + "): empty " + emptyParts(ns, typ, "(a kind has no ID)")}
 }
 
-// ValidatePointer reports an error when p is nil (or holds a nil pointer)
-// or its namespace, type or ID is empty (rule R3): "nil pointer", "resource T(/id): empty namespace",
-// "resource T(ns/): empty ID", and so on. It wraps [ErrEmptyIdentity].
+// ValidatePointer is the one validation of a pointer (rule R3): nil when
+// p names a resource, otherwise an error saying what is wrong — "nil
+// pointer" (also for an interface holding a nil pointer), "resource
+// T(/id): empty namespace", "resource T(ns/): empty ID", and so on. The
+// error wraps [ErrEmptyIdentity] and is of the invalid class
+// (state.IsInvalidError).
 func ValidatePointer(p Pointer) error {
-	if usercode.IsNil(p) {
-		return &identityError{msg: "nil pointer"}
+	var ns, typ, id string
+	switch p := p.(type) {
+	case PointerKey:
+		ns, typ, id = p.kind.ns, p.kind.typ, p.id
+	case *Metadata:
+		if p == nil {
+			return &identityError{msg: "nil pointer"}
+		}
+		ns, typ, id = p.Identity()
+	default:
+		if usercode.IsNil(p) {
+			return &identityError{msg: "nil pointer"}
+		}
+		ns, typ, id = p.Namespace(), p.Type(), p.ID()
 	}
-	if empty := emptyParts(p.Namespace(), p.Type(), p.ID()); empty != "" {
-		return &identityError{msg: "resource " + PointerString(p) + ": empty " + empty}
+	if ns != "" && typ != "" && id != "" {
+		return nil
 	}
-	return nil
+	return &identityError{msg: "resource " + typ + "(" + ns + "/" + id + "): empty " + emptyParts(ns, typ, id)}
 }
 
 // emptyParts names the empty ones of a namespace, type and ID ("namespace",

@@ -22,7 +22,7 @@ const explainItems = 16
 // missing inputs of a resource that does not exist. With the trace off,
 // the answer has no history and says so.
 func (r *Runtime) explain(ctx context.Context, ptr resource.Pointer) (explain.Resource, error) {
-	if err := state.CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return explain.Resource{}, err
 	}
 	key := resource.PointerKeyOf(ptr)

@@ -26,7 +26,7 @@ import (
 // Run, or once it has stopped, Relist fails at once; it returns ctx's error
 // when ctx is done first.
 func (r *Runtime) Relist(ctx context.Context, kind resource.Kind) error {
-	if err := state.CheckKind(kind); err != nil {
+	if err := resource.ValidateKind(kind); err != nil {
 		return err
 	}
 	if ctx == nil {

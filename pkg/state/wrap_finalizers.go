@@ -20,7 +20,7 @@ func (w *coreWrapper) RemoveFinalizer(ctx context.Context, ptr resource.Pointer,
 // result in any phase with the stored owner, retrying on version conflicts.
 // Nothing is written when no edit reports a change (rule S5).
 func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, fins []resource.Finalizer, edit func(*resource.Finalizers, resource.Finalizer) bool) error {
-	if err := CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
 	for _, fin := range fins {

@@ -14,7 +14,7 @@ import (
 // and reports whether its finalizers are empty. The stored owner must be the
 // one given by [WithTeardownOwner] (empty by default).
 func (w *coreWrapper) Teardown(ctx context.Context, ptr resource.Pointer, opts ...TeardownOption) (bool, error) {
-	if err := CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return false, err
 	}
 	var o TeardownOptions
@@ -73,7 +73,7 @@ func (w *coreWrapper) teardown(ctx context.Context, ptr resource.Pointer, owner 
 // wait and the destroy makes it wait again; a resource found running again
 // (destroyed and created anew meanwhile) is torn down again.
 func (w *coreWrapper) TeardownAndDestroy(ctx context.Context, ptr resource.Pointer, opts ...TeardownAndDestroyOption) error {
-	if err := CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
 	var o TeardownAndDestroyOptions
@@ -152,7 +152,7 @@ var ErrDestroyed = errors.New("resource is destroyed")
 // goroutine never calls a method of the core's resources outside a
 // recovery.
 func (w *coreWrapper) ContextWithTeardown(ctx context.Context, ptr resource.Pointer) (context.Context, error) {
-	if err := CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
 	}
 	if ctx.Err() != nil {

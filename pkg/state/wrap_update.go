@@ -71,7 +71,7 @@ func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn 
 
 // UpdateWithConflicts implements [State.UpdateWithConflicts].
 func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Pointer, updater UpdaterFunc, opts ...UpdateOption) (resource.Resource, error) {
-	if err := CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
 	}
 	if updater == nil {
@@ -102,7 +102,7 @@ func (w *coreWrapper) Modify(ctx context.Context, emptyResource resource.Resourc
 
 // ModifyWithResult implements [State.ModifyWithResult].
 func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) (resource.Resource, error) {
-	if _, err := CheckResource(emptyResource); err != nil {
+	if _, err := ValidateResource(emptyResource); err != nil {
 		return nil, err
 	}
 	ptr := resource.PointerOf(emptyResource.Metadata())

@@ -23,7 +23,7 @@ import (
 // Noop, but they never match: a single-resource watch never sends the first,
 // the second is a failure and the third carries no resource.
 func (w *coreWrapper) WatchFor(ctx context.Context, ptr resource.Pointer, conds ...WatchForConditionFunc) (resource.Resource, error) {
-	if err := CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
 	}
 	ptr = resource.PointerOf(ptr)

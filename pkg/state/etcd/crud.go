@@ -27,7 +27,7 @@ func (c *core) decode(kv *mvccpb.KeyValue) (resource.Resource, error) {
 // Get implements [state.CoreState]: a linearizable read of the resource.
 // The resource is decoded for this call: the caller owns it.
 func (c *core) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
-	if err := state.CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
 	}
 	var o state.GetOptions
@@ -54,7 +54,7 @@ func (c *core) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetO
 // sorted by ID. A value that does not decode is left out and logged with
 // its key, so that one bad value does not hide the others.
 func (c *core) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
-	if err := state.CheckKind(kind); err != nil {
+	if err := resource.ValidateKind(kind); err != nil {
 		return resource.List{}, err
 	}
 	var o state.ListOptions
@@ -123,7 +123,7 @@ func (c *core) Create(ctx context.Context, r resource.Resource, opts ...state.Cr
 }
 
 func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.CreateOption) error {
-	md, err := state.CheckResource(r)
+	md, err := state.ValidateResource(r)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (c *core) Update(ctx context.Context, r resource.Resource, opts ...state.Up
 }
 
 func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
-	md, err := state.CheckResource(r)
+	md, err := state.ValidateResource(r)
 	if err != nil {
 		return err
 	}
@@ -297,7 +297,7 @@ func (c *core) Destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 }
 
 func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
-	if err := state.CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
 	p := resource.PointerKeyOf(ptr)

@@ -20,7 +20,7 @@ var _ state.KindHeadReporter = (*core)(nil)
 // position of the newest change the watch holds. Without a running watch
 // of the kind it starts one for the call.
 func (c *core) KindHead(ctx context.Context, kind resource.Kind) (state.Bookmark, error) {
-	if err := state.CheckKind(kind); err != nil {
+	if err := resource.ValidateKind(kind); err != nil {
 		return nil, err
 	}
 	ns, typ := kind.Namespace(), kind.Type()

@@ -32,7 +32,7 @@ func (c *core) Revision(ctx context.Context) (uint64, error) {
 // same linearizable read. A key written to etcd by other means than this
 // package is not accounted for.
 func (c *core) KindRevision(ctx context.Context, kind resource.Kind) (last, at uint64, err error) {
-	if err := state.CheckKind(kind); err != nil {
+	if err := resource.ValidateKind(kind); err != nil {
 		return 0, 0, err
 	}
 	resp, err := c.cli.Get(ctx, c.kindPrefix(kind.Namespace(), kind.Type()))

@@ -9,7 +9,7 @@ import (
 
 // kindString formats a kind that may be invalid for an error message.
 func kindString(k resource.Kind) string {
-	if state.CheckKind(k) != nil {
+	if resource.ValidateKind(k) != nil {
 		return "<invalid kind>"
 	}
 	return resource.KindString(k)

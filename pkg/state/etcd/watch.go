@@ -10,7 +10,7 @@ import (
 // Watch implements [state.CoreState]: the current state of the resource
 // (rule S8) or the replayed changes (S11), then its changes.
 func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.Event, opts ...state.WatchOption) error {
-	if err := state.CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
 	p := resource.PointerKeyOf(ptr)
@@ -64,7 +64,7 @@ func (c *core) WatchKindAggregated(ctx context.Context, kind resource.Kind, ch c
 }
 
 func (c *core) watchKind(ctx context.Context, kind resource.Kind, ch chan<- state.Event, aggCh chan<- []state.Event, opts []state.WatchKindOption) error {
-	if err := state.CheckKind(kind); err != nil {
+	if err := resource.ValidateKind(kind); err != nil {
 		return err
 	}
 	var o state.WatchKindOptions

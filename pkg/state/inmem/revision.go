@@ -20,7 +20,7 @@ func (c *core) Revision(context.Context) (uint64, error) {
 // change of the kind with a revision up to at is applied, and at is not
 // below the kind's newest change.
 func (c *core) KindRevision(_ context.Context, kind resource.Kind) (last, at uint64, err error) {
-	if err := checkKind(kind); err != nil {
+	if err := resource.ValidateKind(kind); err != nil {
 		return 0, 0, err
 	}
 	ks := c.lookup(kind.Namespace(), kind.Type())

@@ -162,7 +162,7 @@ func (c *core) Get(_ context.Context, ptr resource.Pointer, opts ...state.GetOpt
 // as private copies, or with [state.WithReadOnlyList] as the shared
 // snapshots themselves (rule S7).
 func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
-	if err := checkKind(kind); err != nil {
+	if err := resource.ValidateKind(kind); err != nil {
 		return resource.List{}, err
 	}
 	o := applyOptions(state.ListOptions{}, opts)
@@ -205,7 +205,7 @@ func matches(r resource.Resource, lq resource.LabelQuery, iq resource.IDQuery) b
 
 // Create implements [state.CoreState] (rule S1).
 func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.CreateOption) error {
-	md, err := checkResource(r)
+	md, err := state.ValidateResource(r)
 	if err != nil {
 		return err
 	}
@@ -265,7 +265,7 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 
 // Update implements [state.CoreState] (rule S2).
 func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.UpdateOption) error {
-	md, err := checkResource(r)
+	md, err := state.ValidateResource(r)
 	if err != nil {
 		return err
 	}

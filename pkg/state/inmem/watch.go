@@ -17,7 +17,7 @@ func (ks *kindStore) pointer(id resource.ID) resource.Pointer {
 // Watch implements [state.CoreState]: the current state of the resource
 // (rule S8) or the replayed changes (S11), then its changes.
 func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.Event, opts ...state.WatchOption) error {
-	if err := checkPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
 	p := resource.PointerOf(ptr)
@@ -87,14 +87,14 @@ func (c *core) WatchKindAggregated(ctx context.Context, kind resource.Kind, ch c
 
 // kindString formats a kind that may be invalid for an error message.
 func kindString(k resource.Kind) string {
-	if checkKind(k) != nil {
+	if resource.ValidateKind(k) != nil {
 		return "<invalid kind>"
 	}
 	return resource.KindString(k)
 }
 
 func (c *core) watchKind(ctx context.Context, kind resource.Kind, ch chan<- state.Event, aggCh chan<- []state.Event, opts []state.WatchKindOption) error {
-	if err := checkKind(kind); err != nil {
+	if err := resource.ValidateKind(kind); err != nil {
 		return err
 	}
 	var o state.WatchKindOptions

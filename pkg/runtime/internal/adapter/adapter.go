@@ -85,7 +85,7 @@ func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.G
 		}
 		a.tel.CallEnded(telemetry.OpGet, ptr, err)
 	}()
-	if err := state.CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
 	}
 	if !a.access.Load().canRead(ptr) {
@@ -113,7 +113,7 @@ func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.Li
 		}
 		a.tel.CallEnded(telemetry.OpList, kind, err)
 	}()
-	if err := state.CheckKind(kind); err != nil {
+	if err := resource.ValidateKind(kind); err != nil {
 		return resource.List{}, err
 	}
 	if !a.access.Load().canList(kind) {
@@ -134,7 +134,7 @@ func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.Li
 // ContextWithTeardown is the state's, for a readable resource.
 func (a *Adapter) ContextWithTeardown(ctx context.Context, ptr resource.Pointer) (tctx context.Context, err error) {
 	defer func() { a.tel.CallEnded(telemetry.OpContextWithTeardown, ptr, err) }()
-	if err := state.CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
 	}
 	if !a.access.Load().canRead(ptr) {
@@ -154,7 +154,7 @@ func (a *Adapter) checkOutput(op string, ptr resource.Pointer) error {
 // checkWrite checks a resource written by op: usable (rule R3) and of a
 // declared output type (rule C3). It returns its metadata.
 func (a *Adapter) checkWrite(op string, r resource.Resource) (*resource.Metadata, error) {
-	md, err := state.CheckResource(r)
+	md, err := state.ValidateResource(r)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +360,7 @@ func (a *Adapter) deleteOwner(opts []controller.DeleteOption) string {
 // the owner of [controller.WithOwner]).
 func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...controller.DeleteOption) (ready bool, err error) {
 	defer func() { a.tel.CallEnded(telemetry.OpTeardown, ptr, err) }()
-	if err := state.CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return false, err
 	}
 	if err := a.checkOutput("Teardown", ptr); err != nil {
@@ -381,7 +381,7 @@ func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...co
 // owner of [controller.WithOwner]).
 func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...controller.DeleteOption) (err error) {
 	defer func() { a.tel.CallEnded(telemetry.OpDestroy, ptr, err) }()
-	if err := state.CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
 	if err := a.checkOutput("Destroy", ptr); err != nil {
@@ -428,7 +428,7 @@ func (a *Adapter) RemoveFinalizer(ctx context.Context, ptr resource.Pointer, fin
 // checkFinalizers allows finalizer changes on strong and primary inputs,
 // and on resources of an output type that the controller owns (rule C5).
 func (a *Adapter) checkFinalizers(ctx context.Context, op string, ptr resource.Pointer) error {
-	if err := state.CheckPointer(ptr); err != nil {
+	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
 	acc := a.access.Load()

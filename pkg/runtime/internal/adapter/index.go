@@ -17,7 +17,7 @@ var _ controller.IndexReader = (*Adapter)(nil)
 // List filtered with the index function, which gives the same answer.
 func (a *Adapter) ListByIndex(ctx context.Context, kind resource.Kind, index, key string, opts ...state.ListOption) (l resource.List, err error) {
 	defer func() { a.tel.CallEnded(telemetry.OpList, kind, err) }()
-	if err := state.CheckKind(kind); err != nil {
+	if err := resource.ValidateKind(kind); err != nil {
 		return resource.List{}, err
 	}
 	if !a.access.Load().canList(kind) {
