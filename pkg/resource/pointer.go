@@ -39,20 +39,19 @@ type Pointer interface {
 
 // KindKey is a kind as a comparable value: the one form in which resgraph
 // keys, sets and compares kinds. [NewKind] returns one (as a Kind) and
-// [KindKeyOf] turns any Kind, Pointer or *Metadata into one; two KindKeys
-// are == exactly when their namespaces and types are equal. The zero
-// KindKey names no kind.
+// [KindOf] turns any Kind, Pointer or *Metadata into one; two KindKeys are
+// == exactly when their namespaces and types are equal. The zero KindKey
+// names no kind.
 type KindKey struct {
 	ns  Namespace
 	typ Type
 }
 
-// NewKindKey returns the KindKey of namespace ns and type typ.
-func NewKindKey(ns Namespace, typ Type) KindKey { return KindKey{ns: ns, typ: typ} }
-
-// KindKeyOf returns the KindKey of any Kind, Pointer or *Metadata (the
-// kind a pointer is of).
-func KindKeyOf(k Kind) KindKey {
+// KindOf returns the KindKey of any Kind, Pointer or *Metadata (the kind a
+// pointer is of): the comparable value of the kind, == to the one
+// [NewKind] builds from the same namespace and type. k must not be nil
+// (see [ValidateKind]).
+func KindOf(k Kind) KindKey {
 	switch k := k.(type) {
 	case KindKey:
 		return k
@@ -84,29 +83,28 @@ func (k KindKey) Compare(o KindKey) int {
 
 // PointerKey is a pointer as a comparable value: the one form in which
 // resgraph keys and compares resources. [NewPointer] returns one (as a
-// Pointer) and [PointerKeyOf] turns any Pointer (a *Metadata, for
-// example) into one; two PointerKeys are == exactly when their namespaces,
-// types and IDs are equal.
+// Pointer) and [PointerOf] turns any Pointer (a *Metadata, for example)
+// into one; two PointerKeys are == exactly when their namespaces, types
+// and IDs are equal.
 type PointerKey struct {
 	kind KindKey
 	id   ID
 }
 
-// NewPointerKey returns the PointerKey of the resource ns/typ/id.
-func NewPointerKey(ns Namespace, typ Type, id ID) PointerKey {
-	return PointerKey{kind: KindKey{ns: ns, typ: typ}, id: id}
-}
-
-// PointerKeyOf returns the PointerKey naming the same resource as p.
-func PointerKeyOf(p Pointer) PointerKey {
+// PointerOf returns the PointerKey naming the same resource as p, which
+// may be any Pointer implementation (a *Metadata, for example): the
+// comparable value of the pointer, == to the one [NewPointer] builds from
+// the same namespace, type and ID. p must not be nil (see
+// [ValidatePointer]).
+func PointerOf(p Pointer) PointerKey {
 	switch p := p.(type) {
 	case PointerKey:
 		return p
 	case *Metadata:
 		ns, typ, id := p.Identity()
-		return NewPointerKey(ns, typ, id)
+		return PointerKey{kind: KindKey{ns: ns, typ: typ}, id: id}
 	}
-	return NewPointerKey(p.Namespace(), p.Type(), p.ID())
+	return PointerKey{kind: KindKey{ns: p.Namespace(), typ: p.Type()}, id: p.ID()}
 }
 
 // Namespace returns the resource's namespace.
@@ -125,23 +123,19 @@ func (p PointerKey) Kind() KindKey { return p.kind }
 // does.
 func (p PointerKey) String() string { return p.kind.typ + "(" + p.kind.ns + "/" + p.id + ")" }
 
-// NewKind returns a Kind: a [KindKey], so that kinds built by NewKind are
-// comparable values, == to each other when their namespaces and types are.
-func NewKind(ns Namespace, typ Type) Kind { return NewKindKey(ns, typ) }
+// NewKind returns the kind of namespace ns and type typ: a [KindKey], so
+// that kinds built by NewKind are comparable values, == to each other when
+// their namespaces and types are. (KindOf(NewKind(ns, typ)) is that
+// KindKey.)
+func NewKind(ns Namespace, typ Type) Kind { return KindKey{ns: ns, typ: typ} }
 
-// NewPointer returns a Pointer: a [PointerKey], so that pointers built by
-// NewPointer are comparable values, == when their namespaces, types and
-// IDs are.
-func NewPointer(ns Namespace, typ Type, id ID) Pointer { return NewPointerKey(ns, typ, id) }
-
-// KindOf returns the comparable Kind (a [KindKey], as built by [NewKind])
-// of any Kind, Pointer or Metadata.
-func KindOf(k Kind) Kind { return KindKeyOf(k) }
-
-// PointerOf returns the comparable Pointer (a [PointerKey], as built by
-// [NewPointer]) naming the same resource as p, which may be any Pointer
-// implementation (a *Metadata, for example).
-func PointerOf(p Pointer) Pointer { return PointerKeyOf(p) }
+// NewPointer returns the pointer to the resource ns/typ/id: a
+// [PointerKey], so that pointers built by NewPointer are comparable values,
+// == when their namespaces, types and IDs are. (PointerOf(NewPointer(ns,
+// typ, id)) is that PointerKey.)
+func NewPointer(ns Namespace, typ Type, id ID) Pointer {
+	return PointerKey{kind: KindKey{ns: ns, typ: typ}, id: id}
+}
 
 // PointerString formats a pointer as "type(namespace/id)".
 func PointerString(p Pointer) string {

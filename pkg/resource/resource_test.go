@@ -215,17 +215,17 @@ func (p *otherPointer) ID() string        { return p.id }
 func TestKindKeyAndPointerKey(t *testing.T) {
 	md := resource.NewMetadata("ns", "T", "id", resource.NewVersion(2))
 	other := &otherPointer{"ns", "T", "id"}
-	k := resource.NewKindKey("ns", "T")
+	k := resource.KindOf(resource.NewKind("ns", "T"))
 	for name, from := range map[string]resource.Kind{
 		"NewKind": resource.NewKind("ns", "T"), "KindKey": k, "NewPointer": resource.NewPointer("ns", "T", "x"),
-		"PointerKey": resource.NewPointerKey("ns", "T", "x"), "metadata": &md, "other": other,
+		"PointerKey": resource.PointerOf(resource.NewPointer("ns", "T", "x")), "metadata": &md, "other": other,
 	} {
-		assert.Equal(t, k, resource.KindKeyOf(from), name)
+		assert.Equal(t, k, resource.KindOf(from), name)
 		assert.True(t, resource.KindOf(from) == resource.NewKind("ns", "T"), name)
 	}
-	p := resource.NewPointerKey("ns", "T", "id")
+	p := resource.PointerOf(resource.NewPointer("ns", "T", "id"))
 	for name, from := range map[string]resource.Pointer{"NewPointer": resource.NewPointer("ns", "T", "id"), "metadata": &md, "other": other} {
-		assert.Equal(t, p, resource.PointerKeyOf(from), name)
+		assert.Equal(t, p, resource.PointerOf(from), name)
 		assert.True(t, resource.PointerOf(from) == resource.Pointer(p), name)
 	}
 	assert.Equal(t, k, p.Kind())
@@ -233,11 +233,11 @@ func TestKindKeyAndPointerKey(t *testing.T) {
 	assert.Equal(t, "T(ns/id)", p.String())
 	assert.Equal(t, resource.KindString(k), k.String())
 	assert.Equal(t, resource.PointerString(p), p.String())
-	assert.Equal(t, 0, k.Compare(resource.NewKindKey("ns", "T")))
-	assert.Equal(t, -1, k.Compare(resource.NewKindKey("ns", "U")))
-	assert.Equal(t, 1, k.Compare(resource.NewKindKey("a", "Z")), "namespace first")
-	assert.NotEqual(t, k, resource.NewKindKey("ns", "U"))
-	assert.NotEqual(t, p, resource.NewPointerKey("ns", "T", "other"))
+	assert.Equal(t, 0, k.Compare(resource.KindOf(resource.NewKind("ns", "T"))))
+	assert.Equal(t, -1, k.Compare(resource.KindOf(resource.NewKind("ns", "U"))))
+	assert.Equal(t, 1, k.Compare(resource.KindOf(resource.NewKind("a", "Z"))), "namespace first")
+	assert.NotEqual(t, k, resource.KindOf(resource.NewKind("ns", "U")))
+	assert.NotEqual(t, p, resource.PointerOf(resource.NewPointer("ns", "T", "other")))
 }
 
 func TestMetadata(t *testing.T) {

@@ -25,7 +25,7 @@ func (r *Runtime) explain(ctx context.Context, ptr resource.Pointer) (explain.Re
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return explain.Resource{}, err
 	}
-	key := resource.PointerKeyOf(ptr)
+	key := resource.PointerOf(ptr)
 	f := r.facts(ctx)
 	rf := explain.ResourceFacts{Ref: trace.Ref{Namespace: key.Namespace(), Type: key.Type(), ID: key.ID()}}
 	res, err := r.st.Get(ctx, key)
@@ -146,7 +146,7 @@ func (r *Runtime) missingInputs(ctx context.Context, f *explain.Facts, key resou
 		if _, ok := out[e.Controller]; ok {
 			continue
 		}
-		in := resource.NewPointerKey(e.Namespace, e.Type, id)
+		in := resource.PointerOf(resource.NewPointer(e.Namespace, e.Type, id))
 		if _, err := r.st.Get(ctx, in); state.IsNotFoundError(err) {
 			out[e.Controller] = trace.Ref{Namespace: in.Namespace(), Type: in.Type(), ID: in.ID()}
 		}

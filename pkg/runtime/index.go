@@ -46,7 +46,7 @@ func WithIndex(ns resource.Namespace, typ resource.Type, name string, fn IndexFu
 func (o *options) validateIndexes() error {
 	cached := map[resource.KindKey]bool{}
 	for _, k := range o.cachedKinds {
-		cached[resource.KindKeyOf(k)] = true
+		cached[resource.KindOf(k)] = true
 	}
 	type name struct {
 		k    resource.KindKey
@@ -54,7 +54,7 @@ func (o *options) validateIndexes() error {
 	}
 	seen := map[name]bool{}
 	for _, ix := range o.indexes {
-		k := resource.NewKindKey(ix.namespace, ix.typ)
+		k := resource.KindOf(resource.NewKind(ix.namespace, ix.typ))
 		switch {
 		case ix.name == "":
 			return state.NewInvalidError(nil, "runtime options: index on %s: empty name", k)
@@ -74,7 +74,7 @@ func (o *options) validateIndexes() error {
 // index function is logged at ERROR with its stack.
 func (r *Runtime) addIndexes() {
 	for _, ix := range r.opts.indexes {
-		k := resource.NewKindKey(ix.namespace, ix.typ)
+		k := resource.KindOf(resource.NewKind(ix.namespace, ix.typ))
 		elog := outcome.EngineLogger(r.logger).With(zap.Stringer("kind", k))
 		r.caches.Get(k).AddIndex(ix.name, cache.IndexFunc(ix.fn), func(index string, id resource.ID, p *usercode.Panic) {
 			elog.Error("index function panicked; the resource is listed under no key of the index",

@@ -323,7 +323,7 @@ func registering(fam dependency.Family, name string) string {
 func kindsOf(inputs []controller.Input) []resource.KindKey {
 	keys := make([]resource.KindKey, 0, len(inputs))
 	for _, in := range inputs {
-		keys = append(keys, resource.NewKindKey(in.Namespace, in.Type))
+		keys = append(keys, resource.KindOf(resource.NewKind(in.Namespace, in.Type)))
 	}
 	return keys
 }

@@ -38,7 +38,7 @@ func (r *Runtime) Relist(ctx context.Context, kind resource.Kind) error {
 	if !running {
 		return errors.New("runtime: Relist " + resource.KindString(kind) + ": the engine is not running")
 	}
-	switch err := r.router.Relist(ctx, resource.KindKeyOf(kind)); {
+	switch err := r.router.Relist(ctx, resource.KindOf(kind)); {
 	case errors.Is(err, route.ErrNotWatched):
 		return state.NewInvalidError(nil, "runtime: Relist %s: not watched (not an input of any controller, not cached)", resource.KindString(kind))
 	case errors.Is(err, route.ErrStopped):

@@ -203,7 +203,7 @@ func TestSchedule_EveryStepWaitsForTheScheduler(t *testing.T) {
 		assert.Zero(t, reconciles.Load(), "nothing queued before the delivery")
 		ds[1].Release()
 		synctest.Wait()
-		item := testhook.Gate{Kind: testhook.GateItem, Controller: "q", Item: resource.PointerKeyOf(ptr(typeA, "a1"))}
+		item := testhook.Gate{Kind: testhook.GateItem, Controller: "q", Item: resource.PointerOf(ptr(typeA, "a1"))}
 		assert.Equal(t, []testhook.Gate{item}, s.waiting())
 		assert.Zero(t, reconciles.Load(), "the item waits at its gate")
 		s.open(t, item)

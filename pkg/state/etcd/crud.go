@@ -36,7 +36,7 @@ func (c *core) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetO
 			opt(&o)
 		}
 	}
-	p := resource.PointerKeyOf(ptr)
+	p := resource.PointerOf(ptr)
 	resp, err := c.cli.Get(ctx, c.key(p.Namespace(), p.Type(), p.ID()))
 	if err != nil {
 		return nil, fmt.Errorf("etcd state: get %s: %w", resource.PointerString(p), err)
@@ -163,7 +163,7 @@ func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.Cr
 		}
 		return state.NewConflictError(resource.PointerOf(md), "already exists")
 	}
-	c.written(ctx, md.Namespace(), md.Type(), resp.Header.Revision)
+	c.written(ctx, resource.KindOf(md), resp.Header.Revision)
 	md.SetVersion(smd.Version())
 	md.SetCreated(now)
 	md.SetUpdated(now)
@@ -180,7 +180,7 @@ type current struct {
 // expected returns the state of the key a write expects: the running
 // feed's (no round trip), else read from etcd.
 func (c *core) expected(ctx context.Context, p resource.Pointer, key string) (current, error) {
-	if res, mod, ok := c.cached(p.Namespace(), p.Type(), p.ID()); ok {
+	if res, mod, ok := c.cached(resource.PointerOf(p)); ok {
 		return current{res: res, mod: mod}, nil
 	}
 	return c.readCurrent(ctx, p, key)
@@ -269,7 +269,7 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 			return ferr
 		}
 		if tx.Succeeded {
-			c.written(ctx, md.Namespace(), md.Type(), tx.Header.Revision)
+			c.written(ctx, resource.KindOf(md), tx.Header.Revision)
 			md.SetVersion(smd.Version())
 			md.SetCreated(smd.Created())
 			md.SetUpdated(smd.Updated())
@@ -300,7 +300,7 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
-	p := resource.PointerKeyOf(ptr)
+	p := resource.PointerOf(ptr)
 	var o state.DestroyOptions
 	for _, opt := range opts {
 		if opt != nil { // a nil option is no option
@@ -333,7 +333,7 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 			return ferr
 		}
 		if tx.Succeeded {
-			c.written(ctx, p.Namespace(), p.Type(), tx.Header.Revision)
+			c.written(ctx, p.Kind(), tx.Header.Revision)
 			return nil
 		}
 		c.counters.Races.Add(1)

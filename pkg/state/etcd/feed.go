@@ -112,14 +112,13 @@ type feed struct {
 
 // acquire returns the running feed of a kind, starting it when needed,
 // once it has listed the kind. The caller releases it.
-func (c *core) acquire(ctx context.Context, ns resource.Namespace, typ resource.Type) (*feed, error) {
-	k := resource.NewKindKey(ns, typ)
+func (c *core) acquire(ctx context.Context, k resource.KindKey) (*feed, error) {
 	c.mu.Lock()
 	f := c.feeds[k]
 	if f == nil {
 		fctx, cancel := context.WithCancel(context.Background())
 		f = &feed{
-			c: c, kind: resource.NewKind(ns, typ), key: k, prefix: c.kindPrefix(ns, typ), cap: c.historyCap,
+			c: c, kind: k, key: k, prefix: c.kindPrefix(k.Namespace(), k.Type()), cap: c.historyCap,
 			ctx: fctx, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{}),
 			items: map[resource.ID]*item{}, tombs: map[resource.ID]tomb{},
 			ring: make([]change, c.historyCap), head: liveBase - 1,
@@ -161,9 +160,9 @@ func (c *core) release(f *feed) {
 // with the mod revision of its key; ok is false when no feed runs. The
 // resource is a shared snapshot: never modify it. It may be stale (another
 // process wrote since): use it only as the expectation of a transaction.
-func (c *core) cached(ns resource.Namespace, typ resource.Type, id resource.ID) (res resource.Resource, mod int64, ok bool) {
+func (c *core) cached(p resource.PointerKey) (res resource.Resource, mod int64, ok bool) {
 	c.mu.Lock()
-	f := c.feeds[resource.NewKindKey(ns, typ)]
+	f := c.feeds[p.Kind()]
 	c.mu.Unlock()
 	if f == nil {
 		return nil, 0, false
@@ -175,7 +174,7 @@ func (c *core) cached(ns resource.Namespace, typ resource.Type, id resource.ID) 
 	default:
 		return nil, 0, false
 	}
-	if it := f.items[id]; it != nil {
+	if it := f.items[p.ID()]; it != nil {
 		return it.res, it.mod, true
 	}
 	return nil, 0, true
@@ -186,7 +185,7 @@ func (c *core) cached(ns resource.Namespace, typ resource.Type, id resource.ID) 
 func (c *core) isShared(r resource.Resource) bool {
 	md := r.Metadata()
 	c.mu.Lock()
-	f := c.feeds[resource.KindKeyOf(md)]
+	f := c.feeds[resource.KindOf(md)]
 	c.mu.Unlock()
 	if f == nil {
 		return false
@@ -283,9 +282,9 @@ func (f *feed) wakeLocked() {
 // state wrote before they are queued (what a watch started after a write
 // returned sees: tail events, bootstrap contents, bookmarks). It gives up,
 // silently, when ctx is done or the feed stops: the write itself is done.
-func (c *core) written(ctx context.Context, ns resource.Namespace, typ resource.Type, rev int64) {
+func (c *core) written(ctx context.Context, k resource.KindKey, rev int64) {
 	c.mu.Lock()
-	f := c.feeds[resource.NewKindKey(ns, typ)]
+	f := c.feeds[k]
 	c.mu.Unlock()
 	if f == nil {
 		return

@@ -23,13 +23,13 @@ func (c *core) KindHead(ctx context.Context, kind resource.Kind) (state.Bookmark
 	if err := resource.ValidateKind(kind); err != nil {
 		return nil, err
 	}
-	ns, typ := kind.Namespace(), kind.Type()
-	f, err := c.acquire(ctx, ns, typ)
+	k := resource.KindOf(kind)
+	f, err := c.acquire(ctx, k)
 	if err != nil {
 		return nil, err
 	}
 	defer c.release(f)
-	resp, err := c.cli.Get(ctx, c.kindPrefix(ns, typ))
+	resp, err := c.cli.Get(ctx, c.kindPrefix(k.Namespace(), k.Type()))
 	if err != nil {
 		return nil, fmt.Errorf("etcd state: kind head of %s: %w", resource.KindString(kind), err)
 	}

@@ -13,7 +13,7 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
-	p := resource.PointerKeyOf(ptr)
+	p := resource.PointerOf(ptr)
 	if ch == nil {
 		return state.NewInvalidError(p, "watch: nil channel")
 	}
@@ -119,7 +119,7 @@ type start struct {
 // startWatcher registers w with the feed of kind at its start position
 // and runs it.
 func (c *core) startWatcher(w *watcher, kind resource.Kind, st start) error {
-	f, err := c.acquire(w.ctx, kind.Namespace(), kind.Type())
+	f, err := c.acquire(w.ctx, resource.KindOf(kind))
 	if err != nil {
 		return err
 	}

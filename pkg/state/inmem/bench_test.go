@@ -568,14 +568,14 @@ func BenchmarkKindLookup(b *testing.B) {
 			c := newCore()
 			var kinds []resource.KindKey
 			for i := range n {
-				k := resource.NewKindKey("network", fmt.Sprintf("LinkStatuses%d.net.resgraph.dev", i))
-				c.store(k.Namespace(), k.Type())
+				k := resource.KindOf(resource.NewKind("network", fmt.Sprintf("LinkStatuses%d.net.resgraph.dev", i)))
+				c.store(k)
 				kinds = append(kinds, k)
 			}
 			i := 0
 			for b.Loop() {
 				k := kinds[i%n]
-				if c.lookup(k.Namespace(), k.Type()) == nil {
+				if c.lookup(k) == nil {
 					b.Fatal("no store")
 				}
 				i++

@@ -441,7 +441,7 @@ func TestKindsDoNotSerialize(t *testing.T) {
 	c := newCore()
 	ctx := context.Background()
 	require.NoError(t, c.Create(ctx, newPair("a", 0)))
-	ks := c.lookup(testNS, testType)
+	ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 

@@ -35,7 +35,7 @@ func TestS9_ParkedWatcherIsHandedTheChange(t *testing.T) {
 	ch := make(chan state.Event, 2)
 	require.NoError(t, c.WatchKind(ctx, testKind, ch))
 	w := soleKindWatcher(t, c)
-	ks := c.lookup(testNS, testType)
+	ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
 	require.Eventually(t, func() bool { return parkedIn(ks, w) }, testTimeout, pollInterval)
 
 	update := func(id string, a int) {
@@ -91,7 +91,7 @@ func TestS9_ParkedWatcherIsHandedTheChange(t *testing.T) {
 // untouched.
 func TestS9_HandOffOnlyWhereItCannotReorder(t *testing.T) {
 	c := newCore(withoutMutationDetector())
-	ks := c.store(testNS, testType)
+	ks := c.store(resource.KindOf(resource.NewKind(testNS, testType)))
 	chans := map[*kindWatcher]chan state.Event{}
 	newW := func(capacity int) *kindWatcher {
 		ch := make(chan state.Event, capacity)

@@ -16,7 +16,7 @@ func (c *core) KindHead(_ context.Context, kind resource.Kind) (state.Bookmark, 
 	if kind == nil || kind.Namespace() == "" || kind.Type() == "" {
 		return nil, state.NewInvalidError(nil, "kind head: empty namespace or type")
 	}
-	ks := c.store(kind.Namespace(), kind.Type())
+	ks := c.store(resource.KindOf(kind))
 	b := make(state.Bookmark, bookmarkLen)
 	encodeBookmark(b, ks.stateID, ks.kindID, ks.head.Load())
 	return b, nil

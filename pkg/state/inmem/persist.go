@@ -100,7 +100,7 @@ func (c *core) restore(p Persistence) {
 	c.createdFloor = rs.CreatedFloor
 	for _, r := range rs.Resources {
 		md := r.Metadata()
-		ks := c.store(md.Namespace(), md.Type())
+		ks := c.store(resource.KindOf(md))
 		ks.items[md.ID()] = item{r: r, size: sizeOf(r)}
 		ks.count.Add(1)
 		ks.sorted = nil

@@ -23,7 +23,7 @@ func (c *core) KindRevision(_ context.Context, kind resource.Kind) (last, at uin
 	if err := resource.ValidateKind(kind); err != nil {
 		return 0, 0, err
 	}
-	ks := c.lookup(kind.Namespace(), kind.Type())
+	ks := c.lookup(resource.KindOf(kind))
 	if ks == nil {
 		at := c.rev.Load()
 		return 0, at, nil

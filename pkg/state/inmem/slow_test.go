@@ -68,7 +68,7 @@ func (v view) equals(want map[resource.ID]resource.Resource) bool {
 // soleKindWatcher returns the one kind watcher of the test kind.
 func soleKindWatcher(t *testing.T, c *core) *kindWatcher {
 	t.Helper()
-	ks := c.lookup(testNS, testType)
+	ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	require.Len(t, ks.kindWatchers, 1)
@@ -80,7 +80,7 @@ func soleKindWatcher(t *testing.T, c *core) *kindWatcher {
 // backlog.
 func waitTaken(t *testing.T, c *core, w *kindWatcher) {
 	t.Helper()
-	ks := c.lookup(testNS, testType)
+	ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
 	require.Eventually(t, func() bool {
 		ks.mu.Lock()
 		defer ks.mu.Unlock()
@@ -90,7 +90,7 @@ func waitTaken(t *testing.T, c *core, w *kindWatcher) {
 
 // head returns the seq of the newest change of the test kind.
 func head(c *core) uint64 {
-	ks := c.lookup(testNS, testType)
+	ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	return ks.head.Load()
@@ -294,7 +294,7 @@ func TestS12_CoalescedEventTypes(t *testing.T) {
 		require.Equal(t, wnt.typ, ev.Type, "event for %s", wnt.id)
 		require.Equal(t, wnt.id, ev.Resource.Metadata().ID())
 		if wnt.seq != 0 {
-			seq, err := c.lookup(testNS, testType).decodeBookmark(nil, ev.Bookmark)
+			seq, err := c.lookup(resource.KindOf(resource.NewKind(testNS, testType))).decodeBookmark(nil, ev.Bookmark)
 			require.NoError(t, err)
 			assert.Equal(t, wnt.seq, seq, "bookmark of the newest change covered, for %s", wnt.id)
 		}
@@ -321,7 +321,7 @@ func TestS12_SingleResourceWatchCoalesces(t *testing.T) {
 	seen := view{}
 	seen.apply(t, recv(t, ch))
 
-	ks := c.lookup(testNS, testType)
+	ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
 	r.TypedSpec().A = 1
 	require.NoError(t, c.Update(ctx, r))
 	require.Eventually(t, func() bool { // the watcher took it and is blocked sending it
@@ -376,7 +376,7 @@ func staggeredLaggers(t *testing.T, seed uint64) {
 	c := newCore(WithHistoryCapacity(capacities[seed%uint64(len(capacities))]))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ks := c.store(testNS, testType)
+	ks := c.store(resource.KindOf(resource.NewKind(testNS, testType)))
 
 	type w struct {
 		ch     chan state.Event
@@ -523,7 +523,7 @@ func TestS12_FarBehindWatcherCatchesUpCoalesced(t *testing.T) {
 	for _, changes := range []int{3000, 6000} {
 		t.Run(fmt.Sprint(changes), func(t *testing.T) {
 			c := newCore(WithHistoryCapacity(4096))
-			ks := c.store(testNS, testType)
+			ks := c.store(resource.KindOf(resource.NewKind(testNS, testType)))
 			require.Equal(t, maxLag, ks.lagLimit)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

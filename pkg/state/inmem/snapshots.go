@@ -80,13 +80,13 @@ func (c *core) eachWatched(rs []resource.Resource, fn func(ks *kindStore, r, ref
 		if md == nil {
 			continue
 		}
-		ns, typ, id := md.Identity()
-		ks := c.lookup(ns, typ)
+		p := resource.PointerOf(md)
+		ks := c.lookup(p.Kind())
 		if ks == nil || ks.det == nil {
 			continue
 		}
 		ks.mu.Lock()
-		ref := ks.refLocked(id, r)
+		ref := ks.refLocked(p.ID(), r)
 		ks.mu.Unlock()
 		if ref != nil {
 			fn(ks, r, ref)

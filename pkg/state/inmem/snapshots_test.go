@@ -188,7 +188,7 @@ func TestS7_DetectorTracksTheDestroyedVersion(t *testing.T) {
 		require.NoError(t, st.Create(ctx, newPair(id, 0)))
 	}
 	assert.Empty(t, tr.CheckHanded(h, v), "the destroy left the history")
-	ks := c.lookup(testNS, testType)
+	ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
 	ks.mu.Lock()
 	_, kept := ks.det.cur["a"]
 	ks.mu.Unlock()

@@ -56,7 +56,7 @@ func TestS12_SpillLetsGoOfALargeGeneration(t *testing.T) {
 			for i := range burst {
 				require.NoError(t, c.Create(ctx, newPair(fmt.Sprintf("r%05d", i), i)))
 			}
-			ks := c.lookup(testNS, testType)
+			ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
 			ks.mu.Lock()
 			require.NotNil(t, w.gen, "the watcher lags in the spill")
 			ks.mu.Unlock()

@@ -83,24 +83,23 @@ func newCore(opts ...Option) *core {
 // LinkStatuses0…7 are), and made no difference to BenchmarkW5_Get
 // (BenchmarkKindLookup and W5_Get/inmem-readonly under callgrind), so it
 // went.
-func (c *core) lookup(ns resource.Namespace, typ resource.Type) *kindStore {
-	return (*c.kinds.Load())[resource.NewKindKey(ns, typ)]
+func (c *core) lookup(k resource.KindKey) *kindStore {
+	return (*c.kinds.Load())[k]
 }
 
 // store returns the store of a kind, creating it when needed.
-func (c *core) store(ns resource.Namespace, typ resource.Type) *kindStore {
-	if ks := c.lookup(ns, typ); ks != nil {
+func (c *core) store(key resource.KindKey) *kindStore {
+	if ks := c.lookup(key); ks != nil {
 		return ks
 	}
 	c.kindsMu.Lock()
 	defer c.kindsMu.Unlock()
 	old := *c.kinds.Load()
-	key := resource.NewKindKey(ns, typ)
 	if ks := old[key]; ks != nil {
 		return ks
 	}
 	c.nextKindID++
-	ks := newKindStore(resource.NewKind(ns, typ), &c.rev, c.stateID, c.nextKindID, c.historyCap, c.historyBytes)
+	ks := newKindStore(key, &c.rev, c.stateID, c.nextKindID, c.historyCap, c.historyBytes)
 	ks.persistent = c.persistent
 	ks.lastCreated = c.createdFloor
 	if c.report != nil {
@@ -131,15 +130,16 @@ func applyOptions[O any, F ~func(*O)](defaults O, opts []F) O {
 // Get implements [state.CoreState]: a private copy of the stored resource,
 // or with [state.WithReadOnlyGet] the shared snapshot itself (rule S7).
 func (c *core) Get(_ context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
-	ns, typ, id, err := identity(ptr)
+	p, err := key(ptr)
 	if err != nil {
 		return nil, err
 	}
+	id := p.ID()
 	var o state.GetOptions
 	if len(opts) > 0 {
 		o = applyOptions(o, opts)
 	}
-	if ks := c.lookup(ns, typ); ks != nil {
+	if ks := c.lookup(p.Kind()); ks != nil {
 		ks.mu.Lock()
 		r := ks.items[id].r
 		if o.Revision != nil {
@@ -155,7 +155,7 @@ func (c *core) Get(_ context.Context, ptr resource.Pointer, opts ...state.GetOpt
 	} else if o.Revision != nil {
 		*o.Revision = c.rev.Load()
 	}
-	return nil, state.NewNotFoundError(resource.PointerOf(ptr), "not found")
+	return nil, state.NewNotFoundError(p, "not found")
 }
 
 // List implements [state.CoreState]: the matching resources, sorted by ID,
@@ -166,7 +166,7 @@ func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOpt
 		return resource.List{}, err
 	}
 	o := applyOptions(state.ListOptions{}, opts)
-	ks := c.lookup(kind.Namespace(), kind.Type())
+	ks := c.lookup(resource.KindOf(kind))
 	if ks == nil {
 		if o.Revision != nil {
 			*o.Revision = c.rev.Load()
@@ -223,7 +223,7 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	_ = smd.SetOwner(o.Owner)
 	id := smd.ID()
 
-	ks := c.store(smd.Namespace(), smd.Type())
+	ks := c.store(resource.KindOf(smd))
 	ref, err := ks.det.referenceCopy(r)
 	if err != nil {
 		return err
@@ -271,7 +271,7 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 	}
 	o := applyOptions(state.UpdateOptions{ExpectedPhase: &phaseRunning}, opts)
 	id := md.ID()
-	ks := c.lookup(md.Namespace(), md.Type())
+	ks := c.lookup(resource.KindOf(md))
 	if ks == nil {
 		return state.NewNotFoundError(resource.PointerOf(md), "not found")
 	}
@@ -357,14 +357,15 @@ func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOpt
 
 // Destroy implements [state.CoreState] (rule S3).
 func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
-	ns, typ, id, err := identity(ptr)
+	p, err := key(ptr)
 	if err != nil {
 		return err
 	}
+	id := p.ID()
 	o := applyOptions(state.DestroyOptions{}, opts)
-	ks := c.lookup(ns, typ)
+	ks := c.lookup(p.Kind())
 	if ks == nil {
-		return state.NewNotFoundError(resource.PointerOf(ptr), "not found")
+		return state.NewNotFoundError(p, "not found")
 	}
 	at := c.clock.now().UnixNano()
 	ks.mu.Lock()
@@ -372,15 +373,15 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	cur := curItem.r
 	switch {
 	case cur == nil:
-		err = state.NewNotFoundError(resource.PointerOf(ptr), "not found")
+		err = state.NewNotFoundError(p, "not found")
 	case cur.Metadata().Owner() != o.Owner:
-		err = state.NewOwnerConflictError(resource.PointerOf(ptr), "owner is %q, not %q", cur.Metadata().Owner(), o.Owner)
+		err = state.NewOwnerConflictError(p, "owner is %q, not %q", cur.Metadata().Owner(), o.Owner)
 	case !cur.Metadata().Finalizers().Empty():
-		err = state.NewPendingFinalizersError(resource.PointerOf(ptr), "finalizers pending: %v", slices.Clone(*cur.Metadata().Finalizers()))
+		err = state.NewPendingFinalizersError(p, "finalizers pending: %v", slices.Clone(*cur.Metadata().Finalizers()))
 	}
 	var pend Pending
 	if err == nil && c.persist != nil {
-		pend, err = c.persist.Append(ns, typ, id, nil)
+		pend, err = c.persist.Append(p.Namespace(), p.Type(), id, nil)
 	}
 	if err != nil {
 		ks.mu.Unlock()

@@ -38,7 +38,7 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	ks := c.store(p.Namespace(), p.Type())
+	ks := c.store(p.Kind())
 	w := &idWatcher{feed: feed{ks: ks, ctx: ctx, ch: ch, wake: make(chan struct{}, 1)}, id: p.ID()}
 	isMine := func(r *record) bool { return r.id == w.id }
 
@@ -118,7 +118,7 @@ func (c *core) watchKind(ctx context.Context, kind resource.Kind, ch chan<- stat
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	return c.store(kind.Namespace(), kind.Type()).addKindWatcher(ctx, ch, aggCh, o)
+	return c.store(resource.KindOf(kind)).addKindWatcher(ctx, ch, aggCh, o)
 }
 
 func (ks *kindStore) addKindWatcher(ctx context.Context, ch chan<- state.Event, aggCh chan<- []state.Event, o state.WatchKindOptions) error {

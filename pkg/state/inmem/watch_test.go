@@ -371,7 +371,7 @@ func TestWatchersUnregisterOnCancel(t *testing.T) {
 	require.NoError(t, c.Watch(ctx, ptr("a"), make(chan state.Event)))
 	require.NoError(t, c.WatchKind(ctx, testKind, make(chan state.Event, 1)))
 	cancel()
-	ks := c.lookup(testNS, testType)
+	ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
 	require.Eventually(t, func() bool {
 		ks.mu.Lock()
 		defer ks.mu.Unlock()

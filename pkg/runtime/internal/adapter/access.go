@@ -53,7 +53,7 @@ func NewAccess(static, dynamic []controller.Input, outputs []controller.Output) 
 	}
 	for _, list := range [][]controller.Input{static, dynamic} {
 		for _, in := range list {
-			k := resource.NewKindKey(in.Namespace, in.Type)
+			k := resource.KindOf(resource.NewKind(in.Namespace, in.Type))
 			scopeOf(a.reads, k).add(in)
 			if in.Kind == controller.InputStrong || in.Kind == controller.InputQPrimary {
 				scopeOf(a.finalizers, k).add(in)
@@ -87,7 +87,7 @@ func (a *Access) canRead(ptr resource.Pointer) bool {
 	if a.isOutput(ptr.Type()) {
 		return true
 	}
-	s := a.reads[resource.KindKeyOf(ptr)]
+	s := a.reads[resource.KindOf(ptr)]
 	return s != nil && s.covers(ptr.ID())
 }
 
@@ -97,13 +97,13 @@ func (a *Access) canList(k resource.Kind) bool {
 	if a.isOutput(k.Type()) {
 		return true
 	}
-	s := a.reads[resource.KindKeyOf(k)]
+	s := a.reads[resource.KindOf(k)]
 	return s != nil && s.all
 }
 
 // finalizerInput reports whether ptr is a strong or primary input, whose
 // finalizers the controller may change.
 func (a *Access) finalizerInput(ptr resource.Pointer) bool {
-	s := a.finalizers[resource.KindKeyOf(ptr)]
+	s := a.finalizers[resource.KindOf(ptr)]
 	return s != nil && s.covers(ptr.ID())
 }

@@ -91,7 +91,7 @@ func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.G
 	if !a.access.Load().canRead(ptr) {
 		return nil, a.deny("Get", resource.PointerString(ptr), "not a declared input or output")
 	}
-	if c := a.caches.Get(resource.KindKeyOf(ptr)); c.Ready() {
+	if c := a.caches.Get(resource.KindOf(ptr)); c.Ready() {
 		r, served, err := c.GetAt(ptr, opts, a.floor.Load())
 		if !served && a.verify(ctx, c, ptr) {
 			r, served, err = c.GetAt(ptr, opts, a.floor.Load())
@@ -119,7 +119,7 @@ func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.Li
 	if !a.access.Load().canList(kind) {
 		return resource.List{}, a.deny("List", resource.KindString(kind), "not a declared input (without ID) or output")
 	}
-	if c := a.caches.Get(resource.KindKeyOf(kind)); c.Ready() {
+	if c := a.caches.Get(resource.KindOf(kind)); c.Ready() {
 		l, served, err := c.ListAt(opts, a.floor.Load())
 		if !served && a.verify(ctx, c, kind) {
 			l, served, err = c.ListAt(opts, a.floor.Load())
@@ -391,7 +391,7 @@ func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...con
 		return err
 	}
 	a.wrote(ctx)
-	if c := a.caches.Get(resource.KindKeyOf(ptr)); !c.Numbered() {
+	if c := a.caches.Get(resource.KindOf(ptr)); !c.Numbered() {
 		c.PutDestroyed(ptr)
 	}
 	return nil
@@ -464,7 +464,7 @@ func quoteOwner(o string) string {
 // are then served by revision, and a cache behind the write is not read.
 func (a *Adapter) refreshCache(ctx context.Context, ptr resource.Pointer) {
 	a.wrote(ctx)
-	c := a.caches.Get(resource.KindKeyOf(ptr))
+	c := a.caches.Get(resource.KindOf(ptr))
 	if c == nil || c.Numbered() {
 		return
 	}

@@ -24,7 +24,7 @@ func BenchmarkCachedGet(b *testing.B) {
 	ctx := context.Background()
 	st := inmem.NewState()
 	caches := cache.NewSet([]resource.Kind{kind(typeA)}).WithRevisions(st.(state.RevisionReporter))
-	c := caches.Get(resource.KindKeyOf(kind(typeA)))
+	c := caches.Get(resource.KindOf(kind(typeA)))
 	const n = 1000
 	var events []state.Event
 	var metas []*resource.Metadata

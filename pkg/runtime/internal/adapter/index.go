@@ -23,7 +23,7 @@ func (a *Adapter) ListByIndex(ctx context.Context, kind resource.Kind, index, ke
 	if !a.access.Load().canList(kind) {
 		return resource.List{}, a.deny("ListByIndex", resource.KindString(kind), "not a declared input (without ID) or output")
 	}
-	c := a.caches.Get(resource.KindKeyOf(kind))
+	c := a.caches.Get(resource.KindOf(kind))
 	if !c.HasIndex(index) {
 		return resource.List{}, state.NewInvalidError(nil, "controller %q: ListByIndex %s: no index %q on this kind (runtime.WithIndex)",
 			a.name, resource.KindString(kind), index)

@@ -33,7 +33,7 @@ func TestListByIndex_FromTheStateUntilTheCacheIsReady(t *testing.T) {
 		mustCreate(t, st, newPair(typeA, id, i))
 	}
 	caches := cache.NewSet([]resource.Kind{kind(typeA)})
-	c := caches.Get(resource.KindKeyOf(kind(typeA)))
+	c := caches.Get(resource.KindOf(kind(typeA)))
 	c.AddIndex("parity", byParity, nil)
 	a := adapter.New(st, caches, "ctl", adapter.NewAccess([]controller.Input{in(typeA, controller.InputWeak)}, nil, nil), nil, true)
 	ids := func() []string {

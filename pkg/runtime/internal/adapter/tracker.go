@@ -42,7 +42,7 @@ func (t *tracker) record(ptr resource.Pointer) {
 	}
 	t.mu.Lock()
 	if t.tracking {
-		t.written[resource.PointerKeyOf(ptr)] = struct{}{}
+		t.written[resource.PointerOf(ptr)] = struct{}{}
 	}
 	t.mu.Unlock()
 }
@@ -51,7 +51,7 @@ func (t *tracker) record(ptr resource.Pointer) {
 func (t *tracker) wasWritten(ptr resource.Pointer) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, written := t.written[resource.PointerKeyOf(ptr)]
+	_, written := t.written[resource.PointerOf(ptr)]
 	return written
 }
 
@@ -134,7 +134,7 @@ func (a *Adapter) destroyOutput(ctx context.Context, ptr resource.Pointer, md *r
 	err := a.st.Destroy(ctx, ptr, state.WithDestroyOwner(a.name))
 	switch {
 	case err == nil, state.IsNotFoundError(err):
-		a.caches.Get(resource.KindKeyOf(ptr)).PutDestroyed(ptr)
+		a.caches.Get(resource.KindOf(ptr)).PutDestroyed(ptr)
 		return nil
 	case state.IsPendingFinalizersError(err):
 		// A finalizer was added after the teardown: destroyed later.

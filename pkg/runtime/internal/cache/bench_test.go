@@ -14,7 +14,7 @@ const benchItems = 100_000
 // benchKind returns a ready cached kind of benchItems items, each labelled
 // g=g<i mod 1000> (100 items per key), with the "labels" index when indexed.
 func benchKind(indexed bool) *Kind {
-	c := NewSet([]resource.Kind{itemKind}).Get(resource.KindKeyOf(itemKind))
+	c := NewSet([]resource.Kind{itemKind}).Get(resource.KindOf(itemKind))
 	if indexed {
 		c.AddIndex("labels", byLabels, nil)
 	}

@@ -83,7 +83,7 @@ func (cs *Set) Revisions() state.RevisionReporter {
 func NewSet(kinds []resource.Kind) *Set {
 	cs := &Set{byKey: map[resource.KindKey]*Kind{}}
 	for _, k := range kinds {
-		cs.byKey[resource.KindKeyOf(k)] = &Kind{
+		cs.byKey[resource.KindOf(k)] = &Kind{
 			base:    map[resource.ID]baseEntry{},
 			overlay: map[resource.ID]overlayEntry{},
 		}

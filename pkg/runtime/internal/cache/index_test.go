@@ -88,7 +88,7 @@ func modelKeys(fn IndexFunc, r resource.Resource) (keys []string) {
 
 func newIndexedKind(t *testing.T) (*Kind, *panics) {
 	t.Helper()
-	c := NewSet([]resource.Kind{itemKind}).Get(resource.KindKeyOf(itemKind))
+	c := NewSet([]resource.Kind{itemKind}).Get(resource.KindOf(itemKind))
 	p := &panics{}
 	c.AddIndex("labels", byLabels, p.add)
 	c.AddIndex("mod", byMod, p.add)

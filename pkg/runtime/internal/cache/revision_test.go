@@ -21,7 +21,7 @@ func (f *fixedRevisions) KindRevision(context.Context, resource.Kind) (uint64, u
 
 func numberedKind(t *testing.T) *Kind {
 	t.Helper()
-	c := NewSet([]resource.Kind{itemKind}).WithRevisions(&fixedRevisions{}).Get(resource.KindKeyOf(itemKind))
+	c := NewSet([]resource.Kind{itemKind}).WithRevisions(&fixedRevisions{}).Get(resource.KindOf(itemKind))
 	require.True(t, c.Numbered())
 	return c
 }

@@ -261,7 +261,7 @@ func (db *DB[H]) rebuildLocked() {
 		rec := db.records[name]
 		for _, list := range [][]controller.Input{rec.Static, rec.Dynamic} {
 			for _, in := range list {
-				k := resource.NewKindKey(in.Namespace, in.Type)
+				k := resource.KindOf(resource.NewKind(in.Namespace, in.Type))
 				id, hasID := in.ID.Get()
 				byKey[k] = append(byKey[k], Subscription[H]{
 					Handle: rec.Handle,

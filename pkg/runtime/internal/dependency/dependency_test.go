@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSnapshot_SubscriptionsByKindIncludingDynamic(t *testing.T) {
 	db := New[int]()
-	k := resource.NewKindKey("ns", "T")
+	k := resource.KindOf(resource.NewKind("ns", "T"))
 	require.NoError(t, db.Add(Record[int]{Handle: 1, Name: "b", Family: FamilyController,
 		Static: []controller.Input{{Namespace: "ns", Type: "T", ID: optional.Some("x"), Kind: controller.InputStrong}}}))
 	require.NoError(t, db.Add(Record[int]{Handle: 2, Name: "a", Family: FamilyController}))
@@ -49,7 +49,7 @@ func TestSnapshot_ForDoesNotAllocate(t *testing.T) {
 	db := New[int]()
 	require.NoError(t, db.Add(Record[int]{Handle: 1, Name: "a", Family: FamilyController,
 		Static: []controller.Input{{Namespace: "ns", Type: "T"}}}))
-	k := resource.NewKindKey("ns", "T")
+	k := resource.KindOf(resource.NewKind("ns", "T"))
 	allocs := testing.AllocsPerRun(100, func() { _ = db.Snapshot().For(k) })
 	assert.Zero(t, allocs)
 }
@@ -93,11 +93,11 @@ func TestInputCounts_KeptAcrossSnapshots(t *testing.T) {
 	static := controller.Input{Namespace: "ns", Type: "T", Kind: controller.InputWeak}
 	dyn := controller.Input{Namespace: "ns", Type: "U", Kind: controller.InputStrong}
 	require.NoError(t, db.Add(Record[int]{Handle: 1, Name: "a", Family: FamilyController, Static: []controller.Input{static}}))
-	db.Snapshot().For(resource.NewKindKey("ns", "T"))[0].Routed.Add(3)
+	db.Snapshot().For(resource.KindOf(resource.NewKind("ns", "T")))[0].Routed.Add(3)
 	_, err := db.SetDynamic("a", []controller.Input{dyn})
 	require.NoError(t, err)
-	db.Snapshot().For(resource.NewKindKey("ns", "T"))[0].Routed.Add(1)
-	db.Snapshot().For(resource.NewKindKey("ns", "U"))[0].Routed.Add(2)
+	db.Snapshot().For(resource.KindOf(resource.NewKind("ns", "T")))[0].Routed.Add(1)
+	db.Snapshot().For(resource.KindOf(resource.NewKind("ns", "U")))[0].Routed.Add(2)
 	assert.Equal(t, []InputCount{{Input: static, Routed: 4}, {Input: dyn, Routed: 2}}, db.InputCounts("a"))
 	_, err = db.SetDynamic("a", nil)
 	require.NoError(t, err)

@@ -53,7 +53,7 @@ func unwrittenInputs[H any](recs []Record[H], name string, inputs []controller.I
 	var out []Unwritten
 	for _, in := range inputs {
 		if !Writes(recs, in.Namespace, in.Type) {
-			out = append(out, Unwritten{Controller: name, Kind: resource.NewKindKey(in.Namespace, in.Type)})
+			out = append(out, Unwritten{Controller: name, Kind: resource.KindOf(resource.NewKind(in.Namespace, in.Type))})
 		}
 	}
 	return out

@@ -66,20 +66,20 @@ func (c *Runner) fillItems(ctx context.Context, k resource.KindKey) (items []wor
 			return nil, outcome.Failure("the state listed a nil resource or one without metadata")
 		}
 		md := r.Metadata()
-		if resource.KindKeyOf(md) != k || md.ID() == "" {
+		if resource.KindOf(md) != k || md.ID() == "" {
 			return nil, outcome.Failure("the state listed " + resource.PointerString(md))
 		}
 		metas[i] = md
 	}
 	for _, in := range c.cfg.Settings.Inputs {
-		if resource.NewKindKey(in.Namespace, in.Type) != k {
+		if resource.KindOf(resource.NewKind(in.Namespace, in.Type)) != k {
 			continue
 		}
 		id, hasID := in.ID.Get()
 		sub := route.Subscription{Handle: c.sub, Name: c.cfg.Name, ID: id, HasID: hasID, Kind: in.Kind}
 		for _, md := range metas {
 			if route.Matches(&sub, state.Created, md) {
-				items = append(items, work.Item{Ptr: resource.PointerKeyOf(md), Map: in.Kind != controller.InputQPrimary})
+				items = append(items, work.Item{Ptr: resource.PointerOf(md), Map: in.Kind != controller.InputQPrimary})
 			}
 		}
 	}

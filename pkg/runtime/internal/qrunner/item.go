@@ -143,7 +143,7 @@ func (c *Runner) mapItem(ctx context.Context, it work.Item, last work.Last, star
 			c.logBadKind(it, resource.KindKey{}, nilPointer) // the zero key stands for nil
 			continue
 		}
-		key := resource.PointerKeyOf(p)
+		key := resource.PointerOf(p)
 		if _, ok := c.primary[key.Kind()]; !ok || key.ID() == "" {
 			bad = append(bad, key.String())
 			c.logBadKind(it, key.Kind(), key.String())

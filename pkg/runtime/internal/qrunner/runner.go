@@ -111,7 +111,7 @@ func New(cfg Config) *Runner {
 	}
 	for _, in := range cfg.Settings.Inputs {
 		if in.Kind == controller.InputQPrimary {
-			c.primary[resource.NewKindKey(in.Namespace, in.Type)] = struct{}{}
+			c.primary[resource.KindOf(resource.NewKind(in.Namespace, in.Type))] = struct{}{}
 		}
 	}
 	return c
@@ -128,7 +128,7 @@ func (c *Runner) Subscriber() *route.Subscriber { return c.sub }
 func reconcileMapPartner(inputs []controller.Input) queue.Partner[work.Item] {
 	primary, mapped := map[resource.KindKey]bool{}, map[resource.KindKey]bool{}
 	for _, in := range inputs {
-		k := resource.NewKindKey(in.Namespace, in.Type)
+		k := resource.KindOf(resource.NewKind(in.Namespace, in.Type))
 		if in.Kind == controller.InputQPrimary {
 			primary[k] = true
 		} else {

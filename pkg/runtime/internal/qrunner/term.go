@@ -15,7 +15,7 @@ func (c *Runner) InputKinds() []resource.KindKey {
 	seen := map[resource.KindKey]struct{}{}
 	var out []resource.KindKey
 	for _, in := range c.cfg.Settings.Inputs {
-		k := resource.NewKindKey(in.Namespace, in.Type)
+		k := resource.KindOf(resource.NewKind(in.Namespace, in.Type))
 		if _, dup := seen[k]; !dup {
 			seen[k] = struct{}{}
 			out = append(out, k)

@@ -36,7 +36,7 @@ func (benchDef) Definition() typed.Definition {
 // It includes reading the events' metadata once, as the watcher does for
 // every batch.
 func BenchmarkRouteEvent(b *testing.B) {
-	kindA := resource.NewKindKey("test", "As.test.resgraph.dev")
+	kindA := resource.KindOf(resource.NewKind("test", "As.test.resgraph.dev"))
 	for _, family := range []dependency.Family{dependency.FamilyController, dependency.FamilyQController} {
 		for _, interested := range []int{1, 10, 100} {
 			b.Run(fmt.Sprintf("%s/interested=%d", family, interested), func(b *testing.B) {

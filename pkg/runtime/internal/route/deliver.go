@@ -59,7 +59,7 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 				continue
 			}
 			ns, typ, id := md.Identity()
-			sc.items = append(sc.items, work.Item{Ptr: resource.NewPointerKey(ns, typ, id), Map: mapped})
+			sc.items = append(sc.items, work.Item{Ptr: resource.PointerOf(resource.NewPointer(ns, typ, id)), Map: mapped})
 			sc.from = append(sc.from, int32(j))
 			sub.Telemetry.Queued(events[j].Type, md, at)
 		}
@@ -107,7 +107,7 @@ func (sc *scratch) release() {
 func rememberLast(t *work.LastSeen, kind controller.InputKind, ev *state.Event, md *resource.Metadata, matched bool) {
 	ptr := func() resource.PointerKey {
 		ns, typ, id := md.Identity()
-		return resource.NewPointerKey(ns, typ, id)
+		return resource.PointerOf(resource.NewPointer(ns, typ, id))
 	}
 	switch {
 	case ev.Type == state.Destroyed && matched:

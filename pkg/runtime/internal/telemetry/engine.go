@@ -64,3 +64,16 @@ func refOfTarget(target resource.Kind) (r trace.Ref, ok bool) {
 	}()
 	return trace.Ref{Namespace: p.Namespace(), Type: p.Type(), ID: p.ID()}, true
 }
+
+// kindOfTarget returns the kind key of a target that refOfTarget accepted
+// (ref), without allocating for the engine's own pointers and without
+// calling a method of a foreign implementation again.
+func kindOfTarget(target resource.Kind, ref trace.Ref) resource.KindKey {
+	switch t := target.(type) {
+	case *resource.Metadata:
+		return resource.KindOf(t)
+	case resource.PointerKey:
+		return t.Kind()
+	}
+	return resource.KindOf(resource.NewKind(ref.Namespace, ref.Type))
+}

@@ -30,7 +30,7 @@ func BenchmarkItemInQueue(b *testing.B) {
 				md := resource.NewMetadata("ns", "T", fmt.Sprintf("id%06d", i), resource.VersionUndefined)
 				md.SetUpdated(time.Now())
 				metas[i] = &md
-				items[i] = work.Reconcile(resource.PointerKeyOf(&md))
+				items[i] = work.Reconcile(resource.PointerOf(&md))
 			}
 			d := outcome.Decide(outcome.Reconcile, outcome.Success())
 			ctx := b.Context()

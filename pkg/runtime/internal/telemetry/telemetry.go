@@ -392,7 +392,7 @@ func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
 		return
 	}
 	if count {
-		c.writes.add(resource.NewKindKey(ref.Namespace, ref.Type))
+		c.writes.add(kindOfTarget(target, ref))
 	}
 	if c.eng.Ring == nil {
 		return

@@ -36,7 +36,7 @@ func TestObservationsDoNotAllocate(t *testing.T) {
 	k := NewKind()
 	q := NewController(eng, "q", 1)
 	c := NewController(eng, "c", 1)
-	it := work.Reconcile(resource.PointerKeyOf(md))
+	it := work.Reconcile(resource.PointerOf(md))
 	d := outcome.Decide(outcome.Reconcile, outcome.Success())
 	allocs := testing.AllocsPerRun(1000, func() {
 		var b Batch
@@ -87,7 +87,7 @@ func BenchmarkItem(b *testing.B) {
 			eng := newEngine(size)
 			md, _, _ := changed()
 			q := NewController(eng, "q", 1)
-			it := work.Reconcile(resource.PointerKeyOf(md))
+			it := work.Reconcile(resource.PointerOf(md))
 			d := outcome.Decide(outcome.Reconcile, outcome.Success())
 			b.ReportAllocs()
 			for b.Loop() {

@@ -34,7 +34,7 @@ func versionOf(l Last) uint64 { return l.Res.Metadata().Version().Value() }
 // entry.
 func TestLastSeen_EntriesLiveUntilTheItemThatRanWithThemIsDone(t *testing.T) {
 	var ls LastSeen
-	p := resource.NewPointerKey("ns", "T", "id")
+	p := resource.PointerOf(resource.NewPointer("ns", "T", "id"))
 
 	ls.Destroyed(p, ver(1))
 	assert.Zero(t, ls.Len(), "a destroy with no item waiting records nothing")

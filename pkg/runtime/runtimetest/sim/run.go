@@ -506,7 +506,7 @@ func (r *run) inputKinds() []resource.KindKey {
 	var out []resource.KindKey
 	for _, e := range g.Edges {
 		if e.EdgeType >= controller.EdgeInputStrong {
-			out = append(out, resource.NewKindKey(e.ResourceNamespace, e.ResourceType))
+			out = append(out, resource.KindOf(resource.NewKind(e.ResourceNamespace, e.ResourceType)))
 		}
 	}
 	slices.SortFunc(out, resource.KindKey.Compare)

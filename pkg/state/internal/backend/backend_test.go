@@ -27,7 +27,7 @@ func TestSend_DeliversOrGivesUpWhenTheWatchEnds(t *testing.T) {
 func TestPointerOnly_CarriesThePointerAndNoSpec(t *testing.T) {
 	ptr := resource.NewPointer("ns", "T", "id")
 	r := backend.PointerOnly(ptr)
-	assert.Equal(t, resource.PointerKeyOf(ptr), resource.PointerKeyOf(r.Metadata()))
+	assert.Equal(t, resource.PointerOf(ptr), resource.PointerOf(r.Metadata()))
 	assert.Nil(t, r.Spec())
 	c := r.DeepCopy()
 	assert.NotSame(t, r.Metadata(), c.Metadata())
