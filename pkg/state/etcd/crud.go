@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/internal/backend"
@@ -31,11 +32,7 @@ func (c *core) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetO
 		return nil, err
 	}
 	var o state.GetOptions
-	for _, opt := range opts {
-		if opt != nil { // a nil option is no option
-			opt(&o)
-		}
-	}
+	opt.Apply(&o, opts)
 	p := resource.PointerOf(ptr)
 	resp, err := c.cli.Get(ctx, c.key(p.Namespace(), p.Type(), p.ID()))
 	if err != nil {
@@ -58,11 +55,7 @@ func (c *core) List(ctx context.Context, kind resource.Kind, opts ...state.ListO
 		return resource.List{}, err
 	}
 	var o state.ListOptions
-	for _, opt := range opts {
-		if opt != nil { // a nil option is no option
-			opt(&o)
-		}
-	}
+	opt.Apply(&o, opts)
 	kp := c.kindPrefix(kind.Namespace(), kind.Type())
 	resp, err := c.cli.Get(ctx, kp, clientv3.WithPrefix())
 	if err != nil {
@@ -128,11 +121,7 @@ func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.Cr
 		return err
 	}
 	var o state.CreateOptions
-	for _, opt := range opts {
-		if opt != nil { // a nil option is no option
-			opt(&o)
-		}
-	}
+	opt.Apply(&o, opts)
 	now := c.stamp()
 	smd := md.Copy()
 	smd.SetVersion(resource.VersionUndefined.Next())
@@ -224,11 +213,7 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 		return err
 	}
 	o := state.DefaultUpdateOptions()
-	for _, opt := range opts {
-		if opt != nil { // a nil option is no option
-			opt(&o)
-		}
-	}
+	opt.Apply(&o, opts)
 	if c.isShared(r) {
 		return state.NewInvalidError(resource.PointerOf(md), "update of a shared read-only snapshot: DeepCopy it first (rule S7)")
 	}
@@ -302,11 +287,7 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 	}
 	p := resource.PointerOf(ptr)
 	var o state.DestroyOptions
-	for _, opt := range opts {
-		if opt != nil { // a nil option is no option
-			opt(&o)
-		}
-	}
+	opt.Apply(&o, opts)
 	fc, err := c.fenceOf(ctx)
 	if err != nil {
 		return err

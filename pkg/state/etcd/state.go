@@ -9,9 +9,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/internal/backend"
 )
 
 // New returns a [state.State] on the etcd cluster that cli talks to,
@@ -32,6 +34,9 @@ func New(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opts ..
 
 // core implements [state.CoreState] on etcd.
 type core struct {
+	// KindWatches is WatchKind and WatchKindAggregated, shared with the
+	// inmem state; its Start is startKindWatch.
+	backend.KindWatches
 	cli        *clientv3.Client
 	reg        *codec.Registry
 	prefix     string
@@ -56,11 +61,7 @@ func newCore(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opt
 		return nil, state.NewInvalidError(nil, "etcd state: nil client or registry")
 	}
 	o := defaultOptions()
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	opt.Apply(&o, opts)
 	pctx, cancel := context.WithTimeout(ctx, o.connectTimeout)
 	defer cancel()
 	resp, err := cli.Get(pctx, o.prefix, clientv3.WithCountOnly())
@@ -70,7 +71,7 @@ func newCore(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opt
 	if o.counters == nil {
 		o.counters = &Counters{}
 	}
-	return &core{
+	c := &core{
 		counters:   o.counters,
 		cli:        cli,
 		reg:        reg,
@@ -79,7 +80,9 @@ func newCore(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opt
 		historyCap: o.historyCap,
 		clusterID:  resp.Header.GetClusterId(),
 		feeds:      map[resource.KindKey]*feed{},
-	}, nil
+	}
+	c.KindWatches = backend.KindWatches{Start: c.startKindWatch}
+	return c, nil
 }
 
 // stamp returns the time of a write: now, or just after the previous

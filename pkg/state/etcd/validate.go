@@ -7,14 +7,6 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// kindString formats a kind that may be invalid for an error message.
-func kindString(k resource.Kind) string {
-	if resource.ValidateKind(k) != nil {
-		return "<invalid kind>"
-	}
-	return resource.KindString(k)
-}
-
 var _ state.TypeValidator = (*core)(nil)
 
 // ValidateType implements [state.TypeValidator]: the state stores the

@@ -25,6 +25,9 @@ func NewState(opts ...Option) state.State {
 // own [kindStore] with its own lock, so writers of one kind never wait for
 // another kind.
 type core struct {
+	// KindWatches is WatchKind and WatchKindAggregated, shared with the
+	// etcd state; its Start is startKindWatch.
+	backend.KindWatches
 	// kinds maps a kind to its store. The map is never modified once
 	// published: adding a kind publishes a new map (under kindsMu), so the
 	// hot path reads it with one atomic load and no lock.
@@ -63,6 +66,7 @@ func newCore(opts ...Option) *core {
 	o := defaultOptions()
 	opt.Apply(&o, opts)
 	c := &core{clock: newClock(), stateID: rand.Uint64(), historyCap: o.historyCapacity, historyBytes: o.historyBytes}
+	c.KindWatches = backend.KindWatches{Start: c.startKindWatch}
 	if o.detect {
 		c.report = o.report
 	}

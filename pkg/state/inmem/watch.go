@@ -4,9 +4,9 @@ import (
 	"context"
 	"slices"
 
-	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/internal/backend"
 )
 
 // pointer returns the pointer to the resource id of this kind.
@@ -17,26 +17,9 @@ func (ks *kindStore) pointer(id resource.ID) resource.Pointer {
 // Watch implements [state.CoreState]: the current state of the resource
 // (rule S8) or the replayed changes (S11), then its changes.
 func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.Event, opts ...state.WatchOption) error {
-	if err := resource.ValidatePointer(ptr); err != nil {
+	p, o, err := backend.WatchArgs(ctx, ptr, ch, opts)
+	if err != nil {
 		return err
-	}
-	p := resource.PointerOf(ptr)
-	if ch == nil {
-		return state.NewInvalidError(p, "watch: nil channel")
-	}
-	var o state.WatchOptions
-	opt.Apply(&o, opts)
-	if o.TailEvents < 0 {
-		return state.NewInvalidError(p, "watch: negative tail events %d", o.TailEvents)
-	}
-	if o.TailEvents > 0 && o.StartFromBookmark != nil {
-		return state.NewInvalidError(p, "watch: tail events and a bookmark are exclusive")
-	}
-	if ctx == nil {
-		return state.NewInvalidError(p, "watch: nil context")
-	}
-	if err := ctx.Err(); err != nil {
-		return context.Cause(ctx)
 	}
 	ks := c.store(p.Kind())
 	w := &idWatcher{feed: feed{ks: ks, ctx: ctx, ch: ch, wake: make(chan struct{}, 1)}, id: p.ID()}
@@ -68,57 +51,10 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 	return nil
 }
 
-// WatchKind implements [state.CoreState] (rules S9–S13).
-func (c *core) WatchKind(ctx context.Context, kind resource.Kind, ch chan<- state.Event, opts ...state.WatchKindOption) error {
-	if ch == nil {
-		return state.NewInvalidError(nil, "watch %s: nil channel", kindString(kind))
-	}
-	return c.watchKind(ctx, kind, ch, nil, opts)
-}
-
-// WatchKindAggregated implements [state.CoreState]: WatchKind delivering
-// the events available at once as one batch.
-func (c *core) WatchKindAggregated(ctx context.Context, kind resource.Kind, ch chan<- []state.Event, opts ...state.WatchKindOption) error {
-	if ch == nil {
-		return state.NewInvalidError(nil, "watch %s: nil channel", kindString(kind))
-	}
-	return c.watchKind(ctx, kind, nil, ch, opts)
-}
-
-// kindString formats a kind that may be invalid for an error message.
-func kindString(k resource.Kind) string {
-	if resource.ValidateKind(k) != nil {
-		return "<invalid kind>"
-	}
-	return resource.KindString(k)
-}
-
-func (c *core) watchKind(ctx context.Context, kind resource.Kind, ch chan<- state.Event, aggCh chan<- []state.Event, opts []state.WatchKindOption) error {
-	if err := resource.ValidateKind(kind); err != nil {
-		return err
-	}
-	var o state.WatchKindOptions
-	opt.Apply(&o, opts)
-	ks := kindString(kind)
-	if o.TailEvents < 0 {
-		return state.NewInvalidError(nil, "watch %s: negative tail events %d", ks, o.TailEvents)
-	}
-	exclusive := 0
-	for _, set := range []bool{o.BootstrapContents, o.TailEvents > 0, o.StartFromBookmark != nil} {
-		if set {
-			exclusive++
-		}
-	}
-	if exclusive > 1 {
-		return state.NewInvalidError(nil, "watch %s: bootstrap contents, tail events and a bookmark are exclusive", ks)
-	}
-	if ctx == nil {
-		return state.NewInvalidError(nil, "watch %s: nil context", ks)
-	}
-	if err := ctx.Err(); err != nil {
-		return context.Cause(ctx)
-	}
-	return c.store(resource.KindOf(kind)).addKindWatcher(ctx, ch, aggCh, o)
+// startKindWatch starts a kind watch whose arguments are valid (the Start
+// of backend.KindWatches).
+func (c *core) startKindWatch(ctx context.Context, k resource.KindKey, ch chan<- state.Event, aggCh chan<- []state.Event, o state.WatchKindOptions) error {
+	return c.store(k).addKindWatcher(ctx, ch, aggCh, o)
 }
 
 func (ks *kindStore) addKindWatcher(ctx context.Context, ch chan<- state.Event, aggCh chan<- []state.Event, o state.WatchKindOptions) error {
