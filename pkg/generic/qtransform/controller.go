@@ -102,6 +102,7 @@ func (c *QController[I, O]) check(inErr, outErr error) error {
 	cfg := xform.Config{
 		Name: s.Name, InErr: inErr, OutErr: outErr, In: c.inKind, Out: c.outKind,
 		Transform: s.TransformFunc != nil, OutputKind: c.opts.outputKind, ExtraOutputs: c.opts.extraOutputs,
+		InputFinalizers: c.opts.inputFinalizers,
 	}
 	return cfg.Check(c.checkMapping, c.checkOptions)
 }
@@ -110,7 +111,7 @@ func (c *QController[I, O]) checkMapping() error {
 	switch {
 	case c.settings.MapMetadataFunc == nil:
 		return xform.Invalid("Settings.MapMetadataFunc is nil")
-	case c.settings.UnmapMetadataFunc == nil && !c.opts.inputFinalizers:
+	case c.settings.UnmapMetadataFunc == nil && !c.opts.inputFinalizers.On():
 		return xform.Invalid("Settings.UnmapMetadataFunc is nil; it is required with WithoutInputFinalizers")
 	}
 	return nil

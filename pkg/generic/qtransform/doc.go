@@ -34,7 +34,17 @@
 // end. [WithoutInputFinalizers] turns this off: nothing then holds the
 // input, its output is torn down when it tears down and destroyed when it
 // can be, possibly after the input is gone, and FinalizerRemovalFunc is
-// ignored.
+// ignored. [WithInputFinalizers] says the default explicitly; giving both
+// is refused (rule G2).
+//
+// The options are spelled as in transform, whose default is the other way
+// round (no input finalizers). The reason: a QController reconciles one
+// pointer at a time and has no pass over all of its outputs that would
+// find the output of a vanished input; holding the input lets it tear the
+// output down while the input, and the metadata MapMetadataFunc needs,
+// still exist. A transform Controller lists everything on every pass and
+// cleans up after a vanished input without holding it. Both defaults are
+// fixed by the API contract.
 //
 // An output with finalizers (of downstream controllers) is left tearing
 // down and destroyed once its finalizers are gone: the output type is
@@ -94,7 +104,8 @@
 // Refused are: an empty Name; an input or output type whose definition
 // panics or has an empty type or namespace, or whose spec cannot be
 // deep-copied (a func, a channel, a sync primitive); the same input and
-// output type; a nil MapMetadataFunc; a nil UnmapMetadataFunc with
+// output type; both [WithInputFinalizers] and [WithoutInputFinalizers]; a
+// nil MapMetadataFunc; a nil UnmapMetadataFunc with
 // [WithoutInputFinalizers]; a nil TransformFunc;
 // [WithOutputKind] with a kind other than controller.OutputExclusive or
 // controller.OutputShared; [WithExtraOutputs] with an empty type, the

@@ -47,6 +47,8 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 		{name: "no transform", setting: []string{"TransformFunc is nil"}, ctrl: qtransform.NewQController(noTransform)},
 		{name: "empty name", setting: []string{"Name is empty"}, ctrl: aToB("")},
 		{name: "bad output kind", setting: []string{"WithOutputKind(OutputKind(9))"}, ctrl: aToB("x", qtransform.WithOutputKind(9))},
+		{name: "input finalizers both ways", setting: []string{"WithInputFinalizers", "WithoutInputFinalizers", "contradict"},
+			ctrl: aToB("x", qtransform.WithoutInputFinalizers(), qtransform.WithInputFinalizers())},
 		{name: "no concurrency", setting: []string{"WithConcurrency(0)"}, ctrl: aToB("x", qtransform.WithConcurrency(0))},
 		{name: "mapped input twice", setting: []string{"WithExtraMappedInput", "twice"},
 			ctrl: aToB("x", qtransform.WithExtraMappedInput(mapC), qtransform.WithExtraMappedInput(mapC))},

@@ -25,7 +25,7 @@ type ControllerOptions struct {
 	mappedInputs      []mappedInput
 	extraOutputs      []controller.Output
 	outputKind        controller.OutputKind
-	inputFinalizers   bool
+	inputFinalizers   xform.Switch
 	ignoreTearingDown bool
 	retry             controller.RetryPolicy // see WithRetryPolicy
 }
@@ -34,7 +34,7 @@ type ControllerOptions struct {
 // concurrency (1), no extra inputs or outputs, input finalizers,
 // tearing-down inputs lose their outputs, and the output type is exclusive.
 func DefaultControllerOptions() ControllerOptions {
-	return ControllerOptions{outputKind: controller.OutputExclusive, inputFinalizers: true}
+	return ControllerOptions{outputKind: controller.OutputExclusive, inputFinalizers: xform.NewSwitch(true)}
 }
 
 // mapperFunc maps a changed pointer of an extra input to primary inputs.
@@ -146,6 +146,16 @@ func WithExtraOutputs(outputs ...controller.Output) ControllerOption {
 	return func(o *ControllerOptions) { o.extraOutputs = append(o.extraOutputs, outputs...) }
 }
 
+// WithInputFinalizers makes the controller hold a finalizer on every input
+// it maps to an output: the default of a QController (see
+// [WithoutInputFinalizers] for what it does), spelled as in transform
+// (whose default is the other way round), so that a configuration can say
+// either explicitly. Given together with [WithoutInputFinalizers] it is a
+// contradiction, refused at registration (rule G2).
+func WithInputFinalizers() ControllerOption {
+	return func(o *ControllerOptions) { o.inputFinalizers.Set(true) }
+}
+
 // WithoutInputFinalizers turns the input finalizers off. By default the
 // controller holds a finalizer, named after itself, on every input it maps
 // to an output: it is added before the output is first written, and when
@@ -156,7 +166,7 @@ func WithExtraOutputs(outputs ...controller.Output) ControllerOption {
 // can be, which may be after the input is gone; FinalizerRemovalFunc is
 // then ignored, and [Settings.UnmapMetadataFunc] is required.
 func WithoutInputFinalizers() ControllerOption {
-	return func(o *ControllerOptions) { o.inputFinalizers = false }
+	return func(o *ControllerOptions) { o.inputFinalizers.Set(false) }
 }
 
 // WithIgnoreTearingDownInputs treats a tearing-down input like a running

@@ -712,3 +712,28 @@ func TestQ19_WithInputFinalizersUnmapMetadataFuncIsOptional(t *testing.T) {
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("stray"), "hold"))
 	runtimetest.AwaitGone[*B](t, st, "stray")
 }
+
+// TestQ7_InputFinalizerOptions: qtransform spells the input-finalizer
+// options as transform does; its default is on, WithInputFinalizers says
+// so explicitly, and an option repeated is no contradiction.
+func TestQ7_InputFinalizerOptions(t *testing.T) {
+	for name, tc := range map[string]struct {
+		opts []qtransform.ControllerOption
+		held bool
+	}{
+		"default":        {held: true},
+		"with":           {opts: []qtransform.ControllerOption{qtransform.WithInputFinalizers()}, held: true},
+		"with, repeated": {opts: []qtransform.ControllerOption{qtransform.WithInputFinalizers(), qtransform.WithInputFinalizers()}, held: true},
+		"without":        {opts: []qtransform.ControllerOption{qtransform.WithoutInputFinalizers()}, held: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			st := newState()
+			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB", tc.opts...)))
+			runtimetest.Create(t, st, newA("a1", 1))
+			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+			a, err := st.Get(context.Background(), ptrA("a1"))
+			require.NoError(t, err)
+			assert.Equal(t, tc.held, a.Metadata().Finalizers().Has("AtoB"))
+		})
+	}
+}

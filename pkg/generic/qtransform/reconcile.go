@@ -92,7 +92,7 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 		In: in, Out: out, Absent: !known,
 		Transform: c.settings.TransformFunc, Extra: c.settings.TransformExtraOutputFunc, FinalizerRemoval: c.settings.FinalizerRemovalFunc,
 	}
-	if c.opts.inputFinalizers {
+	if c.opts.inputFinalizers.On() {
 		w.Finalizer = c.settings.Name
 	}
 	done, err := w.Run(ctx, r, logger)
@@ -132,7 +132,7 @@ func (c *QController[I, O]) mapOutput(logger *zap.Logger, in I) (O, error) {
 func (c *QController[I, O]) release(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
 	inID := in.Metadata().ID()
 	ids := c.index.all(inID)
-	if len(ids) == 0 && c.opts.inputFinalizers && in.Metadata().Finalizers().Has(c.settings.Name) {
+	if len(ids) == 0 && c.opts.inputFinalizers.On() && in.Metadata().Finalizers().Has(c.settings.Name) {
 		out, err := c.mapOutput(logger, in)
 		if err != nil {
 			return err
@@ -150,7 +150,7 @@ func (c *QController[I, O]) release(ctx context.Context, logger *zap.Logger, r c
 // releaseFinalizer removes the controller's finalizer from the input, if
 // it holds one and FinalizerRemovalFunc agrees.
 func (c *QController[I, O]) releaseFinalizer(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
-	if !c.opts.inputFinalizers {
+	if !c.opts.inputFinalizers.On() {
 		return nil
 	}
 	_, err := xform.ReleaseFinalizer(ctx, r, logger, c.settings.Name, in, c.settings.FinalizerRemovalFunc)

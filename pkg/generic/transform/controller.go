@@ -82,6 +82,7 @@ func (c *Controller[I, O]) check(inErr, outErr error) error {
 	cfg := xform.Config{
 		Name: s.Name, InErr: inErr, OutErr: outErr, In: c.inKind, Out: c.outKind,
 		Transform: s.TransformFunc != nil, OutputKind: c.opts.outputKind, ExtraOutputs: c.opts.extraOutputs,
+		InputFinalizers: c.opts.inputFinalizers,
 	}
 	return cfg.Check(c.checkMapping, c.checkExtraInputs)
 }
@@ -125,7 +126,7 @@ func (c *Controller[I, O]) Name() string { return c.settings.Name }
 // finish destroying torn-down outputs), and the extra inputs.
 func (c *Controller[I, O]) Inputs() []controller.Input {
 	primary := controller.InputWeak
-	if c.opts.inputFinalizers {
+	if c.opts.inputFinalizers.On() {
 		primary = controller.InputStrong
 	}
 	inputs := make([]controller.Input, 0, 2+len(c.opts.extraInputs))

@@ -55,6 +55,22 @@
 //     become a *generic.PanicError. The controller settles once every
 //     input has succeeded.
 //
+// # Input finalizers (off by default)
+//
+// [WithInputFinalizers] and [WithoutInputFinalizers] are spelled as in
+// qtransform, but the default differs: a transform Controller holds no
+// finalizer on its inputs unless told to, a qtransform QController holds
+// one unless told not to. The reason: a transform Controller lists all of
+// its inputs and outputs on every pass and destroys each output whose
+// input is gone (output tracking), so it cleans up after a vanished input
+// without holding it; a finalizer costs a write per input and a strong
+// input, and makes every input's teardown wait on the controller, which
+// only a chain that needs "the output goes before its input" should pay
+// for. A QController sees one pointer at a time and holds its inputs by
+// default so that it tears an output down while the input (and its
+// metadata) still exists. Both defaults are fixed by the API contract.
+// Giving both options is refused (rule G2).
+//
 // # Read-only inputs (rule S7)
 //
 // The controller lists its inputs read-only: the inputs handed to
@@ -93,7 +109,8 @@
 // never becomes a retry loop. Refused are: an empty Name; an input or
 // output type whose definition panics or has an empty type or namespace,
 // or whose spec cannot be deep-copied (a func, a channel, a sync
-// primitive); the same input and output type; neither or both of MapMetadataFunc and
+// primitive); the same input and output type; both [WithInputFinalizers]
+// and [WithoutInputFinalizers]; neither or both of MapMetadataFunc and
 // MapMetadataOptionalFunc; a nil TransformFunc; [WithOutputKind] with a
 // kind other than controller.OutputExclusive or controller.OutputShared;
 // [WithExtraOutputs] with an empty type, the output type, an unknown

@@ -51,6 +51,8 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 		{name: "empty name", setting: []string{"Name is empty"},
 			ctrl: transform.NewController(transform.Settings[*A, *B]{MapMetadataFunc: mapB, TransformFunc: double})},
 		{name: "bad output kind", setting: []string{"WithOutputKind(OutputKind(7))"}, ctrl: aToB("x", transform.WithOutputKind(7))},
+		{name: "input finalizers both ways", setting: []string{"WithInputFinalizers", "WithoutInputFinalizers", "contradict"},
+			ctrl: aToB("x", transform.WithInputFinalizers(), transform.WithoutInputFinalizers())},
 		{name: "queue input kind", setting: []string{"WithExtraInputs", "input kind"},
 			ctrl: aToB("x", transform.WithExtraInputs(input(controller.InputQPrimary, "n", "t")))},
 		{name: "destroy-ready extra input", setting: []string{"WithExtraInputs", "input kind InputDestroyReady"},

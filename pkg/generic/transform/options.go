@@ -2,6 +2,7 @@ package transform
 
 import (
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -15,7 +16,7 @@ type ControllerOptions struct {
 	extraOutputs      []controller.Output
 	listOptions       []state.ListOption
 	outputKind        controller.OutputKind
-	inputFinalizers   bool
+	inputFinalizers   xform.Switch
 	ignoreTearingDown bool
 	retry             controller.RetryPolicy
 }
@@ -24,7 +25,7 @@ type ControllerOptions struct {
 // no input finalizers, tearing-down inputs lose their outputs, every input
 // of the kind is transformed, and the output type is exclusive.
 func DefaultControllerOptions() ControllerOptions {
-	return ControllerOptions{outputKind: controller.OutputExclusive}
+	return ControllerOptions{outputKind: controller.OutputExclusive, inputFinalizers: xform.NewSwitch(false)}
 }
 
 // WithExtraInputs declares more inputs (weak or strong), which the
@@ -45,9 +46,19 @@ func WithExtraOutputs(outputs ...controller.Output) ControllerOption {
 // the controller, on every input that has an output: it is added before the
 // output is first written, and removed from a tearing-down input only once
 // the output is destroyed (and FinalizerRemovalFunc agrees). The primary
-// input is then declared strong.
+// input is then declared strong. Off by default (see the package doc's
+// "Input finalizers" for why transform and qtransform differ).
 func WithInputFinalizers() ControllerOption {
-	return func(o *ControllerOptions) { o.inputFinalizers = true }
+	return func(o *ControllerOptions) { o.inputFinalizers.Set(true) }
+}
+
+// WithoutInputFinalizers keeps the controller's finalizers off its inputs:
+// the default of a transform Controller, spelled as in qtransform (whose
+// default is the other way round), so that a configuration can say either
+// explicitly. Given together with [WithInputFinalizers] it is a
+// contradiction, refused at registration (rule G2).
+func WithoutInputFinalizers() ControllerOption {
+	return func(o *ControllerOptions) { o.inputFinalizers.Set(false) }
 }
 
 // WithIgnoreTearingDownInputs treats a tearing-down input like a running

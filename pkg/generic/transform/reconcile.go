@@ -121,7 +121,7 @@ func (c *Controller[I, O]) reconcile(ctx context.Context, r controller.Runtime, 
 // the controller instead of by List: with input finalizers, an input that
 // stops matching must still be seen, to give its finalizer back.
 func (c *Controller[I, O]) filterInController() bool {
-	return c.opts.inputFinalizers && len(c.opts.listOptions) > 0
+	return c.opts.inputFinalizers.On() && len(c.opts.listOptions) > 0
 }
 
 // listInputs lists the inputs as the state's read-only snapshots (rule
@@ -352,7 +352,7 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) error {
 		In: in, Out: out, Absent: absent,
 		Transform: c.settings.TransformFunc, Extra: c.settings.TransformExtraOutputFunc, FinalizerRemoval: c.settings.FinalizerRemovalFunc,
 	}
-	if c.opts.inputFinalizers {
+	if c.opts.inputFinalizers.On() {
 		w.Finalizer = c.settings.Name
 	}
 	done, err := w.Run(p.ctx, p.r, p.logger)
@@ -403,7 +403,7 @@ func (p *pass[I, O]) release(in I, e *entry) error {
 // it holds one and FinalizerRemovalFunc agrees, and marks the input done.
 func (p *pass[I, O]) releaseFinalizer(in I, e *entry) error {
 	removed := false
-	if s := p.c.settings; p.c.opts.inputFinalizers {
+	if s := p.c.settings; p.c.opts.inputFinalizers.On() {
 		var err error
 		if removed, err = xform.ReleaseFinalizer(p.ctx, p.r, p.logger, s.Name, in, s.FinalizerRemovalFunc); err != nil {
 			return err

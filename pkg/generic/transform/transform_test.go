@@ -627,3 +627,28 @@ func TestT29_InputsListedOutOfOrderAreStillEachOneInput(t *testing.T) {
 	assert.Equal(t, map[resource.ID]int{"a0": 1, "a1": 1, "a2": 1, "a3": 1, "a4": 2, "a5": 1, "a7": 1}, calls,
 		"each input transformed once per version")
 }
+
+// TestT7_InputFinalizerOptions: transform spells the input-finalizer
+// options as qtransform does; its default is off, WithoutInputFinalizers
+// says so explicitly, and an option repeated is no contradiction.
+func TestT7_InputFinalizerOptions(t *testing.T) {
+	for name, tc := range map[string]struct {
+		opts []transform.ControllerOption
+		held bool
+	}{
+		"default":           {held: false},
+		"with":              {opts: []transform.ControllerOption{transform.WithInputFinalizers()}, held: true},
+		"without":           {opts: []transform.ControllerOption{transform.WithoutInputFinalizers()}, held: false},
+		"without, repeated": {opts: []transform.ControllerOption{transform.WithoutInputFinalizers(), transform.WithoutInputFinalizers()}, held: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			st := newState()
+			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB", tc.opts...)))
+			runtimetest.Create(t, st, newA("a1", 1))
+			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+			a, err := st.Get(context.Background(), ptrA("a1"))
+			require.NoError(t, err)
+			assert.Equal(t, tc.held, a.Metadata().Finalizers().Has("AtoB"))
+		})
+	}
+}

@@ -22,6 +22,8 @@ type Config struct {
 	OutputKind controller.OutputKind
 	// ExtraOutputs are the extra outputs.
 	ExtraOutputs []controller.Output
+	// InputFinalizers is the input-finalizer switch.
+	InputFinalizers Switch
 }
 
 // Invalid returns an error of the invalid class (state.IsInvalidError)
@@ -45,6 +47,9 @@ func (c Config) Check(mapping, more func() error) error {
 		return Invalid("output type: %w", c.OutErr)
 	case c.In.Type() == c.Out.Type():
 		return Invalid("input and output have the same type %q", c.Out.Type())
+	}
+	if err := c.InputFinalizers.Check("WithInputFinalizers", "WithoutInputFinalizers"); err != nil {
+		return err
 	}
 	if err := mapping(); err != nil {
 		return err
