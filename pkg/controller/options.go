@@ -32,7 +32,9 @@ func DefaultModifyOptions() ModifyOptions {
 	return ModifyOptions{ExpectedPhase: &p}
 }
 
-// WithExpectedPhase sets the phase the stored resource must be in.
+// WithExpectedPhase sets the phase the stored resource must be in (the
+// default is running): state.WithExpectedPhase for a controller's Modify,
+// one concept on two option types; the runtime passes it to the state.
 func WithExpectedPhase(phase resource.Phase) ModifyOption {
 	return func(o *ModifyOptions) {
 		p := phase // each options value gets its own copy
@@ -40,7 +42,8 @@ func WithExpectedPhase(phase resource.Phase) ModifyOption {
 	}
 }
 
-// WithExpectedPhaseAny accepts the stored resource in any phase.
+// WithExpectedPhaseAny accepts the stored resource in any phase
+// (state.WithExpectedPhaseAny for a controller's Modify).
 func WithExpectedPhaseAny() ModifyOption { return func(o *ModifyOptions) { o.ExpectedPhase = nil } }
 
 // WithModifyNoOwner writes the resource without the controller as owner.

@@ -32,6 +32,17 @@
 // never a panic; nothing is read or written. WrapCore(nil) is a State
 // whose every method reports it that way.
 //
+// Option names follow one pattern: With..., naming the call the option is
+// for where one option type would otherwise collide with another's
+// (WithReadOnlyGet / WithReadOnlyList, WithCreateOwner / WithUpdateOwner /
+// WithDestroyOwner, WithTailEvents / WithKindTailEvents). The two filters
+// of WatchKind keep the contract's spelling WatchWithLabelQuery and
+// WatchWithIDQuery: they are List's [WithLabelQuery] and [WithIDQuery] for
+// a watch. [WithExpectedPhase] and [WithExpectedPhaseAny] are one concept
+// with controller.WithExpectedPhase and controller.WithExpectedPhaseAny:
+// the phase a write expects the stored resource in (default running), as
+// an UpdateOption here and as a controller runtime's ModifyOption there.
+//
 // # Read-only snapshots (S7)
 //
 // An event's Resource and Old, and what a read-only Get or List returns,

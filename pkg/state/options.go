@@ -110,7 +110,10 @@ func WithUpdateOwner(owner string) UpdateOption {
 	return func(o *UpdateOptions) { o.Owner = owner }
 }
 
-// WithExpectedPhase sets the phase the stored resource must be in.
+// WithExpectedPhase sets the phase the stored resource must be in (the
+// default is running; a stored resource in another phase is a phase
+// conflict). controller.WithExpectedPhase is the same option for a
+// controller's Modify.
 func WithExpectedPhase(phase resource.Phase) UpdateOption {
 	return func(o *UpdateOptions) {
 		p := phase // each options value gets its own copy
