@@ -8,13 +8,8 @@ import (
 
 // kindName is a namespace and a type, as [Metadata] keeps them: interned,
 // so that every metadata of one kind refers to one kindName (a pointer of
-// 8 bytes in each metadata instead of two strings' 32).
-//
-// Measured on the harness's runner (callgrind with its cache simulation,
-// whole process, estimated cycles = instructions + 10 × L1 misses + 100 ×
-// last-level misses): W5 (100k creates, Lists, Gets) 3.43G with compact
-// timestamps alone → 3.05G with the interned kind as well (3.63G
-// before both); W1 without watchers 301 bytes per write instead of 333.
+// 8 bytes in each metadata instead of two strings' 32; docs/performance.md,
+// "Metadata layout", has the measurements).
 type kindName struct {
 	ns  Namespace
 	typ Type
@@ -45,15 +40,10 @@ var (
 	internMu      sync.Mutex
 )
 
-// internKind returns the interned (ns, typ).
-//
-// Instructions per NewMetadata under callgrind (BenchmarkNewMetadata,
-// cycling over 1 and over 8 kinds): unique.Make alone 651 and 670; with
-// the map of the kinds interned so far 451 and 446, whatever the kinds'
-// names. A cache of 64 slots indexed by a hash of a few bytes of the name,
-// used before, cost 327 when the kinds fell into distinct slots, but 1,092
-// and an allocation per call when they did not, as the 8 kinds
-// LinkStatuses0…7 all did.
+// internKind returns the interned (ns, typ). A kind in steady use is found
+// in the map of the kinds interned so far, which costs the same whatever
+// the kinds' names, and less than unique.Make (docs/performance.md, "Kind
+// interning").
 func internKind(ns Namespace, typ Type) kindHandle {
 	if ns == "" && typ == "" {
 		return kindHandle{}

@@ -33,9 +33,8 @@ type Metadata struct {
 	// two time.Time (see stampOf). With the interned kind, the metadata
 	// is 120 bytes instead of 168, and a typed resource with a spec of two
 	// ints takes 144 bytes instead of 192: every copy a state stores or
-	// hands out allocates, clears and moves a quarter less (W1 bytes per
-	// write 349 → 301; W5 whole run, callgrind-estimated cycles −15%;
-	// see kindname.go).
+	// hands out allocates, clears and moves a quarter less
+	// (docs/performance.md, "Metadata layout").
 	createdSec, updatedSec   int64
 	createdNsec, updatedNsec int32
 }
@@ -161,8 +160,7 @@ func (md Metadata) Copy() Metadata {
 
 // CopyInto sets *dst to a copy of md that shares no mutable memory with
 // it, as Copy does, in place: a resource's DeepCopy copies its metadata
-// straight into the new resource, without Copy's temporary copy
-// (typed BenchmarkPlainCopy, 10 interleaved runs: −10% geomean).
+// straight into the new resource, without Copy's temporary copy.
 func (md *Metadata) CopyInto(dst *Metadata) {
 	*dst = *md
 	dst.cloneRefs()

@@ -50,9 +50,9 @@
 // the value is copied.) A spec with a DeepCopy method is trusted to copy
 // itself.
 //
-// The plan is about twice as slow as a hand-written DeepCopy for a spec
-// with slices and maps (BenchmarkCopyShape): give a spec that is copied on
-// a hot path its own DeepCopy method.
+// The plan is slower than a hand-written DeepCopy for a spec with slices
+// and maps (docs/performance.md has the figure): give a spec that is
+// copied on a hot path its own DeepCopy method.
 //
 // Spec equality (R1) is deep for every shape: a spec's Equal(any) bool
 // method (value or pointer receiver) decides; a plain-value spec is

@@ -15,10 +15,8 @@ const clockResync = time.Second
 // per clockResync and advances that reading by the monotonic clock in
 // between. Timestamps are therefore wall-clock times that never go
 // backwards between resyncs and follow any change of the system clock
-// within clockResync. (BenchmarkClock: 29 against 45 ns per timestamp, 3
-// runs each, and 93 against 171 ns, 10 interleaved runs, on a busy
-// machine: about 16 ns saved per write, some 1.5% of a W1 write at about
-// 1 µs; W1 itself did not tell the two apart on the busy machine.)
+// within clockResync. (docs/performance.md, "The write clock", has what
+// it saves per write.)
 type clock struct {
 	base atomic.Pointer[clockBase] // replaced on resync
 }

@@ -378,9 +378,8 @@ func (ks *kindStore) snapshot(dst []resource.Resource, rev *uint64) []resource.R
 // a copy of 1.6 MB instead of 100k map lookups in ID order (mostly cache
 // misses). A snapshot after a write, as in a chain of controllers,
 // allocates nothing more than before. The kept copy costs one pointer
-// per resource while no write comes. (BenchmarkW5_List100k, 3
-// interleaved runs on a quiet machine: copying 11.2 → 7.6 ms, read-only
-// 1.73 → 0.52 ms.)
+// per resource while no write comes. (docs/performance.md, "Repeated
+// Lists".)
 func (ks *kindStore) snapshotLocked(dst []resource.Resource) []resource.Resource {
 	if ks.listed != nil {
 		return append(dst, ks.listed...)

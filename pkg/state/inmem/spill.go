@@ -121,12 +121,9 @@ func (ks *kindStore) joinGenLocked() *spillGen {
 // was never folded.
 //
 // Only copying the entries is done under the lock; combining them and
-// sorting them by seq is the caller's, outside it. (The drain was 21% of
-// W1's CPU with 8 watchers, all of it under the kind's lock, most of it
-// combining generations in a map and growing dst by doublings; now 7% is
-// under the lock. With the in-place sortCoalesced: bytes allocated per
-// write 1.88 KiB → 1.24 KiB, process CPU time −7%, BenchmarkW1_CreateUpdate
-// watchers=8, 6 interleaved runs of 20 iterations each, busy machine.)
+// sorting them by seq is the caller's, outside it, so that the kind's
+// writers do not wait on a slow watcher's drain (docs/performance.md,
+// "Draining the spill").
 func (ks *kindStore) drainLocked(w *kindWatcher, dst []coalesced) ([]coalesced, bool) {
 	from := slices.Index(ks.spill, w.gen)
 	gens := ks.spill[from:]
@@ -181,8 +178,7 @@ func sortCoalesced(cs []coalesced, scratch []int32) []int32 {
 			}
 		}
 		// Move each change to its rank, following the permutation's
-		// cycles: no copy of cs is allocated (that copy was a third of
-		// the bytes W1 allocated per write with 8 watchers).
+		// cycles: no copy of cs is allocated.
 		for i := range cs {
 			for j := ranks[i]; j != int32(i); j = ranks[i] {
 				cs[i], cs[j] = cs[j], cs[i]

@@ -79,14 +79,9 @@ func newCore(opts ...Option) *core {
 }
 
 // lookup returns the store of a kind, or nil when nothing of that kind was
-// ever written or watched. It is one lookup in the map of kinds: a cache in
-// front of it, keyed by a hash of a few bytes of the kind, saved about 120
-// instructions per lookup when the kinds in use fell into distinct slots
-// but cost about 140 more when they did not (kinds of the same length and
-// the same first, middle and last letters, as 8 kinds named
-// LinkStatuses0…7 are), and made no difference to BenchmarkW5_Get
-// (BenchmarkKindLookup and W5_Get/inmem-readonly under callgrind), so it
-// went.
+// ever written or watched. It is one lookup in the map of kinds, with no
+// cache in front of it (docs/performance.md, "Finding a kind's store",
+// says why).
 func (c *core) lookup(k resource.KindKey) *kindStore {
 	return (*c.kinds.Load())[k]
 }

@@ -22,11 +22,10 @@ const (
 // all awake after about log2(n/writerWakes) more steps, each taken by a
 // goroutine that was going to run anyway. Watchers park only when they
 // have caught up, so a writer pays for the wake-ups only when its watchers
-// are idle. (Waking up to 64 directly instead of 2 cut W2's delays at
-// 2,000 updates/s by about 15% at p50 and p99 in A/B runs, and raised the
-// unpaced writer's rate: a deep wake-up tree makes the last watchers wait
-// for several goroutine switches, and idle processors for several thread
-// wake-ups.)
+// are idle. (A deep wake-up tree makes the last watchers wait for several
+// goroutine switches, and idle processors for several thread wake-ups:
+// hence a wide first step; docs/performance.md, "Waking parked kind
+// watchers".)
 type wakeGroup struct {
 	// members are appended to under the kind's mu while the group is the
 	// kind's parking group; once a write has taken the group, they never
@@ -85,16 +84,14 @@ const handOffGap = 20 * time.Microsecond
 //
 // Handing a change over saves a goroutine switch per watcher and change:
 // the consumer gets the event from the writer, without a watcher
-// goroutine in between. At 2,000 updates/s to 64 watchers, every watcher
-// is parked at every write, and W2's delays were mostly the wait for 64
-// watcher goroutines to be scheduled: handing over halved p50 and p99 at
-// 2,000/s and cut p99 by a third at 10,000/s (harness runner, 8 and 6
-// interleaved runs of each). But the writer then does every watcher's
-// send itself, and watchers that were handed every change never wake to
-// deliver a backlog in batches: unpaced, the writer ran at half its rate.
-// So writes hand over only while they come handOffGap apart or more on
-// average: a paced writer catching up in a short burst still hands over,
-// a sustained stream of writes does not.
+// goroutine in between, which matters when every watcher is parked at
+// every write. But the writer then does every watcher's send itself, and
+// watchers that were handed every change never wake to deliver a backlog
+// in batches, which slows a writer that writes without pause. So writes
+// hand over only while they come handOffGap apart or more on average: a
+// paced writer catching up in a short burst still hands over, a sustained
+// stream of writes does not. (docs/performance.md, "Handing a change
+// over".)
 func (ks *kindStore) takeParkingLocked(rec *record, handOff bool) *wakeGroup {
 	g := ks.parking
 	ks.parking = nil

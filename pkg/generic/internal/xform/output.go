@@ -65,8 +65,8 @@ func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.R
 // a conflict error means the output exists.
 //
 // fn runs on out itself, not on a copy (Create copies what it stores): a
-// copy per created output saved (the W3 chain's copies per created
-// resource: 1.67 → 1.33). When Create conflicts, the fallback Modify
+// copy per created output saved (docs/performance.md, "Creating an
+// output"). When Create conflicts, the fallback Modify
 // applies fn to a copy of the stored output; only if that output is
 // destroyed in between does fn run on out again, which is the case of a
 // stored output that fn wrote from the same input: fn fills an output from

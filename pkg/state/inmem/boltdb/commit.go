@@ -203,9 +203,8 @@ func (s *store) run() {
 		if !stopping && s.interval == 0 {
 			// The writers the previous commit released are runnable but
 			// have not queued their next writes yet: letting them run
-			// first nearly doubles the writes per commit when every
-			// writer waits (W1 with 8 writers: 3.9 → 7.3 writes per
-			// commit, 1.8× the writes per second; see the note). It is a
+			// first gives a commit more writes when every writer waits
+			// (docs/performance.md, "The committer's yield"). It is a
 			// yield, not a wait: nothing depends on it.
 			runtime.Gosched()
 		}
