@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -98,6 +99,18 @@ type DependencyEdge struct {
 	// and so wake the controller. Often a typo of the namespace or the
 	// type; see the engine's option for closed graphs.
 	NoWriter bool
+}
+
+// Compare orders edges as rule E2 sorts a dependency graph: by controller
+// name, edge type, namespace, type and ID.
+func (a DependencyEdge) Compare(b DependencyEdge) int {
+	return cmp.Or(
+		cmp.Compare(a.ControllerName, b.ControllerName),
+		cmp.Compare(a.EdgeType, b.EdgeType),
+		cmp.Compare(a.ResourceNamespace, b.ResourceNamespace),
+		cmp.Compare(a.ResourceType, b.ResourceType),
+		cmp.Compare(a.ResourceID, b.ResourceID),
+	)
 }
 
 // DependencyGraph is the controller/resource graph of an engine (rule E2):

@@ -77,3 +77,30 @@ func TestOutputEdgeType(t *testing.T) {
 	assert.Equal(t, controller.EdgeOutputExclusive, controller.OutputEdgeType(controller.OutputExclusive))
 	assert.Equal(t, controller.EdgeOutputShared, controller.OutputEdgeType(controller.OutputShared))
 }
+
+// TestDependencyEdge_Compare: rule E2's order — controller name, edge
+// type, namespace, type, ID — each deciding only on a tie of the ones
+// before it; equal edges compare 0.
+func TestDependencyEdge_Compare(t *testing.T) {
+	base := controller.DependencyEdge{ControllerName: "b", EdgeType: controller.EdgeInputWeak, ResourceNamespace: "n", ResourceType: "T", ResourceID: "i"}
+	assert.Equal(t, 0, base.Compare(base))
+	for name, bigger := range map[string]func(*controller.DependencyEdge){
+		"controller": func(e *controller.DependencyEdge) {
+			e.ControllerName = "c"
+			e.EdgeType = controller.EdgeOutputExclusive
+			e.ResourceType = "A"
+		},
+		"edge type": func(e *controller.DependencyEdge) {
+			e.EdgeType = controller.EdgeInputDestroyReady
+			e.ResourceNamespace = "a"
+		},
+		"namespace": func(e *controller.DependencyEdge) { e.ResourceNamespace = "o"; e.ResourceType = "A" },
+		"type":      func(e *controller.DependencyEdge) { e.ResourceType = "U"; e.ResourceID = "a" },
+		"ID":        func(e *controller.DependencyEdge) { e.ResourceID = "j" },
+	} {
+		b := base
+		bigger(&b)
+		assert.Equal(t, -1, base.Compare(b), name)
+		assert.Equal(t, 1, b.Compare(base), name)
+	}
+}

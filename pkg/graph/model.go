@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,18 +74,6 @@ type model struct {
 	edges       []edge // sorted as in rule E2
 }
 
-// compareEdges orders edges as rule E2 does: by controller name, edge type,
-// namespace, type and ID.
-func compareEdges(a, b controller.DependencyEdge) int {
-	return cmp.Or(
-		cmp.Compare(a.ControllerName, b.ControllerName),
-		cmp.Compare(a.EdgeType, b.EdgeType),
-		cmp.Compare(a.ResourceNamespace, b.ResourceNamespace),
-		cmp.Compare(a.ResourceType, b.ResourceType),
-		cmp.Compare(a.ResourceID, b.ResourceID),
-	)
-}
-
 // newModel builds the model of g; a nil g is an empty graph. g is not
 // modified.
 func newModel(g *controller.DependencyGraph) model {
@@ -95,7 +82,7 @@ func newModel(g *controller.DependencyGraph) model {
 		return m
 	}
 	deps := slices.Clone(g.Edges)
-	slices.SortFunc(deps, compareEdges)
+	slices.SortFunc(deps, controller.DependencyEdge.Compare)
 	deps = slices.Compact(deps)
 
 	controllerNames := make([]string, 0, len(deps))

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/resgraph/resgraph/pkg/controller"
@@ -40,18 +39,8 @@ func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {
 			})
 		}
 	}
-	slices.SortFunc(g.Edges, compareEdges)
+	slices.SortFunc(g.Edges, controller.DependencyEdge.Compare)
 	// Equal edges are adjacent once sorted: keep one of each.
 	g.Edges = slices.Compact(g.Edges)
 	return g, nil
-}
-
-func compareEdges(a, b controller.DependencyEdge) int {
-	return cmp.Or(
-		cmp.Compare(a.ControllerName, b.ControllerName),
-		cmp.Compare(a.EdgeType, b.EdgeType),
-		cmp.Compare(a.ResourceNamespace, b.ResourceNamespace),
-		cmp.Compare(a.ResourceType, b.ResourceType),
-		cmp.Compare(a.ResourceID, b.ResourceID),
-	)
 }

@@ -37,6 +37,7 @@
 package cache
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
@@ -104,12 +105,7 @@ func (cs *Set) Keys() []resource.KindKey {
 	if cs == nil {
 		return nil
 	}
-	keys := make([]resource.KindKey, 0, len(cs.byKey))
-	for k := range cs.byKey {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, resource.KindKey.Compare)
-	return keys
+	return slices.SortedFunc(maps.Keys(cs.byKey), resource.KindKey.Compare)
 }
 
 // overlayEntry is a write made through a controller runtime that the kind's
@@ -449,16 +445,9 @@ func (c *Kind) List(opts ...state.ListOption) (resource.List, error) {
 // false otherwise, and the read goes to the state. The revision the read
 // reflects is stored as [state.WithListRevision] asks.
 func (c *Kind) ListAt(opts []state.ListOption, need uint64) (l resource.List, served bool, err error) {
-	var o state.ListOptions
-	opt.Apply(&o, opts)
-	c.mu.RLock()
-	rev, ok := c.servesLocked(need)
+	o, ok := c.rlockServing(opts, need)
 	if !ok {
-		c.mu.RUnlock()
 		return resource.List{}, false, nil
-	}
-	if o.Revision != nil {
-		*o.Revision = rev
 	}
 	ids := make([]resource.ID, 0, len(c.base)+len(c.overlay))
 	for id := range c.base {
@@ -479,6 +468,24 @@ func (c *Kind) ListAt(opts []state.ListOption, need uint64) (l resource.List, se
 	c.mu.RUnlock()
 	l, err = finishList(found, &o)
 	return l, true, err
+}
+
+// rlockServing applies the list options opts and read-locks c when it is
+// at revision need or later, storing that revision as [state.WithListRevision]
+// asks: the start of every List of the cache, by index or not. When c is
+// not at need yet, ok is false and c is not locked.
+func (c *Kind) rlockServing(opts []state.ListOption, need uint64) (o state.ListOptions, ok bool) {
+	opt.Apply(&o, opts)
+	c.mu.RLock()
+	rev, ok := c.servesLocked(need)
+	if !ok {
+		c.mu.RUnlock()
+		return o, false
+	}
+	if o.Revision != nil {
+		*o.Revision = rev
+	}
+	return o, true
 }
 
 // finishList filters found (snapshots taken under mu, sorted by ID) by the

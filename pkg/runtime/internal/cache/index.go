@@ -3,7 +3,6 @@ package cache
 import (
 	"slices"
 
-	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -210,16 +209,9 @@ func (c *Kind) ListByIndexAt(name, key string, opts []state.ListOption, need uin
 	if i < 0 {
 		return resource.List{}, true, state.NewInvalidError(nil, "no index %q on this kind", name)
 	}
-	var o state.ListOptions
-	opt.Apply(&o, opts)
-	c.mu.RLock()
-	rev, ok := c.servesLocked(need)
+	o, ok := c.rlockServing(opts, need)
 	if !ok {
-		c.mu.RUnlock()
 		return resource.List{}, false, nil
-	}
-	if o.Revision != nil {
-		*o.Revision = rev
 	}
 	bucket := c.ix.byKey[i][key]
 	ids := make([]resource.ID, 0, len(bucket))

@@ -11,6 +11,7 @@ package dependency
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -79,12 +80,7 @@ func (s *Snapshot[H]) Keys() []resource.KindKey {
 	if s == nil {
 		return nil
 	}
-	keys := make([]resource.KindKey, 0, len(s.byKey))
-	for k := range s.byKey {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, resource.KindKey.Compare)
-	return keys
+	return slices.SortedFunc(maps.Keys(s.byKey), resource.KindKey.Compare)
 }
 
 // outputOwners records who writes an output type.
