@@ -82,7 +82,7 @@ func WithExtraMappedInput[T interface {
 	*E
 }, E any](mapper func(context.Context, *zap.Logger, controller.QRuntime, T) ([]resource.Pointer, error)) ControllerOption {
 	def, defErr := xform.DefinitionOf[T]()
-	in := mappedInput{kind: xform.KindOf(def), defErr: defErr}
+	in := mappedInput{kind: xform.DefinitionKind(def), defErr: defErr}
 	if mapper == nil && defErr == nil {
 		in.defErr = fmt.Errorf("nil mapper for %s", def.Type)
 	}

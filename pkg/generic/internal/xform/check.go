@@ -47,8 +47,9 @@ func CopyErrorOf[T resource.Resource]() error {
 	return c.CopyError()
 }
 
-// KindOf returns the kind of a definition: its default namespace and type.
-func KindOf(def typed.Definition) resource.Kind {
+// DefinitionKind returns the kind of a definition: its default namespace
+// and type.
+func DefinitionKind(def typed.Definition) resource.Kind {
 	return resource.NewKind(def.DefaultNamespace, def.Type)
 }
 
@@ -58,7 +59,7 @@ func KindOf(def typed.Definition) resource.Kind {
 func KindsOf[I, O generic.ResourceWithDefinition]() (in, out resource.Kind, inErr, outErr error) {
 	inDef, inErr := DefinitionOf[I]()
 	outDef, outErr := DefinitionOf[O]()
-	return KindOf(inDef), KindOf(outDef), inErr, outErr
+	return DefinitionKind(inDef), DefinitionKind(outDef), inErr, outErr
 }
 
 // CheckMapped checks a resource that the user function fn returned while
