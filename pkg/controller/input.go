@@ -9,7 +9,8 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// InputKind is how a controller depends on an input. Its String is the
+// InputKind is how a controller depends on an input (what it reads is the
+// Input's namespace and type, a resource.Kind). Its String is the
 // constant's name ("InputQPrimary"); an undefined value prints as
 // "InputKind(n)".
 type InputKind int
@@ -90,9 +91,9 @@ func (a Input) EqualKeys(b Input) bool {
 	return a.Namespace == b.Namespace && a.Type == b.Type && a.ID == b.ID
 }
 
-// OutputKind is how a controller owns an output type. Its String is the
-// constant's name ("OutputShared"); an undefined value prints as
-// "OutputKind(n)".
+// OutputKind is how a controller owns an output type (whether others may
+// write it too), not a resource.Kind. Its String is the constant's name
+// ("OutputShared"); an undefined value prints as "OutputKind(n)".
 type OutputKind int
 
 const (
