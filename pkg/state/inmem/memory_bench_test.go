@@ -6,7 +6,7 @@ import (
 	goruntime "runtime"
 	"testing"
 
-	"github.com/resgraph/resgraph/internal/benchmem"
+	"github.com/resgraph/resgraph/pkg/internal/benchmem"
 )
 
 // BenchmarkMemory is the memory the state holds and allocates per stored
