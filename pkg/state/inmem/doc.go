@@ -7,8 +7,9 @@
 // Each kind (namespace and type) has its own store, lock, history and
 // watchers, so writers of one kind never wait for writers or watchers of
 // another. Every method is safe for concurrent use (S14). List returns
-// resources sorted by ID from an index that is rebuilt only after a
-// create or destroy (S12a).
+// resources sorted by ID (S12a), in an order built once and then brought
+// up to date by the next List with the creates and destroys since (the
+// new IDs sorted among themselves and merged in), not sorted again.
 //
 // # Snapshots (S7)
 //

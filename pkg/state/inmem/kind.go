@@ -75,9 +75,9 @@ type kindStore struct {
 
 	// items are the stored resources by ID. Guarded by mu.
 	items map[resource.ID]item
-	// sorted is every key of items in order, or nil when a create or
-	// destroy made it stale. Guarded by mu.
-	sorted []resource.ID
+	// order is the order of the keys of items (see idOrder). Guarded by
+	// mu.
+	order idOrder
 	// listed is every stored resource in ID order, kept while nothing is
 	// written, for the Lists that follow one another with no write in
 	// between (nil: none kept); listClean says that nothing was written
@@ -342,17 +342,9 @@ func (ks *kindStore) removeIDWatcherLocked(w *idWatcher) {
 	}
 }
 
-// sortedLocked returns the sorted IDs, rebuilding them if stale.
+// sortedLocked returns the sorted IDs.
 func (ks *kindStore) sortedLocked() []resource.ID {
-	if ks.sorted == nil {
-		ids := make([]resource.ID, 0, len(ks.items))
-		for id := range ks.items {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		ks.sorted = ids
-	}
-	return ks.sorted
+	return ks.order.ids(ks.items)
 }
 
 // snapshot appends the stored resources, sorted by ID, to dst, and stores
@@ -385,8 +377,9 @@ func (ks *kindStore) snapshotLocked(dst []resource.Resource) []resource.Resource
 		return append(dst, ks.listed...)
 	}
 	start := len(dst)
-	dst = slices.Grow(dst, len(ks.sorted))
-	for _, id := range ks.sorted {
+	sorted := ks.order.sorted
+	dst = slices.Grow(dst, len(sorted))
+	for _, id := range sorted {
 		dst = append(dst, ks.items[id].r)
 	}
 	if ks.listClean {

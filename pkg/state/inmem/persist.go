@@ -103,7 +103,6 @@ func (c *core) restore(p Persistence) {
 		ks := c.store(resource.KindOf(md))
 		ks.items[md.ID()] = item{r: r, size: sizeOf(r)}
 		ks.count.Add(1)
-		ks.sorted = nil
 		if created := md.Created(); created.After(ks.lastCreated) {
 			ks.lastCreated = created
 		}

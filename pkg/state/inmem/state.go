@@ -247,7 +247,7 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	}
 	ks.lastCreated = now
 	ks.items[id] = item{r: stored, size: size}
-	ks.sorted = nil
+	ks.order.created(id)
 	ks.writtenLocked()
 	ks.count.Add(1)
 	stampLike(ref, smd)
@@ -387,7 +387,7 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 		return err
 	}
 	delete(ks.items, id)
-	ks.sorted = nil
+	ks.order.destroyed()
 	ks.writtenLocked()
 	ks.count.Add(-1)
 	wake := ks.appendLocked(id, cur, nil, nil, curItem.size, at)
