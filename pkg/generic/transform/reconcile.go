@@ -211,16 +211,25 @@ func (p *pass[I, O]) due(md *resource.Metadata, e entry, known bool) bool {
 // merge processes the listed inputs (sorted by ID) against the inputs
 // known (entries, sorted by ID): each listed input with its entry, a new
 // one with a new entry, and the entries of inputs no longer listed are
-// swept. The entries are rewritten in place, into a new slice only from
-// the first listed input that is new where no slot was freed before it.
-// It returns false when the pass stopped early (ctx done): the entries
-// are then kept as they were for those not processed.
+// swept. It returns false when the pass stopped early (ctx done): the
+// entries are then kept as they were for those not processed.
+//
+// The entries are rewritten in place while that never overwrites one not
+// read yet (a new input past the last known one is appended in place);
+// otherwise they move to a slice of their own. A list longer than the
+// entries' capacity gets one half as long again, so that a burst of
+// creates costs a few copies, and the slack left once the burst is over
+// is trimmed to an eighth.
 func (p *pass[I, O]) merge(items []resource.Resource) bool {
 	if !sortedByID(items) {
 		slices.SortFunc(items, byID) // List sorts by ID (S12a): a foreign state may not
 	}
 	old := p.rs.entries
 	next, moved := old[:0], false
+	grew := cap(old) < len(items)
+	if grew {
+		next, moved = make([]entry, 0, len(items)+len(items)/2), true
+	}
 	j := 0
 	stopped := false
 	for _, res := range items {
@@ -238,10 +247,9 @@ func (p *pass[I, O]) merge(items []resource.Resource) bool {
 			e, known = old[j], true
 			j++
 		}
-		if !moved && len(next) == j {
-			// No slot left before the next unread entry: continue in a
-			// slice of its own.
-			next, moved = append(make([]entry, 0, max(len(items), len(old)-j+len(next)+1)), next...), true
+		if !moved && len(next) == j && j < len(old) {
+			// Writing here would overwrite the next entry to read.
+			next, moved = append(make([]entry, 0, cap(old)), next...), true
 		}
 		p.input(res, &e, known)
 		next = append(next, e)
@@ -253,8 +261,11 @@ func (p *pass[I, O]) merge(items []resource.Resource) bool {
 			p.sweep(e)
 		}
 	}
-	if !moved {
+	if !moved && len(next) < len(old) {
 		clear(old[len(next):]) // the strings of entries gone
+	}
+	if !grew && cap(next)-len(next) > len(next)/4 {
+		next = append(make([]entry, 0, len(next)+len(next)/8), next...)
 	}
 	p.rs.entries = next
 	return !stopped

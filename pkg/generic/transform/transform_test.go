@@ -620,11 +620,13 @@ func TestT29_InputsListedOutOfOrderAreStillEachOneInput(t *testing.T) {
 	runtimetest.AwaitGone[*B](t, st, "a2")
 	runtimetest.Create(t, st, newA("a7", 7))
 	runtimetest.Await(t, st, "a7", fixture.RunningN[*B](14))
+	runtimetest.Create(t, st, newA("a15", 15)) // among the known ones
+	runtimetest.Await(t, st, "a15", fixture.RunningN[*B](30))
 	fixture.SetN[*A](t, st, ptrA("a4"), 40)
 	runtimetest.Await(t, st, "a4", fixture.RunningN[*B](80))
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, map[resource.ID]int{"a0": 1, "a1": 1, "a2": 1, "a3": 1, "a4": 2, "a5": 1, "a7": 1}, calls,
+	assert.Equal(t, map[resource.ID]int{"a0": 1, "a1": 1, "a15": 1, "a2": 1, "a3": 1, "a4": 2, "a5": 1, "a7": 1}, calls,
 		"each input transformed once per version")
 }
 
@@ -650,5 +652,59 @@ func TestT7_InputFinalizerOptions(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.held, a.Metadata().Finalizers().Has("AtoB"))
 		})
+	}
+}
+
+// TestT30_EachInputIsTransformedOncePerVersion: over bursts of creates
+// in and out of order (new inputs past the known ones, among them, more
+// than the controller's memory of inputs held), updates and destroys, each
+// input version is transformed once, and the controller never fails.
+func TestT30_EachInputIsTransformedOncePerVersion(t *testing.T) {
+	const n = 3000
+	st := newState()
+	ctx := context.Background()
+	var calls atomic.Int64
+	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
+		Name:            "AtoB",
+		MapMetadataFunc: fixture.Map[*A, fixture.BDef],
+		TransformFunc: func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {
+			calls.Add(1)
+			return double(ctx, r, l, a, b)
+		},
+	})))
+	id := func(i int) string { return fmt.Sprintf("a%05d", i) }
+	versions := 0
+	for i := 0; i < n; i += 2 { // past the known ones
+		runtimetest.Create(t, st, newA(id(i), i))
+		versions++
+	}
+	for i := n - 1; i > 0; i -= 2 { // among them, last first
+		runtimetest.Create(t, st, newA(id(i), i))
+		versions++
+	}
+	e.Settle(t)
+	for i := n; i < n+10; i++ { // past the known ones, into the room left
+		runtimetest.Create(t, st, newA(id(i), i))
+		versions++
+		e.Settle(t)
+	}
+	for i := 0; i < n; i += 3 {
+		fixture.SetN[*A](t, st, ptrA(id(i)), -i-1)
+		versions++
+	}
+	for i := 1; i < n; i += 3 {
+		require.NoError(t, st.Destroy(ctx, ptrA(id(i))))
+	}
+	e.Settle(t)
+	for i := range n {
+		if i%3 == 1 {
+			runtimetest.AwaitGone[*B](t, st, id(i))
+		} else if i%3 == 0 {
+			runtimetest.Await(t, st, id(i), fixture.RunningN[*B](-2*(i+1)))
+		}
+	}
+	assert.Equal(t, int64(versions), calls.Load(), "one transform per input version")
+	for _, c := range e.Runtime.Observe().Controllers() {
+		assert.Zero(t, c.Metrics.Crashes+c.Metrics.Restarts, "%s never failed", c.Name)
 	}
 }
