@@ -41,7 +41,6 @@ func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.R
 			return written, false, err
 		}
 	}
-	ptr := resource.PointerOf(out.Metadata())
 	for attempt := 1; ; attempt++ {
 		if how.withResult {
 			written, err = rw.ModifyWithResult(ctx, out, fn)
@@ -51,7 +50,7 @@ func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.R
 		if err == nil || !state.IsPhaseConflictError(err) || attempt == maxWriteAttempts {
 			return written, false, err
 		}
-		ready, err := DestroyIfReady(ctx, rw, ptr)
+		ready, err := DestroyIfReady(ctx, rw, resource.PointerOf(out.Metadata()))
 		if err != nil {
 			return nil, false, err
 		}
