@@ -137,6 +137,20 @@ type resStat struct {
 	counts []count
 }
 
+// once is a resource committed once in the last two windows: all the
+// detector needs of it until it is committed again, since one commit
+// reaches no trigger count above one. A burst of commits of many
+// resources, each once (a chain of controllers), costs a map entry per
+// resource instead of a resStat and its counts.
+type once struct {
+	// window is the window of the commit.
+	window uint64
+	// version is the version committed by reader, because of a change of
+	// writer's ("" when unknown).
+	version        uint64
+	reader, writer string
+}
+
 // count is a number of commits in the window: by reader, caused by a
 // change of writer's ("" counts every commit by reader).
 type count struct {
@@ -206,6 +220,11 @@ type Detector struct {
 	res     map[resKey]*resStat
 	resPeak int
 	free    []*resStat
+	// ones are the resources committed once in the last two windows (see
+	// once), none of them in res; onesPeak is to ones what resPeak is to
+	// res.
+	ones     map[resKey]once
+	onesPeak int
 	// hot are the resources of the window with a trigger count at the
 	// threshold.
 	hot []*resStat
@@ -231,6 +250,7 @@ func New(cfg Config) *Detector {
 		threshold: cfg.threshold(),
 		window:    1,
 		res:       map[resKey]*resStat{},
+		ones:      map[resKey]once{},
 		streaks:   map[string]*streak{},
 		active:    map[string]*Finding{},
 	}
@@ -256,15 +276,29 @@ func (d *Detector) Observe(ev *trace.Event) []Finding {
 	}
 	writer := ev.Cause.Writer
 	if writer == "" && ev.Cause.Version != 0 {
-		if c := d.res[keyOf(ev.Cause)]; c != nil {
-			writer = c.writerOf(ev.Cause.Version)
-		}
+		writer = d.writerOf(keyOf(ev.Cause), ev.Cause.Version)
 	}
 	key := keyOf(ev.Resource)
 	s := d.res[key]
 	if s == nil {
+		o, seen := d.ones[key]
+		if !seen && d.threshold > 1 {
+			d.ones[key] = once{window: d.window, version: ev.Resource.Version, reader: ev.Controller, writer: writer}
+			return out
+		}
 		s = d.newStat(key)
 		d.res[key] = s
+		if seen {
+			// Committed again: the first commit becomes the stat's.
+			delete(d.ones, key)
+			s.lastSeen = o.window
+			s.recent[0].version, s.recent[0].writer = o.version, o.reader
+			s.next = 1
+			if o.window == d.window {
+				s.window = d.window
+				s.add(o.writer, o.reader, d.threshold)
+			}
+		}
 	}
 	if s.window != d.window {
 		s.window, s.hot, s.counts = d.window, false, s.counts[:0]
@@ -277,6 +311,18 @@ func (d *Detector) Observe(ev *trace.Event) []Finding {
 		d.hot = append(d.hot, s)
 	}
 	return out
+}
+
+// writerOf returns the controller that committed version v of the
+// resource key, "" when not among its recent commits.
+func (d *Detector) writerOf(key resKey, v uint64) string {
+	if c := d.res[key]; c != nil {
+		return c.writerOf(v)
+	}
+	if o, ok := d.ones[key]; ok && o.version == v {
+		return o.reader
+	}
+	return ""
 }
 
 // newStat returns the zero stat of the resource key, reusing a free one.
@@ -299,8 +345,9 @@ const maxFree = 1024
 // forget drops the resources not committed in the window closing nor in
 // the one before (commits of the window before may still be the causes of
 // the next window's), keeping at most maxFree of their stats for reuse,
-// and rebuilds res once it shrank to a quarter of its peak: a burst of
-// commits of many resources leaves no memory behind once it is over.
+// and rebuilds res and ones once they shrank to a quarter of their peak:
+// a burst of commits of many resources leaves no memory behind once it is
+// over.
 func (d *Detector) forget() {
 	d.resPeak = max(d.resPeak, len(d.res))
 	for k, s := range d.res {
@@ -312,12 +359,26 @@ func (d *Detector) forget() {
 		}
 	}
 	if len(d.res) < d.resPeak/4 {
-		res := make(map[resKey]*resStat, len(d.res))
-		for k, s := range d.res {
-			res[k] = s
-		}
-		d.res, d.resPeak = res, len(res)
+		d.res, d.resPeak = rebuilt(d.res), len(d.res)
 	}
+	d.onesPeak = max(d.onesPeak, len(d.ones))
+	for k, o := range d.ones {
+		if o.window+1 < d.window {
+			delete(d.ones, k)
+		}
+	}
+	if len(d.ones) < d.onesPeak/4 {
+		d.ones, d.onesPeak = rebuilt(d.ones), len(d.ones)
+	}
+}
+
+// rebuilt returns a copy of m sized for what it holds.
+func rebuilt[V any](m map[resKey]V) map[resKey]V {
+	c := make(map[resKey]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }
 
 // Tick closes the windows that ended by now and returns the loops they
@@ -332,7 +393,7 @@ func (d *Detector) Tick(now time.Time) []Finding {
 	for !now.Before(d.windowEnd) {
 		out = append(out, d.closeWindow(d.windowEnd)...)
 		d.windowEnd = d.windowEnd.Add(d.cfg.Window)
-		if len(d.streaks) == 0 && len(d.active) == 0 && len(d.res) == 0 && !now.Before(d.windowEnd) {
+		if len(d.streaks) == 0 && len(d.active) == 0 && len(d.res) == 0 && len(d.ones) == 0 && !now.Before(d.windowEnd) {
 			// Nothing left to age: the windows up to now are empty.
 			d.windowEnd = now.Truncate(d.cfg.Window).Add(d.cfg.Window)
 		}
