@@ -1,0 +1,56 @@
+package boltdb
+
+import (
+	"context"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// A [State] answers the optional interfaces of package state as the inmem
+// state it persists does: it numbers its changes (so the engine serves
+// cached reads by revision), reports where a kind's history stands (so
+// runtimetest.WaitIdle checks quiescence exactly) and tracks the snapshots
+// it hands out (so the mutation detector names the controller that held a
+// changed snapshot). Revisions are not kept across runs, as
+// [state.RevisionReporter] allows.
+var (
+	_ state.RevisionReporter = (*State)(nil)
+	_ state.KindHeadReporter = (*State)(nil)
+	_ state.SnapshotTracker  = (*State)(nil)
+)
+
+// Revision implements [state.RevisionReporter].
+func (st *State) Revision(ctx context.Context) (uint64, error) {
+	return st.State.(state.RevisionReporter).Revision(ctx)
+}
+
+// KindRevision implements [state.RevisionReporter].
+func (st *State) KindRevision(ctx context.Context, kind resource.Kind) (last, at uint64, err error) {
+	return st.State.(state.RevisionReporter).KindRevision(ctx, kind)
+}
+
+// KindHead implements [state.KindHeadReporter].
+func (st *State) KindHead(ctx context.Context, kind resource.Kind) (state.Bookmark, error) {
+	return st.State.(state.KindHeadReporter).KindHead(ctx, kind)
+}
+
+// TracksSnapshots implements [state.SnapshotTracker].
+func (st *State) TracksSnapshots() bool {
+	return st.State.(state.SnapshotTracker).TracksSnapshots()
+}
+
+// HandedTo implements [state.SnapshotTracker].
+func (st *State) HandedTo(h state.SnapshotHolder, rs ...resource.Resource) {
+	st.State.(state.SnapshotTracker).HandedTo(h, rs...)
+}
+
+// CheckHanded implements [state.SnapshotTracker].
+func (st *State) CheckHanded(h state.SnapshotHolder, rs ...resource.Resource) []error {
+	return st.State.(state.SnapshotTracker).CheckHanded(h, rs...)
+}
+
+// ReportChange implements [state.SnapshotTracker].
+func (st *State) ReportChange(err error) {
+	st.State.(state.SnapshotTracker).ReportChange(err)
+}
