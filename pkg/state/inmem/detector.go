@@ -25,9 +25,11 @@ import (
 //
 // The reference copy of a current version is kept by the kind (in
 // detector.cur, with the change that made it); that of a replaced version
-// by the record of the change that replaced it (record.oldRef), beside
-// the version itself (record.old). A write thus finds what to check with
-// one lookup under the lock, and reads the versions after releasing it.
+// in detector.refs at the ring index of the change that replaced it (whose
+// record holds the version itself, record.old), until that change leaves
+// the history. A write thus finds what to check with one lookup under the
+// lock, and reads the versions after releasing it; the history's records
+// are the same size with the detector off or on.
 //
 // A snapshot changed after its last check (it left the history, or the
 // state was dropped: there is no finalizer to run a check then) is not
@@ -90,7 +92,7 @@ type current struct {
 
 // check is a comparison to run once the kind's lock is released: snap
 // with ref, or the version that the change rec replaced (rec.old) with
-// its reference copy (rec.oldRef).
+// its reference copy ref, taken from refs under the lock.
 type check struct {
 	snap, ref resource.Resource
 	rec       *record
@@ -104,6 +106,11 @@ type detector struct {
 	// cur is the current version of every resource, updated in place by
 	// a write (one lookup, no assignment).
 	cur map[resource.ID]*current
+	// refs are the reference copies of the versions the changes in the
+	// history replaced, at their changes' ring index (nil for a change
+	// that replaced nothing); grown up to the ring's capacity, cap.
+	refs []resource.Resource
+	cap  int
 	// pending are the checks to run once the lock is released.
 	pending []check
 
@@ -123,8 +130,34 @@ type mark struct {
 	reported bool
 }
 
-func newDetector(report func(error)) *detector {
-	return &detector{report: report, cur: map[resource.ID]*current{}}
+func newDetector(report func(error), cap int) *detector {
+	return &detector{report: report, cur: map[resource.ID]*current{}, cap: cap}
+}
+
+// keepRefLocked keeps ref, the reference copy of the version replaced by
+// the change entering the history at ring index i, until that change
+// leaves the history.
+func (d *detector) keepRefLocked(i int, ref resource.Resource) {
+	if d == nil {
+		return
+	}
+	if i >= len(d.refs) {
+		if ref == nil {
+			return // the slots past len(refs) are nil
+		}
+		n := min(max(2*len(d.refs), i+1, 64), d.cap)
+		d.refs = append(d.refs, make([]resource.Resource, n-len(d.refs))...)
+	}
+	d.refs[i] = ref
+}
+
+// refLocked returns the reference copy of the version replaced by the
+// change seq of ks, which must be in the history.
+func (d *detector) refLocked(ks *kindStore, seq uint64) resource.Resource {
+	if i := int((seq - 1) % uint64(ks.cap)); i < len(d.refs) {
+		return d.refs[i]
+	}
+	return nil
 }
 
 // referenceCopy returns the reference copy of r, a resource about to be
@@ -163,8 +196,9 @@ func (d *detector) restoredLocked(id resource.ID, ref resource.Resource) {
 // history: old is the current version (nil when absent), replaced by a
 // version whose reference copy is ref (nil for a destroy). old is to be
 // checked, with the version before it while the history keeps the change
-// that replaced that one. It returns old's reference copy, for the
-// change's record (nil when the detector is off or id was absent).
+// that replaced that one. It returns old's reference copy, which
+// the writer keeps at the change's ring index (keepRefLocked; nil when the
+// detector is off or id was absent).
 //
 // A destroy leaves its resource's entry in cur without a reference copy
 // (a tombstone naming the destroy), so that the destroyed version, which
@@ -189,17 +223,21 @@ func (ks *kindStore) detectChangeLocked(id resource.ID, seq uint64, old, ref res
 	oldRef := c.ref
 	d.pending = append(d.pending, check{snap: old, ref: oldRef})
 	if c.seq >= ks.floor {
-		d.pending = append(d.pending, check{rec: ks.recordLocked(c.seq)})
+		d.pending = append(d.pending, check{rec: ks.recordLocked(c.seq), ref: d.refLocked(ks, c.seq)})
 	}
 	c.ref, c.seq = ref, seq
 	return oldRef
 }
 
-// leftLocked is called when rec leaves the history: the version it
-// replaced is to be checked a last time.
-func (d *detector) leftLocked(rec *record) {
-	if d != nil {
-		d.pending = append(d.pending, check{rec: rec})
+// leftLocked is called when rec, a record of ks, leaves the history: the
+// version it replaced is to be checked a last time.
+func (d *detector) leftLocked(ks *kindStore, rec *record) {
+	if d == nil {
+		return
+	}
+	d.pending = append(d.pending, check{rec: rec, ref: d.refLocked(ks, rec.seq)})
+	if i := int((rec.seq - 1) % uint64(ks.cap)); i < len(d.refs) {
+		d.refs[i] = nil // the check holds it now
 	}
 }
 
@@ -222,7 +260,7 @@ func (d *detector) verify(ks *kindStore, checks []check) {
 	for _, c := range checks {
 		snap, ref, last := c.snap, c.ref, false
 		if c.rec != nil {
-			snap, ref, last = c.rec.old, c.rec.oldRef, true
+			snap, last = c.rec.old, true
 			if c.rec.new == nil {
 				ks.bury(c.rec)
 			}

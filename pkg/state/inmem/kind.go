@@ -25,9 +25,6 @@ type record struct {
 	// size is the estimated memory of old, which the history holds alone
 	// once the change is made (see kindStore.histBytes).
 	size int64
-	// oldRef is the mutation detector's reference copy of old (nil when
-	// the detector is off).
-	oldRef resource.Resource
 }
 
 // item is a stored resource and the estimate of its memory.
@@ -218,7 +215,7 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resourc
 	}
 	rec := &ks.block[0]
 	ks.block = ks.block[1:]
-	*rec = record{old: old, new: new, id: id, seq: seq, rev: rev, size: oldSize, oldRef: oldRef}
+	*rec = record{old: old, new: new, id: id, seq: seq, rev: rev, size: oldSize}
 
 	i := ks.next
 	chunk := ks.ring[i/ringChunk].Load()
@@ -230,6 +227,7 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resourc
 		chunk = &ringChunkSlots{}
 		ks.ring[i/ringChunk].Store(chunk)
 	}
+	ks.det.keepRefLocked(i, oldRef)
 	chunk[i%ringChunk].Store(rec)
 	ks.head.Store(seq)
 	if i++; i == ks.cap {
@@ -265,7 +263,7 @@ func (ks *kindStore) leaveLocked(s uint64, slot *atomic.Pointer[record]) {
 // takes the record when anyone is in it. Without laggers it does not even
 // read the record.
 func (ks *kindStore) overwriteLocked(s uint64, slot *atomic.Pointer[record]) {
-	ks.det.leftLocked(slot.Load())
+	ks.det.leftLocked(ks, slot.Load())
 	if s >= ks.minPos {
 		ks.collectLaggersLocked(s)
 	}

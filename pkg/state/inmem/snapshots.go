@@ -108,7 +108,7 @@ func (ks *kindStore) refLocked(id resource.ID, r resource.Resource) resource.Res
 	}
 	if cur.seq >= ks.floor {
 		if rec := ks.recordLocked(cur.seq); rec.old == r {
-			return rec.oldRef
+			return ks.det.refLocked(ks, cur.seq)
 		}
 	}
 	return nil

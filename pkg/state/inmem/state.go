@@ -102,7 +102,7 @@ func (c *core) store(key resource.KindKey) *kindStore {
 	ks.persistent = c.persistent
 	ks.lastCreated = c.createdFloor
 	if c.report != nil {
-		ks.det = newDetector(c.report)
+		ks.det = newDetector(c.report, ks.cap)
 	}
 	m := make(map[resource.KindKey]*kindStore, len(old)+1)
 	for k, v := range old {
