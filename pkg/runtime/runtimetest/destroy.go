@@ -17,17 +17,9 @@ import (
 // as their owner.
 func Teardown[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, opts ...AwaitOption) {
 	tb.Helper()
-	def := (*new(R)).Definition()
-	c := awaitOptions(tb, def.DefaultNamespace, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
-	for _, id := range ids {
-		ptr := resource.NewPointer(c.namespace, def.Type, id)
-		if _, err := st.Teardown(ctx, ptr, state.WithTeardownOwner(c.owner)); err != nil {
-			tb.Fatalf("runtimetest: teardown %s: %v", resource.PointerString(ptr), err)
-			return
-		}
-	}
+	b := beginBatch[R](tb, opts)
+	defer b.cancel()
+	b.teardown(tb, st, ids, "teardown %s", false)
 }
 
 // Destroy tears down the resources of type R with the given IDs, waits
@@ -38,23 +30,14 @@ func Teardown[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids
 // owner. A resource that is already gone counts as destroyed.
 func Destroy[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, opts ...AwaitOption) {
 	tb.Helper()
-	def := (*new(R)).Definition()
-	c := awaitOptions(tb, def.DefaultNamespace, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
-	for _, id := range ids {
-		ptr := resource.NewPointer(c.namespace, def.Type, id)
-		if _, err := st.Teardown(ctx, ptr, state.WithTeardownOwner(c.owner)); err != nil {
-			if state.IsNotFoundError(err) {
-				continue
-			}
-			tb.Fatalf("runtimetest: destroy %s: teardown: %v", resource.PointerString(ptr), err)
-			return
-		}
+	b := beginBatch[R](tb, opts)
+	defer b.cancel()
+	if !b.teardown(tb, st, ids, "destroy %s: teardown", true) {
+		return
 	}
 	for _, id := range ids {
-		ptr := resource.NewPointer(c.namespace, def.Type, id)
-		if err := st.TeardownAndDestroy(ctx, ptr, state.WithTeardownAndDestroyOwner(c.owner)); err != nil && !state.IsNotFoundError(err) {
+		ptr := b.pointer(id)
+		if err := st.TeardownAndDestroy(b.ctx, ptr, state.WithTeardownAndDestroyOwner(b.c.owner)); err != nil && !state.IsNotFoundError(err) {
 			last := "gone"
 			if r, gerr := st.Get(context.Background(), ptr); gerr == nil {
 				last = r.Metadata().String()
@@ -63,4 +46,43 @@ func Destroy[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids 
 			return
 		}
 	}
+}
+
+// batch is one call of Teardown or Destroy: the type's resources, the
+// call's options and its deadline.
+type batch struct {
+	typ    resource.Type
+	c      awaitConfig
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func beginBatch[R typed.ResourceWithDefinition](tb testing.TB, opts []AwaitOption) batch {
+	def := (*new(R)).Definition()
+	b := batch{typ: def.Type, c: awaitOptions(tb, def.DefaultNamespace, opts)}
+	b.ctx, b.cancel = context.WithTimeout(context.Background(), b.c.timeout)
+	return b
+}
+
+func (b batch) pointer(id resource.ID) resource.Pointer {
+	return resource.NewPointer(b.c.namespace, b.typ, id)
+}
+
+// teardown tears down each resource, failing the test on the first error
+// (what names the call, with the resource's pointer for its %s) but a
+// resource that does not exist when gone is fine; it reports whether
+// every teardown succeeded.
+func (b batch) teardown(tb testing.TB, st state.State, ids []resource.ID, what string, goneIsFine bool) bool {
+	tb.Helper()
+	for _, id := range ids {
+		ptr := b.pointer(id)
+		if _, err := st.Teardown(b.ctx, ptr, state.WithTeardownOwner(b.c.owner)); err != nil {
+			if goneIsFine && state.IsNotFoundError(err) {
+				continue
+			}
+			tb.Fatalf("runtimetest: "+what+": %v", resource.PointerString(ptr), err)
+			return false
+		}
+	}
+	return true
 }
