@@ -25,10 +25,14 @@ var ErrWatchClosed = errors.New("watch stream closed by the state")
 //   - on a watch, a closed stream (ErrWatchClosed), an Errored event, or a
 //     change event with such a resource, is a watch failure (watchError).
 
-// coreGet is the core's Get of ptr, checked: the resource returned and its
-// metadata, or an error.
-func (w *coreWrapper) coreGet(ctx context.Context, ptr resource.Pointer, opts ...GetOption) (resource.Resource, *resource.Metadata, error) {
-	r, err := w.Get(ctx, ptr, opts...)
+// readOnlyGet are the options of coreGet, made once: shared by every call
+// and never changed (a variadic call's slice is an allocation).
+var readOnlyGet = []GetOption{WithReadOnlyGet()}
+
+// coreGet is the core's read-only Get of ptr (the shared snapshot, rule
+// S7), checked: the resource returned and its metadata, or an error.
+func (w *coreWrapper) coreGet(ctx context.Context, ptr resource.Pointer) (resource.Resource, *resource.Metadata, error) {
+	r, err := w.Get(ctx, ptr, readOnlyGet...)
 	if err != nil {
 		return nil, nil, err
 	}

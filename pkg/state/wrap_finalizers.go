@@ -32,7 +32,7 @@ func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, 
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		cur, md, err := w.coreGet(ctx, ptr, WithReadOnlyGet())
+		cur, md, err := w.coreGet(ctx, ptr)
 		if err != nil {
 			return err
 		}

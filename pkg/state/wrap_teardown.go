@@ -30,7 +30,7 @@ func (w *coreWrapper) teardown(ctx context.Context, ptr resource.Pointer, owner 
 		if err := ctx.Err(); err != nil {
 			return false, seen, context.Cause(ctx)
 		}
-		cur, md, err := w.coreGet(ctx, ptr, WithReadOnlyGet())
+		cur, md, err := w.coreGet(ctx, ptr)
 		if err != nil {
 			return false, seen, err
 		}

@@ -7,10 +7,17 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
+// applyUpdateOptions applies opts to the defaults of
+// [DefaultUpdateOptions]. The options and the phase they point to share
+// one allocation (the options escape to the option functions).
 func applyUpdateOptions(opts []UpdateOption) UpdateOptions {
-	o := DefaultUpdateOptions()
-	opt.Apply(&o, opts)
-	return o
+	b := &struct {
+		o     UpdateOptions
+		phase resource.Phase
+	}{phase: resource.PhaseRunning}
+	b.o.ExpectedPhase = &b.phase
+	opt.Apply(&b.o, opts)
+	return b.o
 }
 
 // checkWritable reports the owner or phase conflict an Update of cur with
@@ -82,7 +89,7 @@ func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Poin
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
-		cur, _, err := w.coreGet(ctx, ptr, WithReadOnlyGet()) // copied once, by applyUpdater
+		cur, _, err := w.coreGet(ctx, ptr) // copied once, by applyUpdater
 		if err != nil {
 			return nil, err
 		}
@@ -102,19 +109,21 @@ func (w *coreWrapper) Modify(ctx context.Context, emptyResource resource.Resourc
 
 // ModifyWithResult implements [State.ModifyWithResult].
 func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) (resource.Resource, error) {
-	if _, err := ValidateResource(emptyResource); err != nil {
+	// The resource's metadata is its pointer: a PointerKey would be
+	// boxed into the Pointer of every call below (an allocation).
+	ptr, err := ValidateResource(emptyResource)
+	if err != nil {
 		return nil, err
 	}
-	ptr := resource.PointerOf(emptyResource.Metadata())
 	if fn == nil {
-		return nil, NewInvalidError(ptr, "nil modify function")
+		return nil, NewInvalidError(resource.PointerOf(ptr), "nil modify function")
 	}
 	o := applyUpdateOptions(opts)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
-		cur, _, err := w.coreGet(ctx, ptr, WithReadOnlyGet()) // copied once, by applyUpdater
+		cur, _, err := w.coreGet(ctx, ptr) // copied once, by applyUpdater
 		switch {
 		case IsNotFoundError(err):
 			res, err := w.createModified(ctx, emptyResource, fn, o)

@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
@@ -41,6 +40,8 @@ type Adapter struct {
 	// snaps tracks the snapshots handed to the controller (nil unless
 	// the state watches them).
 	snaps *Snapshots
+	// opts are the state options of the controller's writes.
+	opts writeOptions
 }
 
 var _ controller.QRuntime = (*Adapter)(nil)
@@ -50,7 +51,7 @@ var _ controller.QRuntime = (*Adapter)(nil)
 // enables StartTrackingOutputs and CleanupOutputs (Controllers). Every call
 // is reported to tel.
 func New(st state.State, caches *cache.Set, name string, access *Access, tel *telemetry.Controller, trackOutputs bool) *Adapter {
-	a := &Adapter{st: st, caches: caches, name: name, tel: tel, snaps: newSnapshots(st, name)}
+	a := &Adapter{st: st, caches: caches, name: name, tel: tel, snaps: newSnapshots(st, name), opts: newWriteOptions(name)}
 	if trackOutputs {
 		a.tracker = &tracker{}
 	}
@@ -170,13 +171,12 @@ func (a *Adapter) Create(ctx context.Context, r resource.Resource, opts ...contr
 		return err
 	}
 	target = md
-	var o controller.CreateOptions
-	opt.Apply(&o, opts)
+	noOwner := len(opts) > 0 && createNoOwner(opts)
 	owner := a.name
-	if o.NoOwner {
+	if noOwner {
 		owner = ""
 	}
-	if err := a.st.Create(ctx, r, state.WithCreateOwner(owner)); err != nil {
+	if err := a.st.Create(ctx, r, a.opts.create[ownerIndex(noOwner)]...); err != nil {
 		return a.createConflict(ctx, md, owner, err)
 	}
 	a.written(ctx, md)
@@ -214,7 +214,7 @@ func (a *Adapter) Update(ctx context.Context, r resource.Resource) (err error) {
 		return err
 	}
 	target = md
-	if err := a.st.Update(ctx, r, state.WithUpdateOwner(a.name)); err != nil {
+	if err := a.st.Update(ctx, r, a.opts.update...); err != nil {
 		return err
 	}
 	a.written(ctx, md)
@@ -257,22 +257,16 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 		return nil, err
 	}
 	target = md
-	mo := controller.DefaultModifyOptions()
-	opt.Apply(&mo, opts)
-	owner := a.name
-	if mo.NoOwner {
-		owner = ""
-	}
-	phase := state.WithExpectedPhaseAny()
-	if mo.ExpectedPhase != nil {
-		phase = state.WithExpectedPhase(*mo.ExpectedPhase)
+	stOpts := a.opts.modifyDefault
+	if len(opts) > 0 {
+		stOpts = a.opts.modifyWith(opts)
 	}
 	apply, m := fn, (*modifyCall)(nil)
 	if fn != nil { // a nil fn is the state's to refuse
 		m = modifyCalls.Get().(*modifyCall)
 		m.fn, apply = fn, m.apply
 	}
-	res, err = a.st.ModifyWithResult(ctx, emptyResource, apply, state.WithUpdateOwner(owner), phase)
+	res, err = a.st.ModifyWithResult(ctx, emptyResource, apply, stOpts...)
 	if m != nil {
 		seen = m.seen
 		m.fn, m.seen = nil, resource.Version{}
@@ -346,14 +340,26 @@ func (a *Adapter) wrote(ctx context.Context) {
 	}
 }
 
-// deleteOwner is the owner a Teardown or Destroy acts for.
-func (a *Adapter) deleteOwner(opts []controller.DeleteOption) string {
-	var o controller.DeleteOptions
-	opt.Apply(&o, opts)
-	if o.Owner != nil {
-		return *o.Owner
+// teardownOptions are the state options of a Teardown with the
+// controller's options opts.
+func (a *Adapter) teardownOptions(opts []controller.DeleteOption) []state.TeardownOption {
+	if len(opts) > 0 {
+		if owner, ok := deleteOwner(opts); ok {
+			return []state.TeardownOption{state.WithTeardownOwner(owner)}
+		}
 	}
-	return a.name
+	return a.opts.teardown
+}
+
+// destroyOptions are the state options of a Destroy with the controller's
+// options opts.
+func (a *Adapter) destroyOptions(opts []controller.DeleteOption) []state.DestroyOption {
+	if len(opts) > 0 {
+		if owner, ok := deleteOwner(opts); ok {
+			return []state.DestroyOption{state.WithDestroyOwner(owner)}
+		}
+	}
+	return a.opts.destroy
 }
 
 // Teardown tears down a declared output owned by the controller (or by
@@ -366,7 +372,7 @@ func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...co
 	if err := a.checkOutput("Teardown", ptr); err != nil {
 		return false, err
 	}
-	ready, err = a.st.Teardown(ctx, ptr, state.WithTeardownOwner(a.deleteOwner(opts)))
+	ready, err = a.st.Teardown(ctx, ptr, a.teardownOptions(opts)...)
 	if err != nil {
 		return false, err
 	}
@@ -387,7 +393,7 @@ func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...con
 	if err := a.checkOutput("Destroy", ptr); err != nil {
 		return err
 	}
-	if err := a.st.Destroy(ctx, ptr, state.WithDestroyOwner(a.deleteOwner(opts))); err != nil {
+	if err := a.st.Destroy(ctx, ptr, a.destroyOptions(opts)...); err != nil {
 		return err
 	}
 	a.wrote(ctx)

@@ -1,0 +1,66 @@
+package adapter_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+// TestWritesMakeNoOptions: a controller's writes through the adapter
+// allocate what the state's own writes with the same options allocate —
+// the adapter makes no option value (nor variadic slice) per call, with
+// or without options of the controller. Each write changes the resource.
+func TestWritesMakeNoOptions(t *testing.T) {
+	ctx := context.Background()
+	st := inmem.NewState()
+	a := adapter.New(st, cache.NewSet(nil), "c", adapter.NewAccess(nil, nil,
+		[]controller.Output{out(typeB, controller.OutputShared)}), nil, false)
+	require.NoError(t, a.Create(ctx, newPair(typeB, "b", 0)))
+	require.NoError(t, st.Create(ctx, newPair(typeB, "free", 0)))
+	n := 0
+	bump := func(r resource.Resource) error { n++; r.(*Pair).TypedSpec().A = n; return nil }
+
+	owned := []state.UpdateOption{state.WithUpdateOwner("c"), state.WithExpectedPhase(resource.PhaseRunning)}
+	byState := testing.AllocsPerRun(200, func() {
+		require.NoError(t, st.Modify(ctx, newPair(typeB, "b", 0), bump, owned...))
+	})
+	byAdapter := testing.AllocsPerRun(200, func() {
+		require.NoError(t, a.Modify(ctx, newPair(typeB, "b", 0), bump))
+	})
+	assert.Equal(t, byState, byAdapter, "Modify: the state's allocations with options made once, the adapter's")
+
+	free := []state.UpdateOption{state.WithUpdateOwner(""), state.WithExpectedPhaseAny()}
+	byState = testing.AllocsPerRun(200, func() {
+		require.NoError(t, st.Modify(ctx, newPair(typeB, "free", 0), bump, free...))
+	})
+	byAdapter = testing.AllocsPerRun(200, func() {
+		require.NoError(t, a.Modify(ctx, newPair(typeB, "free", 0), bump, controller.WithModifyNoOwner(), controller.WithExpectedPhaseAny()))
+	})
+	// The controller's own options are applied to options of their own:
+	// the options and the phase they point to.
+	assert.Equal(t, byState+2, byAdapter, "Modify with options: the state's allocations with options made once, the adapter's")
+
+	var cur *Pair
+	updateOpts := []state.UpdateOption{state.WithUpdateOwner("c")}
+	update := func(update func(r resource.Resource) error) float64 {
+		return testing.AllocsPerRun(200, func() {
+			r, err := st.Get(ctx, ptr(typeB, "b"))
+			require.NoError(t, err)
+			cur = r.(*Pair)
+			cur.TypedSpec().A++
+			require.NoError(t, update(cur))
+		})
+	}
+	byState = update(func(r resource.Resource) error { return st.Update(ctx, r, updateOpts...) })
+	byAdapter = update(func(r resource.Resource) error { return a.Update(ctx, r) })
+	assert.Equal(t, byState, byAdapter, "Update: the state's allocations with options made once, the adapter's")
+}

@@ -1,0 +1,41 @@
+package state_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+// TestModifyAllocatesOneOptionsValue: an update by Modify allocates what
+// its core's read-only Get, one copy and Update allocate with options made
+// once, plus one value for the options it applies — no option value or
+// variadic slice of its own per call.
+func TestModifyAllocatesOneOptionsValue(t *testing.T) {
+	ctx := context.Background()
+	core := inmem.NewState()
+	st := state.WrapCore(core)
+	require.NoError(t, st.Create(ctx, newNum("a", 0), state.WithCreateOwner("o")))
+	n := 0
+	bump := func(r resource.Resource) error { n++; r.(*num).TypedSpec().N = n; return nil }
+	opts := []state.UpdateOption{state.WithUpdateOwner("o"), state.WithExpectedPhase(resource.PhaseRunning)}
+	readOnly := []state.GetOption{state.WithReadOnlyGet()}
+
+	byCore := testing.AllocsPerRun(200, func() {
+		cur, err := core.Get(ctx, ptrOf("a"), readOnly...)
+		require.NoError(t, err)
+		upd := cur.DeepCopy()
+		require.NoError(t, bump(upd))
+		require.NoError(t, core.Update(ctx, upd, opts...))
+	})
+	empty := newNum("a", 0)
+	byModify := testing.AllocsPerRun(200, func() {
+		require.NoError(t, st.Modify(ctx, empty, bump, opts...))
+	})
+	assert.Equal(t, byCore+1, byModify)
+}
