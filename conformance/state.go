@@ -56,8 +56,12 @@ type StateSuite struct {
 	ns     resource.Namespace
 }
 
-// testTimeout bounds every test of the suite.
-const testTimeout = 10 * time.Second
+// testTimeout bounds every test of the suite. It is a deadline for what
+// is wrong (a blocked writer, a watch that never delivers), not a speed
+// check: the heaviest test (TestS12_SlowKindWatcher, 4,400 writes) must
+// fit well within it on a networked state under -race on a loaded
+// machine.
+const testTimeout = 30 * time.Second
 
 // nsCounter makes the namespace of every test unique within the process.
 var nsCounter atomic.Int64
