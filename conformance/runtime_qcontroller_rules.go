@@ -210,12 +210,12 @@ func (s *RuntimeSuite) TestQ3_SuccessResetsBackoff() {
 // out a backoff makes it run at once.
 func (s *RuntimeSuite) TestQ3_ChangeDuringBackoffRunsNow() {
 	s.inBubble(func(e *runtimeEnv) {
-		// In real time the item first fails five times, so that the
-		// backoff it then waits out is long enough to tell a prompt run
-		// from the end of the backoff.
+		// In real time the item first fails until its backoff reaches
+		// the maximum, so that the backoff it then waits out is long
+		// enough to tell a prompt run from the end of the backoff.
 		failures := 1
 		if e.rt != nil {
-			failures = 5
+			failures = e.rt.failuresToMax()
 		}
 		q := &QFailingController{ControllerName: "q"}
 		q.AddFailures("a", failures)
@@ -242,7 +242,7 @@ func (s *RuntimeSuite) TestQ3_ChangeDuringBackoffRunsNow() {
 			} else {
 				ran, failed := attempts[failures], attempts[failures-1]
 				e.assert.False(ran.Before(now), "Q3: the item ran after the change")
-				e.assert.Less(ran.Sub(failed), minBackoff(e.rt.Backoff, failures),
+				e.assert.Less(ran.Sub(failed), e.rt.minBackoff(failures),
 					"Q3: the change ran the item before its backoff could have ended")
 			}
 		}

@@ -49,6 +49,12 @@ type RealTime struct {
 	// milliseconds), yet well above the engine's scheduling delays under
 	// load, which the checks must tell apart from a backoff.
 	Backoff time.Duration
+	// MaxBackoff is the maximum of both backoffs: at least four times
+	// Backoff (zero means four times). The check that a change runs an
+	// item waiting out its backoff at once (Q3) waits for the backoff to
+	// reach it, and the longer it is, the more of a loaded machine's
+	// scheduling delay that check tells apart from a backoff.
+	MaxBackoff time.Duration
 }
 
 // inRealTime runs body on the wall clock with a fresh engine, and stops
@@ -160,14 +166,29 @@ func (e *runtimeEnv) drainGateRealTime(gate chan<- struct{}, limit int) {
 	e.t.Fatalf("reconciles still waiting on the gate after %d passes", limit)
 }
 
+// maxBackoff is the maximum of the engine's backoffs (see MaxBackoff).
+func (rt *RealTime) maxBackoff() time.Duration {
+	return max(rt.MaxBackoff, 4*rt.Backoff)
+}
+
 // minBackoff is the shortest delay the engine may wait after the n-th
 // consecutive failure (n >= 1) under the suite's assumptions: growth of at
-// least 1.5 per failure, jitter of at most ±50%, a maximum of at least
-// four times the initial delay.
-func minBackoff(initial time.Duration, n int) time.Duration {
-	d := float64(initial)
+// least 1.5 per failure, jitter of at most ±50%, the maximum rt states.
+func (rt *RealTime) minBackoff(n int) time.Duration {
+	d := float64(rt.Backoff)
 	for range n - 1 {
 		d *= 1.5
 	}
-	return time.Duration(min(d, 4*float64(initial)) / 2)
+	return time.Duration(min(d, float64(rt.maxBackoff())) / 2)
+}
+
+// failuresToMax is the number of consecutive failures after which the
+// engine's backoff has surely reached its maximum (growth of at least 1.5
+// per failure).
+func (rt *RealTime) failuresToMax() int {
+	n := 1
+	for d := float64(rt.Backoff); d < float64(rt.maxBackoff()); d *= 1.5 {
+		n++
+	}
+	return n
 }

@@ -58,8 +58,9 @@ func TestRuntimeConformance(t *testing.T) {
 			return rt, st
 		},
 		RealTime: &conformance.RealTime{
-			WaitIdle: waitIdle,
-			Backoff:  runtimeBackoff,
+			WaitIdle:   waitIdle,
+			Backoff:    runtimeBackoff,
+			MaxBackoff: 16 * runtimeBackoff,
 		},
 	})
 }
