@@ -29,8 +29,8 @@ func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, 
 		}
 	}
 	for {
-		if err := ctx.Err(); err != nil {
-			return context.Cause(ctx)
+		if ctx.Err() != nil {
+			return stopped(ctx, "edit finalizers of", ptr)
 		}
 		cur, md, err := w.coreGet(ctx, ptr)
 		if err != nil {

@@ -27,8 +27,8 @@ func (w *coreWrapper) Teardown(ctx context.Context, ptr resource.Pointer, opts .
 // least once (it existed at the call), whatever the outcome.
 func (w *coreWrapper) teardown(ctx context.Context, ptr resource.Pointer, owner resource.Owner) (ready, seen bool, err error) {
 	for {
-		if err := ctx.Err(); err != nil {
-			return false, seen, context.Cause(ctx)
+		if ctx.Err() != nil {
+			return false, seen, stopped(ctx, "teardown", ptr)
 		}
 		cur, md, err := w.coreGet(ctx, ptr)
 		if err != nil {

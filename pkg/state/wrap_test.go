@@ -549,3 +549,32 @@ func TestWrapCore_ContextWithTeardownParentDone(t *testing.T) {
 	_, err := st.ContextWithTeardown(cctx, ptrOf("a"))
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// TestWrapCore_EndedContextNamesTheCallAndResource: a helper whose context
+// ends before an attempt (the first, or a retry after a conflict) returns
+// the context's cause, wrapped in an error that names the operation and
+// the resource, so that a log line of it says what was not done.
+func TestWrapCore_EndedContextNamesTheCallAndResource(t *testing.T) {
+	_, st, _ := setup(t, newNum("a", 1))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, call := range map[string]func() error{
+		"modify": func() error {
+			return st.Modify(ctx, newNum("a", 0), func(resource.Resource) error { return nil })
+		},
+		"update": func() error {
+			_, err := st.UpdateWithConflicts(ctx, ptrOf("a"), func(resource.Resource) error { return nil })
+			return err
+		},
+		"teardown": func() error {
+			_, err := st.Teardown(ctx, ptrOf("a"))
+			return err
+		},
+		"edit finalizers of": func() error { return st.AddFinalizer(ctx, ptrOf("a"), "f") },
+	} {
+		err := call()
+		require.Error(t, err, name)
+		assert.ErrorIs(t, err, context.Canceled, name)
+		assert.Contains(t, err.Error(), "state: "+name+" "+resource.PointerString(ptrOf("a")), name)
+	}
+}

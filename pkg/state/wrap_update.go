@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -86,8 +87,8 @@ func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Poin
 	}
 	o := applyUpdateOptions(opts)
 	for {
-		if err := ctx.Err(); err != nil {
-			return nil, context.Cause(ctx)
+		if ctx.Err() != nil {
+			return nil, stopped(ctx, "update", ptr)
 		}
 		cur, _, err := w.coreGet(ctx, ptr) // copied once, by applyUpdater
 		if err != nil {
@@ -120,8 +121,8 @@ func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resour
 	}
 	o := applyUpdateOptions(opts)
 	for {
-		if err := ctx.Err(); err != nil {
-			return nil, context.Cause(ctx)
+		if ctx.Err() != nil {
+			return nil, stopped(ctx, "modify", ptr)
 		}
 		cur, _, err := w.coreGet(ctx, ptr) // copied once, by applyUpdater
 		switch {
@@ -164,4 +165,11 @@ func (w *coreWrapper) createModified(ctx context.Context, emptyResource resource
 		return nil, err
 	}
 	return r, nil
+}
+
+// stopped is the error of a helper whose context ended before one of its
+// attempts (the first, or a retry after a conflict): the context's cause
+// (errors.Is finds it), naming the operation and the resource.
+func stopped(ctx context.Context, op string, ptr resource.Pointer) error {
+	return fmt.Errorf("state: %s %s: %w", op, resource.PointerString(ptr), context.Cause(ctx))
 }

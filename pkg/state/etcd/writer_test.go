@@ -149,11 +149,12 @@ func (w *writer) checkStored(t *testing.T, cli *clientv3.Client, prefix string) 
 }
 
 // isClear reports whether a write's error says what failed and why: it
-// names the state and the resource, and is a context or connection error
-// (not a conflict, not an invalid input).
+// names the state (the etcd core, or the state's helper whose context
+// ended between its attempts) and the resource, and is a context or
+// connection error (not a conflict, not an invalid input).
 func isClear(err error, ns resource.Namespace) bool {
 	msg := err.Error()
-	return strings.Contains(msg, "etcd state") && strings.Contains(msg, ns+"/") &&
+	return (strings.Contains(msg, "etcd state") || strings.HasPrefix(msg, "state: ")) && strings.Contains(msg, ns+"/") &&
 		!state.IsConflictError(err) && !state.IsInvalidError(err) &&
 		(errors.Is(err, context.DeadlineExceeded) || slices.ContainsFunc([]string{"Unavailable", "connection", "no leader"}, func(s string) bool { return strings.Contains(msg, s) }))
 }
