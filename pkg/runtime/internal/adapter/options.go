@@ -31,8 +31,8 @@ func newWriteOptions(name string) writeOptions {
 	for i, owner := range [2]string{name, ""} {
 		w.create[i] = []state.CreateOption{state.WithCreateOwner(owner)}
 		w.modify[i][0] = []state.UpdateOption{state.WithUpdateOwner(owner), state.WithExpectedPhaseAny()}
-		w.modify[i][1] = []state.UpdateOption{state.WithUpdateOwner(owner), state.WithExpectedPhase(resource.PhaseRunning)}
-		w.modify[i][2] = []state.UpdateOption{state.WithUpdateOwner(owner), state.WithExpectedPhase(resource.PhaseTearingDown)}
+		w.modify[i][1] = []state.UpdateOption{state.WithUpdateOwner(owner), expectRunning}
+		w.modify[i][2] = []state.UpdateOption{state.WithUpdateOwner(owner), expectTearingDown}
 	}
 	w.update = []state.UpdateOption{state.WithUpdateOwner(name)}
 	w.modifyDefault = w.modify[ownerIndex(false)][phaseIndex(resource.PhaseRunning)]
@@ -40,6 +40,18 @@ func newWriteOptions(name string) writeOptions {
 	w.destroy = []state.DestroyOption{state.WithDestroyOwner(name)}
 	return w
 }
+
+// The expected phases of a controller's Modify. Unlike
+// state.WithExpectedPhase, which gives every options value a phase of its
+// own (an allocation each time it is applied), these point the options to
+// the phases below, which nothing writes: the state only reads the
+// expected phase.
+var (
+	phaseRunning, phaseTearingDown = resource.PhaseRunning, resource.PhaseTearingDown
+
+	expectRunning     state.UpdateOption = func(o *state.UpdateOptions) { o.ExpectedPhase = &phaseRunning }
+	expectTearingDown state.UpdateOption = func(o *state.UpdateOptions) { o.ExpectedPhase = &phaseTearingDown }
+)
 
 // ownerIndex is the index of the owner of a write: 0 for the controller,
 // 1 for none.

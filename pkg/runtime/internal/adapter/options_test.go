@@ -18,7 +18,8 @@ import (
 // TestWritesMakeNoOptions: a controller's writes through the adapter
 // allocate what the state's own writes with the same options allocate —
 // the adapter makes no option value (nor variadic slice) per call, with
-// or without options of the controller. Each write changes the resource.
+// or without options of the controller, and applying them allocates no
+// phase. Each write changes the resource.
 func TestWritesMakeNoOptions(t *testing.T) {
 	ctx := context.Background()
 	st := inmem.NewState()
@@ -29,7 +30,11 @@ func TestWritesMakeNoOptions(t *testing.T) {
 	n := 0
 	bump := func(r resource.Resource) error { n++; r.(*Pair).TypedSpec().A = n; return nil }
 
-	owned := []state.UpdateOption{state.WithUpdateOwner("c"), state.WithExpectedPhase(resource.PhaseRunning)}
+	// An expected phase that allocates nothing when applied (as
+	// state.WithExpectedPhase does: a phase of its own each time).
+	running := resource.PhaseRunning
+	expectRunning := func(o *state.UpdateOptions) { o.ExpectedPhase = &running }
+	owned := []state.UpdateOption{state.WithUpdateOwner("c"), expectRunning}
 	byState := testing.AllocsPerRun(200, func() {
 		require.NoError(t, st.Modify(ctx, newPair(typeB, "b", 0), bump, owned...))
 	})
