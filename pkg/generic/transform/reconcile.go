@@ -91,6 +91,9 @@ type pass[I, O generic.ResourceWithDefinition] struct {
 	// unknown: a listed resource could not even be read as an I, so its
 	// output is unknown.
 	unknown bool
+	// apply is the function of the pass's output writes (one after the
+	// other: made once per pass, not once per write).
+	apply xform.Applier[I, O]
 }
 
 // reconcile runs one pass, woken up by an event (or else by a due retry).
@@ -362,6 +365,7 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) error {
 	w := xform.Write[I, O]{
 		In: in, Out: out, Absent: absent,
 		Transform: c.settings.TransformFunc, Extra: c.settings.TransformExtraOutputFunc, FinalizerRemoval: c.settings.FinalizerRemovalFunc,
+		Applier: &p.apply,
 	}
 	if c.opts.inputFinalizers.On() {
 		w.Finalizer = c.settings.Name

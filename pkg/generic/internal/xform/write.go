@@ -33,6 +33,9 @@ type Write[I, O generic.ResourceWithDefinition] struct {
 	Transform        func(context.Context, controller.Reader, *zap.Logger, I, O) error
 	Extra            func(context.Context, controller.ReaderWriter, *zap.Logger, I, O) error
 	FinalizerRemoval func(context.Context, controller.Reader, *zap.Logger, I) error
+	// Applier, when set, is the function the write hands to Modify (see
+	// [Applier]); otherwise one is made for the write.
+	Applier *Applier[I, O]
 }
 
 // Written says what a [Write] did.
@@ -86,15 +89,17 @@ func (w *Write[I, O]) Run(ctx context.Context, rw controller.ReaderWriter, logge
 // output writes the output with Transform (see writeOutput); the output as
 // stored comes back when Extra needs it.
 func (w *Write[I, O]) output(ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger) (written resource.Resource, waiting bool, err error) {
-	// The function escapes (into Modify): it captures copies, not w, which
-	// stays on the caller's stack (one allocation per write, not two).
-	in, transform := w.In, w.Transform
-	fn := func(res resource.Resource) error {
-		o, err := cast.To[O](res)
-		if err != nil {
-			return err
-		}
-		return Call(logger, "TransformFunc", in.Metadata(), func() error { return transform(ctx, rw, logger, in, o) })
+	var fn func(resource.Resource) error
+	if a := w.Applier; a != nil {
+		a.set(w.In, w.Transform, ctx, rw, logger)
+		defer a.set(*new(I), nil, nil, nil, nil) // keeps nothing of the write
+		fn = a.fn
+	} else {
+		// The function escapes (into Modify): it captures copies, not w,
+		// which stays on the caller's stack (one allocation per write, not
+		// two).
+		in, transform := w.In, w.Transform
+		fn = func(res resource.Resource) error { return applyTransform(ctx, rw, logger, in, transform, res) }
 	}
 	out := w.Out
 	written, waiting, err = writeOutput(ctx, rw, out, fn, outputWrite{withResult: w.Extra != nil, absent: w.Absent})
@@ -103,6 +108,43 @@ func (w *Write[I, O]) output(ctx context.Context, rw controller.ReaderWriter, lo
 		err = Named("write output", out.Metadata(), err)
 	}
 	return written, waiting, err
+}
+
+// applyTransform applies transform, the input in's, to res, its output.
+func applyTransform[I, O generic.ResourceWithDefinition](ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger, in I, transform func(context.Context, controller.Reader, *zap.Logger, I, O) error, res resource.Resource) error {
+	o, err := cast.To[O](res)
+	if err != nil {
+		return err
+	}
+	return Call(logger, "TransformFunc", in.Metadata(), func() error { return transform(ctx, rw, logger, in, o) })
+}
+
+// Applier is the function that a [Write] hands to the state's Modify to
+// apply its Transform, made once for many writes: a caller that runs its
+// Writes one after the other (one goroutine) keeps one Applier and sets
+// it in each, instead of a function made per write (an allocation). The
+// zero value is ready to use; it keeps nothing of a write once the write
+// returned.
+type Applier[I, O generic.ResourceWithDefinition] struct {
+	in        I
+	transform func(context.Context, controller.Reader, *zap.Logger, I, O) error
+	ctx       context.Context
+	rw        controller.ReaderWriter
+	logger    *zap.Logger
+	// fn is a.apply, bound once.
+	fn func(resource.Resource) error
+}
+
+// set makes the Applier apply transform, in's, with ctx, rw and logger.
+func (a *Applier[I, O]) set(in I, transform func(context.Context, controller.Reader, *zap.Logger, I, O) error, ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger) {
+	if a.fn == nil {
+		a.fn = a.apply
+	}
+	a.in, a.transform, a.ctx, a.rw, a.logger = in, transform, ctx, rw, logger
+}
+
+func (a *Applier[I, O]) apply(res resource.Resource) error {
+	return applyTransform(a.ctx, a.rw, a.logger, a.in, a.transform, res)
 }
 
 // extra runs Extra with written, the output as stored.
