@@ -58,8 +58,7 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 			if !matched {
 				continue
 			}
-			ns, typ, id := md.Identity()
-			sc.items = append(sc.items, work.Item{Ptr: resource.PointerOf(resource.NewPointer(ns, typ, id)), Map: mapped})
+			sc.items = append(sc.items, work.Item{Ptr: resource.PointerOf(md), Map: mapped})
 			sc.from = append(sc.from, int32(j))
 			sub.Telemetry.Queued(events[j].Type, md, at)
 		}
@@ -105,21 +104,17 @@ func (sc *scratch) release() {
 // exists: its map item reads it from the state. matched tells that the
 // change queues an item.
 func rememberLast(t *work.LastSeen, kind controller.InputKind, ev *state.Event, md *resource.Metadata, matched bool) {
-	ptr := func() resource.PointerKey {
-		ns, typ, id := md.Identity()
-		return resource.PointerOf(resource.NewPointer(ns, typ, id))
-	}
 	switch {
 	case ev.Type == state.Destroyed && matched:
-		t.Queued(ptr(), ev.Resource, true)
+		t.Queued(resource.PointerOf(md), ev.Resource, true)
 	case ev.Type == state.Destroyed:
 		if t.Len() > 0 {
-			t.Destroyed(ptr(), ev.Resource)
+			t.Destroyed(resource.PointerOf(md), ev.Resource)
 		}
 	case matched && kind == controller.InputQMappedDestroyReady:
-		t.Queued(ptr(), ev.Resource, false)
+		t.Queued(resource.PointerOf(md), ev.Resource, false)
 	case t.Len() > 0:
-		t.Present(ptr())
+		t.Present(resource.PointerOf(md))
 	}
 }
 

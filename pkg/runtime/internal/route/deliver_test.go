@@ -6,7 +6,14 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/retry"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -54,4 +61,34 @@ func TestMatches(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, Matches(&tc.sub, tc.t, tc.md), tc.name)
 	}
+}
+
+// TestDeliver_QueuesWithoutAllocating: routing a change to a QController
+// (its primary input, and a mapped input whose last versions are kept)
+// allocates nothing once the item is known to the queue — the item's key
+// is made from the change's metadata, not from a boxed pointer — with the
+// telemetry and the trace on, as the engine runs by default.
+func TestDeliver_QueuesWithoutAllocating(t *testing.T) {
+	eng := &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(trace.DefaultSize), Metrics: true}
+	sub := &Subscriber{
+		Queue:     queue.New[work.Item, telemetry.Pending](retry.Policy{}),
+		Last:      &work.LastSeen{},
+		Telemetry: telemetry.NewController(eng, "c", 1),
+		Floor:     &cache.Floor{},
+	}
+	subs := []Subscription{
+		{Handle: sub, Name: "c", Kind: controller.InputQPrimary},
+		{Handle: sub, Name: "c", Kind: controller.InputQMapped},
+	}
+	md := resource.NewMetadata("test", "As.test.resgraph.dev", "x", resource.NewVersion(1))
+	r := typed.New[benchSpec, benchDef](md, benchSpec{A: 1})
+	events := []state.Event{{Type: state.Updated, Resource: r, Old: r}}
+	metas := []*resource.Metadata{r.Metadata()}
+	var sc scratch
+	deliver(subs, events, metas, &sc, false, 1, &telemetry.Batch{}) // the items become known
+	allocs := testing.AllocsPerRun(100, func() {
+		deliver(subs, events, metas, &sc, false, 1, &telemetry.Batch{})
+	})
+	assert.Zero(t, allocs)
+	assert.Equal(t, 2, sub.Queue.Len(), "one reconcile item and one map item")
 }
