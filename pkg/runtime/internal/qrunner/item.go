@@ -22,7 +22,7 @@ import (
 // item that is in flight (rule Q2).
 func (c *Runner) worker(ctx context.Context) {
 	for {
-		it, pending, ok := c.queue.GetNoted(ctx)
+		it, pending, slot, ok := c.queue.GetNoted(ctx)
 		if !ok {
 			return
 		}
@@ -45,7 +45,7 @@ func (c *Runner) worker(ctx context.Context) {
 		// The item leaves flight in done, before its outcome is
 		// reported: finishing keeps the controller busy until it is.
 		c.finishing.Add(1)
-		c.done(it, last, start, o)
+		c.done(it, slot, last, start, o)
 		c.checkSnapshots()
 		c.finishing.Add(-1)
 		c.cfg.Idle.Ping()
@@ -55,7 +55,7 @@ func (c *Runner) worker(ctx context.Context) {
 // done acts on the outcome of item it as the engine's outcome switch
 // decides: the queue's result, the status, the telemetry and the log line
 // (rule Q3).
-func (c *Runner) done(it work.Item, last work.Last, start telemetry.Stamp, o outcome.Outcome) {
+func (c *Runner) done(it work.Item, slot queue.Slot, last work.Last, start telemetry.Stamp, o outcome.Outcome) {
 	call := outcome.Reconcile
 	if it.Map {
 		call = outcome.MapInput
@@ -82,7 +82,7 @@ func (c *Runner) done(it work.Item, last work.Last, start telemetry.Stamp, o out
 		now := tel.Now(nil)
 		settle = func(p *telemetry.Pending, comp queue.Completion) { p.Settled(now, comp.Delay) }
 	}
-	comp := c.queue.CompleteNoted(it, r, settle)
+	comp := c.queue.CompleteNoted(it, slot, r, settle)
 	if last.Res != nil && (d.Action == outcome.Done || comp.Parked) {
 		// Its next run, if any, is queued by a change that records what
 		// it needs.

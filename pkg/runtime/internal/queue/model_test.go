@@ -261,6 +261,7 @@ func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 			now := func() time.Duration { return time.Since(start) }
 			key := func() string { return fmt.Sprintf("k%d", rng.IntN(6)) }
 			var inFlight []string
+			slots := map[string]Slot{} // the slots of the keys in flight
 
 			for step := range 1500 {
 				var op string
@@ -294,7 +295,7 @@ func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 					op = fmt.Sprintf("get (timeout %v; want %q after %v, %v)", timeout, want, wait, ok)
 					ctx, cancel := context.WithTimeout(t.Context(), timeout)
 					before := now()
-					k, note, got := q.GetNoted(ctx)
+					k, note, slot, got := q.GetNoted(ctx)
 					cancel()
 					require.Equal(t, ok, got, "step %d: %s", step, op)
 					if ok {
@@ -303,6 +304,7 @@ func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 						m.promote(now())
 						require.Equal(t, m.take(k), note, "step %d: %s: note", step, op)
 						inFlight = append(inFlight, k)
+						slots[k] = slot
 					} else {
 						require.Equal(t, timeout, now()-before, "step %d: %s", step, op)
 					}
@@ -321,7 +323,12 @@ func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 					op = fmt.Sprintf("done %s %v", k, r)
 					m.promote(now())
 					attempts := m.done(k, r, now())
-					c := q.CompleteNoted(k, r, func(n *int, c Completion) {
+					slot := slots[k] // completed by its slot, or else looked up
+					delete(slots, k)
+					if rng.IntN(2) == 0 {
+						slot = Slot{}
+					}
+					c := q.CompleteNoted(k, slot, r, func(n *int, c Completion) {
 						require.False(t, c.Parked)
 						*n += 100
 					})

@@ -242,16 +242,22 @@ func (q *Queue[K, N]) add(k K) (int32, bool) {
 // handed out in the order they became due. ok is false, and no key is taken,
 // when ctx is done or the queue is shut down (even if keys are due).
 func (q *Queue[K, N]) Get(ctx context.Context) (k K, ok bool) {
-	k, _, ok = q.GetNoted(ctx)
+	k, _, _, ok = q.GetNoted(ctx)
 	return k, ok
 }
 
+// Slot is where the entry of a key taken by [Queue.GetNoted] stays until
+// the key's completion: [Queue.CompleteNoted] finds the entry there
+// instead of looking the key up. The zero Slot is none.
+type Slot struct{ i int32 }
+
 // GetNoted is [Queue.Get], also returning the key's note, which the key's
 // entry no longer holds: the next note of the key covers what happens
-// from now on (see Queue: notes).
-func (q *Queue[K, N]) GetNoted(ctx context.Context) (k K, n N, ok bool) {
+// from now on (see Queue: notes), and the key's slot, for
+// [Queue.CompleteNoted].
+func (q *Queue[K, N]) GetNoted(ctx context.Context) (k K, n N, s Slot, ok bool) {
 	if ctx.Err() != nil {
-		return k, n, false
+		return k, n, s, false
 	}
 	q.mu.Lock()
 	var w *waiter
@@ -268,7 +274,7 @@ func (q *Queue[K, N]) GetNoted(ctx context.Context) (k K, n N, ok bool) {
 			}
 			q.kick()
 			q.mu.Unlock()
-			return k, n, true
+			return k, n, Slot{i: i + 1}, true
 		}
 
 		// Nothing due: park, as the timekeeper if the earliest delayed key
@@ -310,7 +316,7 @@ func (q *Queue[K, N]) GetNoted(ctx context.Context) (k K, n N, ok bool) {
 	}
 	q.kick() // pass on a signal or the timekeeper duty this Get received
 	q.mu.Unlock()
-	return k, n, false
+	return k, n, s, false
 }
 
 // Done is [Queue.Complete] returning only the delay.
@@ -354,18 +360,23 @@ type Completion struct {
 //
 // After ShutDown, Complete only takes k out of flight.
 func (q *Queue[K, N]) Complete(k K, r Result) Completion {
-	return q.CompleteNoted(k, r, nil)
+	return q.CompleteNoted(k, Slot{}, r, nil)
 }
 
-// CompleteNoted is [Queue.Complete], also updating k's note with settle
-// (nil: none), under the queue's lock, when k stays in the queue: due now
-// (added while in flight, or requeued at once) or after c.Delay (see
-// Queue: notes).
-func (q *Queue[K, N]) CompleteNoted(k K, r Result, settle func(n *N, c Completion)) (c Completion) {
+// CompleteNoted is [Queue.Complete] of k, taken by [Queue.GetNoted] with
+// the slot s (the zero Slot: look k up), also updating k's note with
+// settle (nil: none), under the queue's lock, when k stays in the queue:
+// due now (added while in flight, or requeued at once) or after c.Delay
+// (see Queue: notes). A slot that does not hold k in flight panics, as a
+// key not in flight does.
+func (q *Queue[K, N]) CompleteNoted(k K, s Slot, r Result, settle func(n *N, c Completion)) (c Completion) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	i, ok := q.index[k]
-	if !ok || q.slab[i].loc != locInFlight {
+	i, ok := s.i-1, s.i > 0 && int(s.i) <= len(q.slab)
+	if !ok {
+		i, ok = q.index[k]
+	}
+	if !ok || q.slab[i].loc != locInFlight || q.slab[i].key != k {
 		panic("queue: Done called for a key that is not in flight")
 	}
 	q.inFlight--

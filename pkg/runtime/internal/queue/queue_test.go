@@ -421,6 +421,26 @@ func TestDonePanicsForKeyNotInFlight(t *testing.T) {
 	assert.Equal(t, 1, q.Len())
 }
 
+// TestCompleteNoted_BySlot: a key taken by GetNoted is completed at its
+// slot; a slot that holds another key, or a key no longer in flight, is
+// refused as a key not in flight is, and changes nothing.
+func TestCompleteNoted_BySlot(t *testing.T) {
+	q := New[string, none](testOpts)
+	q.AddBatch([]string{"a", "b"})
+	a, _, sa, _ := q.GetNoted(t.Context())
+	b, _, sb, _ := q.GetNoted(t.Context())
+	require.Equal(t, []string{"a", "b"}, []string{a, b})
+	assert.Panics(t, func() { q.CompleteNoted("a", sb, Success(), nil) }, "b's slot")
+	assert.Equal(t, 2, q.InFlight())
+	q.Add("a")
+	q.CompleteNoted("a", sa, Success(), nil)
+	assert.Equal(t, 1, q.Len(), "a, added while in flight, is due again")
+	q.CompleteNoted("b", sb, Success(), nil)
+	assert.Panics(t, func() { q.CompleteNoted("b", sb, Success(), nil) }, "b completed")
+	assert.Zero(t, q.InFlight())
+	assert.Equal(t, 1, q.Len())
+}
+
 func TestTimekeeper_ParkedGetWakesForAnEarlierDelayedKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := New[string, none](backoff(time.Second, time.Minute))

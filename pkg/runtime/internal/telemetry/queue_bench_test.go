@@ -43,10 +43,10 @@ func BenchmarkItemInQueue(b *testing.B) {
 				now := c.Now(&bt)
 				q.AddBatchNoted(items, func(i int, p *Pending) { p.Queued(state.Updated, metas[i], now, &bt) })
 				for range n {
-					it, p, _ := q.GetNoted(ctx)
+					it, p, slot, _ := q.GetNoted(ctx)
 					s := c.ItemStarted(it, &p)
 					done := c.Now(nil)
-					comp := q.CompleteNoted(it, queue.Success(), func(p *Pending, comp queue.Completion) { p.Settled(done, comp.Delay) })
+					comp := q.CompleteNoted(it, slot, queue.Success(), func(p *Pending, comp queue.Completion) { p.Settled(done, comp.Delay) })
 					c.ItemEnded(it, s, outcome.Success(), d, comp.Delay, comp.Attempts)
 				}
 			}
