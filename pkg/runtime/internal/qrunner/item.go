@@ -77,10 +77,12 @@ func (c *Runner) done(it work.Item, slot queue.Slot, last work.Last, start telem
 	if d.Failure {
 		r = r.WithError(o.Msg)
 	}
+	// One clock reading ends the item: for its note, when it stays
+	// queued, and for its telemetry.
 	var settle func(*telemetry.Pending, queue.Completion)
-	if tel := c.cfg.Telemetry; tel != nil {
-		now := tel.Now(nil)
-		settle = func(p *telemetry.Pending, comp queue.Completion) { p.Settled(now, comp.Delay) }
+	end := c.cfg.Telemetry.Now(nil)
+	if c.cfg.Telemetry != nil {
+		settle = func(p *telemetry.Pending, comp queue.Completion) { p.Settled(end, comp.Delay) }
 	}
 	comp := c.queue.CompleteNoted(it, slot, r, settle)
 	if last.Res != nil && (d.Action == outcome.Done || comp.Parked) {
@@ -92,17 +94,19 @@ func (c *Runner) done(it work.Item, slot queue.Slot, last work.Last, start telem
 	if comp.Parked {
 		td.Action = outcome.Done // parked: not requeued
 	}
-	c.cfg.Telemetry.ItemEnded(it, start, o, td, comp.Delay, comp.Attempts)
+	c.cfg.Telemetry.ItemEnded(it, start, end, o, td, comp.Delay, comp.Attempts)
 	if d.Failure {
 		c.status.Failed(o.Text(it.What()))
 	} else {
 		c.status.Recover(c.stillFailing)
 	}
-	if comp.Parked {
+	switch {
+	case comp.Parked:
 		outcome.LogParked(c.elog, call, o, d, comp.Attempts, zap.Stringer("item", it))
-		return
+	case d.Log:
+		// Only then: the item's field is an allocation.
+		outcome.Log(c.elog, call, o, d, comp.Delay, zap.Stringer("item", it))
 	}
-	outcome.Log(c.elog, call, o, d, comp.Delay, zap.Stringer("item", it))
 }
 
 // call runs the item's user code — Reconcile, or MapInput and the pointers

@@ -47,7 +47,7 @@ func BenchmarkItemInQueue(b *testing.B) {
 					s := c.ItemStarted(it, &p)
 					done := c.Now(nil)
 					comp := q.CompleteNoted(it, slot, queue.Success(), func(p *Pending, comp queue.Completion) { p.Settled(done, comp.Delay) })
-					c.ItemEnded(it, s, outcome.Success(), d, comp.Delay, comp.Attempts)
+					c.ItemEnded(it, s, done, outcome.Success(), d, comp.Delay, comp.Attempts)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/item")

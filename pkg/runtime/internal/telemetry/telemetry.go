@@ -489,15 +489,15 @@ func itemOp(item work.Item) string {
 	return "reconcile"
 }
 
-// ItemEnded: the item's call ended with o, decided as d; the queue made the
-// item due again after delay (for d.Action Retry or Requeue); attempts is
-// its consecutive failed runs, this one included. Called on the worker's
-// goroutine, after the queue took the result.
-func (c *Controller) ItemEnded(item work.Item, start Stamp, o outcome.Outcome, d outcome.Decision, delay time.Duration, attempts uint32) {
+// ItemEnded: the item's call ended at now (see [Controller.Now]) with o,
+// decided as d; the queue made the item due again after delay (for
+// d.Action Retry or Requeue); attempts is its consecutive failed runs,
+// this one included. Called on the worker's goroutine, after the queue
+// took the result.
+func (c *Controller) ItemEnded(item work.Item, start Stamp, now time.Duration, o outcome.Outcome, d outcome.Decision, delay time.Duration, attempts uint32) {
 	if c == nil {
 		return
 	}
-	now := c.eng.Clock.Now()
 	took := now - start.at
 	c.busy.Add(int64(took))
 	c.reconciles.Add(1)

@@ -45,7 +45,7 @@ func TestObservationsDoNotAllocate(t *testing.T) {
 		var p Pending // the note of the item's queue entry
 		p.Queued(state.Updated, md, q.Now(&b), &b)
 		s := q.ItemStarted(it, &p)
-		q.ItemEnded(it, s, outcome.Success(), d, 0, 0)
+		q.ItemEnded(it, s, q.Now(nil), outcome.Success(), d, 0, 0)
 		c.Woken(state.Updated, md, &b)
 		c.EventTaken(false)
 		c.CallEnded(OpModify, md, nil)
@@ -95,7 +95,7 @@ func BenchmarkItem(b *testing.B) {
 				var p Pending
 				p.Queued(state.Updated, md, q.Now(nil), nil)
 				s := q.ItemStarted(it, &p)
-				q.ItemEnded(it, s, outcome.Success(), d, 0, 0)
+				q.ItemEnded(it, s, q.Now(nil), outcome.Success(), d, 0, 0)
 			}
 		})
 	}
