@@ -64,7 +64,7 @@ func (fakeObserver) ExplainController(_ context.Context, name string) (explain.C
 	if name != "A<b>" {
 		return explain.Controller{}, state.NewNotFoundError(nil, "no controller %q", name)
 	}
-	return explain.Controller{Time: tNow, Name: name, Kind: "controller", Doing: explain.Doing{State: explain.StateIdle},
+	return explain.Controller{Time: tNow, Name: name, Family: "controller", Doing: explain.Doing{State: explain.StateIdle},
 		Inputs: []explain.Input{}, Outputs: []explain.Output{}, Recent: []explain.Reconcile{}}, nil
 }
 

@@ -57,12 +57,12 @@ func (r *Runtime) explainController(ctx context.Context, name string) (explain.C
 func (r *Runtime) facts(ctx context.Context) explain.Facts {
 	f := explain.Facts{Now: time.Now()}
 	if g, err := r.GetDependencyGraph(); err == nil {
-		kinds := map[string]string{}
+		families := map[string]string{}
 		for _, st := range r.controllerStatuses() {
-			kinds[st.Name] = st.Family.String()
+			families[st.Name] = st.Family.String()
 		}
 		for _, e := range g.Edges {
-			f.Edges = append(f.Edges, explain.Edge{Controller: e.ControllerName, Kind: kinds[e.ControllerName],
+			f.Edges = append(f.Edges, explain.Edge{Controller: e.ControllerName, Family: families[e.ControllerName],
 				EdgeType: e.EdgeType.String(), Namespace: e.ResourceNamespace, Type: e.ResourceType, ID: e.ResourceID, NoWriter: e.NoWriter})
 		}
 	}
@@ -73,7 +73,7 @@ func (r *Runtime) facts(ctx context.Context) explain.Facts {
 	for _, st := range r.controllerStatuses() {
 		a, m := acts[st.Name], &st.Metrics
 		cf := explain.ControllerFacts{
-			Name: st.Name, Kind: st.Family.String(), State: st.State.String(), RestartAt: st.BackoffUntil,
+			Name: st.Name, Family: st.Family.String(), State: st.State.String(), RestartAt: st.BackoffUntil,
 			LastError: st.LastError, LastErrorAt: st.LastErrorAt,
 			Busy: a.Busy, Why: a.Why, Due: a.Due, InFlight: a.InFlight, Delayed: a.Delayed, NextDue: a.NextDue,
 			Running:  a.InFlight > 0 || (st.Family == observe.FamilyController && st.State == observe.StateRunning && a.Busy),

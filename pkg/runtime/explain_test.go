@@ -90,7 +90,7 @@ func TestExplain_FromTheEnginesFacts(t *testing.T) {
 
 		qx, err := e.Runtime.Observe().ExplainController(ctx, "q")
 		require.NoError(t, err)
-		assert.Equal(t, observe.FamilyQController.String(), qx.Kind)
+		assert.Equal(t, observe.FamilyQController.String(), qx.Family)
 		require.NotEmpty(t, qx.Recent)
 		assert.NotNil(t, qx.Recent[0].Cause, "a reconcile names its cause")
 		assert.EqualValues(t, 2, qx.Counters.Reconciles)

@@ -37,7 +37,8 @@ type Facts struct {
 // status (observe.ControllerStatus), its activity (observe.Activity) and
 // its queue.
 type ControllerFacts struct {
-	Name, Kind string
+	// Family is the controller's family: "controller" or "qcontroller".
+	Name, Family string
 	// State is the engine's status ("starting", "running", "backoff",
 	// "stopped"); RestartAt is when a crashed Controller restarts.
 	State       string
@@ -115,7 +116,7 @@ func BuildResource(f *Facts, r ResourceFacts) Resource {
 			continue
 		}
 		d := resourceDoing(f, &c, &r)
-		out.Controllers = append(out.Controllers, ControllerDoing{Controller: c.Name, Kind: c.Kind, Role: strings.Join(role, ", "), Doing: d})
+		out.Controllers = append(out.Controllers, ControllerDoing{Controller: c.Name, Family: c.Family, Role: strings.Join(role, ", "), Doing: d})
 	}
 	slices.SortFunc(out.Controllers, func(a, b ControllerDoing) int { return strings.Compare(a.Controller, b.Controller) })
 	out.Notes = append(out.Notes, traceNotes(f)...)
@@ -218,7 +219,7 @@ func controllerDoing(f *Facts, c *ControllerFacts) Doing {
 	default:
 		d = Doing{State: StateIdle}
 	}
-	if c.Kind == "qcontroller" && (c.Due+c.InFlight+c.Delayed) > 1 {
+	if c.Family == "qcontroller" && (c.Due+c.InFlight+c.Delayed) > 1 {
 		d.Detail = fmt.Sprintf("%d due, %d in flight, %d delayed", c.Due, c.InFlight, c.Delayed)
 	}
 	return withLoop(c, d)
@@ -297,7 +298,7 @@ func BuildController(f *Facts, name string) (Controller, bool) {
 	}
 	c := &f.Controllers[i]
 	out := Controller{
-		Time: f.Now, Name: c.Name, Kind: c.Kind, Doing: controllerDoing(f, c), Leadership: c.Leadership,
+		Time: f.Now, Name: c.Name, Family: c.Family, Doing: controllerDoing(f, c), Leadership: c.Leadership,
 		LastError: c.LastError, LastErrorAt: c.LastErrorAt, Counters: c.Counters, Latencies: c.Latencies,
 		Inputs: []Input{}, Outputs: []Output{}, Recent: Reconciles(f.Events, c.Name, maxHistory),
 	}

@@ -18,17 +18,17 @@ func facts() *explain.Facts {
 	return &explain.Facts{
 		Now: at(100),
 		Edges: []explain.Edge{
-			{Controller: "Cleanup", Kind: "controller", EdgeType: "InputStrong", Namespace: "ns", Type: "X", ID: "other"},
-			{Controller: "Reader", Kind: "qcontroller", EdgeType: "InputQPrimary", Namespace: "ns", Type: "X"},
-			{Controller: "Reader", Kind: "qcontroller", EdgeType: "OutputExclusive", Type: "Y"},
-			{Controller: "Writer", Kind: "controller", EdgeType: "InputWeak", Namespace: "ns", Type: "Y"},
-			{Controller: "Writer", Kind: "controller", EdgeType: "OutputExclusive", Type: "X"},
+			{Controller: "Cleanup", Family: "controller", EdgeType: "InputStrong", Namespace: "ns", Type: "X", ID: "other"},
+			{Controller: "Reader", Family: "qcontroller", EdgeType: "InputQPrimary", Namespace: "ns", Type: "X"},
+			{Controller: "Reader", Family: "qcontroller", EdgeType: "OutputExclusive", Type: "Y"},
+			{Controller: "Writer", Family: "controller", EdgeType: "InputWeak", Namespace: "ns", Type: "Y"},
+			{Controller: "Writer", Family: "controller", EdgeType: "OutputExclusive", Type: "X"},
 		},
 		Controllers: []explain.ControllerFacts{
-			{Name: "Cleanup", Kind: "controller", State: "running"},
-			{Name: "Reader", Kind: "qcontroller", State: "running", Delayed: 1, NextDue: at(2100), LastError: "boom",
+			{Name: "Cleanup", Family: "controller", State: "running"},
+			{Name: "Reader", Family: "qcontroller", State: "running", Delayed: 1, NextDue: at(2100), LastError: "boom",
 				Items: []explain.Item{{Item: x, Op: "reconcile", State: explain.StateBackoff, Due: at(2100), Attempt: 3}}},
-			{Name: "Writer", Kind: "controller", State: "running"},
+			{Name: "Writer", Family: "controller", State: "running"},
 		},
 		Events: []trace.Event{
 			{Seq: 1, Time: at(10), Type: trace.Commit, Controller: "Writer", Op: "update", Resource: x2},
@@ -131,7 +131,7 @@ func TestBuildControllerStates(t *testing.T) {
 		{explain.ControllerFacts{State: "running", Busy: true}, nil, "queued, due now"},
 		{explain.ControllerFacts{State: "running", Busy: true, Running: true},
 			[]trace.Event{{Seq: 9, Time: at(40), Type: trace.ReconcileStart, Controller: "C"}}, "running since 15:04:05.040 (60ms)"},
-		{explain.ControllerFacts{Kind: "qcontroller", State: "running", InFlight: 1, Due: 2},
+		{explain.ControllerFacts{Family: "qcontroller", State: "running", InFlight: 1, Due: 2},
 			[]trace.Event{{Seq: 9, Time: at(90), Type: trace.ReconcileStart, Controller: "C", Resource: y}}, "running Y(ns/x) since 15:04:05.090 (10ms); 2 due, 1 in flight, 0 delayed"},
 		{explain.ControllerFacts{State: "backoff", RestartAt: at(600), LastError: "Run: oops"},
 			[]trace.Event{{Seq: 9, Time: at(90), Type: trace.Crash, Controller: "C", Attempt: 2}}, `crashed; restarting at 15:04:05.600 (in 500ms) after error "Run: oops" (attempt 2)`},
@@ -146,8 +146,8 @@ func TestBuildControllerStates(t *testing.T) {
 	}
 	for _, tc := range cases {
 		tc.facts.Name = "C"
-		if tc.facts.Kind == "" {
-			tc.facts.Kind = "controller"
+		if tc.facts.Family == "" {
+			tc.facts.Family = "controller"
 		}
 		f := &explain.Facts{Now: at(100), Controllers: []explain.ControllerFacts{tc.facts}, Events: tc.extra, TraceSize: 100}
 		c, ok := explain.BuildController(f, "C")

@@ -135,17 +135,17 @@ func TestSentencesNameEveryState(t *testing.T) {
 func sampleResource() explain.Resource {
 	return explain.Resource{
 		Time: at(10), Resource: x, Exists: true, Version: 3, Phase: "running", Owner: "A", Finalizers: []string{"B"},
-		Writers:     []explain.Edge{{Controller: "A", Kind: "controller", EdgeType: "OutputExclusive", Type: "X"}},
-		Readers:     []explain.Edge{{Controller: "B<script>", Kind: "qcontroller", EdgeType: "InputQPrimary", Namespace: "ns", Type: "X"}},
+		Writers:     []explain.Edge{{Controller: "A", Family: "controller", EdgeType: "OutputExclusive", Type: "X"}},
+		Readers:     []explain.Edge{{Controller: "B<script>", Family: "qcontroller", EdgeType: "InputQPrimary", Namespace: "ns", Type: "X"}},
 		Changes:     explain.Changes(history(), x, 0),
-		Controllers: []explain.ControllerDoing{{Controller: "B<script>", Kind: "qcontroller", Role: "reads", Doing: explain.Doing{State: explain.StateBackoff, Due: at(1010), Error: "<b>boom</b>", Attempt: 2}}},
+		Controllers: []explain.ControllerDoing{{Controller: "B<script>", Family: "qcontroller", Role: "reads", Doing: explain.Doing{State: explain.StateBackoff, Due: at(1010), Error: "<b>boom</b>", Attempt: 2}}},
 		Notes:       []string{"the trace keeps 4096 events"},
 	}
 }
 
 func sampleController() explain.Controller {
 	return explain.Controller{
-		Time: at(10), Name: "B<script>", Kind: "qcontroller",
+		Time: at(10), Name: "B<script>", Family: "qcontroller",
 		Doing:     explain.Doing{State: explain.StateRunning, Since: at(9), Resource: &y},
 		LastError: "boom", LastErrorAt: at(3),
 		Inputs:    []explain.Input{{Edge: explain.Edge{Controller: "B<script>", EdgeType: "InputQPrimary", Namespace: "ns", Type: "X"}, Writers: []string{"A"}}},

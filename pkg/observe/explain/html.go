@@ -51,7 +51,7 @@ read by: {{range $i, $e := .Readers}}{{if $i}}, {{end}}<a href="{{ctrlLink $e.Co
 <h3>Controllers now</h3>
 <table><tr><th>Controller</th><th>Role</th><th>Doing</th></tr>
 {{- range .Controllers}}
-<tr><td><a href="{{ctrlLink .Controller}}">{{.Controller}}</a> ({{.Kind}})</td><td>{{.Role}}</td><td class="state-{{state .Doing}}">{{sentence .Doing $.Time}}</td></tr>
+<tr><td><a href="{{ctrlLink .Controller}}">{{.Controller}}</a> ({{.Family}})</td><td>{{.Role}}</td><td class="state-{{state .Doing}}">{{sentence .Doing $.Time}}</td></tr>
 {{- else}}<tr><td colspan="3">none</td></tr>{{end}}
 </table>
 <h3>Last changes (newest first)</h3>
@@ -62,7 +62,7 @@ read by: {{range $i, $e := .Readers}}{{if $i}}, {{end}}<a href="{{ctrlLink $e.Co
 </table>
 {{template "notes" .Notes}}</div>{{end}}
 {{- define "controller"}}<div class="explain" data-explain="controller">
-<h2>{{.Kind}} {{.Name}}</h2>
+<h2>{{.Family}} {{.Name}}</h2>
 <p class="state-{{state .Doing}}" data-state="{{.Doing.State}}">{{sentence .Doing .Time}}</p>
 {{if .Leadership}}<p data-leadership>leadership: {{.Leadership}}</p>{{end}}
 {{if .LastError}}<p>last error at {{clock .LastErrorAt}}: <span class="err">{{.LastError}}</span></p>{{end}}

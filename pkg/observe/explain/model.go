@@ -81,8 +81,8 @@ type Doing struct {
 // graph lists it.
 type Edge struct {
 	Controller string `json:"controller"`
-	// Kind is "controller" or "qcontroller".
-	Kind string `json:"kind,omitempty"`
+	// Family is the controller's family: "controller" or "qcontroller".
+	Family string `json:"family,omitempty"`
 	// EdgeType is the edge type's name ("InputStrong", "OutputExclusive",
 	// ...).
 	EdgeType  string `json:"edgeType"`
@@ -144,7 +144,8 @@ type Change struct {
 // doing now.
 type ControllerDoing struct {
 	Controller string `json:"controller"`
-	Kind       string `json:"kind"`
+	// Family is the controller's family: "controller" or "qcontroller".
+	Family string `json:"family"`
 	// Role is "writes" (it declares the resource's type as an output),
 	// "reads" (an input covers it) or "reads, writes".
 	Role  string `json:"role"`
@@ -223,7 +224,8 @@ type Counters struct {
 type Controller struct {
 	Time time.Time `json:"time"`
 	Name string    `json:"name"`
-	Kind string    `json:"kind"`
+	// Family is the controller's family: "controller" or "qcontroller".
+	Family string `json:"family"`
 	// Doing is what it is doing now.
 	Doing Doing `json:"doing"`
 	// Leadership is its part in its election, in words ("leader of

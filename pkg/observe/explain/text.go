@@ -189,13 +189,13 @@ func resourceText(b *strings.Builder, r *Resource) {
 		b.WriteString("  none\n")
 	}
 	for _, c := range r.Controllers {
-		fmt.Fprintf(b, "  %s (%s, %s): %s\n", c.Controller, c.Kind, c.Role, c.Doing.Sentence(r.Time))
+		fmt.Fprintf(b, "  %s (%s, %s): %s\n", c.Controller, c.Family, c.Role, c.Doing.Sentence(r.Time))
 	}
 	notesText(b, r.Notes)
 }
 
 func controllerText(b *strings.Builder, c *Controller) {
-	fmt.Fprintf(b, "%s %s: %s\n", c.Kind, c.Name, c.Doing.Sentence(c.Time))
+	fmt.Fprintf(b, "%s %s: %s\n", c.Family, c.Name, c.Doing.Sentence(c.Time))
 	if c.Leadership != "" {
 		fmt.Fprintf(b, "  leadership: %s\n", c.Leadership)
 	}
