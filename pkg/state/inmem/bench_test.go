@@ -602,3 +602,52 @@ func BenchmarkClock(b *testing.B) {
 	})
 	runtime.KeepAlive(sink)
 }
+
+// BenchmarkListAfterWrites is a read-only List of 100k resources after
+// k writes since the previous List, as a controller of a chain lists its
+// inputs after the writes of the controller before it: k updates of
+// random resources, or k creates of IDs after the others (created in
+// order).
+func BenchmarkListAfterWrites(b *testing.B) {
+	ctx := context.Background()
+	for _, write := range []string{"update", "create"} {
+		for _, k := range []int{10, 1000} {
+			b.Run(fmt.Sprintf("%s/k=%d", write, k), func(b *testing.B) {
+				st := newBenchState()
+				const n = 100_000
+				for i := range n {
+					if err := st.Create(ctx, benchPair(i, i)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				rng := rand.New(rand.NewPCG(7, 7))
+				next := n
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					for range k {
+						if write == "create" {
+							if err := st.Create(ctx, benchPair(next, next)); err != nil {
+								b.Fatal(err)
+							}
+							next++
+							continue
+						}
+						r, err := st.Get(ctx, ptr(benchPair(rng.IntN(n), 0).Metadata().ID()))
+						if err != nil {
+							b.Fatal(err)
+						}
+						r.(*pair).TypedSpec().B++
+						if err := st.Update(ctx, r); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+					if _, err := st.List(ctx, testKind, state.WithReadOnlyList()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

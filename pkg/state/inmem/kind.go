@@ -75,12 +75,12 @@ type kindStore struct {
 	// order is the order of the keys of items (see idOrder). Guarded by
 	// mu.
 	order idOrder
-	// listed is every stored resource in ID order, kept while nothing is
-	// written, for the Lists that follow one another with no write in
-	// between (nil: none kept); listClean says that nothing was written
-	// since the last List. Guarded by mu.
-	listed    []resource.Resource
-	listClean bool
+	// view is the stored resource of each ID of order.sorted, at the
+	// same index, as of the last List (or bootstrap snapshot), kept for
+	// the next ones (see snapshotLocked); nil when none is kept. updated
+	// are the IDs updated since, with repeats. Guarded by mu.
+	view    []resource.Resource
+	updated []resource.ID
 	// count is len(items), written under mu and read without it.
 	count atomic.Int64
 	// lastCreated is the creation time given to the newest resource of
@@ -340,17 +340,11 @@ func (ks *kindStore) removeIDWatcherLocked(w *idWatcher) {
 	}
 }
 
-// sortedLocked returns the sorted IDs.
-func (ks *kindStore) sortedLocked() []resource.ID {
-	return ks.order.ids(ks.items)
-}
-
 // snapshot appends the stored resources, sorted by ID, to dst, and stores
 // the revision they are at in *rev unless rev is nil. The resources are
 // the stored (shared, immutable) values: copy before handing them out.
 func (ks *kindStore) snapshot(dst []resource.Resource, rev *uint64) []resource.Resource {
 	ks.mu.Lock()
-	ks.sortedLocked()
 	dst = ks.snapshotLocked(dst)
 	if rev != nil {
 		*rev = ks.revs.Load()
@@ -359,39 +353,73 @@ func (ks *kindStore) snapshot(dst []resource.Resource, rev *uint64) []resource.R
 	return dst
 }
 
-// snapshotLocked appends the stored resources in ID order to dst; the
-// sorted IDs must be fresh.
+// snapshotLocked appends the stored resources in ID order to dst.
 //
-// The second of two snapshots with no write in between keeps a copy
-// (listed), which the next ones copy instead of looking every resource
-// up in the map: a List of 100k resources that follows another one costs
-// a copy of 1.6 MB instead of 100k map lookups in ID order (mostly cache
-// misses). A snapshot after a write, as in a chain of controllers,
-// allocates nothing more than before. The kept copy costs one pointer
-// per resource while no write comes. (docs/performance.md, "Repeated
-// Lists".)
+// A snapshot keeps the resources it listed (view), and the next one
+// starts from them instead of looking every resource up in the map
+// (mostly cache misses): it replaces those updated since, each found by
+// its ID in the order, and looks up those created since when they all
+// come after the others (as IDs created in order do). After a create
+// among them, or after more updates than maxViewUpdates allows, it looks
+// every resource up; a destroy lets go of the view at once (it would keep
+// the destroyed resource). The view costs an interface value per
+// resource of a kind that is listed.
 func (ks *kindStore) snapshotLocked(dst []resource.Resource) []resource.Resource {
-	if ks.listed != nil {
-		return append(dst, ks.listed...)
+	sorted, kept := ks.order.ids(ks.items)
+	view := ks.view
+	if view == nil || kept > len(view) {
+		kept = 0
 	}
-	start := len(dst)
-	sorted := ks.order.sorted
-	dst = slices.Grow(dst, len(sorted))
-	for _, id := range sorted {
-		dst = append(dst, ks.items[id].r)
+	view = view[:kept]
+	for _, id := range ks.updated {
+		if i, ok := slices.BinarySearch(sorted[:kept], id); ok {
+			view[i] = ks.items[id].r
+		}
 	}
-	if ks.listClean {
-		ks.listed = slices.Clone(dst[start:])
+	ks.forgetUpdatesLocked()
+	view = slices.Grow(view, len(sorted)-kept)
+	for _, id := range sorted[kept:] {
+		view = append(view, ks.items[id].r)
 	}
-	ks.listClean = true
-	return dst
+	ks.view = view
+	return append(dst, view...)
 }
 
-// writtenLocked is called by every write of a stored resource: the kept
-// snapshot is stale. (The restore of a persistent state writes before
-// any snapshot is taken.)
-func (ks *kindStore) writtenLocked() {
-	ks.listed, ks.listClean = nil, false
+// maxViewUpdates is how many updates since the last snapshot the view
+// keeps track of, for a kind of n resources: beyond, the next snapshot
+// looks every resource up, which then costs less than finding each one.
+func maxViewUpdates(n int) int { return n / 8 }
+
+// updatedLocked is called by every update of a stored resource id: the
+// view has to replace it.
+func (ks *kindStore) updatedLocked(id resource.ID) {
+	if ks.view == nil {
+		return
+	}
+	if len(ks.updated) >= maxViewUpdates(len(ks.view)) {
+		ks.dropViewLocked()
+		return
+	}
+	ks.updated = append(ks.updated, id)
+}
+
+// dropViewLocked lets go of the view: the next snapshot looks every
+// resource up. (The restore of a persistent state writes before any
+// snapshot is taken.)
+func (ks *kindStore) dropViewLocked() {
+	ks.view = nil
+	ks.forgetUpdatesLocked()
+}
+
+// forgetUpdatesLocked empties updated, letting go of the storage of a
+// burst.
+func (ks *kindStore) forgetUpdatesLocked() {
+	clear(ks.updated)
+	if cap(ks.updated) > addedKeep {
+		ks.updated = nil
+	} else {
+		ks.updated = ks.updated[:0]
+	}
 }
 
 // defaultResourceSize is the size estimate of a resource without an

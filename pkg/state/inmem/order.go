@@ -44,8 +44,11 @@ func (o *idOrder) destroyed() {
 	}
 }
 
-// ids returns the keys of items in order, bringing the order up to date.
-func (o *idOrder) ids(items map[resource.ID]item) []resource.ID {
+// ids returns the keys of items in order, bringing the order up to date,
+// and how many of them, from the start, are the IDs of the previous call
+// at the same index (all of its IDs when those created since all come
+// after them; 0 after a destroy, a create among them, or a first call).
+func (o *idOrder) ids(items map[resource.ID]item) (sorted []resource.ID, kept int) {
 	if !o.valid {
 		o.sorted = make([]resource.ID, 0, len(items))
 		for id := range items {
@@ -53,8 +56,9 @@ func (o *idOrder) ids(items map[resource.ID]item) []resource.ID {
 		}
 		slices.Sort(o.sorted)
 		o.valid = true
-		return o.sorted
+		return o.sorted, 0
 	}
+	kept = len(o.sorted)
 	if o.gone > 0 {
 		// Only what is still stored stays (an ID destroyed and created
 		// again since is stored, and also among added: merged once).
@@ -65,16 +69,18 @@ func (o *idOrder) ids(items map[resource.ID]item) []resource.ID {
 		})
 		clear(o.sorted[len(o.sorted):n])
 		o.gone = 0
+		kept = 0
 	}
-	if len(o.added) > 0 {
-		o.merge(items)
+	if len(o.added) > 0 && !o.merge(items) {
+		kept = 0
 	}
-	return o.sorted
+	return o.sorted, kept
 }
 
 // merge merges the IDs created since the last refresh that are still
-// stored into sorted.
-func (o *idOrder) merge(items map[resource.ID]item) {
+// stored into sorted; appended reports that they all came after the IDs
+// of sorted (or that there were none left).
+func (o *idOrder) merge(items map[resource.ID]item) (appended bool) {
 	add := o.added
 	slices.Sort(add)
 	add = slices.Compact(add) // created, destroyed and created again
@@ -82,9 +88,11 @@ func (o *idOrder) merge(items map[resource.ID]item) {
 		_, ok := items[id]
 		return !ok
 	})
+	appended = true
 	if n := len(o.sorted); n == 0 || len(add) > 0 && add[0] > o.sorted[n-1] {
 		o.sorted = append(o.sorted, add...)
 	} else if len(add) > 0 {
+		appended = false
 		merged := make([]resource.ID, 0, len(o.sorted)+len(add))
 		i, j := 0, 0
 		for i < len(o.sorted) && j < len(add) {
@@ -110,4 +118,5 @@ func (o *idOrder) merge(items map[resource.ID]item) {
 	} else {
 		o.added = o.added[:0]
 	}
+	return appended
 }

@@ -248,7 +248,6 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 	ks.lastCreated = now
 	ks.items[id] = item{r: stored, size: size}
 	ks.order.created(id)
-	ks.writtenLocked()
 	ks.count.Add(1)
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, nil, stored, ref, 0, at)
@@ -308,7 +307,7 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 		}
 	}
 	ks.items[id] = item{r: stored, size: size}
-	ks.writtenLocked()
+	ks.updatedLocked(id)
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, cur, stored, ref, curItem.size, now.UnixNano())
 	if err := ks.publishUnlock(wake, pend); err != nil {
@@ -388,7 +387,7 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	}
 	delete(ks.items, id)
 	ks.order.destroyed()
-	ks.writtenLocked()
+	ks.dropViewLocked()
 	ks.count.Add(-1)
 	wake := ks.appendLocked(id, cur, nil, nil, curItem.size, at)
 	return ks.publishUnlock(wake, pend)

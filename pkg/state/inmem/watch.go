@@ -91,7 +91,6 @@ func (ks *kindStore) addKindWatcher(ctx context.Context, ch chan<- state.Event, 
 		w.bootstrap = true
 		w.snapSeq = head
 		w.snapRev = ks.revs.Load()
-		ks.sortedLocked()
 		w.snap = ks.snapshotLocked(nil)
 	}
 	ks.addKindWatcherLocked(w)
