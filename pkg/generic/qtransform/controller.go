@@ -250,7 +250,7 @@ func (c *QController[I, O]) unmapOutput(ctx context.Context, logger *zap.Logger,
 	if _, gone := controller.AsDestroyed(ptr); gone {
 		return nil, nil
 	}
-	res, err := r.Get(ctx, ptr, state.WithReadOnlyGet())
+	res, err := r.Get(ctx, ptr, readOnly...)
 	switch {
 	case state.IsNotFoundError(err):
 		return nil, nil

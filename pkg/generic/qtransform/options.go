@@ -128,7 +128,7 @@ func lastVersion[T interface {
 // mappedResource reads ptr as a T (a read-only snapshot); ok is false when
 // it is gone.
 func mappedResource[T resource.Resource](ctx context.Context, r controller.Reader, ptr resource.Pointer) (t T, ok bool, err error) {
-	res, err := r.Get(ctx, ptr, state.WithReadOnlyGet()) // mappers get read-only snapshots (S7)
+	res, err := r.Get(ctx, ptr, readOnly...) // mappers get read-only snapshots (S7)
 	switch {
 	case err == nil:
 		t, err = cast.To[T](res)

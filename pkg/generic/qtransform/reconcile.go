@@ -15,6 +15,12 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
+// readOnly is the option of the controller's reads, the shared snapshots
+// (rule S7), built once: a read's options are otherwise an allocation
+// (the variadic slice, which the reader keeps beyond the call's frame).
+// Readers only read it.
+var readOnly = []state.GetOption{state.WithReadOnlyGet()}
+
 // Reconcile reconciles the input ptr (see the package documentation). Its
 // error says what failed (a user function by name, or the state operation
 // and the resource it was about); it does not repeat ptr or the
@@ -29,7 +35,7 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 	if err := c.ensureLoaded(ctx, logger, r); err != nil {
 		return err
 	}
-	res, err := r.Get(ctx, ptr, state.WithReadOnlyGet()) // handed on read-only (S7)
+	res, err := r.Get(ctx, ptr, readOnly...) // handed on read-only (S7)
 	switch {
 	case state.IsNotFoundError(err):
 		c.processed.forget(ptr.ID())
@@ -234,7 +240,7 @@ func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger
 	}
 	c.index.load(found)
 	for _, inID := range slices.Sorted(maps.Keys(found)) { // in order: the same outputs, the same writes
-		_, err := r.Get(ctx, c.inPointer(inID), state.WithReadOnlyGet())
+		_, err := r.Get(ctx, c.inPointer(inID), readOnly...)
 		switch {
 		case state.IsNotFoundError(err):
 			if _, err := c.destroyOutputs(ctx, r, inID); err != nil {
