@@ -33,16 +33,27 @@ func newIndex() *index {
 
 // claim records outID as the output of inID, retiring the previous one,
 // and returns whether inID had an output and the outputs it retired (to
-// destroy).
+// destroy). Claiming the output an input already has (every Reconcile of
+// an input that maps to the same output) only reads.
 func (x *index) claim(inID, outID resource.ID) (known bool, retired []resource.ID) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	old, known := x.outputs[inID]
-	if known && old != outID {
+	switch {
+	case known && old == outID:
+		if in, ok := x.inputOf[outID]; !ok || in != inID {
+			x.inputOf[outID] = inID
+		}
+	case known:
 		x.retired[inID] = append(x.retired[inID], old)
+		fallthrough
+	default:
+		x.outputs[inID] = outID
+		x.inputOf[outID] = inID
 	}
-	x.outputs[inID] = outID
-	x.inputOf[outID] = inID
+	if len(x.retired) == 0 {
+		return known, nil
+	}
 	// An output the input maps to again is its output, no longer a
 	// retired one: destroyed as retired, it would be forgotten once written
 	// anew.
@@ -50,11 +61,11 @@ func (x *index) claim(inID, outID resource.ID) (known bool, retired []resource.I
 	return known, slices.Clone(x.retired[inID])
 }
 
-// all returns the output and the retired outputs of inID.
-func (x *index) all(inID resource.ID) []resource.ID {
+// all appends the output and the retired outputs of inID to ids and
+// returns the result.
+func (x *index) all(inID resource.ID, ids []resource.ID) []resource.ID {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	var ids []resource.ID
 	if id, ok := x.outputs[inID]; ok {
 		ids = append(ids, id)
 	}

@@ -137,14 +137,15 @@ func (c *QController[I, O]) mapOutput(logger *zap.Logger, in I) (O, error) {
 // maps to, which the index then learns.
 func (c *QController[I, O]) release(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
 	inID := in.Metadata().ID()
-	ids := c.index.all(inID)
+	var buf [1]resource.ID // an input's one output, unless it retired others
+	ids := c.index.all(inID, buf[:0])
 	if len(ids) == 0 && c.opts.inputFinalizers.On() && in.Metadata().Finalizers().Has(c.settings.Name) {
 		out, err := c.mapOutput(logger, in)
 		if err != nil {
 			return err
 		}
 		c.index.claim(inID, out.Metadata().ID())
-		ids = c.index.all(inID)
+		ids = c.index.all(inID, buf[:0])
 	}
 	gone, err := c.destroyAll(ctx, r, inID, ids)
 	if err != nil || !gone {
@@ -166,7 +167,8 @@ func (c *QController[I, O]) releaseFinalizer(ctx context.Context, logger *zap.Lo
 // destroyOutputs tears down and destroys every output of the input inID
 // that the index knows and reports whether they are all gone.
 func (c *QController[I, O]) destroyOutputs(ctx context.Context, r controller.QRuntime, inID resource.ID) (bool, error) {
-	return c.destroyAll(ctx, r, inID, c.index.all(inID))
+	var buf [1]resource.ID
+	return c.destroyAll(ctx, r, inID, c.index.all(inID, buf[:0]))
 }
 
 // destroyAll tears down and destroys the outputs ids of the input inID and
