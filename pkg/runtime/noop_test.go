@@ -110,3 +110,57 @@ func TestTrace_NoOpWriteIsNoCommit(t *testing.T) {
 		assert.EqualValues(t, 1, x.Version)
 	})
 }
+
+// TestTrace_ModifyThatChangesIsACommit: a Modify that changes its output
+// is traced as a Commit of the version it wrote, pass after pass (the
+// state may store the resource the function changed as is; its version is
+// then the stored one's).
+func TestTrace_ModifyThatChangesIsACommit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		b1 := trace.Ref{Namespace: testNS, Type: typeB, ID: "1"}
+		n := 0
+		c := modifyOnEvery("w")
+		c.run = func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-r.EventCh():
+				}
+				n++
+				if err := r.Modify(ctx, newPair(typeB, "1", 0), func(res resource.Resource) error {
+					res.(*Pair).TypedSpec().A = n
+					return nil
+				}); err != nil {
+					return err
+				}
+			}
+		}
+		e := start(t, runtimetest.WithState(st), runtimetest.WithControllers(c))
+		mustCreate(t, st, newPair(typeA, "1", 1))
+		synctest.Wait()
+		for i := 2; i <= 3; i++ {
+			time.Sleep(time.Second)
+			_, err := st.UpdateWithConflicts(t.Context(), ptr(typeA, "1"), func(r resource.Resource) error {
+				r.(*Pair).TypedSpec().A = i
+				return nil
+			})
+			require.NoError(t, err)
+			synctest.Wait()
+		}
+		cur, err := st.Get(t.Context(), ptr(typeB, "1"))
+		require.NoError(t, err)
+		last := cur.Metadata().Version().Value()
+		require.GreaterOrEqual(t, last, uint64(3))
+
+		evs := e.Runtime.Observe().Trace().Snapshot()
+		assert.Empty(t, eventsOf(evs, trace.Noop, b1))
+		commits := eventsOf(evs, trace.Commit, b1)
+		require.Len(t, commits, int(last))
+		for i, c := range commits {
+			assert.EqualValues(t, i+1, c.Resource.Version)
+			assert.Equal(t, "w", c.Controller)
+		}
+	})
+}

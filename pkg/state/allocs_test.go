@@ -39,3 +39,37 @@ func TestModifyAllocatesOneOptionsValue(t *testing.T) {
 	})
 	assert.Equal(t, byCore+1, byModify)
 }
+
+// TestModifyStoresWhatFnChanged: over a core that can store a resource it
+// is given (inmem), Modify stores the resource fn changed as is — a read-only
+// Get returns that very object, and it was not copied again —, while
+// ModifyWithResult returns a resource of the caller's own: changing it
+// changes nothing stored.
+func TestModifyStoresWhatFnChanged(t *testing.T) {
+	ctx := context.Background()
+	st := inmem.NewState()
+	require.NoError(t, st.Create(ctx, newNum("a", 0)))
+	var handed resource.Resource
+	require.NoError(t, st.Modify(ctx, newNum("a", 0), func(r resource.Resource) error {
+		handed = r
+		r.(*num).TypedSpec().N = 1
+		return nil
+	}))
+	cur, err := st.Get(ctx, ptrOf("a"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.Same(t, handed, cur, "Modify stores the resource fn changed")
+	assert.EqualValues(t, 2, cur.Metadata().Version().Value())
+
+	res, err := st.ModifyWithResult(ctx, newNum("a", 0), func(r resource.Resource) error {
+		r.(*num).TypedSpec().N = 2
+		return nil
+	})
+	require.NoError(t, err)
+	cur, err = st.Get(ctx, ptrOf("a"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.NotSame(t, res, cur, "ModifyWithResult hands back a resource of the caller's")
+	res.(*num).TypedSpec().N = 99
+	cur, err = st.Get(ctx, ptrOf("a"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, cur.(*num).TypedSpec().N)
+}

@@ -57,10 +57,29 @@ func applyUpdater(cur resource.Resource, fn func(resource.Resource) error) (reso
 	return upd, nil
 }
 
+// ownedUpdater is a core that can store the resource an Update is given
+// as is, without a copy, when the caller gives it up (the inmem state):
+// Modify then stores the copy fn changed, which nobody else holds,
+// instead of a copy of it.
+type ownedUpdater interface {
+	UpdateOwned(ctx context.Context, r resource.Resource, opts ...UpdateOption) error
+}
+
+// updateGiven is Update of r, a copy of the helper's own that it gives up:
+// stored as is when the core is an ownedUpdater.
+func (w *coreWrapper) updateGiven(ctx context.Context, r resource.Resource, opts ...UpdateOption) error {
+	if ou, ok := w.CoreState.(ownedUpdater); ok {
+		return ou.UpdateOwned(ctx, r, opts...)
+	}
+	return w.Update(ctx, r, opts...)
+}
+
 // updateOnce applies fn to a copy of cur (a read-only snapshot, rule S7)
 // and writes the result. It returns the caller's copy of the resource as
-// stored: the updated copy, which equals cur when nothing changed.
-func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn func(resource.Resource) error, o UpdateOptions, opts []UpdateOption) (resource.Resource, error) {
+// stored: the updated copy, which equals cur when nothing changed. With
+// give, the copy is given to the core when it is an ownedUpdater: it is
+// then the stored snapshot itself, which the caller must not change.
+func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn func(resource.Resource) error, o UpdateOptions, opts []UpdateOption, give bool) (resource.Resource, error) {
 	upd, err := applyUpdater(cur, fn)
 	if err != nil {
 		return nil, err
@@ -71,7 +90,12 @@ func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn 
 		}
 		return upd, nil
 	}
-	if err := w.Update(ctx, upd, opts...); err != nil {
+	if give {
+		err = w.updateGiven(ctx, upd, opts...)
+	} else {
+		err = w.Update(ctx, upd, opts...)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return upd, nil
@@ -94,7 +118,7 @@ func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Poin
 		if err != nil {
 			return nil, err
 		}
-		res, err := w.updateOnce(ctx, cur, updater, o, opts)
+		res, err := w.updateOnce(ctx, cur, updater, o, opts, false)
 		if isVersionConflict(err) {
 			continue
 		}
@@ -102,14 +126,22 @@ func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Poin
 	}
 }
 
-// Modify implements [State.Modify].
+// Modify implements [State.Modify]. The resource fn changed is stored as
+// is when the core can (see ownedUpdater): fn must keep no reference to
+// it.
 func (w *coreWrapper) Modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) error {
-	_, err := w.ModifyWithResult(ctx, emptyResource, fn, opts...)
+	_, err := w.modify(ctx, emptyResource, fn, opts, true)
 	return err
 }
 
 // ModifyWithResult implements [State.ModifyWithResult].
 func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) (resource.Resource, error) {
+	return w.modify(ctx, emptyResource, fn, opts, false)
+}
+
+// modify is Modify and ModifyWithResult; give gives the resource fn
+// changed to the core to store (Modify: nobody gets it back).
+func (w *coreWrapper) modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts []UpdateOption, give bool) (resource.Resource, error) {
 	// The resource's metadata is its pointer: a PointerKey would be
 	// boxed into the Pointer of every call below (an allocation).
 	ptr, err := ValidateResource(emptyResource)
@@ -136,7 +168,7 @@ func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resour
 		case err != nil:
 			return nil, err
 		}
-		res, err := w.updateOnce(ctx, cur, fn, o, opts)
+		res, err := w.updateOnce(ctx, cur, fn, o, opts, give)
 		if isVersionConflict(err) || IsNotFoundError(err) {
 			// Changed or destroyed since the Get: start over.
 			continue

@@ -262,7 +262,18 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 }
 
 // Update implements [state.CoreState] (rule S2).
-func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.UpdateOption) error {
+func (c *core) Update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
+	return c.update(ctx, r, false, opts)
+}
+
+// UpdateOwned is Update storing r itself instead of a copy: the caller
+// gives r up (see the state package's ownedUpdater).
+func (c *core) UpdateOwned(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
+	return c.update(ctx, r, true, opts)
+}
+
+// update is Update, storing r itself when owned.
+func (c *core) update(_ context.Context, r resource.Resource, owned bool, opts []state.UpdateOption) error {
 	md, err := state.ValidateResource(r)
 	if err != nil {
 		return err
@@ -273,9 +284,11 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 	if ks == nil {
 		return state.NewNotFoundError(resource.PointerOf(md), "not found")
 	}
-	stored, smd, err := copyOf(r, md)
-	if err != nil {
-		return err
+	stored, smd := r, md
+	if !owned {
+		if stored, smd, err = copyOf(r, md); err != nil {
+			return err
+		}
 	}
 	ref, err := ks.det.referenceCopy(r)
 	if err != nil {
@@ -314,9 +327,13 @@ func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.Upda
 		return err
 	}
 
-	md.SetVersion(ver)
-	md.SetCreated(created)
-	md.SetUpdated(now)
+	if !owned {
+		// Owned, md is the stored metadata, stamped above: published, it
+		// is read by others from now on.
+		md.SetVersion(ver)
+		md.SetCreated(created)
+		md.SetUpdated(now)
+	}
 	return nil
 }
 

@@ -225,7 +225,7 @@ func (a *Adapter) Update(ctx context.Context, r resource.Resource) (err error) {
 // (rule C4). A Modify that leaves the output unchanged still counts as a
 // write for output tracking (rule C8).
 func (a *Adapter) Modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...controller.ModifyOption) error {
-	_, err := a.modify(ctx, "Modify", emptyResource, fn, opts)
+	_, err := a.modify(ctx, opModify, emptyResource, fn, opts)
 	return err
 }
 
@@ -233,6 +233,9 @@ func (a *Adapter) Modify(ctx context.Context, emptyResource resource.Resource, f
 func (a *Adapter) ModifyWithResult(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...controller.ModifyOption) (resource.Resource, error) {
 	return a.modify(ctx, "ModifyWithResult", emptyResource, fn, opts)
 }
+
+// opModify is the op of Modify.
+const opModify = "Modify"
 
 // modify is Modify and ModifyWithResult. A call that left the output equal
 // (rule S6: the state wrote nothing) is told apart by its version: the
@@ -266,17 +269,32 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 		m = modifyCalls.Get().(*modifyCall)
 		m.fn, apply = fn, m.apply
 	}
-	res, err = a.st.ModifyWithResult(ctx, emptyResource, apply, stOpts...)
+	if op == opModify {
+		// The resource fn changed may be stored as is (no copy of it, see
+		// state.State.Modify): it is not handed back. Its metadata, read
+		// only, is the stored resource's after the write.
+		err = a.st.Modify(ctx, emptyResource, apply, stOpts...)
+	} else {
+		res, err = a.st.ModifyWithResult(ctx, emptyResource, apply, stOpts...)
+	}
+	var handed resource.Resource
 	if m != nil {
-		seen = m.seen
-		m.fn, m.seen = nil, resource.Version{}
+		seen, handed = m.seen, m.res
+		m.fn, m.seen, m.res = nil, resource.Version{}, nil
 		modifyCalls.Put(m)
 	}
 	if err != nil {
 		return nil, err
 	}
-	after = res.Metadata()
-	target = after
+	switch {
+	case res != nil:
+		after = res.Metadata()
+	case handed != nil:
+		after = handed.Metadata()
+	}
+	if after != nil {
+		target = after
+	}
 	a.written(ctx, md)
 	return res, nil
 }
@@ -286,8 +304,10 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 // once, so that wrapping fn allocates nothing per call (docs/performance.md,
 // "Wrapping a controller's Modify").
 type modifyCall struct {
-	fn    func(resource.Resource) error
-	seen  resource.Version
+	fn   func(resource.Resource) error
+	seen resource.Version
+	// res is the resource fn was last handed (the one written).
+	res   resource.Resource
 	apply func(resource.Resource) error // m.call
 }
 
@@ -298,7 +318,7 @@ var modifyCalls = sync.Pool{New: func() any {
 }}
 
 func (m *modifyCall) call(r resource.Resource) error {
-	m.seen = r.Metadata().Version()
+	m.seen, m.res = r.Metadata().Version(), r
 	return m.fn(r)
 }
 
