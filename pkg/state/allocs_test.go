@@ -73,3 +73,25 @@ func TestModifyStoresWhatFnChanged(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, cur.(*num).TypedSpec().N)
 }
+
+// TestModifyOverInmemAllocatesTheCopyAndTheOptions: an update by Modify
+// over the inmem state allocates the copy fn changes and one options
+// value, nothing more — the core reads and writes without applying
+// options again, and stores that copy.
+func TestModifyOverInmemAllocatesTheCopyAndTheOptions(t *testing.T) {
+	t.Setenv("RESGRAPH_MUTATION_DETECTOR", "0") // its reference copies are not the write's
+	ctx := context.Background()
+	st := inmem.NewState(inmem.WithHistoryCapacity(1))
+	require.NoError(t, st.Create(ctx, newNum("a", 0), state.WithCreateOwner("o")))
+	cur, err := st.Get(ctx, ptrOf("a"))
+	require.NoError(t, err)
+	byCopy := testing.AllocsPerRun(200, func() { _ = cur.DeepCopy() })
+	n := 0
+	bump := func(r resource.Resource) error { n++; r.(*num).TypedSpec().N = n; return nil }
+	opts := []state.UpdateOption{state.WithUpdateOwner("o")}
+	empty := newNum("a", 0)
+	byModify := testing.AllocsPerRun(200, func() {
+		require.NoError(t, st.Modify(ctx, empty, bump, opts...))
+	})
+	assert.Equal(t, byCopy+1, byModify)
+}

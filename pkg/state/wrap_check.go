@@ -29,14 +29,24 @@ var ErrWatchClosed = errors.New("watch stream closed by the state")
 // and never changed (a variadic call's slice is an allocation).
 var readOnlyGet = []GetOption{WithReadOnlyGet()}
 
+// readOnlyGetter is a core with a read-only Get that takes no option
+// functions (the inmem state): applying them is an allocation.
+type readOnlyGetter interface {
+	GetReadOnly(ctx context.Context, ptr resource.Pointer) (resource.Resource, error)
+}
+
 // coreGet is the core's read-only Get of ptr (the shared snapshot, rule
 // S7), checked: the resource returned and its metadata, or an error.
-func (w *coreWrapper) coreGet(ctx context.Context, ptr resource.Pointer) (resource.Resource, *resource.Metadata, error) {
-	r, err := w.Get(ctx, ptr, readOnlyGet...)
+func (w *coreWrapper) coreGet(ctx context.Context, ptr resource.Pointer) (r resource.Resource, md *resource.Metadata, err error) {
+	if g, ok := w.CoreState.(readOnlyGetter); ok {
+		r, err = g.GetReadOnly(ctx, ptr)
+	} else {
+		r, err = w.Get(ctx, ptr, readOnlyGet...)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	md, err := checkedMetadata(ptr, r)
+	md, err = checkedMetadata(ptr, r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resource %s: the state's Get returned %w", resource.PointerString(ptr), err)
 	}

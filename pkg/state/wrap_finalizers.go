@@ -49,7 +49,7 @@ func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, 
 		if !changed {
 			return nil
 		}
-		err = w.updateGiven(ctx, upd, WithUpdateOwner(md.Owner()), WithExpectedPhaseAny())
+		err = w.updateGiven(ctx, upd, UpdateOptions{Owner: md.Owner()}, []UpdateOption{WithUpdateOwner(md.Owner()), WithExpectedPhaseAny()})
 		if isVersionConflict(err) {
 			continue
 		}

@@ -46,7 +46,7 @@ func (w *coreWrapper) teardown(ctx context.Context, ptr resource.Pointer, owner 
 			return false, seen, err
 		}
 		upd.Metadata().SetPhase(resource.PhaseTearingDown)
-		err = w.updateGiven(ctx, upd, WithUpdateOwner(owner), WithExpectedPhaseAny())
+		err = w.updateGiven(ctx, upd, UpdateOptions{Owner: owner}, []UpdateOption{WithUpdateOwner(owner), WithExpectedPhaseAny()})
 		if isVersionConflict(err) {
 			continue
 		}

@@ -60,16 +60,18 @@ func applyUpdater(cur resource.Resource, fn func(resource.Resource) error) (reso
 // ownedUpdater is a core that can store the resource an Update is given
 // as is, without a copy, when the caller gives it up (the inmem state):
 // Modify then stores the copy fn changed, which nobody else holds,
-// instead of a copy of it.
+// instead of a copy of it. Its options come applied (o), not as option
+// functions to apply again.
 type ownedUpdater interface {
-	UpdateOwned(ctx context.Context, r resource.Resource, opts ...UpdateOption) error
+	UpdateOwned(ctx context.Context, r resource.Resource, o UpdateOptions) error
 }
 
-// updateGiven is Update of r, a copy of the helper's own that it gives up:
-// stored as is when the core is an ownedUpdater.
-func (w *coreWrapper) updateGiven(ctx context.Context, r resource.Resource, opts ...UpdateOption) error {
+// updateGiven is Update of r, a copy of the helper's own that it gives up,
+// with the options o (opts applied): stored as is when the core is an
+// ownedUpdater.
+func (w *coreWrapper) updateGiven(ctx context.Context, r resource.Resource, o UpdateOptions, opts []UpdateOption) error {
 	if ou, ok := w.CoreState.(ownedUpdater); ok {
-		return ou.UpdateOwned(ctx, r, opts...)
+		return ou.UpdateOwned(ctx, r, o)
 	}
 	return w.Update(ctx, r, opts...)
 }
@@ -91,7 +93,7 @@ func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn 
 		return upd, nil
 	}
 	if give {
-		err = w.updateGiven(ctx, upd, opts...)
+		err = w.updateGiven(ctx, upd, o, opts)
 	} else {
 		err = w.Update(ctx, upd, opts...)
 	}

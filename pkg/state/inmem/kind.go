@@ -77,7 +77,7 @@ type kindStore struct {
 	order idOrder
 	// view is the stored resource of each ID of order.sorted, at the
 	// same index, as of the last List (or bootstrap snapshot), kept for
-	// the next ones (see snapshotLocked); nil when none is kept. updated
+	// the next ones (see snapshotLocked); empty when none is kept. updated
 	// are the IDs updated since, with repeats. Guarded by mu.
 	view    []resource.Resource
 	updated []resource.ID
@@ -367,8 +367,8 @@ func (ks *kindStore) snapshot(dst []resource.Resource, rev *uint64) []resource.R
 func (ks *kindStore) snapshotLocked(dst []resource.Resource) []resource.Resource {
 	sorted, kept := ks.order.ids(ks.items)
 	view := ks.view
-	if view == nil || kept > len(view) {
-		kept = 0
+	if kept > len(view) {
+		kept = 0 // none kept (see dropViewLocked)
 	}
 	view = view[:kept]
 	for _, id := range ks.updated {
@@ -393,7 +393,7 @@ func maxViewUpdates(n int) int { return n / 8 }
 // updatedLocked is called by every update of a stored resource id: the
 // view has to replace it.
 func (ks *kindStore) updatedLocked(id resource.ID) {
-	if ks.view == nil {
+	if len(ks.view) == 0 {
 		return
 	}
 	if len(ks.updated) >= maxViewUpdates(len(ks.view)) {
@@ -403,11 +403,13 @@ func (ks *kindStore) updatedLocked(id resource.ID) {
 	ks.updated = append(ks.updated, id)
 }
 
-// dropViewLocked lets go of the view: the next snapshot looks every
-// resource up. (The restore of a persistent state writes before any
-// snapshot is taken.)
+// dropViewLocked lets go of the resources of the view, keeping its
+// storage for the next one: the next snapshot looks every resource up.
+// (The restore of a persistent state writes before any snapshot is
+// taken.)
 func (ks *kindStore) dropViewLocked() {
-	ks.view = nil
+	clear(ks.view)
+	ks.view = ks.view[:0]
 	ks.forgetUpdatesLocked()
 }
 

@@ -166,5 +166,6 @@ func TestS12a_ListAfterWritesIsTheStore(t *testing.T) {
 	mustUpdate(t, ctx, st, "r001", 1)
 	assert.Len(t, ks.view, 100, "kept after an update")
 	require.NoError(t, st.Destroy(ctx, ptr("r050")))
-	assert.Nil(t, ks.view, "kept after a destroy")
+	assert.Empty(t, ks.view, "kept after a destroy")
+	assert.Equal(t, make([]resource.Resource, 100), ks.view[:100], "the storage kept holds no resource")
 }

@@ -129,15 +129,26 @@ func applyOptions[O any, F ~func(*O)](defaults O, opts []F) O {
 // Get implements [state.CoreState]: a private copy of the stored resource,
 // or with [state.WithReadOnlyGet] the shared snapshot itself (rule S7).
 func (c *core) Get(_ context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
+	var o state.GetOptions
+	if len(opts) > 0 {
+		o = applyOptions(o, opts)
+	}
+	return c.get(ptr, o)
+}
+
+// GetReadOnly is Get with [state.WithReadOnlyGet] and no other option,
+// without applying options (see the state package's readOnlyGetter).
+func (c *core) GetReadOnly(_ context.Context, ptr resource.Pointer) (resource.Resource, error) {
+	return c.get(ptr, state.GetOptions{ReadOnly: true})
+}
+
+// get is Get with the options o.
+func (c *core) get(ptr resource.Pointer, o state.GetOptions) (resource.Resource, error) {
 	p, err := key(ptr)
 	if err != nil {
 		return nil, err
 	}
 	id := p.ID()
-	var o state.GetOptions
-	if len(opts) > 0 {
-		o = applyOptions(o, opts)
-	}
 	if ks := c.lookup(p.Kind()); ks != nil {
 		ks.mu.Lock()
 		r := ks.items[id].r
@@ -262,23 +273,22 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 }
 
 // Update implements [state.CoreState] (rule S2).
-func (c *core) Update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
-	return c.update(ctx, r, false, opts)
+func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.UpdateOption) error {
+	return c.update(r, false, applyOptions(state.UpdateOptions{ExpectedPhase: &phaseRunning}, opts))
 }
 
-// UpdateOwned is Update storing r itself instead of a copy: the caller
-// gives r up (see the state package's ownedUpdater).
-func (c *core) UpdateOwned(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
-	return c.update(ctx, r, true, opts)
+// UpdateOwned is Update with the options o, storing r itself instead of
+// a copy: the caller gives r up (see the state package's ownedUpdater).
+func (c *core) UpdateOwned(_ context.Context, r resource.Resource, o state.UpdateOptions) error {
+	return c.update(r, true, o)
 }
 
-// update is Update, storing r itself when owned.
-func (c *core) update(_ context.Context, r resource.Resource, owned bool, opts []state.UpdateOption) error {
+// update is Update with the options o, storing r itself when owned.
+func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) error {
 	md, err := state.ValidateResource(r)
 	if err != nil {
 		return err
 	}
-	o := applyOptions(state.UpdateOptions{ExpectedPhase: &phaseRunning}, opts)
 	id := md.ID()
 	ks := c.lookup(resource.KindOf(md))
 	if ks == nil {
