@@ -100,7 +100,7 @@ func (d *Detector) loops(end time.Time) []Finding {
 				out[c.reader] = e
 			}
 			e.count += c.n
-			e.resources = append(e.resources, s.key.ref())
+			e.resources = append(e.resources, d.ref(s.key))
 		}
 	}
 	if len(graph) == 0 {

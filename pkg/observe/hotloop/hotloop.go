@@ -106,12 +106,49 @@ func (c Config) threshold() int {
 	return max(int(c.MinRate*c.Window.Seconds()+0.5), 1)
 }
 
-// resKey identifies a resource.
-type resKey struct{ ns, typ, id string }
+// resKey identifies a resource: its kind (see Detector.kinds) and ID.
+// It is the key of the detector's maps of every resource committed in
+// the last two windows, which a burst of commits makes large: the kind's
+// namespace and type are not repeated in each.
+type resKey struct {
+	kind uint32
+	id   string
+}
 
-func keyOf(r trace.Ref) resKey { return resKey{r.Namespace, r.Type, r.ID} }
+// kindName is a kind's namespace and type.
+type kindName struct{ ns, typ string }
 
-func (k resKey) ref() trace.Ref { return trace.Ref{Namespace: k.ns, Type: k.typ, ID: k.id} }
+// keyOf returns the key of the resource r.
+func (d *Detector) keyOf(r trace.Ref) resKey {
+	k := kindName{r.Namespace, r.Type}
+	i, ok := d.kindIdx[k]
+	if !ok {
+		i = uint32(len(d.kinds))
+		d.kinds = append(d.kinds, k)
+		d.kindIdx[k] = i
+	}
+	return resKey{kind: i, id: r.ID}
+}
+
+// ref returns the resource k names.
+func (d *Detector) ref(k resKey) trace.Ref {
+	kn := d.kinds[k.kind]
+	return trace.Ref{Namespace: kn.ns, Type: kn.typ, ID: k.id}
+}
+
+// nameOf returns the index of the controller name in d.names ("" is 0).
+func (d *Detector) nameOf(name string) uint32 {
+	if name == "" {
+		return 0
+	}
+	i, ok := d.nameIdx[name]
+	if !ok {
+		i = uint32(len(d.names))
+		d.names = append(d.names, name)
+		d.nameIdx[name] = i
+	}
+	return i
+}
 
 // recentCommits is how many committed versions of a resource the detector
 // remembers to find the writer of a cause.
@@ -143,12 +180,14 @@ type resStat struct {
 // resources, each once (a chain of controllers), costs a map entry per
 // resource instead of a resStat and its counts.
 type once struct {
-	// window is the window of the commit.
-	window uint64
 	// version is the version committed by reader, because of a change of
-	// writer's ("" when unknown).
+	// writer's (controller names, by their index in Detector.names; 0 is
+	// "", unknown).
 	version        uint64
-	reader, writer string
+	reader, writer uint32
+	// window is the low 32 bits of the window of the commit (see
+	// Detector.windowOf).
+	window uint32
 }
 
 // count is a number of commits in the window: by reader, caused by a
@@ -225,6 +264,14 @@ type Detector struct {
 	// res.
 	ones     map[resKey]once
 	onesPeak int
+	// kinds are the kinds of the resources seen, by the index their keys
+	// hold (kindIdx); names the controller names of the ones, by index
+	// (nameIdx; names[0] is ""). Both are as many as the engine's kinds
+	// and controllers.
+	kinds   []kindName
+	kindIdx map[kindName]uint32
+	names   []string
+	nameIdx map[string]uint32
 	// hot are the resources of the window with a trigger count at the
 	// threshold.
 	hot []*resStat
@@ -251,6 +298,9 @@ func New(cfg Config) *Detector {
 		window:    1,
 		res:       map[resKey]*resStat{},
 		ones:      map[resKey]once{},
+		kindIdx:   map[kindName]uint32{},
+		names:     []string{""},
+		nameIdx:   map[string]uint32{},
 		streaks:   map[string]*streak{},
 		active:    map[string]*Finding{},
 	}
@@ -276,14 +326,14 @@ func (d *Detector) Observe(ev *trace.Event) []Finding {
 	}
 	writer := ev.Cause.Writer
 	if writer == "" && ev.Cause.Version != 0 {
-		writer = d.writerOf(keyOf(ev.Cause), ev.Cause.Version)
+		writer = d.writerOf(d.keyOf(ev.Cause), ev.Cause.Version)
 	}
-	key := keyOf(ev.Resource)
+	key := d.keyOf(ev.Resource)
 	s := d.res[key]
 	if s == nil {
 		o, seen := d.ones[key]
 		if !seen && d.threshold > 1 {
-			d.ones[key] = once{window: d.window, version: ev.Resource.Version, reader: ev.Controller, writer: writer}
+			d.ones[key] = once{window: uint32(d.window), version: ev.Resource.Version, reader: d.nameOf(ev.Controller), writer: d.nameOf(writer)}
 			return out
 		}
 		s = d.newStat(key)
@@ -291,12 +341,12 @@ func (d *Detector) Observe(ev *trace.Event) []Finding {
 		if seen {
 			// Committed again: the first commit becomes the stat's.
 			delete(d.ones, key)
-			s.lastSeen = o.window
-			s.recent[0].version, s.recent[0].writer = o.version, o.reader
+			s.lastSeen = d.windowOf(o)
+			s.recent[0].version, s.recent[0].writer = o.version, d.names[o.reader]
 			s.next = 1
-			if o.window == d.window {
+			if s.lastSeen == d.window {
 				s.window = d.window
-				s.add(o.writer, o.reader, d.threshold)
+				s.add(d.names[o.writer], d.names[o.reader], d.threshold)
 			}
 		}
 	}
@@ -320,9 +370,15 @@ func (d *Detector) writerOf(key resKey, v uint64) string {
 		return c.writerOf(v)
 	}
 	if o, ok := d.ones[key]; ok && o.version == v {
-		return o.reader
+		return d.names[o.reader]
 	}
 	return ""
+}
+
+// windowOf returns the window of o's commit, from its low 32 bits: ones
+// holds commits of the last few windows only.
+func (d *Detector) windowOf(o once) uint64 {
+	return d.window - uint64(uint32(d.window)-o.window)
 }
 
 // newStat returns the zero stat of the resource key, reusing a free one.
@@ -363,7 +419,7 @@ func (d *Detector) forget() {
 	}
 	d.onesPeak = max(d.onesPeak, len(d.ones))
 	for k, o := range d.ones {
-		if o.window+1 < d.window {
+		if d.windowOf(o)+1 < d.window {
 			delete(d.ones, k)
 		}
 	}
