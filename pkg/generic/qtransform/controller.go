@@ -67,14 +67,13 @@ type QController[I, O generic.ResourceWithDefinition] struct {
 	mappers map[resource.Kind]mapperFunc
 	opts    ControllerOptions
 
-	// loaded is set once index was loaded from the existing outputs.
+	// loaded is set once inputs was loaded from the existing outputs.
 	loaded atomic.Bool
-	// loadMu serializes the loading of the index (see ensureLoaded).
+	// loadMu serializes the loading of inputs (see ensureLoaded).
 	loadMu sync.Mutex
-	// index holds the outputs written for each input.
-	index *index
-	// processed holds the inputs fully processed.
-	processed *processed
+	// inputs holds, per input, the outputs written for it and whether it
+	// was fully processed.
+	inputs *inputs
 }
 
 // NewQController returns a qtransform controller. Nil options are
@@ -83,11 +82,10 @@ type QController[I, O generic.ResourceWithDefinition] struct {
 // package documentation).
 func NewQController[I, O generic.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *QController[I, O] {
 	c := &QController[I, O]{
-		settings:  settings,
-		opts:      DefaultControllerOptions(),
-		mappers:   map[resource.Kind]mapperFunc{},
-		index:     newIndex(),
-		processed: newProcessed(),
+		settings: settings,
+		opts:     DefaultControllerOptions(),
+		mappers:  map[resource.Kind]mapperFunc{},
+		inputs:   newInputs(),
 	}
 	opt.Apply(&c.opts, opts)
 	var inErr, outErr error
@@ -191,7 +189,7 @@ func (c *QController[I, O]) MapInput(ctx context.Context, logger *zap.Logger, r 
 	}
 	ptrs, err := c.mapInput(ctx, logger, r, ptr)
 	for _, p := range ptrs {
-		c.processed.wake(p.ID())
+		c.inputs.wake(p.ID())
 	}
 	return ptrs, err
 }
@@ -230,7 +228,7 @@ func (c *QController[I, O]) mapInput(ctx context.Context, logger *zap.Logger, r 
 // know (written before the engine started) is destroyed here, since no
 // input claims it, and maps to nothing.
 func (c *QController[I, O]) inputOfOutput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
-	if inID, ok := c.index.input(ptr.ID()); ok {
+	if inID, ok := c.inputs.input(ptr.ID()); ok {
 		return []resource.Pointer{c.inPointer(inID)}, nil
 	}
 	if c.settings.UnmapMetadataFunc != nil {

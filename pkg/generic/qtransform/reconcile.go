@@ -38,7 +38,7 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 	res, err := r.Get(ctx, ptr, readOnly...) // handed on read-only (S7)
 	switch {
 	case state.IsNotFoundError(err):
-		c.processed.forget(ptr.ID())
+		c.inputs.gone(ptr.ID())
 		_, err = c.destroyOutputs(ctx, r, ptr.ID())
 	case err != nil:
 	default:
@@ -63,13 +63,13 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 func (c *QController[I, O]) running(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
 	md := in.Metadata()
 	created := md.Created().UnixNano()
-	gen, skip := c.processed.start(md.ID(), created, md.Version())
+	gen, skip := c.inputs.start(md.ID(), created, md.Version())
 	if skip {
 		return nil
 	}
 	version, err := c.active(ctx, logger, r, in)
 	if err == nil && !version.Equal(resource.VersionUndefined) {
-		c.processed.finish(md.ID(), created, version, gen)
+		c.inputs.finish(md.ID(), created, version, gen)
 	}
 	return err
 }
@@ -86,7 +86,7 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 		return resource.VersionUndefined, err
 	}
 	outID := out.Metadata().ID()
-	known, retired := c.index.claim(md.ID(), outID)
+	known, retired := c.inputs.claim(md.ID(), outID)
 	for _, id := range retired {
 		// Outputs with finalizers come back through the destroy-ready input.
 		if _, err := c.destroyOutput(ctx, r, md.ID(), id); err != nil {
@@ -138,14 +138,14 @@ func (c *QController[I, O]) mapOutput(logger *zap.Logger, in I) (O, error) {
 func (c *QController[I, O]) release(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
 	inID := in.Metadata().ID()
 	var buf [1]resource.ID // an input's one output, unless it retired others
-	ids := c.index.all(inID, buf[:0])
+	ids := c.inputs.all(inID, buf[:0])
 	if len(ids) == 0 && c.opts.inputFinalizers.On() && in.Metadata().Finalizers().Has(c.settings.Name) {
 		out, err := c.mapOutput(logger, in)
 		if err != nil {
 			return err
 		}
-		c.index.claim(inID, out.Metadata().ID())
-		ids = c.index.all(inID, buf[:0])
+		c.inputs.claim(inID, out.Metadata().ID())
+		ids = c.inputs.all(inID, buf[:0])
 	}
 	gone, err := c.destroyAll(ctx, r, inID, ids)
 	if err != nil || !gone {
@@ -168,7 +168,7 @@ func (c *QController[I, O]) releaseFinalizer(ctx context.Context, logger *zap.Lo
 // that the index knows and reports whether they are all gone.
 func (c *QController[I, O]) destroyOutputs(ctx context.Context, r controller.QRuntime, inID resource.ID) (bool, error) {
 	var buf [1]resource.ID
-	return c.destroyAll(ctx, r, inID, c.index.all(inID, buf[:0]))
+	return c.destroyAll(ctx, r, inID, c.inputs.all(inID, buf[:0]))
 }
 
 // destroyAll tears down and destroys the outputs ids of the input inID and
@@ -195,7 +195,7 @@ func (c *QController[I, O]) destroyOutput(ctx context.Context, r controller.QRun
 		return false, xform.Named("destroy output", ptr, err)
 	}
 	if gone {
-		c.index.forget(inID, outID)
+		c.inputs.forget(inID, outID)
 	}
 	return gone, nil
 }
@@ -240,7 +240,7 @@ func (c *QController[I, O]) ensureLoaded(ctx context.Context, logger *zap.Logger
 		}
 		found[inID] = append(found[inID], res.Metadata().ID())
 	}
-	c.index.load(found)
+	c.inputs.load(found)
 	for _, inID := range slices.Sorted(maps.Keys(found)) { // in order: the same outputs, the same writes
 		_, err := r.Get(ctx, c.inPointer(inID), readOnly...)
 		switch {

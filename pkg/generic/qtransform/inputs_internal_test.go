@@ -13,8 +13,8 @@ import (
 // (returned, to destroy) until it is forgotten, or claimed again; the
 // input of every output is known. Claiming the output an input already has,
 // and listing an input's outputs into the caller's buffer, allocate nothing.
-func TestIndex_ClaimRetireAndForget(t *testing.T) {
-	x := newIndex()
+func TestInputs_ClaimRetireAndForget(t *testing.T) {
+	x := newInputs()
 	all := func(in resource.ID) []resource.ID { return x.all(in, nil) }
 
 	known, retired := x.claim("a", "oa")
@@ -62,4 +62,57 @@ func TestIndex_ClaimRetireAndForget(t *testing.T) {
 		x.claim("c", "oc")
 		_ = x.all("c", buf[:0])
 	}))
+}
+
+// TestInputs_ProcessedMarks: an input is skipped only at the creation time
+// and version it was fully processed at, and not after a MapInput woke it
+// up — also when the wake-up came while the Reconcile ran (its finish then
+// records nothing); an input that is gone starts over.
+func TestInputs_ProcessedMarks(t *testing.T) {
+	x := newInputs()
+	v1, v2 := resource.NewVersion(1), resource.NewVersion(2)
+	gen, skip := x.start("a", 10, v1)
+	assert.False(t, skip)
+	x.finish("a", 10, v1, gen)
+	_, skip = x.start("a", 10, v1)
+	assert.True(t, skip, "processed at 10/v1")
+	_, skip = x.start("a", 10, v2)
+	assert.False(t, skip, "another version")
+	_, skip = x.start("a", 11, v1)
+	assert.False(t, skip, "created again")
+
+	x.wake("a")
+	gen, skip = x.start("a", 10, v1)
+	assert.False(t, skip, "woken up")
+	x.wake("a") // while that Reconcile runs
+	x.finish("a", 10, v1, gen)
+	_, skip = x.start("a", 10, v1)
+	assert.False(t, skip, "a wake-up during the run: not recorded")
+
+	x.gone("a")
+	gen, _ = x.start("a", 10, v1)
+	assert.Zero(t, gen, "gone: starts over")
+}
+
+// TestInputs_RecordGoesWithWhatItHolds: an input's record is kept while it
+// has an output, a retired output or a mark, and goes with the last of
+// them; the input of an output goes with the output.
+func TestInputs_RecordGoesWithWhatItHolds(t *testing.T) {
+	x := newInputs()
+	gen, _ := x.start("a", 1, resource.NewVersion(1))
+	x.claim("a", "o1")
+	x.claim("a", "o2") // o1 retired
+	x.finish("a", 1, resource.NewVersion(1), gen)
+	x.gone("a")
+	assert.Len(t, x.recs, 1, "outputs left")
+	x.forget("a", "o2")
+	assert.Len(t, x.recs, 1, "a retired output left")
+	x.forget("a", "o1")
+	assert.Empty(t, x.recs)
+	assert.Empty(t, x.inputOf)
+
+	x.wake("b")
+	assert.Len(t, x.recs, 1, "a wake-up is kept")
+	x.gone("b")
+	assert.Empty(t, x.recs)
 }
