@@ -41,8 +41,9 @@ func TestModifyAllocatesOneOptionsValue(t *testing.T) {
 }
 
 // TestModifyStoresWhatFnChanged: over a core that can store a resource it
-// is given (inmem), Modify stores the resource fn changed as is — a read-only
-// Get returns that very object, and it was not copied again —, while
+// is given (inmem), Modify stores the resource fn changed (or filled, for a
+// create) as is — a read-only Get returns that very object, and it was not
+// copied again —, while
 // ModifyWithResult returns a resource of the caller's own: changing it
 // changes nothing stored.
 func TestModifyStoresWhatFnChanged(t *testing.T) {
@@ -59,6 +60,18 @@ func TestModifyStoresWhatFnChanged(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, handed, cur, "Modify stores the resource fn changed")
 	assert.EqualValues(t, 2, cur.Metadata().Version().Value())
+
+	// So does a Modify that creates the resource.
+	require.NoError(t, st.Modify(ctx, newNum("b", 0), func(r resource.Resource) error {
+		handed = r
+		r.(*num).TypedSpec().N = 1
+		return nil
+	}, state.WithUpdateOwner("o")))
+	cur, err = st.Get(ctx, ptrOf("b"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.Same(t, handed, cur, "Modify stores the resource fn filled")
+	assert.EqualValues(t, 1, cur.Metadata().Version().Value())
+	assert.Equal(t, "o", cur.Metadata().Owner())
 
 	res, err := st.ModifyWithResult(ctx, newNum("a", 0), func(r resource.Resource) error {
 		r.(*num).TypedSpec().N = 2

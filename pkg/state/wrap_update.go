@@ -64,6 +64,8 @@ func applyUpdater(cur resource.Resource, fn func(resource.Resource) error) (reso
 // functions to apply again.
 type ownedUpdater interface {
 	UpdateOwned(ctx context.Context, r resource.Resource, o UpdateOptions) error
+	// CreateOwned is Create of r given up, with the options o.
+	CreateOwned(ctx context.Context, r resource.Resource, o CreateOptions) error
 }
 
 // updateGiven is Update of r, a copy of the helper's own that it gives up,
@@ -161,7 +163,7 @@ func (w *coreWrapper) modify(ctx context.Context, emptyResource resource.Resourc
 		cur, _, err := w.coreGet(ctx, ptr) // copied once, by applyUpdater
 		switch {
 		case IsNotFoundError(err):
-			res, err := w.createModified(ctx, emptyResource, fn, o)
+			res, err := w.createModified(ctx, emptyResource, fn, o, give)
 			if IsConflictError(err) {
 				// Created by someone else since the Get: update it instead.
 				continue
@@ -180,8 +182,9 @@ func (w *coreWrapper) modify(ctx context.Context, emptyResource resource.Resourc
 }
 
 // createModified applies fn to a copy of emptyResource and creates it with
-// the owner from the update options.
-func (w *coreWrapper) createModified(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, o UpdateOptions) (resource.Resource, error) {
+// the owner from the update options. With give, the copy is given to the
+// core when it is an ownedUpdater (see updateOnce).
+func (w *coreWrapper) createModified(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, o UpdateOptions, give bool) (resource.Resource, error) {
 	r, err := DeepCopyOf(emptyResource)
 	if err != nil {
 		return nil, err
@@ -195,7 +198,12 @@ func (w *coreWrapper) createModified(ctx context.Context, emptyResource resource
 	// The state stores the owner from the options; keep the result in step.
 	md := r.Metadata()
 	md.ReplaceOwner(o.Owner)
-	if err := w.Create(ctx, r, WithCreateOwner(o.Owner)); err != nil {
+	if ou, ok := w.CoreState.(ownedUpdater); ok && give {
+		err = ou.CreateOwned(ctx, r, CreateOptions{Owner: o.Owner})
+	} else {
+		err = w.Create(ctx, r, WithCreateOwner(o.Owner))
+	}
+	if err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -215,14 +215,26 @@ func matches(r resource.Resource, lq resource.LabelQuery, iq resource.IDQuery) b
 
 // Create implements [state.CoreState] (rule S1).
 func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.CreateOption) error {
+	return c.create(r, false, applyOptions(state.CreateOptions{}, opts))
+}
+
+// CreateOwned is Create with the options o, storing r itself instead of
+// a copy: the caller gives r up (see the state package's ownedUpdater).
+func (c *core) CreateOwned(_ context.Context, r resource.Resource, o state.CreateOptions) error {
+	return c.create(r, true, o)
+}
+
+// create is Create with the options o, storing r itself when owned.
+func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) error {
 	md, err := state.ValidateResource(r)
 	if err != nil {
 		return err
 	}
-	o := applyOptions(state.CreateOptions{}, opts)
-	stored, smd, err := copyOf(r, md)
-	if err != nil {
-		return err
+	stored, smd := r, md
+	if !owned {
+		if stored, smd, err = copyOf(r, md); err != nil {
+			return err
+		}
 	}
 	now := c.clock.now()
 	at := now.UnixNano()
@@ -266,9 +278,13 @@ func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.Crea
 		return err
 	}
 
-	md.SetVersion(ver)
-	md.SetCreated(now)
-	md.SetUpdated(now)
+	if !owned {
+		// Owned, md is the stored metadata, stamped above: published, it
+		// is read by others from now on.
+		md.SetVersion(ver)
+		md.SetCreated(now)
+		md.SetUpdated(now)
+	}
 	return nil
 }
 
