@@ -139,7 +139,8 @@ func (c *Runner) mapItem(ctx context.Context, it work.Item, last work.Last, star
 	if err != nil {
 		return outcome.OfItemError(err)
 	}
-	items := make([]work.Item, 0, len(ptrs))
+	var buf [1]work.Item // MapInput mostly returns one pointer
+	items := buf[:0]
 	var bad []string
 	for _, p := range ptrs {
 		if usercode.IsNil(p) {

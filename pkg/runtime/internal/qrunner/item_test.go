@@ -1,12 +1,14 @@
 package qrunner
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -46,4 +48,50 @@ func TestDone_ItemThatSucceededCostsNoAllocation(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 102, ends, "every item's end is traced")
+}
+
+// mapsToOne is a QController whose MapInput returns one pointer of its
+// primary kind, made once.
+type mapsToOne struct{ to []resource.Pointer }
+
+func (mapsToOne) Name() string                   { return "m" }
+func (mapsToOne) Settings() controller.QSettings { return controller.QSettings{} }
+func (m mapsToOne) Reconcile(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) error {
+	return nil
+}
+
+func (m mapsToOne) MapInput(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) ([]resource.Pointer, error) {
+	return m.to, nil
+}
+
+// TestMapItem_OnePointerQueuedWithoutAllocating: a map item whose MapInput
+// returns one pointer queues it with its note, and allocates nothing but
+// the pointer it hands MapInput (a PointerKey boxed for the interface).
+func TestMapItem_OnePointerQueuedWithoutAllocating(t *testing.T) {
+	eng := &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(trace.DefaultSize), Metrics: true}
+	tel := telemetry.NewController(eng, "m", 1)
+	q := queue.New[work.Item, telemetry.Pending](retry.Policy{})
+	primary := resource.NewPointer("ns", "Ps.test.resgraph.dev", "p")
+	c := &Runner{
+		cfg:     Config{Ctrl: mapsToOne{to: []resource.Pointer{primary}}, Telemetry: tel},
+		queue:   q,
+		last:    &work.LastSeen{},
+		elog:    zap.NewNop(),
+		logger:  zap.NewNop(),
+		primary: map[resource.KindKey]struct{}{resource.PointerOf(primary).Kind(): {}},
+	}
+	mapped := work.Item{Ptr: resource.PointerOf(resource.NewPointer("ns", "Ms.test.resgraph.dev", "m")), Map: true}
+	want := work.Reconcile(resource.PointerOf(primary))
+	round := func() {
+		if o := c.mapItem(t.Context(), mapped, work.Last{}, telemetry.Stamp{}); o.Class != outcome.OK {
+			t.Fatalf("outcome %v", o)
+		}
+		it, _, slot, ok := q.GetNoted(t.Context())
+		if !ok || it != want {
+			t.Fatalf("queued %v (%v), want %v", it, ok, want)
+		}
+		q.CompleteNoted(it, slot, queue.Success(), nil)
+	}
+	round()
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, round), 1.0)
 }
