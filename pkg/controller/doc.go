@@ -29,7 +29,10 @@
 //		return nil
 //	})
 //
-// or DeepCopy what you read and Update the copy.
+// or DeepCopy what you read and Update the copy. The copy Modify hands
+// fn is fn's while it runs: the engine may store it as is once fn
+// returned, so fn keeps no reference to it (the inmem state's mutation
+// detector reports a later change of it).
 //
 // A QController's MapInput receives the changed pointer of a mapped input.
 // When the input was destroyed, that pointer is a [*DestroyedInput] with

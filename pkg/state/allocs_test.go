@@ -40,61 +40,97 @@ func TestModifyAllocatesOneOptionsValue(t *testing.T) {
 	assert.Equal(t, byCore+1, byModify)
 }
 
-// TestModifyStoresWhatFnChanged: over a core that can store a resource it
-// is given (inmem), Modify stores the resource fn changed (or filled, for a
-// create) as is — a read-only Get returns that very object, and it was not
-// copied again —, while
-// ModifyWithResult returns a resource of the caller's own: changing it
-// changes nothing stored.
-func TestModifyStoresWhatFnChanged(t *testing.T) {
+// TestModifyStoresACopyOfWhatFnChanged: Modify stores a copy of the
+// resource fn changed (rule S7, "writes copy"): fn may keep it, and
+// changing it later changes nothing stored; ModifyWithResult returns a
+// resource of the caller's own likewise.
+func TestModifyStoresACopyOfWhatFnChanged(t *testing.T) {
+	t.Setenv("RESGRAPH_MUTATION_DETECTOR", "0") // changing what fn kept is allowed here
 	ctx := context.Background()
 	st := inmem.NewState()
 	require.NoError(t, st.Create(ctx, newNum("a", 0)))
-	var handed resource.Resource
+	var kept resource.Resource
 	require.NoError(t, st.Modify(ctx, newNum("a", 0), func(r resource.Resource) error {
-		handed = r
+		kept = r
 		r.(*num).TypedSpec().N = 1
 		return nil
 	}))
+	kept.(*num).TypedSpec().N = 99
 	cur, err := st.Get(ctx, ptrOf("a"), state.WithReadOnlyGet())
 	require.NoError(t, err)
-	assert.Same(t, handed, cur, "Modify stores the resource fn changed")
+	assert.NotSame(t, kept, cur, "Modify stores a copy")
+	assert.Equal(t, 1, cur.(*num).TypedSpec().N, "what fn kept is its own")
 	assert.EqualValues(t, 2, cur.Metadata().Version().Value())
 
 	// So does a Modify that creates the resource.
 	require.NoError(t, st.Modify(ctx, newNum("b", 0), func(r resource.Resource) error {
-		handed = r
+		kept = r
 		r.(*num).TypedSpec().N = 1
 		return nil
-	}, state.WithUpdateOwner("o")))
-	cur, err = st.Get(ctx, ptrOf("b"), state.WithReadOnlyGet())
+	}))
+	kept.(*num).TypedSpec().N = 99
+	cur, err = st.Get(ctx, ptrOf("b"))
 	require.NoError(t, err)
-	assert.Same(t, handed, cur, "Modify stores the resource fn filled")
-	assert.EqualValues(t, 1, cur.Metadata().Version().Value())
-	assert.Equal(t, "o", cur.Metadata().Owner())
+	assert.Equal(t, 1, cur.(*num).TypedSpec().N, "what fn kept of a create is its own")
 
 	res, err := st.ModifyWithResult(ctx, newNum("a", 0), func(r resource.Resource) error {
 		r.(*num).TypedSpec().N = 2
 		return nil
 	})
 	require.NoError(t, err)
-	cur, err = st.Get(ctx, ptrOf("a"), state.WithReadOnlyGet())
-	require.NoError(t, err)
-	assert.NotSame(t, res, cur, "ModifyWithResult hands back a resource of the caller's")
 	res.(*num).TypedSpec().N = 99
 	cur, err = st.Get(ctx, ptrOf("a"))
 	require.NoError(t, err)
-	assert.Equal(t, 2, cur.(*num).TypedSpec().N)
+	assert.Equal(t, 2, cur.(*num).TypedSpec().N, "ModifyWithResult hands back a resource of the caller's")
 }
 
-// TestModifyOverInmemAllocatesTheCopyAndTheOptions: an update by Modify
-// over the inmem state allocates the copy fn changes and one options
-// value, nothing more — the core reads and writes without applying
-// options again, and stores that copy.
-func TestModifyOverInmemAllocatesTheCopyAndTheOptions(t *testing.T) {
+// TestModifyGivenStoresWhatFnChanged: the engine's Modify for its
+// controllers (ModifyGiven, whose fn gives up what it is handed) stores
+// the resource fn changed as is over a core that can keep it (inmem): a
+// read-only Get returns that very object, written once.
+func TestModifyGivenStoresWhatFnChanged(t *testing.T) {
+	ctx := context.Background()
+	st := inmem.NewState()
+	require.NoError(t, st.Create(ctx, newNum("a", 0)))
+	g, ok := st.(interface {
+		ModifyGiven(context.Context, resource.Resource, func(resource.Resource) error, ...state.UpdateOption) error
+	})
+	require.True(t, ok, "a wrapped core offers ModifyGiven")
+	var handed resource.Resource
+	require.NoError(t, g.ModifyGiven(ctx, newNum("a", 0), func(r resource.Resource) error {
+		handed = r
+		r.(*num).TypedSpec().N = 1
+		return nil
+	}))
+	cur, err := st.Get(ctx, ptrOf("a"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.Same(t, handed, cur, "ModifyGiven stores the resource fn changed")
+	assert.EqualValues(t, 2, cur.Metadata().Version().Value())
+
+	// So does a ModifyGiven that creates the resource.
+	require.NoError(t, g.ModifyGiven(ctx, newNum("b", 0), func(r resource.Resource) error {
+		handed = r
+		r.(*num).TypedSpec().N = 1
+		return nil
+	}, state.WithUpdateOwner("o")))
+	cur, err = st.Get(ctx, ptrOf("b"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.Same(t, handed, cur, "ModifyGiven stores the resource fn filled")
+	assert.EqualValues(t, 1, cur.Metadata().Version().Value())
+	assert.Equal(t, "o", cur.Metadata().Owner())
+}
+
+// TestModifyGivenOverInmemAllocatesTheCopyAndTheOptions: an update by
+// the engine's Modify (ModifyGiven) over the inmem state allocates the
+// copy fn changes and one options value, nothing more — the core reads
+// and writes without applying options again, and stores that copy.
+func TestModifyGivenOverInmemAllocatesTheCopyAndTheOptions(t *testing.T) {
 	t.Setenv("RESGRAPH_MUTATION_DETECTOR", "0") // its reference copies are not the write's
 	ctx := context.Background()
 	st := inmem.NewState(inmem.WithHistoryCapacity(1))
+	g := st.(interface {
+		ModifyGiven(context.Context, resource.Resource, func(resource.Resource) error, ...state.UpdateOption) error
+	})
 	require.NoError(t, st.Create(ctx, newNum("a", 0), state.WithCreateOwner("o")))
 	cur, err := st.Get(ctx, ptrOf("a"))
 	require.NoError(t, err)
@@ -104,7 +140,7 @@ func TestModifyOverInmemAllocatesTheCopyAndTheOptions(t *testing.T) {
 	opts := []state.UpdateOption{state.WithUpdateOwner("o")}
 	empty := newNum("a", 0)
 	byModify := testing.AllocsPerRun(200, func() {
-		require.NoError(t, st.Modify(ctx, empty, bump, opts...))
+		require.NoError(t, g.ModifyGiven(ctx, empty, bump, opts...))
 	})
 	assert.Equal(t, byCopy+1, byModify)
 }

@@ -72,9 +72,8 @@ type State interface {
 	ContextWithTeardown(ctx context.Context, ptr resource.Pointer) (context.Context, error)
 	// Modify creates emptyResource after applying fn to it when the
 	// resource is absent, or applies fn to the stored resource and writes
-	// it back when it changed (rule S6). fn is handed a copy, which the
-	// state may store as is once fn returned: fn keeps no reference to it
-	// (rule S7).
+	// it back when it changed (rule S6). fn is handed a private copy; the
+	// state stores a copy of it (rule S7).
 	Modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) error
 	// ModifyWithResult is Modify returning the resource as stored after
 	// the call.

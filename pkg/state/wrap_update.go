@@ -130,10 +130,20 @@ func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Poin
 	}
 }
 
-// Modify implements [State.Modify]. The resource fn changed is stored as
-// is when the core can (see ownedUpdater): fn must keep no reference to
-// it.
+// Modify implements [State.Modify]: the state stores a copy of the
+// resource fn changed (rule S7), which fn may keep.
 func (w *coreWrapper) Modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) error {
+	_, err := w.modify(ctx, emptyResource, fn, opts, false)
+	return err
+}
+
+// ModifyGiven is Modify for a caller whose fn gives up the resource it is
+// handed: it keeps no reference to it once it returned, and the resource
+// fn changed is stored as is when the core can (see ownedUpdater), saving
+// a copy. It is not part of [State]: the engine calls it for its
+// controllers' Modify (their contract says fn keeps nothing), and a state
+// that lacks it is called with Modify.
+func (w *coreWrapper) ModifyGiven(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) error {
 	_, err := w.modify(ctx, emptyResource, fn, opts, true)
 	return err
 }

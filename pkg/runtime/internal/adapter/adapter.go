@@ -237,6 +237,13 @@ func (a *Adapter) ModifyWithResult(ctx context.Context, emptyResource resource.R
 // opModify is the op of Modify.
 const opModify = "Modify"
 
+// givingModifier is a state whose Modify can store the resource fn changed
+// as is when fn gives it up (the states state.WrapCore returns: ModifyGiven
+// over a core that can keep what it is given, the inmem state's).
+type givingModifier interface {
+	ModifyGiven(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...state.UpdateOption) error
+}
+
 // modify is Modify and ModifyWithResult. A call that left the output equal
 // (rule S6: the state wrote nothing) is told apart by its version: the
 // version of the stored resource that fn last changed is still the
@@ -270,10 +277,15 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 		m.fn, apply = fn, m.apply
 	}
 	if op == opModify {
-		// The resource fn changed may be stored as is (no copy of it, see
-		// state.State.Modify): it is not handed back. Its metadata, read
+		// A controller's fn keeps nothing it is handed (controller.Writer):
+		// the resource it changed may be stored as is, no copy of it (see
+		// givingModifier), and it is not handed back. Its metadata, read
 		// only, is the stored resource's after the write.
-		err = a.st.Modify(ctx, emptyResource, apply, stOpts...)
+		if g, ok := a.st.(givingModifier); ok {
+			err = g.ModifyGiven(ctx, emptyResource, apply, stOpts...)
+		} else {
+			err = a.st.Modify(ctx, emptyResource, apply, stOpts...)
+		}
 	} else {
 		res, err = a.st.ModifyWithResult(ctx, emptyResource, apply, stOpts...)
 	}
