@@ -14,6 +14,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
+	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
@@ -66,15 +67,7 @@ func TestTrace_NoOpWriteIsNoCommit(t *testing.T) {
 		e := start(t, runtimetest.WithState(st), runtimetest.WithControllers(modifyOnEvery("w")))
 		mustCreate(t, st, newPair(typeA, "1", 1))
 		synctest.Wait()
-		for i := 2; i <= 3; i++ {
-			time.Sleep(time.Second)
-			_, err := st.UpdateWithConflicts(t.Context(), ptr(typeA, "1"), func(r resource.Resource) error {
-				r.(*Pair).TypedSpec().A = i
-				return nil
-			})
-			require.NoError(t, err)
-			synctest.Wait()
-		}
+		changeInputTwice(t, st)
 		cur, err := st.Get(t.Context(), ptr(typeB, "1"))
 		require.NoError(t, err)
 		require.EqualValues(t, 1, cur.Metadata().Version().Value(), "the later Modify calls wrote nothing")
@@ -140,15 +133,7 @@ func TestTrace_ModifyThatChangesIsACommit(t *testing.T) {
 		e := start(t, runtimetest.WithState(st), runtimetest.WithControllers(c))
 		mustCreate(t, st, newPair(typeA, "1", 1))
 		synctest.Wait()
-		for i := 2; i <= 3; i++ {
-			time.Sleep(time.Second)
-			_, err := st.UpdateWithConflicts(t.Context(), ptr(typeA, "1"), func(r resource.Resource) error {
-				r.(*Pair).TypedSpec().A = i
-				return nil
-			})
-			require.NoError(t, err)
-			synctest.Wait()
-		}
+		changeInputTwice(t, st)
 		cur, err := st.Get(t.Context(), ptr(typeB, "1"))
 		require.NoError(t, err)
 		last := cur.Metadata().Version().Value()
@@ -163,4 +148,19 @@ func TestTrace_ModifyThatChangesIsACommit(t *testing.T) {
 			assert.Equal(t, "w", c.Controller)
 		}
 	})
+}
+
+// changeInputTwice sets input A/1 to 2, then to 3, a second apart, and
+// lets the engine settle after each (in a synctest bubble).
+func changeInputTwice(t *testing.T, st state.State) {
+	t.Helper()
+	for i := 2; i <= 3; i++ {
+		time.Sleep(time.Second)
+		_, err := st.UpdateWithConflicts(t.Context(), ptr(typeA, "1"), func(r resource.Resource) error {
+			r.(*Pair).TypedSpec().A = i
+			return nil
+		})
+		require.NoError(t, err)
+		synctest.Wait()
+	}
 }

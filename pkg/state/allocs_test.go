@@ -92,10 +92,7 @@ func TestModifyGivenStoresWhatFnChanged(t *testing.T) {
 	ctx := context.Background()
 	st := inmem.NewState()
 	require.NoError(t, st.Create(ctx, newNum("a", 0)))
-	g, ok := st.(interface {
-		ModifyGiven(context.Context, resource.Resource, func(resource.Resource) error, ...state.UpdateOption) error
-	})
-	require.True(t, ok, "a wrapped core offers ModifyGiven")
+	g := givenModifier(t, st)
 	var handed resource.Resource
 	require.NoError(t, g.ModifyGiven(ctx, newNum("a", 0), func(r resource.Resource) error {
 		handed = r
@@ -128,9 +125,7 @@ func TestModifyGivenOverInmemAllocatesTheCopyAndTheOptions(t *testing.T) {
 	t.Setenv("RESGRAPH_MUTATION_DETECTOR", "0") // its reference copies are not the write's
 	ctx := context.Background()
 	st := inmem.NewState(inmem.WithHistoryCapacity(1))
-	g := st.(interface {
-		ModifyGiven(context.Context, resource.Resource, func(resource.Resource) error, ...state.UpdateOption) error
-	})
+	g := givenModifier(t, st)
 	require.NoError(t, st.Create(ctx, newNum("a", 0), state.WithCreateOwner("o")))
 	cur, err := st.Get(ctx, ptrOf("a"))
 	require.NoError(t, err)
@@ -143,4 +138,17 @@ func TestModifyGivenOverInmemAllocatesTheCopyAndTheOptions(t *testing.T) {
 		require.NoError(t, g.ModifyGiven(ctx, empty, bump, opts...))
 	})
 	assert.Equal(t, byCopy+1, byModify)
+}
+
+// modifyGiven is the engine's Modify of a wrapped state (see ModifyGiven).
+type modifyGiven interface {
+	ModifyGiven(context.Context, resource.Resource, func(resource.Resource) error, ...state.UpdateOption) error
+}
+
+// givenModifier returns st's ModifyGiven; a wrapped core offers it.
+func givenModifier(t *testing.T, st state.State) modifyGiven {
+	t.Helper()
+	g, ok := st.(modifyGiven)
+	require.True(t, ok, "a wrapped core offers ModifyGiven")
+	return g
 }
