@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/resgraph/resgraph/conformance"
+	"github.com/resgraph/resgraph/pkg/internal/family"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/etcd"
@@ -71,7 +72,7 @@ func registry() *codec.Registry {
 	codec.MustRegister[conformance.ListSpec, conformance.ListResourceDefinition](reg)
 	codec.MustRegister[conformance.IntSpec, conformance.UndeclaredResourceDefinition](reg)
 	registerChain(reg)
-	registerFamily(reg)
+	family.Register(reg)
 	return reg
 }
 
