@@ -2,7 +2,6 @@ package qtransform_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/qtransform"
+	"github.com/resgraph/resgraph/pkg/internal/family"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
@@ -21,43 +21,9 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// childMapper is the mapper of the reproduction: a child C names
-// its parent A by its label "parent". It records what it saw, and may
-// hold its calls on a gate.
-type childMapper struct {
-	gate chan struct{} // nil: not held
-
-	mu   sync.Mutex
-	seen []string // "parent" label per call, "destroyed:" prefixed for a destroyed child
-}
-
-func (m *childMapper) mapper(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, c *C) ([]resource.Pointer, error) {
-	if m.gate != nil {
-		select {
-		case <-m.gate:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	parent, _ := c.Metadata().Labels().Get("parent")
-	what := parent
-	if qtransform.InputDestroyed(ctx) {
-		what = "destroyed:" + parent
-	}
-	m.mu.Lock()
-	m.seen = append(m.seen, c.Metadata().ID()+"="+what)
-	m.mu.Unlock()
-	if parent == "" {
-		return nil, nil
-	}
-	return []resource.Pointer{ptrA(parent)}, nil
-}
-
-func (m *childMapper) calls() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.seen...)
-}
+// childMapper is the mapper of the reproduction (package family's
+// recording mapper): a child C names its parent A by its label "parent".
+func childMapper() *family.Mapper[*C] { return &family.Mapper[*C]{Parent: typed.Kind[*A]()} }
 
 // countChildren is a TransformFunc: B.N is the number of children C that
 // name A as their parent.
@@ -87,11 +53,11 @@ func child(id, parent string) *C {
 // drops the child, instead of keeping it forever.
 func TestQ4_ExtraMappedInputDestroyedKeepsItsLabels(t *testing.T) {
 	st := newState()
-	m := &childMapper{}
+	m := childMapper()
 	s := settings("Parents")
 	s.TransformFunc = countChildren
 	e := runtimetest.Start(t, runtimetest.WithState(st),
-		runtimetest.WithQControllers(qtransform.NewQController(s, qtransform.WithExtraMappedInput(m.mapper))))
+		runtimetest.WithQControllers(qtransform.NewQController(s, qtransform.WithExtraMappedInput(m.Map))))
 	runtimetest.Create(t, st, newA("p1", 0))
 	runtimetest.Await(t, st, "p1", fixture.RunningN[*B](0))
 
@@ -100,7 +66,7 @@ func TestQ4_ExtraMappedInputDestroyedKeepsItsLabels(t *testing.T) {
 	runtimetest.Await(t, st, "p1", fixture.RunningN[*B](1))
 	require.NoError(t, st.Destroy(context.Background(), typed.Pointer[*C]("c1")))
 	e.Settle(t)
-	assert.Equal(t, []string{"c1=p1", "c1=destroyed:p1"}, m.calls(), "the mapper sees the parent label of a destroyed child")
+	assert.Equal(t, []string{"c1=p1", "c1=destroyed:p1"}, m.Calls(), "the mapper sees the parent label of a destroyed child")
 	runtimetest.Await(t, st, "p1", fixture.RunningN[*B](0)) // not stale
 }
 
@@ -111,11 +77,12 @@ func TestQ4_ExtraMappedInputDestroyedKeepsItsLabels(t *testing.T) {
 func TestQ4_ExtraMappedInputCoalescedBurst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
-		m := &childMapper{gate: make(chan struct{})}
+		m := childMapper()
+		m.Gate = make(chan struct{})
 		s := settings("Parents")
 		s.TransformFunc = countChildren
 		e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
-			runtimetest.WithQControllers(qtransform.NewQController(s, qtransform.WithExtraMappedInput(m.mapper))))
+			runtimetest.WithQControllers(qtransform.NewQController(s, qtransform.WithExtraMappedInput(m.Map))))
 		runtimetest.Create(t, st, newA("p1", 0), newA("p2", 0))
 		runtimetest.Await(t, st, "p2", fixture.RunningN[*B](0))
 
@@ -132,16 +99,16 @@ func TestQ4_ExtraMappedInputCoalescedBurst(t *testing.T) {
 		release := func(what string) {
 			t.Helper()
 			select {
-			case m.gate <- struct{}{}:
+			case m.Gate <- struct{}{}:
 			case <-time.After(time.Minute): // virtual time
-				require.FailNow(t, "no mapper call waits", "for %s; calls: %v", what, m.calls())
+				require.FailNow(t, "no mapper call waits", "for %s; calls: %v", what, m.Calls())
 			}
 		}
 		release("blocker")
 		release("c1")
-		close(m.gate)
+		close(m.Gate)
 		e.Settle(t)
-		assert.Equal(t, []string{"blocker=p2", "c1=destroyed:p1"}, m.calls(),
+		assert.Equal(t, []string{"blocker=p2", "c1=destroyed:p1"}, m.Calls(),
 			"one call for the coalesced changes, as destroyed, with the last label")
 	})
 }

@@ -69,18 +69,20 @@ func NewChild(id resource.ID, parent string) *Child {
 	return c
 }
 
-// Mapper maps a child to the parent its label names, recording the label
-// it saw ("destroyed:" prefixed for a destroyed child); Gate, when set,
-// holds its calls until it receives.
-type Mapper struct {
-	Gate chan struct{}
+// Mapper maps a child of type C to the resource of kind Parent (a
+// *Parent when nil) that its "parent" label names, recording the label it
+// saw ("destroyed:" prefixed for a destroyed child); Gate, when set, holds
+// its calls until it receives.
+type Mapper[C resource.Resource] struct {
+	Gate   chan struct{}
+	Parent resource.Kind
 
 	mu   sync.Mutex
 	seen []string
 }
 
 // Map is the qtransform extra mapped input's mapper.
-func (m *Mapper) Map(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, c *Child) ([]resource.Pointer, error) {
+func (m *Mapper[C]) Map(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, c C) ([]resource.Pointer, error) {
 	if m.Gate != nil {
 		select {
 		case <-m.Gate:
@@ -99,11 +101,15 @@ func (m *Mapper) Map(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, 
 	if parent == "" {
 		return nil, nil
 	}
-	return []resource.Pointer{typed.Pointer[*Parent](parent)}, nil
+	kind := m.Parent
+	if kind == nil {
+		kind = typed.Kind[*Parent]()
+	}
+	return []resource.Pointer{resource.NewPointer(kind.Namespace(), kind.Type(), parent)}, nil
 }
 
 // Calls returns what the mapper saw, call by call: "child=parent".
-func (m *Mapper) Calls() []string {
+func (m *Mapper[C]) Calls() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.seen...)
@@ -111,7 +117,7 @@ func (m *Mapper) Calls() []string {
 
 // Controller keeps, for each parent, the number of children whose label
 // names it, its children mapped by m.
-func Controller(m *Mapper) *qtransform.QController[*Parent, *State] {
+func Controller(m *Mapper[*Child]) *qtransform.QController[*Parent, *State] {
 	return qtransform.NewQController(qtransform.Settings[*Parent, *State]{
 		Name: "Families",
 		MapMetadataFunc: func(p *Parent) *State {

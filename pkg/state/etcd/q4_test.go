@@ -38,7 +38,7 @@ func familyStates(t *testing.T) (engine, other state.State) {
 // mapper sees "p1" both times, and the parent's status drops the child.
 func TestQ4_DestroyedChildKeepsItsLabels(t *testing.T) {
 	st, other := familyStates(t)
-	m := &family.Mapper{}
+	m := &family.Mapper[*family.Child]{}
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithQControllers(family.Controller(m)))
 	runtimetest.Create(t, st, family.NewParent("p1"))
@@ -58,7 +58,7 @@ func TestQ4_DestroyedChildKeepsItsLabels(t *testing.T) {
 // mapped once, as destroyed, with the label of its last stored version.
 func TestQ4_CoalescedChildBurst(t *testing.T) {
 	st, other := familyStates(t)
-	m := &family.Mapper{Gate: make(chan struct{})}
+	m := &family.Mapper[*family.Child]{Gate: make(chan struct{})}
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithQControllers(family.Controller(m)))
 	ctx := context.Background()

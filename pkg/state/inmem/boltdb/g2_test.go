@@ -32,7 +32,7 @@ func TestG2_ATypeTheCodecDoesNotKnowIsRefusedAtRegistration(t *testing.T) {
 	rt, err := runtime.New(st, zap.NewNop())
 	require.NoError(t, err)
 
-	err = rt.RegisterQController(family.Controller(&family.Mapper{}))
+	err = rt.RegisterQController(family.Controller(&family.Mapper[*family.Child]{}))
 	require.Error(t, err)
 	assert.True(t, state.IsInvalidError(err), "%v", err)
 	assert.True(t, codec.IsUnknownTypeError(err), "the codec's error is in the chain: %v", err)

@@ -32,7 +32,7 @@ func TestQ4_DestroyedChildKeepsItsLabelsAcrossARestart(t *testing.T) {
 	path := dbPath(t)
 	st, err := boltdb.Open(path, familyRegistry())
 	require.NoError(t, err)
-	m := &family.Mapper{}
+	m := &family.Mapper[*family.Child]{}
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithQControllers(family.Controller(m)))
 	runtimetest.Create(t, st, family.NewParent("p1"))
