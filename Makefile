@@ -16,6 +16,10 @@ PROM := exporters/prometheus
 # The protobuf spec encoding is a module of its own (it depends on
 # protoenc), so that only its users depend on protoenc.
 PROTO := pkg/resource/codec/protobuf
+# The remote State (gRPC server and client) is a module of its own (it
+# depends on gRPC and protobuf); its tests serve states over loopback TCP
+# and unix sockets.
+REMOTE := pkg/state/remote
 
 .PHONY: test bench lint fuzz sim cover tools
 
@@ -27,6 +31,7 @@ test:
 	cd $(BOLTDB) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd $(PROM) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd $(PROTO) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd $(REMOTE) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## bench: every benchmark, -count $(BENCHCOUNT), with allocations (without
 ## inmem's mutation detector, which is on by default in test binaries)
@@ -45,6 +50,7 @@ lint:
 	cd $(BOLTDB) && $(GO) vet ./... && staticcheck ./...
 	cd $(PROM) && $(GO) vet ./... && staticcheck ./...
 	cd $(PROTO) && $(GO) vet ./... && staticcheck ./...
+	cd $(REMOTE) && $(GO) vet ./... && staticcheck ./...
 
 ## fuzz: a short, bounded run of every fuzz target
 fuzz:

@@ -45,6 +45,22 @@
 // a time.Time keeps its instant and its zone offset, not its location's
 // name.
 //
+// # Definitions
+//
+// Registering a type also records its resource definition (package
+// definition: aliases, default namespace, encoding, printed columns,
+// sensitivity), derived from typed.Definition and an optional
+// ResourceDefinition method of the definition provider (or of the
+// resource, for [Registry.RegisterType]); [Registry.Definitions] returns
+// them. A definition that registry refuses (an alias another type already
+// answers to) refuses the registration: nothing is registered.
+//
+// # Specs apart from metadata
+//
+// [Registry.AppendSpec] and [Registry.DecodeSpec] encode and decode a
+// spec alone, for a transport that carries the metadata in a form of its
+// own (the remote State's messages): the spec's bytes and its [Format].
+//
 // # Errors
 //
 // Encode fails, writing nothing, with an [*UnknownTypeError] for a type

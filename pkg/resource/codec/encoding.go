@@ -45,6 +45,7 @@ func RegisterWith[S any, D typed.DefinitionProvider](reg *Registry, enc SpecEnco
 		return fail(err)
 	}
 	jsonOK := checkJSON(reflect.TypeFor[S]()) == nil
+	var described D
 	return reg.add(def.Type, &entry{
 		goType: goType,
 		format: enc.Format,
@@ -73,7 +74,7 @@ func RegisterWith[S any, D typed.DefinitionProvider](reg *Registry, enc SpecEnco
 			}
 			return r, nil
 		},
-	})
+	}, def.DefaultNamespace, described)
 }
 
 // callDecode decodes data with enc. A panic is an error.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/definition"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
@@ -22,7 +23,18 @@ type Registry struct {
 	// Encode and Decode read it with one atomic load.
 	types atomic.Pointer[map[resource.Type]*entry]
 	mu    sync.Mutex // serializes registrations
+	// defs holds the definition of every registered type (see
+	// [Registry.Definitions]); a type's definition is added before its
+	// entry is published.
+	defs definition.Registry
 }
+
+// Definitions returns the definitions of the registered types: each
+// registration records its type's definition (see package definition),
+// so that the types a registry encodes and the types it describes are one
+// list. Adding to it directly describes a type without making it
+// encodable.
+func (reg *Registry) Definitions() *definition.Registry { return &reg.defs }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{} }
@@ -51,11 +63,16 @@ func (reg *Registry) lookup(typ resource.Type) *entry {
 	return (*m)[typ]
 }
 
-// add publishes e as the entry of typ. Registering a type again with the
-// same Go type is a no-op; with another Go type it is an error.
-func (reg *Registry) add(typ resource.Type, e *entry) error {
+// add publishes e as the entry of typ, and the definition described
+// gives (see definition.Of) with defaultNS. Registering a type again with
+// the same Go type is a no-op; with another Go type it is an error.
+func (reg *Registry) add(typ resource.Type, e *entry, defaultNS resource.Namespace, described any) error {
 	if typ == "" {
 		return fmt.Errorf("codec: register %s: empty resource type", e.goType)
+	}
+	def, err := definition.Of(typ, defaultNS, e.format.encodingName(), described)
+	if err != nil {
+		return fmt.Errorf("codec: register %q (%s): %w", typ, e.goType, err)
 	}
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
@@ -71,6 +88,9 @@ func (reg *Registry) add(typ resource.Type, e *entry) error {
 			return fmt.Errorf("codec: resource type %q is registered with its specs in %s, not %s", typ, prev.format, e.format)
 		}
 		return fmt.Errorf("codec: resource type %q is registered as %s, not %s", typ, prev.goType, e.goType)
+	}
+	if err := reg.defs.Add(def); err != nil {
+		return fmt.Errorf("codec: register %q (%s): %w", typ, e.goType, err)
 	}
 	m := make(map[resource.Type]*entry, len(old)+1)
 	maps.Copy(m, old)
@@ -119,6 +139,7 @@ func Register[S any, D typed.DefinitionProvider](reg *Registry) error {
 	if err != nil {
 		return fmt.Errorf("codec: register %q (%s): %w", def.Type, goType, err)
 	}
+	var described D
 	return reg.add(def.Type, &entry{
 		goType: goType,
 		format: sc.format(),
@@ -133,7 +154,7 @@ func Register[S any, D typed.DefinitionProvider](reg *Registry) error {
 			}
 			return r, nil
 		},
-	})
+	}, def.DefaultNamespace, described)
 }
 
 // MustRegister is [Register] that panics on error, for package
@@ -178,7 +199,7 @@ func (reg *Registry) RegisterType(typ resource.Type, newResource func(resource.M
 			format:     FormatOwn,
 			encodeSpec: encodeOwnResource,
 			decode:     decodeOwnResource(newResource),
-		})
+		}, "", probe)
 	}
 	sc, err := pointerSpecCodec(probe)
 	if err != nil {
@@ -200,7 +221,7 @@ func (reg *Registry) RegisterType(typ resource.Type, newResource func(resource.M
 			}
 			return r, nil
 		},
-	})
+	}, "", probe)
 }
 
 // construct calls newResource(md) and checks the result: a non-nil

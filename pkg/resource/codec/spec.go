@@ -56,6 +56,20 @@ func (f Format) String() string {
 	}
 }
 
+// encodingName is the name of f in a resource definition's Encoding.
+func (f Format) encodingName() string {
+	switch f {
+	case FormatJSON:
+		return "json"
+	case FormatOwn:
+		return "own"
+	case FormatProtobuf:
+		return "protobuf"
+	default:
+		return fmt.Sprintf("format-%d", byte(f))
+	}
+}
+
 var (
 	marshalerType   = reflect.TypeFor[SpecMarshaler]()
 	unmarshalerType = reflect.TypeFor[SpecUnmarshaler]()

@@ -1,0 +1,221 @@
+package remote
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/remote/internal/pb"
+)
+
+// timeToPB returns t on the wire; nil for the zero time.
+func timeToPB(t time.Time) *pb.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &pb.Time{Seconds: t.Unix(), Nanos: int32(t.Nanosecond())}
+}
+
+// timeFromPB returns the time of t; the zero time for nil.
+func timeFromPB(t *pb.Time) (time.Time, error) {
+	if t == nil {
+		return time.Time{}, nil
+	}
+	if t.Nanos < 0 || t.Nanos >= int32(time.Second) {
+		return time.Time{}, fmt.Errorf("time with %d nanoseconds", t.Nanos)
+	}
+	return time.Unix(t.Seconds, int64(t.Nanos)), nil
+}
+
+// metadataToPB returns md on the wire.
+func metadataToPB(md *resource.Metadata) *pb.Metadata {
+	return &pb.Metadata{
+		Namespace:   md.Namespace(),
+		Type:        md.Type(),
+		Id:          md.ID(),
+		Version:     md.Version().Value(),
+		Phase:       pb.Phase(md.Phase()),
+		Owner:       md.Owner(),
+		Created:     timeToPB(md.Created()),
+		Updated:     timeToPB(md.Updated()),
+		Finalizers:  []string(*md.Finalizers()),
+		Labels:      md.Labels().Raw(),
+		Annotations: md.Annotations().Raw(),
+	}
+}
+
+// metadataFromPB returns the metadata m carries, or an error naming what
+// is wrong with it: no metadata, an empty identity, an unknown phase, a
+// bad time, an empty or repeated finalizer.
+func metadataFromPB(m *pb.Metadata) (resource.Metadata, error) {
+	if m == nil {
+		return resource.Metadata{}, fmt.Errorf("resource without metadata")
+	}
+	md := resource.NewMetadata(m.Namespace, m.Type, m.Id, resource.NewVersion(m.Version))
+	if err := resource.ValidatePointer(&md); err != nil {
+		return resource.Metadata{}, err
+	}
+	name := func() string { return resource.PointerString(&md) }
+	switch m.Phase {
+	case pb.Phase_PHASE_RUNNING, pb.Phase_PHASE_TEARING_DOWN:
+		md.SetPhase(resource.Phase(m.Phase))
+	default:
+		return resource.Metadata{}, fmt.Errorf("%s: unknown phase %d", name(), m.Phase)
+	}
+	md.ReplaceOwner(m.Owner)
+	created, err := timeFromPB(m.Created)
+	if err != nil {
+		return resource.Metadata{}, fmt.Errorf("%s: created: %w", name(), err)
+	}
+	updated, err := timeFromPB(m.Updated)
+	if err != nil {
+		return resource.Metadata{}, fmt.Errorf("%s: updated: %w", name(), err)
+	}
+	md.SetCreated(created)
+	md.SetUpdated(updated)
+	for _, f := range m.Finalizers {
+		if f == "" || !md.Finalizers().Add(f) {
+			return resource.Metadata{}, fmt.Errorf("%s: empty or repeated finalizer %q", name(), f)
+		}
+	}
+	for k, v := range m.Labels {
+		md.Labels().Set(k, v)
+	}
+	for k, v := range m.Annotations {
+		md.Annotations().Set(k, v)
+	}
+	return md, nil
+}
+
+// coder turns resources into messages and back with a codec registry.
+type coder struct {
+	reg *codec.Registry
+}
+
+// encode returns r on the wire, with its spec rendered as JSON too when
+// withJSON is set.
+func (c coder) encode(r resource.Resource, withJSON bool) (*pb.Resource, error) {
+	spec, f, err := c.reg.AppendSpec(nil, r)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.Resource{Metadata: metadataToPB(r.Metadata()), Spec: spec, SpecFormat: uint32(f)}
+	if withJSON {
+		if out.SpecJson, err = specJSON(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// decode returns the resource m carries, decoded by the registry.
+func (c coder) decode(m *pb.Resource) (resource.Resource, error) {
+	if m == nil {
+		return nil, fmt.Errorf("no resource")
+	}
+	md, err := metadataFromPB(m.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	if m.SpecFormat > 255 {
+		return nil, fmt.Errorf("%s: spec format %d out of range", resource.PointerString(&md), m.SpecFormat)
+	}
+	return c.reg.DecodeSpec(md, codec.Format(m.SpecFormat), m.Spec)
+}
+
+func pointerToPB(p resource.Pointer) *pb.Pointer {
+	return &pb.Pointer{Namespace: p.Namespace(), Type: p.Type(), Id: p.ID()}
+}
+
+func kindToPB(k resource.Kind) *pb.Kind {
+	return &pb.Kind{Namespace: k.Namespace(), Type: k.Type()}
+}
+
+// pointerFromPB returns the pointer p carries, or an invalid-class error.
+func pointerFromPB(p *pb.Pointer) (resource.Pointer, error) {
+	if p == nil {
+		return nil, state.NewInvalidError(nil, "remote: request without a resource pointer")
+	}
+	ptr := resource.NewPointer(p.Namespace, p.Type, p.Id)
+	if err := resource.ValidatePointer(ptr); err != nil {
+		return nil, state.NewInvalidError(nil, "remote: %w", err)
+	}
+	return ptr, nil
+}
+
+// kindFromPB returns the kind k carries, or an invalid-class error.
+func kindFromPB(k *pb.Kind) (resource.Kind, error) {
+	if k == nil {
+		return nil, state.NewInvalidError(nil, "remote: request without a resource kind")
+	}
+	kind := resource.NewKind(k.Namespace, k.Type)
+	if err := resource.ValidateKind(kind); err != nil {
+		return nil, state.NewInvalidError(nil, "remote: %w", err)
+	}
+	return kind, nil
+}
+
+// queriesToPB returns label queries on the wire.
+func queriesToPB(qs []resource.LabelQuery) []*pb.LabelQuery {
+	if len(qs) == 0 {
+		return nil
+	}
+	out := make([]*pb.LabelQuery, 0, len(qs))
+	for _, q := range qs {
+		m := &pb.LabelQuery{Terms: make([]*pb.LabelTerm, 0, len(q.Terms))}
+		for _, t := range q.Terms {
+			m.Terms = append(m.Terms, &pb.LabelTerm{Key: t.Key, Op: uint32(t.Op), Values: t.Value, Invert: t.Invert})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// maxLabelOp is the highest resource.LabelOp the server knows.
+const maxLabelOp = resource.LabelOpIn
+
+// queriesFromPB returns the label queries qs carries, or an error naming
+// an unknown operation.
+func queriesFromPB(qs []*pb.LabelQuery) ([]resource.LabelQuery, error) {
+	out := make([]resource.LabelQuery, 0, len(qs))
+	for _, q := range qs {
+		lq := resource.LabelQuery{Terms: make([]resource.LabelTerm, 0, len(q.GetTerms()))}
+		for _, t := range q.GetTerms() {
+			if t.Op > uint32(maxLabelOp) {
+				return nil, fmt.Errorf("label term on %q: unknown operation %d", t.Key, t.Op)
+			}
+			lq.Terms = append(lq.Terms, resource.LabelTerm{Key: t.Key, Op: resource.LabelOp(t.Op), Value: t.Values, Invert: t.Invert})
+		}
+		out = append(out, lq)
+	}
+	return out, nil
+}
+
+// idRegexpToPB returns the ID query's regular expression, "" for none.
+func idRegexpToPB(q resource.IDQuery) string {
+	if q.Regexp == nil {
+		return ""
+	}
+	return q.Regexp.String()
+}
+
+// maxRegexpLen bounds the ID regular expression of a request.
+const maxRegexpLen = 4096
+
+// idQueryFromPB compiles an ID query's regular expression.
+func idQueryFromPB(s string) (resource.IDQuery, error) {
+	if s == "" {
+		return resource.IDQuery{}, nil
+	}
+	if len(s) > maxRegexpLen {
+		return resource.IDQuery{}, fmt.Errorf("ID regular expression of %d bytes (at most %d)", len(s), maxRegexpLen)
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return resource.IDQuery{}, fmt.Errorf("ID regular expression: %w", err)
+	}
+	return resource.IDQuery{Regexp: re}, nil
+}

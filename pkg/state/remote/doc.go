@@ -1,0 +1,122 @@
+// Package remote serves a resgraph state.State over gRPC and makes a
+// state.State of a connection to such a server: a daemon exposes its
+// resources to CLIs, and a controller runs in another process against the
+// daemon's state, through the same contract as in process.
+//
+//	srv := remote.NewServer(st, reg)                // st: the daemon's state
+//	gs := grpc.NewServer(srv.GRPCServerOptions()...)
+//	srv.Register(gs)
+//	go gs.Serve(lis)                                // a unix socket, or TCP with TLS
+//
+//	conn, _ := grpc.NewClient("unix:///run/daemon/api.sock", ...)
+//	st, err := remote.NewClient(conn, reg)          // a state.State
+//
+// This package is a Go module of its own, so that code that embeds
+// resgraph without serving it does not depend on gRPC. Its protocol is
+// internal/pb/state.proto: a resource travels as its metadata in fields
+// and its spec as the bytes of the codec's encoding plus the encoding's
+// format, so client and server must register each type in their codec
+// registries with the same encoding; the client decodes specs with its own
+// registry. Regenerate the Go code with `go generate ./...` (the pinned
+// protoc and plugins are in the module's README).
+//
+// # Rules
+//
+// N1. Every rule of the state contract (R, S) holds for a client:
+// conformance.StateSuite and conformance.RuntimeSuite pass with the state
+// served over loopback TCP and over a unix socket. The client implements
+// the core (Get, List, Create, Update, Destroy and the three watches) on
+// the wire; the other methods of state.State are state.WrapCore's, built
+// on them (a Modify is a Get and an Update, retried on conflicts), and
+// state.KindHeadReporter is asked of the server. Errors keep their classes
+// across the wire, both ways: the server puts the classes of the served
+// state's error in the status's details, and the client's [*Error] belongs
+// to the same classes (state.IsConflictError holds on the client for a
+// conflict on the server, and so on), with a gRPC code by class:
+//
+//	not found                                   NotFound
+//	conflict (version)                          Aborted
+//	owner, phase conflict, pending finalizers   FailedPrecondition
+//	fenced                                      FailedPrecondition
+//	invalid (bad input, unknown type, bad spec) InvalidArgument
+//	buffer overrun, bookmark unknown            OutOfRange
+//
+// A status without details (from an interceptor, an access-control
+// denial) reaches the client as it is: status.Code and status.FromError
+// see it, InvalidArgument is of the invalid class and OutOfRange of the
+// buffer-overrun class. Bad input is refused by the client before
+// anything is sent (an invalid identity, a type its registry does not
+// know, a resource that does not encode, a shared snapshot given to
+// Update), and again by the server before the state is called.
+//
+// Snapshots (S7): the resources of watch events are shared by every watch
+// of one client — a client decodes a version once, and every watch that
+// receives it gets the same object — and Update refuses one of them (the
+// newest two versions of each resource the client's watches received) as
+// a local state refuses its shared snapshots. Get and List return new
+// objects, read-only option or not.
+//
+// N2. A watch whose call breaks (the connection drops, the server stops)
+// resumes: the client opens a new call from the bookmark of the last event
+// it delivered, with backoff ([WithReconnectBackoff]) until the server is
+// back, and the server's state resumes right after that event — so no
+// change is lost (for a slow watcher, as S12 defines it), none is repeated
+// and the order is kept. Bootstrap contents are delivered once the
+// Bootstrapped event arrived, all at once, so that a call that breaks
+// during the bootstrap starts it again with nothing delivered twice; a
+// watch that broke before delivering anything starts again as it was
+// asked. When the server cannot resume from the bookmark — the daemon
+// restarted and its state does not know it, or its history moved on past
+// it — the watch ends with an Errored event whose error is of the
+// bookmark-unknown class ([IsBookmarkUnknownError], also a buffer
+// overrun): it never re-lists silently. A watch also ends, with an Errored
+// event, when the server refuses to resume it for another reason or the
+// connection is closed; it ends silently when its context is done (S13).
+//
+// N3. A client that reads slowly, or never, stalls no writer and grows no
+// memory without bound. A watch's events flow under credits: the server
+// sends a message of at most 32 events only when the client granted it,
+// and a client grants at most two ahead, one more each time it handed a
+// message's events to its watcher. So at most 2 messages and 8 events wait
+// for a watcher that does not read; the served state's watch then waits,
+// and the state coalesces what it has not delivered (S12), whatever the
+// gRPC flow-control windows. The server bounds the watches one connection
+// may have open ([WithMaxWatchesPerConnection]; one more is
+// ResourceExhausted) and the size of its messages ([WithMaxMessageSize]:
+// List and Watch split their answers below it, a single resource larger
+// than it is ResourceExhausted naming it); requests larger than the gRPC
+// server's receive bound (given by [Server.GRPCServerOptions]) are refused
+// by gRPC with ResourceExhausted.
+//
+// N4. A malformed request — no pointer or kind, an empty identity, an
+// unknown phase or label operation, an ID regular expression that does
+// not compile, a type the server's registry does not know, a spec format
+// the type does not decode, a spec that does not decode, a watch request
+// that mixes a pointer with a kind or bootstrap contents with a bookmark —
+// is refused with InvalidArgument naming what is wrong, before the state
+// is called: nothing is written. A panic while serving a call ends that
+// call with Internal; every other call goes on. A client that vanishes
+// mid-call leaves nothing behind: its calls' contexts end, and with them
+// the served state's watches and every goroutine of the call.
+//
+// # Seams
+//
+// Access control (authentication of callers, rules per identity) plugs in
+// with [WithCallState]: for each call the server asks it for the state to
+// serve, given the call's context (its peer and credentials), and an error
+// carrying a gRPC status — PermissionDenied — ends the call with that
+// status. The state it returns may refuse single accesses the same way:
+// an error with a GRPCStatus method reaches the client with its status.
+//
+// Tools that print resources of types they were not compiled with ask the
+// server for its resource definitions ([Definitions]: names, aliases,
+// columns, sensitivity, from the server's codec registry) and may ask for
+// specs rendered as JSON (the spec_json fields of the protocol).
+//
+// # Costs
+//
+// A client is cheap: NewClient contacts nobody and starts nothing, and a
+// watch is one gRPC stream and one goroutine on each side. The benchmarks
+// beside the code measure the allocations per watch event and per List
+// item.
+package remote

@@ -1,0 +1,274 @@
+package remote
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/remote/internal/pb"
+)
+
+// listChunk bounds the resources of one List message.
+const listChunk = 512
+
+// Get serves state.State.Get.
+func (s *Server) Get(ctx context.Context, req *pb.GetRequest) (_ *pb.GetResponse, err error) {
+	defer s.recoverCall("Get", &err)
+	st, err := s.stateOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ptr, err := s.knownPointer(req.GetPointer())
+	if err != nil {
+		return nil, err
+	}
+	r, err := st.Get(ctx, ptr, state.WithReadOnlyGet())
+	if err != nil {
+		return nil, toStatus(err).Err()
+	}
+	m, err := s.encodeStored(r, req.GetSpecJson())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetResponse{Resource: m}, nil
+}
+
+// List serves state.State.List, in messages of at most listChunk
+// resources and the message size bound.
+func (s *Server) List(req *pb.ListRequest, stream pb.State_ListServer) (err error) {
+	defer s.recoverCall("List", &err)
+	ctx := stream.Context()
+	st, err := s.stateOf(ctx)
+	if err != nil {
+		return err
+	}
+	kind, err := s.knownKind(req.GetKind())
+	if err != nil {
+		return err
+	}
+	opts, err := listOptions(req)
+	if err != nil {
+		return invalid("list %s: %v", resource.KindString(kind), err)
+	}
+	list, err := st.List(ctx, kind, opts...)
+	if err != nil {
+		return toStatus(err).Err()
+	}
+	msg, size := &pb.ListResponse{}, 0
+	for _, r := range list.Items {
+		m, err := s.encodeStored(r, req.GetSpecJson())
+		if err != nil {
+			return err
+		}
+		n := proto.Size(m) + 8
+		if len(msg.Resources) > 0 && (size+n > s.o.maxMessage || len(msg.Resources) == listChunk) {
+			if err := stream.Send(msg); err != nil {
+				return err
+			}
+			msg, size = &pb.ListResponse{}, 0
+		}
+		msg.Resources = append(msg.Resources, m)
+		size += n
+	}
+	if len(msg.Resources) == 0 {
+		return nil
+	}
+	return stream.Send(msg)
+}
+
+// listOptions returns the options of a List request.
+func listOptions(req *pb.ListRequest) ([]state.ListOption, error) {
+	opts := []state.ListOption{state.WithReadOnlyList()}
+	q, err := labelQueryOf(req.GetLabelQueries())
+	if err != nil {
+		return nil, err
+	}
+	idq, err := idQueryFromPB(req.GetIdRegexp())
+	if err != nil {
+		return nil, err
+	}
+	return append(opts, func(o *state.ListOptions) {
+		o.LabelQuery = q
+		o.IDQuery = idq
+	}), nil
+}
+
+// labelQueryOf returns the label query of a request's queries.
+func labelQueryOf(qs []*pb.LabelQuery) (resource.LabelQuery, error) {
+	lqs, err := queriesFromPB(qs)
+	switch {
+	case err != nil:
+		return resource.LabelQuery{}, err
+	case len(lqs) > 1:
+		return resource.LabelQuery{}, errors.New("several label queries (their union) are not supported by this server")
+	case len(lqs) == 1:
+		return lqs[0], nil
+	default:
+		return resource.LabelQuery{}, nil
+	}
+}
+
+// Create serves state.State.Create.
+func (s *Server) Create(ctx context.Context, req *pb.CreateRequest) (_ *pb.WriteResponse, err error) {
+	defer s.recoverCall("Create", &err)
+	st, err := s.stateOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.decodeRequest(req.GetResource())
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Create(ctx, r, state.WithCreateOwner(req.GetOwner())); err != nil {
+		return nil, toStatus(err).Err()
+	}
+	return writeResponse(r.Metadata()), nil
+}
+
+// Update serves state.State.Update.
+func (s *Server) Update(ctx context.Context, req *pb.UpdateRequest) (_ *pb.WriteResponse, err error) {
+	defer s.recoverCall("Update", &err)
+	st, err := s.stateOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.decodeRequest(req.GetResource())
+	if err != nil {
+		return nil, err
+	}
+	opts := []state.UpdateOption{state.WithUpdateOwner(req.GetOwner()), state.WithExpectedPhaseAny()}
+	if req.ExpectedPhase != nil {
+		p := req.GetExpectedPhase()
+		if p != pb.Phase_PHASE_RUNNING && p != pb.Phase_PHASE_TEARING_DOWN {
+			return nil, invalid("update %s: unknown expected phase %d", resource.PointerString(r.Metadata()), p)
+		}
+		opts = append(opts, state.WithExpectedPhase(resource.Phase(p)))
+	}
+	if err := st.Update(ctx, r, opts...); err != nil {
+		return nil, toStatus(err).Err()
+	}
+	return writeResponse(r.Metadata()), nil
+}
+
+// Destroy serves state.State.Destroy.
+func (s *Server) Destroy(ctx context.Context, req *pb.DestroyRequest) (_ *pb.DestroyResponse, err error) {
+	defer s.recoverCall("Destroy", &err)
+	st, err := s.stateOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ptr, err := s.knownPointer(req.GetPointer())
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Destroy(ctx, ptr, state.WithDestroyOwner(req.GetOwner())); err != nil {
+		return nil, toStatus(err).Err()
+	}
+	return &pb.DestroyResponse{}, nil
+}
+
+// KindHead serves state.KindHeadReporter.KindHead; Unimplemented when
+// the state does not report kind heads.
+func (s *Server) KindHead(ctx context.Context, req *pb.KindHeadRequest) (_ *pb.KindHeadResponse, err error) {
+	defer s.recoverCall("KindHead", &err)
+	st, err := s.stateOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := s.knownKind(req.GetKind())
+	if err != nil {
+		return nil, err
+	}
+	h, ok := st.(state.KindHeadReporter)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "remote: the served state does not report kind heads")
+	}
+	b, err := h.KindHead(ctx, kind)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil, status.Error(codes.Unimplemented, err.Error())
+	}
+	if err != nil {
+		return nil, toStatus(err).Err()
+	}
+	return &pb.KindHeadResponse{Bookmark: b}, nil
+}
+
+// Definitions serves the definitions of the registry's types.
+func (s *Server) Definitions(ctx context.Context, _ *pb.DefinitionsRequest) (_ *pb.DefinitionsResponse, err error) {
+	defer s.recoverCall("Definitions", &err)
+	if _, err := s.stateOf(ctx); err != nil {
+		return nil, err
+	}
+	defs := s.coder.reg.Definitions().All()
+	out := &pb.DefinitionsResponse{Definitions: make([]*pb.Definition, 0, len(defs))}
+	for _, d := range defs {
+		out.Definitions = append(out.Definitions, definitionToPB(d))
+	}
+	return out, nil
+}
+
+// knownPointer returns the pointer of a request, refusing an invalid one
+// and one of a type the registry does not know.
+func (s *Server) knownPointer(p *pb.Pointer) (resource.Pointer, error) {
+	ptr, err := pointerFromPB(p)
+	if err != nil {
+		return nil, toStatus(err).Err()
+	}
+	if err := s.coder.reg.ValidateType(ptr.Type()); err != nil {
+		return nil, toStatus(err).Err()
+	}
+	return ptr, nil
+}
+
+// knownKind is knownPointer for a kind.
+func (s *Server) knownKind(k *pb.Kind) (resource.Kind, error) {
+	kind, err := kindFromPB(k)
+	if err != nil {
+		return nil, toStatus(err).Err()
+	}
+	if err := s.coder.reg.ValidateType(kind.Type()); err != nil {
+		return nil, toStatus(err).Err()
+	}
+	return kind, nil
+}
+
+// decodeRequest returns the resource of a write request, or an
+// InvalidArgument status naming what is wrong with it.
+func (s *Server) decodeRequest(m *pb.Resource) (resource.Resource, error) {
+	if m == nil {
+		return nil, invalid("write request without a resource")
+	}
+	if m.PointerOnly {
+		return nil, invalid("write request with a pointer-only resource")
+	}
+	r, err := s.coder.decode(m)
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	return r, nil
+}
+
+// encodeStored returns a stored resource on the wire, or the status of a
+// resource that cannot be sent: one the registry cannot encode
+// (Internal), one larger than the message bound (ResourceExhausted).
+func (s *Server) encodeStored(r resource.Resource, withJSON bool) (*pb.Resource, error) {
+	m, err := s.coder.encode(r, withJSON)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "remote: a stored resource does not encode: %v", err)
+	}
+	if n := proto.Size(m); n > s.o.maxMessage-64 {
+		return nil, status.Errorf(codes.ResourceExhausted, "remote: %s encodes to %d bytes, more than the message size bound %d (remote.WithMaxMessageSize)",
+			resource.PointerString(r.Metadata()), n, s.o.maxMessage)
+	}
+	return m, nil
+}
+
+// writeResponse is what a write sets back in the caller's resource.
+func writeResponse(md *resource.Metadata) *pb.WriteResponse {
+	return &pb.WriteResponse{Version: md.Version().Value(), Created: timeToPB(md.Created()), Updated: timeToPB(md.Updated())}
+}
