@@ -129,4 +129,6 @@ func (d Definition) Equal(o Definition) bool {
 		d.Sensitive == o.Sensitive && slices.Equal(d.Aliases, o.Aliases) && slices.Equal(d.Columns, o.Columns)
 }
 
-func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' }
+func isSpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
+}
