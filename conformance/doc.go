@@ -3,6 +3,8 @@
 //
 //   - [StateSuite] checks a [state.State] against rules R3 and S1–S14.
 //   - RuntimeSuite checks an engine against the controller rules.
+//   - [CrossBackendSuite] checks what holds across the namespaces of a
+//     State that live in different backends (rule P1: a routed state).
 //
 // Both have TestHostile_* tests, a table of hostile inputs that any
 // implementation must survive: typed-nil errors and resources, nil

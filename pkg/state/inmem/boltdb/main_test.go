@@ -68,6 +68,7 @@ func registry() *codec.Registry {
 	codec.MustRegister[conformance.IntSpec, conformance.IntResourceDefinition](reg)
 	codec.MustRegister[conformance.StrSpec, conformance.StrResourceDefinition](reg)
 	codec.MustRegister[conformance.ListSpec, conformance.ListResourceDefinition](reg)
+	codec.MustRegister[conformance.IntSpec, conformance.UndeclaredResourceDefinition](reg)
 	return reg
 }
 
