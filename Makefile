@@ -56,6 +56,10 @@ lint:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzStateAgainstModel$$' -fuzztime $(FUZZTIME) ./pkg/state/inmem
 	$(GO) test -run '^$$' -fuzz '^FuzzLabelQuery$$' -fuzztime $(FUZZTIME) ./pkg/resource
+	$(GO) test -run '^$$' -fuzz '^FuzzLabelQueries$$' -fuzztime $(FUZZTIME) ./pkg/state/inmem
+	$(GO) test -run '^$$' -fuzz '^FuzzLabelQueriesCached$$' -fuzztime $(FUZZTIME) ./pkg/runtime
+	cd $(BOLTDB) && $(GO) test -run '^$$' -fuzz '^FuzzLabelQueries$$' -fuzztime $(FUZZTIME) .
+	cd $(ETCD) && $(GO) test -run '^$$' -fuzz '^FuzzLabelQueries$$' -fuzztime $(FUZZTIME) .
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./pkg/resource/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./pkg/resource/codec
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) .

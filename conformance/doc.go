@@ -1,7 +1,7 @@
 // Package conformance holds reusable test suites that check an
 // implementation against the resgraph contract, using only public packages:
 //
-//   - [StateSuite] checks a [state.State] against rules R3 and S1–S14.
+//   - [StateSuite] checks a [state.State] against rules R3 and S1–S15.
 //   - RuntimeSuite checks an engine against the controller rules.
 //   - [CrossBackendSuite] checks what holds across the namespaces of a
 //     State that live in different backends (rule P1: a routed state).

@@ -13,7 +13,7 @@ import (
 )
 
 // StateSuite is a testify suite that checks a [state.State] against rules
-// R3 and S1–S14 of the contract, one or more tests per rule, named after it
+// R3 and S1–S15 of the contract, one or more tests per rule, named after it
 // (TestS1_..., TestS12_...). It uses only the public API.
 //
 // Run it from a test of the implementation:

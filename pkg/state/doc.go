@@ -6,7 +6,7 @@
 // [WrapCore] builds every [State] method beyond [CoreState] on top of any
 // CoreState, so a backend implements only the core.
 //
-// The rules every State obeys are numbered S1–S14 in the project's API
+// The rules every State obeys are numbered S1–S15 in the project's API
 // contract; the conformance package checks them against any implementation.
 // In short: optimistic concurrency by version (S1, S2), owner and phase
 // checks (S2, S3), teardown with finalizers (S4, S5), no-op writes write
@@ -16,8 +16,35 @@
 // [WithReadOnlyList] asks for the snapshots; Update of a snapshot itself is
 // refused — DeepCopy it first, or use Modify, which hands its function a
 // private copy), watches that never lose a change
-// and never cut a slow reader off (S8–S13), and safety for concurrent use
-// (S14).
+// and never cut a slow reader off (S8–S13), safety for concurrent use
+// (S14), and label queries that select the union of their queries (S15).
+//
+// # Label queries (S15)
+//
+// S15: several label-query options ([WithLabelQuery] on one List,
+// [WatchWithLabelQuery] on one WatchKind) select the union of their
+// queries: a resource is selected when it matches at least one of them,
+// and it matches a query when every term of that query holds. No label
+// query selects every resource, and so does a union that holds an empty
+// query (WithLabelQuery()). The ID query, when given, applies to the
+// union. S10 holds for unions: a watcher is sent Destroyed when a resource
+// stops matching every query of its union, Created when it starts matching
+// any, and Updated when it moves from one query to another.
+//
+// Terms are built by resource.LabelExists, LabelEqual and LabelIn, and by
+// the ordering operations resource.LabelLT and LabelLTE (byte-wise string
+// order) and LabelLTNumeric and LabelLTENumeric (base-10 64-bit integers);
+// resource.NotMatches inverts a term. An ordering term never holds for a
+// resource without the key (or, numeric, whose value is not an integer),
+// inverted or not, so NotMatches of LabelLTNumeric("n", "5") selects
+// "n is an integer >= 5". A term that cannot be evaluated — an empty key,
+// a numeric operation whose value is not an integer — makes List and the
+// watch calls fail with an invalid-class error that names the option and
+// the fix ([ListOptions.Validate], [WatchKindOptions.Validate]); nothing
+// is read and no watch starts. Every backend (inmem and its bbolt
+// persistence, etcd) and the engine's cache evaluate unions the same way:
+// conformance.StateSuite's TestS15_* tests, and a fuzz target per backend
+// against a reference evaluator (conformance.LabelQueryFuzzer), check it.
 //
 // # Options and bad arguments
 //

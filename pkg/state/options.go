@@ -27,8 +27,10 @@ func WithReadOnlyGet() GetOption {
 
 // ListOptions configure List.
 type ListOptions struct {
-	LabelQuery resource.LabelQuery
-	IDQuery    resource.IDQuery
+	// LabelQueries is the union of the label queries, one per
+	// [WithLabelQuery] (rule S15); none selects every resource.
+	LabelQueries resource.LabelQueries
+	IDQuery      resource.IDQuery
 	// ReadOnly asks for the shared snapshots instead of copies (rule S7).
 	ReadOnly bool
 	// Revision, when set, receives the revision the read reflects (see
@@ -38,6 +40,18 @@ type ListOptions struct {
 
 // ListOption configures List.
 type ListOption func(*ListOptions)
+
+// Validate returns the invalid-class error of options that a List of kind
+// cannot apply — a label query with an unusable term (rule S15: an empty
+// key, a numeric operation whose value is not an integer), named with the
+// option and the fix — or nil. Every backend, and every layer that answers
+// a List itself (the engine's cache), checks with it before reading.
+func (o *ListOptions) Validate(kind resource.Kind) error {
+	if err := o.LabelQueries.Validate(); err != nil {
+		return NewInvalidError(nil, "list %s: WithLabelQuery: %w", resource.KindString(kind), err)
+	}
+	return nil
+}
 
 // WithReadOnlyList makes List return the state's shared, read-only
 // snapshots instead of private copies, at no copy cost (rule S7). The
@@ -63,9 +77,15 @@ func WithListRevision(rev *uint64) ListOption {
 	return func(o *ListOptions) { o.Revision = rev }
 }
 
-// WithLabelQuery restricts List to resources whose labels match.
+// WithLabelQuery restricts List to resources whose labels match the query
+// its options build (every term holds). Several WithLabelQuery options on
+// one List select the union of their queries (rule S15): a resource is
+// listed when it matches at least one. A query with an unusable term (an
+// empty key, a numeric operation with a value that is not an integer) is
+// refused by List with an invalid-class error; nothing is read.
 func WithLabelQuery(opts ...resource.LabelQueryOption) ListOption {
-	return func(o *ListOptions) { opt.Apply(&o.LabelQuery, opts) }
+	q := resource.NewLabelQuery(opts...)
+	return func(o *ListOptions) { o.LabelQueries = append(o.LabelQueries, q) }
 }
 
 // WithIDQuery restricts List to resources whose IDs match.
@@ -188,7 +208,9 @@ func WithStartFromBookmark(b Bookmark) WatchOption {
 
 // WatchKindOptions configure WatchKind and WatchKindAggregated.
 type WatchKindOptions struct {
-	LabelQuery        resource.LabelQuery
+	// LabelQueries is the union of the label queries, one per
+	// [WatchWithLabelQuery] (rule S15); none selects every resource.
+	LabelQueries      resource.LabelQueries
 	IDQuery           resource.IDQuery
 	StartFromBookmark Bookmark
 	TailEvents        int
@@ -197,6 +219,16 @@ type WatchKindOptions struct {
 
 // WatchKindOption configures WatchKind.
 type WatchKindOption func(*WatchKindOptions)
+
+// Validate returns the invalid-class error of a label query with an
+// unusable term (rule S15) on a watch of kind, named with the option and
+// the fix, or nil; see [ListOptions.Validate].
+func (o *WatchKindOptions) Validate(kind resource.Kind) error {
+	if err := o.LabelQueries.Validate(); err != nil {
+		return NewInvalidError(nil, "watch %s: WatchWithLabelQuery: %w", resource.KindString(kind), err)
+	}
+	return nil
+}
 
 // WithBootstrapContents sends every existing resource as Created, then one
 // Bootstrapped event, before the changes (rule S9).
@@ -217,9 +249,15 @@ func WithKindStartFromBookmark(b Bookmark) WatchKindOption {
 }
 
 // WatchWithLabelQuery restricts the watch to resources whose labels match
-// (rule S10).
+// the query its options build (every term holds). Several
+// WatchWithLabelQuery options on one watch select the union of their
+// queries (rule S15), and a resource that stops matching every one of them
+// is reported as Destroyed to the watcher, one that starts matching any as
+// Created (rule S10). A query with an unusable term is refused by the
+// watch call with an invalid-class error.
 func WatchWithLabelQuery(opts ...resource.LabelQueryOption) WatchKindOption {
-	return func(o *WatchKindOptions) { opt.Apply(&o.LabelQuery, opts) }
+	q := resource.NewLabelQuery(opts...)
+	return func(o *WatchKindOptions) { o.LabelQueries = append(o.LabelQueries, q) }
 }
 
 // WatchWithIDQuery restricts the watch to resources whose IDs match.

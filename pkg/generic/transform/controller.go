@@ -84,7 +84,25 @@ func (c *Controller[I, O]) check(inErr, outErr error) error {
 		Transform: s.TransformFunc != nil, OutputKind: c.opts.outputKind, ExtraOutputs: c.opts.extraOutputs,
 		InputFinalizers: c.opts.inputFinalizers,
 	}
-	return cfg.Check(c.checkMapping, c.checkExtraInputs)
+	return cfg.Check(c.checkMapping, c.checkInputOptions)
+}
+
+// checkInputOptions checks the options about inputs: the extra inputs,
+// then the input list options.
+func (c *Controller[I, O]) checkInputOptions() error {
+	if err := c.checkExtraInputs(); err != nil {
+		return err
+	}
+	return c.checkListOptions()
+}
+
+// checkListOptions refuses input list options that no List can apply (a
+// label query with an unusable term, rule S15 of pkg/state).
+func (c *Controller[I, O]) checkListOptions() error {
+	if err := c.filter.LabelQueries.Validate(); err != nil {
+		return xform.Invalid("WithInputListOptions: %v", err)
+	}
+	return nil
 }
 
 func (c *Controller[I, O]) checkMapping() error {

@@ -142,7 +142,7 @@ func (c *Controller[I, O]) matches(md *resource.Metadata) bool {
 	if !c.filterInController() {
 		return true // List applied them
 	}
-	return c.filter.LabelQuery.Matches(*md.Labels()) && c.filter.IDQuery.Matches(md.ID())
+	return c.filter.LabelQueries.Matches(*md.Labels()) && c.filter.IDQuery.Matches(md.ID())
 }
 
 // skipUnchanged reports whether an input that did not change since it was

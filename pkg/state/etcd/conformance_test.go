@@ -23,7 +23,7 @@ import (
 // then exercised.
 const conformanceHistory = 64
 
-// TestStateConformance runs the state contract (S1–S14) against the etcd
+// TestStateConformance runs the state contract (S1–S15) against the etcd
 // state on a real etcd server.
 func TestStateConformance(t *testing.T) {
 	suite.Run(t, &conformance.StateSuite{

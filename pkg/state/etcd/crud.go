@@ -51,11 +51,10 @@ func (c *core) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetO
 // sorted by ID. A value that does not decode is left out and logged with
 // its key, so that one bad value does not hide the others.
 func (c *core) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
-	if err := resource.ValidateKind(kind); err != nil {
+	_, o, err := backend.ListArgs(kind, opts)
+	if err != nil {
 		return resource.List{}, err
 	}
-	var o state.ListOptions
-	opt.Apply(&o, opts)
 	kp := c.kindPrefix(kind.Namespace(), kind.Type())
 	resp, err := c.cli.Get(ctx, kp, clientv3.WithPrefix())
 	if err != nil {
@@ -64,7 +63,7 @@ func (c *core) List(ctx context.Context, kind resource.Kind, opts ...state.ListO
 	if o.Revision != nil {
 		*o.Revision = uint64(resp.Header.Revision)
 	}
-	filtered := len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil
+	filtered := backend.Filtered(o.LabelQueries, o.IDQuery)
 	items := make([]resource.Resource, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		if _, ok := idOf(kp, kv.Key); !ok {
@@ -75,7 +74,7 @@ func (c *core) List(ctx context.Context, kind resource.Kind, opts ...state.ListO
 			c.log.Error("resource left out of a list", zap.Error(err))
 			continue
 		}
-		if filtered && !matches(r, o.LabelQuery, o.IDQuery) {
+		if filtered && !backend.Matches(r, o.LabelQueries, o.IDQuery) {
 			continue
 		}
 		items = append(items, r)
@@ -91,12 +90,6 @@ func sortByID(items []resource.Resource) {
 	if !slices.IsSortedFunc(items, cmp) {
 		slices.SortFunc(items, cmp)
 	}
-}
-
-// matches reports whether r satisfies both queries.
-func matches(r resource.Resource, lq resource.LabelQuery, iq resource.IDQuery) bool {
-	md := r.Metadata()
-	return lq.Matches(*md.Labels()) && iq.Matches(md.ID())
 }
 
 // encode returns the value to store for r with metadata md, or an error of

@@ -1,5 +1,5 @@
 // Package etcd is a [state.State] on an etcd cluster: the same contract as
-// the in-memory state (rules S1–S14, checked by conformance.StateSuite
+// the in-memory state (rules S1–S15, checked by conformance.StateSuite
 // against a real etcd server), shared by every process that uses the same
 // cluster and key prefix.
 //

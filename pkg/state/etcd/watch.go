@@ -36,8 +36,8 @@ func (c *core) startKindWatch(ctx context.Context, kind resource.KindKey, ch cha
 		}
 	}
 	w := &watcher{
-		ctx: ctx, ch: ch, aggCh: aggCh, lq: o.LabelQuery, iq: o.IDQuery,
-		filtered: len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil,
+		ctx: ctx, ch: ch, aggCh: aggCh, lq: o.LabelQueries, iq: o.IDQuery,
+		filtered: backend.Filtered(o.LabelQueries, o.IDQuery),
 		wake:     make(chan struct{}, 1), seen: map[resource.ID]resource.Resource{},
 	}
 	return c.startWatcher(w, kind, start{tail: o.TailEvents, bookmark: o.StartFromBookmark != nil, from: from, bootstrap: o.BootstrapContents})

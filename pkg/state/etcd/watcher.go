@@ -19,10 +19,10 @@ const readBatch = 256
 type watcher struct {
 	f     *feed
 	ctx   context.Context
-	ch    chan<- state.Event   // set unless aggregated
-	aggCh chan<- []state.Event // set for WatchKindAggregated
-	id    resource.ID          // single-resource watch when not empty
-	lq    resource.LabelQuery
+	ch    chan<- state.Event    // set unless aggregated
+	aggCh chan<- []state.Event  // set for WatchKindAggregated
+	id    resource.ID           // single-resource watch when not empty
+	lq    resource.LabelQueries // their union (rule S15)
 	iq    resource.IDQuery
 	wake  chan struct{} // capacity 1
 
@@ -56,7 +56,7 @@ func (w *watcher) match(r resource.Resource) bool {
 	if w.id != "" {
 		return r.Metadata().ID() == w.id
 	}
-	return !w.filtered || matches(r, w.lq, w.iq)
+	return !w.filtered || backend.Matches(r, w.lq, w.iq)
 }
 
 // concerns reports whether the watcher sees c's resource before or after.

@@ -1,6 +1,6 @@
 // Package inmem is the in-memory [state.State] of resgraph: the default,
 // embedded backend. [NewState] serves every namespace; it obeys rules
-// S1–S14 of the state contract, and the guarantees below.
+// S1–S15 of the state contract, and the guarantees below.
 //
 // # Storage and concurrency
 //

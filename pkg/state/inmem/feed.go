@@ -17,13 +17,13 @@ import (
 type feed struct {
 	ks    *kindStore
 	ctx   context.Context
-	ch    chan<- state.Event   // set unless aggregated
-	aggCh chan<- []state.Event // set for WatchKindAggregated
-	lq    resource.LabelQuery
+	ch    chan<- state.Event    // set unless aggregated
+	aggCh chan<- []state.Event  // set for WatchKindAggregated
+	lq    resource.LabelQueries // their union (rule S15)
 	iq    resource.IDQuery
 	wake  chan struct{} // capacity 1: signaled to end a park
 
-	filtered bool // lq or iq has a term
+	filtered bool // lq or iq selects
 
 	init        []*record           // changes to replay first (tail, bookmark)
 	snap        []resource.Resource // bootstrap contents or current state
@@ -46,7 +46,7 @@ func (w *feed) signal() {
 
 // match reports whether the watcher's queries select r.
 func (w *feed) match(r resource.Resource) bool {
-	return !w.filtered || matches(r, w.lq, w.iq)
+	return !w.filtered || backend.Matches(r, w.lq, w.iq)
 }
 
 // emit delivers one event carrying the shared snapshots res and old (rule

@@ -172,11 +172,11 @@ func (c *core) get(ptr resource.Pointer, o state.GetOptions) (resource.Resource,
 // as private copies, or with [state.WithReadOnlyList] as the shared
 // snapshots themselves (rule S7).
 func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
-	if err := resource.ValidateKind(kind); err != nil {
+	k, o, err := backend.ListArgs(kind, opts)
+	if err != nil {
 		return resource.List{}, err
 	}
-	o := applyOptions(state.ListOptions{}, opts)
-	ks := c.lookup(resource.KindOf(kind))
+	ks := c.lookup(k)
 	if ks == nil {
 		if o.Revision != nil {
 			*o.Revision = c.rev.Load()
@@ -184,10 +184,10 @@ func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOpt
 		return resource.List{}, nil
 	}
 	items := ks.snapshot(nil, o.Revision)
-	if len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil {
+	if backend.Filtered(o.LabelQueries, o.IDQuery) {
 		kept := items[:0]
 		for _, r := range items {
-			if matches(r, o.LabelQuery, o.IDQuery) {
+			if backend.Matches(r, o.LabelQueries, o.IDQuery) {
 				kept = append(kept, r)
 			}
 		}
@@ -205,12 +205,6 @@ func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOpt
 		items[i] = cp
 	}
 	return resource.List{Items: items}, nil
-}
-
-// matches reports whether r satisfies both queries.
-func matches(r resource.Resource, lq resource.LabelQuery, iq resource.IDQuery) bool {
-	md := r.Metadata()
-	return lq.Matches(*md.Labels()) && iq.Matches(md.ID())
 }
 
 // Create implements [state.CoreState] (rule S1).

@@ -63,9 +63,9 @@ func (ks *kindStore) addKindWatcher(ctx context.Context, ch chan<- state.Event, 
 		ctx:      ctx,
 		ch:       ch,
 		aggCh:    aggCh,
-		lq:       o.LabelQuery,
+		lq:       o.LabelQueries,
 		iq:       o.IDQuery,
-		filtered: len(o.LabelQuery.Terms) > 0 || o.IDQuery.Regexp != nil,
+		filtered: backend.Filtered(o.LabelQueries, o.IDQuery),
 		wake:     make(chan struct{}, 1),
 	}}
 	// A change concerns the watcher when it sees the resource before or

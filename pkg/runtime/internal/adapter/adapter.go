@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
@@ -119,6 +120,9 @@ func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.Li
 	}
 	if !a.access.Load().canList(kind) {
 		return resource.List{}, a.deny("List", resource.KindString(kind), "not a declared input (without ID) or output")
+	}
+	if err := checkListOptions(kind, opts); err != nil {
+		return resource.List{}, err
 	}
 	if c := a.caches.Get(resource.KindOf(kind)); c.Ready() {
 		l, served, err := c.ListAt(opts, a.floor.Load())
@@ -513,4 +517,16 @@ func (a *Adapter) refreshCache(ctx context.Context, ptr resource.Pointer) {
 	case state.IsNotFoundError(err):
 		c.PutDestroyed(ptr)
 	}
+}
+
+// checkListOptions refuses list options that no List can apply (a label
+// query with an unusable term, rule S15) before the cache or the state is
+// read: the cache serves a List without the state's own check.
+func checkListOptions(kind resource.Kind, opts []state.ListOption) error {
+	if len(opts) == 0 {
+		return nil
+	}
+	var o state.ListOptions
+	opt.Apply(&o, opts)
+	return o.Validate(kind)
 }

@@ -489,13 +489,14 @@ func (c *Kind) rlockServing(opts []state.ListOption, need uint64) (o state.ListO
 }
 
 // finishList filters found (snapshots taken under mu, sorted by ID) by the
-// label query of o and copies them unless o asks for a read-only List: the
+// label queries of o (their union, rule S15; the caller validated them)
+// and copies them unless o asks for a read-only List: the
 // end of every List of the cache, by index or not. Resources' methods are
 // user code: the caller has released mu.
 func finishList(found []resource.Resource, o *state.ListOptions) (resource.List, error) {
 	items := found[:0]
 	for _, r := range found {
-		if o.LabelQuery.Matches(*r.Metadata().Labels()) {
+		if o.LabelQueries.Matches(*r.Metadata().Labels()) {
 			items = append(items, r)
 		}
 	}

@@ -25,7 +25,7 @@ import (
 // it (as in the inmem and etcd runs of the suite).
 const conformanceHistory = 64
 
-// TestStateConformance runs the state contract (S1–S14) on a persistent
+// TestStateConformance runs the state contract (S1–S15) on a persistent
 // state, under each durability policy: persistence changes nothing a user
 // of the state sees. The suite writes thousands of changes one at a time
 // with a deadline, so under the default policy (a commit per write) its

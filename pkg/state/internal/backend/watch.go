@@ -12,7 +12,8 @@ import (
 // here, in the same order and with the same invalid-class errors for every
 // backend, before a backend does anything: the pointer or kind (rule R3),
 // the channel, the options (a negative tail; tail events, a bookmark and
-// bootstrap contents are exclusive), the context (nil is invalid; a done
+// bootstrap contents are exclusive; a label query with an unusable term,
+// rule S15), the context (nil is invalid; a done
 // one ends the call with its cause). A bookmark's contents are the
 // backend's to decode.
 
@@ -81,6 +82,9 @@ func (w KindWatches) watch(ctx context.Context, kind resource.Kind, ch chan<- st
 	}
 	if exclusive > 1 {
 		return state.NewInvalidError(nil, "watch %s: bootstrap contents, tail events and a bookmark are exclusive", k)
+	}
+	if err := o.Validate(k); err != nil {
+		return err
 	}
 	if err := live(ctx, nil, "watch "+k.String()); err != nil {
 		return err
