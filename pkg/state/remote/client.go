@@ -159,7 +159,7 @@ func (c *client) List(ctx context.Context, kind resource.Kind, opts ...state.Lis
 	if o.Revision != nil {
 		*o.Revision = 0
 	}
-	req := &pb.ListRequest{Kind: kindToPB(kind), LabelQueries: queriesToPB(labelQueries(o.LabelQuery)), IdRegexp: idRegexpToPB(o.IDQuery)}
+	req := &pb.ListRequest{Kind: kindToPB(kind), LabelQueries: queriesToPB(o.LabelQueries), IdRegexp: idRegexpToPB(o.IDQuery)}
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := c.rpc.List(lctx, req, c.callOpts...)
@@ -186,15 +186,6 @@ func (c *client) List(ctx context.Context, kind resource.Kind, opts ...state.Lis
 			list.Items = append(list.Items, r)
 		}
 	}
-}
-
-// labelQueries returns the label queries of a List or watch: none, or
-// the one query.
-func labelQueries(q resource.LabelQuery) []resource.LabelQuery {
-	if len(q.Terms) == 0 {
-		return nil
-	}
-	return []resource.LabelQuery{q}
 }
 
 // encodeArg encodes a resource the caller passes to a write, refusing a

@@ -42,7 +42,7 @@ func (c *client) startKindWatch(ctx context.Context, kind resource.KindKey, ch c
 	}
 	req := &pb.WatchRequest{
 		Kind: kindToPB(kind), TailEvents: int64(o.TailEvents), BootstrapContents: o.BootstrapContents,
-		LabelQueries: queriesToPB(labelQueries(o.LabelQuery)), IdRegexp: idRegexpToPB(o.IDQuery),
+		LabelQueries: queriesToPB(o.LabelQueries), IdRegexp: idRegexpToPB(o.IDQuery),
 	}
 	if o.StartFromBookmark != nil {
 		req.StartFromBookmark = o.StartFromBookmark

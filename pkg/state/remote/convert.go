@@ -158,8 +158,9 @@ func kindFromPB(k *pb.Kind) (resource.Kind, error) {
 	return kind, nil
 }
 
-// queriesToPB returns label queries on the wire.
-func queriesToPB(qs []resource.LabelQuery) []*pb.LabelQuery {
+// queriesToPB returns label queries on the wire: their union (rule S15),
+// an empty query included (it selects everything).
+func queriesToPB(qs resource.LabelQueries) []*pb.LabelQuery {
 	if len(qs) == 0 {
 		return nil
 	}
@@ -175,12 +176,15 @@ func queriesToPB(qs []resource.LabelQuery) []*pb.LabelQuery {
 }
 
 // maxLabelOp is the highest resource.LabelOp the server knows.
-const maxLabelOp = resource.LabelOpIn
+const maxLabelOp = resource.LabelOpLTENumeric
 
 // queriesFromPB returns the label queries qs carries, or an error naming
 // an unknown operation.
-func queriesFromPB(qs []*pb.LabelQuery) ([]resource.LabelQuery, error) {
-	out := make([]resource.LabelQuery, 0, len(qs))
+func queriesFromPB(qs []*pb.LabelQuery) (resource.LabelQueries, error) {
+	if len(qs) == 0 {
+		return nil, nil
+	}
+	out := make(resource.LabelQueries, 0, len(qs))
 	for _, q := range qs {
 		lq := resource.LabelQuery{Terms: make([]resource.LabelTerm, 0, len(q.GetTerms()))}
 		for _, t := range q.GetTerms() {

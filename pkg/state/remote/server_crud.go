@@ -84,7 +84,7 @@ func (s *Server) List(req *pb.ListRequest, stream pb.State_ListServer) (err erro
 // listOptions returns the options of a List request.
 func listOptions(req *pb.ListRequest) ([]state.ListOption, error) {
 	opts := []state.ListOption{state.WithReadOnlyList()}
-	q, err := labelQueryOf(req.GetLabelQueries())
+	q, err := queriesFromPB(req.GetLabelQueries())
 	if err != nil {
 		return nil, err
 	}
@@ -93,24 +93,9 @@ func listOptions(req *pb.ListRequest) ([]state.ListOption, error) {
 		return nil, err
 	}
 	return append(opts, func(o *state.ListOptions) {
-		o.LabelQuery = q
+		o.LabelQueries = q
 		o.IDQuery = idq
 	}), nil
-}
-
-// labelQueryOf returns the label query of a request's queries.
-func labelQueryOf(qs []*pb.LabelQuery) (resource.LabelQuery, error) {
-	lqs, err := queriesFromPB(qs)
-	switch {
-	case err != nil:
-		return resource.LabelQuery{}, err
-	case len(lqs) > 1:
-		return resource.LabelQuery{}, errors.New("several label queries (their union) are not supported by this server")
-	case len(lqs) == 1:
-		return lqs[0], nil
-	default:
-		return resource.LabelQuery{}, nil
-	}
 }
 
 // Create serves state.State.Create.

@@ -109,7 +109,7 @@ func (s *Server) startWatch(ctx context.Context, st state.State, req *pb.WatchRe
 
 // watchKindOptions returns the options of a WatchKind request.
 func watchKindOptions(req *pb.WatchRequest) ([]state.WatchKindOption, error) {
-	q, err := labelQueryOf(req.LabelQueries)
+	q, err := queriesFromPB(req.LabelQueries)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func watchKindOptions(req *pb.WatchRequest) ([]state.WatchKindOption, error) {
 		state.WithBootstrapContents(req.BootstrapContents),
 		state.WithKindTailEvents(int(req.TailEvents)),
 		func(o *state.WatchKindOptions) {
-			o.LabelQuery = q
+			o.LabelQueries = q
 			o.IDQuery = idq
 		},
 	}
