@@ -14,7 +14,7 @@ import (
 
 // The example controllers of this package are small, deterministic
 // Controllers and QControllers that [RuntimeSuite] drives to check the C, Q
-// and E rules; they are exported so that other engines' tests and users'
+// and E rules; they are exported so that other Runtimes' tests and users'
 // examples can use them too. Every controller is used through a pointer,
 // is configured by its exported fields before it is registered (fields
 // must not change afterwards), and reports what it observed through

@@ -32,7 +32,7 @@ type QIntToStrController struct {
 	InputNamespace resource.Namespace
 	// OutputNamespace holds the StrResources (default [DefaultNamespace]).
 	OutputNamespace resource.Namespace
-	// Concurrency is passed in the settings (None: the engine's default).
+	// Concurrency is passed in the settings (None: the Runtime's default).
 	Concurrency optional.Optional[uint]
 	// Gate, when set, is received from at the start of every Reconcile:
 	// the reconcile stays in flight until something is sent on Gate (or

@@ -20,7 +20,7 @@ const ParentLabel = "parent"
 // MappedNamespace) name their parent IntResource (in Namespace) by the
 // label [ParentLabel] (rule Q4): MapInput maps a StrResource to its
 // parent, reading the label from the resource as stored, or, for one that
-// was destroyed, from the last metadata the engine hands it
+// was destroyed, from the last metadata the Runtime hands it
 // ([controller.DestroyedInput]). It records every MapInput call
 // ([MapCall]) and counts Reconcile calls per ID; Reconcile does nothing
 // else.

@@ -2,7 +2,7 @@
 // implementation against the resgraph contract, using only public packages:
 //
 //   - [StateSuite] checks a [state.State] against rules R3 and S1–S15.
-//   - RuntimeSuite checks an engine against the controller rules.
+//   - RuntimeSuite checks a Runtime against the controller rules.
 //   - [CrossBackendSuite] checks what holds across the namespaces of a
 //     State that live in different backends (rule P1: a routed state).
 //
@@ -10,7 +10,7 @@
 // implementation must survive: typed-nil errors and resources, nil
 // arguments and nil options, resources whose Metadata or DeepCopy
 // misbehave, errors whose Error panics, panics with values that cannot be
-// printed, registrations whose declarations panic, and (for an engine, with
+// printed, registrations whose declarations panic, and (for a Runtime, with
 // RuntimeSuite.NewEngineOver) a State whose watches close their stream,
 // fail or send unusable events. A bad argument is refused with an
 // invalid-class error; user code misbehaving fails only the call, item or
@@ -26,5 +26,5 @@
 //		suite.Run(t, &conformance.StateSuite{NewState: func() state.State { return inmem.NewState() }})
 //	}
 //
-// The rules cited here are stated in docs/resources-and-state.md and docs/controllers-and-engine.md in the repository.
+// The rules cited here are stated in docs/resources-and-state.md and docs/controllers-and-runtime.md in the repository.
 package conformance

@@ -6,7 +6,7 @@ import (
 
 // The hostile inputs of the suites' TestHostile_* tests: resources whose
 // methods misbehave, errors whose methods panic, typed nils. They stand for
-// buggy user code, which a State or an engine must survive: refuse with an
+// buggy user code, which a State or a Runtime must survive: refuse with an
 // invalid-class error where the input is an argument it can check, and
 // otherwise fail only the call (or the controller or item) that ran it,
 // never another goroutine, never leaving a lock held.

@@ -10,7 +10,7 @@ import (
 
 // TestC6_RestartAfterError: a controller whose Run returns an error is
 // restarted after a backoff that grows with each failure, while the rest of
-// the engine keeps running.
+// the Runtime keeps running.
 func (s *RuntimeSuite) TestC6_RestartAfterError() {
 	s.inBubble(func(e *runtimeEnv) {
 		in := []controller.Input{input(DefaultNamespace, IntResourceType, controller.InputWeak)}
@@ -37,7 +37,7 @@ func (s *RuntimeSuite) TestC6_RestartAfterError() {
 }
 
 // TestC6_RestartAfterPanic: a controller whose Run panics is restarted,
-// and the rest of the engine keeps running.
+// and the rest of the Runtime keeps running.
 func (s *RuntimeSuite) TestC6_RestartAfterPanic() {
 	s.inBubble(func(e *runtimeEnv) {
 		in := []controller.Input{input(DefaultNamespace, IntResourceType, controller.InputWeak)}

@@ -82,13 +82,13 @@ func (s *RuntimeSuite) TestE1_RunReturnsAfterCancel() {
 // TestE2_DependencyGraph: the dependency graph has one edge per declared
 // input and output, dynamic inputs included (an input declared both
 // statically and by UpdateInputs is one edge), sorted by controller name,
-// edge type, namespace, type and ID. Skipped for engines that do not
+// edge type, namespace, type and ID. Skipped for Runtimes that do not
 // implement [DependencyGraphProvider].
 func (s *RuntimeSuite) TestE2_DependencyGraph() {
 	s.inBubble(func(e *runtimeEnv) {
 		provider, ok := e.engine.(DependencyGraphProvider)
 		if !ok {
-			e.t.Skipf("the engine (%T) does not report a dependency graph", e.engine)
+			e.t.Skipf("the Runtime (%T) does not report a dependency graph", e.engine)
 		}
 		graph := func() []controller.DependencyEdge {
 			g, err := provider.GetDependencyGraph()

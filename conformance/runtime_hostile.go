@@ -27,7 +27,7 @@ type hostileBehaviour struct {
 	do func() error
 }
 
-// hostileBehaviours are the behaviours of the TestHostile_* engine tests.
+// hostileBehaviours are the behaviours of the TestHostile_* Runtime tests.
 func hostileBehaviours() []hostileBehaviour {
 	return []hostileBehaviour{
 		{"returns a typed-nil *controller.RequeueError", func() error {
@@ -176,7 +176,7 @@ func idle(ctx context.Context, r controller.Runtime) error {
 // TestHostile_ControllerUserCodeIsRestarted: a Controller whose Run returns
 // a typed-nil error, an error whose Error panics, or panics with a value
 // that cannot be printed, is restarted like any failing Controller (rule
-// C6): the engine neither crashes nor hangs, the other controllers go on,
+// C6): the Runtime neither crashes nor hangs, the other controllers go on,
 // and Run returns when its context is canceled.
 func (s *RuntimeSuite) TestHostile_ControllerUserCodeIsRestarted() {
 	s.inBubble(func(e *runtimeEnv) {
@@ -360,7 +360,7 @@ func (d *declPanics) MapInput(context.Context, *zap.Logger, controller.QRuntime,
 // TestHostile_BadRegistrationsAreRefused: a nil or typed-nil controller,
 // and declaration methods that panic (with values that cannot even be
 // printed), are refused by registration with an error, before and during
-// Run (rules C1, E3); the engine goes on.
+// Run (rules C1, E3); the Runtime goes on.
 func (s *RuntimeSuite) TestHostile_BadRegistrationsAreRefused() {
 	s.inBubble(func(e *runtimeEnv) {
 		var nilC *hostileController
@@ -393,7 +393,7 @@ func (s *RuntimeSuite) TestHostile_BadRegistrationsAreRefused() {
 		check("during Run")
 		wakes := canary.Wakes()
 		e.setInt(DefaultNamespace, "canary", 1)
-		e.eventually(func() bool { return canary.Wakes() > wakes }, "the engine goes on")
+		e.eventually(func() bool { return canary.Wakes() > wakes }, "the Runtime goes on")
 		e.t.Logf("%d bad registrations, twice", len(registrations))
 	})
 }
@@ -497,11 +497,11 @@ func (m *misbehavingWatches) WatchKind(ctx context.Context, k resource.Kind, ch 
 	return nil
 }
 
-// TestHostile_ForeignStateWatchesFailSafely: an engine over a State whose
+// TestHostile_ForeignStateWatchesFailSafely: a Runtime over a State whose
 // kind watch, after its bootstrap, closes its stream, sends an Errored
 // event, a change without a resource or with a resource whose Metadata
 // panics, or whose watch call itself panics, neither crashes nor stops: the
-// controllers of the kind still get every resource (the engine watches
+// controllers of the kind still get every resource (the Runtime watches
 // again). Needs NewEngineOver; skipped without it.
 func (s *RuntimeSuite) TestHostile_ForeignStateWatchesFailSafely() {
 	if s.NewEngineOver == nil {
@@ -536,7 +536,7 @@ func (s *RuntimeSuite) TestHostile_ForeignStateWatchesFailSafely() {
 			s.inBubble(func(e *runtimeEnv) {
 				hostile := &misbehavingWatches{State: e.state, ns: ns, bad: c.bad, panicFirst: c.panicFirst}
 				e.engine = s.NewEngineOver(e.t, hostile)
-				e.require.NotNil(e.engine, "NewEngineOver returned a nil engine")
+				e.require.NotNil(e.engine, "NewEngineOver returned a nil Runtime")
 				q := &hostileQController{name: "watcher", ns: ns, hostile: hostileBehaviour{do: func() error { return nil }}}
 				e.setInt(ns, "x", 1)
 				e.registerQController(q)

@@ -502,7 +502,7 @@ func (s *RuntimeSuite) TestQ5_AccessScope() {
 }
 
 // TestQ5_PanicFailsItemOnly: a panic in Reconcile or MapInput fails that
-// item only: it is retried, other items go on, the engine keeps running.
+// item only: it is retried, other items go on, the Runtime keeps running.
 func (s *RuntimeSuite) TestQ5_PanicFailsItemOnly() {
 	s.inBubble(func(e *runtimeEnv) {
 		q := &QPanickingController{ControllerName: "q", PanicIDs: []resource.ID{"boom"}}
@@ -521,6 +521,6 @@ func (s *RuntimeSuite) TestQ5_PanicFailsItemOnly() {
 		e.assert.Equal(2, q.MapCalls("boom"), "Q5: one panic, one retry of MapInput")
 
 		e.setInt(DefaultNamespace, "fine", 1)
-		e.eventually(func() bool { return q.Successes("fine") == 2 }, "Q5: the engine keeps running after panics")
+		e.eventually(func() bool { return q.Successes("fine") == 2 }, "Q5: the Runtime keeps running after panics")
 	})
 }

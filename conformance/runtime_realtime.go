@@ -10,17 +10,17 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 )
 
-// RealTime is the real-time mode of [RuntimeSuite], for an engine or a
+// RealTime is the real-time mode of [RuntimeSuite], for a Runtime or a
 // state that cannot run in a synctest bubble: a state on a network store
 // (goroutines blocked on sockets are never durably blocked, so that
 // synctest.Wait cannot tell when nothing more happens). In this mode every
 // test runs on the wall clock:
 //
 //   - "nothing more happens" is checked by WaitIdle, which waits for the
-//     engine's own notifications, never by sleeping;
+//     Runtime's own notifications, never by sleeping;
 //   - waits for a condition poll it until [RuntimeWaitDeadline] (real
 //     time), as in a bubble;
-//   - backoffs and requeue intervals are spent for real, so the engine's
+//   - backoffs and requeue intervals are spent for real, so the Runtime's
 //     backoffs must be short (see Backoff), and the checks of the rules
 //     about them (C6, Q3) use bounds derived from Backoff instead of the
 //     exact virtual times of a bubble: a restart or retry still waits a
@@ -30,23 +30,23 @@ import (
 //
 // No test is skipped in this mode.
 type RealTime struct {
-	// WaitIdle waits until the running engine has done all the work that
+	// WaitIdle waits until the running Runtime has done all the work that
 	// what happened so far causes — every change to its inputs routed,
 	// every Controller back waiting for events, no QController item due
 	// or in flight — leaving out the controllers named in held, which the
 	// test holds on purpose (a pass or a reconcile blocked on the test's
 	// gate). It returns an error that says what is still busy when ctx
-	// is done first. Before Run has started the engine's controllers, the
-	// engine is not idle. The engine is the one NewEngine returned. For
-	// resgraph's engine (runtime.Runtime) this is runtimetest.WaitIdle, exact
+	// is done first. Before Run has started the Runtime's controllers, the
+	// Runtime is not idle. The Runtime is the one NewEngine returned. For
+	// resgraph's Runtime (runtime.Runtime) this is runtimetest.WaitIdle, exact
 	// over a state that implements state.KindHeadReporter.
 	WaitIdle func(ctx context.Context, engine controller.Engine, held ...string) error
-	// Backoff is the initial delay of the engine's restart backoff (C6)
+	// Backoff is the initial delay of the Runtime's restart backoff (C6)
 	// and per-item backoff (Q3); the suite assumes the same growth and
 	// jitter as in a bubble (see [RuntimeSuite]) and a maximum of at least
 	// four times Backoff. The tests of those rules spend about fifteen
 	// times the maximum's share of it each: keep it short (tens of
-	// milliseconds), yet well above the engine's scheduling delays under
+	// milliseconds), yet well above the Runtime's scheduling delays under
 	// load, which the checks must tell apart from a backoff.
 	Backoff time.Duration
 	// MaxBackoff is the maximum of both backoffs: at least four times
@@ -57,15 +57,15 @@ type RealTime struct {
 	MaxBackoff time.Duration
 }
 
-// inRealTime runs body on the wall clock with a fresh engine, and stops
-// the engine (if body started it) when body returns or fails.
+// inRealTime runs body on the wall clock with a fresh Runtime, and stops
+// the Runtime (if body started it) when body returns or fails.
 func (s *RuntimeSuite) inRealTime(body func(e *runtimeEnv)) {
 	t := s.T()
 	rt := s.RealTime
 	require.NotNil(t, rt.WaitIdle, "RuntimeSuite.RealTime.WaitIdle is not set")
 	require.Positive(t, rt.Backoff, "RuntimeSuite.RealTime.Backoff is not set")
 	eng, st := s.NewEngine(t)
-	require.NotNil(t, eng, "NewEngine returned a nil engine")
+	require.NotNil(t, eng, "NewEngine returned a nil Runtime")
 	require.NotNil(t, st, "NewEngine returned a nil state")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -90,14 +90,14 @@ func (e *runtimeEnv) hold(names ...string) {
 	e.held = append(e.held, names...)
 }
 
-// waitIdle waits, in real time, until the engine is idle but for the held
+// waitIdle waits, in real time, until the Runtime is idle but for the held
 // controllers, or fails the test after RuntimeWaitDeadline.
 func (e *runtimeEnv) waitIdle() {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, RuntimeWaitDeadline)
 	defer cancel()
 	if err := e.rt.WaitIdle(ctx, e.engine, e.held...); err != nil {
-		e.t.Fatalf("the engine did not settle within %s (held: %v): %v", RuntimeWaitDeadline, e.held, err)
+		e.t.Fatalf("the Runtime did not settle within %s (held: %v): %v", RuntimeWaitDeadline, e.held, err)
 	}
 }
 
@@ -140,8 +140,8 @@ func (e *runtimeEnv) releaseIfWaiting(gate chan<- struct{}) bool {
 }
 
 // drainGateRealTime lets every reconcile waiting on gate through until the
-// engine is idle with no hold; it fails the test after limit passes. A
-// reconcile waiting on the gate keeps the engine busy, so "idle" and "a
+// Runtime is idle with no hold; it fails the test after limit passes. A
+// reconcile waiting on the gate keeps the Runtime busy, so "idle" and "a
 // reconcile takes the gate" exclude each other: whichever comes first
 // decides, with no race.
 func (e *runtimeEnv) drainGateRealTime(gate chan<- struct{}, limit int) {
@@ -158,7 +158,7 @@ func (e *runtimeEnv) drainGateRealTime(gate chan<- struct{}, limit int) {
 		case err := <-idle:
 			cancel()
 			if err != nil {
-				e.t.Fatalf("the engine neither took the gate nor settled within %s: %v", RuntimeWaitDeadline, err)
+				e.t.Fatalf("the Runtime neither took the gate nor settled within %s: %v", RuntimeWaitDeadline, err)
 			}
 			return
 		}
@@ -166,12 +166,12 @@ func (e *runtimeEnv) drainGateRealTime(gate chan<- struct{}, limit int) {
 	e.t.Fatalf("reconciles still waiting on the gate after %d passes", limit)
 }
 
-// maxBackoff is the maximum of the engine's backoffs (see MaxBackoff).
+// maxBackoff is the maximum of the Runtime's backoffs (see MaxBackoff).
 func (rt *RealTime) maxBackoff() time.Duration {
 	return max(rt.MaxBackoff, 4*rt.Backoff)
 }
 
-// minBackoff is the shortest delay the engine may wait after the n-th
+// minBackoff is the shortest delay the Runtime may wait after the n-th
 // consecutive failure (n >= 1) under the suite's assumptions: growth of at
 // least 1.5 per failure, jitter of at most ±50%, the maximum rt states.
 func (rt *RealTime) minBackoff(n int) time.Duration {
@@ -183,7 +183,7 @@ func (rt *RealTime) minBackoff(n int) time.Duration {
 }
 
 // failuresToMax is the number of consecutive failures after which the
-// engine's backoff has surely reached its maximum (growth of at least 1.5
+// Runtime's backoff has surely reached its maximum (growth of at least 1.5
 // per failure).
 func (rt *RealTime) failuresToMax() int {
 	n := 1

@@ -18,15 +18,15 @@ import (
 )
 
 // RuntimeSuite is a testify suite that checks a [controller.Engine] against
-// the controller rules C1–C9, the QController rules Q1–Q5 and the engine
+// the controller rules C1–C9, the QController rules Q1–Q5 and the Runtime
 // rules E1–E3 of the contract, one or more tests per rule, named after it
 // (TestC2_CoalescingWhileBusy, TestQ3_..., TestE1_...). It drives the
-// engine with the example controllers of this package and observes it
-// through the public API only. It is where resgraph's own engine is
-// checked against those rules (package runtime runs it); the engine's own
+// Runtime with the example controllers of this package and observes it
+// through the public API only. It is where resgraph's own Runtime is
+// checked against those rules (package runtime runs it); the Runtime's own
 // tests check what it documents beyond them.
 //
-// Run it from a test of the engine:
+// Run it from a test of the Runtime:
 //
 //	func TestRuntimeConformance(t *testing.T) {
 //		suite.Run(t, &conformance.RuntimeSuite{
@@ -43,25 +43,25 @@ import (
 // virtual: backoffs and requeue intervals are measured exactly and cost no
 // wall-clock time, and "nothing more happens" is checked by waiting until
 // every goroutine of the bubble is durably blocked ([synctest.Wait]) instead
-// of sleeping. NewEngine is called inside the bubble; the engine and the
+// of sleeping. NewEngine is called inside the bubble; the Runtime and the
 // state must therefore run entirely in goroutines they start themselves
 // (no goroutine, network or process outside the bubble), which an
-// in-process engine over an in-memory state does.
+// in-process Runtime over an in-memory state does.
 //
-// Each test makes a fresh engine, registers its controllers, runs the
-// engine in a goroutine, and at the end cancels Run's context and checks
+// Each test makes a fresh Runtime, registers its controllers, runs the
+// Runtime in a goroutine, and at the end cancels Run's context and checks
 // that Run returns nil within [RuntimeStopDeadline] (virtual time). Waits
 // for a condition end with a failure after [RuntimeWaitDeadline]. Leaked
 // goroutines are left to the caller's goleak.VerifyTestMain (and synctest
 // itself fails a test whose goroutines outlive it).
 //
-// A backend whose engine or state cannot run in a bubble (a state that
+// A backend whose Runtime or state cannot run in a bubble (a state that
 // does network I/O) sets RealTime: every test then runs on the wall clock
 // (see [RealTime]), none is skipped.
 //
-// Engines that also implement [DependencyGraphProvider] are checked against
+// Runtimes that also implement [DependencyGraphProvider] are checked against
 // rule E2; for the others that test is skipped. Assumptions beyond the
-// contract's letter, stated so an engine author can tell a failure from a
+// contract's letter, stated so a Runtime author can tell a failure from a
 // disagreement: the restart backoff (C6) and the per-item backoff (Q3)
 // grow by a factor of at least 1.5 per failure, with jitter of at most
 // ±50% (cenkalti/backoff's defaults), and their maximum is at least four
@@ -72,11 +72,11 @@ import (
 type RuntimeSuite struct {
 	suite.Suite
 
-	// NewEngine returns a fresh engine that is not running yet, over a
+	// NewEngine returns a fresh Runtime that is not running yet, over a
 	// fresh, empty State, which the suite uses to set up and inspect
 	// resources. It is called once per test, inside the test's synctest
 	// bubble, with the bubble's *testing.T (use it for loggers and
-	// cleanups). Engine options are the factory's choice, but the
+	// cleanups). Runtime options are the factory's choice, but the
 	// restart and per-item backoffs must let five consecutive failures
 	// pass well within RuntimeWaitDeadline (an initial delay of 100 ms or
 	// less does; time is virtual, so short delays cost nothing). The State
@@ -87,9 +87,9 @@ type RuntimeSuite struct {
 	// fresh State.
 	NewEngine func(t *testing.T) (controller.Engine, state.State)
 
-	// NewEngineOver, when set, returns a fresh engine, not running yet,
+	// NewEngineOver, when set, returns a fresh Runtime, not running yet,
 	// over st: a State the suite builds around the fresh State of a
-	// NewEngine call (whose engine it does not run) to make its watches
+	// NewEngine call (whose Runtime it does not run) to make its watches
 	// misbehave. TestHostile_ForeignStateWatchesFailSafely needs it and is
 	// skipped without it. It is called like NewEngine (in the bubble, with
 	// its *testing.T).
@@ -97,12 +97,12 @@ type RuntimeSuite struct {
 
 	// RealTime, when set, runs every test in real time instead of in a
 	// synctest bubble; NewEngine is then called with the test's own
-	// *testing.T, and its engine's backoffs must be the short ones that
+	// *testing.T, and its Runtime's backoffs must be the short ones that
 	// RealTime.Backoff states.
 	RealTime *RealTime
 }
 
-// DependencyGraphProvider is the optional capability of an engine that
+// DependencyGraphProvider is the optional capability of a Runtime that
 // reports its dependency graph (rule E2).
 type DependencyGraphProvider interface {
 	GetDependencyGraph() (*controller.DependencyGraph, error)
@@ -122,7 +122,7 @@ const (
 	waitTick = 5 * time.Millisecond
 )
 
-// runtimeEnv is one test's engine, state and helpers. All its methods run
+// runtimeEnv is one test's Runtime, state and helpers. All its methods run
 // on the bubble's root goroutine.
 type runtimeEnv struct {
 	t       *testing.T
@@ -139,8 +139,8 @@ type runtimeEnv struct {
 	held []string  // controllers held at a gate (real time; see hold)
 }
 
-// inBubble runs body in a synctest bubble with a fresh engine, and stops
-// the engine (if body started it) when body returns or fails.
+// inBubble runs body in a synctest bubble with a fresh Runtime, and stops
+// the Runtime (if body started it) when body returns or fails.
 // With RealTime set, it runs body on the wall clock instead.
 func (s *RuntimeSuite) inBubble(body func(e *runtimeEnv)) {
 	s.Require().NotNil(s.NewEngine, "RuntimeSuite.NewEngine is not set")
@@ -150,7 +150,7 @@ func (s *RuntimeSuite) inBubble(body func(e *runtimeEnv)) {
 	}
 	synctest.Test(s.T(), func(t *testing.T) {
 		eng, st := s.NewEngine(t)
-		require.NotNil(t, eng, "NewEngine returned a nil engine")
+		require.NotNil(t, eng, "NewEngine returned a nil Runtime")
 		require.NotNil(t, st, "NewEngine returned a nil state")
 		e := &runtimeEnv{
 			t: t, require: require.New(t), assert: assert.New(t),
@@ -162,10 +162,10 @@ func (s *RuntimeSuite) inBubble(body func(e *runtimeEnv)) {
 	})
 }
 
-// start runs the engine in a goroutine.
+// start runs the Runtime in a goroutine.
 func (e *runtimeEnv) start() {
 	e.t.Helper()
-	e.require.Nil(e.cancelRun, "engine started twice by the test")
+	e.require.Nil(e.cancelRun, "Runtime started twice by the test")
 	ctx, cancel := context.WithCancel(e.ctx)
 	e.cancelRun = cancel
 	done := e.runDone
@@ -174,7 +174,7 @@ func (e *runtimeEnv) start() {
 
 // stop cancels Run's context and checks that Run returns nil within
 // RuntimeStopDeadline; it returns how long Run took to return. It does
-// nothing when the engine was not started or was stopped already.
+// nothing when the Runtime was not started or was stopped already.
 func (e *runtimeEnv) stop() time.Duration {
 	if e.cancelRun == nil || e.runDone == nil {
 		return 0
@@ -194,7 +194,7 @@ func (e *runtimeEnv) stop() time.Duration {
 
 // settle waits until every goroutine of the bubble but the test's is
 // durably blocked: whatever the last action triggered without a timer has
-// happened. In real time it waits until the engine is idle but for the
+// happened. In real time it waits until the Runtime is idle but for the
 // held controllers.
 func (e *runtimeEnv) settle() {
 	e.t.Helper()

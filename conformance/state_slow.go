@@ -245,7 +245,7 @@ func (s *StateSuite) TestS12_NeverSeenThenGone() {
 // watcher as a Destroyed event whose Resource is the state it was
 // destroyed in — its labels and value as last stored, not the older state
 // the watcher saw — and whose Old, when set, is the state the watcher saw.
-// An engine hands that state to the mappers of destroyed inputs.
+// A Runtime hands that state to the mappers of destroyed inputs.
 func (s *StateSuite) TestS12_StalledWatcherGetsTheLastStateOfADestroy() {
 	s.create("doomed", 1)
 	ch := s.watchKind(0, state.WithBootstrapContents(true)) // stalls sending its bootstrap

@@ -39,7 +39,7 @@ func newChangeLog(inner state.CoreState, logger *zap.Logger) state.State {
 }
 
 // KindHead implements state.KindHeadReporter by asking the inner state, so
-// that the engine's quiescence check stays exact through the log.
+// that the Runtime's quiescence check stays exact through the log.
 func (c *changeLog) KindHead(ctx context.Context, k resource.Kind) (state.Bookmark, error) {
 	if h, ok := c.CoreState.(state.KindHeadReporter); ok {
 		return h.KindHead(ctx, k)
@@ -48,7 +48,7 @@ func (c *changeLog) KindHead(ctx context.Context, k resource.Kind) (state.Bookma
 }
 
 // ValidateType implements state.TypeValidator by asking the inner state,
-// so that the engine still learns which types a persistent state refuses.
+// so that the Runtime still learns which types a persistent state refuses.
 func (c *changeLog) ValidateType(k resource.Kind) error {
 	return state.ValidateType(c.CoreState, k)
 }

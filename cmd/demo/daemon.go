@@ -35,7 +35,7 @@ type config struct {
 	// non-loopback address is refused unless DebugAllowRemote is set.
 	DebugAddr        string
 	DebugAllowRemote bool
-	// ExpvarName is the expvar name the engine's metrics are published
+	// ExpvarName is the expvar name the Runtime's metrics are published
 	// under when the debug endpoint runs; "" publishes nothing.
 	ExpvarName string
 	// DeleteLink is the link deleted DeleteAfter after the start; ""
@@ -49,7 +49,7 @@ type config struct {
 }
 
 // daemon is the agent: a state that logs every change of a demo resource,
-// a simulated kernel, an engine with the agent's controllers, and
+// a simulated kernel, a Runtime with the agent's controllers, and
 // optionally the debug endpoint. Build it with newDaemon, run it once with Run.
 type daemon struct {
 	cfg    config
@@ -76,7 +76,7 @@ func newDaemon(cfg config, out io.Writer) (*daemon, error) {
 	kcfg := cfg.Kernel
 	kcfg.Logger = logger.Named("kernel")
 	k := kernel.New(kcfg)
-	engine, err := runtime.New(st, logger.Named("engine"),
+	engine, err := runtime.New(st, logger.Named("runtime"),
 		runtime.WithCachedResource(netres.Namespace, netres.LinkSpecType),
 		runtime.WithCachedResource(netres.Namespace, netres.LinkStatusType),
 	)

@@ -20,7 +20,7 @@ func renderGraph(engine *runtime.Runtime, w io.Writer, format string) error {
 }
 
 // printGraph prints the agent's controller/resource graph in format. It
-// builds the engine and registers the controllers, and runs nothing.
+// builds the Runtime and registers the controllers, and runs nothing.
 func printGraph(w io.Writer, format string) error {
 	d, err := newDaemon(config{}, io.Discard)
 	if err != nil {

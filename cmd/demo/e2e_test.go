@@ -76,7 +76,7 @@ func waitConverged(t *testing.T, d *daemon) {
 func TestE1_SampleIntentConverges(t *testing.T) {
 	d, _ := startDaemon(t, sampleConfig(t))
 	waitConverged(t, d)
-	// Once the engine settled, every controller has seen the converged
+	// Once the Runtime settled, every controller has seen the converged
 	// state and left it as it is.
 	runtimetest.Settle(t, d.engine)
 	ok, why := converged(takeSnapshot(t, d.state))
@@ -206,7 +206,7 @@ func TestE4_DebugEndpointServesEveryPage(t *testing.T) {
 	assert.Contains(t, resp.Header.Get("Content-Type"), "application/json")
 	var vars map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(body), &vars))
-	require.Contains(t, vars, cfg.ExpvarName, "the engine's metrics are published")
+	require.Contains(t, vars, cfg.ExpvarName, "the Runtime's metrics are published")
 	var metrics struct {
 		Controllers []struct {
 			Name       string `json:"name"`
@@ -255,7 +255,7 @@ func TestE4_DebugEndpointServesEveryPage(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &doc))
 	require.Len(t, doc.Controllers, len(controllers.Names()))
 	for _, c := range doc.Controllers {
-		assert.Equal(t, observe.StateRunning, c.State, c.Name)
+		assert.Equal(t, observe.LifecycleRunning, c.Lifecycle, c.Name)
 		assert.NotZero(t, c.Metrics.Reconciles, c.Name)
 		if c.Name == controllers.LinkApplyControllerName {
 			assert.Equal(t, observe.FamilyQController, c.Family)
@@ -304,7 +304,7 @@ func checkDOT(t *testing.T, dot string) {
 	assert.Contains(t, string(out), "<svg")
 }
 
-func TestE5_ChangeLogLinesNameResourceAndVersion(t *testing.T) {
+func TestChangeLogLinesNameResourceAndVersion(t *testing.T) {
 	d, out := startDaemon(t, sampleConfig(t))
 	waitConverged(t, d)
 	log := out.String()
@@ -323,7 +323,7 @@ func TestE5_ChangeLogLinesNameResourceAndVersion(t *testing.T) {
 	}
 }
 
-func TestE6_StateErrorsComeFromTheState(t *testing.T) {
+func TestStateErrorsComeFromTheState(t *testing.T) {
 	// The change log is transparent: errors of the state pass through it
 	// unchanged and nothing is logged for a refused write.
 	d, out := startDaemon(t, config{})
@@ -338,7 +338,7 @@ func TestE6_StateErrorsComeFromTheState(t *testing.T) {
 	assert.Empty(t, linesWith(out.String(), "LinkSpec(network/nope)"))
 }
 
-func TestE7_AddressWantedAgainWhileTearingDownIsRecreatedOnceDestroyed(t *testing.T) {
+func TestAddressWantedAgainWhileTearingDownIsRecreatedOnceDestroyed(t *testing.T) {
 	d, _ := startDaemon(t, sampleConfig(t))
 	waitConverged(t, d)
 	addr := resource.NewPointer(netres.Namespace, netres.AddressSpecType, "wlan0/172.16.5.20-20")

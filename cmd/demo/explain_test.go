@@ -20,11 +20,11 @@ import (
 	"github.com/resgraph/resgraph/cmd/demo/internal/kernel"
 )
 
-// TestE8_ExplainCommandAsksARunningDemo: `demo explain --addr A controller
+// TestExplainCommandAsksARunningDemo: `demo explain --addr A controller
 // NAME | resource NS/TYPE/ID` asks a running demo's /debug/explain and
 // prints the answer as text (or JSON with --json); an unknown controller is
 // an error that says so.
-func TestE8_ExplainCommandAsksARunningDemo(t *testing.T) {
+func TestExplainCommandAsksARunningDemo(t *testing.T) {
 	cfg := sampleConfig(t)
 	cfg.DebugAddr = "127.0.0.1:0"
 	d, _ := startDaemon(t, cfg)
@@ -66,10 +66,10 @@ func TestE8_ExplainCommandAsksARunningDemo(t *testing.T) {
 	assert.Contains(t, err.Error(), "404")
 }
 
-// TestE9_NoHotLoopOnTheDemo: the demo with its carriers flapping fast
+// TestNoHotLoopOnTheDemo: the demo with its carriers flapping fast
 // (every controller reconciling again and again) is never flagged as a hot
 // loop: each change comes from the kernel, not from a cycle of writes.
-func TestE9_NoHotLoopOnTheDemo(t *testing.T) {
+func TestNoHotLoopOnTheDemo(t *testing.T) {
 	cfg := sampleConfig(t)
 	cfg.DebugAddr = "127.0.0.1:0"
 	cfg.Kernel = kernel.Config{FailFirst: 2, Seed: 1, FlapMin: 20 * time.Millisecond, FlapMax: 60 * time.Millisecond}

@@ -118,7 +118,7 @@ func checkCommitOrder(log string) []string {
 	return bad
 }
 
-func TestE8_CommitOrderObeysTheFinalizers(t *testing.T) {
+func TestCommitOrderObeysTheFinalizers(t *testing.T) {
 	d, out := startDaemon(t, sampleConfig(t))
 	waitConverged(t, d)
 
@@ -146,7 +146,7 @@ func TestE8_CommitOrderObeysTheFinalizers(t *testing.T) {
 	require.Empty(t, checkCommitOrder(log))
 }
 
-func TestE9_CommitOrderCheckerCatchesViolations(t *testing.T) {
+func TestCommitOrderCheckerCatchesViolations(t *testing.T) {
 	// The checker itself, on hand-written logs that break each rule.
 	line := func(s string) string { return "10:00:00.000 INFO state " + s + "\n" }
 	tests := map[string]struct{ log, want string }{

@@ -50,17 +50,17 @@ func matchesQuote(line, quote string) bool {
 }
 
 func TestMatchesQuote(t *testing.T) {
-	line := `05:11:35.365 WARN engine reconcile failed; retrying after backoff {"error": "apply link eth1 (attempt 1): device or resource busy"}`
-	assert.True(t, matchesQuote(line, "WARN engine reconcile failed; retrying after backoff ... device or resource\n   busy"))
+	line := `05:11:35.365 WARN runtime reconcile failed; retrying after backoff {"error": "apply link eth1 (attempt 1): device or resource busy"}`
+	assert.True(t, matchesQuote(line, "WARN runtime reconcile failed; retrying after backoff ... device or resource\n   busy"))
 	assert.False(t, matchesQuote(line, "ERROR ... reconcile failed; retrying with backoff ... device or resource busy"))
 	assert.False(t, matchesQuote(line, "device or resource busy ... reconcile failed"), "fragments in order")
 	assert.True(t, matchesQuote("INFO state created    LinkStatus(network/eth0) v1", "created LinkStatus"))
 }
 
-// TestC8_TheREADMEQuotesLinesTheDemoPrints: every line fragment the README's
+// TestTheREADMEQuotesLinesTheDemoPrints: every line fragment the README's
 // walkthrough of the demo's output quotes is printed by a run of the demo
 // (its default flags, with a shorter run and faster flapping).
-func TestC8_TheREADMEQuotesLinesTheDemoPrints(t *testing.T) {
+func TestTheREADMEQuotesLinesTheDemoPrints(t *testing.T) {
 	quotes := readmeWalkthrough(t)
 	require.GreaterOrEqual(t, len(quotes), 10, "the walkthrough quotes the demo's lines: %q", quotes)
 

@@ -17,7 +17,7 @@ import (
 	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
 )
 
-// expvarName is the expvar variable the engine's metrics are published
+// expvarName is the expvar variable the Runtime's metrics are published
 // under by the run command.
 const expvarName = "resgraph"
 

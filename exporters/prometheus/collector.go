@@ -22,13 +22,13 @@ type config struct {
 // for none).
 func WithNamespace(ns string) Option { return func(c *config) { c.namespace = ns } }
 
-// WithConstLabels adds labels to every metric (e.g. to tell two engines of
+// WithConstLabels adds labels to every metric (e.g. to tell two Runtimes of
 // one process apart).
 func WithConstLabels(l prometheus.Labels) Option {
 	return func(c *config) { c.constLabels = l }
 }
 
-// Collector is a prometheus.Collector over an engine's metrics; see the
+// Collector is a prometheus.Collector over a Runtime's metrics; see the
 // package doc for what it reports. It is safe for concurrent scrapes.
 type Collector struct {
 	obs observe.Observer
@@ -44,7 +44,7 @@ type Collector struct {
 
 var _ prometheus.Collector = (*Collector)(nil)
 
-// NewCollector returns a collector of the metrics of the engine o observes
+// NewCollector returns a collector of the metrics of the Runtime o observes
 // (runtime.Runtime.Observe).
 func NewCollector(o observe.Observer, opts ...Option) *Collector {
 	c := config{namespace: "resgraph"}
@@ -75,8 +75,8 @@ func NewCollector(o observe.Observer, opts ...Option) *Collector {
 		routed:      d("kind", "events_routed_total", "Changes of the kind routed to controllers.", kind),
 		relists:     d("kind", "relists_total", "Re-lists of the kind after a failed watch.", kind),
 		queueWait:   d("controller", "queue_wait_seconds", "Time from work becoming due (a wake-up, a queued item, the end of a backoff) to its reconcile's start.", ctrl),
-		lag:         d("controller", "lag_seconds", "End-to-end lag: the oldest change that caused a reconcile (its commit, or the engine's first listing of its kind when later) to the reconcile's start.", ctrl),
-		startup:     d("controller", "startup_seconds", "Startup work: the engine's first listing of a kind to the reconcile of a resource it listed; a Controller's (re)start to its start pass.", ctrl),
+		lag:         d("controller", "lag_seconds", "End-to-end lag: the oldest change that caused a reconcile (its commit, or the Runtime's first listing of its kind when later) to the reconcile's start.", ctrl),
+		startup:     d("controller", "startup_seconds", "Startup work: the Runtime's first listing of a kind to the reconcile of a resource it listed; a Controller's (re)start to its start pass.", ctrl),
 		duration:    d("controller", "reconcile_duration_seconds", "Reconcile duration (a Controller's pass, a QController's Reconcile or MapInput call) by outcome.", append(ctrl[:2:2], "outcome")),
 		busyRatio:   d("controller", "busy_ratio", "Fraction of the last ten seconds the controller (a QController: its worker pool) spent reconciling.", ctrl),
 		hotLoop:     d("controller", "hot_loop", "1 while the controller is part of a flagged hot loop.", ctrl),
@@ -89,7 +89,7 @@ func NewCollector(o observe.Observer, opts ...Option) *Collector {
 }
 
 // histogramBounds are the bucket bounds a histogram is exported with: one
-// per power of two of the engine's log-scale buckets (512 ns, 1.024 µs,
+// per power of two of the Runtime's log-scale buckets (512 ns, 1.024 µs,
 // ... about 73 minutes), so that a histogram is 30-odd series, not 134.
 var histogramBounds = func() []int {
 	var idx []int
@@ -101,7 +101,7 @@ var histogramBounds = func() []int {
 	return idx
 }()
 
-// constHistogram converts an engine histogram into a Prometheus one.
+// constHistogram converts a Runtime histogram into a Prometheus one.
 func constHistogram(d *prometheus.Desc, s histogram.Snapshot, labels ...string) prometheus.Metric {
 	buckets := make(map[float64]uint64, len(histogramBounds))
 	var cum uint64
@@ -115,7 +115,7 @@ func constHistogram(d *prometheus.Desc, s histogram.Snapshot, labels ...string) 
 	return prometheus.MustNewConstHistogram(d, s.Count, time.Duration(s.Sum).Seconds(), buckets, labels...)
 }
 
-// Register registers a collector of the metrics of the engine o observes
+// Register registers a collector of the metrics of the Runtime o observes
 // with reg and returns it.
 func Register(reg prometheus.Registerer, o observe.Observer, opts ...Option) (*Collector, error) {
 	c := NewCollector(o, opts...)
@@ -136,9 +136,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // controllerStates are the values of the state label.
-var controllerStates = []observe.State{observe.StateStarting, observe.StateRunning, observe.StateBackoff, observe.StateStopped}
+var controllerStates = []observe.Lifecycle{observe.LifecycleStarting, observe.LifecycleRunning, observe.LifecycleBackoff, observe.LifecycleStopped}
 
-// Collect reads the engine's metrics and sends them.
+// Collect reads the Runtime's metrics and sends them.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	m := c.obs.Metrics()
 	for _, s := range m.Controllers {
@@ -162,7 +162,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.parked, float64(s.ParkedItems))
 		for _, st := range controllerStates {
 			v := 0.0
-			if s.State == st {
+			if s.Lifecycle == st {
 				v = 1
 			}
 			gauge(c.state, v, st.String())

@@ -67,7 +67,7 @@ func serveMetrics(t *testing.T, reg *prometheus.Registry) string {
 	return "http://" + ln.Addr().String() + "/metrics"
 }
 
-// TestScrapeOverHTTP registers the collector of a running engine (a
+// TestScrapeOverHTTP registers the collector of a running Runtime (a
 // QController whose item failed and waits out an hour-long backoff) and
 // scrapes it over a real HTTP listener, as Prometheus would.
 func TestScrapeOverHTTP(t *testing.T) {
@@ -78,44 +78,44 @@ func TestScrapeOverHTTP(t *testing.T) {
 	e.Settle(t) // the item failed once and is delayed
 
 	reg := prometheus.NewRegistry()
-	_, err := resgraphprom.Register(reg, e.Runtime.Observe(), resgraphprom.WithConstLabels(prometheus.Labels{"engine": "test"}))
+	_, err := resgraphprom.Register(reg, e.Runtime.Observe(), resgraphprom.WithConstLabels(prometheus.Labels{"daemon": "test"}))
 	require.NoError(t, err)
 	url := serveMetrics(t, reg)
 
 	expected := `
 # HELP resgraph_controller_state 1 for the controller's current state (starting, running, backoff, stopped).
 # TYPE resgraph_controller_state gauge
-resgraph_controller_state{controller="Failing",engine="test",family="qcontroller",state="backoff"} 0
-resgraph_controller_state{controller="Failing",engine="test",family="qcontroller",state="running"} 1
-resgraph_controller_state{controller="Failing",engine="test",family="qcontroller",state="starting"} 0
-resgraph_controller_state{controller="Failing",engine="test",family="qcontroller",state="stopped"} 0
+resgraph_controller_state{controller="Failing",daemon="test",family="qcontroller",state="backoff"} 0
+resgraph_controller_state{controller="Failing",daemon="test",family="qcontroller",state="running"} 1
+resgraph_controller_state{controller="Failing",daemon="test",family="qcontroller",state="starting"} 0
+resgraph_controller_state{controller="Failing",daemon="test",family="qcontroller",state="stopped"} 0
 # HELP resgraph_kind_relists_total Re-lists of the kind after a failed watch.
 # TYPE resgraph_kind_relists_total counter
-resgraph_kind_relists_total{engine="test",namespace="default",type="Items.test.resgraph.dev"} 0
+resgraph_kind_relists_total{daemon="test",namespace="default",type="Items.test.resgraph.dev"} 0
 `
 	require.NoError(t, testutil.ScrapeAndCompare(url, strings.NewReader(expected), "resgraph_controller_state", "resgraph_kind_relists_total"))
 
 	body := scrape(t, url)
 	for _, want := range []string{
-		`resgraph_controller_requeues_total{controller="Failing",engine="test",family="qcontroller"} 1`,
-		`resgraph_controller_reconciles_total{controller="Failing",engine="test",family="qcontroller"} 1`,
-		`resgraph_controller_busy_seconds_total{controller="Failing",engine="test",family="qcontroller"}`,
-		`resgraph_controller_last_error_timestamp_seconds{controller="Failing",engine="test",family="qcontroller"}`,
-		`resgraph_controller_queue_length{controller="Failing",engine="test",family="qcontroller"} 1`,
-		`resgraph_controller_failing_items{controller="Failing",engine="test",family="qcontroller"} 1`,
-		`resgraph_controller_parked_items{controller="Failing",engine="test",family="qcontroller"} 0`,
-		`resgraph_kind_events_routed_total{engine="test",namespace="default",type="Items.test.resgraph.dev"} 1`,
-		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",engine="test",family="qcontroller",outcome="error"} 1`,
-		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",engine="test",family="qcontroller",outcome="ok"} 0`,
-		`resgraph_controller_queue_wait_seconds_count{controller="Failing",engine="test",family="qcontroller"} 1`,
-		`resgraph_controller_lag_seconds_count{controller="Failing",engine="test",family="qcontroller"} 1`,
-		`resgraph_controller_lag_seconds_bucket{controller="Failing",engine="test",family="qcontroller",le="+Inf"} 1`,
-		`resgraph_controller_startup_seconds_count{controller="Failing",engine="test",family="qcontroller"} 0`,
-		`resgraph_controller_busy_ratio{controller="Failing",engine="test",family="qcontroller"}`,
-		`resgraph_controller_hot_loop{controller="Failing",engine="test",family="qcontroller"} 0`,
-		`resgraph_controller_hot_loops_total{controller="Failing",engine="test",family="qcontroller"} 0`,
-		`resgraph_kind_delivery_lag_seconds_count{engine="test",namespace="default",type="Items.test.resgraph.dev"}`,
-		`resgraph_kind_delivery_lag_seconds_bucket{engine="test",namespace="default",type="Items.test.resgraph.dev",le="1.024e-06"}`,
+		`resgraph_controller_requeues_total{controller="Failing",daemon="test",family="qcontroller"} 1`,
+		`resgraph_controller_reconciles_total{controller="Failing",daemon="test",family="qcontroller"} 1`,
+		`resgraph_controller_busy_seconds_total{controller="Failing",daemon="test",family="qcontroller"}`,
+		`resgraph_controller_last_error_timestamp_seconds{controller="Failing",daemon="test",family="qcontroller"}`,
+		`resgraph_controller_queue_length{controller="Failing",daemon="test",family="qcontroller"} 1`,
+		`resgraph_controller_failing_items{controller="Failing",daemon="test",family="qcontroller"} 1`,
+		`resgraph_controller_parked_items{controller="Failing",daemon="test",family="qcontroller"} 0`,
+		`resgraph_kind_events_routed_total{daemon="test",namespace="default",type="Items.test.resgraph.dev"} 1`,
+		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",daemon="test",family="qcontroller",outcome="error"} 1`,
+		`resgraph_controller_reconcile_duration_seconds_count{controller="Failing",daemon="test",family="qcontroller",outcome="ok"} 0`,
+		`resgraph_controller_queue_wait_seconds_count{controller="Failing",daemon="test",family="qcontroller"} 1`,
+		`resgraph_controller_lag_seconds_count{controller="Failing",daemon="test",family="qcontroller"} 1`,
+		`resgraph_controller_lag_seconds_bucket{controller="Failing",daemon="test",family="qcontroller",le="+Inf"} 1`,
+		`resgraph_controller_startup_seconds_count{controller="Failing",daemon="test",family="qcontroller"} 0`,
+		`resgraph_controller_busy_ratio{controller="Failing",daemon="test",family="qcontroller"}`,
+		`resgraph_controller_hot_loop{controller="Failing",daemon="test",family="qcontroller"} 0`,
+		`resgraph_controller_hot_loops_total{controller="Failing",daemon="test",family="qcontroller"} 0`,
+		`resgraph_kind_delivery_lag_seconds_count{daemon="test",namespace="default",type="Items.test.resgraph.dev"}`,
+		`resgraph_kind_delivery_lag_seconds_bucket{daemon="test",namespace="default",type="Items.test.resgraph.dev",le="1.024e-06"}`,
 	} {
 		assert.Contains(t, body, want)
 	}

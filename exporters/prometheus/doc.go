@@ -1,4 +1,4 @@
-// Package prometheus exports a resgraph engine's metrics to Prometheus, for
+// Package prometheus exports a resgraph Runtime's metrics to Prometheus, for
 // daemons that already serve Prometheus metrics. It is a Go module of its
 // own, so that resgraph's core module depends on no Prometheus code.
 //
@@ -6,7 +6,7 @@
 //	if _, err := resgraphprom.Register(reg, engine.Observe()); err != nil { ... }
 //	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 //
-// The [Collector] reads the engine's [observe.Observer.Metrics] at every
+// The [Collector] reads the Runtime's [observe.Observer.Metrics] at every
 // scrape (nothing is kept between scrapes, nothing is registered globally)
 // and reports, with the namespace "resgraph" unless [WithNamespace] says
 // otherwise (family is "controller" or "qcontroller"):
@@ -38,6 +38,6 @@
 //	resgraph_kind_delivery_lag_seconds{namespace,type}        histogram (commit, or the first listing when later → routed)
 //
 // The histograms have one bucket per power of two from 512 ns to about
-// 73 minutes, then +Inf (the engine keeps four per power of two; see
+// 73 minutes, then +Inf (the Runtime keeps four per power of two; see
 // package observe/histogram).
 package prometheus

@@ -18,9 +18,9 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// ledObserver reports the statuses of an engine with leadership: one
+// ledObserver reports the statuses of a Runtime with leadership: one
 // controller this replica leads, one it is a standby for, and one of an
-// engine without leadership. (The engine side, which fills the statuses,
+// Runtime without leadership. (The Runtime side, which fills the statuses,
 // is tested against a real etcd in the etcd state's module.)
 type ledObserver struct{}
 
@@ -28,10 +28,10 @@ var since = time.Unix(1700000000, 0)
 
 func (ledObserver) Controllers() []observe.ControllerStatus {
 	return []observe.ControllerStatus{
-		{Name: "Led", Family: observe.FamilyController, State: observe.StateRunning,
+		{Name: "Led", Family: observe.FamilyController, Lifecycle: observe.LifecycleRunning,
 			Leadership: &observe.Leadership{Election: "controller/Led", Role: observe.RoleLeader, Since: since, Term: 42}},
-		{Name: "Plain", Family: observe.FamilyController, State: observe.StateRunning},
-		{Name: "Standby", Family: observe.FamilyQController, State: observe.StateStarting,
+		{Name: "Plain", Family: observe.FamilyController, Lifecycle: observe.LifecycleRunning},
+		{Name: "Standby", Family: observe.FamilyQController, Lifecycle: observe.LifecycleStarting,
 			Leadership: &observe.Leadership{Election: "controller/Standby", Role: observe.RoleStandby, Since: since}},
 	}
 }
@@ -55,7 +55,7 @@ func (ledObserver) ExplainController(context.Context, string) (explain.Controlle
 // TestLeadershipGauges: with leadership, each controller has a leader
 // gauge (1: this replica leads its election, 0: standby) labelled with
 // its election, the term, and when it took its role; a controller of an
-// engine without leadership has none.
+// Runtime without leadership has none.
 func TestLeadershipGauges(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	_, err := resgraphprom.Register(reg, ledObserver{})

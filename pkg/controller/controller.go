@@ -11,12 +11,12 @@ import (
 
 // Controller reconciles all its inputs whenever any of them changes.
 //
-// Run is called by the engine with a [Runtime] scoped to this controller.
+// Run is called by the Runtime with a [Runtime] scoped to this controller.
 // It should loop: wait on [Runtime.EventCh] (or ctx.Done), then reconcile
 // everything. Run returns nil when ctx is canceled; an error (or a panic)
-// makes the engine restart it with exponential backoff (rule C6).
+// makes the Runtime restart it with exponential backoff (rule C6).
 type Controller interface {
-	// Name is unique among the controllers of an engine and is the owner
+	// Name is unique among the controllers of a Runtime and is the owner
 	// of every resource the controller writes.
 	Name() string
 	// Inputs are the resources the controller reads and is woken up for.
@@ -33,7 +33,7 @@ type Controller interface {
 // (up to Settings().Concurrency at once), never concurrently for the same
 // pointer (rule Q2).
 type QController interface {
-	// Name is unique among the controllers of an engine and is the owner
+	// Name is unique among the controllers of a Runtime and is the owner
 	// of every resource the controller writes.
 	Name() string
 	// Settings declares inputs, outputs and concurrency; it is read once at
@@ -62,7 +62,11 @@ type QSettings struct {
 	Concurrency optional.Optional[uint]
 }
 
-// Engine runs controllers.
+// Engine is the interface of a Runtime: what registers controllers and
+// runs them. [github.com/resgraph/resgraph/pkg/runtime.Runtime] implements it, and conformance.RuntimeSuite
+// checks any implementation. Engine is the contract's name for it, kept
+// as the one exception to the glossary (docs/glossary.md): everywhere else
+// the thing that runs controllers is called the Runtime.
 type Engine interface {
 	// RegisterController registers a Controller (rule C1); it may be
 	// called before or during Run (rule E3).

@@ -7,7 +7,7 @@ import "github.com/resgraph/resgraph/pkg/resource"
 // (rule Q4). It carries the input's last stored version — its metadata
 // (labels, annotations, owner, phase, finalizers, and the version of that
 // last stored version) and, as the state reported it, its spec — however
-// the engine learnt of the destruction: a live watch event, a burst of
+// the Runtime learnt of the destruction: a live watch event, a burst of
 // changes coalesced into one destroy, a destroy found by a re-list after a
 // watch was re-established, on any backend. MapInput tells it apart with
 // [AsDestroyed] (or a type switch on *DestroyedInput); a MapInput that
@@ -32,8 +32,8 @@ type DestroyedInput struct {
 }
 
 // NewDestroyedInput returns the pointer that stands for a destroyed input
-// whose last stored version is last (engines build it for MapInput; tests
-// of a MapInput build it to call it as the engine would). It panics on a
+// whose last stored version is last (Runtimes build it for MapInput; tests
+// of a MapInput build it to call it as the Runtime would). It panics on a
 // nil last or a last without metadata.
 func NewDestroyedInput(last resource.Resource) *DestroyedInput {
 	if last == nil {

@@ -1,6 +1,6 @@
 // Package controller is the controller contract of resgraph: what a
 // [Controller] and a [QController] declare (inputs and outputs) and what the
-// engine gives them at run time ([Runtime], [QRuntime]: scoped readers and
+// Runtime gives them at run time ([Runtime], [QRuntime]: scoped readers and
 // writers, wake-ups, output tracking).
 //
 // A Controller reconciles all its inputs whenever any of them changes;
@@ -11,9 +11,9 @@
 //
 // Access is scoped (rules C3–C5): a controller reads only its declared
 // inputs and its own outputs, writes only its declared outputs, and every
-// write carries its name as the owner. The engine (package runtime)
+// write carries its name as the owner. The Runtime (package runtime)
 // enforces this; refused accesses return errors naming the controller, the
-// operation and the resource, told apart by [IsAccessDeniedError] (engines
+// operation and the resource, told apart by [IsAccessDeniedError] (Runtimes
 // build them with [NewAccessDeniedError]). [Reader] and [Writer] document
 // their error classes and are safe for concurrent use.
 //
@@ -30,7 +30,7 @@
 //	})
 //
 // or DeepCopy what you read and Update the copy. The copy Modify hands
-// fn is fn's while it runs: the engine may store it as is once fn
+// fn is fn's while it runs: the Runtime may store it as is once fn
 // returned, so fn keeps no reference to it (the inmem state's mutation
 // detector reports a later change of it).
 //
@@ -46,5 +46,5 @@
 //		...
 //	}
 //
-// The rules cited here are stated in docs/controllers-and-engine.md in the repository.
+// The rules cited here are stated in docs/controllers-and-runtime.md in the repository.
 package controller

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// accessDeniedError is the error of an access an engine refused to a
+// accessDeniedError is the error of an access a Runtime refused to a
 // controller (rules C3–C5).
 type accessDeniedError struct {
 	controller, op, target, reason string
@@ -15,7 +15,7 @@ func (e *accessDeniedError) Error() string {
 	return fmt.Sprintf("controller %q: %s %s denied: %s", e.controller, e.op, e.target, e.reason)
 }
 
-// NewAccessDeniedError returns the error an engine gives a controller for
+// NewAccessDeniedError returns the error a Runtime gives a controller for
 // a refused access: controllerName tried op (Get, Create, AddFinalizer...)
 // on target (a resource or kind, as text) and was refused for reason. The
 // message names all four; [IsAccessDeniedError] reports it.
@@ -24,7 +24,7 @@ func NewAccessDeniedError(controllerName, op, target, reason string) error {
 }
 
 // IsAccessDeniedError reports whether err is (or wraps) the error of an
-// access the engine refused to a controller: a read outside its declared
+// access the Runtime refused to a controller: a read outside its declared
 // inputs and its own outputs (rule C3), a write outside its declared
 // outputs (C3), or a finalizer change on a resource that is neither a
 // strong input, a QController primary input nor one of its own outputs

@@ -95,9 +95,9 @@ type DependencyEdge struct {
 	EdgeType          DependencyEdgeType
 	// NoWriter marks an input edge whose kind no registered controller
 	// declares as an output (of its type, in its namespace or in any):
-	// only writers outside the engine (users, other processes) change it,
+	// only writers outside the Runtime (users, other processes) change it,
 	// and so wake the controller. Often a typo of the namespace or the
-	// type; see the engine's option for closed graphs.
+	// type; see the Runtime's option for closed graphs.
 	NoWriter bool
 }
 
@@ -113,7 +113,7 @@ func (a DependencyEdge) Compare(b DependencyEdge) int {
 	)
 }
 
-// DependencyGraph is the controller/resource graph of an engine (rule E2):
+// DependencyGraph is the controller/resource graph of a Runtime (rule E2):
 // one edge per declared input and output, sorted by controller name, edge
 // type, namespace, type and ID.
 type DependencyGraph struct {

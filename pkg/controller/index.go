@@ -9,7 +9,7 @@ import (
 
 // IndexReader is an optional interface of a [Reader] that lists resources
 // by a custom index (a key function registered per kind with
-// runtime.WithIndex). The Runtime and QRuntime the engine hands to
+// runtime.WithIndex). The Runtime and QRuntime the Runtime hands to
 // controllers implement it; use it through safe.ReaderListByIndex, which
 // reports a Reader without it as an invalid-class error. A Reader that
 // wraps another forwards ListByIndex, or indexes are lost.

@@ -122,7 +122,7 @@ type Output struct {
 	Type resource.Type
 	Kind OutputKind
 	// Namespace, when set, is the namespace the controller writes the type
-	// in, which the engine's checks of who writes what use: an input kind
+	// in, which the Runtime's checks of who writes what use: an input kind
 	// that no controller outputs (DependencyEdge.NoWriter), a type the
 	// state cannot store. Empty means any namespace. It does not limit
 	// where the controller may write the type.

@@ -49,16 +49,23 @@ func WithExpectedPhaseAny() ModifyOption { return func(o *ModifyOptions) { o.Exp
 // WithModifyNoOwner writes the resource without the controller as owner.
 func WithModifyNoOwner() ModifyOption { return func(o *ModifyOptions) { o.NoOwner = true } }
 
-// DeleteOptions configure [Writer.Teardown] and [Writer.Destroy].
-type DeleteOptions struct {
+// RemoveOptions configure [Writer.Teardown] and [Writer.Destroy].
+type RemoveOptions struct {
 	// Owner, when set, is the owner the resource must have instead of the
 	// controller's name.
 	Owner *resource.Owner
 }
 
-// DeleteOption configures [Writer.Teardown] and [Writer.Destroy].
-type DeleteOption func(*DeleteOptions)
+// RemoveOption configures [Writer.Teardown] and [Writer.Destroy]: the two
+// halves of removing a resource.
+type RemoveOption func(*RemoveOptions)
+
+// DeleteOption is the contract's name of [RemoveOption] (there is no
+// Delete: it configures Teardown and Destroy).
+//
+// Deprecated: use RemoveOption.
+type DeleteOption = RemoveOption
 
 // WithOwner tears down or destroys a resource owned by owner (which may be
 // "" for a resource without owner) instead of one owned by the controller.
-func WithOwner(owner string) DeleteOption { return func(o *DeleteOptions) { o.Owner = &owner } }
+func WithOwner(owner string) RemoveOption { return func(o *RemoveOptions) { o.Owner = &owner } }

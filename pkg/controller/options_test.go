@@ -63,7 +63,7 @@ func TestModifyOptions(t *testing.T) {
 }
 
 func TestDeleteOptions(t *testing.T) {
-	var zero controller.DeleteOptions
+	var zero controller.RemoveOptions
 	assert.Nil(t, zero.Owner, "zero value: owned by the controller")
 
 	for name, owner := range map[string]string{
@@ -71,7 +71,7 @@ func TestDeleteOptions(t *testing.T) {
 		"no owner":         "",
 	} {
 		t.Run(name, func(t *testing.T) {
-			var o controller.DeleteOptions
+			var o controller.RemoveOptions
 			controller.WithOwner(owner)(&o)
 			require.NotNil(t, o.Owner)
 			assert.Equal(t, resource.Owner(owner), *o.Owner)

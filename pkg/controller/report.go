@@ -1,6 +1,6 @@
 package controller
 
-// ErrorReporter is an optional interface of a [Runtime]; the engine's
+// ErrorReporter is an optional interface of a [Runtime]; the Runtime's
 // Runtime implements it. A Controller that handles a failure by itself —
 // it retries one failing item on its own schedule instead of failing Run,
 // as the generic transform controller does — reports the failure with

@@ -44,5 +44,5 @@ func (e *RequeueError) Error() string {
 func (e *RequeueError) Unwrap() error { return e.err }
 
 // Interval returns how long to wait before the next reconcile. A negative
-// interval is invalid: the engine treats it as a failure of the item.
+// interval is invalid: the Runtime treats it as a failure of the item.
 func (e *RequeueError) Interval() time.Duration { return e.interval }

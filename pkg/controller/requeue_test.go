@@ -73,7 +73,7 @@ func TestRequeueInterval_IsNotAFailure(t *testing.T) {
 	}
 }
 
-// TestRequeueError_FoundThroughWrapping: an engine finds the RequeueError
+// TestRequeueError_FoundThroughWrapping: a Runtime finds the RequeueError
 // (and a user finds the cause) however deeply the controller wrapped it.
 func TestRequeueError_FoundThroughWrapping(t *testing.T) {
 	for name, re := range map[string]*controller.RequeueError{

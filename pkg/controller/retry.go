@@ -6,9 +6,9 @@ import "time"
 // QController's Reconcile or MapInput that returns an error (other than a
 // RequeueError without one) or panics, and the failing inputs that a
 // Controller retries inside its Run (the generic transform and cleanup
-// controllers, which receive the policy from the engine). The zero value
-// is the engine's default behaviour (rule Q3): retry forever with the
-// engine's per-item backoff, and a new change to an item waiting out a
+// controllers, which receive the policy from the Runtime). The zero value
+// is the Runtime's default behaviour (rule Q3): retry forever with the
+// Runtime's per-item backoff, and a new change to an item waiting out a
 // retry runs it at once, its failures still counting.
 //
 // A controller gets a policy by implementing [RetryPolicyProvider].
@@ -34,20 +34,20 @@ type RetryPolicy struct {
 	ChangeAbandonsRetry bool
 	// BackoffInitial and BackoffMax bound this controller's per-item
 	// backoff: the delay after an item's first consecutive failure, doubling
-	// per further failure, capped at BackoffMax. Zero means the engine's
+	// per further failure, capped at BackoffMax. Zero means the Runtime's
 	// bound (runtime.WithQueueBackoff); a negative value, or a BackoffMax
 	// below the resulting initial delay, is refused at registration.
 	BackoffInitial, BackoffMax time.Duration
 }
 
 // RetryPolicyProvider is an optional interface of a [QController] or a
-// [Controller] that sets its own [RetryPolicy]. The engine calls
+// [Controller] that sets its own [RetryPolicy]. The Runtime calls
 // RetryPolicy once, at registration, after Validate (see [Validator]); a
 // policy that
 // cannot work (a negative duration, a maximum below the initial delay), or
 // a RetryPolicy that panics, refuses the registration with an invalid-class
 // error naming the controller. A controller without it gets the zero
-// RetryPolicy: the engine's defaults. A controller that wraps another
+// RetryPolicy: the Runtime's defaults. A controller that wraps another
 // forwards RetryPolicy to the inner one, or the policy is lost.
 type RetryPolicyProvider interface {
 	RetryPolicy() RetryPolicy

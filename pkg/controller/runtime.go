@@ -11,7 +11,7 @@ import (
 // changed, so it should reconcile everything.
 type ReconcileEvent struct{}
 
-// Runtime is what the engine gives a Controller's Run.
+// Runtime is what the Runtime gives a Controller's Run.
 type Runtime interface {
 	// EventCh delivers one ReconcileEvent at start and one after any
 	// change to an input; events that arrive while the controller is busy
@@ -32,7 +32,7 @@ type Runtime interface {
 	OutputTracker
 }
 
-// QRuntime is what the engine gives a QController's Reconcile and MapInput.
+// QRuntime is what the Runtime gives a QController's Reconcile and MapInput.
 type QRuntime interface {
 	ReaderWriter
 }
@@ -85,8 +85,8 @@ type Writer interface {
 	Update(ctx context.Context, r resource.Resource) error
 	Modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...ModifyOption) error
 	ModifyWithResult(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...ModifyOption) (resource.Resource, error)
-	Teardown(ctx context.Context, ptr resource.Pointer, opts ...DeleteOption) (bool, error)
-	Destroy(ctx context.Context, ptr resource.Pointer, opts ...DeleteOption) error
+	Teardown(ctx context.Context, ptr resource.Pointer, opts ...RemoveOption) (bool, error)
+	Destroy(ctx context.Context, ptr resource.Pointer, opts ...RemoveOption) error
 	AddFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) error
 	RemoveFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) error
 }

@@ -4,9 +4,9 @@ package controller
 // that can tell, before it ever runs, that its configuration cannot work:
 // a required function missing, options that contradict each other.
 //
-// The engine calls Validate once, at RegisterController or
+// The Runtime calls Validate once, at RegisterController or
 // RegisterQController, after the declaration methods (Name, Inputs,
-// Outputs, Settings). A non-nil error refuses the registration: the engine
+// Outputs, Settings). A non-nil error refuses the registration: the Runtime
 // returns an error of the invalid class (state.IsInvalidError) that names
 // the controller and wraps Validate's error, which names the setting at
 // fault; nothing is registered, and the controller never runs. A Validate

@@ -18,7 +18,7 @@ import (
 )
 
 // TestLiveGraphOfADaemonInABrowser loads the live page of the fixture's
-// engine — 20 controllers over kinds in 3 namespaces, with merge
+// Runtime — 20 controllers over kinds in 3 namespaces, with merge
 // controllers reading network-config/T and writing network/T — while its
 // driver keeps changing the machine configs, in a real headless Chromium
 // whose clock is virtual, and checks what it rendered (see

@@ -59,10 +59,10 @@ func writeControllersJSON(w io.Writer, doc StatusDocument) error {
 
 var controllersTmpl = template.Must(template.New("controllers").Funcs(template.FuncMap{
 	"state": func(s observe.ControllerStatus, now time.Time) string {
-		if s.State == observe.StateBackoff && !s.BackoffUntil.IsZero() {
+		if s.Lifecycle == observe.LifecycleBackoff && !s.BackoffUntil.IsZero() {
 			return "backing off until " + s.BackoffUntil.Format("15:04:05.000") + " (" + s.BackoffUntil.Sub(now).Round(time.Millisecond).String() + ")"
 		}
-		st := s.State.String()
+		st := s.Lifecycle.String()
 		if !s.Since.IsZero() {
 			st += " since " + s.Since.Format("15:04:05.000")
 		}
@@ -123,7 +123,7 @@ tr.hot td { background: #f8d7da; }
 <table>
 <tr><th>Controller</th><th>Family</th><th>State</th><th>Reconciles</th><th>Busy time</th><th>Queue</th><th>In flight</th><th>Wake-ups</th><th>Requeues</th><th>Crashes</th><th>Restarts</th><th>Queue wait p50 / p99</th><th>Duration p50 / p99</th><th>Lag p50 / p99</th><th>Startup p50 / p99</th><th>Busy</th><th>Last error</th></tr>
 {{- range .Controllers}}
-<tr class="{{.State}}{{if .HotLoop}} hot{{end}}"><td>{{.Name}}{{if .HotLoop}}<br><small class="err">hot loop: {{.HotLoop}}</small>{{end}}</td><td>{{.Family}}</td><td>{{state . $.Time}}</td><td class="num">{{.Metrics.Reconciles}}</td><td class="num">{{dur .Metrics.BusyTime}}</td><td class="num">{{.QueueLen}}</td><td class="num">{{.InFlight}}</td><td class="num">{{.Metrics.WakeUps}}</td><td class="num">{{.Metrics.Requeues}}</td><td class="num">{{.Metrics.Crashes}}</td><td class="num">{{.Metrics.Restarts}}</td><td class="num">{{lat .Metrics.QueueWait}}</td><td class="num">{{lat (all .Metrics.Duration)}}</td><td class="num">{{lat .Metrics.Lag}}</td><td class="num">{{lat .Metrics.Startup}}</td><td class="num">{{pct .Metrics.Busy}}</td><td>{{if .LastError}}<span class="err">{{.LastError}}</span>{{if not .LastErrorAt.IsZero}}<br><small>at {{ago .LastErrorAt $.Time}}</small>{{end}}{{else}}&ndash;{{end}}{{if .ParkedItems}}<br><small>{{.ParkedItems}} parked until their next change:</small>{{range .Parked}}<br><span class="err">{{.Item}} ({{.Attempts}} attempts): {{.LastError}}</span>{{end}}{{end}}</td></tr>
+<tr class="{{.Lifecycle}}{{if .HotLoop}} hot{{end}}"><td>{{.Name}}{{if .HotLoop}}<br><small class="err">hot loop: {{.HotLoop}}</small>{{end}}</td><td>{{.Family}}</td><td>{{state . $.Time}}</td><td class="num">{{.Metrics.Reconciles}}</td><td class="num">{{dur .Metrics.BusyTime}}</td><td class="num">{{.QueueLen}}</td><td class="num">{{.InFlight}}</td><td class="num">{{.Metrics.WakeUps}}</td><td class="num">{{.Metrics.Requeues}}</td><td class="num">{{.Metrics.Crashes}}</td><td class="num">{{.Metrics.Restarts}}</td><td class="num">{{lat .Metrics.QueueWait}}</td><td class="num">{{lat (all .Metrics.Duration)}}</td><td class="num">{{lat .Metrics.Lag}}</td><td class="num">{{lat .Metrics.Startup}}</td><td class="num">{{pct .Metrics.Busy}}</td><td>{{if .LastError}}<span class="err">{{.LastError}}</span>{{if not .LastErrorAt.IsZero}}<br><small>at {{ago .LastErrorAt $.Time}}</small>{{end}}{{else}}&ndash;{{end}}{{if .ParkedItems}}<br><small>{{.ParkedItems}} parked until their next change:</small>{{range .Parked}}<br><span class="err">{{.Item}} ({{.Attempts}} attempts): {{.LastError}}</span>{{end}}{{end}}</td></tr>
 {{- end}}
 </table>
 </body></html>

@@ -117,9 +117,9 @@ func get(t *testing.T, url string, header ...string) (*http.Response, string) {
 
 var expvarSeq atomic.Int64
 
-// engine starts an engine with a failing QController that has failed
+// Runtime starts a Runtime with a failing QController that has failed
 // once, and its handler on a loopback port.
-func engine(t *testing.T, opts ...debughttp.Option) (*runtimetest.Engine, string) {
+func engine(t *testing.T, opts ...debughttp.Option) (*runtimetest.Env, string) {
 	t.Helper()
 	e := runtimetest.Start(t, runtimetest.WithControllers(idle{}), runtimetest.WithQControllers(failing{}),
 		runtimetest.WithLogger(zap.NewNop()), runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Hour, time.Hour)))
@@ -201,7 +201,7 @@ func TestControllersPageHTMLAndJSON(t *testing.T) {
 
 // TestJSONNamingIsConsistent checks one naming for every JSON the pages
 // serve: lowerCamelCase keys, zero times omitted, in the status document
-// and in the engine's expvar metrics alike.
+// and in the Runtime's expvar metrics alike.
 func TestJSONNamingIsConsistent(t *testing.T) {
 	e, base := engine(t)
 	name := fmt.Sprintf("debughttp_test_%d", expvarSeq.Add(1))
@@ -414,9 +414,9 @@ func nodeIDs(nodes []debughttp.LiveNode) []string {
 	return ids
 }
 
-// TestTraceAndExplainOfARealEngine: the engine provides its trace and its
+// TestTraceAndExplainOfARealEngine: the Runtime provides its trace and its
 // explanations, so the handler serves /debug/trace (JSON lines of the
-// engine's events: the failing item's route, start, end and backoff) and
+// Runtime's events: the failing item's route, start, end and backoff) and
 // /debug/explain for a resource and a controller.
 func TestTraceAndExplainOfARealEngine(t *testing.T) {
 	_, base := engine(t)
@@ -439,7 +439,7 @@ func TestTraceAndExplainOfARealEngine(t *testing.T) {
 	assert.True(t, x.Exists)
 	require.Len(t, x.Controllers, 2)
 	assert.Equal(t, "Failing<Q>", x.Controllers[0].Controller)
-	assert.Equal(t, explain.StateBackoff, x.Controllers[0].Doing.State)
+	assert.Equal(t, explain.WorkBackoff, x.Controllers[0].Doing.Work)
 	assert.Contains(t, x.Controllers[0].Doing.Error, "<script>")
 
 	resp, body = get(t, base+"/debug/explain?controller=Failing%3CQ%3E")

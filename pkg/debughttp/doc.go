@@ -1,9 +1,9 @@
-// Package debughttp serves an engine's debug pages over HTTP: an
-// [http.Handler] over the engine's [observe.Observer]
+// Package debughttp serves a Runtime's debug pages over HTTP: an
+// [http.Handler] over the Runtime's [observe.Observer]
 // (runtime.Runtime.Observe) that a daemon mounts on a server of its own,
 // plus the helpers to listen on loopback and serve until a context is done.
 //
-//	h := debughttp.New(engine.Observe())
+//	h := debughttp.New(rt.Observe())
 //	ln, err := debughttp.Listen("127.0.0.1:6060") // loopback only
 //	...
 //	go debughttp.Serve(ctx, ln, h)
@@ -13,7 +13,7 @@
 //
 //   - /debug/             an index linking to every page
 //   - /debug/vars         expvar: everything published with expvar, the
-//     engine's metrics included when published with
+//     Runtime's metrics included when published with
 //     observe.PublishExpvar
 //   - /debug/pprof/       the runtime's profiles (heap, goroutine, allocs,
 //     block, mutex, threadcreate; ?debug=1 for text), /debug/pprof/profile
@@ -40,7 +40,7 @@
 // profiles are served from runtime/pprof and runtime/trace directly.
 //
 // JSON is named in lowerCamelCase throughout (the status document, the
-// engine's expvar metrics, the graph); zero times are omitted, never
+// Runtime's expvar metrics, the graph); zero times are omitted, never
 // written as "0001-01-01T00:00:00Z".
 //
 // The pages expose profiles and internal state: [Listen] refuses a

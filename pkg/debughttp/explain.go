@@ -93,7 +93,7 @@ var explainIndexTmpl = template.Must(template.New("explain").Parse(`<!DOCTYPE ht
 <form method="get"><label>Resource (NAMESPACE/TYPE/ID): <input name="resource" size="50"></label> <button>explain</button></form>
 <h2>Controllers</h2><ul>
 {{- range .}}
-<li><a href="?controller={{.Name}}">{{.Name}}</a> ({{.Family}}, {{.State}})</li>
+<li><a href="?controller={{.Name}}">{{.Name}}</a> ({{.Family}}, {{.Lifecycle}})</li>
 {{- else}}<li>none</li>{{end}}
 </ul><p><a href="/debug/">index</a></p></body></html>
 `))

@@ -44,14 +44,14 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// Handler serves the debug pages of one engine; see the package doc. It
+// Handler serves the debug pages of one Runtime; see the package doc. It
 // is safe for concurrent use.
 type Handler struct {
 	mux   *http.ServeMux
 	pages []Page
 }
 
-// New returns the handler of the debug pages of the engine o observes
+// New returns the handler of the debug pages of the Runtime o observes
 // (runtime.Runtime.Observe), with the pages of the options added.
 func New(o observe.Observer, opts ...Option) *Handler {
 	c := config{now: time.Now}

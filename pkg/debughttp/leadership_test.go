@@ -14,16 +14,16 @@ import (
 	"github.com/resgraph/resgraph/pkg/observe"
 )
 
-// leadObserver reports two controllers of an engine with leadership: one
+// leadObserver reports two controllers of a Runtime with leadership: one
 // it leads, one another replica leads.
 type leadObserver struct{ fakeObserver }
 
 func (leadObserver) Controllers() []observe.ControllerStatus {
 	since := time.Date(2025, 1, 2, 15, 4, 0, 0, time.UTC)
 	return []observe.ControllerStatus{
-		{Name: "led", Family: observe.FamilyController, State: observe.StateRunning,
+		{Name: "led", Family: observe.FamilyController, Lifecycle: observe.LifecycleRunning,
 			Leadership: &observe.Leadership{Election: "controller/led", Role: observe.RoleLeader, Since: since, Term: 42}},
-		{Name: "waiting", Family: observe.FamilyQController, State: observe.StateStarting,
+		{Name: "waiting", Family: observe.FamilyQController, Lifecycle: observe.LifecycleStarting,
 			Leadership: &observe.Leadership{Election: "controller/waiting", Role: observe.RoleStandby, Since: since}},
 	}
 }

@@ -19,7 +19,7 @@ import (
 var liveAssets embed.FS
 
 // Live controller states, as [LiveController.State] reports them. They
-// refine the engine's states (observe.State): an engine-running controller
+// refine the Runtime's states (observe.State): a Runtime-running controller
 // is busy, idle, retrying or in a hot loop here.
 const (
 	LiveBusy     = "busy"     // a reconcile is running or due
@@ -28,7 +28,7 @@ const (
 	LiveCrashed  = "crashed"  // Run crashed; it restarts after its backoff
 	LiveHotLoop  = "hotLoop"  // part of a flagged hot loop
 	LiveStarting = "starting" // not started yet
-	LiveStopped  = "stopped"  // the engine stopped
+	LiveStopped  = "stopped"  // the Runtime stopped
 	LiveStandby  = "standby"  // another replica leads its election and runs it
 )
 
@@ -79,7 +79,7 @@ type LiveNode struct {
 	// Namespace is a resource node's namespace; "" for an output type no
 	// reader and no write has placed in a namespace yet.
 	Namespace string `json:"namespace,omitempty"`
-	// Changes counts the changes of a resource kind the engine routed
+	// Changes counts the changes of a resource kind the Runtime routed
 	// (null when it does not watch the kind, or with metrics off), and
 	// ChangeRate their rate per second over the document's Window (null
 	// when unknown).
@@ -102,12 +102,12 @@ type LiveMark struct {
 const (
 	// MarkNoWriter marks a resource kind that controllers read and no
 	// registered controller writes (controller.DependencyEdge.NoWriter):
-	// only writers outside the engine change it and wake its readers.
+	// only writers outside the Runtime change it and wake its readers.
 	MarkNoWriter = "noWriter"
 	// MarkHotLoop marks a controller that is part of a flagged hot loop.
 	MarkHotLoop = "hotLoop"
 	// MarkLeader and MarkStandby mark a controller this replica leads, or
-	// one another replica leads (the engine runs with leadership).
+	// one another replica leads (the Runtime runs with leadership).
 	MarkLeader  = "leader"
 	MarkStandby = "standby"
 )
@@ -129,7 +129,7 @@ type LiveEdge struct {
 	// the document's Window (null when unknown).
 	Count *uint64  `json:"count"`
 	Rate  *float64 `json:"rate"`
-	// Inferred marks an output whose namespace the engine has not seen
+	// Inferred marks an output whose namespace the Runtime has not seen
 	// written yet: it is drawn to the namespaces where other controllers
 	// read its type.
 	Inferred bool `json:"inferred,omitempty"`
@@ -144,7 +144,7 @@ type LiveController struct {
 	Family observe.Family `json:"family"`
 	// State is one of the Live* states.
 	State string `json:"state"`
-	// Why is what the engine's activity report says it is doing.
+	// Why is what the Runtime's activity report says it is doing.
 	Why         string    `json:"why,omitempty"`
 	Reconciles  uint64    `json:"reconciles"`
 	QueueLen    int       `json:"queueLen"`
@@ -164,7 +164,7 @@ type LiveController struct {
 	// HotLoop describes the hot loop it is part of, when one is flagged.
 	HotLoop string `json:"hotLoop,omitempty"`
 	// Leadership is its part in its election (leader or standby, since
-	// when, the term), when the engine runs with leadership.
+	// when, the term), when the Runtime runs with leadership.
 	Leadership *observe.Leadership `json:"leadership,omitempty"`
 }
 
@@ -217,7 +217,7 @@ func (p *livePage) serveAsset(w http.ResponseWriter, r *http.Request, name strin
 	_, _ = w.Write(b)
 }
 
-// document builds the live document from the engine's graph, statuses,
+// document builds the live document from the Runtime's graph, statuses,
 // activity and metrics, and the rates since the sample RateWindow ago.
 func (p *livePage) document(ctx context.Context) LiveDocument {
 	now := p.now()
@@ -282,11 +282,11 @@ func liveState(s observe.ControllerStatus, a observe.ControllerActivity) string 
 	switch {
 	case s.Leadership != nil && s.Leadership.Role == observe.RoleStandby:
 		return LiveStandby
-	case s.State == observe.StateStopped:
+	case s.Lifecycle == observe.LifecycleStopped:
 		return LiveStopped
-	case s.State == observe.StateStarting:
+	case s.Lifecycle == observe.LifecycleStarting:
 		return LiveStarting
-	case s.State == observe.StateBackoff:
+	case s.Lifecycle == observe.LifecycleBackoff:
 		return LiveCrashed
 	case s.HotLoop != "":
 		return LiveHotLoop

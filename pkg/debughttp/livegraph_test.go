@@ -16,7 +16,7 @@ func depEdge(ctrl string, et controller.DependencyEdgeType, ns, typ string) cont
 	return controller.DependencyEdge{ControllerName: ctrl, EdgeType: et, ResourceNamespace: ns, ResourceType: typ}
 }
 
-// noWriter marks e as the engine does an input of a kind no controller
+// noWriter marks e as the Runtime does an input of a kind no controller
 // writes.
 func noWriter(e controller.DependencyEdge) controller.DependencyEdge {
 	e.NoWriter = true
@@ -41,7 +41,7 @@ func summaries(edges []LiveEdge) []liveEdgeSummary {
 // types — a merge controller reading network-config/HostnameSpec and
 // writing HostnameSpec is drawn writing network/HostnameSpec (where the
 // type's readers are, not where it reads it), never reading its own
-// output; once the engine saw it write, the namespaces written are used.
+// output; once the Runtime saw it write, the namespaces written are used.
 func TestLiveGraph_ANodePerNamespaceAndType(t *testing.T) {
 	g := &controller.DependencyGraph{Edges: []controller.DependencyEdge{
 		depEdge("Merge", controller.EdgeOutputExclusive, "", "HostnameSpec"),
@@ -80,14 +80,14 @@ func TestLiveGraph_ANodePerNamespaceAndType(t *testing.T) {
 	}
 	assert.Equal(t, "network-config", byID["resource:network-config/HostnameSpec"].Namespace)
 	marked := func(id string) bool { return len(byID[id].Marks) == 1 && byID[id].Marks[0].Class == MarkNoWriter }
-	assert.True(t, marked("resource:network-config/HostnameSpec"), "the engine found no writer")
+	assert.True(t, marked("resource:network-config/HostnameSpec"), "the Runtime found no writer")
 	assert.False(t, marked("resource:elsewhere/AddressSpec"), "Declared writes it")
 	assert.False(t, marked("resource:network/HostnameSpec"))
 	for _, e := range edges {
 		assert.Nil(t, e.Count, "metrics off: nothing counted")
 	}
 
-	// The engine saw Merge write HostnameSpec in two namespaces.
+	// The Runtime saw Merge write HostnameSpec in two namespaces.
 	m.Controllers[3].Metrics.Edges = []observe.EdgeCount{ // Merge
 		{EdgeType: "InputStrong", Namespace: "network-config", Type: "HostnameSpec", Count: 3},
 		{EdgeType: "OutputExclusive", Namespace: "network", Type: "HostnameSpec", Count: 5},
@@ -147,7 +147,7 @@ func TestLiveRates_OverTheWindow(t *testing.T) {
 	assert.LessOrEqual(t, len(p.rates.samples), 12, "samples no rate needs are dropped")
 }
 
-// countingObserver is an engine with one QController "q" reading kind
+// countingObserver is a Runtime with one QController "q" reading kind
 // ns/T, whose counters the test sets.
 type countingObserver struct {
 	fakeObserver
@@ -157,7 +157,7 @@ type countingObserver struct {
 
 func (o *countingObserver) Metrics() observe.Metrics {
 	return observe.Metrics{
-		Controllers: []observe.ControllerStatus{{Name: "q", Family: observe.FamilyQController, State: observe.StateRunning, Metrics: observe.ControllerMetrics{
+		Controllers: []observe.ControllerStatus{{Name: "q", Family: observe.FamilyQController, Lifecycle: observe.LifecycleRunning, Metrics: observe.ControllerMetrics{
 			Reconciles: o.reconciles, Lag: o.lag.Snapshot(),
 			Edges: []observe.EdgeCount{{EdgeType: "InputQPrimary", Namespace: "ns", Type: "T", Count: o.routed}},
 		}}},

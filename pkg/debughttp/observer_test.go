@@ -24,7 +24,7 @@ import (
 
 // fakeObserver serves the trace and explain pages from fixed data, so
 // that the pages' parsing, filtering and rendering are tested on their
-// own (the engine's side is tested with a real engine in the runtime and
+// own (the Runtime's side is tested with a real Runtime in the runtime and
 // the demo).
 type fakeObserver struct {
 	ring *trace.Ring
@@ -35,7 +35,7 @@ var tNow = time.Date(2025, 1, 2, 15, 4, 5, 0, time.UTC)
 var _ observe.Observer = fakeObserver{}
 
 func (fakeObserver) Controllers() []observe.ControllerStatus {
-	return []observe.ControllerStatus{{Name: "A<b>", Family: observe.FamilyController, State: observe.StateRunning}}
+	return []observe.ControllerStatus{{Name: "A<b>", Family: observe.FamilyController, Lifecycle: observe.LifecycleRunning}}
 }
 
 func (f fakeObserver) Metrics() observe.Metrics {
@@ -64,7 +64,7 @@ func (fakeObserver) ExplainController(_ context.Context, name string) (explain.C
 	if name != "A<b>" {
 		return explain.Controller{}, state.NewNotFoundError(nil, "no controller %q", name)
 	}
-	return explain.Controller{Time: tNow, Name: name, Family: "controller", Doing: explain.Doing{State: explain.StateIdle},
+	return explain.Controller{Time: tNow, Name: name, Family: "controller", Doing: explain.Doing{Work: explain.WorkIdle},
 		Inputs: []explain.Input{}, Outputs: []explain.Output{}, Recent: []explain.Reconcile{}}, nil
 }
 
@@ -107,11 +107,11 @@ func filledRing() *trace.Ring {
 	r := trace.NewRing(16)
 	x := trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: 1}
 	y := trace.Ref{Namespace: "ns", Type: "Y", ID: "y"}
-	r.Add(&trace.Event{Time: tNow, Type: trace.Commit, Controller: "A", Op: "update", Resource: x})     // 1
-	r.Add(&trace.Event{Time: tNow, Type: trace.Route, Controller: "B", Op: "updated", Resource: x})     // 2
-	r.Add(&trace.Event{Time: tNow, Type: trace.ReconcileStart, Controller: "B", Resource: y, Cause: x}) // 3
-	r.Add(&trace.Event{Time: tNow, Type: trace.ReconcileEnd, Controller: "B", Resource: y})             // 4
-	r.Add(&trace.Event{Time: tNow, Type: trace.Commit, Controller: "B", Op: "update", Resource: y})     // 5
+	r.Add(&trace.Record{Time: tNow, Type: trace.Commit, Controller: "A", Op: "update", Resource: x})     // 1
+	r.Add(&trace.Record{Time: tNow, Type: trace.Route, Controller: "B", Op: "updated", Resource: x})     // 2
+	r.Add(&trace.Record{Time: tNow, Type: trace.ReconcileStart, Controller: "B", Resource: y, Cause: x}) // 3
+	r.Add(&trace.Record{Time: tNow, Type: trace.ReconcileEnd, Controller: "B", Resource: y})             // 4
+	r.Add(&trace.Record{Time: tNow, Type: trace.Commit, Controller: "B", Op: "update", Resource: y})     // 5
 	return r
 }
 
@@ -162,10 +162,10 @@ func TestTracePageFollowStreams(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "headers are flushed before any event")
 	lines := bufio.NewScanner(resp.Body)
 	for i := range 3 {
-		ring.Add(&trace.Event{Type: trace.Commit, Controller: "A"}) // filtered out
-		ring.Add(&trace.Event{Type: trace.Commit, Controller: "B", Attempt: uint32(i)})
+		ring.Add(&trace.Record{Type: trace.Commit, Controller: "A"}) // filtered out
+		ring.Add(&trace.Record{Type: trace.Commit, Controller: "B", Attempt: uint32(i)})
 		require.True(t, lines.Scan())
-		var e trace.Event
+		var e trace.Record
 		require.NoError(t, json.Unmarshal(lines.Bytes(), &e))
 		assert.Equal(t, "B", e.Controller)
 		assert.Equal(t, uint32(i), e.Attempt)
@@ -185,7 +185,7 @@ func TestExplainPageFormatsAndErrors(t *testing.T) {
 	var c explain.Controller
 	require.NoError(t, json.Unmarshal([]byte(body), &c))
 	assert.Equal(t, "A<b>", c.Name)
-	assert.Equal(t, explain.StateIdle, c.Doing.State)
+	assert.Equal(t, explain.WorkIdle, c.Doing.Work)
 
 	_, body = fetch(t, base+"/debug/explain?resource=ns/X/a/b&format=text")
 	assert.True(t, strings.HasPrefix(body, "resource X(ns/a/b)\n"), body)

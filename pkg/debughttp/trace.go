@@ -72,7 +72,7 @@ func parseTraceQuery(r *http.Request) (traceQuery, error) {
 	return tq, nil
 }
 
-func (tq *traceQuery) match(e *trace.Event) bool {
+func (tq *traceQuery) match(e *trace.Record) bool {
 	if e.Seq <= tq.since && e.Type != trace.Lost {
 		return false
 	}
@@ -82,7 +82,7 @@ func (tq *traceQuery) match(e *trace.Event) bool {
 	return e.Type == trace.Lost || tq.filter.Match(e)
 }
 
-// tracePage serves /debug/trace: the engine's trace as JSON lines, oldest
+// tracePage serves /debug/trace: the Runtime's trace as JSON lines, oldest
 // first (see parseTraceQuery for the filters); with follow=1 it streams
 // new events as they come until the client goes away.
 type tracePage struct{ obs observe.Observer }
@@ -128,7 +128,7 @@ func (p tracePage) follow(w http.ResponseWriter, r *http.Request, ring *trace.Ri
 	if flusher != nil {
 		flusher.Flush()
 	}
-	var buf, out []trace.Event
+	var buf, out []trace.Record
 	for {
 		var err error
 		if buf, err = f.Next(r.Context(), buf[:0]); err != nil {

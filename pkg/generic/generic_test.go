@@ -15,7 +15,7 @@ import (
 
 var _ generic.ResourceWithDefinition = (*fixture.A)(nil)
 
-func TestGEN1_DefinitionWorksOnANilPointer(t *testing.T) {
+func TestDefinitionWorksOnANilPointer(t *testing.T) {
 	var a *fixture.A
 	assert.Equal(t, "As.test.resgraph.dev", a.Definition().Type)
 }
@@ -26,12 +26,12 @@ func TestResourceWithDefinitionIsTyped(t *testing.T) {
 	assert.Equal(t, reflect.TypeFor[typed.ResourceWithDefinition](), reflect.TypeFor[generic.ResourceWithDefinition]())
 }
 
-func TestGEN2_NamedControllerNamesTheController(t *testing.T) {
+func TestNamedControllerNamesTheController(t *testing.T) {
 	c := struct{ generic.NamedController }{generic.NamedController{ControllerName: "x"}}
 	assert.Equal(t, "x", c.Name())
 }
 
-func TestGEN3_PanicErrorNamesTheFunction(t *testing.T) {
+func TestPanicErrorNamesTheFunction(t *testing.T) {
 	// The resource is a field; the chain around the error names it once.
 	ptr := resource.NewPointer("ns", "T", "id")
 	cause := errors.New("cause")

@@ -22,7 +22,7 @@ type PanicError struct {
 }
 
 // Error names the function and the panic value. It does not name the
-// resource: the error chain around a PanicError does, once (the engine's
+// resource: the error chain around a PanicError does, once (the Runtime's
 // item, or the controller's "input <pointer>").
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("%s panicked: %v", e.Func, e.Value)

@@ -1,5 +1,5 @@
 // Package graph renders a [controller.DependencyGraph] (the controller and
-// resource-type graph an engine reports, rule E2) as Graphviz DOT, a Mermaid
+// resource-type graph a Runtime reports, rule E2) as Graphviz DOT, a Mermaid
 // flowchart, or JSON.
 //
 // Guarantees, for every format:
@@ -36,7 +36,7 @@
 //	any other value           solid, gray   -->, gray   its String()
 //
 // An input edge whose kind no registered controller writes
-// (controller.DependencyEdge.NoWriter: only writers outside the engine wake
+// (controller.DependencyEdge.NoWriter: only writers outside the Runtime wake
 // it) adds "no writer" to its qualifier ("ns (weak, no writer)", "ns (no
 // writer)"), and its JSON edge has "noWriter": true.
 //

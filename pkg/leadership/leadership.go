@@ -1,6 +1,6 @@
-// Package leadership is the contract between the engine and a backend
-// that elects leaders among the replicas of an engine sharing a state
-// (rule E4): runtime.WithLeadership makes an engine campaign, per engine
+// Package leadership is the contract between the Runtime and a backend
+// that elects leaders among the replicas of a Runtime sharing a state
+// (rule E4): runtime.WithLeadership makes a Runtime campaign, per Runtime
 // or per controller, through an [Elector], run a controller only while it
 // holds a [Term] of its election, and fence every write the controller
 // makes with the term's [state.Fence]. The etcd state's module implements
@@ -16,8 +16,8 @@ import (
 )
 
 // Elector runs elections among replicas. Its methods are safe for
-// concurrent use; an engine campaigns in one election per controller (or
-// one for the whole engine) at a time.
+// concurrent use; a Runtime campaigns in one election per controller (or
+// one for the whole Runtime) at a time.
 type Elector interface {
 	// Campaign blocks until this replica leads the election named
 	// election, and returns its term; or until ctx is done, and returns

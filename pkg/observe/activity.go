@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Activity is what an engine is doing at one instant: for every controller
+// Activity is what a Runtime is doing at one instant: for every controller
 // whether it has work it has not finished, and for every watched kind
 // whether its watch is behind the state.
 type Activity struct {
@@ -72,7 +72,7 @@ func (a Activity) Idle() bool {
 }
 
 // String lists the busy controllers and the kinds whose watch is behind,
-// one per line, or says that the engine is idle.
+// one per line, or says that the Runtime is idle.
 func (a Activity) String() string {
 	var b strings.Builder
 	for _, c := range a.Controllers {

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Role is a controller's part in its election when the engine runs with
+// Role is a controller's part in its election when the Runtime runs with
 // leadership (runtime.WithLeadership): it runs in the replica that leads
 // the election, and is a standby in the others.
 type Role uint8

@@ -25,22 +25,22 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // lowercase names; an unknown name is refused, an out-of-range value prints
 // as a number.
 func TestStateAndFamilyStrings(t *testing.T) {
-	states := map[observe.State]string{
-		observe.StateStarting: "starting", observe.StateRunning: "running",
-		observe.StateBackoff: "backoff", observe.StateStopped: "stopped",
+	states := map[observe.Lifecycle]string{
+		observe.LifecycleStarting: "starting", observe.LifecycleRunning: "running",
+		observe.LifecycleBackoff: "backoff", observe.LifecycleStopped: "stopped",
 	}
 	for s, name := range states {
 		assert.Equal(t, name, s.String())
 		b, err := json.Marshal(s)
 		require.NoError(t, err)
 		assert.Equal(t, `"`+name+`"`, string(b))
-		var back observe.State
+		var back observe.Lifecycle
 		require.NoError(t, json.Unmarshal(b, &back))
 		assert.Equal(t, s, back)
 	}
-	assert.Equal(t, observe.StateStarting, observe.State(0), "the zero value is starting")
-	assert.Equal(t, "State(9)", observe.State(9).String())
-	var s observe.State
+	assert.Equal(t, observe.LifecycleStarting, observe.Lifecycle(0), "the zero value is starting")
+	assert.Equal(t, "State(9)", observe.Lifecycle(9).String())
+	var s observe.Lifecycle
 	assert.Error(t, json.Unmarshal([]byte(`"runnin"`), &s))
 
 	families := map[observe.Family]string{observe.FamilyController: "controller", observe.FamilyQController: "qcontroller"}
@@ -61,7 +61,7 @@ func TestStateAndFamilyStrings(t *testing.T) {
 // TestControllerStatusJSON: what a person reads on top, counters under
 // "metrics"; zero times, an empty error and empty lists omitted.
 func TestControllerStatusJSON(t *testing.T) {
-	b, err := json.Marshal(observe.ControllerStatus{Name: "c", Family: observe.FamilyQController, State: observe.StateRunning,
+	b, err := json.Marshal(observe.ControllerStatus{Name: "c", Family: observe.FamilyQController, Lifecycle: observe.LifecycleRunning,
 		Metrics: observe.ControllerMetrics{Reconciles: 3}})
 	require.NoError(t, err)
 	var m map[string]any
@@ -94,7 +94,7 @@ func TestActivityIdleAndString(t *testing.T) {
 type fixed struct{ calls *atomic.Int32 }
 
 func (f fixed) Controllers() []observe.ControllerStatus {
-	return []observe.ControllerStatus{{Name: "c", State: observe.StateRunning}}
+	return []observe.ControllerStatus{{Name: "c", Lifecycle: observe.LifecycleRunning}}
 }
 
 func (f fixed) Metrics() observe.Metrics {
@@ -125,7 +125,7 @@ func TestPublishExpvar(t *testing.T) {
 	var m observe.Metrics
 	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &m))
 	require.Len(t, m.Controllers, 1)
-	assert.Equal(t, observe.StateRunning, m.Controllers[0].State)
+	assert.Equal(t, observe.LifecycleRunning, m.Controllers[0].Lifecycle)
 	_ = expvar.Get(name).String()
 	assert.EqualValues(t, 2, o.calls.Load(), "computed on each read")
 

@@ -11,10 +11,10 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// Observer is what an engine tells about itself, for debug pages,
-// exporters and people: resgraph's engine hands one out with
+// Observer is what a Runtime tells about itself, for debug pages,
+// exporters and people: resgraph's Runtime hands one out with
 // runtime.Runtime.Observe. Every method is safe for concurrent use and may
-// be called at any time, before, during and after the engine runs; every
+// be called at any time, before, during and after the Runtime runs; every
 // result is a copy the caller owns.
 type Observer interface {
 	// Controllers returns the status of every registered controller,
@@ -26,15 +26,15 @@ type Observer interface {
 	// HotLoops returns the hot loops flagged now, sorted by cycle (none
 	// with the trace off: the detector reads it).
 	HotLoops() []HotLoop
-	// Activity reports what the engine is doing now: every controller's
+	// Activity reports what the Runtime is doing now: every controller's
 	// work due, in flight or delayed, every watch that is behind. It takes
 	// locks and scans queues (meant for diagnostics and tests); ctx bounds
 	// the questions it asks the state.
 	Activity(ctx context.Context) Activity
 	// Graph returns the controller/resource dependency graph (the
-	// engine's GetDependencyGraph).
+	// Runtime's GetDependencyGraph).
 	Graph() (*controller.DependencyGraph, error)
-	// Trace returns the engine's causal trace, a ring of its newest
+	// Trace returns the Runtime's causal trace, a ring of its newest
 	// events (see package observe/trace); nil when the trace is off.
 	Trace() *trace.Ring
 	// Explain answers "why is this resource (not) reconciled": who writes
@@ -55,7 +55,7 @@ type Observer interface {
 // PublishExpvar publishes o's [Observer.Metrics] as the expvar variable
 // name, computed on each read, in the JSON form [Metrics] describes.
 // Nothing is published globally otherwise: the caller chooses the name (two
-// engines in one process take two names). It returns an error, and
+// Runtimes in one process take two names). It returns an error, and
 // publishes nothing, for an empty name, a nil o or a name already published.
 func PublishExpvar(name string, o Observer) (err error) {
 	switch {

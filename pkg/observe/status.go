@@ -7,29 +7,29 @@ import (
 	"github.com/resgraph/resgraph/pkg/observe/histogram"
 )
 
-// State is where a controller is in its life. The zero value is
-// [StateStarting].
-type State uint8
+// Lifecycle is where a controller is in its life. The zero value is
+// [LifecycleStarting].
+type Lifecycle uint8
 
-// Controller states, in JSON as their String form.
+// A controller's lifecycle, in JSON as its String form.
 const (
-	// StateStarting: registered, not running yet (before Run, or waiting
+	// LifecycleStarting: registered, not running yet (before Run, or waiting
 	// for its inputs' first bootstrap, or a QController filling its queue).
-	StateStarting State = iota
-	// StateRunning: its Run (a QController: its workers) is running; it
+	LifecycleStarting Lifecycle = iota
+	// LifecycleRunning: its Run (a QController: its workers) is running; it
 	// may be reconciling or waiting for work.
-	StateRunning
-	// StateBackoff: a Controller whose Run failed or panicked, waiting out
+	LifecycleRunning
+	// LifecycleBackoff: a Controller whose Run failed or panicked, waiting out
 	// its restart backoff.
-	StateBackoff
-	// StateStopped: the engine stopped it.
-	StateStopped
+	LifecycleBackoff
+	// LifecycleStopped: the Runtime stopped it.
+	LifecycleStopped
 )
 
 var stateNames = [...]string{"starting", "running", "backoff", "stopped"}
 
 // String returns "starting", "running", "backoff" or "stopped".
-func (s State) String() string {
+func (s Lifecycle) String() string {
 	if int(s) < len(stateNames) {
 		return stateNames[s]
 	}
@@ -37,13 +37,13 @@ func (s State) String() string {
 }
 
 // MarshalText returns the String form.
-func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+func (s Lifecycle) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// UnmarshalText parses the String form of a known state.
-func (s *State) UnmarshalText(b []byte) error {
+// UnmarshalText parses the String form of a known lifecycle.
+func (s *Lifecycle) UnmarshalText(b []byte) error {
 	for i, n := range stateNames {
 		if n == string(b) {
-			*s = State(i)
+			*s = Lifecycle(i)
 			return nil
 		}
 	}
@@ -85,20 +85,20 @@ func (f *Family) UnmarshalText(b []byte) error {
 	return fmt.Errorf("observe: unknown controller family %q", b)
 }
 
-// ControllerStatus is what a person reads about one controller: its state,
+// ControllerStatus is what a person reads about one controller: its lifecycle,
 // its last failure and whether it recovered since, its queue and failing
 // items now, the hot loop it is in. Its counters and latencies are in
-// Metrics. Everything but Metrics is tracked with the engine's metrics off
+// Metrics. Everything but Metrics is tracked with the Runtime's metrics off
 // too (Metrics is then zero). In JSON, fields are lowerCamelCase; zero times,
 // an empty last error and empty lists are omitted.
 type ControllerStatus struct {
 	Name   string `json:"name"`
 	Family Family `json:"family"`
-	// State is where the controller is, Since when it got there (zero
+	// Lifecycle is where the controller is, Since when it got there (zero
 	// while it is starting).
-	State State     `json:"state"`
-	Since time.Time `json:"since,omitzero"`
-	// BackoffUntil is when a Controller in StateBackoff restarts.
+	Lifecycle Lifecycle `json:"state"`
+	Since     time.Time `json:"since,omitzero"`
+	// BackoffUntil is when a Controller in LifecycleBackoff restarts.
 	BackoffUntil time.Time `json:"backoffUntil,omitzero"`
 	// LastError is the text of the last failure, naming what failed once
 	// ("Reconcile T(ns/id): ...", "Run panicked: ..."; a Controller's Run
@@ -127,14 +127,14 @@ type ControllerStatus struct {
 	// is flagged ("A writes X → B writes Y → A"; see [HotLoop]).
 	HotLoop string `json:"hotLoop,omitempty"`
 	// Leadership is the controller's part in its election, when the
-	// engine runs with leadership (nil otherwise).
+	// Runtime runs with leadership (nil otherwise).
 	Leadership *Leadership `json:"leadership,omitempty"`
 	// Metrics are its counters and latency histograms.
 	Metrics ControllerMetrics `json:"metrics"`
 }
 
 // ControllerMetrics are one controller's counters and latency histograms,
-// kept with the engine's metrics on (zero otherwise). For a Controller, a
+// kept with the Runtime's metrics on (zero otherwise). For a Controller, a
 // reconcile is a pass (a ReconcileEvent taken from EventCh); for a
 // QController, a Reconcile or MapInput call.
 type ControllerMetrics struct {
@@ -161,10 +161,10 @@ type ControllerMetrics struct {
 	QueueWait histogram.Snapshot `json:"queueWait"`
 	// Lag is end to end: from the oldest change that caused a reconcile
 	// to its start, the change counted from its commit or, when later,
-	// from the engine's first listing of its kind (when the engine could
+	// from the Runtime's first listing of its kind (when the Runtime could
 	// first see it). What existed at that listing is not lag: see Startup.
 	Lag histogram.Snapshot `json:"lag"`
-	// Startup is the work found at the start: from the engine's first
+	// Startup is the work found at the start: from the Runtime's first
 	// listing of a kind to the reconcile of each resource it listed (a
 	// QController's items), and from a Controller's (re)start to its
 	// start pass.
@@ -179,13 +179,13 @@ type ControllerMetrics struct {
 	HotLoops uint64 `json:"hotLoops"`
 	// Edges are the traffic along its edges of the dependency graph: one
 	// per declared input, then one per output type and namespace written
-	// (an output declares no namespace: the engine learns it from the
+	// (an output declares no namespace: the Runtime learns it from the
 	// writes).
 	Edges []EdgeCount `json:"edges,omitempty"`
 }
 
 // EdgeCount is the traffic along one edge of a controller: for an input,
-// what the engine delivered through it — a Controller's wake-ups (one per
+// what the Runtime delivered through it — a Controller's wake-ups (one per
 // routed batch of changes that concerns it), a QController's queued items
 // (one per change); for an output, the controller's successful writes to
 // resources of Namespace/Type. Rates are differences of counts over time.
@@ -223,7 +223,7 @@ type KindMetrics struct {
 	DeliveryLag  histogram.Snapshot `json:"deliveryLag"`
 }
 
-// HotLoop is a hot loop flagged by the engine: a cycle of controllers each
+// HotLoop is a hot loop flagged by the Runtime: a cycle of controllers each
 // writing, at a sustained rate, mostly because of the previous one's change
 // — a controller re-triggered by its own writes, or controllers that keep
 // rewriting each other's inputs.
@@ -238,7 +238,7 @@ type HotLoop struct {
 	Since time.Time `json:"since"`
 }
 
-// Metrics are everything an engine reports at one instant: every
+// Metrics are everything a Runtime reports at one instant: every
 // controller's status (sorted by name), every watched kind's counters
 // (sorted by namespace and type) and the hot loops flagged now (sorted by
 // cycle). In JSON they are {"controllers": [...], "kinds": [...],

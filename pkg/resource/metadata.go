@@ -78,7 +78,7 @@ func (md Metadata) Namespace() Namespace { return md.kind.name().ns }
 // Identity returns the namespace, type and ID at once. It reads them in
 // place: the getters above have value receivers, so each call through a
 // *Metadata copies the whole metadata first, which hot paths (the
-// engine's routing of every change) avoid with Identity.
+// Runtime's routing of every change) avoid with Identity.
 func (md *Metadata) Identity() (Namespace, Type, ID) {
 	k := md.kind.name()
 	return k.ns, k.typ, md.id

@@ -12,7 +12,7 @@ import (
 // spec prints [PrintableSpec] of it: the test kit's failure reports
 // (runtimetest), the demo's log lines; the in-memory state's mutation
 // detector names the changed part of such a spec but not its values; the
-// engine's logs, trace events, explanations and debug pages print
+// Runtime's logs, trace records, explanations and debug pages print
 // identities and metadata, never a spec.
 type SpecRedacter interface {
 	RedactSpec() any

@@ -19,7 +19,7 @@ func init() {
 	}
 }
 
-// hooks are the engine's quiescence checks and the simulator's door, for
+// hooks are the Runtime's quiescence checks and the simulator's door, for
 // the test kit (see package internal/testhook).
 type hooks struct{ r *Runtime }
 
@@ -31,13 +31,13 @@ func (h hooks) WaitIdle(ctx context.Context, except []string) (observe.Activity,
 
 func (h hooks) Schedule(s testhook.Scheduler) error { return h.r.schedule(s) }
 
-// activity reports what the engine is doing now.
+// activity reports what the Runtime is doing now.
 func (r *Runtime) activity(ctx context.Context) observe.Activity {
 	kinds := r.kindActivity(ctx)
 	return observe.Activity{Controllers: r.controllerActivity(), Kinds: kinds.list}
 }
 
-// waitIdle waits until the engine is idle but for the controllers named
+// waitIdle waits until the Runtime is idle but for the controllers named
 // in except (see testhook.Hooks.WaitIdle for the contract).
 //
 // A Controller is seen idle from the moment it calls EventCh after taking
@@ -49,7 +49,7 @@ func (r *Runtime) activity(ctx context.Context) observe.Activity {
 // goroutine is done. A state whose whole-kind watches may coalesce changes
 // into nothing (inmem does, for a resource created and destroyed while a
 // watch that fell far behind catches up) leaves that kind seen behind
-// until its next change. An engine whose Run has not started yet is not
+// until its next change. A Runtime whose Run has not started yet is not
 // idle: its controllers are starting.
 func (r *Runtime) waitIdle(ctx context.Context, except []string) (observe.Activity, error) {
 	ch, release := r.idle.Subscribe()

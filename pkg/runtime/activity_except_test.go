@@ -57,7 +57,7 @@ func TestWaitIdleExceptLeavesOutHeldControllers(t *testing.T) {
 // resources into its queue on its own goroutine; WaitIdle called right
 // after the registration returns only once they are reconciled (a
 // QController is busy until it started and its queue is filled). Before
-// Run, an engine with a QController is not idle.
+// Run, a Runtime with a QController is not idle.
 func TestWaitIdleWaitsForAQControllerToStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var reconciles atomic.Int32

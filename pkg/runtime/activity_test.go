@@ -22,7 +22,7 @@ import (
 )
 
 // copyController is a Controller that keeps, for every A, a B with the
-// same ID and spec: the smallest chain through the engine.
+// same ID and spec: the smallest chain through the Runtime.
 func copyController(name string, from, to resource.Type) *funcController {
 	return &funcController{
 		name:    name,
@@ -57,7 +57,7 @@ func copyController(name string, from, to resource.Type) *funcController {
 	}
 }
 
-// waitIdle waits for the engine to be idle within a generous deadline.
+// waitIdle waits for the Runtime to be idle within a generous deadline.
 func waitIdle(t *testing.T, rt *runtime.Runtime) observe.Activity {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)

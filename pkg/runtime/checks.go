@@ -16,7 +16,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// The engine's checks of what controllers declare against the state and
+// The Runtime's checks of what controllers declare against the state and
 // against each other (rule G2), beyond each controller's own declarations
 // (package dependency): every input and output type is one the state can
 // store, and every input kind is written by some registered controller —
@@ -27,7 +27,7 @@ import (
 // checked against the state: the state's type check is about types.
 const anyNamespace = "*"
 
-// noWriterWhy is what the engine says about an input kind no registered
+// noWriterWhy is what the Runtime says about an input kind no registered
 // controller outputs.
 const noWriterWhy = "no controller writes this kind; only outside writers wake this input"
 
@@ -95,7 +95,7 @@ func unwrittenError(what string, us []dependency.Unwritten) error {
 	for _, u := range us {
 		parts = append(parts, fmt.Sprintf("controller %q: input %s", u.Controller, u.Kind))
 	}
-	return state.NewInvalidError(nil, "%s: %s: %s (the engine runs with WithClosedGraph: register the controller that writes "+
+	return state.NewInvalidError(nil, "%s: %s: %s (the Runtime runs with WithClosedGraph: register the controller that writes "+
 		"each kind before the ones that read it, fix the input's namespace or type, or drop WithClosedGraph if outside writers "+
 		"are expected)", what, strings.Join(parts, "; "), noWriterWhy)
 }
@@ -105,7 +105,7 @@ func unwrittenError(what string, us []dependency.Unwritten) error {
 const noWriterMsg = "no controller writes this input kind; only outside writers wake it"
 
 // warnUnwrittenLocked logs the input kinds of us, one WARN per kind naming
-// the controllers that read it, each controller and kind once per engine.
+// the controllers that read it, each controller and kind once per Runtime.
 // The caller holds r.mu.
 func (r *Runtime) warnUnwrittenLocked(us []dependency.Unwritten) {
 	if r.warnedUnwritten == nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// newConformanceEngine returns a RuntimeSuite factory for an engine with
+// newConformanceEngine returns a RuntimeSuite factory for a Runtime with
 // the given options over a fresh in-memory state.
 func newConformanceEngine(opts ...runtime.Option) func(t *testing.T) (controller.Engine, state.State) {
 	return func(t *testing.T) (controller.Engine, state.State) {
@@ -40,7 +40,7 @@ func newConformanceEngineOver(opts ...runtime.Option) func(t *testing.T, st stat
 }
 
 // TestRuntimeConformance runs the C, Q and E rules of the contract against
-// the engine with default options (but a short restart backoff).
+// the Runtime with default options (but a short restart backoff).
 func TestRuntimeConformance(t *testing.T) {
 	opts := []runtime.Option{runtime.WithRestartBackoff(10*time.Millisecond, 100*time.Millisecond)}
 	suite.Run(t, &conformance.RuntimeSuite{
@@ -50,7 +50,7 @@ func TestRuntimeConformance(t *testing.T) {
 }
 
 // TestRuntimeConformanceCachedNoMetrics runs the rules again with every
-// example kind the suite reads served from the engine's cache and metrics
+// example kind the suite reads served from the Runtime's cache and metrics
 // off, so that both read paths and both metric settings obey the contract.
 func TestRuntimeConformanceCachedNoMetrics(t *testing.T) {
 	var opts []runtime.Option

@@ -407,7 +407,7 @@ func randomSchedule(t *testing.T, seed uint64) {
 			model.record(kindRevision(t, st, typeB), contents)
 		}
 		if rng.IntN(3) == 0 {
-			synctest.Wait() // let the engine run before the next step
+			synctest.Wait() // let the Runtime run before the next step
 		}
 	}
 	st.unhold()

@@ -107,7 +107,7 @@ func TestRestartBackoff_DoublesAndCaps(t *testing.T) {
 
 		synctest.Wait()
 		st := statusOf(t, e.Runtime, "crashy")
-		assert.Equal(t, observe.StateRunning, st.State)
+		assert.Equal(t, observe.LifecycleRunning, st.Lifecycle)
 		assert.Equal(t, begin.Add(9*time.Second), st.Since, "running since its last restart")
 		assert.EqualValues(t, 4, st.Metrics.Crashes)
 		assert.EqualValues(t, 4, st.Metrics.Restarts)
@@ -124,7 +124,7 @@ func TestRestartBackoff_DoublesAndCaps(t *testing.T) {
 		assert.Equal(t, 2, healthy.count())
 
 		require.NoError(t, e.Stop())
-		assert.Equal(t, observe.StateStopped, statusOf(t, e.Runtime, "crashy").State)
+		assert.Equal(t, observe.LifecycleStopped, statusOf(t, e.Runtime, "crashy").Lifecycle)
 	})
 }
 
@@ -140,7 +140,7 @@ func TestStatus_RestartBackoffIsReported(t *testing.T) {
 		<-cc.starts
 		synctest.Wait()
 		st := statusOf(t, e.Runtime, "crashy")
-		assert.Equal(t, observe.StateBackoff, st.State)
+		assert.Equal(t, observe.LifecycleBackoff, st.Lifecycle)
 		assert.Equal(t, time.Now().Add(time.Minute), st.BackoffUntil)
 		assert.Equal(t, "bad", st.LastError)
 		require.NoError(t, e.Stop(), "Run returns during a backoff")
@@ -169,7 +169,7 @@ func TestRestartBackoff_ResetStartsOver(t *testing.T) {
 }
 
 // TestRunReturningNilEndsTheController: a Run that returns nil before the
-// engine stops is not restarted; the controller is stopped.
+// Runtime stops is not restarted; the controller is stopped.
 func TestRunReturningNilEndsTheController(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -180,7 +180,7 @@ func TestRunReturningNilEndsTheController(t *testing.T) {
 		}}))
 		time.Sleep(time.Hour) // virtual time: no restart comes
 		assert.EqualValues(t, 1, runs.Load())
-		assert.Equal(t, observe.StateStopped, statusOf(t, e.Runtime, "c").State)
+		assert.Equal(t, observe.LifecycleStopped, statusOf(t, e.Runtime, "c").Lifecycle)
 	})
 }
 

@@ -53,7 +53,7 @@ func (r *Runtime) explainController(ctx context.Context, name string) (explain.C
 	return c, nil
 }
 
-// facts gathers what the engine knows now, for an explanation.
+// facts gathers what the Runtime knows now, for an explanation.
 func (r *Runtime) facts(ctx context.Context) explain.Facts {
 	f := explain.Facts{Now: time.Now()}
 	if g, err := r.GetDependencyGraph(); err == nil {
@@ -73,10 +73,10 @@ func (r *Runtime) facts(ctx context.Context) explain.Facts {
 	for _, st := range r.controllerStatuses() {
 		a, m := acts[st.Name], &st.Metrics
 		cf := explain.ControllerFacts{
-			Name: st.Name, Family: st.Family.String(), State: st.State.String(), RestartAt: st.BackoffUntil,
+			Name: st.Name, Family: st.Family.String(), Lifecycle: st.Lifecycle.String(), RestartAt: st.BackoffUntil,
 			LastError: st.LastError, LastErrorAt: st.LastErrorAt,
 			Busy: a.Busy, Why: a.Why, Due: a.Due, InFlight: a.InFlight, Delayed: a.Delayed, NextDue: a.NextDue,
-			Running:  a.InFlight > 0 || (st.Family == observe.FamilyController && st.State == observe.StateRunning && a.Busy),
+			Running:  a.InFlight > 0 || (st.Family == observe.FamilyController && st.Lifecycle == observe.LifecycleRunning && a.Busy),
 			Counters: explain.Counters{Reconciles: m.Reconciles, Crashes: m.Crashes, Restarts: m.Restarts, WakeUps: m.WakeUps, Requeues: m.Requeues, QueueLen: st.QueueLen, InFlight: st.InFlight},
 			Latencies: map[string]explain.Latency{
 				"queueWait": latencyOf(m.QueueWait),
@@ -91,7 +91,7 @@ func (r *Runtime) facts(ctx context.Context) explain.Facts {
 		f.Controllers = append(f.Controllers, cf)
 	}
 	if ring := r.tel.Ring; ring != nil {
-		f.Events, f.TraceSize = ring.Snapshot(), ring.Size()
+		f.Records, f.TraceSize = ring.Snapshot(), ring.Size()
 	}
 	return f
 }
@@ -108,12 +108,12 @@ func (r *Runtime) explainItems(name string) []explain.Item {
 	items, inFlight := q.r.Items(explainItems)
 	out := make([]explain.Item, 0, len(items))
 	for i, it := range items {
-		e := explain.Item{Item: trace.Ref{Namespace: it.Ptr.Namespace(), Type: it.Ptr.Type(), ID: it.Ptr.ID()}, Op: "reconcile", State: explain.StateQueued}
+		e := explain.Item{Item: trace.Ref{Namespace: it.Ptr.Namespace(), Type: it.Ptr.Type(), ID: it.Ptr.ID()}, Op: "reconcile", Work: explain.WorkQueued}
 		if it.Map {
 			e.Op = "map"
 		}
 		if i < inFlight {
-			e.State = explain.StateRunning
+			e.Work = explain.WorkRunning
 		}
 		out = append(out, e)
 	}

@@ -23,7 +23,7 @@ import (
 )
 
 // TestExplain_FromTheEnginesFacts: the explanations of a resource and of a
-// controller are built from what the engine knows — the declared edges,
+// controller are built from what the Runtime knows — the declared edges,
 // the trace's changes and reconciles with their causes, each controller's
 // state: idle, backing off after an error (attempt n), blocked on a
 // missing input.
@@ -63,14 +63,14 @@ func TestExplain_FromTheEnginesFacts(t *testing.T) {
 		assert.Equal(t, "c", x.Changes[0].Reconciles[0].Controller)
 		require.Len(t, x.Controllers, 2)
 		assert.Equal(t, "c", x.Controllers[0].Controller)
-		assert.Equal(t, explain.StateIdle, x.Controllers[0].Doing.State, "c is up to date")
-		assert.Equal(t, explain.StateBackoff, x.Controllers[1].Doing.State, "q, as a whole: its other item backs off")
+		assert.Equal(t, explain.WorkIdle, x.Controllers[0].Doing.Work, "c is up to date")
+		assert.Equal(t, explain.WorkBackoff, x.Controllers[1].Doing.Work, "q, as a whole: its other item backs off")
 
 		bad, err := e.Runtime.Observe().Explain(ctx, ptr(typeA, "bad"))
 		require.NoError(t, err)
 		require.Len(t, bad.Controllers, 1)
 		d := bad.Controllers[0].Doing
-		assert.Equal(t, explain.StateBackoff, d.State)
+		assert.Equal(t, explain.WorkBackoff, d.Work)
 		assert.Equal(t, "cannot do bad", d.Error)
 		assert.Equal(t, time.Now().Add(time.Minute), d.Due)
 		assert.Equal(t, 1, d.Attempt)
@@ -85,7 +85,7 @@ func TestExplain_FromTheEnginesFacts(t *testing.T) {
 			}
 		}
 		require.NotNil(t, blocked)
-		assert.Equal(t, explain.StateBlocked, blocked.Doing.State)
+		assert.Equal(t, explain.WorkBlocked, blocked.Doing.Work)
 		assert.Equal(t, &trace.Ref{Namespace: testNS, Type: typeA, ID: "none"}, blocked.Doing.Resource)
 
 		qx, err := e.Runtime.Observe().ExplainController(ctx, "q")

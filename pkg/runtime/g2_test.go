@@ -182,7 +182,7 @@ func TestG2_ClosedGraphRefusesInputsWithNoWriter(t *testing.T) {
 		assert.Contains(t, err.Error(), "WithClosedGraph")
 		synctest.Wait()
 		assert.False(t, ran, "nothing ran")
-		assert.Error(t, rt.RegisterController(&funcController{name: "after"}), "the engine is stopped")
+		assert.Error(t, rt.RegisterController(&funcController{name: "after"}), "the Runtime is stopped")
 
 		writer := &funcController{name: "writer", outputs: []controller.Output{out(typeA, controller.OutputExclusive)}}
 		c, rts := captureRuntime("dyn", []controller.Input{in(typeA, controller.InputWeak)}, nil)

@@ -14,7 +14,7 @@ import (
 // declared both statically and by UpdateInputs (same namespace, type, ID
 // and kind) is one edge; the same resources declared with two input kinds
 // are two edges, one per edge type. The graph is a copy; the error is
-// always nil (it exists for engines whose registry may fail). An input
+// always nil (it exists for Runtimes whose registry may fail). An input
 // edge whose kind no registered controller outputs is marked NoWriter
 // (see [WithClosedGraph]).
 func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {

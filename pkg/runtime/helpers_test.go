@@ -23,15 +23,15 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// The tests of this package check what the engine documents beyond the
+// The tests of this package check what the Runtime documents beyond the
 // rules of the contract — its backoffs to the millisecond, its statuses,
 // logs and metrics, its cache, its watches' robustness, WaitIdle — and run
 // the contract's rules themselves through conformance.RuntimeSuite
 // (conformance_test.go), where each rule is tested, once, for every
-// engine. Unit tests of the engine's parts live beside them, in
+// Runtime. Unit tests of the Runtime's parts live beside them, in
 // internal/....
 //
-// Every test runs its engine with the public test kit (runtimetest.Start),
+// Every test runs its Runtime with the public test kit (runtimetest.Start),
 // inside a testing/synctest bubble: time is virtual, "nothing more
 // happens" is synctest.Wait, and backoffs are exact.
 
@@ -96,12 +96,12 @@ func primaryOf(typ resource.Type) controller.QSettings {
 	return controller.QSettings{Inputs: []controller.Input{in(typ, controller.InputQPrimary)}}
 }
 
-// start runs an engine for the test with runtimetest.Start (opts add the
+// start runs a Runtime for the test with runtimetest.Start (opts add the
 // controllers, the state, the runtime options, a logger), inside the
 // caller's synctest bubble, and waits until every goroutine of the bubble
-// is blocked: the engine has started and handled what existed. The engine
+// is blocked: the Runtime has started and handled what existed. The Runtime
 // logs nowhere unless opts give a logger; leaks are checked by TestMain.
-func start(t *testing.T, opts ...runtimetest.Option) *runtimetest.Engine {
+func start(t *testing.T, opts ...runtimetest.Option) *runtimetest.Env {
 	t.Helper()
 	e := runtimetest.Start(t, append([]runtimetest.Option{runtimetest.WithLogger(zap.NewNop()), runtimetest.WithoutLeakCheck()}, opts...)...)
 	synctest.Wait()
@@ -269,7 +269,7 @@ func ids(calls []call) []string {
 
 // forwardingState is a test State that forwards the optional
 // state.RevisionReporter and state.KindHeadReporter of the State it wraps
-// (embedding state.State alone hides them, and the engine then falls back
+// (embedding state.State alone hides them, and the Runtime then falls back
 // to its weaker guarantees); test States that change a watch embed it.
 type forwardingState struct{ state.State }
 
@@ -285,7 +285,7 @@ func (f forwardingState) KindHead(ctx context.Context, k resource.Kind) (state.B
 	return f.State.(state.KindHeadReporter).KindHead(ctx, k)
 }
 
-// warnings returns the WARN and ERROR entries logged, but the engine's
+// warnings returns the WARN and ERROR entries logged, but the Runtime's
 // WARNs about input kinds that no controller writes (the tests write
 // those inputs themselves).
 func warnings(logs *observer.ObservedLogs) []observer.LoggedEntry {

@@ -31,7 +31,7 @@ type index struct {
 // them. The index follows the cache exactly: every creation, update
 // (labels or spec changing the keys), destruction, and the controller's
 // own writes at once. fn runs once per change of a resource, on the kind's
-// watch or in the writer's call, never under an engine lock; a panic in it
+// watch or in the writer's call, never under a Runtime lock; a panic in it
 // is logged with its stack and lists that resource version under no key of
 // that index. An index on a kind that is not cached, an empty name, a nil
 // fn or an index registered twice for a kind is an invalid option.

@@ -184,7 +184,7 @@ func regexpOf(t *testing.T, s string) *regexp.Regexp {
 }
 
 // heldState holds back the watch of typeB while hold is set: what the
-// engine's cache of typeB sees then is only the controller's own writes.
+// Runtime's cache of typeB sees then is only the controller's own writes.
 type heldState struct {
 	state.State
 	mu   sync.Mutex
@@ -248,10 +248,10 @@ func (h *heldState) WatchKindAggregated(ctx context.Context, kind resource.Kind,
 // changes to a cached, indexed input kind made by others (creations, label
 // changes and removals, destructions, re-creations) and of the
 // controller's own writes to a cached, indexed output kind, with the
-// engine's watches running concurrently (run it under -race) and the
+// Runtime's watches running concurrently (run it under -race) and the
 // output kind's watch held back at random (so that reads of own writes
 // come from the cache's overlay). After each own write the written
-// resource is listed under exactly its keys at once; whenever the engine
+// resource is listed under exactly its keys at once; whenever the Runtime
 // is quiet and nothing is held, every key lists exactly the resources of
 // the model (the test's record of the state) that have it.
 func TestIndex_ExactUnderRandomSchedules(t *testing.T) {
@@ -343,7 +343,7 @@ func randomIndexSchedule(t *testing.T, seed uint64) {
 			}
 			delete(model[typ], id)
 			g = ""
-		default: // let the engine catch up
+		default: // let the Runtime catch up
 			synctest.Wait()
 			kinds := []resource.Type{typeA, typeB}
 			if held {

@@ -27,8 +27,8 @@ func lagControllers() (*funcQController, *funcController) {
 }
 
 // TestMetrics_LagIsFromWhenTheEngineCouldSeeTheChange: end-to-end lag is
-// measured from the later of the commit and the engine's first listing of
-// the kind; what existed when the engine started is startup work, counted
+// measured from the later of the commit and the Runtime's first listing of
+// the kind; what existed when the Runtime started is startup work, counted
 // in the Startup histogram and not as lag — also after a restart over a
 // state whose resources were committed long before.
 func TestMetrics_LagIsFromWhenTheEngineCouldSeeTheChange(t *testing.T) {
@@ -61,7 +61,7 @@ func TestMetrics_LagIsFromWhenTheEngineCouldSeeTheChange(t *testing.T) {
 
 		// The trace says the listed resource existed; it does not claim
 		// it was created at the start, nor a delivery lag.
-		var listed []trace.Event
+		var listed []trace.Record
 		for _, ev := range eventsOf(e.Runtime.Observe().Trace().Snapshot(), trace.Route, trace.Ref{Namespace: testNS, Type: typeA, ID: "1"}) {
 			listed = append(listed, ev)
 			assert.Equal(t, "existing", ev.Op)
@@ -91,14 +91,14 @@ func TestMetrics_LagIsFromWhenTheEngineCouldSeeTheChange(t *testing.T) {
 		assert.Equal(t, "existing", rx.Changes[0].Op)
 		var text strings.Builder
 		require.NoError(t, explain.WriteText(&text, rx))
-		assert.Contains(t, text.String(), ": existing when the engine listed its kind\n    -> q reconcile")
+		assert.Contains(t, text.String(), ": existing when the Runtime listed its kind\n    -> q reconcile")
 	})
 }
 
 // TestMetrics_LagStartsWhenTheKindIsFirstListed: a change committed while
-// the engine's first listing of its kind was still on its way reaches the
-// engine with that listing; its lag is counted from then, not from the
-// commit the engine could not see.
+// the Runtime's first listing of its kind was still on its way reaches the
+// Runtime with that listing; its lag is counted from then, not from the
+// commit the Runtime could not see.
 func TestMetrics_LagStartsWhenTheKindIsFirstListed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newGatedState(typeA)

@@ -25,10 +25,10 @@ import (
 type LeadershipScope int
 
 const (
-	// LeadPerEngine: one election for the engine (named
-	// [EngineElection]); the replica that leads it runs every
+	// LeadPerRuntime: one election for the Runtime (named
+	// [RuntimeElection]); the replica that leads it runs every
 	// controller.
-	LeadPerEngine LeadershipScope = iota + 1
+	LeadPerRuntime LeadershipScope = iota + 1
 	// LeadPerController: one election per controller (named
 	// [ControllerElectionPrefix] + its name); each controller runs in
 	// the replica that leads its election, so that the controllers
@@ -36,11 +36,11 @@ const (
 	LeadPerController
 )
 
-// String returns "engine" or "controller".
+// String returns "runtime" or "controller".
 func (s LeadershipScope) String() string {
 	switch s {
-	case LeadPerEngine:
-		return "engine"
+	case LeadPerRuntime:
+		return "runtime"
 	case LeadPerController:
 		return "controller"
 	}
@@ -49,7 +49,7 @@ func (s LeadershipScope) String() string {
 
 // Election names of [WithLeadership].
 const (
-	EngineElection           = "engine"
+	RuntimeElection          = "runtime"
 	ControllerElectionPrefix = "controller/"
 )
 
@@ -57,16 +57,16 @@ const (
 type leadershipOptions struct {
 	// elector runs the elections; nil: no leadership.
 	elector leadership.Elector
-	// scope is per engine or per controller.
+	// scope is per Runtime or per controller.
 	scope LeadershipScope
 	// set is true once WithLeadership was given.
 	set bool
 }
 
-// WithLeadership makes the engine one of several replicas that share a
+// WithLeadership makes the Runtime one of several replicas that share a
 // state (rule E4): it runs each controller only while it leads the
 // controller's election, held through el — one election for the whole
-// engine, or one per controller (scope). A controller this replica does
+// Runtime, or one per controller (scope). A controller this replica does
 // not lead is a standby: registered, its inputs watched (its caches
 // warm), but not running; its status says so (leader or standby, since
 // when, the term). When it becomes the leader, the controller starts as
@@ -79,8 +79,8 @@ type leadershipOptions struct {
 // expired, a successor was elected) fails with an error of the fenced
 // class ([state.IsFencedError]), writing nothing. Such a refusal, or the
 // elector telling that the term ended, stops the controller in this
-// replica (every controller of the term, for [LeadPerEngine]); the
-// engine resigns the term and campaigns again. A write made while the
+// replica (every controller of the term, for [LeadPerRuntime]); the
+// Runtime resigns the term and campaigns again. A write made while the
 // controller leads nothing (a goroutine it left behind) is refused the
 // same way without reaching the state.
 //
@@ -100,7 +100,7 @@ func (o *options) validateLeadership(st state.State) error {
 	if usercode.IsNil(lo.elector) {
 		return state.NewInvalidError(nil, "runtime options: leadership: nil elector")
 	}
-	if lo.scope != LeadPerEngine && lo.scope != LeadPerController {
+	if lo.scope != LeadPerRuntime && lo.scope != LeadPerController {
 		return state.NewInvalidError(nil, "runtime options: leadership: unknown scope %v", lo.scope)
 	}
 	var cerr error
@@ -117,7 +117,7 @@ func (o *options) validateLeadership(st state.State) error {
 // elector's backend, which may be unreachable then).
 const resignTimeout = 500 * time.Millisecond
 
-// leaders holds an engine's elections.
+// leaders holds a Runtime's elections.
 type leaders struct {
 	r    *Runtime
 	opts leadershipOptions
@@ -128,7 +128,7 @@ type leaders struct {
 
 // group returns the election of the controller name.
 func (l *leaders) group(name string) *leaderGroup {
-	election := EngineElection
+	election := RuntimeElection
 	if l.opts.scope == LeadPerController {
 		election = ControllerElectionPrefix + name
 	}
@@ -167,7 +167,7 @@ type leaderGroup struct {
 	changed chan struct{}
 }
 
-// start starts the group's campaigns on an engine goroutine, once.
+// start starts the group's campaigns on a Runtime goroutine, once.
 func (g *leaderGroup) start(ctx context.Context) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -207,7 +207,7 @@ func (g *leaderGroup) loop(ctx context.Context) {
 	}
 }
 
-// term is a term of the elector as the engine holds it: what it reads
+// term is a term of the elector as the Runtime holds it: what it reads
 // of it once (the elector is user code: every call of it is made inside
 // a recovery).
 type term struct {
@@ -281,7 +281,7 @@ func (g *leaderGroup) run(ctx context.Context, t *term) string {
 	g.publish(nil)
 	<-et.left
 	if ctx.Err() != nil {
-		return "the engine stopped"
+		return "the Runtime stopped"
 	}
 	return context.Cause(tctx).Error()
 }
@@ -314,7 +314,7 @@ func (g *leaderGroup) next(ctx context.Context, prev *engineTerm) *engineTerm {
 	}
 }
 
-// engineTerm is a term as the engine runs it: its controllers run under
+// engineTerm is a term as the Runtime runs it: its controllers run under
 // ctx, canceled when the term ends.
 type engineTerm struct {
 	t      *term
@@ -465,7 +465,7 @@ func (c *qcontrollerRunner) runTerm(ctx context.Context, existing []resource.Kin
 
 func (c *qcontrollerRunner) close() { c.r.Close() }
 
-// newLeaders returns the elections of an engine with leadership options
+// newLeaders returns the elections of a Runtime with leadership options
 // o, or nil without leadership.
 func newLeaders(r *Runtime, o leadershipOptions) *leaders {
 	if !o.set {

@@ -20,9 +20,9 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// The engine's side of leadership against a real etcd elector is tested
+// The Runtime's side of leadership against a real etcd elector is tested
 // in the etcd state's module (leadership_test.go, ha_test.go). Here: the
-// elector is user code, and the engine survives one that misbehaves.
+// elector is user code, and the Runtime survives one that misbehaves.
 
 // scriptedElector hands out the terms of its script, one per Campaign,
 // then blocks; it accepts any state.
@@ -57,7 +57,7 @@ type scriptedTerm struct {
 	resigned    *atomic.Int32
 }
 
-func (t scriptedTerm) Election() string { return "engine" }
+func (t scriptedTerm) Election() string { return "runtime" }
 func (t scriptedTerm) Number() uint64 {
 	if t.panicNumber {
 		panic("Number broke")
@@ -81,7 +81,7 @@ func (t scriptedTerm) Resign(context.Context) error {
 // TestLeadership_ElectorIsUserCode: a Campaign that panics, a term whose
 // accessors panic and a term without a fence are failures of the
 // campaign (the bad terms resigned), retried after the backoff; the
-// engine goes on, and runs the controller under the first good term.
+// Runtime goes on, and runs the controller under the first good term.
 func TestLeadership_ElectorIsUserCode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var resigned atomic.Int32
@@ -98,7 +98,7 @@ func TestLeadership_ElectorIsUserCode(t *testing.T) {
 				<-ctx.Done()
 				return nil
 			}}
-		e := start(t, runtimetest.WithControllers(ctrl), runtimetest.WithRuntimeOptions(runtime.WithLeadership(el, runtime.LeadPerEngine)))
+		e := start(t, runtimetest.WithControllers(ctrl), runtimetest.WithRuntimeOptions(runtime.WithLeadership(el, runtime.LeadPerRuntime)))
 		time.Sleep(10 * time.Second) // virtual: the campaign's backoffs
 		synctest.Wait()
 		assert.Equal(t, int32(1), runs.Load())

@@ -108,7 +108,7 @@ func TestLogs_RetriesAtWarnPanicsAtError(t *testing.T) {
 			} else {
 				assert.NotContains(t, fields, "stack", want.msg)
 			}
-			assert.Empty(t, e.Stack, "%s: the engine attaches no stack trace of zap's", want.msg)
+			assert.Empty(t, e.Stack, "%s: the Runtime attaches no stack trace of zap's", want.msg)
 		}
 	})
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // drainController declares one input and does nothing on its wake-ups:
-// the engine watches the kind for it.
+// the Runtime watches the kind for it.
 type drainController struct{ in string }
 
 func (c *drainController) Name() string { return "drain" }
@@ -38,10 +38,10 @@ func (c *drainController) Run(ctx context.Context, r controller.Runtime, _ *zap.
 
 // BenchmarkMemory is the memory a kind that a controller declares as its
 // input costs per resource (see internal/benchmem), with the state's:
-// watched (the engine remembers what it routed, rule Q4 and exact
+// watched (the Runtime remembers what it routed, rule Q4 and exact
 // re-lists) and cached (WithCachedResource: the cache is that memory).
-// N resources are created, then each updated once, while the engine runs;
-// retained is measured once the engine is idle, with the engine running.
+// N resources are created, then each updated once, while the Runtime runs;
+// retained is measured once the Runtime is idle, with the Runtime running.
 // The state alone is inmem's BenchmarkMemory.
 func BenchmarkMemory(b *testing.B) {
 	for _, cached := range []bool{false, true} {

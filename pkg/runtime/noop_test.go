@@ -45,8 +45,8 @@ func modifyOnEvery(name string) *funcController {
 }
 
 // eventsOf returns the events of evs of type typ about the resource ref.
-func eventsOf(evs []trace.Event, typ trace.Type, ref trace.Ref) []trace.Event {
-	var out []trace.Event
+func eventsOf(evs []trace.Record, typ trace.Type, ref trace.Ref) []trace.Record {
+	var out []trace.Record
 	for _, e := range evs {
 		if e.Type == typ && e.Resource.SameResource(ref) {
 			out = append(out, e)
@@ -151,7 +151,7 @@ func TestTrace_ModifyThatChangesIsACommit(t *testing.T) {
 }
 
 // changeInputTwice sets input A/1 to 2, then to 3, a second apart, and
-// lets the engine settle after each (in a synctest bubble).
+// lets the Runtime settle after each (in a synctest bubble).
 func changeInputTwice(t *testing.T, st state.State) {
 	t.Helper()
 	for i := 2; i <= 3; i++ {

@@ -16,7 +16,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 )
 
-// tracePollInterval is how often a running engine reads the new events of
+// tracePollInterval is how often a running Runtime reads the new records of
 // its trace, for the hot-loop detector and the trace hook.
 const tracePollInterval = 100 * time.Millisecond
 
@@ -54,7 +54,7 @@ func (r *Runtime) pollTrace(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			o.poll(time.Now()) // the hook gets every event up to the stop
+			o.poll(time.Now()) // the hook gets every record up to the stop
 			return
 		case now := <-tk.C:
 			o.poll(now)
@@ -66,24 +66,24 @@ func (r *Runtime) pollTrace(ctx context.Context) {
 type tracePoller struct {
 	rt   *Runtime
 	det  *hotloop.Detector
-	hook func([]trace.Event)
-	// last is the sequence number of the last event read.
+	hook func([]trace.Record)
+	// last is the sequence number of the last record read.
 	last uint64
-	buf  []trace.Event
+	buf  []trace.Record
 	// causes are the causes of each controller's newest reconcile: a
 	// commit is attributed to it (for a QController with several workers,
 	// to the newest of its running reconciles: an approximation).
 	causes map[string]trace.Ref
 }
 
-// poll reads the events recorded since the last poll. Without a hook it
+// poll reads the records recorded since the last poll. Without a hook it
 // visits them in the ring, copying only the commits; with one it copies
 // them all for the hook.
 func (o *tracePoller) poll(now time.Time) {
 	ring := o.rt.tel.Ring
 	var found []hotloop.Finding
 	if o.hook == nil {
-		o.last, _ = ring.Visit(o.last, func(e *trace.Event) { found = o.feed(e, found) })
+		o.last, _ = ring.Visit(o.last, func(e *trace.Record) { found = o.feed(e, found) })
 	} else {
 		evs, lost := ring.Since(o.last, o.buf[:0])
 		o.buf = evs
@@ -98,7 +98,7 @@ func (o *tracePoller) poll(now time.Time) {
 		if len(evs) > 0 || lost > 0 {
 			out := evs
 			if lost > 0 {
-				out = append([]trace.Event{{Type: trace.Lost, Time: now, Attempt: uint32(min(lost, 1<<32-1)), Seq: o.last - uint64(len(evs))}}, evs...)
+				out = append([]trace.Record{{Type: trace.Lost, Time: now, Attempt: uint32(min(lost, 1<<32-1)), Seq: o.last - uint64(len(evs))}}, evs...)
 			}
 			o.callHook(out)
 		}
@@ -112,7 +112,7 @@ func (o *tracePoller) poll(now time.Time) {
 // feed gives the hot-loop detector what it needs of e: a reconcile's cause
 // and, for a commit, a copy with the cause of its controller's newest
 // reconcile.
-func (o *tracePoller) feed(e *trace.Event, found []hotloop.Finding) []hotloop.Finding {
+func (o *tracePoller) feed(e *trace.Record, found []hotloop.Finding) []hotloop.Finding {
 	switch e.Type {
 	case trace.ReconcileStart:
 		o.causes[e.Controller] = e.Cause
@@ -127,7 +127,7 @@ func (o *tracePoller) feed(e *trace.Event, found []hotloop.Finding) []hotloop.Fi
 }
 
 // callHook calls the user's hook; a panic is logged and turns it off.
-func (o *tracePoller) callHook(evs []trace.Event) {
+func (o *tracePoller) callHook(evs []trace.Record) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
 			o.rt.logger.Error("trace hook panicked; it is not called again", zap.String("panic", usercode.Sprint(p.Value)), zap.String("stack", string(p.Stack)))
@@ -144,7 +144,7 @@ func (o *tracePoller) flag(found []hotloop.Finding) {
 	for i := range found {
 		f := &found[i]
 		desc := f.String()
-		ev := trace.Event{Type: trace.HotLoop, Detail: desc}
+		ev := trace.Record{Type: trace.HotLoop, Detail: desc}
 		if f.Ended {
 			ev.Outcome = trace.OutcomeOK
 			r.logger.Info("hot loop ended", zap.String("cycle", desc), zap.Strings("controllers", f.Controllers()))
@@ -181,7 +181,7 @@ func (o *tracePoller) flag(found []hotloop.Finding) {
 	}
 }
 
-// loopResources names the resources of a loop's steps.
+// loopResources names the resources of a loop's hops.
 func loopResources(f *hotloop.Finding) []string {
 	var out []string
 	for _, s := range f.Cycle {

@@ -115,18 +115,18 @@ func TestTrace_CausalChain(t *testing.T) {
 		b1r := trace.Ref{Namespace: testNS, Type: typeB, ID: "1", Version: 1}
 		// Each controller's events in order; the two controllers run
 		// concurrently, so their events interleave as the scheduler goes.
-		wantQ := []trace.Event{
+		wantQ := []trace.Record{
 			{Type: trace.Route, Controller: "q", Op: "created", Resource: a1},
 			{Type: trace.ReconcileStart, Controller: "q", Op: "reconcile", Resource: item, Cause: a1, Causes: 1},
 			{Type: trace.Commit, Controller: "q", Op: "create", Resource: b1},
 			{Type: trace.ReconcileEnd, Controller: "q", Op: "reconcile", Resource: item, Outcome: trace.OutcomeOK},
 		}
-		wantC := []trace.Event{
+		wantC := []trace.Record{
 			{Type: trace.Route, Controller: "c", Op: "created", Resource: b1r},
 			{Type: trace.ReconcileStart, Controller: "c", Cause: b1r, Causes: 1},
 			{Type: trace.ReconcileEnd, Controller: "c", Outcome: trace.OutcomeOK},
 		}
-		var gotQ, gotC []trace.Event
+		var gotQ, gotC []trace.Record
 		for _, ev := range evs {
 			switch {
 			case ev.Controller == "q":
@@ -181,7 +181,7 @@ func TestTrace_RetriesCrashesAndFinalizerWaits(t *testing.T) {
 		synctest.Wait()
 
 		evs := e.Runtime.Observe().Trace().Snapshot()
-		find := func(typ trace.Type, controller, id string) trace.Event {
+		find := func(typ trace.Type, controller, id string) trace.Record {
 			t.Helper()
 			for _, ev := range evs {
 				if ev.Type == typ && ev.Controller == controller && (id == "" || ev.Resource.ID == id) {
@@ -189,7 +189,7 @@ func TestTrace_RetriesCrashesAndFinalizerWaits(t *testing.T) {
 				}
 			}
 			require.FailNow(t, "no such event", "%v of %s %s in:\n%v", typ, controller, id, evs)
-			return trace.Event{}
+			return trace.Record{}
 		}
 		bo := find(trace.Backoff, "q", "fail")
 		assert.Equal(t, bo.Time.Add(time.Second), bo.Due, "due after the first backoff")
@@ -237,19 +237,19 @@ func TestTrace_SizeAndOff(t *testing.T) {
 	})
 	_, err := runtime.New(inmem.NewState(), nil, runtime.WithTrace(-1))
 	assert.True(t, state.IsInvalidError(err), "%v", err)
-	_, err = runtime.New(inmem.NewState(), nil, runtime.WithTrace(0), runtime.WithTraceHook(func([]trace.Event) {}))
+	_, err = runtime.New(inmem.NewState(), nil, runtime.WithTrace(0), runtime.WithTraceHook(func([]trace.Record) {}))
 	assert.True(t, state.IsInvalidError(err), "%v", err)
 }
 
 // TestTrace_HookStreamsEveryEventInOrder: the hook gets every event the
-// ring recorded, in order, without a gap, up to the engine's stop; a hook
+// ring recorded, in order, without a gap, up to the Runtime's stop; a hook
 // that cannot keep up is told how many it lost.
 func TestTrace_HookStreamsEveryEventInOrder(t *testing.T) {
 	for _, size := range []int{4096, 8} {
 		synctest.Test(t, func(t *testing.T) {
 			st := inmem.NewState()
-			var got []trace.Event
-			hook := func(evs []trace.Event) { got = append(got, evs...) }
+			var got []trace.Record
+			hook := func(evs []trace.Record) { got = append(got, evs...) }
 			ctx, cancel := context.WithCancel(t.Context())
 			rt, err := runtime.New(st, nil, runtime.WithTrace(size), runtime.WithTraceHook(hook))
 			require.NoError(t, err)
@@ -309,7 +309,7 @@ func flipper(name string, from, to resource.Type, stop *atomic.Bool) *funcQContr
 // rewriting each other's input (A → p writes B → q writes A → ...) are
 // flagged within 2 s of the start of the loop: a WARN naming the
 // controllers, the resources and the cycle, the loop in Metrics, the flag
-// in both statuses, a HotLoop trace event; once they stop, the loop ends
+// in both statuses, a HotLoop trace record; once they stop, the loop ends
 // and the flags clear.
 func TestHotLoop_FlappingPairIsFlaggedWithin2s(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -415,7 +415,7 @@ func TestTrace_MappedItemsNameTheirCause(t *testing.T) {
 		mustCreate(t, st, newPair(typeB, "x", 1))
 		synctest.Wait()
 		b1 := trace.Ref{Namespace: testNS, Type: typeB, ID: "x", Version: 1}
-		var starts []trace.Event
+		var starts []trace.Record
 		for _, ev := range e.Runtime.Observe().Trace().Snapshot() {
 			if ev.Type == trace.ReconcileStart {
 				starts = append(starts, ev)
@@ -428,14 +428,14 @@ func TestTrace_MappedItemsNameTheirCause(t *testing.T) {
 		assert.Equal(t, typeA, starts[1].Resource.Type)
 		assert.Equal(t, b1, starts[1].Cause, "caused by B's change, through MapInput")
 		assert.EqualValues(t, 2, statusOf(t, e.Runtime, "q").Metrics.Lag.Count, "both have an end-to-end lag")
-		var queued []trace.Event
+		var queued []trace.Record
 		for _, ev := range e.Runtime.Observe().Trace().Snapshot() {
 			if ev.Type == trace.Queue {
 				ev.Seq, ev.Time = 0, time.Time{}
 				queued = append(queued, ev)
 			}
 		}
-		assert.Equal(t, []trace.Event{{Type: trace.Queue, Controller: "q", Op: "reconcile",
+		assert.Equal(t, []trace.Record{{Type: trace.Queue, Controller: "q", Op: "reconcile",
 			Resource: trace.Ref{Namespace: testNS, Type: typeA, ID: "x"}, Cause: b1, Causes: 1}}, queued, "MapInput's result queued")
 	})
 }

@@ -10,27 +10,27 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// Observe returns the engine's [observe.Observer]: every controller's
+// Observe returns the Runtime's [observe.Observer]: every controller's
 // status (its state, last error and recovery, its queue and failing items,
 // tracked with metrics off too) and metrics, every watched kind's counters,
-// the engine's activity, its hot loops, its causal trace and explanations
+// the Runtime's activity, its hot loops, its causal trace and explanations
 // ("why is this resource (not) reconciled"). Debug pages (package
 // debughttp), exporters and tests take the Observer; observe.PublishExpvar
 // publishes its metrics to expvar under a name of the caller's choosing. It
-// may be called at any time; every Observer of one engine reports the same
-// engine.
+// may be called at any time; every Observer of one Runtime reports the same
+// Runtime.
 //
-// Each engine keeps its own counters (two engines never share any; nothing
+// Each Runtime keeps its own counters (two Runtimes never share any; nothing
 // is registered globally): cheap atomics and latency histograms (fixed
 // log-scale buckets, recorded without locks or allocation), on by default,
 // skipped with WithMetrics(false).
 //
-// The engine records what it does in a bounded, always-on causal trace
+// The Runtime records what it does in a bounded, always-on causal trace
 // (sized by [WithTrace], trace.DefaultSize events by default, 0 = off):
 // each commit with its writer, each change routed to a controller, each
 // reconcile's start with the changes that caused it and its end,
 // QController retries and requeues with their due times, crashes, restarts
-// and finalizer waits. [WithTraceHook] streams it out. A running engine
+// and finalizer waits. [WithTraceHook] streams it out. A running Runtime
 // reads it every 100 ms to detect hot loops: a controller re-triggered
 // mostly by its own writes, or controllers that keep rewriting each other's
 // inputs, at a sustained rate (see package observe/hotloop for the

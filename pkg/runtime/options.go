@@ -33,12 +33,12 @@ type options struct {
 	queueBackoffInitial, queueBackoffMax time.Duration
 	// metrics enables the counters and latency histograms.
 	metrics bool
-	// traceSize is the number of events the causal trace keeps (see
+	// traceSize is the number of records the causal trace keeps (see
 	// [WithTrace]); 0 turns the trace off.
 	traceSize int
-	// traceHook, when set, receives the trace's events as they are
+	// traceHook, when set, receives the trace's records as they are
 	// recorded (see [WithTraceHook]).
-	traceHook func(events []trace.Event)
+	traceHook func(records []trace.Record)
 	// hotLoop tunes the hot-loop detector (see [WithHotLoop]).
 	hotLoop hotloop.Config
 	// leadership runs the controllers under elections (see
@@ -54,7 +54,7 @@ type Option func(*options)
 
 // defaultOptions returns the defaults: no cached kind, restart and item
 // backoffs from 100 ms to 1 min, metrics on, a trace of trace.DefaultSize
-// events, the hot-loop detector's defaults.
+// records, the hot-loop detector's defaults.
 func defaultOptions() options {
 	return options{
 		traceSize:             defaultTraceSize,
@@ -66,7 +66,7 @@ func defaultOptions() options {
 	}
 }
 
-// WithCachedResource makes the engine keep an in-memory copy of every
+// WithCachedResource makes the Runtime keep an in-memory copy of every
 // resource of the kind ns/typ, fed by the kind's shared watch, and serve
 // controller reads of that kind (Get and List) from it. Writes made through
 // a controller's runtime update the cache at once, so a controller always
@@ -93,33 +93,33 @@ func WithQueueBackoff(initial, maxDelay time.Duration) Option {
 	return func(o *options) { o.queueBackoffInitial, o.queueBackoffMax = initial, maxDelay }
 }
 
-// WithMetrics turns the engine's counters on or off (on by default). With
+// WithMetrics turns the Runtime's counters on or off (on by default). With
 // metrics off, the statuses of [Runtime.Observe] still report each controller's
 // state and last error; the counters stay zero.
 func WithMetrics(enabled bool) Option {
 	return func(o *options) { o.metrics = enabled }
 }
 
-// WithTrace sizes the engine's causal trace: a ring that keeps the newest
-// size events (commits, routing, reconcile starts and ends with their
+// WithTrace sizes the Runtime's causal trace: a ring that keeps the newest
+// size records (commits, routing, reconcile starts and ends with their
 // causes, queue retries and requeues with their due times, crashes,
 // restarts, finalizer waits, hot loops), read by the Observer's Trace. It is
-// on by default with trace.DefaultSize events; 0 turns it off, and with it
+// on by default with trace.DefaultSize records; 0 turns it off, and with it
 // the hot-loop detection, which reads the trace. A negative size is an
 // invalid-class error.
 func WithTrace(size int) Option {
 	return func(o *options) { o.traceSize = size }
 }
 
-// WithTraceHook streams the trace out: while the engine runs, hook is
-// called with the events recorded since its previous call, oldest first,
-// from one engine goroutine, at most every 100 ms (a Lost
-// event first when more events than the trace keeps came in between).
+// WithTraceHook streams the trace out: while the Runtime runs, hook is
+// called with the records recorded since its previous call, oldest first,
+// from one Runtime goroutine, at most every 100 ms (a Lost
+// record first when more records than the trace keeps came in between).
 // The hook is user code: it may write to a file or export to a tracing
-// system, and should return promptly (the events pile up in the ring
+// system, and should return promptly (the records pile up in the ring
 // meanwhile); it must not keep the slice. A panic in it is logged and the
 // hook is not called again. It needs the trace on.
-func WithTraceHook(hook func(events []trace.Event)) Option {
+func WithTraceHook(hook func(records []trace.Record)) Option {
 	return func(o *options) { o.traceHook = hook }
 }
 

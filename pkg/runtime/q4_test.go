@@ -73,7 +73,7 @@ func childOf(id, parent string) *Pair {
 // TestQ4_DestroySeenOnlyByARelist: a mapped input destroyed while the
 // kind's watch lost the change, found gone by a re-list, reaches MapInput
 // as a controller.DestroyedInput with the metadata of the version the
-// engine last routed (its labels), cached kind or not.
+// Runtime last routed (its labels), cached kind or not.
 func TestQ4_DestroySeenOnlyByARelist(t *testing.T) {
 	for _, cached := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cached=%v", cached), func(t *testing.T) {

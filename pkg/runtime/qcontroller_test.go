@@ -205,7 +205,7 @@ func TestLogs_QControllerPanicsAreErrorsWithTheirStack(t *testing.T) {
 		assert.Equal(t, []string{"boom"}, ids(log.take()), "the panicked item is retried")
 
 		cs := statusOf(t, e.Runtime, "q")
-		assert.Equal(t, observe.StateRunning, cs.State)
+		assert.Equal(t, observe.LifecycleRunning, cs.Lifecycle)
 		assert.GreaterOrEqual(t, cs.Metrics.Crashes, uint64(3))
 		for _, msg := range []string{"Reconcile panicked; retrying after backoff", "MapInput panicked; retrying after backoff"} {
 			entries := logs.FilterMessage(msg).All()

@@ -52,10 +52,10 @@ var errStopped = errors.New("runtime: Run has stopped; no controller can be regi
 // inputs; changes that arrive while an event waits to be taken coalesce into
 // it. Resources that exist at the start are not changes. Run that returns an
 // error or panics (the panic is logged with its stack; the rest of the
-// engine keeps running) is restarted after an exponential backoff:
+// Runtime keeps running) is restarted after an exponential backoff:
 // [WithRestartBackoff] initial delay, doubling without jitter, capped at its
 // max (by default 100 ms, capped at 1 min); ResetRestartBackoff starts over
-// from the initial delay. Run returning nil before the engine stops ends the
+// from the initial delay. Run returning nil before the Runtime stops ends the
 // controller without a restart.
 //
 // UpdateInputs validates and replaces the dynamic inputs (the declared ones
@@ -145,7 +145,7 @@ func (r *Runtime) admit(fam dependency.Family, ctrl any, declare func() string) 
 // declare calls a controller's declaration methods (Name, Inputs,
 // Outputs, Settings). A panic in them is user code failing: it is logged
 // with its stack and refused as an invalid-class registration error, and
-// the engine goes on.
+// the Runtime goes on.
 func (r *Runtime) declare(what dependency.Family, fn func()) (err error) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {

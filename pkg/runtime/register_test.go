@@ -20,7 +20,7 @@ import (
 // runtime's registration gives for a refusal, and its panicking
 // declarations.
 
-// unstarted returns an engine over a fresh state that is never run: these
+// unstarted returns a Runtime over a fresh state that is never run: these
 // tests check registration, before Run.
 func unstarted(t *testing.T) *runtime.Runtime {
 	t.Helper()
@@ -254,7 +254,7 @@ func (p *panickyDeclarations) Settings() controller.QSettings {
 
 // TestRegistration_PanickingDeclarationsAreRefused: a panic in a
 // controller's declarations (user code) is a refused registration, not a
-// crash, and the engine still registers others.
+// crash, and the Runtime still registers others.
 func TestRegistration_PanickingDeclarationsAreRefused(t *testing.T) {
 	t.Parallel()
 	rt := unstarted(t)

@@ -10,7 +10,7 @@ import (
 )
 
 // Relist re-lists a watched kind on demand and returns once the result is
-// routed. The engine lists the kind again (a fresh watch with bootstrap
+// routed. The Runtime lists the kind again (a fresh watch with bootstrap
 // contents, made after the call) and routes exactly what differs from what
 // its watch routed before, as it does after a watch failure: a resource
 // that changed meanwhile as a change, one that disappeared as destroyed,
@@ -22,7 +22,7 @@ import (
 // observe.KindMetrics.Relists, with the re-lists after failures.
 //
 // Errors: an unusable kind is an invalid-class error; so is a kind the
-// engine does not watch (neither an input of a controller nor cached). Before
+// Runtime does not watch (neither an input of a controller nor cached). Before
 // Run, or once it has stopped, Relist fails at once; it returns ctx's error
 // when ctx is done first.
 func (r *Runtime) Relist(ctx context.Context, kind resource.Kind) error {
@@ -36,13 +36,13 @@ func (r *Runtime) Relist(ctx context.Context, kind resource.Kind) error {
 	running := r.phase == phaseRunning
 	r.mu.Unlock()
 	if !running {
-		return errors.New("runtime: Relist " + resource.KindString(kind) + ": the engine is not running")
+		return errors.New("runtime: Relist " + resource.KindString(kind) + ": the Runtime is not running")
 	}
 	switch err := r.router.Relist(ctx, resource.KindOf(kind)); {
 	case errors.Is(err, route.ErrNotWatched):
 		return state.NewInvalidError(nil, "runtime: Relist %s: not watched (not an input of any controller, not cached)", resource.KindString(kind))
 	case errors.Is(err, route.ErrStopped):
-		return errors.New("runtime: Relist " + resource.KindString(kind) + ": the engine stopped")
+		return errors.New("runtime: Relist " + resource.KindString(kind) + ": the Runtime stopped")
 	default:
 		return err
 	}

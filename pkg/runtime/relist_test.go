@@ -155,7 +155,7 @@ func TestRelist_RoutesExactlyWhatDiffersAndReturnsWhenQueued(t *testing.T) {
 	})
 }
 
-// TestRelist_Errors: Relist refuses an unusable kind and a kind the engine
+// TestRelist_Errors: Relist refuses an unusable kind and a kind the Runtime
 // does not watch (invalid class), fails before Run, and returns the
 // context's error when it is done first.
 func TestRelist_Errors(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 )
 
 // retryPolicy returns the policy with which the controller ctrl, named
-// name, of family fam retries its failing items: the engine's item
+// name, of family fam retries its failing items: the Runtime's item
 // backoff ([WithQueueBackoff]), overridden by what a
 // [controller.RetryPolicyProvider] returns. A QController's queue applies
 // it (rule Q3); a Controller that retries its own items (the generic

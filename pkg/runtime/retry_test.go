@@ -68,7 +68,7 @@ func touchA(t *testing.T, st state.State, id string, a int) {
 // item that fails that many times in a row is parked — not retried, logged,
 // shown in the status and the metrics with its last error, still failing —
 // and is retried as a fresh item on its next change. The controller's own
-// backoff bounds replace the engine's.
+// backoff bounds replace the Runtime's.
 func TestRetryPolicy_MaxAttemptsParksTheItem(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zapcore.DebugLevel)
@@ -85,7 +85,7 @@ func TestRetryPolicy_MaxAttemptsParksTheItem(t *testing.T) {
 		mustCreate(t, st, newPair(typeA, "f", 0))
 		time.Sleep(time.Hour)
 		synctest.Wait()
-		// The engine's default backoff is 100ms: these are the policy's.
+		// The Runtime's default backoff is 100ms: these are the policy's.
 		assert.Equal(t, []time.Duration{0, time.Second, 3 * time.Second}, offsets(log.take(), t0), "three attempts, then parked")
 
 		cs := statusOf(t, e.Runtime, "q")
@@ -129,7 +129,7 @@ func TestRetryPolicy_MaxAttemptsParksTheItem(t *testing.T) {
 
 // TestRetryPolicy_DefaultsKeepTodaysBehaviour: a QController without a
 // policy and one whose policy is the zero RetryPolicy retry a failing item
-// forever with the engine's backoff, and a change runs a backing-off item
+// forever with the Runtime's backoff, and a change runs a backing-off item
 // at once with its failures still counting (rule Q3).
 func TestRetryPolicy_DefaultsKeepTodaysBehaviour(t *testing.T) {
 	t.Parallel()
@@ -212,7 +212,7 @@ func TestRetryPolicy_RefusedAtRegistration(t *testing.T) {
 		{"max below initial", func() controller.RetryPolicy {
 			return controller.RetryPolicy{BackoffInitial: time.Second, BackoffMax: time.Millisecond}
 		}, "below its initial delay"},
-		{"initial above the engine's max", func() controller.RetryPolicy { return controller.RetryPolicy{BackoffInitial: time.Hour} }, "below its initial delay"},
+		{"initial above the Runtime's max", func() controller.RetryPolicy { return controller.RetryPolicy{BackoffInitial: time.Hour} }, "below its initial delay"},
 		{"panics", func() controller.RetryPolicy { panic("no policy") }, "RetryPolicy panicked: no policy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,7 +35,7 @@ const (
 	phaseStopped
 )
 
-// runner is a registered Controller or QController, as the engine sees it.
+// runner is a registered Controller or QController, as the Runtime sees it.
 type runner interface {
 	// run runs the controller until ctx is done; it is called once, on a
 	// goroutine of its own, and returns after every goroutine it started
@@ -51,11 +51,11 @@ type runner interface {
 	sink() *telemetry.Controller
 }
 
-// Runtime is the engine: it registers Controllers and QControllers, watches
+// Runtime is the Runtime: it registers Controllers and QControllers, watches
 // their inputs, routes changes to them and runs them. What a registered
 // controller receives is stated on [Runtime.RegisterController] and
 // [Runtime.RegisterQController], the lifecycle on [Runtime.Run]; what the
-// engine guarantees to every controller follows.
+// Runtime guarantees to every controller follows.
 //
 // Routing (rules C2, C9, Q1, Q4). Every change of a declared input kind
 // reaches every controller that declared it, in the order the state applied
@@ -74,7 +74,7 @@ type runner interface {
 // [controller.DestroyedInput] carrying its last stored version (rule Q4),
 // however the destruction was seen: a live event, changes coalesced into
 // one map item (or into one event of a slow watch), or a re-list after a
-// watch failure (the last version the engine routed). The engine keeps
+// watch failure (the last version the Runtime routed). The Runtime keeps
 // that version for the map item until the item is done (succeeded, or
 // parked); an input created again before its item runs is passed as a
 // plain pointer.
@@ -83,7 +83,7 @@ type runner interface {
 // input (of its ID, for an input with an ID), and a map item for every
 // existing resource of each mapped input (for a mapped destroy-ready input,
 // every own output that is already tearing down with no finalizers, so that
-// none is left behind when the engine restarts) — each existing resource
+// none is left behind when the Runtime restarts) — each existing resource
 // once, whether the QController was registered before Run or during it.
 // Each input kind is watched once, from the start of the first controller
 // that declares it until Run ends, whoever else declares it later; a large
@@ -156,7 +156,7 @@ type runner interface {
 // Watch robustness. A kind watch that fails — the call fails or panics, an
 // Errored event (such as a buffer overrun from a foreign State) arrives, an
 // event cannot be routed (see "User code"), or the stream is closed — never
-// stops the engine: a warning is logged, the re-list is counted, and the
+// stops the Runtime: a warning is logged, the re-list is counted, and the
 // watch is re-established with a fresh bootstrap after a short backoff. What
 // changed while it was down is routed then, exactly: the resources that
 // changed meanwhile, and those that disappeared, as destroyed; an unchanged
@@ -167,11 +167,11 @@ type runner interface {
 // differs, and returns once every controller affected has been woken or
 // has its items queued; the re-list is counted with the others.
 //
-// User code. Everything the engine calls that it did not write is user code:
+// User code. Everything the Runtime calls that it did not write is user code:
 // a controller's methods, the error it returns (Error, Unwrap, As; a
 // RequeueError's Interval), the pointers MapInput returns, the resources and
 // errors a State delivers (Metadata, DeepCopy; the State's own methods, for
-// a foreign State). The engine never calls user code while it holds a lock
+// a foreign State). The Runtime never calls user code while it holds a lock
 // of its own, and always inside a recovery: a panic fails only what called
 // it — a Controller's Run (restarted), a QController item (retried), a kind
 // watch (re-established with a re-list), a QController's initial list
@@ -194,10 +194,10 @@ type runner interface {
 // "Watch robustness"): routing around it could lose the change it stood
 // for.
 //
-// Logs. The engine logs its own messages through the logger given to [New],
+// Logs. The Runtime logs its own messages through the logger given to [New],
 // with a "controller" (or "kind") field, and never attaches zap's automatic
 // stack traces to them, whatever the logger's configuration (zap's
-// development preset adds one from WARN up): a failure the engine retries is
+// development preset adds one from WARN up): a failure the Runtime retries is
 // logged at WARN with the error's text and the delay of the retry —
 // "reconcile failed; retrying after backoff" (fields item, error, backoff),
 // "MapInput failed; ...", "...; requeued after the interval" (interval),
@@ -206,7 +206,7 @@ type runner interface {
 // bug, not a transient failure: it is logged at ERROR with the panic's value
 // and the stack of the panicking goroutine as the "stack" field. A MapInput
 // returning a pointer of an undeclared kind is logged at ERROR once per
-// kind. By default the engine has no retry budget: it never gives up on an
+// kind. By default the Runtime has no retry budget: it never gives up on an
 // item or a controller; only a QController's RetryPolicy.MaxAttempts parks
 // an item until its next change.
 type Runtime struct {
@@ -231,11 +231,11 @@ type Runtime struct {
 	caches *cache.Set
 	// tel is what the telemetry sinks share: clock, trace, metrics on.
 	tel *telemetry.Engine
-	// loops are the engine's hot-loop findings (see hotloop.go).
+	// loops are the Runtime's hot-loop findings (see hotloop.go).
 	loops loopState
 	// idle wakes the callers of runtimetest.WaitIdle (see activity.go).
 	idle idle.Notifier
-	// group tracks every goroutine the engine starts.
+	// group tracks every goroutine the Runtime starts.
 	group group
 
 	mu sync.Mutex
@@ -256,7 +256,7 @@ type Runtime struct {
 	warnedUnwritten map[dependency.Unwritten]struct{}
 }
 
-// New returns an engine over st that logs to logger (zap.NewNop() when
+// New returns a Runtime over st that logs to logger (zap.NewNop() when
 // nil). It starts nothing: controllers run from [Runtime.Run] on. A bad
 // option is reported as an invalid-class error ([state.IsInvalidError]); a
 // nil option is skipped, as by every option-taking function of resgraph,
@@ -357,7 +357,7 @@ func (r *Runtime) newTelemetry(name string, workers int) *telemetry.Controller {
 	return telemetry.NewController(r.tel, name, workers)
 }
 
-// group tracks the goroutines the engine starts (kind watches, controllers,
+// group tracks the goroutines the Runtime starts (kind watches, controllers,
 // deferred wake-ups): Run returns once every one of them exited. Go refuses
 // to start one once the group stopped, so that every Add happens before
 // the Wait.

@@ -19,7 +19,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// The engine rules E1–E3 are tested in conformance; these tests check what
+// The Runtime rules E1–E3 are tested in conformance; these tests check what
 // the runtime documents beyond them: bad options, registration after Run,
 // Run waiting for its slowest controller, registrations on fresh kinds and
 // during a bootstrap, and its cache.

@@ -8,7 +8,7 @@ import (
 
 // schedule attaches a simulator's scheduler (see testhook.Scheduler):
 // before anything is registered and before Run, so that every part of the
-// engine is built with it.
+// Runtime is built with it.
 func (r *Runtime) schedule(s testhook.Scheduler) error {
 	if s == nil {
 		return errors.New("runtime: nil scheduler")

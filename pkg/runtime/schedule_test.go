@@ -20,7 +20,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// recordingScheduler holds everything the engine hands it until the test
+// recordingScheduler holds everything the Runtime hands it until the test
 // releases it.
 type recordingScheduler struct {
 	mu         sync.Mutex
@@ -192,7 +192,7 @@ func TestSchedule_EveryStepWaitsForTheScheduler(t *testing.T) {
 		cs[0].Apply()
 
 		// The Controller's wake-up was released by the test's scheduler
-		// only now; the engine had delivered nothing.
+		// only now; the Runtime had delivered nothing.
 		ds[0].Release()
 		synctest.Wait()
 		assert.Equal(t, int32(1), passes.Load(), "the pass waits at its gate")
@@ -212,7 +212,7 @@ func TestSchedule_EveryStepWaitsForTheScheduler(t *testing.T) {
 
 		cancel()
 		<-done
-		assert.Empty(t, s.waiting(), "every gate is left when the engine stops")
+		assert.Empty(t, s.waiting(), "every gate is left when the Runtime stops")
 	})
 }
 

@@ -25,7 +25,7 @@ import (
 )
 
 // The mutation detector names the culprit (rule S7, issue 19): a shared
-// snapshot the engine hands a controller (a read-only read through its
+// snapshot the Runtime hands a controller (a read-only read through its
 // runtime, a transform's input) and the controller changes is reported
 // naming that controller, recorded as its last error and raised in its
 // goroutine — when its pass or item ends, or, when a write of the

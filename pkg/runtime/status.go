@@ -67,7 +67,7 @@ func newControllerStatus(name string, fam observe.Family, st status.Snapshot, te
 	cs := observe.ControllerStatus{
 		Name:         name,
 		Family:       fam,
-		State:        st.State,
+		Lifecycle:    st.State,
 		Since:        st.Since,
 		BackoffUntil: st.BackoffUntil,
 		LastError:    st.LastError,

@@ -60,8 +60,8 @@ func TestMetrics_CountersPerInstance(t *testing.T) {
 			assert.Equal(t, "c", c.Name)
 			assert.Equal(t, observe.FamilyController, c.Family)
 			assert.Equal(t, observe.FamilyQController, q.Family)
-			assert.Equal(t, observe.StateRunning, c.State, "state is tracked with metrics off too")
-			assert.Equal(t, observe.StateRunning, q.State)
+			assert.Equal(t, observe.LifecycleRunning, c.Lifecycle, "state is tracked with metrics off too")
+			assert.Equal(t, observe.LifecycleRunning, q.Lifecycle)
 			require.Len(t, m.Kinds, 1)
 			if !enabled {
 				assert.Zero(t, c.Metrics.Reconciles)
@@ -92,7 +92,7 @@ func TestMetrics_PublishExpvar(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(expvar.Get(name).String()), &m))
 	require.Len(t, m.Controllers, 1)
 	assert.Equal(t, "c", m.Controllers[0].Name)
-	assert.Empty(t, other.Observe().Metrics().Controllers, "two engines share nothing")
+	assert.Empty(t, other.Observe().Metrics().Controllers, "two Runtimes share nothing")
 
 	// The JSON names: lowerCamelCase, zero times and an empty last error
 	// omitted (not "0001-01-01T00:00:00Z"), an empty list as [], an

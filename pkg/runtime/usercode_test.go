@@ -26,7 +26,7 @@ import (
 
 // The tests of this file check the rule of the Runtime doc's "User code"
 // section: no method of user code (a controller's, a resource's, an
-// error's, a foreign state's) runs under an engine lock or outside a
+// error's, a foreign state's) runs under a Runtime lock or outside a
 // recovery, and a typed-nil error is a failure.
 
 // myError is a user error type whose nil pointer is the classic typed nil.
@@ -51,10 +51,10 @@ type asPanics struct{}
 func (asPanics) Error() string { return "as panics" }
 func (asPanics) As(any) bool   { panic("As boom") }
 
-// hostileError is an error user code may return that the engine must
+// hostileError is an error user code may return that the Runtime must
 // survive, with what the controller's last error then says: want for a
 // QController item, wantRun (when set; want otherwise) for a Controller,
-// whose Run error the engine does not unwrap.
+// whose Run error the Runtime does not unwrap.
 type hostileError struct {
 	name    string
 	err     func() error
@@ -89,7 +89,7 @@ func hostileErrors() []hostileError {
 // MapInput returns — a typed nil (issue 14: a typed-nil *RequeueError
 // crashed the process), an error whose Error, Unwrap or As panics — fails
 // that item only: it is retried with its backoff, the other items go on,
-// the last error says what happened, and the engine stops cleanly.
+// the last error says what happened, and the Runtime stops cleanly.
 func TestUserCode_HostileItemErrorsFailOnlyThatItem(t *testing.T) {
 	t.Parallel()
 	for _, tc := range hostileErrors() {
@@ -128,7 +128,7 @@ func TestUserCode_HostileItemErrorsFailOnlyThatItem(t *testing.T) {
 					assert.EqualValues(t, 1, hostileCalls.Load())
 					cs := statusOf(t, e.Runtime, "q")
 					assert.Contains(t, cs.LastError, tc.want)
-					assert.Equal(t, observe.StateRunning, cs.State)
+					assert.Equal(t, observe.LifecycleRunning, cs.Lifecycle)
 
 					time.Sleep(time.Second)
 					synctest.Wait()
@@ -140,7 +140,7 @@ func TestUserCode_HostileItemErrorsFailOnlyThatItem(t *testing.T) {
 }
 
 // TestUserCode_HostileRunErrorsRestartTheController: a Controller whose Run
-// returns a typed-nil error (issue 14: the engine deadlocked, Error being
+// returns a typed-nil error (issue 14: the Runtime deadlocked, Error being
 // called under the metrics lock) or an error whose Error panics (the
 // process crashed) fails like any other: it is restarted after its
 // backoff, its status says why, the statuses and Run's return are
@@ -168,7 +168,7 @@ func TestUserCode_HostileRunErrorsRestartTheController(t *testing.T) {
 				go func() { done <- rt.Run(ctx) }()
 				synctest.Wait()
 				cs := statusOf(t, rt, "c")
-				assert.Equal(t, observe.StateBackoff, cs.State)
+				assert.Equal(t, observe.LifecycleBackoff, cs.Lifecycle)
 				want := tc.want
 				if tc.wantRun != "" {
 					want = tc.wantRun
@@ -178,7 +178,7 @@ func TestUserCode_HostileRunErrorsRestartTheController(t *testing.T) {
 				time.Sleep(time.Second)
 				synctest.Wait()
 				assert.EqualValues(t, 2, runs.Load(), "restarted after the backoff")
-				assert.Equal(t, observe.StateRunning, statusOf(t, rt, "c").State)
+				assert.Equal(t, observe.LifecycleRunning, statusOf(t, rt, "c").Lifecycle)
 				cancel()
 				require.NoError(t, <-done)
 			})
@@ -291,7 +291,7 @@ func (s *badEventState) WatchKindAggregated(ctx context.Context, k resource.Kind
 // cannot be routed — without a resource, a typed-nil one, one whose
 // Metadata panics or returns nil, one of another kind — fails the kind's
 // watch, which is re-established with a re-list like any other watch
-// failure; the engine neither crashes nor routes the bad event.
+// failure; the Runtime neither crashes nor routes the bad event.
 func TestWatch_BadEventsFromAForeignStateAreWatchFailures(t *testing.T) {
 	t.Parallel()
 	for name, bad := range map[string]func() []state.Event{
@@ -369,7 +369,7 @@ func (s *panickyState) List(ctx context.Context, k resource.Kind, opts ...state.
 // TestWatch_PanickingForeignStateIsRetried: a foreign state whose
 // WatchKindAggregated panics is a failed watch (retried), and one whose
 // List panics when a QController registered during Run fills its queue is
-// a failed fill (retried with the item backoff): neither crashes the engine.
+// a failed fill (retried with the item backoff): neither crashes the Runtime.
 func TestWatch_PanickingForeignStateIsRetried(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -409,7 +409,7 @@ func TestWatch_PanickingForeignStateIsRetried(t *testing.T) {
 // TestCachedResource_DeepCopyPanicDoesNotWedgeTheCache: with a cached kind,
 // a controller's Get copies the resource with its DeepCopy method, which is
 // user code: a panic in it fails that controller (restarted), and never
-// leaves the cache's lock held (the engine's next write of that kind would
+// leaves the cache's lock held (the Runtime's next write of that kind would
 // then block forever).
 func TestCachedResource_DeepCopyPanicDoesNotWedgeTheCache(t *testing.T) {
 	t.Parallel()

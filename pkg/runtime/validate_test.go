@@ -42,7 +42,7 @@ func (v *validating) Validate() error {
 var _ controller.Validator = (*validating)(nil)
 
 // settingError is a Validate error of a type of its own, to check that the
-// engine wraps it (errors.As finds it).
+// Runtime wraps it (errors.As finds it).
 type settingError struct{ setting string }
 
 func (e *settingError) Error() string { return e.setting + ": cannot work" }
@@ -63,7 +63,7 @@ func registerAs(rt *runtime.Runtime, asQ bool, v *validating) error {
 	return rt.RegisterController(v)
 }
 
-// The engine's part of rule G2 (tested with the generic controllers): a
+// The Runtime's part of rule G2 (tested with the generic controllers): a
 // controller.Validator is asked at registration, and its answer decides.
 
 // TestValidator_AnErrorRefusesTheRegistration: a Validate error refuses

@@ -151,7 +151,7 @@ func TestWatchFailure_RelistRoutesWhatChanged(t *testing.T) {
 				}
 				assert.Equal(t, []string{"changed=2", "keep=1", "new=1"}, got)
 
-				// The engine keeps working after the re-list.
+				// The Runtime keeps working after the re-list.
 				mustCreate(t, fs, newPair(typeA, "later", 1))
 				synctest.Wait()
 				assert.Equal(t, []string{"later"}, ids(log.take()))
@@ -206,7 +206,7 @@ func TestWatchFailure_FailedWatchCallIsRetried(t *testing.T) {
 }
 
 // TestWatchFailure_ReestablishedWithTheBackoff: a kind watch that cannot
-// be established is retried after the engine's one backoff (50 ms, then
+// be established is retried after the Runtime's one backoff (50 ms, then
 // twice as long each time, without jitter); one that was up and failed
 // starts over from 50 ms.
 func TestWatchFailure_ReestablishedWithTheBackoff(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 // TestReaderListByIndex_ReaderWithoutIndexes: a Reader that is not a
 // controller.IndexReader (here a State) is an invalid-class error, and so
-// is a nil reader; the engine's readers are tested in package runtime.
+// is a nil reader; the Runtime's readers are tested in package runtime.
 func TestReaderListByIndex_ReaderWithoutIndexes(t *testing.T) {
 	ctx, st := setup(t)
 	_, err := safe.ReaderListAllByIndex[*num](ctx, st, "idx", "k")

@@ -89,11 +89,11 @@ func (w stateWriter) ModifyWithResult(ctx context.Context, r resource.Resource, 
 	return w.st.ModifyWithResult(ctx, r, fn, w.modifyOptions(opts)...)
 }
 
-func (w stateWriter) Teardown(ctx context.Context, ptr resource.Pointer, _ ...controller.DeleteOption) (bool, error) {
+func (w stateWriter) Teardown(ctx context.Context, ptr resource.Pointer, _ ...controller.RemoveOption) (bool, error) {
 	return w.st.Teardown(ctx, ptr)
 }
 
-func (w stateWriter) Destroy(ctx context.Context, ptr resource.Pointer, _ ...controller.DeleteOption) error {
+func (w stateWriter) Destroy(ctx context.Context, ptr resource.Pointer, _ ...controller.RemoveOption) error {
 	return w.st.Destroy(ctx, ptr)
 }
 

@@ -84,7 +84,7 @@ func TestModifyStoresACopyOfWhatFnChanged(t *testing.T) {
 	assert.Equal(t, 2, cur.(*num).TypedSpec().N, "ModifyWithResult hands back a resource of the caller's")
 }
 
-// TestModifyGivenStoresWhatFnChanged: the engine's Modify for its
+// TestModifyGivenStoresWhatFnChanged: the Runtime's Modify for its
 // controllers (ModifyGiven, whose fn gives up what it is handed) stores
 // the resource fn changed as is over a core that can keep it (inmem): a
 // read-only Get returns that very object, written once.
@@ -118,7 +118,7 @@ func TestModifyGivenStoresWhatFnChanged(t *testing.T) {
 }
 
 // TestModifyGivenOverInmemAllocatesTheCopyAndTheOptions: an update by
-// the engine's Modify (ModifyGiven) over the inmem state allocates the
+// the Runtime's Modify (ModifyGiven) over the inmem state allocates the
 // copy fn changes and one options value, nothing more — the core reads
 // and writes without applying options again, and stores that copy.
 func TestModifyGivenOverInmemAllocatesTheCopyAndTheOptions(t *testing.T) {
@@ -140,7 +140,7 @@ func TestModifyGivenOverInmemAllocatesTheCopyAndTheOptions(t *testing.T) {
 	assert.Equal(t, byCopy+1, byModify)
 }
 
-// modifyGiven is the engine's Modify of a wrapped state (see ModifyGiven).
+// modifyGiven is the Runtime's Modify of a wrapped state (see ModifyGiven).
 type modifyGiven interface {
 	ModifyGiven(context.Context, resource.Resource, func(resource.Resource) error, ...state.UpdateOption) error
 }

@@ -52,7 +52,7 @@
 // methods here and in inmem, the option constructors that take options
 // themselves such as [WithLabelQuery], the label and ID query builders,
 // the controller runtime's read and write options, the safe helpers, the
-// engine's and the generic controllers' constructors): a nil option is no
+// Runtime's and the generic controllers' constructors): a nil option is no
 // option, and is skipped. A nil required argument — a nil state, pointer,
 // resource, kind, channel or function, or an interface holding a nil
 // pointer — is an invalid-class error of the call ([IsInvalidError]),

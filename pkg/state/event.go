@@ -24,7 +24,7 @@ const (
 	// Errored: the watch failed; Error says why. No event follows.
 	Errored
 	// Noop: nothing happened. No state of resgraph sends it; a backend
-	// may, and WrapCore's helpers and the engine's watches skip it.
+	// may, and WrapCore's helpers and the Runtime's watches skip it.
 	Noop
 )
 

@@ -3,7 +3,7 @@ package state
 import "github.com/resgraph/resgraph/pkg/resource"
 
 // SnapshotHolder is a reader that a state's shared snapshots (rule S7) are
-// handed to, as a [SnapshotTracker] knows it: the engine's holders are its
+// handed to, as a [SnapshotTracker] knows it: the Runtime's holders are its
 // controllers. A state that watches its snapshots for changes names a
 // snapshot's holders when it reports a change of it, and gives the report
 // to a holder to raise rather than raising it in the goroutine of whoever
@@ -24,7 +24,7 @@ type SnapshotHolder interface {
 // SnapshotTracker is an optional interface of a [CoreState] that watches
 // the shared snapshots it hands out for changes (rule S7: the inmem
 // state's mutation detector). A reader that hands snapshots on — the
-// engine, to its controllers — tells it whom it handed which, and asks it
+// Runtime, to its controllers — tells it whom it handed which, and asks it
 // to check them when the holder is done with them, so that a change is
 // reported naming the holders and raised in a holder's goroutine. A state
 // returned by [WrapCore] implements it by asking its core; over a core

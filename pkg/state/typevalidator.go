@@ -14,7 +14,7 @@ import (
 // type in the codec registry given to the state). It does no I/O and is
 // safe for concurrent use.
 //
-// The engine asks it for every input and output kind of a controller at
+// The Runtime asks it for every input and output kind of a controller at
 // registration, so that a type the state cannot persist is refused before
 // anything runs rather than at its first write. A state that does not
 // implement it stores every type. A state returned by [WrapCore]

@@ -41,7 +41,7 @@ import (
 // and a change event whose resource is unusable as above are a watch
 // failure: the call returns it, and ContextWithTeardown's context is
 // canceled with it as the cause. They are not retried: the caller decides
-// (the engine, for its own watches, re-lists with a backoff). A panic in a
+// (the Runtime, for its own watches, re-lists with a backoff). A panic in a
 // core method called synchronously reaches the caller, as any panic of code
 // the caller handed in; the goroutine of ContextWithTeardown never runs a
 // method of the core's resources outside a recovery.

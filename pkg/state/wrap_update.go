@@ -140,7 +140,7 @@ func (w *coreWrapper) Modify(ctx context.Context, emptyResource resource.Resourc
 // ModifyGiven is Modify for a caller whose fn gives up the resource it is
 // handed: it keeps no reference to it once it returned, and the resource
 // fn changed is stored as is when the core can (see ownedUpdater), saving
-// a copy. It is not part of [State]: the engine calls it for its
+// a copy. It is not part of [State]: the Runtime calls it for its
 // controllers' Modify (their contract says fn keeps nothing), and a state
 // that lacks it is called with Modify.
 func (w *coreWrapper) ModifyGiven(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) error {

@@ -12,7 +12,7 @@
 //     controller that wrote it: one resource per producing controller).
 //
 // A mapper reads only the input's metadata, so it maps a destroyed input
-// as it mapped it before it was destroyed: the engine hands a mapper the
+// as it mapped it before it was destroyed: the Runtime hands a mapper the
 // last stored version of a destroyed mapped input (rule Q4), labels and
 // owner included, so "requeue the parent my label names" also requeues it
 // when the child goes away.
@@ -22,7 +22,7 @@
 //	)
 //
 // In a QController's MapInput, [Func.MapPointer] resolves the pointer the
-// engine passes (a destroyed input's last version, or the current
+// Runtime passes (a destroyed input's last version, or the current
 // resource) and calls the mapper:
 //
 //	func (c *C) MapInput(ctx context.Context, l *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {

@@ -621,7 +621,7 @@ async function explainKind(n) {
   const edges = lastDoc ? lastDoc.edges : [];
   const writers = edges.filter(e => e.to === n.id).map(e => e.controller + (e.inferred ? " (namespace inferred)" : ""));
   const readers = edges.filter(e => e.from === n.id).map(e => e.controller);
-  p.textContent = `written by ${writers.join(", ") || "no controller of this engine"}; read by ${readers.join(", ") || "none"}`;
+  p.textContent = `written by ${writers.join(", ") || "no controller of this Runtime"}; read by ${readers.join(", ") || "none"}`;
   box.appendChild(p);
   try {
     const resp = await fetch("../trace?type=" + encodeURIComponent(n.name) + "&limit=500", {cache: "no-store"});

@@ -9,17 +9,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // Settings configures a cleanup [Controller]. Exactly one of
 // DependentsQuery and ListDependents must be set.
-type Settings[I, D generic.ResourceWithDefinition] struct {
+type Settings[I, D typed.ResourceWithDefinition] struct {
 	// Name is the controller's name and the name of its finalizer.
 	Name string
 	// DependentsQuery returns the label query that selects the dependents
@@ -60,7 +60,7 @@ func WithDependentAction(a Action) Option {
 }
 
 // Controller is a cleanup controller; it implements controller.Controller.
-type Controller[I, D generic.ResourceWithDefinition] struct {
+type Controller[I, D typed.ResourceWithDefinition] struct {
 	settings  Settings[I, D]
 	configErr error
 	inKind    resource.Kind
@@ -70,8 +70,8 @@ type Controller[I, D generic.ResourceWithDefinition] struct {
 
 // NewController returns a cleanup controller. Nil options are skipped. It
 // never fails: a misconfiguration is reported by [Controller.Validate],
-// which the engine calls at registration.
-func NewController[I, D generic.ResourceWithDefinition](settings Settings[I, D], opts ...Option) *Controller[I, D] {
+// which the Runtime calls at registration.
+func NewController[I, D typed.ResourceWithDefinition](settings Settings[I, D], opts ...Option) *Controller[I, D] {
 	c := &Controller[I, D]{settings: settings}
 	opt.Apply(&c.opts, opts)
 	var inErr, depErr error
@@ -103,7 +103,7 @@ func (c *Controller[I, D]) check(inErr, depErr error) error {
 }
 
 // Validate reports a configuration that cannot work (controller.Validator):
-// an error of the invalid class naming the setting at fault. The engine
+// an error of the invalid class naming the setting at fault. The Runtime
 // calls it at registration and refuses a misconfigured controller.
 func (c *Controller[I, D]) Validate() error { return c.configErr }
 
@@ -130,7 +130,7 @@ func (c *Controller[I, D]) Outputs() []controller.Output {
 
 // Run reconciles on every event until ctx is canceled; see the package
 // documentation. A failing input is retried on its own schedule without
-// failing Run; Run fails (and the engine restarts it with backoff) only
+// failing Run; Run fails (and the Runtime restarts it with backoff) only
 // when listing the inputs fails.
 func (c *Controller[I, D]) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
 	if c.configErr != nil {

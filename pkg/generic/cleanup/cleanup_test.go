@@ -65,7 +65,7 @@ func hasFinalizer(fin string) func(*resource.Metadata) bool {
 	return func(md *resource.Metadata) bool { return md.Finalizers().Has(fin) }
 }
 
-func TestCL1_TheFinalizerIsReleasedOnceTheDependentsAreGone(t *testing.T) {
+func TestTheFinalizerIsReleasedOnceTheDependentsAreGone(t *testing.T) {
 	for name, settings := range map[string]cleanup.Settings[*A, *C]{
 		"query":  {Name: "cleanup", DependentsQuery: byLabel},
 		"lister": {Name: "cleanup", ListDependents: byPrefix},
@@ -96,7 +96,7 @@ func TestCL1_TheFinalizerIsReleasedOnceTheDependentsAreGone(t *testing.T) {
 	}
 }
 
-func TestCL2_DependentsCanBeTornDownOrDestroyed(t *testing.T) {
+func TestDependentsCanBeTornDownOrDestroyed(t *testing.T) {
 	for _, action := range []cleanup.Action{cleanup.ActionTeardown, cleanup.ActionDestroy} {
 		t.Run(map[cleanup.Action]string{cleanup.ActionTeardown: "teardown", cleanup.ActionDestroy: "destroy"}[action], func(t *testing.T) {
 			st := inmem.NewState()
@@ -159,7 +159,7 @@ type reporting struct {
 
 func (r *reporting) ReportError(err error) { r.errs.Push(err) }
 
-func TestCL3_AFailingListerFailsOnlyItsInput(t *testing.T) {
+func TestAFailingListerFailsOnlyItsInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
 		ctx := context.Background()
@@ -213,7 +213,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fixture.AssertRefused(t, tc.ctrl, tc.ctrl.Name(), tc.setting...)
-			// An engine that does not call Validate: Run fails at once.
+			// A Runtime that does not call Validate: Run fails at once.
 			err := tc.ctrl.Run(context.Background(), nil, zap.NewNop())
 			assert.True(t, state.IsInvalidError(err), "got %v", err)
 			assert.ErrorIs(t, err, tc.ctrl.(controller.Validator).Validate())
@@ -230,7 +230,7 @@ func TestG2_NilOptionsAreSkipped(t *testing.T) {
 	runtimetest.AwaitMetadata(t, st, ptrA("a1"), hasFinalizer("keeper"))
 }
 
-func TestCL5_DeclarationsFollowTheAction(t *testing.T) {
+func TestDeclarationsFollowTheAction(t *testing.T) {
 	wait := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel})
 	assert.Empty(t, wait.Outputs(), "waiting writes nothing")
 	kindC := typed.Kind[*C]()
@@ -293,11 +293,11 @@ func startTornDown(t *testing.T, ctrl controller.Controller, opts ...runtime.Opt
 	return st
 }
 
-// The engine's per-item backoff (runtime.WithQueueBackoff) reaches the
+// The Runtime's per-item backoff (runtime.WithQueueBackoff) reaches the
 // cleanup controller's failing inputs; WithRetryPolicy overrides it, and
 // its MaxAttempts parks an input until it changes.
-func TestCL6_TheRetryPolicyOfTheEngineAndOfTheController(t *testing.T) {
-	t.Run("engine backoff", func(t *testing.T) {
+func TestTheRetryPolicyOfTheRuntimeAndOfTheController(t *testing.T) {
+	t.Run("Runtime backoff", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			calls := &listerCalls{}
 			startTornDown(t, cleanup.NewController(cleanup.Settings[*A, *C]{Name: "cleanup", ListDependents: calls.list}),

@@ -17,20 +17,20 @@
 // each dependent's current owner. Acting on dependents requires writing
 // them: the controller then declares D as a shared output, so D must be
 // written by users (no owner) or by controllers that declare it shared as
-// well; the engine refuses to register it next to an exclusive owner of D.
+// well; the Runtime refuses to register it next to an exclusive owner of D.
 //
 // A failure for one input (a lister error or panic, a refused write) does
 // not stop the others: the input is retried on its own schedule, with the
-// engine's per-item backoff (runtime.WithQueueBackoff: 100 ms doubling to
+// Runtime's per-item backoff (runtime.WithQueueBackoff: 100 ms doubling to
 // 1 min by default) or the controller's own ([WithRetryPolicy], whose
 // MaxAttempts parks an input until it changes), or at once when it
 // changes; the failure is logged at WARN with the input's
 // pointer and reported as the controller's last error
-// (controller.ErrorReporter). Run fails, and the engine restarts it with
+// (controller.ErrorReporter). Run fails, and the Runtime restarts it with
 // backoff, only when listing the inputs fails.
 //
 // A configuration that cannot work is reported by [Controller.Validate]
-// (controller.Validator), which the engine calls at registration (rule
+// (controller.Validator), which the Runtime calls at registration (rule
 // G2): RegisterController refuses the controller with an error of the
 // invalid class that names the controller and the setting. Refused are: an
 // empty Name; an input or dependent type whose definition panics or has an

@@ -5,14 +5,14 @@ import "github.com/resgraph/resgraph/pkg/controller"
 // WithRetryPolicy sets how the controller retries its failing inputs (see
 // controller.RetryPolicy: the backoff bounds, a maximum number of attempts
 // after which an input waits for its next change, whether a change starts
-// the input's backoff over). Without it the engine's per-item backoff
-// applies (runtime.WithQueueBackoff). The engine refuses a policy that
+// the input's backoff over). Without it the Runtime's per-item backoff
+// applies (runtime.WithQueueBackoff). The Runtime refuses a policy that
 // cannot work at registration.
 func WithRetryPolicy(p controller.RetryPolicy) Option {
 	return func(o *Options) { o.retry = p }
 }
 
 // RetryPolicy returns the policy set with [WithRetryPolicy], or the zero
-// policy (the engine's defaults); it makes the controller a
+// policy (the Runtime's defaults); it makes the controller a
 // controller.RetryPolicyProvider.
 func (c *Controller[I, D]) RetryPolicy() controller.RetryPolicy { return c.opts.retry }

@@ -105,7 +105,7 @@ func (qtearer) MapInput(context.Context, *zap.Logger, controller.QRuntime, resou
 	return nil, nil
 }
 
-func TestD1_WrappedControllersDestroyTheirReadyOutputs(t *testing.T) {
+func TestWrappedControllersDestroyTheirReadyOutputs(t *testing.T) {
 	wrapped, err := destroy.Wrap(tearer{}, kindC)
 	require.NoError(t, err)
 	qwrapped, err := destroy.WrapQ(qtearer{}, kindC)
@@ -143,7 +143,7 @@ func TestD1_WrappedControllersDestroyTheirReadyOutputs(t *testing.T) {
 	}
 }
 
-func TestD2_OnlyOwnReadyOutputsAreDestroyed(t *testing.T) {
+func TestOnlyOwnReadyOutputsAreDestroyed(t *testing.T) {
 	wrapped, err := destroy.Wrap(tearer{}, kindC)
 	require.NoError(t, err)
 	st := inmem.NewState()
@@ -167,7 +167,7 @@ func TestD2_OnlyOwnReadyOutputsAreDestroyed(t *testing.T) {
 	assert.Equal(t, resource.PhaseRunning, c.Metadata().Phase(), "a running output is left alone")
 }
 
-func TestD3_WrapRefusesBadKinds(t *testing.T) {
+func TestWrapRefusesBadKinds(t *testing.T) {
 	kindB := typed.Kind[*fixture.B]()
 	for name, kinds := range map[string][]resource.Kind{
 		"no kinds":     nil,
@@ -197,7 +197,7 @@ func (panicky) Run(context.Context, controller.Runtime, *zap.Logger) error {
 	return nil
 }
 
-func TestD3_WrapRefusesNilAndPanickingControllers(t *testing.T) {
+func TestWrapRefusesNilAndPanickingControllers(t *testing.T) {
 	_, err := destroy.Wrap(nil, kindC)
 	assert.True(t, state.IsInvalidError(err), "got %v", err)
 	_, err = destroy.Wrap((*tearer)(nil), kindC)
@@ -237,7 +237,7 @@ func TestG2_WrappedControllersKeepTheirValidation(t *testing.T) {
 	require.NoError(t, w.(controller.Validator).Validate())
 }
 
-func TestD4_InputsDeclareDestroyReadiness(t *testing.T) {
+func TestInputsDeclareDestroyReadiness(t *testing.T) {
 	assert.Equal(t, controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputDestroyReady}, destroy.Input(kindC))
 	assert.Equal(t, controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputQMappedDestroyReady}, destroy.QInput(kindC))
 	wrapped, err := destroy.Wrap(tearer{}, kindC)

@@ -3,7 +3,7 @@
 //
 // A controller that tears its outputs down (to let the controllers that
 // depend on them finish their own teardown first) has to destroy them once
-// their finalizers are gone. The engine tells it when that happens through
+// their finalizers are gone. The Runtime tells it when that happens through
 // a destroy-ready input: controller.InputDestroyReady for a Controller,
 // controller.InputQMappedDestroyReady for a QController (rule C9), which
 // deliver only the controller's own outputs that are tearing down with no

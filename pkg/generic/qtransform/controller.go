@@ -9,17 +9,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // Settings configures a [QController].
-type Settings[I, O generic.ResourceWithDefinition] struct {
+type Settings[I, O typed.ResourceWithDefinition] struct {
 	// Name is the controller's name, the owner of its outputs and the name
 	// of its input finalizers.
 	Name string
@@ -33,14 +33,14 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 	// I in I's default namespace, with at least its ID set (the spec is not
 	// used). It is the reverse of MapMetadataFunc. Required with
 	// [WithoutInputFinalizers], where it is the only way to find the
-	// outputs of inputs that went away while no engine ran; optional with
+	// outputs of inputs that went away while no Runtime ran; optional with
 	// input finalizers (the default), where it lets the controller clean up,
 	// at start, the outputs that no input maps to any more (see the package
 	// documentation).
 	UnmapMetadataFunc func(O) I
 	// TransformFunc fills the output from the input, on a copy of the
 	// stored output; the output is written only if the result differs. An
-	// error (or a panic) fails the item, which the engine retries with
+	// error (or a panic) fails the item, which the Runtime retries with
 	// backoff (a controller.RequeueError: after its interval). Required.
 	TransformFunc func(context.Context, controller.Reader, *zap.Logger, I, O) error
 	// TransformExtraOutputFunc, when set, runs after the output is written,
@@ -49,15 +49,15 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 	// FinalizerRemovalFunc, when set, is asked before the controller's
 	// finalizer is removed from a tearing-down input, after its output is
 	// destroyed: an error vetoes the removal for now and fails the item,
-	// which the engine retries with backoff. It is ignored with
+	// which the Runtime retries with backoff. It is ignored with
 	// [WithoutInputFinalizers].
 	FinalizerRemovalFunc func(context.Context, controller.Reader, *zap.Logger, I) error
 }
 
 // QController is a qtransform controller; it implements
 // controller.QController. Build it with [NewQController]; a QController
-// serves one engine.
-type QController[I, O generic.ResourceWithDefinition] struct {
+// serves one Runtime.
+type QController[I, O typed.ResourceWithDefinition] struct {
 	settings Settings[I, O]
 	// configErr, when set, is the misconfiguration Validate reports.
 	configErr error
@@ -78,9 +78,9 @@ type QController[I, O generic.ResourceWithDefinition] struct {
 
 // NewQController returns a qtransform controller. Nil options are
 // skipped. It never fails: a misconfiguration is reported by
-// [QController.Validate], which the engine calls at registration (see the
+// [QController.Validate], which the Runtime calls at registration (see the
 // package documentation).
-func NewQController[I, O generic.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *QController[I, O] {
+func NewQController[I, O typed.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *QController[I, O] {
 	c := &QController[I, O]{
 		settings: settings,
 		opts:     DefaultControllerOptions(),
@@ -140,13 +140,13 @@ func (c *QController[I, O]) checkOptions() error {
 const mapperName = "WithExtraMappedInput mapper"
 
 // misconfigured is the error of every call of a misconfigured controller
-// (one that an engine registered without calling Validate).
+// (one that a Runtime registered without calling Validate).
 func (c *QController[I, O]) misconfigured() error {
 	return fmt.Errorf("qtransform %q: %w", c.settings.Name, c.configErr)
 }
 
 // Validate reports a configuration that cannot work (controller.Validator):
-// an error of the invalid class naming the setting at fault. The engine
+// an error of the invalid class naming the setting at fault. The Runtime
 // calls it at registration and refuses a misconfigured controller.
 func (c *QController[I, O]) Validate() error { return c.configErr }
 
@@ -225,7 +225,7 @@ func (c *QController[I, O]) mapInput(ctx context.Context, logger *zap.Logger, r 
 // inputOfOutput maps one of the controller's outputs, destroy-ready, to
 // its input: the one the index knows, else the one UnmapMetadataFunc
 // returns. Without UnmapMetadataFunc, an output that the index does not
-// know (written before the engine started) is destroyed here, since no
+// know (written before the Runtime started) is destroyed here, since no
 // input claims it, and maps to nothing.
 func (c *QController[I, O]) inputOfOutput(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	if inID, ok := c.inputs.input(ptr.ID()); ok {

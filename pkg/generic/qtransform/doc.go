@@ -28,7 +28,7 @@
 // on a QController's primary input). When the input tears down, its output
 // is torn down and destroyed first; then [Settings.FinalizerRemovalFunc]
 // (if set) may veto the removal, an error that fails the item and is
-// retried with the engine's per-item backoff; then the finalizer goes. An
+// retried with the Runtime's per-item backoff; then the finalizer goes. An
 // input therefore never goes before its output: in a chain of
 // qtransforms, tearing down the first input takes the chain down from its
 // end. [WithoutInputFinalizers] turns this off: nothing then holds the
@@ -59,18 +59,18 @@
 // The controller remembers, for every input, the output it wrote (and for
 // every output its input), so that it can find the output of an input that
 // is gone without calling MapMetadataFunc on it, and the input of a
-// destroy-ready output. A QController value therefore serves one engine:
-// build a new one for every engine. Two inputs must never map to the same
+// destroy-ready output. A QController value therefore serves one Runtime:
+// build a new one for every Runtime. Two inputs must never map to the same
 // output.
 //
 // [Settings.UnmapMetadataFunc], the reverse of MapMetadataFunc
 // (UnmapMetadataFunc(MapMetadataFunc(in)) must name in), covers what this
-// memory cannot: the outputs written before the engine started. When it is
+// memory cannot: the outputs written before the Runtime started. When it is
 // set, the first Reconcile call loads the index from the controller's
 // existing outputs and destroys the outputs whose input no longer exists;
 // an output that UnmapMetadataFunc cannot map (an error, a panic, a wrong
 // kind) is logged and left alone, and fails no input. It is required with
-// [WithoutInputFinalizers], where an input may go away, while no engine
+// [WithoutInputFinalizers], where an input may go away, while no Runtime
 // runs, and leave its output behind. With input finalizers it is optional:
 // an input cannot go before its output, every existing input is reconciled
 // at start and claims its output, a tearing-down input finds its output by
@@ -78,7 +78,7 @@
 // input claims is destroyed. Without it, what stays is only an output that
 // no input maps to any more and that no input destroyed: one whose input's
 // finalizer someone else removed, or one that an input stopped mapping to
-// while no engine ran (a change of MapMetadataFunc); set
+// while no Runtime ran (a change of MapMetadataFunc); set
 // UnmapMetadataFunc to have those cleaned up at start.
 //
 // Extra inputs go through mapper functions ([WithExtraMappedInput]): a
@@ -88,7 +88,7 @@
 // so that a mapper that maps by a label maps the destruction to the same
 // inputs as the changes before it. (A destroy-ready output already gone
 // when its mapping runs maps to nothing: its destruction is done.)
-// Reconcile failures are retried with per-item backoff by the engine; a
+// Reconcile failures are retried with per-item backoff by the Runtime; a
 // controller.RequeueError returned by a user function requeues the item
 // after its interval. A panic in a user function is recovered and fails
 // that item only, as a *generic.PanicError.
@@ -97,7 +97,7 @@
 //
 // [NewQController] cannot fail; [QController.Validate]
 // (controller.Validator) reports a configuration that cannot work, and the
-// engine calls it at registration: RegisterQController refuses the
+// Runtime calls it at registration: RegisterQController refuses the
 // controller with an error of the invalid class (state.IsInvalidError)
 // that names the controller and the setting, so that a static
 // misconfiguration never reaches Reconcile and never becomes a retry loop.

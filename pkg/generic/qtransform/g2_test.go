@@ -70,7 +70,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fixture.AssertRefused(t, tc.ctrl, tc.ctrl.Name(), tc.setting...)
 
-			// An engine that does not call Validate: every call fails at
+			// A Runtime that does not call Validate: every call fails at
 			// once, with the same error.
 			verr := tc.ctrl.Validate()
 			err := tc.ctrl.Reconcile(context.Background(), zap.NewNop(), nil, ptrA("a"))

@@ -21,7 +21,7 @@ import (
 //     that a Reconcile of an input that has not changed since, and that no
 //     mapped input woke up, returns at once. The typical case is the
 //     controller's own write: adding its finalizer to an input changes the
-//     input, and the engine queues it again. An input is identified by its
+//     input, and the Runtime queues it again. An input is identified by its
 //     creation time and version (versions start over when an input is
 //     created again). Every MapInput result bumps the input's generation
 //     (wake-ups from extra mapped inputs and destroy-ready outputs must

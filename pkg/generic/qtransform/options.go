@@ -8,10 +8,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -30,7 +30,7 @@ type ControllerOptions struct {
 	retry             controller.RetryPolicy // see WithRetryPolicy
 }
 
-// DefaultControllerOptions returns the defaults: the engine's default
+// DefaultControllerOptions returns the defaults: the Runtime's default
 // concurrency (1), no extra inputs or outputs, input finalizers,
 // tearing-down inputs lose their outputs, and the output type is exclusive.
 func DefaultControllerOptions() ControllerOptions {
@@ -49,7 +49,7 @@ type mappedInput struct {
 }
 
 // WithConcurrency sets how many inputs are reconciled in parallel (the
-// engine refuses 0).
+// Runtime refuses 0).
 func WithConcurrency(n uint) ControllerOption {
 	return func(o *ControllerOptions) { o.concurrency = optional.Some(n) }
 }
@@ -62,7 +62,7 @@ func WithConcurrency(n uint) ControllerOption {
 // snapshot). When the change destroyed it, the mapper receives its last
 // stored version instead — labels, annotations, owner, phase, finalizers,
 // version and spec as they were when it was destroyed (rule Q4), however
-// the engine saw the destruction: live, coalesced with the changes before
+// the Runtime saw the destruction: live, coalesced with the changes before
 // it, or found by a re-list — and [InputDestroyed] reports true on the
 // mapper's context. A mapper that maps by a label ("requeue the parent my
 // label names") therefore maps the destruction to the same parent as the
@@ -74,11 +74,11 @@ func WithConcurrency(n uint) ControllerOption {
 // be a pointer type, such as a *typed.Resource.
 //
 // T may be the controller's input type I itself (to reconcile other inputs
-// when one changes): the engine never runs MapInput and Reconcile of one
+// when one changes): the Runtime never runs MapInput and Reconcile of one
 // pointer at once (rule Q2), so the mapper and TransformFunc never see the
 // same input concurrently.
 func WithExtraMappedInput[T interface {
-	generic.ResourceWithDefinition
+	typed.ResourceWithDefinition
 	*E
 }, E any](mapper func(context.Context, *zap.Logger, controller.QRuntime, T) ([]resource.Pointer, error)) ControllerOption {
 	def, defErr := xform.DefinitionOf[T]()
@@ -114,7 +114,7 @@ func InputDestroyed(ctx context.Context) bool {
 // T: the state's snapshot itself when it is a T, else a T with its
 // metadata and an empty spec.
 func lastVersion[T interface {
-	generic.ResourceWithDefinition
+	typed.ResourceWithDefinition
 	*E
 }, E any](gone *controller.DestroyedInput) T {
 	if t, ok := gone.Last().(T); ok && t != nil {

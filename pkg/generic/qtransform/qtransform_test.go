@@ -124,7 +124,7 @@ func TestQ3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 
 		fixture.SetN[*A](t, st, ptrA("a2"), -1)
 		err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
-		assert.Equal(t, "TransformFunc: negative input", err.Error(), "the error names what failed (the engine names the item)")
+		assert.Equal(t, "TransformFunc: negative input", err.Error(), "the error names what failed (the Runtime names the item)")
 		runtimetest.Create(t, st, newA("a3", 3))
 		runtimetest.Await(t, st, "a3", fixture.RunningN[*B](6))
 		b2, err := safe.StateGet[*B](context.Background(), st, ptrB("a2"))
@@ -136,7 +136,7 @@ func TestQ3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 	})
 }
 
-func TestQ4_APanicFailsOnlyItsInput(t *testing.T) {
+func TestAPanicFailsOnlyItsInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
 		s := settings("AtoB")
@@ -207,7 +207,7 @@ func TestQ5_BadMappingFailsOnlyItsInput(t *testing.T) {
 	})
 }
 
-func TestQ6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
+func TestInputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 	// Only without input finalizers may an input be destroyed (and created
 	// again) while its output still exists.
 	st := newState()
@@ -226,7 +226,7 @@ func TestQ6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 	assert.True(t, b.Metadata().Finalizers().Empty())
 }
 
-func TestQ7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
+func TestInputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	st := newState()
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB")))
 	ctx := context.Background()
@@ -250,7 +250,7 @@ func TestQ7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 }
 
-func TestQ7_TheOutputIsDestroyedBeforeTheInputGoes(t *testing.T) {
+func TestTheOutputIsDestroyedBeforeTheInputGoes(t *testing.T) {
 	// A chain A → B → C of qtransforms with the default input finalizers:
 	// tearing A down destroys C, then B, and only then lets A go. The
 	// removal functions check the order as it happens; once
@@ -302,8 +302,8 @@ func TestQ7_TheOutputIsDestroyedBeforeTheInputGoes(t *testing.T) {
 	}
 }
 
-func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
-	// The veto fails the item, which the engine retries with its per-item
+func TestFinalizerRemovalCanBeVetoed(t *testing.T) {
+	// The veto fails the item, which the Runtime retries with its per-item
 	// exponential backoff (100 ms, doubling, by default) until the veto
 	// lifts; the finalizer stays meanwhile.
 	synctest.Test(t, func(t *testing.T) {
@@ -363,7 +363,7 @@ func TestQ8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 	})
 }
 
-func TestQ8_WithoutInputFinalizersTheInputGoesFirst(t *testing.T) {
+func TestWithoutInputFinalizersTheInputGoesFirst(t *testing.T) {
 	st := newState()
 	s := settings("AtoB")
 	vetoes := make(chan struct{}, 1)
@@ -389,7 +389,7 @@ func TestQ8_WithoutInputFinalizersTheInputGoesFirst(t *testing.T) {
 	assert.Empty(t, vetoes, "FinalizerRemovalFunc is not used without input finalizers")
 }
 
-func TestQ9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
+func TestExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
 	st := newState()
 	s := settings("AtoB")
 	s.TransformExtraOutputFunc = func(ctx context.Context, w controller.ReaderWriter, _ *zap.Logger, a *A, b *B) error {
@@ -407,7 +407,7 @@ func TestQ9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
 	runtimetest.Await(t, st, "a1", fixture.RunningN[*C](11))
 }
 
-func TestQ10_ExtraMappedInputsRequeueTheirInputs(t *testing.T) {
+func TestExtraMappedInputsRequeueTheirInputs(t *testing.T) {
 	st := newState()
 	gone := make(chan *C, 16)
 	s := settings("AtoB")
@@ -443,7 +443,7 @@ func TestQ10_ExtraMappedInputsRequeueTheirInputs(t *testing.T) {
 	assert.Empty(t, gone, "only its destruction is mapped as destroyed")
 }
 
-func TestQ11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
+func TestTearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 	for _, withFinalizers := range []bool{false, true} {
 		t.Run(fmt.Sprintf("finalizers=%v", withFinalizers), func(t *testing.T) {
 			st := newState()
@@ -473,7 +473,7 @@ func TestQ11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 	}
 }
 
-func TestQ12_SharedOutputsAreOwnedPerController(t *testing.T) {
+func TestSharedOutputsAreOwnedPerController(t *testing.T) {
 	st := newState()
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(qtransform.Settings[*A, *C]{
 		Name:              "AtoC",
@@ -505,7 +505,7 @@ func TestQ12_SharedOutputsAreOwnedPerController(t *testing.T) {
 	runtimetest.Await(t, st, "b-x", fixture.RunningN[*C](3))
 }
 
-func TestQ13_ConcurrentItemsAllConverge(t *testing.T) {
+func TestConcurrentItemsAllConverge(t *testing.T) {
 	st := newState()
 	var inFlight, maxInFlight atomic.Int32
 	s := settings("AtoB")
@@ -531,7 +531,7 @@ func TestQ13_ConcurrentItemsAllConverge(t *testing.T) {
 	assert.LessOrEqual(t, maxInFlight.Load(), int32(4), "no more than Concurrency items at once")
 }
 
-func TestQ14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
+func TestOrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	st := newState()
 	ctx := context.Background()
 	require.NoError(t, st.Create(ctx, fixture.New[fixture.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
@@ -549,7 +549,7 @@ func TestQ14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	runtimetest.AwaitGone[*B](t, st, "held")
 }
 
-func TestQ14_AnUnmappableExistingOutputDoesNotStopTheInputs(t *testing.T) {
+func TestAnUnmappableExistingOutputDoesNotStopTheInputs(t *testing.T) {
 	st := newState()
 	ctx := context.Background()
 	require.NoError(t, st.Create(ctx, fixture.New[fixture.BDef]("bad", 1), state.WithCreateOwner("AtoB")))
@@ -570,7 +570,7 @@ func TestQ14_AnUnmappableExistingOutputDoesNotStopTheInputs(t *testing.T) {
 	assert.NoError(t, err, "an output that cannot be mapped back is left alone")
 }
 
-func TestQ15_AMappingChangeMovesTheOutput(t *testing.T) {
+func TestAMappingChangeMovesTheOutput(t *testing.T) {
 	st := newState()
 	s := settings("AtoB")
 	s.MapMetadataFunc = func(a *A) *B {
@@ -591,7 +591,7 @@ func TestQ15_AMappingChangeMovesTheOutput(t *testing.T) {
 	runtimetest.AwaitGone[*B](t, st, "a1-1")
 }
 
-func TestQ15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
+func TestAMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 	// a1 maps to a1-1, then to a1-0 while a1-1 is held by a finalizer, then
 	// back to a1-1: the held output is replaced by a fresh one once the
 	// finalizer goes, and that fresh output still belongs to a1, so it
@@ -623,7 +623,7 @@ func TestQ15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 	runtimetest.AwaitGone[*B](t, st, "a1-1")
 }
 
-func TestQ16_RequeueErrorRequeuesTheItem(t *testing.T) {
+func TestRequeueErrorRequeuesTheItem(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
 		var calls atomic.Int32
@@ -647,7 +647,7 @@ func TestQ16_RequeueErrorRequeuesTheItem(t *testing.T) {
 	})
 }
 
-func TestQ18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
+func TestAWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	// The output is destroyed and created again between the controller's
 	// read and its write: the state refuses the write as a conflict, and
 	// the controller reads the output again and writes it, without failing.
@@ -668,7 +668,7 @@ func TestQ18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
 }
 
-func TestQ19_WithInputFinalizersUnmapMetadataFuncIsOptional(t *testing.T) {
+func TestWithInputFinalizersUnmapMetadataFuncIsOptional(t *testing.T) {
 	// Without UnmapMetadataFunc, the controller finds the input of a
 	// destroy-ready output in its index, the output of a tearing-down input
 	// it has not seen written by mapping the input, and destroys a
@@ -693,7 +693,7 @@ func TestQ19_WithInputFinalizersUnmapMetadataFuncIsOptional(t *testing.T) {
 	runtimetest.AwaitGone[*B](t, st, "a1")
 	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 
-	// A new engine and controller (an empty index) over the same state.
+	// A new Runtime and controller (an empty index) over the same state.
 	require.NoError(t, engine.Stop())
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a2"), "hold"))
 	stray := fixture.New[fixture.BDef]("stray", 0)
@@ -701,7 +701,7 @@ func TestQ19_WithInputFinalizersUnmapMetadataFuncIsOptional(t *testing.T) {
 	require.NoError(t, st.Create(ctx, stray, state.WithCreateOwner("AtoB")))
 	_, err = st.Teardown(ctx, ptrB("stray"), state.WithTeardownOwner("AtoB"))
 	require.NoError(t, err)
-	_, err = st.Teardown(ctx, ptrA("a2")) // before the new engine starts
+	_, err = st.Teardown(ctx, ptrA("a2")) // before the new Runtime starts
 	require.NoError(t, err)
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
 	runtimetest.AwaitMetadata(t, st, ptrB("a2"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
@@ -713,10 +713,10 @@ func TestQ19_WithInputFinalizersUnmapMetadataFuncIsOptional(t *testing.T) {
 	runtimetest.AwaitGone[*B](t, st, "stray")
 }
 
-// TestQ7_InputFinalizerOptions: qtransform spells the input-finalizer
+// TestInputFinalizerOptions: qtransform spells the input-finalizer
 // options as transform does; its default is on, WithInputFinalizers says
 // so explicitly, and an option repeated is no contradiction.
-func TestQ7_InputFinalizerOptions(t *testing.T) {
+func TestInputFinalizerOptions(t *testing.T) {
 	for name, tc := range map[string]struct {
 		opts []qtransform.ControllerOption
 		held bool

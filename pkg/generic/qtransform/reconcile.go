@@ -24,7 +24,7 @@ var readOnly = []state.GetOption{state.WithReadOnlyGet()}
 // Reconcile reconciles the input ptr (see the package documentation). Its
 // error says what failed (a user function by name, or the state operation
 // and the resource it was about); it does not repeat ptr or the
-// controller's name, which the engine reports with it.
+// controller's name, which the Runtime reports with it.
 func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) error {
 	if c.configErr != nil {
 		return c.misconfigured()
@@ -202,7 +202,7 @@ func (c *QController[I, O]) destroyOutput(ctx context.Context, r controller.QRun
 
 // ensureLoaded loads the index of outputs by input from the controller's
 // existing outputs on first use, and destroys the outputs whose input no
-// longer exists (they were left by a previous engine). An output that
+// longer exists (they were left by a previous Runtime). An output that
 // UnmapMetadataFunc cannot map is logged and left alone, so that it fails
 // no input. Calls wait for the load; a failed load is retried by the next
 // call.

@@ -18,9 +18,9 @@ import (
 )
 
 // TestWithRetryPolicy_ParksAnInputThatKeepsFailing: the policy of
-// WithRetryPolicy reaches the engine (controller.RetryPolicyProvider): an
+// WithRetryPolicy reaches the Runtime (controller.RetryPolicyProvider): an
 // input whose transform keeps failing is parked after MaxAttempts; without
-// the option the controller has the zero policy (the engine's defaults).
+// the option the controller has the zero policy (the Runtime's defaults).
 func TestWithRetryPolicy_ParksAnInputThatKeepsFailing(t *testing.T) {
 	assert.Equal(t, controller.RetryPolicy{}, aToB("plain").RetryPolicy())
 	synctest.Test(t, func(t *testing.T) {

@@ -46,10 +46,10 @@ func (o *overlaps) leave(id resource.ID) {
 
 // A qtransform may declare its own input type as an extra mapped input
 // (WithExtraMappedInput): a change of an A then goes both to Reconcile(A)
-// and to MapInput(A). The engine serializes the two for one pointer (rule
+// and to MapInput(A). The Runtime serializes the two for one pointer (rule
 // Q2 extended to MapInput), so the mapper and TransformFunc never run at
 // once for one A.
-func TestQ20_ReconcileAndMapInputOfOnePointerDoNotOverlap(t *testing.T) {
+func TestReconcileAndMapInputOfOnePointerDoNotOverlap(t *testing.T) {
 	o := &overlaps{inFlight: map[resource.ID]int{}}
 	s := settings("AtoB")
 	s.TransformFunc = func(ctx context.Context, r controller.Reader, l *zap.Logger, a *A, b *B) error {

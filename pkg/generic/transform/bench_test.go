@@ -65,7 +65,7 @@ func BenchmarkW3Large(b *testing.B) {
 
 // BenchmarkMemory is the memory W3 holds and allocates per stored
 // resource (the N resources of each of the five kinds; see
-// internal/benchmem): N inputs created, then updated, the engine running.
+// internal/benchmem): N inputs created, then updated, the Runtime running.
 func BenchmarkMemory(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("W3/N=%d", n), func(b *testing.B) { fixture.BenchChainMemory(b, n, chain()) })

@@ -8,15 +8,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // Settings configures a transform [Controller].
-type Settings[I, O generic.ResourceWithDefinition] struct {
+type Settings[I, O typed.ResourceWithDefinition] struct {
 	// Name is the controller's name, the owner of its outputs and the name
 	// of its input finalizers.
 	Name string
@@ -50,8 +50,8 @@ type Settings[I, O generic.ResourceWithDefinition] struct {
 }
 
 // Controller is a transform controller; it implements controller.Controller.
-// Build it with [NewController]. A Controller runs in one engine at a time.
-type Controller[I, O generic.ResourceWithDefinition] struct {
+// Build it with [NewController]. A Controller runs in one Runtime at a time.
+type Controller[I, O typed.ResourceWithDefinition] struct {
 	settings Settings[I, O]
 	// configErr, when set, is the misconfiguration Validate reports.
 	configErr error
@@ -65,8 +65,8 @@ type Controller[I, O generic.ResourceWithDefinition] struct {
 
 // NewController returns a transform controller. Nil options are skipped.
 // It never fails: a misconfiguration is reported by [Controller.Validate],
-// which the engine calls at registration (see the package documentation).
-func NewController[I, O generic.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *Controller[I, O] {
+// which the Runtime calls at registration (see the package documentation).
+func NewController[I, O typed.ResourceWithDefinition](settings Settings[I, O], opts ...ControllerOption) *Controller[I, O] {
 	c := &Controller[I, O]{settings: settings, opts: DefaultControllerOptions()}
 	opt.Apply(&c.opts, opts)
 	opt.Apply(&c.filter, c.opts.listOptions)
@@ -132,7 +132,7 @@ func (c *Controller[I, O]) checkExtraInputs() error {
 }
 
 // Validate reports a configuration that cannot work (controller.Validator):
-// an error of the invalid class naming the setting at fault. The engine
+// an error of the invalid class naming the setting at fault. The Runtime
 // calls it at registration and refuses a misconfigured controller.
 func (c *Controller[I, O]) Validate() error { return c.configErr }
 
@@ -166,9 +166,9 @@ func (c *Controller[I, O]) Outputs() []controller.Output {
 // Run reconciles on every event until ctx is canceled. An input that fails
 // (or an output that cannot be destroyed) is retried on its own schedule,
 // with exponential backoff, without failing Run; Run fails, and the
-// engine restarts it with backoff, only when the controller as a whole
+// Runtime restarts it with backoff, only when the controller as a whole
 // cannot work: listing its inputs or outputs fails. A misconfigured
-// controller (one that an engine registered without calling Validate)
+// controller (one that a Runtime registered without calling Validate)
 // fails at once with Validate's error.
 func (c *Controller[I, O]) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
 	if c.configErr != nil {

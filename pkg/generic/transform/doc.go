@@ -32,7 +32,7 @@
 //     mapping to nil or outside O's kind, a refused write) fails that input
 //     only: the pass goes on, the failing input's existing output is kept
 //     as it was, and the input is retried on its own schedule, with the
-//     engine's per-item backoff (runtime.WithQueueBackoff: 100 ms doubling
+//     Runtime's per-item backoff (runtime.WithQueueBackoff: 100 ms doubling
 //     to 1 min by default; a wake-up timer inside Run) or the controller's
 //     own ([WithRetryPolicy]), or at once when it changes; a
 //     controller.RequeueError returned by a user function retries it after
@@ -43,11 +43,11 @@
 //     backoff over (with [WithExtraInputs], whose events transform every
 //     input, an event is a change of every input). Other inputs are
 //     not delayed and are not transformed again, and Run does not fail: the
-//     engine's restart backoff is for the controller as a whole (listing
+//     Runtime's restart backoff is for the controller as a whole (listing
 //     its inputs or outputs failing, or a panic in Run itself). An output
 //     that cannot be destroyed is retried the same way. Each failure is
 //     logged at WARN (no stack trace) with the input's pointer, the delay
-//     and the count of consecutive failed runs, and reported to the engine
+//     and the count of consecutive failed runs, and reported to the Runtime
 //     (controller.ErrorReporter), so that it shows as the controller's last
 //     error; its error says what failed ("input <pointer>: TransformFunc:
 //     …", "input <pointer>: write output <pointer>: …"). Panics in user
@@ -102,7 +102,7 @@
 // # Misconfiguration (rule G2)
 //
 // [NewController] cannot fail; [Controller.Validate] (controller.Validator)
-// reports a configuration that cannot work, and the engine calls it at
+// reports a configuration that cannot work, and the Runtime calls it at
 // registration: RegisterController refuses the controller with an error of
 // the invalid class (state.IsInvalidError) that names the controller and
 // the setting, so that a static misconfiguration never reaches Run and

@@ -94,7 +94,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 			name := tc.ctrl.Name()
 			fixture.AssertRefused(t, tc.ctrl, name, tc.setting...)
 
-			// An engine that does not call Validate: Run fails at once,
+			// A Runtime that does not call Validate: Run fails at once,
 			// with the same error, instead of reconciling.
 			err := tc.ctrl.Run(context.Background(), nil, zap.NewNop())
 			assert.True(t, state.IsInvalidError(err), "want an invalid-class error, got %v", err)

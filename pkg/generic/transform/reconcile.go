@@ -12,10 +12,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -74,7 +74,7 @@ func newRunState(ctx context.Context) *runState {
 }
 
 // pass is one reconcile pass.
-type pass[I, O generic.ResourceWithDefinition] struct {
+type pass[I, O typed.ResourceWithDefinition] struct {
 	ctx    context.Context
 	c      *Controller[I, O]
 	r      controller.Runtime
@@ -486,7 +486,7 @@ func (p *pass[I, O]) destroyPending() {
 // findOrphans, once per Run and as soon as every input's output is known,
 // makes the controller's outputs that belong to no input pending (an
 // earlier Run may have left them, or a mapping may have changed while no
-// engine ran).
+// Runtime ran).
 func (p *pass[I, O]) findOrphans() error {
 	if p.rs.orphansChecked {
 		return nil

@@ -6,14 +6,14 @@ import "github.com/resgraph/resgraph/pkg/controller"
 // controller.RetryPolicy: the backoff bounds, a maximum number of attempts
 // after which an input waits for its next change, whether a change starts
 // the input's backoff over). An output that cannot be destroyed is retried
-// with the policy's backoff until it goes. Without it the engine's
-// per-item backoff applies (runtime.WithQueueBackoff). The engine refuses a
+// with the policy's backoff until it goes. Without it the Runtime's
+// per-item backoff applies (runtime.WithQueueBackoff). The Runtime refuses a
 // policy that cannot work at registration.
 func WithRetryPolicy(p controller.RetryPolicy) ControllerOption {
 	return func(o *ControllerOptions) { o.retry = p }
 }
 
 // RetryPolicy returns the policy set with [WithRetryPolicy], or the zero
-// policy (the engine's defaults); it makes the controller a
+// policy (the Runtime's defaults); it makes the controller a
 // controller.RetryPolicyProvider.
 func (c *Controller[I, O]) RetryPolicy() controller.RetryPolicy { return c.opts.retry }

@@ -60,7 +60,7 @@ func (c *calls) total() int {
 	return n
 }
 
-// itemBackoff is the engine's default item backoff's initial delay
+// itemBackoff is the Runtime's default item backoff's initial delay
 // (runtime.WithQueueBackoff), which the transform's inputs get.
 const itemBackoff = 100 * time.Millisecond
 
@@ -84,7 +84,7 @@ func assertNoRestart(t *testing.T, rt *runtime.Runtime, name string) {
 // later. The failing input is retried with its own backoff (100 ms,
 // doubling); the healthy one gets its output at once, and the controller
 // is never restarted.
-func TestT19_AFailingInputDoesNotDelayTheOthers(t *testing.T) {
+func TestAFailingInputDoesNotDelayTheOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seen := newCalls()
 		ctrl := transform.NewController(transform.Settings[*A, *B]{
@@ -133,7 +133,7 @@ func TestT19_AFailingInputDoesNotDelayTheOthers(t *testing.T) {
 // 40 unchanged inputs. Every output ends correct, each input is
 // transformed until it succeeds and never again, the controller is never
 // restarted, and it settles (no more calls).
-func TestT20_TransientFailuresAreRetriedPerInput(t *testing.T) {
+func TestTransientFailuresAreRetriedPerInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seen := newCalls()
 		var mu sync.Mutex
@@ -195,7 +195,7 @@ func TestT20_TransientFailuresAreRetriedPerInput(t *testing.T) {
 
 // A controller.RequeueError from TransformFunc retries that input after
 // its interval, without failing the others or Run.
-func TestT21_RequeueErrorRetriesTheInputAfterItsInterval(t *testing.T) {
+func TestRequeueErrorRetriesTheInputAfterItsInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seen := newCalls()
 		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
@@ -221,7 +221,7 @@ func TestT21_RequeueErrorRetriesTheInputAfterItsInterval(t *testing.T) {
 
 // Issue 9 item 7: a failure's error names what failed, and each resource
 // once: a refused write is the write, a veto is the removal function.
-func TestT22_TheErrorNamesWhatFailed(t *testing.T) {
+func TestTheErrorNamesWhatFailed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
 		ctx := context.Background()
@@ -296,10 +296,10 @@ func waitCalls(t *testing.T, seen *calls, id resource.ID, n int) {
 
 func alwaysFails(*A, int) error { return errors.New("always fails") }
 
-// The engine's per-item backoff (runtime.WithQueueBackoff) is the
+// The Runtime's per-item backoff (runtime.WithQueueBackoff) is the
 // transform's: a failing input is retried after 1 s, 2 s, 4 s, then 4 s,
 // not after the default 100 ms doubling.
-func TestT23_TheEngineItemBackoffReachesTheTransform(t *testing.T) {
+func TestTheRuntimeItemBackoffReachesTheTransform(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seen := newCalls()
 		engine := runtimetest.Start(t, runtimetest.WithControllers(failing(seen, alwaysFails)),
@@ -312,9 +312,9 @@ func TestT23_TheEngineItemBackoffReachesTheTransform(t *testing.T) {
 	})
 }
 
-// WithRetryPolicy's backoff bounds override the engine's for this
+// WithRetryPolicy's backoff bounds override the Runtime's for this
 // controller.
-func TestT24_WithRetryPolicyOverridesTheEngineBackoff(t *testing.T) {
+func TestWithRetryPolicyOverridesTheRuntimeBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seen := newCalls()
 		ctrl := failing(seen, alwaysFails, transform.WithRetryPolicy(controller.RetryPolicy{
@@ -331,7 +331,7 @@ func TestT24_WithRetryPolicyOverridesTheEngineBackoff(t *testing.T) {
 
 // A policy that cannot work is refused when the transform is registered,
 // as it is for a QController.
-func TestT25_RegistrationRefusesARetryPolicyThatCannotWork(t *testing.T) {
+func TestRegistrationRefusesARetryPolicyThatCannotWork(t *testing.T) {
 	rt, err := runtime.New(newState(), zap.NewNop())
 	require.NoError(t, err)
 	for _, p := range []controller.RetryPolicy{
@@ -349,7 +349,7 @@ func TestT25_RegistrationRefusesARetryPolicyThatCannotWork(t *testing.T) {
 // With MaxAttempts an input whose runs failed that many times in a row is
 // parked: not retried until it changes, when it runs at once as a fresh
 // input (its backoff from the start). The other inputs go on.
-func TestT26_MaxAttemptsParksAnInputUntilItChanges(t *testing.T) {
+func TestMaxAttemptsParksAnInputUntilItChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seen := newCalls()
 		ctrl := failing(seen, func(a *A, n int) error {
@@ -391,7 +391,7 @@ func TestT26_MaxAttemptsParksAnInputUntilItChanges(t *testing.T) {
 // A change to a failing input runs it at once. By default its failures
 // keep counting (the next backoff goes on doubling); with
 // ChangeAbandonsRetry the change starts its backoff over.
-func TestT27_AChangeKeepsOrAbandonsTheRetry(t *testing.T) {
+func TestAChangeKeepsOrAbandonsTheRetry(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		policy  controller.RetryPolicy
@@ -423,7 +423,7 @@ func TestT27_AChangeKeepsOrAbandonsTheRetry(t *testing.T) {
 // A controller.RequeueError wrapping no error is not a failure, and it
 // leaves the input's backoff where it was (as for a QController's item,
 // rule Q3): the failure after it waits twice the one before.
-func TestT28_ARequeueLeavesTheBackoffWhereItWas(t *testing.T) {
+func TestARequeueLeavesTheBackoffWhereItWas(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seen := newCalls()
 		ctrl := record(failing(seen, func(_ *A, n int) error {

@@ -30,7 +30,7 @@ import (
 
 var _ controller.Controller = (*transform.Controller[*A, *B])(nil)
 
-func TestT1_EveryInputMapsToItsOutput(t *testing.T) {
+func TestEveryInputMapsToItsOutput(t *testing.T) {
 	st := newState()
 	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB")))
@@ -72,7 +72,7 @@ func (u updates) awaitInput(t *testing.T, id resource.ID, v resource.Version) re
 	return resource.VersionUndefined
 }
 
-func TestT2_UnchangedOutputIsNotWritten(t *testing.T) {
+func TestUnchangedOutputIsNotWritten(t *testing.T) {
 	st := newState()
 	seen := make(updates, 1024)
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
@@ -98,7 +98,7 @@ func TestT2_UnchangedOutputIsNotWritten(t *testing.T) {
 	assert.Equal(t, b.Metadata().Version(), cur.Metadata().Version())
 }
 
-func TestT2_UnchangedOutputsAreNotWrittenWhenEveryInputIsTransformed(t *testing.T) {
+func TestUnchangedOutputsAreNotWrittenWhenEveryInputIsTransformed(t *testing.T) {
 	// With an extra input every pass transforms every input: a change of
 	// the extra input must not bump the outputs it leaves unchanged.
 	st := newState()
@@ -125,7 +125,7 @@ func TestT2_UnchangedOutputsAreNotWrittenWhenEveryInputIsTransformed(t *testing.
 	}
 }
 
-func TestT3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
+func TestAFailingInputDoesNotStopTheOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
 		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
@@ -164,7 +164,7 @@ func TestT3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 	})
 }
 
-func TestT4_APanicFailsOnlyItsInput(t *testing.T) {
+func TestAPanicFailsOnlyItsInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
 		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
@@ -194,7 +194,7 @@ func TestT4_APanicFailsOnlyItsInput(t *testing.T) {
 	})
 }
 
-func TestT5_BadMappingFailsOnlyItsInput(t *testing.T) {
+func TestBadMappingFailsOnlyItsInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
 		ctrl := record(transform.NewController(transform.Settings[*A, *B]{
@@ -244,7 +244,7 @@ func TestT5_BadMappingFailsOnlyItsInput(t *testing.T) {
 	})
 }
 
-func TestT6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
+func TestInputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 	st := newState()
 	ctx := context.Background()
 	runtimetest.Create(t, st, newA("a1", 1))
@@ -270,7 +270,7 @@ func TestT6_InputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 	assert.Equal(t, "AtoB", b.Metadata().Owner())
 }
 
-func TestT7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
+func TestInputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	st := newState()
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB", transform.WithInputFinalizers())))
 	ctx := context.Background()
@@ -294,7 +294,7 @@ func TestT7_InputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 }
 
-func TestT8_FinalizerRemovalCanBeVetoed(t *testing.T) {
+func TestFinalizerRemovalCanBeVetoed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
 		var allow atomic.Bool
@@ -332,7 +332,7 @@ func TestT8_FinalizerRemovalCanBeVetoed(t *testing.T) {
 	})
 }
 
-func TestT9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
+func TestExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
 	st := newState()
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name:            "AtoB",
@@ -352,7 +352,7 @@ func TestT9_ExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
 	runtimetest.Await(t, st, "a1", fixture.RunningN[*C](11))
 }
 
-func TestT10_OptionalMappingNoneMeansNoOutput(t *testing.T) {
+func TestOptionalMappingNoneMeansNoOutput(t *testing.T) {
 	st := newState()
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name: "AtoB",
@@ -375,7 +375,7 @@ func TestT10_OptionalMappingNoneMeansNoOutput(t *testing.T) {
 	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](6))
 }
 
-func TestT11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
+func TestTearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 	for _, withFinalizers := range []bool{false, true} {
 		t.Run(fmt.Sprintf("finalizers=%v", withFinalizers), func(t *testing.T) {
 			st := newState()
@@ -405,7 +405,7 @@ func TestT11_TearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 	}
 }
 
-func TestT12_SharedOutputsAreOwnedPerController(t *testing.T) {
+func TestSharedOutputsAreOwnedPerController(t *testing.T) {
 	st := newState()
 	toC := func(name, prefix string) func(resource.Resource) *C {
 		return func(in resource.Resource) *C { return fixture.New[fixture.CDef](prefix+in.Metadata().ID(), 0) }
@@ -440,7 +440,7 @@ func TestT12_SharedOutputsAreOwnedPerController(t *testing.T) {
 	runtimetest.Await(t, st, "b-x", fixture.RunningN[*C](3))
 }
 
-func TestT13_InputListOptionsSelectTheInputs(t *testing.T) {
+func TestInputListOptionsSelectTheInputs(t *testing.T) {
 	for _, withFinalizers := range []bool{false, true} {
 		t.Run(fmt.Sprintf("finalizers=%v", withFinalizers), func(t *testing.T) {
 			st := newState()
@@ -469,7 +469,7 @@ func TestT13_InputListOptionsSelectTheInputs(t *testing.T) {
 	}
 }
 
-func TestT14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
+func TestOrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	st := newState()
 	ctx := context.Background()
 	require.NoError(t, st.Create(ctx, fixture.New[fixture.BDef]("orphan", 1), state.WithCreateOwner("AtoB")))
@@ -490,7 +490,7 @@ func TestT14_OrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	runtimetest.AwaitGone[*B](t, st, "held")
 }
 
-func TestT15_AMappingChangeMovesTheOutput(t *testing.T) {
+func TestAMappingChangeMovesTheOutput(t *testing.T) {
 	st := newState()
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
 		Name: "AtoB",
@@ -506,7 +506,7 @@ func TestT15_AMappingChangeMovesTheOutput(t *testing.T) {
 	runtimetest.AwaitGone[*B](t, st, "a1-1")
 }
 
-func TestT15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
+func TestAMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 	// a1 maps to a1-1, then to a1-0 while a1-1 is held by a finalizer, then
 	// back to a1-1: the held output is replaced by a fresh one once the
 	// finalizer goes, and that fresh output still belongs to a1, so it
@@ -536,7 +536,7 @@ func TestT15_AMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 	runtimetest.AwaitGone[*B](t, st, "a1-1")
 }
 
-func TestT16_ExtraInputsAreReadByTheTransform(t *testing.T) {
+func TestExtraInputsAreReadByTheTransform(t *testing.T) {
 	st := newState()
 	cfg := typed.Pointer[*C]("config")
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(transform.Settings[*A, *B]{
@@ -558,7 +558,7 @@ func TestT16_ExtraInputsAreReadByTheTransform(t *testing.T) {
 	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](202))
 }
 
-func TestT18_AWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
+func TestAWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	// The output is destroyed and created again between the controller's
 	// read and its write: the state refuses the write as a conflict, and
 	// the controller reads the output again and writes it, without failing.
@@ -589,12 +589,12 @@ func (s reversedLists) List(ctx context.Context, k resource.Kind, opts ...state.
 	return l, err
 }
 
-// TestT29_InputsListedOutOfOrderAreStillEachOneInput: the controller
+// TestInputsListedOutOfOrderAreStillEachOneInput: the controller
 // merges the listed inputs with those it knows in ID order; inputs listed
 // in another order are each still known as themselves — an unchanged
 // input is not transformed again, a destroyed one loses its output, a new
 // one gets one.
-func TestT29_InputsListedOutOfOrderAreStillEachOneInput(t *testing.T) {
+func TestInputsListedOutOfOrderAreStillEachOneInput(t *testing.T) {
 	st := state.WrapCore(reversedLists{inmem.NewState()})
 	ctx := context.Background()
 	for i := range 6 {
@@ -630,10 +630,10 @@ func TestT29_InputsListedOutOfOrderAreStillEachOneInput(t *testing.T) {
 		"each input transformed once per version")
 }
 
-// TestT7_InputFinalizerOptions: transform spells the input-finalizer
+// TestInputFinalizerOptions: transform spells the input-finalizer
 // options as qtransform does; its default is off, WithoutInputFinalizers
 // says so explicitly, and an option repeated is no contradiction.
-func TestT7_InputFinalizerOptions(t *testing.T) {
+func TestInputFinalizerOptions(t *testing.T) {
 	for name, tc := range map[string]struct {
 		opts []transform.ControllerOption
 		held bool
@@ -655,11 +655,11 @@ func TestT7_InputFinalizerOptions(t *testing.T) {
 	}
 }
 
-// TestT30_EachInputIsTransformedOncePerVersion: over bursts of creates
+// TestEachInputIsTransformedOncePerVersion: over bursts of creates
 // in and out of order (new inputs past the known ones, among them, more
 // than the controller's memory of inputs held), updates and destroys, each
 // input version is transformed once, and the controller never fails.
-func TestT30_EachInputIsTransformedOncePerVersion(t *testing.T) {
+func TestEachInputIsTransformedOncePerVersion(t *testing.T) {
 	const n = 3000
 	st := newState()
 	ctx := context.Background()

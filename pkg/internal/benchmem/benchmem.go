@@ -1,5 +1,5 @@
 // Package benchmem measures what a workload holds and allocates, for the
-// memory benchmarks of the state, the engine and the generic controllers
+// memory benchmarks of the state, the Runtime and the generic controllers
 // (BenchmarkMemory in each; docs/performance.md has the figures).
 //
 // A [Meter] is started before the workload builds anything. It reports:

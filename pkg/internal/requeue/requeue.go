@@ -1,5 +1,5 @@
 // Package requeue is the one reading of the error that an item's user code
-// returned (rule Q3), for everything that retries items: the engine's
+// returned (rule Q3), for everything that retries items: the Runtime's
 // QController workers and the generic Controllers that retry their own
 // inputs. nil succeeds; a controller.RequeueError with a non-negative
 // interval runs the item again after that interval, as a failure only when

@@ -22,7 +22,7 @@ type panickyError struct{}
 func (panickyError) Error() string { return "panicky" }
 func (panickyError) Unwrap() error { panic("unwrap") }
 
-// TestOf: the one reading of an item's error (rule Q3), for the engine's
+// TestOf: the one reading of an item's error (rule Q3), for the Runtime's
 // QController items and the generic Controllers' inputs alike.
 func TestOf(t *testing.T) {
 	var typedNil *typedNilError

@@ -1,7 +1,7 @@
 // Package retry is how work that failed is retried, in one place for the
 // whole module: a Controller's restarts (rule C6), a QController's items
 // (rule Q3) and the initial lists of its inputs, the inputs that the
-// generic Controllers retry inside their Run, the engine's kind watches
+// generic Controllers retry inside their Run, the Runtime's kind watches
 // and the etcd state's watch feeds.
 //
 // There is one backoff, [Backoff]: exponential, starting at its initial
@@ -15,7 +15,7 @@
 // A [Policy] is how the failing items of one controller are retried: its
 // backoff, the attempts after which an item is parked, and whether a
 // change abandons a retry (controller.RetryPolicy, resolved against the
-// engine's options). The engine hands it to the Controllers that retry
+// Runtime's options). The Runtime hands it to the Controllers that retry
 // their own items through their Run context ([NewContext], [FromContext]).
 package retry
 
@@ -209,14 +209,14 @@ func (it *Item) Reset() { *it = Item{} }
 // policyKey is the context key of a Policy.
 type policyKey struct{}
 
-// NewContext returns ctx carrying p: the engine's retry policy for the
+// NewContext returns ctx carrying p: the Runtime's retry policy for the
 // items of the controller whose Run gets ctx.
 func NewContext(ctx context.Context, p Policy) context.Context {
 	return context.WithValue(ctx, policyKey{}, p)
 }
 
 // FromContext returns the policy ctx carries; ok is false when it carries
-// none (a Run that the engine did not start).
+// none (a Run that the Runtime did not start).
 func FromContext(ctx context.Context) (p Policy, ok bool) {
 	p, ok = ctx.Value(policyKey{}).(Policy)
 	return p, ok

@@ -3,8 +3,8 @@
 // users or by other implementations. Such code may panic, or hand back a
 // typed nil (a nil pointer in a non-nil interface) where a value was
 // expected; resgraph turns both into plain data (a [*Panic], a message) at
-// the call, so that no engine or state goroutine crashes and no user method
-// ever runs while an engine lock is held.
+// the call, so that no Runtime or state goroutine crashes and no user method
+// ever runs while a Runtime lock is held.
 //
 // The rules the callers follow (see each package's doc for the contract):
 //

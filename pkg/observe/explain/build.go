@@ -9,7 +9,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 )
 
-// Runtime states of a controller as the engine's status reports them
+// Runtime states of a controller as the Runtime's status reports them
 // (observe.State's String forms), repeated here: package observe imports
 // this one.
 const (
@@ -18,8 +18,8 @@ const (
 	runtimeStopped  = "stopped"
 )
 
-// Facts are what an engine knows at one instant, from which [BuildResource]
-// and [BuildController] derive their explanations. The engine gathers them;
+// Facts are what a Runtime knows at one instant, from which [BuildResource]
+// and [BuildController] derive their explanations. The Runtime gathers them;
 // building is a pure function of them.
 type Facts struct {
 	Now time.Time
@@ -27,28 +27,28 @@ type Facts struct {
 	Edges []Edge
 	// Controllers are every registered controller.
 	Controllers []ControllerFacts
-	// Events is the trace, oldest first; TraceSize the ring's size (0: the
+	// Records is the trace, oldest first; TraceSize the ring's size (0: the
 	// trace is off).
-	Events    []trace.Event
+	Records   []trace.Record
 	TraceSize int
 }
 
-// ControllerFacts are what the engine knows of one controller now: its
+// ControllerFacts are what the Runtime knows of one controller now: its
 // status (observe.ControllerStatus), its activity (observe.Activity) and
 // its queue.
 type ControllerFacts struct {
 	// Family is the controller's family: "controller" or "qcontroller".
 	Name, Family string
-	// State is the engine's status ("starting", "running", "backoff",
+	// Lifecycle is the controller's lifecycle ("starting", "running", "backoff",
 	// "stopped"); RestartAt is when a crashed Controller restarts.
-	State       string
+	Lifecycle   string
 	RestartAt   time.Time
 	LastError   string
 	LastErrorAt time.Time
 	// Running is set while a reconcile runs (a Controller's pass, a
 	// QController's item in flight); Busy while work is due or running.
 	// Why, Due, InFlight, Delayed and NextDue are the rest of the
-	// engine's activity report.
+	// Runtime's activity report.
 	Running, Busy          bool
 	Why                    string
 	Due, InFlight, Delayed int
@@ -56,7 +56,7 @@ type ControllerFacts struct {
 	Counters               Counters
 	Latencies              map[string]Latency
 	HotLoop                string
-	// Leadership is its part in its election in words, when the engine
+	// Leadership is its part in its election in words, when the Runtime
 	// runs with leadership; Standby is set while another replica leads
 	// it (since StandbySince, in election Election).
 	Leadership   string
@@ -64,11 +64,11 @@ type ControllerFacts struct {
 	StandbySince time.Time
 	Election     string
 	// Items are a QController's items that are due, in flight or delayed
-	// (a sample), with their state, due time and consecutive failures.
+	// (a sample), with their work, due time and consecutive failures.
 	Items []Item
 }
 
-// ResourceFacts are what the engine knows of one resource now.
+// ResourceFacts are what the Runtime knows of one resource now.
 type ResourceFacts struct {
 	Ref        trace.Ref
 	Exists     bool
@@ -77,7 +77,7 @@ type ResourceFacts struct {
 	Owner      string
 	Finalizers []string
 	// Missing maps a controller that writes the resource's type to an
-	// input it would write it from and that does not exist (the engine's
+	// input it would write it from and that does not exist (the Runtime's
 	// guess: an input limited to an ID, or the same ID in a primary
 	// input).
 	Missing map[string]trace.Ref
@@ -87,7 +87,7 @@ type ResourceFacts struct {
 // maxHistory bounds the changes and reconciles an explanation lists.
 const maxHistory = 10
 
-// BuildResource explains the resource r from the engine's facts: its
+// BuildResource explains the resource r from the Runtime's facts: its
 // writers and readers (the declared edges that cover it), its last changes
 // in the trace with the reconciles each caused, and what each writer and
 // reader is doing now about it.
@@ -109,7 +109,7 @@ func BuildResource(f *Facts, r ResourceFacts) Resource {
 			roles[e.Controller] = appendRole(roles[e.Controller], "reads")
 		}
 	}
-	out.Changes = Changes(f.Events, r.Ref, maxHistory)
+	out.Changes = Changes(f.Records, r.Ref, maxHistory)
 	for _, c := range f.Controllers {
 		role, ok := roles[c.Name]
 		if !ok {
@@ -147,17 +147,17 @@ func resourceDoing(f *Facts, c *ControllerFacts, r *ResourceFacts) Doing {
 	}
 	if r.Exists && r.Owner == c.Name && r.Phase == "tearingDown" && len(r.Finalizers) > 0 {
 		ref := r.Ref
-		return withLoop(c, Doing{State: StateWaitingFinalizer, Resource: &ref, Finalizers: r.Finalizers, Since: lastFinalizerWait(f.Events, c.Name, r.Ref)})
+		return withLoop(c, Doing{Work: WorkWaitingFinalizer, Resource: &ref, Finalizers: r.Finalizers, Since: lastFinalizerWait(f.Records, c.Name, r.Ref)})
 	}
 	if miss, ok := r.Missing[c.Name]; ok && !r.Exists {
-		return withLoop(c, Doing{State: StateBlocked, Resource: &miss})
+		return withLoop(c, Doing{Work: WorkBlocked, Resource: &miss})
 	}
 	return controllerDoing(f, c)
 }
 
 // lastFinalizerWait returns when controller was last seen waiting for
 // r's finalizers (zero when not in the trace).
-func lastFinalizerWait(evs []trace.Event, controller string, r trace.Ref) time.Time {
+func lastFinalizerWait(evs []trace.Record, controller string, r trace.Ref) time.Time {
 	for i := len(evs) - 1; i >= 0; i-- {
 		if e := &evs[i]; e.Type == trace.FinalizerWait && e.Controller == controller && e.Resource.SameResource(r) {
 			return e.Time
@@ -170,16 +170,16 @@ func lastFinalizerWait(evs []trace.Event, controller string, r trace.Ref) time.T
 // work at all: starting, stopped, or restarting after a crash.
 func controllerFixedState(f *Facts, c *ControllerFacts) (Doing, bool) {
 	if c.Standby {
-		return Doing{State: StateStandby, Since: c.StandbySince, Detail: "another replica leads election " + c.Election}, true
+		return Doing{Work: WorkStandby, Since: c.StandbySince, Detail: "another replica leads election " + c.Election}, true
 	}
-	switch c.State {
+	switch c.Lifecycle {
 	case runtimeStarting:
-		return withLoop(c, Doing{State: StateStarting, Detail: c.Why}), true
+		return withLoop(c, Doing{Work: WorkStarting, Detail: c.Why}), true
 	case runtimeStopped:
-		return Doing{State: StateStopped}, true
+		return Doing{Work: WorkStopped}, true
 	case runtimeBackoff:
-		d := Doing{State: StateRestarting, Due: c.RestartAt, Error: c.LastError}
-		if e := lastEvent(f.Events, c.Name, trace.Ref{}, trace.Crash); e != nil {
+		d := Doing{Work: WorkRestarting, Due: c.RestartAt, Error: c.LastError}
+		if e := lastRecord(f.Records, c.Name, trace.Ref{}, trace.Crash); e != nil {
 			d.Attempt = int(e.Attempt)
 		}
 		return withLoop(c, d), true
@@ -195,8 +195,8 @@ func controllerDoing(f *Facts, c *ControllerFacts) Doing {
 	var d Doing
 	switch {
 	case c.Running || c.InFlight > 0:
-		d = Doing{State: StateRunning}
-		if s := lastRunning(f.Events, c.Name); s != nil {
+		d = Doing{Work: WorkRunning}
+		if s := lastRunning(f.Records, c.Name); s != nil {
 			d.Since = s.Time
 			if !s.Resource.IsZero() {
 				item := s.Resource
@@ -204,10 +204,10 @@ func controllerDoing(f *Facts, c *ControllerFacts) Doing {
 			}
 		}
 	case c.Busy:
-		d = Doing{State: StateQueued, Due: f.Now}
+		d = Doing{Work: WorkQueued, Due: f.Now}
 	case c.Delayed > 0:
-		d = Doing{State: StateBackoff, Due: c.NextDue}
-		if e := lastEvent(f.Events, c.Name, trace.Ref{}, trace.Backoff, trace.Requeue); e != nil {
+		d = Doing{Work: WorkBackoff, Due: c.NextDue}
+		if e := lastRecord(f.Records, c.Name, trace.Ref{}, trace.Backoff, trace.Requeue); e != nil {
 			d.Error, d.Attempt = e.Error, int(e.Attempt)
 			if !e.Resource.IsZero() {
 				item := e.Resource
@@ -217,7 +217,7 @@ func controllerDoing(f *Facts, c *ControllerFacts) Doing {
 			d.Error = c.LastError
 		}
 	default:
-		d = Doing{State: StateIdle}
+		d = Doing{Work: WorkIdle}
 	}
 	if c.Family == "qcontroller" && (c.Due+c.InFlight+c.Delayed) > 1 {
 		d.Detail = fmt.Sprintf("%d due, %d in flight, %d delayed", c.Due, c.InFlight, c.Delayed)
@@ -228,14 +228,14 @@ func controllerDoing(f *Facts, c *ControllerFacts) Doing {
 // itemDoing is what controller c is doing with its item it.
 func itemDoing(f *Facts, c *ControllerFacts, it *Item) Doing {
 	item := it.Item
-	d := Doing{State: it.State, Resource: &item, Due: it.Due, Attempt: it.Attempt, Error: it.Error}
-	switch it.State {
-	case StateRunning:
-		if s := lastEvent(f.Events, c.Name, it.Item, trace.ReconcileStart); s != nil {
+	d := Doing{Work: it.Work, Resource: &item, Due: it.Due, Attempt: it.Attempt, Error: it.Error}
+	switch it.Work {
+	case WorkRunning:
+		if s := lastRecord(f.Records, c.Name, it.Item, trace.ReconcileStart); s != nil {
 			d.Since = s.Time
 		}
-	case StateBackoff:
-		if e := lastEvent(f.Events, c.Name, it.Item, trace.Backoff, trace.Requeue); e != nil && d.Error == "" {
+	case WorkBackoff:
+		if e := lastRecord(f.Records, c.Name, it.Item, trace.Backoff, trace.Requeue); e != nil && d.Error == "" {
 			d.Error = e.Error
 			if d.Attempt == 0 {
 				d.Attempt = int(e.Attempt)
@@ -250,9 +250,9 @@ func withLoop(c *ControllerFacts, d Doing) Doing {
 	return d
 }
 
-// lastEvent returns the newest event of controller of one of types (about
+// lastRecord returns the newest record of controller of one of types (about
 // item, when item is not zero).
-func lastEvent(evs []trace.Event, controller string, item trace.Ref, types ...trace.Type) *trace.Event {
+func lastRecord(evs []trace.Record, controller string, item trace.Ref, types ...trace.Type) *trace.Record {
 	for i := len(evs) - 1; i >= 0; i-- {
 		e := &evs[i]
 		if e.Controller == controller && slices.Contains(types, e.Type) && (item.IsZero() || e.Resource.SameResource(item)) {
@@ -264,7 +264,7 @@ func lastEvent(evs []trace.Event, controller string, item trace.Ref, types ...tr
 
 // lastRunning returns the start of controller's newest reconcile that has
 // not ended in the trace.
-func lastRunning(evs []trace.Event, controller string) *trace.Event {
+func lastRunning(evs []trace.Record, controller string) *trace.Record {
 	rs := Reconciles(evs, controller, 0)
 	for _, r := range rs {
 		if r.Outcome == "running" {
@@ -283,13 +283,13 @@ func traceNotes(f *Facts) []string {
 	switch {
 	case f.TraceSize == 0:
 		return []string{"the trace is off: no history (runtime.WithTrace)"}
-	case len(f.Events) >= f.TraceSize && len(f.Events) > 0:
-		return []string{fmt.Sprintf("history from the trace's last %d events, since %s", len(f.Events), clock(f.Events[0].Time))}
+	case len(f.Records) >= f.TraceSize && len(f.Records) > 0:
+		return []string{fmt.Sprintf("history from the trace's last %d records, since %s", len(f.Records), clock(f.Records[0].Time))}
 	}
 	return nil
 }
 
-// BuildController explains controller name from the engine's facts; false
+// BuildController explains controller name from the Runtime's facts; false
 // when there is no such controller.
 func BuildController(f *Facts, name string) (Controller, bool) {
 	i := slices.IndexFunc(f.Controllers, func(c ControllerFacts) bool { return c.Name == name })
@@ -300,7 +300,7 @@ func BuildController(f *Facts, name string) (Controller, bool) {
 	out := Controller{
 		Time: f.Now, Name: c.Name, Family: c.Family, Doing: controllerDoing(f, c), Leadership: c.Leadership,
 		LastError: c.LastError, LastErrorAt: c.LastErrorAt, Counters: c.Counters, Latencies: c.Latencies,
-		Inputs: []Input{}, Outputs: []Output{}, Recent: Reconciles(f.Events, c.Name, maxHistory),
+		Inputs: []Input{}, Outputs: []Output{}, Recent: Reconciles(f.Records, c.Name, maxHistory),
 	}
 	for _, it := range c.Items {
 		d := itemDoing(f, c, &it)

@@ -31,8 +31,8 @@ var (
 // history is a trace: a user creates x (v2, routed to B), B reconciles
 // it twice (the second time for v3, written by A) and fails once; A's
 // passes have no item.
-func history() []trace.Event {
-	evs := []trace.Event{
+func history() []trace.Record {
+	evs := []trace.Record{
 		{Time: at(0), Type: trace.Route, Controller: "B", Op: "created", Resource: x2},
 		{Time: at(1), Type: trace.ReconcileStart, Controller: "B", Op: "reconcile", Resource: x, Cause: x2, Causes: 1, Duration: time.Millisecond},
 		{Time: at(3), Type: trace.ReconcileEnd, Controller: "B", Op: "reconcile", Resource: x, Outcome: trace.OutcomeError, Error: "boom", Duration: 2 * time.Millisecond},
@@ -72,7 +72,7 @@ func TestReconcilesPairsStartsWithEnds(t *testing.T) {
 
 	// A start whose end the trace lost is "unknown" once the next start
 	// of the same item shows up.
-	lostEnd := []trace.Event{
+	lostEnd := []trace.Record{
 		{Seq: 1, Type: trace.ReconcileStart, Controller: "B", Resource: x},
 		{Seq: 2, Type: trace.ReconcileStart, Controller: "B", Resource: x},
 	}
@@ -112,20 +112,20 @@ func TestSentencesNameEveryState(t *testing.T) {
 		d    explain.Doing
 		want string
 	}{
-		{explain.Doing{State: explain.StateIdle}, "idle and up to date"},
-		{explain.Doing{State: explain.StateQueued, Resource: &item}, "queued X(ns/x), due now"},
-		{explain.Doing{State: explain.StateQueued, Due: at(1500)}, "queued, due at 15:04:06.500 (in 1.5s)"},
-		{explain.Doing{State: explain.StateBackoff, Due: at(2000), Error: "no route", Attempt: 3, Resource: &item},
+		{explain.Doing{Work: explain.WorkIdle}, "idle and up to date"},
+		{explain.Doing{Work: explain.WorkQueued, Resource: &item}, "queued X(ns/x), due now"},
+		{explain.Doing{Work: explain.WorkQueued, Due: at(1500)}, "queued, due at 15:04:06.500 (in 1.5s)"},
+		{explain.Doing{Work: explain.WorkBackoff, Due: at(2000), Error: "no route", Attempt: 3, Resource: &item},
 			`backing off X(ns/x) until at 15:04:07.000 (in 2s) after error "no route" (attempt 3)`},
-		{explain.Doing{State: explain.StateBackoff, Due: at(2000)}, "waiting for its requeue interval, due at 15:04:07.000 (in 2s)"},
-		{explain.Doing{State: explain.StateRunning, Since: at(-250), Resource: &item}, "running X(ns/x) since 15:04:04.750 (250ms)"},
-		{explain.Doing{State: explain.StateWaitingFinalizer, Finalizers: []string{"Cleanup"}, Resource: &item}, "waiting on finalizer Cleanup of X(ns/x)"},
-		{explain.Doing{State: explain.StateBlocked, Resource: &item}, "blocked because its input X(ns/x) does not exist"},
-		{explain.Doing{State: explain.StateRestarting, Due: at(100), Error: "oops", Attempt: 1}, `crashed; restarting at 15:04:05.100 (in 100ms) after error "oops" (attempt 1)`},
-		{explain.Doing{State: explain.StateStarting}, "starting"},
-		{explain.Doing{State: explain.StateStopped}, "stopped"},
-		{explain.Doing{State: explain.StateStandby, Since: at(-1000), Detail: "another replica leads election engine"}, "standby since 15:04:04.000; another replica leads election engine"},
-		{explain.Doing{State: explain.StateIdle, HotLoop: "A writes X → A", Detail: "3 delayed"}, "idle and up to date; 3 delayed; HOT LOOP: A writes X → A"},
+		{explain.Doing{Work: explain.WorkBackoff, Due: at(2000)}, "waiting for its requeue interval, due at 15:04:07.000 (in 2s)"},
+		{explain.Doing{Work: explain.WorkRunning, Since: at(-250), Resource: &item}, "running X(ns/x) since 15:04:04.750 (250ms)"},
+		{explain.Doing{Work: explain.WorkWaitingFinalizer, Finalizers: []string{"Cleanup"}, Resource: &item}, "waiting on finalizer Cleanup of X(ns/x)"},
+		{explain.Doing{Work: explain.WorkBlocked, Resource: &item}, "blocked because its input X(ns/x) does not exist"},
+		{explain.Doing{Work: explain.WorkRestarting, Due: at(100), Error: "oops", Attempt: 1}, `crashed; restarting at 15:04:05.100 (in 100ms) after error "oops" (attempt 1)`},
+		{explain.Doing{Work: explain.WorkStarting}, "starting"},
+		{explain.Doing{Work: explain.WorkStopped}, "stopped"},
+		{explain.Doing{Work: explain.WorkStandby, Since: at(-1000), Detail: "another replica leads election Runtime"}, "standby since 15:04:04.000; another replica leads election Runtime"},
+		{explain.Doing{Work: explain.WorkIdle, HotLoop: "A writes X → A", Detail: "3 delayed"}, "idle and up to date; 3 delayed; HOT LOOP: A writes X → A"},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, c.d.Sentence(now))
@@ -138,7 +138,7 @@ func sampleResource() explain.Resource {
 		Writers:     []explain.Edge{{Controller: "A", Family: "controller", EdgeType: "OutputExclusive", Type: "X"}},
 		Readers:     []explain.Edge{{Controller: "B<script>", Family: "qcontroller", EdgeType: "InputQPrimary", Namespace: "ns", Type: "X"}},
 		Changes:     explain.Changes(history(), x, 0),
-		Controllers: []explain.ControllerDoing{{Controller: "B<script>", Family: "qcontroller", Role: "reads", Doing: explain.Doing{State: explain.StateBackoff, Due: at(1010), Error: "<b>boom</b>", Attempt: 2}}},
+		Controllers: []explain.ControllerDoing{{Controller: "B<script>", Family: "qcontroller", Role: "reads", Doing: explain.Doing{Work: explain.WorkBackoff, Due: at(1010), Error: "<b>boom</b>", Attempt: 2}}},
 		Notes:       []string{"the trace keeps 4096 events"},
 	}
 }
@@ -146,13 +146,13 @@ func sampleResource() explain.Resource {
 func sampleController() explain.Controller {
 	return explain.Controller{
 		Time: at(10), Name: "B<script>", Family: "qcontroller",
-		Doing:     explain.Doing{State: explain.StateRunning, Since: at(9), Resource: &y},
+		Doing:     explain.Doing{Work: explain.WorkRunning, Since: at(9), Resource: &y},
 		LastError: "boom", LastErrorAt: at(3),
 		Inputs:    []explain.Input{{Edge: explain.Edge{Controller: "B<script>", EdgeType: "InputQPrimary", Namespace: "ns", Type: "X"}, Writers: []string{"A"}}},
 		Outputs:   []explain.Output{{Edge: explain.Edge{Controller: "B<script>", EdgeType: "OutputExclusive", Type: "Y"}}},
 		Counters:  explain.Counters{Reconciles: 3, Requeues: 1, InFlight: 1},
 		Latencies: map[string]explain.Latency{"duration": {Count: 2, P50: time.Millisecond, P99: 2 * time.Millisecond}},
-		Items:     []explain.Item{{Item: y, Op: "reconcile", State: explain.StateRunning}},
+		Items:     []explain.Item{{Item: y, Op: "reconcile", Work: explain.WorkRunning}},
 		Recent:    explain.Reconciles(history(), "B", 0),
 	}
 }
@@ -167,7 +167,7 @@ func TestTextRendering(t *testing.T) {
 		"written by: A (OutputExclusive)",
 		"read by: B<script> (InputQPrimary)",
 		"v3 at 15:04:05.005: update by A\n    -> B reconcile X(ns/x) at 15:04:05.007: ok in 1ms",
-		"v2 at 15:04:05.000: created from outside the engine",
+		"v2 at 15:04:05.000: created from outside the Runtime",
 		`B<script> (qcontroller, reads): backing off until at 15:04:06.010 (in 1s) after error "<b>boom</b>" (attempt 2)`,
 		"notes:\n  the trace keeps 4096 events",
 	} {

@@ -14,19 +14,19 @@ type reconcileKey struct {
 	op         string
 }
 
-func startKey(e *trace.Event) reconcileKey {
+func startKey(e *trace.Record) reconcileKey {
 	item := e.Resource
 	item.Version, item.Writer = 0, ""
 	return reconcileKey{e.Controller, item, e.Op}
 }
 
-// pairReconciles returns every reconcile of events (oldest first), each
+// pairReconciles returns every reconcile of records (oldest first), each
 // start paired with the next end of the same controller, item and op.
-func pairReconciles(events []trace.Event) []Reconcile {
+func pairReconciles(records []trace.Record) []Reconcile {
 	var out []Reconcile
 	open := map[reconcileKey]int{} // index in out of the running reconcile
-	for i := range events {
-		e := &events[i]
+	for i := range records {
+		e := &records[i]
 		switch e.Type {
 		case trace.ReconcileStart:
 			k := startKey(e)
@@ -57,13 +57,13 @@ func pairReconciles(events []trace.Event) []Reconcile {
 	return out
 }
 
-// Reconciles returns the last n reconciles of controller in events (a
+// Reconciles returns the last n reconciles of controller in records (a
 // trace, oldest first), newest first, each with its cause and, once it
 // ended, its duration and outcome. n <= 0 means all.
-func Reconciles(events []trace.Event, controller string, n int) []Reconcile {
-	var mine []trace.Event
-	for i := range events {
-		if e := &events[i]; e.Controller == controller && (e.Type == trace.ReconcileStart || e.Type == trace.ReconcileEnd) {
+func Reconciles(records []trace.Record, controller string, n int) []Reconcile {
+	var mine []trace.Record
+	for i := range records {
+		if e := &records[i]; e.Controller == controller && (e.Type == trace.ReconcileStart || e.Type == trace.ReconcileEnd) {
 			mine = append(mine, *e)
 		}
 	}
@@ -71,17 +71,17 @@ func Reconciles(events []trace.Event, controller string, n int) []Reconcile {
 }
 
 // Changes returns the last n changes of the resource r (its namespace,
-// type and ID) in events (a trace, oldest first), newest first: the
-// versions committed by controllers (Commit events, with their writer and
+// type and ID) in records (a trace, oldest first), newest first: the
+// versions committed by controllers (Commit records, with their writer and
 // operation) and the changes routed to controllers that no traced commit
-// explains (writes from outside the engine), each with the reconciles
+// explains (writes from outside the Runtime), each with the reconciles
 // that ran with it as their newest cause. n <= 0 means all.
-func Changes(events []trace.Event, r trace.Ref, n int) []Change {
+func Changes(records []trace.Record, r trace.Ref, n int) []Change {
 	var out []Change
 	byVersion := map[uint64]int{} // index in out; 0 = unknown version
-	var pairs []trace.Event
-	for i := range events {
-		e := &events[i]
+	var pairs []trace.Record
+	for i := range records {
+		e := &records[i]
 		switch e.Type {
 		case trace.Commit, trace.Route:
 			if !e.Resource.SameResource(r) {

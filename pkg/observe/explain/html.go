@@ -28,7 +28,7 @@ var htmlFuncs = template.FuncMap{
 	"kind":      kindText,
 	"noWriter":  func() string { return NoWriterText },
 	"deref":     func(r *trace.Ref) trace.Ref { return *r },
-	"state":     func(d Doing) string { return string(d.State) },
+	"state":     func(d Doing) string { return string(d.Work) },
 }
 
 const htmlStyle = `<style>
@@ -57,13 +57,13 @@ read by: {{range $i, $e := .Readers}}{{if $i}}, {{end}}<a href="{{ctrlLink $e.Co
 <h3>Last changes (newest first)</h3>
 <table><tr><th>Version</th><th>Time</th><th>Change</th><th>Reconciles it caused</th></tr>
 {{- range .Changes}}
-<tr><td>{{.Version}}</td><td>{{clock .Time}}</td><td>{{.Op}} {{if .Writer}}by <a href="{{ctrlLink .Writer}}">{{.Writer}}</a>{{else}}from outside the engine{{end}}</td><td>{{range .Reconciles}}{{reconcile .}}<br>{{else}}&ndash;{{end}}</td></tr>
+<tr><td>{{.Version}}</td><td>{{clock .Time}}</td><td>{{.Op}} {{if .Writer}}by <a href="{{ctrlLink .Writer}}">{{.Writer}}</a>{{else}}from outside the Runtime{{end}}</td><td>{{range .Reconciles}}{{reconcile .}}<br>{{else}}&ndash;{{end}}</td></tr>
 {{- else}}<tr><td colspan="4">none in the trace</td></tr>{{end}}
 </table>
 {{template "notes" .Notes}}</div>{{end}}
 {{- define "controller"}}<div class="explain" data-explain="controller">
 <h2>{{.Family}} {{.Name}}</h2>
-<p class="state-{{state .Doing}}" data-state="{{.Doing.State}}">{{sentence .Doing .Time}}</p>
+<p class="state-{{state .Doing}}" data-state="{{.Doing.Work}}">{{sentence .Doing .Time}}</p>
 {{if .Leadership}}<p data-leadership>leadership: {{.Leadership}}</p>{{end}}
 {{if .LastError}}<p>last error at {{clock .LastErrorAt}}: <span class="err">{{.LastError}}</span></p>{{end}}
 <p>reconciles {{.Counters.Reconciles}}, crashes {{.Counters.Crashes}}, restarts {{.Counters.Restarts}}, wake-ups {{.Counters.WakeUps}}, requeues {{.Counters.Requeues}}, queue {{.Counters.QueueLen}}, in flight {{.Counters.InFlight}}</p>
@@ -77,7 +77,7 @@ read by: {{range $i, $e := .Readers}}{{if $i}}, {{end}}<a href="{{ctrlLink $e.Co
 {{- range .Outputs}}<li>{{.EdgeType}} {{.Type}}{{if .Readers}} &rarr; {{range $i, $r := .Readers}}{{if $i}}, {{end}}<a href="{{ctrlLink $r}}">{{$r}}</a>{{end}}{{end}}</li>{{else}}<li>none</li>{{end}}
 </ul>
 {{if .Items}}<h3>Items</h3><table><tr><th>Item</th><th>State</th></tr>
-{{- range .Items}}<tr><td>{{.Op}} <a href="{{resLink .Item}}">{{.Item.String}}</a></td><td>{{.State}}{{if not .Due.IsZero}}, due {{clock .Due}}{{end}}{{if .Attempt}} (attempt {{.Attempt}}){{end}}{{if .Error}} <span class="err">{{.Error}}</span>{{end}}</td></tr>{{end}}
+{{- range .Items}}<tr><td>{{.Op}} <a href="{{resLink .Item}}">{{.Item.String}}</a></td><td>{{.Work}}{{if not .Due.IsZero}}, due {{clock .Due}}{{end}}{{if .Attempt}} (attempt {{.Attempt}}){{end}}{{if .Error}} <span class="err">{{.Error}}</span>{{end}}</td></tr>{{end}}
 </table>{{end}}
 <h3>Last reconciles (newest first)</h3>
 <table><tr><th>Reconcile</th><th>Ran for</th></tr>

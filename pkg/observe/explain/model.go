@@ -1,8 +1,8 @@
-// Package explain is the model of an engine's answer to "why is X (not)
+// Package explain is the model of a Runtime's answer to "why is X (not)
 // reconciled": for a resource ([Resource]), who writes it, who reads it,
 // its last changes and the reconciles each caused, and what each
 // controller concerned is doing now; for a controller ([Controller]), the
-// same from its side. The engine gathers what it knows ([Facts],
+// same from its side. The Runtime gathers what it knows ([Facts],
 // [ResourceFacts]) and [BuildResource] and [BuildController] derive the
 // explanations from them (runtime.Explain, runtime.ExplainController);
 // this package renders them as text ([WriteText]), HTML ([WriteHTML]) and
@@ -17,46 +17,46 @@ import (
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 )
 
-// State is what a controller is doing, as [Doing] reports it.
-type State string
+// Work is what a controller is doing, as [Doing] reports it.
+type Work string
 
-// States of a controller. For a resource's readers and writers the state
-// is about that resource when the engine can tell (a QController's item),
+// What a controller may be doing. For a resource's readers and writers it
+// is about that resource when the Runtime can tell (a QController's item),
 // and about the whole controller otherwise.
 const (
-	// StateIdle: idle and up to date — nothing due, nothing in flight.
-	StateIdle State = "idle"
-	// StateQueued: work is queued, due at Due (now or soon).
-	StateQueued State = "queued"
-	// StateBackoff: a failed item waits until Due after Error (Attempt
+	// WorkIdle: idle and up to date — nothing due, nothing in flight.
+	WorkIdle Work = "idle"
+	// WorkQueued: work is queued, due at Due (now or soon).
+	WorkQueued Work = "queued"
+	// WorkBackoff: a failed item waits until Due after Error (Attempt
 	// consecutive failures), or a requeue interval runs (Error empty).
-	StateBackoff State = "backoff"
-	// StateRunning: a reconcile is running since Since.
-	StateRunning State = "running"
-	// StateWaitingFinalizer: it waits for Finalizers of Resource to go
+	WorkBackoff Work = "backoff"
+	// WorkRunning: a reconcile is running since Since.
+	WorkRunning Work = "running"
+	// WorkWaitingFinalizer: it waits for Finalizers of Resource to go
 	// before it can destroy it.
-	StateWaitingFinalizer State = "waitingFinalizer"
-	// StateBlocked: it cannot do its work because its input Resource
+	WorkWaitingFinalizer Work = "waitingFinalizer"
+	// WorkBlocked: it cannot do its work because its input Resource
 	// does not exist.
-	StateBlocked State = "blocked"
-	// StateStarting: it has not started yet (waiting for its inputs'
+	WorkBlocked Work = "blocked"
+	// WorkStarting: it has not started yet (waiting for its inputs'
 	// first listing, or for Run).
-	StateStarting State = "starting"
-	// StateRestarting: its Run crashed (Error) and restarts at Due
+	WorkStarting Work = "starting"
+	// WorkRestarting: its Run crashed (Error) and restarts at Due
 	// (Attempt consecutive crashes).
-	StateRestarting State = "restarting"
-	// StateStopped: the engine stopped it (or it returned).
-	StateStopped State = "stopped"
-	// StateStandby: another replica leads its election and runs it
+	WorkRestarting Work = "restarting"
+	// WorkStopped: the Runtime stopped it (or it returned).
+	WorkStopped Work = "stopped"
+	// WorkStandby: another replica leads its election and runs it
 	// (runtime.WithLeadership) since Since; this one keeps its inputs
 	// watched. Detail names the election.
-	StateStandby State = "standby"
+	WorkStandby Work = "standby"
 )
 
 // Doing is what a controller is doing now.
 type Doing struct {
-	State State `json:"state"`
-	// Since is when the state began, when known (a running reconcile's
+	Work Work `json:"state"`
+	// Since is when this work began, when known (a running reconcile's
 	// start, a wait's first sight).
 	Since time.Time `json:"since,omitzero"`
 	// Due is when queued work runs, a backoff ends or a restart happens.
@@ -65,7 +65,7 @@ type Doing struct {
 	Error string `json:"error,omitempty"`
 	// Attempt counts consecutive failures.
 	Attempt int `json:"attempt,omitempty"`
-	// Resource is what the state is about: the item queued or running,
+	// Resource is what the work is about: the item queued or running,
 	// the resource whose finalizers it waits for, the missing input.
 	Resource *trace.Ref `json:"resource,omitempty"`
 	// Finalizers are the finalizers waited for.
@@ -128,12 +128,12 @@ type Change struct {
 	Time    time.Time `json:"time"`
 	Version uint64    `json:"version,omitempty"`
 	// Op is the write ("create", "update", ...) for a commit seen by the
-	// engine, the change ("created", "updated", "destroyed") otherwise, or
-	// "existing" for a version the engine found when it first listed the
+	// Runtime, the change ("created", "updated", "destroyed") otherwise, or
+	// "existing" for a version the Runtime found when it first listed the
 	// kind (Time is then when it listed it, not when it was committed).
 	Op string `json:"op"`
 	// Writer is the controller that committed it, "" for a write from
-	// outside the engine.
+	// outside the Runtime.
 	Writer string `json:"writer,omitempty"`
 	// Reconciles are the reconciles that ran with this change as their
 	// newest cause.
@@ -196,7 +196,7 @@ type Output struct {
 type Item struct {
 	Item    trace.Ref `json:"item"`
 	Op      string    `json:"op,omitempty"`
-	State   State     `json:"state"`
+	Work    Work      `json:"state"`
 	Due     time.Time `json:"due,omitzero"`
 	Attempt int       `json:"attempt,omitempty"`
 	Error   string    `json:"error,omitempty"`
@@ -230,7 +230,7 @@ type Controller struct {
 	Doing Doing `json:"doing"`
 	// Leadership is its part in its election, in words ("leader of
 	// election E since T (term N)", "standby in election E since T"),
-	// when the engine runs with leadership.
+	// when the Runtime runs with leadership.
 	Leadership  string    `json:"leadership,omitempty"`
 	LastError   string    `json:"lastError,omitempty"`
 	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
@@ -238,7 +238,7 @@ type Controller struct {
 	Outputs     []Output  `json:"outputs"`
 	Counters    Counters  `json:"counters"`
 	// Latencies are its latency histograms by name ("queueWait",
-	// "duration", "lag", "startup"), when the engine keeps them.
+	// "duration", "lag", "startup"), when the Runtime keeps them.
 	Latencies map[string]Latency `json:"latencies,omitempty"`
 	// Items are a QController's items that are not idle (a sample).
 	Items []Item `json:"items,omitempty"`

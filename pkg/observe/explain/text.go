@@ -19,42 +19,42 @@ func (d Doing) Sentence(now time.Time) string {
 	if d.Resource != nil {
 		about = " " + d.Resource.String()
 	}
-	switch d.State {
-	case StateIdle:
+	switch d.Work {
+	case WorkIdle:
 		s = "idle and up to date"
-	case StateQueued:
+	case WorkQueued:
 		s = "queued" + about + ", due " + dueText(d.Due, now)
-	case StateBackoff:
+	case WorkBackoff:
 		if d.Error == "" {
 			s = "waiting" + about + " for its requeue interval, due " + dueText(d.Due, now)
 		} else {
 			s = "backing off" + about + " until " + dueText(d.Due, now) + " after error " + strconv.Quote(d.Error)
 		}
-	case StateRunning:
+	case WorkRunning:
 		s = "running" + about
 		if !d.Since.IsZero() {
 			s += " since " + clock(d.Since) + " (" + now.Sub(d.Since).Round(time.Microsecond).String() + ")"
 		}
-	case StateWaitingFinalizer:
+	case WorkWaitingFinalizer:
 		s = "waiting on finalizer " + strings.Join(d.Finalizers, ", ") + " of" + about
-	case StateBlocked:
+	case WorkBlocked:
 		s = "blocked because its input" + about + " does not exist"
-	case StateStarting:
+	case WorkStarting:
 		s = "starting"
-	case StateRestarting:
+	case WorkRestarting:
 		s = "crashed; restarting " + dueText(d.Due, now)
 		if d.Error != "" {
 			s += " after error " + strconv.Quote(d.Error)
 		}
-	case StateStopped:
+	case WorkStopped:
 		s = "stopped"
-	case StateStandby:
+	case WorkStandby:
 		s = "standby"
 		if !d.Since.IsZero() {
 			s += " since " + clock(d.Since)
 		}
 	default:
-		s = string(d.State)
+		s = string(d.Work)
 	}
 	if d.Attempt > 0 {
 		s += fmt.Sprintf(" (attempt %d)", d.Attempt)
@@ -172,12 +172,12 @@ func resourceText(b *strings.Builder, r *Resource) {
 		b.WriteString("  none in the trace\n")
 	}
 	for _, c := range r.Changes {
-		who := "from outside the engine"
+		who := "from outside the Runtime"
 		switch {
 		case c.Writer != "":
 			who = "by " + c.Writer
 		case c.Op == "existing":
-			who = "when the engine listed its kind"
+			who = "when the Runtime listed its kind"
 		}
 		fmt.Fprintf(b, "  v%d at %s: %s %s\n", c.Version, clock(c.Time), c.Op, who)
 		for _, rc := range c.Reconciles {
@@ -232,7 +232,7 @@ func controllerText(b *strings.Builder, c *Controller) {
 	if len(c.Items) > 0 {
 		b.WriteString("\nitems:\n")
 		for _, it := range c.Items {
-			d := Doing{State: it.State, Due: it.Due, Attempt: it.Attempt, Error: it.Error}
+			d := Doing{Work: it.Work, Due: it.Due, Attempt: it.Attempt, Error: it.Error}
 			fmt.Fprintf(b, "  %s %s: %s\n", it.Op, it.Item.String(), d.Sentence(c.Time))
 		}
 	}

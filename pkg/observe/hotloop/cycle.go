@@ -13,13 +13,13 @@ import (
 // Finding is a hot loop: a cycle of controllers each writing because of
 // the previous one's change.
 type Finding struct {
-	// Cycle lists the steps in order: Cycle[i].Controller writes
+	// Cycle lists the hops in order: Cycle[i].Controller writes
 	// Cycle[i].Resources, whose changes make Cycle[i+1].Controller write
 	// (and the last's make the first write). It starts with the controller
 	// whose name sorts first.
-	Cycle []Step
+	Cycle []Hop
 	// Rate is the loop's rate: the lowest trigger rate (per second) of its
-	// steps in the last window it was seen in.
+	// hops in the last window it was seen in.
 	Rate float64
 	// Since is the end of the window in which the loop was flagged; Last
 	// the end of the last window it was seen in.
@@ -28,18 +28,18 @@ type Finding struct {
 	Ended bool
 }
 
-// Step is one edge of a loop: Controller writes Resources because of the
-// previous step's change, Rate times per second.
-type Step struct {
+// Hop is one edge of a loop: Controller writes Resources because of the
+// previous hop's change, Rate times per second.
+type Hop struct {
 	Controller string
-	// Resources are the resources it wrote because of the previous step's
+	// Resources are the resources it wrote because of the previous hop's
 	// change, sorted (at most maxResources of them).
 	Resources []trace.Ref
 	// Rate is the number of such commits per second.
 	Rate float64
 }
 
-// maxResources bounds the resources a step lists.
+// maxResources bounds the resources a hop lists.
 const maxResources = 4
 
 // Controllers returns the controllers of the loop, in cycle order.
@@ -117,7 +117,7 @@ func (d *Detector) loops(end time.Time) []Finding {
 			slices.SortFunc(e.resources, compareRefs)
 			res := e.resources[:min(len(e.resources), maxResources)]
 			rate := float64(e.count) * perSecond
-			f.Cycle = append(f.Cycle, Step{Controller: c, Resources: slices.Clone(res), Rate: rate})
+			f.Cycle = append(f.Cycle, Hop{Controller: c, Resources: slices.Clone(res), Rate: rate})
 			if i == 0 || rate < f.Rate {
 				f.Rate = rate
 			}

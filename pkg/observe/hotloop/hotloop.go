@@ -1,14 +1,14 @@
 // Package hotloop detects hot loops and flapping in a stream of trace
-// events: a controller re-triggered mostly by its own writes, or
+// records: a controller re-triggered mostly by its own writes, or
 // controllers that keep rewriting each other's inputs, at a sustained rate.
 //
 // # What is flagged
 //
-// The detector reads [trace.Commit] events: controller C committed a
-// version of resource R in a reconcile caused by a change (the event's
+// The detector reads [trace.Commit] records: controller C committed a
+// version of resource R in a reconcile caused by a change (the record's
 // Cause). Commits without a version (finalizer changes, teardowns: they may
 // have changed nothing) are left out. The writer of that change is the Cause's Writer, or, when the
-// engine left it empty, the controller whose earlier Commit of that
+// Runtime left it empty, the controller whose earlier Commit of that
 // version the detector saw. That gives trigger edges "W's change made C
 // write R". Time is cut into windows of [Config.Window]. In a window, an
 // edge W → C through R is hot when
@@ -25,7 +25,7 @@
 // loop absent for [Config.ClearAfter] ends.
 //
 // Only writes count, and only those caused by a controller's change: a
-// change from outside the engine (a user, an external source) starts no
+// change from outside the Runtime (a user, an external source) starts no
 // edge; a reconcile woken by a controller's own write that writes nothing
 // (a controller that writes a status on its input, then sees its own
 // write) adds none; a chain that does not close on itself (a burst
@@ -241,13 +241,13 @@ func (s *resStat) writerOf(v uint64) string {
 	return ""
 }
 
-// Detector finds hot loops in the events it is fed; see the package doc.
+// Detector finds hot loops in the records it is fed; see the package doc.
 type Detector struct {
 	cfg       Config
 	threshold int
 
 	// windowEnd is the end of the current window; zero before the first
-	// event. window is its index.
+	// record. window is its index.
 	windowEnd time.Time
 	window    uint64
 	// res are the resources committed in the last two windows; free the
@@ -266,7 +266,7 @@ type Detector struct {
 	onesPeak int
 	// kinds are the kinds of the resources seen, by the index their keys
 	// hold (kindIdx); names the controller names of the ones, by index
-	// (nameIdx; names[0] is ""). Both are as many as the engine's kinds
+	// (nameIdx; names[0] is ""). Both are as many as the Runtime's kinds
 	// and controllers.
 	kinds   []kindName
 	kindIdx map[kindName]uint32
@@ -309,14 +309,14 @@ func New(cfg Config) *Detector {
 // Config returns the detector's configuration, defaults applied.
 func (d *Detector) Config() Config { return d.cfg }
 
-// Observe feeds one event and returns the loops flagged or ended by the
-// windows it closed (see [Detector.Tick]). Events must come in time order
-// (as a ring holds them); an event older than the current window counts
-// in it. Every event moves time on; only Commit events of a controller
-// with a known version are counted (a commit whose version the engine
+// Observe feeds one record and returns the loops flagged or ended by the
+// windows it closed (see [Detector.Tick]). Records must come in time order
+// (as a ring holds them); a record older than the current window counts
+// in it. Every record moves time on; only Commit records of a controller
+// with a known version are counted (a commit whose version the Runtime
 // does not know — a finalizer change, a teardown — may have changed
 // nothing, and is left out).
-func (d *Detector) Observe(ev *trace.Event) []Finding {
+func (d *Detector) Observe(ev *trace.Record) []Finding {
 	var out []Finding
 	if !ev.Time.IsZero() {
 		out = d.Tick(ev.Time)
@@ -438,8 +438,8 @@ func rebuilt[V any](m map[resKey]V) map[resKey]V {
 }
 
 // Tick closes the windows that ended by now and returns the loops they
-// flagged (Ended false) or ended (Ended true). The engine calls it when
-// time passes without events, so that a loop that stopped ends.
+// flagged (Ended false) or ended (Ended true). The Runtime calls it when
+// time passes without records, so that a loop that stopped ends.
 func (d *Detector) Tick(now time.Time) []Finding {
 	if d.windowEnd.IsZero() {
 		d.windowEnd = now.Truncate(d.cfg.Window).Add(d.cfg.Window)

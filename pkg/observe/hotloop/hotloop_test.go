@@ -19,13 +19,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// stream builds a synthetic trace in virtual time, the way an engine
+// stream builds a synthetic trace in virtual time, the way a Runtime
 // records it: a commit by a controller names the change that caused the
 // reconcile it was made in.
 type stream struct {
 	now      time.Time
 	versions map[string]uint64
-	events   []trace.Event
+	events   []trace.Record
 }
 
 func newStream() *stream { return &stream{now: t0, versions: map[string]uint64{}} }
@@ -40,10 +40,10 @@ func (s *stream) write(writer string, r trace.Ref, cause trace.Ref) trace.Ref {
 	s.versions[key]++
 	r.Version = s.versions[key]
 	if writer != "" {
-		s.events = append(s.events, trace.Event{Time: s.now, Type: trace.Commit, Controller: writer, Op: "update", Resource: r, Cause: cause})
+		s.events = append(s.events, trace.Record{Time: s.now, Type: trace.Commit, Controller: writer, Op: "update", Resource: r, Cause: cause})
 	}
 	// The route to readers: ignored by the detector, as are other types.
-	s.events = append(s.events, trace.Event{Time: s.now, Type: trace.Route, Controller: "anyone", Resource: r})
+	s.events = append(s.events, trace.Record{Time: s.now, Type: trace.Route, Controller: "anyone", Resource: r})
 	return r
 }
 
@@ -56,7 +56,7 @@ type report struct {
 	f  hotloop.Finding
 }
 
-func run(d *hotloop.Detector, evs []trace.Event) []report {
+func run(d *hotloop.Detector, evs []trace.Record) []report {
 	var out []report
 	for i := range evs {
 		for _, f := range d.Observe(&evs[i]) {
@@ -152,18 +152,18 @@ func TestCauseCommittedOnceIsKnown(t *testing.T) {
 	assert.Equal(t, "A writes Z(ns/z) → B writes Y(ns/y) → A", reports[0].f.String())
 }
 
-// TestCauseWithTheWriterNeedsNoEarlierCommit: an engine that knows the
+// TestCauseWithTheWriterNeedsNoEarlierCommit: a Runtime that knows the
 // writer of a cause may set it; the detector need not have seen that
 // commit (it may be older than the window, or the ring lost it).
 func TestCauseWithTheWriterNeedsNoEarlierCommit(t *testing.T) {
-	var evs []trace.Event
+	var evs []trace.Record
 	now := t0
 	for i := range 100 {
 		v := uint64(i + 1)
 		evs = append(evs,
-			trace.Event{Time: now, Type: trace.Commit, Controller: "B", Resource: trace.Ref{Namespace: "ns", Type: "Y", ID: "y", Version: v},
+			trace.Record{Time: now, Type: trace.Commit, Controller: "B", Resource: trace.Ref{Namespace: "ns", Type: "Y", ID: "y", Version: v},
 				Cause: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: v, Writer: "A"}},
-			trace.Event{Time: now, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: v},
+			trace.Record{Time: now, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: v},
 				Cause: trace.Ref{Namespace: "ns", Type: "Y", ID: "y", Version: v, Writer: "B"}})
 		now = now.Add(30 * time.Millisecond)
 	}
@@ -301,11 +301,11 @@ func TestConfigDefaults(t *testing.T) {
 // (no version known) may have changed nothing; they never make a loop,
 // but they move time on.
 func TestCommitsOfUnknownVersionAreLeftOut(t *testing.T) {
-	var evs []trace.Event
+	var evs []trace.Record
 	now := t0
 	x := trace.Ref{Namespace: "ns", Type: "X", ID: "x", Writer: "C"}
 	for range 100 {
-		evs = append(evs, trace.Event{Time: now, Type: trace.Commit, Controller: "C", Op: "addFinalizer",
+		evs = append(evs, trace.Record{Time: now, Type: trace.Commit, Controller: "C", Op: "addFinalizer",
 			Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x"}, Cause: x})
 		now = now.Add(20 * time.Millisecond)
 	}
@@ -314,13 +314,13 @@ func TestCommitsOfUnknownVersionAreLeftOut(t *testing.T) {
 	evs[99].Resource.Version = 1
 	assert.Empty(t, run(hotloop.New(hotloop.Config{}), evs[:99]))
 	// Time moves on with any event: a later route closes the windows.
-	late := trace.Event{Time: now.Add(time.Hour), Type: trace.Route}
+	late := trace.Record{Time: now.Add(time.Hour), Type: trace.Route}
 	assert.Empty(t, d.Observe(&late))
 }
 
 func TestLongQuietStretchIsCheap(t *testing.T) {
 	d := hotloop.New(hotloop.Config{})
-	e := trace.Event{Time: t0, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: 1}}
+	e := trace.Record{Time: t0, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: 1}}
 	d.Observe(&e)
 	assert.Empty(t, d.Tick(t0.Add(1000*time.Hour)), "empty windows are skipped, not iterated")
 }
@@ -331,9 +331,9 @@ func TestLongQuietStretchIsCheap(t *testing.T) {
 // does not keep the size of the burst.
 func TestBurstLeavesNoMemoryBehind(t *testing.T) {
 	const burst = 100_000
-	evs := make([]trace.Event, burst)
+	evs := make([]trace.Record, burst)
 	for i := range evs {
-		evs[i] = trace.Event{Time: t0, Type: trace.Commit, Controller: "B", Op: "create",
+		evs[i] = trace.Record{Time: t0, Type: trace.Commit, Controller: "B", Op: "create",
 			Resource: trace.Ref{Namespace: "ns", Type: "B", ID: fmt.Sprintf("b%06d", i), Version: 1},
 			Cause:    trace.Ref{Namespace: "ns", Type: "A", ID: fmt.Sprintf("a%06d", i), Version: 1}}
 	}
@@ -347,7 +347,7 @@ func TestBurstLeavesNoMemoryBehind(t *testing.T) {
 	d := hotloop.New(hotloop.Config{})
 	assert.Empty(t, run(d, evs))
 	during := heap()
-	late := trace.Event{Time: t0.Add(time.Minute), Type: trace.Route}
+	late := trace.Record{Time: t0.Add(time.Minute), Type: trace.Route}
 	assert.Empty(t, d.Observe(&late))
 	after := heap()
 	runtime.KeepAlive(d)
@@ -369,7 +369,7 @@ func BenchmarkObserve(b *testing.B) {
 		c = s.write("TA", ref("B", fmt.Sprint(i)), c)
 		s.write("TB", ref("C", fmt.Sprint(i)), c)
 	}
-	var evs []trace.Event
+	var evs []trace.Record
 	for _, e := range s.events {
 		if e.Type == trace.Commit {
 			evs = append(evs, e)

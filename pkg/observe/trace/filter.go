@@ -2,20 +2,20 @@ package trace
 
 import "slices"
 
-// Filter selects events. The zero Filter selects every event.
+// Filter selects records. The zero Filter selects every record.
 type Filter struct {
-	// Controller, when set, selects the events of that controller.
+	// Controller, when set, selects the records of that controller.
 	Controller string
 	// Resource, when set (its namespace, type and ID; version and writer
-	// are ignored), selects the events about that resource or caused by a
+	// are ignored), selects the records about that resource or caused by a
 	// change of it.
 	Resource Ref
-	// Types, when set, selects events of these types.
+	// Types, when set, selects records of these types.
 	Types []Type
 }
 
 // Match reports whether f selects e.
-func (f *Filter) Match(e *Event) bool {
+func (f *Filter) Match(e *Record) bool {
 	if f.Controller != "" && e.Controller != f.Controller {
 		return false
 	}
@@ -25,13 +25,13 @@ func (f *Filter) Match(e *Event) bool {
 	return len(f.Types) == 0 || slices.Contains(f.Types, e.Type)
 }
 
-// Select returns the events of evs that f selects, in order, in a new
+// Select returns the records of recs that f selects, in order, in a new
 // slice.
-func (f *Filter) Select(evs []Event) []Event {
-	out := make([]Event, 0, len(evs))
-	for i := range evs {
-		if f.Match(&evs[i]) {
-			out = append(out, evs[i])
+func (f *Filter) Select(recs []Record) []Record {
+	out := make([]Record, 0, len(recs))
+	for i := range recs {
+		if f.Match(&recs[i]) {
+			out = append(out, recs[i])
 		}
 	}
 	return out

@@ -43,12 +43,12 @@ func refFromJSON(j *Ref) Ref {
 	return *j
 }
 
-// MarshalJSON writes the event as one JSON object: {"seq", "time",
+// MarshalJSON writes the record as one JSON object: {"seq", "time",
 // "type", "controller", "op", "resource": {"namespace", "type", "id",
 // "version", "writer"}, "cause": {...}, "causes", "outcome", "attempt",
 // "due", "durationNs", "error", "detail"}, leaving out the fields the
-// event does not set.
-func (e Event) MarshalJSON() ([]byte, error) {
+// record does not set.
+func (e Record) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // names are shown as they are; pages escape
@@ -63,7 +63,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads what MarshalJSON writes; an unknown type or outcome
 // is an error.
-func (e *Event) UnmarshalJSON(b []byte) error {
+func (e *Record) UnmarshalJSON(b []byte) error {
 	var j eventJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
@@ -76,7 +76,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	*e = Event{
+	*e = Record{
 		Seq: j.Seq, Time: j.Time, Type: t, Controller: j.Controller, Op: j.Op,
 		Resource: refFromJSON(j.Resource), Cause: refFromJSON(j.Cause), Causes: j.Causes,
 		Outcome: o, Attempt: j.Attempt, Due: j.Due, Duration: time.Duration(j.DurationNs),
@@ -85,24 +85,24 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// WriteJSONLines writes events as JSON lines: one event per line, as
-// [Event.MarshalJSON] writes it. It returns the first write error.
-func WriteJSONLines(w io.Writer, events []Event) error {
+// WriteJSONLines writes records as JSON lines: one record per line, as
+// [Record.MarshalJSON] writes it. It returns the first write error.
+func WriteJSONLines(w io.Writer, records []Record) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	for i := range events {
-		if err := enc.Encode(events[i]); err != nil {
+	for i := range records {
+		if err := enc.Encode(records[i]); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
 }
 
-// ReadJSONLines reads events written by [WriteJSONLines] (blank lines are
-// skipped). A line that is not an event is an error naming the line.
-func ReadJSONLines(r io.Reader) ([]Event, error) {
-	var out []Event
+// ReadJSONLines reads records written by [WriteJSONLines] (blank lines are
+// skipped). A line that is not a record is an error naming the line.
+func ReadJSONLines(r io.Reader) ([]Record, error) {
+	var out []Record
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -110,7 +110,7 @@ func ReadJSONLines(r io.Reader) ([]Event, error) {
 		if len(b) == 0 {
 			continue
 		}
-		var ev Event
+		var ev Record
 		if err := json.Unmarshal(b, &ev); err != nil {
 			return out, fmt.Errorf("trace: line %d: %w", line, err)
 		}

@@ -20,13 +20,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var t0 = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
 
-func ev(i int) *trace.Event {
-	return &trace.Event{Type: trace.Commit, Time: t0.Add(time.Duration(i)), Controller: "C", Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: uint64(i)}}
+func ev(i int) *trace.Record {
+	return &trace.Record{Type: trace.Commit, Time: t0.Add(time.Duration(i)), Controller: "C", Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: uint64(i)}}
 }
 
-func seqs(evs []trace.Event) []uint64 {
+func seqs(recs []trace.Record) []uint64 {
 	out := []uint64{}
-	for _, e := range evs {
+	for _, e := range recs {
 		out = append(out, e.Seq)
 	}
 	return out
@@ -45,29 +45,29 @@ func TestRingKeepsTheNewestEventsInOrder(t *testing.T) {
 	}
 	snap := r.Snapshot()
 	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(snap))
-	assert.Equal(t, uint64(7), snap[0].Resource.Version, "the event is stored as given")
+	assert.Equal(t, uint64(7), snap[0].Resource.Version, "the record is stored as given")
 	assert.Equal(t, uint64(10), r.Last())
 
-	evs, lost := r.Since(2, nil)
-	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(evs))
+	recs, lost := r.Since(2, nil)
+	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(recs))
 	assert.Equal(t, uint64(4), lost, "3..6 were overwritten")
-	evs, lost = r.Since(8, nil)
-	assert.Equal(t, []uint64{9, 10}, seqs(evs))
+	recs, lost = r.Since(8, nil)
+	assert.Equal(t, []uint64{9, 10}, seqs(recs))
 	assert.Zero(t, lost)
-	evs, lost = r.Since(10, nil)
-	assert.Empty(t, evs)
+	recs, lost = r.Since(10, nil)
+	assert.Empty(t, recs)
 	assert.Zero(t, lost)
 }
 
 // TestRingOfAnySize: a ring whose size is not a power of two (its slot is
-// found by a division, not a mask) keeps its newest events in order too.
+// found by a division, not a mask) keeps its newest records in order too.
 func TestRingOfAnySize(t *testing.T) {
 	for _, size := range []int{1, 3, 5, 6} {
 		r := trace.NewRing(size)
 		for i := 1; i <= 2*size+1; i++ {
 			r.Add(ev(i))
 		}
-		r.Put(func(e *trace.Event) { *e = *ev(2*size + 2) })
+		r.Put(func(e *trace.Record) { *e = *ev(2*size + 2) })
 		want := []uint64{}
 		for seq := size + 3; seq <= 2*size+2; seq++ {
 			want = append(want, uint64(seq))
@@ -75,12 +75,12 @@ func TestRingOfAnySize(t *testing.T) {
 		snap := r.Snapshot()
 		assert.Equal(t, want, seqs(snap), "size %d", size)
 		for _, e := range snap {
-			assert.Equal(t, e.Seq, e.Resource.Version, "size %d: event %d in its slot", size, e.Seq)
+			assert.Equal(t, e.Seq, e.Resource.Version, "size %d: record %d in its slot", size, e.Seq)
 		}
 	}
 }
 
-// TestVisitSeesWhatSinceReturns: Visit calls its function with the events
+// TestVisitSeesWhatSinceReturns: Visit calls its function with the records
 // Since would copy, in order, and reports the last one and the lost ones.
 func TestVisitSeesWhatSinceReturns(t *testing.T) {
 	r := trace.NewRing(4)
@@ -89,14 +89,14 @@ func TestVisitSeesWhatSinceReturns(t *testing.T) {
 	}
 	for _, after := range []uint64{0, 2, 8, 10} {
 		want, wantLost := r.Since(after, nil)
-		var got []trace.Event
-		last, lost := r.Visit(after, func(e *trace.Event) { got = append(got, *e) })
+		var got []trace.Record
+		last, lost := r.Visit(after, func(e *trace.Record) { got = append(got, *e) })
 		assert.Equal(t, seqs(want), seqs(got), "after %d", after)
 		assert.Equal(t, wantLost, lost, "after %d", after)
-		assert.Equal(t, max(after, 10), last, "after %d: the last event visited", after)
+		assert.Equal(t, max(after, 10), last, "after %d: the last record visited", after)
 	}
 	var nilRing *trace.Ring
-	last, lost := nilRing.Visit(3, func(*trace.Event) { t.Fatal("a nil ring has no event") })
+	last, lost := nilRing.Visit(3, func(*trace.Record) { t.Fatal("a nil ring has no record") })
 	assert.Equal(t, uint64(3), last)
 	assert.Zero(t, lost)
 }
@@ -123,13 +123,13 @@ func TestAddDoesNotAllocate(t *testing.T) {
 }
 
 // TestPutStoresTheEventItFills: Put stores what its function writes into a
-// zeroed event (nothing of the event it overwrites survives), numbered like
+// zeroed record (nothing of the record it overwrites survives), numbered like
 // Add's, without allocating; on a disabled trace it does nothing.
 func TestPutStoresTheEventItFills(t *testing.T) {
 	r := trace.NewRing(2)
-	r.Add(&trace.Event{Type: trace.Backoff, Error: "old", Attempt: 3, Resource: trace.Ref{ID: "old"}})
+	r.Add(&trace.Record{Type: trace.Backoff, Error: "old", Attempt: 3, Resource: trace.Ref{ID: "old"}})
 	r.Add(ev(2))
-	assert.Equal(t, uint64(3), r.Put(func(e *trace.Event) {
+	assert.Equal(t, uint64(3), r.Put(func(e *trace.Record) {
 		assert.Zero(t, *e, "the slot is zeroed first")
 		*e = *ev(3)
 		e.Seq = 99
@@ -138,19 +138,19 @@ func TestPutStoresTheEventItFills(t *testing.T) {
 	require.Len(t, snap, 2)
 	want := *ev(3)
 	want.Seq = 3
-	assert.Equal(t, want, snap[1], "the event filled, with Put's sequence number")
+	assert.Equal(t, want, snap[1], "the record filled, with Put's sequence number")
 
-	fill := func(e *trace.Event) { e.Type, e.Controller = trace.Route, "C" }
+	fill := func(e *trace.Record) { e.Type, e.Controller = trace.Route, "C" }
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { r.Put(fill) }))
 
 	var off *trace.Ring
-	assert.Zero(t, off.Put(func(*trace.Event) { t.Fatal("fill called on a disabled trace") }))
+	assert.Zero(t, off.Put(func(*trace.Record) { t.Fatal("fill called on a disabled trace") }))
 }
 
 // TestConcurrentWritersAndReaders runs writers that wrap the ring many
 // times while readers take snapshots: every snapshot is in increasing
 // sequence order without duplicates, and at the end the ring holds
-// exactly the newest events.
+// exactly the newest records.
 func TestConcurrentWritersAndReaders(t *testing.T) {
 	r := trace.NewRing(64)
 	const writers, each = 4, 3000
@@ -158,7 +158,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				r.Add(&trace.Event{Type: trace.Route, Controller: "w", Attempt: uint32(w), Causes: uint32(i)})
+				r.Add(&trace.Record{Type: trace.Route, Controller: "w", Attempt: uint32(w), Causes: uint32(i)})
 			}
 		})
 	}
@@ -192,7 +192,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 }
 
 func TestFollowerReadsEveryEventInOrder(t *testing.T) {
-	// The ring holds every event written, so the follower loses none
+	// The ring holds every record written, so the follower loses none
 	// however the goroutines are scheduled.
 	r := trace.NewRing(128)
 	r.Add(ev(1)) // before Follow: not followed
@@ -200,9 +200,9 @@ func TestFollowerReadsEveryEventInOrder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	done := make(chan []trace.Event)
+	done := make(chan []trace.Record)
 	go func() {
-		var got, buf []trace.Event
+		var got, buf []trace.Record
 		for len(got) < 100 {
 			var err error
 			if buf, err = f.Next(ctx, buf[:0]); err != nil {
@@ -235,33 +235,33 @@ func TestFollowerIsToldWhatItLost(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		r.Add(ev(i))
 	}
-	evs, err := f.Next(context.Background(), nil)
+	recs, err := f.Next(context.Background(), nil)
 	require.NoError(t, err)
-	require.Len(t, evs, 5)
-	assert.Equal(t, trace.Lost, evs[0].Type)
-	assert.Equal(t, uint32(6), evs[0].Attempt, "events 1..6 were overwritten")
-	assert.Equal(t, uint64(6), evs[0].Seq)
-	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(evs[1:]))
+	require.Len(t, recs, 5)
+	assert.Equal(t, trace.Lost, recs[0].Type)
+	assert.Equal(t, uint32(6), recs[0].Attempt, "records 1..6 were overwritten")
+	assert.Equal(t, uint64(6), recs[0].Seq)
+	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(recs[1:]))
 
 	fromOldest := r.Follow(true)
-	evs, err = fromOldest.Next(context.Background(), nil)
+	recs, err = fromOldest.Next(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, trace.Lost, evs[0].Type)
-	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(evs[1:]))
+	assert.Equal(t, trace.Lost, recs[0].Type)
+	assert.Equal(t, []uint64{7, 8, 9, 10}, seqs(recs[1:]))
 }
 
 func TestFollowerWaitsForTheNextEventAndHonoursItsContext(t *testing.T) {
 	r := trace.NewRing(4)
 	f := r.Follow(false)
-	got := make(chan []trace.Event)
+	got := make(chan []trace.Record)
 	go func() {
-		evs, _ := f.Next(context.Background(), nil)
-		got <- evs
+		recs, _ := f.Next(context.Background(), nil)
+		got <- recs
 	}()
 	r.Add(ev(1))
-	evs := <-got
-	require.Len(t, evs, 1)
-	assert.Equal(t, uint64(1), evs[0].Seq)
+	recs := <-got
+	require.Len(t, recs, 1)
+	assert.Equal(t, uint64(1), recs[0].Seq)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error)
@@ -274,7 +274,7 @@ func TestFollowerWaitsForTheNextEventAndHonoursItsContext(t *testing.T) {
 }
 
 func TestJSONLinesRoundTrip(t *testing.T) {
-	evs := []trace.Event{
+	recs := []trace.Record{
 		{Seq: 1, Time: t0, Type: trace.Commit, Controller: "A", Op: "update", Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}},
 		{Seq: 2, Time: t0, Type: trace.ReconcileStart, Controller: "B<", Op: "reconcile", Resource: trace.Ref{Namespace: "ns", Type: "U", ID: "x"},
 			Cause: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}, Causes: 3, Duration: time.Millisecond},
@@ -283,20 +283,20 @@ func TestJSONLinesRoundTrip(t *testing.T) {
 		{Seq: 5, Type: trace.Lost, Attempt: 7},
 	}
 	var buf bytes.Buffer
-	require.NoError(t, trace.WriteJSONLines(&buf, evs))
+	require.NoError(t, trace.WriteJSONLines(&buf, recs))
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	require.Len(t, lines, len(evs))
+	require.Len(t, lines, len(recs))
 	assert.JSONEq(t, `{"seq":1,"time":"2025-03-04T05:06:07Z","type":"commit","controller":"A","op":"update","resource":{"namespace":"ns","type":"T","id":"x","version":2,"writer":"A"}}`, lines[0])
 	assert.Contains(t, lines[1], `"controller":"B<"`, "no HTML escaping in JSON lines")
 	assert.JSONEq(t, `{"seq":5,"type":"lost","attempt":7}`, lines[4], "zero fields are left out")
 	back, err := trace.ReadJSONLines(strings.NewReader(buf.String() + "\n"))
 	require.NoError(t, err)
-	assert.Equal(t, evs, back)
+	assert.Equal(t, recs, back)
 
 	_, err = trace.ReadJSONLines(strings.NewReader(lines[0] + "\n{\"type\":\"nope\"}\n"))
 	assert.ErrorContains(t, err, "line 2")
-	assert.ErrorContains(t, err, `unknown event type "nope"`)
-	var e trace.Event
+	assert.ErrorContains(t, err, `unknown record type "nope"`)
+	var e trace.Record
 	assert.Error(t, json.Unmarshal([]byte(`{"type":"commit","outcome":"meh"}`), &e))
 }
 
@@ -316,7 +316,7 @@ func TestTypeAndOutcomeNames(t *testing.T) {
 }
 
 func TestEventString(t *testing.T) {
-	e := trace.Event{Seq: 7, Time: t0, Type: trace.ReconcileStart, Controller: "B", Op: "reconcile",
+	e := trace.Record{Seq: 7, Time: t0, Type: trace.ReconcileStart, Controller: "B", Op: "reconcile",
 		Resource: trace.Ref{Namespace: "ns", Type: "U", ID: "x"},
 		Cause:    trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}, Causes: 2, Duration: time.Millisecond, Error: "a\nb"}
 	assert.Equal(t, `#7 05:06:07.000000 reconcileStart controller=B op=reconcile resource=U(ns/x) cause=T(ns/x)@2 by A causes=2 duration=1ms error="a\nb"`, e.String())
@@ -324,23 +324,23 @@ func TestEventString(t *testing.T) {
 
 func TestFilter(t *testing.T) {
 	x := trace.Ref{Namespace: "ns", Type: "T", ID: "x"}
-	evs := []trace.Event{
+	recs := []trace.Record{
 		{Seq: 1, Type: trace.Commit, Controller: "A", Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 3}},
 		{Seq: 2, Type: trace.ReconcileStart, Controller: "B", Resource: trace.Ref{Namespace: "ns", Type: "U", ID: "x"}, Cause: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 3}},
 		{Seq: 3, Type: trace.Commit, Controller: "B", Resource: trace.Ref{Namespace: "ns", Type: "U", ID: "x"}},
 	}
 	all := trace.Filter{}
-	assert.Equal(t, []uint64{1, 2, 3}, seqs(all.Select(evs)))
+	assert.Equal(t, []uint64{1, 2, 3}, seqs(all.Select(recs)))
 	byRes := trace.Filter{Resource: x}
-	assert.Equal(t, []uint64{1, 2}, seqs(byRes.Select(evs)), "about x, or caused by a change of x")
+	assert.Equal(t, []uint64{1, 2}, seqs(byRes.Select(recs)), "about x, or caused by a change of x")
 	byCtrl := trace.Filter{Controller: "B", Types: []trace.Type{trace.Commit}}
-	assert.Equal(t, []uint64{3}, seqs(byCtrl.Select(evs)))
+	assert.Equal(t, []uint64{3}, seqs(byCtrl.Select(recs)))
 }
 
-// BenchmarkAdd is the cost of recording one event, from one goroutine and
+// BenchmarkAdd is the cost of recording one record, from one goroutine and
 // from every P at once.
 func BenchmarkAdd(b *testing.B) {
-	e := &trace.Event{Type: trace.Route, Controller: "controller", Op: "updated", Time: t0,
+	e := &trace.Record{Type: trace.Route, Controller: "controller", Op: "updated", Time: t0,
 		Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "id-123", Version: 7, Writer: "w"}, Duration: time.Microsecond}
 	b.Run("serial", func(b *testing.B) {
 		r := trace.NewRing(trace.DefaultSize)
@@ -364,7 +364,7 @@ func BenchmarkAdd(b *testing.B) {
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			f := r.Follow(false)
-			var buf []trace.Event
+			var buf []trace.Record
 			for {
 				var err error
 				if buf, err = f.Next(ctx, buf[:0]); err != nil {

@@ -37,7 +37,7 @@
 // a channel, a sync primitive: see package typed), which no state can
 // store. [Registry.ValidateType] tells whether a type is registered, with
 // an error that names the fix: states that encode with a registry
-// implement state.TypeValidator with it, so that an engine refuses a
+// implement state.TypeValidator with it, so that a Runtime refuses a
 // controller whose inputs or outputs the state could not persist when the
 // controller registers, not at its first write.
 //

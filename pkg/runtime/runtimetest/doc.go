@@ -1,6 +1,6 @@
 // Package runtimetest is the test kit for code built on resgraph: it runs
-// an engine over a fresh in-memory state for the length of a test, waits
-// for typed resources to reach a condition, and waits for the engine to
+// a Runtime over a fresh in-memory state for the length of a test, waits
+// for typed resources to reach a condition, and waits for the Runtime to
 // settle.
 //
 //	func TestNumberGetsALabel(t *testing.T) {
@@ -10,11 +10,11 @@
 //		...
 //	}
 //
-// [Start] registers the controllers, runs the engine and stops it in
+// [Start] registers the controllers, runs the Runtime and stops it in
 // t.Cleanup, then checks that no goroutine started since Start is left
 // (goleak). Do not `defer goleak.VerifyNone(t)` in such a test: a deferred
-// call runs before t.Cleanup, while the engine still runs, and reports its
-// goroutines; the check of Start runs after the engine stopped.
+// call runs before t.Cleanup, while the Runtime still runs, and reports its
+// goroutines; the check of Start runs after the Runtime stopped.
 // goleak.VerifyTestMain in TestMain goes well with it. A test that runs in
 // parallel with others (t.Parallel) sees their goroutines too: give it
 // [WithoutLeakCheck].
@@ -23,11 +23,11 @@
 // [AwaitMetadata] (a condition on metadata: phase, finalizers, owner) and
 // [AwaitState] watch the resources and check their condition on every
 // change, until a deadline ([DefaultTimeout], or [SetTimeout]'s); [Settle]
-// waits for the engine's own notifications until it is idle (no
+// waits for the Runtime's own notifications until it is idle (no
 // Controller busy, no QController item due or in flight, no watch behind
 // the state; see [WaitIdle] for exactly what is guaranteed). A test that
 // times out fails with the last state it saw: the resource and why it did
-// not match, or what the engine is still doing (which controller, which
+// not match, or what the Runtime is still doing (which controller, which
 // queue items, which kind's watch).
 //
 // # Assertion-style tests
@@ -57,11 +57,11 @@
 //
 // # Deterministic time
 //
-// Everything works inside a testing/synctest bubble: start the engine in
+// Everything works inside a testing/synctest bubble: start the Runtime in
 // the bubble, and backoffs, requeue intervals and timeouts take no wall
 // time (time advances when every goroutine of the bubble waits). Inside a
 // bubble, Settle first waits until every goroutine of the bubble is blocked
 // (synctest.Wait), which makes its check exact whatever the controllers do.
-// Give the engine short backoffs with [WithRuntimeOptions] when a test
+// Give the Runtime short backoffs with [WithRuntimeOptions] when a test
 // waits for retries outside a bubble.
 package runtimetest

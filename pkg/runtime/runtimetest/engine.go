@@ -20,10 +20,10 @@ import (
 // fail the test (in virtual time inside a synctest bubble).
 const DefaultTimeout = 30 * time.Second
 
-// Engine is an engine running for one test. Its fields are set by [Start]
+// Env is a Runtime running for one test. Its fields are set by [Start]
 // and must not be changed.
-type Engine struct {
-	// Runtime is the engine.
+type Env struct {
+	// Runtime is the Runtime.
 	Runtime *runtime.Runtime
 	// State is the state it runs over: a fresh inmem state unless
 	// [WithState] gave one.
@@ -51,12 +51,12 @@ type config struct {
 // Option configures [Start].
 type Option func(*config)
 
-// WithControllers registers Controllers before the engine starts.
+// WithControllers registers Controllers before the Runtime starts.
 func WithControllers(ctrls ...controller.Controller) Option {
 	return func(c *config) { c.ctrls = append(c.ctrls, ctrls...) }
 }
 
-// WithQControllers registers QControllers before the engine starts.
+// WithQControllers registers QControllers before the Runtime starts.
 func WithQControllers(ctrls ...controller.QController) Option {
 	return func(c *config) { c.qctrls = append(c.qctrls, ctrls...) }
 }
@@ -67,24 +67,24 @@ func WithRuntimeOptions(opts ...runtime.Option) Option {
 	return func(c *config) { c.rtOpts = append(c.rtOpts, opts...) }
 }
 
-// WithState runs the engine over st instead of a fresh inmem state.
+// WithState runs the Runtime over st instead of a fresh inmem state.
 func WithState(st state.State) Option {
 	return func(c *config) { c.st = st }
 }
 
-// WithLogger gives the engine a logger; the default logs to the test at
+// WithLogger gives the Runtime a logger; the default logs to the test at
 // info level and above (zaptest).
 func WithLogger(l *zap.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
 
-// WithTimeout sets how long [Engine.Settle] and the engine's stop wait
+// WithTimeout sets how long [Env.Settle] and the Runtime's stop wait
 // (default [DefaultTimeout]).
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) { c.timeout = d }
 }
 
-// WithoutLeakCheck skips the goroutine leak check after the engine
+// WithoutLeakCheck skips the goroutine leak check after the Runtime
 // stopped (for a test that runs in parallel with others).
 func WithoutLeakCheck() Option {
 	return func(c *config) { c.noLeaks = true }
@@ -96,14 +96,14 @@ func WithLeakOptions(opts ...goleak.Option) Option {
 	return func(c *config) { c.leakOpts = append(c.leakOpts, opts...) }
 }
 
-// Start builds an engine over a fresh inmem state (or the [WithState]
+// Start builds a Runtime over a fresh inmem state (or the [WithState]
 // one), registers the controllers of [WithControllers] and
 // [WithQControllers], and runs it until the test ends. A failed
-// registration fails the test at once. In t.Cleanup it stops the engine,
+// registration fails the test at once. In t.Cleanup it stops the Runtime,
 // fails the test if Run does not return nil within the timeout, and then
 // checks that no goroutine started since Start is left (see the package
 // doc; [WithoutLeakCheck] skips that).
-func Start(tb testing.TB, opts ...Option) *Engine {
+func Start(tb testing.TB, opts ...Option) *Env {
 	tb.Helper()
 	c := config{timeout: DefaultTimeout}
 	for _, o := range opts {
@@ -128,7 +128,7 @@ func Start(tb testing.TB, opts ...Option) *Engine {
 	}
 	for _, ctrl := range c.ctrls {
 		if err := rt.RegisterController(ctrl); err != nil {
-			tb.Fatalf("runtimetest: %v", err) // the engine's error says "register controller ..."
+			tb.Fatalf("runtimetest: %v", err) // the Runtime's error says "register controller ..."
 		}
 	}
 	for _, ctrl := range c.qctrls {
@@ -138,26 +138,26 @@ func Start(tb testing.TB, opts ...Option) *Engine {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Engine{Runtime: rt, State: c.st, timeout: c.timeout, cancel: cancel, done: make(chan error, 1)}
+	e := &Env{Runtime: rt, State: c.st, timeout: c.timeout, cancel: cancel, done: make(chan error, 1)}
 	go func() { e.done <- rt.Run(ctx) }()
 	tb.Cleanup(func() {
 		if err := e.Stop(); err != nil {
-			tb.Errorf("runtimetest: engine Run: %v", err)
+			tb.Errorf("runtimetest: Runtime Run: %v", err)
 		}
 		if leakOpts != nil {
 			if err := goleak.Find(leakOpts...); err != nil {
-				tb.Errorf("runtimetest: goroutines left after the engine stopped: %v", err)
+				tb.Errorf("runtimetest: goroutines left after the Runtime stopped: %v", err)
 			}
 		}
 	})
 	return e
 }
 
-// Stop stops the engine and returns what Run returned, or an error when
+// Stop stops the Runtime and returns what Run returned, or an error when
 // Run did not return within the timeout. Later calls return the same. The
 // test's cleanup calls it; a test calls it to check what happens after the
-// engine stopped.
-func (e *Engine) Stop() error {
+// Runtime stopped.
+func (e *Env) Stop() error {
 	if e.stopped {
 		return e.stopErr
 	}
@@ -173,9 +173,9 @@ func (e *Engine) Stop() error {
 	return e.stopErr
 }
 
-// Settle waits until the engine is idle (see the package function
-// [Settle]) within the engine's timeout, and fails tb otherwise.
-func (e *Engine) Settle(tb testing.TB) {
+// Settle waits until the Runtime is idle (see the package function
+// [Settle]) within the Runtime's timeout, and fails tb otherwise.
+func (e *Env) Settle(tb testing.TB) {
 	tb.Helper()
 	settle(tb, e.Runtime, e.timeout)
 }

@@ -44,7 +44,7 @@ var timeouts sync.Map
 // SetTimeout sets how long every wait of this package waits in the test
 // tb (and not in others) from now on: Await, AwaitGone, AwaitAll,
 // AwaitMetadata, AwaitState and the assertion-style helpers (a [Within]
-// option still decides for its call). Start's engine keeps the timeout of
+// option still decides for its call). Start's Runtime keeps the timeout of
 // its [WithTimeout] for Settle and stop. The setting ends with the test.
 func SetTimeout(tb testing.TB, d time.Duration) {
 	if _, loaded := timeouts.Swap(tb, d); !loaded {

@@ -123,7 +123,7 @@ func TestSettleReturnsOnceTheChainIsDone(t *testing.T) {
 		id := "n" + strconv.Itoa(i)
 		runtimetest.Create(t, e.State, number(id, i))
 		e.Settle(t)
-		// No waiting: the label is there once the engine settled.
+		// No waiting: the label is there once the Runtime settled.
 		l, err := safe.StateGet[*Label](t.Context(), e.State, typed.Pointer[*Label](id))
 		require.NoError(t, err, "step %d", i)
 		assert.Equal(t, "number "+strconv.Itoa(i), l.TypedSpec().Text)
@@ -157,8 +157,8 @@ func run(t *testing.T, fn func(tb testing.TB)) string {
 	return f.msg
 }
 
-// TestStartReportsARefusedRegistrationOnce: a registration the engine
-// refuses fails the test with the engine's error, its prefix said once.
+// TestStartReportsARefusedRegistrationOnce: a registration the Runtime
+// refuses fails the test with the Runtime's error, its prefix said once.
 func TestStartReportsARefusedRegistrationOnce(t *testing.T) {
 	msg := run(t, func(tb testing.TB) {
 		runtimetest.Start(tb, runtimetest.WithControllers((*funcController)(nil)))
@@ -237,7 +237,7 @@ func TestSynctestBackoffTakesNoWallTime(t *testing.T) {
 	assert.Less(t, time.Since(start), 30*time.Second, "the backoff took no wall time worth the name")
 }
 
-// TestSettleWorksOnAnyEngine settles an engine the test built itself.
+// TestSettleWorksOnAnyEngine settles a Runtime the test built itself.
 func TestSettleWorksOnAnyEngine(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithControllers(numberToLabel()))
 	runtimetest.Create(t, e.State, number("x", 7))
@@ -251,7 +251,7 @@ func TestStopReturnsRunsResult(t *testing.T) {
 	require.NoError(t, e.Stop())
 	require.NoError(t, e.Stop(), "idempotent")
 	err := e.Runtime.RegisterController(numberToLabel())
-	require.Error(t, err, "the engine stopped")
+	require.Error(t, err, "the Runtime stopped")
 }
 
 // funcController is a Controller over one input kind that calls run on

@@ -13,7 +13,7 @@ import (
 
 // WaitIdle waits until rt is idle and returns the Activity it saw then
 // (rt.Observe().Activity's report), or the Activity now with ctx's error
-// when ctx is done first. rt may be any engine, started by [Start] or not.
+// when ctx is done first. rt may be any Runtime, started by [Start] or not.
 //
 // Idle means: every kind watch has routed every change (with a state that
 // implements state.KindHeadReporter, every change the state committed;
@@ -24,7 +24,7 @@ import (
 // controllers and must not have routed anything in between. Items waiting
 // out a backoff or a requeue interval, and a Controller waiting out its
 // restart backoff, are not due: WaitIdle does not wait for them. It waits
-// for the engine's own notifications, never by polling; an engine whose Run
+// for the Runtime's own notifications, never by polling; a Runtime whose Run
 // has not started yet is not idle (its controllers are starting).
 //
 // A Controller is seen idle from the moment it calls EventCh after taking
@@ -39,7 +39,7 @@ import (
 // next change.
 //
 // The controllers named in except count as idle whatever they do, and the
-// rest of the engine must be idle as above. That is for a test that holds
+// rest of the Runtime must be idle as above. That is for a test that holds
 // some controllers on purpose — a pass or a reconcile blocked until the
 // test lets it go — while it waits for the rest (every change routed, the
 // other controllers done); a held controller must not be doing anything but
@@ -52,7 +52,7 @@ func WaitIdle(ctx context.Context, rt *runtime.Runtime, except ...string) (obser
 // Settle waits until rt is idle (see [WaitIdle]) and fails the test after
 // [DefaultTimeout] with what is still busy. Items waiting out a backoff or
 // a requeue interval are not due: Settle does not wait for them (use
-// [Await] for the state they lead to). rt may be any engine, started by
+// [Await] for the state they lead to). rt may be any Runtime, started by
 // [Start] or not. Inside a synctest bubble, Settle first waits until every
 // goroutine of the bubble is blocked, so that no controller is caught
 // between two steps.
@@ -67,7 +67,7 @@ func settle(tb testing.TB, rt *runtime.Runtime, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if a, err := WaitIdle(ctx, rt); err != nil {
-		tb.Fatalf("runtimetest: the engine did not settle within %s; still busy:\n%s", timeout, a)
+		tb.Fatalf("runtimetest: the Runtime did not settle within %s; still busy:\n%s", timeout, a)
 	}
 }
 

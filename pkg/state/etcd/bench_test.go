@@ -234,7 +234,7 @@ func w5Setup(b *testing.B, st state.State, prefix string, n int) []resource.Poin
 // BenchmarkW3 is W3 on etcd at N = 1k: the chain of four transforms
 // A→B→C→D→E (no finalizers), N As created, then updated; res/s is N over
 // the time from the first write until every E holds its final value. The
-// chain runs in one engine in this process, or split over two child
+// chain runs in one Runtime in this process, or split over two child
 // processes (A→B→C and C→D→E), the As written from this process.
 func BenchmarkW3(b *testing.B) {
 	const n = 1_000
@@ -248,7 +248,7 @@ func BenchmarkW3(b *testing.B) {
 }
 
 // benchW3 runs W3 b.N times and reports its rates; with lead, the
-// one-process engine runs under leadership (BenchmarkW3Fence).
+// one-process Runtime runs under leadership (BenchmarkW3Fence).
 func benchW3(b *testing.B, n int, split, lead bool) {
 	var create, update time.Duration
 	iterations := 0
@@ -264,7 +264,7 @@ func benchW3(b *testing.B, n int, split, lead bool) {
 
 // runW3 runs W3 once on a fresh prefix and returns the create and update
 // times; the timer runs only during them. With lead, the one-process
-// engine leads its election before the timer starts, and every write of
+// Runtime leads its election before the timer starts, and every write of
 // its controllers is fenced.
 func runW3(b *testing.B, n int, split, lead bool) (create, update time.Duration) {
 	b.StopTimer()
@@ -315,9 +315,9 @@ func runW3(b *testing.B, n int, split, lead bool) (create, update time.Duration)
 	return create, update
 }
 
-// runChainEngine runs an engine with the whole chain on st in this
+// runChainEngine runs a Runtime with the whole chain on st in this
 // process and returns the function that stops it; with lead, under
-// leadership of the engine's election at prefix, once it leads.
+// leadership of the Runtime's election at prefix, once it leads.
 func runChainEngine(b *testing.B, st state.State, prefix string, lead bool) (stop func()) {
 	var opts []rgruntime.Option
 	var el *etcd.Elector
@@ -327,7 +327,7 @@ func runChainEngine(b *testing.B, st state.State, prefix string, lead bool) (sto
 		if err != nil {
 			b.Fatal(err)
 		}
-		opts = append(opts, rgruntime.WithLeadership(el, rgruntime.LeadPerEngine))
+		opts = append(opts, rgruntime.WithLeadership(el, rgruntime.LeadPerRuntime))
 	}
 	rt, err := rgruntime.New(st, zap.NewNop(), opts...)
 	if err != nil {
@@ -359,7 +359,7 @@ func runChainEngine(b *testing.B, st state.State, prefix string, lead bool) (sto
 	}
 }
 
-// awaitLeading waits until the engine leads every controller (a poll of
+// awaitLeading waits until the Runtime leads every controller (a poll of
 // their statuses, outside the benchmark's timer).
 func awaitLeading(b *testing.B, rt *rgruntime.Runtime) {
 	deadline := time.Now().Add(time.Minute)
@@ -373,7 +373,7 @@ func awaitLeading(b *testing.B, rt *rgruntime.Runtime) {
 		}
 		time.Sleep(time.Millisecond) // a poll: statuses change with no event to wait for
 	}
-	b.Fatal("the engine did not lead within a minute")
+	b.Fatal("the Runtime did not lead within a minute")
 }
 
 // awaitFinal receives E's changes until each of the n Es "a%05d" holds

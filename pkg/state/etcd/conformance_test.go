@@ -34,7 +34,7 @@ func TestStateConformance(t *testing.T) {
 	})
 }
 
-// runtimeBackoff is the initial restart and item backoff of the engines of
+// runtimeBackoff is the initial restart and item backoff of the Runtimes of
 // the real-time RuntimeSuite: short, since it is spent for real, and long
 // enough to be told apart from scheduling delays (see conformance.RealTime).
 // Both backoffs may grow to 16 times it (800 ms): the checks of C6 and
@@ -43,9 +43,9 @@ func TestStateConformance(t *testing.T) {
 // delay (with 4 times, they failed now and then at load 15–17).
 const runtimeBackoff = 50 * time.Millisecond
 
-// TestRuntimeConformance runs the engine rules (C, Q, E) with the engine
+// TestRuntimeConformance runs the Runtime rules (C, Q, E) with the Runtime
 // on the etcd state, in the suite's real-time mode (network I/O cannot run
-// in a synctest bubble), settling with the engine's exact quiescence check
+// in a synctest bubble), settling with the Runtime's exact quiescence check
 // (the etcd state reports kind heads).
 func TestRuntimeConformance(t *testing.T) {
 	suite.Run(t, &conformance.RuntimeSuite{
@@ -65,7 +65,7 @@ func TestRuntimeConformance(t *testing.T) {
 	})
 }
 
-// waitIdle is conformance.RealTime.WaitIdle for resgraph's engine.
+// waitIdle is conformance.RealTime.WaitIdle for resgraph's Runtime.
 func waitIdle(ctx context.Context, eng controller.Engine, held ...string) error {
 	a, err := runtimetest.WaitIdle(ctx, eng.(*runtime.Runtime), held...)
 	if err != nil {

@@ -100,7 +100,7 @@
 // newest change — what every whole-kind watch holds on its last event once
 // it received every change written before the call, in any process (a
 // key written to etcd by other means than this package is not waited
-// for). The engine's quiescence check (runtimetest.WaitIdle) is then
+// for). The Runtime's quiescence check (runtimetest.WaitIdle) is then
 // exact across processes.
 //
 // Watches end, and their goroutines exit, when their context is done; the
@@ -113,7 +113,7 @@
 //
 // # Leadership and fenced writes
 //
-// Replicas of an engine that share a state elect, through an [Elector],
+// Replicas of a Runtime that share a state elect, through an [Elector],
 // which of them runs each controller (runtime.WithLeadership, rule E4):
 // each Elector holds an etcd lease of [WithLeaseTTL], and a term of an
 // election is a key bound to it under prefix + "%leader/" (no kind's key

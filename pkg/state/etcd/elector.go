@@ -20,9 +20,9 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// Elector is a [leadership.Elector] on etcd: the replicas of an engine
+// Elector is a [leadership.Elector] on etcd: the replicas of a Runtime
 // that share a state (the same cluster and prefix) campaign through it,
-// and the engine runs each controller in the replica that leads its
+// and the Runtime runs each controller in the replica that leads its
 // election (runtime.WithLeadership).
 //
 // Each Elector keeps one etcd session while it campaigns or leads: a lease
@@ -51,7 +51,7 @@ import (
 // balances them over the replicas that campaign, acting on its own
 // candidacies only. A replica leading at least two elections more than
 // the next candidate in line of one of them hands that one over
-// ([leadership.ErrHandover]; the engine stops the controller, resigns,
+// ([leadership.ErrHandover]; the Runtime stops the controller, resigns,
 // and campaigns again at the back of the line); a replica next in line
 // behind a leader that it could not relieve moves to the back of the line
 // when a later candidate could. With every replica campaigning in every

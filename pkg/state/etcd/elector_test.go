@@ -351,7 +351,7 @@ func perReplica(l map[string]string) map[string]int {
 	return n
 }
 
-// holdElections campaigns in every election named, from el, as an engine
+// holdElections campaigns in every election named, from el, as a Runtime
 // would: it leads each term until it ends, resigns, and campaigns again,
 // until ctx is done.
 func holdElections(ctx context.Context, wg *sync.WaitGroup, el *etcd.Elector, names []string) {

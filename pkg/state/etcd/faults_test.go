@@ -374,7 +374,7 @@ func TestFault_UndecodableValueMidWatch(t *testing.T) {
 // etcd, a resource is created and destroyed and the history compacted past
 // both. The state's watch relists and finds what it held: its watches get
 // nothing (nothing they saw changed), its kind head stays the bookmark
-// they hold (so that the engine's quiescence check still matches), a
+// they hold (so that the Runtime's quiescence check still matches), a
 // bookmark from before the cut resumes, and one taken by another process
 // between the creation and the destruction is a buffer overrun: the state
 // cannot replay what it did not watch (S11).

@@ -46,7 +46,7 @@ func leadAt(b *testing.B, prefix string) context.Context {
 }
 
 // BenchmarkW3Fence is W3 (N = 1k, one process) on etcd with fence=off
-// and on: on, the engine runs under leadership of its election, and every
+// and on: on, the Runtime runs under leadership of its election, and every
 // write of its controllers is fenced.
 func BenchmarkW3Fence(b *testing.B) {
 	for _, on := range []bool{false, true} {

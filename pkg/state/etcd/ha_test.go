@@ -39,18 +39,18 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// The high-availability tests: replicas of an engine in separate OS
+// The high-availability tests: replicas of a Runtime in separate OS
 // processes (this test binary started again with envHAChild set), each
 // running the chain A→B→C→D→E with input finalizers under leadership
-// (per engine or per controller) on the test server, with a lease TTL of
+// (per Runtime or per controller) on the test server, with a lease TTL of
 // haTTL. A replica stamps M of every output it writes with its number, so
 // that the writes of each replica can be told apart in etcd's history.
 //
-// A replica prints, one per line: "ready" once its engine runs; "role C
+// A replica prints, one per line: "ready" once its Runtime runs; "role C
 // R T S" whenever its controller C became leader or standby (R), in term
 // T, at S (Unix ns); "first C S" when C transformed its first input after
 // it started under a term (its first reconcile as a leader); and on
-// SIGTERM, after its engine stopped, its state's counters as JSON.
+// SIGTERM, after its Runtime stopped, its state's counters as JSON.
 const (
 	envHAChild   = "RESGRAPH_ETCD_TEST_HA_CHILD"
 	envHAReplica = "RESGRAPH_ETCD_TEST_HA_REPLICA"
@@ -191,7 +191,7 @@ func haChildMain(name string) int {
 		return fail(err)
 	}
 	defer el.Close()
-	scope := runtime.LeadPerEngine
+	scope := runtime.LeadPerRuntime
 	if os.Getenv(envHAScope) == "controller" {
 		scope = runtime.LeadPerController
 	}
@@ -517,7 +517,7 @@ func applyOp(ctx context.Context, t *testing.T, st state.State, op haOp, x *chai
 	x.running[op.id] = op.n
 }
 
-// singleReplica runs the chain in one engine over an in-memory state,
+// singleReplica runs the chain in one Runtime over an in-memory state,
 // fed the same outside writes, and returns the projection of its fixed
 // point: what one replica alone makes of them.
 func singleReplica(t *testing.T, initial int, ops []haOp) []map[resource.ID]string {
@@ -553,7 +553,7 @@ const (
 )
 
 // TestHA_KillLeader: for each seed, three replicas in three processes
-// run the chain under leadership (per engine for even seeds, per
+// run the chain under leadership (per Runtime for even seeds, per
 // controller for odd ones); while the test writes to the chain's As
 // (updates and teardowns, in an order drawn from the seed), the leader
 // (per controller: a replica leading something) is killed with SIGKILL
@@ -603,7 +603,7 @@ func quantiles(ds []time.Duration) string {
 // times (one per controller that moved).
 func killSeed(t *testing.T, seed uint64) []time.Duration {
 	rng := rand.New(rand.NewPCG(seed, 22))
-	scope := "engine"
+	scope := "runtime"
 	if seed%2 == 1 {
 		scope = "controller"
 	}
@@ -724,7 +724,7 @@ func firstsAfter(rs []*haReplica, moved []string, t0 time.Time) []time.Duration 
 }
 
 // leaderKeyDeleted returns the revision at which the key of replica
-// name's candidacy in the engine's election was deleted last, reading
+// name's candidacy in the Runtime's election was deleted last, reading
 // the election's history from from.
 func leaderKeyDeleted(t *testing.T, prefix, name string, from int64) int64 {
 	t.Helper()
@@ -734,7 +734,7 @@ func leaderKeyDeleted(t *testing.T, prefix, name string, from int64) int64 {
 	require.NoError(t, err)
 	keys := map[string]bool{}
 	var deleted int64
-	wch := client.Watch(ctx, electionPrefix(prefix, runtime.EngineElection), clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV())
+	wch := client.Watch(ctx, electionPrefix(prefix, runtime.RuntimeElection), clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV())
 	for wr := range wch {
 		require.NoError(t, wr.Err())
 		for _, ev := range wr.Events {
@@ -795,7 +795,7 @@ func beatsBy(t *testing.T, prefix string, from int64, num int) int {
 }
 
 // deposed runs the pause and partition tests: three replicas with one
-// election for the engine, each with a heartbeat; isolate cuts the
+// election for the Runtime, each with a heartbeat; isolate cuts the
 // leader off (and returns a function that ends it); while it is cut off,
 // a standby takes over and the chain moves on. The deposed leader then
 // steps down, and none of its writes lands after its successor's election
@@ -817,7 +817,7 @@ func deposed(t *testing.T, proxied, wantFenced bool, isolate func(t *testing.T, 
 	}
 	var rs []*haReplica
 	for n := 1; n <= 3; n++ {
-		rs = append(rs, startHA(t, prefix, n, "engine", proxied, true))
+		rs = append(rs, startHA(t, prefix, n, "runtime", proxied, true))
 	}
 	awaitHA(t, rs, time.Minute, "one leader", func() bool { return oneLeaderPerController(rs) })
 	waitChain(t, st, x, time.Minute)

@@ -143,10 +143,10 @@ func TestHeadKeyIsNoResource(t *testing.T) {
 	assert.Zero(t, logs.Len(), "nothing logged: %v", logs.All())
 }
 
-// TestWaitIdleIsExactWithAWriterElsewhere: the engine's quiescence check
+// TestWaitIdleIsExactWithAWriterElsewhere: the Runtime's quiescence check
 // over the etcd state waits for changes written by another process (here
 // another state on another client): right after WaitIdle returns, the
-// engine's output reflects every one of them.
+// Runtime's output reflects every one of them.
 func TestWaitIdleIsExactWithAWriterElsewhere(t *testing.T) {
 	prefix := newPrefix()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

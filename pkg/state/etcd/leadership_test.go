@@ -27,13 +27,13 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// The leadership tests of the engine in one process: replicas are engines
+// The leadership tests of the Runtime in one process: replicas are Runtimes
 // on states of their own (each with its etcd client) sharing a prefix of
 // the test server, each campaigning through an elector of its own. The
 // tests with several processes, kills, pauses and partitions are in
 // ha_test.go.
 
-// replica is an engine of a leadership test.
+// replica is a Runtime of a leadership test.
 type replica struct {
 	name string
 	st   state.State
@@ -43,7 +43,7 @@ type replica struct {
 	done chan error
 }
 
-// startReplica starts an engine named name on the state at prefix with
+// startReplica starts a Runtime named name on the state at prefix with
 // leadership of scope, running ctrls (made for it by mk). It is stopped
 // at the end of the test.
 func startReplica(t *testing.T, name, prefix string, scope runtime.LeadershipScope, el leadership.Elector, mk func(r string) []controller.Controller) *replica {
@@ -68,7 +68,7 @@ func startReplica(t *testing.T, name, prefix string, scope runtime.LeadershipSco
 	return r
 }
 
-// halt stops the replica's engine and waits until Run returned.
+// halt stops the replica's Runtime and waits until Run returned.
 func (r *replica) halt() {
 	r.stop()
 	if err := <-r.done; err != nil {
@@ -161,7 +161,7 @@ func chainControllers(string) []controller.Controller {
 }
 
 // TestLeadership_PerEngine: two replicas with one election for the
-// engine: one runs every controller, the other is a standby whose
+// Runtime: one runs every controller, the other is a standby whose
 // controllers never reconcile; the chain converges. When the leader
 // stops, it resigns and the standby takes over at once (no lease to wait
 // for) and keeps the chain at its fixed point as the inputs change.
@@ -169,9 +169,9 @@ func TestLeadership_PerEngine(t *testing.T) {
 	prefix := newPrefix()
 	st := newStateAt(t, prefix)
 	ctx := testCtx(t)
-	r1 := startReplica(t, "r1", prefix, runtime.LeadPerEngine, nil, chainControllers)
+	r1 := startReplica(t, "r1", prefix, runtime.LeadPerRuntime, nil, chainControllers)
 	awaitRoles(t, 30*time.Second, oneLeaderEach(chainStages...), r1)
-	r2 := startReplica(t, "r2", prefix, runtime.LeadPerEngine, nil, chainControllers)
+	r2 := startReplica(t, "r2", prefix, runtime.LeadPerRuntime, nil, chainControllers)
 
 	x := chainExpect{running: map[resource.ID]int{}, tearingDown: map[resource.ID]bool{}, finalizers: true}
 	for i := range 20 {
@@ -187,7 +187,7 @@ func TestLeadership_PerEngine(t *testing.T) {
 		s := r2.status(c)
 		assert.Zero(t, s.Metrics.Reconciles, "the standby's %s never reconciles", c)
 		require.NotNil(t, s.Leadership)
-		assert.Equal(t, runtime.EngineElection, s.Leadership.Election)
+		assert.Equal(t, runtime.RuntimeElection, s.Leadership.Election)
 		lead := r1.status(c).Leadership
 		assert.Positive(t, lead.Term)
 		assert.False(t, lead.Since.IsZero())
@@ -195,11 +195,11 @@ func TestLeadership_PerEngine(t *testing.T) {
 	// Explain says who runs what.
 	ex, err := r2.rt.Observe().ExplainController(ctx, chainStages[0])
 	require.NoError(t, err)
-	assert.Equal(t, explain.StateStandby, ex.Doing.State)
-	assert.Contains(t, ex.Leadership, "standby in election "+runtime.EngineElection)
+	assert.Equal(t, explain.WorkStandby, ex.Doing.Work)
+	assert.Contains(t, ex.Leadership, "standby in election "+runtime.RuntimeElection)
 	ex, err = r1.rt.Observe().ExplainController(ctx, chainStages[0])
 	require.NoError(t, err)
-	assert.Contains(t, ex.Leadership, "leader of election "+runtime.EngineElection)
+	assert.Contains(t, ex.Leadership, "leader of election "+runtime.RuntimeElection)
 	// A standby is idle: it has no work of its own.
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -289,7 +289,7 @@ func TestLeadership_PerControllerSpreads(t *testing.T) {
 }
 
 // deafElector campaigns through an etcd elector but hides when a term
-// ends: the engine then learns that its term is over only from a write
+// ends: the Runtime then learns that its term is over only from a write
 // the state refuses — the fencing this test is about.
 type deafElector struct{ *etcd.Elector }
 
@@ -362,7 +362,7 @@ func (s stamper) Run(ctx context.Context, rt controller.Runtime, _ *zap.Logger) 
 // TestLeadership_FencedWriteStopsTheController: a leader that is never
 // told its term ended (its elector hides it) keeps running after its
 // election key is deleted and a successor is elected; its next write is
-// refused by the state (fenced), nothing of it lands, and the engine stops
+// refused by the state (fenced), nothing of it lands, and the Runtime stops
 // the controller there: it goes back to standby and campaigns again.
 func TestLeadership_FencedWriteStopsTheController(t *testing.T) {
 	prefix := newPrefix()
@@ -370,19 +370,19 @@ func TestLeadership_FencedWriteStopsTheController(t *testing.T) {
 	ctx := testCtx(t)
 	var fenced1, fenced2, passes1, passes2 atomic.Int64
 	el1 := newElector(t, client, prefix, "r1")
-	r1 := startReplica(t, "r1", prefix, runtime.LeadPerEngine, deafElector{el1}, func(string) []controller.Controller {
+	r1 := startReplica(t, "r1", prefix, runtime.LeadPerRuntime, deafElector{el1}, func(string) []controller.Controller {
 		return []controller.Controller{stamper{replica: 1, fenced: &fenced1, passes: &passes1}}
 	})
 	awaitRoles(t, 30*time.Second, oneLeaderEach("stamper"), r1)
 	require.NoError(t, st.Create(ctx, newChainA("a", 1)))
 	runtimetest.AwaitPointer(t, st, resource.NewPointer(chainNS, chainKinds[1].Type(), "a"), func(b *chainB) bool { return b.TypedSpec().M == 1 })
-	r2 := startReplica(t, "r2", prefix, runtime.LeadPerEngine, nil, func(string) []controller.Controller {
+	r2 := startReplica(t, "r2", prefix, runtime.LeadPerRuntime, nil, func(string) []controller.Controller {
 		return []controller.Controller{stamper{replica: 2, fenced: &fenced2, passes: &passes2}}
 	})
 
 	// Depose r1 behind its back: its key goes, r2 is elected.
 	term1 := r1.status("stamper").Leadership.Term
-	keys, err := client.Get(ctx, electionPrefix(prefix, runtime.EngineElection), clientv3.WithPrefix())
+	keys, err := client.Get(ctx, electionPrefix(prefix, runtime.RuntimeElection), clientv3.WithPrefix())
 	require.NoError(t, err)
 	for _, kv := range keys.Kvs {
 		if kv.CreateRevision == int64(term1) {
@@ -449,7 +449,7 @@ func TestLeadership_Options(t *testing.T) {
 	prefix := newPrefix()
 	st := newStateAt(t, prefix)
 	el := newElector(t, client, prefix, "r1")
-	_, err := runtime.New(st, nil, runtime.WithLeadership(nil, runtime.LeadPerEngine))
+	_, err := runtime.New(st, nil, runtime.WithLeadership(nil, runtime.LeadPerRuntime))
 	assert.True(t, state.IsInvalidError(err), "%v", err)
 	_, err = runtime.New(st, nil, runtime.WithLeadership(el, runtime.LeadershipScope(9)))
 	assert.True(t, state.IsInvalidError(err), "%v", err)
@@ -554,7 +554,7 @@ func TestLeadership_NewTermStartsFromTheCurrentState(t *testing.T) {
 }
 
 // TestLeadership_RegisteredDuringRun: a controller registered while the
-// engine runs (rule E3) campaigns at once in its election, and runs once
+// Runtime runs (rule E3) campaigns at once in its election, and runs once
 // it leads; a standby registered likewise in another replica stays one.
 func TestLeadership_RegisteredDuringRun(t *testing.T) {
 	prefix := newPrefix()

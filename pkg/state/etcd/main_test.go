@@ -27,7 +27,7 @@ var (
 
 func TestMain(m *testing.M) {
 	if name := os.Getenv(envChild); name != "" {
-		os.Exit(childMain(name)) // an engine of a multi-process test
+		os.Exit(childMain(name)) // a Runtime of a multi-process test
 	}
 	if name := os.Getenv(envHAChild); name != "" {
 		os.Exit(haChildMain(name)) // a replica of a high-availability test

@@ -25,10 +25,10 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/etcd/internal/etcdtest"
 )
 
-// The multi-process tests re-execute the test binary as engines: TestMain
+// The multi-process tests re-execute the test binary as Runtimes: TestMain
 // sees envChild and runs childMain instead of the tests. A child runs one
-// engine on the etcd state with the chain stages it is told, prints
-// "ready" once it runs, and on SIGTERM stops the engine and prints its
+// Runtime on the etcd state with the chain stages it is told, prints
+// "ready" once it runs, and on SIGTERM stops the Runtime and prints its
 // state's counters as one JSON line.
 const (
 	envChild      = "RESGRAPH_ETCD_TEST_CHILD"
@@ -43,7 +43,7 @@ type childCounts struct {
 	Writes, Conflicts, Races, Relists int64
 }
 
-// childMain runs a child engine until SIGTERM; it returns the exit code.
+// childMain runs a child Runtime until SIGTERM; it returns the exit code.
 func childMain(name string) int {
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "child %s: %v\n", name, err)
@@ -96,7 +96,7 @@ func childMain(name string) int {
 	return 0
 }
 
-// child is an engine running in a child process.
+// child is a Runtime running in a child process.
 type child struct {
 	name   string
 	cmd    *exec.Cmd
@@ -127,7 +127,7 @@ func (s *syncBuffer) String() string {
 // childTimeout bounds how long a child may take to start or to stop.
 const childTimeout = 30 * time.Second
 
-// startChild starts an engine running the chain stages in a child
+// startChild starts a Runtime running the chain stages in a child
 // process on the state at prefix, and waits until it runs. The test's
 // cleanup kills it if it still runs, and logs its output if the test
 // failed.

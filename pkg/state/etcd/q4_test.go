@@ -17,8 +17,8 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/etcd"
 )
 
-// familyStates returns two states on the same fresh prefix: the engine's,
-// and another process's, whose destroys reach the engine as etcd deletes.
+// familyStates returns two states on the same fresh prefix: the Runtime's,
+// and another process's, whose destroys reach the Runtime as etcd deletes.
 func familyStates(t *testing.T) (engine, other state.State) {
 	t.Helper()
 	prefix := newPrefix()
@@ -34,7 +34,7 @@ func familyStates(t *testing.T) (engine, other state.State) {
 // etcd: a qtransform over parents with children as an extra mapped input
 // whose mapper reads the child's "parent" label. A child labelled p1 is
 // created, then destroyed by another process (an etcd delete, which
-// carries no value: the state hands the engine the value it held): the
+// carries no value: the state hands the Runtime the value it held): the
 // mapper sees "p1" both times, and the parent's status drops the child.
 func TestQ4_DestroyedChildKeepsItsLabels(t *testing.T) {
 	st, other := familyStates(t)

@@ -145,7 +145,7 @@ func kindWrites(t testing.TB, prefix string) []int64 {
 	return out
 }
 
-// TestTwoProcesses_SplitChainConverges: two engines in two OS processes
+// TestTwoProcesses_SplitChainConverges: two Runtimes in two OS processes
 // share one etcd, each running half of the chain A→B→C→D→E with input
 // finalizers (process 1 A→B→C, process 2 C→D→E: both write C, its spec
 // and its finalizer). They converge on create, update and teardown with a
@@ -218,7 +218,7 @@ func TestTwoProcesses_SplitChainConverges(t *testing.T) {
 	// resource; teardown of q As: teardown, finalizer removal and destroy
 	// of each resource (E has no finalizer) — and no more than a tenth
 	// more: a write that loses a race is retried after a conflict, which
-	// writes nothing, and a restarted engine rewrites no output that is
+	// writes nothing, and a restarted Runtime rewrites no output that is
 	// already right. A conflict loop would go far beyond.
 	q := int64(n / 4)
 	need := []int64{2*n + n + 3*q, 2*n + n + 3*q, 2*n + n + 3*q, 2*n + n + 3*q, n + n + 2*q}
@@ -226,5 +226,5 @@ func TestTwoProcesses_SplitChainConverges(t *testing.T) {
 		assert.GreaterOrEqual(t, total[k], need[k], "writes to %s", chainLetter(k))
 		assert.LessOrEqual(t, total[k], need[k]+need[k]/10, "writes to %s (needed: %d)", chainLetter(k), need[k])
 	}
-	assert.LessOrEqual(t, c1.Conflicts+c2.Conflicts, int64(n/10), "conflicts in the last runs of the engines")
+	assert.LessOrEqual(t, c1.Conflicts+c2.Conflicts, int64(n/10), "conflicts in the last runs of the Runtimes")
 }

@@ -67,7 +67,7 @@ type MutationError struct {
 	// Was and Now describe the part as stored and as found.
 	Was, Now string
 	// Holders name the holders the snapshot was handed to (see
-	// [state.SnapshotTracker]: the engine's controllers), in the order
+	// [state.SnapshotTracker]: the Runtime's controllers), in the order
 	// they got it; empty when the state was not told of any.
 	Holders []string
 }

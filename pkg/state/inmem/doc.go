@@ -49,7 +49,7 @@
 // state has no final moment to check in. A version found changed is
 // reported once.
 //
-// A reader that hands the snapshots on (the engine, to its controllers)
+// A reader that hands the snapshots on (the Runtime, to its controllers)
 // tells the state whom it handed which ([state.SnapshotTracker]); the
 // state then also watches the last version of a destroyed resource until
 // the destroy leaves the history. A change of a snapshot so handed is

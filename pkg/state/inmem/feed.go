@@ -97,7 +97,7 @@ func (w *feed) change(old, new resource.Resource, seq, rev uint64) bool {
 // nil) is the state the life of old ended in (its last stored state before
 // it was destroyed), which may be newer than old: a Destroyed event
 // carries it as its Resource when the watcher's queries match it, Old
-// being the state the watcher saw (an engine's mapped inputs need the last
+// being the state the watcher saw (a Runtime's mapped inputs need the last
 // stored state of a destroyed resource).
 func (w *feed) changeLast(old, new, last resource.Resource, seq, rev uint64) bool {
 	sawOld := old != nil && w.match(old)

@@ -39,7 +39,7 @@ func defaultOptions() options {
 // state nobody writes to any more, is not reported. The checks run in the
 // writer's goroutine after the write is done, without the kind's lock; a
 // change of a snapshot the state was told was handed to a holder (see
-// [state.SnapshotTracker]: the engine's controllers) names the holders and
+// [state.SnapshotTracker]: the Runtime's controllers) names the holders and
 // is raised by one of them, in its goroutine. See the package
 // documentation for what a check compares and what it costs.
 //

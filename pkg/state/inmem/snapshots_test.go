@@ -156,7 +156,7 @@ func TestS7_UntrackedStates(t *testing.T) {
 }
 
 // TestS7_DetectorTracksTheDestroyedVersion: the last version of a
-// destroyed resource (what the engine hands a QController's MapInput) is
+// destroyed resource (what the Runtime hands a QController's MapInput) is
 // a watched snapshot until the destroy leaves the history: handed and
 // changed, CheckHanded finds it; then the state forgets the resource (and
 // a resource created again after its destroy is watched afresh).

@@ -30,7 +30,7 @@ func parse2(t *testing.T, args ...string) (Command, string, string, error) {
 	return c, stdout.String(), stderr.String(), err
 }
 
-func TestF1_RunIsTheDefaultWithSensibleDefaults(t *testing.T) {
+func TestRunIsTheDefaultWithSensibleDefaults(t *testing.T) {
 	for _, args := range [][]string{nil, {"run"}} {
 		c, _, err := parse(t, args...)
 		require.NoError(t, err)
@@ -40,7 +40,7 @@ func TestF1_RunIsTheDefaultWithSensibleDefaults(t *testing.T) {
 	}
 }
 
-func TestF2_RunFlags(t *testing.T) {
+func TestRunFlags(t *testing.T) {
 	c, _, err := parse(t, "--duration", "10s", "--seed", "7", "--apply", "x.json", "--debug-addr", "127.0.0.1:0",
 		"--delete-link", "eth0", "--flap=false", "--apply-failures", "0", "--verbose")
 	require.NoError(t, err)
@@ -53,7 +53,7 @@ func TestF2_RunFlags(t *testing.T) {
 	assert.Equal(t, 2*time.Second, c.Run.DeleteDelay())
 }
 
-func TestF3_RunRejectsBadValues(t *testing.T) {
+func TestRunRejectsBadValues(t *testing.T) {
 	tests := map[string]struct {
 		args []string
 		want string
@@ -83,7 +83,7 @@ func TestF3_RunRejectsBadValues(t *testing.T) {
 	assert.True(t, c.Run.DebugAllowRemote)
 }
 
-func TestF4_Graph(t *testing.T) {
+func TestGraph(t *testing.T) {
 	c, _, err := parse(t, "graph")
 	require.NoError(t, err)
 	assert.Equal(t, Command{Name: CmdGraph, GraphFormat: "dot"}, c)
@@ -96,7 +96,7 @@ func TestF4_Graph(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown --format "svg"`)
 }
 
-func TestF5_Apply(t *testing.T) {
+func TestApply(t *testing.T) {
 	c, _, err := parse(t, "apply", "intent.json")
 	require.NoError(t, err)
 	assert.Equal(t, Command{Name: CmdApply, ApplyFile: "intent.json"}, c)
@@ -107,7 +107,7 @@ func TestF5_Apply(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestF8_Explain(t *testing.T) {
+func TestExplain(t *testing.T) {
 	c, _, err := parse(t, "explain", "--addr", "127.0.0.1:6060", "resource", "network/LinkStatuses.net/eth0")
 	require.NoError(t, err)
 	assert.Equal(t, Command{Name: CmdExplain, Explain: ExplainOptions{Addr: "127.0.0.1:6060", Resource: "network/LinkStatuses.net/eth0", Timeout: 10 * time.Second}}, c)
@@ -132,7 +132,7 @@ func TestF8_Explain(t *testing.T) {
 	assert.Contains(t, stdout, "-addr")
 }
 
-func TestF6_HelpAndUnknownCommands(t *testing.T) {
+func TestHelpAndUnknownCommands(t *testing.T) {
 	_, stderr, err := parse(t, "-h")
 	assert.ErrorIs(t, err, flag.ErrHelp)
 	assert.Contains(t, stderr, "demo graph")
@@ -144,7 +144,7 @@ func TestF6_HelpAndUnknownCommands(t *testing.T) {
 	assert.Contains(t, stderr, "Usage:")
 }
 
-func TestF7_HelpPrintsUsageOnStdout(t *testing.T) {
+func TestHelpPrintsUsageOnStdout(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"help", "help"}} {
 		_, stdout, stderr, err := parse2(t, args...)
 		assert.ErrorIs(t, err, flag.ErrHelp, args)

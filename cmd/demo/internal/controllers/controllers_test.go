@@ -17,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// recorder is an engine that records registrations.
+// recorder is a Runtime that records registrations.
 type recorder struct {
 	controllers  []controller.Controller
 	qcontrollers []controller.QController

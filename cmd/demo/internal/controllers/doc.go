@@ -1,5 +1,5 @@
 // Package controllers holds the demo network agent's controllers and
-// [Register], which registers all of them with an engine.
+// [Register], which registers all of them with a Runtime.
 //
 // The pipeline, left to right (generic controllers marked):
 //

@@ -16,7 +16,7 @@ import (
 // KernelLinkObserver mirrors the kernel's links into KernelLink resources:
 // one per kernel link, updated on every kernel change, destroyed when the
 // kernel link is gone. It has no inputs: the kernel's notification channel
-// wakes it up, besides the engine's start event.
+// wakes it up, besides the Runtime's start event.
 type KernelLinkObserver struct {
 	Kernel *kernel.Kernel
 	// Notify, when set, wakes it instead of the kernel's notification

@@ -17,11 +17,11 @@ import (
 	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
 )
 
-// TestO1_KernelLinkLeftTearingDownIsWrittenAnew: a KernelLink that a
+// TestKernelLinkLeftTearingDownIsWrittenAnew: a KernelLink that a
 // cleanup left tearing down (its link was gone; the destroy after the
 // teardown failed) while its link came back is destroyed and written anew,
 // not refused for ever (the simulator found it: TestSimulation).
-func TestO1_KernelLinkLeftTearingDownIsWrittenAnew(t *testing.T) {
+func TestKernelLinkLeftTearingDownIsWrittenAnew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
 		left := netres.NewKernelLink("eth0")
@@ -40,9 +40,9 @@ func TestO1_KernelLinkLeftTearingDownIsWrittenAnew(t *testing.T) {
 	})
 }
 
-// TestO2_RouteLeftTearingDownIsWrittenAnew: the same for
+// TestRouteLeftTearingDownIsWrittenAnew: the same for
 // StaticRouteController's RouteSpecs.
-func TestO2_RouteLeftTearingDownIsWrittenAnew(t *testing.T) {
+func TestRouteLeftTearingDownIsWrittenAnew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
 		spec := netres.NewLinkSpec("eth1")

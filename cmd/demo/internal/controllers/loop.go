@@ -10,9 +10,9 @@ import (
 )
 
 // runLoop is the Run body of the agent's plain controllers: it calls
-// reconcile on every wake-up from the engine (and from extra, when not nil)
+// reconcile on every wake-up from the Runtime (and from extra, when not nil)
 // until ctx is done, then returns nil. A reconcile error ends the loop and
-// is returned, so that the engine restarts the controller with backoff; a
+// is returned, so that the Runtime restarts the controller with backoff; a
 // successful reconcile resets that backoff.
 func runLoop(ctx context.Context, r controller.Runtime, extra <-chan struct{}, reconcile func(context.Context, controller.Runtime) error) error {
 	for {

@@ -72,7 +72,7 @@ func TestL1_ReconcileOnEveryWakeUpThenResetBackoff(t *testing.T) {
 	calls, results, done := startLoop(ctx, r, extra)
 
 	for _, wake := range []func(){
-		func() { send(t, r.events, controller.ReconcileEvent{}, "engine wake-up") },
+		func() { send(t, r.events, controller.ReconcileEvent{}, "Runtime wake-up") },
 		func() { send(t, extra, struct{}{}, "extra wake-up") },
 	} {
 		wake()
@@ -87,19 +87,19 @@ func TestL1_ReconcileOnEveryWakeUpThenResetBackoff(t *testing.T) {
 	assert.Empty(t, r.resets)
 }
 
-func TestL2_ReconcileErrorEndsLoopWithoutReset(t *testing.T) {
+func TestReconcileErrorEndsLoopWithoutReset(t *testing.T) {
 	r := newLoopRuntime()
 	calls, results, done := startLoop(t.Context(), r, nil)
 
 	errFail := errors.New("fail")
-	send(t, r.events, controller.ReconcileEvent{}, "engine wake-up")
+	send(t, r.events, controller.ReconcileEvent{}, "Runtime wake-up")
 	recv(t, calls, "reconcile")
 	send(t, results, errFail, "reconcile result")
 	assert.ErrorIs(t, recv(t, done, "loop exit"), errFail)
 	assert.Empty(t, r.resets, "a failed reconcile does not reset the backoff")
 }
 
-func TestL3_NoReconcileWithoutWakeUp(t *testing.T) {
+func TestNoReconcileWithoutWakeUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	r := newLoopRuntime()
 	_, _, done := startLoop(ctx, r, nil)

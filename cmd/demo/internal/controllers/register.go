@@ -22,7 +22,7 @@ func WithKernelNotify(notify <-chan struct{}) Option {
 	return func(o *options) { o.kernelNotify = notify }
 }
 
-// Register registers every controller of the agent with engine; k is the
+// Register registers every controller of the agent with Runtime; k is the
 // kernel the agent configures and observes.
 func Register(engine controller.Engine, k *kernel.Kernel, opts ...Option) error {
 	var o options

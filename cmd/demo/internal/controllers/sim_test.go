@@ -18,7 +18,7 @@ import (
 	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
 )
 
-// TestSimulation runs the agent's controllers on the real engine under the
+// TestSimulation runs the agent's controllers on the real Runtime under the
 // simulator (package sim): a random workload of link intents written,
 // rewritten and deleted, carriers lost and regained, every fault on; after
 // every step the teardown order the finalizers promise holds, and once the
@@ -97,7 +97,7 @@ func demoScenario() sim.Scenario {
 	}
 	return sim.Scenario{
 		Name: "demo",
-		// The daemon's engine options.
+		// The daemon's Runtime options.
 		Options: []runtime.Option{
 			runtime.WithCachedResource(netres.Namespace, netres.LinkSpecType),
 			runtime.WithCachedResource(netres.Namespace, netres.LinkStatusType),

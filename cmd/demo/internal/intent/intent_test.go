@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const samplePath = "../../testdata/intent.json"
 
-func TestI1_SampleIsValid(t *testing.T) {
+func TestSampleIsValid(t *testing.T) {
 	in, err := Load(samplePath)
 	require.NoError(t, err)
 	require.Len(t, in.Links, 3)
@@ -40,7 +40,7 @@ func TestI1_SampleIsValid(t *testing.T) {
 	assert.Equal(t, uint32(DefaultRouteMetric), eth1.Routes[1].Metric, "metric defaults")
 }
 
-func TestI2_InvalidFilesNameFileLineAndField(t *testing.T) {
+func TestInvalidFilesNameFileLineAndField(t *testing.T) {
 	// Each row is one rule of the format; want are substrings of the error.
 	tests := []struct {
 		name, doc string
@@ -103,14 +103,14 @@ func TestI2_InvalidFilesNameFileLineAndField(t *testing.T) {
 	}
 }
 
-func TestI3_LoadNamesTheFileWhenUnreadable(t *testing.T) {
+func TestLoadNamesTheFileWhenUnreadable(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "missing.json"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "missing.json")
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
-func TestI4_DryRunShowsEverythingTheControllersDerive(t *testing.T) {
+func TestDryRunShowsEverythingTheControllersDerive(t *testing.T) {
 	in, err := Load(samplePath)
 	require.NoError(t, err)
 	var buf bytes.Buffer
@@ -133,7 +133,7 @@ func TestI4_DryRunShowsEverythingTheControllersDerive(t *testing.T) {
 	assert.NotContains(t, out, "RouteSpec(network/wlan0", "a link without gateway or routes gets no route")
 }
 
-func TestI5_PlanMatchesIntent(t *testing.T) {
+func TestPlanMatchesIntent(t *testing.T) {
 	in, err := Load(samplePath)
 	require.NoError(t, err)
 	addrs := netres.PlanAddresses("eth0", in.Links[0].Spec)

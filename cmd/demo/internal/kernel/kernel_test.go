@@ -18,7 +18,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestK1_ApplyLinkFailsTransientlyThenSucceeds(t *testing.T) {
+func TestApplyLinkFailsTransientlyThenSucceeds(t *testing.T) {
 	k := New(Config{FailFirst: 2})
 	for i := range 2 {
 		_, err := k.ApplyLink("eth0", 1500)
@@ -39,7 +39,7 @@ func TestK1_ApplyLinkFailsTransientlyThenSucceeds(t *testing.T) {
 	assert.Equal(t, 9000, l2.MTU)
 }
 
-func TestK2_NewLinkIsUpWithStableIdentity(t *testing.T) {
+func TestNewLinkIsUpWithStableIdentity(t *testing.T) {
 	k := New(Config{Seed: 7})
 	a, err := k.ApplyLink("eth0", 1500)
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestK2_NewLinkIsUpWithStableIdentity(t *testing.T) {
 	assert.Equal(t, a.HardwareAddr, c.HardwareAddr, "same seed and name, same MAC")
 }
 
-func TestK3_ChangesSignalOnCoalescingChannel(t *testing.T) {
+func TestChangesSignalOnCoalescingChannel(t *testing.T) {
 	k := New(Config{})
 	_, err := k.ApplyLink("eth0", 1500)
 	require.NoError(t, err)
@@ -85,7 +85,7 @@ func TestK3_ChangesSignalOnCoalescingChannel(t *testing.T) {
 	}
 }
 
-func TestK4_DeleteRestartsTransientFailures(t *testing.T) {
+func TestDeleteRestartsTransientFailures(t *testing.T) {
 	k := New(Config{FailFirst: 1})
 	_, err := k.ApplyLink("eth0", 1500)
 	require.Error(t, err)
@@ -98,7 +98,7 @@ func TestK4_DeleteRestartsTransientFailures(t *testing.T) {
 	assert.ErrorIs(t, err, ErrDeviceBusy)
 }
 
-func TestK5_CarrierOfMissingLink(t *testing.T) {
+func TestCarrierOfMissingLink(t *testing.T) {
 	k := New(Config{})
 	assert.False(t, k.SetCarrier("nope", true))
 }
@@ -134,7 +134,7 @@ func flapRecord(t *testing.T, seed uint64) []string {
 	return out
 }
 
-func TestK9_CableStateOutlivesTheLink(t *testing.T) {
+func TestCableStateOutlivesTheLink(t *testing.T) {
 	k := New(Config{})
 	assert.False(t, k.SetCable("eth0", false), "no link yet")
 	l, err := k.ApplyLink("eth0", 1500)
@@ -155,7 +155,7 @@ func TestK9_CableStateOutlivesTheLink(t *testing.T) {
 	assert.True(t, l.Up)
 }
 
-func TestK6_FlappingIsDeterministicPerSeed(t *testing.T) {
+func TestFlappingIsDeterministicPerSeed(t *testing.T) {
 	a := flapRecord(t, 42)
 	b := flapRecord(t, 42)
 	c := flapRecord(t, 43)
@@ -171,12 +171,12 @@ func TestK6_FlappingIsDeterministicPerSeed(t *testing.T) {
 	}
 }
 
-func TestK7_RunWithoutFlappingReturnsAtOnce(t *testing.T) {
+func TestRunWithoutFlappingReturnsAtOnce(t *testing.T) {
 	k := New(Config{})
 	assert.NoError(t, k.Run(t.Context()))
 }
 
-func TestK8_FlappingLeavesExternallyDownLinksAlone(t *testing.T) {
+func TestFlappingLeavesExternallyDownLinksAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		k := New(Config{Seed: 1, FlapMin: time.Second})
 		_, err := k.ApplyLink("eth0", 1500)

@@ -23,7 +23,7 @@ func sampleSpec() LinkSpecSpec {
 	}
 }
 
-func TestN1_DeepCopySharesNothing(t *testing.T) {
+func TestDeepCopySharesNothing(t *testing.T) {
 	r := NewLinkSpec("eth0")
 	*r.TypedSpec() = sampleSpec()
 	c := r.DeepCopy().(*LinkSpec)
@@ -44,7 +44,7 @@ func TestN1_DeepCopySharesNothing(t *testing.T) {
 	assert.Equal(t, "eth0", rc.TypedSpec().Links[0])
 }
 
-func TestN2_EqualComparesEveryField(t *testing.T) {
+func TestEqualComparesEveryField(t *testing.T) {
 	a := sampleSpec()
 	assert.True(t, a.Equal(sampleSpec()))
 	for name, mut := range map[string]func(*LinkSpecSpec){
@@ -61,7 +61,7 @@ func TestN2_EqualComparesEveryField(t *testing.T) {
 	assert.False(t, a.Equal(42), "another type is never equal")
 }
 
-func TestN3_IDsAndNames(t *testing.T) {
+func TestIDsAndNames(t *testing.T) {
 	assert.Equal(t, "eth0/10.0.0.2-24", AddressID("eth0", netip.MustParsePrefix("10.0.0.2/24")))
 	assert.Equal(t, "eth0/fd00::-64", RouteID("eth0", netip.MustParsePrefix("fd00::/64")))
 	assert.Equal(t, "AddressSpec(network/eth0/x)", Describe(resource.NewPointer(Namespace, AddressSpecType, "eth0/x")))
@@ -78,7 +78,7 @@ func TestN3_IDsAndNames(t *testing.T) {
 	assert.Equal(t, LinkSpecType, (*LinkSpec)(nil).Definition().Type)
 }
 
-func TestN4_GatewayGoesToTheFirstAddressThatContainsIt(t *testing.T) {
+func TestGatewayGoesToTheFirstAddressThatContainsIt(t *testing.T) {
 	addrs := PlanAddresses("eth0", sampleSpec())
 	require.Len(t, addrs, 3)
 	assert.Equal(t, netip.MustParseAddr("10.0.0.1"), addrs[0].Gateway)
@@ -89,7 +89,7 @@ func TestN4_GatewayGoesToTheFirstAddressThatContainsIt(t *testing.T) {
 	}
 }
 
-func TestN5_DefaultRouteOnlyFromGatewayAddress(t *testing.T) {
+func TestDefaultRouteOnlyFromGatewayAddress(t *testing.T) {
 	addrs := PlanAddresses("eth0", sampleSpec())
 	r, ok := PlanDefaultRoute(addrs[0])
 	require.True(t, ok)
@@ -105,7 +105,7 @@ func TestN5_DefaultRouteOnlyFromGatewayAddress(t *testing.T) {
 	assert.Equal(t, "::/0", v6.Destination.String())
 }
 
-func TestN6_StaticRoutesWaitForTheirAddress(t *testing.T) {
+func TestStaticRoutesWaitForTheirAddress(t *testing.T) {
 	spec := sampleSpec()
 	all := PlanAddresses("eth0", spec)
 	routes := PlanStaticRoutes("eth0", spec, all)
@@ -122,7 +122,7 @@ func TestN6_StaticRoutesWaitForTheirAddress(t *testing.T) {
 	assert.Empty(t, PlanStaticRoutes("eth0", spec, nil))
 }
 
-func TestN7_ResolverMergesInLinkOrderWithoutDuplicates(t *testing.T) {
+func TestResolverMergesInLinkOrderWithoutDuplicates(t *testing.T) {
 	ip := netip.MustParseAddr
 	got := PlanResolver([]LinkDNS{
 		{Link: "wlan0", Servers: []netip.Addr{ip("1.1.1.1"), ip("10.0.0.53")}},

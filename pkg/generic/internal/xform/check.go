@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
@@ -14,8 +13,8 @@ import (
 // DefinitionOf returns the definition of T, read from T's zero value. A
 // definition that panics or has an empty type or namespace is an error, and
 // so is a spec type that cannot be deep-copied ([CopyErrorOf]): every read
-// the engine hands out as a private copy, and every write, would fail.
-func DefinitionOf[T generic.ResourceWithDefinition]() (def typed.Definition, err error) {
+// the Runtime hands out as a private copy, and every write, would fail.
+func DefinitionOf[T typed.ResourceWithDefinition]() (def typed.Definition, err error) {
 	var zero T
 	defer func() {
 		if p := recover(); p != nil {
@@ -56,7 +55,7 @@ func DefinitionKind(def typed.Definition) resource.Kind {
 // KindsOf returns the kinds of a controller's two type parameters (input
 // and output, or input and dependent), and the errors of their
 // definitions ([DefinitionOf]) for the controller's configuration check.
-func KindsOf[I, O generic.ResourceWithDefinition]() (in, out resource.Kind, inErr, outErr error) {
+func KindsOf[I, O typed.ResourceWithDefinition]() (in, out resource.Kind, inErr, outErr error) {
 	inDef, inErr := DefinitionOf[I]()
 	outDef, outErr := DefinitionOf[O]()
 	return DefinitionKind(inDef), DefinitionKind(outDef), inErr, outErr

@@ -10,7 +10,7 @@ import (
 // RunLoop is the Run loop of a Controller that reconciles everything on
 // every event: it calls pass after each event of r until ctx is canceled
 // (and then returns nil). A failed pass ends the loop with its error, so
-// that the engine restarts the controller with backoff; a successful one
+// that the Runtime restarts the controller with backoff; a successful one
 // resets that backoff.
 func RunLoop(ctx context.Context, r controller.Runtime, pass func() error) error {
 	for {
@@ -35,7 +35,7 @@ func RunLoop(ctx context.Context, r controller.Runtime, pass func() error) error
 // false), until ctx is canceled (and then returns nil). The wake-up timer
 // belongs to the loop and is stopped when it returns. A failed pass (a
 // failure of the controller as a whole, not of one item) ends the loop
-// with its error, so that the engine restarts the controller with
+// with its error, so that the Runtime restarts the controller with
 // backoff; a successful one resets that backoff.
 func RetryLoop(ctx context.Context, r controller.Runtime, next func() (time.Time, bool), pass func(event bool) error) error {
 	timer := time.NewTimer(time.Hour)

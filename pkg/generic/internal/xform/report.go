@@ -24,7 +24,7 @@ func RetryLogger(logger *zap.Logger) *zap.Logger { return logger.WithOptions(noS
 // "input" or an "output", says what), that rt (from [Retries.Failed])
 // retries: it logs it at WARN on logger (a [RetryLogger]), with the item's
 // pointer, the delay (or that it is parked until it changes) and the count
-// of consecutive failed runs, and reports it to the engine when r
+// of consecutive failed runs, and reports it to the Runtime when r
 // implements controller.ErrorReporter. A plain requeue (a
 // controller.RequeueError wrapping no error) is logged at DEBUG, not
 // reported.

@@ -9,10 +9,10 @@ import (
 )
 
 // Retries is the retry schedule of the failing items of a Controller's
-// Run, keyed by K, under the controller's retry policy: the engine's (its
+// Run, keyed by K, under the controller's retry policy: the Runtime's (its
 // item backoff, runtime.WithQueueBackoff, or the controller's own
 // controller.RetryPolicy), which the Run context carries, or the default
-// policy for a Run the engine did not start. Per item it keeps the retry
+// policy for a Run the Runtime did not start. Per item it keeps the retry
 // counts (retry.Item) and when the item is due again. Only the Run
 // goroutine uses it.
 type Retries[K comparable] struct {

@@ -7,14 +7,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
 // ReleaseFinalizer removes the finalizer fin from the input in, if in has
 // it and the user's FinalizerRemovalFunc veto (when set) agrees, and
 // reports whether it wrote the input.
-func ReleaseFinalizer[I generic.ResourceWithDefinition](ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger, fin resource.Finalizer, in I,
+func ReleaseFinalizer[I typed.ResourceWithDefinition](ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger, fin resource.Finalizer, in I,
 	veto func(context.Context, controller.Reader, *zap.Logger, I) error,
 ) (removed bool, err error) {
 	md := in.Metadata()

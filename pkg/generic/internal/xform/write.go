@@ -7,9 +7,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
 // Write is the write sequence of the transform controllers for one input
@@ -17,7 +17,7 @@ import (
 // finalizer, write the output (TransformFunc), run TransformExtraOutputFunc
 // on the output as stored, and, for a tearing-down input whose output is
 // kept (WithIgnoreTearingDownInputs), release the finalizer.
-type Write[I, O generic.ResourceWithDefinition] struct {
+type Write[I, O typed.ResourceWithDefinition] struct {
 	// In is the input, Out its mapped output (the caller's own value).
 	In  I
 	Out O
@@ -111,7 +111,7 @@ func (w *Write[I, O]) output(ctx context.Context, rw controller.ReaderWriter, lo
 }
 
 // applyTransform applies transform, the input in's, to res, its output.
-func applyTransform[I, O generic.ResourceWithDefinition](ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger, in I, transform func(context.Context, controller.Reader, *zap.Logger, I, O) error, res resource.Resource) error {
+func applyTransform[I, O typed.ResourceWithDefinition](ctx context.Context, rw controller.ReaderWriter, logger *zap.Logger, in I, transform func(context.Context, controller.Reader, *zap.Logger, I, O) error, res resource.Resource) error {
 	o, err := cast.To[O](res)
 	if err != nil {
 		return err
@@ -125,7 +125,7 @@ func applyTransform[I, O generic.ResourceWithDefinition](ctx context.Context, rw
 // it in each, instead of a function made per write (an allocation). The
 // zero value is ready to use; it keeps nothing of a write once the write
 // returned.
-type Applier[I, O generic.ResourceWithDefinition] struct {
+type Applier[I, O typed.ResourceWithDefinition] struct {
 	in        I
 	transform func(context.Context, controller.Reader, *zap.Logger, I, O) error
 	ctx       context.Context

@@ -32,7 +32,7 @@ func (s *idScope) covers(id resource.ID) bool {
 }
 
 // Access is the access scope of one controller (rules C3–C5): what it may
-// read, list, write and put finalizers on. It is immutable: the engine
+// read, list, write and put finalizers on. It is immutable: the Runtime
 // builds a new one when the controller's dynamic inputs change.
 type Access struct {
 	// reads: declared inputs (static and dynamic), by kind.

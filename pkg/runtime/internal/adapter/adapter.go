@@ -1,8 +1,8 @@
 // Package adapter is a controller's scoped view of the state: the
-// [controller.ReaderWriter] the engine hands to Controllers and
+// [controller.ReaderWriter] the Runtime hands to Controllers and
 // QControllers. It checks every call against the controller's declared
 // inputs and outputs (rules C3–C5), writes as the controller (rule C4),
-// reads through the engine's cache for cached kinds and keeps the cache in
+// reads through the Runtime's cache for cached kinds and keeps the cache in
 // step with its writes (read your writes), and tracks a Controller's
 // outputs for CleanupOutputs (rule C8).
 //
@@ -378,7 +378,7 @@ func (a *Adapter) wrote(ctx context.Context) {
 
 // teardownOptions are the state options of a Teardown with the
 // controller's options opts.
-func (a *Adapter) teardownOptions(opts []controller.DeleteOption) []state.TeardownOption {
+func (a *Adapter) teardownOptions(opts []controller.RemoveOption) []state.TeardownOption {
 	if len(opts) > 0 {
 		if owner, ok := deleteOwner(opts); ok {
 			return []state.TeardownOption{state.WithTeardownOwner(owner)}
@@ -389,7 +389,7 @@ func (a *Adapter) teardownOptions(opts []controller.DeleteOption) []state.Teardo
 
 // destroyOptions are the state options of a Destroy with the controller's
 // options opts.
-func (a *Adapter) destroyOptions(opts []controller.DeleteOption) []state.DestroyOption {
+func (a *Adapter) destroyOptions(opts []controller.RemoveOption) []state.DestroyOption {
 	if len(opts) > 0 {
 		if owner, ok := deleteOwner(opts); ok {
 			return []state.DestroyOption{state.WithDestroyOwner(owner)}
@@ -400,7 +400,7 @@ func (a *Adapter) destroyOptions(opts []controller.DeleteOption) []state.Destroy
 
 // Teardown tears down a declared output owned by the controller (or by
 // the owner of [controller.WithOwner]).
-func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...controller.DeleteOption) (ready bool, err error) {
+func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...controller.RemoveOption) (ready bool, err error) {
 	defer func() { a.tel.CallEnded(telemetry.OpTeardown, ptr, err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return false, err
@@ -421,7 +421,7 @@ func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...co
 
 // Destroy destroys a declared output owned by the controller (or by the
 // owner of [controller.WithOwner]).
-func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...controller.DeleteOption) (err error) {
+func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...controller.RemoveOption) (err error) {
 	defer func() { a.tel.CallEnded(telemetry.OpDestroy, ptr, err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
@@ -498,7 +498,7 @@ func quoteOwner(o string) string {
 }
 
 // refreshCache re-reads ptr into the cache of its kind, if cached, after a
-// write through the engine, so that the controller reads its write (or a
+// write through the Runtime, so that the controller reads its write (or a
 // later one) at once. It reads the state's shared snapshot: never the
 // caller's resource, which the caller may go on changing, and no copy.
 //

@@ -18,7 +18,7 @@ import (
 )
 
 // The adapter is what rules C3, C4, C5 and C8 ask of a controller's
-// runtime; conformance.RuntimeSuite checks those rules through any engine.
+// runtime; conformance.RuntimeSuite checks those rules through any Runtime.
 // These tests check the adapter itself, call by call: the exact refusals
 // (operation, target, class), the owner of every write, the cleanup of
 // untracked outputs.

@@ -13,7 +13,7 @@ import (
 // under ([state.WithFence]), and refused at once — a fenced-class error,
 // nothing written — while it runs under none (it is a standby, or its
 // term ended). A write the state refuses because the fence no longer
-// stands is reported to the term's lost function: the engine stops the
+// stands is reported to the term's lost function: the Runtime stops the
 // controller. Reads pass through.
 type Fencing struct {
 	state.State

@@ -99,8 +99,8 @@ func (w *writeOptions) modifyWith(opts []controller.ModifyOption) []state.Update
 
 // deleteOwner is the owner a Teardown or Destroy acts for: the
 // controller's name unless opts (not empty) name another.
-func deleteOwner(opts []controller.DeleteOption) (owner string, other bool) {
-	var o controller.DeleteOptions
+func deleteOwner(opts []controller.RemoveOption) (owner string, other bool) {
+	var o controller.RemoveOptions
 	opt.Apply(&o, opts)
 	if o.Owner != nil {
 		return *o.Owner, true

@@ -1,4 +1,4 @@
-// Package cache is the engine's in-memory copy of the kinds named by
+// Package cache is the Runtime's in-memory copy of the kinds named by
 // runtime.WithCachedResource: each kind's resources as its watch delivers
 // them. Until the kind's first bootstrap, reads go to the state.
 //
@@ -11,11 +11,11 @@
 // the changes routed to it); the cache serves it when it is at that
 // revision or later, or when the state confirmed that the kind has no
 // change the cache lacks ([Kind.Verify]); otherwise the read goes to the
-// state. Every read reports the revision it reflects. The engine's writes
+// state. Every read reports the revision it reflects. The Runtime's writes
 // then need no overlay.
 //
 // Over a state that does not number its changes, the cache keeps the
-// engine's own writes until the watch catches up with them, so that a
+// Runtime's own writes until the watch catches up with them, so that a
 // controller reading from the cache always reads its own writes and never
 // sees a resource go back to an older version: every write through a
 // controller's adapter records the state's snapshot of the written
@@ -25,7 +25,7 @@
 // creation time).
 //
 // The cache holds the state's shared snapshots (from the watch, and from
-// read-only Gets after the engine's writes), never a resource a controller
+// read-only Gets after the Runtime's writes), never a resource a controller
 // may change: reads hand out copies, or the snapshots themselves when asked
 // for read-only (rule S7). A resource's methods are user code: they never
 // run under a cache lock (copies and label filtering happen after it is
@@ -129,13 +129,13 @@ type baseEntry struct {
 }
 
 // Kind is the in-memory copy of one kind. base follows the kind's watch;
-// overlay holds the engine's own writes until the watch catches up with
+// overlay holds the Runtime's own writes until the watch catches up with
 // them (read your writes). Its methods are safe for concurrent use, and do
 // nothing (or report not ready) on a nil *Kind, which stands for a kind
 // that is not cached.
 type Kind struct {
 	// numbered tells that the state numbers its changes: reads are served
-	// by revision, and the engine's writes leave the overlay empty. Set
+	// by revision, and the Runtime's writes leave the overlay empty. Set
 	// before the kind is used.
 	numbered bool
 
@@ -305,7 +305,7 @@ func superseded(o overlayEntry, t state.EventType, md *resource.Metadata) bool {
 }
 
 // PutWritten records r, the state of a resource after a write through the
-// engine: a snapshot the state handed out read-only (never a resource a
+// Runtime: a snapshot the state handed out read-only (never a resource a
 // controller may change), which c keeps. Nothing is recorded when the
 // cache already holds this write or a later one.
 func (c *Kind) PutWritten(r resource.Resource) {
@@ -330,7 +330,7 @@ func (c *Kind) PutWritten(r resource.Resource) {
 	c.overlay[id] = o
 }
 
-// PutDestroyed records the destruction of ptr through the engine.
+// PutDestroyed records the destruction of ptr through the Runtime.
 func (c *Kind) PutDestroyed(ptr resource.Pointer) {
 	if c == nil {
 		return
@@ -389,7 +389,7 @@ func (c *Kind) servesLocked(need uint64) (uint64, bool) {
 }
 
 // Numbered reports whether reads are served by revision (the state numbers
-// its changes): the engine's writes then need no overlay. False on a nil
+// its changes): the Runtime's writes then need no overlay. False on a nil
 // c.
 func (c *Kind) Numbered() bool { return c != nil && c.numbered }
 

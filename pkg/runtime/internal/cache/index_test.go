@@ -118,7 +118,7 @@ type truth struct {
 // through random sequences (fixed seeds) of what a cache sees: the state's
 // changes — creations, label and spec changes, destructions, re-creations
 // — delivered by a watch that lags behind by a random number of events,
-// and the engine's own writes and destructions (the overlay, before the
+// and the Runtime's own writes and destructions (the overlay, before the
 // watch delivers them). After every step, each index lists under each key
 // exactly the resources a Get returns whose index function gives that key
 // (the model: a full scan), in ID order, and nothing else; a concurrent
@@ -156,7 +156,7 @@ func runIndexModel(t *testing.T, seed uint64, steps int) {
 		id := ids[rng.IntN(len(ids))]
 		tr := st[id]
 		switch op := rng.IntN(10); {
-		case op < 5: // a write (create or update), by the engine or not
+		case op < 5: // a write (create or update), by the Runtime or not
 			g, h := vals[rng.IntN(len(vals))], strings.Join([]string{vals[rng.IntN(4)], vals[rng.IntN(4)]}, ",")
 			h = strings.Trim(h, ",")
 			old := tr.res
@@ -174,7 +174,7 @@ func runIndexModel(t *testing.T, seed uint64, steps int) {
 			if rng.IntN(2) == 0 {
 				c.PutWritten(tr.res)
 			}
-		case op < 7: // a destruction, by the engine or not
+		case op < 7: // a destruction, by the Runtime or not
 			if tr.res == nil {
 				continue
 			}

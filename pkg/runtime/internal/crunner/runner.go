@@ -4,10 +4,10 @@
 //
 // A runner depends on exactly what it uses ([Config]): its controller, its
 // adapter (the scoped reader/writer), its wake-up, a way to wait for its
-// inputs' first bootstrap, the engine's handler of UpdateInputs, its
+// inputs' first bootstrap, the Runtime's handler of UpdateInputs, its
 // telemetry sink and the idle notifier. It tracks the controller's passes
 // once (pass.go) for its activity, its recovery and its busy time, and
-// judges each Run's end with the engine's one outcome switch
+// judges each Run's end with the Runtime's one outcome switch
 // (package outcome).
 package crunner
 
@@ -41,7 +41,7 @@ type Bootstrap interface {
 type Config struct {
 	Name string
 	Ctrl controller.Controller
-	// Logger is the engine's logger; the runner adds the controller's name.
+	// Logger is the Runtime's logger; the runner adds the controller's name.
 	Logger *zap.Logger
 	// Restart is the restart backoff (rule C6).
 	Restart retry.Backoff
@@ -57,7 +57,7 @@ type Config struct {
 	Inputs func() []resource.KindKey
 	// Bootstrap delays the start event until the inputs are watched live.
 	Bootstrap Bootstrap
-	// UpdateInputs is the engine's handler of the controller's
+	// UpdateInputs is the Runtime's handler of the controller's
 	// UpdateInputs calls (rule C7).
 	UpdateInputs func([]controller.Input) error
 	// Telemetry is the controller's sink (nil with metrics off).
@@ -74,7 +74,7 @@ type Config struct {
 type Runner struct {
 	cfg    Config
 	logger *zap.Logger // the controller's, with its name
-	// elog logs the engine's own messages about the controller, without
+	// elog logs the Runtime's own messages about the controller, without
 	// automatic stack traces (see outcome.EngineLogger).
 	elog   *zap.Logger
 	rt     *runtime
@@ -127,7 +127,7 @@ func (c *Runner) Run(ctx context.Context) {
 		o := c.runOnce(ctx)
 		if ctx.Err() != nil {
 			if o.Class == outcome.Panicked {
-				c.elog.Error("controller panicked while the engine stopped", zap.String("panic", o.Msg), outcome.StackField(o.Panic))
+				c.elog.Error("controller panicked while the Runtime stopped", zap.String("panic", o.Msg), outcome.StackField(o.Panic))
 			}
 			return
 		}
@@ -169,7 +169,7 @@ func (c *Runner) resetBackoff() {
 // item retry policy.
 func (c *Runner) runOnce(ctx context.Context) outcome.Outcome {
 	if s := c.cfg.Scheduler; s != nil && !s.Gate(ctx, testhook.Gate{Kind: testhook.GateStart, Controller: c.cfg.Name}) {
-		return outcome.Success() // the engine stops
+		return outcome.Success() // the Runtime stops
 	}
 	actx, cancel := context.WithCancel(retry.NewContext(ctx, c.cfg.Items))
 	defer cancel()

@@ -58,7 +58,7 @@ func (r *runtime) UpdateInputs(inputs []controller.Input) error {
 // ReportError records err, a failure the controller handles by itself, as
 // the controller's last error (controller.ErrorReporter), and no recovery
 // at the end of this pass. The error's text is rendered here, outside any
-// engine lock, by usercode.ErrorText (a typed-nil error or a panicking
+// Runtime lock, by usercode.ErrorText (a typed-nil error or a panicking
 // Error method is described as such).
 func (r *runtime) ReportError(err error) {
 	if err == nil {

@@ -1,4 +1,4 @@
-// Package dependency is the engine's dependency database: which controller
+// Package dependency is the Runtime's dependency database: which controller
 // declared which inputs (static and dynamic) and outputs, validated when they
 // are added (rule C1), plus an immutable per-kind subscription snapshot that
 // the event router reads without locking or allocating.
@@ -33,7 +33,7 @@ const (
 	FamilyQController = observe.FamilyQController
 )
 
-// Record is what one controller declared. H is the engine's handle for the
+// Record is what one controller declared. H is the Runtime's handle for the
 // controller, carried into subscriptions so that the router reaches the
 // controller without a lookup.
 type Record[H any] struct {

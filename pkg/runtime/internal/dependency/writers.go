@@ -9,7 +9,7 @@ import (
 )
 
 // Unwritten is an input kind of a controller that no registered controller
-// declares as an output: only writers outside the engine change it.
+// declares as an output: only writers outside the Runtime change it.
 type Unwritten struct {
 	// Controller is the name of the controller with the input.
 	Controller string

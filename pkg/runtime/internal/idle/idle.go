@@ -1,8 +1,8 @@
-// Package idle is how the engine's parts tell the quiescence check
+// Package idle is how the Runtime's parts tell the quiescence check
 // (runtimetest.WaitIdle) that something happened that may have made the
-// engine idle: a Controller came back to EventCh or ended a pass, a
+// Runtime idle: a Controller came back to EventCh or ended a pass, a
 // QController item is done, a kind watch routed a batch. The check
-// re-reads the engine's activity when notified, never by polling.
+// re-reads the Runtime's activity when notified, never by polling.
 package idle
 
 import (

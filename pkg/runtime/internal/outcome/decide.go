@@ -14,7 +14,7 @@ import (
 // QController item failing is not: only its panics are).
 type Call uint8
 
-// Calls of user code the engine judges.
+// Calls of user code the Runtime judges.
 const (
 	// Run is a Controller's Run.
 	Run Call = iota
@@ -28,13 +28,13 @@ const (
 	InitialList
 )
 
-// Action is what the engine does next about the call.
+// Action is what the Runtime does next about the call.
 type Action uint8
 
 // Actions.
 const (
 	// Done: nothing more — an item leaves the queue; a Run that returned
-	// nil before the engine stopped is not restarted.
+	// nil before the Runtime stopped is not restarted.
 	Done Action = iota
 	// Retry: again after the backoff — an item's next per-item backoff
 	// delay, a Controller's restart backoff.
@@ -51,7 +51,7 @@ const (
 	LabelPanic   = "panic"
 )
 
-// Decision is everything the engine does about an outcome.
+// Decision is everything the Runtime does about an outcome.
 type Decision struct {
 	Action Action
 	// Log is set when the outcome is logged, at Level.
@@ -67,12 +67,12 @@ type Decision struct {
 	Crash bool
 }
 
-// Decide is the one switch from an outcome of call to what the engine
+// Decide is the one switch from an outcome of call to what the Runtime
 // does: a panic is a bug (retried, ERROR with the stack, a crash); a
 // failure is retried after the backoff (WARN without a stack; a crash for
 // a Controller's Run); a requeue runs again after its interval (WARN only
 // when it wraps an error, which is then a failure); success is done (a Run
-// that returned nil before the engine stopped is logged at INFO, since the
+// that returned nil before the Runtime stopped is logged at INFO, since the
 // controller will not run again).
 func Decide(call Call, o Outcome) Decision {
 	switch o.Class {
@@ -102,7 +102,7 @@ var callWords = [...]struct{ failed, panicked, retry string }{
 // after which it runs again in delay: "<call> failed; retrying after
 // backoff" (error, backoff), "...; requeued after the interval" (error,
 // interval), "<call> panicked; ..." (panic, backoff, stack), or, for a Run
-// that returned nil, "controller returned before the engine stopped; not
+// that returned nil, "controller returned before the Runtime stopped; not
 // restarting it".
 func Log(logger *zap.Logger, call Call, o Outcome, d Decision, delay time.Duration, fields ...zap.Field) {
 	if !d.Log {
@@ -112,7 +112,7 @@ func Log(logger *zap.Logger, call Call, o Outcome, d Decision, delay time.Durati
 	var msg string
 	switch {
 	case d.Action == Done:
-		msg = "controller returned before the engine stopped; not restarting it"
+		msg = "controller returned before the Runtime stopped; not restarting it"
 	case o.Class == Panicked:
 		msg = w.panicked + w.retry
 		fields = append(fields, zap.String("panic", o.Msg), zap.Duration("backoff", delay), StackField(o.Panic))
@@ -129,12 +129,12 @@ func Log(logger *zap.Logger, call Call, o Outcome, d Decision, delay time.Durati
 }
 
 // noStack makes a logger attach no stack trace of its own at any level.
-// The engine logs its retries (WARN) through it, so that zap's development
+// The Runtime logs its retries (WARN) through it, so that zap's development
 // preset, which adds stacks from WARN up, does not make a retry look like a
 // crash; panics carry the stack of the panicking goroutine as a field.
 var noStack = zap.AddStacktrace(zap.LevelEnablerFunc(func(zapcore.Level) bool { return false }))
 
-// EngineLogger returns the logger of the engine's own messages about a
+// EngineLogger returns the logger of the Runtime's own messages about a
 // controller or a kind: l without automatic stack traces.
 func EngineLogger(l *zap.Logger) *zap.Logger { return l.WithOptions(noStack) }
 

@@ -1,9 +1,9 @@
-// Package outcome is how the engine judges what a call of user code came to
+// Package outcome is how the Runtime judges what a call of user code came to
 // — a Controller's Run, a QController's Reconcile or MapInput, the initial
 // list of a QController's input — for Controllers and QControllers alike:
 // the call is classified once, inside the recovery that made it, into an
 // [Outcome] (plain data: no user method is called afterwards), and one
-// switch, [Decide], turns the outcome into everything the engine does about
+// switch, [Decide], turns the outcome into everything the Runtime does about
 // it: the retry (none, after the backoff, after the requeue interval), the
 // log level, the metric label, and whether it counts as a failure and as a
 // crash. [Log] writes the one log line the decision calls for.
@@ -23,7 +23,7 @@ type Class uint8
 // Classes of outcome.
 const (
 	// OK: the call succeeded (a Run returned nil, an item succeeded), or
-	// it failed while the engine stops, which is the cancel's doing.
+	// it failed while the Runtime stops, which is the cancel's doing.
 	OK Class = iota
 	// Requeued: a RequeueError without an error asked for the item to run
 	// again after Interval.
@@ -77,7 +77,7 @@ func OfPanic(p *usercode.Panic) Outcome {
 	return Outcome{Class: Panicked, Msg: usercode.Sprint(p.Value), Panic: p}
 }
 
-// Stopping is o for a call made while the engine stops: a failure then is
+// Stopping is o for a call made while the Runtime stops: a failure then is
 // the cancel's doing and counts as success; a panic stays a panic (a bug).
 func (o Outcome) Stopping() Outcome {
 	if o.Class == Panicked {

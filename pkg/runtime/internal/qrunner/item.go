@@ -27,7 +27,7 @@ func (c *Runner) worker(ctx context.Context) {
 			return
 		}
 		if s := c.cfg.Scheduler; s != nil && !s.Gate(ctx, testhook.Gate{Kind: testhook.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
-			return // the engine stops; the queue shuts down
+			return // the Runtime stops; the queue shuts down
 		}
 		start := c.cfg.Telemetry.ItemStarted(it, &pending)
 		var last work.Last
@@ -39,7 +39,7 @@ func (c *Runner) worker(ctx context.Context) {
 		}
 		o := c.call(ctx, it, last, start)
 		if ctx.Err() != nil {
-			// The engine is stopping: the queue is about to shut down.
+			// The Runtime is stopping: the queue is about to shut down.
 			o = o.Stopping()
 		}
 		// The item leaves flight in done, before its outcome is
@@ -52,7 +52,7 @@ func (c *Runner) worker(ctx context.Context) {
 	}
 }
 
-// done acts on the outcome of item it as the engine's outcome switch
+// done acts on the outcome of item it as the Runtime's outcome switch
 // decides: the queue's result, the status, the telemetry and the log line
 // (rule Q3).
 func (c *Runner) done(it work.Item, slot queue.Slot, last work.Last, start telemetry.Stamp, o outcome.Outcome) {

@@ -19,10 +19,10 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// TestDone_ItemThatSucceededCostsNoAllocation: the engine's bookkeeping of
+// TestDone_ItemThatSucceededCostsNoAllocation: the Runtime's bookkeeping of
 // an item whose Reconcile succeeded — its completion in the queue, its
 // telemetry and trace, its status, its (absent) log line — allocates
-// nothing, with metrics and the trace on, as the engine runs by default.
+// nothing, with metrics and the trace on, as the Runtime runs by default.
 // The trace still records the item's end.
 func TestDone_ItemThatSucceededCostsNoAllocation(t *testing.T) {
 	eng := &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(trace.DefaultSize), Metrics: true}

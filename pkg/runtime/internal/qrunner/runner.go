@@ -1,7 +1,7 @@
 // Package qrunner runs one QController: its work queue, fed by the router,
 // and its Concurrency workers (rules Q1–Q5). Each item's user code —
 // Reconcile, or MapInput and the pointers it returns — runs inside one
-// recovery that classifies what it came to (package outcome); the engine's
+// recovery that classifies what it came to (package outcome); the Runtime's
 // one outcome switch then decides the queue's action, the log line, the
 // metric label and the status.
 //
@@ -43,7 +43,7 @@ type Config struct {
 	Settings controller.QSettings
 	// Concurrency is the number of workers (at least 1).
 	Concurrency uint
-	// Logger is the engine's logger; the runner adds the controller's name.
+	// Logger is the Runtime's logger; the runner adds the controller's name.
 	Logger *zap.Logger
 	// Retry is the controller's retry policy of its items (rule Q3,
 	// controller.RetryPolicy); its backoff also spaces the retries of a
@@ -68,7 +68,7 @@ type Config struct {
 type Runner struct {
 	cfg    Config
 	logger *zap.Logger
-	// elog logs the engine's own messages about the controller, without
+	// elog logs the Runtime's own messages about the controller, without
 	// automatic stack traces (see outcome.EngineLogger).
 	elog *zap.Logger
 	// queue holds the items, each with its pending work for the

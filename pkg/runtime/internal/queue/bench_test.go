@@ -187,14 +187,14 @@ func BenchmarkQueue(b *testing.B) {
 	}
 }
 
-// itemKey is a key like the engine's QController items: a pointer (here an
+// itemKey is a key like the Runtime's QController items: a pointer (here an
 // int) and whether the item maps it (MapInput) or reconciles it.
 type itemKey struct {
 	id     int32
 	mapped bool
 }
 
-// flip is the engine's partner relation: the reconcile and map items of one
+// flip is the Runtime's partner relation: the reconcile and map items of one
 // pointer.
 func flip(k itemKey) (itemKey, bool) {
 	k.mapped = !k.mapped
@@ -202,7 +202,7 @@ func flip(k itemKey) (itemKey, bool) {
 }
 
 // BenchmarkQueuePartner measures the cost of partners (NewWithPartner) as
-// the engine uses them, fill and drain with 8 workers, against the same
+// the Runtime uses them, fill and drain with 8 workers, against the same
 // queue without partners (partner=none):
 //
 //   - reconcile: 1M reconcile items, none with its map item queued (only

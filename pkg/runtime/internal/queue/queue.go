@@ -51,7 +51,7 @@ type entry[K comparable, N any] struct {
 // Pointer implementation, so that two pointers to one resource are one key.
 //
 // Notes: each known key carries a note of type N, the user's data about the
-// key's pending work (the engine's telemetry keeps there when the item
+// key's pending work (the Runtime's telemetry keeps there when the item
 // became due and which changes it covers), kept in the key's own entry
 // rather than in a table of the user's beside the queue. A key's note
 // starts zero when the key becomes known; [Queue.AddNoted] and

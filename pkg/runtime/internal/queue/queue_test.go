@@ -573,7 +573,7 @@ func TestWakeup_EveryParkedGetTakesOneOfABatch(t *testing.T) {
 }
 
 // TestDone_ReturnsTheDelayApplied: Done reports after how long the key is
-// due again, which the engine logs with a retry: the backoff of a failure,
+// due again, which the Runtime logs with a retry: the backoff of a failure,
 // the interval of a requeue, 0 when it is due now (added while in flight)
 // or forgotten.
 func TestDone_ReturnsTheDelayApplied(t *testing.T) {

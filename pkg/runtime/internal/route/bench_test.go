@@ -31,7 +31,7 @@ func (benchDef) Definition() typed.Definition {
 
 // BenchmarkRouteEvent measures routing one change of a kind to the
 // controllers interested in it, out of 200 subscribed (with metrics on, the
-// engine's default): the snapshot lookup and the delivery (a coalescing
+// Runtime's default): the snapshot lookup and the delivery (a coalescing
 // wake-up for Controllers, a queue add for QControllers), not the state.
 // It includes reading the events' metadata once, as the watcher does for
 // every batch.

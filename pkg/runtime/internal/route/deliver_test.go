@@ -67,7 +67,7 @@ func TestMatches(t *testing.T) {
 // (its primary input, and a mapped input whose last versions are kept)
 // allocates nothing once the item is known to the queue — the item's key
 // is made from the change's metadata, not from a boxed pointer — with the
-// telemetry and the trace on, as the engine runs by default.
+// telemetry and the trace on, as the Runtime runs by default.
 func TestDeliver_QueuesWithoutAllocating(t *testing.T) {
 	eng := &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(trace.DefaultSize), Metrics: true}
 	sub := &Subscriber{

@@ -10,7 +10,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// progress is what a kind watch has routed, for the engine's activity report. The
+// progress is what a kind watch has routed, for the Runtime's activity report. The
 // watch goroutine updates it once per batch.
 type progress struct {
 	mu sync.Mutex
@@ -71,8 +71,8 @@ type KindActivity struct {
 }
 
 // Activity reports, for every watched kind sorted by key, whether its watch
-// is behind. running tells whether the engine runs (a stopped or not yet
-// started engine routes nothing, so no kind is behind). With a state that
+// is behind. running tells whether the Runtime runs (a stopped or not yet
+// started Runtime routes nothing, so no kind is behind). With a state that
 // reports its kind heads ([state.KindHeadReporter]), a kind is also behind
 // while the state has changes its watch has not delivered; ctx bounds those
 // calls.
@@ -92,7 +92,7 @@ func (r *Router) Activity(ctx context.Context, running bool) []KindActivity {
 		p.mu.Lock()
 		switch {
 		case !running:
-			// A stopped (or not yet started) engine routes nothing.
+			// A stopped (or not yet started) Runtime routes nothing.
 		case !p.live && p.batches == 0:
 			ka.Behind, ka.Why = true, "not bootstrapped yet"
 		case !p.live:

@@ -26,8 +26,8 @@ var errRelist = errors.New("re-list requested")
 var ErrNotWatched = errors.New("the kind is not watched")
 
 // ErrStopped is returned by Router.Relist when the kind's watch stopped
-// (the engine stops) before the re-list was routed.
-var ErrStopped = errors.New("the engine stopped")
+// (the Runtime stops) before the re-list was routed.
+var ErrStopped = errors.New("the Runtime stopped")
 
 // relists are a kind watch's pending re-list requests.
 type relists struct {

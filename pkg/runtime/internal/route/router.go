@@ -1,4 +1,4 @@
-// Package route is the engine's router: it watches each input kind once,
+// Package route is the Runtime's router: it watches each input kind once,
 // with one WatchKindAggregated with bootstrap contents shared by every
 // controller that declares the kind, and delivers every change to the
 // kind's subscriptions — a coalescing wake-up for a Controller, a work item
@@ -15,12 +15,12 @@
 // that changed meanwhile, and those that disappeared, as destroyed
 // (bootstrap.go, relisted). The state, its resources and its errors are
 // user code: a panic or a malformed event fails the watch (failure.go),
-// never the engine.
+// never the Runtime.
 //
 // The router depends on exactly what it uses ([Config]): the state, the
 // subscriptions, the caches (a cached kind's watch feeds its cache), a
 // telemetry sink per kind, the idle notifier, a logger, and a way to start
-// a goroutine the engine tracks.
+// a goroutine the Runtime tracks.
 package route
 
 import (
@@ -55,8 +55,8 @@ type Config struct {
 	Idle *idle.Notifier
 	// Logger logs the watches' failures.
 	Logger *zap.Logger
-	// Go runs fn on a goroutine the engine waits for before Run returns,
-	// and reports false (running nothing) once the engine has stopped.
+	// Go runs fn on a goroutine the Runtime waits for before Run returns,
+	// and reports false (running nothing) once the Runtime has stopped.
 	Go func(fn func()) bool
 }
 

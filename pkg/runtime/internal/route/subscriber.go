@@ -30,7 +30,7 @@ type Subscriber struct {
 // Wake is a Controller's coalescing wake-up: a channel of capacity one
 // written with a non-blocking send, so that wake-ups that arrive while one
 // is pending coalesce into it, and a count of the wake-ups sent, which
-// the engine's activity report compares with those the controller's events covered.
+// the Runtime's activity report compares with those the controller's events covered.
 type Wake struct {
 	ch chan struct{}
 	// sent counts the wake-ups in the channel or taken from it: it is

@@ -1,4 +1,4 @@
-// Package status is what the engine reports about each controller whether
+// Package status is what the Runtime reports about each controller whether
 // metrics are on or off: its state (starting, running, in restart backoff,
 // stopped), its last failure and whether it has recovered from its
 // failures, and what it is busy with (the activity behind
@@ -15,15 +15,15 @@ import (
 
 // Controller states (observe.ControllerStatus.State).
 const (
-	Starting = observe.StateStarting
-	Running  = observe.StateRunning
-	Backoff  = observe.StateBackoff
-	Stopped  = observe.StateStopped
+	Starting = observe.LifecycleStarting
+	Running  = observe.LifecycleRunning
+	Backoff  = observe.LifecycleBackoff
+	Stopped  = observe.LifecycleStopped
 )
 
 // Snapshot is a controller's status at one instant.
 type Snapshot struct {
-	State observe.State
+	State observe.Lifecycle
 	// Since is when the controller entered State (zero while it is
 	// starting).
 	Since        time.Time
@@ -50,7 +50,7 @@ type Status struct {
 
 	mu sync.Mutex
 	// The fields below are protected by mu.
-	state        observe.State
+	state        observe.Lifecycle
 	since        time.Time
 	backoffUntil time.Time
 	lastError    string
@@ -61,7 +61,7 @@ type Status struct {
 // SetState records the controller's state, and when it entered it if it
 // changed (or was never set); backoffUntil is when a Controller in restart
 // backoff restarts (zero otherwise).
-func (s *Status) SetState(state observe.State, backoffUntil time.Time) {
+func (s *Status) SetState(state observe.Lifecycle, backoffUntil time.Time) {
 	now := time.Now()
 	s.mu.Lock()
 	if state != s.state || s.since.IsZero() {
@@ -72,7 +72,7 @@ func (s *Status) SetState(state observe.State, backoffUntil time.Time) {
 }
 
 // State returns the controller's state.
-func (s *Status) State() observe.State {
+func (s *Status) State() observe.Lifecycle {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state
@@ -80,7 +80,7 @@ func (s *Status) State() observe.State {
 
 // Failed records msg as the last failure: the controller is failing until
 // it recovers. It takes a message, never an error: an error's methods are
-// user code, which never runs under an engine lock.
+// user code, which never runs under a Runtime lock.
 func (s *Status) Failed(msg string) {
 	now := time.Now()
 	s.mu.Lock()

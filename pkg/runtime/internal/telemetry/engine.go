@@ -8,9 +8,9 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// Engine is what every sink of one engine shares: its clock, its causal
+// Engine is what every sink of one Runtime shares: its clock, its causal
 // trace (a nil Ring: the trace is off) and whether counters and latency
-// histograms are kept (Metrics). The sinks of an engine with neither are
+// histograms are kept (Metrics). The sinks of a Runtime with neither are
 // nil.
 type Engine struct {
 	Clock   *Clock
@@ -18,7 +18,7 @@ type Engine struct {
 	Metrics bool
 }
 
-// Off reports whether the engine keeps neither metrics nor a trace: its
+// Off reports whether the Runtime keeps neither metrics nor a trace: its
 // sinks are then nil.
 func (e *Engine) Off() bool { return !e.Metrics && e.Ring == nil }
 
@@ -26,7 +26,7 @@ func (e *Engine) Off() bool { return !e.Metrics && e.Ring == nil }
 func (c *Clock) Time(d time.Duration) time.Time { return c.epoch.Add(d) }
 
 // add records ev in the trace, stamped now, when the trace is on.
-func (e *Engine) add(ev *trace.Event, now time.Time) {
+func (e *Engine) add(ev *trace.Record, now time.Time) {
 	if e.Ring != nil {
 		ev.Time = now
 		e.Ring.Add(ev)
@@ -66,7 +66,7 @@ func refOfTarget(target resource.Kind) (r trace.Ref, ok bool) {
 }
 
 // kindOfTarget returns the kind key of a target that refOfTarget accepted
-// (ref), without allocating for the engine's own pointers and without
+// (ref), without allocating for the Runtime's own pointers and without
 // calling a method of a foreign implementation again.
 func kindOfTarget(target resource.Kind, ref trace.Ref) resource.KindKey {
 	switch t := target.(type) {

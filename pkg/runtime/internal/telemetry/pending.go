@@ -26,10 +26,10 @@ type Pending struct {
 	startup bool
 	set     bool
 	// due is when the work became due (the first change since the last
-	// start, or the end of a backoff), on the engine's clock.
+	// start, or the end of a backoff), on the Runtime's clock.
 	due time.Duration
 	// commit is when the oldest of the changes was committed, or the
-	// engine could first see it when later (see Batch), in Unix
+	// Runtime could first see it when later (see Batch), in Unix
 	// nanoseconds; 0 when unknown (a destruction, a retry).
 	commit int64
 }
@@ -134,7 +134,7 @@ func (p *Pending) dueAt(due time.Duration) {
 }
 
 // opExisting is the trace's name of a resource routed by the first listing
-// of its kind: it existed when the engine started watching.
+// of its kind: it existed when the Runtime started watching.
 const opExisting = "existing"
 
 // opName is the trace's name of a change.

@@ -1,5 +1,5 @@
-// Package telemetry is where the engine's parts report what they do, for
-// the engine's metrics, latency histograms and causal trace: one
+// Package telemetry is where the Runtime's parts report what they do, for
+// the Runtime's metrics, latency histograms and causal trace: one
 // [Controller] sink per controller and one [Kind] sink per watched kind,
 // sharing an [Engine] (clock, trace ring, metrics on). The parts call a
 // sink at each step of their work — a change routed, a wake-up or an item
@@ -7,17 +7,17 @@
 // restart, a write committed, a watch failed — and never ask what is on: a
 // nil sink (metrics and trace off) makes every method return at once.
 //
-// This is the one seam of the engine's observability: every event a trace
+// This is the one seam of the Runtime's observability: every event a trace
 // or a histogram needs passes through these methods with the data it needs
 // (the routed changes and their metadata, the queued items, the outcome's
 // decision and message, the delays). Recording allocates nothing: the
-// histograms are arrays of atomics, trace events are written into the ring,
+// histograms are arrays of atomics, trace records are written into the ring,
 // and what a reconcile waits with (its cause, its due time, the oldest
 // commit behind it, a [Pending]) is kept per Controller in its sink, and
 // per QController item in the item's own queue entry (the queue's note),
 // so it lives exactly as long as the item is queued. What each call means,
 // and on which goroutine it comes, is documented on it; no method is called
-// with an engine lock held, and none may block.
+// with a Runtime lock held, and none may block.
 package telemetry
 
 import (
@@ -35,7 +35,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// Clock is an engine's monotonic clock: durations since the engine was
+// Clock is a Runtime's monotonic clock: durations since the Runtime was
 // built, cheap to read and to store in an atomic.
 type Clock struct{ epoch time.Time }
 
@@ -61,7 +61,7 @@ func (c *Clock) at(b *Batch) time.Duration {
 // [Controller.Queued] would otherwise each read the clock). [Kind.Routed]
 // also tells it whether it is the kind's first listing and, otherwise,
 // when that listing was routed: a change's lag counts from its commit or,
-// when later, from then — the engine could not see it before. A batch is
+// when later, from then — the Runtime could not see it before. A batch is
 // used by the one goroutine that routes it; its zero value is ready to
 // use, and a nil *Batch reads the clock at every call.
 type Batch struct {
@@ -147,7 +147,7 @@ type Controller struct {
 
 // NewController returns the sink of the controller name (running workers
 // workers at once: a QController's concurrency, 1 for a Controller) of the
-// engine eng, or nil when eng keeps neither metrics nor a trace.
+// Runtime eng, or nil when eng keeps neither metrics nor a trace.
 func NewController(eng *Engine, name string, workers int) *Controller {
 	if eng.Off() {
 		return nil
@@ -155,7 +155,7 @@ func NewController(eng *Engine, name string, workers int) *Controller {
 	return &Controller{eng: eng, name: name, prevDelivery: -1, meter: busy.New(workers, 0)}
 }
 
-// Now returns the engine clock's reading at b's time (now for a nil
+// Now returns the Runtime clock's reading at b's time (now for a nil
 // batch), for the [Pending] notes of the items the controller's queue
 // takes; 0 for a nil sink.
 func (c *Controller) Now(b *Batch) time.Duration {
@@ -215,7 +215,7 @@ func (c *Controller) route(t state.EventType, md *resource.Metadata, now time.Du
 	}
 	// Written in place (one event per controller per change: the
 	// trace's most frequent).
-	c.eng.Ring.Put(func(ev *trace.Event) {
+	c.eng.Ring.Put(func(ev *trace.Record) {
 		ev.Type, ev.Time, ev.Controller, ev.Op = trace.Route, wall, c.name, op
 		ev.Resource, ev.Duration = refOf(md), lag
 	})
@@ -303,7 +303,7 @@ func outcomeOf(failed bool) trace.Outcome {
 }
 
 // started accounts a reconcile's start: its queue wait and end-to-end lag
-// (or startup time) from p, and its trace event.
+// (or startup time) from p, and its trace record.
 func (c *Controller) started(p *Pending, item trace.Ref, op string, now time.Duration) {
 	wall := c.eng.Clock.Time(now)
 	var wait time.Duration
@@ -320,7 +320,7 @@ func (c *Controller) started(p *Pending, item trace.Ref, op string, now time.Dur
 			}
 		}
 	}
-	c.eng.Ring.Put(func(ev *trace.Event) {
+	c.eng.Ring.Put(func(ev *trace.Record) {
 		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.ReconcileStart, wall, c.name, op, item
 		ev.Cause, ev.Causes, ev.Duration = p.cause.ref(), p.causes, wait
 	})
@@ -333,7 +333,7 @@ func (c *Controller) ended(item trace.Ref, op string, d time.Duration, o trace.O
 		c.lat.duration[o].Observe(d)
 		c.meter.Add(wall, d)
 	}
-	c.eng.Ring.Put(func(ev *trace.Event) {
+	c.eng.Ring.Put(func(ev *trace.Record) {
 		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.ReconcileEnd, wall, c.name, op, item
 		ev.Outcome, ev.Duration, ev.Error = o, d, msg
 	})
@@ -399,7 +399,7 @@ func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
 	}
 	ref.Writer = c.name
 	wall := c.eng.Clock.Time(now)
-	c.eng.Ring.Put(func(ev *trace.Event) {
+	c.eng.Ring.Put(func(ev *trace.Record) {
 		ev.Type, ev.Time, ev.Controller, ev.Op = typ, wall, c.name, string(op)
 		ev.Resource, ev.Detail = ref, detail
 	})
@@ -424,7 +424,7 @@ func (c *Controller) CallUnchanged(op Op, target *resource.Metadata) {
 		return
 	}
 	wall := c.eng.Clock.Time(now)
-	c.eng.Ring.Put(func(ev *trace.Event) {
+	c.eng.Ring.Put(func(ev *trace.Record) {
 		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.Noop, wall, c.name, string(op), ref
 	})
 }
@@ -440,11 +440,11 @@ func (c *Controller) TeardownPending(target resource.Pointer) {
 	if !ok {
 		return
 	}
-	ev := trace.Event{Type: trace.FinalizerWait, Controller: c.name, Op: string(OpTeardown), Resource: ref, Detail: "finalizers pending after teardown"}
+	ev := trace.Record{Type: trace.FinalizerWait, Controller: c.name, Op: string(OpTeardown), Resource: ref, Detail: "finalizers pending after teardown"}
 	c.eng.add(&ev, time.Now())
 }
 
-// Stamp is an item's start: when, on the engine's clock, and the change
+// Stamp is an item's start: when, on the Runtime's clock, and the change
 // that caused it (zero with metrics and trace off).
 type Stamp struct {
 	at      time.Duration
@@ -477,7 +477,7 @@ func (c *Controller) Mapped(from Stamp, items []work.Item) {
 	}
 	wall := c.eng.Clock.Time(c.eng.Clock.Now())
 	for _, it := range items {
-		ev := trace.Event{Type: trace.Queue, Controller: c.name, Op: itemOp(it), Resource: refOfKey(it.Ptr), Cause: from.cause.ref(), Causes: 1}
+		ev := trace.Record{Type: trace.Queue, Controller: c.name, Op: itemOp(it), Resource: refOfKey(it.Ptr), Cause: from.cause.ref(), Causes: 1}
 		c.eng.add(&ev, wall)
 	}
 }
@@ -517,7 +517,7 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, now time.Duration, o
 		return
 	}
 	wall := c.eng.Clock.Time(now)
-	ev := trace.Event{Type: trace.Requeue, Controller: c.name, Op: itemOp(item), Resource: ref, Due: wall.Add(delay), Error: msg, Attempt: attempts}
+	ev := trace.Record{Type: trace.Requeue, Controller: c.name, Op: itemOp(item), Resource: ref, Due: wall.Add(delay), Error: msg, Attempt: attempts}
 	switch {
 	case d.Crash:
 		ev.Type = trace.Crash
@@ -561,7 +561,7 @@ func (c *Controller) Crashed(o outcome.Outcome, d outcome.Decision, delay time.D
 	}
 	if c.eng.Ring != nil {
 		wall := c.eng.Clock.Time(now)
-		ev := trace.Event{Type: trace.Crash, Controller: c.name, Due: wall.Add(delay), Error: o.Msg, Attempt: uint32(attempt)}
+		ev := trace.Record{Type: trace.Crash, Controller: c.name, Due: wall.Add(delay), Error: o.Msg, Attempt: uint32(attempt)}
 		c.eng.add(&ev, wall)
 	}
 }
@@ -574,7 +574,7 @@ func (c *Controller) Restarted(attempt int) {
 	}
 	c.restarts.Add(1)
 	if c.eng.Ring != nil {
-		ev := trace.Event{Type: trace.Restart, Controller: c.name, Attempt: uint32(attempt)}
+		ev := trace.Record{Type: trace.Restart, Controller: c.name, Attempt: uint32(attempt)}
 		c.eng.add(&ev, time.Now())
 	}
 }

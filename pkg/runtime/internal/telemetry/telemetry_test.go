@@ -28,7 +28,7 @@ func changed() (*resource.Metadata, []state.Event, []*resource.Metadata) {
 
 // TestObservationsDoNotAllocate: with metrics and the trace on, a routed
 // change, a QController item's start and end, and a Controller's wake-up,
-// pass start and end record their histograms, busy time and trace events
+// pass start and end record their histograms, busy time and trace records
 // without allocating.
 func TestObservationsDoNotAllocate(t *testing.T) {
 	eng := newEngine(trace.DefaultSize)
@@ -59,12 +59,12 @@ func TestObservationsDoNotAllocate(t *testing.T) {
 	}
 }
 
-// TestNilSinkIsOff: an engine with neither metrics nor a trace has nil
+// TestNilSinkIsOff: a Runtime with neither metrics nor a trace has nil
 // sinks, whose methods do nothing.
 func TestNilSinkIsOff(t *testing.T) {
 	c := NewController(&Engine{Clock: NewClock()}, "c", 1)
 	if c != nil {
-		t.Fatal("a sink for an engine with metrics and trace off")
+		t.Fatal("a sink for a Runtime with metrics and trace off")
 	}
 	md, _, _ := changed()
 	c.Woken(state.Updated, md, nil)

@@ -49,7 +49,7 @@ type KindCount struct {
 	Count uint64
 }
 
-// Writes returns the controller's successful writes through the engine
+// Writes returns the controller's successful writes through the Runtime
 // (creates, updates, modifies that changed something, teardowns, destroys,
 // finalizer changes — a teardown or a finalizer change that had nothing to
 // do counts too) by kind, sorted by kind; nil with metrics off or before

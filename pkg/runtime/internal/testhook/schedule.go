@@ -8,27 +8,27 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// Scheduler takes, for a simulator, the decisions an engine otherwise
+// Scheduler takes, for a simulator, the decisions a Runtime otherwise
 // leaves to its goroutines: which change reaches which QController queue
 // when, when a Controller starts and runs a pass, when a QController item
 // runs, and when a cached kind's cache takes a change in. It is attached to
-// an engine with Hooks.Schedule before anything is registered; an engine
-// without one (every engine but a simulator's) checks a nil field at each
+// a Runtime with Hooks.Schedule before anything is registered; a Runtime
+// without one (every Runtime but a simulator's) checks a nil field at each
 // of these points and does nothing else.
 //
-// The engine calls Deliver and Cache from its kind watches, and Gate from
+// The Runtime calls Deliver and Cache from its kind watches, and Gate from
 // its controller goroutines; the scheduler's methods are safe for
 // concurrent use. Gate blocks; Deliver and Cache never do: what they hand
 // over runs when the scheduler calls its Release or Apply, once, from any
-// goroutine, while the engine runs (never after Run returned).
+// goroutine, while the Runtime runs (never after Run returned).
 type Scheduler interface {
 	// Deliver hands over one change routed to one subscription: Release
 	// does what the router would have done with it (wake the Controller,
 	// or queue the item for the QController, raising its read floor
 	// first).
 	Deliver(d Delivery)
-	// Gate blocks the engine goroutine at g until the scheduler releases
-	// it (true) or ctx is done (false: the engine, or the Run of the
+	// Gate blocks the Runtime goroutine at g until the scheduler releases
+	// it (true) or ctx is done (false: the Runtime, or the Run of the
 	// Controller, stops).
 	Gate(ctx context.Context, g Gate) bool
 	// Cache hands over, for a cached kind, the application of one change
@@ -95,7 +95,7 @@ func (k GateKind) String() string {
 	}
 }
 
-// Gate is where an engine goroutine waits for the scheduler.
+// Gate is where a Runtime goroutine waits for the scheduler.
 type Gate struct {
 	Kind       GateKind
 	Controller string
@@ -116,6 +116,6 @@ type CacheChange struct {
 	Live bool
 	// Apply applies the change to the cache; the scheduler calls it
 	// exactly once, in order with the kind's other changes, unless the
-	// engine stopped.
+	// Runtime stopped.
 	Apply func()
 }

@@ -1,7 +1,7 @@
-// Package testhook links the engine's quiescence checks, and the points a
+// Package testhook links the Runtime's quiescence checks, and the points a
 // simulator schedules ([Scheduler]), to the public test kit (package
 // runtimetest and the packages under it) without making them methods of
-// the engine: package runtime sets [Of] when it is initialized, and the
+// the Runtime: package runtime sets [Of] when it is initialized, and the
 // test kit calls it. Nothing outside pkg/runtime can import
 // it.
 package testhook
@@ -12,13 +12,13 @@ import (
 	"github.com/resgraph/resgraph/pkg/observe"
 )
 
-// Hooks are the quiescence checks of one engine.
+// Hooks are the quiescence checks of one Runtime.
 type Hooks interface {
-	// Activity reports what the engine is doing now (observe.Activity):
+	// Activity reports what the Runtime is doing now (observe.Activity):
 	// every controller's work and every kind watch's progress. ctx bounds
 	// the questions it asks the state (state.KindHeadReporter).
 	Activity(ctx context.Context) observe.Activity
-	// WaitIdle waits until the engine is idle but for the controllers
+	// WaitIdle waits until the Runtime is idle but for the controllers
 	// named in except (which count as idle whatever they do) and returns
 	// the Activity it saw then, or the Activity now and ctx's error when
 	// ctx is done first. Idle means: every kind watch has routed every
@@ -28,16 +28,16 @@ type Hooks interface {
 	// in flight (observe.ControllerActivity.Busy) — checked so that no
 	// work can move between the parts checked: the kinds are checked
 	// before and after the controllers and must not have routed anything
-	// in between. It waits for the engine's own notifications, never by
+	// in between. It waits for the Runtime's own notifications, never by
 	// polling.
 	WaitIdle(ctx context.Context, except []string) (observe.Activity, error)
-	// Schedule attaches a Scheduler (a simulator) to the engine. It
+	// Schedule attaches a Scheduler (a simulator) to the Runtime. It
 	// fails once a controller is registered or Run was called, and when
-	// a scheduler is attached already: every part of the engine must see
+	// a scheduler is attached already: every part of the Runtime must see
 	// the same one from its start.
 	Schedule(s Scheduler) error
 }
 
-// Of returns the hooks of engine, a *runtime.Runtime (nil for anything
+// Of returns the hooks of Runtime, a *runtime.Runtime (nil for anything
 // else). Package runtime sets it in its init; it is never changed after.
 var Of func(engine any) Hooks

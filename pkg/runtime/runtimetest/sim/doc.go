@@ -1,4 +1,4 @@
-// Package sim runs a daemon's real controllers on the real engine under a
+// Package sim runs a daemon's real controllers on the real Runtime under a
 // seeded scheduler, to find the bugs that an unlucky order of events, a
 // conflict or a crash at the wrong moment cause: it explores orderings and
 // faults by seed, checks invariants after every step and convergence at the
@@ -18,9 +18,9 @@
 // # A run
 //
 // Each run (one seed) happens in a testing/synctest bubble of its own: an
-// in-memory state, an engine over it with the scenario's controllers
+// in-memory state, a Runtime over it with the scenario's controllers
 // (System.Register), the world Setup built (fakes of what the daemon talks
-// to). The engine runs as it always does, but every decision it leaves to
+// to). The Runtime runs as it always does, but every decision it leaves to
 // its goroutines waits for the simulator: a change routed to a QController
 // waits to be delivered to its queue, a QController item waits to run, a
 // Controller's start and each of its reconcile passes wait to happen. At
@@ -28,7 +28,7 @@
 // the scheduler lists what may happen next — deliver one change to one
 // queue, run one item, let one Controller start or take its pass, let a
 // cached kind's cache take in one change, pass one of the world's
-// notifications on (World.Relay), advance virtual time to the engine's next
+// notifications on (World.Relay), advance virtual time to the Runtime's next
 // timer (a restart backoff, a delayed item), take the workload's next step
 // — and picks one with the run's seeded generator. Each step takes
 // Bounds.StepTime of virtual time. A Controller is woken at once by a
@@ -42,7 +42,7 @@
 // unplugged). A Script is the same for every seed; Generate draws a random
 // one per seed from templates. When the workload's steps are done the
 // faults stop and the run must converge: nothing left to do and no timer
-// of the engine pending, and quiet for Bounds.Quiet (timers of user code
+// of the Runtime pending, and quiet for Bounds.Quiet (timers of user code
 // that fire meanwhile wake the scheduler up), within Bounds.Converge.
 //
 // # Faults
@@ -50,11 +50,11 @@
 // Each fault is off or on with a rate (Faults; AllFaults turns them all
 // on): a controller's write fails with a conflict or a transient error; a
 // write commits and then its writer crashes (the Controller's Run or the
-// QController's item panics), or the whole engine is killed (and a new one
-// started over the committed state); the engine is killed between two
+// QController's item panics), or the whole Runtime is killed (and a new one
+// started over the committed state); the Runtime is killed between two
 // steps; a watched kind re-lists; a cached kind's cache lags, so that
-// cached reads are served at the older revisions the engine's consistency
-// contract allows. An engine restart builds a fresh in-memory state from
+// cached reads are served at the older revisions the Runtime's consistency
+// contract allows. A Runtime restart builds a fresh in-memory state from
 // the committed state (through inmem's persistence hook) and registers new
 // controllers; the world stays.
 //
@@ -62,19 +62,19 @@
 //
 // After every step: the scenario's and the System's invariants over a
 // read-only View of the committed state, no shared snapshot mutated (the
-// state's mutation detector), no hot loop flagged by the engine. At the
+// state's mutation detector), no hot loop flagged by the Runtime. At the
 // end: convergence within the bounds, the Final checks, no controller left
 // with failing or parked items, no removed resource left, the final state
 // the same as the reference run's (the same workload, every change handled
 // as soon as it is made, no fault; Scenario.Equivalent or Canonical relax
 // the comparison, NoReference turns it off), and no goroutine of the run
-// left once the engine stopped and the world's context was canceled.
+// left once the Runtime stopped and the world's context was canceled.
 //
 // # Failures
 //
 // A run that fails a check is reported with its seed, the step, the check,
 // and its trace: every step, and within each the commits (by whom), the
-// faults and the log lines of the engine and the controllers. It is then
+// faults and the log lines of the Runtime and the controllers. It is then
 // shrunk: workload steps, faults and schedule decisions are dropped while
 // the run still fails the same check — fewest workload steps first, then
 // fewest faults, then fewest steps — and the smallest is reported with its

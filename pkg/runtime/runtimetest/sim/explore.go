@@ -18,7 +18,7 @@ type Outcome struct {
 	// Failure is the check that failed; nil when the run passed.
 	Failure *Failed
 	// Trace is the run's trace, up to the failure.
-	Trace Trace
+	Trace Transcript
 	// Steps is the number of steps taken, Virtual the virtual time the run
 	// took, Faults the faults injected, Ops the workload steps it had.
 	Steps   int
@@ -182,7 +182,7 @@ func (x *explorer) evaluate(p plan) *Outcome {
 	if o.Failure == nil && ref != nil && o.final != nil && ref.final != nil {
 		if err := x.equivalent(*o.final, *ref.final); err != nil {
 			o.Failure = &Failed{Check: "reference", Step: o.Steps, Message: "the final state differs from the reference run's (same workload, every change handled at once, no fault): " + err.Error()}
-			o.Trace = append(o.Trace, Event{Step: o.Steps, At: o.Virtual, What: "check", Text: o.Failure.String()})
+			o.Trace = append(o.Trace, Entry{Step: o.Steps, At: o.Virtual, What: "check", Text: o.Failure.String()})
 		}
 	}
 	return o

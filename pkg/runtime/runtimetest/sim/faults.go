@@ -1,7 +1,7 @@
 package sim
 
 // Faults are the faults a simulation injects while the workload runs
-// (none once it ended: the engine must then converge). Each is off at
+// (none once it ended: the Runtime must then converge). Each is off at
 // rate 0; a rate is a probability in [0, 1].
 type Faults struct {
 	// At each write of a controller (Create, Update, Destroy and what is
@@ -20,14 +20,14 @@ type Faults struct {
 	// goroutine of the controller's own is not crashed (nothing would
 	// recover the panic).
 	Crash float64
-	// Kill lets the write commit, then kills the whole engine before the
+	// Kill lets the write commit, then kills the whole Runtime before the
 	// writer learns the outcome, and starts a new one over the committed
 	// state (a daemon that died mid-reconcile and was restarted).
 	Kill float64
 
 	// At each step:
 
-	// Restart kills the engine between two steps — undelivered changes,
+	// Restart kills the Runtime between two steps — undelivered changes,
 	// queued items and caches are lost — and starts a new one over the
 	// committed state (a fresh in-memory state restored from it, new
 	// controllers from System.Register; the world stays).
@@ -38,7 +38,7 @@ type Faults struct {
 
 	// StaleCache makes every change of a cached kind reach the kind's cache
 	// only when the schedule says, so that cached reads are served at the
-	// older revisions the engine's consistency contract allows (at or
+	// older revisions the Runtime's consistency contract allows (at or
 	// after the reader's floor), not the newest.
 	StaleCache bool
 

@@ -10,8 +10,8 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 )
 
-// holds is the scheduler of one engine (testhook.Scheduler): what the
-// engine hands over waits here until the run's scheduler picks it. A
+// holds is the scheduler of one Runtime (testhook.Scheduler): what the
+// Runtime hands over waits here until the run's scheduler picks it. A
 // change routed to a Controller wakes it at once (a Controller reads the
 // state, not the change: its pass is what waits, at its gate); a change
 // routed to a QController waits, each on its own, so that the schedule
@@ -128,8 +128,8 @@ func (h *holds) flushCache(k resource.KindKey) {
 	}
 }
 
-// stop drops everything held: the engine is being killed. The gated
-// goroutines leave their gates as the engine's context is canceled.
+// stop drops everything held: the Runtime is being killed. The gated
+// goroutines leave their gates as the Runtime's context is canceled.
 func (h *holds) stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -138,7 +138,7 @@ func (h *holds) stop() {
 	h.caches = nil
 }
 
-// candidates appends what is held now, as the engine's candidates of the
+// candidates appends what is held now, as the Runtime's candidates of the
 // step.
 func (h *holds) candidates(out []candidate) []candidate {
 	h.mu.Lock()

@@ -252,7 +252,7 @@ var cfgTargets = map[resource.ID]resource.ID{"c0": "a0", "c1": "a1", "c2": "a0",
 // labelled for that A, Cfg being a mapped input; its MapInput reads the
 // Cfg to learn its label, so a destroyed Cfg maps to nothing and its A
 // keeps the offset. (Fixed: the label of the destroyed Cfg's last version,
-// which the engine hands over, rule Q4 — mapper.ByLabel.)
+// which the Runtime hands over, rule Q4 — mapper.ByLabel.)
 func mappedDeleteScenario(fixed bool) sim.Scenario {
 	byLabel := mapper.ByLabel[*Cfg](cfgFor, kindOf[ADef]())
 	c := &qctrl{

@@ -16,10 +16,10 @@ import (
 // (Faults.Transient).
 var ErrTransient = errors.New("sim: injected transient failure of the state")
 
-// ErrKilled is what a write returns to its writer when the engine was
+// ErrKilled is what a write returns to its writer when the Runtime was
 // killed right after it committed (Faults.Kill), and what every write of
-// a killed engine's goroutines returns.
-var ErrKilled = errors.New("sim: the engine was killed")
+// a killed Runtime's goroutines returns.
+var ErrKilled = errors.New("sim: the Runtime was killed")
 
 // Crash is the value a writer panics with after a write that committed
 // (Faults.Crash).
@@ -30,8 +30,8 @@ type Crash struct {
 
 func (c Crash) String() string { return "sim: injected crash after " + c.Write }
 
-// persistence is the inmem persistence of one engine's state: the run's
-// committed state survives the engine (it is what the next engine's state
+// persistence is the inmem persistence of one Runtime's state: the run's
+// committed state survives the Runtime (it is what the next Runtime's state
 // is restored from), every commit is traced, and the faults of controller
 // writes are injected where the state would answer.
 type persistence struct {
@@ -54,7 +54,7 @@ func (p *persistence) Restore() inmem.Restored {
 }
 
 // Append commits one write to the run's state, or refuses it: every write
-// of a killed engine, and the injected conflicts and transient failures.
+// of a killed Runtime, and the injected conflicts and transient failures.
 func (p *persistence) Append(ns resource.Namespace, typ resource.Type, id resource.ID, r resource.Resource) (inmem.Pending, error) {
 	ptr := resource.NewPointer(ns, typ, id)
 	run := p.r
@@ -95,7 +95,7 @@ func (p *persistence) Append(ns resource.Namespace, typ resource.Type, id resour
 		run.faultedLocked(fmt.Sprintf("crash of %s after it %s", run.actor, what))
 		return crashAfter{Crash{Write: what}}, nil
 	case faultKill:
-		run.faultedLocked(fmt.Sprintf("kill of the engine after %s %s", run.actor, what))
+		run.faultedLocked(fmt.Sprintf("kill of the Runtime after %s %s", run.actor, what))
 		run.killRequested = true
 		return killAfter{p.inc.killed}, nil
 	}
@@ -115,7 +115,7 @@ func writeText(prev, r resource.Resource, ptr resource.Pointer) string {
 }
 
 // underRecovery reports whether the calling goroutine runs user code
-// under the engine's recovery — a Controller's Run or a QController's item
+// under the Runtime's recovery — a Controller's Run or a QController's item
 // — where an injected crash fails that Run or item. A write from a
 // goroutine of the user's own is not crashed: nothing would recover it.
 func underRecovery() bool {
@@ -131,7 +131,7 @@ type crashAfter struct{ c Crash }
 func (c crashAfter) Wait() error { panic(c.c) }
 
 // killAfter keeps the writer of a committed write waiting until the
-// engine is killed, then fails the write.
+// Runtime is killed, then fails the write.
 type killAfter struct{ killed chan struct{} }
 
 func (k killAfter) Wait() error {

@@ -29,7 +29,7 @@ type category uint8
 const (
 	catEngine  category = iota // a delivery, a gate, a cache change, a relayed signal
 	catOutside                 // the workload's next step, an outside destroy
-	catTime                    // virtual time to the engine's next timer
+	catTime                    // virtual time to the Runtime's next timer
 )
 
 // categoryWeights are the odds of each category when exploring.
@@ -63,7 +63,7 @@ type plan struct {
 	noFaults bool
 }
 
-// incarnation is one engine of a run, with its state.
+// incarnation is one Runtime of a run, with its state.
 type incarnation struct {
 	n      int
 	st     state.State
@@ -72,7 +72,7 @@ type incarnation struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	killed chan struct{}
-	// dead is set when the engine is killed; protected by run.mu.
+	// dead is set when the Runtime is killed; protected by run.mu.
 	dead bool
 }
 
@@ -112,7 +112,7 @@ type run struct {
 	createdFloor time.Time
 	outside      bool
 	actor        string
-	trace        Trace
+	trace        Transcript
 	nFaults      int
 	faultsActive bool
 	// writes counts the controller writes by what they write (writeKey
@@ -173,7 +173,7 @@ func (r *run) event(what, text string) {
 }
 
 func (r *run) eventLocked(what, text string) {
-	r.trace = append(r.trace, Event{Step: r.steps, At: time.Since(r.start), What: what, Text: text})
+	r.trace = append(r.trace, Entry{Step: r.steps, At: time.Since(r.start), What: what, Text: text})
 }
 
 // faultsOnLocked reports whether a fault among kinds may be injected now.
@@ -303,7 +303,7 @@ func (r *run) loadWorkload() {
 	}
 }
 
-// startEngine starts an engine over a fresh state restored from the
+// startEngine starts a Runtime over a fresh state restored from the
 // committed state (with the scenario's initial resources, the first time).
 func (r *run) startEngine(first bool) error {
 	r.incs++
@@ -331,7 +331,7 @@ func (r *run) startEngine(first bool) error {
 	r.inc = inc
 	// Recorded before Run starts: what Run logs as it starts (a WARN about
 	// an input kind no controller writes) comes after it in every replay.
-	r.event("engine", fmt.Sprintf("engine %d started", inc.n))
+	r.event("Runtime", fmt.Sprintf("Runtime %d started", inc.n))
 	go func() {
 		defer close(inc.done)
 		_ = rt.Run(ctx)
@@ -357,8 +357,8 @@ func (r *run) setOutside(on bool, actor string) {
 	r.mu.Unlock()
 }
 
-// stopEngine kills the current engine: everything it held is dropped, a
-// writer waiting after a killed write gets its error, and the engine's
+// stopEngine kills the current Runtime: everything it held is dropped, a
+// writer waiting after a killed write gets its error, and the Runtime's
 // goroutines must exit within a minute (virtual).
 func (r *run) stopEngine() bool {
 	inc := r.inc
@@ -369,8 +369,8 @@ func (r *run) stopEngine() bool {
 	inc.dead = true
 	r.mu.Unlock()
 	inc.h.stop()
-	// The engine's context first: a writer that gets its error after the
-	// kill then sees the engine stopping, as after a real kill it would see
+	// The Runtime's context first: a writer that gets its error after the
+	// kill then sees the Runtime stopping, as after a real kill it would see
 	// nothing at all, and logs no failure (with the context canceled after,
 	// whether it logged raced with this goroutine, and one seed's trace
 	// could differ from one run to the next).
@@ -383,14 +383,14 @@ func (r *run) stopEngine() bool {
 		r.inc = nil
 		return true
 	case <-t.C:
-		r.fail("stop", fmt.Sprintf("engine %d did not stop within a minute of its cancel: a controller does not return when its context is done", inc.n), goroutineReport(nil))
+		r.fail("stop", fmt.Sprintf("Runtime %d did not stop within a minute of its cancel: a controller does not return when its context is done", inc.n), goroutineReport(nil))
 		return false
 	}
 }
 
-// restart kills the engine and starts a new one.
+// restart kills the Runtime and starts a new one.
 func (r *run) restart(why string) {
-	r.event("engine", fmt.Sprintf("engine %d killed (%s)", r.inc.n, why))
+	r.event("Runtime", fmt.Sprintf("Runtime %d killed (%s)", r.inc.n, why))
 	if !r.stopEngine() {
 		return
 	}
@@ -414,7 +414,7 @@ func (r *run) loop() {
 		kill := r.killRequested
 		r.mu.Unlock()
 		if kill {
-			r.restart("a write committed and the engine died before its writer knew")
+			r.restart("a write committed and the Runtime died before its writer knew")
 			continue
 		}
 		if !r.checkStep() {
@@ -446,7 +446,7 @@ func (r *run) loop() {
 }
 
 // endWorkload ends the faults once every workload step was taken: the
-// engine must converge from there.
+// Runtime must converge from there.
 func (r *run) endWorkload() {
 	if !r.convergeStart.IsZero() || r.next < len(r.ops) {
 		return
@@ -454,12 +454,12 @@ func (r *run) endWorkload() {
 	r.convergeStart = time.Now()
 	r.mu.Lock()
 	r.faultsActive = false
-	r.eventLocked("engine", "workload done: no more faults; converging")
+	r.eventLocked("Runtime", "workload done: no more faults; converging")
 	r.mu.Unlock()
 }
 
 // stepFault injects a fault between two steps, if the faults stream says
-// so: a restart of the engine, or a re-list of one of its input kinds.
+// so: a restart of the Runtime, or a re-list of one of its input kinds.
 func (r *run) stepFault() bool {
 	r.mu.Lock()
 	on := r.faultsOnLocked(stepFaults)
@@ -472,7 +472,7 @@ func (r *run) stepFault() bool {
 	case faultRestart:
 		r.mu.Lock()
 		r.steps++
-		r.faultedLocked("restart of the engine")
+		r.faultedLocked("restart of the Runtime")
 		r.mu.Unlock()
 		r.restart("fault")
 		return true
@@ -497,7 +497,7 @@ func (r *run) stepFault() bool {
 	return false
 }
 
-// inputKinds returns the input kinds of the engine, sorted.
+// inputKinds returns the input kinds of the Runtime, sorted.
 func (r *run) inputKinds() []resource.KindKey {
 	g, err := r.inc.rt.GetDependencyGraph()
 	if err != nil {
@@ -527,7 +527,7 @@ func (r *run) candidates() []candidate {
 	out = r.outsideCandidates(out)
 	if due, ok := r.nextTimer(); ok {
 		d := time.Until(due)
-		out = append(out, candidate{cat: catTime, key: "time", text: fmt.Sprintf("advance time by %v to the engine's next timer", d), actor: "timers", do: func() { time.Sleep(d) }})
+		out = append(out, candidate{cat: catTime, key: "time", text: fmt.Sprintf("advance time by %v to the Runtime's next timer", d), actor: "timers", do: func() { time.Sleep(d) }})
 	}
 	for i := range out {
 		if out[i].actor == "" {
@@ -538,7 +538,7 @@ func (r *run) candidates() []candidate {
 	return out
 }
 
-// actorOf names who acts in a step of the engine, from its text.
+// actorOf names who acts in a step of the Runtime, from its text.
 func actorOf(text string) string {
 	switch {
 	case strings.HasPrefix(text, "start "), strings.HasPrefix(text, "pass "):
@@ -546,7 +546,7 @@ func actorOf(text string) string {
 	case strings.HasPrefix(text, "Reconcile "), strings.HasPrefix(text, "MapInput "):
 		return text[strings.LastIndex(text, " of ")+4:]
 	default:
-		return "engine"
+		return "Runtime"
 	}
 }
 
@@ -599,7 +599,7 @@ func (r *run) waitsForDestroy(o op) bool {
 	return slices.Contains(r.destroys, ptr)
 }
 
-// nextTimer returns the engine's earliest timer (a controller's restart,
+// nextTimer returns the Runtime's earliest timer (a controller's restart,
 // a delayed QController item), if any is set in the future.
 func (r *run) nextTimer() (time.Time, bool) {
 	a := testhook.Of(r.inc.rt).Activity(r.ctx)
@@ -681,10 +681,10 @@ func candidateList(cands []candidate) string {
 	return strings.Join(parts, "; ")
 }
 
-// quiet is called when nothing is left to do and no timer of the engine
+// quiet is called when nothing is left to do and no timer of the Runtime
 // is set: in the workload phase that cannot be (the next workload step is
 // a candidate) unless only destroys wait for finalizers; once the
-// workload ended, the engine converged if it stays quiet for Bounds.Quiet
+// workload ended, the Runtime converged if it stays quiet for Bounds.Quiet
 // — a timer of user code that fires meanwhile and leads to something to
 // do wakes the scheduler up. It reports whether the run is over.
 func (r *run) quiet() bool {
@@ -696,7 +696,7 @@ func (r *run) quiet() bool {
 	defer t.Stop()
 	select {
 	case <-r.activity:
-		r.event("engine", fmt.Sprintf("woken after %v of quiet", time.Since(since)))
+		r.event("Runtime", fmt.Sprintf("woken after %v of quiet", time.Since(since)))
 		return false
 	case <-t.C:
 	}
@@ -704,7 +704,7 @@ func (r *run) quiet() bool {
 		r.fail("converge", fmt.Sprintf("converged %v after the workload ended, later than %v", d, r.b.Converge), "")
 		return true
 	}
-	r.event("engine", fmt.Sprintf("converged %v after the workload ended (quiet for %v)", since.Sub(r.convergeStart), r.b.Quiet))
+	r.event("Runtime", fmt.Sprintf("converged %v after the workload ended (quiet for %v)", since.Sub(r.convergeStart), r.b.Quiet))
 	return true
 }
 
@@ -822,7 +822,7 @@ func (r *run) checkStep() bool {
 		for _, l := range loops {
 			parts = append(parts, fmt.Sprintf("%s (%.0f commits/s)", l.Cycle, l.Rate))
 		}
-		r.fail("hot loop", "the engine reports a hot loop: "+strings.Join(parts, "; "), "")
+		r.fail("hot loop", "the Runtime reports a hot loop: "+strings.Join(parts, "; "), "")
 		return false
 	}
 	return true
@@ -856,7 +856,7 @@ func (r *run) finalChecks() {
 	}
 }
 
-// stopAll ends the run: the engine and the world's goroutines stop, and
+// stopAll ends the run: the Runtime and the world's goroutines stop, and
 // no goroutine the run started may be left (checked when leaks is set).
 func (r *run) stopAll(base map[string]bool, leaks bool) {
 	r.cancel()
@@ -868,6 +868,6 @@ func (r *run) stopAll(base map[string]bool, leaks bool) {
 		return
 	}
 	if left := leftGoroutines(base); len(left) > 0 {
-		r.fail("goroutine leak", fmt.Sprintf("%d goroutines of the run were left after the engine stopped and the world's context was canceled", len(left)), strings.Join(left, "\n\n"))
+		r.fail("goroutine leak", fmt.Sprintf("%d goroutines of the run were left after the Runtime stopped and the world's context was canceled", len(left)), strings.Join(left, "\n\n"))
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // Scenario is what a simulation runs: a daemon's controllers on the real
-// engine, an initial state, a workload of outside writes, the faults to
+// Runtime, an initial state, a workload of outside writes, the faults to
 // inject and the checks to make. Every field but Setup is optional.
 type Scenario struct {
 	// Name names the scenario in reports.
@@ -19,12 +19,12 @@ type Scenario struct {
 	// Setup builds one run's world — the fakes of what the daemon talks to
 	// besides the state (a kernel, a network) — and returns the run's
 	// System. It is called once per run, inside the run's bubble, before
-	// the first engine starts; the world outlives engine restarts.
+	// the first Runtime starts; the world outlives Runtime restarts.
 	Setup func(w *World) (System, error)
-	// Options are passed to every engine the runs start (cached kinds,
+	// Options are passed to every Runtime the runs start (cached kinds,
 	// backoffs, ...).
 	Options []runtime.Option
-	// Initial are the resources the state holds when the first engine
+	// Initial are the resources the state holds when the first Runtime
 	// starts (written as by an outside writer: no owner).
 	Initial []resource.Resource
 	// Workload is the outside writers' part: a Script, or a generator of
@@ -35,7 +35,7 @@ type Scenario struct {
 	// Invariants are checked after every step, on the committed state.
 	Invariants []Invariant
 	// Final checks the state once the run converged (after the workload,
-	// every fault, and the engine's work ended).
+	// every fault, and the Runtime's work ended).
 	Final func(v View) error
 	// Equivalent compares the final state of a run with the final state
 	// of the reference run of the same workload (every change handled as
@@ -63,17 +63,17 @@ type Scenario struct {
 
 // Bounds bound a run. A run that does not converge within them fails.
 type Bounds struct {
-	// Converge is the virtual time within which the engine must be quiet
+	// Converge is the virtual time within which the Runtime must be quiet
 	// once the workload and the faults ended (default 5 min).
 	Converge time.Duration
 	// Steps is the most steps a run may take, all phases together
-	// (default 20,000): a run that keeps the engine busy for longer does
+	// (default 20,000): a run that keeps the Runtime busy for longer does
 	// not converge.
 	Steps int
-	// Quiet is how long the engine must stay quiet, with no timer of its
+	// Quiet is how long the Runtime must stay quiet, with no timer of its
 	// own pending, to have converged: timers of user code (a Controller's
 	// own retry) that fire within it wake it up (default 2 min, past the
-	// engine's longest default backoff).
+	// Runtime's longest default backoff).
 	Quiet time.Duration
 	// StepTime is the virtual time each step takes (default 1 ms).
 	StepTime time.Duration
@@ -97,8 +97,8 @@ func (b Bounds) withDefaults() Bounds {
 
 // System is one run's daemon, as Setup builds it around its world.
 type System struct {
-	// Register registers the daemon's controllers with a fresh engine: at
-	// the start of the run and after every restart of the engine (a
+	// Register registers the daemon's controllers with a fresh Runtime: at
+	// the start of the run and after every restart of the Runtime (a
 	// daemon restarting builds its controllers anew). Required.
 	Register func(e controller.Engine) error
 	// Actions are the outside events of the world (a cable unplugged, a
@@ -158,22 +158,22 @@ func Generate(n int, templates ...Template) Workload { return generated{n: n, te
 
 // Script is a fixed workload: its steps in order, the same for every seed
 // (only the schedule and the faults differ).
-func Script(steps ...Step) Workload { return script(steps) }
+func Script(steps ...Op) Workload { return script(steps) }
 
-// Step is one step of a Script: [Set], [Remove] or [Do].
-type Step struct{ op op }
+// Op is one step of a Script: [Set], [Remove] or [Do].
+type Op struct{ op op }
 
 // Set makes r exist as given (created, or its spec, labels and
 // annotations updated). A resource the workload removed is written again
 // only once it is destroyed: the workload waits for it.
-func Set(r resource.Resource) Step { return Step{op{verb: verbSet, fixed: r}} }
+func Set(r resource.Resource) Op { return Op{op{verb: verbSet, fixed: r}} }
 
 // Remove tears the resource down and destroys it once its finalizers are
 // gone (as state.TeardownAndDestroy does; the workload's later steps on it
 // wait for the destroy); nothing when it is absent.
-func Remove(ptr resource.Pointer) Step {
-	return Step{op{verb: verbRemove, ptr: resource.NewPointer(ptr.Namespace(), ptr.Type(), ptr.ID())}}
+func Remove(ptr resource.Pointer) Op {
+	return Op{op{verb: verbRemove, ptr: resource.NewPointer(ptr.Namespace(), ptr.Type(), ptr.ID())}}
 }
 
 // Do runs the System's action named name.
-func Do(name string) Step { return Step{op{verb: verbDo, action: name}} }
+func Do(name string) Op { return Op{op{verb: verbDo, action: name}} }

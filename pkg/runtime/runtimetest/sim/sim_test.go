@@ -56,8 +56,8 @@ func TestFaults_EachIsInjected(t *testing.T) {
 		{"conflict", sim.Faults{Conflict: 0.5}, "fault  conflict on "},
 		{"transient", sim.Faults{Transient: 0.5}, "fault  transient failure of "},
 		{"crash", sim.Faults{Crash: 0.5}, "fault  crash of "},
-		{"kill", sim.Faults{Kill: 0.5}, "fault  kill of the engine after "},
-		{"restart", sim.Faults{Restart: 0.2}, "fault  restart of the engine"},
+		{"kill", sim.Faults{Kill: 0.5}, "fault  kill of the Runtime after "},
+		{"restart", sim.Faults{Restart: 0.2}, "fault  restart of the Runtime"},
 		{"relist", sim.Faults{Relist: 0.2}, "fault  re-list of "},
 		{"stale cache", sim.Faults{StaleCache: true}, "step   cache of "},
 	} {

@@ -13,32 +13,32 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// Event is one event of a run's trace: the steps the scheduler took and,
+// Entry is one event of a run's trace: the steps the scheduler took and,
 // within each, what followed from it — the commits (each by the step's
-// actor), the faults injected, the engine's and the controllers' log
+// actor), the faults injected, the Runtime's and the controllers' log
 // lines, and the check that failed. The same run (seed, or replay token)
 // gives the same trace, event by event.
-type Event struct {
+type Entry struct {
 	// Step is the step's number (0: before the first step).
 	Step int
 	// At is the virtual time since the run started.
 	At time.Duration
-	// What is "step", "commit", "fault", "log", "engine" (a start or a
-	// stop of an engine) or "check".
+	// What is "step", "commit", "fault", "log", "Runtime" (a start or a
+	// stop of a Runtime) or "check".
 	What string
 	Text string
 }
 
 // String formats the event as a trace line.
-func (e Event) String() string {
+func (e Entry) String() string {
 	return fmt.Sprintf("%5d %10s  %-6s %s", e.Step, e.At.Round(time.Microsecond), e.What, e.Text)
 }
 
-// Trace is a run's events.
-type Trace []Event
+// Transcript is a run's events.
+type Transcript []Entry
 
 // String formats every event, one per line.
-func (t Trace) String() string {
+func (t Transcript) String() string {
 	var b strings.Builder
 	for _, e := range t {
 		b.WriteString(e.String())
@@ -48,7 +48,7 @@ func (t Trace) String() string {
 }
 
 // Tail returns the last n events (all when fewer).
-func (t Trace) Tail(n int) Trace {
+func (t Transcript) Tail(n int) Transcript {
 	if len(t) <= n {
 		return t
 	}
@@ -92,9 +92,9 @@ func sortedMap(m map[string]string) string {
 	return "{" + strings.Join(parts, " ") + "}"
 }
 
-// traceCore is the zap core of the engines a run starts: every entry at
+// traceCore is the zap core of the Runtimes a run starts: every entry at
 // info level and above becomes a "log" event of the run's trace (the
-// engine's own lines and the controllers'), without the stacks of panics,
+// Runtime's own lines and the controllers'), without the stacks of panics,
 // which name goroutines and addresses.
 type traceCore struct {
 	r      *run

@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
 // View is a read-only view of the committed state: every resource of
@@ -63,7 +63,7 @@ func comparePointers(a, b resource.Pointer) int {
 
 // Get returns the resource of type T with the ID id in T's default
 // namespace, and whether it exists (as T).
-func Get[T generic.ResourceWithDefinition](v View, id resource.ID) (T, bool) {
+func Get[T typed.ResourceWithDefinition](v View, id resource.ID) (T, bool) {
 	var zero T
 	def := zero.Definition()
 	r, ok := v.Get(resource.NewPointer(def.DefaultNamespace, def.Type, id))
@@ -76,7 +76,7 @@ func Get[T generic.ResourceWithDefinition](v View, id resource.ID) (T, bool) {
 
 // List returns the resources of type T in T's default namespace, sorted
 // by ID.
-func List[T generic.ResourceWithDefinition](v View) []T {
+func List[T typed.ResourceWithDefinition](v View) []T {
 	var zero T
 	def := zero.Definition()
 	var out []T

@@ -36,7 +36,7 @@ func (o op) String() string {
 	}
 }
 
-type script []Step
+type script []Op
 
 func (s script) ops(uint64, []Action) []op {
 	out := make([]op, len(s))

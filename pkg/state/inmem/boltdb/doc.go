@@ -9,7 +9,7 @@
 //	if err != nil {
 //		return err // a *boltdb.FileError: corrupt, foreign, newer format, undecodable, locked
 //	}
-//	defer st.Close() // after the last write: once the engine's Run returned
+//	defer st.Close() // after the last write: once the Runtime's Run returned
 //	rt, err := runtime.New(st, logger)
 //
 // # What is kept
@@ -78,7 +78,7 @@
 //
 // Open starts the goroutine that commits; the caller owns it through the
 // returned [*State] and must call [State.Close] once nothing writes any
-// more (for an engine, after its Run returned). Close refuses later
+// more (for a Runtime, after its Run returned). Close refuses later
 // writes with [ErrClosed], commits the writes already accepted, stops the
 // goroutine and closes the file; reads and watches go on serving memory.
 // A write's wait for its commit does not follow the write's context: it

@@ -8,7 +8,7 @@ import (
 )
 
 // A [State] answers the optional interfaces of package state as the inmem
-// state it persists does: it numbers its changes (so the engine serves
+// state it persists does: it numbers its changes (so the Runtime serves
 // cached reads by revision), reports where a kind's history stands (so
 // runtimetest.WaitIdle checks quiescence exactly) and tracks the snapshots
 // it hands out (so the mutation detector names the controller that held a

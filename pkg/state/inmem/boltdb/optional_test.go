@@ -16,7 +16,7 @@ func (h holder) HolderName() string             { return string(h) }
 func (h holder) SnapshotChanged(err error) bool { return false }
 
 // TestOptionalInterfaces_AnsweredAsTheInmemStateDoes: a bbolt state
-// numbers its changes (the engine's revision-served cached reads), reports
+// numbers its changes (the Runtime's revision-served cached reads), reports
 // where a kind's history stands (WaitIdle's exact quiescence) and tracks
 // the snapshots it hands out (the mutation detector naming the holder of a
 // changed snapshot), as the inmem state it persists does.

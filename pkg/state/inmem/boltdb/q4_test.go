@@ -24,8 +24,8 @@ func familyRegistry() *codec.Registry {
 
 // TestQ4_DestroyedChildKeepsItsLabelsAcrossARestart is the reproduction of
 // issue 18 on a persistent state, with a restart in the middle: a child
-// labelled parent=p1 is created under one engine; the state is closed and
-// reopened (the child comes back from the file) under a new engine, and
+// labelled parent=p1 is created under one Runtime; the state is closed and
+// reopened (the child comes back from the file) under a new Runtime, and
 // the child is destroyed: the mapper sees "p1" every time, the last as
 // destroyed, and the parent's status drops the child.
 func TestQ4_DestroyedChildKeepsItsLabelsAcrossARestart(t *testing.T) {

@@ -1,21 +1,21 @@
-// Package trace is the engine's causal trace: what happened, in order, and
+// Package trace is the Runtime's causal trace: what happened, in order, and
 // why — which commit woke which controller, which changes a reconcile ran
 // for, when a failed item runs again.
 //
-// An engine records [Event]s in a [Ring]: a bounded buffer that keeps the
-// newest events and overwrites the oldest, cheap enough to stay on in
+// A Runtime records [Record]s in a [Ring]: a bounded buffer that keeps the
+// newest records and overwrites the oldest, cheap enough to stay on in
 // production (a write is one atomic increment and one uncontended slot
 // lock; nothing is allocated). [Ring.Snapshot] and [Ring.Since] read it;
 // a [Follower] streams it out in order (to a file, a log, OpenTelemetry —
-// whatever the user writes), told how many events it lost when it falls
+// whatever the user writes), told how many records it lost when it falls
 // more than the ring's size behind. [WriteJSONLines] and [ReadJSONLines]
-// are its JSON-lines form, one event per line, as the engine's
+// are its JSON-lines form, one record per line, as the Runtime's
 // /debug/trace page serves it.
 //
-// Causality: every event has a sequence number (Seq), increasing in the
-// order the ring received the events. A [Route] event names the change it
+// Causality: every record has a sequence number (Seq), increasing in the
+// order the ring received the records. A [Route] record names the change it
 // routed (Resource, with the committing controller as Resource.Writer when
-// the engine knows it); a [ReconcileStart] names the newest change that
+// the Runtime knows it); a [ReconcileStart] names the newest change that
 // caused it in Cause and how many changes were coalesced into it in
 // Causes, so that a chain A writes X → B reconciles → B writes Y reads
 // straight off the trace.
@@ -27,10 +27,10 @@ import (
 	"time"
 )
 
-// Type is the type of an [Event].
+// Type is the type of an [Record].
 type Type uint8
 
-// Event types. The fields each type sets are listed with it; fields not
+// Record types. The fields each type sets are listed with it; fields not
 // listed are zero.
 const (
 	// Commit: Controller's write of Resource committed (Resource.Version
@@ -41,8 +41,8 @@ const (
 	// "destroyed") was delivered to Controller: a wake-up of a Controller,
 	// a queued item of a QController. Duration is the delivery lag, from
 	// the commit (or, when later, the first listing of its kind: when the
-	// engine could first see it) to the routing, when the commit time is
-	// known. Op "existing": Resource was found by the engine's first
+	// Runtime could first see it) to the routing, when the commit time is
+	// known. Op "existing": Resource was found by the Runtime's first
 	// listing of its kind and queued for a QController (startup work; no
 	// delivery lag).
 	Route
@@ -78,7 +78,7 @@ const (
 	// detected (Detail describes the cycle, e.g. "A writes X → B writes
 	// Y → A"), or, with Outcome OutcomeOK, ended.
 	HotLoop
-	// Lost: a Follower fell behind and Attempt events were overwritten
+	// Lost: a Follower fell behind and Attempt records were overwritten
 	// before it read them (only in a follower's stream, never in a ring).
 	Lost
 	// Noop: Controller's write of Resource (Op "modify") left it equal, so
@@ -119,7 +119,7 @@ func ParseType(s string) (Type, error) {
 			return Type(i), nil
 		}
 	}
-	return 0, fmt.Errorf("trace: unknown event type %q", s)
+	return 0, fmt.Errorf("trace: unknown record type %q", s)
 }
 
 // Outcome is how a reconcile ended ([ReconcileEnd]).
@@ -179,7 +179,7 @@ type Ref struct {
 	// (an item, a destroyed resource).
 	Version uint64 `json:"version,omitempty"`
 	// Writer is the controller that committed the change, "" when the
-	// engine does not know it (a write from outside the engine).
+	// Runtime does not know it (a write from outside the Runtime).
 	Writer string `json:"writer,omitempty"`
 }
 
@@ -208,11 +208,11 @@ func (r Ref) SameResource(o Ref) bool {
 	return r.Namespace == o.Namespace && r.Type == o.Type && r.ID == o.ID
 }
 
-// Event is one engine event; [Type] says which fields it sets. It is a
+// Record is one Runtime record; [Type] says which fields it sets. It is a
 // plain value: the ring stores it by value and readers get copies.
-type Event struct {
-	// Seq is the event's sequence number, set by the ring (from 1, in the
-	// order events were added).
+type Record struct {
+	// Seq is the record's sequence number, set by the ring (from 1, in the
+	// order records were added).
 	Seq uint64
 	// Time is when it happened.
 	Time time.Time
@@ -220,7 +220,7 @@ type Event struct {
 	// Outcome is set on ReconcileEnd (and HotLoop, see there).
 	Outcome Outcome
 	// Attempt counts consecutive failures (Backoff, Crash, Restart) or
-	// lost events (Lost).
+	// lost records (Lost).
 	Attempt uint32
 	// Causes is the number of changes coalesced into a reconcile or an
 	// item (ReconcileStart, Queue).
@@ -248,8 +248,8 @@ type Event struct {
 	Detail string
 }
 
-// String formats the event on one line, for logs and text pages.
-func (e *Event) String() string {
+// String formats the record on one line, for logs and text pages.
+func (e *Record) String() string {
 	s := fmt.Sprintf("#%d %s %s", e.Seq, e.Time.Format("15:04:05.000000"), e.Type)
 	add := func(k, v string) {
 		if v != "" {
