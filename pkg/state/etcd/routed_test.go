@@ -55,7 +55,7 @@ func TestRoutedCrossBackendConformance(t *testing.T) {
 	}})
 }
 
-// TestRoutedRuntimeConformance runs the engine rules over a routed state
+// TestRoutedRuntimeConformance runs the Runtime rules over a routed state
 // split between memory and etcd, in real time (network I/O cannot run in
 // a synctest bubble). The mapped inputs live in etcd: the suite's
 // TestQ4_CoalescedDestroyKeepsTheLastMetadata fails in the suite's

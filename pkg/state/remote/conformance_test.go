@@ -40,12 +40,12 @@ func stateConformance(t *testing.T, network string) {
 	})
 }
 
-// runtimeBackoff is the initial restart and item backoff of the engines
+// runtimeBackoff is the initial restart and item backoff of the Runtimes
 // of the real-time RuntimeSuite (see the etcd state's test of the same).
 const runtimeBackoff = 50 * time.Millisecond
 
-// TestN1_RuntimeConformanceOverTCP runs the engine rules (C, Q, E) with
-// the engine on a client of an inmem state served over loopback TCP.
+// TestN1_RuntimeConformanceOverTCP runs the Runtime rules (C, Q, E) with
+// the Runtime on a client of an inmem state served over loopback TCP.
 func TestN1_RuntimeConformanceOverTCP(t *testing.T) { runtimeConformance(t, "tcp") }
 
 // TestN1_RuntimeConformanceOverUnixSocket is the same over a unix socket.
@@ -69,7 +69,7 @@ func runtimeConformance(t *testing.T, network string) {
 	})
 }
 
-// waitIdle is conformance.RealTime.WaitIdle for resgraph's engine.
+// waitIdle is conformance.RealTime.WaitIdle for resgraph's Runtime.
 func waitIdle(ctx context.Context, eng controller.Engine, held ...string) error {
 	a, err := runtimetest.WaitIdle(ctx, eng.(*runtime.Runtime), held...)
 	if err != nil {

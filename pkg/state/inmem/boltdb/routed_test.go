@@ -78,7 +78,7 @@ func TestRoutedCrossBackendConformance(t *testing.T) {
 	}})
 }
 
-// TestRoutedRuntimeConformance runs the engine rules over a routed state
+// TestRoutedRuntimeConformance runs the Runtime rules over a routed state
 // split between memory and a bbolt file: every controller of the suite
 // has inputs or outputs on both sides.
 func TestRoutedRuntimeConformance(t *testing.T) {
