@@ -19,7 +19,7 @@ import (
 var liveAssets embed.FS
 
 // Live controller states, as [LiveController.State] reports them. They
-// refine the Runtime's states (observe.State): a Runtime-running controller
+// refine a controller's lifecycle (observe.Lifecycle): a running controller
 // is busy, idle, retrying or in a hot loop here.
 const (
 	LiveBusy     = "busy"     // a reconcile is running or due

@@ -15,7 +15,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// FuzzLabelQueriesCached checks the engine's cache against the reference
+// FuzzLabelQueriesCached checks the Runtime's cache against the reference
 // evaluator of label-query unions (rule S15): a controller writes the
 // resources of a case to a cached kind (read your writes: its List is
 // served by the cache) and lists them with the case's queries.

@@ -17,7 +17,7 @@ import (
 
 // TestS15_ControllerListSelectsTheUnion: a controller's List with several
 // label queries selects their union whether the kind is cached (the
-// engine's cache evaluates the queries) or not, and a query with an
+// Runtime's cache evaluates the queries) or not, and a query with an
 // unusable term is refused with an invalid-class error before anything
 // is read.
 func TestS15_ControllerListSelectsTheUnion(t *testing.T) {

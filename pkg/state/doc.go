@@ -42,7 +42,7 @@
 // watch calls fail with an invalid-class error that names the option and
 // the fix ([ListOptions.Validate], [WatchKindOptions.Validate]); nothing
 // is read and no watch starts. Every backend (inmem and its bbolt
-// persistence, etcd) and the engine's cache evaluate unions the same way:
+// persistence, etcd) and the Runtime's cache evaluate unions the same way:
 // conformance.StateSuite's TestS15_* tests, and a fuzz target per backend
 // against a reference evaluator (conformance.LabelQueryFuzzer), check it.
 //

@@ -45,7 +45,7 @@ type ListOption func(*ListOptions)
 // cannot apply — a label query with an unusable term (rule S15: an empty
 // key, a numeric operation whose value is not an integer), named with the
 // option and the fix — or nil. Every backend, and every layer that answers
-// a List itself (the engine's cache), checks with it before reading.
+// a List itself (the Runtime's cache), checks with it before reading.
 func (o *ListOptions) Validate(kind resource.Kind) error {
 	if err := o.LabelQueries.Validate(); err != nil {
 		return NewInvalidError(nil, "list %s: WithLabelQuery: %w", resource.KindString(kind), err)

@@ -9,8 +9,8 @@ import (
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 )
 
-// Runtime states of a controller as the Runtime's status reports them
-// (observe.State's String forms), repeated here: package observe imports
+// A controller's lifecycle as its status reports it
+// (observe.Lifecycle's String forms), repeated here: package observe imports
 // this one.
 const (
 	runtimeStarting = "starting"
