@@ -64,6 +64,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./pkg/resource/codec
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) .
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) .
+	cd $(REMOTE) && $(GO) test -run '^$$' -fuzz '^FuzzServerRequest$$' -fuzztime $(FUZZTIME) .
 
 ## sim: the simulations (pkg/runtime/runtimetest/sim: the mutants, the
 ## demo's controllers, the generic controllers' chains) with $(SIMSEEDS)

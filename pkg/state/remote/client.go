@@ -136,13 +136,14 @@ func (c *client) Get(ctx context.Context, ptr resource.Pointer, opts ...state.Ge
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	return c.decodeReply(resp.GetResource())
+	return c.decodeReply(resp.GetResource(), nil)
 }
 
-// decodeReply decodes a resource the server sent; a resource that does
-// not decode is an error naming it.
-func (c *client) decodeReply(m *pb.Resource) (resource.Resource, error) {
-	r, err := c.coder.decode(m)
+// decodeReply decodes a resource the server sent (of kind, when its
+// metadata does not name one); a resource that does not decode is an
+// error naming it.
+func (c *client) decodeReply(m *pb.Resource, kind resource.Kind) (resource.Resource, error) {
+	r, err := c.coder.decode(m, kind)
 	if err != nil {
 		return nil, fmt.Errorf("remote: the server sent a resource that does not decode: %w", err)
 	}
@@ -179,7 +180,7 @@ func (c *client) List(ctx context.Context, kind resource.Kind, opts ...state.Lis
 			list.Items = make([]resource.Resource, 0, len(m.Resources))
 		}
 		for _, rm := range m.Resources {
-			r, err := c.decodeReply(rm)
+			r, err := c.decodeReply(rm, kind)
 			if err != nil {
 				return resource.List{}, err
 			}
@@ -205,7 +206,7 @@ func (c *client) encodeArg(ctx context.Context, r resource.Resource, what string
 			return nil, state.NewInvalidError(r.Metadata(), "%s: %w", what, err)
 		}
 	}
-	m, err := c.coder.encode(r, false)
+	m, err := c.coder.encode(r, false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -252,11 +253,11 @@ func (c *client) Update(ctx context.Context, r resource.Resource, opts ...state.
 
 // setWritten sets what the server wrote back into the caller's metadata.
 func setWritten(md *resource.Metadata, resp *pb.WriteResponse) error {
-	created, err := timeFromPB(resp.GetCreated())
+	created, err := timeFromPB(resp.GetCreatedSeconds(), resp.GetCreatedNanos())
 	if err != nil {
 		return fmt.Errorf("remote: the server answered a write with a bad time: %w", err)
 	}
-	updated, err := timeFromPB(resp.GetUpdated())
+	updated, err := timeFromPB(resp.GetUpdatedSeconds(), resp.GetUpdatedNanos())
 	if err != nil {
 		return fmt.Errorf("remote: the server answered a write with a bad time: %w", err)
 	}

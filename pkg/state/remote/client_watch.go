@@ -211,7 +211,7 @@ func (w *remoteWatch) resource(m *pb.Resource) (resource.Resource, error) {
 		return nil, fmt.Errorf("remote: the server sent an event without a resource")
 	}
 	if m.PointerOnly {
-		ptr, err := pointerFromPB(&pb.Pointer{Namespace: m.Metadata.Namespace, Type: m.Metadata.Type, Id: m.Metadata.Id})
+		ptr, err := pointerFromPB(&pb.Pointer{Namespace: w.kind.Namespace(), Type: w.kind.Type(), Id: m.Metadata.Id})
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +221,7 @@ func (w *remoteWatch) resource(m *pb.Resource) (resource.Resource, error) {
 	if r := w.snaps.lookup(m.Metadata.Id, key); r != nil {
 		return r, nil
 	}
-	r, err := w.c.decodeReply(m)
+	r, err := w.c.decodeReply(m, w.kind)
 	if err != nil {
 		return nil, err
 	}

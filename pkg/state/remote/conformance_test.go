@@ -16,6 +16,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
+	"github.com/resgraph/resgraph/pkg/state/remote"
 )
 
 // conformanceHistory is the served state's history: small, so that the
@@ -31,9 +32,26 @@ func TestN1_StateConformanceOverTCP(t *testing.T) { stateConformance(t, "tcp") }
 func TestN1_StateConformanceOverUnixSocket(t *testing.T) { stateConformance(t, "unix") }
 
 func stateConformance(t *testing.T, network string) {
+	var stop func() // ends the previous test's server and connection
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
 	suite.Run(t, &conformance.StateSuite{
 		NewState: func() state.State {
-			st, _ := served(t, network, inmem.WithHistoryCapacity(conformanceHistory))
+			if stop != nil {
+				stop()
+			}
+			lis := listen(t, network)
+			d := serveUntil(lis, inmem.NewState(inmem.WithHistoryCapacity(conformanceHistory)))
+			conn := dial(t, d.Addr)
+			st, err := remote.NewClient(conn, registry())
+			require.NoError(t, err)
+			stop = func() {
+				_ = conn.Close()
+				d.stop()
+			}
 			return st
 		},
 		HistoryCapacity: conformanceHistory,

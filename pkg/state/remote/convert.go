@@ -11,50 +11,62 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/remote/internal/pb"
 )
 
-// timeToPB returns t on the wire; nil for the zero time.
-func timeToPB(t time.Time) *pb.Time {
+// unixToYear1 is the number of seconds from January 1, year 1 to the Unix
+// epoch: the wire's times count from year 1, so that 0 is the zero time.
+const unixToYear1 int64 = 62135596800
+
+// timeToPB returns t on the wire: seconds since year 1 and nanoseconds.
+func timeToPB(t time.Time) (int64, int32) {
 	if t.IsZero() {
-		return nil
+		return 0, 0
 	}
-	return &pb.Time{Seconds: t.Unix(), Nanos: int32(t.Nanosecond())}
+	return t.Unix() + unixToYear1, int32(t.Nanosecond())
 }
 
-// timeFromPB returns the time of t; the zero time for nil.
-func timeFromPB(t *pb.Time) (time.Time, error) {
-	if t == nil {
+// timeFromPB returns the time of seconds since year 1 and nanoseconds.
+func timeFromPB(sec int64, nsec int32) (time.Time, error) {
+	if nsec < 0 || nsec >= int32(time.Second) {
+		return time.Time{}, fmt.Errorf("time with %d nanoseconds", nsec)
+	}
+	if sec == 0 && nsec == 0 {
 		return time.Time{}, nil
 	}
-	if t.Nanos < 0 || t.Nanos >= int32(time.Second) {
-		return time.Time{}, fmt.Errorf("time with %d nanoseconds", t.Nanos)
-	}
-	return time.Unix(t.Seconds, int64(t.Nanos)), nil
+	return time.Unix(sec-unixToYear1, int64(nsec)), nil
 }
 
-// metadataToPB returns md on the wire.
-func metadataToPB(md *resource.Metadata) *pb.Metadata {
-	return &pb.Metadata{
-		Namespace:   md.Namespace(),
-		Type:        md.Type(),
+// metadataToPB returns md on the wire; without its namespace and type when
+// inKind is set (the answers of List and Watch: the request names them).
+func metadataToPB(md *resource.Metadata, inKind bool) *pb.Metadata {
+	m := &pb.Metadata{
 		Id:          md.ID(),
 		Version:     md.Version().Value(),
 		Phase:       pb.Phase(md.Phase()),
 		Owner:       md.Owner(),
-		Created:     timeToPB(md.Created()),
-		Updated:     timeToPB(md.Updated()),
 		Finalizers:  []string(*md.Finalizers()),
 		Labels:      md.Labels().Raw(),
 		Annotations: md.Annotations().Raw(),
 	}
+	if !inKind {
+		m.Namespace, m.Type = md.Namespace(), md.Type()
+	}
+	m.CreatedSeconds, m.CreatedNanos = timeToPB(md.Created())
+	m.UpdatedSeconds, m.UpdatedNanos = timeToPB(md.Updated())
+	return m
 }
 
-// metadataFromPB returns the metadata m carries, or an error naming what
-// is wrong with it: no metadata, an empty identity, an unknown phase, a
-// bad time, an empty or repeated finalizer.
-func metadataFromPB(m *pb.Metadata) (resource.Metadata, error) {
+// metadataFromPB returns the metadata m carries (in kind, when m leaves
+// its namespace and type empty and kind is not nil), or an error naming
+// what is wrong with it: no metadata, an empty identity, an unknown phase,
+// a bad time, an empty or repeated finalizer.
+func metadataFromPB(m *pb.Metadata, kind resource.Kind) (resource.Metadata, error) {
 	if m == nil {
 		return resource.Metadata{}, fmt.Errorf("resource without metadata")
 	}
-	md := resource.NewMetadata(m.Namespace, m.Type, m.Id, resource.NewVersion(m.Version))
+	ns, typ := m.Namespace, m.Type
+	if kind != nil && ns == "" && typ == "" {
+		ns, typ = kind.Namespace(), kind.Type()
+	}
+	md := resource.NewMetadata(ns, typ, m.Id, resource.NewVersion(m.Version))
 	if err := resource.ValidatePointer(&md); err != nil {
 		return resource.Metadata{}, err
 	}
@@ -66,11 +78,11 @@ func metadataFromPB(m *pb.Metadata) (resource.Metadata, error) {
 		return resource.Metadata{}, fmt.Errorf("%s: unknown phase %d", name(), m.Phase)
 	}
 	md.ReplaceOwner(m.Owner)
-	created, err := timeFromPB(m.Created)
+	created, err := timeFromPB(m.CreatedSeconds, m.CreatedNanos)
 	if err != nil {
 		return resource.Metadata{}, fmt.Errorf("%s: created: %w", name(), err)
 	}
-	updated, err := timeFromPB(m.Updated)
+	updated, err := timeFromPB(m.UpdatedSeconds, m.UpdatedNanos)
 	if err != nil {
 		return resource.Metadata{}, fmt.Errorf("%s: updated: %w", name(), err)
 	}
@@ -95,14 +107,14 @@ type coder struct {
 	reg *codec.Registry
 }
 
-// encode returns r on the wire, with its spec rendered as JSON too when
-// withJSON is set.
-func (c coder) encode(r resource.Resource, withJSON bool) (*pb.Resource, error) {
+// encode returns r on the wire (without its namespace and type when
+// inKind is set), with its spec rendered as JSON too when withJSON is set.
+func (c coder) encode(r resource.Resource, inKind, withJSON bool) (*pb.Resource, error) {
 	spec, f, err := c.reg.AppendSpec(nil, r)
 	if err != nil {
 		return nil, err
 	}
-	out := &pb.Resource{Metadata: metadataToPB(r.Metadata()), Spec: spec, SpecFormat: uint32(f)}
+	out := &pb.Resource{Metadata: metadataToPB(r.Metadata(), inKind), Spec: spec, SpecFormat: uint32(f)}
 	if withJSON {
 		if out.SpecJson, err = specJSON(r); err != nil {
 			return nil, err
@@ -111,12 +123,13 @@ func (c coder) encode(r resource.Resource, withJSON bool) (*pb.Resource, error) 
 	return out, nil
 }
 
-// decode returns the resource m carries, decoded by the registry.
-func (c coder) decode(m *pb.Resource) (resource.Resource, error) {
+// decode returns the resource m carries, decoded by the registry; kind,
+// when not nil, is the kind of a resource whose metadata does not name it.
+func (c coder) decode(m *pb.Resource, kind resource.Kind) (resource.Resource, error) {
 	if m == nil {
 		return nil, fmt.Errorf("no resource")
 	}
-	md, err := metadataFromPB(m.Metadata)
+	md, err := metadataFromPB(m.Metadata, kind)
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,13 @@ func target(lis net.Listener) string {
 // serve serves st on lis until the test ends.
 func serve(tb testing.TB, lis net.Listener, st state.State, opts ...remote.ServerOption) *daemon {
 	tb.Helper()
+	d := serveUntil(lis, st, opts...)
+	tb.Cleanup(d.stop)
+	return d
+}
+
+// serveUntil serves st on lis until the daemon's stop.
+func serveUntil(lis net.Listener, st state.State, opts ...remote.ServerOption) *daemon {
 	srv := remote.NewServer(st, registry(), opts...)
 	gs := grpc.NewServer(srv.GRPCServerOptions()...)
 	srv.Register(gs)
@@ -72,11 +79,11 @@ func serve(tb testing.TB, lis net.Listener, st state.State, opts ...remote.Serve
 		defer close(d.done)
 		_ = gs.Serve(lis)
 	}()
-	tb.Cleanup(d.stop)
 	return d
 }
 
-// stop stops the daemon's server and waits for it.
+// stop stops the daemon's server and waits for it; it may be called
+// more than once.
 func (d *daemon) stop() {
 	d.Server.Stop()
 	<-d.done

@@ -28,6 +28,7 @@ type Server struct {
 	coder  coder
 	o      serverOptions
 	limits *watchLimits
+	wire   *wireCodec
 }
 
 // DefaultMaxMessageSize is the default bound of one message's size, in
@@ -114,7 +115,7 @@ func NewServer(st state.State, reg *codec.Registry, opts ...ServerOption) *Serve
 	if usercode.IsNil(st) {
 		st = nil
 	}
-	return &Server{st: st, coder: coder{reg: reg}, o: o, limits: newWatchLimits(o.maxWatchesConn)}
+	return &Server{st: st, coder: coder{reg: reg}, o: o, limits: newWatchLimits(o.maxWatchesConn), wire: newWireCodec()}
 }
 
 // Register adds the State service to a gRPC server.
@@ -123,11 +124,18 @@ func (s *Server) Register(r grpc.ServiceRegistrar) {
 }
 
 // GRPCServerOptions returns the options to give grpc.NewServer for the
-// server's bounds to hold exactly: the stats handler that tells
-// connections apart (for [WithMaxWatchesPerConnection]) and the receive
-// limit of [WithMaxMessageSize].
+// server's bounds and answers to hold exactly: the stats handler that
+// tells connections apart (for [WithMaxWatchesPerConnection]), the
+// receive limit of [WithMaxMessageSize], and the codec that lets the
+// server answer bytes that are not a request with InvalidArgument (gRPC
+// alone answers Internal). Without them the server works, with the
+// fallbacks the options describe.
 func (s *Server) GRPCServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.StatsHandler(connTagger{}), grpc.MaxRecvMsgSize(s.o.maxMessage)}
+	return []grpc.ServerOption{
+		grpc.StatsHandler(connTagger{}),
+		grpc.MaxRecvMsgSize(s.o.maxMessage),
+		grpc.ForceServerCodecV2(s.wire),
+	}
 }
 
 // stateOf returns the state to serve for a call.

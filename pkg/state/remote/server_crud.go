@@ -19,6 +19,9 @@ const listChunk = 512
 // Get serves state.State.Get.
 func (s *Server) Get(ctx context.Context, req *pb.GetRequest) (_ *pb.GetResponse, err error) {
 	defer s.recoverCall("Get", &err)
+	if err := s.wire.malformed(req); err != nil {
+		return nil, err
+	}
 	st, err := s.stateOf(ctx)
 	if err != nil {
 		return nil, err
@@ -31,7 +34,7 @@ func (s *Server) Get(ctx context.Context, req *pb.GetRequest) (_ *pb.GetResponse
 	if err != nil {
 		return nil, toStatus(err).Err()
 	}
-	m, err := s.encodeStored(r, req.GetSpecJson())
+	m, err := s.encodeStored(r, false, req.GetSpecJson())
 	if err != nil {
 		return nil, err
 	}
@@ -42,6 +45,9 @@ func (s *Server) Get(ctx context.Context, req *pb.GetRequest) (_ *pb.GetResponse
 // resources and the message size bound.
 func (s *Server) List(req *pb.ListRequest, stream pb.State_ListServer) (err error) {
 	defer s.recoverCall("List", &err)
+	if err := s.wire.malformed(req); err != nil {
+		return err
+	}
 	ctx := stream.Context()
 	st, err := s.stateOf(ctx)
 	if err != nil {
@@ -61,7 +67,7 @@ func (s *Server) List(req *pb.ListRequest, stream pb.State_ListServer) (err erro
 	}
 	msg, size := &pb.ListResponse{}, 0
 	for _, r := range list.Items {
-		m, err := s.encodeStored(r, req.GetSpecJson())
+		m, err := s.encodeStored(r, true, req.GetSpecJson())
 		if err != nil {
 			return err
 		}
@@ -101,6 +107,9 @@ func listOptions(req *pb.ListRequest) ([]state.ListOption, error) {
 // Create serves state.State.Create.
 func (s *Server) Create(ctx context.Context, req *pb.CreateRequest) (_ *pb.WriteResponse, err error) {
 	defer s.recoverCall("Create", &err)
+	if err := s.wire.malformed(req); err != nil {
+		return nil, err
+	}
 	st, err := s.stateOf(ctx)
 	if err != nil {
 		return nil, err
@@ -118,6 +127,9 @@ func (s *Server) Create(ctx context.Context, req *pb.CreateRequest) (_ *pb.Write
 // Update serves state.State.Update.
 func (s *Server) Update(ctx context.Context, req *pb.UpdateRequest) (_ *pb.WriteResponse, err error) {
 	defer s.recoverCall("Update", &err)
+	if err := s.wire.malformed(req); err != nil {
+		return nil, err
+	}
 	st, err := s.stateOf(ctx)
 	if err != nil {
 		return nil, err
@@ -143,6 +155,9 @@ func (s *Server) Update(ctx context.Context, req *pb.UpdateRequest) (_ *pb.Write
 // Destroy serves state.State.Destroy.
 func (s *Server) Destroy(ctx context.Context, req *pb.DestroyRequest) (_ *pb.DestroyResponse, err error) {
 	defer s.recoverCall("Destroy", &err)
+	if err := s.wire.malformed(req); err != nil {
+		return nil, err
+	}
 	st, err := s.stateOf(ctx)
 	if err != nil {
 		return nil, err
@@ -161,6 +176,9 @@ func (s *Server) Destroy(ctx context.Context, req *pb.DestroyRequest) (_ *pb.Des
 // the state does not report kind heads.
 func (s *Server) KindHead(ctx context.Context, req *pb.KindHeadRequest) (_ *pb.KindHeadResponse, err error) {
 	defer s.recoverCall("KindHead", &err)
+	if err := s.wire.malformed(req); err != nil {
+		return nil, err
+	}
 	st, err := s.stateOf(ctx)
 	if err != nil {
 		return nil, err
@@ -184,8 +202,11 @@ func (s *Server) KindHead(ctx context.Context, req *pb.KindHeadRequest) (_ *pb.K
 }
 
 // Definitions serves the definitions of the registry's types.
-func (s *Server) Definitions(ctx context.Context, _ *pb.DefinitionsRequest) (_ *pb.DefinitionsResponse, err error) {
+func (s *Server) Definitions(ctx context.Context, req *pb.DefinitionsRequest) (_ *pb.DefinitionsResponse, err error) {
 	defer s.recoverCall("Definitions", &err)
+	if err := s.wire.malformed(req); err != nil {
+		return nil, err
+	}
 	if _, err := s.stateOf(ctx); err != nil {
 		return nil, err
 	}
@@ -231,7 +252,7 @@ func (s *Server) decodeRequest(m *pb.Resource) (resource.Resource, error) {
 	if m.PointerOnly {
 		return nil, invalid("write request with a pointer-only resource")
 	}
-	r, err := s.coder.decode(m)
+	r, err := s.coder.decode(m, nil)
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
@@ -241,8 +262,8 @@ func (s *Server) decodeRequest(m *pb.Resource) (resource.Resource, error) {
 // encodeStored returns a stored resource on the wire, or the status of a
 // resource that cannot be sent: one the registry cannot encode
 // (Internal), one larger than the message bound (ResourceExhausted).
-func (s *Server) encodeStored(r resource.Resource, withJSON bool) (*pb.Resource, error) {
-	m, err := s.coder.encode(r, withJSON)
+func (s *Server) encodeStored(r resource.Resource, inKind, withJSON bool) (*pb.Resource, error) {
+	m, err := s.coder.encode(r, inKind, withJSON)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "remote: a stored resource does not encode: %v", err)
 	}
@@ -255,5 +276,8 @@ func (s *Server) encodeStored(r resource.Resource, withJSON bool) (*pb.Resource,
 
 // writeResponse is what a write sets back in the caller's resource.
 func writeResponse(md *resource.Metadata) *pb.WriteResponse {
-	return &pb.WriteResponse{Version: md.Version().Value(), Created: timeToPB(md.Created()), Updated: timeToPB(md.Updated())}
+	out := &pb.WriteResponse{Version: md.Version().Value()}
+	out.CreatedSeconds, out.CreatedNanos = timeToPB(md.Created())
+	out.UpdatedSeconds, out.UpdatedNanos = timeToPB(md.Updated())
+	return out
 }

@@ -36,6 +36,9 @@ func (s *Server) Watch(stream pb.State_WatchServer) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := s.wire.malformed(first); err != nil {
+		return err
+	}
 	req := first.GetRequest()
 	if req == nil {
 		return invalid("watch: the first message must be the request")
@@ -59,7 +62,7 @@ func (s *Server) Watch(stream pb.State_WatchServer) (err error) {
 		return err
 	}
 	cr := &credits{wake: make(chan struct{}, 1)}
-	go cr.receive(stream, cancel)
+	go cr.receive(stream, s.wire, cancel)
 	return s.pump(wctx, stream, ch, cr, req.GetSpecJson())
 }
 
@@ -140,10 +143,14 @@ type credits struct {
 // receive reads the client's grants until the call ends; a message that
 // is not a grant, or a grant beyond maxCredits, ends the watch with
 // InvalidArgument.
-func (c *credits) receive(stream pb.State_WatchServer, cancel context.CancelCauseFunc) {
+func (c *credits) receive(stream pb.State_WatchServer, wire *wireCodec, cancel context.CancelCauseFunc) {
 	for {
 		m, err := stream.Recv()
 		if err != nil {
+			return
+		}
+		if err := wire.malformed(m); err != nil {
+			cancel(err)
 			return
 		}
 		if m.Request != nil || m.Credits == 0 || c.n.Add(int64(m.Credits)) > maxCredits {
@@ -270,7 +277,7 @@ func (s *Server) encodeWatched(r resource.Resource, destroyed, withJSON bool) (*
 	}
 	md := r.Metadata()
 	if destroyed && md.Version() == resource.VersionUndefined && r.Spec() == nil {
-		return &pb.Resource{Metadata: &pb.Metadata{Namespace: md.Namespace(), Type: md.Type(), Id: md.ID()}, PointerOnly: true}, nil
+		return &pb.Resource{Metadata: &pb.Metadata{Id: md.ID()}, PointerOnly: true}, nil
 	}
-	return s.encodeStored(r, withJSON)
+	return s.encodeStored(r, true, withJSON)
 }

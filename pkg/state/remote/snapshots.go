@@ -82,8 +82,8 @@ func (s *snapshots) keyOf(m *pb.Resource) snapKey {
 	md := m.Metadata
 	return snapKey{
 		version:    md.GetVersion(),
-		createdSec: md.GetCreated().GetSeconds(), createdNsec: md.GetCreated().GetNanos(),
-		updatedSec: md.GetUpdated().GetSeconds(), updatedNsec: md.GetUpdated().GetNanos(),
+		createdSec: md.GetCreatedSeconds(), createdNsec: md.GetCreatedNanos(),
+		updatedSec: md.GetUpdatedSeconds(), updatedNsec: md.GetUpdatedNanos(),
 		format: m.SpecFormat,
 		spec:   maphash.Bytes(s.seed, m.Spec),
 		phase:  md.GetPhase(),

@@ -205,79 +205,32 @@ func (ErrorClass) EnumDescriptor() ([]byte, []int) {
 	return file_state_proto_rawDescGZIP(), []int{2}
 }
 
-// Time is an instant; absent means the zero time.
-type Time struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seconds       int64                  `protobuf:"varint,1,opt,name=seconds,proto3" json:"seconds,omitempty"`
-	Nanos         int32                  `protobuf:"varint,2,opt,name=nanos,proto3" json:"nanos,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Time) Reset() {
-	*x = Time{}
-	mi := &file_state_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Time) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Time) ProtoMessage() {}
-
-func (x *Time) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Time.ProtoReflect.Descriptor instead.
-func (*Time) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *Time) GetSeconds() int64 {
-	if x != nil {
-		return x.Seconds
-	}
-	return 0
-}
-
-func (x *Time) GetNanos() int32 {
-	if x != nil {
-		return x.Nanos
-	}
-	return 0
-}
-
+// Metadata is a resource's metadata. Times are seconds since January 1,
+// year 1 UTC (0 with 0 nanoseconds is the zero time) and nanoseconds. In
+// the answers of List and Watch, the namespace and type of a resource are
+// left empty: they are the request's.
 type Metadata struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
-	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
-	Version       uint64                 `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
-	Phase         Phase                  `protobuf:"varint,5,opt,name=phase,proto3,enum=resgraph.remote.v1.Phase" json:"phase,omitempty"`
-	Owner         string                 `protobuf:"bytes,6,opt,name=owner,proto3" json:"owner,omitempty"`
-	Created       *Time                  `protobuf:"bytes,7,opt,name=created,proto3" json:"created,omitempty"`
-	Updated       *Time                  `protobuf:"bytes,8,opt,name=updated,proto3" json:"updated,omitempty"`
-	Finalizers    []string               `protobuf:"bytes,9,rep,name=finalizers,proto3" json:"finalizers,omitempty"`
-	Labels        map[string]string      `protobuf:"bytes,10,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Annotations   map[string]string      `protobuf:"bytes,11,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Namespace      string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Type           string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Id             string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	Version        uint64                 `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
+	Phase          Phase                  `protobuf:"varint,5,opt,name=phase,proto3,enum=resgraph.remote.v1.Phase" json:"phase,omitempty"`
+	Owner          string                 `protobuf:"bytes,6,opt,name=owner,proto3" json:"owner,omitempty"`
+	CreatedSeconds int64                  `protobuf:"varint,7,opt,name=created_seconds,json=createdSeconds,proto3" json:"created_seconds,omitempty"`
+	CreatedNanos   int32                  `protobuf:"varint,8,opt,name=created_nanos,json=createdNanos,proto3" json:"created_nanos,omitempty"`
+	UpdatedSeconds int64                  `protobuf:"varint,9,opt,name=updated_seconds,json=updatedSeconds,proto3" json:"updated_seconds,omitempty"`
+	UpdatedNanos   int32                  `protobuf:"varint,10,opt,name=updated_nanos,json=updatedNanos,proto3" json:"updated_nanos,omitempty"`
+	Finalizers     []string               `protobuf:"bytes,11,rep,name=finalizers,proto3" json:"finalizers,omitempty"`
+	Labels         map[string]string      `protobuf:"bytes,12,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Annotations    map[string]string      `protobuf:"bytes,13,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Metadata) Reset() {
 	*x = Metadata{}
-	mi := &file_state_proto_msgTypes[1]
+	mi := &file_state_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -289,7 +242,7 @@ func (x *Metadata) String() string {
 func (*Metadata) ProtoMessage() {}
 
 func (x *Metadata) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[1]
+	mi := &file_state_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -302,7 +255,7 @@ func (x *Metadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metadata.ProtoReflect.Descriptor instead.
 func (*Metadata) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{1}
+	return file_state_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *Metadata) GetNamespace() string {
@@ -347,18 +300,32 @@ func (x *Metadata) GetOwner() string {
 	return ""
 }
 
-func (x *Metadata) GetCreated() *Time {
+func (x *Metadata) GetCreatedSeconds() int64 {
 	if x != nil {
-		return x.Created
+		return x.CreatedSeconds
 	}
-	return nil
+	return 0
 }
 
-func (x *Metadata) GetUpdated() *Time {
+func (x *Metadata) GetCreatedNanos() int32 {
 	if x != nil {
-		return x.Updated
+		return x.CreatedNanos
 	}
-	return nil
+	return 0
+}
+
+func (x *Metadata) GetUpdatedSeconds() int64 {
+	if x != nil {
+		return x.UpdatedSeconds
+	}
+	return 0
+}
+
+func (x *Metadata) GetUpdatedNanos() int32 {
+	if x != nil {
+		return x.UpdatedNanos
+	}
+	return 0
 }
 
 func (x *Metadata) GetFinalizers() []string {
@@ -402,7 +369,7 @@ type Resource struct {
 
 func (x *Resource) Reset() {
 	*x = Resource{}
-	mi := &file_state_proto_msgTypes[2]
+	mi := &file_state_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -414,7 +381,7 @@ func (x *Resource) String() string {
 func (*Resource) ProtoMessage() {}
 
 func (x *Resource) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[2]
+	mi := &file_state_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -427,7 +394,7 @@ func (x *Resource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resource.ProtoReflect.Descriptor instead.
 func (*Resource) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{2}
+	return file_state_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Resource) GetMetadata() *Metadata {
@@ -476,7 +443,7 @@ type Pointer struct {
 
 func (x *Pointer) Reset() {
 	*x = Pointer{}
-	mi := &file_state_proto_msgTypes[3]
+	mi := &file_state_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -488,7 +455,7 @@ func (x *Pointer) String() string {
 func (*Pointer) ProtoMessage() {}
 
 func (x *Pointer) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[3]
+	mi := &file_state_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -501,7 +468,7 @@ func (x *Pointer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pointer.ProtoReflect.Descriptor instead.
 func (*Pointer) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{3}
+	return file_state_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Pointer) GetNamespace() string {
@@ -535,7 +502,7 @@ type Kind struct {
 
 func (x *Kind) Reset() {
 	*x = Kind{}
-	mi := &file_state_proto_msgTypes[4]
+	mi := &file_state_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -547,7 +514,7 @@ func (x *Kind) String() string {
 func (*Kind) ProtoMessage() {}
 
 func (x *Kind) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[4]
+	mi := &file_state_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -560,7 +527,7 @@ func (x *Kind) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Kind.ProtoReflect.Descriptor instead.
 func (*Kind) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{4}
+	return file_state_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Kind) GetNamespace() string {
@@ -591,7 +558,7 @@ type LabelTerm struct {
 
 func (x *LabelTerm) Reset() {
 	*x = LabelTerm{}
-	mi := &file_state_proto_msgTypes[5]
+	mi := &file_state_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -603,7 +570,7 @@ func (x *LabelTerm) String() string {
 func (*LabelTerm) ProtoMessage() {}
 
 func (x *LabelTerm) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[5]
+	mi := &file_state_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -616,7 +583,7 @@ func (x *LabelTerm) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelTerm.ProtoReflect.Descriptor instead.
 func (*LabelTerm) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{5}
+	return file_state_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *LabelTerm) GetKey() string {
@@ -657,7 +624,7 @@ type LabelQuery struct {
 
 func (x *LabelQuery) Reset() {
 	*x = LabelQuery{}
-	mi := &file_state_proto_msgTypes[6]
+	mi := &file_state_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -669,7 +636,7 @@ func (x *LabelQuery) String() string {
 func (*LabelQuery) ProtoMessage() {}
 
 func (x *LabelQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[6]
+	mi := &file_state_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -682,7 +649,7 @@ func (x *LabelQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelQuery.ProtoReflect.Descriptor instead.
 func (*LabelQuery) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{6}
+	return file_state_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LabelQuery) GetTerms() []*LabelTerm {
@@ -702,7 +669,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_state_proto_msgTypes[7]
+	mi := &file_state_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -714,7 +681,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[7]
+	mi := &file_state_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -727,7 +694,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{7}
+	return file_state_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetRequest) GetPointer() *Pointer {
@@ -753,7 +720,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_state_proto_msgTypes[8]
+	mi := &file_state_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -765,7 +732,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[8]
+	mi := &file_state_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -778,7 +745,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{8}
+	return file_state_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetResponse) GetResource() *Resource {
@@ -802,7 +769,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_state_proto_msgTypes[9]
+	mi := &file_state_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +781,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[9]
+	mi := &file_state_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +794,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{9}
+	return file_state_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListRequest) GetKind() *Kind {
@@ -867,7 +834,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_state_proto_msgTypes[10]
+	mi := &file_state_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -879,7 +846,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[10]
+	mi := &file_state_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -892,7 +859,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{10}
+	return file_state_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListResponse) GetResources() []*Resource {
@@ -912,7 +879,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_state_proto_msgTypes[11]
+	mi := &file_state_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -924,7 +891,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[11]
+	mi := &file_state_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -937,7 +904,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{11}
+	return file_state_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateRequest) GetResource() *Resource {
@@ -967,7 +934,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_state_proto_msgTypes[12]
+	mi := &file_state_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -979,7 +946,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[12]
+	mi := &file_state_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -992,7 +959,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{12}
+	return file_state_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateRequest) GetResource() *Resource {
@@ -1016,19 +983,22 @@ func (x *UpdateRequest) GetExpectedPhase() Phase {
 	return Phase_PHASE_RUNNING
 }
 
-// WriteResponse is what a write sets back in the caller's resource.
+// WriteResponse is what a write sets back in the caller's resource (times
+// as in Metadata).
 type WriteResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Version       uint64                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
-	Created       *Time                  `protobuf:"bytes,2,opt,name=created,proto3" json:"created,omitempty"`
-	Updated       *Time                  `protobuf:"bytes,3,opt,name=updated,proto3" json:"updated,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Version        uint64                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	CreatedSeconds int64                  `protobuf:"varint,2,opt,name=created_seconds,json=createdSeconds,proto3" json:"created_seconds,omitempty"`
+	CreatedNanos   int32                  `protobuf:"varint,3,opt,name=created_nanos,json=createdNanos,proto3" json:"created_nanos,omitempty"`
+	UpdatedSeconds int64                  `protobuf:"varint,4,opt,name=updated_seconds,json=updatedSeconds,proto3" json:"updated_seconds,omitempty"`
+	UpdatedNanos   int32                  `protobuf:"varint,5,opt,name=updated_nanos,json=updatedNanos,proto3" json:"updated_nanos,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_state_proto_msgTypes[13]
+	mi := &file_state_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1010,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[13]
+	mi := &file_state_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1023,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{13}
+	return file_state_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WriteResponse) GetVersion() uint64 {
@@ -1063,18 +1033,32 @@ func (x *WriteResponse) GetVersion() uint64 {
 	return 0
 }
 
-func (x *WriteResponse) GetCreated() *Time {
+func (x *WriteResponse) GetCreatedSeconds() int64 {
 	if x != nil {
-		return x.Created
+		return x.CreatedSeconds
 	}
-	return nil
+	return 0
 }
 
-func (x *WriteResponse) GetUpdated() *Time {
+func (x *WriteResponse) GetCreatedNanos() int32 {
 	if x != nil {
-		return x.Updated
+		return x.CreatedNanos
 	}
-	return nil
+	return 0
+}
+
+func (x *WriteResponse) GetUpdatedSeconds() int64 {
+	if x != nil {
+		return x.UpdatedSeconds
+	}
+	return 0
+}
+
+func (x *WriteResponse) GetUpdatedNanos() int32 {
+	if x != nil {
+		return x.UpdatedNanos
+	}
+	return 0
 }
 
 type DestroyRequest struct {
@@ -1087,7 +1071,7 @@ type DestroyRequest struct {
 
 func (x *DestroyRequest) Reset() {
 	*x = DestroyRequest{}
-	mi := &file_state_proto_msgTypes[14]
+	mi := &file_state_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1083,7 @@ func (x *DestroyRequest) String() string {
 func (*DestroyRequest) ProtoMessage() {}
 
 func (x *DestroyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[14]
+	mi := &file_state_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1096,7 @@ func (x *DestroyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyRequest.ProtoReflect.Descriptor instead.
 func (*DestroyRequest) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{14}
+	return file_state_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DestroyRequest) GetPointer() *Pointer {
@@ -1137,7 +1121,7 @@ type DestroyResponse struct {
 
 func (x *DestroyResponse) Reset() {
 	*x = DestroyResponse{}
-	mi := &file_state_proto_msgTypes[15]
+	mi := &file_state_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1133,7 @@ func (x *DestroyResponse) String() string {
 func (*DestroyResponse) ProtoMessage() {}
 
 func (x *DestroyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[15]
+	mi := &file_state_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1146,7 @@ func (x *DestroyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyResponse.ProtoReflect.Descriptor instead.
 func (*DestroyResponse) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{15}
+	return file_state_proto_rawDescGZIP(), []int{14}
 }
 
 type WatchRequest struct {
@@ -1186,7 +1170,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_state_proto_msgTypes[16]
+	mi := &file_state_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1198,7 +1182,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[16]
+	mi := &file_state_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1211,7 +1195,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{16}
+	return file_state_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WatchRequest) GetPointer() *Pointer {
@@ -1289,7 +1273,7 @@ type WatchClientMessage struct {
 
 func (x *WatchClientMessage) Reset() {
 	*x = WatchClientMessage{}
-	mi := &file_state_proto_msgTypes[17]
+	mi := &file_state_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1301,7 +1285,7 @@ func (x *WatchClientMessage) String() string {
 func (*WatchClientMessage) ProtoMessage() {}
 
 func (x *WatchClientMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[17]
+	mi := &file_state_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1314,7 +1298,7 @@ func (x *WatchClientMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchClientMessage.ProtoReflect.Descriptor instead.
 func (*WatchClientMessage) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{17}
+	return file_state_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WatchClientMessage) GetRequest() *WatchRequest {
@@ -1342,7 +1326,7 @@ type WatchServerMessage struct {
 
 func (x *WatchServerMessage) Reset() {
 	*x = WatchServerMessage{}
-	mi := &file_state_proto_msgTypes[18]
+	mi := &file_state_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1338,7 @@ func (x *WatchServerMessage) String() string {
 func (*WatchServerMessage) ProtoMessage() {}
 
 func (x *WatchServerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[18]
+	mi := &file_state_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1351,7 @@ func (x *WatchServerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchServerMessage.ProtoReflect.Descriptor instead.
 func (*WatchServerMessage) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{18}
+	return file_state_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WatchServerMessage) GetEstablished() bool {
@@ -1399,7 +1383,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_state_proto_msgTypes[19]
+	mi := &file_state_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1411,7 +1395,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[19]
+	mi := &file_state_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1424,7 +1408,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{19}
+	return file_state_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Event) GetType() EventType {
@@ -1480,7 +1464,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_state_proto_msgTypes[20]
+	mi := &file_state_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1476,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[20]
+	mi := &file_state_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +1489,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{20}
+	return file_state_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ErrorDetail) GetClasses() []ErrorClass {
@@ -1527,7 +1511,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_state_proto_msgTypes[21]
+	mi := &file_state_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1539,7 +1523,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[21]
+	mi := &file_state_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1552,7 +1536,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{21}
+	return file_state_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Error) GetCode() uint32 {
@@ -1585,7 +1569,7 @@ type KindHeadRequest struct {
 
 func (x *KindHeadRequest) Reset() {
 	*x = KindHeadRequest{}
-	mi := &file_state_proto_msgTypes[22]
+	mi := &file_state_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +1581,7 @@ func (x *KindHeadRequest) String() string {
 func (*KindHeadRequest) ProtoMessage() {}
 
 func (x *KindHeadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[22]
+	mi := &file_state_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +1594,7 @@ func (x *KindHeadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KindHeadRequest.ProtoReflect.Descriptor instead.
 func (*KindHeadRequest) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{22}
+	return file_state_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *KindHeadRequest) GetKind() *Kind {
@@ -1629,7 +1613,7 @@ type KindHeadResponse struct {
 
 func (x *KindHeadResponse) Reset() {
 	*x = KindHeadResponse{}
-	mi := &file_state_proto_msgTypes[23]
+	mi := &file_state_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +1625,7 @@ func (x *KindHeadResponse) String() string {
 func (*KindHeadResponse) ProtoMessage() {}
 
 func (x *KindHeadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[23]
+	mi := &file_state_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +1638,7 @@ func (x *KindHeadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KindHeadResponse.ProtoReflect.Descriptor instead.
 func (*KindHeadResponse) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{23}
+	return file_state_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *KindHeadResponse) GetBookmark() []byte {
@@ -1672,7 +1656,7 @@ type DefinitionsRequest struct {
 
 func (x *DefinitionsRequest) Reset() {
 	*x = DefinitionsRequest{}
-	mi := &file_state_proto_msgTypes[24]
+	mi := &file_state_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1684,7 +1668,7 @@ func (x *DefinitionsRequest) String() string {
 func (*DefinitionsRequest) ProtoMessage() {}
 
 func (x *DefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[24]
+	mi := &file_state_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1681,7 @@ func (x *DefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*DefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{24}
+	return file_state_proto_rawDescGZIP(), []int{23}
 }
 
 type Column struct {
@@ -1710,7 +1694,7 @@ type Column struct {
 
 func (x *Column) Reset() {
 	*x = Column{}
-	mi := &file_state_proto_msgTypes[25]
+	mi := &file_state_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +1706,7 @@ func (x *Column) String() string {
 func (*Column) ProtoMessage() {}
 
 func (x *Column) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[25]
+	mi := &file_state_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +1719,7 @@ func (x *Column) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Column.ProtoReflect.Descriptor instead.
 func (*Column) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{25}
+	return file_state_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Column) GetName() string {
@@ -1766,7 +1750,7 @@ type Definition struct {
 
 func (x *Definition) Reset() {
 	*x = Definition{}
-	mi := &file_state_proto_msgTypes[26]
+	mi := &file_state_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +1762,7 @@ func (x *Definition) String() string {
 func (*Definition) ProtoMessage() {}
 
 func (x *Definition) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[26]
+	mi := &file_state_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +1775,7 @@ func (x *Definition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Definition.ProtoReflect.Descriptor instead.
 func (*Definition) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{26}
+	return file_state_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Definition) GetType() string {
@@ -1845,7 +1829,7 @@ type DefinitionsResponse struct {
 
 func (x *DefinitionsResponse) Reset() {
 	*x = DefinitionsResponse{}
-	mi := &file_state_proto_msgTypes[27]
+	mi := &file_state_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1857,7 +1841,7 @@ func (x *DefinitionsResponse) String() string {
 func (*DefinitionsResponse) ProtoMessage() {}
 
 func (x *DefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_state_proto_msgTypes[27]
+	mi := &file_state_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1870,7 +1854,7 @@ func (x *DefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*DefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_state_proto_rawDescGZIP(), []int{27}
+	return file_state_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DefinitionsResponse) GetDefinitions() []*Definition {
@@ -1884,25 +1868,24 @@ var File_state_proto protoreflect.FileDescriptor
 
 const file_state_proto_rawDesc = "" +
 	"\n" +
-	"\vstate.proto\x12\x12resgraph.remote.v1\"6\n" +
-	"\x04Time\x12\x18\n" +
-	"\aseconds\x18\x01 \x01(\x03R\aseconds\x12\x14\n" +
-	"\x05nanos\x18\x02 \x01(\x05R\x05nanos\"\xc3\x04\n" +
+	"\vstate.proto\x12\x12resgraph.remote.v1\"\xf7\x04\n" +
 	"\bMetadata\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\tR\x02id\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\x04R\aversion\x12/\n" +
 	"\x05phase\x18\x05 \x01(\x0e2\x19.resgraph.remote.v1.PhaseR\x05phase\x12\x14\n" +
-	"\x05owner\x18\x06 \x01(\tR\x05owner\x122\n" +
-	"\acreated\x18\a \x01(\v2\x18.resgraph.remote.v1.TimeR\acreated\x122\n" +
-	"\aupdated\x18\b \x01(\v2\x18.resgraph.remote.v1.TimeR\aupdated\x12\x1e\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\x12'\n" +
+	"\x0fcreated_seconds\x18\a \x01(\x03R\x0ecreatedSeconds\x12#\n" +
+	"\rcreated_nanos\x18\b \x01(\x05R\fcreatedNanos\x12'\n" +
+	"\x0fupdated_seconds\x18\t \x01(\x03R\x0eupdatedSeconds\x12#\n" +
+	"\rupdated_nanos\x18\n" +
+	" \x01(\x05R\fupdatedNanos\x12\x1e\n" +
 	"\n" +
-	"finalizers\x18\t \x03(\tR\n" +
+	"finalizers\x18\v \x03(\tR\n" +
 	"finalizers\x12@\n" +
-	"\x06labels\x18\n" +
-	" \x03(\v2(.resgraph.remote.v1.Metadata.LabelsEntryR\x06labels\x12O\n" +
-	"\vannotations\x18\v \x03(\v2-.resgraph.remote.v1.Metadata.AnnotationsEntryR\vannotations\x1a9\n" +
+	"\x06labels\x18\f \x03(\v2(.resgraph.remote.v1.Metadata.LabelsEntryR\x06labels\x12O\n" +
+	"\vannotations\x18\r \x03(\v2-.resgraph.remote.v1.Metadata.AnnotationsEntryR\vannotations\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
@@ -1951,11 +1934,13 @@ const file_state_proto_rawDesc = "" +
 	"\bresource\x18\x01 \x01(\v2\x1c.resgraph.remote.v1.ResourceR\bresource\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12E\n" +
 	"\x0eexpected_phase\x18\x03 \x01(\x0e2\x19.resgraph.remote.v1.PhaseH\x00R\rexpectedPhase\x88\x01\x01B\x11\n" +
-	"\x0f_expected_phase\"\x91\x01\n" +
+	"\x0f_expected_phase\"\xc5\x01\n" +
 	"\rWriteResponse\x12\x18\n" +
-	"\aversion\x18\x01 \x01(\x04R\aversion\x122\n" +
-	"\acreated\x18\x02 \x01(\v2\x18.resgraph.remote.v1.TimeR\acreated\x122\n" +
-	"\aupdated\x18\x03 \x01(\v2\x18.resgraph.remote.v1.TimeR\aupdated\"]\n" +
+	"\aversion\x18\x01 \x01(\x04R\aversion\x12'\n" +
+	"\x0fcreated_seconds\x18\x02 \x01(\x03R\x0ecreatedSeconds\x12#\n" +
+	"\rcreated_nanos\x18\x03 \x01(\x05R\fcreatedNanos\x12'\n" +
+	"\x0fupdated_seconds\x18\x04 \x01(\x03R\x0eupdatedSeconds\x12#\n" +
+	"\rupdated_nanos\x18\x05 \x01(\x05R\fupdatedNanos\"]\n" +
 	"\x0eDestroyRequest\x125\n" +
 	"\apointer\x18\x01 \x01(\v2\x1b.resgraph.remote.v1.PointerR\apointer\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\"\x11\n" +
@@ -2055,96 +2040,91 @@ func file_state_proto_rawDescGZIP() []byte {
 }
 
 var file_state_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_state_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_state_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_state_proto_goTypes = []any{
 	(Phase)(0),                  // 0: resgraph.remote.v1.Phase
 	(EventType)(0),              // 1: resgraph.remote.v1.EventType
 	(ErrorClass)(0),             // 2: resgraph.remote.v1.ErrorClass
-	(*Time)(nil),                // 3: resgraph.remote.v1.Time
-	(*Metadata)(nil),            // 4: resgraph.remote.v1.Metadata
-	(*Resource)(nil),            // 5: resgraph.remote.v1.Resource
-	(*Pointer)(nil),             // 6: resgraph.remote.v1.Pointer
-	(*Kind)(nil),                // 7: resgraph.remote.v1.Kind
-	(*LabelTerm)(nil),           // 8: resgraph.remote.v1.LabelTerm
-	(*LabelQuery)(nil),          // 9: resgraph.remote.v1.LabelQuery
-	(*GetRequest)(nil),          // 10: resgraph.remote.v1.GetRequest
-	(*GetResponse)(nil),         // 11: resgraph.remote.v1.GetResponse
-	(*ListRequest)(nil),         // 12: resgraph.remote.v1.ListRequest
-	(*ListResponse)(nil),        // 13: resgraph.remote.v1.ListResponse
-	(*CreateRequest)(nil),       // 14: resgraph.remote.v1.CreateRequest
-	(*UpdateRequest)(nil),       // 15: resgraph.remote.v1.UpdateRequest
-	(*WriteResponse)(nil),       // 16: resgraph.remote.v1.WriteResponse
-	(*DestroyRequest)(nil),      // 17: resgraph.remote.v1.DestroyRequest
-	(*DestroyResponse)(nil),     // 18: resgraph.remote.v1.DestroyResponse
-	(*WatchRequest)(nil),        // 19: resgraph.remote.v1.WatchRequest
-	(*WatchClientMessage)(nil),  // 20: resgraph.remote.v1.WatchClientMessage
-	(*WatchServerMessage)(nil),  // 21: resgraph.remote.v1.WatchServerMessage
-	(*Event)(nil),               // 22: resgraph.remote.v1.Event
-	(*ErrorDetail)(nil),         // 23: resgraph.remote.v1.ErrorDetail
-	(*Error)(nil),               // 24: resgraph.remote.v1.Error
-	(*KindHeadRequest)(nil),     // 25: resgraph.remote.v1.KindHeadRequest
-	(*KindHeadResponse)(nil),    // 26: resgraph.remote.v1.KindHeadResponse
-	(*DefinitionsRequest)(nil),  // 27: resgraph.remote.v1.DefinitionsRequest
-	(*Column)(nil),              // 28: resgraph.remote.v1.Column
-	(*Definition)(nil),          // 29: resgraph.remote.v1.Definition
-	(*DefinitionsResponse)(nil), // 30: resgraph.remote.v1.DefinitionsResponse
-	nil,                         // 31: resgraph.remote.v1.Metadata.LabelsEntry
-	nil,                         // 32: resgraph.remote.v1.Metadata.AnnotationsEntry
+	(*Metadata)(nil),            // 3: resgraph.remote.v1.Metadata
+	(*Resource)(nil),            // 4: resgraph.remote.v1.Resource
+	(*Pointer)(nil),             // 5: resgraph.remote.v1.Pointer
+	(*Kind)(nil),                // 6: resgraph.remote.v1.Kind
+	(*LabelTerm)(nil),           // 7: resgraph.remote.v1.LabelTerm
+	(*LabelQuery)(nil),          // 8: resgraph.remote.v1.LabelQuery
+	(*GetRequest)(nil),          // 9: resgraph.remote.v1.GetRequest
+	(*GetResponse)(nil),         // 10: resgraph.remote.v1.GetResponse
+	(*ListRequest)(nil),         // 11: resgraph.remote.v1.ListRequest
+	(*ListResponse)(nil),        // 12: resgraph.remote.v1.ListResponse
+	(*CreateRequest)(nil),       // 13: resgraph.remote.v1.CreateRequest
+	(*UpdateRequest)(nil),       // 14: resgraph.remote.v1.UpdateRequest
+	(*WriteResponse)(nil),       // 15: resgraph.remote.v1.WriteResponse
+	(*DestroyRequest)(nil),      // 16: resgraph.remote.v1.DestroyRequest
+	(*DestroyResponse)(nil),     // 17: resgraph.remote.v1.DestroyResponse
+	(*WatchRequest)(nil),        // 18: resgraph.remote.v1.WatchRequest
+	(*WatchClientMessage)(nil),  // 19: resgraph.remote.v1.WatchClientMessage
+	(*WatchServerMessage)(nil),  // 20: resgraph.remote.v1.WatchServerMessage
+	(*Event)(nil),               // 21: resgraph.remote.v1.Event
+	(*ErrorDetail)(nil),         // 22: resgraph.remote.v1.ErrorDetail
+	(*Error)(nil),               // 23: resgraph.remote.v1.Error
+	(*KindHeadRequest)(nil),     // 24: resgraph.remote.v1.KindHeadRequest
+	(*KindHeadResponse)(nil),    // 25: resgraph.remote.v1.KindHeadResponse
+	(*DefinitionsRequest)(nil),  // 26: resgraph.remote.v1.DefinitionsRequest
+	(*Column)(nil),              // 27: resgraph.remote.v1.Column
+	(*Definition)(nil),          // 28: resgraph.remote.v1.Definition
+	(*DefinitionsResponse)(nil), // 29: resgraph.remote.v1.DefinitionsResponse
+	nil,                         // 30: resgraph.remote.v1.Metadata.LabelsEntry
+	nil,                         // 31: resgraph.remote.v1.Metadata.AnnotationsEntry
 }
 var file_state_proto_depIdxs = []int32{
 	0,  // 0: resgraph.remote.v1.Metadata.phase:type_name -> resgraph.remote.v1.Phase
-	3,  // 1: resgraph.remote.v1.Metadata.created:type_name -> resgraph.remote.v1.Time
-	3,  // 2: resgraph.remote.v1.Metadata.updated:type_name -> resgraph.remote.v1.Time
-	31, // 3: resgraph.remote.v1.Metadata.labels:type_name -> resgraph.remote.v1.Metadata.LabelsEntry
-	32, // 4: resgraph.remote.v1.Metadata.annotations:type_name -> resgraph.remote.v1.Metadata.AnnotationsEntry
-	4,  // 5: resgraph.remote.v1.Resource.metadata:type_name -> resgraph.remote.v1.Metadata
-	8,  // 6: resgraph.remote.v1.LabelQuery.terms:type_name -> resgraph.remote.v1.LabelTerm
-	6,  // 7: resgraph.remote.v1.GetRequest.pointer:type_name -> resgraph.remote.v1.Pointer
-	5,  // 8: resgraph.remote.v1.GetResponse.resource:type_name -> resgraph.remote.v1.Resource
-	7,  // 9: resgraph.remote.v1.ListRequest.kind:type_name -> resgraph.remote.v1.Kind
-	9,  // 10: resgraph.remote.v1.ListRequest.label_queries:type_name -> resgraph.remote.v1.LabelQuery
-	5,  // 11: resgraph.remote.v1.ListResponse.resources:type_name -> resgraph.remote.v1.Resource
-	5,  // 12: resgraph.remote.v1.CreateRequest.resource:type_name -> resgraph.remote.v1.Resource
-	5,  // 13: resgraph.remote.v1.UpdateRequest.resource:type_name -> resgraph.remote.v1.Resource
-	0,  // 14: resgraph.remote.v1.UpdateRequest.expected_phase:type_name -> resgraph.remote.v1.Phase
-	3,  // 15: resgraph.remote.v1.WriteResponse.created:type_name -> resgraph.remote.v1.Time
-	3,  // 16: resgraph.remote.v1.WriteResponse.updated:type_name -> resgraph.remote.v1.Time
-	6,  // 17: resgraph.remote.v1.DestroyRequest.pointer:type_name -> resgraph.remote.v1.Pointer
-	6,  // 18: resgraph.remote.v1.WatchRequest.pointer:type_name -> resgraph.remote.v1.Pointer
-	7,  // 19: resgraph.remote.v1.WatchRequest.kind:type_name -> resgraph.remote.v1.Kind
-	9,  // 20: resgraph.remote.v1.WatchRequest.label_queries:type_name -> resgraph.remote.v1.LabelQuery
-	19, // 21: resgraph.remote.v1.WatchClientMessage.request:type_name -> resgraph.remote.v1.WatchRequest
-	22, // 22: resgraph.remote.v1.WatchServerMessage.events:type_name -> resgraph.remote.v1.Event
-	1,  // 23: resgraph.remote.v1.Event.type:type_name -> resgraph.remote.v1.EventType
-	5,  // 24: resgraph.remote.v1.Event.resource:type_name -> resgraph.remote.v1.Resource
-	5,  // 25: resgraph.remote.v1.Event.old:type_name -> resgraph.remote.v1.Resource
-	24, // 26: resgraph.remote.v1.Event.error:type_name -> resgraph.remote.v1.Error
-	2,  // 27: resgraph.remote.v1.ErrorDetail.classes:type_name -> resgraph.remote.v1.ErrorClass
-	2,  // 28: resgraph.remote.v1.Error.classes:type_name -> resgraph.remote.v1.ErrorClass
-	7,  // 29: resgraph.remote.v1.KindHeadRequest.kind:type_name -> resgraph.remote.v1.Kind
-	28, // 30: resgraph.remote.v1.Definition.columns:type_name -> resgraph.remote.v1.Column
-	29, // 31: resgraph.remote.v1.DefinitionsResponse.definitions:type_name -> resgraph.remote.v1.Definition
-	10, // 32: resgraph.remote.v1.State.Get:input_type -> resgraph.remote.v1.GetRequest
-	12, // 33: resgraph.remote.v1.State.List:input_type -> resgraph.remote.v1.ListRequest
-	14, // 34: resgraph.remote.v1.State.Create:input_type -> resgraph.remote.v1.CreateRequest
-	15, // 35: resgraph.remote.v1.State.Update:input_type -> resgraph.remote.v1.UpdateRequest
-	17, // 36: resgraph.remote.v1.State.Destroy:input_type -> resgraph.remote.v1.DestroyRequest
-	20, // 37: resgraph.remote.v1.State.Watch:input_type -> resgraph.remote.v1.WatchClientMessage
-	25, // 38: resgraph.remote.v1.State.KindHead:input_type -> resgraph.remote.v1.KindHeadRequest
-	27, // 39: resgraph.remote.v1.State.Definitions:input_type -> resgraph.remote.v1.DefinitionsRequest
-	11, // 40: resgraph.remote.v1.State.Get:output_type -> resgraph.remote.v1.GetResponse
-	13, // 41: resgraph.remote.v1.State.List:output_type -> resgraph.remote.v1.ListResponse
-	16, // 42: resgraph.remote.v1.State.Create:output_type -> resgraph.remote.v1.WriteResponse
-	16, // 43: resgraph.remote.v1.State.Update:output_type -> resgraph.remote.v1.WriteResponse
-	18, // 44: resgraph.remote.v1.State.Destroy:output_type -> resgraph.remote.v1.DestroyResponse
-	21, // 45: resgraph.remote.v1.State.Watch:output_type -> resgraph.remote.v1.WatchServerMessage
-	26, // 46: resgraph.remote.v1.State.KindHead:output_type -> resgraph.remote.v1.KindHeadResponse
-	30, // 47: resgraph.remote.v1.State.Definitions:output_type -> resgraph.remote.v1.DefinitionsResponse
-	40, // [40:48] is the sub-list for method output_type
-	32, // [32:40] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	30, // 1: resgraph.remote.v1.Metadata.labels:type_name -> resgraph.remote.v1.Metadata.LabelsEntry
+	31, // 2: resgraph.remote.v1.Metadata.annotations:type_name -> resgraph.remote.v1.Metadata.AnnotationsEntry
+	3,  // 3: resgraph.remote.v1.Resource.metadata:type_name -> resgraph.remote.v1.Metadata
+	7,  // 4: resgraph.remote.v1.LabelQuery.terms:type_name -> resgraph.remote.v1.LabelTerm
+	5,  // 5: resgraph.remote.v1.GetRequest.pointer:type_name -> resgraph.remote.v1.Pointer
+	4,  // 6: resgraph.remote.v1.GetResponse.resource:type_name -> resgraph.remote.v1.Resource
+	6,  // 7: resgraph.remote.v1.ListRequest.kind:type_name -> resgraph.remote.v1.Kind
+	8,  // 8: resgraph.remote.v1.ListRequest.label_queries:type_name -> resgraph.remote.v1.LabelQuery
+	4,  // 9: resgraph.remote.v1.ListResponse.resources:type_name -> resgraph.remote.v1.Resource
+	4,  // 10: resgraph.remote.v1.CreateRequest.resource:type_name -> resgraph.remote.v1.Resource
+	4,  // 11: resgraph.remote.v1.UpdateRequest.resource:type_name -> resgraph.remote.v1.Resource
+	0,  // 12: resgraph.remote.v1.UpdateRequest.expected_phase:type_name -> resgraph.remote.v1.Phase
+	5,  // 13: resgraph.remote.v1.DestroyRequest.pointer:type_name -> resgraph.remote.v1.Pointer
+	5,  // 14: resgraph.remote.v1.WatchRequest.pointer:type_name -> resgraph.remote.v1.Pointer
+	6,  // 15: resgraph.remote.v1.WatchRequest.kind:type_name -> resgraph.remote.v1.Kind
+	8,  // 16: resgraph.remote.v1.WatchRequest.label_queries:type_name -> resgraph.remote.v1.LabelQuery
+	18, // 17: resgraph.remote.v1.WatchClientMessage.request:type_name -> resgraph.remote.v1.WatchRequest
+	21, // 18: resgraph.remote.v1.WatchServerMessage.events:type_name -> resgraph.remote.v1.Event
+	1,  // 19: resgraph.remote.v1.Event.type:type_name -> resgraph.remote.v1.EventType
+	4,  // 20: resgraph.remote.v1.Event.resource:type_name -> resgraph.remote.v1.Resource
+	4,  // 21: resgraph.remote.v1.Event.old:type_name -> resgraph.remote.v1.Resource
+	23, // 22: resgraph.remote.v1.Event.error:type_name -> resgraph.remote.v1.Error
+	2,  // 23: resgraph.remote.v1.ErrorDetail.classes:type_name -> resgraph.remote.v1.ErrorClass
+	2,  // 24: resgraph.remote.v1.Error.classes:type_name -> resgraph.remote.v1.ErrorClass
+	6,  // 25: resgraph.remote.v1.KindHeadRequest.kind:type_name -> resgraph.remote.v1.Kind
+	27, // 26: resgraph.remote.v1.Definition.columns:type_name -> resgraph.remote.v1.Column
+	28, // 27: resgraph.remote.v1.DefinitionsResponse.definitions:type_name -> resgraph.remote.v1.Definition
+	9,  // 28: resgraph.remote.v1.State.Get:input_type -> resgraph.remote.v1.GetRequest
+	11, // 29: resgraph.remote.v1.State.List:input_type -> resgraph.remote.v1.ListRequest
+	13, // 30: resgraph.remote.v1.State.Create:input_type -> resgraph.remote.v1.CreateRequest
+	14, // 31: resgraph.remote.v1.State.Update:input_type -> resgraph.remote.v1.UpdateRequest
+	16, // 32: resgraph.remote.v1.State.Destroy:input_type -> resgraph.remote.v1.DestroyRequest
+	19, // 33: resgraph.remote.v1.State.Watch:input_type -> resgraph.remote.v1.WatchClientMessage
+	24, // 34: resgraph.remote.v1.State.KindHead:input_type -> resgraph.remote.v1.KindHeadRequest
+	26, // 35: resgraph.remote.v1.State.Definitions:input_type -> resgraph.remote.v1.DefinitionsRequest
+	10, // 36: resgraph.remote.v1.State.Get:output_type -> resgraph.remote.v1.GetResponse
+	12, // 37: resgraph.remote.v1.State.List:output_type -> resgraph.remote.v1.ListResponse
+	15, // 38: resgraph.remote.v1.State.Create:output_type -> resgraph.remote.v1.WriteResponse
+	15, // 39: resgraph.remote.v1.State.Update:output_type -> resgraph.remote.v1.WriteResponse
+	17, // 40: resgraph.remote.v1.State.Destroy:output_type -> resgraph.remote.v1.DestroyResponse
+	20, // 41: resgraph.remote.v1.State.Watch:output_type -> resgraph.remote.v1.WatchServerMessage
+	25, // 42: resgraph.remote.v1.State.KindHead:output_type -> resgraph.remote.v1.KindHeadResponse
+	29, // 43: resgraph.remote.v1.State.Definitions:output_type -> resgraph.remote.v1.DefinitionsResponse
+	36, // [36:44] is the sub-list for method output_type
+	28, // [28:36] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_state_proto_init() }
@@ -2152,15 +2132,15 @@ func file_state_proto_init() {
 	if File_state_proto != nil {
 		return
 	}
-	file_state_proto_msgTypes[12].OneofWrappers = []any{}
-	file_state_proto_msgTypes[16].OneofWrappers = []any{}
+	file_state_proto_msgTypes[11].OneofWrappers = []any{}
+	file_state_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_state_proto_rawDesc), len(file_state_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   30,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
