@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
@@ -30,15 +32,20 @@ func TestSimulation(t *testing.T) {
 	sim.Test(t, demoScenario())
 }
 
-// TestSimulation_SameSeedSameTrace: the agent's controllers are
+// TestSimulation_SameSeedSameTranscript: the agent's controllers are
 // deterministic enough for the simulator: a seed run twice gives the same
-// trace, event by event (a controller that wrote in map order would not).
-func TestSimulation_SameSeedSameTrace(t *testing.T) {
+// transcript, entry by entry (a controller that wrote in map order would
+// not).
+func TestSimulation_SameSeedSameTranscript(t *testing.T) {
 	sc := demoScenario()
 	for seed := uint64(1); seed <= 5; seed++ {
-		a, b := sim.RunSeed(t, sc, seed), sim.RunSeed(t, sc, seed)
-		if a.Trace.String() != b.Trace.String() {
-			t.Fatalf("seed %d: the traces differ:\n--- first\n%s\n--- second\n%s", seed, a.Trace, b.Trace)
+		token := fmt.Sprintf("seed=%d", seed)
+		a, err := sim.Replay(t, sc, token)
+		require.NoError(t, err)
+		b, err := sim.Replay(t, sc, token)
+		require.NoError(t, err)
+		if a.Transcript.String() != b.Transcript.String() {
+			t.Fatalf("seed %d: the transcripts differ:\n--- first\n%s\n--- second\n%s", seed, a.Transcript, b.Transcript)
 		}
 	}
 }

@@ -1,9 +1,11 @@
 // Package sim runs a daemon's real controllers on the real Runtime under a
-// seeded scheduler, to find the bugs that an unlucky order of events, a
+// seeded scheduler, to find the bugs that an unlucky order of changes, a
 // conflict or a crash at the wrong moment cause: it explores orderings and
 // faults by seed, checks invariants after every step and convergence at the
 // end, and turns a failure into the smallest run that fails the same way,
-// replayable with one command.
+// replayable with one command. It has two entry points: [Test] for tests
+// (many seeds, a failure fails the test) and [Replay] for one recorded run;
+// both return a [Result].
 //
 //	func TestSimulation(t *testing.T) {
 //		sim.Test(t, sim.Scenario{
@@ -30,7 +32,8 @@
 // cached kind's cache take in one change, pass one of the world's
 // notifications on (World.Relay), advance virtual time to the Runtime's next
 // timer (a restart backoff, a delayed item), take the workload's next step
-// — and picks one with the run's seeded generator. Each step takes
+// — and picks one with the run's seeded generator. That decision is a
+// step (the word means nothing else here). Each step takes
 // Bounds.StepTime of virtual time. A Controller is woken at once by a
 // change (it reads the state, not the change): what the schedule orders is
 // its pass.
@@ -39,8 +42,9 @@
 // (create it, or write its spec, labels and annotations), remove one (tear
 // it down; destroy it once its finalizers are gone, as
 // state.TeardownAndDestroy does), or run an action of the world (a cable
-// unplugged). A Script is the same for every seed; Generate draws a random
-// one per seed from templates. When the workload's steps are done the
+// unplugged): each is an [Op]. A Script is the same for every seed;
+// Generate draws a random one per seed from templates. When the workload's
+// ops are done the
 // faults stop and the run must converge: nothing left to do and no timer
 // of the Runtime pending, and quiet for Bounds.Quiet (timers of user code
 // that fire meanwhile wake the scheduler up), within Bounds.Converge.
@@ -73,19 +77,20 @@
 // # Failures
 //
 // A run that fails a check is reported with its seed, the step, the check,
-// and its trace: every step, and within each the commits (by whom), the
-// faults and the log lines of the Runtime and the controllers. It is then
-// shrunk: workload steps, faults and schedule decisions are dropped while
-// the run still fails the same check — fewest workload steps first, then
-// fewest faults, then fewest steps — and the smallest is reported with its
-// trace and the command that replays it (-sim.replay=TOKEN; Replay does the
-// same from code). A write fault is replayed on the write it hit (named by
+// and its transcript: every step, and within each the commits (by whom),
+// the faults and the log lines of the Runtime and the controllers. It is
+// then shrunk: workload ops, faults and schedule decisions are dropped
+// while the run still fails the same check — fewest ops first, then fewest
+// faults, then fewest steps — and the smallest is reported with its
+// transcript and the command that replays it (-sim.replay=TOKEN). A
+// scenario with a known bug (Scenario.WantFailure) passes when a run fails.
+// A write fault is replayed on the write it hit (named by
 // the step's actor, what the write does, and how many such writes came
 // before), so that it stays there when shrinking drops other writes.
 //
 // # Determinism
 //
-// The same seed gives the same run, event by event, on any machine: the
+// The same seed gives the same run, entry by entry, on any machine: the
 // schedule, the faults and the workload come from the seed, time is the
 // bubble's, and every goroutine but the one a step lets go is blocked. This
 // holds as long as the controllers are deterministic themselves: the same
@@ -93,11 +98,23 @@
 // write (map order is random: sort the keys), running work on goroutines of
 // their own that race each other, or reading the wall clock for a
 // decision breaks it; a world's notification channel must go through
-// World.Relay. RunSeed twice and compare the traces to check.
+// World.Relay. Replay "seed=N" twice and compare the transcripts to check.
+//
+// # Replay
+//
+// [Replay] (or -sim.replay=TOKEN, or RESGRAPH_SIM_REPLAY, which make Test
+// replay instead of exploring) runs one run: the scenario, and a token
+// that names the run. A token is what a [Result] gives (Result.Token:
+// "s1-" and the run's schedule, faults and workload, exactly) or
+// "seed=N" (the seed N as Test runs it). Replay runs it with the reference
+// comparison and returns its Result without failing the test: the caller
+// checks Result.Failure. A new kind of recorded run is a new token form
+// decoded into a run's plan (token.go), so that every entry point stays as
+// it is.
 //
 // # Budget
 //
-// Test and Explore run seeds 1, 2, ... until the seed count or the time
+// Test runs seeds 1, 2, ... until the seed count or the time
 // budget is reached, and log the throughput (seeds/s). The test binary's
 // flags set the budget: -sim.seeds, -sim.time, -sim.seed (the first seed),
 // -sim.shrinktime, and -sim.replay runs one token instead; each flag not

@@ -11,48 +11,41 @@ import (
 	"time"
 )
 
-// Outcome is the result of one run.
-type Outcome struct {
-	// Seed is the run's seed.
-	Seed uint64
-	// Failure is the check that failed; nil when the run passed.
-	Failure *Failed
-	// Trace is the run's trace, up to the failure.
-	Trace Transcript
-	// Steps is the number of steps taken, Virtual the virtual time the run
-	// took, Faults the faults injected, Ops the workload steps it had.
-	Steps   int
-	Virtual time.Duration
-	Faults  int
-	Ops     int
-	// Token replays the run exactly (Replay, -sim.replay).
-	Token string
-
-	final    *View
-	plan     plan
-	seedUsed bool
+// outcome is what one run did.
+type outcome struct {
+	seed       uint64
+	failure    *Failure
+	transcript Transcript
+	steps      int
+	virtual    time.Duration
+	faults     int
+	ops        int
+	token      string
+	final      *View
+	plan       plan
+	seedUsed   bool
 }
 
 // outcome collects a finished run's outcome; its plan replays it.
-func (r *run) outcome() *Outcome {
+func (r *run) outcome() *outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := plan{seed: r.p.seed, keep: r.p.keep, sched: r.sched.decisions(), faults: r.faults.decisions(), writeFaults: maps.Clone(r.wrote), noFaults: r.p.noFaults}
-	return &Outcome{
-		Seed: r.p.seed, Failure: r.failure, Trace: slices.Clone(r.trace), Steps: r.steps,
-		Virtual: time.Since(r.start), Faults: r.nFaults, Ops: len(r.ops),
-		Token: encodeToken(p), final: r.final, plan: p, seedUsed: r.seedUsed,
+	return &outcome{
+		seed: r.p.seed, failure: r.failure, transcript: slices.Clone(r.transcript), steps: r.steps,
+		virtual: time.Since(r.start), faults: r.nFaults, ops: len(r.ops),
+		token: encodeToken(p), final: r.final, plan: p, seedUsed: r.seedUsed,
 	}
 }
 
 // execute runs one plan in a bubble of its own.
-func execute(t *testing.T, sc *Scenario, p plan) (o *Outcome) {
+func execute(t *testing.T, sc *Scenario, p plan) (o *outcome) {
 	defer func() {
 		if v := recover(); v != nil {
 			// synctest.Test panics when goroutines of the bubble are left
 			// blocked for ever; a run reports its leaks before that.
 			if o == nil {
-				o = &Outcome{Seed: p.seed, Failure: &Failed{Check: "sim", Message: fmt.Sprint("the run panicked: ", v)}, plan: p}
+				o = &outcome{seed: p.seed, failure: &Failure{Check: "sim", Message: fmt.Sprint("the run panicked: ", v)}, plan: p}
 			}
 		}
 	}()
@@ -64,21 +57,49 @@ func execute(t *testing.T, sc *Scenario, p plan) (o *Outcome) {
 	return o
 }
 
-// Result is what Explore found.
+// Result is what a simulation found: [Test]'s covers every seed it ran,
+// [Replay]'s the one run it replayed. It shows one run: the smallest
+// failing run found (shrunk from the failing seed's run, which Found
+// shows), else the last run.
 type Result struct {
 	// Scenario is the scenario's name.
 	Scenario string
-	// Seeds is the number of seeds explored; Runs counts every run,
-	// reference and shrinking runs included.
+	// Seeds is the number of seeds run (1 for a replay); Runs counts
+	// every run, reference and shrinking runs included.
 	Seeds, Runs int
-	// Wall is the wall time of the exploration, Virtual the virtual time
-	// of the seeds' runs.
+	// Wall is the wall time of the simulation, Virtual the virtual time
+	// of the seeds' runs (of the run shown, in Found).
 	Wall, Virtual time.Duration
-	// Failure is the first failure found; nil when none.
-	Failure *Report
+	// Failure is the check the run shown failed; nil when every run
+	// passed.
+	Failure *Failure
+	// Seed is the run's seed, Token replays it exactly ([Replay],
+	// -sim.replay), Transcript is what it did, up to the failure.
+	Seed       uint64
+	Token      string
+	Transcript Transcript
+	// Steps is the number of steps the run took, Ops the workload's ops
+	// it had, Faults the faults injected.
+	Steps, Ops, Faults int
+	// Found is the failing run as found (its seed's run), before
+	// shrinking: nil when nothing failed or nothing was shrunk.
+	Found *Result
+	// ShrinkRuns is the number of runs shrinking took; Command is the
+	// command that replays the run shown in the calling test.
+	ShrinkRuns int
+	Command    string
 }
 
-// SeedsPerSecond is the exploration's throughput.
+// resultOf shows one run's outcome.
+func resultOf(name string, o *outcome) Result {
+	return Result{
+		Scenario: name, Seeds: 1, Runs: 1, Virtual: o.virtual, Failure: o.failure,
+		Seed: o.seed, Token: o.token, Transcript: o.transcript,
+		Steps: o.steps, Ops: o.ops, Faults: o.faults,
+	}
+}
+
+// SeedsPerSecond is the simulation's throughput.
 func (r Result) SeedsPerSecond() float64 {
 	if r.Wall <= 0 {
 		return 0
@@ -86,44 +107,34 @@ func (r Result) SeedsPerSecond() float64 {
 	return float64(r.Seeds) / r.Wall.Seconds()
 }
 
-// Report is a failure found by a simulation: where, how, and the
-// smallest run that fails the same way.
-type Report struct {
-	// Original is the failing run as found (its seed's run).
-	Original *Outcome
-	// Shrunk is the smallest run found that fails the same way (the same
-	// check): fewest workload steps, then fewest faults, then fewest
-	// steps. Its Token replays it.
-	Shrunk *Outcome
-	// ShrinkRuns is the number of runs shrinking took.
-	ShrinkRuns int
-	// Seeds is how many seeds ran until it was found (it included), Wall
-	// and Virtual the wall and virtual time it took to find it.
-	Seeds         int
-	Wall, Virtual time.Duration
-	// Command replays the shrunk run.
-	Command string
-}
-
-// String is the report a failing test prints.
-func (rp *Report) String() string {
-	o, s := rp.Original, rp.Shrunk
+// String is the report a failing test prints: where the failure was
+// found, what failed, the smallest run that fails the same way, its
+// transcript's end and the command that replays it. A passing Result says
+// how many seeds passed.
+func (r Result) String() string {
+	if r.Failure == nil {
+		return fmt.Sprintf("sim %s: %d seeds (%d runs) passed in %v wall, %v virtual", r.Scenario, r.Seeds, r.Runs, r.Wall.Round(time.Millisecond), r.Virtual.Round(time.Millisecond))
+	}
+	o := r.Found
+	if o == nil {
+		o = &r
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d failed at step %d (virtual %v): %s\n", o.Seed, o.Failure.Step, o.Virtual.Round(time.Millisecond), o.Failure)
-	fmt.Fprintf(&b, "found after %d seeds, %v wall, %v virtual\n", rp.Seeds, rp.Wall.Round(time.Millisecond), rp.Virtual.Round(time.Millisecond))
-	fmt.Fprintf(&b, "shrunk in %d runs to %d workload steps (of %d), %d faults (of %d), %d steps (of %d): %s\n",
-		rp.ShrinkRuns, s.Ops, o.Ops, s.Faults, o.Faults, s.Steps, o.Steps, s.Failure)
-	if s.Failure.Detail != "" {
-		fmt.Fprintf(&b, "detail:\n%s\n", s.Failure.Detail)
+	fmt.Fprintf(&b, "found after %d seeds, %v wall, %v virtual\n", r.Seeds, r.Wall.Round(time.Millisecond), r.Virtual.Round(time.Millisecond))
+	fmt.Fprintf(&b, "shrunk in %d runs to %d workload ops (of %d), %d faults (of %d), %d steps (of %d): %s\n",
+		r.ShrinkRuns, r.Ops, o.Ops, r.Faults, o.Faults, r.Steps, o.Steps, r.Failure)
+	if r.Failure.Detail != "" {
+		fmt.Fprintf(&b, "detail:\n%s\n", r.Failure.Detail)
 	}
-	fmt.Fprintf(&b, "trace of the shrunk run (last %d of %d events):\n%s", min(len(s.Trace), traceShown), len(s.Trace), s.Trace.Tail(traceShown))
-	fmt.Fprintf(&b, "replay: %s\n", rp.Command)
-	fmt.Fprintf(&b, "the seed as found: -sim.seed=%d -sim.seeds=1", o.Seed)
+	fmt.Fprintf(&b, "transcript of the shrunk run (last %d of %d entries):\n%s", min(len(r.Transcript), transcriptShown), len(r.Transcript), r.Transcript.Tail(transcriptShown))
+	fmt.Fprintf(&b, "replay: %s\n", r.Command)
+	fmt.Fprintf(&b, "the seed as found: -sim.seed=%d -sim.seeds=1 (or -sim.replay=%s%d)", o.Seed, seedPrefix, o.Seed)
 	return b.String()
 }
 
-// traceShown bounds the events a report prints.
-const traceShown = 120
+// transcriptShown bounds the entries a report prints.
+const transcriptShown = 120
 
 // explorer explores one scenario.
 type explorer struct {
@@ -131,7 +142,7 @@ type explorer struct {
 	sc   *Scenario
 	runs int
 	// refs are the reference runs by workload (seed and kept steps).
-	refs map[string]*Outcome
+	refs map[string]*outcome
 }
 
 // refKey names the workload of p: the seed and kept steps, or only the
@@ -149,7 +160,7 @@ func (x *explorer) refKey(p plan, seedFree bool) string {
 
 // reference returns the reference run of p's workload: every change
 // handled as soon as it is made (a tape of zeros), no fault.
-func (x *explorer) reference(p plan) *Outcome {
+func (x *explorer) reference(p plan) *outcome {
 	_, script := x.sc.Workload.(script)
 	if script || x.sc.Workload == nil {
 		if o, ok := x.refs[x.refKey(p, true)]; ok {
@@ -169,20 +180,20 @@ func (x *explorer) reference(p plan) *Outcome {
 }
 
 // evaluate runs p, and compares its final state with the reference run's.
-func (x *explorer) evaluate(p plan) *Outcome {
-	var ref *Outcome
+func (x *explorer) evaluate(p plan) *outcome {
+	var ref *outcome
 	if !x.sc.NoReference {
 		ref = x.reference(p)
-		if ref.Failure != nil {
+		if ref.failure != nil {
 			return ref
 		}
 	}
 	x.runs++
 	o := execute(x.t, x.sc, p)
-	if o.Failure == nil && ref != nil && o.final != nil && ref.final != nil {
+	if o.failure == nil && ref != nil && o.final != nil && ref.final != nil {
 		if err := x.equivalent(*o.final, *ref.final); err != nil {
-			o.Failure = &Failed{Check: "reference", Step: o.Steps, Message: "the final state differs from the reference run's (same workload, every change handled at once, no fault): " + err.Error()}
-			o.Trace = append(o.Trace, Entry{Step: o.Steps, At: o.Virtual, What: "check", Text: o.Failure.String()})
+			o.failure = &Failure{Check: "reference", Step: o.steps, Message: "the final state differs from the reference run's (same workload, every change handled at once, no fault): " + err.Error()}
+			o.transcript = append(o.transcript, Entry{Step: o.steps, At: o.virtual, What: "check", Text: o.failure.String()})
 		}
 	}
 	return o
@@ -195,86 +206,86 @@ func (x *explorer) equivalent(run, ref View) (err error) {
 	return guard("Canonical", func() error { return sameResources(run, ref, x.sc.Canonical) })
 }
 
-// Explore runs the scenario's seeds within the budget (see the package
-// doc) and returns what it found, without failing t: a failure found is
-// shrunk, and its report logged. With -sim.replay (or RESGRAPH_SIM_REPLAY)
-// it runs that replay only.
-func Explore(t *testing.T, sc Scenario) Result {
+// Test runs the scenario's seeds within the budget (see the package doc)
+// and fails t with the report of the first failure found (shrunk to the
+// smallest run that fails the same way). A scenario with WantFailure (a
+// known bug, e.g. a mutant) fails t when no run fails instead. With
+// -sim.replay (or RESGRAPH_SIM_REPLAY) it runs that token only, as
+// [Replay] does. It returns what it found.
+func Test(t *testing.T, sc Scenario) Result {
 	t.Helper()
 	b := budgetOf(&sc)
-	x := &explorer{t: t, sc: &sc, refs: map[string]*Outcome{}}
-	res := Result{Scenario: sc.Name}
-	start := time.Now()
+	var res Result
 	if b.replay != "" {
-		p, err := decodeToken(b.replay)
-		if err != nil {
-			t.Fatalf("sim: %v", err)
+		var err error
+		if res, err = Replay(t, sc, b.replay); err != nil {
+			t.Fatalf("sim %s: %v", sc.Name, err)
 		}
-		o := x.evaluate(p)
-		res.Seeds, res.Runs, res.Wall, res.Virtual = 1, x.runs, time.Since(start), o.Virtual
-		t.Logf("sim %s: replay %s: %d steps, virtual %v\n%s", sc.Name, b.replay, o.Steps, o.Virtual, o.Trace)
-		if o.Failure != nil {
-			res.Failure = &Report{Original: o, Shrunk: o, Seeds: 1, Wall: res.Wall, Virtual: o.Virtual, Command: replayCommand(t, o.Token)}
-		}
-		return res
+		t.Logf("sim %s: replay %s: %d steps, virtual %v\n%s", sc.Name, b.replay, res.Steps, res.Virtual, res.Transcript)
+	} else {
+		res = explore(t, &sc, b)
 	}
+	switch {
+	case res.Failure != nil && !sc.WantFailure:
+		t.Fatalf("sim %s failed:\n%s", sc.Name, res)
+	case res.Failure == nil && sc.WantFailure:
+		t.Fatalf("sim %s: no run failed in %d seeds, and the scenario wants a failure", sc.Name, res.Seeds)
+	}
+	return res
+}
+
+// explore runs the budget's seeds, and shrinks the first failure found.
+func explore(t *testing.T, sc *Scenario, b budget) Result {
+	x := &explorer{t: t, sc: sc, refs: map[string]*outcome{}}
+	start := time.Now()
+	var res Result
+	seeds := 0
+	var virtual time.Duration
 	for i := 0; i < b.seeds; i++ {
 		if i > 0 && b.time > 0 && time.Since(start) > b.time {
 			break
 		}
-		seed := b.first + uint64(i)
-		o := x.evaluate(plan{seed: seed, explore: true})
-		res.Seeds++
-		res.Virtual += o.Virtual
-		if o.Failure != nil {
-			rp := &Report{Original: o, Seeds: res.Seeds, Wall: time.Since(start), Virtual: res.Virtual}
+		o := x.evaluate(plan{seed: b.first + uint64(i), explore: true})
+		seeds++
+		virtual += o.virtual
+		res = resultOf(sc.Name, o)
+		if o.failure != nil {
+			found := res
 			before := x.runs
-			rp.Shrunk = x.shrink(o, b.shrinkTime)
-			rp.ShrinkRuns = x.runs - before
-			rp.Command = replayCommand(t, rp.Shrunk.Token)
-			res.Failure = rp
+			res = resultOf(sc.Name, x.shrink(o, b.shrinkTime))
+			res.Found, res.ShrinkRuns, res.Command = &found, x.runs-before, replayCommand(t, res.Token)
 			break
 		}
 	}
-	res.Runs, res.Wall = x.runs, time.Since(start)
+	res.Seeds, res.Runs, res.Wall, res.Virtual = seeds, x.runs, time.Since(start), virtual
 	if res.Failure != nil {
-		t.Logf("sim %s: FAILED after %d seeds (%d runs) in %v (%.1f seeds/s):\n%s", sc.Name, res.Seeds, res.Runs, res.Wall.Round(time.Millisecond), res.SeedsPerSecond(), res.Failure)
+		t.Logf("sim %s: FAILED after %d seeds (%d runs) in %v (%.1f seeds/s):\n%s", sc.Name, res.Seeds, res.Runs, res.Wall.Round(time.Millisecond), res.SeedsPerSecond(), res)
 	} else {
 		t.Logf("sim %s: %d seeds (seeds %d-%d, %d runs) passed in %v wall, %v virtual: %.1f seeds/s", sc.Name, res.Seeds, b.first, b.first+uint64(max(res.Seeds, 1)-1), res.Runs, res.Wall.Round(time.Millisecond), res.Virtual.Round(time.Millisecond), res.SeedsPerSecond())
 	}
 	return res
 }
 
-// Test explores the scenario (Explore) and fails t with the report of the
-// first failure found.
-func Test(t *testing.T, sc Scenario) Result {
-	t.Helper()
-	res := Explore(t, sc)
-	if res.Failure != nil {
-		t.Fatalf("sim %s failed:\n%s", sc.Name, res.Failure)
-	}
-	return res
-}
-
-// RunSeed runs one seed of the scenario, as Explore would (schedule and
-// faults drawn from the seed), without the reference comparison, and
-// returns its outcome: two calls with one seed give the same trace.
-func RunSeed(t *testing.T, sc Scenario, seed uint64) *Outcome {
-	t.Helper()
-	return execute(t, &sc, plan{seed: seed, explore: true})
-}
-
-// Replay runs the run a token names (a Report's Shrunk.Token, an
-// Outcome's Token), with the reference comparison, and returns its
-// outcome.
-func Replay(t *testing.T, sc Scenario, token string) (*Outcome, error) {
+// Replay runs the one run token names, with the reference comparison,
+// and returns its Result without failing t (a test checks it: a replayed
+// failure fails again). A token is a Result's Token (the exact run:
+// schedule, faults and workload), or "seed=N" for the run of seed N as
+// Test runs it. A token that is neither is an error.
+func Replay(t *testing.T, sc Scenario, token string) (Result, error) {
 	t.Helper()
 	p, err := decodeToken(token)
 	if err != nil {
-		return nil, err
+		return Result{Scenario: sc.Name}, err
 	}
-	x := &explorer{t: t, sc: &sc, refs: map[string]*Outcome{}}
-	return x.evaluate(p), nil
+	x := &explorer{t: t, sc: &sc, refs: map[string]*outcome{}}
+	start := time.Now()
+	o := x.evaluate(p)
+	res := resultOf(sc.Name, o)
+	res.Runs, res.Wall = x.runs, time.Since(start)
+	if o.failure != nil {
+		res.Command = replayCommand(t, o.token)
+	}
+	return res, nil
 }
 
 // replayCommand is the command that replays token in the calling test.

@@ -11,19 +11,17 @@ import (
 func TestMutants(t *testing.T) {
 	for _, m := range mutants {
 		t.Run(m.name, func(t *testing.T) {
-			res := sim.Explore(t, m.scenario(false))
-			if res.Failure == nil {
-				t.Fatalf("mutant %s not found in %d seeds", m.name, res.Seeds)
-			}
-			rp := res.Failure
-			t.Logf("FOUND %s: seed %d (after %d seeds, %v wall, %v virtual), check %q; shrunk to %d workload steps, %d faults, %d steps",
-				m.name, rp.Original.Seed, rp.Seeds, rp.Wall, rp.Virtual, rp.Original.Failure.Check, rp.Shrunk.Ops, rp.Shrunk.Faults, rp.Shrunk.Steps)
-			o, err := sim.Replay(t, m.scenario(false), rp.Shrunk.Token)
+			sc := m.scenario(false)
+			sc.WantFailure = true
+			res := sim.Test(t, sc)
+			t.Logf("FOUND %s: seed %d (after %d seeds, %v wall, %v virtual), check %q; shrunk to %d workload ops, %d faults, %d steps",
+				m.name, res.Found.Seed, res.Seeds, res.Wall, res.Virtual, res.Found.Failure.Check, res.Ops, res.Faults, res.Steps)
+			again, err := sim.Replay(t, sc, res.Token)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o.Failure == nil || o.Failure.Check != rp.Shrunk.Failure.Check {
-				t.Fatalf("the replay of %s does not fail the same way: %v", rp.Shrunk.Token, o.Failure)
+			if again.Failure == nil || again.Failure.Check != res.Failure.Check {
+				t.Fatalf("the replay of %s does not fail the same way: %v", res.Token, again.Failure)
 			}
 		})
 	}

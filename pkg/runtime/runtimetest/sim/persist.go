@@ -32,7 +32,7 @@ func (c Crash) String() string { return "sim: injected crash after " + c.Write }
 
 // persistence is the inmem persistence of one Runtime's state: the run's
 // committed state survives the Runtime (it is what the next Runtime's state
-// is restored from), every commit is traced, and the faults of controller
+// is restored from), every commit is in the transcript, and the faults of controller
 // writes are injected where the state would answer.
 type persistence struct {
 	r   *run

@@ -46,11 +46,11 @@ type candidate struct {
 }
 
 // plan is what determines a run: the seed (the workload, and when
-// exploring the schedule and the faults), the workload steps kept, and
+// exploring the schedule and the faults), the workload ops kept, and
 // when replaying the tapes of the schedule and the faults.
 type plan struct {
 	seed uint64
-	// keep lists the workload steps kept (indices); nil keeps all.
+	// keep lists the workload ops kept (indices); nil keeps all.
 	keep    []int
 	explore bool
 	// sched and faults are the tapes replayed when not exploring: the
@@ -99,7 +99,7 @@ type run struct {
 	convergeStart, lastOutside time.Time
 	logger                     *zap.Logger
 	activity                   chan struct{}
-	failure                    *Failed
+	failure                    *Failure
 	final                      *View
 	inc                        *incarnation
 	incs                       int
@@ -112,7 +112,7 @@ type run struct {
 	createdFloor time.Time
 	outside      bool
 	actor        string
-	trace        Transcript
+	transcript   Transcript
 	nFaults      int
 	faultsActive bool
 	// writes counts the controller writes by what they write (writeKey
@@ -124,8 +124,8 @@ type run struct {
 	relays        []*relay
 }
 
-// Failed is a check that failed.
-type Failed struct {
+// Failure is a check that failed: which one, why, after which step.
+type Failure struct {
 	// Check names the check: "invariant <name>", "final", "reference",
 	// "converge", "hot loop", "snapshot mutation", "goroutine leak",
 	// "failing", "setup", "stop".
@@ -134,11 +134,11 @@ type Failed struct {
 	Message string
 	// Step is the step after which it failed.
 	Step int
-	// Detail holds what does not belong in the trace (goroutine stacks).
+	// Detail holds what does not belong in the transcript (goroutine stacks).
 	Detail string
 }
 
-func (f *Failed) String() string { return f.Check + ": " + f.Message }
+func (f *Failure) String() string { return f.Check + ": " + f.Message }
 
 func newRun(sc *Scenario, p plan) *run {
 	r := &run{
@@ -173,7 +173,7 @@ func (r *run) event(what, text string) {
 }
 
 func (r *run) eventLocked(what, text string) {
-	r.trace = append(r.trace, Entry{Step: r.steps, At: time.Since(r.start), What: what, Text: text})
+	r.transcript = append(r.transcript, Entry{Step: r.steps, At: time.Since(r.start), What: what, Text: text})
 }
 
 // faultsOnLocked reports whether a fault among kinds may be injected now.
@@ -208,7 +208,7 @@ func (r *run) writeFaultLocked(actor, what string, crashable func() bool) faultK
 	return f
 }
 
-// faultedLocked counts and traces an injected fault.
+// faultedLocked counts and writes an injected fault in the transcript.
 func (r *run) faultedLocked(text string) {
 	r.nFaults++
 	r.eventLocked("fault", text)
@@ -234,7 +234,7 @@ func (r *run) fail(check, msg, detail string) {
 	if r.failure != nil {
 		return
 	}
-	r.failure = &Failed{Check: check, Message: msg, Step: r.steps, Detail: detail}
+	r.failure = &Failure{Check: check, Message: msg, Step: r.steps, Detail: detail}
 	r.event("check", r.failure.String())
 }
 
@@ -372,7 +372,7 @@ func (r *run) stopEngine() bool {
 	// The Runtime's context first: a writer that gets its error after the
 	// kill then sees the Runtime stopping, as after a real kill it would see
 	// nothing at all, and logs no failure (with the context canceled after,
-	// whether it logged raced with this goroutine, and one seed's trace
+	// whether it logged raced with this goroutine, and one seed's transcript
 	// could differ from one run to the next).
 	inc.cancel()
 	close(inc.killed)
@@ -445,7 +445,7 @@ func (r *run) loop() {
 	}
 }
 
-// endWorkload ends the faults once every workload step was taken: the
+// endWorkload ends the faults once every workload op was taken: the
 // Runtime must converge from there.
 func (r *run) endWorkload() {
 	if !r.convergeStart.IsZero() || r.next < len(r.ops) {
@@ -682,7 +682,7 @@ func candidateList(cands []candidate) string {
 }
 
 // quiet is called when nothing is left to do and no timer of the Runtime
-// is set: in the workload phase that cannot be (the next workload step is
+// is set: in the workload phase that cannot be (the next workload op is
 // a candidate) unless only destroys wait for finalizers; once the
 // workload ended, the Runtime converged if it stays quiet for Bounds.Quiet
 // — a timer of user code that fires meanwhile and leads to something to
@@ -708,7 +708,7 @@ func (r *run) quiet() bool {
 	return true
 }
 
-// apply takes one workload step, as the outside writer.
+// apply takes one workload op, as the outside writer.
 func (r *run) apply(o op) {
 	r.setOutside(true, "outside")
 	defer r.setOutside(false, "")

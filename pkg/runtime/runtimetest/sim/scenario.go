@@ -50,15 +50,19 @@ type Scenario struct {
 	// argument: return a changed DeepCopy.
 	Canonical func(r resource.Resource) resource.Resource
 	// NoReference turns the comparison with the reference run off (the
-	// final state legitimately depends on the order of events).
+	// final state legitimately depends on the order of changes).
 	NoReference bool
 	// Bounds bound each run; zero fields take their defaults.
 	Bounds Bounds
-	// Seeds and Time are the budget of Test and Explore when no flag or
-	// environment variable sets one (see the package doc); zero: 100
-	// seeds, no time limit.
+	// Seeds and Time are the budget of Test when no flag or environment
+	// variable sets one (see the package doc); zero: 100 seeds, no time
+	// limit.
 	Seeds int
 	Time  time.Duration
+	// WantFailure marks a scenario with a known bug (a mutant, a
+	// reproduction): Test fails when no run fails, and returns the
+	// failure found.
+	WantFailure bool
 }
 
 // Bounds bound a run. A run that does not converge within them fails.
@@ -101,7 +105,7 @@ type System struct {
 	// the start of the run and after every restart of the Runtime (a
 	// daemon restarting builds its controllers anew). Required.
 	Register func(e controller.Engine) error
-	// Actions are the outside events of the world (a cable unplugged, a
+	// Actions are what may happen in the world (a cable unplugged, a
 	// device gone) that a generated workload picks among its writes, and
 	// that a Script names.
 	Actions []Action
@@ -112,9 +116,9 @@ type System struct {
 	Final func(v View) error
 }
 
-// Action is an outside event of the world: Do runs as one step of the
+// Action is something that happens in the world, outside the daemon: Do runs as one step of the
 // workload, from the simulator's goroutine (inside the run's bubble). An
-// error is traced, not a failure.
+// error is in the transcript, not a failure.
 type Action struct {
 	Name string
 	Do   func(ctx context.Context) error
@@ -150,17 +154,18 @@ type Workload interface {
 	ops(seed uint64, actions []Action) []op
 }
 
-// Generate is a workload of n random steps: each sets (70 %) or removes
+// Generate is a workload of n random ops: each sets (70 %) or removes
 // (30 %) a resource of a template (picked by weight; an ID of its IDs), or
-// runs one of the System's Actions (one step in ten, when it has any). The
-// steps are drawn from the run's seed.
+// runs one of the System's Actions (one op in ten, when it has any). The
+// ops are drawn from the run's seed.
 func Generate(n int, templates ...Template) Workload { return generated{n: n, templates: templates} }
 
-// Script is a fixed workload: its steps in order, the same for every seed
+// Script is a fixed workload: its ops in order, the same for every seed
 // (only the schedule and the faults differ).
-func Script(steps ...Op) Workload { return script(steps) }
+func Script(ops ...Op) Workload { return script(ops) }
 
-// Op is one step of a Script: [Set], [Remove] or [Do].
+// Op is one operation of a workload, what an outside writer does: [Set],
+// [Remove] or [Do]. A run takes each op as one of its steps.
 type Op struct{ op op }
 
 // Set makes r exist as given (created, or its spec, labels and
@@ -169,7 +174,7 @@ type Op struct{ op op }
 func Set(r resource.Resource) Op { return Op{op{verb: verbSet, fixed: r}} }
 
 // Remove tears the resource down and destroys it once its finalizers are
-// gone (as state.TeardownAndDestroy does; the workload's later steps on it
+// gone (as state.TeardownAndDestroy does; the workload's later ops on it
 // wait for the destroy); nothing when it is absent.
 func Remove(ptr resource.Pointer) Op {
 	return Op{op{verb: verbRemove, ptr: resource.NewPointer(ptr.Namespace(), ptr.Type(), ptr.ID())}}

@@ -9,9 +9,9 @@ import (
 // shrinkRuns bounds the runs of one shrinking.
 const shrinkRuns = 400
 
-// size orders runs from simplest: fewest workload steps, then fewest
+// size orders runs from simplest: fewest workload ops, then fewest
 // faults, then fewest steps, then the simplest tapes.
-func size(o *Outcome) [5]int {
+func size(o *outcome) [5]int {
 	nz, sum := 0, 0
 	for _, v := range o.plan.sched {
 		if v != 0 {
@@ -19,21 +19,21 @@ func size(o *Outcome) [5]int {
 			sum += int(v)
 		}
 	}
-	return [5]int{o.Ops, o.Faults, o.Steps, nz, sum}
+	return [5]int{o.ops, o.faults, o.steps, nz, sum}
 }
 
-func smaller(a, b *Outcome) bool {
+func smaller(a, b *outcome) bool {
 	sa, sb := size(a), size(b)
 	return slices.Compare(sa[:], sb[:]) < 0
 }
 
 // shrink returns the smallest run it finds that fails like o (the same
-// check), within budget: it drops workload steps (halves, then smaller
+// check), within budget: it drops workload ops (halves, then smaller
 // chunks), then faults, then schedule decisions (a shorter tape, zeros:
 // the first candidate of a step, as the reference run takes it), until
 // nothing drops.
-func (x *explorer) shrink(o *Outcome, budget time.Duration) *Outcome {
-	check := o.Failure.Check
+func (x *explorer) shrink(o *outcome, budget time.Duration) *outcome {
+	check := o.failure.Check
 	best := o
 	deadline := time.Now().Add(budget)
 	runs := 0
@@ -43,7 +43,7 @@ func (x *explorer) shrink(o *Outcome, budget time.Duration) *Outcome {
 		}
 		runs++
 		c := x.evaluate(p)
-		if c.Failure != nil && c.Failure.Check == check && smaller(c, best) {
+		if c.failure != nil && c.failure.Check == check && smaller(c, best) {
 			best = c
 			return true
 		}
@@ -51,10 +51,10 @@ func (x *explorer) shrink(o *Outcome, budget time.Duration) *Outcome {
 	}
 	for progress := true; progress && runs < shrinkRuns && time.Now().Before(deadline); {
 		progress = false
-		// Workload steps.
+		// Workload ops.
 		keep := best.plan.keep
 		if keep == nil {
-			keep = make([]int, best.Ops)
+			keep = make([]int, best.ops)
 			for i := range keep {
 				keep[i] = i
 			}

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
-// A token names a run exactly: its seed, the workload steps it keeps, the
+// A token names a run exactly: its seed, the workload ops it keeps, the
 // tapes of its schedule and step faults (their non-zero decisions; a
 // decision past a tape's end is zero), and its write faults by the write
 // they hit. It is "s1-" and the base64 of unsigned varints (and the write
@@ -18,7 +19,7 @@ import (
 const tokenPrefix = "s1-"
 
 const (
-	tokenKeepAll  = 1 << iota // every workload step (keep is nil)
+	tokenKeepAll  = 1 << iota // every workload op (keep is nil)
 	tokenNoFaults             // the reference run
 )
 
@@ -73,10 +74,22 @@ func appendSparse(b []byte, tape []uint32) []byte {
 	return b
 }
 
-var errBadToken = errors.New("sim: not a replay token (it starts with " + tokenPrefix + ")")
+// seedPrefix starts the token of a seed's run, as Test runs it: the
+// schedule and the faults drawn from the seed ("seed=17").
+const seedPrefix = "seed="
+
+var errBadToken = errors.New("sim: not a replay token (it starts with " + tokenPrefix + " or " + seedPrefix + ")")
 
 func decodeToken(s string) (plan, error) {
-	body, ok := strings.CutPrefix(strings.TrimSpace(s), tokenPrefix)
+	s = strings.TrimSpace(s)
+	if n, ok := strings.CutPrefix(s, seedPrefix); ok {
+		seed, err := strconv.ParseUint(n, 10, 64)
+		if err != nil {
+			return plan{}, fmt.Errorf("%w: %v", errBadToken, err)
+		}
+		return plan{seed: seed, explore: true}, nil
+	}
+	body, ok := strings.CutPrefix(s, tokenPrefix)
 	if !ok {
 		return plan{}, errBadToken
 	}

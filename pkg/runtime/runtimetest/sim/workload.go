@@ -102,7 +102,7 @@ func pickTemplate(ts []Template, n int) Template {
 	return ts[len(ts)-1]
 }
 
-// specText renders a resource's spec for traces, cut to a readable length.
+// specText renders a resource's spec for transcripts, cut to a readable length.
 func specText(r resource.Resource) string {
 	s := fmt.Sprintf("%+v", r.Spec())
 	if len(s) > 160 {

@@ -13,11 +13,11 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// Entry is one event of a run's trace: the steps the scheduler took and,
+// Entry is one entry of a run's transcript: the steps the scheduler took and,
 // within each, what followed from it — the commits (each by the step's
 // actor), the faults injected, the Runtime's and the controllers' log
 // lines, and the check that failed. The same run (seed, or replay token)
-// gives the same trace, event by event.
+// gives the same transcript, entry by entry.
 type Entry struct {
 	// Step is the step's number (0: before the first step).
 	Step int
@@ -29,15 +29,15 @@ type Entry struct {
 	Text string
 }
 
-// String formats the event as a trace line.
+// String formats the entry as a transcript line.
 func (e Entry) String() string {
 	return fmt.Sprintf("%5d %10s  %-6s %s", e.Step, e.At.Round(time.Microsecond), e.What, e.Text)
 }
 
-// Transcript is a run's events.
+// Transcript is a run's account: its entries, in order.
 type Transcript []Entry
 
-// String formats every event, one per line.
+// String formats every entry, one per line.
 func (t Transcript) String() string {
 	var b strings.Builder
 	for _, e := range t {
@@ -47,7 +47,7 @@ func (t Transcript) String() string {
 	return b.String()
 }
 
-// Tail returns the last n events (all when fewer).
+// Tail returns the last n entries (all when fewer).
 func (t Transcript) Tail(n int) Transcript {
 	if len(t) <= n {
 		return t
@@ -93,7 +93,7 @@ func sortedMap(m map[string]string) string {
 }
 
 // traceCore is the zap core of the Runtimes a run starts: every entry at
-// info level and above becomes a "log" event of the run's trace (the
+// info level and above becomes a "log" entry of the run's transcript (the
 // Runtime's own lines and the controllers'), without the stacks of panics,
 // which name goroutines and addresses.
 type traceCore struct {
