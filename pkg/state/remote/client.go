@@ -24,6 +24,7 @@ import (
 type ClientOption func(*clientOptions)
 
 type clientOptions struct {
+	unstructured           bool
 	maxMessage             int
 	backoffMin, backoffMax time.Duration
 }
@@ -113,7 +114,7 @@ func (c *client) known(ctx context.Context, k resource.Kind, what string) error 
 	if err := resource.ValidateKind(k); err != nil {
 		return err
 	}
-	if err := c.coder.reg.ValidateType(k.Type()); err != nil {
+	if err := c.validateType(k.Type()); err != nil {
 		return err
 	}
 	return live(ctx, nil, what)
@@ -132,7 +133,7 @@ func (c *client) Get(ctx context.Context, ptr resource.Pointer, opts ...state.Ge
 	if o.Revision != nil {
 		*o.Revision = 0
 	}
-	resp, err := c.rpc.Get(ctx, &pb.GetRequest{Pointer: pointerToPB(ptr)}, c.callOpts...)
+	resp, err := c.rpc.Get(ctx, &pb.GetRequest{Pointer: pointerToPB(ptr), SpecJson: c.unknown(ptr.Type())}, c.callOpts...)
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -143,7 +144,13 @@ func (c *client) Get(ctx context.Context, ptr resource.Pointer, opts ...state.Ge
 // metadata does not name one); a resource that does not decode is an
 // error naming it.
 func (c *client) decodeReply(m *pb.Resource, kind resource.Kind) (resource.Resource, error) {
-	r, err := c.coder.decode(m, kind)
+	var r resource.Resource
+	var err error
+	if typ := m.GetMetadata().GetType(); c.unknown(typ) || (typ == "" && kind != nil && c.unknown(kind.Type())) {
+		r, err = decodeUnstructured(m, kind)
+	} else {
+		r, err = c.coder.decode(m, kind)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("remote: the server sent a resource that does not decode: %w", err)
 	}
@@ -160,7 +167,7 @@ func (c *client) List(ctx context.Context, kind resource.Kind, opts ...state.Lis
 	if o.Revision != nil {
 		*o.Revision = 0
 	}
-	req := &pb.ListRequest{Kind: kindToPB(kind), LabelQueries: queriesToPB(o.LabelQueries), IdRegexp: idRegexpToPB(o.IDQuery)}
+	req := &pb.ListRequest{Kind: kindToPB(kind), LabelQueries: queriesToPB(o.LabelQueries), IdRegexp: idRegexpToPB(o.IDQuery), SpecJson: c.unknown(kind.Type())}
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := c.rpc.List(lctx, req, c.callOpts...)
@@ -206,11 +213,10 @@ func (c *client) encodeArg(ctx context.Context, r resource.Resource, what string
 			return nil, state.NewInvalidError(r.Metadata(), "%s: %w", what, err)
 		}
 	}
-	m, err := c.coder.encode(r, false, false)
-	if err != nil {
-		return nil, err
+	if u, ok := r.(*Unstructured); ok && c.unknown(u.md.Type()) {
+		return encodeUnstructured(u)
 	}
-	return m, nil
+	return c.coder.encode(r, false, false)
 }
 
 // Create implements state.CoreState (rule S1).
@@ -284,7 +290,7 @@ func (c *client) Destroy(ctx context.Context, ptr resource.Pointer, opts ...stat
 // ValidateType implements state.TypeValidator: the client stores the
 // types its registry encodes.
 func (c *client) ValidateType(kind resource.Kind) error {
-	return c.coder.reg.ValidateType(kind.Type())
+	return c.validateType(kind.Type())
 }
 
 // KindHead implements state.KindHeadReporter by asking the server; an

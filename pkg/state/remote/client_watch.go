@@ -24,10 +24,10 @@ func (c *client) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- stat
 	if err != nil {
 		return err
 	}
-	if err := c.coder.reg.ValidateType(p.Type()); err != nil {
+	if err := c.validateType(p.Type()); err != nil {
 		return err
 	}
-	req := &pb.WatchRequest{Pointer: pointerToPB(p), TailEvents: int64(o.TailEvents)}
+	req := &pb.WatchRequest{Pointer: pointerToPB(p), TailEvents: int64(o.TailEvents), SpecJson: c.unknown(p.Type())}
 	if o.StartFromBookmark != nil {
 		req.StartFromBookmark = o.StartFromBookmark
 	}
@@ -37,12 +37,12 @@ func (c *client) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- stat
 // startKindWatch starts a WatchKind or WatchKindAggregated whose
 // arguments backend.KindWatches validated (rules S9–S13, N2).
 func (c *client) startKindWatch(ctx context.Context, kind resource.KindKey, ch chan<- state.Event, aggCh chan<- []state.Event, o state.WatchKindOptions) error {
-	if err := c.coder.reg.ValidateType(kind.Type()); err != nil {
+	if err := c.validateType(kind.Type()); err != nil {
 		return err
 	}
 	req := &pb.WatchRequest{
 		Kind: kindToPB(kind), TailEvents: int64(o.TailEvents), BootstrapContents: o.BootstrapContents,
-		LabelQueries: queriesToPB(o.LabelQueries), IdRegexp: idRegexpToPB(o.IDQuery),
+		LabelQueries: queriesToPB(o.LabelQueries), IdRegexp: idRegexpToPB(o.IDQuery), SpecJson: c.unknown(kind.Type()),
 	}
 	if o.StartFromBookmark != nil {
 		req.StartFromBookmark = o.StartFromBookmark
@@ -280,7 +280,7 @@ func (w *remoteWatch) resume(ctx context.Context, cause error) (stream, error) {
 	case w.bookmark != nil:
 		req = &pb.WatchRequest{
 			Pointer: w.req.Pointer, Kind: w.req.Kind, LabelQueries: w.req.LabelQueries, IdRegexp: w.req.IdRegexp,
-			StartFromBookmark: w.bookmark, Resume: true,
+			StartFromBookmark: w.bookmark, Resume: true, SpecJson: w.req.SpecJson,
 		}
 	case w.delivered:
 		return stream{}, bookmarkUnknown(fmt.Errorf("the watch delivered events without a bookmark: %w", cause))

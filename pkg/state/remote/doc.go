@@ -110,8 +110,11 @@
 //
 // Tools that print resources of types they were not compiled with ask the
 // server for its resource definitions ([Definitions]: names, aliases,
-// columns, sensitivity, from the server's codec registry) and may ask for
-// specs rendered as JSON (the spec_json fields of the protocol).
+// columns, sensitivity, from the server's codec registry), and read,
+// watch and write those types as [Unstructured] resources (a client made
+// with [WithUnstructured]): the server renders their specs as JSON, which
+// the definitions' columns read, and decodes the JSON a client writes
+// into its own type. Watches of them resume like any other.
 //
 // # Costs
 //

@@ -69,9 +69,21 @@ func serve(tb testing.TB, lis net.Listener, st state.State, opts ...remote.Serve
 	return d
 }
 
+// serveRegistry serves st with reg on lis until the test ends.
+func serveRegistry(tb testing.TB, lis net.Listener, st state.State, reg *codec.Registry) *daemon {
+	tb.Helper()
+	d := serveWithRegistry(lis, st, reg)
+	tb.Cleanup(d.stop)
+	return d
+}
+
 // serveUntil serves st on lis until the daemon's stop.
 func serveUntil(lis net.Listener, st state.State, opts ...remote.ServerOption) *daemon {
-	srv := remote.NewServer(st, registry(), opts...)
+	return serveWithRegistry(lis, st, registry(), opts...)
+}
+
+func serveWithRegistry(lis net.Listener, st state.State, reg *codec.Registry, opts ...remote.ServerOption) *daemon {
+	srv := remote.NewServer(st, reg, opts...)
 	gs := grpc.NewServer(srv.GRPCServerOptions()...)
 	srv.Register(gs)
 	d := &daemon{State: st, Server: gs, Addr: target(lis), lis: lis, done: make(chan struct{})}

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -75,15 +74,8 @@ func TestDefinitions_ServedToTools(t *testing.T) {
 	ctx := testCtx(t)
 	reg := registry()
 	codec.MustRegister[linkSpec, linkDef](reg)
-	srv := remote.NewServer(inmem.NewState(), reg)
-	gs := grpc.NewServer(srv.GRPCServerOptions()...)
-	srv.Register(gs)
-	lis := listen(t, "unix")
-	done := make(chan struct{})
-	go func() { defer close(done); _ = gs.Serve(lis) }()
-	defer func() { gs.Stop(); <-done }()
-
-	defs, err := remote.Definitions(ctx, dial(t, target(lis)))
+	srv := serveRegistry(t, listen(t, "unix"), inmem.NewState(), reg)
+	defs, err := remote.Definitions(ctx, dial(t, srv.Addr))
 	require.NoError(t, err)
 	d, err := defs.Resolve("LINK")
 	require.NoError(t, err)

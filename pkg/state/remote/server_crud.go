@@ -19,10 +19,7 @@ const listChunk = 512
 // Get serves state.State.Get.
 func (s *Server) Get(ctx context.Context, req *pb.GetRequest) (_ *pb.GetResponse, err error) {
 	defer s.recoverCall("Get", &err)
-	if err := s.wire.malformed(req); err != nil {
-		return nil, err
-	}
-	st, err := s.stateOf(ctx)
+	st, err := s.begin(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -45,11 +42,8 @@ func (s *Server) Get(ctx context.Context, req *pb.GetRequest) (_ *pb.GetResponse
 // resources and the message size bound.
 func (s *Server) List(req *pb.ListRequest, stream pb.State_ListServer) (err error) {
 	defer s.recoverCall("List", &err)
-	if err := s.wire.malformed(req); err != nil {
-		return err
-	}
 	ctx := stream.Context()
-	st, err := s.stateOf(ctx)
+	st, err := s.begin(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -107,58 +101,58 @@ func listOptions(req *pb.ListRequest) ([]state.ListOption, error) {
 // Create serves state.State.Create.
 func (s *Server) Create(ctx context.Context, req *pb.CreateRequest) (_ *pb.WriteResponse, err error) {
 	defer s.recoverCall("Create", &err)
-	if err := s.wire.malformed(req); err != nil {
-		return nil, err
-	}
-	st, err := s.stateOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.decodeRequest(req.GetResource())
-	if err != nil {
-		return nil, err
-	}
-	if err := st.Create(ctx, r, state.WithCreateOwner(req.GetOwner())); err != nil {
-		return nil, toStatus(err).Err()
-	}
-	return writeResponse(r.Metadata()), nil
+	return s.write(ctx, req, req.GetResource(), func(st state.State, r resource.Resource) error {
+		return st.Create(ctx, r, state.WithCreateOwner(req.GetOwner()))
+	})
 }
 
 // Update serves state.State.Update.
 func (s *Server) Update(ctx context.Context, req *pb.UpdateRequest) (_ *pb.WriteResponse, err error) {
 	defer s.recoverCall("Update", &err)
-	if err := s.wire.malformed(req); err != nil {
-		return nil, err
-	}
-	st, err := s.stateOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.decodeRequest(req.GetResource())
-	if err != nil {
-		return nil, err
-	}
-	opts := []state.UpdateOption{state.WithUpdateOwner(req.GetOwner()), state.WithExpectedPhaseAny()}
-	if req.ExpectedPhase != nil {
-		p := req.GetExpectedPhase()
-		if p != pb.Phase_PHASE_RUNNING && p != pb.Phase_PHASE_TEARING_DOWN {
-			return nil, invalid("update %s: unknown expected phase %d", resource.PointerString(r.Metadata()), p)
+	return s.write(ctx, req, req.GetResource(), func(st state.State, r resource.Resource) error {
+		opts := []state.UpdateOption{state.WithUpdateOwner(req.GetOwner()), state.WithExpectedPhaseAny()}
+		if req.ExpectedPhase != nil {
+			p := req.GetExpectedPhase()
+			if p != pb.Phase_PHASE_RUNNING && p != pb.Phase_PHASE_TEARING_DOWN {
+				return state.NewInvalidError(r.Metadata(), "remote: update: unknown expected phase %d", p)
+			}
+			opts = append(opts, state.WithExpectedPhase(resource.Phase(p)))
 		}
-		opts = append(opts, state.WithExpectedPhase(resource.Phase(p)))
+		return st.Update(ctx, r, opts...)
+	})
+}
+
+// write serves a write of the resource m by do: it refuses a request
+// that did not decode or whose resource does not, and answers with what
+// the write set back in the resource.
+func (s *Server) write(ctx context.Context, req proto.Message, m *pb.Resource, do func(state.State, resource.Resource) error) (*pb.WriteResponse, error) {
+	st, err := s.begin(ctx, req)
+	if err != nil {
+		return nil, err
 	}
-	if err := st.Update(ctx, r, opts...); err != nil {
+	r, err := s.decodeRequest(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := do(st, r); err != nil {
 		return nil, toStatus(err).Err()
 	}
 	return writeResponse(r.Metadata()), nil
 }
 
-// Destroy serves state.State.Destroy.
-func (s *Server) Destroy(ctx context.Context, req *pb.DestroyRequest) (_ *pb.DestroyResponse, err error) {
-	defer s.recoverCall("Destroy", &err)
+// begin starts serving a call: it refuses a request that did not decode
+// and returns the state to serve.
+func (s *Server) begin(ctx context.Context, req proto.Message) (state.State, error) {
 	if err := s.wire.malformed(req); err != nil {
 		return nil, err
 	}
-	st, err := s.stateOf(ctx)
+	return s.stateOf(ctx)
+}
+
+// Destroy serves state.State.Destroy.
+func (s *Server) Destroy(ctx context.Context, req *pb.DestroyRequest) (_ *pb.DestroyResponse, err error) {
+	defer s.recoverCall("Destroy", &err)
+	st, err := s.begin(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -176,10 +170,7 @@ func (s *Server) Destroy(ctx context.Context, req *pb.DestroyRequest) (_ *pb.Des
 // the state does not report kind heads.
 func (s *Server) KindHead(ctx context.Context, req *pb.KindHeadRequest) (_ *pb.KindHeadResponse, err error) {
 	defer s.recoverCall("KindHead", &err)
-	if err := s.wire.malformed(req); err != nil {
-		return nil, err
-	}
-	st, err := s.stateOf(ctx)
+	st, err := s.begin(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -204,10 +195,7 @@ func (s *Server) KindHead(ctx context.Context, req *pb.KindHeadRequest) (_ *pb.K
 // Definitions serves the definitions of the registry's types.
 func (s *Server) Definitions(ctx context.Context, req *pb.DefinitionsRequest) (_ *pb.DefinitionsResponse, err error) {
 	defer s.recoverCall("Definitions", &err)
-	if err := s.wire.malformed(req); err != nil {
-		return nil, err
-	}
-	if _, err := s.stateOf(ctx); err != nil {
+	if _, err := s.begin(ctx, req); err != nil {
 		return nil, err
 	}
 	defs := s.coder.reg.Definitions().All()
