@@ -94,3 +94,38 @@ func BenchmarkWatchEvent(b *testing.B) {
 		<-ch
 	}
 }
+
+// BenchmarkWatchFanOut measures the delivery of one change to 16 remote
+// kind watchers, each on a connection of its own (the writer writes on
+// the server's state directly).
+func BenchmarkWatchFanOut(b *testing.B) {
+	const watchers = 16
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, d := served(b, "unix", inmem.WithMutationDetector(func(error) {}))
+	kind := resource.NewKind(benchNS, conformance.IntResourceType)
+	chs := make([]chan state.Event, watchers)
+	for i := range chs {
+		chs[i] = make(chan state.Event, 64)
+		if err := client(b, d.Addr).WatchKind(ctx, kind, chs[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := conformance.NewIntResource(benchNS, "a", 0)
+	if err := d.State.Create(ctx, r); err != nil {
+		b.Fatal(err)
+	}
+	for _, ch := range chs {
+		<-ch
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.TypedSpec().Value++
+		if err := d.State.Update(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+		for _, ch := range chs {
+			<-ch
+		}
+	}
+}

@@ -29,6 +29,7 @@ type Server struct {
 	o      serverOptions
 	limits *watchLimits
 	wire   *wireCodec
+	enc    encodings
 }
 
 // DefaultMaxMessageSize is the default bound of one message's size, in

@@ -279,5 +279,5 @@ func (s *Server) encodeWatched(r resource.Resource, destroyed, withJSON bool) (*
 	if destroyed && md.Version() == resource.VersionUndefined && r.Spec() == nil {
 		return &pb.Resource{Metadata: &pb.Metadata{Id: md.ID()}, PointerOnly: true}, nil
 	}
-	return s.encodeStored(r, true, withJSON)
+	return s.enc.get(r, true, withJSON, func() (*pb.Resource, error) { return s.encodeStored(r, true, withJSON) })
 }
