@@ -15,7 +15,9 @@ type encSpec struct{ V int }
 
 type encDef struct{}
 
-func (encDef) Definition() typed.Definition { return typed.Definition{Type: "Enc.test", DefaultNamespace: "ns"} }
+func (encDef) Definition() typed.Definition {
+	return typed.Definition{Type: "Enc.test", DefaultNamespace: "ns"}
+}
 
 // TestEncodings_OneEncodingPerSnapshot: the server's table of encoded
 // snapshots encodes an object once per set of options, and never hands
