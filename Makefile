@@ -3,35 +3,27 @@ GO ?= go
 PKGS ?= ./...
 BENCHCOUNT ?= 6
 FUZZTIME ?= 20s
-# The etcd state is a module of its own (it depends on the etcd client);
-# its tests start a real etcd server (Debian's etcd-server package).
-ETCD := pkg/state/etcd
-# The bbolt persistence of inmem is a module of its own too (it depends on
-# bbolt); its tests include the crash test (child processes killed with
-# SIGKILL).
-BOLTDB := pkg/state/inmem/boltdb
-# The Prometheus exporter is a module of its own (it depends on
-# client_golang); its test scrapes a real HTTP listener.
-PROM := exporters/prometheus
-# The protobuf spec encoding is a module of its own (it depends on
-# protoenc), so that only its users depend on protoenc.
+# Every module of the repository, the root first: the directories go.work
+# lists. A module of its own keeps its dependencies from the modules that
+# do not need them (the etcd client, bbolt, client_golang, protoenc, and the
+# demo's); a new module is added to go.work (go work use ./DIR) and is then
+# tested, linted and downloaded like the others. Each module is tested and
+# linted on its own (GOWORK=off), as its users build it.
+MODULES := $(shell $(GO) work edit -json 2>/dev/null | sed -n 's/.*"DiskPath": "\(.*\)".*/\1/p')
+# Runs a command in every module and reports the modules it failed in.
+define each_module
+	@[ -n "$(MODULES)" ] || { echo "go.work lists no module (run make from the repository's root)"; exit 1; }; \
+	failed=""; for m in $(MODULES); do echo "== $$m: $(1)"; \
+		(cd $$m && export GOWORK=off && $(1)) || failed="$$failed $$m"; done; \
+	if [ -n "$$failed" ]; then echo "FAILED in:$$failed"; exit 1; fi
+endef
 PROTO := pkg/resource/codec/protobuf
-# The remote State (gRPC server and client) is a module of its own (it
-# depends on gRPC and protobuf); its tests serve states over loopback TCP
-# and unix sockets.
-REMOTE := pkg/state/remote
 
 .PHONY: test bench lint fuzz sim cover tools
 
-## test: vet, then every test with the race detector (the CI command)
+## test: vet, then every test with the race detector, in every module (the CI command)
 test:
-	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 $(PKGS)
-	cd $(ETCD) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	cd $(BOLTDB) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	cd $(PROM) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	cd $(PROTO) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	cd $(REMOTE) && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	$(call each_module,$(GO) vet ./... && $(GO) test -race -count=1 ./...)
 
 ## bench: every benchmark, -count $(BENCHCOUNT), with allocations (without
 ## inmem's mutation detector, which is on by default in test binaries)
@@ -41,16 +33,9 @@ bench:
 ## lint: gofmt check, go mod tidy check (every module of the repo), vet, staticcheck
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	@for mod in $$(git ls-files 'go.mod' '*/go.mod'); do dir=$$(dirname $$mod); \
-		if ! (cd $$dir && $(GO) mod tidy -diff); then echo "go mod tidy needed in $$dir"; exit 1; fi; done
-	$(GO) vet $(PKGS)
+	$(call each_module,$(GO) mod tidy -diff)
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.6.1
-	staticcheck $(PKGS)
-	cd $(ETCD) && $(GO) vet ./... && staticcheck ./...
-	cd $(BOLTDB) && $(GO) vet ./... && staticcheck ./...
-	cd $(PROM) && $(GO) vet ./... && staticcheck ./...
-	cd $(PROTO) && $(GO) vet ./... && staticcheck ./...
-	cd $(REMOTE) && $(GO) vet ./... && staticcheck ./...
+	$(call each_module,$(GO) vet ./... && staticcheck ./...)
 
 ## fuzz: a short, bounded run of every fuzz target
 fuzz:

@@ -17,7 +17,6 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/siderolabs/gen v0.8.7 // indirect
-	github.com/siderolabs/protoenc v0.2.2 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.16 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
@@ -32,13 +31,8 @@ require (
 
 replace github.com/resgraph/resgraph => ../../..
 
-// The tests persist protobuf-encoded specs; the module's code does not
-// import the protobuf encoding.
-replace github.com/resgraph/resgraph/pkg/resource/codec/protobuf => ../../resource/codec/protobuf
-
 require (
 	github.com/resgraph/resgraph v0.0.0-00010101000000-000000000000
-	github.com/resgraph/resgraph/pkg/resource/codec/protobuf v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	go.etcd.io/etcd/api/v3 v3.6.16
 	go.uber.org/goleak v1.3.0

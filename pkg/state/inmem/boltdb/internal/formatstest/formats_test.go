@@ -1,4 +1,4 @@
-package boltdb_test
+package formatstest_test
 
 import (
 	"net/netip"

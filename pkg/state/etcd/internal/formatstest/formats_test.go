@@ -1,4 +1,4 @@
-package etcd_test
+package formatstest_test
 
 import (
 	"context"

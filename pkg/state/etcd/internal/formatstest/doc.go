@@ -1,0 +1,13 @@
+// Package formatstest holds the etcd state's tests of the spec formats
+// daemons use: JSON with omitempty containers and protobuf field tags.
+// It has no code of its own.
+//
+// It is a module of its own because the protobuf encoding is a module of
+// its own (pkg/resource/codec/protobuf): were these tests in the etcd
+// module, the etcd module would require the protobuf module, and every
+// user of the etcd state would need that module (a replace for a module
+// only the tests use) to resolve its own build. A module's test-only
+// dependencies on other modules of this repository live in a test module
+// like this one; TestModules_NoTestOnlyRequirements in
+// internal/modules checks it.
+package formatstest
