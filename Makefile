@@ -19,11 +19,18 @@ define each_module
 endef
 PROTO := pkg/resource/codec/protobuf
 
-.PHONY: test bench lint fuzz sim cover tools
+.PHONY: test setup bench lint fuzz sim cover tools
 
-## test: vet, then every test with the race detector, in every module (the CI command)
-test:
+## test: installs what the tests need when it is missing (scripts/setup),
+## then vet and every test with the race detector, in every module (the CI
+## command)
+test: setup
 	$(call each_module,$(GO) vet ./... && $(GO) test -race -count=1 ./...)
+
+## setup: what the tests need (etcd-server, chromium, graphviz, ...): as
+## root it installs what is missing; otherwise it prints the command
+setup:
+	@scripts/setup
 
 ## bench: every benchmark, -count $(BENCHCOUNT), with allocations (without
 ## inmem's mutation detector, which is on by default in test binaries)

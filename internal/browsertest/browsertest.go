@@ -34,7 +34,7 @@ func Find() (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New("browsertest: no chromium binary: install Debian's chromium package (apt-get install chromium, as .ci/run does) or set RESGRAPH_CHROMIUM")
+	return "", errors.New("browsertest: no chromium binary: run scripts/setup (it installs Debian's chromium package, as make test does) or set RESGRAPH_CHROMIUM")
 }
 
 // Start starts a headless Chromium with a viewport of width × height CSS

@@ -35,7 +35,7 @@ func Binary() (string, error) {
 	if _, err := os.Stat("/usr/bin/etcd"); err == nil {
 		return "/usr/bin/etcd", nil
 	}
-	return "", errors.New("etcdtest: no etcd binary: install Debian's etcd-server package (apt-get install etcd-server, as .ci/run does) or set RESGRAPH_ETCD")
+	return "", errors.New("etcdtest: no etcd binary: run scripts/setup (it installs Debian's etcd-server package, as make test does) or set RESGRAPH_ETCD")
 }
 
 // TempRoot returns where to put test servers' data: /dev/shm when it is a

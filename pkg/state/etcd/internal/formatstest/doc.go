@@ -9,5 +9,5 @@
 // only the tests use) to resolve its own build. A module's test-only
 // dependencies on other modules of this repository live in a test module
 // like this one; TestModules_NoTestOnlyRequirements in
-// internal/modules checks it.
+// internal/repocheck checks it.
 package formatstest

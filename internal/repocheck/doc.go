@@ -1,7 +1,10 @@
-// Package modules checks how the repository is cut into Go modules; it
-// has tests only.
+// Package repocheck checks the repository as a whole, as a new
+// contributor or a user meets it; it has tests only.
 //
-// The rules, each with its test:
+// # Modules
+//
+// How the repository is cut into Go modules; the rules, each with its
+// test:
 //
 //   - M1. go.work lists every module of the repository (every go.mod
 //     outside testdata), so that `go run ./cmd/demo`, gopls and `make
@@ -22,4 +25,12 @@
 // goleak, chromedp) stay in its go.mod, as in any Go module: a user's
 // build resolves them from the module proxy, and module graph pruning
 // keeps them out of the user's build list.
-package modules
+//
+// # Set-up
+//
+//   - B1. scripts/setup, which `make test` and `.ci/run` run first, finds
+//     every tool the tests need where the tests look for it, and names
+//     each one missing with its Debian package and the command that
+//     installs it (TestB1_SetupPassesWhenNothingIsMissing,
+//     TestB1_SetupNamesWhatIsMissing). As root it installs them.
+package repocheck

@@ -1,4 +1,4 @@
-package modules_test
+package repocheck_test
 
 import (
 	"bytes"
@@ -44,7 +44,14 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) []byte {
 
 func goCmdErr(t *testing.T, dir string, env []string, args ...string) ([]byte, error) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "go", args...)
+	return runIn(t, dir, env, "go", args...)
+}
+
+// runIn runs a program in dir with env added and returns its standard
+// output; an error carries its standard error.
+func runIn(t *testing.T, dir string, env []string, name string, args ...string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
