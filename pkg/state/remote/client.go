@@ -69,6 +69,7 @@ var (
 	_ state.CoreState        = (*client)(nil)
 	_ state.TypeValidator    = (*client)(nil)
 	_ state.KindHeadReporter = (*client)(nil)
+	_ state.RevisionReporter = (*client)(nil)
 )
 
 // NewClient returns a state.State that reads, writes and watches the state
@@ -130,12 +131,12 @@ func (c *client) Get(ctx context.Context, ptr resource.Pointer, opts ...state.Ge
 	}
 	var o state.GetOptions
 	opt.Apply(&o, opts)
-	if o.Revision != nil {
-		*o.Revision = 0
-	}
 	resp, err := c.rpc.Get(ctx, &pb.GetRequest{Pointer: pointerToPB(ptr), SpecJson: c.unknown(ptr.Type())}, c.callOpts...)
 	if err != nil {
 		return nil, fromStatus(err)
+	}
+	if o.Revision != nil {
+		*o.Revision = resp.GetRevision()
 	}
 	return c.decodeReply(resp.GetResource(), nil)
 }
@@ -164,9 +165,6 @@ func (c *client) List(ctx context.Context, kind resource.Kind, opts ...state.Lis
 	}
 	var o state.ListOptions
 	opt.Apply(&o, opts)
-	if o.Revision != nil {
-		*o.Revision = 0
-	}
 	req := &pb.ListRequest{Kind: kindToPB(kind), LabelQueries: queriesToPB(o.LabelQueries), IdRegexp: idRegexpToPB(o.IDQuery), SpecJson: c.unknown(kind.Type())}
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -185,6 +183,9 @@ func (c *client) List(ctx context.Context, kind resource.Kind, opts ...state.Lis
 		}
 		if list.Items == nil {
 			list.Items = make([]resource.Resource, 0, len(m.Resources))
+			if o.Revision != nil {
+				*o.Revision = m.GetRevision()
+			}
 		}
 		for _, rm := range m.Resources {
 			r, err := c.decodeReply(rm, kind)
@@ -301,11 +302,44 @@ func (c *client) KindHead(ctx context.Context, kind resource.Kind) (state.Bookma
 		return nil, err
 	}
 	resp, err := c.rpc.KindHead(ctx, &pb.KindHeadRequest{Kind: kindToPB(kind)}, c.callOpts...)
-	if status.Code(err) == codes.Unimplemented {
-		return nil, fmt.Errorf("remote: %s: %w", status.Convert(err).Message(), errors.ErrUnsupported)
-	}
 	if err != nil {
-		return nil, fromStatus(err)
+		return nil, questionError(err)
 	}
 	return resp.GetBookmark(), nil
+}
+
+// Revision implements state.RevisionReporter by asking the server; an
+// error matching errors.ErrUnsupported when the served state does not
+// number its changes.
+func (c *client) Revision(ctx context.Context) (uint64, error) {
+	if err := live(ctx, nil, "revision"); err != nil {
+		return 0, err
+	}
+	resp, err := c.rpc.Revision(ctx, &pb.RevisionRequest{}, c.callOpts...)
+	if err != nil {
+		return 0, questionError(err)
+	}
+	return resp.GetRevision(), nil
+}
+
+// KindRevision implements state.RevisionReporter by asking the server.
+func (c *client) KindRevision(ctx context.Context, kind resource.Kind) (last, at uint64, err error) {
+	if err := c.known(ctx, kind, "kind revision"); err != nil {
+		return 0, 0, err
+	}
+	resp, err := c.rpc.KindRevision(ctx, &pb.KindRevisionRequest{Kind: kindToPB(kind)}, c.callOpts...)
+	if err != nil {
+		return 0, 0, questionError(err)
+	}
+	return resp.GetLast(), resp.GetAt(), nil
+}
+
+// questionError is the client's error of a question the server refused:
+// one matching errors.ErrUnsupported when the served state cannot answer
+// it (Unimplemented).
+func questionError(err error) error {
+	if status.Code(err) == codes.Unimplemented {
+		return fmt.Errorf("remote: %s: %w", status.Convert(err).Message(), errors.ErrUnsupported)
+	}
+	return fromStatus(err)
 }

@@ -62,8 +62,8 @@ type remoteWatch struct {
 	snaps     *kindSnaps
 
 	// delivered tells that an event was delivered; bookmark is the
-	// bookmark of the last delivered event that carried one, where a
-	// resumed watch starts.
+	// bookmark of the last delivered event, where a resumed watch starts
+	// (nil when that event carried none: the watch cannot resume).
 	delivered bool
 	bookmark  state.Bookmark
 	// booting holds the bootstrap contents until Bootstrapped arrives:
@@ -258,11 +258,11 @@ func (w *remoteWatch) deliver(ctx context.Context, evs []state.Event) bool {
 		}
 	}
 	w.delivered = true
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Bookmark != nil {
-			w.bookmark = evs[i].Bookmark
-			break
-		}
+	for _, ev := range evs {
+		// Resuming from a bookmark is exact only when no event without
+		// one came after it (the bootstrap's Created events precede
+		// their Bootstrapped event, which carries one).
+		w.bookmark = ev.Bookmark
 	}
 	return true
 }
@@ -283,7 +283,7 @@ func (w *remoteWatch) resume(ctx context.Context, cause error) (stream, error) {
 			StartFromBookmark: w.bookmark, Resume: true, SpecJson: w.req.SpecJson,
 		}
 	case w.delivered:
-		return stream{}, bookmarkUnknown(fmt.Errorf("the watch delivered events without a bookmark: %w", cause))
+		return stream{}, bookmarkUnknown(fmt.Errorf("the last event the watch delivered carried no bookmark: %w", cause))
 	}
 	b := backoff.NewExponentialBackOff(backoff.WithInitialInterval(w.c.o.backoffMin),
 		backoff.WithMaxInterval(w.c.o.backoffMax), backoff.WithMaxElapsedTime(0))

@@ -28,7 +28,9 @@
 // the core (Get, List, Create, Update, Destroy and the three watches) on
 // the wire; the other methods of state.State are state.WrapCore's, built
 // on them (a Modify is a Get and an Update, retried on conflicts), and
-// state.KindHeadReporter is asked of the server. Errors keep their classes
+// state.KindHeadReporter and state.RevisionReporter are asked of the
+// server (so are the revisions of reads and events; a served state that
+// cannot answer makes the client answer with errors.ErrUnsupported). Errors keep their classes
 // across the wire, both ways: the server puts the classes of the served
 // state's error in the status's details, and the client's [*Error] belongs
 // to the same classes (state.IsConflictError holds on the client for a

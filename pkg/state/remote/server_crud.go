@@ -27,7 +27,8 @@ func (s *Server) Get(ctx context.Context, req *pb.GetRequest) (_ *pb.GetResponse
 	if err != nil {
 		return nil, err
 	}
-	r, err := st.Get(ctx, ptr, state.WithReadOnlyGet())
+	var rev uint64
+	r, err := st.Get(ctx, ptr, state.WithReadOnlyGet(), state.WithGetRevision(&rev))
 	if err != nil {
 		return nil, toStatus(err).Err()
 	}
@@ -35,7 +36,7 @@ func (s *Server) Get(ctx context.Context, req *pb.GetRequest) (_ *pb.GetResponse
 	if err != nil {
 		return nil, err
 	}
-	return &pb.GetResponse{Resource: m}, nil
+	return &pb.GetResponse{Resource: m, Revision: rev}, nil
 }
 
 // List serves state.State.List, in messages of at most listChunk
@@ -55,11 +56,12 @@ func (s *Server) List(req *pb.ListRequest, stream pb.State_ListServer) (err erro
 	if err != nil {
 		return invalid("list %s: %v", resource.KindString(kind), err)
 	}
-	list, err := st.List(ctx, kind, opts...)
+	var rev uint64
+	list, err := st.List(ctx, kind, append(opts, state.WithListRevision(&rev))...)
 	if err != nil {
 		return toStatus(err).Err()
 	}
-	msg, size := &pb.ListResponse{}, 0
+	msg, size := &pb.ListResponse{Revision: rev}, 0
 	for _, r := range list.Items {
 		m, err := s.encodeStored(r, true, req.GetSpecJson())
 		if err != nil {
@@ -74,9 +76,6 @@ func (s *Server) List(req *pb.ListRequest, stream pb.State_ListServer) (err erro
 		}
 		msg.Resources = append(msg.Resources, m)
 		size += n
-	}
-	if len(msg.Resources) == 0 {
-		return nil
 	}
 	return stream.Send(msg)
 }
@@ -180,14 +179,11 @@ func (s *Server) KindHead(ctx context.Context, req *pb.KindHeadRequest) (_ *pb.K
 	}
 	h, ok := st.(state.KindHeadReporter)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "remote: the served state does not report kind heads")
+		return nil, unsupported("report kind heads")
 	}
 	b, err := h.KindHead(ctx, kind)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return nil, status.Error(codes.Unimplemented, err.Error())
-	}
 	if err != nil {
-		return nil, toStatus(err).Err()
+		return nil, revisionStatus(err)
 	}
 	return &pb.KindHeadResponse{Bookmark: b}, nil
 }
@@ -204,6 +200,62 @@ func (s *Server) Definitions(ctx context.Context, req *pb.DefinitionsRequest) (_
 		out.Definitions = append(out.Definitions, definitionToPB(d))
 	}
 	return out, nil
+}
+
+// Revision serves state.RevisionReporter.Revision; Unimplemented when the
+// state does not number its changes.
+func (s *Server) Revision(ctx context.Context, req *pb.RevisionRequest) (_ *pb.RevisionResponse, err error) {
+	defer s.recoverCall("Revision", &err)
+	st, err := s.begin(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	rr, ok := st.(state.RevisionReporter)
+	if !ok {
+		return nil, unsupported("number its changes")
+	}
+	rev, err := rr.Revision(ctx)
+	if err != nil {
+		return nil, revisionStatus(err)
+	}
+	return &pb.RevisionResponse{Revision: rev}, nil
+}
+
+// KindRevision serves state.RevisionReporter.KindRevision; Unimplemented
+// when the state does not number its changes.
+func (s *Server) KindRevision(ctx context.Context, req *pb.KindRevisionRequest) (_ *pb.KindRevisionResponse, err error) {
+	defer s.recoverCall("KindRevision", &err)
+	st, err := s.begin(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := s.knownKind(req.GetKind())
+	if err != nil {
+		return nil, err
+	}
+	rr, ok := st.(state.RevisionReporter)
+	if !ok {
+		return nil, unsupported("number its changes")
+	}
+	last, at, err := rr.KindRevision(ctx, kind)
+	if err != nil {
+		return nil, revisionStatus(err)
+	}
+	return &pb.KindRevisionResponse{Last: last, At: at}, nil
+}
+
+// unsupported is the status of a question the served state cannot answer.
+func unsupported(what string) error {
+	return status.Error(codes.Unimplemented, "remote: the served state does not "+what)
+}
+
+// revisionStatus is the status of a failed question: Unimplemented for
+// an error matching errors.ErrUnsupported.
+func revisionStatus(err error) error {
+	if errors.Is(err, errors.ErrUnsupported) {
+		return status.Error(codes.Unimplemented, err.Error())
+	}
+	return toStatus(err).Err()
 }
 
 // knownPointer returns the pointer of a request, refusing an invalid one

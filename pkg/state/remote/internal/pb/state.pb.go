@@ -712,8 +712,11 @@ func (x *GetRequest) GetSpecJson() bool {
 }
 
 type GetResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Resource      *Resource              `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Resource *Resource              `protobuf:"bytes,1,opt,name=resource,proto3" json:"resource,omitempty"`
+	// revision is the revision the read reflects (0: the state does not
+	// number its changes).
+	Revision      uint64 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -753,6 +756,13 @@ func (x *GetResponse) GetResource() *Resource {
 		return x.Resource
 	}
 	return nil
+}
+
+func (x *GetResponse) GetRevision() uint64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
 }
 
 type ListRequest struct {
@@ -825,9 +835,12 @@ func (x *ListRequest) GetSpecJson() bool {
 	return false
 }
 
+// ListResponse is one chunk of a List; the first (sent even for an empty
+// list) carries the revision the read reflects.
 type ListResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Resources     []*Resource            `protobuf:"bytes,1,rep,name=resources,proto3" json:"resources,omitempty"`
+	Revision      uint64                 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -867,6 +880,13 @@ func (x *ListResponse) GetResources() []*Resource {
 		return x.Resources
 	}
 	return nil
+}
+
+func (x *ListResponse) GetRevision() uint64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
 }
 
 type CreateRequest struct {
@@ -1864,6 +1884,182 @@ func (x *DefinitionsResponse) GetDefinitions() []*Definition {
 	return nil
 }
 
+type RevisionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevisionRequest) Reset() {
+	*x = RevisionRequest{}
+	mi := &file_state_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevisionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevisionRequest) ProtoMessage() {}
+
+func (x *RevisionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_state_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevisionRequest.ProtoReflect.Descriptor instead.
+func (*RevisionRequest) Descriptor() ([]byte, []int) {
+	return file_state_proto_rawDescGZIP(), []int{27}
+}
+
+type RevisionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Revision      uint64                 `protobuf:"varint,1,opt,name=revision,proto3" json:"revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevisionResponse) Reset() {
+	*x = RevisionResponse{}
+	mi := &file_state_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevisionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevisionResponse) ProtoMessage() {}
+
+func (x *RevisionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_state_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevisionResponse.ProtoReflect.Descriptor instead.
+func (*RevisionResponse) Descriptor() ([]byte, []int) {
+	return file_state_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RevisionResponse) GetRevision() uint64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+type KindRevisionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          *Kind                  `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KindRevisionRequest) Reset() {
+	*x = KindRevisionRequest{}
+	mi := &file_state_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KindRevisionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KindRevisionRequest) ProtoMessage() {}
+
+func (x *KindRevisionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_state_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KindRevisionRequest.ProtoReflect.Descriptor instead.
+func (*KindRevisionRequest) Descriptor() ([]byte, []int) {
+	return file_state_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *KindRevisionRequest) GetKind() *Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+type KindRevisionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Last          uint64                 `protobuf:"varint,1,opt,name=last,proto3" json:"last,omitempty"`
+	At            uint64                 `protobuf:"varint,2,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KindRevisionResponse) Reset() {
+	*x = KindRevisionResponse{}
+	mi := &file_state_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KindRevisionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KindRevisionResponse) ProtoMessage() {}
+
+func (x *KindRevisionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_state_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KindRevisionResponse.ProtoReflect.Descriptor instead.
+func (*KindRevisionResponse) Descriptor() ([]byte, []int) {
+	return file_state_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *KindRevisionResponse) GetLast() uint64 {
+	if x != nil {
+		return x.Last
+	}
+	return 0
+}
+
+func (x *KindRevisionResponse) GetAt() uint64 {
+	if x != nil {
+		return x.At
+	}
+	return 0
+}
+
 var File_state_proto protoreflect.FileDescriptor
 
 const file_state_proto_rawDesc = "" +
@@ -1917,16 +2113,18 @@ const file_state_proto_rawDesc = "" +
 	"\n" +
 	"GetRequest\x125\n" +
 	"\apointer\x18\x01 \x01(\v2\x1b.resgraph.remote.v1.PointerR\apointer\x12\x1b\n" +
-	"\tspec_json\x18\x02 \x01(\bR\bspecJson\"G\n" +
+	"\tspec_json\x18\x02 \x01(\bR\bspecJson\"c\n" +
 	"\vGetResponse\x128\n" +
-	"\bresource\x18\x01 \x01(\v2\x1c.resgraph.remote.v1.ResourceR\bresource\"\xba\x01\n" +
+	"\bresource\x18\x01 \x01(\v2\x1c.resgraph.remote.v1.ResourceR\bresource\x12\x1a\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"\xba\x01\n" +
 	"\vListRequest\x12,\n" +
 	"\x04kind\x18\x01 \x01(\v2\x18.resgraph.remote.v1.KindR\x04kind\x12C\n" +
 	"\rlabel_queries\x18\x02 \x03(\v2\x1e.resgraph.remote.v1.LabelQueryR\flabelQueries\x12\x1b\n" +
 	"\tid_regexp\x18\x03 \x01(\tR\bidRegexp\x12\x1b\n" +
-	"\tspec_json\x18\x04 \x01(\bR\bspecJson\"J\n" +
+	"\tspec_json\x18\x04 \x01(\bR\bspecJson\"f\n" +
 	"\fListResponse\x12:\n" +
-	"\tresources\x18\x01 \x03(\v2\x1c.resgraph.remote.v1.ResourceR\tresources\"_\n" +
+	"\tresources\x18\x01 \x03(\v2\x1c.resgraph.remote.v1.ResourceR\tresources\x12\x1a\n" +
+	"\brevision\x18\x02 \x01(\x04R\brevision\"_\n" +
 	"\rCreateRequest\x128\n" +
 	"\bresource\x18\x01 \x01(\v2\x1c.resgraph.remote.v1.ResourceR\bresource\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\"\xb9\x01\n" +
@@ -1993,7 +2191,15 @@ const file_state_proto_rawDesc = "" +
 	"\acolumns\x18\x05 \x03(\v2\x1a.resgraph.remote.v1.ColumnR\acolumns\x12\x1c\n" +
 	"\tsensitive\x18\x06 \x01(\bR\tsensitive\"W\n" +
 	"\x13DefinitionsResponse\x12@\n" +
-	"\vdefinitions\x18\x01 \x03(\v2\x1e.resgraph.remote.v1.DefinitionR\vdefinitions*2\n" +
+	"\vdefinitions\x18\x01 \x03(\v2\x1e.resgraph.remote.v1.DefinitionR\vdefinitions\"\x11\n" +
+	"\x0fRevisionRequest\".\n" +
+	"\x10RevisionResponse\x12\x1a\n" +
+	"\brevision\x18\x01 \x01(\x04R\brevision\"C\n" +
+	"\x13KindRevisionRequest\x12,\n" +
+	"\x04kind\x18\x01 \x01(\v2\x18.resgraph.remote.v1.KindR\x04kind\":\n" +
+	"\x14KindRevisionResponse\x12\x12\n" +
+	"\x04last\x18\x01 \x01(\x04R\x04last\x12\x0e\n" +
+	"\x02at\x18\x02 \x01(\x04R\x02at*2\n" +
 	"\x05Phase\x12\x11\n" +
 	"\rPHASE_RUNNING\x10\x00\x12\x16\n" +
 	"\x12PHASE_TEARING_DOWN\x10\x01*\x81\x01\n" +
@@ -2016,7 +2222,7 @@ const file_state_proto_rawDesc = "" +
 	"\x13ERROR_CLASS_INVALID\x10\x06\x12\x16\n" +
 	"\x12ERROR_CLASS_FENCED\x10\a\x12\x1e\n" +
 	"\x1aERROR_CLASS_BUFFER_OVERRUN\x10\b\x12 \n" +
-	"\x1cERROR_CLASS_BOOKMARK_UNKNOWN\x10\t2\xa4\x05\n" +
+	"\x1cERROR_CLASS_BOOKMARK_UNKNOWN\x10\t2\xde\x06\n" +
 	"\x05State\x12F\n" +
 	"\x03Get\x12\x1e.resgraph.remote.v1.GetRequest\x1a\x1f.resgraph.remote.v1.GetResponse\x12K\n" +
 	"\x04List\x12\x1f.resgraph.remote.v1.ListRequest\x1a .resgraph.remote.v1.ListResponse0\x01\x12N\n" +
@@ -2025,7 +2231,9 @@ const file_state_proto_rawDesc = "" +
 	"\aDestroy\x12\".resgraph.remote.v1.DestroyRequest\x1a#.resgraph.remote.v1.DestroyResponse\x12[\n" +
 	"\x05Watch\x12&.resgraph.remote.v1.WatchClientMessage\x1a&.resgraph.remote.v1.WatchServerMessage(\x010\x01\x12U\n" +
 	"\bKindHead\x12#.resgraph.remote.v1.KindHeadRequest\x1a$.resgraph.remote.v1.KindHeadResponse\x12^\n" +
-	"\vDefinitions\x12&.resgraph.remote.v1.DefinitionsRequest\x1a'.resgraph.remote.v1.DefinitionsResponseB;Z9github.com/resgraph/resgraph/pkg/state/remote/internal/pbb\x06proto3"
+	"\vDefinitions\x12&.resgraph.remote.v1.DefinitionsRequest\x1a'.resgraph.remote.v1.DefinitionsResponse\x12U\n" +
+	"\bRevision\x12#.resgraph.remote.v1.RevisionRequest\x1a$.resgraph.remote.v1.RevisionResponse\x12a\n" +
+	"\fKindRevision\x12'.resgraph.remote.v1.KindRevisionRequest\x1a(.resgraph.remote.v1.KindRevisionResponseB;Z9github.com/resgraph/resgraph/pkg/state/remote/internal/pbb\x06proto3"
 
 var (
 	file_state_proto_rawDescOnce sync.Once
@@ -2040,45 +2248,49 @@ func file_state_proto_rawDescGZIP() []byte {
 }
 
 var file_state_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_state_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_state_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_state_proto_goTypes = []any{
-	(Phase)(0),                  // 0: resgraph.remote.v1.Phase
-	(EventType)(0),              // 1: resgraph.remote.v1.EventType
-	(ErrorClass)(0),             // 2: resgraph.remote.v1.ErrorClass
-	(*Metadata)(nil),            // 3: resgraph.remote.v1.Metadata
-	(*Resource)(nil),            // 4: resgraph.remote.v1.Resource
-	(*Pointer)(nil),             // 5: resgraph.remote.v1.Pointer
-	(*Kind)(nil),                // 6: resgraph.remote.v1.Kind
-	(*LabelTerm)(nil),           // 7: resgraph.remote.v1.LabelTerm
-	(*LabelQuery)(nil),          // 8: resgraph.remote.v1.LabelQuery
-	(*GetRequest)(nil),          // 9: resgraph.remote.v1.GetRequest
-	(*GetResponse)(nil),         // 10: resgraph.remote.v1.GetResponse
-	(*ListRequest)(nil),         // 11: resgraph.remote.v1.ListRequest
-	(*ListResponse)(nil),        // 12: resgraph.remote.v1.ListResponse
-	(*CreateRequest)(nil),       // 13: resgraph.remote.v1.CreateRequest
-	(*UpdateRequest)(nil),       // 14: resgraph.remote.v1.UpdateRequest
-	(*WriteResponse)(nil),       // 15: resgraph.remote.v1.WriteResponse
-	(*DestroyRequest)(nil),      // 16: resgraph.remote.v1.DestroyRequest
-	(*DestroyResponse)(nil),     // 17: resgraph.remote.v1.DestroyResponse
-	(*WatchRequest)(nil),        // 18: resgraph.remote.v1.WatchRequest
-	(*WatchClientMessage)(nil),  // 19: resgraph.remote.v1.WatchClientMessage
-	(*WatchServerMessage)(nil),  // 20: resgraph.remote.v1.WatchServerMessage
-	(*Event)(nil),               // 21: resgraph.remote.v1.Event
-	(*ErrorDetail)(nil),         // 22: resgraph.remote.v1.ErrorDetail
-	(*Error)(nil),               // 23: resgraph.remote.v1.Error
-	(*KindHeadRequest)(nil),     // 24: resgraph.remote.v1.KindHeadRequest
-	(*KindHeadResponse)(nil),    // 25: resgraph.remote.v1.KindHeadResponse
-	(*DefinitionsRequest)(nil),  // 26: resgraph.remote.v1.DefinitionsRequest
-	(*Column)(nil),              // 27: resgraph.remote.v1.Column
-	(*Definition)(nil),          // 28: resgraph.remote.v1.Definition
-	(*DefinitionsResponse)(nil), // 29: resgraph.remote.v1.DefinitionsResponse
-	nil,                         // 30: resgraph.remote.v1.Metadata.LabelsEntry
-	nil,                         // 31: resgraph.remote.v1.Metadata.AnnotationsEntry
+	(Phase)(0),                   // 0: resgraph.remote.v1.Phase
+	(EventType)(0),               // 1: resgraph.remote.v1.EventType
+	(ErrorClass)(0),              // 2: resgraph.remote.v1.ErrorClass
+	(*Metadata)(nil),             // 3: resgraph.remote.v1.Metadata
+	(*Resource)(nil),             // 4: resgraph.remote.v1.Resource
+	(*Pointer)(nil),              // 5: resgraph.remote.v1.Pointer
+	(*Kind)(nil),                 // 6: resgraph.remote.v1.Kind
+	(*LabelTerm)(nil),            // 7: resgraph.remote.v1.LabelTerm
+	(*LabelQuery)(nil),           // 8: resgraph.remote.v1.LabelQuery
+	(*GetRequest)(nil),           // 9: resgraph.remote.v1.GetRequest
+	(*GetResponse)(nil),          // 10: resgraph.remote.v1.GetResponse
+	(*ListRequest)(nil),          // 11: resgraph.remote.v1.ListRequest
+	(*ListResponse)(nil),         // 12: resgraph.remote.v1.ListResponse
+	(*CreateRequest)(nil),        // 13: resgraph.remote.v1.CreateRequest
+	(*UpdateRequest)(nil),        // 14: resgraph.remote.v1.UpdateRequest
+	(*WriteResponse)(nil),        // 15: resgraph.remote.v1.WriteResponse
+	(*DestroyRequest)(nil),       // 16: resgraph.remote.v1.DestroyRequest
+	(*DestroyResponse)(nil),      // 17: resgraph.remote.v1.DestroyResponse
+	(*WatchRequest)(nil),         // 18: resgraph.remote.v1.WatchRequest
+	(*WatchClientMessage)(nil),   // 19: resgraph.remote.v1.WatchClientMessage
+	(*WatchServerMessage)(nil),   // 20: resgraph.remote.v1.WatchServerMessage
+	(*Event)(nil),                // 21: resgraph.remote.v1.Event
+	(*ErrorDetail)(nil),          // 22: resgraph.remote.v1.ErrorDetail
+	(*Error)(nil),                // 23: resgraph.remote.v1.Error
+	(*KindHeadRequest)(nil),      // 24: resgraph.remote.v1.KindHeadRequest
+	(*KindHeadResponse)(nil),     // 25: resgraph.remote.v1.KindHeadResponse
+	(*DefinitionsRequest)(nil),   // 26: resgraph.remote.v1.DefinitionsRequest
+	(*Column)(nil),               // 27: resgraph.remote.v1.Column
+	(*Definition)(nil),           // 28: resgraph.remote.v1.Definition
+	(*DefinitionsResponse)(nil),  // 29: resgraph.remote.v1.DefinitionsResponse
+	(*RevisionRequest)(nil),      // 30: resgraph.remote.v1.RevisionRequest
+	(*RevisionResponse)(nil),     // 31: resgraph.remote.v1.RevisionResponse
+	(*KindRevisionRequest)(nil),  // 32: resgraph.remote.v1.KindRevisionRequest
+	(*KindRevisionResponse)(nil), // 33: resgraph.remote.v1.KindRevisionResponse
+	nil,                          // 34: resgraph.remote.v1.Metadata.LabelsEntry
+	nil,                          // 35: resgraph.remote.v1.Metadata.AnnotationsEntry
 }
 var file_state_proto_depIdxs = []int32{
 	0,  // 0: resgraph.remote.v1.Metadata.phase:type_name -> resgraph.remote.v1.Phase
-	30, // 1: resgraph.remote.v1.Metadata.labels:type_name -> resgraph.remote.v1.Metadata.LabelsEntry
-	31, // 2: resgraph.remote.v1.Metadata.annotations:type_name -> resgraph.remote.v1.Metadata.AnnotationsEntry
+	34, // 1: resgraph.remote.v1.Metadata.labels:type_name -> resgraph.remote.v1.Metadata.LabelsEntry
+	35, // 2: resgraph.remote.v1.Metadata.annotations:type_name -> resgraph.remote.v1.Metadata.AnnotationsEntry
 	3,  // 3: resgraph.remote.v1.Resource.metadata:type_name -> resgraph.remote.v1.Metadata
 	7,  // 4: resgraph.remote.v1.LabelQuery.terms:type_name -> resgraph.remote.v1.LabelTerm
 	5,  // 5: resgraph.remote.v1.GetRequest.pointer:type_name -> resgraph.remote.v1.Pointer
@@ -2104,27 +2316,32 @@ var file_state_proto_depIdxs = []int32{
 	6,  // 25: resgraph.remote.v1.KindHeadRequest.kind:type_name -> resgraph.remote.v1.Kind
 	27, // 26: resgraph.remote.v1.Definition.columns:type_name -> resgraph.remote.v1.Column
 	28, // 27: resgraph.remote.v1.DefinitionsResponse.definitions:type_name -> resgraph.remote.v1.Definition
-	9,  // 28: resgraph.remote.v1.State.Get:input_type -> resgraph.remote.v1.GetRequest
-	11, // 29: resgraph.remote.v1.State.List:input_type -> resgraph.remote.v1.ListRequest
-	13, // 30: resgraph.remote.v1.State.Create:input_type -> resgraph.remote.v1.CreateRequest
-	14, // 31: resgraph.remote.v1.State.Update:input_type -> resgraph.remote.v1.UpdateRequest
-	16, // 32: resgraph.remote.v1.State.Destroy:input_type -> resgraph.remote.v1.DestroyRequest
-	19, // 33: resgraph.remote.v1.State.Watch:input_type -> resgraph.remote.v1.WatchClientMessage
-	24, // 34: resgraph.remote.v1.State.KindHead:input_type -> resgraph.remote.v1.KindHeadRequest
-	26, // 35: resgraph.remote.v1.State.Definitions:input_type -> resgraph.remote.v1.DefinitionsRequest
-	10, // 36: resgraph.remote.v1.State.Get:output_type -> resgraph.remote.v1.GetResponse
-	12, // 37: resgraph.remote.v1.State.List:output_type -> resgraph.remote.v1.ListResponse
-	15, // 38: resgraph.remote.v1.State.Create:output_type -> resgraph.remote.v1.WriteResponse
-	15, // 39: resgraph.remote.v1.State.Update:output_type -> resgraph.remote.v1.WriteResponse
-	17, // 40: resgraph.remote.v1.State.Destroy:output_type -> resgraph.remote.v1.DestroyResponse
-	20, // 41: resgraph.remote.v1.State.Watch:output_type -> resgraph.remote.v1.WatchServerMessage
-	25, // 42: resgraph.remote.v1.State.KindHead:output_type -> resgraph.remote.v1.KindHeadResponse
-	29, // 43: resgraph.remote.v1.State.Definitions:output_type -> resgraph.remote.v1.DefinitionsResponse
-	36, // [36:44] is the sub-list for method output_type
-	28, // [28:36] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	6,  // 28: resgraph.remote.v1.KindRevisionRequest.kind:type_name -> resgraph.remote.v1.Kind
+	9,  // 29: resgraph.remote.v1.State.Get:input_type -> resgraph.remote.v1.GetRequest
+	11, // 30: resgraph.remote.v1.State.List:input_type -> resgraph.remote.v1.ListRequest
+	13, // 31: resgraph.remote.v1.State.Create:input_type -> resgraph.remote.v1.CreateRequest
+	14, // 32: resgraph.remote.v1.State.Update:input_type -> resgraph.remote.v1.UpdateRequest
+	16, // 33: resgraph.remote.v1.State.Destroy:input_type -> resgraph.remote.v1.DestroyRequest
+	19, // 34: resgraph.remote.v1.State.Watch:input_type -> resgraph.remote.v1.WatchClientMessage
+	24, // 35: resgraph.remote.v1.State.KindHead:input_type -> resgraph.remote.v1.KindHeadRequest
+	26, // 36: resgraph.remote.v1.State.Definitions:input_type -> resgraph.remote.v1.DefinitionsRequest
+	30, // 37: resgraph.remote.v1.State.Revision:input_type -> resgraph.remote.v1.RevisionRequest
+	32, // 38: resgraph.remote.v1.State.KindRevision:input_type -> resgraph.remote.v1.KindRevisionRequest
+	10, // 39: resgraph.remote.v1.State.Get:output_type -> resgraph.remote.v1.GetResponse
+	12, // 40: resgraph.remote.v1.State.List:output_type -> resgraph.remote.v1.ListResponse
+	15, // 41: resgraph.remote.v1.State.Create:output_type -> resgraph.remote.v1.WriteResponse
+	15, // 42: resgraph.remote.v1.State.Update:output_type -> resgraph.remote.v1.WriteResponse
+	17, // 43: resgraph.remote.v1.State.Destroy:output_type -> resgraph.remote.v1.DestroyResponse
+	20, // 44: resgraph.remote.v1.State.Watch:output_type -> resgraph.remote.v1.WatchServerMessage
+	25, // 45: resgraph.remote.v1.State.KindHead:output_type -> resgraph.remote.v1.KindHeadResponse
+	29, // 46: resgraph.remote.v1.State.Definitions:output_type -> resgraph.remote.v1.DefinitionsResponse
+	31, // 47: resgraph.remote.v1.State.Revision:output_type -> resgraph.remote.v1.RevisionResponse
+	33, // 48: resgraph.remote.v1.State.KindRevision:output_type -> resgraph.remote.v1.KindRevisionResponse
+	39, // [39:49] is the sub-list for method output_type
+	29, // [29:39] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_state_proto_init() }
@@ -2140,7 +2357,7 @@ func file_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_state_proto_rawDesc), len(file_state_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   29,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,14 +28,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	State_Get_FullMethodName         = "/resgraph.remote.v1.State/Get"
-	State_List_FullMethodName        = "/resgraph.remote.v1.State/List"
-	State_Create_FullMethodName      = "/resgraph.remote.v1.State/Create"
-	State_Update_FullMethodName      = "/resgraph.remote.v1.State/Update"
-	State_Destroy_FullMethodName     = "/resgraph.remote.v1.State/Destroy"
-	State_Watch_FullMethodName       = "/resgraph.remote.v1.State/Watch"
-	State_KindHead_FullMethodName    = "/resgraph.remote.v1.State/KindHead"
-	State_Definitions_FullMethodName = "/resgraph.remote.v1.State/Definitions"
+	State_Get_FullMethodName          = "/resgraph.remote.v1.State/Get"
+	State_List_FullMethodName         = "/resgraph.remote.v1.State/List"
+	State_Create_FullMethodName       = "/resgraph.remote.v1.State/Create"
+	State_Update_FullMethodName       = "/resgraph.remote.v1.State/Update"
+	State_Destroy_FullMethodName      = "/resgraph.remote.v1.State/Destroy"
+	State_Watch_FullMethodName        = "/resgraph.remote.v1.State/Watch"
+	State_KindHead_FullMethodName     = "/resgraph.remote.v1.State/KindHead"
+	State_Definitions_FullMethodName  = "/resgraph.remote.v1.State/Definitions"
+	State_Revision_FullMethodName     = "/resgraph.remote.v1.State/Revision"
+	State_KindRevision_FullMethodName = "/resgraph.remote.v1.State/KindRevision"
 )
 
 // StateClient is the client API for State service.
@@ -64,6 +66,10 @@ type StateClient interface {
 	// Definitions returns the definitions of the resource types the server
 	// knows.
 	Definitions(ctx context.Context, in *DefinitionsRequest, opts ...grpc.CallOption) (*DefinitionsResponse, error)
+	// Revision returns the revision of the state's newest change.
+	Revision(ctx context.Context, in *RevisionRequest, opts ...grpc.CallOption) (*RevisionResponse, error)
+	// KindRevision returns where a kind's changes stand in revisions.
+	KindRevision(ctx context.Context, in *KindRevisionRequest, opts ...grpc.CallOption) (*KindRevisionResponse, error)
 }
 
 type stateClient struct {
@@ -166,6 +172,26 @@ func (c *stateClient) Definitions(ctx context.Context, in *DefinitionsRequest, o
 	return out, nil
 }
 
+func (c *stateClient) Revision(ctx context.Context, in *RevisionRequest, opts ...grpc.CallOption) (*RevisionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevisionResponse)
+	err := c.cc.Invoke(ctx, State_Revision_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *stateClient) KindRevision(ctx context.Context, in *KindRevisionRequest, opts ...grpc.CallOption) (*KindRevisionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(KindRevisionResponse)
+	err := c.cc.Invoke(ctx, State_KindRevision_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StateServer is the server API for State service.
 // All implementations must embed UnimplementedStateServer
 // for forward compatibility.
@@ -192,6 +218,10 @@ type StateServer interface {
 	// Definitions returns the definitions of the resource types the server
 	// knows.
 	Definitions(context.Context, *DefinitionsRequest) (*DefinitionsResponse, error)
+	// Revision returns the revision of the state's newest change.
+	Revision(context.Context, *RevisionRequest) (*RevisionResponse, error)
+	// KindRevision returns where a kind's changes stand in revisions.
+	KindRevision(context.Context, *KindRevisionRequest) (*KindRevisionResponse, error)
 	mustEmbedUnimplementedStateServer()
 }
 
@@ -225,6 +255,12 @@ func (UnimplementedStateServer) KindHead(context.Context, *KindHeadRequest) (*Ki
 }
 func (UnimplementedStateServer) Definitions(context.Context, *DefinitionsRequest) (*DefinitionsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Definitions not implemented")
+}
+func (UnimplementedStateServer) Revision(context.Context, *RevisionRequest) (*RevisionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Revision not implemented")
+}
+func (UnimplementedStateServer) KindRevision(context.Context, *KindRevisionRequest) (*KindRevisionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method KindRevision not implemented")
 }
 func (UnimplementedStateServer) mustEmbedUnimplementedStateServer() {}
 func (UnimplementedStateServer) testEmbeddedByValue()               {}
@@ -373,6 +409,42 @@ func _State_Definitions_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _State_Revision_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevisionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServer).Revision(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: State_Revision_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServer).Revision(ctx, req.(*RevisionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _State_KindRevision_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(KindRevisionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServer).KindRevision(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: State_KindRevision_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServer).KindRevision(ctx, req.(*KindRevisionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // State_ServiceDesc is the grpc.ServiceDesc for State service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -403,6 +475,14 @@ var State_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Definitions",
 			Handler:    _State_Definitions_Handler,
+		},
+		{
+			MethodName: "Revision",
+			Handler:    _State_Revision_Handler,
+		},
+		{
+			MethodName: "KindRevision",
+			Handler:    _State_KindRevision_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
