@@ -1,0 +1,60 @@
+package recording
+
+import (
+	"slices"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// classify turns a watch event into a change: who made it (rule RC2) and
+// what it did. ok is false for an event that is no change (a marker).
+func classify(ev *state.Event, controllers map[string]bool) (e entry, ok bool) {
+	res := ev.Resource
+	if res == nil {
+		return entry{}, false
+	}
+	md := res.Metadata()
+	e = entry{res: res, rev: ev.Revision}
+	switch ev.Type {
+	case state.Created:
+		e.op = OpCreate
+		e.coalesced = md.Version().Value() > 1
+	case state.Updated:
+		e.op = OpUpdate
+		if ev.Old != nil {
+			old := ev.Old.Metadata()
+			if old.Phase() == resource.PhaseRunning && md.Phase() == resource.PhaseTearingDown {
+				e.op = OpTeardown
+			}
+			e.coalesced = md.Version().Value() != old.Version().Value()+1
+		}
+	case state.Destroyed:
+		e.op = OpDestroy
+	default:
+		return entry{}, false
+	}
+	owner := md.Owner()
+	switch {
+	case owner != "" && controllers[owner]:
+		e.by, e.writer = ByController, owner
+	case e.op == OpUpdate && ev.Old != nil && finalizersOnly(ev.Old, res):
+		e.by = ByController
+	default:
+		e.by = ByOutside
+	}
+	return e, true
+}
+
+// finalizersOnly reports whether b differs from a in its finalizers (and
+// version and update time) only: a finalizer holder's write (rule C5).
+func finalizersOnly(a, b resource.Resource) bool {
+	am, bm := a.Metadata(), b.Metadata()
+	if slices.Equal(*am.Finalizers(), *bm.Finalizers()) {
+		return false
+	}
+	md := am.Copy()
+	md.SetVersion(bm.Version())
+	*md.Finalizers() = append(resource.Finalizers(nil), *bm.Finalizers()...)
+	return md.Equal(*bm) && resource.SpecEqual(a.Spec(), b.Spec())
+}

@@ -1,0 +1,66 @@
+// Package recording is a flight recorder for a daemon built on resgraph:
+// it keeps, over a sliding window, the state at the window's start and
+// every change after it — each marked as made by one of the Runtime's
+// controllers, by an outside writer, or by the world (an event the daemon
+// noted) — so that what happened once in production can be replayed in
+// the simulator (package runtimetest/sim) and shrunk to its cause.
+//
+//	reg := codec.NewRegistry() // the daemon's resource types
+//	rec, err := recording.New(st, reg, recording.WithRuntime(rt),
+//		recording.WithKeep("/var/lib/agent/recordings", 4))
+//	go rec.Run(ctx)                  // beside rt.Run(ctx)
+//	...
+//	r, err := rec.Take()             // the window now
+//	err = recording.WriteFile("incident.rgrec", r, reg)
+//
+// A recorder is a watcher of the state, nothing more: the Runtime does not
+// know of it, and its writers never wait for it (rule S12). It watches
+// every kind of the Runtime's graph, lists them once, and from then on
+// adds each change to its window; the window lets its oldest changes go
+// into its starting state as they age or as it fills. Its debug page
+// ([Recorder.Handler]) takes a recording on demand; it keeps one on its
+// own when the Runtime flags a hot loop or a controller keeps failing.
+//
+// # Rules
+//
+//   - RC1. A recording's starting state is one cut of the state: every
+//     recorded kind as it was at one revision (Recording.Revision), and
+//     its changes are every change after that revision, in the order the
+//     state applied them (over a state that numbers its changes; over one
+//     that does not, each kind's changes in order and the kinds in the
+//     order the recorder saw them).
+//   - RC2. A change is a controller's (ByController) when the resource's
+//     owner — after the change, or before it for a destroy — is the name
+//     of one of the Runtime's controllers (rule C4: a controller writes as
+//     itself), or when it changes only finalizers (rule C5: finalizers are
+//     the controllers' holds); every other change is an outside writer's
+//     (ByOutside). A world event the daemon noted with [Recorder.Act] is a
+//     change of its own (ByWorld), in its place among the others. A
+//     controller's write made with WithCreateNoOwner or WithModifyNoOwner
+//     carries no owner and is recorded as an outside write.
+//   - RC3. A recorder's memory is bounded: its window holds at most
+//     WithWindow's age of history and its bytes (the estimated encoded
+//     size of its changes); what leaves the window is folded into the
+//     starting state, which holds one snapshot per resource.
+//   - RC4. A file is whole or it is an error: [Read] returns a recording
+//     only when every frame is there, intact and in order (a
+//     [*FormatError] wrapping [ErrTruncated] or [ErrCorrupted] otherwise),
+//     of this format version (a [*VersionError]), and of types the
+//     registry knows (an [*UnknownTypesError] naming them). Writing and
+//     reading a recording gives back an equal one.
+//   - RC5. A sensitive kind's resources are kept as the codec's bytes in
+//     a file and never printed: [WriteText], the debug page's text and
+//     the simulator's transcripts of a replay show "<sensitive>" in place
+//     of their specs.
+//   - RC6. A recording that could not see every change says so: when the
+//     recorder fell behind and its watch coalesced changes (rule S12),
+//     Recording.Coalesced counts them; a recording asked to start earlier
+//     than the window still held says so in Requested. A recording is
+//     never passed off as more complete than it is.
+//   - RC7. A recorder of a Runtime keeps a recording on its own once for
+//     each hot loop the Runtime flags (while it stays flagged), and once
+//     for each controller whose failing items or crashes since its last
+//     kept recording reach the threshold (until they fall back below it).
+//
+// The file format is specified in docs/recording-format.md.
+package recording

@@ -1,0 +1,188 @@
+package recording
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/resource/codec"
+)
+
+// The file format (docs/recording-format.md): the magic bytes, the format
+// version as a uvarint, then frames — a header, the kinds, the initial
+// resources, the changes, and an end frame that counts them. A frame is
+// its type (one byte), its payload's length (uvarint), the payload, and
+// the CRC-32C of the type and the payload (4 bytes, little endian).
+const (
+	magic = "RGREC"
+	// FormatVersion is the version of the file format this package writes
+	// and reads.
+	FormatVersion = 1
+	// maxFrame bounds a frame's payload: a larger length is corruption.
+	maxFrame = 64 << 20
+)
+
+// Frame types, in the order they appear.
+const (
+	frameHeader  = 1
+	frameKind    = 2
+	frameInitial = 3
+	frameChange  = 4
+	frameEnd     = 5
+)
+
+var frameNames = map[byte]string{frameHeader: "header", frameKind: "kind", frameInitial: "initial", frameChange: "change", frameEnd: "end"}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Write writes rec to w in the file format, its resources encoded by reg.
+// A resource reg cannot encode fails the write with the codec's error.
+func Write(w io.Writer, rec *Recording, reg *codec.Registry) error {
+	bw := bufio.NewWriter(w)
+	e := encoder{w: bw, reg: reg}
+	e.buf = append(e.buf[:0], magic...)
+	e.buf = binary.AppendUvarint(e.buf, FormatVersion)
+	if _, err := bw.Write(e.buf); err != nil {
+		return err
+	}
+	if err := e.all(rec); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteFile writes rec to the file path (created or truncated, mode 0600:
+// a recording holds the daemon's resources).
+func WriteFile(path string, rec *Recording, reg *codec.Registry) (err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return Write(f, rec, reg)
+}
+
+type encoder struct {
+	w   *bufio.Writer
+	reg *codec.Registry
+	buf []byte
+}
+
+func (e *encoder) all(rec *Recording) error {
+	if err := e.frame(frameHeader, appendHeader(nil, rec)); err != nil {
+		return err
+	}
+	for _, k := range rec.Kinds {
+		if err := e.frame(frameKind, appendKind(nil, k)); err != nil {
+			return err
+		}
+	}
+	for _, r := range rec.Initial {
+		b, err := e.reg.Encode(r)
+		if err != nil {
+			return err
+		}
+		if err := e.frame(frameInitial, b); err != nil {
+			return err
+		}
+	}
+	for _, c := range rec.Changes {
+		b, err := appendChange(nil, c, e.reg)
+		if err != nil {
+			return err
+		}
+		if err := e.frame(frameChange, b); err != nil {
+			return err
+		}
+	}
+	var end []byte
+	end = binary.AppendUvarint(end, uint64(len(rec.Kinds)))
+	end = binary.AppendUvarint(end, uint64(len(rec.Initial)))
+	end = binary.AppendUvarint(end, uint64(len(rec.Changes)))
+	return e.frame(frameEnd, end)
+}
+
+// frame writes one frame.
+func (e *encoder) frame(typ byte, payload []byte) error {
+	if len(payload) > maxFrame {
+		return fmt.Errorf("recording: a %s frame of %d bytes is larger than the format allows (%d)", frameNames[typ], len(payload), maxFrame)
+	}
+	e.buf = append(e.buf[:0], typ)
+	e.buf = binary.AppendUvarint(e.buf, uint64(len(payload)))
+	crc := crc32.Update(crc32.Update(0, castagnoli, []byte{typ}), castagnoli, payload)
+	if _, err := e.w.Write(e.buf); err != nil {
+		return err
+	}
+	if _, err := e.w.Write(payload); err != nil {
+		return err
+	}
+	_, err := e.w.Write(binary.LittleEndian.AppendUint32(e.buf[:0], crc))
+	return err
+}
+
+func appendHeader(b []byte, rec *Recording) []byte {
+	for _, t := range []time.Time{rec.Taken, rec.Start, rec.End, rec.Requested} {
+		b = appendTime(b, t)
+	}
+	b = binary.AppendUvarint(b, rec.Revision)
+	b = binary.AppendUvarint(b, rec.Coalesced)
+	for _, s := range []string{rec.Source, rec.Reason, rec.Replay} {
+		b = appendString(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(rec.Controllers)))
+	for _, c := range rec.Controllers {
+		b = appendString(b, c)
+	}
+	return b
+}
+
+func appendKind(b []byte, k Kind) []byte {
+	b = appendString(b, k.Namespace)
+	b = appendString(b, k.Type)
+	var flags uint64
+	if k.Sensitive {
+		flags |= kindSensitive
+	}
+	return binary.AppendUvarint(b, flags)
+}
+
+// kindSensitive is the kind frame's flag of a sensitive kind.
+const kindSensitive = 1
+
+func appendChange(b []byte, c Change, reg *codec.Registry) ([]byte, error) {
+	b = binary.AppendUvarint(b, uint64(max(c.Offset, 0)))
+	b = binary.AppendUvarint(b, c.Revision)
+	b = append(b, byte(c.By), byte(c.Op))
+	b = appendString(b, c.Writer)
+	b = appendString(b, c.Action)
+	if c.Resource == nil {
+		return binary.AppendUvarint(b, 0), nil
+	}
+	enc, err := reg.Encode(c.Resource)
+	if err != nil {
+		return nil, err
+	}
+	b = binary.AppendUvarint(b, uint64(len(enc)))
+	return append(b, enc...), nil
+}
+
+// appendTime writes a time as a presence byte and its Unix nanoseconds.
+func appendTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(b, 0)
+	}
+	return binary.AppendVarint(append(b, 1), t.UnixNano())
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}

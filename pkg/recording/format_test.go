@@ -1,0 +1,172 @@
+package recording_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/recording"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+)
+
+// sample is a recording with every kind of change.
+func sample() *recording.Recording {
+	start := time.Unix(1_800_000_000, 123)
+	withOwner := func(r resource.Resource, owner string) resource.Resource {
+		_ = r.Metadata().SetOwner(owner)
+		r.Metadata().SetVersion(resource.VersionUndefined.Next().Next())
+		return r
+	}
+	secret := typed.NewDefault[SecretSpec, SecretDef]("k", SecretSpec{Key: "s3cr3t"})
+	secret.Metadata().Labels().Set("app", "x")
+	return &recording.Recording{
+		Source: "test", Reason: "on demand", Taken: start.Add(time.Minute), Start: start, End: start.Add(time.Minute),
+		Requested: start.Add(-time.Second), Revision: 42, Coalesced: 1,
+		Kinds: []recording.Kind{
+			{Namespace: ns, Type: echoKind.Type()}, {Namespace: ns, Type: noteKind.Type()},
+			{Namespace: ns, Type: secretKind.Type(), Sensitive: true},
+		},
+		Controllers: []string{"a", "b"},
+		Replay:      "go test ./x -run TestReplay -sim.recording=FILE",
+		Initial:     []resource.Resource{newNote("n1", 1), secret},
+		Changes: []recording.Change{
+			{Offset: time.Millisecond, Revision: 43, By: recording.ByOutside, Op: recording.OpCreate, Resource: newNote("n2", 2)},
+			{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Resource: withOwner(newNote("n3", 3), "a")},
+			{Offset: 3 * time.Millisecond, Revision: 44, By: recording.ByWorld, Op: recording.OpAction, Action: "cable unplugged"},
+			{Offset: 4 * time.Millisecond, Revision: 45, By: recording.ByOutside, Op: recording.OpDestroy, Resource: newNote("n1", 1)},
+		},
+	}
+}
+
+func encode(t testing.TB, rec *recording.Recording, reg *codec.Registry) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, recording.Write(&b, rec, reg))
+	return b.Bytes()
+}
+
+// TestRC4_RoundTrip: writing and reading a recording gives back an equal
+// one.
+func TestRC4_RoundTrip(t *testing.T) {
+	reg := registry(t)
+	in := sample()
+	out, err := recording.Decode(encode(t, in, reg), reg)
+	require.NoError(t, err)
+	requireSameRecording(t, in, out)
+}
+
+func requireSameRecording(t *testing.T, in, out *recording.Recording) {
+	t.Helper()
+	for _, p := range [][2]time.Time{{in.Taken, out.Taken}, {in.Start, out.Start}, {in.End, out.End}, {in.Requested, out.Requested}} {
+		require.True(t, p[0].Equal(p[1]), "%v != %v", p[0], p[1])
+	}
+	assert.Equal(t, []any{in.Source, in.Reason, in.Revision, in.Coalesced, in.Kinds, in.Controllers, in.Replay},
+		[]any{out.Source, out.Reason, out.Revision, out.Coalesced, out.Kinds, out.Controllers, out.Replay})
+	require.Len(t, out.Initial, len(in.Initial))
+	for i := range in.Initial {
+		assert.True(t, resource.Equal(in.Initial[i], out.Initial[i]))
+	}
+	require.Len(t, out.Changes, len(in.Changes))
+	for i, c := range in.Changes {
+		o := out.Changes[i]
+		assert.Equal(t, []any{c.Offset, c.Revision, c.By, c.Op, c.Writer, c.Action}, []any{o.Offset, o.Revision, o.By, o.Op, o.Writer, o.Action})
+		assert.True(t, resource.Equal(c.Resource, o.Resource))
+	}
+}
+
+// TestRC4_TruncatedAnywhere: a file cut at any byte is an error wrapping
+// ErrTruncated (or a not-a-recording VersionError, before the magic's
+// end), never a recording.
+func TestRC4_TruncatedAnywhere(t *testing.T) {
+	reg := registry(t)
+	data := encode(t, sample(), reg)
+	for n := range len(data) {
+		rec, err := recording.Decode(data[:n], reg)
+		require.Nil(t, rec, "cut at %d", n)
+		var verr *recording.VersionError
+		if n < 5 {
+			require.ErrorAs(t, err, &verr, "cut at %d", n)
+			continue
+		}
+		require.ErrorIs(t, err, recording.ErrTruncated, "cut at %d", n)
+		var ferr *recording.FormatError
+		require.ErrorAs(t, err, &ferr)
+	}
+}
+
+// TestRC4_CorruptedAnywhere: a file with any byte changed is an error (a
+// checksum, a field, a frame type or the version), never a recording.
+func TestRC4_CorruptedAnywhere(t *testing.T) {
+	reg := registry(t)
+	data := encode(t, sample(), reg)
+	for i := range data {
+		bad := bytes.Clone(data)
+		bad[i] ^= 0x41
+		rec, err := recording.Decode(bad, reg)
+		require.Nil(t, rec, "byte %d changed", i)
+		var verr *recording.VersionError
+		var ferr *recording.FormatError
+		require.True(t, errors.As(err, &verr) || errors.As(err, &ferr), "byte %d changed: %v", i, err)
+	}
+	_, err := recording.Decode(append(bytes.Clone(data), 0), reg)
+	require.ErrorIs(t, err, recording.ErrCorrupted, "a byte after the end frame")
+}
+
+// TestRC4_AnotherVersion: a file of another format version is a
+// VersionError naming it.
+func TestRC4_AnotherVersion(t *testing.T) {
+	reg := registry(t)
+	data := encode(t, sample(), reg)
+	data[5] = 2
+	_, err := recording.Decode(data, reg)
+	var verr *recording.VersionError
+	require.ErrorAs(t, err, &verr)
+	assert.Equal(t, 2, verr.Version)
+	assert.Contains(t, err.Error(), "format version 2")
+	_, err = recording.Decode([]byte("PK\x03\x04 a zip file"), reg)
+	require.ErrorAs(t, err, &verr)
+	assert.Equal(t, -1, verr.Version)
+}
+
+// TestRC4_UnknownTypes: a recording of types the registry does not know
+// is an UnknownTypesError naming each.
+func TestRC4_UnknownTypes(t *testing.T) {
+	data := encode(t, sample(), registry(t))
+	reg := codec.NewRegistry()
+	require.NoError(t, codec.Register[NoteSpec, NoteDef](reg))
+	rec, err := recording.Decode(data, reg)
+	require.Nil(t, rec)
+	var uerr *recording.UnknownTypesError
+	require.ErrorAs(t, err, &uerr)
+	assert.Equal(t, []string{echoKind.Type(), secretKind.Type()}, uerr.Types)
+}
+
+// FuzzDecode: no input makes Decode panic, and whatever it accepts
+// writes back to the same bytes.
+func FuzzDecode(f *testing.F) {
+	reg := registry(f)
+	data := encode(f, sample(), reg)
+	f.Add(data)
+	f.Add(data[:len(data)/2])
+	f.Add(encode(f, &recording.Recording{}, reg))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rec, err := recording.Decode(b, reg)
+		if err != nil {
+			require.Nil(t, rec)
+			var verr *recording.VersionError
+			var ferr *recording.FormatError
+			var uerr *recording.UnknownTypesError
+			require.True(t, errors.As(err, &verr) || errors.As(err, &ferr) || errors.As(err, &uerr), "untyped error %v", err)
+			return
+		}
+		again, err := recording.Decode(encode(t, rec, reg), reg)
+		require.NoError(t, err)
+		requireSameRecording(t, rec, again)
+	})
+}

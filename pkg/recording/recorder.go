@@ -1,0 +1,237 @@
+package recording
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/internal/opt"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// ErrNotStarted is returned by a take before the recorder's Run has
+// read the starting state.
+var ErrNotStarted = errors.New("recording: the recorder has not started (call Run, and wait for it to read the state)")
+
+// Recorder is a flight recorder of a state and the Runtime that runs over
+// it: see the package doc. Build it with [New], run it with
+// [Recorder.Run]; every other method is safe for concurrent use.
+type Recorder struct {
+	st      state.State
+	reg     *codec.Registry
+	cfg     config
+	running atomic.Bool
+	sizes   sizer
+	keeper  keeper
+
+	mu sync.Mutex
+	// The fields below are protected by mu.
+	win         *window
+	ready       bool
+	kinds       []Kind
+	controllers map[string]bool
+}
+
+// New returns a recorder of st; reg encodes the recorded resources (every
+// kind recorded must be registered in it to be written to a file).
+// Nothing runs until [Recorder.Run].
+func New(st state.State, reg *codec.Registry, opts ...Option) (*Recorder, error) {
+	if st == nil {
+		return nil, state.NewInvalidError(nil, "recording: nil state")
+	}
+	if reg == nil {
+		return nil, state.NewInvalidError(nil, "recording: nil codec registry")
+	}
+	c := defaultConfig()
+	opt.Apply(&c, opts)
+	r := &Recorder{st: st, reg: reg, cfg: c, win: newWindow(c.maxAge, c.maxBytes), controllers: map[string]bool{}}
+	r.sizes.reg = reg
+	r.keeper.init(r)
+	return r, nil
+}
+
+// Run records until ctx is done, then returns nil. It watches every kind
+// recorded (without bootstrap), then lists them: the lists, and the
+// changes their watches brought up to the newest list's revision, are the
+// window's starting state (rule RC1). A watch that fails starts the window
+// over after a second, as does a change of the Runtime's kinds. Run may
+// be called once.
+func (r *Recorder) Run(ctx context.Context) error {
+	if !r.running.CompareAndSwap(false, true) {
+		return errors.New("recording: Run called twice")
+	}
+	tick := time.NewTicker(r.cfg.poll)
+	defer tick.Stop()
+	for {
+		err := r.session(ctx, tick.C)
+		r.mu.Lock()
+		r.ready = false
+		r.mu.Unlock()
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.cfg.logger.Warn("recorder: starting its window over", zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// errKindsChanged ends a session whose Runtime's kinds changed.
+var errKindsChanged = errors.New("the Runtime's kinds changed")
+
+// session records from a fresh start until its watches fail, the kinds
+// change, or ctx is done.
+func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
+	kinds, controllers, err := r.resolve()
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan state.Event, 256)
+	for _, k := range kinds {
+		if err := r.st.WatchKind(wctx, resource.NewKind(k.Namespace, k.Type), ch); err != nil {
+			return fmt.Errorf("watch %s: %w", k.Type, err)
+		}
+	}
+	start, err := r.list(ctx, kinds)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.win.reset(start.base, time.Now(), start.rev)
+	r.kinds, r.controllers, r.ready = kinds, controllers, true
+	r.mu.Unlock()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev := <-ch:
+			if err := r.handle(&ev, &start); err != nil {
+				return err
+			}
+		case now := <-tick:
+			if err := r.tick(now, kinds); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// startState is the state a session listed: its resources, the newest
+// list's revision, and each kind's list revision (or, over a state that
+// does not number its changes, each listed resource's version).
+type startState struct {
+	base    map[resource.PointerKey]resource.Resource
+	rev     uint64
+	kindRev map[resource.KindKey]uint64
+	listed  map[resource.PointerKey]uint64
+}
+
+// list lists every kind (shared snapshots, no copy) with its revision.
+func (r *Recorder) list(ctx context.Context, kinds []Kind) (startState, error) {
+	s := startState{base: map[resource.PointerKey]resource.Resource{}, kindRev: map[resource.KindKey]uint64{}, listed: map[resource.PointerKey]uint64{}}
+	for _, k := range kinds {
+		var rev uint64
+		kind := resource.NewKind(k.Namespace, k.Type)
+		l, err := r.st.List(ctx, kind, state.WithReadOnlyList(), state.WithListRevision(&rev))
+		if err != nil {
+			return s, fmt.Errorf("list %s: %w", resource.KindString(kind), err)
+		}
+		s.kindRev[resource.KindOf(kind)], s.rev = rev, max(s.rev, rev)
+		for _, res := range l.Items {
+			key := resource.PointerOf(res.Metadata())
+			s.base[key] = res
+			if rev == 0 {
+				s.listed[key] = res.Metadata().Version().Value()
+			}
+		}
+	}
+	return s, nil
+}
+
+// handle adds one watch event to the window: a change the lists already
+// hold is skipped, one between a kind's list and the newest list goes
+// into the starting state (window.add), any other is a change.
+func (r *Recorder) handle(ev *state.Event, start *startState) error {
+	if ev.Type == state.Errored {
+		return fmt.Errorf("watch failed: %w", ev.Error)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := classify(ev, r.controllers)
+	if !ok || start.listedAlready(ev) {
+		return nil
+	}
+	e.at = time.Now()
+	e.size = r.sizes.size(e.res)
+	r.win.add(e, e.at)
+	return nil
+}
+
+// listedAlready reports whether the lists already hold the change ev.
+func (s *startState) listedAlready(ev *state.Event) bool {
+	md := ev.Resource.Metadata()
+	if ev.Revision != 0 {
+		return ev.Revision <= s.kindRev[resource.KindOf(md)]
+	}
+	key := resource.PointerOf(md)
+	v, ok := s.listed[key]
+	if !ok {
+		return false
+	}
+	delete(s.listed, key)
+	return ev.Type != state.Destroyed && md.Version().Value() <= v
+}
+
+// tick trims the window by age, keeps a recording when the Runtime calls
+// for one, and ends the session when the Runtime's kinds changed.
+func (r *Recorder) tick(now time.Time, kinds []Kind) error {
+	r.mu.Lock()
+	r.win.trim(now)
+	r.mu.Unlock()
+	if r.cfg.rt == nil {
+		return nil
+	}
+	r.keeper.poll()
+	next, controllers, err := r.resolve()
+	if err != nil {
+		return nil
+	}
+	if !slices.Equal(next, kinds) {
+		return errKindsChanged
+	}
+	r.mu.Lock()
+	r.controllers = controllers
+	r.mu.Unlock()
+	return nil
+}
+
+// Act notes an action of the world (a cable unplugged, a device gone) as
+// a change of the recording, by the name of the daemon's simulation
+// scenario's action that does the same to its fake world, so that a
+// replay does it at the same point. A daemon calls it where its code
+// learns of the world's event (an observer's notification).
+func (r *Recorder) Act(name string) {
+	var rev uint64
+	if rr, ok := r.st.(state.RevisionReporter); ok {
+		rev, _ = rr.Revision(context.Background())
+	}
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ready {
+		r.win.add(entry{at: now, rev: rev, by: ByWorld, op: OpAction, action: name, size: int64(len(name)) + 32}, now)
+	}
+}

@@ -1,0 +1,187 @@
+package recording
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// Recording is what a [Recorder] kept of a Runtime's state over a window
+// of time: the starting state and every change after it, in order. Its
+// resources are private copies: the caller may keep and change them.
+type Recording struct {
+	// Source names the daemon that recorded it (WithSource).
+	Source string
+	// Reason says why it was taken: "on demand", "hot loop: A writes X →
+	// B writes Y → A", "failures: C has 5 failing items".
+	Reason string
+	// Taken is when it was taken; Start is the wall time of its starting
+	// state, End the time of its last moment (the take).
+	Taken, Start, End time.Time
+	// Requested is the starting time a caller asked for (Recorder.Record):
+	// zero when none was. A Start later than Requested means the
+	// recorder's window had let go of the beginning asked for: the
+	// recording starts later, from a consistent state (never a partial
+	// one).
+	Requested time.Time
+	// Revision is the state's revision at the starting state (0 when the
+	// state does not number its changes).
+	Revision uint64
+	// Coalesced counts the changes the recorder did not see one by one:
+	// its watch fell behind and the state coalesced several changes of a
+	// resource into one (rule S12). Zero means every change is in Changes.
+	Coalesced uint64
+	// Kinds are the kinds recorded, sorted, with their sensitivity.
+	Kinds []Kind
+	// Controllers are the names of the Runtime's controllers, sorted:
+	// the owners whose writes are controllers' writes (rule RC2).
+	Controllers []string
+	// Replay is the command that replays it, as the daemon documents it
+	// (WithReplayCommand; e.g. "go test ./cmd/demo/internal/scenario -run
+	// TestReplay -sim.recording=FILE"); empty when unknown.
+	Replay string
+	// Initial is the starting state: every resource of every kind, sorted
+	// by kind and ID.
+	Initial []resource.Resource
+	// Changes are the changes after the starting state, in the order the
+	// state applied them (rule RC1).
+	Changes []Change
+}
+
+// Kind is a recorded kind.
+type Kind struct {
+	Namespace resource.Namespace
+	Type      resource.Type
+	// Sensitive kinds' specs are kept only as the codec's bytes and never
+	// printed (rule RC5).
+	Sensitive bool
+}
+
+// By says who made a change.
+type By uint8
+
+// Who made a change.
+const (
+	// ByOutside: a writer that is not one of the Runtime's controllers (a
+	// user, another process, the daemon's own code).
+	ByOutside By = iota + 1
+	// ByController: one of the Runtime's controllers (Change.Writer names
+	// it, when the change says: a change of finalizers alone does not).
+	ByController
+	// ByWorld: an event of the world the daemon noted (Recorder.Act): a
+	// cable unplugged, a device gone.
+	ByWorld
+)
+
+var byNames = [...]string{ByOutside: "outside", ByController: "controller", ByWorld: "world"}
+
+func (b By) String() string {
+	if b >= ByOutside && int(b) < len(byNames) {
+		return byNames[b]
+	}
+	return fmt.Sprintf("By(%d)", uint8(b))
+}
+
+// Op is what a change did.
+type Op uint8
+
+// What a change did.
+const (
+	// OpCreate: the resource was created.
+	OpCreate Op = iota + 1
+	// OpUpdate: its spec, labels, annotations, owner or finalizers changed.
+	OpUpdate
+	// OpTeardown: its phase became tearing down.
+	OpTeardown
+	// OpDestroy: it was destroyed (Change.Resource is its last state).
+	OpDestroy
+	// OpAction: a world action (ByWorld; Change.Action names it).
+	OpAction
+)
+
+var opNames = [...]string{OpCreate: "create", OpUpdate: "update", OpTeardown: "teardown", OpDestroy: "destroy", OpAction: "action"}
+
+func (o Op) String() string {
+	if o >= OpCreate && int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("Op(%d)", uint8(o))
+}
+
+// Change is one change of a recording.
+type Change struct {
+	// Offset is the change's time since the recording's Start.
+	Offset time.Duration
+	// Revision is the state's revision of the change (0 when the state
+	// does not number its changes; for a world action, the revision the
+	// state was at when it was noted).
+	Revision uint64
+	By       By
+	Op       Op
+	// Writer is the controller that made a ByController change ("" for a
+	// change of finalizers alone, made by whichever controller holds
+	// them).
+	Writer string
+	// Resource is the resource after the change (for OpDestroy, its last
+	// state); nil for OpAction.
+	Resource resource.Resource
+	// Action names a world action (OpAction).
+	Action string
+}
+
+// Outside returns the changes made by outside writers and the world
+// actions, in order: what a replay applies as its workload.
+func (rec *Recording) Outside() []Change {
+	var out []Change
+	for _, c := range rec.Changes {
+		if c.By != ByController {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Final returns the state at the end of the recording: the starting
+// state with every change applied, sorted by kind and ID.
+func (rec *Recording) Final() []resource.Resource {
+	m := make(map[resource.PointerKey]resource.Resource, len(rec.Initial))
+	for _, r := range rec.Initial {
+		m[resource.PointerOf(r.Metadata())] = r
+	}
+	for _, c := range rec.Changes {
+		switch {
+		case c.Resource == nil:
+		case c.Op == OpDestroy:
+			delete(m, resource.PointerOf(c.Resource.Metadata()))
+		default:
+			m[resource.PointerOf(c.Resource.Metadata())] = c.Resource
+		}
+	}
+	out := make([]resource.Resource, 0, len(m))
+	for _, r := range m {
+		out = append(out, r)
+	}
+	sortResources(out)
+	return out
+}
+
+// Sensitive reports whether the kind of ptr is recorded as sensitive.
+func (rec *Recording) Sensitive(k resource.Kind) bool {
+	i := slices.IndexFunc(rec.Kinds, func(x Kind) bool { return x.Namespace == k.Namespace() && x.Type == k.Type() })
+	return i >= 0 && rec.Kinds[i].Sensitive
+}
+
+// Duration is the time the recording covers.
+func (rec *Recording) Duration() time.Duration { return rec.End.Sub(rec.Start) }
+
+func sortResources(rs []resource.Resource) {
+	slices.SortFunc(rs, func(a, b resource.Resource) int { return comparePointers(a.Metadata(), b.Metadata()) })
+}
+
+// comparePointers orders pointers by kind, then ID.
+func comparePointers(a, b resource.Pointer) int {
+	return cmp.Or(resource.KindOf(a).Compare(resource.KindOf(b)), cmp.Compare(a.ID(), b.ID()))
+}

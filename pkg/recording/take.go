@@ -1,0 +1,132 @@
+package recording
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// Take returns a recording of the recorder's window now: the starting
+// state and every change since (reason "on demand"). Before Run read the
+// state it fails with ErrNotStarted.
+func (r *Recorder) Take() (*Recording, error) { return r.take("on demand", time.Time{}) }
+
+// Record records from now for d (or until ctx is done: then it returns
+// ctx's error and no recording) and returns that recording: the state now
+// and every change of the next d. When the window lets go of the start
+// before d is over (its byte bound), the recording starts later, and its
+// Requested field says when it was asked to start.
+func (r *Recorder) Record(ctx context.Context, d time.Duration) (*Recording, error) {
+	from := time.Now()
+	r.mu.Lock()
+	ready := r.ready
+	r.mu.Unlock()
+	if !ready {
+		return nil, ErrNotStarted
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+	}
+	return r.take(fmt.Sprintf("recorded for %v", d), from)
+}
+
+// take builds a recording of the window, starting at from (when later
+// than the window's start).
+func (r *Recorder) take(reason string, from time.Time) (*Recording, error) {
+	r.mu.Lock()
+	if !r.ready {
+		r.mu.Unlock()
+		return nil, ErrNotStarted
+	}
+	now := time.Now()
+	r.win.trim(now)
+	v := r.win.view()
+	kinds := slices.Clone(r.kinds)
+	controllers := slices.Sorted(maps.Keys(r.controllers))
+	r.mu.Unlock()
+	if !from.IsZero() {
+		v.from(from)
+	}
+	rec := &Recording{
+		Source: r.cfg.source, Reason: reason, Taken: now, Start: v.at, End: now, Requested: from,
+		Revision: v.rev, Kinds: kinds, Controllers: controllers, Replay: r.cfg.replay,
+		Initial: make([]resource.Resource, 0, len(v.base)), Changes: make([]Change, 0, len(v.entries)),
+	}
+	for _, res := range v.base {
+		rec.Initial = append(rec.Initial, res.DeepCopy())
+	}
+	sortResources(rec.Initial)
+	for _, e := range v.entries {
+		c := Change{Offset: max(e.at.Sub(v.at), 0), Revision: e.rev, By: e.by, Op: e.op, Writer: e.writer, Action: e.action}
+		if e.res != nil {
+			c.Resource = e.res.DeepCopy()
+		}
+		if e.coalesced {
+			rec.Coalesced++
+		}
+		rec.Changes = append(rec.Changes, c)
+	}
+	return rec, nil
+}
+
+// resolve returns the kinds to record and the controllers' names: those
+// of the options and of the Runtime's graph.
+func (r *Recorder) resolve() ([]Kind, map[string]bool, error) {
+	keys := map[resource.KindKey]bool{}
+	for _, k := range r.cfg.kinds {
+		keys[resource.KindOf(k)] = true
+	}
+	controllers := map[string]bool{}
+	for _, c := range r.cfg.controllers {
+		controllers[c] = true
+	}
+	if r.cfg.rt != nil {
+		g, err := r.cfg.rt.GetDependencyGraph()
+		if err != nil {
+			return nil, nil, err
+		}
+		graphKinds(g, keys, controllers)
+	}
+	if len(keys) == 0 {
+		return nil, nil, fmt.Errorf("recording: no kind to record (WithRuntime of a Runtime with controllers, or WithKinds)")
+	}
+	kinds := make([]Kind, 0, len(keys))
+	for k := range keys {
+		kinds = append(kinds, Kind{Namespace: k.Namespace(), Type: k.Type(), Sensitive: r.cfg.sensitive[k.Type()]})
+	}
+	slices.SortFunc(kinds, func(a, b Kind) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Type, b.Type)) })
+	return kinds, controllers, nil
+}
+
+// graphKinds adds the kinds and controllers of a dependency graph: every
+// input kind, and every output type in its namespace or, for an output
+// declared in any namespace, in every namespace of the graph.
+func graphKinds(g *controller.DependencyGraph, keys map[resource.KindKey]bool, controllers map[string]bool) {
+	namespaces := map[resource.Namespace]bool{}
+	var anywhere []resource.Type
+	for _, e := range g.Edges {
+		controllers[e.ControllerName] = true
+		switch {
+		case e.ResourceNamespace != "":
+			keys[resource.KindOf(resource.NewKind(e.ResourceNamespace, e.ResourceType))] = true
+			namespaces[e.ResourceNamespace] = true
+		case e.EdgeType == controller.EdgeOutputExclusive || e.EdgeType == controller.EdgeOutputShared:
+			anywhere = append(anywhere, e.ResourceType)
+		}
+	}
+	for _, typ := range anywhere {
+		for ns := range namespaces {
+			keys[resource.KindOf(resource.NewKind(ns, typ))] = true
+		}
+	}
+}
