@@ -222,11 +222,16 @@ func (d *decoder) change(f *fields, rec *Recording) error {
 	c := Change{Offset: time.Duration(f.uvarint()), Revision: f.uvarint()}
 	by, op := f.byte(), f.byte()
 	c.By, c.Op = By(by), Op(op)
+	flags := f.uvarint()
 	c.Writer, c.Action = f.str(), f.str()
 	res := f.bytes()
 	if err := f.done(); err != nil {
 		return err
 	}
+	if flags&^changeCoalesced != 0 {
+		return corrupt(f.off, f.frame, "unknown flags %d", flags)
+	}
+	c.Coalesced = flags&changeCoalesced != 0
 	if c.Offset < 0 {
 		return corrupt(f.off, f.frame, "negative offset")
 	}

@@ -154,13 +154,22 @@ func appendKind(b []byte, k Kind) []byte {
 	return binary.AppendUvarint(b, flags)
 }
 
-// kindSensitive is the kind frame's flag of a sensitive kind.
-const kindSensitive = 1
+// kindSensitive is the kind frame's flag of a sensitive kind;
+// changeCoalesced the change frame's flag of a coalesced change.
+const (
+	kindSensitive   = 1
+	changeCoalesced = 1
+)
 
 func appendChange(b []byte, c Change, reg *codec.Registry) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(max(c.Offset, 0)))
 	b = binary.AppendUvarint(b, c.Revision)
 	b = append(b, byte(c.By), byte(c.Op))
+	var flags uint64
+	if c.Coalesced {
+		flags |= changeCoalesced
+	}
+	b = binary.AppendUvarint(b, flags)
 	b = appendString(b, c.Writer)
 	b = appendString(b, c.Action)
 	if c.Resource == nil {

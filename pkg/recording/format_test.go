@@ -36,7 +36,7 @@ func sample() *recording.Recording {
 		Replay:      "go test ./x -run TestReplay -sim.recording=FILE",
 		Initial:     []resource.Resource{newNote("n1", 1), secret},
 		Changes: []recording.Change{
-			{Offset: time.Millisecond, Revision: 43, By: recording.ByOutside, Op: recording.OpCreate, Resource: newNote("n2", 2)},
+			{Offset: time.Millisecond, Revision: 43, By: recording.ByOutside, Op: recording.OpCreate, Resource: newNote("n2", 2), Coalesced: true},
 			{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Resource: withOwner(newNote("n3", 3), "a")},
 			{Offset: 3 * time.Millisecond, Revision: 44, By: recording.ByWorld, Op: recording.OpAction, Action: "cable unplugged"},
 			{Offset: 4 * time.Millisecond, Revision: 45, By: recording.ByOutside, Op: recording.OpDestroy, Resource: newNote("n1", 1)},
@@ -75,7 +75,7 @@ func requireSameRecording(t *testing.T, in, out *recording.Recording) {
 	require.Len(t, out.Changes, len(in.Changes))
 	for i, c := range in.Changes {
 		o := out.Changes[i]
-		assert.Equal(t, []any{c.Offset, c.Revision, c.By, c.Op, c.Writer, c.Action}, []any{o.Offset, o.Revision, o.By, o.Op, o.Writer, o.Action})
+		assert.Equal(t, []any{c.Offset, c.Revision, c.By, c.Op, c.Writer, c.Action, c.Coalesced}, []any{o.Offset, o.Revision, o.By, o.Op, o.Writer, o.Action, o.Coalesced})
 		assert.True(t, resource.Equal(c.Resource, o.Resource))
 	}
 }

@@ -130,6 +130,11 @@ type Change struct {
 	Resource resource.Resource
 	// Action names a world action (OpAction).
 	Action string
+	// Coalesced is set when the change stands for several that the
+	// recorder did not see one by one (its watch fell behind, rule S12):
+	// the resource went through versions between the previous change and
+	// this one that the recording does not hold.
+	Coalesced bool
 }
 
 // Outside returns the changes made by outside writers and the world

@@ -67,7 +67,7 @@ func (r *Recorder) take(reason string, from time.Time) (*Recording, error) {
 	}
 	sortResources(rec.Initial)
 	for _, e := range v.entries {
-		c := Change{Offset: max(e.at.Sub(v.at), 0), Revision: e.rev, By: e.by, Op: e.op, Writer: e.writer, Action: e.action}
+		c := Change{Offset: max(e.at.Sub(v.at), 0), Revision: e.rev, By: e.by, Op: e.op, Writer: e.writer, Action: e.action, Coalesced: e.coalesced}
 		if e.res != nil {
 			c.Resource = e.res.DeepCopy()
 		}
