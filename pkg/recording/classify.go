@@ -9,13 +9,13 @@ import (
 
 // classify turns a watch event into a change: who made it (rule RC2) and
 // what it did. ok is false for an event that is no change (a marker).
-func classify(ev *state.Event, controllers map[string]bool) (e entry, ok bool) {
+func classify(ev *state.Event, controllers map[string]bool) (e change, ok bool) {
 	res := ev.Resource
 	if res == nil {
-		return entry{}, false
+		return change{}, false
 	}
 	md := res.Metadata()
-	e = entry{res: res, rev: ev.Revision}
+	e = change{res: res, rev: ev.Revision}
 	switch ev.Type {
 	case state.Created:
 		e.op = OpCreate
@@ -32,7 +32,7 @@ func classify(ev *state.Event, controllers map[string]bool) (e entry, ok bool) {
 	case state.Destroyed:
 		e.op = OpDestroy
 	default:
-		return entry{}, false
+		return change{}, false
 	}
 	owner := md.Owner()
 	switch {

@@ -121,6 +121,11 @@ func (d *decoder) body(rec *Recording) error {
 			}
 		case frameChange:
 			err = d.change(f, rec)
+		case frameFinal:
+			var r resource.Resource
+			if r, err = d.resource(f, payload); err == nil {
+				rec.Final = append(rec.Final, r)
+			}
 		case frameEnd:
 			return d.end(f, rec)
 		}
@@ -224,9 +229,22 @@ func (d *decoder) change(f *fields, rec *Recording) error {
 	c.By, c.Op = By(by), Op(op)
 	flags := f.uvarint()
 	c.Writer, c.Action = f.str(), f.str()
+	ptrNS, ptrType, ptrID := f.str(), f.str(), f.str()
+	c.Version = f.uvarint()
 	res := f.bytes()
 	if err := f.done(); err != nil {
 		return err
+	}
+	if c.By != ByWorld {
+		if ptrNS == "" || ptrType == "" || ptrID == "" {
+			return corrupt(f.off, f.frame, "a change of no resource")
+		}
+		c.Pointer = resource.PointerOf(resource.NewPointer(ptrNS, ptrType, ptrID))
+		if !d.kinds[c.Pointer.Kind()] {
+			return corrupt(f.off, f.frame, "%s is of a kind the recording does not list", c.Pointer)
+		}
+	} else if ptrNS != "" || ptrType != "" || ptrID != "" || c.Version != 0 {
+		return corrupt(f.off, f.frame, "a world action names a resource")
 	}
 	if flags&^changeCoalesced != 0 {
 		return corrupt(f.off, f.frame, "unknown flags %d", flags)
@@ -243,6 +261,9 @@ func (d *decoder) change(f *fields, rec *Recording) error {
 		if err != nil {
 			return err
 		}
+		if resource.PointerOf(r.Metadata()) != c.Pointer || r.Metadata().Version().Value() != c.Version {
+			return corrupt(f.off, f.frame, "the resource %s@%s is not the change's %s@%d", resource.String(r), r.Metadata().Version(), c.Pointer, c.Version)
+		}
 		c.Resource = r
 	}
 	rec.Changes = append(rec.Changes, c)
@@ -256,12 +277,13 @@ func validChange(c Change, hasResource bool) error {
 		if c.Op != OpAction || c.Action == "" || hasResource || c.Writer != "" {
 			return errors.New("a world action needs an action's name and nothing else")
 		}
-	case c.By == ByOutside || c.By == ByController:
-		if c.Op < OpCreate || c.Op > OpDestroy || !hasResource || c.Action != "" {
-			return fmt.Errorf("a change by %s with op %d needs a resource and no action", c.By, c.Op)
+	case c.By == ByOutside:
+		if c.Op < OpCreate || c.Op > OpDestroy || !hasResource || c.Action != "" || c.Writer != "" {
+			return fmt.Errorf("an outside change with op %d needs a resource, and no action or writer", c.Op)
 		}
-		if c.By == ByOutside && c.Writer != "" {
-			return errors.New("an outside change names a writer")
+	case c.By == ByController:
+		if c.Op < OpCreate || c.Op > OpDestroy || c.Action != "" {
+			return fmt.Errorf("a controller's change with op %d names no action", c.Op)
 		}
 	default:
 		return fmt.Errorf("unknown author %d", c.By)
@@ -270,13 +292,13 @@ func validChange(c Change, hasResource bool) error {
 }
 
 func (d *decoder) end(f *fields, rec *Recording) error {
-	nk, ni, nc := f.uvarint(), f.uvarint(), f.uvarint()
+	nk, ni, nc, nf := f.uvarint(), f.uvarint(), f.uvarint(), f.uvarint()
 	if err := f.done(); err != nil {
 		return err
 	}
-	if nk != uint64(len(rec.Kinds)) || ni != uint64(len(rec.Initial)) || nc != uint64(len(rec.Changes)) {
-		return corrupt(f.off, f.frame, "counts %d kinds, %d initial, %d changes; read %d, %d, %d",
-			nk, ni, nc, len(rec.Kinds), len(rec.Initial), len(rec.Changes))
+	if nk != uint64(len(rec.Kinds)) || ni != uint64(len(rec.Initial)) || nc != uint64(len(rec.Changes)) || nf != uint64(len(rec.Final)) {
+		return corrupt(f.off, f.frame, "counts %d kinds, %d initial, %d changes, %d final; read %d, %d, %d, %d",
+			nk, ni, nc, nf, len(rec.Kinds), len(rec.Initial), len(rec.Changes), len(rec.Final))
 	}
 	if _, err := d.r.ReadByte(); err == nil {
 		return corrupt(d.off, "", "bytes after the end frame")

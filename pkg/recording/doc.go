@@ -40,8 +40,13 @@
 //     carries no owner and is recorded as an outside write.
 //   - RC3. A recorder's memory is bounded: its window holds at most
 //     WithWindow's age of history and its bytes (the estimated encoded
-//     size of its changes); what leaves the window is folded into the
-//     starting state, which holds one snapshot per resource.
+//     size of its changes); it holds the state now and two checkpoints of
+//     it (the window's start, and one taken when the changes since it
+//     reach half the window's age or bytes, which becomes the start when
+//     the next is taken), one shared snapshot per resource each, and a
+//     table of the resources it holds (not of every resource it saw). An
+//     outside writer's change keeps its resource; a controller's keeps
+//     its pointer, version and writer (a replay makes it again).
 //   - RC4. A file is whole or it is an error: [Read] returns a recording
 //     only when every frame is there, intact and in order (a
 //     [*FormatError] wrapping [ErrTruncated] or [ErrCorrupted] otherwise),
@@ -61,6 +66,9 @@
 //     each hot loop the Runtime flags (while it stays flagged), and once
 //     for each controller whose failing items or crashes since its last
 //     kept recording reach the threshold (until they fall back below it).
+//
+// A type is sensitive when its definition says so (package definition,
+// filled by the codec registry) or WithSensitive names it.
 //
 // The file format is specified in docs/recording-format.md.
 package recording

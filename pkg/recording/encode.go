@@ -32,10 +32,11 @@ const (
 	frameKind    = 2
 	frameInitial = 3
 	frameChange  = 4
-	frameEnd     = 5
+	frameFinal   = 5
+	frameEnd     = 6
 )
 
-var frameNames = map[byte]string{frameHeader: "header", frameKind: "kind", frameInitial: "initial", frameChange: "change", frameEnd: "end"}
+var frameNames = map[byte]string{frameHeader: "header", frameKind: "kind", frameInitial: "initial", frameChange: "change", frameFinal: "final", frameEnd: "end"}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -103,10 +104,19 @@ func (e *encoder) all(rec *Recording) error {
 			return err
 		}
 	}
+	for _, r := range rec.Final {
+		b, err := e.reg.Encode(r)
+		if err != nil {
+			return err
+		}
+		if err := e.frame(frameFinal, b); err != nil {
+			return err
+		}
+	}
 	var end []byte
-	end = binary.AppendUvarint(end, uint64(len(rec.Kinds)))
-	end = binary.AppendUvarint(end, uint64(len(rec.Initial)))
-	end = binary.AppendUvarint(end, uint64(len(rec.Changes)))
+	for _, n := range []int{len(rec.Kinds), len(rec.Initial), len(rec.Changes), len(rec.Final)} {
+		end = binary.AppendUvarint(end, uint64(n))
+	}
 	return e.frame(frameEnd, end)
 }
 
@@ -172,6 +182,10 @@ func appendChange(b []byte, c Change, reg *codec.Registry) ([]byte, error) {
 	b = binary.AppendUvarint(b, flags)
 	b = appendString(b, c.Writer)
 	b = appendString(b, c.Action)
+	b = appendString(b, c.Pointer.Namespace())
+	b = appendString(b, c.Pointer.Type())
+	b = appendString(b, c.Pointer.ID())
+	b = binary.AppendUvarint(b, c.Version)
 	if c.Resource == nil {
 		return binary.AppendUvarint(b, 0), nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/recording"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/resource/definition"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/safe"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -47,6 +48,11 @@ func (SecretDef) Definition() typed.Definition {
 	return typed.Definition{Type: "Secrets.test.resgraph.dev", DefaultNamespace: ns}
 }
 
+// ResourceDefinition marks secrets sensitive (package definition).
+func (SecretDef) ResourceDefinition() definition.Definition {
+	return definition.Definition{Sensitive: true}
+}
+
 type Secret = typed.Resource[SecretSpec, SecretDef]
 
 func newNote(id string, n int) *Note { return typed.NewDefault[NoteSpec, NoteDef](id, NoteSpec{N: n}) }
@@ -76,10 +82,11 @@ func started(t *testing.T, rec *recording.Recorder) {
 		cancel()
 		require.NoError(t, <-done)
 	})
-	eventually(t, "the recorder started", func() bool {
-		_, err := rec.Take()
-		return !errors.Is(err, recording.ErrNotStarted)
-	})
+	select {
+	case <-rec.Started():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the recorder did not start")
+	}
 }
 
 // eventually waits for cond, failing the test after a deadline that only
@@ -103,7 +110,7 @@ func settled(t *testing.T, rec *recording.Recorder, st state.State, kinds ...res
 		var err error
 		r, err = rec.Take()
 		require.NoError(t, err)
-		return sameResources(listAll(t, st, kinds...), r.Final()) == nil
+		return sameResources(listAll(t, st, kinds...), r.Final) == nil
 	})
 	return r
 }

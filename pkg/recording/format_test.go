@@ -36,12 +36,20 @@ func sample() *recording.Recording {
 		Replay:      "go test ./x -run TestReplay -sim.recording=FILE",
 		Initial:     []resource.Resource{newNote("n1", 1), secret},
 		Changes: []recording.Change{
-			{Offset: time.Millisecond, Revision: 43, By: recording.ByOutside, Op: recording.OpCreate, Resource: newNote("n2", 2), Coalesced: true},
-			{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Resource: withOwner(newNote("n3", 3), "a")},
+			change(recording.Change{Offset: time.Millisecond, Revision: 43, By: recording.ByOutside, Op: recording.OpCreate, Resource: newNote("n2", 1), Coalesced: true}),
+			change(recording.Change{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Resource: withOwner(newNote("n3", 3), "a")}),
+			{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Pointer: resource.PointerOf(resource.NewPointer(ns, echoKind.Type(), "e")), Version: 7},
 			{Offset: 3 * time.Millisecond, Revision: 44, By: recording.ByWorld, Op: recording.OpAction, Action: "cable unplugged"},
-			{Offset: 4 * time.Millisecond, Revision: 45, By: recording.ByOutside, Op: recording.OpDestroy, Resource: newNote("n1", 1)},
+			change(recording.Change{Offset: 4 * time.Millisecond, Revision: 45, By: recording.ByOutside, Op: recording.OpDestroy, Resource: newNote("n1", 1)}),
 		},
+		Final: []resource.Resource{newNote("n2", 1), withOwner(newNote("n3", 3), "a")},
 	}
+}
+
+// change sets a change's pointer and version from its resource.
+func change(c recording.Change) recording.Change {
+	c.Pointer, c.Version = resource.PointerOf(c.Resource.Metadata()), c.Resource.Metadata().Version().Value()
+	return c
 }
 
 func encode(t testing.TB, rec *recording.Recording, reg *codec.Registry) []byte {
@@ -72,10 +80,15 @@ func requireSameRecording(t *testing.T, in, out *recording.Recording) {
 	for i := range in.Initial {
 		assert.True(t, resource.Equal(in.Initial[i], out.Initial[i]))
 	}
+	require.Len(t, out.Final, len(in.Final))
+	for i := range in.Final {
+		assert.True(t, resource.Equal(in.Final[i], out.Final[i]))
+	}
 	require.Len(t, out.Changes, len(in.Changes))
 	for i, c := range in.Changes {
 		o := out.Changes[i]
-		assert.Equal(t, []any{c.Offset, c.Revision, c.By, c.Op, c.Writer, c.Action, c.Coalesced}, []any{o.Offset, o.Revision, o.By, o.Op, o.Writer, o.Action, o.Coalesced})
+		assert.Equal(t, []any{c.Offset, c.Revision, c.By, c.Op, c.Writer, c.Action, c.Coalesced, c.Pointer, c.Version},
+			[]any{o.Offset, o.Revision, o.By, o.Op, o.Writer, o.Action, o.Coalesced, o.Pointer, o.Version})
 		assert.True(t, resource.Equal(c.Resource, o.Resource))
 	}
 }

@@ -94,9 +94,10 @@ func WithWindow(maxAge time.Duration, maxBytes int64) Option {
 	}
 }
 
-// WithSensitive marks types as sensitive: a recording keeps their
-// resources as the codec's bytes only and never prints their specs (rule
-// RC5).
+// WithSensitive marks types as sensitive, beside those whose definition
+// in the codec registry says so (codec.Registry.Definitions): a
+// recording keeps their resources as the codec's bytes only and never
+// prints their specs (rule RC5).
 func WithSensitive(types ...resource.Type) Option {
 	return func(c *config) {
 		for _, t := range types {

@@ -31,6 +31,9 @@ type Recorder struct {
 	running atomic.Bool
 	sizes   sizer
 	keeper  keeper
+	// started is closed once Run read the state the first time.
+	started     chan struct{}
+	startedOnce sync.Once
 
 	mu sync.Mutex
 	// The fields below are protected by mu.
@@ -52,7 +55,7 @@ func New(st state.State, reg *codec.Registry, opts ...Option) (*Recorder, error)
 	}
 	c := defaultConfig()
 	opt.Apply(&c, opts)
-	r := &Recorder{st: st, reg: reg, cfg: c, win: newWindow(c.maxAge, c.maxBytes), controllers: map[string]bool{}}
+	r := &Recorder{st: st, reg: reg, cfg: c, win: newWindow(c.maxAge, c.maxBytes), controllers: map[string]bool{}, started: make(chan struct{})}
 	r.sizes.reg = reg
 	r.keeper.init(r)
 	return r, nil
@@ -87,6 +90,11 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}
 }
 
+// Started is closed once Run has read the state for the first time: from
+// then on a take returns a recording (unless the recorder is starting
+// its window over after a watch failed).
+func (r *Recorder) Started() <-chan struct{} { return r.started }
+
 // errKindsChanged ends a session whose Runtime's kinds changed.
 var errKindsChanged = errors.New("the Runtime's kinds changed")
 
@@ -111,8 +119,10 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 	}
 	r.mu.Lock()
 	r.win.reset(start.base, time.Now(), start.rev)
+	start.base = nil
 	r.kinds, r.controllers, r.ready = kinds, controllers, true
 	r.mu.Unlock()
+	r.startedOnce.Do(func() { close(r.started) })
 	for {
 		select {
 		case <-ctx.Done():
@@ -133,7 +143,7 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 // list's revision, and each kind's list revision (or, over a state that
 // does not number its changes, each listed resource's version).
 type startState struct {
-	base    map[resource.PointerKey]resource.Resource
+	base    []resource.Resource
 	rev     uint64
 	kindRev map[resource.KindKey]uint64
 	listed  map[resource.PointerKey]uint64
@@ -141,7 +151,7 @@ type startState struct {
 
 // list lists every kind (shared snapshots, no copy) with its revision.
 func (r *Recorder) list(ctx context.Context, kinds []Kind) (startState, error) {
-	s := startState{base: map[resource.PointerKey]resource.Resource{}, kindRev: map[resource.KindKey]uint64{}, listed: map[resource.PointerKey]uint64{}}
+	s := startState{kindRev: map[resource.KindKey]uint64{}, listed: map[resource.PointerKey]uint64{}}
 	for _, k := range kinds {
 		var rev uint64
 		kind := resource.NewKind(k.Namespace, k.Type)
@@ -152,7 +162,7 @@ func (r *Recorder) list(ctx context.Context, kinds []Kind) (startState, error) {
 		s.kindRev[resource.KindOf(kind)], s.rev = rev, max(s.rev, rev)
 		for _, res := range l.Items {
 			key := resource.PointerOf(res.Metadata())
-			s.base[key] = res
+			s.base = append(s.base, res)
 			if rev == 0 {
 				s.listed[key] = res.Metadata().Version().Value()
 			}
@@ -175,8 +185,11 @@ func (r *Recorder) handle(ev *state.Event, start *startState) error {
 		return nil
 	}
 	e.at = time.Now()
-	e.size = r.sizes.size(e.res)
-	r.win.add(e, e.at)
+	e.size = entryOverhead
+	if e.by != ByController {
+		e.size = r.sizes.size(e.res)
+	}
+	r.win.add(e)
 	return nil
 }
 
@@ -199,7 +212,7 @@ func (s *startState) listedAlready(ev *state.Event) bool {
 // for one, and ends the session when the Runtime's kinds changed.
 func (r *Recorder) tick(now time.Time, kinds []Kind) error {
 	r.mu.Lock()
-	r.win.trim(now)
+	r.win.roll(now)
 	r.mu.Unlock()
 	if r.cfg.rt == nil {
 		return nil
@@ -232,6 +245,6 @@ func (r *Recorder) Act(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready {
-		r.win.add(entry{at: now, rev: rev, by: ByWorld, op: OpAction, action: name, size: int64(len(name)) + 32}, now)
+		r.win.add(change{at: now, rev: rev, by: ByWorld, op: OpAction, action: name, size: int64(len(name)) + entryOverhead})
 	}
 }

@@ -49,6 +49,9 @@ type Recording struct {
 	// Changes are the changes after the starting state, in the order the
 	// state applied them (rule RC1).
 	Changes []Change
+	// Final is the state at End: every resource of every kind, sorted by
+	// kind and ID (what a replay is compared with).
+	Final []resource.Resource
 }
 
 // Kind is a recorded kind.
@@ -125,8 +128,13 @@ type Change struct {
 	// change of finalizers alone, made by whichever controller holds
 	// them).
 	Writer string
+	// Pointer and Version name the resource changed and its version after
+	// the change (for OpDestroy, its last version); zero for OpAction.
+	Pointer resource.PointerKey
+	Version uint64
 	// Resource is the resource after the change (for OpDestroy, its last
-	// state); nil for OpAction.
+	// state), for an outside writer's change; nil for a controller's (its
+	// Runtime makes it again in a replay) and for OpAction.
 	Resource resource.Resource
 	// Action names a world action (OpAction).
 	Action string
@@ -146,30 +154,6 @@ func (rec *Recording) Outside() []Change {
 			out = append(out, c)
 		}
 	}
-	return out
-}
-
-// Final returns the state at the end of the recording: the starting
-// state with every change applied, sorted by kind and ID.
-func (rec *Recording) Final() []resource.Resource {
-	m := make(map[resource.PointerKey]resource.Resource, len(rec.Initial))
-	for _, r := range rec.Initial {
-		m[resource.PointerOf(r.Metadata())] = r
-	}
-	for _, c := range rec.Changes {
-		switch {
-		case c.Resource == nil:
-		case c.Op == OpDestroy:
-			delete(m, resource.PointerOf(c.Resource.Metadata()))
-		default:
-			m[resource.PointerOf(c.Resource.Metadata())] = c.Resource
-		}
-	}
-	out := make([]resource.Resource, 0, len(m))
-	for _, r := range m {
-		out = append(out, r)
-	}
-	sortResources(out)
 	return out
 }
 

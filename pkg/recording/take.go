@@ -3,6 +3,7 @@ package recording
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,21 +16,27 @@ import (
 // Take returns a recording of the recorder's window now: the starting
 // state and every change since (reason "on demand"). Before Run read the
 // state it fails with ErrNotStarted.
-func (r *Recorder) Take() (*Recording, error) { return r.take("on demand", time.Time{}) }
+func (r *Recorder) Take() (*Recording, error) { return r.take("on demand", nil) }
 
 // Record records from now for d (or until ctx is done: then it returns
 // ctx's error and no recording) and returns that recording: the state now
 // and every change of the next d. When the window lets go of the start
-// before d is over (its byte bound), the recording starts later, and its
-// Requested field says when it was asked to start.
+// before d is over (its bounds), the recording starts later, and its
+// Requested field says when it was asked to start; when the recorder
+// started over meanwhile (its watch failed), it fails.
 func (r *Recorder) Record(ctx context.Context, d time.Duration) (*Recording, error) {
-	from := time.Now()
 	r.mu.Lock()
-	ready := r.ready
-	r.mu.Unlock()
-	if !ready {
+	if !r.ready {
+		r.mu.Unlock()
 		return nil, ErrNotStarted
 	}
+	mark := r.win.mark(time.Now())
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.win.unmark(mark)
+		r.mu.Unlock()
+	}()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -37,37 +44,47 @@ func (r *Recorder) Record(ctx context.Context, d time.Duration) (*Recording, err
 		return nil, ctx.Err()
 	case <-t.C:
 	}
-	return r.take(fmt.Sprintf("recorded for %v", d), from)
+	return r.take(fmt.Sprintf("recorded for %v", d), mark)
 }
 
-// take builds a recording of the window, starting at from (when later
-// than the window's start).
-func (r *Recorder) take(reason string, from time.Time) (*Recording, error) {
+// ErrStartedOver is returned by Record when the recorder started its
+// window over (its watch failed, or the Runtime's kinds changed) while it
+// recorded.
+var ErrStartedOver = errors.New("recording: the recorder started over while recording (its watch failed or the kinds changed)")
+
+// take builds a recording of the window, from the checkpoint from when
+// given (a Record's start).
+func (r *Recorder) take(reason string, from *checkpoint) (*Recording, error) {
 	r.mu.Lock()
 	if !r.ready {
 		r.mu.Unlock()
 		return nil, ErrNotStarted
 	}
+	if from != nil && from.gen != r.win.gen {
+		r.mu.Unlock()
+		return nil, ErrStartedOver
+	}
 	now := time.Now()
-	r.win.trim(now)
-	v := r.win.view()
+	v := r.win.view(from)
 	kinds := slices.Clone(r.kinds)
 	controllers := slices.Sorted(maps.Keys(r.controllers))
 	r.mu.Unlock()
-	if !from.IsZero() {
-		v.from(from)
-	}
 	rec := &Recording{
-		Source: r.cfg.source, Reason: reason, Taken: now, Start: v.at, End: now, Requested: from,
-		Revision: v.rev, Kinds: kinds, Controllers: controllers, Replay: r.cfg.replay,
-		Initial: make([]resource.Resource, 0, len(v.base)), Changes: make([]Change, 0, len(v.entries)),
+		Source: r.cfg.source, Reason: reason, Taken: now, Start: v.start.at, End: now,
+		Revision: v.start.rev, Kinds: kinds, Controllers: controllers, Replay: r.cfg.replay,
+		Initial: copies(v.initial), Final: copies(v.final), Changes: make([]Change, 0, len(v.entries)),
 	}
-	for _, res := range v.base {
-		rec.Initial = append(rec.Initial, res.DeepCopy())
+	if from != nil {
+		rec.Requested = from.at
 	}
-	sortResources(rec.Initial)
 	for _, e := range v.entries {
-		c := Change{Offset: max(e.at.Sub(v.at), 0), Revision: e.rev, By: e.by, Op: e.op, Writer: e.writer, Action: e.action, Coalesced: e.coalesced}
+		c := Change{
+			Offset: max(time.Unix(0, e.at).Sub(v.start.at), 0), Revision: e.rev, By: e.by, Op: e.op,
+			Writer: e.writer, Action: e.action, Coalesced: e.coalesced,
+		}
+		if e.by != ByWorld {
+			c.Pointer, c.Version = e.key, e.ver
+		}
 		if e.res != nil {
 			c.Resource = e.res.DeepCopy()
 		}
@@ -77,6 +94,16 @@ func (r *Recorder) take(reason string, from time.Time) (*Recording, error) {
 		rec.Changes = append(rec.Changes, c)
 	}
 	return rec, nil
+}
+
+// copies returns private copies of the resources, sorted.
+func copies(rs []resource.Resource) []resource.Resource {
+	out := make([]resource.Resource, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.DeepCopy())
+	}
+	sortResources(out)
+	return out
 }
 
 // resolve returns the kinds to record and the controllers' names: those
@@ -102,7 +129,7 @@ func (r *Recorder) resolve() ([]Kind, map[string]bool, error) {
 	}
 	kinds := make([]Kind, 0, len(keys))
 	for k := range keys {
-		kinds = append(kinds, Kind{Namespace: k.Namespace(), Type: k.Type(), Sensitive: r.cfg.sensitive[k.Type()]})
+		kinds = append(kinds, Kind{Namespace: k.Namespace(), Type: k.Type(), Sensitive: r.cfg.sensitive[k.Type()] || r.reg.Definitions().Sensitive(k.Type())})
 	}
 	slices.SortFunc(kinds, func(a, b Kind) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Type, b.Type)) })
 	return kinds, controllers, nil

@@ -1,166 +1,405 @@
 package recording
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// entry is one change in the recorder's window. res is the state's shared
-// snapshot (S7): read, never changed.
+// change is a change as the recorder hands it to its window: res is the
+// state's shared snapshot (S7), read and never changed.
+type change struct {
+	at        time.Time
+	rev       uint64
+	by        By
+	op        Op
+	writer    string
+	res       resource.Resource
+	action    string
+	size      int64
+	coalesced bool
+}
+
+// entry is one change in the window, without pointers (the garbage
+// collector does not scan the window): its resource is a slot of the
+// window's resource table, its writer a name of the window's names, and
+// an outside change's resource (the only one the window keeps: a
+// controller's change is made again by a replay) or a world action's
+// name an index into extras.
 type entry struct {
-	at     time.Time
-	rev    uint64
-	by     By
-	op     Op
-	writer string
-	res    resource.Resource
-	action string
-	// size is the entry's estimated encoded size.
-	size int64
+	at    int64
+	rev   uint64
+	seq   uint64
+	ver   uint64
+	size  int64
+	slot  uint32
+	extra uint32
+	name  uint16
+	by    By
+	op    Op
 	// coalesced is set when the change stands for several the recorder
 	// did not see one by one (its watch fell behind, rule S12).
 	coalesced bool
 }
 
-// before orders two entries as the state applied them: by revision, and
-// a world action after the changes of the revision it was noted at.
-// Entries of a state that does not number its changes keep their order
-// of arrival.
-func (e *entry) before(o *entry) bool {
-	if e.rev == 0 || o.rev == 0 {
-		return false
+// noExtra is the extra of an entry that has none.
+const noExtra = ^uint32(0)
+
+// compareEntries orders two entries as the state applied them: by
+// revision, and a world action after the changes of the revision it was
+// noted at; entries of a state that does not number its changes (and
+// changes of one revision) keep their order of arrival.
+func compareEntries(a, b entry) int {
+	if a.rev == 0 || b.rev == 0 {
+		return cmp.Compare(a.seq, b.seq)
 	}
-	return e.rev < o.rev || (e.rev == o.rev && e.by != ByWorld && o.by == ByWorld)
+	return cmp.Or(cmp.Compare(a.rev, b.rev), cmp.Compare(worldLast(a), worldLast(b)), cmp.Compare(a.seq, b.seq))
 }
 
-// window is the recorder's bounded history (rule RC3): the state at its
-// start (base, as of baseAt and baseRev) and every change after it, in
-// order. Changes leave by the front into base when they are older than
-// maxAge or when the window holds more than maxBytes.
+func worldLast(e entry) int {
+	if e.by == ByWorld {
+		return 1
+	}
+	return 0
+}
+
+// checkpoint is the state at one point of the window: each slot's
+// resource then (nil: none), when, at which revision, and how many
+// entries the window had seen then.
+type checkpoint struct {
+	res []resource.Resource
+	at  time.Time
+	rev uint64
+	seq uint64
+	// gen is the window's generation (reset starts a new one).
+	gen uint64
+}
+
+// holds reports whether the checkpoint already holds entry e (a change
+// that arrived after it was taken, from a kind whose watch lagged).
+func (c *checkpoint) holds(rev, seq uint64) bool {
+	if rev != 0 {
+		return rev <= c.rev
+	}
+	return seq < c.seq
+}
+
+// window is the recorder's bounded history (rule RC3): the state now
+// (cur), two checkpoints of it (prev, the window's start, and last), and
+// every change since prev, in their order of arrival (sorted by
+// compareEntries when a recording is taken). When last is older than half
+// the window's age, or half its bytes came in since last, a new
+// checkpoint is taken: last becomes prev, and the changes before it
+// leave. Resources are slots of one table (keys, slots), so that the
+// state now and each checkpoint are slices.
 type window struct {
-	base     map[resource.PointerKey]resource.Resource
-	baseAt   time.Time
-	baseRev  uint64
-	entries  []entry
-	head     int
-	bytes    int64
+	keys   []resource.PointerKey
+	slots  map[resource.PointerKey]uint32
+	cur    []resource.Resource
+	curRev uint64
+	names  []string
+	extras []any
+	prev   checkpoint
+	last   checkpoint
+	// entries are the changes since prev.
+	entries log
+	seq     uint64
+	bytes   int64
+	// sinceLast are the bytes of the changes since last.
+	sinceLast int64
+	// marks are the checkpoints of recordings under way (Record), kept
+	// up to date like prev and last.
+	marks map[*checkpoint]struct{}
+	// gen counts the resets.
+	gen      uint64
 	maxAge   time.Duration
 	maxBytes int64
 }
 
 func newWindow(maxAge time.Duration, maxBytes int64) *window {
-	return &window{base: map[resource.PointerKey]resource.Resource{}, maxAge: maxAge, maxBytes: maxBytes}
+	return &window{slots: map[resource.PointerKey]uint32{}, marks: map[*checkpoint]struct{}{}, maxAge: maxAge, maxBytes: maxBytes}
 }
 
-// reset starts the window over from base, as of at and rev.
-func (w *window) reset(base map[resource.PointerKey]resource.Resource, at time.Time, rev uint64) {
-	w.base, w.baseAt, w.baseRev = base, at, rev
-	clear(w.entries)
-	w.entries, w.head, w.bytes = w.entries[:0], 0, 0
-}
-
-// add adds a change in its place (by revision) and trims the window. A
-// change older than the window's start goes into base.
-func (w *window) add(e entry, now time.Time) {
-	if e.rev != 0 && e.rev <= w.baseRev && e.by != ByWorld {
-		w.apply(&e)
-		return
+// reset starts the window over from the state of the resources rs, as of
+// at and rev.
+func (w *window) reset(rs []resource.Resource, at time.Time, rev uint64) {
+	w.keys, w.cur, w.names, w.extras = w.keys[:0], w.cur[:0], w.names[:0], w.extras[:0]
+	clear(w.slots)
+	for _, r := range rs {
+		w.cur[w.slot(resource.PointerOf(r.Metadata()))] = r
 	}
-	w.entries = append(w.entries, e)
-	for i := len(w.entries) - 1; i > w.head && w.entries[i].before(&w.entries[i-1]); i-- {
-		w.entries[i], w.entries[i-1] = w.entries[i-1], w.entries[i]
-	}
-	w.bytes += e.size
-	w.trim(now)
+	w.curRev = rev
+	w.gen++
+	w.last = w.checkpoint(at)
+	w.prev = w.last
+	w.entries.reset()
+	w.bytes, w.sinceLast = 0, 0
+	clear(w.marks)
 }
 
-// trim lets the changes older than maxAge, and the oldest ones while the
-// window holds more than maxBytes, go into base.
-func (w *window) trim(now time.Time) {
-	for w.head < len(w.entries) {
-		e := &w.entries[w.head]
-		old := now.Sub(e.at) > w.maxAge
-		if !old && w.bytes <= w.maxBytes {
-			break
+// slot returns the slot of key, adding it.
+func (w *window) slot(key resource.PointerKey) uint32 {
+	if s, ok := w.slots[key]; ok {
+		return s
+	}
+	s := uint32(len(w.keys))
+	w.keys = append(w.keys, key)
+	w.cur = append(w.cur, nil)
+	w.slots[key] = s
+	return s
+}
+
+// checkpoint returns a checkpoint of the state now.
+func (w *window) checkpoint(at time.Time) checkpoint {
+	return checkpoint{res: slices.Clone(w.cur), at: at, rev: w.curRev, seq: w.seq, gen: w.gen}
+}
+
+// add adds a change: to the state now, to the checkpoints that were
+// taken after it (a lagging kind's change), and to the changes unless
+// the window's start already holds it.
+func (w *window) add(c change) {
+	e := entry{at: c.at.UnixNano(), rev: c.rev, seq: w.seq, by: c.by, op: c.op, size: c.size, extra: noExtra, coalesced: c.coalesced}
+	w.seq++
+	if c.res != nil {
+		md := c.res.Metadata()
+		e.slot, e.ver = w.slot(resource.PointerOf(md)), md.Version().Value()
+		now := c.res
+		if c.op == OpDestroy {
+			now = nil
 		}
-		w.apply(e)
-		w.baseAt, w.baseRev = e.at, max(w.baseRev, e.rev)
-		if old {
-			w.baseAt = now.Add(-w.maxAge)
+		w.cur[e.slot] = now
+		w.curRev = max(w.curRev, c.rev)
+		w.late(&w.last, e, now)
+		w.late(&w.prev, e, now)
+		for m := range w.marks {
+			w.late(m, e, now)
 		}
-		w.bytes -= e.size
-		*e = entry{}
-		w.head++
-	}
-	if w.head == len(w.entries) {
-		w.entries, w.head = w.entries[:0], 0
-	} else if w.head > 1024 && w.head > len(w.entries)/2 {
-		n := copy(w.entries, w.entries[w.head:])
-		clear(w.entries[n:])
-		w.entries, w.head = w.entries[:n], 0
-	}
-	if w.baseAt.Before(now.Add(-w.maxAge)) && w.head == len(w.entries) {
-		w.baseAt = now.Add(-w.maxAge)
-	}
-}
-
-// apply applies a change to base.
-func (w *window) apply(e *entry) {
-	if e.res == nil {
-		return
-	}
-	key := resource.PointerOf(e.res.Metadata())
-	if e.op == OpDestroy {
-		delete(w.base, key)
+		if w.prev.holds(e.rev, e.seq) {
+			return
+		}
+		if c.by != ByController {
+			e.extra = w.extra(c.res)
+		}
 	} else {
-		w.base[key] = e.res
+		e.extra = w.extra(c.action)
+	}
+	e.name = w.name(c.writer)
+	w.entries.append(e)
+	w.bytes += e.size
+	w.sinceLast += e.size
+	w.roll(c.at)
+}
+
+// tracked returns the checkpoints a late change may have to go into.
+func (w *window) tracked() []*checkpoint {
+	out := []*checkpoint{&w.prev, &w.last}
+	for m := range w.marks {
+		out = append(out, m)
+	}
+	return out
+}
+
+// late puts a change into a checkpoint that holds it although it was
+// taken before the change arrived (a lagging kind's change). A
+// checkpoint taken before the slot existed is shorter.
+func (w *window) late(cp *checkpoint, e entry, r resource.Resource) {
+	if !cp.holds(e.rev, e.seq) {
+		return
+	}
+	for uint32(len(cp.res)) <= e.slot {
+		cp.res = append(cp.res, nil)
+	}
+	cp.res[e.slot] = r
+}
+
+func (w *window) extra(x any) uint32 {
+	w.extras = append(w.extras, x)
+	return uint32(len(w.extras) - 1)
+}
+
+func (w *window) name(s string) uint16 {
+	if s == "" {
+		return 0
+	}
+	if i := slices.Index(w.names, s); i >= 0 {
+		return uint16(i + 1)
+	}
+	w.names = append(w.names, s)
+	return uint16(len(w.names))
+}
+
+// roll takes a new checkpoint when the last one is older than half the
+// window's age or half its bytes came in since; the changes before the
+// previous one then leave the window.
+func (w *window) roll(now time.Time) {
+	if now.Sub(w.last.at) < w.maxAge/2 && w.sinceLast < w.maxBytes/2 {
+		return
+	}
+	w.prev = w.last
+	w.last = w.checkpoint(now)
+	w.sinceLast = 0
+	w.entries.keep(func(e *entry) bool {
+		if w.prev.holds(e.rev, e.seq) {
+			w.bytes -= e.size
+			return false
+		}
+		return true
+	})
+	w.compact()
+	w.compactSlots()
+}
+
+// compactSlots drops the slots of resources nothing holds any more (gone
+// from the state, from the checkpoints and from the changes), once they
+// are most of them: a daemon whose resources come and go keeps a table
+// the size of what it holds.
+func (w *window) compactSlots() {
+	used := make([]bool, len(w.keys))
+	live := 0
+	use := func(s uint32) {
+		if !used[s] {
+			used[s] = true
+			live++
+		}
+	}
+	for _, cp := range append(w.tracked(), &checkpoint{res: w.cur}) {
+		for s, r := range cp.res {
+			if r != nil {
+				use(uint32(s))
+			}
+		}
+	}
+	for i := range w.entries.len() {
+		if e := w.entries.at(i); e.by != ByWorld {
+			use(e.slot)
+		}
+	}
+	if len(w.keys) < 4096 || 2*live > len(w.keys) {
+		return
+	}
+	remap := make([]uint32, len(w.keys))
+	keys := make([]resource.PointerKey, 0, live)
+	clear(w.slots)
+	for s, u := range used {
+		if u {
+			remap[s] = uint32(len(keys))
+			w.slots[w.keys[s]] = uint32(len(keys))
+			keys = append(keys, w.keys[s])
+		}
+	}
+	w.keys = keys
+	remapped := func(rs []resource.Resource) []resource.Resource {
+		out := make([]resource.Resource, len(keys))
+		for s, r := range rs {
+			if r != nil {
+				out[remap[s]] = r
+			}
+		}
+		return out
+	}
+	for _, cp := range w.tracked() {
+		cp.res = remapped(cp.res)
+	}
+	w.cur = remapped(w.cur)
+	for i := range w.entries.len() {
+		if e := w.entries.at(i); e.by != ByWorld {
+			e.slot = remap[e.slot]
+		}
 	}
 }
 
-// view is a copy of what a recording needs of the window.
+// compact drops the extras no entry refers to any more, once they are
+// most of them.
+func (w *window) compact() {
+	live := 0
+	for i := range w.entries.len() {
+		if w.entries.at(i).extra != noExtra {
+			live++
+		}
+	}
+	if len(w.extras) < 1024 || live > len(w.extras)/2 {
+		return
+	}
+	extras := make([]any, 0, live)
+	for i := range w.entries.len() {
+		if e := w.entries.at(i); e.extra != noExtra {
+			extras = append(extras, w.extras[e.extra])
+			e.extra = uint32(len(extras) - 1)
+		}
+	}
+	w.extras = extras
+}
+
+// mark returns a checkpoint of the state now, for a recording that starts
+// now (Recorder.Record), kept up to date until unmark.
+func (w *window) mark(now time.Time) *checkpoint {
+	m := w.checkpoint(now)
+	w.marks[&m] = struct{}{}
+	return &m
+}
+
+func (w *window) unmark(m *checkpoint) { delete(w.marks, m) }
+
+// view is a copy of what a recording needs of the window: the state at
+// its start, the changes after it (in order), and the state now.
 type view struct {
-	base    []resource.Resource
-	at      time.Time
-	rev     uint64
-	entries []entry
+	start   checkpoint
+	initial []resource.Resource
+	entries []viewEntry
+	final   []resource.Resource
 }
 
-func (w *window) view() view {
-	v := view{base: make([]resource.Resource, 0, len(w.base)), at: w.baseAt, rev: w.baseRev}
-	for _, r := range w.base {
-		v.base = append(v.base, r)
+// viewEntry is an entry with its pointers.
+type viewEntry struct {
+	entry
+	key    resource.PointerKey
+	writer string
+	res    resource.Resource
+	action string
+}
+
+// view returns the window from its start, or from the checkpoint from
+// when that one is still in the window.
+func (w *window) view(from *checkpoint) view {
+	start := w.prev
+	if from != nil && from.gen == w.gen && (from.rev > start.rev || from.rev == 0 && from.seq > start.seq) {
+		start = *from
 	}
-	v.entries = append([]entry(nil), w.entries[w.head:]...)
+	v := view{start: start, initial: nonNil(start.res), final: nonNil(w.cur)}
+	for i := range w.entries.len() {
+		e := *w.entries.at(i)
+		if start.holds(e.rev, e.seq) {
+			continue
+		}
+		ve := viewEntry{entry: e}
+		if e.by != ByWorld {
+			ve.key = w.keys[e.slot]
+		}
+		if e.name > 0 {
+			ve.writer = w.names[e.name-1]
+		}
+		if e.extra != noExtra {
+			switch x := w.extras[e.extra].(type) {
+			case resource.Resource:
+				ve.res = x
+			case string:
+				ve.action = x
+			}
+		}
+		v.entries = append(v.entries, ve)
+	}
+	slices.SortFunc(v.entries, func(a, b viewEntry) int { return compareEntries(a.entry, b.entry) })
 	return v
 }
 
-// from moves the view's start to the first change at or after t: the
-// changes before it go into the starting state.
-func (v *view) from(t time.Time) {
-	i := 0
-	for i < len(v.entries) && v.entries[i].at.Before(t) {
-		i++
-	}
-	if i == 0 {
-		if v.at.Before(t) {
-			v.at = t
+func nonNil(rs []resource.Resource) []resource.Resource {
+	out := make([]resource.Resource, 0, len(rs))
+	for _, r := range rs {
+		if r != nil {
+			out = append(out, r)
 		}
-		return
 	}
-	m := make(map[resource.PointerKey]resource.Resource, len(v.base))
-	for _, r := range v.base {
-		m[resource.PointerOf(r.Metadata())] = r
-	}
-	w := window{base: m}
-	for j := range v.entries[:i] {
-		w.apply(&v.entries[j])
-		v.rev = max(v.rev, v.entries[j].rev)
-	}
-	v.base = v.base[:0]
-	for _, r := range m {
-		v.base = append(v.base, r)
-	}
-	v.entries = v.entries[i:]
-	v.at = t
+	return out
 }

@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,6 +20,10 @@ func (def) Definition() typed.Definition {
 }
 
 func at(id string, v uint64) resource.Resource {
+	return atOf(id, v)
+}
+
+func atOf(id string, v uint64) *typed.Resource[spec, def] {
 	r := typed.NewDefault[spec, def](id, spec{N: int(v)})
 	r.Metadata().SetVersion(resource.VersionUndefined)
 	for range v {
@@ -35,14 +40,17 @@ func at(id string, v uint64) resource.Resource {
 func TestRC1_ChangesUpToTheCutGoIntoTheStart(t *testing.T) {
 	now := time.Now()
 	w := newWindow(time.Hour, 1<<20)
-	w.reset(map[resource.PointerKey]resource.Resource{resource.PointerOf(at("a", 1).Metadata()): at("a", 1)}, now, 10)
-	w.add(entry{at: now, rev: 8, by: ByOutside, op: OpUpdate, res: at("a", 2)}, now)
-	w.add(entry{at: now, rev: 12, by: ByOutside, op: OpUpdate, res: at("a", 4)}, now)
-	w.add(entry{at: now, rev: 11, by: ByWorld, op: OpAction, action: "x"}, now)
-	w.add(entry{at: now, rev: 11, by: ByOutside, op: OpUpdate, res: at("a", 3)}, now)
-	v := w.view()
-	require.Len(t, v.base, 1)
-	assert.Equal(t, uint64(2), v.base[0].Metadata().Version().Value(), "the change at revision 8 is in the starting state")
+	w.reset([]resource.Resource{at("a", 1)}, now, 10)
+	update := func(rev, v uint64) change {
+		return change{at: now, rev: rev, by: ByOutside, op: OpUpdate, res: at("a", v)}
+	}
+	w.add(update(8, 2))
+	w.add(update(12, 4))
+	w.add(change{at: now, rev: 11, by: ByWorld, op: OpAction, action: "x"})
+	w.add(update(11, 3))
+	v := w.view(nil)
+	require.Len(t, v.initial, 1)
+	assert.Equal(t, uint64(2), v.initial[0].Metadata().Version().Value(), "the change at revision 8 is in the starting state")
 	var got []string
 	for _, e := range v.entries {
 		got = append(got, e.op.String())
@@ -51,4 +59,24 @@ func TestRC1_ChangesUpToTheCutGoIntoTheStart(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"update@3", "action", "update@4"}, got)
+}
+
+// TestRC3_ResourcesThatComeAndGoLeaveNothingBehind: a window through
+// which 20k resources are created and destroyed holds a table of the
+// resources it still holds, not of every resource it saw.
+func TestRC3_ResourcesThatComeAndGoLeaveNothingBehind(t *testing.T) {
+	now := time.Now()
+	w := newWindow(time.Hour, 64<<10)
+	w.reset(nil, now, 0)
+	for i := range 20_000 {
+		r := at(fmt.Sprint("r", i), 1)
+		w.add(change{at: now, rev: uint64(2*i + 1), by: ByOutside, op: OpCreate, res: r, size: 100})
+		w.add(change{at: now, rev: uint64(2*i + 2), by: ByOutside, op: OpDestroy, res: r, size: 100})
+	}
+	assert.Less(t, len(w.keys), 8192, "slots of resources gone are dropped")
+	assert.Less(t, len(w.extras), 4096, "extras of changes gone are dropped")
+	v := w.view(nil)
+	assert.Empty(t, v.final)
+	assert.Empty(t, v.initial)
+	assert.NotEmpty(t, v.entries)
 }

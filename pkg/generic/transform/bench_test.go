@@ -10,7 +10,11 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/transform"
+	"github.com/resgraph/resgraph/pkg/recording"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
 type res[D typed.DefinitionProvider] = *typed.Resource[fixture.Spec, D]
@@ -70,4 +74,44 @@ func BenchmarkMemory(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("W3/N=%d", n), func(b *testing.B) { fixture.BenchChainMemory(b, n, chain()) })
 	}
+}
+
+// BenchmarkW3Recorder is W3 (N = 10k) without and with a flight recorder
+// of the chain's Runtime (package recording) running beside it: what
+// recording costs a daemon.
+func BenchmarkW3Recorder(b *testing.B) {
+	b.Run("recorder=off", func(b *testing.B) { fixture.BenchChainWith(b, 10_000, false, nil, chain()) })
+	b.Run("recorder=on", func(b *testing.B) { fixture.BenchChainWith(b, 10_000, false, attachRecorder, chain()) })
+}
+
+// attachRecorder runs a recorder of rt until the returned stop, once it
+// read the state.
+func attachRecorder(ctx context.Context, st state.State, rt *runtime.Runtime) (func(), error) {
+	reg := codec.NewRegistry()
+	for _, err := range []error{
+		codec.Register[fixture.Spec, fixture.ADef](reg), codec.Register[fixture.Spec, fixture.BDef](reg),
+		codec.Register[fixture.Spec, fixture.CDef](reg), codec.Register[fixture.Spec, fixture.DDef](reg),
+		codec.Register[fixture.Spec, fixture.EDef](reg),
+	} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	rec, err := recording.New(st, reg, recording.WithRuntime(rt))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx) }()
+	select {
+	case <-rec.Started():
+	case err := <-done:
+		cancel()
+		return nil, fmt.Errorf("recorder: %w", err)
+	}
+	return func() {
+		cancel()
+		<-done
+	}, nil
 }
