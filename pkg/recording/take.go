@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/graphkinds"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -122,7 +122,12 @@ func (r *Recorder) resolve() ([]Kind, map[string]bool, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		graphKinds(g, keys, controllers)
+		for _, k := range graphkinds.Kinds(g) {
+			keys[k] = true
+		}
+		for _, c := range graphkinds.Controllers(g) {
+			controllers[c] = true
+		}
 	}
 	if len(keys) == 0 {
 		return nil, nil, fmt.Errorf("recording: no kind to record (WithRuntime of a Runtime with controllers, or WithKinds)")
@@ -133,27 +138,4 @@ func (r *Recorder) resolve() ([]Kind, map[string]bool, error) {
 	}
 	slices.SortFunc(kinds, func(a, b Kind) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Type, b.Type)) })
 	return kinds, controllers, nil
-}
-
-// graphKinds adds the kinds and controllers of a dependency graph: every
-// input kind, and every output type in its namespace or, for an output
-// declared in any namespace, in every namespace of the graph.
-func graphKinds(g *controller.DependencyGraph, keys map[resource.KindKey]bool, controllers map[string]bool) {
-	namespaces := map[resource.Namespace]bool{}
-	var anywhere []resource.Type
-	for _, e := range g.Edges {
-		controllers[e.ControllerName] = true
-		switch {
-		case e.ResourceNamespace != "":
-			keys[resource.KindOf(resource.NewKind(e.ResourceNamespace, e.ResourceType))] = true
-			namespaces[e.ResourceNamespace] = true
-		case e.EdgeType == controller.EdgeOutputExclusive || e.EdgeType == controller.EdgeOutputShared:
-			anywhere = append(anywhere, e.ResourceType)
-		}
-	}
-	for _, typ := range anywhere {
-		for ns := range namespaces {
-			keys[resource.KindOf(resource.NewKind(ns, typ))] = true
-		}
-	}
 }
