@@ -1,0 +1,57 @@
+// Package plan answers "what will this change do?" before it is made, as
+// `terraform plan` and a server-side dry run do for their worlds: it runs
+// a daemon's own controllers, over a copy of its live state and fakes of
+// its world, to their fixed point with the change applied, and tells what
+// would change — each resource created, updated (field by field) or
+// destroyed, the controller that would write it and the causal chain from
+// the change, the world actions the daemon would take — or that the
+// daemon would not converge, and the loop it would keep going round.
+//
+//	p, err := plan.Make(ctx, live, plan.Daemon{Options: opts, Setup: setup}, change)
+//	...
+//	p.WriteText(os.Stdout)
+//
+// A [Change] is what an outside writer would do: resources to set, and
+// resources to remove ([ParseChange] reads one from a YAML or JSON file).
+// A [Daemon] is the daemon's Runtime options and a Setup that builds
+// fakes of its world in the condition the live state describes (a fake
+// kernel with the links the state lists) and registers the daemon's
+// controllers over them.
+//
+// The plan's Runtime is the real one, in real time, over an in-memory
+// state of its own: no fault is injected, and the daemon's retry
+// backoffs are shortened to milliseconds (what a retry leads to is
+// planned, not when). It runs in any binary — a daemon's own CLI, a test
+// — where the simulator's deterministic runs (package runtimetest/sim)
+// exist only in test binaries.
+//
+// # Rules
+//
+//   - PL1. A plan never writes to the live state: it lists the daemon's
+//     kinds of it once, and every write goes to its own copy. The world
+//     is the daemon's fakes.
+//   - PL2. A change that names a kind the daemon does not know (no
+//     controller reads or writes it), or sets or removes a resource of a
+//     type one of its controllers writes, is refused before anything runs
+//     with a [*RefusedError] (of the invalid class) giving the reason for
+//     each such resource.
+//   - PL3. A plan says whether the daemon converged: after the change, it
+//     is at its fixed point when its Runtime is idle with no retry or
+//     requeue due and stays so (committing nothing) for a quiet period;
+//     it did not converge when the Runtime flags a hot loop (Why names
+//     its cycle), when the daemon makes more commits than the bound, or
+//     when the time is up — and then Loop lists its last commits. A
+//     removed resource whose finalizers the daemon never lets go of is
+//     said, too.
+//   - PL4. A plan's changes are the difference between the daemon's fixed
+//     point before the change and after it, versions and times aside: a
+//     resource created, destroyed, or updated in its phase, owner,
+//     finalizers, labels, annotations or spec (each spec field by its
+//     JSON path). Drift lists what the daemon changes from the live state
+//     before the change (nothing, for a daemon at its fixed point). A
+//     sensitive type's spec values are not printed.
+//   - PL5. Each change names the controllers that wrote it and its causal
+//     chain: the write, the change that caused the reconcile it was made
+//     in, the write that made that change, and so on back to the proposed
+//     change, from the Runtime's causal trace.
+package plan

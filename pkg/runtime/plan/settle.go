@@ -1,0 +1,157 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/observe"
+	"github.com/resgraph/resgraph/pkg/observe/trace"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
+)
+
+// quiet is how long a plan's Runtime must stay idle, committing nothing,
+// to be at its fixed point: longer than its longest retry (planBackoffMax),
+// so that a timer of the Runtime's or of user code that fires meanwhile
+// is seen.
+const quiet = 5 * planBackoffMax
+
+// settle runs the daemon to its fixed point (rule PL3): idle, no retry or
+// requeue due later, and quiet. It returns "" then, or why not: a hot
+// loop flagged, more commits after mark than the bound, work left when
+// the time is up.
+func (r *run) settle(ctx context.Context, mark uint64) string {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.timeout)
+	defer cancel()
+	ring := r.rt.Observe().Trace()
+	for {
+		act, err := r.waitIdle(ctx, mark)
+		if why := r.stuck(ring, mark); why != "" {
+			return why
+		}
+		if err != nil {
+			return fmt.Sprintf("still working after %v:\n%s", r.cfg.timeout, act)
+		}
+		wait := quiet
+		if next := nextDue(act); !next.IsZero() {
+			wait = max(time.Until(next), 0) + planBackoff
+		}
+		last := ring.Last()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Sprintf("still working after %v: %s", r.cfg.timeout, delayed(act))
+		case <-t.C:
+		}
+		if a := r.rt.Observe().Activity(ctx); a.Idle() && nextDue(a).IsZero() && ring.Last() == last {
+			return ""
+		}
+	}
+}
+
+// checkEvery is how often a busy plan looks for a hot loop or too many
+// commits while it waits for its Runtime to be idle.
+const checkEvery = 100 * time.Millisecond
+
+// waitIdle waits until the Runtime is idle or ctx is done, returning
+// every checkEvery to let the caller look at what it is doing.
+func (r *run) waitIdle(ctx context.Context, mark uint64) (observe.Activity, error) {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, checkEvery)
+		act, err := testhook.Of(r.rt).WaitIdle(wctx, nil)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return act, err
+		}
+		if why := r.stuck(r.rt.Observe().Trace(), mark); why != "" {
+			return act, nil
+		}
+	}
+}
+
+// stuck says why the daemon will not converge: a hot loop the Runtime
+// flags, or more commits since mark than the bound.
+func (r *run) stuck(ring *trace.Ring, mark uint64) string {
+	if loops := r.rt.Observe().HotLoops(); len(loops) > 0 {
+		var cycles []string
+		for _, l := range loops {
+			cycles = append(cycles, fmt.Sprintf("%s (%.0f commits/s)", l.Cycle, l.Rate))
+		}
+		return "hot loop: " + strings.Join(cycles, "; ")
+	}
+	n := 0
+	ring.Visit(mark, func(e *trace.Record) {
+		if e.Type == trace.Commit {
+			n++
+		}
+	})
+	if n > r.cfg.commits {
+		return fmt.Sprintf("more than %d commits after the change: the daemon does not reach a fixed point", r.cfg.commits)
+	}
+	return ""
+}
+
+// nextDue is when the earliest delayed work of act is due (zero: none).
+func nextDue(act observe.Activity) time.Time {
+	var next time.Time
+	for _, c := range act.Controllers {
+		if !c.NextDue.IsZero() && (next.IsZero() || c.NextDue.Before(next)) {
+			next = c.NextDue
+		}
+	}
+	return next
+}
+
+// delayed names the controllers with delayed work.
+func delayed(act observe.Activity) string {
+	var out []string
+	for _, c := range act.Controllers {
+		if c.Busy || !c.NextDue.IsZero() {
+			out = append(out, c.Name+": "+c.Why)
+		}
+	}
+	if len(out) == 0 {
+		return act.String()
+	}
+	return strings.Join(out, "; ")
+}
+
+// settleRemovals settles the daemon after the change, destroying each
+// removed resource once its finalizers are gone, until none is left or
+// the daemon settles with one still held.
+func (r *run) settleRemovals(ctx context.Context, mark uint64) string {
+	pending := slices.Clone(r.change.Remove)
+	for {
+		if why := r.settle(ctx, mark); why != "" {
+			return why
+		}
+		var held []string
+		destroyed := false
+		kept := pending[:0]
+		for _, ptr := range pending {
+			cur, err := r.st.Get(ctx, ptr)
+			switch {
+			case err != nil:
+			case len(*cur.Metadata().Finalizers()) > 0:
+				held = append(held, fmt.Sprintf("%s keeps finalizers %v", resource.PointerString(ptr), []resource.Finalizer(*cur.Metadata().Finalizers())))
+				kept = append(kept, ptr)
+			default:
+				if err := r.st.Destroy(ctx, ptr); err != nil {
+					return fmt.Sprintf("destroy %s: %v", resource.PointerString(ptr), err)
+				}
+				destroyed = true
+			}
+		}
+		pending = kept
+		if !destroyed {
+			if len(held) > 0 {
+				return "the daemon settled without letting go of what the change removes: " + strings.Join(held, "; ")
+			}
+			return ""
+		}
+	}
+}
