@@ -37,8 +37,12 @@ type Recorder struct {
 
 	mu sync.Mutex
 	// The fields below are protected by mu.
-	win         *window
-	ready       bool
+	win   *window
+	ready bool
+	// progress is closed (and replaced) when the window's revision moves
+	// while someone waits in Sync (waiting counts them).
+	progress    chan struct{}
+	waiting     int
 	kinds       []Kind
 	controllers map[string]bool
 }
@@ -95,6 +99,55 @@ func (r *Recorder) Run(ctx context.Context) error {
 // its window over after a watch failed).
 func (r *Recorder) Started() <-chan struct{} { return r.started }
 
+// Sync waits until the recorder has seen every change of its kinds that
+// the state committed before the call, or ctx is done. Over a state that
+// does not number its changes it fails with an error matching
+// errors.ErrUnsupported.
+func (r *Recorder) Sync(ctx context.Context) error {
+	rr, ok := r.st.(state.RevisionReporter)
+	if !ok {
+		return fmt.Errorf("recording: Sync: %T does not number its changes: %w", r.st, errors.ErrUnsupported)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.started:
+	}
+	r.mu.Lock()
+	kinds := slices.Clone(r.kinds)
+	r.mu.Unlock()
+	var want uint64
+	for _, k := range kinds {
+		last, _, err := rr.KindRevision(ctx, resource.NewKind(k.Namespace, k.Type))
+		if err != nil {
+			return err
+		}
+		want = max(want, last)
+	}
+	r.mu.Lock()
+	r.waiting++
+	defer func() {
+		r.mu.Lock()
+		r.waiting--
+		r.mu.Unlock()
+	}()
+	for !r.ready || r.win.curRev < want {
+		ch := r.progress
+		r.mu.Unlock()
+		if ch == nil {
+			ch = r.started
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+		r.mu.Lock()
+	}
+	r.mu.Unlock()
+	return nil
+}
+
 // errKindsChanged ends a session whose Runtime's kinds changed.
 var errKindsChanged = errors.New("the Runtime's kinds changed")
 
@@ -121,6 +174,10 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 	r.win.reset(start.base, time.Now(), start.rev)
 	start.base = nil
 	r.kinds, r.controllers, r.ready = kinds, controllers, true
+	if r.progress != nil {
+		close(r.progress)
+	}
+	r.progress = make(chan struct{})
 	r.mu.Unlock()
 	r.startedOnce.Do(func() { close(r.started) })
 	for {
@@ -190,6 +247,10 @@ func (r *Recorder) handle(ev *state.Event, start *startState) error {
 		e.size = r.sizes.size(e.res)
 	}
 	r.win.add(e)
+	if r.waiting > 0 {
+		close(r.progress)
+		r.progress = make(chan struct{})
+	}
 	return nil
 }
 

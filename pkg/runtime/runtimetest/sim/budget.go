@@ -17,6 +17,7 @@ var (
 	flagSeed   = flag.Uint64("sim.seed", 0, "sim: first seed (env RESGRAPH_SIM_SEED; default 1)")
 	flagReplay = flag.String("sim.replay", "", "sim: replay the run of this token instead of exploring (env RESGRAPH_SIM_REPLAY)")
 	flagShrink = flag.Duration("sim.shrinktime", 0, "sim: wall-time budget of shrinking a failure (env RESGRAPH_SIM_SHRINKTIME; default 1m)")
+	flagRec    = flag.String("sim.recording", "", "sim: replay this recording file (package recording) as the scenario's starting state and workload (env RESGRAPH_SIM_RECORDING)")
 )
 
 type budget struct {
@@ -24,6 +25,7 @@ type budget struct {
 	time       time.Duration
 	first      uint64
 	replay     string
+	recording  string
 	shrinkTime time.Duration
 }
 
@@ -54,6 +56,11 @@ func budgetOf(sc *Scenario) budget {
 		b.replay = *flagReplay
 	} else {
 		b.replay = os.Getenv("RESGRAPH_SIM_REPLAY")
+	}
+	if set["sim.recording"] {
+		b.recording = *flagRec
+	} else {
+		b.recording = os.Getenv("RESGRAPH_SIM_RECORDING")
 	}
 	return b
 }

@@ -49,6 +49,29 @@
 // of the Runtime pending, and quiet for Bounds.Quiet (timers of user code
 // that fire meanwhile wake the scheduler up), within Bounds.Converge.
 //
+// # Recordings
+//
+// A Scenario with a Recording (package recording: what a daemon's flight
+// recorder kept in production) replays it: the run starts from the
+// recording's starting state, as it was (versions, owners, finalizers,
+// phases), and its workload is the recording's outside changes and world
+// actions (each world action a Do of the System's action of that name),
+// each taken no earlier than its recorded time; the world's Setup builds
+// its fakes in the condition of World.Initial. A run fails its setup when
+// the daemon's controllers read or write a kind the recording lacks.
+// Then Test explores orderings and faults around the recorded workload
+// and shrinks what fails, so that "it happened once in production" is a
+// seed and a replay token. With MatchRecording, the reference run (every
+// change handled at once, no fault) must reproduce the recording: the
+// same commits of each resource, in order, and the same final state. The
+// test binary's -sim.recording=FILE (or RESGRAPH_SIM_RECORDING) replays a
+// file with the daemon's scenario, decoded with its Codec:
+//
+//	go test ./cmd/demo/internal/controllers -run '^TestSimulation$' -sim.recording=incident.rgrec
+//
+// A sensitive kind's specs (the recording says which) are never printed
+// in transcripts.
+//
 // # Faults
 //
 // Each fault is off or on with a rate (Faults; AllFaults turns them all

@@ -216,6 +216,10 @@ func Test(t *testing.T, sc Scenario) Result {
 	t.Helper()
 	b := budgetOf(&sc)
 	var res Result
+	sc, err := loadRecording(sc, b.recording)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if b.replay != "" {
 		var err error
 		if res, err = Replay(t, sc, b.replay); err != nil {
@@ -275,6 +279,9 @@ func Replay(t *testing.T, sc Scenario, token string) (Result, error) {
 	t.Helper()
 	p, err := decodeToken(token)
 	if err != nil {
+		return Result{Scenario: sc.Name}, err
+	}
+	if sc, err = withRecording(sc); err != nil {
 		return Result{Scenario: sc.Name}, err
 	}
 	x := &explorer{t: t, sc: &sc, refs: map[string]*outcome{}}

@@ -85,6 +85,7 @@ func (p *persistence) Append(ns resource.Namespace, typ resource.Type, id resour
 			run.createdFloor = c
 		}
 	}
+	run.noteCommitLocked(ptr, prev, r)
 	actor := run.actor
 	if run.outside {
 		actor = "outside"

@@ -122,13 +122,16 @@ type run struct {
 	killRequested bool
 	mutations     []string
 	relays        []*relay
+	// commits are the commits of each resource, kept for the comparison
+	// with a Recording (Scenario.MatchRecording).
+	commits map[resource.PointerKey][]recordedCommit
 }
 
 // Failure is a check that failed: which one, why, after which step.
 type Failure struct {
 	// Check names the check: "invariant <name>", "final", "reference",
 	// "converge", "hot loop", "snapshot mutation", "goroutine leak",
-	// "failing", "setup", "stop".
+	// "failing", "setup", "stop", "recording".
 	Check string
 	// Message says what failed.
 	Message string
@@ -149,6 +152,7 @@ func newRun(sc *Scenario, p plan) *run {
 		committed: map[resource.Pointer]resource.Resource{},
 		writes:    map[string]int{},
 		wrote:     map[string]faultKind{},
+		commits:   map[resource.PointerKey][]recordedCommit{},
 		start:     time.Now(),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
@@ -269,7 +273,12 @@ func (r *run) execute() {
 	}
 	r.loadWorkload()
 	r.lastOutside = time.Now()
-	if err := r.startEngine(true); err != nil {
+	r.restoreRecorded()
+	err := r.startEngine(true)
+	if err == nil {
+		err = r.checkRecordedKinds()
+	}
+	if err != nil {
 		r.fail("setup", err.Error(), "")
 		r.stopAll(base, false)
 		return
@@ -525,9 +534,14 @@ func (r *run) candidates() []candidate {
 		}
 	}
 	out = r.outsideCandidates(out)
-	if due, ok := r.nextTimer(); ok {
+	due, ok := r.nextTimer()
+	what := "the Runtime's next timer"
+	if next, opDue := r.dueTime(); opDue && (!ok || next.Before(due)) {
+		due, ok, what = next, true, "the workload's next op"
+	}
+	if ok {
 		d := time.Until(due)
-		out = append(out, candidate{cat: catTime, key: "time", text: fmt.Sprintf("advance time by %v to the Runtime's next timer", d), actor: "timers", do: func() { time.Sleep(d) }})
+		out = append(out, candidate{cat: catTime, key: "time", text: fmt.Sprintf("advance time by %v to %s", d, what), actor: "timers", do: func() { time.Sleep(d) }})
 	}
 	for i := range out {
 		if out[i].actor == "" {
@@ -571,7 +585,7 @@ func (r *run) outsideCandidates(out []candidate) []candidate {
 		}
 	}
 	r.destroys = kept
-	if r.next < len(r.ops) && !r.waitsForDestroy(r.ops[r.next]) {
+	if r.next < len(r.ops) && !r.waitsForDestroy(r.ops[r.next]) && r.due(r.ops[r.next]) {
 		i := r.next
 		o := r.ops[i]
 		out = append(out, candidate{
@@ -839,6 +853,12 @@ func (r *run) finalChecks() {
 		}
 		if err := guard("Final", func() error { return f(v) }); err != nil {
 			r.fail("final", err.Error(), "")
+			return
+		}
+	}
+	if r.sc.Recording != nil && r.sc.MatchRecording && r.p.noFaults && r.p.keep == nil {
+		if err := r.matchRecording(); err != nil {
+			r.fail("recording", err.Error(), "")
 			return
 		}
 	}

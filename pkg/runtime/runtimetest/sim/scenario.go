@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/recording"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/runtime"
 )
 
@@ -54,6 +56,22 @@ type Scenario struct {
 	NoReference bool
 	// Bounds bound each run; zero fields take their defaults.
 	Bounds Bounds
+	// Recording, when set, is what the scenario replays: the starting
+	// state and the workload (outside changes and world actions at their
+	// recorded times) of a daemon's recording (package recording), in
+	// place of Initial and Workload, which stay unset. The -sim.recording
+	// flag sets it from a file, decoded with Codec.
+	Recording *recording.Recording
+	// Codec decodes the -sim.recording file: the daemon's resource
+	// types.
+	Codec *codec.Registry
+	// MatchRecording makes the reference run (the recorded workload,
+	// every change handled at once, no fault) check that it reproduces
+	// the Recording: each resource's commits the same, in order (its
+	// versions, and the owner each wrote as), and the same final state
+	// (after Canonical). A recording whose recorder fell behind
+	// (Recording.Coalesced) cannot be matched.
+	MatchRecording bool
 	// Seeds and Time are the budget of Test when no flag or environment
 	// variable sets one (see the package doc); zero: 100 seeds, no time
 	// limit.

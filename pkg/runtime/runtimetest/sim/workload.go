@@ -1,8 +1,8 @@
 package sim
 
 import (
-	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 )
@@ -23,11 +23,20 @@ type op struct {
 	fixed  resource.Resource
 	ptr    resource.Pointer
 	action string
+	// at is when the op is due, since the run's start (a recorded op's
+	// offset; 0: at once).
+	at time.Duration
+	// sensitive hides fixed's spec from transcripts (a recorded
+	// sensitive kind).
+	sensitive bool
 }
 
 func (o op) String() string {
 	switch o.verb {
 	case verbSet:
+		if o.sensitive {
+			return "set " + resource.String(o.fixed) + " <sensitive>"
+		}
 		return "set " + resource.String(o.fixed) + " " + specText(o.fixed)
 	case verbRemove:
 		return "remove " + resource.PointerString(o.ptr)
@@ -104,7 +113,7 @@ func pickTemplate(ts []Template, n int) Template {
 
 // specText renders a resource's spec for transcripts, cut to a readable length.
 func specText(r resource.Resource) string {
-	s := fmt.Sprintf("%+v", r.Spec())
+	s := resource.SpecString(r)
 	if len(s) > 160 {
 		s = s[:157] + "..."
 	}

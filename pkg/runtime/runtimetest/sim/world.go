@@ -3,7 +3,10 @@ package sim
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
+
+	"github.com/resgraph/resgraph/pkg/resource"
 )
 
 // World is one run's environment, given to Scenario.Setup: the run's seed
@@ -25,6 +28,19 @@ func (w *World) Seed() uint64 {
 func (w *World) Rand() *rand.Rand {
 	w.r.seedUsed = true
 	return rand.New(rand.NewPCG(w.r.p.seed, 0x3011d))
+}
+
+// Initial returns the state the run starts from (the scenario's
+// Initial, or its Recording's starting state), sorted by kind and ID, for
+// Setup to build its fakes in the condition it describes (a fake kernel
+// with the links the state lists). Its resources are read-only.
+func (w *World) Initial() []resource.Resource {
+	if rec := w.r.sc.Recording; rec != nil {
+		return rec.Initial
+	}
+	out := slices.Clone(w.r.sc.Initial)
+	slices.SortFunc(out, func(a, b resource.Resource) int { return comparePointers(a.Metadata(), b.Metadata()) })
+	return out
 }
 
 // Context returns a context canceled when the run ends: goroutines of the

@@ -1,0 +1,236 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/internal/graphkinds"
+	"github.com/resgraph/resgraph/pkg/recording"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// A Scenario with a Recording replays what a daemon's flight recorder
+// (package recording) kept: its starting state is the recording's (every
+// resource as it was, versions, owners, finalizers and phases included,
+// in place of Initial), and its workload is the recording's outside
+// changes and world actions (in place of Workload) at their recorded
+// times. Then Test explores orderings and faults around it and shrinks
+// what fails, as for any workload.
+
+// recordedWorkload is the workload of a recording: each outside change
+// and world action as an op at its recorded time.
+type recordedWorkload []op
+
+func (w recordedWorkload) ops(uint64, []Action) []op { return w }
+
+// recordedOps turns a recording's outside changes and world actions into
+// ops: a create or an update is a Set of the recorded resource, a
+// teardown a Remove (which destroys the resource once its finalizers are
+// gone, so the recorded destroy that follows is part of it), a destroy
+// of a resource not torn down by the recording a Remove, an action a Do.
+func recordedOps(rec *recording.Recording) recordedWorkload {
+	var out recordedWorkload
+	removed := map[resource.PointerKey]bool{}
+	for _, c := range rec.Outside() {
+		o := op{at: c.Offset}
+		switch {
+		case c.By == recording.ByWorld:
+			o.verb, o.action = verbDo, c.Action
+		case c.Op == recording.OpCreate || c.Op == recording.OpUpdate:
+			o.verb, o.fixed, o.sensitive = verbSet, c.Resource, rec.Sensitive(c.Pointer)
+			removed[c.Pointer] = false
+		case c.Op == recording.OpDestroy && removed[c.Pointer]:
+			continue
+		default:
+			o.verb, o.ptr = verbRemove, resource.NewPointer(c.Pointer.Namespace(), c.Pointer.Type(), c.Pointer.ID())
+			removed[c.Pointer] = true
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// withRecording returns the scenario a Recording describes: its
+// starting state and its workload (an error when the scenario also sets
+// its own).
+func withRecording(sc Scenario) (Scenario, error) {
+	if sc.Recording == nil {
+		return sc, nil
+	}
+	if sc.Workload != nil || len(sc.Initial) > 0 {
+		return sc, errors.New("sim: a scenario with a Recording takes its starting state and workload from it: it sets no Initial or Workload")
+	}
+	if sc.MatchRecording && sc.Recording.Coalesced > 0 {
+		return sc, fmt.Errorf("sim: the recording cannot be matched: its recorder fell behind and saw %d changes coalesced", sc.Recording.Coalesced)
+	}
+	sc.Workload = recordedOps(sc.Recording)
+	return sc, nil
+}
+
+// loadRecording sets the scenario's Recording from the -sim.recording
+// file (or RESGRAPH_SIM_RECORDING), decoded with its Codec, and turns it
+// into the scenario's starting state and workload.
+func loadRecording(sc Scenario, path string) (Scenario, error) {
+	if path != "" {
+		if sc.Codec == nil {
+			return sc, fmt.Errorf("sim: -sim.recording=%s: the scenario %q has no Codec to decode it with", path, sc.Name)
+		}
+		rec, err := recording.ReadFile(path, sc.Codec)
+		if err != nil {
+			return sc, fmt.Errorf("sim: -sim.recording=%s: %w", path, err)
+		}
+		sc.Recording, sc.Initial, sc.Workload = rec, nil, nil
+	}
+	return withRecording(sc)
+}
+
+// restoreRecorded puts the recording's starting state in the committed
+// state, as it was (the first Runtime's state is restored from it).
+func (r *run) restoreRecorded() {
+	rec := r.sc.Recording
+	if rec == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, res := range rec.Initial {
+		md := res.Metadata()
+		r.committed[resource.NewPointer(md.Namespace(), md.Type(), md.ID())] = res.DeepCopy()
+		if c := md.Created(); c.After(r.createdFloor) {
+			r.createdFloor = c
+		}
+	}
+}
+
+// checkRecordedKinds fails the run when the daemon's controllers read or
+// write a kind the recording does not hold: it was recorded by another
+// daemon (or version of it), and its starting state would lack what they
+// read.
+func (r *run) checkRecordedKinds() error {
+	rec := r.sc.Recording
+	if rec == nil {
+		return nil
+	}
+	g, err := r.inc.rt.GetDependencyGraph()
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, k := range graphkinds.Kinds(g) {
+		if !slices.ContainsFunc(rec.Kinds, func(rk recording.Kind) bool { return rk.Namespace == k.Namespace() && rk.Type == k.Type() }) {
+			missing = append(missing, resource.KindString(k))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the recording holds no %s, which the daemon's controllers read or write: it was recorded by another daemon, or another version of it", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// due reports whether op o may be taken now: at its recorded time.
+func (r *run) due(o op) bool { return !time.Now().Before(r.start.Add(o.at)) }
+
+// dueTime is when the workload's next op is due, when it is not yet.
+func (r *run) dueTime() (time.Time, bool) {
+	if r.next >= len(r.ops) || r.due(r.ops[r.next]) {
+		return time.Time{}, false
+	}
+	return r.start.Add(r.ops[r.next].at), true
+}
+
+// recordedCommit is a commit of a replay, as a recording would hold it.
+type recordedCommit struct {
+	version   uint64
+	owner     string
+	destroyed bool
+}
+
+func (c recordedCommit) String() string {
+	if c.destroyed {
+		return fmt.Sprintf("destroyed at version %d", c.version)
+	}
+	return fmt.Sprintf("version %d by %q", c.version, c.owner)
+}
+
+// noteCommit keeps a commit of the run, for the comparison with the
+// recording; called with r.mu held.
+func (r *run) noteCommitLocked(ptr resource.Pointer, prev, res resource.Resource) {
+	if r.sc.Recording == nil || !r.sc.MatchRecording {
+		return
+	}
+	key := resource.PointerOf(ptr)
+	c := recordedCommit{destroyed: res == nil}
+	if res == nil {
+		c.version, c.owner = prev.Metadata().Version().Value(), prev.Metadata().Owner()
+	} else {
+		c.version, c.owner = res.Metadata().Version().Value(), res.Metadata().Owner()
+	}
+	r.commits[key] = append(r.commits[key], c)
+}
+
+// matchRecording checks that the run reproduced the recording (rule of
+// Scenario.MatchRecording): the same commits of each resource, in order
+// (version, and the owner it wrote as), and the same final state.
+func (r *run) matchRecording() error {
+	rec := r.sc.Recording
+	want := map[resource.PointerKey][]recordedCommit{}
+	for _, c := range rec.Changes {
+		if c.By == recording.ByWorld {
+			continue
+		}
+		rc := recordedCommit{version: c.Version, destroyed: c.Op == recording.OpDestroy, owner: c.Writer}
+		if c.Resource != nil {
+			rc.owner = c.Resource.Metadata().Owner()
+		}
+		want[c.Pointer] = append(want[c.Pointer], rc)
+	}
+	for _, key := range sortedKeys(want, r.commits) {
+		if err := sameCommits(key, want[key], r.commits[key]); err != nil {
+			return err
+		}
+	}
+	final := View{res: map[resource.Pointer]resource.Resource{}}
+	for _, res := range rec.Final {
+		md := res.Metadata()
+		final.res[resource.NewPointer(md.Namespace(), md.Type(), md.ID())] = res
+	}
+	if err := sameResources(*r.final, final, r.sc.Canonical); err != nil {
+		return fmt.Errorf("the final state differs from the recording's: %w", err)
+	}
+	return nil
+}
+
+// sameCommits compares the commits of one resource; a controller's
+// change of the recording that names no writer (a change of finalizers)
+// matches a commit by any owner.
+func sameCommits(key resource.PointerKey, want, got []recordedCommit) error {
+	for i := range max(len(want), len(got)) {
+		switch {
+		case i >= len(got):
+			return fmt.Errorf("%s: the recording has a commit %d (%s) the replay did not make", key, i+1, want[i])
+		case i >= len(want):
+			return fmt.Errorf("%s: the replay made a commit %d (%s) the recording does not have", key, i+1, got[i])
+		case want[i].version != got[i].version || want[i].destroyed != got[i].destroyed ||
+			want[i].owner != "" && want[i].owner != got[i].owner && !want[i].destroyed:
+			return fmt.Errorf("%s: commit %d is %s in the recording, %s in the replay", key, i+1, want[i], got[i])
+		}
+	}
+	return nil
+}
+
+func sortedKeys(a, b map[resource.PointerKey][]recordedCommit) []resource.PointerKey {
+	var out []resource.PointerKey
+	for k := range a {
+		out = append(out, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(x, y resource.PointerKey) int { return comparePointers(x, y) })
+	return out
+}
