@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest/sim"
 
 	"github.com/resgraph/resgraph/cmd/demo/internal/controllers"
@@ -104,16 +104,17 @@ func demoScenario() sim.Scenario {
 	}
 	return sim.Scenario{
 		Name: "demo",
-		// The daemon's Runtime options.
-		Options: []runtime.Option{
-			runtime.WithCachedResource(netres.Namespace, netres.LinkSpecType),
-			runtime.WithCachedResource(netres.Namespace, netres.LinkStatusType),
-		},
+		// The daemon's Runtime options, and its types (for
+		// -sim.recording files).
+		Options: controllers.Options(),
+		Codec:   netres.Codec(),
 		Setup: func(w *sim.World) (sim.System, error) {
-			// The world: a kernel that refuses each new link once. Its
-			// change notifications reach KernelLinkObserver when the
+			// The world: a kernel that refuses each new link once, with
+			// the links of the state the run starts from (a recording's).
+			// Its change notifications reach KernelLinkObserver when the
 			// schedule says.
-			k := kernel.New(kernel.Config{FailFirst: 1})
+			initial := controllers.KernelLinks(w.Initial())
+			k := kernel.New(kernel.Config{FailFirst: 1, Links: initial})
 			notify := w.Relay("kernel", k.Notify())
 			var actions []sim.Action
 			for _, l := range links {
@@ -127,6 +128,7 @@ func demoScenario() sim.Scenario {
 					})
 				}
 			}
+			actions = append(actions, carrierActions(k, initial)...)
 			return sim.System{
 				Register: func(e controller.Engine) error {
 					return controllers.Register(e, k, controllers.WithKernelNotify(notify))
@@ -159,6 +161,31 @@ func demoScenario() sim.Scenario {
 			return r
 		},
 	}
+}
+
+// carrierActions are the carrier changes the agent's kernel makes on its
+// own (kernel.CarrierAction: what a recording of the agent notes), for the
+// links of the workload and of the starting state. Only a recording (or a
+// Script) names them: a carrier lost before its link exists is no change,
+// so their outcome depends on the order of events.
+func carrierActions(k *kernel.Kernel, initial []kernel.Link) []sim.Action {
+	names := map[string]bool{}
+	for _, l := range links {
+		names[l.name] = true
+	}
+	for _, l := range initial {
+		names[l.Name] = true
+	}
+	var out []sim.Action
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		for _, up := range []bool{false, true} {
+			out = append(out, sim.Action{Name: kernel.CarrierAction(name, up), Named: true, Do: func(context.Context) error {
+				k.SetCarrier(name, up)
+				return nil
+			}})
+		}
+	}
+	return out
 }
 
 func statusHasSpec(v sim.View) error {

@@ -53,6 +53,29 @@ type Config struct {
 	FlapMin, FlapMax time.Duration
 	// Seed seeds the flapping sequence.
 	Seed uint64
+	// Links are the links the kernel starts with (a kernel in the
+	// condition a recorded or live state describes: see the package
+	// netres's KernelLinks); a link's carrier is as its Up says.
+	Links []Link
+	// OnCarrier, when set, is told of each carrier change Run makes (the
+	// world's event, for a flight recorder to note: see CarrierAction),
+	// after the kernel's lock is released.
+	OnCarrier func(name string, up bool)
+	// OnChange, when set, is told of each change asked of the kernel
+	// ("create link eth1 (MTU 1500)", "set the MTU of eth0 to 9000",
+	// "delete link eth1"), with the kernel's lock held: it must return
+	// promptly and not call the kernel.
+	OnChange func(what string)
+}
+
+// CarrierAction names the world action of a carrier change of the link
+// name: "carrier of eth0 lost" or "carrier of eth0 restored". A
+// simulation scenario's action of that name makes the same change.
+func CarrierAction(name string, up bool) string {
+	if up {
+		return "carrier of " + name + " restored"
+	}
+	return "carrier of " + name + " lost"
 }
 
 // Link is a link as the kernel reports it.
@@ -88,7 +111,7 @@ func New(cfg Config) *Kernel {
 	if cfg.FlapMax < cfg.FlapMin {
 		cfg.FlapMax = cfg.FlapMin
 	}
-	return &Kernel{
+	k := &Kernel{
 		cfg:       cfg,
 		log:       log,
 		notify:    make(chan struct{}, 1),
@@ -97,6 +120,11 @@ func New(cfg Config) *Kernel {
 		unplugged: make(map[string]bool),
 		nextIndex: 2, // 1 is the loopback
 	}
+	for _, l := range cfg.Links {
+		k.links[l.Name] = &l
+		k.nextIndex = max(k.nextIndex, l.Index+1)
+	}
+	return k
 }
 
 // Notify returns the channel on which every change is signalled. Changes
@@ -129,8 +157,11 @@ func (k *Kernel) ApplyLink(name string, mtu int) (Link, error) {
 		l = &Link{Name: name, Index: k.nextIndex, HardwareAddr: k.mac(name), Up: !k.unplugged[name]}
 		k.nextIndex++
 		k.links[name] = l
+		k.changed(fmt.Sprintf("create link %s (MTU %d)", name, mtu))
 	} else if l.MTU == mtu {
 		return *l, nil
+	} else {
+		k.changed(fmt.Sprintf("set the MTU of %s to %d", name, mtu))
 	}
 	l.MTU = mtu
 	k.signal()
@@ -155,8 +186,16 @@ func (k *Kernel) DeleteLink(name string) bool {
 		return false
 	}
 	delete(k.links, name)
+	k.changed("delete link " + name)
 	k.signal()
 	return true
+}
+
+// changed tells OnChange of a change.
+func (k *Kernel) changed(what string) {
+	if k.cfg.OnChange != nil {
+		k.cfg.OnChange(what)
+	}
 }
 
 // SetCarrier sets the link's operational state, as a cable plugged in or
@@ -221,7 +260,16 @@ func (k *Kernel) Run(ctx context.Context) error {
 			return nil
 		case <-timer.C:
 		}
+		prev := down
 		down = k.flap(rng, down)
+		if k.cfg.OnCarrier != nil {
+			switch {
+			case prev != "" && down == "":
+				k.cfg.OnCarrier(prev, true)
+			case down != "":
+				k.cfg.OnCarrier(down, false)
+			}
+		}
 		timer.Reset(k.interval(rng))
 	}
 }

@@ -2,6 +2,7 @@ package netres
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -132,4 +133,24 @@ func TestResolverMergesInLinkOrderWithoutDuplicates(t *testing.T) {
 	assert.Equal(t, []netip.Addr{ip("10.0.0.53"), ip("10.0.0.54"), ip("1.1.1.1")}, got.Servers)
 	assert.Equal(t, []string{"eth0", "wlan0"}, got.Links, "links without servers do not count")
 	assert.True(t, PlanResolver(nil).Equal(ResolverConfigSpec{}))
+}
+
+// TestCodec_RegistersEveryKindWithItsAliases: every demo kind encodes and
+// decodes, and its short name resolves.
+func TestCodec_RegistersEveryKindWithItsAliases(t *testing.T) {
+	reg := Codec()
+	for _, k := range Kinds() {
+		require.True(t, reg.Registered(k.Type()), k.Type())
+		d, err := reg.Definitions().Resolve(strings.ToLower(DisplayName(k.Type())) + "s")
+		require.NoError(t, err)
+		require.Equal(t, k.Type(), d.Type)
+	}
+	ls := NewLinkSpec("eth0")
+	ls.TypedSpec().MTU = 9000
+	ls.TypedSpec().Addresses = []netip.Prefix{netip.MustParsePrefix("10.0.0.2/24")}
+	b, err := reg.Encode(ls)
+	require.NoError(t, err)
+	back, err := reg.Decode(b)
+	require.NoError(t, err)
+	require.True(t, resource.Equal(ls, back))
 }

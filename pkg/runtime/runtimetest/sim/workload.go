@@ -62,7 +62,13 @@ type generated struct {
 
 // ops draws the workload of seed: each step from the seed's generator, a
 // set's resource from a generator of its own, seeded from the first.
-func (g generated) ops(seed uint64, actions []Action) []op {
+func (g generated) ops(seed uint64, all []Action) []op {
+	var actions []Action
+	for _, a := range all {
+		if !a.Named {
+			actions = append(actions, a)
+		}
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed0f10ad))
 	total := 0
 	for _, t := range g.templates {
