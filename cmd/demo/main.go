@@ -17,6 +17,8 @@
 //	demo [run] [flags]          run the agent (see demo run -h)
 //	demo graph --format F       print the controller/resource graph: dot, mermaid or json
 //	demo apply FILE             validate an intent file and print what it would create
+//	demo apply --plan [--current CURRENT] FILE
+//	                            plan the change from the intent CURRENT to FILE
 //	demo explain --addr A resource NS/TYPE/ID | controller NAME
 //	                            ask a running agent why (its /debug/explain)
 //	demo help [COMMAND]         print the usage (-h and --help too)
@@ -62,7 +64,11 @@ func mainWithExit(args []string, stdout, stderr io.Writer) int {
 	case cli.CmdGraph:
 		err = printGraph(stdout, cmd.GraphFormat)
 	case cli.CmdApply:
-		err = dryRun(stdout, cmd.ApplyFile)
+		if cmd.Plan {
+			err = planCmd(ctx, stdout, cmd.ApplyFile, cmd.Current)
+		} else {
+			err = dryRun(stdout, cmd.ApplyFile)
+		}
 	case cli.CmdExplain:
 		err = explainCmd(ctx, stdout, cmd.Explain)
 	default:

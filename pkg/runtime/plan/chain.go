@@ -46,33 +46,52 @@ func explain(changes []ResourceChange, ring *trace.Ring, mark uint64, c Change) 
 				rc.Writers = append(rc.Writers, w.controller)
 			}
 		}
-		rc.Chain = chain(rc.Pointer, commits, proposed)
+		if len(rc.Writers) == 0 && !rc.Proposed {
+			rc.Writers = ownerOf(rc)
+		}
+		if cs := commits[rc.Pointer]; len(cs) > 0 && !rc.Proposed {
+			rc.Chain = chain(rc.Pointer, cs[0].seq+1, commits, proposed)
+		}
 	}
+}
+
+// ownerOf names the owner of a change's resource as its writer, when the
+// trace has none of its writes (a controller's CleanupOutputs destroys
+// what it owns without a write of its own): rule C4, a controller writes
+// as itself.
+func ownerOf(rc *ResourceChange) []string {
+	r := rc.After
+	if r == nil {
+		r = rc.Before
+	}
+	if owner := r.Metadata().Owner(); owner != "" {
+		return []string{owner}
+	}
+	return nil
 }
 
 func refKey(r trace.Ref) resource.PointerKey {
 	return resource.PointerOf(resource.NewPointer(r.Namespace, r.Type, r.ID))
 }
 
-// chain walks back from the last write of ptr: the controller that made
-// it, the change that caused its reconcile, the write that made that
-// change, ... up to a change of the proposed change (or one the trace
-// does not explain). It returns the steps from the proposed change on.
-func chain(ptr resource.PointerKey, commits map[resource.PointerKey][]commit, proposed map[resource.PointerKey]bool) []string {
+// chain walks back from the first write of ptr (the last before seq):
+// the controller that made it, the change that caused its reconcile, the
+// write that made that change, ... up to a change of the proposed change
+// (an outside write: the trace has no commit of it), or one the trace
+// does not explain. It returns the steps from the proposed change on.
+func chain(ptr resource.PointerKey, seq uint64, commits map[resource.PointerKey][]commit, proposed map[resource.PointerKey]bool) []string {
 	var steps []string
-	seq := ^uint64(0)
-	seen := map[resource.PointerKey]bool{}
+	// Each step goes to an earlier commit (seq decreases): the walk ends.
 	for cur := ptr; len(steps) < 32; {
-		if proposed[cur] {
-			steps = append(steps, cur.String()+" (the change)")
-			break
-		}
 		c, ok := lastBefore(commits[cur], seq)
-		if !ok || seen[cur] {
-			steps = append(steps, cur.String())
+		if !ok {
+			if proposed[cur] {
+				steps = append(steps, cur.String()+" (the change)")
+			} else {
+				steps = append(steps, cur.String())
+			}
 			break
 		}
-		seen[cur] = true
 		steps = append(steps, c.controller+" "+c.op+" "+cur.String())
 		if c.cause.IsZero() {
 			break

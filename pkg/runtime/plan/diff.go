@@ -133,12 +133,50 @@ func specFields(add func(string, any, any), path string, a, b any) {
 	al, aok := a.([]any)
 	bl, bok := b.([]any)
 	if aok && bok {
+		if scalars(al) && scalars(bl) && len(al) != len(bl) {
+			listFields(add, path, al, bl)
+			return
+		}
 		for i := range max(len(al), len(bl)) {
 			specFields(add, fmt.Sprintf("%s[%d]", path, i), at(al, i), at(bl, i))
 		}
 		return
 	}
 	add(path, a, b)
+}
+
+// listFields adds a list of scalars that grew or shrank as the elements
+// it lost and those it gained.
+func listFields(add func(string, any, any), path string, a, b []any) {
+	count := map[string]int{}
+	for _, x := range a {
+		count[text(x)]++
+	}
+	for _, y := range b {
+		count[text(y)]--
+	}
+	for _, x := range a {
+		if k := text(x); count[k] > 0 {
+			count[k]--
+			add(path, k, nil)
+		}
+	}
+	for _, y := range b {
+		if k := text(y); count[k] < 0 {
+			count[k]++
+			add(path, nil, k)
+		}
+	}
+}
+
+func scalars(l []any) bool {
+	for _, x := range l {
+		switch x.(type) {
+		case map[string]any, []any:
+			return false
+		}
+	}
+	return true
 }
 
 func at(l []any, i int) any {

@@ -50,8 +50,9 @@
 //     JSON path). Drift lists what the daemon changes from the live state
 //     before the change (nothing, for a daemon at its fixed point). A
 //     sensitive type's spec values are not printed.
-//   - PL5. Each change names the controllers that wrote it and its causal
-//     chain: the write, the change that caused the reconcile it was made
-//     in, the write that made that change, and so on back to the proposed
-//     change, from the Runtime's causal trace.
+//   - PL5. Each change names the controllers that wrote it (its owner when
+//     the trace has no write of it: a CleanupOutputs) and its causal
+//     chain: its first write, the change that caused the reconcile that
+//     write was made in, the write that made that change, and so on back
+//     to the proposed change, from the Runtime's causal trace.
 package plan

@@ -50,6 +50,9 @@ type Plan struct {
 	Drift []ResourceChange
 	// World are the world actions the daemon would take, in order.
 	World []string
+	// Final is the state at the daemon's fixed point after the change,
+	// sorted by kind and ID (read-only): what the live state would be.
+	Final []resource.Resource
 	// Converged is set when the daemon reached its fixed point; Why says
 	// why not otherwise (a hot loop and its cycle, work left when the
 	// time ran out, more commits than the bound), and Loop lists the last

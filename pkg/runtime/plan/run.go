@@ -81,7 +81,7 @@ func (r *run) plan(ctx context.Context, initial []resource.Resource) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
-	p.Changes = diff(baseline, final)
+	p.Changes, p.Final = diff(baseline, final), final
 	explain(p.Changes, ring, mark, r.change)
 	p.World = r.actions()[world:]
 	p.Converged = p.Why == ""
@@ -165,6 +165,12 @@ func replace(l interface {
 func newScratch(rs []resource.Resource) state.State {
 	return inmem.NewState(inmem.WithPersistence(restore(rs)))
 }
+
+// NewState returns an in-memory state that starts with the resources rs
+// as they are — versions, owners, phases and finalizers kept, which
+// writes through a state cannot set — and keeps nothing beyond memory: a
+// state to plan against (a Plan's Final, a recording's state).
+func NewState(rs []resource.Resource) state.State { return newScratch(rs) }
 
 // restore is a persistence that restores resources and keeps nothing.
 type restore []resource.Resource

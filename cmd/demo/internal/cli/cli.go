@@ -45,6 +45,11 @@ type Command struct {
 	GraphFormat string
 	// ApplyFile is the file of CmdApply.
 	ApplyFile string
+	// Plan makes CmdApply plan the intent of ApplyFile against the state
+	// the agent reaches from Current (an intent file; "" the built-in
+	// sample) instead of printing what it would create.
+	Plan    bool
+	Current string
 	// Run are the options of CmdRun.
 	Run RunOptions
 	// Explain are the options of CmdExplain.
@@ -92,6 +97,10 @@ type RunOptions struct {
 	DebugAllowRemote bool
 	// Verbose logs at debug level.
 	Verbose bool
+	// Record is a file the agent writes its flight recorder's window to
+	// when it stops; RecordDir a directory where the recorder keeps the
+	// recordings it takes on its own (a hot loop, a controller failing).
+	Record, RecordDir string
 }
 
 // DeleteDelay returns when the run deletes its link: DeleteAfter if set,
@@ -111,6 +120,9 @@ const usage = `Usage:
   demo [run] [flags]           run the network agent (the default command)
   demo graph [--format FORMAT] print the controller/resource graph and exit
   demo apply FILE              validate an intent file and print what it would create (dry run)
+  demo apply --plan [--current CURRENT] FILE
+                               plan the change from the intent CURRENT (default: the sample)
+                               to FILE: what the agent would create, update and destroy
   demo explain --addr HOST:PORT resource NAMESPACE/TYPE/ID
   demo explain --addr HOST:PORT controller NAME
                                ask a running agent (run --debug-addr) why a resource
@@ -194,6 +206,8 @@ func parseRun(args []string, stderr io.Writer) (Command, error) {
 	fs.DurationVar(&o.FlapMax, "flap-max", 3*time.Second, "longest interval between two carrier changes")
 	fs.IntVar(&o.ApplyFailures, "apply-failures", 2, "how many times the kernel refuses each new link before accepting it (shows retries with backoff)")
 	fs.BoolVar(&o.Verbose, "verbose", false, "log at debug level")
+	fs.StringVar(&o.Record, "record", "", "write the flight recorder's window to `FILE` when the agent stops (replay it: see the README)")
+	fs.StringVar(&o.RecordDir, "record-dir", "", "keep the recordings the flight recorder takes on its own (a hot loop, a controller failing) in `DIR`")
 	if err := fs.Parse(args); err != nil {
 		return Command{}, err
 	}
@@ -251,7 +265,9 @@ func parseGraph(args []string, stderr io.Writer) (Command, error) {
 }
 
 func parseApply(args []string, stderr io.Writer) (Command, error) {
-	fs := newFlagSet(CmdApply, stderr, "apply FILE")
+	fs := newFlagSet(CmdApply, stderr, "apply [--plan [--current CURRENT]] FILE")
+	plan := fs.Bool("plan", false, "plan the change from the intent --current to FILE instead of a dry run")
+	current := fs.String("current", "", "with --plan: the intent the agent runs now, `FILE` (default: the built-in sample)")
 	if err := fs.Parse(args); err != nil {
 		return Command{}, err
 	}
@@ -259,7 +275,10 @@ func parseApply(args []string, stderr io.Writer) (Command, error) {
 		fs.Usage()
 		return Command{}, fmt.Errorf("apply: want exactly one intent FILE, got %d arguments", fs.NArg())
 	}
-	return Command{Name: CmdApply, ApplyFile: fs.Arg(0)}, nil
+	if *current != "" && !*plan {
+		return Command{}, errors.New("apply: --current needs --plan")
+	}
+	return Command{Name: CmdApply, ApplyFile: fs.Arg(0), Plan: *plan, Current: *current}, nil
 }
 
 func parseExplain(args []string, stderr io.Writer) (Command, error) {
