@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/debughttp"
 	"github.com/resgraph/resgraph/pkg/observe"
+	"github.com/resgraph/resgraph/pkg/recording"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
@@ -46,6 +49,11 @@ type config struct {
 	Kernel      kernel.Config
 	DeleteAfter time.Duration
 	Verbose     bool
+	// Record is a file the flight recorder's window is written to when
+	// the daemon stops ("" none); RecordDir a directory where the
+	// recorder keeps the recordings it takes on its own ("" keeps them in
+	// memory only, for the debug page).
+	Record, RecordDir string
 }
 
 // daemon is the agent: a state that logs every change of a demo resource,
@@ -57,6 +65,10 @@ type daemon struct {
 	state  state.State
 	kernel *kernel.Kernel
 	engine *runtime.Runtime
+	// recorder is the daemon's flight recorder (package recording), on
+	// whenever the daemon runs; codec encodes its recordings.
+	recorder *recording.Recorder
+	codec    *codec.Registry
 	// ready is closed by Run once the debug endpoint listens, the intent
 	// is applied and every goroutine is started.
 	ready chan struct{}
@@ -75,19 +87,28 @@ func newDaemon(cfg config, out io.Writer) (*daemon, error) {
 	st := newChangeLog(inner, logger.Named("state"))
 	kcfg := cfg.Kernel
 	kcfg.Logger = logger.Named("kernel")
+	var rec *recording.Recorder
+	kcfg.OnCarrier = func(name string, up bool) { rec.Act(kernel.CarrierAction(name, up)) }
 	k := kernel.New(kcfg)
-	engine, err := runtime.New(st, logger.Named("runtime"),
-		runtime.WithCachedResource(netres.Namespace, netres.LinkSpecType),
-		runtime.WithCachedResource(netres.Namespace, netres.LinkStatusType),
-	)
+	engine, err := runtime.New(st, logger.Named("runtime"), controllers.Options()...)
 	if err != nil {
 		return nil, err
 	}
 	if err := controllers.Register(engine, k); err != nil {
 		return nil, err
 	}
-	return &daemon{cfg: cfg, logger: logger, state: st, kernel: k, engine: engine, ready: make(chan struct{})}, nil
+	reg := netres.Codec()
+	rec, err = recording.New(st, reg, recording.WithRuntime(engine), recording.WithSource("resgraph demo"),
+		recording.WithReplayCommand(replayCommand), recording.WithKeep(cfg.RecordDir, 0), recording.WithLogger(logger.Named("recorder")))
+	if err != nil {
+		return nil, err
+	}
+	return &daemon{cfg: cfg, logger: logger, state: st, kernel: k, engine: engine, recorder: rec, codec: reg, ready: make(chan struct{})}, nil
 }
+
+// replayCommand replays a recording of the demo (FILE): the agent's
+// simulation scenario explores around it.
+const replayCommand = "go test ./cmd/demo/internal/controllers -run '^TestSimulation$' -count=1 -v -sim.recording=FILE"
 
 // Run runs the daemon until ctx is done and returns after every goroutine
 // it started has exited: nil after a cancel, the first failure otherwise.
@@ -116,7 +137,15 @@ func (d *daemon) Run(ctx context.Context) error {
 		}
 		d.debugAddr = ln.Addr()
 		d.logger.Info("debug endpoint listening on http://" + ln.Addr().String() + "/debug/")
-		g.Go(func() error { return debughttp.Serve(gctx, ln, debughttp.New(d.engine.Observe())) })
+		page := debughttp.WithPage(debughttp.Page{Path: "/debug/recording/", Title: "flight recorder", Handler: d.recorder.Handler()})
+		g.Go(func() error { return debughttp.Serve(gctx, ln, debughttp.New(d.engine.Observe(), page)) })
+	}
+
+	g.Go(func() error { return d.recorder.Run(gctx) })
+	select { // the recording starts before the intent is applied
+	case <-d.recorder.Started():
+	case <-gctx.Done():
+		return fail(gctx.Err())
 	}
 
 	if d.cfg.Intent != nil {
@@ -135,7 +164,25 @@ func (d *daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return d.deleteLinkLater(gctx) })
 	}
 	close(d.ready)
-	return g.Wait()
+	err := g.Wait()
+	if d.cfg.Record != "" {
+		err = errors.Join(err, d.writeRecording())
+	}
+	return err
+}
+
+// writeRecording writes the flight recorder's window to cfg.Record.
+func (d *daemon) writeRecording() error {
+	rec, err := d.recorder.Take()
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	if err := recording.WriteFile(d.cfg.Record, rec, d.codec); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	d.logger.Info(fmt.Sprintf("flight recorder: %d changes over %v written to %s; replay: %s", len(rec.Changes),
+		rec.Duration().Round(time.Millisecond), d.cfg.Record, strings.ReplaceAll(rec.Replay, "FILE", d.cfg.Record)))
+	return nil
 }
 
 // deleteLinkLater deletes cfg.DeleteLink after cfg.DeleteAfter, the way a

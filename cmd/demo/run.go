@@ -60,6 +60,8 @@ func configFor(opts cli.RunOptions, in *intent.Intent) (config, error) {
 		ExpvarName:       expvarName,
 		DeleteAfter:      opts.DeleteDelay(),
 		Verbose:          opts.Verbose,
+		Record:           opts.Record,
+		RecordDir:        opts.RecordDir,
 		Kernel:           kernel.Config{FailFirst: opts.ApplyFailures, FlapMin: opts.FlapMin, FlapMax: opts.FlapMax, Seed: opts.Seed},
 	}
 	switch opts.DeleteLink {

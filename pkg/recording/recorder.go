@@ -70,7 +70,8 @@ func New(st state.State, reg *codec.Registry, opts ...Option) (*Recorder, error)
 // changes their watches brought up to the newest list's revision, are the
 // window's starting state (rule RC1). A watch that fails starts the window
 // over after a second, as does a change of the Runtime's kinds. Run may
-// be called once.
+// be called once; after it returned, a take still returns the window as
+// it was then.
 func (r *Recorder) Run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
 		return errors.New("recording: Run called twice")
@@ -79,12 +80,12 @@ func (r *Recorder) Run(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		err := r.session(ctx, tick.C)
+		if ctx.Err() != nil {
+			return nil // the window stays: a take after Run returns records up to its end
+		}
 		r.mu.Lock()
 		r.ready = false
 		r.mu.Unlock()
-		if ctx.Err() != nil {
-			return nil
-		}
 		r.cfg.logger.Warn("recorder: starting its window over", zap.Error(err))
 		select {
 		case <-ctx.Done():
