@@ -102,9 +102,14 @@ func TestApply(t *testing.T) {
 	assert.Equal(t, Command{Name: CmdApply, ApplyFile: "intent.json"}, c)
 	_, stderr, err := parse(t, "apply")
 	assert.ErrorContains(t, err, "want exactly one intent FILE")
-	assert.Contains(t, stderr, "Usage: demo apply FILE")
+	assert.Contains(t, stderr, "Usage: demo apply [--plan [--current CURRENT]] FILE")
 	_, _, err = parse(t, "apply", "a", "b")
 	assert.Error(t, err)
+	c, _, err = parse(t, "apply", "--plan", "--current", "now.json", "next.json")
+	require.NoError(t, err)
+	assert.Equal(t, Command{Name: CmdApply, ApplyFile: "next.json", Plan: true, Current: "now.json"}, c)
+	_, _, err = parse(t, "apply", "--current", "now.json", "next.json")
+	assert.ErrorContains(t, err, "--current needs --plan")
 }
 
 func TestExplain(t *testing.T) {
