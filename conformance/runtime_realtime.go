@@ -38,7 +38,7 @@ type RealTime struct {
 	// gate). It returns an error that says what is still busy when ctx
 	// is done first. Before Run has started the Runtime's controllers, the
 	// Runtime is not idle. The Runtime is the one NewEngine returned. For
-	// resgraph's Runtime (runtime.Runtime) this is runtimetest.WaitIdle, exact
+	// resgraph's Runtime (runtime.Runtime) this is runtimetest.RealTimeWaitIdle, exact
 	// over a state that implements state.KindHeadReporter.
 	WaitIdle func(ctx context.Context, engine controller.Engine, held ...string) error
 	// Backoff is the initial delay of the Runtime's restart backoff (C6)

@@ -195,13 +195,13 @@ func (s snapshot) orphans() []string {
 }
 
 // eventually waits until cond holds, checking it now and after every
-// change of a demo resource (runtimetest.AwaitState: a watch with a
+// change of a demo resource (runtimetest.AssertState: a watch with a
 // deadline, no polling); on failure it reports the last reason.
 func eventually(t *testing.T, d *daemon, what string, cond func() (bool, string)) {
 	t.Helper()
-	runtimetest.AwaitState(t, d.state, netres.Kinds(), func(context.Context) (bool, string) {
+	runtimetest.AssertState(t, d.state, netres.Kinds(), func(_ context.Context, asrt *assert.Assertions) {
 		ok, why := cond()
-		return ok, what + ": " + why
+		asrt.True(ok, what+": "+why)
 	})
 }
 

@@ -73,9 +73,9 @@ func serveMetrics(t *testing.T, reg *prometheus.Registry) string {
 func TestScrapeOverHTTP(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithQControllers(failing{}), runtimetest.WithLogger(zap.NewNop()),
 		runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Hour, time.Hour)))
-	e.Settle(t) // started: the item below is a change (lag), not found at the start
+	runtimetest.Settle(t, e.Runtime) // started: the item below is a change (lag), not found at the start
 	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
-	e.Settle(t) // the item failed once and is delayed
+	runtimetest.Settle(t, e.Runtime) // the item failed once and is delayed
 
 	reg := prometheus.NewRegistry()
 	_, err := resgraphprom.Register(reg, e.Runtime.Observe(), resgraphprom.WithConstLabels(prometheus.Labels{"daemon": "test"}))
@@ -167,7 +167,7 @@ func (parking) RetryPolicy() controller.RetryPolicy {
 func TestParkedItems(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithQControllers(parking{}), runtimetest.WithLogger(zap.NewNop()))
 	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
-	e.Settle(t) // the item failed once and is parked
+	runtimetest.Settle(t, e.Runtime) // the item failed once and is parked
 	reg := prometheus.NewRegistry()
 	_, err := resgraphprom.Register(reg, e.Runtime.Observe())
 	require.NoError(t, err)

@@ -41,18 +41,18 @@ func TestLiveGraphOfADaemonInABrowser(t *testing.T) {
 
 	configs := []resource.Kind{resource.NewKind(livefixture.NSRuntime, livefixture.MachineConfigs)}
 	var doc debughttp.LiveDocument
-	runtimetest.AwaitState(t, e.State, configs, func(context.Context) (bool, string) {
+	runtimetest.AssertState(t, e.State, configs, func(_ context.Context, asrt *assert.Assertions) {
 		_, body := get(t, base+"/debug/graph/live?format=json")
 		doc = debughttp.LiveDocument{}
-		if err := json.Unmarshal([]byte(body), &doc); err != nil {
-			return false, err.Error()
+		if !asrt.NoError(json.Unmarshal([]byte(body), &doc)) {
+			return
 		}
 		for _, ed := range doc.Edges {
 			if ed.Rate == nil || *ed.Rate == 0 {
-				return false, "edge " + ed.From + " -> " + ed.To + " has no traffic yet (window " + doc.Window.String() + ")"
+				asrt.Fail("edge " + ed.From + " -> " + ed.To + " has no traffic yet (window " + doc.Window.String() + ")")
+				return
 			}
 		}
-		return true, ""
 	})
 
 	bctx := browsertest.Start(t, 1600, 1000)

@@ -123,9 +123,9 @@ func engine(t *testing.T, opts ...debughttp.Option) (*runtimetest.Env, string) {
 	t.Helper()
 	e := runtimetest.Start(t, runtimetest.WithControllers(idle{}), runtimetest.WithQControllers(failing{}),
 		runtimetest.WithLogger(zap.NewNop()), runtimetest.WithRuntimeOptions(runtime.WithQueueBackoff(time.Hour, time.Hour)))
-	e.Settle(t) // started: the item below is a change, not found at the start
+	runtimetest.Settle(t, e.Runtime) // started: the item below is a change, not found at the start
 	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	return e, serve(t, debughttp.New(e.Runtime.Observe(), append([]debughttp.Option{debughttp.WithClock(func() time.Time { return t0 })}, opts...)...))
 }
 

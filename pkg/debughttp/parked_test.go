@@ -25,7 +25,7 @@ func (parking) RetryPolicy() controller.RetryPolicy { return controller.RetryPol
 func TestControllersPageShowsParkedItems(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithQControllers(parking{}), runtimetest.WithLogger(zap.NewNop()))
 	runtimetest.Create(t, e.State, typed.NewDefault[itemSpec, itemDef]("one", itemSpec{}))
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	base := serve(t, debughttp.New(e.Runtime.Observe(), debughttp.WithClock(func() time.Time { return t0 })))
 	resp, body := get(t, base+"/debug/controllers")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)

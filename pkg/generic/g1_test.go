@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
@@ -227,9 +228,8 @@ func destroyReleased(t *testing.T, st state.State) {
 // awaitFixedPoint waits until the outputs are exactly what the inputs say.
 func awaitFixedPoint(t *testing.T, st state.State, ch chain) {
 	t.Helper()
-	runtimetest.AwaitState(t, st, chainKinds, func(ctx context.Context) (bool, string) {
-		why := fixedPointViolation(ctx, st, ch)
-		return why == "", why
+	runtimetest.AssertState(t, st, chainKinds, func(ctx context.Context, asrt *assert.Assertions) {
+		asrt.Empty(fixedPointViolation(ctx, st, ch))
 	})
 }
 

@@ -18,11 +18,11 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// TestWaitIdleExceptLeavesOutHeldControllers: a controller held in a pass
-// (on a test's gate) keeps WaitIdle waiting; WaitIdleExcept naming it
+// TestSettleExceptLeavesOutHeldControllers: a controller held in a pass
+// (on a test's gate) keeps Settle waiting; Except naming it
 // waits for everything else only — every change routed, the other
 // controllers done — and no less.
-func TestWaitIdleExceptLeavesOutHeldControllers(t *testing.T) {
+func TestSettleExceptLeavesOutHeldControllers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		held := newEventCounter(true)
 		e := start(t, runtimetest.WithControllers(&funcController{
@@ -31,18 +31,18 @@ func TestWaitIdleExceptLeavesOutHeldControllers(t *testing.T) {
 		rt, st := e.Runtime, e.State
 
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		a, err := runtimetest.WaitIdle(ctx, rt)
+		a, err := idleOrNot(ctx, rt)
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, "a held controller is busy")
 		assert.Contains(t, a.String(), "controller held: in a reconcile pass")
 
 		mustCreate(t, st, newPair(typeA, "x", 7))
 		ctx, cancel = context.WithTimeout(t.Context(), time.Second)
-		a, err = runtimetest.WaitIdle(ctx, rt, "held")
+		a, err = idleOrNot(ctx, rt, "held")
 		cancel()
 		require.NoError(t, err, "idle but for the held controller: %s", a)
 		b, err := st.Get(t.Context(), ptr(typeB, "x"))
-		require.NoError(t, err, "the other controller is done when WaitIdleExcept returns")
+		require.NoError(t, err, "the other controller is done when the wait with Except returns")
 		assert.Equal(t, 7, b.(*Pair).TypedSpec().A)
 		assert.False(t, a.Idle(), "the observe.Activity returned shows the held controller as it is")
 
@@ -52,13 +52,13 @@ func TestWaitIdleExceptLeavesOutHeldControllers(t *testing.T) {
 	})
 }
 
-// TestWaitIdleWaitsForAQControllerToStart: a QController registered
+// TestSettleWaitsForAQControllerToStart: a QController registered
 // during Run on a kind that is watched already lists the existing
-// resources into its queue on its own goroutine; WaitIdle called right
+// resources into its queue on its own goroutine; Settle called right
 // after the registration returns only once they are reconciled (a
 // QController is busy until it started and its queue is filled). Before
 // Run, a Runtime with a QController is not idle.
-func TestWaitIdleWaitsForAQControllerToStart(t *testing.T) {
+func TestSettleWaitsForAQControllerToStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var reconciles atomic.Int32
 		q := func(name string) *funcQController {
@@ -75,7 +75,7 @@ func TestWaitIdleWaitsForAQControllerToStart(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, unstarted.RegisterQController(q("first")))
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		a, err := runtimetest.WaitIdle(ctx, unstarted)
+		a, err := idleOrNot(ctx, unstarted)
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, "not started: not idle")
 		assert.Contains(t, a.String(), "controller first: starting")
@@ -91,6 +91,6 @@ func TestWaitIdleWaitsForAQControllerToStart(t *testing.T) {
 
 		require.NoError(t, rt.RegisterQController(q("late")))
 		waitIdle(t, rt)
-		assert.EqualValues(t, 6, reconciles.Load(), "the late QController reconciled what exists before WaitIdle returned")
+		assert.EqualValues(t, 6, reconciles.Load(), "the late QController reconciled what exists before Settle returned")
 	})
 }

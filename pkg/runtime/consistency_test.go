@@ -195,7 +195,7 @@ func TestConsistentReads_DestroyedThenReadAsExisting(t *testing.T) {
 		e := start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl),
 			runtimetest.WithRuntimeOptions(runtime.WithCachedResource(testNS, typeB), runtime.WithCachedResource(testNS, typeC)))
 		mustCreate(t, st, newPair(typeB, "victim", 1))
-		e.Settle(t) // the cache of typeB holds the victim
+		runtimetest.Settle(t, e.Runtime) // the cache of typeB holds the victim
 
 		st.hold()
 		require.NoError(t, st.Destroy(context.Background(), ptr(typeB, "victim")))
@@ -213,7 +213,7 @@ func TestConsistentReads_DestroyedThenReadAsExisting(t *testing.T) {
 		assert.Equal(t, 7, s.own, "the controller reads its own write")
 		assert.Greater(t, s.ownRev, s.writeRev, "the read reflects the state after the write")
 		st.unhold()
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 	})
 }
 
@@ -411,7 +411,7 @@ func randomSchedule(t *testing.T, seed uint64) {
 		}
 	}
 	st.unhold()
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	mu.Lock()
 	defer mu.Unlock()
 	for _, r := range reads {
@@ -456,7 +456,7 @@ func TestConsistentReads_ControllerWokenByAnotherKind(t *testing.T) {
 		e := start(t, runtimetest.WithState(st), runtimetest.WithControllers(c),
 			runtimetest.WithRuntimeOptions(runtime.WithCachedResource(testNS, typeB)))
 		mustCreate(t, st, newPair(typeB, "victim", 1))
-		e.Settle(t) // the cache of typeB holds the victim
+		runtimetest.Settle(t, e.Runtime) // the cache of typeB holds the victim
 		for len(results) > 0 {
 			<-results
 		}
@@ -476,6 +476,6 @@ func TestConsistentReads_ControllerWokenByAnotherKind(t *testing.T) {
 		assert.True(t, state.IsNotFoundError(s.err), "destroyed before the change that woke it, read as existing: %v", s.err)
 		assert.GreaterOrEqual(t, s.rev, destroyed)
 		st.unhold()
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 	})
 }

@@ -27,5 +27,5 @@
 // Runtime's observe.Observer (statuses, metrics, the causal trace,
 // explanations, hot loops), which package debughttp and the Prometheus
 // exporter read; package runtimetest is the test kit (a Runtime for a
-// test, Settle, WaitIdle).
+// test, its assertions and Settle).
 package runtime

@@ -120,7 +120,6 @@ func TestReconcileAndMapInputStress(t *testing.T) {
 			return nil
 		}))
 	}
-	_, err := runtimetest.WaitIdle(ctx, rt)
-	require.NoError(t, err)
+	runtimetest.Settle(t, rt)
 	assert.Zero(t, overlaps.Load(), "overlapping calls of one pointer out of %d calls", calls.Load())
 }

@@ -25,7 +25,7 @@ import (
 
 // The tests of this package check what the Runtime documents beyond the
 // rules of the contract — its backoffs to the millisecond, its statuses,
-// logs and metrics, its cache, its watches' robustness, WaitIdle — and run
+// logs and metrics, its cache, its watches' robustness, Settle — and run
 // the contract's rules themselves through conformance.RuntimeSuite
 // (conformance_test.go), where each rule is tested, once, for every
 // Runtime. Unit tests of the Runtime's parts live beside them, in

@@ -87,8 +87,7 @@ func memoryRun(b *testing.B, n int, cached bool) benchmem.Result {
 		r.Metadata().SetVersion(r.Metadata().Version().Next())
 		require.NoError(b, st.Update(ctx, r))
 	}
-	_, err = runtimetest.WaitIdle(ctx, rt)
-	require.NoError(b, err)
+	runtimetest.Settle(b, rt)
 	res := m.Stop()
 	goruntime.KeepAlive(st)
 	return res

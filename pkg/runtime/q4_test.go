@@ -86,7 +86,7 @@ func TestQ4_DestroySeenOnlyByARelist(t *testing.T) {
 				}
 				e := start(t, opts...)
 				mustCreate(t, st, childOf("m1", "a1"))
-				e.Settle(t)
+				runtimetest.Settle(t, e.Runtime)
 				require.Equal(t, []string{"live parent=a1 v1"}, rec.of("m1"))
 
 				st.losing.Store(true)
@@ -96,7 +96,7 @@ func TestQ4_DestroySeenOnlyByARelist(t *testing.T) {
 				st.losing.Store(false)
 
 				require.NoError(t, e.Runtime.Relist(context.Background(), kind(typeB)))
-				e.Settle(t)
+				runtimetest.Settle(t, e.Runtime)
 				assert.Equal(t, []string{"live parent=a1 v1", "destroyed parent=a1 v1"}, rec.of("m1"),
 					"Q4: the destroy found by the re-list reaches MapInput with the last metadata")
 			})
@@ -139,7 +139,7 @@ func TestQ4_DestroyReadyOutputGoneBeforeMapInput(t *testing.T) {
 		synctest.Wait()
 		gate <- struct{}{}
 		gate <- struct{}{}
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 		assert.Equal(t, []string{"live parent=a-kept v2"}, rec.of("kept"))
 		assert.Equal(t, []string{"destroyed parent=a-gone v2"}, rec.of("gone"),
 			"Q4: a destroy-ready output destroyed before MapInput reaches it with its last metadata")

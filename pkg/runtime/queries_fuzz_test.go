@@ -35,7 +35,7 @@ func FuzzLabelQueriesCached(f *testing.F) {
 	e := runtimetest.Start(f, runtimetest.WithLogger(zap.NewNop()), runtimetest.WithControllers(c),
 		runtimetest.WithRuntimeOptions(runtime.WithCachedResource(testNS, typeA)))
 	r := <-rts
-	e.Settle(f)
+	runtimetest.Settle(f, e.Runtime)
 	for _, s := range conformance.LabelQuerySeeds {
 		f.Add(s)
 	}
@@ -65,7 +65,7 @@ func FuzzLabelQueriesCached(f *testing.F) {
 				want = append(want, p.Metadata().ID())
 			}
 		}
-		e.Settle(t) // the cache has caught up: the List is the cache's
+		runtimetest.Settle(t, e.Runtime) // the cache has caught up: the List is the cache's
 		var opts []state.ListOption
 		for _, q := range cs.Queries {
 			opts = append(opts, state.WithLabelQuery(q...))

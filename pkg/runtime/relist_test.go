@@ -109,7 +109,7 @@ func TestRelist_RoutesExactlyWhatDiffersAndReturnsWhenQueued(t *testing.T) {
 			mustCreate(t, st, newPair(typeA, id, 1))
 		}
 		e := start(t, runtimetest.WithState(st), runtimetest.WithQControllers(q), runtimetest.WithControllers(c))
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 		mu.Lock()
 		calls = nil
 		mu.Unlock()
@@ -134,7 +134,7 @@ func TestRelist_RoutesExactlyWhatDiffersAndReturnsWhenQueued(t *testing.T) {
 		assert.Equal(t, 3, act.Due+act.InFlight, "the items that differ are queued when Relist returns: %+v", act)
 		held.Store(false)
 		close(gate)
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 		mu.Lock()
 		got := slices.Clone(calls)
 		calls = nil
@@ -146,7 +146,7 @@ func TestRelist_RoutesExactlyWhatDiffersAndReturnsWhenQueued(t *testing.T) {
 
 		// Nothing lost: nothing routed, one more re-list counted.
 		require.NoError(t, e.Runtime.Relist(ctx, kind(typeA)))
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 		mu.Lock()
 		assert.Empty(t, calls)
 		mu.Unlock()
@@ -178,7 +178,7 @@ func TestRelist_Errors(t *testing.T) {
 		if err != nil { // the re-list may have been routed already
 			assert.ErrorIs(t, err, context.Canceled)
 		}
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 	})
 }
 

@@ -233,7 +233,7 @@ type Runtime struct {
 	tel *telemetry.Engine
 	// loops are the Runtime's hot-loop findings (see hotloop.go).
 	loops loopState
-	// idle wakes the callers of runtimetest.WaitIdle (see activity.go).
+	// idle wakes the callers of runtimetest.Settle (see activity.go).
 	idle idle.Notifier
 	// group tracks every goroutine the Runtime starts.
 	group group

@@ -11,7 +11,7 @@ import (
 // KindHeadReporter is an optional interface of a [CoreState]: it tells
 // where a kind's history stands, so that a watcher can tell whether it has
 // received everything committed so far (the Runtime's quiescence check,
-// runtimetest.WaitIdle, uses it). A state returned by [WrapCore]
+// runtimetest.Settle, uses it). A state returned by [WrapCore]
 // implements it by asking its core, and answers with an error that
 // matches [errors.ErrUnsupported] when the core does not implement it.
 type KindHeadReporter interface {

@@ -61,8 +61,11 @@ func byPrefix(ctx context.Context, r controller.Reader, _ *zap.Logger, a *A) ([]
 	return deps, nil
 }
 
-func hasFinalizer(fin string) func(*resource.Metadata) bool {
-	return func(md *resource.Metadata) bool { return md.Finalizers().Has(fin) }
+// hasFinalizer asserts that an A holds the finalizer fin.
+func hasFinalizer(fin string) func(*A, *assert.Assertions) {
+	return func(a *A, asrt *assert.Assertions) {
+		asrt.True(a.Metadata().Finalizers().Has(fin), "finalizer %s", fin)
+	}
 }
 
 func TestTheFinalizerIsReleasedOnceTheDependentsAreGone(t *testing.T) {
@@ -76,21 +79,21 @@ func TestTheFinalizerIsReleasedOnceTheDependentsAreGone(t *testing.T) {
 			runtimetest.Create(t, st, fixture.New[fixture.ADef]("a1", 0), fixture.New[fixture.ADef]("a2", 0),
 				dependent("a1-x", "a1"), dependent("a1-y", "a1"), dependent("a2-x", "a2"))
 			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(cleanup.NewController(settings)))
-			runtimetest.AwaitMetadata(t, st, ptrA("a1"), hasFinalizer("cleanup"))
-			runtimetest.AwaitMetadata(t, st, ptrA("a2"), hasFinalizer("cleanup"))
+			runtimetest.AssertResource(t, st, "a1", hasFinalizer("cleanup"))
+			runtimetest.AssertResource(t, st, "a2", hasFinalizer("cleanup"))
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
 			require.NoError(t, st.Destroy(ctx, ptrC("a1-x")))
 			require.NoError(t, st.Destroy(ctx, ptrC("a2-x"))) // another input's dependent
 			// a1 waits for a1-y: a2 (running) keeps its finalizer whatever.
-			runtimetest.AwaitMetadata(t, st, ptrA("a2"), hasFinalizer("cleanup"))
+			runtimetest.AssertResource(t, st, "a2", hasFinalizer("cleanup"))
 			a1, err := st.Get(ctx, ptrA("a1"))
 			require.NoError(t, err)
 			assert.True(t, a1.Metadata().Finalizers().Has("cleanup"), "the finalizer stays while a dependent exists")
 
 			require.NoError(t, st.Destroy(ctx, ptrC("a1-y")))
-			runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Empty() }))
 			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 		})
 	}
@@ -107,16 +110,16 @@ func TestDependentsCanBeTornDownOrDestroyed(t *testing.T) {
 			require.NoError(t, st.Create(ctx, dependent("owned", "a1"), state.WithCreateOwner("someone")))
 			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(cleanup.NewController(cleanup.Settings[*A, *C]{Name: "cleanup", DependentsQuery: byLabel},
 				cleanup.WithDependentAction(action))))
-			runtimetest.AwaitMetadata(t, st, ptrA("a1"), hasFinalizer("cleanup"))
+			runtimetest.AssertResource(t, st, "a1", hasFinalizer("cleanup"))
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
 			// With ActionDestroy, dependents without finalizers may be gone
 			// already; the held one is tearing down in both cases.
-			runtimetest.AwaitMetadata(t, st, ptrC("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+			runtimetest.AssertResource(t, st, "held", runtimetest.Holds(func(got *C) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 			if action == cleanup.ActionTeardown {
 				for _, id := range []string{"free", "owned"} {
-					runtimetest.AwaitMetadata(t, st, ptrC(id), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+					runtimetest.AssertResource(t, st, id, runtimetest.Holds(func(got *C) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 				}
 			}
 			other, err := st.Get(ctx, ptrC("other"))
@@ -124,10 +127,10 @@ func TestDependentsCanBeTornDownOrDestroyed(t *testing.T) {
 			assert.Equal(t, resource.PhaseRunning, other.Metadata().Phase(), "dependents of other inputs are left alone")
 
 			if action == cleanup.ActionDestroy {
-				runtimetest.AwaitGone[*C](t, st, "free")
-				runtimetest.AwaitGone[*C](t, st, "owned")
+				runtimetest.AssertNoResource[*C](t, st, "free")
+				runtimetest.AssertNoResource[*C](t, st, "owned")
 				require.NoError(t, st.RemoveFinalizer(ctx, ptrC("held"), "hold"))
-				runtimetest.AwaitGone[*C](t, st, "held")
+				runtimetest.AssertNoResource[*C](t, st, "held")
 			} else {
 				require.NoError(t, st.RemoveFinalizer(ctx, ptrC("held"), "hold"))
 				for _, id := range []string{"free", "held"} {
@@ -135,7 +138,7 @@ func TestDependentsCanBeTornDownOrDestroyed(t *testing.T) {
 				}
 				require.NoError(t, st.Destroy(ctx, ptrC("owned"), state.WithDestroyOwner("someone")))
 			}
-			runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Empty() }))
 		})
 	}
 }
@@ -178,11 +181,11 @@ func TestAFailingListerFailsOnlyItsInput(t *testing.T) {
 		runtimetest.Create(t, st, fixture.New[fixture.ADef]("fails", 0), fixture.New[fixture.ADef]("panics", 0), fixture.New[fixture.ADef]("ok", 0))
 		engine := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 		for _, id := range []string{"fails", "panics", "ok"} {
-			runtimetest.AwaitMetadata(t, st, ptrA(id), hasFinalizer("cleanup"))
+			runtimetest.AssertResource(t, st, id, hasFinalizer("cleanup"))
 			_, err := st.Teardown(ctx, ptrA(id))
 			require.NoError(t, err)
 		}
-		runtimetest.AwaitMetadata(t, st, ptrA("ok"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		runtimetest.AssertResource(t, st, "ok", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Empty() }))
 		// Each failing input fails alone, named once, and is retried.
 		for range 2 {
 			err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "lister failed") })
@@ -227,7 +230,7 @@ func TestG2_NilOptionsAreSkipped(t *testing.T) {
 	require.NoError(t, ctrl.Validate())
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 	runtimetest.Create(t, st, fixture.New[fixture.ADef]("a1", 1))
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), hasFinalizer("keeper"))
+	runtimetest.AssertResource(t, st, "a1", hasFinalizer("keeper"))
 }
 
 func TestDeclarationsFollowTheAction(t *testing.T) {
@@ -287,7 +290,7 @@ func startTornDown(t *testing.T, ctrl controller.Controller, opts ...runtime.Opt
 	st := inmem.NewState()
 	runtimetest.Create(t, st, fixture.New[fixture.ADef]("fails", 0))
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl), runtimetest.WithRuntimeOptions(opts...))
-	runtimetest.AwaitMetadata(t, st, ptrA("fails"), hasFinalizer("cleanup"))
+	runtimetest.AssertResource(t, st, "fails", hasFinalizer("cleanup"))
 	_, err := st.Teardown(t.Context(), ptrA("fails"))
 	require.NoError(t, err)
 	return st

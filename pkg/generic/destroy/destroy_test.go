@@ -119,26 +119,24 @@ func TestWrappedControllersDestroyTheirReadyOutputs(t *testing.T) {
 			ctx := context.Background()
 			runtimetest.Create(t, st, fixture.New[fixture.ADef]("a1", 1), fixture.New[fixture.ADef]("a2", 2))
 			runtimetest.Start(t, runtimetest.WithState(st), ctrl)
-			runtimetest.Await(t, st, "a1", fixture.RunningN[*fixture.C](1))
-			runtimetest.Await(t, st, "a2", fixture.RunningN[*fixture.C](2))
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*fixture.C](1)))
+			runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*fixture.C](2)))
 			require.NoError(t, st.AddFinalizer(ctx, ptrC("a1"), "hold"))
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
 			_, err = st.Teardown(ctx, ptrA("a2"))
 			require.NoError(t, err)
-			runtimetest.AwaitGone[*fixture.C](t, st, "a2")
+			runtimetest.AssertNoResource[*fixture.C](t, st, "a2")
 			// The two inputs are processed in any order: a1's output may
 			// start tearing down after a2's output is gone.
-			runtimetest.AwaitMetadata(t, st, ptrC("a1"), func(md *resource.Metadata) bool {
-				return md.Phase() == resource.PhaseTearingDown
-			})
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *fixture.C) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 			c1, err := st.Get(ctx, ptrC("a1"))
 			require.NoError(t, err, "an output with finalizers is not destroyed")
 			assert.Equal(t, resource.PhaseTearingDown, c1.Metadata().Phase())
 
 			require.NoError(t, st.RemoveFinalizer(ctx, ptrC("a1"), "hold"))
-			runtimetest.AwaitGone[*fixture.C](t, st, "a1")
+			runtimetest.AssertNoResource[*fixture.C](t, st, "a1")
 		})
 	}
 }
@@ -155,11 +153,11 @@ func TestOnlyOwnReadyOutputsAreDestroyed(t *testing.T) {
 	require.NoError(t, err)
 	runtimetest.Create(t, st, fixture.New[fixture.ADef]("a1", 1), fixture.New[fixture.ADef]("gone", 1))
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(wrapped))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*fixture.C](1))
-	runtimetest.Await(t, st, "gone", fixture.RunningN[*fixture.C](1))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*fixture.C](1)))
+	runtimetest.AssertResource(t, st, "gone", runtimetest.Holds(fixture.RunningN[*fixture.C](1)))
 
 	require.NoError(t, st.Destroy(ctx, ptrA("gone")))
-	runtimetest.AwaitGone[*fixture.C](t, st, "gone")
+	runtimetest.AssertNoResource[*fixture.C](t, st, "gone")
 	_, err = st.Get(ctx, ptrC("foreign"))
 	assert.NoError(t, err, "another owner's output is left alone")
 	c, err := st.Get(ctx, ptrC("a1"))

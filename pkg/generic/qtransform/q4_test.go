@@ -59,15 +59,15 @@ func TestQ4_ExtraMappedInputDestroyedKeepsItsLabels(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithState(st),
 		runtimetest.WithQControllers(qtransform.NewQController(s, qtransform.WithExtraMappedInput(m.Map))))
 	runtimetest.Create(t, st, newA("p1", 0))
-	runtimetest.Await(t, st, "p1", fixture.RunningN[*B](0))
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(fixture.RunningN[*B](0)))
 
 	runtimetest.Create(t, st, child("c1", "p1"))
-	e.Settle(t)
-	runtimetest.Await(t, st, "p1", fixture.RunningN[*B](1))
+	runtimetest.Settle(t, e.Runtime)
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(fixture.RunningN[*B](1)))
 	require.NoError(t, st.Destroy(context.Background(), typed.Pointer[*C]("c1")))
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	assert.Equal(t, []string{"c1=p1", "c1=destroyed:p1"}, m.Calls(), "the mapper sees the parent label of a destroyed child")
-	runtimetest.Await(t, st, "p1", fixture.RunningN[*B](0)) // not stale
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(fixture.RunningN[*B](0))) // not stale
 }
 
 // TestQ4_ExtraMappedInputCoalescedBurst: a child created unlabelled,
@@ -84,7 +84,7 @@ func TestQ4_ExtraMappedInputCoalescedBurst(t *testing.T) {
 		e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 			runtimetest.WithQControllers(qtransform.NewQController(s, qtransform.WithExtraMappedInput(m.Map))))
 		runtimetest.Create(t, st, newA("p1", 0), newA("p2", 0))
-		runtimetest.Await(t, st, "p2", fixture.RunningN[*B](0))
+		runtimetest.AssertResource(t, st, "p2", runtimetest.Holds(fixture.RunningN[*B](0)))
 
 		runtimetest.Create(t, st, child("blocker", "p2")) // its call holds the only worker
 		synctest.Wait()
@@ -107,7 +107,7 @@ func TestQ4_ExtraMappedInputCoalescedBurst(t *testing.T) {
 		release("blocker")
 		release("c1")
 		close(m.Gate)
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 		assert.Equal(t, []string{"blocker=p2", "c1=destroyed:p1"}, m.Calls(),
 			"one call for the coalesced changes, as destroyed, with the last label")
 	})

@@ -34,15 +34,15 @@ func TestQ1_EveryInputMapsToItsOutput(t *testing.T) {
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB")))
 	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
 
-	b1 := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
-	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4))
+	b1 := runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
+	runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](4)))
 	assert.Equal(t, "AtoB", b1.Metadata().Owner(), "outputs are owned by the controller")
 
 	fixture.SetN[*A](t, st, ptrA("a1"), 10)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](20))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](20)))
 
 	teardownAndDestroy(t, st, ptrA("a2"))
-	runtimetest.AwaitGone[*B](t, st, "a2")
+	runtimetest.AssertNoResource[*B](t, st, "a2")
 }
 
 func TestQ2_UnchangedOutputIsNotWritten(t *testing.T) {
@@ -56,7 +56,7 @@ func TestQ2_UnchangedOutputIsNotWritten(t *testing.T) {
 	}
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
 	runtimetest.Create(t, st, newA("a1", 1))
-	b := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	b := runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 
 	a, err := safe.StateUpdateWithConflicts(context.Background(), st, ptrA("a1"), func(a *A) error {
 		a.TypedSpec().M = 7
@@ -89,19 +89,19 @@ func TestQ2_TheControllersOwnFinalizerWriteIsNotProcessedAgain(t *testing.T) {
 	}
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") })
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Has("AtoB") }))
 	// Items are queued in order and run one at a time: once the output of
 	// an input created later exists, a1's second Reconcile is over.
 	runtimetest.Create(t, st, newA("marker", 1))
-	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "marker", runtimetest.Holds(fixture.RunningN[*B](2)))
 	mu.Lock()
 	assert.Equal(t, 1, calls["a1"], "TransformFunc ran again for the controller's own write")
 	mu.Unlock()
 
 	// A change of the input is processed.
 	fixture.SetN[*A](t, st, ptrA("a1"), 5)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](10))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](10)))
 	mu.Lock()
 	assert.Equal(t, 2, calls["a1"])
 	mu.Unlock()
@@ -120,19 +120,19 @@ func TestQ3_AFailingInputDoesNotStopTheOthers(t *testing.T) {
 		ctrl := record(qtransform.NewQController(s))
 		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
 		runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
-		runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4))
+		runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](4)))
 
 		fixture.SetN[*A](t, st, ptrA("a2"), -1)
 		err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "negative input") })
 		assert.Equal(t, "TransformFunc: negative input", err.Error(), "the error names what failed (the Runtime names the item)")
 		runtimetest.Create(t, st, newA("a3", 3))
-		runtimetest.Await(t, st, "a3", fixture.RunningN[*B](6))
+		runtimetest.AssertResource(t, st, "a3", runtimetest.Holds(fixture.RunningN[*B](6)))
 		b2, err := safe.StateGet[*B](context.Background(), st, ptrB("a2"))
 		require.NoError(t, err)
 		assert.Equal(t, 4, b2.TypedSpec().N, "the failing input's output is kept as it was")
 
 		fixture.SetN[*A](t, st, ptrA("a2"), 5)
-		runtimetest.Await(t, st, "a2", fixture.RunningN[*B](10))
+		runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](10)))
 	})
 }
 
@@ -149,8 +149,8 @@ func TestAPanicFailsOnlyItsInput(t *testing.T) {
 		ctrl := record(qtransform.NewQController(s, qtransform.WithConcurrency(2)))
 		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
 		runtimetest.Create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
-		runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
-		runtimetest.Await(t, st, "z1", fixture.RunningN[*B](6))
+		runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
+		runtimetest.AssertResource(t, st, "z1", runtimetest.Holds(fixture.RunningN[*B](6)))
 
 		err := ctrl.Await(t, func(error) bool { return true })
 		var pe *generic.PanicError
@@ -190,7 +190,7 @@ func TestQ5_BadMappingFailsOnlyItsInput(t *testing.T) {
 			runtimetest.Create(t, st, newA(id, 1))
 		}
 		runtimetest.Create(t, st, newA("good", 5))
-		runtimetest.Await(t, st, "good", fixture.RunningN[*B](10))
+		runtimetest.AssertResource(t, st, "good", runtimetest.Holds(fixture.RunningN[*B](10)))
 
 		for len(bad) > 0 {
 			err := ctrl.Await(t, func(error) bool { return true })
@@ -214,15 +214,15 @@ func TestInputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB", qtransform.WithoutInputFinalizers())))
 	ctx := context.Background()
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 	runtimetest.Create(t, st, newA("a1", 5))
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	b := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](10))
+	b := runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](10)))
 	assert.True(t, b.Metadata().Finalizers().Empty())
 }
 
@@ -231,7 +231,7 @@ func TestInputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB")))
 	ctx := context.Background()
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	a, err := st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"AtoB"}, []string(*a.Metadata().Finalizers()), "by default the input holds the controller's finalizer")
@@ -239,14 +239,14 @@ func TestInputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	_, err = st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 	a, err = st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer stays while the output exists")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Empty() }))
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 }
 
@@ -289,7 +289,7 @@ func TestTheOutputIsDestroyedBeforeTheInputGoes(t *testing.T) {
 	}
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(ab), qtransform.NewQController(bc)))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*C](3))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*C](3)))
 
 	teardownAndDestroy(t, st, ptrA("a1"))
 	for _, ptr := range []resource.Pointer{ptrB("a1"), typed.Pointer[*C]("a1")} {
@@ -327,10 +327,10 @@ func TestFinalizerRemovalCanBeVetoed(t *testing.T) {
 		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
 		ctx := context.Background()
 		runtimetest.Create(t, st, newA("a1", 1))
-		runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+		runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 		_, err := st.Teardown(ctx, ptrA("a1"))
 		require.NoError(t, err)
-		runtimetest.AwaitGone[*B](t, st, "a1")
+		runtimetest.AssertNoResource[*B](t, st, "a1")
 		// Changes re-run the item at once (rule Q3): the output's
 		// teardown maps to the input (its destruction maps to nothing).
 		// Once they are all handled (every goroutine blocked, no virtual
@@ -358,7 +358,7 @@ func TestFinalizerRemovalCanBeVetoed(t *testing.T) {
 		assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "a vetoed finalizer stays")
 
 		allow.Store(true)
-		runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Empty() }))
 		require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 	})
 }
@@ -374,7 +374,7 @@ func TestWithoutInputFinalizersTheInputGoesFirst(t *testing.T) {
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s, qtransform.WithoutInputFinalizers())))
 	ctx := context.Background()
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	a, err := st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Empty(), "no input finalizer")
@@ -383,9 +383,9 @@ func TestWithoutInputFinalizersTheInputGoesFirst(t *testing.T) {
 	// still there, and the output follows.
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
+	runtimetest.AssertNoResource[*B](t, st, "a1")
 	assert.Empty(t, vetoes, "FinalizerRemovalFunc is not used without input finalizers")
 }
 
@@ -401,10 +401,10 @@ func TestExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s,
 		qtransform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive}))))
 	runtimetest.Create(t, st, newA("a1", 1))
-	c := runtimetest.Await(t, st, "a1", fixture.RunningN[*C](3))
+	c := runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*C](3)))
 	assert.Equal(t, "AtoB", c.Metadata().Owner())
 	fixture.SetN[*A](t, st, ptrA("a1"), 5)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*C](11))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*C](11)))
 }
 
 func TestExtraMappedInputsRequeueTheirInputs(t *testing.T) {
@@ -431,11 +431,11 @@ func TestExtraMappedInputsRequeueTheirInputs(t *testing.T) {
 			return []resource.Pointer{ptrA(c.Metadata().ID())}, nil
 		}))))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](1))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](1)))
 	runtimetest.Create(t, st, fixture.New[fixture.CDef]("a1", 100))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](101))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](101)))
 	require.NoError(t, st.Destroy(context.Background(), typed.Pointer[*C]("a1")))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](1))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](1)))
 	c := <-gone
 	assert.Equal(t, typed.Pointer[*C]("a1"), resource.PointerOf(c.Metadata()), "a gone resource is passed with its metadata")
 	assert.Equal(t, uint64(1), c.Metadata().Version().Value(), "its last stored version's")
@@ -456,19 +456,19 @@ func TestTearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 			a := newA("a1", 1)
 			a.Metadata().Finalizers().Add("hold")
 			runtimetest.Create(t, st, a)
-			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
 			fixture.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
-			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](14))
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](14)))
 			if withFinalizers {
-				runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
+				runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return !got.Metadata().Finalizers().Has("AtoB") }))
 			}
 
 			require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "hold"))
 			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-			runtimetest.AwaitGone[*B](t, st, "a1")
+			runtimetest.AssertNoResource[*B](t, st, "a1")
 		})
 	}
 }
@@ -494,15 +494,15 @@ func TestSharedOutputsAreOwnedPerController(t *testing.T) {
 			},
 		}, qtransform.WithOutputKind(controller.OutputShared))))
 	runtimetest.Create(t, st, newA("x", 1), fixture.New[fixture.BDef]("x", 2))
-	ca := runtimetest.Await(t, st, "a-x", fixture.RunningN[*C](1))
-	cb := runtimetest.Await(t, st, "b-x", fixture.RunningN[*C](2))
+	ca := runtimetest.AssertResource(t, st, "a-x", runtimetest.Holds(fixture.RunningN[*C](1)))
+	cb := runtimetest.AssertResource(t, st, "b-x", runtimetest.Holds(fixture.RunningN[*C](2)))
 	assert.Equal(t, "AtoC", ca.Metadata().Owner())
 	assert.Equal(t, "BtoC", cb.Metadata().Owner())
 
 	teardownAndDestroy(t, st, ptrA("x"))
-	runtimetest.AwaitGone[*C](t, st, "a-x")
+	runtimetest.AssertNoResource[*C](t, st, "a-x")
 	fixture.SetN[*B](t, st, ptrB("x"), 3)
-	runtimetest.Await(t, st, "b-x", fixture.RunningN[*C](3))
+	runtimetest.AssertResource(t, st, "b-x", runtimetest.Holds(fixture.RunningN[*C](3)))
 }
 
 func TestConcurrentItemsAllConverge(t *testing.T) {
@@ -526,7 +526,7 @@ func TestConcurrentItemsAllConverge(t *testing.T) {
 		runtimetest.Create(t, st, newA(fmt.Sprintf("a%03d", i), i))
 	}
 	for i := range n {
-		runtimetest.AwaitPointer(t, st, ptrB(fmt.Sprintf("a%03d", i)), fixture.RunningN[*B](2*i))
+		runtimetest.AssertResource(t, st, fmt.Sprintf("a%03d", i), runtimetest.Holds(fixture.RunningN[*B](2*i)))
 	}
 	assert.LessOrEqual(t, maxInFlight.Load(), int32(4), "no more than Concurrency items at once")
 }
@@ -542,11 +542,11 @@ func TestOrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	runtimetest.Create(t, st, newA("kept", 3))
 
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB")))
-	runtimetest.Await(t, st, "kept", fixture.RunningN[*B](6))
-	runtimetest.AwaitGone[*B](t, st, "orphan")
-	runtimetest.AwaitMetadata(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "kept", runtimetest.Holds(fixture.RunningN[*B](6)))
+	runtimetest.AssertNoResource[*B](t, st, "orphan")
+	runtimetest.AssertResource(t, st, "held", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("held"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "held")
+	runtimetest.AssertNoResource[*B](t, st, "held")
 }
 
 func TestAnUnmappableExistingOutputDoesNotStopTheInputs(t *testing.T) {
@@ -564,8 +564,8 @@ func TestAnUnmappableExistingOutputDoesNotStopTheInputs(t *testing.T) {
 	}
 
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
-	runtimetest.AwaitGone[*B](t, st, "orphan")
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
+	runtimetest.AssertNoResource[*B](t, st, "orphan")
 	_, err := st.Get(ctx, ptrB("bad"))
 	assert.NoError(t, err, "an output that cannot be mapped back is left alone")
 }
@@ -582,13 +582,13 @@ func TestAMappingChangeMovesTheOutput(t *testing.T) {
 	}
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	require.NoError(t, st.AddFinalizer(context.Background(), ptrB("a1-1"), "hold"))
 	fixture.SetN[*A](t, st, ptrA("a1"), 2)
-	runtimetest.Await(t, st, "a1-0", fixture.RunningN[*B](4))
-	runtimetest.AwaitMetadata(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1-0", runtimetest.Holds(fixture.RunningN[*B](4)))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 	require.NoError(t, st.RemoveFinalizer(context.Background(), ptrB("a1-1"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "a1-1")
+	runtimetest.AssertNoResource[*B](t, st, "a1-1")
 }
 
 func TestAMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
@@ -608,19 +608,19 @@ func TestAMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 	}
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1-1"), "hold"))
 	fixture.SetN[*A](t, st, ptrA("a1"), 2)
-	runtimetest.Await(t, st, "a1-0", fixture.RunningN[*B](4))
-	runtimetest.AwaitMetadata(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1-0", runtimetest.Holds(fixture.RunningN[*B](4)))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 
 	fixture.SetN[*A](t, st, ptrA("a1"), 3)
-	runtimetest.AwaitGone[*B](t, st, "a1-0")
+	runtimetest.AssertNoResource[*B](t, st, "a1-0")
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1-1"), "hold"))
-	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](6))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(fixture.RunningN[*B](6)))
 
 	teardownAndDestroy(t, st, ptrA("a1"))
-	runtimetest.AwaitGone[*B](t, st, "a1-1")
+	runtimetest.AssertNoResource[*B](t, st, "a1-1")
 }
 
 func TestRequeueErrorRequeuesTheItem(t *testing.T) {
@@ -641,7 +641,7 @@ func TestRequeueErrorRequeuesTheItem(t *testing.T) {
 		a := newA("a1", 4)
 		a.Metadata().Finalizers().Add("AtoB")
 		runtimetest.Create(t, st, a)
-		runtimetest.Await(t, st, "a1", fixture.RunningN[*B](8))
+		runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](8)))
 		assert.Equal(t, int32(3), calls.Load(), "requeued twice, then written")
 		assert.GreaterOrEqual(t, time.Since(start), 2*time.Second, "each requeue waits its interval")
 	})
@@ -656,15 +656,15 @@ func TestAWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	ctrl := record(aToB("AtoB"))
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 
 	core.Arm()
 	fixture.SetN[*A](t, st, ptrA("a1"), 2)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](4))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](4)))
 	assert.Equal(t, 1, core.Conflicts(), "the write met the earlier-incarnation conflict")
 
 	runtimetest.Create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
-	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "marker", runtimetest.Holds(fixture.RunningN[*B](2)))
 	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
 }
 
@@ -681,17 +681,17 @@ func TestWithInputFinalizersUnmapMetadataFuncIsOptional(t *testing.T) {
 	require.NoError(t, first.Validate())
 	engine := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(first))
 	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
-	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
+	runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](4)))
 
 	// A held output: destroyed once destroy-ready, then the input goes.
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	_, err := st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Empty() }))
 
 	// A new Runtime and controller (an empty index) over the same state.
 	require.NoError(t, engine.Stop())
@@ -704,13 +704,13 @@ func TestWithInputFinalizersUnmapMetadataFuncIsOptional(t *testing.T) {
 	_, err = st.Teardown(ctx, ptrA("a2")) // before the new Runtime starts
 	require.NoError(t, err)
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s)))
-	runtimetest.AwaitMetadata(t, st, ptrB("a2"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a2"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "a2")
-	runtimetest.AwaitMetadata(t, st, ptrA("a2"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AssertNoResource[*B](t, st, "a2")
+	runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Empty() }))
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("stray"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "stray")
+	runtimetest.AssertNoResource[*B](t, st, "stray")
 }
 
 // TestInputFinalizerOptions: qtransform spells the input-finalizer
@@ -730,7 +730,7 @@ func TestInputFinalizerOptions(t *testing.T) {
 			st := newState()
 			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(aToB("AtoB", tc.opts...)))
 			runtimetest.Create(t, st, newA("a1", 1))
-			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 			a, err := st.Get(context.Background(), ptrA("a1"))
 			require.NoError(t, err)
 			assert.Equal(t, tc.held, a.Metadata().Finalizers().Has("AtoB"))

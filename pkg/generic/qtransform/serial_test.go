@@ -74,7 +74,7 @@ func TestReconcileAndMapInputOfOnePointerDoNotOverlap(t *testing.T) {
 	}
 	for i := range ids {
 		last := updates - (updates-i)%ids
-		runtimetest.Await(t, st, fmt.Sprintf("a%d", i), func(b *B) bool { return b.TypedSpec().N == 2*last })
+		runtimetest.AssertResource(t, st, fmt.Sprintf("a%d", i), runtimetest.Holds(func(b *B) bool { return b.TypedSpec().N == 2*last }))
 	}
 	assert.Zero(t, o.count.Load(), "Reconcile and MapInput ran at once for one pointer")
 }

@@ -118,13 +118,13 @@ func TestG2_FinalizerRemovalFuncWithoutInputFinalizersIsIgnored(t *testing.T) {
 	require.NoError(t, ctrl.Validate(), "an unused setting is not an error")
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	a, err := st.Get(context.Background(), ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Empty(), "no input finalizer without WithInputFinalizers")
 
 	require.NoError(t, st.Destroy(context.Background(), ptrA("a1")))
-	runtimetest.AwaitGone[*B](t, st, "a1")
+	runtimetest.AssertNoResource[*B](t, st, "a1")
 	assert.Empty(t, vetoes, "FinalizerRemovalFunc is never called")
 }
 
@@ -134,5 +134,5 @@ func TestG2_NilOptionsAreSkipped(t *testing.T) {
 	require.NoError(t, ctrl.Validate())
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 }

@@ -108,7 +108,7 @@ func TestAFailingInputDoesNotDelayTheOthers(t *testing.T) {
 
 		start := time.Now()
 		runtimetest.Create(t, st, newA("good", 2))
-		runtimetest.Await(t, st, "good", hasN(4))
+		runtimetest.AssertResource(t, st, "good", runtimetest.Holds(hasN(4)))
 		assert.Less(t, time.Since(start), itemBackoff, "the healthy input waited for the failing one")
 
 		// Let the failing input go through two more retries: its schedule
@@ -158,7 +158,7 @@ func TestTransientFailuresAreRetriedPerInput(t *testing.T) {
 			runtimetest.Create(t, st, newA(fmt.Sprintf("a%02d", i), i))
 		}
 		engine := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
-		runtimetest.AwaitAll(t, st, func(bs []*B) bool {
+		runtimetest.AssertAll(t, st, runtimetest.Holds(func(bs []*B) bool {
 			if len(bs) != n {
 				return false
 			}
@@ -168,13 +168,13 @@ func TestTransientFailuresAreRetriedPerInput(t *testing.T) {
 				}
 			}
 			return true
-		})
+		}))
 		// Settled: idle now, and still without a call 10 virtual minutes
 		// later (no retry was left).
-		engine.Settle(t)
+		runtimetest.Settle(t, engine.Runtime)
 		total := seen.total()
 		time.Sleep(10 * time.Minute)
-		engine.Settle(t)
+		runtimetest.Settle(t, engine.Runtime)
 		assert.Equal(t, total, seen.total(), "the controller did not settle")
 
 		failures := 0
@@ -212,7 +212,7 @@ func TestRequeueErrorRetriesTheInputAfterItsInterval(t *testing.T) {
 		engine := runtimetest.Start(t, runtimetest.WithControllers(ctrl))
 		start := time.Now()
 		runtimetest.Create(t, engine.State, newA("a1", 4))
-		runtimetest.Await(t, engine.State, "a1", hasN(8))
+		runtimetest.AssertResource(t, engine.State, "a1", runtimetest.Holds(hasN(8)))
 		assert.Equal(t, 10*time.Second, time.Since(start), "requeued twice, 5 s each")
 		assert.Empty(t, ctrl.Errors, "a requeue that wraps no error is not a failure")
 		assertNoRestart(t, engine.Runtime, "AtoB")
@@ -246,7 +246,7 @@ func TestTheErrorNamesWhatFailed(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(msg, resource.PointerString(ptrA("taken"))), "the input is named once: %s", msg)
 		assert.Equal(t, 1, strings.Count(msg, resource.PointerString(ptrB("taken"))), "the output is named once: %s", msg)
 
-		runtimetest.Await(t, st, "a1", hasN(2))
+		runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(hasN(2)))
 		_, err = st.Teardown(ctx, ptrA("a1"))
 		require.NoError(t, err)
 		err = ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "not yet") })
@@ -365,7 +365,7 @@ func TestMaxAttemptsParksAnInputUntilItChanges(t *testing.T) {
 		time.Sleep(time.Hour)
 		assert.Len(t, seen.of("bad"), 3, "parked after 3 failed runs: not retried")
 		runtimetest.Create(t, st, newA("good", 2))
-		runtimetest.Await(t, st, "good", hasN(4))
+		runtimetest.AssertResource(t, st, "good", runtimetest.Holds(hasN(4)))
 
 		// A change brings it back, fresh: 3 more attempts from 100 ms.
 		start := time.Now()
@@ -384,7 +384,7 @@ func TestMaxAttemptsParksAnInputUntilItChanges(t *testing.T) {
 			r.(*A).TypedSpec().N = 10
 			return nil
 		}))
-		runtimetest.Await(t, st, "bad", hasN(20))
+		runtimetest.AssertResource(t, st, "bad", runtimetest.Holds(hasN(20)))
 	})
 }
 
@@ -437,7 +437,7 @@ func TestARequeueLeavesTheBackoffWhereItWas(t *testing.T) {
 		}))
 		engine := runtimetest.Start(t, runtimetest.WithControllers(ctrl))
 		runtimetest.Create(t, engine.State, newA("a", 1))
-		runtimetest.Await(t, engine.State, "a", hasN(2))
+		runtimetest.AssertResource(t, engine.State, "a", runtimetest.Holds(hasN(2)))
 		assert.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 5 * time.Second, 400 * time.Millisecond, 800 * time.Millisecond},
 			gaps(seen.of("a")))
 		assert.Len(t, ctrl.Errors, 4, "the requeue was not reported as a failure")

@@ -46,7 +46,7 @@ func TestS7_TransformInputsAreReadOnlySnapshots(t *testing.T) {
 	})))
 	require.NoError(t, st.Create(t.Context(), newA("a", 1)))
 	in := <-seen
-	runtimetest.Await(t, st, "a", fixture.RunningN[*B](1))
+	runtimetest.AssertResource(t, st, "a", runtimetest.Holds(fixture.RunningN[*B](1)))
 	snap, err := st.Get(t.Context(), ptrA("a"), state.WithReadOnlyGet())
 	require.NoError(t, err)
 	assert.Same(t, snap, in, "the input is the state's snapshot, not a copy")

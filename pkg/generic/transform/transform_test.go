@@ -35,15 +35,15 @@ func TestEveryInputMapsToItsOutput(t *testing.T) {
 	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB")))
 
-	b1 := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
-	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4))
+	b1 := runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
+	runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](4)))
 	assert.Equal(t, "AtoB", b1.Metadata().Owner(), "outputs are owned by the controller")
 
 	fixture.SetN[*A](t, st, ptrA("a1"), 10)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](20))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](20)))
 
 	require.NoError(t, st.Destroy(context.Background(), ptrA("a2")))
-	runtimetest.AwaitGone[*B](t, st, "a2")
+	runtimetest.AssertNoResource[*B](t, st, "a2")
 }
 
 // update is what TransformExtraOutputFunc saw after an output write.
@@ -82,7 +82,7 @@ func TestUnchangedOutputIsNotWritten(t *testing.T) {
 		TransformExtraOutputFunc: seen.extra,
 	})))
 	runtimetest.Create(t, st, newA("a1", 1))
-	b := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	b := runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 
 	// A change to the input that does not change the output.
 	a, err := safe.StateUpdateWithConflicts(context.Background(), st, ptrA("a1"), func(a *A) error {
@@ -111,8 +111,8 @@ func TestUnchangedOutputsAreNotWrittenWhenEveryInputIsTransformed(t *testing.T) 
 	}, transform.WithExtraInputs(controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), Kind: controller.InputWeak}))))
 	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
 	versions := map[resource.ID]resource.Version{
-		"a1": runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2)).Metadata().Version(),
-		"a2": runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4)).Metadata().Version(),
+		"a1": runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2))).Metadata().Version(),
+		"a2": runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](4))).Metadata().Version(),
 	}
 	for len(seen) > 0 {
 		<-seen
@@ -140,14 +140,14 @@ func TestAFailingInputDoesNotStopTheOthers(t *testing.T) {
 		}))
 		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 		runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2), newA("a3", 3))
-		runtimetest.Await(t, st, "a2", fixture.RunningN[*B](4))
-		runtimetest.Await(t, st, "a3", fixture.RunningN[*B](6))
+		runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](4)))
+		runtimetest.AssertResource(t, st, "a3", runtimetest.Holds(fixture.RunningN[*B](6)))
 
 		fixture.SetN[*A](t, st, ptrA("a2"), -1)
 		runtimetest.Create(t, st, newA("a4", 4))
-		runtimetest.Await(t, st, "a4", fixture.RunningN[*B](8))
+		runtimetest.AssertResource(t, st, "a4", runtimetest.Holds(fixture.RunningN[*B](8)))
 		fixture.SetN[*A](t, st, ptrA("a3"), 30)
-		runtimetest.Await(t, st, "a3", fixture.RunningN[*B](60))
+		runtimetest.AssertResource(t, st, "a3", runtimetest.Holds(fixture.RunningN[*B](60)))
 
 		// The failure is reported, and retried: it names the input and what
 		// failed, once each.
@@ -160,7 +160,7 @@ func TestAFailingInputDoesNotStopTheOthers(t *testing.T) {
 		assert.Equal(t, 4, b2.TypedSpec().N, "the failing input's output is kept as it was")
 
 		fixture.SetN[*A](t, st, ptrA("a2"), 5)
-		runtimetest.Await(t, st, "a2", fixture.RunningN[*B](10))
+		runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](10)))
 	})
 }
 
@@ -179,8 +179,8 @@ func TestAPanicFailsOnlyItsInput(t *testing.T) {
 		}))
 		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 		runtimetest.Create(t, st, newA("a1", 1), newA("boom", 2), newA("z1", 3))
-		runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
-		runtimetest.Await(t, st, "z1", fixture.RunningN[*B](6))
+		runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
+		runtimetest.AssertResource(t, st, "z1", runtimetest.Holds(fixture.RunningN[*B](6)))
 
 		err := ctrl.Await(t, func(error) bool { return true })
 		var pe *generic.PanicError
@@ -221,7 +221,7 @@ func TestBadMappingFailsOnlyItsInput(t *testing.T) {
 			runtimetest.Create(t, st, newA(id, 1))
 		}
 		runtimetest.Create(t, st, newA("good", 5))
-		runtimetest.Await(t, st, "good", fixture.RunningN[*B](10))
+		runtimetest.AssertResource(t, st, "good", runtimetest.Holds(fixture.RunningN[*B](10)))
 
 		for missing := slices.Clone(bad); len(missing) > 0; {
 			err := ctrl.Await(t, func(error) bool { return true })
@@ -249,23 +249,23 @@ func TestInputRecreatedWhileOutputTearsDownGetsAFreshOutput(t *testing.T) {
 	ctx := context.Background()
 	runtimetest.Create(t, st, newA("a1", 1))
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB")))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 	runtimetest.Create(t, st, newA("a1", 5))
 
 	// The old output stays until its finalizer goes...
 	runtimetest.Create(t, st, newA("marker", 0))
-	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](0))
+	runtimetest.AssertResource(t, st, "marker", runtimetest.Holds(fixture.RunningN[*B](0)))
 	old, err := st.Get(ctx, ptrB("a1"))
 	require.NoError(t, err)
 	assert.Equal(t, resource.PhaseTearingDown, old.Metadata().Phase())
 
 	// ...then it is destroyed and created again from the new input.
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	b := runtimetest.Await(t, st, "a1", fixture.RunningN[*B](10))
+	b := runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](10)))
 	assert.True(t, b.Metadata().Finalizers().Empty())
 	assert.Equal(t, "AtoB", b.Metadata().Owner())
 }
@@ -275,7 +275,7 @@ func TestInputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB", transform.WithInputFinalizers())))
 	ctx := context.Background()
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	a, err := st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer is added before the output is written")
@@ -283,14 +283,14 @@ func TestInputFinalizerIsHeldUntilTheOutputIsDestroyed(t *testing.T) {
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	_, err = st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 	a, err = st.Get(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "the finalizer stays while the output exists")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Empty() }))
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 }
 
@@ -316,10 +316,10 @@ func TestFinalizerRemovalCanBeVetoed(t *testing.T) {
 		}, transform.WithInputFinalizers())))
 		ctx := context.Background()
 		runtimetest.Create(t, st, newA("a1", 1))
-		runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+		runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 		_, err := st.Teardown(ctx, ptrA("a1"))
 		require.NoError(t, err)
-		runtimetest.AwaitGone[*B](t, st, "a1")
+		runtimetest.AssertNoResource[*B](t, st, "a1")
 		for range 3 { // vetoed at first and on the retries
 			<-vetoed
 		}
@@ -328,7 +328,7 @@ func TestFinalizerRemovalCanBeVetoed(t *testing.T) {
 		assert.True(t, a.Metadata().Finalizers().Has("AtoB"), "a vetoed finalizer stays")
 
 		allow.Store(true)
-		runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+		runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Empty() }))
 	})
 }
 
@@ -346,10 +346,10 @@ func TestExtraOutputsAreWrittenByTheExtraFunction(t *testing.T) {
 		},
 	}, transform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive}))))
 	runtimetest.Create(t, st, newA("a1", 1))
-	c := runtimetest.Await(t, st, "a1", fixture.RunningN[*C](3))
+	c := runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*C](3)))
 	assert.Equal(t, "AtoB", c.Metadata().Owner())
 	fixture.SetN[*A](t, st, ptrA("a1"), 5)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*C](11))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*C](11)))
 }
 
 func TestOptionalMappingNoneMeansNoOutput(t *testing.T) {
@@ -365,14 +365,14 @@ func TestOptionalMappingNoneMeansNoOutput(t *testing.T) {
 		TransformFunc: double,
 	})))
 	runtimetest.Create(t, st, newA("a1", 0), newA("a2", 1))
-	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](2)))
 	_, err := st.Get(context.Background(), ptrB("a1"))
 	assert.True(t, state.IsNotFoundError(err), "None maps to no output")
 
 	fixture.SetN[*A](t, st, ptrA("a2"), 0)
-	runtimetest.AwaitGone[*B](t, st, "a2")
+	runtimetest.AssertNoResource[*B](t, st, "a2")
 	fixture.SetN[*A](t, st, ptrA("a1"), 3)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](6))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](6)))
 }
 
 func TestTearingDownInputsCanKeepTheirOutputs(t *testing.T) {
@@ -388,19 +388,19 @@ func TestTearingDownInputsCanKeepTheirOutputs(t *testing.T) {
 			a.Metadata().Finalizers().Add("hold")
 			runtimetest.Create(t, st, a)
 			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB", opts...)))
-			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 
 			_, err := st.Teardown(ctx, ptrA("a1"))
 			require.NoError(t, err)
 			fixture.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
-			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](14))
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](14)))
 			if withFinalizers {
-				runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
+				runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return !got.Metadata().Finalizers().Has("AtoB") }))
 			}
 
 			require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "hold"))
 			require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-			runtimetest.AwaitGone[*B](t, st, "a1")
+			runtimetest.AssertNoResource[*B](t, st, "a1")
 		})
 	}
 }
@@ -429,15 +429,15 @@ func TestSharedOutputsAreOwnedPerController(t *testing.T) {
 				return nil
 			},
 		}, transform.WithOutputKind(controller.OutputShared))))
-	ca := runtimetest.Await(t, st, "a-x", fixture.RunningN[*C](1))
-	cb := runtimetest.Await(t, st, "b-x", fixture.RunningN[*C](2))
+	ca := runtimetest.AssertResource(t, st, "a-x", runtimetest.Holds(fixture.RunningN[*C](1)))
+	cb := runtimetest.AssertResource(t, st, "b-x", runtimetest.Holds(fixture.RunningN[*C](2)))
 	assert.Equal(t, "AtoC", ca.Metadata().Owner())
 	assert.Equal(t, "BtoC", cb.Metadata().Owner())
 
 	require.NoError(t, st.Destroy(context.Background(), ptrA("x")))
-	runtimetest.AwaitGone[*C](t, st, "a-x")
+	runtimetest.AssertNoResource[*C](t, st, "a-x")
 	fixture.SetN[*B](t, st, ptrB("x"), 3)
-	runtimetest.Await(t, st, "b-x", fixture.RunningN[*C](3))
+	runtimetest.AssertResource(t, st, "b-x", runtimetest.Holds(fixture.RunningN[*C](3)))
 }
 
 func TestInputListOptionsSelectTheInputs(t *testing.T) {
@@ -452,7 +452,7 @@ func TestInputListOptionsSelectTheInputs(t *testing.T) {
 			a1 := newA("a1", 1)
 			a1.Metadata().Labels().Set("sel", "")
 			runtimetest.Create(t, st, newA("a0", 5), a1)
-			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 			_, err := st.Get(context.Background(), ptrB("a0"))
 			assert.True(t, state.IsNotFoundError(err), "an input the options do not select has no output")
 
@@ -461,9 +461,9 @@ func TestInputListOptionsSelectTheInputs(t *testing.T) {
 				return nil
 			})
 			require.NoError(t, err)
-			runtimetest.AwaitGone[*B](t, st, "a1")
+			runtimetest.AssertNoResource[*B](t, st, "a1")
 			if withFinalizers {
-				runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+				runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(func(got *A) bool { return got.Metadata().Finalizers().Empty() }))
 			}
 		})
 	}
@@ -480,14 +480,14 @@ func TestOrphanOutputsAreDestroyedOnStart(t *testing.T) {
 	runtimetest.Create(t, st, newA("a1", 1))
 
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB")))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
-	runtimetest.AwaitGone[*B](t, st, "orphan")
-	runtimetest.AwaitMetadata(t, st, ptrB("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
+	runtimetest.AssertNoResource[*B](t, st, "orphan")
+	runtimetest.AssertResource(t, st, "held", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 	_, err := st.Get(ctx, ptrB("foreign"))
 	require.NoError(t, err, "outputs of other owners are left alone")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("held"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "held")
+	runtimetest.AssertNoResource[*B](t, st, "held")
 }
 
 func TestAMappingChangeMovesTheOutput(t *testing.T) {
@@ -500,10 +500,10 @@ func TestAMappingChangeMovesTheOutput(t *testing.T) {
 		TransformFunc: double,
 	})))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	fixture.SetN[*A](t, st, ptrA("a1"), 2)
-	runtimetest.Await(t, st, "a1-0", fixture.RunningN[*B](4))
-	runtimetest.AwaitGone[*B](t, st, "a1-1")
+	runtimetest.AssertResource(t, st, "a1-0", runtimetest.Holds(fixture.RunningN[*B](4)))
+	runtimetest.AssertNoResource[*B](t, st, "a1-1")
 }
 
 func TestAMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
@@ -521,19 +521,19 @@ func TestAMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 		TransformFunc: double,
 	})))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1-1"), "hold"))
 	fixture.SetN[*A](t, st, ptrA("a1"), 2)
-	runtimetest.Await(t, st, "a1-0", fixture.RunningN[*B](4))
-	runtimetest.AwaitMetadata(t, st, ptrB("a1-1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1-0", runtimetest.Holds(fixture.RunningN[*B](4)))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
 
 	fixture.SetN[*A](t, st, ptrA("a1"), 3)
-	runtimetest.AwaitGone[*B](t, st, "a1-0")
+	runtimetest.AssertNoResource[*B](t, st, "a1-0")
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1-1"), "hold"))
-	runtimetest.Await(t, st, "a1-1", fixture.RunningN[*B](6))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(fixture.RunningN[*B](6)))
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
-	runtimetest.AwaitGone[*B](t, st, "a1-1")
+	runtimetest.AssertNoResource[*B](t, st, "a1-1")
 }
 
 func TestExtraInputsAreReadByTheTransform(t *testing.T) {
@@ -552,10 +552,10 @@ func TestExtraInputsAreReadByTheTransform(t *testing.T) {
 		},
 	}, transform.WithExtraInputs(controller.Input{Namespace: kindC.Namespace(), Type: kindC.Type(), ID: optional.Some("config"), Kind: controller.InputWeak}))))
 	runtimetest.Create(t, st, fixture.New[fixture.CDef]("config", 100), newA("a1", 1), newA("a2", 2))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](101))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](101)))
 	fixture.SetN[*C](t, st, cfg, 200)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](201))
-	runtimetest.Await(t, st, "a2", fixture.RunningN[*B](202))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](201)))
+	runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](202)))
 }
 
 func TestAWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
@@ -567,15 +567,15 @@ func TestAWriteBasedOnAnEarlierIncarnationIsRetried(t *testing.T) {
 	ctrl := record(aToB("AtoB"))
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 
 	core.Arm()
 	fixture.SetN[*A](t, st, ptrA("a1"), 2)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](4))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](4)))
 	assert.Equal(t, 1, core.Conflicts(), "the write met the earlier-incarnation conflict")
 
 	runtimetest.Create(t, st, newA("marker", 1)) // a later input: its output shows the write's pass is over
-	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "marker", runtimetest.Holds(fixture.RunningN[*B](2)))
 	assert.Empty(t, ctrl.Errors, "the conflict did not fail the controller")
 }
 
@@ -613,17 +613,17 @@ func TestInputsListedOutOfOrderAreStillEachOneInput(t *testing.T) {
 		},
 	})))
 	for i := range 6 {
-		runtimetest.Await(t, st, fmt.Sprintf("a%d", i), fixture.RunningN[*B](2*i))
+		runtimetest.AssertResource(t, st, fmt.Sprintf("a%d", i), runtimetest.Holds(fixture.RunningN[*B](2*i)))
 	}
 
 	require.NoError(t, st.Destroy(ctx, ptrA("a2")))
-	runtimetest.AwaitGone[*B](t, st, "a2")
+	runtimetest.AssertNoResource[*B](t, st, "a2")
 	runtimetest.Create(t, st, newA("a7", 7))
-	runtimetest.Await(t, st, "a7", fixture.RunningN[*B](14))
+	runtimetest.AssertResource(t, st, "a7", runtimetest.Holds(fixture.RunningN[*B](14)))
 	runtimetest.Create(t, st, newA("a15", 15)) // among the known ones
-	runtimetest.Await(t, st, "a15", fixture.RunningN[*B](30))
+	runtimetest.AssertResource(t, st, "a15", runtimetest.Holds(fixture.RunningN[*B](30)))
 	fixture.SetN[*A](t, st, ptrA("a4"), 40)
-	runtimetest.Await(t, st, "a4", fixture.RunningN[*B](80))
+	runtimetest.AssertResource(t, st, "a4", runtimetest.Holds(fixture.RunningN[*B](80)))
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, map[resource.ID]int{"a0": 1, "a1": 1, "a15": 1, "a2": 1, "a3": 1, "a4": 2, "a5": 1, "a7": 1}, calls,
@@ -647,7 +647,7 @@ func TestInputFinalizerOptions(t *testing.T) {
 			st := newState()
 			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(aToB("AtoB", tc.opts...)))
 			runtimetest.Create(t, st, newA("a1", 1))
-			runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 			a, err := st.Get(context.Background(), ptrA("a1"))
 			require.NoError(t, err)
 			assert.Equal(t, tc.held, a.Metadata().Finalizers().Has("AtoB"))
@@ -682,11 +682,11 @@ func TestEachInputIsTransformedOncePerVersion(t *testing.T) {
 		runtimetest.Create(t, st, newA(id(i), i))
 		versions++
 	}
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	for i := n; i < n+10; i++ { // past the known ones, into the room left
 		runtimetest.Create(t, st, newA(id(i), i))
 		versions++
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 	}
 	for i := 0; i < n; i += 3 {
 		fixture.SetN[*A](t, st, ptrA(id(i)), -i-1)
@@ -695,12 +695,12 @@ func TestEachInputIsTransformedOncePerVersion(t *testing.T) {
 	for i := 1; i < n; i += 3 {
 		require.NoError(t, st.Destroy(ctx, ptrA(id(i))))
 	}
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	for i := range n {
 		if i%3 == 1 {
-			runtimetest.AwaitGone[*B](t, st, id(i))
+			runtimetest.AssertNoResource[*B](t, st, id(i))
 		} else if i%3 == 0 {
-			runtimetest.Await(t, st, id(i), fixture.RunningN[*B](-2*(i+1)))
+			runtimetest.AssertResource(t, st, id(i), runtimetest.Holds(fixture.RunningN[*B](-2*(i+1))))
 		}
 	}
 	assert.Equal(t, int64(versions), calls.Load(), "one transform per input version")

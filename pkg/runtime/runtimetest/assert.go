@@ -14,22 +14,26 @@ import (
 )
 
 // AssertResource waits until the resource of type R with ID id exists and
-// assertion passes on it, and returns a copy of it. assertion makes its
-// checks with the *assert.Assertions it is given (testify), as a test
-// does: it passes when it records no failure. It runs on every state the
-// resource goes through, on a shared read-only snapshot (it must not
-// modify it). When the time is up the test fails with the failures the
-// assertion recorded on the last state, and that state. R is inferred
-// from assertion:
+// assertion passes on it, and returns a copy of it. It is the one way to
+// wait for a resource: assertion makes its checks with the
+// *assert.Assertions it is given (testify), as a test does, and passes when
+// it records no failure; [Holds] turns bool predicates into an assertion,
+// and a nil assertion passes on any state (the resource exists). It runs
+// on every state the resource goes through, on a shared read-only snapshot
+// (it must not modify it). When the time is up ([SetTimeout], [Within])
+// the test fails with the failures the assertion recorded on the last
+// state, and that state. R is inferred from assertion:
 //
 //	runtimetest.AssertResource(t, st, "eth0", func(r *LinkStatus, asrt *assert.Assertions) {
 //		asrt.Equal(uint32(1500), r.TypedSpec().MTU)
 //		asrt.True(r.TypedSpec().Up)
-//	}, runtimetest.Within(5*time.Second))
+//	})
+//	runtimetest.AssertResource(t, st, "eth0", runtimetest.Holds(func(r *LinkStatus) bool { return r.TypedSpec().Up }))
+//	runtimetest.AssertResource[*LinkStatus](t, st, "eth0", nil)
 //
 // The resource is in R's default namespace unless [InNamespace] says
 // otherwise.
-func AssertResource[R typed.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, assertion func(R, *assert.Assertions), opts ...AwaitOption) R {
+func AssertResource[R typed.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, assertion func(R, *assert.Assertions), opts ...WaitOption) R {
 	tb.Helper()
 	out := AssertResources(tb, st, []resource.ID{id}, assertion, opts...)
 	if len(out) == 0 {
@@ -43,10 +47,10 @@ func AssertResource[R typed.ResourceWithDefinition](tb testing.TB, st state.Stat
 // returns copies of them in the order of ids (see [AssertResource]). When
 // the time is up the test fails with, for every resource that did not
 // pass, the failures recorded on its last state (or that it is absent).
-func AssertResources[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, assertion func(R, *assert.Assertions), opts ...AwaitOption) []R {
+func AssertResources[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, assertion func(R, *assert.Assertions), opts ...WaitOption) []R {
 	tb.Helper()
 	def := (*new(R)).Definition()
-	c := awaitOptions(tb, def.DefaultNamespace, opts)
+	c := waitOptions(tb, def.DefaultNamespace, opts)
 	kind := resource.NewKind(c.namespace, def.Type)
 	wanted := map[resource.ID]*asserted[R]{}
 	for _, id := range ids {
@@ -96,13 +100,40 @@ func AssertResources[R typed.ResourceWithDefinition](tb testing.TB, st state.Sta
 }
 
 // AssertNoResource waits until the resource of type R with ID id does not
-// exist (see [AwaitGone]), with the options of the assertion-style
-// helpers.
-func AssertNoResource[R typed.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, opts ...AwaitOption) {
+// exist, and fails the test when the time is up with its last state. The
+// resource is in R's default namespace unless [InNamespace] says
+// otherwise.
+func AssertNoResource[R typed.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, opts ...WaitOption) {
 	tb.Helper()
 	def := (*new(R)).Definition()
-	c := awaitOptions(tb, def.DefaultNamespace, opts)
-	awaitGone(tb, st, resource.NewPointer(c.namespace, def.Type, id), c.timeout)
+	c := waitOptions(tb, def.DefaultNamespace, opts)
+	ptr := resource.NewPointer(c.namespace, def.Type, id)
+	last := ""
+	err := watchOne(st, ptr, c.timeout, func(r resource.Resource) (bool, error) {
+		if r == nil {
+			return true, nil
+		}
+		last = describe(r)
+		return false, nil
+	})
+	if err != nil {
+		tb.Fatalf("runtimetest: assert %s gone: %v; last seen: %s", resource.PointerString(ptr), err, last)
+	}
+}
+
+// Holds is the assertion that every one of preds holds: the bool-predicate
+// form of [AssertResource] and the other assertions (T is the resource, or
+// the list of [AssertAll]). A predicate that does not hold is recorded as
+// a failure naming it by its place.
+func Holds[T any](preds ...func(T) bool) func(T, *assert.Assertions) {
+	return func(v T, asrt *assert.Assertions) {
+		for i, p := range preds {
+			if !p(v) {
+				asrt.Fail(fmt.Sprintf("condition %d of %d does not hold", i+1, len(preds)))
+				return
+			}
+		}
+	}
 }
 
 // asserted is where one resource of AssertResources stands.
@@ -125,13 +156,17 @@ func (a *asserted[R]) check(ev state.Event, assertion func(R, *assert.Assertions
 		return fmt.Errorf("%s is a %T, not a %T", resource.String(ev.Resource), ev.Resource, a.last)
 	}
 	a.last, a.present = r, true
-	a.passed, a.failures = runAssertion(r, assertion)
+	a.passed, a.failures = runAssertion(r, assertion, describe(r))
 	return nil
 }
 
-// runAssertion runs assertion on r with a recorder and reports whether it
-// recorded no failure, and the failures it recorded.
-func runAssertion[R resource.Resource](r R, assertion func(R, *assert.Assertions)) (passed bool, failures string) {
+// runAssertion runs assertion on v with a recorder and reports whether it
+// recorded no failure, and the failures it recorded followed by last (what
+// v is, for the report). A nil assertion passes.
+func runAssertion[T any](v T, assertion func(T, *assert.Assertions), last string) (passed bool, failures string) {
+	if assertion == nil {
+		return true, ""
+	}
 	rec := &recorder{}
 	func() {
 		defer func() {
@@ -139,12 +174,16 @@ func runAssertion[R resource.Resource](r R, assertion func(R, *assert.Assertions
 				rec.Errorf("the assertion panicked: %v", p)
 			}
 		}()
-		assertion(r, assert.New(rec))
+		assertion(v, assert.New(rec))
 	}()
 	if len(rec.failures) == 0 {
 		return true, ""
 	}
-	return false, strings.Join(rec.failures, "\n") + "\nlast state: " + describe(r)
+	failures = strings.Join(rec.failures, "\n")
+	if last != "" {
+		failures += "\nlast state: " + last
+	}
+	return false, failures
 }
 
 // allPassed reports whether every resource passed.
@@ -180,5 +219,28 @@ type recorder struct {
 
 // Errorf records a failure.
 func (r *recorder) Errorf(format string, args ...any) {
-	r.failures = append(r.failures, strings.TrimSpace(fmt.Sprintf(format, args...)))
+	r.failures = append(r.failures, withoutErrorTrace(strings.TrimSpace(fmt.Sprintf(format, args...))))
+}
+
+// withoutErrorTrace drops the "Error Trace:" section of a testify failure
+// (the frames of this package and of the retry, which say nothing about
+// what failed); the rest stays as testify wrote it.
+func withoutErrorTrace(msg string) string {
+	lines := strings.Split(msg, "\n")
+	out := lines[:0]
+	skipping := false
+	for _, l := range lines {
+		field := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(field, "Error Trace:"):
+			skipping = true
+			continue
+		case skipping && strings.Contains(field, ":") && !strings.HasPrefix(field, "/"):
+			skipping = false
+		case skipping:
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
 }

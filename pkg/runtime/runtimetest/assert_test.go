@@ -170,7 +170,7 @@ func TestAssertResource_TimeoutReportsTheLastFailures(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := runtimetest.Start(t, runtimetest.WithControllers(numberToLabel()))
 		runtimetest.Create(t, e.State, number("one", 1))
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 		start := time.Now()
 		msg := run(t, func(tb testing.TB) {
 			runtimetest.AssertResources(tb, e.State, []resource.ID{"one", "missing"}, func(l *Label, asrt *assert.Assertions) {
@@ -267,8 +267,8 @@ func TestDestroy_WaitsForFinalizers(t *testing.T) {
 	})
 }
 
-// TestSetTimeout_AppliesToEveryWaitOfTheTest: the bool-predicate waits
-// use the test's timeout too.
+// TestSetTimeout_AppliesToEveryWaitOfTheTest: the bool-predicate form
+// takes the test's timeout too (Settle: TestSettleTakesTheTestsTimeout).
 func TestSetTimeout_AppliesToEveryWaitOfTheTest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := runtimetest.Start(t)
@@ -278,11 +278,11 @@ func TestSetTimeout_AppliesToEveryWaitOfTheTest(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			runtimetest.Await(f, e.State, "one", func(*Number) bool { return true })
+			runtimetest.AssertResource(f, e.State, "one", runtimetest.Holds(func(*Number) bool { return true }))
 		}()
 		<-done
 		assert.Equal(t, 2*time.Second, time.Since(start))
-		assert.Contains(t, f.msg, "condition not met within 2s")
+		assert.Contains(t, f.msg, "not passed within 2s")
 	})
 }
 
@@ -315,7 +315,7 @@ func TestFailureReports_RedactSecrets(t *testing.T) {
 				}, runtimetest.Within(time.Second))
 			},
 			"await": func(tb testing.TB) {
-				runtimetest.Await(tb, e.State, "db", func(r *Secret) bool { return r.TypedSpec().User == "root" })
+				runtimetest.AssertResource(tb, e.State, "db", runtimetest.Holds(func(r *Secret) bool { return r.TypedSpec().User == "root" }))
 			},
 		} {
 			msg := run(t, wait)

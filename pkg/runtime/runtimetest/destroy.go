@@ -15,7 +15,7 @@ import (
 // not exist, an owner conflict). It does not wait. Resources are in R's
 // default namespace unless [InNamespace] says otherwise; [AsOwner] acts
 // as their owner.
-func Teardown[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, opts ...AwaitOption) {
+func Teardown[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, opts ...WaitOption) {
 	tb.Helper()
 	b := beginBatch[R](tb, opts)
 	defer b.cancel()
@@ -28,7 +28,7 @@ func Teardown[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids
 // up with the finalizers that were left. Resources are in R's default
 // namespace unless [InNamespace] says otherwise; [AsOwner] acts as their
 // owner. A resource that is already gone counts as destroyed.
-func Destroy[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, opts ...AwaitOption) {
+func Destroy[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, opts ...WaitOption) {
 	tb.Helper()
 	b := beginBatch[R](tb, opts)
 	defer b.cancel()
@@ -37,7 +37,7 @@ func Destroy[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids 
 	}
 	for _, id := range ids {
 		ptr := b.pointer(id)
-		if err := st.TeardownAndDestroy(b.ctx, ptr, state.WithTeardownAndDestroyOwner(b.c.owner)); err != nil && !state.IsNotFoundError(err) {
+		if err := st.TeardownAndDestroy(b.ctx, ptr, state.WithTeardownAndDestroyOwner(b.c.ownerOf())); err != nil && !state.IsNotFoundError(err) {
 			last := "gone"
 			if r, gerr := st.Get(context.Background(), ptr); gerr == nil {
 				last = r.Metadata().String()
@@ -48,18 +48,50 @@ func Destroy[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids 
 	}
 }
 
+// DestroyAll destroys every resource of type R (in R's default namespace,
+// or [InNamespace]'s; with [AsOwner], those owner owns, acting as owner),
+// as [Destroy] does each, and fails the test as Destroy does.
+func DestroyAll[R typed.ResourceWithDefinition](tb testing.TB, st state.State, opts ...WaitOption) {
+	tb.Helper()
+	Destroy[R](tb, st, ResourceIDs[R](tb, st, opts...), opts...)
+}
+
+// ResourceIDs returns the IDs of the resources of type R (in R's default
+// namespace, or [InNamespace]'s), sorted; with [AsOwner], only those owner
+// owns. It fails the test when the state cannot list them.
+func ResourceIDs[R typed.ResourceWithDefinition](tb testing.TB, st state.State, opts ...WaitOption) []resource.ID {
+	tb.Helper()
+	def := (*new(R)).Definition()
+	c := waitOptions(tb, def.DefaultNamespace, opts)
+	kind := resource.NewKind(c.namespace, def.Type)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	l, err := st.List(ctx, kind, state.WithReadOnlyList())
+	if err != nil {
+		tb.Fatalf("runtimetest: list %s: %v", resource.KindString(kind), err)
+		return nil
+	}
+	ids := make([]resource.ID, 0, len(l.Items))
+	for _, r := range l.Items {
+		if md := r.Metadata(); c.owner == nil || md.Owner() == *c.owner {
+			ids = append(ids, md.ID())
+		}
+	}
+	return ids
+}
+
 // batch is one call of Teardown or Destroy: the type's resources, the
 // call's options and its deadline.
 type batch struct {
 	typ    resource.Type
-	c      awaitConfig
+	c      waitConfig
 	ctx    context.Context
 	cancel context.CancelFunc
 }
 
-func beginBatch[R typed.ResourceWithDefinition](tb testing.TB, opts []AwaitOption) batch {
+func beginBatch[R typed.ResourceWithDefinition](tb testing.TB, opts []WaitOption) batch {
 	def := (*new(R)).Definition()
-	b := batch{typ: def.Type, c: awaitOptions(tb, def.DefaultNamespace, opts)}
+	b := batch{typ: def.Type, c: waitOptions(tb, def.DefaultNamespace, opts)}
 	b.ctx, b.cancel = context.WithTimeout(context.Background(), b.c.timeout)
 	return b
 }
@@ -76,7 +108,7 @@ func (b batch) teardown(tb testing.TB, st state.State, ids []resource.ID, what s
 	tb.Helper()
 	for _, id := range ids {
 		ptr := b.pointer(id)
-		if _, err := st.Teardown(b.ctx, ptr, state.WithTeardownOwner(b.c.owner)); err != nil {
+		if _, err := st.Teardown(b.ctx, ptr, state.WithTeardownOwner(b.c.ownerOf())); err != nil {
 			if goneIsFine && state.IsNotFoundError(err) {
 				continue
 			}

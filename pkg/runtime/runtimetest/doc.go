@@ -1,12 +1,13 @@
 // Package runtimetest is the test kit for code built on resgraph: it runs
 // a Runtime over a fresh in-memory state for the length of a test, waits
-// for typed resources to reach a condition, and waits for the Runtime to
-// settle.
+// for resources to pass an assertion, and waits for the Runtime to settle.
 //
 //	func TestNumberGetsALabel(t *testing.T) {
 //		e := runtimetest.Start(t, runtimetest.WithControllers(newNumberToLabel()))
 //		runtimetest.Create(t, e.State, typed.NewDefault[NumberSpec, NumberDef]("one", NumberSpec{N: 1}))
-//		label := runtimetest.Await(t, e.State, "one", func(l *Label) bool { return l.TypedSpec().Text == "number 1" })
+//		label := runtimetest.AssertResource(t, e.State, "one", func(l *Label, asrt *assert.Assertions) {
+//			asrt.Equal("number 1", l.TypedSpec().Text)
+//		})
 //		...
 //	}
 //
@@ -19,41 +20,56 @@
 // parallel with others (t.Parallel) sees their goroutines too: give it
 // [WithoutLeakCheck].
 //
-// Waiting never polls and never sleeps: [Await], [AwaitGone], [AwaitAll],
-// [AwaitMetadata] (a condition on metadata: phase, finalizers, owner) and
-// [AwaitState] watch the resources and check their condition on every
-// change, until a deadline ([DefaultTimeout], or [SetTimeout]'s); [Settle]
-// waits for the Runtime's own notifications until it is idle (no
-// Controller busy, no QController item due or in flight, no watch behind
-// the state; see [WaitIdle] for exactly what is guaranteed). A test that
-// times out fails with the last state it saw: the resource and why it did
-// not match, or what the Runtime is still doing (which controller, which
-// queue items, which kind's watch).
+// # One way to wait for resources
 //
-// # Assertion-style tests
-//
-// Tests written with testify assertions inside a retry (the style of the
-// established runtime's test suites) port as they are: [AssertResource]
-// and [AssertResources] run a function of the resource and an
-// *assert.Assertions on every state of the resources until it records no
-// failure, and report what it recorded on the last state when the time is
-// up; [AssertNoResource] waits for absence; [Destroy] tears resources down,
-// waits for their finalizers and destroys them; [Teardown] only tears them
-// down.
+// [AssertResource] (one ID), [AssertResources] (several, passing at the
+// same time), [AssertNoResource] (absence), [AssertAll] (the list of a
+// kind) and [AssertState] (anything, after every change of some kinds) run
+// an assertion — a function given a testify *assert.Assertions, as a test
+// body is — on every state the resources go through, until it records no
+// failure; when the time is up the test fails with what it recorded on the
+// last state, and that state. A bool predicate is a form of it:
+// [Holds](pred) is the assertion that pred holds, and a nil assertion only
+// asks the resource to exist. They watch; they never poll and never sleep.
 //
 //	runtimetest.AssertResource(t, e.State, "hostname", func(r *Hostname, asrt *assert.Assertions) {
 //		asrt.Equal("my-node", r.TypedSpec().Hostname)
-//	}, runtimetest.Within(5*time.Second))
+//	})
+//	runtimetest.AssertResource(t, e.State, "a1", runtimetest.Holds(func(a *A) bool { return a.Metadata().Finalizers().Empty() }))
 //	runtimetest.Destroy[*HostnameConfig](t, e.State, []resource.ID{"operator"})
 //	runtimetest.AssertNoResource[*Hostname](t, e.State, "hostname")
 //
-// Their options set the timeout of one call ([Within]), a namespace other
-// than the type's default ([InNamespace]) and the owner to act as
-// ([AsOwner]); [SetTimeout] sets the timeout of every wait of one test,
-// the bool-predicate ones included. The resource type is inferred from the
-// condition or the assertion; a call with only IDs names it once
-// (Await[*Label], Destroy[*HostnameConfig]), since Go cannot infer a type
-// from an ID.
+// [Destroy] tears resources down, waits for their finalizers and destroys
+// them, [DestroyAll] does it to every resource of a type, [Teardown] only
+// tears them down, and [ResourceIDs] lists a type's IDs (those an owner
+// owns, with [AsOwner]). The resource type is inferred from the assertion;
+// a call with only IDs names it once (AssertNoResource[*Hostname]), since
+// Go cannot infer a type from an ID. Options: [InNamespace] (a namespace
+// other than the type's default), [AsOwner], [Within].
+//
+// # One way to wait for quiet
+//
+// [Settle] waits until the Runtime is idle: no Controller busy, no
+// QController item due or in flight, no kind watch behind the state; see
+// Settle for exactly what is guaranteed, and [Except] for a test that holds
+// some controllers on purpose. A test that times out fails with what the
+// Runtime is still doing (which controller, which queue items, which
+// kind's watch). [RealTimeWaitIdle] is the same check returning an error,
+// for the conformance suite's real-time mode (conformance.RealTime).
+//
+// # One timeout knob
+//
+// Every wait of the kit waits for the test's timeout: [DefaultTimeout]
+// unless [SetTimeout] set another for the test; [Within] overrides it for
+// one call. In a synctest bubble the timeout is virtual time.
+//
+// # Tests ported from the established runtime
+//
+// Its test users call the assertion helpers with a context first; the
+// package runtimetest/ported has those call shapes (and DestroyAll and
+// owner-filtered ID lists under their names there), so that a ported test
+// compiles with its imports changed only. It is a door of its own rather
+// than a second signature beside every helper here: see its package doc.
 //
 // # Deterministic time
 //

@@ -8,44 +8,59 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// AwaitOption configures one call of the assertion-style helpers
-// ([AssertResource], [AssertResources], [AssertNoResource], [Destroy],
-// [Teardown]).
-type AwaitOption func(*awaitConfig)
+// DefaultTimeout is how long every wait of this package waits before it
+// fails the test (in virtual time inside a synctest bubble), unless
+// [SetTimeout] or [Within] says otherwise.
+const DefaultTimeout = 30 * time.Second
 
-type awaitConfig struct {
+// WaitOption configures one call: its timeout ([Within]), its namespace
+// ([InNamespace]), the owner it acts as or selects ([AsOwner]), the
+// controllers [Settle] lets be ([Except]). A call ignores the options
+// that do not concern it.
+type WaitOption func(*waitConfig)
+
+type waitConfig struct {
 	timeout   time.Duration
 	namespace resource.Namespace
-	owner     resource.Owner
+	owner     *resource.Owner
+	except    []string
 }
 
-// Within sets how long the call waits before it fails the test (default:
-// the test's timeout, see [SetTimeout], else [DefaultTimeout]). Ported
-// tests that waited 5 s per assertion say Within(5 * time.Second).
-func Within(d time.Duration) AwaitOption {
-	return func(c *awaitConfig) { c.timeout = d }
+// Within sets how long the call waits before it fails the test: the
+// per-call override of the test's timeout ([SetTimeout], else
+// [DefaultTimeout]). Ported tests that waited 5 s per assertion say
+// Within(5 * time.Second).
+func Within(d time.Duration) WaitOption {
+	return func(c *waitConfig) { c.timeout = d }
 }
 
 // InNamespace makes the call address resources in ns instead of the
 // resource type's default namespace.
-func InNamespace(ns resource.Namespace) AwaitOption {
-	return func(c *awaitConfig) { c.namespace = ns }
+func InNamespace(ns resource.Namespace) WaitOption {
+	return func(c *waitConfig) { c.namespace = ns }
 }
 
-// AsOwner makes [Destroy] and [Teardown] act as owner (for resources a
-// controller owns; by default the test acts as no owner).
-func AsOwner(owner resource.Owner) AwaitOption {
-	return func(c *awaitConfig) { c.owner = owner }
+// AsOwner makes [Destroy], [Teardown] and [DestroyAll] act as owner (for
+// resources a controller owns; by default the test acts as no owner), and
+// [ResourceIDs] and [DestroyAll] select only the resources owner owns.
+func AsOwner(owner resource.Owner) WaitOption {
+	return func(c *waitConfig) { c.owner = &owner }
+}
+
+// Except makes [Settle] count the named controllers as idle whatever they
+// do: for a test that holds them on purpose (a pass or a reconcile blocked
+// until the test lets it go) while it waits for the rest.
+func Except(controllers ...string) WaitOption {
+	return func(c *waitConfig) { c.except = append(c.except, controllers...) }
 }
 
 // timeouts holds the timeouts set by SetTimeout: testing.TB → time.Duration.
 var timeouts sync.Map
 
 // SetTimeout sets how long every wait of this package waits in the test
-// tb (and not in others) from now on: Await, AwaitGone, AwaitAll,
-// AwaitMetadata, AwaitState and the assertion-style helpers (a [Within]
-// option still decides for its call). Start's Runtime keeps the timeout of
-// its [WithTimeout] for Settle and stop. The setting ends with the test.
+// tb (and not in others) from now on: the assertions, Settle, and the
+// stop of Start's Runtime. It is the one timeout knob; a [Within] option
+// still decides for its call. The setting ends with the test.
 func SetTimeout(tb testing.TB, d time.Duration) {
 	if _, loaded := timeouts.Swap(tb, d); !loaded {
 		tb.Cleanup(func() { timeouts.Delete(tb) })
@@ -61,13 +76,22 @@ func timeoutOf(tb testing.TB) time.Duration {
 	return DefaultTimeout
 }
 
-// awaitOptions applies opts over tb's defaults.
-func awaitOptions(tb testing.TB, ns resource.Namespace, opts []AwaitOption) awaitConfig {
-	c := awaitConfig{timeout: timeoutOf(tb), namespace: ns}
+// waitOptions applies opts over tb's defaults (ns: the namespace of the
+// call's resource type).
+func waitOptions(tb testing.TB, ns resource.Namespace, opts []WaitOption) waitConfig {
+	c := waitConfig{timeout: timeoutOf(tb), namespace: ns}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
 	return c
+}
+
+// ownerOf is the owner the call acts as: AsOwner's, else none.
+func (c waitConfig) ownerOf() resource.Owner {
+	if c.owner == nil {
+		return ""
+	}
+	return *c.owner
 }

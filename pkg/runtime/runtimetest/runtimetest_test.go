@@ -21,8 +21,10 @@ import (
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -63,44 +65,47 @@ func numberToLabel() controller.Controller {
 	})
 }
 
-func TestAwaitAwaitGoneAwaitAll(t *testing.T) {
+// TestAssertResourceNoResourceAndAll: a predicate (Holds) is an
+// assertion; the resource returned is a private copy; AssertAll sees the
+// kind's list sorted by ID.
+func TestAssertResourceNoResourceAndAll(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithControllers(numberToLabel()))
 	runtimetest.Create(t, e.State, number("one", 1), number("two", 2))
 
-	l := runtimetest.Await(t, e.State, "one", func(l *Label) bool { return l.TypedSpec().Text == "number 1" })
+	l := runtimetest.AssertResource(t, e.State, "one", runtimetest.Holds(func(l *Label) bool { return l.TypedSpec().Text == "number 1" }))
 	assert.Equal(t, "number-to-label", l.Metadata().Owner())
 	l.TypedSpec().Text = "mine" // a private copy: the state is not changed
 
-	all := runtimetest.AwaitAll(t, e.State, func(ls []*Label) bool { return len(ls) == 2 })
+	all := runtimetest.AssertAll(t, e.State, runtimetest.Holds(func(ls []*Label) bool { return len(ls) == 2 }))
 	assert.Equal(t, "one", all[0].Metadata().ID(), "sorted by ID")
 	assert.Equal(t, "number 2", all[1].TypedSpec().Text)
 
 	require.NoError(t, e.State.Destroy(t.Context(), typed.Pointer[*Number]("one")))
-	runtimetest.AwaitGone[*Label](t, e.State, "one")
-	runtimetest.AwaitAll(t, e.State, func(ls []*Label) bool { return len(ls) == 1 })
+	runtimetest.AssertNoResource[*Label](t, e.State, "one")
+	runtimetest.AssertAll(t, e.State, runtimetest.Holds(func(ls []*Label) bool { return len(ls) == 1 }))
 }
 
-// TestAwaitMetadataWaitsForAConditionOnMetadata waits for a finalizer and
-// a phase on a resource of any type, and reports the last state seen when
-// the condition is not met.
-func TestAwaitMetadataWaitsForAConditionOnMetadata(t *testing.T) {
+// TestHoldsOnMetadata waits for a finalizer and a phase, and reports the
+// last state seen when the condition does not hold.
+func TestHoldsOnMetadata(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := runtimetest.Start(t)
 		ptr := typed.Pointer[*Number]("one")
 		runtimetest.Create(t, e.State, number("one", 1))
 		changed := make(chan error, 1)
 		go func() {
-			synctest.Wait() // the test goroutine waits in AwaitMetadata
+			synctest.Wait() // the test goroutine waits in AssertResource
 			err := e.State.AddFinalizer(t.Context(), ptr, "keeper")
 			if err == nil {
 				_, err = e.State.Teardown(t.Context(), ptr)
 			}
 			changed <- err
 		}()
-		md := runtimetest.AwaitMetadata(t, e.State, ptr, func(md *resource.Metadata) bool {
-			return md.Finalizers().Has("keeper") && md.Phase() == resource.PhaseTearingDown
-		})
+		n := runtimetest.AssertResource(t, e.State, "one", runtimetest.Holds(func(n *Number) bool {
+			return n.Metadata().Finalizers().Has("keeper") && n.Metadata().Phase() == resource.PhaseTearingDown
+		}))
 		require.NoError(t, <-changed)
+		md := n.Metadata()
 		assert.True(t, md.Finalizers().Has("keeper"))
 		assert.Equal(t, resource.PhaseTearingDown, md.Phase())
 		md.Finalizers().Remove("keeper") // a private copy: the state is not changed
@@ -109,10 +114,10 @@ func TestAwaitMetadataWaitsForAConditionOnMetadata(t *testing.T) {
 		assert.True(t, cur.Metadata().Finalizers().Has("keeper"))
 
 		msg := run(t, func(tb testing.TB) {
-			runtimetest.AwaitMetadata(tb, e.State, ptr, func(md *resource.Metadata) bool { return md.Owner() == "nobody" })
+			runtimetest.AssertResource(tb, e.State, "one", runtimetest.Holds(func(n *Number) bool { return n.Metadata().Owner() == "nobody" }))
 		})
-		assert.Contains(t, msg, "await Numbers.test.resgraph.dev(default/one)")
-		assert.Contains(t, msg, "condition not met within 30s")
+		assert.Contains(t, msg, "assert Numbers.test.resgraph.dev(default): not passed within 30s")
+		assert.Contains(t, msg, "--- one: Error:      \tcondition 1 of 1 does not hold")
 		assert.Contains(t, msg, "keeper", "the last state seen")
 	})
 }
@@ -122,7 +127,7 @@ func TestSettleReturnsOnceTheChainIsDone(t *testing.T) {
 	for i := range 20 {
 		id := "n" + strconv.Itoa(i)
 		runtimetest.Create(t, e.State, number(id, i))
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 		// No waiting: the label is there once the Runtime settled.
 		l, err := safe.StateGet[*Label](t.Context(), e.State, typed.Pointer[*Label](id))
 		require.NoError(t, err, "step %d", i)
@@ -185,25 +190,24 @@ func TestTimeoutsReportWhatIsMissing(t *testing.T) {
 		runtimetest.Create(t, e.State, number("one", 1))
 
 		msg := run(t, func(tb testing.TB) {
-			runtimetest.Await(tb, e.State, "one", func(l *Label) bool { return l.TypedSpec().Text == "never" })
+			runtimetest.AssertResource(tb, e.State, "one", runtimetest.Holds(func(l *Label) bool { return l.TypedSpec().Text == "never" }))
 		})
-		assert.Contains(t, msg, "await Labels.test.resgraph.dev(default/one)")
-		assert.Contains(t, msg, "condition not met within 30s")
+		assert.Contains(t, msg, "assert Labels.test.resgraph.dev(default): not passed within 30s")
 		assert.Contains(t, msg, `Text:number 1`, "the last state seen")
 
-		msg = run(t, func(tb testing.TB) { runtimetest.AwaitGone[*Number](tb, e.State, "one") })
-		assert.Contains(t, msg, "await Numbers.test.resgraph.dev(default/one) gone")
+		msg = run(t, func(tb testing.TB) { runtimetest.AssertNoResource[*Number](tb, e.State, "one") })
+		assert.Contains(t, msg, "assert Numbers.test.resgraph.dev(default/one) gone")
 
 		msg = run(t, func(tb testing.TB) {
-			runtimetest.AwaitAll(tb, e.State, func(ls []*Label) bool { return len(ls) == 3 })
+			runtimetest.AssertAll(tb, e.State, runtimetest.Holds(func(ls []*Label) bool { return len(ls) == 3 }))
 		})
-		assert.Contains(t, msg, "last seen IDs: [one]")
+		assert.Contains(t, msg, "last state: IDs [one]")
 
-		msg = run(t, func(tb testing.TB) { e.Settle(tb) })
+		msg = run(t, func(tb testing.TB) { runtimetest.Settle(tb, e.Runtime) })
 		assert.Contains(t, msg, "did not settle within 30s")
 		assert.Contains(t, msg, "controller stuck: in a reconcile pass", "names the busy controller")
 		close(block)
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 	})
 }
 
@@ -225,25 +229,67 @@ func TestSynctestBackoffTakesNoWallTime(t *testing.T) {
 		virtual := time.Now()
 		runtimetest.Create(t, e.State, number("one", 1))
 
-		e.Settle(t) // the first failure is done; the retry waits out its backoff
+		runtimetest.Settle(t, e.Runtime) // the first failure is done; the retry waits out its backoff
 		st := e.Runtime.Observe().Activity(t.Context())
 		require.True(t, st.Idle())
 		assert.Equal(t, 1, st.Controllers[0].Delayed)
 
-		runtimetest.Await(t, e.State, "one", func(l *Label) bool { return l.TypedSpec().Text == "done" })
+		runtimetest.AssertResource(t, e.State, "one", runtimetest.Holds(func(l *Label) bool { return l.TypedSpec().Text == "done" }))
 		assert.EqualValues(t, 9, tries.Load())
 		assert.Equal(t, 25500*time.Millisecond, time.Since(virtual), "virtual time: 100ms+200ms+...+12.8s")
 	})
 	assert.Less(t, time.Since(start), 30*time.Second, "the backoff took no wall time worth the name")
 }
 
-// TestSettleWorksOnAnyEngine settles a Runtime the test built itself.
-func TestSettleWorksOnAnyEngine(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.WithControllers(numberToLabel()))
-	runtimetest.Create(t, e.State, number("x", 7))
-	runtimetest.Settle(t, e.Runtime)
-	_, err := safe.StateGet[*Label](t.Context(), e.State, typed.Pointer[*Label]("x"))
+// TestSettleWorksOnAnyRuntime settles a Runtime the test built itself.
+func TestSettleWorksOnAnyRuntime(t *testing.T) {
+	st := inmem.NewState()
+	rt, err := runtime.New(st, zap.NewNop())
 	require.NoError(t, err)
+	require.NoError(t, rt.RegisterController(numberToLabel()))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	defer func() {
+		cancel()
+		assert.NoError(t, <-done)
+	}()
+	runtimetest.Create(t, st, number("x", 7))
+	runtimetest.Settle(t, rt)
+	_, err = safe.StateGet[*Label](t.Context(), st, typed.Pointer[*Label]("x"))
+	require.NoError(t, err)
+}
+
+// TestSettleTakesTheTestsTimeout: SetTimeout is the one timeout knob, and
+// Within overrides it for one call, for Settle as for the assertions.
+func TestSettleTakesTheTestsTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		block := make(chan struct{})
+		stuck := &funcController{name: "stuck", input: typed.Kind[*Number](), run: func(ctx context.Context) {
+			select {
+			case <-block:
+			case <-ctx.Done():
+			}
+		}}
+		e := runtimetest.Start(t, runtimetest.WithControllers(stuck))
+		runtimetest.Create(t, e.State, number("one", 1))
+		start := time.Now()
+		msg := run(t, func(tb testing.TB) {
+			runtimetest.SetTimeout(tb, 2*time.Second)
+			runtimetest.Settle(tb, e.Runtime)
+		})
+		assert.Contains(t, msg, "did not settle within 2s")
+		assert.Equal(t, 2*time.Second, time.Since(start), "virtual time waited")
+		start = time.Now()
+		msg = run(t, func(tb testing.TB) {
+			runtimetest.SetTimeout(tb, 2*time.Second)
+			runtimetest.Settle(tb, e.Runtime, runtimetest.Within(time.Second))
+		})
+		assert.Contains(t, msg, "did not settle within 1s")
+		assert.Equal(t, time.Second, time.Since(start), "virtual time waited")
+		close(block)
+		runtimetest.Settle(t, e.Runtime, runtimetest.Except("stuck"))
+	})
 }
 
 func TestStopReturnsRunsResult(t *testing.T) {

@@ -100,7 +100,7 @@
 // newest change — what every whole-kind watch holds on its last event once
 // it received every change written before the call, in any process (a
 // key written to etcd by other means than this package is not waited
-// for). The Runtime's quiescence check (runtimetest.WaitIdle) is then
+// for). The Runtime's quiescence check (runtimetest.Settle) is then
 // exact across processes.
 //
 // Watches end, and their goroutines exit, when their context is done; the

@@ -539,7 +539,7 @@ func singleReplica(t *testing.T, initial int, ops []haOp) []map[resource.ID]stri
 	for _, op := range ops {
 		applyOp(ctx, t, st, op, &x)
 	}
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	waitChain(t, st, x, time.Minute)
 	return projection(t, st)
 }

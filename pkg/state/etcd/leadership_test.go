@@ -201,10 +201,7 @@ func TestLeadership_PerEngine(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, ex.Leadership, "leader of election "+runtime.RuntimeElection)
 	// A standby is idle: it has no work of its own.
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	_, err = runtimetest.WaitIdle(wctx, r2.rt)
-	require.NoError(t, err)
+	runtimetest.Settle(t, r2.rt)
 
 	term := r1.status(chainStages[0]).Leadership.Term
 	r1.halt()
@@ -375,7 +372,7 @@ func TestLeadership_FencedWriteStopsTheController(t *testing.T) {
 	})
 	awaitRoles(t, 30*time.Second, oneLeaderEach("stamper"), r1)
 	require.NoError(t, st.Create(ctx, newChainA("a", 1)))
-	runtimetest.AwaitPointer(t, st, resource.NewPointer(chainNS, chainKinds[1].Type(), "a"), func(b *chainB) bool { return b.TypedSpec().M == 1 })
+	runtimetest.AssertResource(t, st, "a", runtimetest.Holds(func(b *chainB) bool { return b.TypedSpec().M == 1 }))
 	r2 := startReplica(t, "r2", prefix, runtime.LeadPerRuntime, nil, func(string) []controller.Controller {
 		return []controller.Controller{stamper{replica: 2, fenced: &fenced2, passes: &passes2}}
 	})
@@ -393,7 +390,7 @@ func TestLeadership_FencedWriteStopsTheController(t *testing.T) {
 	awaitRoles(t, 30*time.Second, func(roles map[string]map[string]observe.Role) bool {
 		return roles["r2"]["stamper"] == observe.RoleLeader
 	}, r2)
-	runtimetest.AwaitPointer(t, st, resource.NewPointer(chainNS, chainKinds[1].Type(), "a"), func(b *chainB) bool { return b.TypedSpec().M == 2 })
+	runtimetest.AssertResource(t, st, "a", runtimetest.Holds(func(b *chainB) bool { return b.TypedSpec().M == 2 }))
 	elected, err := st.(state.RevisionReporter).Revision(ctx)
 	require.NoError(t, err)
 
@@ -406,7 +403,7 @@ func TestLeadership_FencedWriteStopsTheController(t *testing.T) {
 	awaitRoles(t, 30*time.Second, func(roles map[string]map[string]observe.Role) bool {
 		return roles["r1"]["stamper"] == observe.RoleStandby && roles["r2"]["stamper"] == observe.RoleLeader
 	}, r1, r2)
-	b := runtimetest.AwaitPointer(t, st, resource.NewPointer(chainNS, chainKinds[1].Type(), "a"), func(b *chainB) bool { return b.TypedSpec().N == 2 })
+	b := runtimetest.AssertResource(t, st, "a", runtimetest.Holds(func(b *chainB) bool { return b.TypedSpec().N == 2 }))
 	assert.Equal(t, 2, b.TypedSpec().M)
 	assert.Zero(t, fenced2.Load())
 	assert.Zero(t, writesBy(t, prefix, chainKinds[1], elected, 1), "no write of r1 landed after r2 was elected")
@@ -543,12 +540,8 @@ func TestLeadership_NewTermStartsFromTheCurrentState(t *testing.T) {
 	}, r1, r2)
 	require.Eventually(t, func() bool { return c1.Load() == 2*n }, 30*time.Second, 5*time.Millisecond,
 		"the new term reconciles every existing input")
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	_, err := runtimetest.WaitIdle(wctx, r1.rt)
-	require.NoError(t, err)
-	_, err = runtimetest.WaitIdle(wctx, r2.rt)
-	require.NoError(t, err)
+	runtimetest.Settle(t, r1.rt)
+	runtimetest.Settle(t, r2.rt)
 	assert.Equal(t, int64(2*n), c1.Load())
 	assert.Equal(t, int64(n), c2.Load())
 }
@@ -572,7 +565,7 @@ func TestLeadership_RegisteredDuringRun(t *testing.T) {
 	}, r1, r2)
 	assert.Equal(t, observe.RoleLeader, roles["r1"]["stamper"])
 	assert.Equal(t, observe.RoleStandby, roles["r2"]["stamper"])
-	b := runtimetest.AwaitPointer(t, st, resource.NewPointer(chainNS, chainKinds[1].Type(), "a"), func(b *chainB) bool { return b.TypedSpec().N == 7 })
+	b := runtimetest.AssertResource(t, st, "a", runtimetest.Holds(func(b *chainB) bool { return b.TypedSpec().N == 7 }))
 	assert.Equal(t, 1, b.TypedSpec().M)
 	assert.Zero(t, passes2.Load(), "the standby never ran")
 }

@@ -42,14 +42,14 @@ func TestQ4_DestroyedChildKeepsItsLabels(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithQControllers(family.Controller(m)))
 	runtimetest.Create(t, st, family.NewParent("p1"))
-	runtimetest.Await(t, st, "p1", family.HasChildren(0))
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(family.HasChildren(0)))
 
 	runtimetest.Create(t, other, family.NewChild("c1", "p1"))
-	runtimetest.Await(t, st, "p1", family.HasChildren(1))
-	e.Settle(t)
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(family.HasChildren(1)))
+	runtimetest.Settle(t, e.Runtime)
 	require.NoError(t, other.Destroy(context.Background(), typed.Pointer[*family.Child]("c1")))
-	runtimetest.Await(t, st, "p1", family.HasChildren(0))
-	e.Settle(t)
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(family.HasChildren(0)))
+	runtimetest.Settle(t, e.Runtime)
 	assert.Equal(t, []string{"c1=p1", "c1=destroyed:p1"}, m.Calls(), "the mapper sees the parent label of a destroyed child")
 }
 
@@ -65,7 +65,7 @@ func TestQ4_CoalescedChildBurst(t *testing.T) {
 	for _, id := range []string{"p1", "p2"} {
 		runtimetest.Create(t, st, family.NewParent(id))
 	}
-	runtimetest.Await(t, st, "p2", family.HasChildren(0))
+	runtimetest.AssertResource(t, st, "p2", runtimetest.Holds(family.HasChildren(0)))
 
 	runtimetest.Create(t, other, family.NewChild("blocker", "p2")) // its call holds the only worker
 	runtimetest.Create(t, other, family.NewChild("c1", ""))
@@ -75,10 +75,7 @@ func TestQ4_CoalescedChildBurst(t *testing.T) {
 	}))
 	require.NoError(t, other.Destroy(ctx, typed.Pointer[*family.Child]("c1")))
 	// Every change routed: c1's one item waits behind the held blocker.
-	wctx, cancel := context.WithTimeout(ctx, runtimetest.DefaultTimeout)
-	defer cancel()
-	_, err := runtimetest.WaitIdle(wctx, e.Runtime, "Families")
-	require.NoError(t, err)
+	runtimetest.Settle(t, e.Runtime, runtimetest.Except("Families"))
 	release := func(what string) {
 		t.Helper()
 		select {
@@ -90,7 +87,7 @@ func TestQ4_CoalescedChildBurst(t *testing.T) {
 	release("blocker")
 	release("c1")
 	close(m.Gate)
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	assert.Equal(t, []string{"blocker=p2", "c1=destroyed:p1"}, m.Calls(),
 		"one call for the coalesced changes, as destroyed, with the last label")
 }

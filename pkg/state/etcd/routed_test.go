@@ -11,6 +11,7 @@ import (
 	"github.com/resgraph/resgraph/conformance"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/etcd"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
@@ -79,7 +80,7 @@ func TestRoutedRuntimeConformance(t *testing.T) {
 			return rt, st
 		},
 		RealTime: &conformance.RealTime{
-			WaitIdle:   waitIdle,
+			WaitIdle:   runtimetest.RealTimeWaitIdle,
 			Backoff:    runtimeBackoff,
 			MaxBackoff: 16 * runtimeBackoff,
 		},

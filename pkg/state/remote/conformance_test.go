@@ -1,8 +1,6 @@
 package remote_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -80,18 +78,9 @@ func runtimeConformance(t *testing.T, network string) {
 			return rt, st
 		},
 		RealTime: &conformance.RealTime{
-			WaitIdle:   waitIdle,
+			WaitIdle:   runtimetest.RealTimeWaitIdle,
 			Backoff:    runtimeBackoff,
 			MaxBackoff: 16 * runtimeBackoff,
 		},
 	})
-}
-
-// waitIdle is conformance.RealTime.WaitIdle for resgraph's Runtime.
-func waitIdle(ctx context.Context, eng controller.Engine, held ...string) error {
-	a, err := runtimetest.WaitIdle(ctx, eng.(*runtime.Runtime), held...)
-	if err != nil {
-		return fmt.Errorf("%w; still busy:\n%s", err, a)
-	}
-	return nil
 }

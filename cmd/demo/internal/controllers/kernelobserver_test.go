@@ -34,9 +34,9 @@ func TestKernelLinkLeftTearingDownIsWrittenAnew(t *testing.T) {
 		require.NoError(t, err)
 		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithLogger(zap.NewNop()),
 			runtimetest.WithControllers(&KernelLinkObserver{Kernel: k}))
-		runtimetest.Await(t, st, "eth0", func(kl *netres.KernelLink) bool {
+		runtimetest.AssertResource(t, st, "eth0", runtimetest.Holds(func(kl *netres.KernelLink) bool {
 			return kl.Metadata().Phase() == resource.PhaseRunning && kl.TypedSpec().MTU == 1500
-		})
+		}))
 	})
 }
 
@@ -61,8 +61,8 @@ func TestRouteLeftTearingDownIsWrittenAnew(t *testing.T) {
 
 		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithLogger(zap.NewNop()),
 			runtimetest.WithControllers(StaticRouteController{}))
-		runtimetest.Await(t, st, id, func(rs *netres.RouteSpec) bool {
+		runtimetest.AssertResource(t, st, id, runtimetest.Holds(func(rs *netres.RouteSpec) bool {
 			return rs.Metadata().Phase() == resource.PhaseRunning && rs.TypedSpec().Gateway == spec.TypedSpec().Routes[0].Gateway
-		})
+		}))
 	})
 }

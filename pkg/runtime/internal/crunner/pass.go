@@ -6,7 +6,7 @@ import (
 )
 
 // passes tracks a Controller's reconcile passes: the one notion of a pass
-// behind its activity (is it busy, for runtimetest.WaitIdle), its recovery (a
+// behind its activity (is it busy, for runtimetest.Settle), its recovery (a
 // pass that ended without a failure, for ControllerStatus.Recovered) and
 // its busy time (telemetry.Controller.EventTaken).
 //

@@ -1,5 +1,5 @@
 // Package idle is how the Runtime's parts tell the quiescence check
-// (runtimetest.WaitIdle) that something happened that may have made the
+// (runtimetest.Settle) that something happened that may have made the
 // Runtime idle: a Controller came back to EventCh or ended a pass, a
 // QController item is done, a kind watch routed a batch. The check
 // re-reads the Runtime's activity when notified, never by polling.

@@ -2,7 +2,7 @@
 // metrics are on or off: its state (starting, running, in restart backoff,
 // stopped), its last failure and whether it has recovered from its
 // failures, and what it is busy with (the activity behind
-// runtimetest.WaitIdle). Its states are package observe's.
+// runtimetest.Settle). Its states are package observe's.
 package status
 
 import (

@@ -10,7 +10,7 @@ import (
 // A [State] answers the optional interfaces of package state as the inmem
 // state it persists does: it numbers its changes (so the Runtime serves
 // cached reads by revision), reports where a kind's history stands (so
-// runtimetest.WaitIdle checks quiescence exactly) and tracks the snapshots
+// runtimetest.Settle checks quiescence exactly) and tracks the snapshots
 // it hands out (so the mutation detector names the controller that held a
 // changed snapshot). Revisions are not kept across runs, as
 // [state.RevisionReporter] allows.

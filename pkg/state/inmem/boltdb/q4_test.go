@@ -37,8 +37,8 @@ func TestQ4_DestroyedChildKeepsItsLabelsAcrossARestart(t *testing.T) {
 		runtimetest.WithQControllers(family.Controller(m)))
 	runtimetest.Create(t, st, family.NewParent("p1"))
 	runtimetest.Create(t, st, family.NewChild("c1", "p1"))
-	runtimetest.Await(t, st, "p1", family.HasChildren(1))
-	e.Settle(t)
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(family.HasChildren(1)))
+	runtimetest.Settle(t, e.Runtime)
 	require.NoError(t, e.Stop())
 	require.NoError(t, st.Close())
 
@@ -47,10 +47,10 @@ func TestQ4_DestroyedChildKeepsItsLabelsAcrossARestart(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	e = runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithQControllers(family.Controller(m)))
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	require.NoError(t, st.Destroy(context.Background(), typed.Pointer[*family.Child]("c1")))
-	runtimetest.Await(t, st, "p1", family.HasChildren(0))
-	e.Settle(t)
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(family.HasChildren(0)))
+	runtimetest.Settle(t, e.Runtime)
 	assert.Equal(t, []string{"c1=p1", "c1=p1", "c1=destroyed:p1"}, m.Calls(),
 		"the mapper sees the parent label of the child restored from the file, and of its destruction")
 }

@@ -16,10 +16,6 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// DefaultTimeout is how long the waits of this package wait before they
-// fail the test (in virtual time inside a synctest bubble).
-const DefaultTimeout = 30 * time.Second
-
 // Env is a Runtime running for one test. Its fields are set by [Start]
 // and must not be changed.
 type Env struct {
@@ -29,7 +25,7 @@ type Env struct {
 	// [WithState] gave one.
 	State state.State
 
-	timeout time.Duration
+	tb      testing.TB
 	cancel  context.CancelFunc
 	done    chan error
 	stopErr error
@@ -43,7 +39,6 @@ type config struct {
 	rtOpts   []runtime.Option
 	st       state.State
 	logger   *zap.Logger
-	timeout  time.Duration
 	noLeaks  bool
 	leakOpts []goleak.Option
 }
@@ -78,12 +73,6 @@ func WithLogger(l *zap.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
 
-// WithTimeout sets how long [Env.Settle] and the Runtime's stop wait
-// (default [DefaultTimeout]).
-func WithTimeout(d time.Duration) Option {
-	return func(c *config) { c.timeout = d }
-}
-
 // WithoutLeakCheck skips the goroutine leak check after the Runtime
 // stopped (for a test that runs in parallel with others).
 func WithoutLeakCheck() Option {
@@ -105,7 +94,7 @@ func WithLeakOptions(opts ...goleak.Option) Option {
 // doc; [WithoutLeakCheck] skips that).
 func Start(tb testing.TB, opts ...Option) *Env {
 	tb.Helper()
-	c := config{timeout: DefaultTimeout}
+	c := config{}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -138,7 +127,7 @@ func Start(tb testing.TB, opts ...Option) *Env {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Env{Runtime: rt, State: c.st, timeout: c.timeout, cancel: cancel, done: make(chan error, 1)}
+	e := &Env{Runtime: rt, State: c.st, tb: tb, cancel: cancel, done: make(chan error, 1)}
 	go func() { e.done <- rt.Run(ctx) }()
 	tb.Cleanup(func() {
 		if err := e.Stop(); err != nil {
@@ -154,28 +143,22 @@ func Start(tb testing.TB, opts ...Option) *Env {
 }
 
 // Stop stops the Runtime and returns what Run returned, or an error when
-// Run did not return within the timeout. Later calls return the same. The
-// test's cleanup calls it; a test calls it to check what happens after the
-// Runtime stopped.
+// Run did not return within the test's timeout ([SetTimeout]). Later
+// calls return the same. The test's cleanup calls it; a test calls it to
+// check what happens after the Runtime stopped.
 func (e *Env) Stop() error {
 	if e.stopped {
 		return e.stopErr
 	}
 	e.stopped = true
 	e.cancel()
-	t := time.NewTimer(e.timeout)
+	timeout := timeoutOf(e.tb)
+	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case e.stopErr = <-e.done:
 	case <-t.C:
-		e.stopErr = errors.New("Run did not return within " + e.timeout.String() + " of its context being canceled")
+		e.stopErr = errors.New("Run did not return within " + timeout.String() + " of its context being canceled")
 	}
 	return e.stopErr
-}
-
-// Settle waits until the Runtime is idle (see the package function
-// [Settle]) within the Runtime's timeout, and fails tb otherwise.
-func (e *Env) Settle(tb testing.TB) {
-	tb.Helper()
-	settle(tb, e.Runtime, e.timeout)
 }
