@@ -50,13 +50,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLabelQuery$$' -fuzztime $(FUZZTIME) ./pkg/resource
 	$(GO) test -run '^$$' -fuzz '^FuzzLabelQueries$$' -fuzztime $(FUZZTIME) ./pkg/state/inmem
 	$(GO) test -run '^$$' -fuzz '^FuzzLabelQueriesCached$$' -fuzztime $(FUZZTIME) ./pkg/runtime
-	cd $(BOLTDB) && $(GO) test -run '^$$' -fuzz '^FuzzLabelQueries$$' -fuzztime $(FUZZTIME) .
-	cd $(ETCD) && $(GO) test -run '^$$' -fuzz '^FuzzLabelQueries$$' -fuzztime $(FUZZTIME) .
+	cd pkg/state/inmem/boltdb && $(GO) test -run '^$$' -fuzz '^FuzzLabelQueries$$' -fuzztime $(FUZZTIME) .
+	cd pkg/state/etcd && $(GO) test -run '^$$' -fuzz '^FuzzLabelQueries$$' -fuzztime $(FUZZTIME) .
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./pkg/resource/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./pkg/resource/codec
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) .
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) .
-	cd $(REMOTE) && $(GO) test -run '^$$' -fuzz '^FuzzServerRequest$$' -fuzztime $(FUZZTIME) .
+	cd pkg/state/remote && $(GO) test -run '^$$' -fuzz '^FuzzServerRequest$$' -fuzztime $(FUZZTIME) .
 
 ## sim: the simulations (pkg/runtime/runtimetest/sim: the mutants, the
 ## demo's controllers, the generic controllers' chains) with $(SIMSEEDS)
