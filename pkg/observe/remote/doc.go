@@ -1,0 +1,57 @@
+// Package remote serves what a resgraph Runtime tells about itself over
+// gRPC — explanations of a resource or a controller, the dependency graph,
+// and the daemon's health — and is the client tools use to ask for them.
+// It is served beside the remote State (package pkg/state/remote) on a
+// daemon's API listener, so that one endpoint answers a CLI's every
+// question (resgraphctl's describe, explain, graph and health):
+//
+//	gs := grpc.NewServer(...)
+//	stateremote.NewServer(st, reg).Register(gs)          // the resources
+//	remote.NewServer(rt.Observe(), remote.WithHealth(f)).Register(gs)
+//	go gs.Serve(lis)
+//
+//	c := remote.NewClient(conn)
+//	x, err := c.Explain(ctx, ptr)                         // explain.Resource
+//
+// This package is a Go module of its own, so that code that embeds
+// resgraph without serving it does not depend on gRPC. Its protocol is
+// internal/pb/observe.proto: an explanation travels in its JSON form (the
+// one the debug handler serves, package observe/explain), the graph as
+// its edges, the health as its checks. Regenerate the Go code with
+// `go generate ./...` (the pinned protoc and plugins are in the module's
+// README).
+//
+// # Rules
+//
+// OB1. What a client receives is what the served observer answered: an
+// explanation equal to the observer's (its JSON form round-trips), the
+// dependency graph's edges in the observer's order with their edge types
+// and no-writer marks, the health checks as the health function returned
+// them.
+//
+// OB2. Errors keep their classes across the wire: an unknown controller is
+// NotFound and the client's error is of the not-found class
+// (state.IsNotFoundError); a request naming no resource or controller, or
+// an invalid pointer, is InvalidArgument and of the invalid class
+// (state.IsInvalidError), refused before the observer is asked. A panic
+// of the observer or of the health function ends that call with Internal
+// and the server goes on serving.
+//
+// OB3. Health ([WithHealth]) is served twice, with one answer: by the
+// Health call (every check, with its text, which resgraphctl health
+// prints) and by the standard gRPC health protocol (grpc.health.v1, for
+// probes and load balancers), whose services are "" (SERVING when every
+// check passes), "readiness" and "liveness" (SERVING when every check of
+// that probe passes); any other service is NotFound for Check and
+// SERVICE_UNKNOWN for Watch. A Watch sends the current status at once and
+// then each change, asking the health function at the interval of
+// [WithHealthWatchInterval]. Without WithHealth neither is served: the
+// Health call is Unimplemented and grpc.health.v1 is not registered.
+//
+// # Seams
+//
+// Access control (issue 31's rules) applies to these calls as to the
+// State's: a gRPC interceptor sees the full method names
+// (/resgraph.observe.v1.Observer/ExplainResource, ...) and the peer. An
+// explanation carries metadata and controller names, never a spec.
+package remote
