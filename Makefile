@@ -19,7 +19,7 @@ define each_module
 endef
 PROTO := pkg/resource/codec/protobuf
 
-.PHONY: test setup bench lint fuzz sim cover tools
+.PHONY: test setup bench lint fuzz sim cover tools compare
 
 ## test: installs what the tests need when it is missing (scripts/setup),
 ## then vet and every test with the race detector, in every module (the CI
@@ -65,6 +65,13 @@ SIMSEEDS ?= 1000
 sim:
 	RESGRAPH_SIM_SEEDS=$(SIMSEEDS) $(GO) test -count=1 -timeout 3h -v -run 'Simulation|Mutants|Chain_Passes' \
 		./pkg/runtime/runtimetest/sim ./cmd/demo/internal/controllers ./pkg/generic
+
+## compare: the side-by-side harness (bench/compare; bench/README.md): the
+## established runtime, resgraph and the floor on W1-W6; flags in ARGS,
+## e.g. make compare ARGS='--quick' or ARGS='-r 3 --update-readme'
+ARGS ?= -r 3
+compare:
+	bench/compare $(ARGS)
 
 cover:
 	$(GO) test -count=1 -coverprofile=cover.out $(PKGS)

@@ -8,7 +8,10 @@
 //
 //   - M1. go.work lists every module of the repository (every go.mod
 //     outside testdata), so that `go run ./cmd/demo`, gopls and `make
-//     test` see them all (TestM1_WorkspaceListsEveryModule).
+//     test` see them all, except a module the workspace cannot resolve,
+//     named with its reason in the test: bench/cosietcd, which requires a
+//     module the module proxy does not serve
+//     (TestM1_WorkspaceListsEveryModule).
 //   - M2. A module that others can import requires another module of this
 //     repository only when its non-test packages import it: a requirement
 //     only its tests use would leak to its users, whose builds would need a
@@ -18,8 +21,9 @@
 //   - M3. A user of a module needs a replace directive only for the
 //     modules of this repository that it imports (while they are not
 //     published): a user module that imports every public package of one
-//     module, with replace directives for that module and the root module
-//     only, resolves its build (TestM3_AUserNeedsNoReplaceForATestOnlyModule).
+//     module, with replace directives for the repository's modules those
+//     packages import and no other, resolves its build
+//     (TestM3_AUserNeedsNoReplaceForATestOnlyModule).
 //
 // A module's test-only requirements on published modules (testify,
 // goleak, chromedp) stay in its go.mod, as in any Go module: a user's

@@ -40,7 +40,7 @@ func chain(opts ...qtransform.ControllerOption) func() []any {
 	}
 }
 
-// BenchmarkW4 is workload W4 of BENCHMARKS.md: W3 with qtransforms, at
+// BenchmarkW4 is workload W4 of bench/README.md: W3 with qtransforms, at
 // concurrency 1 and 4, with the default options: every stage holds a
 // finalizer on its inputs, so the destroy phase tears every A down, waits
 // for the chain to let go, and destroys them.

@@ -43,7 +43,7 @@ func chain(opts ...transform.ControllerOption) func() []any {
 	}
 }
 
-// BenchmarkW3 is workload W3 of BENCHMARKS.md: a chain of four transforms,
+// BenchmarkW3 is workload W3 of bench/README.md: a chain of four transforms,
 // N inputs created, then updated, then destroyed.
 func BenchmarkW3(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {

@@ -20,7 +20,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// The benchmarks implement workloads W1, W3 and W5 of BENCHMARKS.md on
+// The benchmarks implement workloads W1, W3 and W5 of bench/README.md on
 // the etcd state, on the test server (one etcd member on loopback, data in
 // /dev/shm when available), beside the in-memory state for W1 and W5. The
 // resources are the chain's A (one namespace, a spec of two ints, no

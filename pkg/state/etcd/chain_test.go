@@ -13,7 +13,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
-// The chain of the multi-process tests and of W3 (BENCHMARKS.md): five
+// The chain of the multi-process tests and of W3 (bench/README.md): five
 // resource types A to E, one namespace, a spec of two ints, and the
 // transforms A→B, B→C, C→D, D→E, each setting N of its output to N of its
 // input plus one.

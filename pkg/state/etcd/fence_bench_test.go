@@ -9,7 +9,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/etcd"
 )
 
-// The write cost of fencing: W1 and W3 (BENCHMARKS.md) on the etcd state,
+// The write cost of fencing: W1 and W3 (bench/README.md) on the etcd state,
 // without and with the writes fenced by a leadership term (one compare
 // more in each write's transaction, and the fence's key read back when
 // it fails). Run them as the other benchmarks of the package:

@@ -16,7 +16,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// The benchmarks implement the workloads of BENCHMARKS.md on this state and,
+// The benchmarks implement the workloads of bench/README.md on this state and,
 // where the workload says so, on the floor (floor_test.go). Resources: one
 // namespace, the pair type (spec: two ints, B holding the resource's index),
 // no labels. Watchers read channels of benchWatchBuffer events.

@@ -9,7 +9,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// floorState is the benchmarks' floor (BENCHMARKS.md): a plain map under a
+// floorState is the benchmarks' floor (bench/README.md): a plain map under a
 // mutex that copies on write and on read, checks and bumps
 // versions, and sorts List by ID. It has no history, no watches, no
 // timestamps, no owners or phases: whatever the real state costs beyond

@@ -13,7 +13,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem/boltdb"
 )
 
-// The benchmarks run W1 of BENCHMARKS.md (create 10k resources, then
+// The benchmarks run W1 of bench/README.md (create 10k resources, then
 // update each once; 0 or 8 kind watchers draining their channels) on a
 // persistent state under each durability policy and, as the reference, on
 // the in-memory state without persistence. W1 has one writer, which under
