@@ -7,11 +7,12 @@
 // test:
 //
 //   - M1. go.work lists every module of the repository (every go.mod
-//     outside testdata), so that `go run ./cmd/demo`, gopls and `make
-//     test` see them all, except a module the workspace cannot resolve,
-//     named with its reason in the test: bench/cosietcd, which requires a
-//     module the module proxy does not serve
-//     (TestM1_WorkspaceListsEveryModule).
+//     outside the directories the go tool ignores), so that `go run
+//     ./cmd/demo`, gopls and `make test` see them all
+//     (TestM1_WorkspaceListsEveryModule). A program that cannot resolve
+//     (bench/_cosietcd, which needs a module the proxy does not serve) is
+//     no module of the repository: it keeps a go.mod.in that its build
+//     copies.
 //   - M2. A module that others can import requires another module of this
 //     repository only when its non-test packages import it: a requirement
 //     only its tests use would leak to its users, whose builds would need a

@@ -87,7 +87,8 @@ func workspaceDirs(t *testing.T) []string {
 }
 
 // goModDirs returns the directory of every go.mod of the repository
-// outside testdata and hidden directories, relative to the root.
+// outside the directories the go tool ignores (testdata, and names
+// starting with "." or "_"), relative to the root.
 func goModDirs(t *testing.T) []string {
 	t.Helper()
 	top := root(t)
@@ -96,7 +97,7 @@ func goModDirs(t *testing.T) []string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && path != top && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+		if d.IsDir() && path != top && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_")) {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && d.Name() == "go.mod" {
@@ -115,23 +116,11 @@ func goModDirs(t *testing.T) []string {
 	return dirs
 }
 
-// outsideWorkspace are the modules go.work cannot list, with the reason.
-var outsideWorkspace = map[string]string{
-	"bench/cosietcd": "it requires github.com/cosi-project/state-etcd, which the module proxy does not serve " +
-		"(bench/compare builds it in a temporary copy from a source tree given with --state-etcd)",
-}
-
 // TestM1_WorkspaceListsEveryModule: go.work uses exactly the repository's
-// modules, but those it cannot resolve.
+// modules.
 func TestM1_WorkspaceListsEveryModule(t *testing.T) {
 	used := workspaceDirs(t)
 	for _, dir := range goModDirs(t) {
-		if _, ok := outsideWorkspace[dir]; ok {
-			if slices.Contains(used, dir) {
-				t.Errorf("go.work uses %s, which cannot be in the workspace: %s", dir, outsideWorkspace[dir])
-			}
-			continue
-		}
 		if !slices.Contains(used, dir) {
 			t.Errorf("%s/go.mod is not in go.work: add it (go work use ./%s)", dir, dir)
 		}
