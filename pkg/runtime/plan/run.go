@@ -73,10 +73,9 @@ func (r *run) plan(ctx context.Context, initial []resource.Resource) (*Plan, err
 	}
 	p.Drift = diff(initial, baseline)
 	mark, world := ring.Last(), len(r.actions())
-	if err := r.apply(ctx, baseline); err != nil {
+	if p.Why, err = r.apply(ctx, mark); err != nil {
 		return nil, err
 	}
-	p.Why = r.settleRemovals(ctx, mark)
 	final, err := r.state(ctx)
 	if err != nil {
 		return nil, err
@@ -108,21 +107,30 @@ func (r *run) state(ctx context.Context) ([]resource.Resource, error) {
 	return snapshot(ctx, r.st, kindsOf(g))
 }
 
-// apply makes the change as an outside writer: each resource to set
-// created or written over, each to remove torn down (settleRemovals
-// destroys it once its finalizers are gone).
-func (r *run) apply(ctx context.Context, baseline []resource.Resource) error {
+// apply makes the change as an outside writer, one resource at a time,
+// the daemon settling after each (so that the trace's causes of each
+// write lead to one proposed resource): each resource to set created or
+// written over, each to remove torn down and destroyed once its
+// finalizers are gone. It returns why the daemon did not converge ("" when
+// it did).
+func (r *run) apply(ctx context.Context, mark uint64) (string, error) {
 	for _, want := range r.change.Set {
 		if err := set(ctx, r.st, want); err != nil {
-			return fmt.Errorf("plan: set %s: %w", resource.String(want), err)
+			return "", fmt.Errorf("plan: set %s: %w", resource.String(want), err)
+		}
+		if why := r.settle(ctx, mark); why != "" {
+			return why, nil
 		}
 	}
 	for _, ptr := range r.change.Remove {
 		if _, err := r.st.Teardown(ctx, ptr); err != nil && !state.IsNotFoundError(err) {
-			return fmt.Errorf("plan: remove %s: %w", resource.PointerString(ptr), err)
+			return "", fmt.Errorf("plan: remove %s: %w", resource.PointerString(ptr), err)
+		}
+		if why := r.settleRemoval(ctx, mark, ptr); why != "" {
+			return why, nil
 		}
 	}
-	return nil
+	return "", nil
 }
 
 // set makes want exist: created, or its spec, labels and annotations

@@ -3,7 +3,6 @@ package plan
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -120,38 +119,24 @@ func delayed(act observe.Activity) string {
 	return strings.Join(out, "; ")
 }
 
-// settleRemovals settles the daemon after the change, destroying each
-// removed resource once its finalizers are gone, until none is left or
-// the daemon settles with one still held.
-func (r *run) settleRemovals(ctx context.Context, mark uint64) string {
-	pending := slices.Clone(r.change.Remove)
+// settleRemoval settles the daemon after ptr was torn down, destroying
+// it once its finalizers are gone; it says so when the daemon settles with
+// them still there.
+func (r *run) settleRemoval(ctx context.Context, mark uint64, ptr resource.Pointer) string {
 	for {
 		if why := r.settle(ctx, mark); why != "" {
 			return why
 		}
-		var held []string
-		destroyed := false
-		kept := pending[:0]
-		for _, ptr := range pending {
-			cur, err := r.st.Get(ctx, ptr)
-			switch {
-			case err != nil:
-			case len(*cur.Metadata().Finalizers()) > 0:
-				held = append(held, fmt.Sprintf("%s keeps finalizers %v", resource.PointerString(ptr), []resource.Finalizer(*cur.Metadata().Finalizers())))
-				kept = append(kept, ptr)
-			default:
-				if err := r.st.Destroy(ctx, ptr); err != nil {
-					return fmt.Sprintf("destroy %s: %v", resource.PointerString(ptr), err)
-				}
-				destroyed = true
-			}
+		cur, err := r.st.Get(ctx, ptr)
+		switch {
+		case err != nil:
+			return "" // gone
+		case len(*cur.Metadata().Finalizers()) > 0:
+			return fmt.Sprintf("the daemon settled without letting go of what the change removes: %s keeps finalizers %v",
+				resource.PointerString(ptr), []resource.Finalizer(*cur.Metadata().Finalizers()))
 		}
-		pending = kept
-		if !destroyed {
-			if len(held) > 0 {
-				return "the daemon settled without letting go of what the change removes: " + strings.Join(held, "; ")
-			}
-			return ""
+		if err := r.st.Destroy(ctx, ptr); err != nil {
+			return fmt.Sprintf("destroy %s: %v", resource.PointerString(ptr), err)
 		}
 	}
 }

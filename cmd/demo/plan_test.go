@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/plan"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
+	"github.com/resgraph/resgraph/pkg/state"
+
+	"github.com/resgraph/resgraph/cmd/demo/internal/controllers"
+	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
+)
+
+// TestPlan_TheRealOutcomeIsThePlan: a change planned against the running
+// agent's live state (a link deleted, another one's MTU changed, a new
+// one), then made for real, leads the agent to the state the plan said,
+// resources for resources (versions and times aside); and the live state
+// did not change while the plan ran.
+func TestPlan_TheRealOutcomeIsThePlan(t *testing.T) {
+	in, err := loadIntent("")
+	require.NoError(t, err)
+	d, _ := startDaemon(t, config{Intent: in, DeleteLink: ""})
+	ctx := context.Background()
+	settle(t, d)
+	before := liveState(t, d.state)
+
+	wlan := linkSpecOf(t, d.state, "wlan0")
+	wlan.TypedSpec().MTU = 1400
+	eth2 := netres.NewLinkSpec("eth2")
+	eth2.TypedSpec().MTU = 1500
+	eth2.TypedSpec().Addresses = []netip.Prefix{netip.MustParsePrefix("10.9.0.2/24")}
+	eth2.TypedSpec().Gateway = netip.MustParseAddr("10.9.0.1")
+	change := plan.Change{
+		Set:    []resource.Resource{wlan, eth2},
+		Remove: []resource.Pointer{resource.NewPointer(netres.Namespace, netres.LinkSpecType, "eth1")},
+	}
+	p, err := plan.Make(ctx, d.state, controllers.PlanDaemon(), change)
+	require.NoError(t, err)
+	require.True(t, p.Converged, p.Why)
+	require.Empty(t, p.Drift, "the agent was at its fixed point")
+	require.NoError(t, sameIgnoringVersions(before, liveState(t, d.state)), "PL1: the plan wrote nothing live")
+	var text bytes.Buffer
+	require.NoError(t, p.WriteText(&text))
+	t.Logf("the plan:\n%s", text.String())
+	assert.Contains(t, p.World, "kernel: delete link eth1")
+	assert.Contains(t, p.World, "kernel: create link eth2 (MTU 1500)")
+
+	require.NoError(t, d.state.Update(ctx, wlan.DeepCopy(), state.WithUpdateOwner("")))
+	require.NoError(t, d.state.Create(ctx, eth2.DeepCopy()))
+	require.NoError(t, d.state.TeardownAndDestroy(ctx, change.Remove[0]))
+	settle(t, d)
+	require.NoError(t, sameIgnoringVersions(p.Final, liveState(t, d.state)), "the real outcome is the plan's")
+}
+
+// TestPlan_ApplyPlanPrintsTheDeletedLink: `demo apply --plan` of an
+// intent without eth1 says eth1's resources go, in order, and the kernel
+// link with them.
+func TestPlan_ApplyPlanPrintsTheDeletedLink(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "next.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"links": [
+  {"name": "eth0", "mtu": 1500, "addresses": ["10.0.0.2/24", "fd00:0:0:1::2/64"], "gateway": "10.0.0.1", "dns": ["10.0.0.53", "fd00:0:0:1::53"]},
+  {"name": "wlan0", "addresses": ["172.16.5.20/20"], "dns": ["1.1.1.1"]}
+]}`), 0o600))
+	var out bytes.Buffer
+	require.NoError(t, planCmd(context.Background(), &out, file, ""))
+	for _, want := range []string{
+		"- LinkSpecs.net.resgraph.dev(network/eth1) (proposed)",
+		"- LinkStatuses.net.resgraph.dev(network/eth1) (by LinkApplyController",
+		"- RouteSpecs.net.resgraph.dev(network/eth1/192.168.60.0-24) (by StaticRouteController)",
+		"spec.Servers: - 192.168.50.53",
+		"kernel: delete link eth1",
+		"Plan: 0 to create, 1 to update, 6 to destroy, 1 world actions.",
+		"The daemon reaches its fixed point.",
+	} {
+		assert.Contains(t, out.String(), want)
+	}
+}
+
+// settle waits until the agent is idle and its KernelLinks are the
+// kernel's links (the kernel wakes its observer on a channel of its own,
+// which the Runtime's idleness does not cover).
+func settle(t *testing.T, d *daemon) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	for {
+		act, err := runtimetest.WaitIdle(ctx, d.engine)
+		require.NoError(t, err, "the agent did not settle: %s", act)
+		if kernelMirrored(t, d) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the agent's KernelLinks never caught up with its kernel")
+		case <-time.After(10 * time.Millisecond): // the observer's next pass is the kernel's to trigger
+		}
+	}
+}
+
+// kernelMirrored reports whether the KernelLinks are the kernel's links.
+func kernelMirrored(t *testing.T, d *daemon) bool {
+	l, err := d.state.List(context.Background(), resource.NewKind(netres.Namespace, netres.KernelLinkType))
+	require.NoError(t, err)
+	links := d.kernel.Links()
+	if len(links) != len(l.Items) {
+		return false
+	}
+	for i, kl := range l.Items {
+		s, k := kl.(*netres.KernelLink).TypedSpec(), links[i]
+		if kl.Metadata().ID() != k.Name || s.Up != k.Up || s.MTU != k.MTU || s.Index != k.Index {
+			return false
+		}
+	}
+	return true
+}
+
+// sameIgnoringVersions compares two states resource by resource: the same
+// pointers, each with the same owner, phase, finalizers, labels,
+// annotations and spec (versions and times aside).
+func sameIgnoringVersions(want, got []resource.Resource) error {
+	w, g := map[string]resource.Resource{}, map[string]resource.Resource{}
+	for _, r := range want {
+		w[resource.String(r)] = r
+	}
+	for _, r := range got {
+		g[resource.String(r)] = r
+	}
+	var diffs []string
+	for k, x := range w {
+		y, ok := g[k]
+		switch {
+		case !ok:
+			diffs = append(diffs, "missing "+k)
+		default:
+			md := x.Metadata().Copy()
+			md.SetVersion(y.Metadata().Version())
+			if !md.Equal(*y.Metadata()) || !resource.SpecEqual(x.Spec(), y.Spec()) {
+				diffs = append(diffs, fmt.Sprintf("%s: want %s %s, got %s %s", k, x.Metadata(), resource.SpecString(x), y.Metadata(), resource.SpecString(y)))
+			}
+		}
+	}
+	for k := range g {
+		if _, ok := w[k]; !ok {
+			diffs = append(diffs, "extra "+k)
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		return errors.New(strings.Join(diffs, "\n"))
+	}
+	return nil
+}
+
+func liveState(t *testing.T, st state.State) []resource.Resource {
+	t.Helper()
+	var out []resource.Resource
+	for _, k := range netres.Kinds() {
+		l, err := st.List(context.Background(), k)
+		require.NoError(t, err)
+		out = append(out, l.Items...)
+	}
+	return out
+}
+
+func linkSpecOf(t *testing.T, st state.State, name string) *netres.LinkSpec {
+	t.Helper()
+	r, err := st.Get(context.Background(), resource.NewPointer(netres.Namespace, netres.LinkSpecType, name))
+	require.NoError(t, err)
+	return r.(*netres.LinkSpec)
+}
