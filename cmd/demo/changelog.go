@@ -47,6 +47,25 @@ func (c *changeLog) KindHead(ctx context.Context, k resource.Kind) (state.Bookma
 	return nil, fmt.Errorf("change log: %T does not report kind heads: %w", c.CoreState, errors.ErrUnsupported)
 }
 
+// Revision implements state.RevisionReporter by asking the inner state:
+// the log serializes writes and changes no revision, so the Runtime's
+// consistent reads and the flight recorder's cut stay exact through it.
+func (c *changeLog) Revision(ctx context.Context) (uint64, error) {
+	if r, ok := c.CoreState.(state.RevisionReporter); ok {
+		return r.Revision(ctx)
+	}
+	return 0, fmt.Errorf("change log: %T does not number its changes: %w", c.CoreState, errors.ErrUnsupported)
+}
+
+// KindRevision implements state.RevisionReporter by asking the inner
+// state.
+func (c *changeLog) KindRevision(ctx context.Context, k resource.Kind) (last, at uint64, err error) {
+	if r, ok := c.CoreState.(state.RevisionReporter); ok {
+		return r.KindRevision(ctx, k)
+	}
+	return 0, 0, fmt.Errorf("change log: %T does not number its changes: %w", c.CoreState, errors.ErrUnsupported)
+}
+
 // ValidateType implements state.TypeValidator by asking the inner state,
 // so that the Runtime still learns which types a persistent state refuses.
 func (c *changeLog) ValidateType(k resource.Kind) error {

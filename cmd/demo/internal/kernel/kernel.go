@@ -59,7 +59,9 @@ type Config struct {
 	Links []Link
 	// OnCarrier, when set, is told of each carrier change Run makes (the
 	// world's event, for a flight recorder to note: see CarrierAction),
-	// after the kernel's lock is released.
+	// just before it makes it, with the kernel's lock held (so that no
+	// reader of the kernel sees the change before it is told): it must
+	// return promptly and not call the kernel.
 	OnCarrier func(name string, up bool)
 	// OnChange, when set, is told of each change asked of the kernel
 	// ("create link eth1 (MTU 1500)", "set the MTU of eth0 to 9000",
@@ -260,16 +262,7 @@ func (k *Kernel) Run(ctx context.Context) error {
 			return nil
 		case <-timer.C:
 		}
-		prev := down
 		down = k.flap(rng, down)
-		if k.cfg.OnCarrier != nil {
-			switch {
-			case prev != "" && down == "":
-				k.cfg.OnCarrier(prev, true)
-			case down != "":
-				k.cfg.OnCarrier(down, false)
-			}
-		}
 		timer.Reset(k.interval(rng))
 	}
 }
@@ -288,7 +281,9 @@ func (k *Kernel) flap(rng *rand.Rand, down string) string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if down != "" {
-		if k.setCarrierLocked(down, true) {
+		if l, ok := k.links[down]; ok && !l.Up {
+			k.carrier(down, true)
+			k.setCarrierLocked(down, true)
 			k.log.Info("carrier up", zap.String("link", down))
 		}
 		return ""
@@ -305,7 +300,16 @@ func (k *Kernel) flap(rng *rand.Rand, down string) string {
 	if !k.links[name].Up {
 		return "" // already down (set by someone else): leave it alone
 	}
+	k.carrier(name, false)
 	k.setCarrierLocked(name, false)
 	k.log.Info("carrier lost", zap.String("link", name))
 	return name
+}
+
+// carrier tells OnCarrier of a carrier change Run is about to make (with
+// the lock held: before anyone can see the change).
+func (k *Kernel) carrier(name string, up bool) {
+	if k.cfg.OnCarrier != nil {
+		k.cfg.OnCarrier(name, up)
+	}
 }

@@ -122,16 +122,18 @@ func Simulation() sim.Scenario {
 			{Name: "a RouteSpec goes before the AddressSpec it goes through", Check: routeHasAddress},
 		},
 		// The kernel numbers links in the order they are created, which
-		// the schedule decides: the final states are compared without it.
+		// the schedule decides, and derives their MAC addresses from its
+		// seed, which a recorded daemon's kernel does not share: the final
+		// states are compared without them.
 		Canonical: func(r resource.Resource) resource.Resource {
 			switch r := r.(type) {
 			case *netres.LinkStatus:
 				c := r.DeepCopy().(*netres.LinkStatus)
-				c.TypedSpec().Index = 0
+				c.TypedSpec().Index, c.TypedSpec().HardwareAddr = 0, ""
 				return c
 			case *netres.KernelLink:
 				c := r.DeepCopy().(*netres.KernelLink)
-				c.TypedSpec().Index = 0
+				c.TypedSpec().Index, c.TypedSpec().HardwareAddr = 0, ""
 				return c
 			}
 			return r
@@ -141,9 +143,11 @@ func Simulation() sim.Scenario {
 
 // carrierActions are the carrier changes the agent's kernel makes on its
 // own (kernel.CarrierAction: what a recording of the agent notes), for the
-// links of the workload and of the starting state. Only a recording (or a
-// Script) names them: a carrier lost before its link exists is no change,
-// so their outcome depends on the order of events.
+// links of the workload and of the starting state. The fake kernel makes
+// each as a cable change, which a link created later keeps: a recorded
+// carrier change of a link that a faulted run creates later than
+// production did still leaves the run where production was. Only a
+// recording (or a Script) names them.
 func carrierActions(k *kernel.Kernel, initial []kernel.Link) []sim.Action {
 	names := map[string]bool{}
 	for _, l := range links {
@@ -156,7 +160,7 @@ func carrierActions(k *kernel.Kernel, initial []kernel.Link) []sim.Action {
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		for _, up := range []bool{false, true} {
 			out = append(out, sim.Action{Name: kernel.CarrierAction(name, up), Named: true, Do: func(context.Context) error {
-				k.SetCarrier(name, up)
+				k.SetCable(name, up)
 				return nil
 			}})
 		}

@@ -34,8 +34,13 @@ func (w recordedWorkload) ops(uint64, []Action) []op { return w }
 func recordedOps(rec *recording.Recording) recordedWorkload {
 	var out recordedWorkload
 	removed := map[resource.PointerKey]bool{}
-	for _, c := range rec.Outside() {
-		o := op{at: c.Offset}
+	commits := 0
+	for _, c := range rec.Changes {
+		if c.By == recording.ByController {
+			commits++
+			continue
+		}
+		o := op{at: c.Offset, after: commits}
 		switch {
 		case c.By == recording.ByWorld:
 			o.verb, o.action = verbDo, c.Action
@@ -94,6 +99,7 @@ func (r *run) restoreRecorded() {
 	if rec == nil {
 		return
 	}
+	r.writers = recordedWriters(rec)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, res := range rec.Initial {
@@ -133,12 +139,74 @@ func (r *run) checkRecordedKinds() error {
 // due reports whether op o may be taken now: at its recorded time.
 func (r *run) due(o op) bool { return !time.Now().Before(r.start.Add(o.at)) }
 
+// matching reports whether the run is the reference run of a recording
+// it must reproduce (Scenario.MatchRecording): its recorded ops are then
+// taken as the recording ordered them among the controllers' commits.
+func (r *run) matching() bool {
+	return r.sc.Recording != nil && r.sc.MatchRecording && r.p.noFaults && r.p.keep == nil
+}
+
+// eager reports whether recorded op o is to be taken before anything
+// else: when matching, once the run made as many controllers' commits as
+// the recording has before it, whatever the time (the recording's order
+// is what the reference run reproduces).
+func (r *run) eager(o op) bool {
+	if !r.matching() {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.controllerCommits >= o.after
+}
+
 // dueTime is when the workload's next op is due, when it is not yet.
 func (r *run) dueTime() (time.Time, bool) {
 	if r.next >= len(r.ops) || r.due(r.ops[r.next]) {
 		return time.Time{}, false
 	}
 	return r.start.Add(r.ops[r.next].at), true
+}
+
+// guide picks the step of a run that reproduces a recording (matching):
+// a recorded op that is due as the recording ordered it; else a step of
+// the controller whose commit comes next in the recording; else a step
+// of the Runtime's own (a delivery, a cache change, a relayed signal)
+// rather than another controller's pass — so that the controllers take
+// their passes when production took them, seeing what it saw (a pass
+// that sees an intermediate state commits it). It reports false when it
+// has no preference (the schedule picks).
+func (r *run) guide(cands []candidate) (candidate, bool) {
+	if !r.matching() || len(cands) == 0 || cands[0].key == " op" {
+		return candidate{}, false
+	}
+	r.mu.Lock()
+	i := r.controllerCommits
+	r.mu.Unlock()
+	if i < len(r.writers) && r.writers[i] != "" {
+		for _, c := range cands {
+			if c.actor == r.writers[i] && c.cat == catEngine {
+				return c, true
+			}
+		}
+	}
+	for _, c := range cands {
+		if c.cat == catEngine && (c.actor == "Runtime" || strings.HasPrefix(c.actor, "after signal ")) {
+			return c, true
+		}
+	}
+	return candidate{}, false
+}
+
+// recordedWriters lists the writers of a recording's controllers'
+// commits, in order ("" for a change of finalizers alone).
+func recordedWriters(rec *recording.Recording) []string {
+	var out []string
+	for _, c := range rec.Changes {
+		if c.By == recording.ByController {
+			out = append(out, c.Writer)
+		}
+	}
+	return out
 }
 
 // recordedCommit is a commit of a replay, as a recording would hold it.
@@ -169,6 +237,9 @@ func (r *run) noteCommitLocked(ptr resource.Pointer, prev, res resource.Resource
 		c.version, c.owner = res.Metadata().Version().Value(), res.Metadata().Owner()
 	}
 	r.commits[key] = append(r.commits[key], c)
+	if !r.outside {
+		r.controllerCommits++
+	}
 }
 
 // matchRecording checks that the run reproduced the recording (rule of

@@ -125,6 +125,11 @@ type run struct {
 	// commits are the commits of each resource, kept for the comparison
 	// with a Recording (Scenario.MatchRecording).
 	commits map[resource.PointerKey][]recordedCommit
+	// controllerCommits counts the commits of the controllers (not the
+	// workload's), when matching a recording; writers are the recorded
+	// controllers' commits' writers, in order.
+	controllerCommits int
+	writers           []string
 }
 
 // Failure is a check that failed: which one, why, after which step.
@@ -443,7 +448,10 @@ func (r *run) loop() {
 		if !r.withinBounds(cands) {
 			return
 		}
-		c := r.pick(cands)
+		c, guided := r.guide(cands)
+		if !guided {
+			c = r.pick(cands)
+		}
 		r.mu.Lock()
 		r.steps++
 		r.actor = c.actor
@@ -585,13 +593,20 @@ func (r *run) outsideCandidates(out []candidate) []candidate {
 		}
 	}
 	r.destroys = kept
-	if r.next < len(r.ops) && !r.waitsForDestroy(r.ops[r.next]) && r.due(r.ops[r.next]) {
+	if r.next < len(r.ops) && !r.waitsForDestroy(r.ops[r.next]) {
 		i := r.next
 		o := r.ops[i]
-		out = append(out, candidate{
+		c := candidate{
 			cat: catOutside, key: "1", text: fmt.Sprintf("workload #%d: %s", r.opIndex[i], o), actor: "outside",
 			do: func() { r.next++; r.lastOutside = time.Now(); r.apply(o) },
-		})
+		}
+		switch {
+		case r.eager(o):
+			c.cat, c.key = catEngine, " op" // first of all: as the recording has it
+			out = append(out, c)
+		case r.due(o):
+			out = append(out, c)
+		}
 	}
 	return out
 }

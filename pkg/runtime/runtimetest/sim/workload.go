@@ -29,6 +29,9 @@ type op struct {
 	// sensitive hides fixed's spec from transcripts (a recorded
 	// sensitive kind).
 	sensitive bool
+	// after is, for a recorded op, how many controllers' commits the
+	// recording has before it.
+	after int
 }
 
 func (o op) String() string {

@@ -1,0 +1,6 @@
+//go:build !race
+
+package main
+
+// raceDetector is set when the tests run with the race detector.
+const raceDetector = false
