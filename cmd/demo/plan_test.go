@@ -98,8 +98,7 @@ func settle(t *testing.T, d *daemon) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	for {
-		act, err := runtimetest.WaitIdle(ctx, d.engine)
-		require.NoError(t, err, "the agent did not settle: %s", act)
+		runtimetest.Settle(t, d.engine)
 		if kernelMirrored(t, d) {
 			return
 		}
