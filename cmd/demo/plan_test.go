@@ -90,23 +90,23 @@ func TestPlan_ApplyPlanPrintsTheDeletedLink(t *testing.T) {
 	}
 }
 
-// settle waits until the agent is idle and its KernelLinks are the
-// kernel's links (the kernel wakes its observer on a channel of its own,
-// which the Runtime's idleness does not cover).
+// settle waits until the agent is idle, its KernelLinks are the kernel's
+// links (the kernel wakes its observer on a channel of its own, which the
+// Runtime's idleness does not cover), and its state stays the same
+// across two waits.
 func settle(t *testing.T, d *daemon) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
+	deadline := time.Now().Add(waitFor)
+	var last []resource.Resource
 	for {
 		runtimetest.Settle(t, d.engine)
-		if kernelMirrored(t, d) {
+		now := liveState(t, d.state)
+		if kernelMirrored(t, d) && last != nil && sameIgnoringVersions(last, now) == nil {
 			return
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("the agent's KernelLinks never caught up with its kernel")
-		case <-time.After(10 * time.Millisecond): // the observer's next pass is the kernel's to trigger
-		}
+		last = now
+		require.False(t, time.Now().After(deadline), "the agent never settled")
+		time.Sleep(10 * time.Millisecond) // the observer's next pass is the kernel's to trigger
 	}
 }
 
