@@ -213,6 +213,7 @@ func (g *leaderGroup) loop(ctx context.Context) {
 type term struct {
 	t      leadership.Term
 	number uint64
+	since  time.Time
 	fence  state.Fence
 	done   <-chan struct{}
 }
@@ -234,7 +235,7 @@ func (g *leaderGroup) campaign(ctx context.Context) (*term, error) {
 		return nil, errors.New("the elector's Campaign returned no term and no error")
 	}
 	ht := &term{t: t}
-	p := usercode.Call(func() { ht.number, ht.fence, ht.done = t.Number(), t.Fence(), t.Done() })
+	p := usercode.Call(func() { ht.number, ht.since, ht.fence, ht.done = t.Number(), t.Since(), t.Fence(), t.Done() })
 	switch {
 	case p != nil:
 		err = fmt.Errorf("the elector's term panicked: %s", usercode.Sprint(p.Value))
@@ -269,7 +270,8 @@ func (t *term) resign(ctx context.Context) (err error) {
 // the elector ends it, a fenced write loses it, or ctx is done — and it
 // returns once every one of them stopped, saying why the term ended.
 func (g *leaderGroup) run(ctx context.Context, t *term) string {
-	tctx, cancel := context.WithCancelCause(ctx)
+	tctx, cancel := context.WithCancelCause(leadership.NewContext(ctx,
+		leadership.TermInfo{Election: g.election, Number: t.number, Since: t.since}))
 	et := &engineTerm{t: t, ctx: tctx, cancel: cancel, left: make(chan struct{})}
 	g.publish(et)
 	select {

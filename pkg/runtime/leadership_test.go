@@ -15,6 +15,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/leadership"
 	"github.com/resgraph/resgraph/pkg/observe"
+	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -108,5 +109,136 @@ func TestLeadership_ElectorIsUserCode(t *testing.T) {
 		require.NotNil(t, st[0].Leadership)
 		assert.Equal(t, observe.RoleLeader, st[0].Leadership.Role)
 		assert.Equal(t, uint64(9), st[0].Leadership.Term)
+	})
+}
+
+// endingTerm is a term whose Done closes when end is closed (lost).
+type endingTerm struct {
+	n     uint64
+	since time.Time
+	end   chan struct{}
+}
+
+func (t *endingTerm) Election() string      { return runtime.RuntimeElection }
+func (t *endingTerm) Number() uint64        { return t.n }
+func (t *endingTerm) Since() time.Time      { return t.since }
+func (t *endingTerm) Fence() state.Fence    { return fakeFence{} }
+func (t *endingTerm) Done() <-chan struct{} { return t.end }
+func (t *endingTerm) Resign(context.Context) error {
+	return nil
+}
+
+func (t *endingTerm) Err() error {
+	select {
+	case <-t.end:
+		return leadership.ErrLost
+	default:
+		return nil
+	}
+}
+
+// termRecorder records the terms the contexts of a Controller's Runs
+// and of a QController's Reconciles and MapInputs carry.
+type termRecorder struct {
+	mu   sync.Mutex
+	seen map[string][]leadership.TermInfo // by "run", "reconcile", "map"; guarded by mu
+}
+
+func (r *termRecorder) record(what string, ctx context.Context) {
+	t, ok := leadership.FromContext(ctx)
+	if !ok {
+		t = leadership.TermInfo{Election: "none"}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[string][]leadership.TermInfo{}
+	}
+	r.seen[what] = append(r.seen[what], t)
+}
+
+func (r *termRecorder) last(what string) leadership.TermInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.seen[what]) == 0 {
+		return leadership.TermInfo{}
+	}
+	return r.seen[what][len(r.seen[what])-1]
+}
+
+// controllers returns a Controller and a QController (primary input A,
+// mapped input C) that record their terms.
+func (r *termRecorder) controllers() (*funcController, *funcQController) {
+	c := &funcController{name: "c", outputs: []controller.Output{out(typeB, controller.OutputExclusive)},
+		run: func(ctx context.Context, _ controller.Runtime, _ *zap.Logger) error {
+			r.record("run", ctx)
+			<-ctx.Done()
+			return nil
+		}}
+	q := &funcQController{name: "q",
+		settings: controller.QSettings{
+			Inputs:  []controller.Input{in(typeA, controller.InputQPrimary), in(typeC, controller.InputQMapped)},
+			Outputs: []controller.Output{out(typeD, controller.OutputExclusive)},
+		},
+		reconcile: func(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, _ resource.Pointer) error {
+			r.record("reconcile", ctx)
+			return nil
+		},
+		mapInput: func(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, p resource.Pointer) ([]resource.Pointer, error) {
+			r.record("map", ctx)
+			return []resource.Pointer{ptr(typeA, p.ID())}, nil
+		}}
+	return c, q
+}
+
+// TestE4_ControllerReadsItsTermFromItsContext: under leadership, the
+// context of a Controller's Run and of a QController's Reconcile and
+// MapInput carries the term the replica leads (election, number, since);
+// after the term is lost and a new one won, the controllers run again
+// under contexts that carry the new term.
+func TestE4_ControllerReadsItsTermFromItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		since := time.Now()
+		first := &endingTerm{n: 7, since: since, end: make(chan struct{})}
+		second := &endingTerm{n: 12, since: since.Add(time.Hour), end: make(chan struct{})}
+		el := &scriptedElector{script: []func() leadership.Term{
+			func() leadership.Term { return first },
+			func() leadership.Term { return second },
+		}}
+		var rec termRecorder
+		c, q := rec.controllers()
+		e := start(t, runtimetest.WithControllers(c), runtimetest.WithQControllers(q), runtimetest.WithRuntimeOptions(runtime.WithLeadership(el, runtime.LeadPerRuntime)))
+
+		runtimetest.Create(t, e.State, newPair(typeA, "a1", 1), newPair(typeC, "a1", 1))
+		synctest.Wait()
+		want := leadership.TermInfo{Election: runtime.RuntimeElection, Number: 7, Since: since}
+		for _, what := range []string{"run", "reconcile", "map"} {
+			assert.Equal(t, want, rec.last(what), "%s under the first term", what)
+		}
+
+		close(first.end) // lost: the Runtime stops the controllers and campaigns again
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		runtimetest.Create(t, e.State, newPair(typeA, "a2", 1), newPair(typeC, "a2", 1))
+		synctest.Wait()
+		want = leadership.TermInfo{Election: runtime.RuntimeElection, Number: 12, Since: since.Add(time.Hour)}
+		for _, what := range []string{"run", "reconcile", "map"} {
+			assert.Equal(t, want, rec.last(what), "%s under the second term", what)
+		}
+	})
+}
+
+// TestE4_NoTermWithoutLeadership: without runtime.WithLeadership the
+// controllers' contexts carry no term.
+func TestE4_NoTermWithoutLeadership(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec termRecorder
+		c, q := rec.controllers()
+		e := start(t, runtimetest.WithControllers(c), runtimetest.WithQControllers(q))
+		runtimetest.Create(t, e.State, newPair(typeA, "a1", 1), newPair(typeC, "a1", 1))
+		synctest.Wait()
+		for _, what := range []string{"run", "reconcile", "map"} {
+			assert.Equal(t, leadership.TermInfo{Election: "none"}, rec.last(what), what)
+		}
 	})
 }

@@ -29,7 +29,10 @@ import (
 // of [WithLeaseTTL] that the client keeps alive, to which every candidate
 // key of the replica is bound. An election is a key prefix (under the
 // state's prefix, beside the resources: prefix + "%leader/" + the
-// election's name); a candidate puts its key there and leads once every
+// election's name with "%" and "/" escaped as "%25" and "%2F", as in the
+// resources' keys: "/mydaemon/%leader/controller%2FBtoC/" for the
+// controller BtoC's election); a candidate puts its key there (named by
+// its lease's ID, in hex) and leads once every
 // key created before it is gone (etcd's concurrency.Election). A term is
 // one such leadership; its number is its key's create revision, and its
 // fence ([leadership.Term.Fence]) makes the etcd state add to a write's
@@ -44,8 +47,11 @@ import (
 // etcd for the TTL) or that the key is gone; a standby takes over once
 // etcd expires the lease: within the TTL after the leader's last
 // keep-alive, plus the time etcd takes to notice (up to half a second)
-// and a round trip. A leader that stops cleanly resigns: its successor
-// takes over at once.
+// and a round trip. The TTL is the one etcd grants: etcd grants no lease
+// under 1.5 times its election timeout, rounded up to whole seconds (2 s
+// with its default timeout of 1 s), and the elector logs a WARN when it
+// grants more than [WithLeaseTTL] asked. A leader that stops cleanly
+// resigns: its successor takes over at once.
 //
 // Spreading: the elector watches every election of the prefix and
 // balances them over the replicas that campaign, acting on its own
@@ -404,6 +410,11 @@ func (e *Elector) session(ctx context.Context) (*concurrency.Session, error) {
 	lease, err := e.cli.Grant(ctx, int64(e.ttl))
 	if err != nil {
 		return nil, err
+	}
+	if lease.TTL > int64(e.ttl) {
+		e.log.Warn("etcd elector: etcd granted a longer lease than asked: a leader's controllers move to a standby within the granted TTL "+
+			"(etcd grants no lease under 1.5 times its election timeout, rounded up to whole seconds)",
+			zap.Duration("asked", time.Duration(e.ttl)*time.Second), zap.Duration("granted", time.Duration(lease.TTL)*time.Second))
 	}
 	s, err = concurrency.NewSession(e.cli, concurrency.WithTTL(e.ttl), concurrency.WithLease(lease.ID), concurrency.WithContext(bg))
 	if err != nil {

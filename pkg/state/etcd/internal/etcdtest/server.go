@@ -64,6 +64,7 @@ type Server struct {
 	client  int // client port
 	peer    int // peer port
 	logPath string
+	flags   []string // passed after the server's own
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -71,8 +72,10 @@ type Server struct {
 }
 
 // Start starts a single-member etcd server on free loopback ports with its
-// data in dir (which it creates), and waits until it serves.
-func Start(dir string) (*Server, error) {
+// data in dir (which it creates), and waits until it serves. Flags are
+// passed to etcd after the server's own, which they override (etcd's
+// defaults: "--heartbeat-interval", "100", "--election-timeout", "1000").
+func Start(dir string, flags ...string) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -84,7 +87,7 @@ func Start(dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin, dir: dir, client: ports[0], peer: ports[1], logPath: filepath.Join(dir, "etcd.log")}
+	s := &Server{bin: bin, dir: dir, client: ports[0], peer: ports[1], logPath: filepath.Join(dir, "etcd.log"), flags: flags}
 	if err := s.Restart(); err != nil {
 		return nil, err
 	}
@@ -140,6 +143,7 @@ func (s *Server) Restart() error {
 		"--logger", "zap",
 		"--log-outputs", "stderr",
 	)
+	cmd.Args = append(cmd.Args, s.flags...)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
