@@ -52,6 +52,17 @@ type Settings[I, O typed.ResourceWithDefinition] struct {
 	// which the Runtime retries with backoff. It is ignored with
 	// [WithoutInputFinalizers].
 	FinalizerRemovalFunc func(context.Context, controller.Reader, *zap.Logger, I) error
+	// FinalizerRemovalExtraOutputFunc is FinalizerRemovalFunc with a
+	// ReaderWriter: besides vetoing the removal (an error), it may write
+	// the controller's extra outputs ([WithExtraOutputs]) — a last status,
+	// a record of the teardown — before the finalizer goes. Setting both
+	// is refused (rule G2). It is ignored with [WithoutInputFinalizers].
+	FinalizerRemovalExtraOutputFunc func(context.Context, controller.ReaderWriter, *zap.Logger, I) error
+}
+
+// removal returns the finalizer-removal hook of the settings.
+func (s *Settings[I, O]) removal() xform.Removal[I] {
+	return xform.Removal[I]{Reader: s.FinalizerRemovalFunc, Writer: s.FinalizerRemovalExtraOutputFunc}
 }
 
 // QController is a qtransform controller; it implements
@@ -111,8 +122,10 @@ func (c *QController[I, O]) checkMapping() error {
 		return xform.Invalid("Settings.MapMetadataFunc is nil")
 	case c.settings.UnmapMetadataFunc == nil && !c.opts.inputFinalizers.On():
 		return xform.Invalid("Settings.UnmapMetadataFunc is nil; it is required with WithoutInputFinalizers")
+	case c.settings.FinalizerRemovalFunc != nil && c.settings.FinalizerRemovalExtraOutputFunc != nil:
+		return xform.Invalid("Settings.FinalizerRemovalFunc and Settings.FinalizerRemovalExtraOutputFunc are both set: give one (the second may also write extra outputs)")
 	}
-	return nil
+	return c.opts.gate.Check(c.ownFinalizer(), c.opts.ignoreTearingDown)
 }
 
 // checkOptions checks the concurrency and the extra mapped inputs, and
@@ -134,6 +147,15 @@ func (c *QController[I, O]) checkOptions() error {
 		c.mappers[in.kind] = in.mapper
 	}
 	return nil
+}
+
+// ownFinalizer returns the controller's input finalizer, "" when it
+// holds none.
+func (c *QController[I, O]) ownFinalizer() resource.Finalizer {
+	if c.opts.inputFinalizers.On() {
+		return c.settings.Name
+	}
+	return ""
 }
 
 // mapperName names the mapper functions of WithExtraMappedInput in errors.

@@ -54,6 +54,43 @@
 // still tearing down: the old output is destroyed once it has no
 // finalizers, and a fresh one is written.
 //
+// # Teardown gates and outcome signals (rule G1, extended)
+//
+// G1a. With [WithIgnoreTeardownUntil](f...), a tearing-down input that
+// holds a finalizer other than f... and the controller's own is
+// reconciled as a running one: TransformFunc fills its output (it sees
+// the input tearing down), the output is written, and the controller's
+// finalizer stays. Once it holds only those, its teardown proceeds as
+// usual (output torn down and destroyed, FinalizerRemovalFunc, finalizer
+// removed). The removal of the last other finalizer changes the input,
+// which queues it: no extra input is needed.
+//
+// G1b. With [WithIgnoreTeardownWhile](f...), the same holds while the
+// input holds one of f...; both options together hold while either does.
+//
+// G1c. A TransformFunc that returns generic.ErrSkip (or an error wrapping
+// it) writes nothing: a missing output is not created, an existing one is
+// left as it is, TransformExtraOutputFunc does not run. The item
+// succeeds: no retry, no failure log, and the input is processed again
+// only when it (or a mapped input that maps to it) changes. The input
+// finalizer is added before TransformFunc runs, so a skipped input holds
+// it too.
+//
+// G1d. A TransformFunc that returns generic.ErrDestroyOutput has the
+// input's output torn down and destroyed as if the input were gone (an
+// output with finalizers stays tearing down until they go, and its
+// destroy-ready event brings the input back); nothing is written, the
+// item succeeds, nothing is logged. A running input keeps the finalizer;
+// its next change that TransformFunc fills writes a new output.
+//
+// G1e. Only TransformFunc may return a signal. A signal returned by
+// TransformExtraOutputFunc, FinalizerRemovalFunc or
+// FinalizerRemovalExtraOutputFunc fails the item with an invalid-class
+// error naming the controller, the function and the fix. A gate that
+// names no finalizer (or an empty one), a gate with
+// [WithIgnoreTearingDownInputs], and [WithIgnoreTeardownWhile] naming
+// the controller's own finalizer are refused at registration (rule G2).
+//
 // # Finding outputs and inputs
 //
 // The controller remembers, for every input, the output it wrote (and for
@@ -110,15 +147,17 @@
 // [WithOutputKind] with a kind other than controller.OutputExclusive or
 // controller.OutputShared; [WithExtraOutputs] with an empty type, the
 // output type, an unknown output kind, or a type given twice;
-// [WithConcurrency](0); [WithExtraMappedInput] with a nil mapper, a type
+// [WithConcurrency](0); both FinalizerRemovalFunc and
+// FinalizerRemovalExtraOutputFunc; the teardown gates of G1e;
+// [WithExtraMappedInput] with a nil mapper, a type
 // whose definition is invalid or whose spec cannot be deep-copied, the
 // output type, or a type given twice.
 // (Reconcile and MapInput of a controller registered without Validate fail
 // at once with the same error.)
 //
 // A setting that the chosen mode does not use is not an error: it is
-// ignored. [Settings.FinalizerRemovalFunc] is ignored with
-// [WithoutInputFinalizers]. Nil options are skipped.
+// ignored. [Settings.FinalizerRemovalFunc] and
+// FinalizerRemovalExtraOutputFunc are ignored with [WithoutInputFinalizers]. Nil options are skipped.
 //
 // The rules cited here are stated in docs/generic-controllers.md in the repository.
 package qtransform

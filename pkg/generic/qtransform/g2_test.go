@@ -64,6 +64,18 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 			}))},
 		{name: "extra output is the output", setting: []string{"WithExtraOutputs", "is the output type"},
 			ctrl: aToB("x", qtransform.WithExtraOutputs(controller.Output{Type: kindB.Type()}))},
+		{name: "gate until no finalizer", setting: []string{"WithIgnoreTeardownUntil names no finalizer"}, ctrl: aToB("x", qtransform.WithIgnoreTeardownUntil())},
+		{name: "gate until an empty finalizer", setting: []string{"WithIgnoreTeardownUntil names no finalizer"}, ctrl: aToB("x", qtransform.WithIgnoreTeardownUntil("a", ""))},
+		{name: "gate while no finalizer", setting: []string{"WithIgnoreTeardownWhile names no finalizer"}, ctrl: aToB("x", qtransform.WithIgnoreTeardownWhile())},
+		{name: "gate while the own finalizer", setting: []string{"WithIgnoreTeardownWhile", "own finalizer", "never open"},
+			ctrl: aToB("x", qtransform.WithIgnoreTeardownWhile("x"))},
+		{name: "gate and ignore every teardown", setting: []string{"WithIgnoreTearingDownInputs", "gate"},
+			ctrl: aToB("x", qtransform.WithIgnoreTeardownUntil("a"), qtransform.WithIgnoreTearingDownInputs())},
+		{name: "both removal functions", setting: []string{"FinalizerRemovalFunc", "FinalizerRemovalExtraOutputFunc", "both set"},
+			ctrl: qtransform.NewQController(with("x", func(s *qtransform.Settings[*A, *B]) {
+				s.FinalizerRemovalFunc = func(context.Context, controller.Reader, *zap.Logger, *A) error { return nil }
+				s.FinalizerRemovalExtraOutputFunc = func(context.Context, controller.ReaderWriter, *zap.Logger, *A) error { return nil }
+			}))},
 		{name: "extra output twice", setting: []string{"WithExtraOutputs", "twice"},
 			ctrl: aToB("x", qtransform.WithExtraOutputs(controller.Output{Type: kindC.Type()}, controller.Output{Type: kindC.Type()}))},
 	} {

@@ -117,6 +117,15 @@ func (x *inputs) all(inID resource.ID, ids []resource.ID) []resource.ID {
 	return append(ids, r.retired...)
 }
 
+// has reports whether the input inID has an output or a retired output
+// that is not destroyed yet.
+func (x *inputs) has(inID resource.ID) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r := x.recs[inID]
+	return r.hasOutput || len(r.retired) > 0
+}
+
 // input returns the input of the output outID, if known.
 func (x *inputs) input(outID resource.ID) (resource.ID, bool) {
 	x.mu.Lock()

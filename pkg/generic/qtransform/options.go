@@ -27,6 +27,7 @@ type ControllerOptions struct {
 	outputKind        controller.OutputKind
 	inputFinalizers   xform.Switch
 	ignoreTearingDown bool
+	gate              xform.Gate
 	retry             controller.RetryPolicy // see WithRetryPolicy
 }
 
@@ -175,6 +176,32 @@ func WithoutInputFinalizers() ControllerOption {
 // a tearing-down input as soon as its output is up to date.
 func WithIgnoreTearingDownInputs() ControllerOption {
 	return func(o *ControllerOptions) { o.ignoreTearingDown = true }
+}
+
+// WithIgnoreTeardownUntil ignores an input's teardown until the input
+// holds no finalizer but the given ones and the controller's own (rule
+// G1, teardown gates, in the package documentation): meanwhile the input
+// is transformed as a running one — its output is kept and computed,
+// TransformFunc sees the input tearing down — and the controller's
+// finalizer stays. Once only those finalizers remain, the teardown
+// proceeds as usual: the output is torn down and destroyed, then the
+// finalizer goes. At least one finalizer must be named (name the
+// controller's own to wait for every other one); an empty one is refused
+// (rule G2).
+func WithIgnoreTeardownUntil(finalizers ...resource.Finalizer) ControllerOption {
+	return func(o *ControllerOptions) { o.gate.Until(finalizers) }
+}
+
+// WithIgnoreTeardownWhile ignores an input's teardown while the input
+// holds one of the given finalizers (rule G1, teardown gates): meanwhile
+// the input is transformed as a running one and the controller's
+// finalizer stays; once none of them is left, the teardown proceeds. At
+// least one finalizer must be named, none empty, and not the controller's
+// own (it stays until the teardown proceeds): refused otherwise (rule
+// G2). Given with [WithIgnoreTeardownUntil], the teardown is ignored while
+// either gate holds.
+func WithIgnoreTeardownWhile(finalizers ...resource.Finalizer) ControllerOption {
+	return func(o *ControllerOptions) { o.gate.While(finalizers) }
 }
 
 // WithOutputKind sets how the controller owns its output type:

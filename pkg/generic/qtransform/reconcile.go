@@ -46,15 +46,23 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 		if in, err = cast.To[I](res); err != nil {
 			break
 		}
-		if md := in.Metadata(); md.Phase() == resource.PhaseRunning {
+		md := in.Metadata()
+		switch {
+		case md.Phase() == resource.PhaseRunning:
 			err = c.running(ctx, logger, r, in)
-		} else if c.opts.ignoreTearingDown {
+		case c.opts.ignoreTearingDown || c.gated(md):
 			_, err = c.active(ctx, logger, r, in)
-		} else {
+		default:
 			err = c.release(ctx, logger, r, in)
 		}
 	}
 	return err
+}
+
+// gated reports whether a teardown gate holds the teardown of the input
+// md (which is tearing down).
+func (c *QController[I, O]) gated(md *resource.Metadata) bool {
+	return c.opts.gate.Set() && c.opts.gate.Holds(*md.Finalizers(), c.ownFinalizer())
 }
 
 // running brings the output of a running input up to date, unless the
@@ -94,14 +102,21 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 		}
 	}
 
+	tearingDown := md.Phase() == resource.PhaseTearingDown
 	w := xform.Write[I, O]{
-		In: in, Out: out, Absent: !known,
-		Transform: c.settings.TransformFunc, Extra: c.settings.TransformExtraOutputFunc, FinalizerRemoval: c.settings.FinalizerRemovalFunc,
-	}
-	if c.opts.inputFinalizers.On() {
-		w.Finalizer = c.settings.Name
+		In: in, Out: out, Absent: !known, Name: c.settings.Name, Finalizer: c.ownFinalizer(),
+		Transform: c.settings.TransformFunc, Extra: c.settings.TransformExtraOutputFunc, FinalizerRemoval: c.settings.removal(),
+		Gated: tearingDown && !c.opts.ignoreTearingDown,
 	}
 	done, err := w.Run(ctx, r, logger)
+	if err == nil && done.DestroyOutput {
+		err = c.destroySignalled(ctx, logger, r, in, w.Gated)
+		if err != nil || c.inputs.has(md.ID()) {
+			// Output with finalizers: its destroy-ready event brings the
+			// input back.
+			return resource.VersionUndefined, err
+		}
+	}
 	switch {
 	case err != nil, done.Waiting:
 		// A waiting input comes back through the destroy-ready input once
@@ -118,6 +133,19 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 	default:
 		return md.Version(), nil
 	}
+}
+
+// destroySignalled destroys the outputs of the input in, whose
+// TransformFunc signalled generic.ErrDestroyOutput, as if the input were
+// gone; a tearing-down input whose teardown is not gated (only with
+// WithIgnoreTearingDownInputs) then gives its finalizer back.
+func (c *QController[I, O]) destroySignalled(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I, gated bool) error {
+	md := in.Metadata()
+	gone, err := c.destroyOutputs(ctx, r, md.ID())
+	if err != nil || !gone || md.Phase() == resource.PhaseRunning || gated {
+		return err
+	}
+	return c.releaseFinalizer(ctx, logger, r, in)
 }
 
 // mapOutput maps an input to its output with MapMetadataFunc.
@@ -160,7 +188,7 @@ func (c *QController[I, O]) releaseFinalizer(ctx context.Context, logger *zap.Lo
 	if !c.opts.inputFinalizers.On() {
 		return nil
 	}
-	_, err := xform.ReleaseFinalizer(ctx, r, logger, c.settings.Name, in, c.settings.FinalizerRemovalFunc)
+	_, err := xform.ReleaseFinalizer(ctx, r, logger, c.settings.Name, in, c.settings.removal())
 	return err
 }
 

@@ -47,6 +47,17 @@ type Settings[I, O typed.ResourceWithDefinition] struct {
 	// retry. It is used only with [WithInputFinalizers], and ignored
 	// without.
 	FinalizerRemovalFunc func(context.Context, controller.Reader, *zap.Logger, I) error
+	// FinalizerRemovalExtraOutputFunc is FinalizerRemovalFunc with a
+	// ReaderWriter: besides vetoing the removal (an error), it may write
+	// the controller's extra outputs ([WithExtraOutputs]) before the
+	// finalizer goes. Setting both is refused (rule G2). It is used only
+	// with [WithInputFinalizers].
+	FinalizerRemovalExtraOutputFunc func(context.Context, controller.ReaderWriter, *zap.Logger, I) error
+}
+
+// removal returns the finalizer-removal hook of the settings.
+func (s *Settings[I, O]) removal() xform.Removal[I] {
+	return xform.Removal[I]{Reader: s.FinalizerRemovalFunc, Writer: s.FinalizerRemovalExtraOutputFunc}
 }
 
 // Controller is a transform controller; it implements controller.Controller.
@@ -112,8 +123,25 @@ func (c *Controller[I, O]) checkMapping() error {
 		return xform.Invalid("Settings.MapMetadataFunc and Settings.MapMetadataOptionalFunc are both nil: exactly one must be set")
 	case s.MapMetadataFunc != nil && s.MapMetadataOptionalFunc != nil:
 		return xform.Invalid("Settings.MapMetadataFunc and Settings.MapMetadataOptionalFunc are both set: exactly one must be")
+	case s.FinalizerRemovalFunc != nil && s.FinalizerRemovalExtraOutputFunc != nil:
+		return xform.Invalid("Settings.FinalizerRemovalFunc and Settings.FinalizerRemovalExtraOutputFunc are both set: give one (the second may also write extra outputs)")
 	}
-	return nil
+	return c.opts.gate.Check(c.ownFinalizer(), c.opts.ignoreTearingDown)
+}
+
+// ownFinalizer returns the controller's input finalizer, "" when it
+// holds none.
+func (c *Controller[I, O]) ownFinalizer() resource.Finalizer {
+	if c.opts.inputFinalizers.On() {
+		return c.settings.Name
+	}
+	return ""
+}
+
+// gated reports whether a teardown gate holds the teardown of the input
+// md.
+func (c *Controller[I, O]) gated(md *resource.Metadata) bool {
+	return md.Phase() == resource.PhaseTearingDown && c.opts.gate.Set() && c.opts.gate.Holds(*md.Finalizers(), c.ownFinalizer())
 }
 
 func (c *Controller[I, O]) checkExtraInputs() error {

@@ -99,6 +99,21 @@
 // (downstream controllers add and remove finalizers, which is fine), and
 // that the mapping is injective: two inputs never map to the same output.
 //
+// # Teardown gates and outcome signals (rule G1, extended)
+//
+// These are qtransform's rules G1a–G1e, on a pass: [WithIgnoreTeardownUntil]
+// and [WithIgnoreTeardownWhile] keep a tearing-down input active (its
+// output computed and written, the input finalizer kept) while their gate
+// holds; a TransformFunc returning generic.ErrSkip leaves the input's
+// output as it is (not written, not destroyed by the pass's output
+// tracking, not created when missing), with no retry and no failure
+// reported; generic.ErrDestroyOutput has the output destroyed with the
+// pass's outputs that lost their input (a running input keeps its
+// finalizer). A signal from TransformExtraOutputFunc or a finalizer-removal
+// function is an invalid-class error naming the controller; gates naming
+// no finalizer, combined with [WithIgnoreTearingDownInputs], or holding on
+// the controller's own finalizer are refused (G2).
+//
 // # Misconfiguration (rule G2)
 //
 // [NewController] cannot fail; [Controller.Validate] (controller.Validator)
@@ -111,7 +126,9 @@
 // or whose spec cannot be deep-copied (a func, a channel, a sync
 // primitive); the same input and output type; both [WithInputFinalizers]
 // and [WithoutInputFinalizers]; neither or both of MapMetadataFunc and
-// MapMetadataOptionalFunc; a nil TransformFunc; [WithOutputKind] with a
+// MapMetadataOptionalFunc; both FinalizerRemovalFunc and
+// FinalizerRemovalExtraOutputFunc; the teardown gates of G1e; a nil
+// TransformFunc; [WithOutputKind] with a
 // kind other than controller.OutputExclusive or controller.OutputShared;
 // [WithExtraOutputs] with an empty type, the output type, an unknown
 // output kind, or a type given twice; [WithExtraInputs] with an input kind

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -18,6 +19,7 @@ type ControllerOptions struct {
 	outputKind        controller.OutputKind
 	inputFinalizers   xform.Switch
 	ignoreTearingDown bool
+	gate              xform.Gate
 	retry             controller.RetryPolicy
 }
 
@@ -67,6 +69,27 @@ func WithoutInputFinalizers() ControllerOption {
 // from a tearing-down input as soon as its output is up to date.
 func WithIgnoreTearingDownInputs() ControllerOption {
 	return func(o *ControllerOptions) { o.ignoreTearingDown = true }
+}
+
+// WithIgnoreTeardownUntil ignores an input's teardown until the input
+// holds no finalizer but the given ones and the controller's own (rule
+// G1, teardown gates, in the package documentation): meanwhile its output
+// is kept and computed as for a running input, and the controller's
+// finalizer (with [WithInputFinalizers]) stays; then the teardown
+// proceeds as usual. At least one finalizer must be named, none empty
+// (rule G2).
+func WithIgnoreTeardownUntil(finalizers ...resource.Finalizer) ControllerOption {
+	return func(o *ControllerOptions) { o.gate.Until(finalizers) }
+}
+
+// WithIgnoreTeardownWhile ignores an input's teardown while the input
+// holds one of the given finalizers (rule G1, teardown gates): meanwhile
+// its output is kept and computed, and the controller's finalizer stays.
+// At least one finalizer must be named, none empty, and not the
+// controller's own (rule G2). Given with [WithIgnoreTeardownUntil], the
+// teardown is ignored while either gate holds.
+func WithIgnoreTeardownWhile(finalizers ...resource.Finalizer) ControllerOption {
+	return func(o *ControllerOptions) { o.gate.While(finalizers) }
 }
 
 // WithInputListOptions restricts the inputs to those the list options

@@ -309,7 +309,7 @@ func (p *pass[I, O]) input(res resource.Resource, e *entry, known bool) {
 	}
 	e.done = false
 	e.version, e.created = md.Version(), md.Created().UnixNano()
-	active := p.c.matches(md) && (md.Phase() == resource.PhaseRunning || p.c.opts.ignoreTearingDown)
+	active := p.c.matches(md) && (md.Phase() == resource.PhaseRunning || p.c.opts.ignoreTearingDown || p.c.gated(md))
 	if active {
 		err = p.active(in, e)
 	} else {
@@ -363,12 +363,9 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) error {
 	c := p.c
 	md := in.Metadata()
 	w := xform.Write[I, O]{
-		In: in, Out: out, Absent: absent,
-		Transform: c.settings.TransformFunc, Extra: c.settings.TransformExtraOutputFunc, FinalizerRemoval: c.settings.FinalizerRemovalFunc,
-		Applier: &p.apply,
-	}
-	if c.opts.inputFinalizers.On() {
-		w.Finalizer = c.settings.Name
+		In: in, Out: out, Absent: absent, Name: c.settings.Name, Finalizer: c.ownFinalizer(),
+		Transform: c.settings.TransformFunc, Extra: c.settings.TransformExtraOutputFunc, FinalizerRemoval: c.settings.removal(),
+		Applier: &p.apply, Gated: c.gated(md) && !c.opts.ignoreTearingDown,
 	}
 	done, err := w.Run(p.ctx, p.r, p.logger)
 	if done.FinalizerAdded {
@@ -378,6 +375,15 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) error {
 	}
 	if err != nil || done.Waiting {
 		return err
+	}
+	if done.DestroyOutput {
+		// As if the input were gone: the output is destroyed with the
+		// pass's pending outputs, and the input keeps its finalizer.
+		p.retire(e)
+		e.claimed = false
+		if md.Phase() == resource.PhaseTearingDown && !w.Gated {
+			return p.release(in, e)
+		}
 	}
 	p.finish(e, md, done.FinalizerRemoved)
 	return nil
@@ -420,7 +426,7 @@ func (p *pass[I, O]) releaseFinalizer(in I, e *entry) error {
 	removed := false
 	if s := p.c.settings; p.c.opts.inputFinalizers.On() {
 		var err error
-		if removed, err = xform.ReleaseFinalizer(p.ctx, p.r, p.logger, s.Name, in, s.FinalizerRemovalFunc); err != nil {
+		if removed, err = xform.ReleaseFinalizer(p.ctx, p.r, p.logger, s.Name, in, s.removal()); err != nil {
 			return err
 		}
 	}

@@ -29,13 +29,20 @@ type Write[I, O typed.ResourceWithDefinition] struct {
 	// falling back to Modify if it exists after all (see writeOutput).
 	Absent bool
 	// The user's functions: Transform is required, Extra and
-	// FinalizerRemoval may be nil.
+	// FinalizerRemoval may be unset.
 	Transform        func(context.Context, controller.Reader, *zap.Logger, I, O) error
 	Extra            func(context.Context, controller.ReaderWriter, *zap.Logger, I, O) error
-	FinalizerRemoval func(context.Context, controller.Reader, *zap.Logger, I) error
+	FinalizerRemoval Removal[I]
 	// Applier, when set, is the function the write hands to Modify (see
 	// [Applier]); otherwise one is made for the write.
 	Applier *Applier[I, O]
+	// Gated: the input is tearing down but a teardown gate holds (see
+	// [Gate]): the output is written as for a running input, and the
+	// finalizer is kept.
+	Gated bool
+	// Name names the controller in the error of an outcome signal
+	// returned where it cannot be honoured ([Misplaced]).
+	Name string
 }
 
 // Written says what a [Write] did.
@@ -51,6 +58,12 @@ type Written struct {
 	// FinalizerRemoved: the input is tearing down and its finalizer was
 	// released with one write.
 	FinalizerRemoved bool
+	// Skipped: TransformFunc signalled generic.ErrSkip; nothing was
+	// written (the input finalizer aside).
+	Skipped bool
+	// DestroyOutput: TransformFunc signalled generic.ErrDestroyOutput;
+	// nothing was written, and the caller destroys the output.
+	DestroyOutput bool
 }
 
 // Run runs the sequence with rw, logging on logger. A failed user function
@@ -67,6 +80,13 @@ func (w *Write[I, O]) Run(ctx context.Context, rw controller.ReaderWriter, logge
 		done.FinalizerAdded = true
 	}
 	written, waiting, err := w.output(ctx, rw, logger)
+	switch SignalOf(err) {
+	case SignalSkip:
+		done.Skipped, err = true, nil
+	case SignalDestroyOutput:
+		done.DestroyOutput = true
+		return done, nil
+	}
 	if err != nil {
 		return done, err
 	}
@@ -75,12 +95,12 @@ func (w *Write[I, O]) Run(ctx context.Context, rw controller.ReaderWriter, logge
 		done.Waiting = true
 		return done, nil
 	}
-	if w.Extra != nil {
+	if w.Extra != nil && !done.Skipped {
 		if err := w.extra(ctx, rw, logger, written); err != nil {
-			return done, err
+			return done, Misplaced(w.Name, "TransformExtraOutputFunc", err)
 		}
 	}
-	if tearingDown && w.Finalizer != "" {
+	if tearingDown && w.Finalizer != "" && !w.Gated {
 		done.FinalizerRemoved, err = ReleaseFinalizer(ctx, rw, logger, w.Finalizer, w.In, w.FinalizerRemoval)
 	}
 	return done, err
