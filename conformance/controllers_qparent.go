@@ -65,6 +65,11 @@ type MapCall struct {
 	Finalizers []resource.Finalizer
 	// Spec is the StrResource's value MapInput saw.
 	Spec string
+	// HasPrevious tells that MapInput received the input's previous
+	// version (controller.PreviousOf: rule Q4, extended); Previous is
+	// that version's ParentLabel.
+	HasPrevious bool
+	Previous    string
 }
 
 // Name implements controller.QController.
@@ -89,7 +94,9 @@ func (c *QParentController) Reconcile(_ context.Context, _ *zap.Logger, _ contro
 }
 
 // MapInput maps a StrResource to the parent its label names: from the
-// resource as stored, or from the last version of a destroyed one.
+// resource as stored, or from the last version of a destroyed one; and,
+// when the engine hands the input's previous version (rule Q4, extended),
+// to the parent that version's label names too.
 func (c *QParentController) MapInput(ctx context.Context, _ *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	if c.MapGate != nil {
 		select {
@@ -99,6 +106,12 @@ func (c *QParentController) MapInput(ctx context.Context, _ *zap.Logger, r contr
 		}
 	}
 	call := MapCall{ID: ptr.ID()}
+	var out []resource.Pointer
+	if prev, ok := controller.PreviousOf(ptr); ok {
+		call.HasPrevious = true
+		call.Previous, _ = prev.Metadata().Labels().Get(ParentLabel)
+		out = c.parent(out, call.Previous)
+	}
 	var res resource.Resource
 	if gone, ok := controller.AsDestroyed(ptr); ok {
 		call.Destroyed = true
@@ -108,7 +121,7 @@ func (c *QParentController) MapInput(ctx context.Context, _ *zap.Logger, r contr
 		if res, err = r.Get(ctx, ptr, state.WithReadOnlyGet()); err != nil {
 			if state.IsNotFoundError(err) {
 				c.record(call) // gone: its destruction's own call maps it
-				return nil, nil
+				return out, nil
 			}
 			return nil, err
 		}
@@ -122,10 +135,18 @@ func (c *QParentController) MapInput(ctx context.Context, _ *zap.Logger, r contr
 		call.Spec = s.TypedSpec().Value
 	}
 	c.record(call)
-	if call.Parent == "" {
-		return nil, nil
+	if call.Parent == call.Previous && call.HasPrevious {
+		return out, nil
 	}
-	return []resource.Pointer{resource.NewPointer(c.ns(), IntResourceType, call.Parent)}, nil
+	return c.parent(out, call.Parent), nil
+}
+
+// parent appends the pointer to the parent id, if any, to out.
+func (c *QParentController) parent(out []resource.Pointer, id resource.ID) []resource.Pointer {
+	if id == "" {
+		return out
+	}
+	return append(out, resource.NewPointer(c.ns(), IntResourceType, id))
 }
 
 func (c *QParentController) record(call MapCall) {

@@ -113,8 +113,8 @@ func (s *RuntimeSuite) TestQ4_CoalescedDestroyKeepsTheLastMetadata() {
 		e.assert.False(e.releaseIfWaiting(gate), "no other MapInput call")
 		e.eventually(func() bool { return q.Reconciles("p1") == 1 }, "Q4: the coalesced destruction maps to the parent of the last labels")
 		e.assert.Equal([]MapCall{{ID: "m1", Destroyed: true, Parent: "p1", Version: 2,
-			Phase: resource.PhaseRunning, Spec: "v2"}}, normalizedAll(q.MapCalls("m1")),
-			"Q4: one MapInput call for the coalesced changes, as destroyed, with the last stored metadata")
+			Phase: resource.PhaseRunning, Spec: "v2", HasPrevious: true, Previous: ""}}, normalizedAll(q.MapCalls("m1")),
+			"Q4: one MapInput call for the coalesced changes, as destroyed, with the last stored metadata (and, Q4 extended, the version before its relabel)")
 	})
 }
 

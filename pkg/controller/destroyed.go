@@ -29,6 +29,9 @@ import "github.com/resgraph/resgraph/pkg/resource"
 type DestroyedInput struct {
 	last resource.Resource
 	md   *resource.Metadata
+	// prev is the version before the first metadata change not yet
+	// mapped, if any (see [ChangedInput], [PreviousOf]).
+	prev resource.Resource
 }
 
 // NewDestroyedInput returns the pointer that stands for a destroyed input
@@ -45,6 +48,21 @@ func NewDestroyedInput(last resource.Resource) *DestroyedInput {
 	}
 	return &DestroyedInput{last: last, md: md}
 }
+
+// WithPrevious returns a copy of d that also carries prev, the input's
+// version before the first metadata change not yet mapped (rule Q4,
+// extended: a relabel then a destroy requeues what the input left as well
+// as what its last version names); see [PreviousOf]. A nil prev carries
+// none.
+func (d *DestroyedInput) WithPrevious(prev resource.Resource) *DestroyedInput {
+	c := *d
+	c.prev = prev
+	return &c
+}
+
+// Previous returns the version before the first metadata change not yet
+// mapped, nil when the last version is the one MapInput saw last.
+func (d *DestroyedInput) Previous() resource.Resource { return d.prev }
 
 // AsDestroyed reports whether ptr, as MapInput received it, stands for a
 // destroyed input, and returns it then.

@@ -46,5 +46,11 @@
 //		...
 //	}
 //
+// When the input's metadata changed since its last MapInput (a relabel, a
+// new owner, a teardown), the pointer carries its previous version too
+// (rule Q4, extended): a [*ChangedInput], or a DestroyedInput with
+// [DestroyedInput.Previous]; [PreviousOf] returns it from either, so that
+// MapInput requeues what the input left as well as what it joined.
+//
 // The rules cited here are stated in docs/controllers-and-runtime.md in the repository.
 package controller

@@ -77,7 +77,15 @@ type runner interface {
 // watch failure (the last version the Runtime routed). The Runtime keeps
 // that version for the map item until the item is done (succeeded, or
 // parked); an input created again before its item runs is passed as a
-// plain pointer.
+// plain pointer, carrying the destroyed version as its previous one.
+//
+// A change of an InputQMapped input that changed its metadata (labels,
+// annotations, owner, phase, finalizers) keeps the version before it for
+// the map item (rule Q4, extended): MapInput receives a
+// [controller.ChangedInput] (or a DestroyedInput) carrying the version
+// before the first such change not yet mapped, kept until the item is
+// done. A change found by a re-list carries the version last routed as
+// its previous one.
 //
 // A QController's queue starts with every existing resource of each primary
 // input (of its ID, for an input with an ID), and a map item for every

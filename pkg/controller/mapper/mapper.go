@@ -38,6 +38,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -87,12 +88,26 @@ func to(target resource.Kind, id resource.ID) []resource.Pointer {
 // MapInput received it, to the input — the last stored version of a
 // destroyed input (a *controller.DestroyedInput, rule Q4), otherwise the
 // current resource, read as a shared read-only snapshot — and calls f with
-// it. An input found gone without its last version (destroyed while its
-// change was on its way) maps to nothing: its destruction's own call maps
-// it. An input of another Go type than T is an error of the invalid class.
+// it. When ptr carries the input's previous version (a
+// *controller.ChangedInput, or a destroyed input whose metadata changed
+// first: rule Q4, extended), f is called with that version too, and the
+// results are their union (the previous version's first, no pointer
+// twice): a child moved from one parent to another requeues both. An
+// input found gone without its last version (destroyed while its change
+// was on its way) maps only its previous version, if any: its
+// destruction's own call maps it. An input of another Go type than T is
+// an error of the invalid class.
 func (f Func[T]) MapPointer(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	if f == nil {
 		return nil, state.NewInvalidError(ptr, "mapper: nil Func")
+	}
+	var out []resource.Pointer
+	if prev, ok := controller.PreviousOf(ptr); ok {
+		ptrs, err := f.mapResource(ctx, logger, r, prev)
+		if err != nil {
+			return nil, err
+		}
+		out = ptrs
 	}
 	var in resource.Resource
 	if gone, ok := controller.AsDestroyed(ptr); ok {
@@ -101,15 +116,49 @@ func (f Func[T]) MapPointer(ctx context.Context, logger *zap.Logger, r controlle
 		res, err := r.Get(ctx, ptr, state.WithReadOnlyGet())
 		switch {
 		case state.IsNotFoundError(err):
-			return nil, nil
+			return out, nil
 		case err != nil:
 			return nil, fmt.Errorf("mapper: read %s: %w", resource.PointerString(ptr), err)
 		}
 		in = res
 	}
+	ptrs, err := f.mapResource(ctx, logger, r, in)
+	if err != nil {
+		return nil, err
+	}
+	return Union(out, ptrs), nil
+}
+
+// mapResource calls f with in as a T.
+func (f Func[T]) mapResource(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in resource.Resource) ([]resource.Pointer, error) {
 	t, err := cast.To[T](in)
 	if err != nil {
 		return nil, err
 	}
 	return f(ctx, logger, r, t)
+}
+
+// Union returns the pointers of a followed by those of b that are not in
+// a (nor earlier in b), each once: the results of a mapper called with an
+// input's previous and current versions. It reuses a's storage.
+func Union(a, b []resource.Pointer) []resource.Pointer {
+	if len(a) == 0 && len(b) <= 1 {
+		return b
+	}
+	seen := make(map[resource.PointerKey]struct{}, len(a)+len(b))
+	out := a[:0]
+	for _, list := range [][]resource.Pointer{a, b} {
+		for _, p := range list {
+			if usercode.IsNil(p) {
+				out = append(out, p) // left for the caller's check of bad pointers
+				continue
+			}
+			k := resource.PointerOf(p)
+			if _, dup := seen[k]; !dup {
+				seen[k] = struct{}{}
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

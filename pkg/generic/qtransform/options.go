@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	pmapper "github.com/resgraph/resgraph/pkg/controller/mapper"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -88,14 +89,23 @@ func WithExtraMappedInput[T interface {
 		in.defErr = fmt.Errorf("nil mapper for %s", def.Type)
 	}
 	in.mapper = func(ctx context.Context, logger *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
+		var prev []resource.Pointer
+		if res, ok := controller.PreviousOf(ptr); ok {
+			var err error
+			if prev, err = mapper(context.WithValue(ctx, previousKey{}, true), logger, r, asT[T, E](res)); err != nil {
+				return nil, err
+			}
+		}
 		if gone, ok := controller.AsDestroyed(ptr); ok {
-			return mapper(context.WithValue(ctx, destroyedKey{}, true), logger, r, lastVersion[T, E](gone))
+			cur, err := mapper(context.WithValue(ctx, destroyedKey{}, true), logger, r, asT[T, E](gone.Last()))
+			return pmapper.Union(prev, cur), err
 		}
 		t, ok, err := mappedResource[T](ctx, r, ptr)
 		if !ok || err != nil {
-			return nil, err
+			return prev, err
 		}
-		return mapper(ctx, logger, r, t)
+		cur, err := mapper(ctx, logger, r, t)
+		return pmapper.Union(prev, cur), err
 	}
 	return func(o *ControllerOptions) { o.mappedInputs = append(o.mappedInputs, in) }
 }
@@ -111,18 +121,34 @@ func InputDestroyed(ctx context.Context) bool {
 	return v
 }
 
-// lastVersion returns the last stored version of a destroyed input as a
-// T: the state's snapshot itself when it is a T, else a T with its
-// metadata and an empty spec.
-func lastVersion[T interface {
+// previousKey is the context key [InputPrevious] reads.
+type previousKey struct{}
+
+// InputPrevious reports whether ctx is the context of a
+// [WithExtraMappedInput] mapper called with the input's previous version
+// (rule Q4, extended): the version before the first change of its
+// metadata (labels, annotations, owner, phase, finalizers) since the
+// mapper last ran. The mapper is then called a second time with the
+// input as it is now (or its last version, when destroyed), and the
+// pointers the two calls return are queued, each once.
+func InputPrevious(ctx context.Context) bool {
+	v, _ := ctx.Value(previousKey{}).(bool)
+	return v
+}
+
+// asT returns a version of an input that the Runtime kept (a destroyed
+// input's last version, an input's previous version) as a T: the state's
+// snapshot itself when it is a T, else a T with its metadata and an empty
+// spec.
+func asT[T interface {
 	typed.ResourceWithDefinition
 	*E
-}, E any](gone *controller.DestroyedInput) T {
-	if t, ok := gone.Last().(T); ok && t != nil {
+}, E any](res resource.Resource) T {
+	if t, ok := res.(T); ok && t != nil {
 		return t
 	}
 	t := T(new(E))
-	*t.Metadata() = gone.Metadata().Copy()
+	*t.Metadata() = res.Metadata().Copy()
 	return t
 }
 

@@ -73,7 +73,8 @@ func TestQ4_ExtraMappedInputDestroyedKeepsItsLabels(t *testing.T) {
 // TestQ4_ExtraMappedInputCoalescedBurst: a child created unlabelled,
 // labelled parent=p1 and destroyed while the mapper is busy with another
 // child (the three changes coalesce into one call) is mapped once, as
-// destroyed, with the label of its last stored version.
+// destroyed, with the label of its last stored version (and, rule Q4
+// extended, with its version before the relabel).
 func TestQ4_ExtraMappedInputCoalescedBurst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newState()
@@ -107,8 +108,32 @@ func TestQ4_ExtraMappedInputCoalescedBurst(t *testing.T) {
 		release("blocker")
 		release("c1")
 		close(m.Gate)
-		runtimetest.Settle(t, e.Runtime)
-		assert.Equal(t, []string{"blocker=p2", "c1=destroyed:p1"}, m.Calls(),
-			"one call for the coalesced changes, as destroyed, with the last label")
+		e.Settle(t)
+		assert.Equal(t, []string{"blocker=p2", "c1=previous:", "c1=destroyed:p1"}, m.Calls(),
+			"one item for the coalesced changes: the version before the relabel (Q4, extended), then the last one, as destroyed")
+	})
+}
+
+// TestQ4Extended_RelabelledChildRequeuesTheParentItLeft: on inmem, a child
+// moved from p2 to p1 requeues both (rule Q4, extended).
+func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
+	st := newState()
+	m := &family.Mapper[*family.Child]{}
+	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(family.Controller(m)))
+	family.CheckRelabelRequeuesBoth(t, st, st, e, m)
+}
+
+// TestQ4Extended_CoalescedUpdateThenRelabel: on inmem, an update and a
+// relabel coalesced into one MapInput (in both orders) requeue both
+// parents.
+func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
+	st := newState()
+	m := &family.Mapper[*family.Child]{}
+	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(family.Controller(m)))
+	family.CheckCoalescedUpdateThenRelabel(t, st, st, e, m, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), runtimetest.DefaultTimeout)
+		defer cancel()
+		_, err := runtimetest.WaitIdle(ctx, e.Runtime, "Families")
+		require.NoError(t, err)
 	})
 }

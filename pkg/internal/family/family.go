@@ -71,7 +71,8 @@ func NewChild(id resource.ID, parent string) *Child {
 
 // Mapper maps a child of type C to the resource of kind Parent (a
 // *Parent when nil) that its "parent" label names, recording the label it
-// saw ("destroyed:" prefixed for a destroyed child); Gate, when set, holds
+// saw ("destroyed:" prefixed for a destroyed child's last version,
+// "previous:" for a child's previous version); Gate, when set, holds
 // its calls until it receives.
 type Mapper[C resource.Resource] struct {
 	Gate   chan struct{}
@@ -92,7 +93,10 @@ func (m *Mapper[C]) Map(ctx context.Context, _ *zap.Logger, _ controller.QRuntim
 	}
 	parent, _ := c.Metadata().Labels().Get("parent")
 	what := parent
-	if qtransform.InputDestroyed(ctx) {
+	switch {
+	case qtransform.InputPrevious(ctx):
+		what = "previous:" + parent
+	case qtransform.InputDestroyed(ctx):
 		what = "destroyed:" + parent
 	}
 	m.mu.Lock()

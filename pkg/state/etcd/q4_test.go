@@ -87,7 +87,34 @@ func TestQ4_CoalescedChildBurst(t *testing.T) {
 	release("blocker")
 	release("c1")
 	close(m.Gate)
-	runtimetest.Settle(t, e.Runtime)
-	assert.Equal(t, []string{"blocker=p2", "c1=destroyed:p1"}, m.Calls(),
-		"one call for the coalesced changes, as destroyed, with the last label")
+	e.Settle(t)
+	assert.Equal(t, []string{"blocker=p2", "c1=previous:", "c1=destroyed:p1"}, m.Calls(),
+		"one item for the coalesced changes: the version before the relabel (Q4, extended), then the last one, as destroyed")
+}
+
+// TestQ4Extended_RelabelledChildRequeuesTheParentItLeft: on etcd, a child
+// moved from p2 to p1 by another process requeues both parents (rule Q4,
+// extended).
+func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
+	st, other := familyStates(t)
+	m := &family.Mapper[*family.Child]{}
+	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
+		runtimetest.WithQControllers(family.Controller(m)))
+	family.CheckRelabelRequeuesBoth(t, st, other, e, m)
+}
+
+// TestQ4Extended_CoalescedUpdateThenRelabel: on etcd, an update and a
+// relabel by another process, coalesced into one MapInput (in both
+// orders), requeue both parents.
+func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
+	st, other := familyStates(t)
+	m := &family.Mapper[*family.Child]{}
+	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
+		runtimetest.WithQControllers(family.Controller(m)))
+	family.CheckCoalescedUpdateThenRelabel(t, st, other, e, m, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), runtimetest.DefaultTimeout)
+		defer cancel()
+		_, err := runtimetest.WaitIdle(ctx, e.Runtime, "Families")
+		require.NoError(t, err)
+	})
 }

@@ -270,6 +270,15 @@ func (c *Kind) Unchanged(id resource.ID, md *resource.Metadata) bool {
 	return ok && b.md.Created().Equal(md.Created()) && b.md.Version().Equal(md.Version())
 }
 
+// Delivered returns the resource id as the watch delivered it, if
+// present.
+func (c *Kind) Delivered(id resource.ID) (resource.Resource, bool) {
+	c.mu.RLock()
+	b, ok := c.base[id]
+	c.mu.RUnlock()
+	return b.res, ok
+}
+
 // AppendDelivered calls add with every resource the watch delivered as
 // present, as it delivered it (the event's resource and its metadata).
 func (c *Kind) AppendDelivered(add func(res resource.Resource, md *resource.Metadata)) {

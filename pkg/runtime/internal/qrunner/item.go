@@ -36,6 +36,9 @@ func (c *Runner) worker(ctx context.Context) {
 			if last.Gone { // its last version is handed to MapInput
 				c.cfg.Adapter.Snapshots().Hand(last.Res)
 			}
+			if last.Prev != nil { // and its previous one
+				c.cfg.Adapter.Snapshots().Hand(last.Prev)
+			}
 		}
 		o := c.call(ctx, it, last, start)
 		if ctx.Err() != nil {
@@ -85,7 +88,7 @@ func (c *Runner) done(it work.Item, slot queue.Slot, last work.Last, start telem
 		settle = func(p *telemetry.Pending, comp queue.Completion) { p.Settled(end, comp.Delay) }
 	}
 	comp := c.queue.CompleteNoted(it, slot, r, settle)
-	if last.Res != nil && (d.Action == outcome.Done || comp.Parked) {
+	if last.Held() && (d.Action == outcome.Done || comp.Parked) {
 		// Its next run, if any, is queued by a change that records what
 		// it needs.
 		c.last.Release(it.Ptr, last.Seq())
@@ -126,14 +129,22 @@ func (c *Runner) call(ctx context.Context, it work.Item, last work.Last, start t
 
 // mapItem calls MapInput and queues the primary pointers it returns (rule
 // Q4). A destroyed input (last.Gone) reaches MapInput as a
-// controller.DestroyedInput with its last version. Pointers of a kind that is not a primary input (or nil, or without
+// controller.DestroyedInput with its last version; an input whose
+// metadata changed since its last MapInput (last.Prev) as a
+// controller.ChangedInput, or a DestroyedInput, with its previous version
+// (rule Q4, extended). Pointers of a kind that is not a primary input (or nil, or without
 // an ID) fail the item, logged once per kind with the offending pointer;
 // the valid ones are queued anyway. The pointers' methods are user code:
 // mapItem runs inside the recovery of call.
 func (c *Runner) mapItem(ctx context.Context, it work.Item, last work.Last, start telemetry.Stamp) outcome.Outcome {
 	var in resource.Pointer = it.Ptr
-	if last.Gone {
+	switch {
+	case last.Gone && last.Prev != nil:
+		in = controller.NewDestroyedInput(last.Res).WithPrevious(last.Prev)
+	case last.Gone:
 		in = controller.NewDestroyedInput(last.Res)
+	case last.Prev != nil:
+		in = controller.NewChangedInput(it.Ptr, last.Prev)
 	}
 	ptrs, err := c.cfg.Ctrl.MapInput(ctx, c.logger, c.cfg.Adapter, in)
 	if err != nil {

@@ -47,6 +47,14 @@ func (w *kindWatcher) relisted(ev *state.Event, md *resource.Metadata) {
 		if w.mem.Unchanged(id, md) {
 			return
 		}
+		if last, ok := w.mem.Last(id); ok && ev.Old == nil {
+			// Changed while the watch was down: the version last routed
+			// is its previous one (rule Q4, extended).
+			e := *ev
+			e.Old = last
+			w.emit(&e, md)
+			return
+		}
 	}
 	w.emit(ev, md)
 }

@@ -103,19 +103,49 @@ func (sc *scratch) release() {
 // last if it goes before MapInput runs. Any other change means the input
 // exists: its map item reads it from the state. matched tells that the
 // change queues an item.
+//
+// A change of InputQMapped that changed the input's metadata (rule Q4,
+// extended) also keeps the version before it, which MapInput receives as
+// the previous version.
 func rememberLast(t *work.LastSeen, kind controller.InputKind, ev *state.Event, md *resource.Metadata, matched bool) {
 	switch {
 	case ev.Type == state.Destroyed && matched:
-		t.Queued(resource.PointerOf(md), ev.Resource, true)
+		t.Queued(resource.PointerOf(md), ev.Resource, true, previous(ev, md))
 	case ev.Type == state.Destroyed:
 		if t.Len() > 0 {
 			t.Destroyed(resource.PointerOf(md), ev.Resource)
 		}
 	case matched && kind == controller.InputQMappedDestroyReady:
-		t.Queued(resource.PointerOf(md), ev.Resource, false)
+		t.Queued(resource.PointerOf(md), ev.Resource, false, nil)
+	case matched && ev.Old != nil: // an update, or a change found by a re-list
+		if prev := previous(ev, md); prev != nil {
+			t.Changed(resource.PointerOf(md), prev)
+		} else if t.Len() > 0 {
+			t.Present(resource.PointerOf(md))
+		}
 	case t.Len() > 0:
 		t.Present(resource.PointerOf(md))
 	}
+}
+
+// previous returns the change's Old when its metadata differ from md's,
+// the change's (controller.MetadataChanged); nil otherwise. Old's
+// Metadata method is the state's code: a panic, a nil metadata or another
+// identity mean no previous version.
+func previous(ev *state.Event, md *resource.Metadata) (prev resource.Resource) {
+	if ev.Old == nil || ev.Old == ev.Resource {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			prev = nil
+		}
+	}()
+	old := ev.Old.Metadata()
+	if old == nil || old.ID() != md.ID() || !controller.MetadataChanged(old, md) {
+		return nil
+	}
+	return ev.Old
 }
 
 // Matches reports whether a change event of type t, of the resource whose

@@ -26,6 +26,8 @@ type Memory interface {
 	// Unchanged reports whether id was last routed with md's generation
 	// and version.
 	Unchanged(id resource.ID, md *resource.Metadata) bool
+	// Last returns the resource id as last routed, if remembered.
+	Last(id resource.ID) (resource.Resource, bool)
 	// AppendRemembered appends every remembered resource, as last routed,
 	// to dst.
 	AppendRemembered(dst []Remembered) []Remembered
@@ -59,6 +61,11 @@ func (m seenMap) Unchanged(id resource.ID, md *resource.Metadata) bool {
 	return ok && old.MD.Created().Equal(md.Created()) && old.MD.Version().Equal(md.Version())
 }
 
+func (m seenMap) Last(id resource.ID) (resource.Resource, bool) {
+	r, ok := m[id]
+	return r.Res, ok
+}
+
 func (m seenMap) AppendRemembered(dst []Remembered) []Remembered {
 	for _, r := range m {
 		dst = append(dst, r)
@@ -71,6 +78,8 @@ func (seenMap) MarkReady() {}
 
 // cacheMemory is the [Memory] of a cached kind: its cache.
 type cacheMemory struct{ *cache.Kind }
+
+func (c cacheMemory) Last(id resource.ID) (resource.Resource, bool) { return c.Delivered(id) }
 
 func (c cacheMemory) AppendRemembered(dst []Remembered) []Remembered {
 	c.AppendDelivered(func(res resource.Resource, md *resource.Metadata) {

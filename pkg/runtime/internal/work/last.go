@@ -7,12 +7,14 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// LastSeen keeps, for a QController's pending MapInput items, the last
-// version of a mapped input the router saw when that version matters to
-// MapInput: a destroyed input's last stored version (rule Q4: MapInput
-// receives it, not a bare pointer), and the version of a destroy-ready
-// output that queued an item, which becomes its last version if the output
-// is destroyed before MapInput runs.
+// LastSeen keeps, for a QController's pending MapInput items, the
+// versions of a mapped input the router saw when they matter to MapInput:
+// a destroyed input's last stored version (rule Q4: MapInput receives it,
+// not a bare pointer); the version of a destroy-ready output that queued
+// an item, which becomes its last version if the output is destroyed
+// before MapInput runs; and the version before the first metadata change
+// not yet mapped (rule Q4, extended: MapInput receives it as the
+// previous version, so that a relabelled input requeues what it left).
 //
 // The router records entries in the order of each resource's changes (one
 // goroutine per kind); the workers read an entry when MapInput starts and
@@ -39,24 +41,61 @@ type Last struct {
 	Res resource.Resource
 	// Gone is set when Res is the last version of a destroyed input.
 	Gone bool
+	// Prev is the version before the first metadata change not yet
+	// mapped, nil when there was none.
+	Prev resource.Resource
 	seq  uint64
 }
+
+// Held reports whether l is an entry (one to release once its item is
+// done).
+func (l Last) Held() bool { return l.seq != 0 }
 
 // Seq identifies the entry for [LastSeen.Release].
 func (l Last) Seq() uint64 { return l.seq }
 
 // Queued records the version of ptr whose change queues its map item:
-// its last version when gone.
-func (t *LastSeen) Queued(ptr resource.PointerKey, res resource.Resource, gone bool) {
+// its last version when gone. prev, when not nil, is the version before
+// that change, whose metadata differ; an entry's first prev is kept
+// until its item is done.
+func (t *LastSeen) Queued(ptr resource.PointerKey, res resource.Resource, gone bool, prev resource.Resource) {
 	t.mu.Lock()
 	if t.m == nil {
 		t.m = map[resource.PointerKey]Last{}
 	}
-	if _, ok := t.m[ptr]; !ok {
+	l, ok := t.m[ptr]
+	if !ok {
 		t.n.Add(1)
 	}
 	t.seq++
-	t.m[ptr] = Last{Res: res, Gone: gone, seq: t.seq}
+	if l.Prev != nil {
+		prev = l.Prev
+	}
+	t.m[ptr] = Last{Res: res, Gone: gone, Prev: prev, seq: t.seq}
+	t.mu.Unlock()
+}
+
+// Changed records that a change of ptr that queues its map item changed
+// its metadata: prev is the version before it. An entry's first prev is
+// kept; a destroyed version (the input was created again) becomes the
+// previous one when there is none.
+func (t *LastSeen) Changed(ptr resource.PointerKey, prev resource.Resource) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = map[resource.PointerKey]Last{}
+	}
+	l, ok := t.m[ptr]
+	if !ok {
+		t.n.Add(1)
+	}
+	t.seq++
+	switch {
+	case l.Prev != nil:
+		prev = l.Prev
+	case l.Gone:
+		prev = l.Res
+	}
+	t.m[ptr] = Last{Prev: prev, seq: t.seq}
 	t.mu.Unlock()
 }
 
@@ -74,16 +113,25 @@ func (t *LastSeen) Destroyed(ptr resource.PointerKey, res resource.Resource) {
 	t.mu.Unlock()
 }
 
-// Present forgets ptr's entry: the input exists (again), and its map item
-// reads it from the state.
+// Present records that ptr exists (again): its map item reads it from
+// the state. The entry keeps only its previous version (a destroyed
+// version, when the input was created again, becomes the previous one
+// when there is none), and goes when there is none.
 func (t *LastSeen) Present(ptr resource.PointerKey) {
 	if t.n.Load() == 0 {
 		return
 	}
 	t.mu.Lock()
-	if _, ok := t.m[ptr]; ok {
-		delete(t.m, ptr)
-		t.n.Add(-1)
+	if l, ok := t.m[ptr]; ok {
+		if l.Prev == nil && l.Gone {
+			l.Prev = l.Res
+		}
+		if l.Prev == nil {
+			delete(t.m, ptr)
+			t.n.Add(-1)
+		} else {
+			t.m[ptr] = Last{Prev: l.Prev, seq: l.seq}
+		}
 	}
 	t.mu.Unlock()
 }

@@ -54,3 +54,33 @@ func TestQ4_DestroyedChildKeepsItsLabelsAcrossARestart(t *testing.T) {
 	assert.Equal(t, []string{"c1=p1", "c1=p1", "c1=destroyed:p1"}, m.Calls(),
 		"the mapper sees the parent label of the child restored from the file, and of its destruction")
 }
+
+// TestQ4Extended_RelabelledChildRequeuesTheParentItLeft: on a bbolt file,
+// a child moved from p2 to p1 requeues both parents (rule Q4, extended).
+func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
+	st, err := boltdb.Open(dbPath(t), familyRegistry())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	m := &family.Mapper[*family.Child]{}
+	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
+		runtimetest.WithQControllers(family.Controller(m)))
+	family.CheckRelabelRequeuesBoth(t, st, st, e, m)
+}
+
+// TestQ4Extended_CoalescedUpdateThenRelabel: on a bbolt file, an update
+// and a relabel coalesced into one MapInput (in both orders) requeue both
+// parents.
+func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
+	st, err := boltdb.Open(dbPath(t), familyRegistry())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	m := &family.Mapper[*family.Child]{}
+	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
+		runtimetest.WithQControllers(family.Controller(m)))
+	family.CheckCoalescedUpdateThenRelabel(t, st, st, e, m, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), runtimetest.DefaultTimeout)
+		defer cancel()
+		_, err := runtimetest.WaitIdle(ctx, e.Runtime, "Families")
+		require.NoError(t, err)
+	})
+}
