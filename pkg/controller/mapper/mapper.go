@@ -51,9 +51,14 @@ type Func[T resource.Resource] func(ctx context.Context, logger *zap.Logger, r c
 
 // ByLabel maps an input to the resource of kind target whose ID is the
 // value of the input's label key; an input without that label, or with an
-// empty value, maps to nothing.
+// empty value, maps to nothing. An empty key makes every call fail with
+// an error of the invalid class. To map only under conditions on other
+// labels, see [When] and [ByLabelWhen].
 func ByLabel[T resource.Resource](key string, target resource.Kind) Func[T] {
 	return func(_ context.Context, _ *zap.Logger, _ controller.QRuntime, in T) ([]resource.Pointer, error) {
+		if key == "" {
+			return nil, state.NewInvalidError(nil, "mapper.ByLabel: empty label key: give the key of the label that names the target")
+		}
 		v, _ := in.Metadata().Labels().Get(key)
 		return to(target, v), nil
 	}

@@ -232,6 +232,11 @@ func (c *QController[I, O]) mapInput(ctx context.Context, logger *zap.Logger, r 
 		ptrs, err = mapper(ctx, logger, r, ptr)
 		return err
 	})
+	if state.IsInvalidError(err) {
+		// A mapper that cannot work (a bad label term): name the
+		// controller, whose configuration holds it.
+		return nil, fmt.Errorf("qtransform %q: %w", c.settings.Name, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -15,10 +15,12 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/controller/mapper"
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/qtransform"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -251,4 +253,19 @@ func TestG1e_SignalWhereItCannotBeHonouredIsInvalid(t *testing.T) {
 	err = ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "FinalizerRemovalFunc") })
 	assert.True(t, state.IsInvalidError(err), "want an invalid-class error: %v", err)
 	assert.True(t, errors.Is(err, generic.ErrDestroyOutput) || strings.Contains(err.Error(), "destroy this input's output"))
+}
+
+// TestG1e_BadLabelTermNamesTheController: a conditional mapper with a
+// label term of an empty key fails MapInput with an invalid-class error
+// that names the controller and the fix.
+func TestG1e_BadLabelTermNamesTheController(t *testing.T) {
+	st := newState()
+	ctrl := record(aToB("AtoB", qtransform.WithExtraMappedInput(
+		mapper.When(mapper.ByLabel[*C]("parent", typed.Kind[*A]()), resource.LabelExists("")))))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
+	runtimetest.Create(t, st, child("c1", "a1"))
+	err := ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "empty key") })
+	assert.True(t, state.IsInvalidError(err), "want an invalid-class error: %v", err)
+	assert.Contains(t, err.Error(), `qtransform "AtoB"`)
+	assert.Contains(t, err.Error(), "give the label's key")
 }
