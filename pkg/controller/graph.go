@@ -99,6 +99,11 @@ type DependencyEdge struct {
 	// and so wake the controller. Often a typo of the namespace or the
 	// type; see the Runtime's option for closed graphs.
 	NoWriter bool
+	// OutsideWriter marks an input edge whose kind no registered
+	// controller outputs but that the engine was told outside writers
+	// write (runtime.WithOutsideWriters): expected, not a mistake, and
+	// never NoWriter.
+	OutsideWriter bool
 }
 
 // Compare orders edges as rule E2 sorts a dependency graph: by controller

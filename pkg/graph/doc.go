@@ -38,7 +38,11 @@
 // An input edge whose kind no registered controller writes
 // (controller.DependencyEdge.NoWriter: only writers outside the Runtime wake
 // it) adds "no writer" to its qualifier ("ns (weak, no writer)", "ns (no
-// writer)"), and its JSON edge has "noWriter": true.
+// writer)"), and its JSON edge has "noWriter": true. One whose kind the
+// engine was told outside writers write
+// (controller.DependencyEdge.OutsideWriter, runtime.WithOutsideWriters)
+// adds "outside writer" instead, and its JSON edge has "outsideWriter":
+// true.
 //
 // Controllers are boxes (DOT) and rectangles (Mermaid); resource types are
 // ellipses (DOT) and cylinders (Mermaid).

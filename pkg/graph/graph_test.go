@@ -322,3 +322,22 @@ func TestWriteError(t *testing.T) {
 		assert.ErrorIs(t, graph.Render(failingWriter{boom}, exampleGraph(), f), boom, f)
 	}
 }
+
+// TestWriterMarks: an input edge whose kind no controller writes says "no
+// writer"; one declared written by outside writers says "outside writer";
+// the JSON edges carry the marks.
+func TestWriterMarks(t *testing.T) {
+	g := &controller.DependencyGraph{Edges: []controller.DependencyEdge{
+		{ControllerName: "a", ResourceNamespace: "ns", ResourceType: "T", EdgeType: controller.EdgeInputWeak, NoWriter: true},
+		{ControllerName: "b", ResourceNamespace: "ns", ResourceType: "U", EdgeType: controller.EdgeInputQPrimary, OutsideWriter: true},
+	}}
+	var doc graph.JSONGraph
+	require.NoError(t, json.Unmarshal(render(t, g, graph.FormatJSON), &doc))
+	labels := map[string]string{}
+	for _, e := range doc.Edges {
+		labels[e.Controller] = e.Label
+		assert.Equal(t, e.Controller == "a", e.NoWriter, e)
+		assert.Equal(t, e.Controller == "b", e.OutsideWriter, e)
+	}
+	assert.Equal(t, map[string]string{"a": "ns (weak, no writer)", "b": "ns (primary, outside writer)"}, labels)
+}

@@ -45,6 +45,10 @@ type JSONEdge struct {
 	// NoWriter marks an input edge whose kind no controller writes
 	// (controller.DependencyEdge.NoWriter); absent otherwise.
 	NoWriter bool `json:"noWriter,omitempty"`
+	// OutsideWriter marks an input edge whose kind is declared written by
+	// outside writers (controller.DependencyEdge.OutsideWriter); absent
+	// otherwise.
+	OutsideWriter bool `json:"outsideWriter,omitempty"`
 }
 
 // JSON writes g to w as an indented [JSONGraph] followed by a newline. The
@@ -75,15 +79,16 @@ func NewJSONGraph(g *controller.DependencyGraph) JSONGraph {
 	}
 	for _, e := range m.edges {
 		doc.Edges = append(doc.Edges, JSONEdge{
-			From:       e.from,
-			To:         e.to,
-			Controller: e.ControllerName,
-			Namespace:  e.ResourceNamespace,
-			Type:       e.ResourceType,
-			ID:         e.ResourceID,
-			EdgeType:   e.EdgeType.String(),
-			Label:      e.label,
-			NoWriter:   e.NoWriter && !e.EdgeType.IsOutput(),
+			From:          e.from,
+			To:            e.to,
+			Controller:    e.ControllerName,
+			Namespace:     e.ResourceNamespace,
+			Type:          e.ResourceType,
+			ID:            e.ResourceID,
+			EdgeType:      e.EdgeType.String(),
+			Label:         e.label,
+			NoWriter:      e.NoWriter && !e.EdgeType.IsOutput(),
+			OutsideWriter: e.OutsideWriter && !e.EdgeType.IsOutput(),
 		})
 	}
 	return doc

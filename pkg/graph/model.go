@@ -160,6 +160,10 @@ func sanitizeID(name string) string {
 // (controller.DependencyEdge.NoWriter).
 const noWriterQualifier = "no writer"
 
+// outsideWriterQualifier marks an input edge whose kind is declared
+// written by outside writers (controller.DependencyEdge.OutsideWriter).
+const outsideWriterQualifier = "outside writer"
+
 // edgeLabel is "namespace[/ID][ (qualifier[, no writer])]" for an input
 // edge and the qualifier alone (possibly "") for an output edge.
 func edgeLabel(d controller.DependencyEdge, st edgeStyle) string {
@@ -168,8 +172,12 @@ func edgeLabel(d controller.DependencyEdge, st edgeStyle) string {
 		scope += "/" + d.ResourceID
 	}
 	qualifier := st.qualifier
-	if d.NoWriter && !d.EdgeType.IsOutput() {
+	switch {
+	case d.EdgeType.IsOutput():
+	case d.NoWriter:
 		qualifier = strings.TrimPrefix(qualifier+", "+noWriterQualifier, ", ")
+	case d.OutsideWriter:
+		qualifier = strings.TrimPrefix(qualifier+", "+outsideWriterQualifier, ", ")
 	}
 	switch {
 	case scope == "":

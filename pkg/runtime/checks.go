@@ -129,11 +129,23 @@ func (r *Runtime) warnUnwrittenLocked(us []dependency.Unwritten) {
 	}
 }
 
+// expectedOutside drops from us the kinds declared written by outside
+// writers (WithOutsideWriters).
+func (r *Runtime) expectedOutside(us []dependency.Unwritten) []dependency.Unwritten {
+	if len(r.opts.outsideWriters) == 0 {
+		return us
+	}
+	return slices.DeleteFunc(us, func(u dependency.Unwritten) bool {
+		_, ok := r.opts.outsideWriters[u.Kind]
+		return ok
+	})
+}
+
 // checkWritersAtRunLocked is Run's check of every registered controller's
 // input kinds: refused with WithClosedGraph, otherwise a WARN each. The
 // caller holds r.mu.
 func (r *Runtime) checkWritersAtRunLocked() error {
-	us := dependency.UnwrittenOf(r.db.Records())
+	us := r.expectedOutside(dependency.UnwrittenOf(r.db.Records()))
 	if len(us) > 0 && r.opts.closedGraph {
 		return unwrittenError("runtime: Run", us)
 	}
@@ -147,7 +159,7 @@ func (r *Runtime) checkWritersAtRunLocked() error {
 // succeeded (warn). The caller holds r.mu.
 func (r *Runtime) checkWritersOfLocked(rec *dependency.Record[*route.Subscriber]) (warn func(), err error) {
 	recs := append(r.db.Records(), *rec)
-	us := dependency.UnwrittenInputs(recs, rec.Name, rec.Static)
+	us := r.expectedOutside(dependency.UnwrittenInputs(recs, rec.Name, rec.Static))
 	if len(us) > 0 && r.opts.closedGraph {
 		return nil, unwrittenError(fmt.Sprintf("register %s %q", rec.Family, rec.Name), us)
 	}
@@ -161,7 +173,7 @@ func (r *Runtime) checkDynamicWritersLocked(name string, inputs []controller.Inp
 	if r.phase != phaseRunning || !r.db.ChangesDynamic(name, inputs) {
 		return func() {}, nil
 	}
-	us := dependency.UnwrittenInputs(r.db.Records(), name, inputs)
+	us := r.expectedOutside(dependency.UnwrittenInputs(r.db.Records(), name, inputs))
 	if len(us) > 0 && r.opts.closedGraph {
 		return nil, unwrittenError(fmt.Sprintf("update inputs of controller %q", name), us)
 	}

@@ -63,7 +63,7 @@ func (r *Runtime) facts(ctx context.Context) explain.Facts {
 		}
 		for _, e := range g.Edges {
 			f.Edges = append(f.Edges, explain.Edge{Controller: e.ControllerName, Family: families[e.ControllerName],
-				EdgeType: e.EdgeType.String(), Namespace: e.ResourceNamespace, Type: e.ResourceType, ID: e.ResourceID, NoWriter: e.NoWriter})
+				EdgeType: e.EdgeType.String(), Namespace: e.ResourceNamespace, Type: e.ResourceType, ID: e.ResourceID, NoWriter: e.NoWriter, OutsideWriter: e.OutsideWriter})
 		}
 	}
 	acts := map[string]observe.ControllerActivity{}

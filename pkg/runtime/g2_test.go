@@ -202,3 +202,52 @@ func TestG2_ClosedGraphRefusesInputsWithNoWriter(t *testing.T) {
 		}
 	})
 }
+
+// TestG2_DeclaredOutsideWriterIsExpected: an input kind declared with
+// WithOutsideWriters is not warned about, its edges are marked
+// OutsideWriter (not NoWriter), explain says it is written outside, and
+// WithClosedGraph accepts it; an undeclared one is still said. A kind
+// with an empty type is refused by New.
+func TestG2_DeclaredOutsideWriterIsExpected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		core, logs := observer.New(zapcore.WarnLevel)
+		reader := &funcController{name: "reader", inputs: []controller.Input{
+			in(typeA, controller.InputWeak), // declared
+			in(typeB, controller.InputWeak), // not declared
+		}}
+		q := &funcQController{name: "q", settings: primaryOf(typeA)}
+		e := start(t, runtimetest.WithLogger(zap.New(core)), runtimetest.WithControllers(reader), runtimetest.WithQControllers(q),
+			runtimetest.WithOutsideWriters(resource.NewKind("test", typeA)))
+
+		warns := logs.FilterMessage("no controller writes this input kind; only outside writers wake it").All()
+		require.Len(t, warns, 1, "only the undeclared kind is warned about: %v", logs.All())
+		assert.Equal(t, "Bs.test.resgraph.dev(test)", warns[0].ContextMap()["kind"])
+
+		g, err := e.Runtime.GetDependencyGraph()
+		require.NoError(t, err)
+		for _, edge := range g.Edges {
+			switch {
+			case edge.EdgeType.IsOutput():
+			case edge.ResourceType == typeA:
+				assert.True(t, edge.OutsideWriter, "%+v", edge)
+				assert.False(t, edge.NoWriter, "%+v", edge)
+			default:
+				assert.True(t, edge.NoWriter, "%+v", edge)
+				assert.False(t, edge.OutsideWriter, "%+v", edge)
+			}
+		}
+		x, err := e.Runtime.Observe().ExplainController(context.Background(), "reader")
+		require.NoError(t, err)
+		var text bytes.Buffer
+		require.NoError(t, explain.WriteText(&text, x))
+		assert.Contains(t, text.String(), "InputWeak As.test.resgraph.dev(test) (written outside the Runtime, as declared (WithOutsideWriters))")
+
+		closed := start(t, runtimetest.WithRuntimeOptions(runtime.WithClosedGraph()), runtimetest.WithQControllers(&funcQController{name: "q2", settings: primaryOf(typeA)}),
+			runtimetest.WithOutsideWriters(resource.NewKind("test", typeA)))
+		closed.Settle(t) // runs: the closed graph accepts the declared kind
+
+		_, err = runtime.New(inmem.NewState(), zap.NewNop(), runtime.WithOutsideWriters(resource.NewKind("test", "")))
+		require.Error(t, err)
+		assert.True(t, state.IsInvalidError(err), "%v", err)
+	})
+}

@@ -16,7 +16,8 @@ import (
 // are two edges, one per edge type. The graph is a copy; the error is
 // always nil (it exists for Runtimes whose registry may fail). An input
 // edge whose kind no registered controller outputs is marked NoWriter
-// (see [WithClosedGraph]).
+// (see [WithClosedGraph]), or OutsideWriter when its kind was declared
+// with [WithOutsideWriters].
 func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {
 	g := &controller.DependencyGraph{}
 	recs := r.db.Records()
@@ -28,8 +29,12 @@ func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {
 				ResourceType:      in.Type,
 				ResourceID:        in.ID.ValueOrZero(),
 				EdgeType:          controller.InputEdgeType(in.Kind),
-				NoWriter:          !dependency.Writes(recs, in.Namespace, in.Type),
 			})
+			e := &g.Edges[len(g.Edges)-1]
+			if !dependency.Writes(recs, in.Namespace, in.Type) {
+				e.OutsideWriter = r.opts.outsideWriter(in.Namespace, in.Type)
+				e.NoWriter = !e.OutsideWriter
+			}
 		}
 		for _, out := range rec.Outputs {
 			g.Edges = append(g.Edges, controller.DependencyEdge{

@@ -47,6 +47,11 @@ type options struct {
 	// closedGraph refuses input kinds that no controller writes (see
 	// [WithClosedGraph]).
 	closedGraph bool
+	// badOutsideWriter: WithOutsideWriters was given an unusable kind.
+	badOutsideWriter bool
+	// outsideWriters are the kinds that writers outside the engine are
+	// expected to write (see WithOutsideWriters).
+	outsideWriters map[resource.KindKey]struct{}
 }
 
 // Option configures a [Runtime] (see [New]).
@@ -148,8 +153,41 @@ func WithClosedGraph() Option {
 	return func(o *options) { o.closedGraph = true }
 }
 
+// WithOutsideWriters declares kinds that writers outside the engine —
+// users, other processes, a daemon's API — are expected to write: an
+// input of one of these kinds that no registered controller outputs is
+// no mistake. It is not warned about, the dependency graph marks its
+// edges OutsideWriter ("outside writer") instead of NoWriter ("no
+// writer"), explain says so, and [WithClosedGraph] accepts it. Kinds are
+// namespace and type (resource.NewKind, typed.Kind); a kind with an
+// empty namespace or type is refused by New.
+func WithOutsideWriters(kinds ...resource.Kind) Option {
+	return func(o *options) {
+		if o.outsideWriters == nil {
+			o.outsideWriters = map[resource.KindKey]struct{}{}
+		}
+		for _, k := range kinds {
+			if k == nil || k.Namespace() == "" || k.Type() == "" {
+				o.badOutsideWriter = true
+				continue
+			}
+			o.outsideWriters[resource.KindOf(k)] = struct{}{}
+		}
+	}
+}
+
+// outsideWriter reports whether the kind ns/typ was declared written by
+// outside writers.
+func (o *options) outsideWriter(ns resource.Namespace, typ resource.Type) bool {
+	_, ok := o.outsideWriters[resource.KindOf(resource.NewKind(ns, typ))]
+	return ok
+}
+
 // validate reports the first unusable option as an invalid-class error.
 func (o *options) validate() error {
+	if o.badOutsideWriter {
+		return state.NewInvalidError(nil, "runtime options: WithOutsideWriters: a nil kind or one with an empty namespace or type: name each kind by its namespace and type")
+	}
 	for _, k := range o.cachedKinds {
 		if k.Namespace() == "" || k.Type() == "" {
 			return state.NewInvalidError(nil, "runtime options: cached resource %s: empty namespace or type", resource.KindString(k))

@@ -322,8 +322,11 @@ func BuildController(f *Facts, name string) (Controller, bool) {
 		}
 	}
 	for _, in := range out.Inputs {
-		if in.NoWriter {
+		switch {
+		case in.NoWriter:
 			out.Notes = append(out.Notes, fmt.Sprintf("input %s: %s", kindText(in.Namespace, in.Type, in.ID), NoWriterText))
+		case in.OutsideWriter:
+			out.Notes = append(out.Notes, fmt.Sprintf("input %s: %s", kindText(in.Namespace, in.Type, in.ID), OutsideWriterText))
 		}
 	}
 	out.Notes = append(out.Notes, traceNotes(f)...)

@@ -23,12 +23,13 @@ var htmlFuncs = template.FuncMap{
 	"ctrlLink": func(name string) template.URL {
 		return template.URL("?controller=" + url.QueryEscape(name))
 	},
-	"reconcile": reconcileText,
-	"cause":     causeText,
-	"kind":      kindText,
-	"noWriter":  func() string { return NoWriterText },
-	"deref":     func(r *trace.Ref) trace.Ref { return *r },
-	"state":     func(d Doing) string { return string(d.Work) },
+	"reconcile":     reconcileText,
+	"cause":         causeText,
+	"kind":          kindText,
+	"noWriter":      func() string { return NoWriterText },
+	"outsideWriter": func() string { return OutsideWriterText },
+	"deref":         func(r *trace.Ref) trace.Ref { return *r },
+	"state":         func(d Doing) string { return string(d.Work) },
 }
 
 const htmlStyle = `<style>
@@ -71,7 +72,7 @@ read by: {{range $i, $e := .Readers}}{{if $i}}, {{end}}<a href="{{ctrlLink $e.Co
 {{- range $name, $l := .Latencies}}<tr><td>{{$name}}</td><td>{{dur $l.P50}}</td><td>{{dur $l.P99}}</td><td>{{$l.Count}}</td></tr>{{end}}
 </table>{{end}}
 <h3>Inputs</h3><ul>
-{{- range .Inputs}}<li>{{.EdgeType}} {{kind .Namespace .Type .ID}}{{if .NoWriter}} ({{noWriter}}){{else if .Writers}} &larr; {{range $i, $w := .Writers}}{{if $i}}, {{end}}<a href="{{ctrlLink $w}}">{{$w}}</a>{{end}}{{end}}</li>{{else}}<li>none</li>{{end}}
+{{- range .Inputs}}<li>{{.EdgeType}} {{kind .Namespace .Type .ID}}{{if .NoWriter}} ({{noWriter}}){{else if .OutsideWriter}} ({{outsideWriter}}){{else if .Writers}} &larr; {{range $i, $w := .Writers}}{{if $i}}, {{end}}<a href="{{ctrlLink $w}}">{{$w}}</a>{{end}}{{end}}</li>{{else}}<li>none</li>{{end}}
 </ul>
 <h3>Outputs</h3><ul>
 {{- range .Outputs}}<li>{{.EdgeType}} {{.Type}}{{if .Readers}} &rarr; {{range $i, $r := .Readers}}{{if $i}}, {{end}}<a href="{{ctrlLink $r}}">{{$r}}</a>{{end}}{{end}}</li>{{else}}<li>none</li>{{end}}

@@ -93,11 +93,19 @@ type Edge struct {
 	// NoWriter marks an input whose kind no registered controller
 	// outputs (controller.DependencyEdge.NoWriter).
 	NoWriter bool `json:"noWriter,omitempty"`
+	// OutsideWriter marks an input whose kind no registered controller
+	// outputs, declared written by outside writers
+	// (controller.DependencyEdge.OutsideWriter).
+	OutsideWriter bool `json:"outsideWriter,omitempty"`
 }
 
 // NoWriterText is what an explanation says of an input whose kind no
 // controller writes.
 const NoWriterText = "no controller writes this kind; only outside writers wake this input"
+
+// OutsideWriterText is what an explanation says of an input whose kind
+// is declared written by outside writers.
+const OutsideWriterText = "written outside the Runtime, as declared (WithOutsideWriters)"
 
 // Reconcile is one reconcile seen in the trace.
 type Reconcile struct {

@@ -216,6 +216,8 @@ func controllerText(b *strings.Builder, c *Controller) {
 		switch {
 		case in.NoWriter:
 			fmt.Fprintf(b, " (%s)", NoWriterText)
+		case in.OutsideWriter:
+			fmt.Fprintf(b, " (%s)", OutsideWriterText)
 		case len(in.Writers) > 0:
 			fmt.Fprintf(b, " (written by %s)", strings.Join(in.Writers, ", "))
 		}
