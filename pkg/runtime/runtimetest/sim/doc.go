@@ -93,14 +93,18 @@
 // end: convergence within the bounds, the Final checks, no controller left
 // with failing or parked items, no removed resource left, the final state
 // the same as the reference run's (the same workload, every change handled
-// as soon as it is made, no fault; Scenario.Equivalent or Canonical relax
-// the comparison, NoReference turns it off), and no goroutine of the run
+// as soon as it is made, no fault; finalizers compared as a set — their
+// order is the schedule's — unless Scenario.OrderedFinalizers, labels and
+// annotations as maps; Scenario.Equivalent or Canonical relax the
+// comparison, NoReference turns it off), and no goroutine of the run
 // left once the Runtime stopped and the world's context was canceled.
 //
 // # Failures
 //
-// A run that fails a check is reported with its seed, the step, the check,
-// and its transcript: every step, and within each the commits (by whom),
+// A run that does not converge names what is left to do and, for every
+// item or controller still failing, its last error. A run that fails a
+// check is reported with its seed, the step, the check, and its
+// transcript: every step, and within each the commits (by whom),
 // the faults and the log lines of the Runtime and the controllers. It is
 // then shrunk: workload ops, faults and schedule decisions are dropped
 // while the run still fails the same check — fewest ops first, then fewest
@@ -109,7 +113,15 @@
 // scenario with a known bug (Scenario.WantFailure) passes when a run fails.
 // A write fault is replayed on the write it hit (named by
 // the step's actor, what the write does, and how many such writes came
-// before), so that it stays there when shrinking drops other writes.
+// before), so that it stays there when shrinking drops other writes. Test
+// prints a failure's report once (in the message it fails the test with).
+//
+// A failure is first checked to reproduce: the seed's run (and its
+// reference run) is run again and must give the same transcript; after
+// shrinking, the shrunk run's token must fail again. When either does not
+// hold, the failure is reported as nondeterministic user code
+// (Result.Nondeterministic), with the first step at which the two runs
+// differ and their entries there, and it is not shrunk (see Determinism).
 //
 // # Determinism
 //

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -9,9 +10,10 @@ import (
 
 // sameResources is the default equivalence of final states: the same
 // resources (by pointer), each with the same spec, owner, phase,
-// finalizers, labels and annotations — versions and times aside — after
-// canonical (nil: the resource itself).
-func sameResources(run, ref View, canonical func(resource.Resource) resource.Resource) error {
+// finalizers (as a set, unless ordered), labels and annotations (as maps)
+// — versions and times aside — after canonical (nil: the resource
+// itself).
+func sameResources(run, ref View, canonical func(resource.Resource) resource.Resource, ordered bool) error {
 	var diffs []string
 	canon := func(r resource.Resource) resource.Resource {
 		if canonical == nil {
@@ -25,7 +27,7 @@ func sameResources(run, ref View, canonical func(resource.Resource) resource.Res
 			diffs = append(diffs, "extra "+describe(a))
 			continue
 		}
-		if !equalIgnoringVersion(canon(a), canon(b)) {
+		if !equalIgnoringVersion(canon(a), canon(b), ordered) {
 			diffs = append(diffs, fmt.Sprintf("%s instead of %s", describe(a), describe(b)))
 		}
 	}
@@ -44,13 +46,23 @@ func sameResources(run, ref View, canonical func(resource.Resource) resource.Res
 	return fmt.Errorf("%s", strings.Join(diffs, "; "))
 }
 
-// equalIgnoringVersion compares two resources by R1, with b's version.
-func equalIgnoringVersion(a, b resource.Resource) bool {
-	if a.Metadata().Version().Equal(b.Metadata().Version()) {
+// equalIgnoringVersion compares two resources by R1, with b's version,
+// and their finalizers as sets unless ordered (two controllers that add
+// their finalizers to one resource in either order reach equivalent
+// states). Labels and annotations are maps already.
+func equalIgnoringVersion(a, b resource.Resource, ordered bool) bool {
+	sameOrder := ordered || slices.Equal(*a.Metadata().Finalizers(), *b.Metadata().Finalizers())
+	if a.Metadata().Version().Equal(b.Metadata().Version()) && sameOrder {
 		return resource.Equal(a, b)
 	}
 	c := a.DeepCopy()
 	c.Metadata().SetVersion(b.Metadata().Version())
+	if !sameOrder {
+		d := b.DeepCopy()
+		slices.Sort(*c.Metadata().Finalizers())
+		slices.Sort(*d.Metadata().Finalizers())
+		b = d
+	}
 	return resource.Equal(c, b)
 }
 

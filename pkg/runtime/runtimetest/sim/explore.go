@@ -88,6 +88,10 @@ type Result struct {
 	// command that replays the run shown in the calling test.
 	ShrinkRuns int
 	Command    string
+	// Nondeterministic is set when the failure did not reproduce (see
+	// [Nondeterminism]): the run shown is then the seed's run as found,
+	// not shrunk.
+	Nondeterministic *Nondeterminism
 }
 
 // resultOf shows one run's outcome.
@@ -122,6 +126,12 @@ func (r Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d failed at step %d (virtual %v): %s\n", o.Seed, o.Failure.Step, o.Virtual.Round(time.Millisecond), o.Failure)
 	fmt.Fprintf(&b, "found after %d seeds, %v wall, %v virtual\n", r.Seeds, r.Wall.Round(time.Millisecond), r.Virtual.Round(time.Millisecond))
+	if n := r.Nondeterministic; n != nil {
+		fmt.Fprintf(&b, "%s\n", n)
+		fmt.Fprintf(&b, "transcript of the run as found (last %d of %d entries):\n%s", min(len(o.Transcript), transcriptShown), len(o.Transcript), o.Transcript.Tail(transcriptShown))
+		fmt.Fprintf(&b, "the seed as found: -sim.seed=%d -sim.seeds=1", o.Seed)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "shrunk in %d runs to %d workload ops (of %d), %d faults (of %d), %d steps (of %d): %s\n",
 		r.ShrinkRuns, r.Ops, o.Ops, r.Faults, o.Faults, r.Steps, o.Steps, r.Failure)
 	if r.Failure.Detail != "" {
@@ -203,7 +213,7 @@ func (x *explorer) equivalent(run, ref View) (err error) {
 	if x.sc.Equivalent != nil {
 		return guard("Equivalent", func() error { return x.sc.Equivalent(run, ref) })
 	}
-	return guard("Canonical", func() error { return sameResources(run, ref, x.sc.Canonical) })
+	return guard("Canonical", func() error { return sameResources(run, ref, x.sc.Canonical, x.sc.OrderedFinalizers) })
 }
 
 // Test runs the scenario's seeds within the budget (see the package doc)
@@ -254,19 +264,39 @@ func explore(t *testing.T, sc *Scenario, b budget) Result {
 		virtual += o.virtual
 		res = resultOf(sc.Name, o)
 		if o.failure != nil {
-			found := res
-			before := x.runs
-			res = resultOf(sc.Name, x.shrink(o, b.shrinkTime))
-			res.Found, res.ShrinkRuns, res.Command = &found, x.runs-before, replayCommand(t, res.Token)
+			res = x.found(t, o, b)
 			break
 		}
 	}
 	res.Seeds, res.Runs, res.Wall, res.Virtual = seeds, x.runs, time.Since(start), virtual
-	if res.Failure != nil {
+	switch {
+	case res.Failure != nil && sc.WantFailure:
+		// Test does not fail t with it: the report is logged here.
 		t.Logf("sim %s: FAILED after %d seeds (%d runs) in %v (%.1f seeds/s):\n%s", sc.Name, res.Seeds, res.Runs, res.Wall.Round(time.Millisecond), res.SeedsPerSecond(), res)
-	} else {
+	case res.Failure != nil:
+		// Test fails t with the report: printed once.
+	default:
 		t.Logf("sim %s: %d seeds (seeds %d-%d, %d runs) passed in %v wall, %v virtual: %.1f seeds/s", sc.Name, res.Seeds, b.first, b.first+uint64(max(res.Seeds, 1)-1), res.Runs, res.Wall.Round(time.Millisecond), res.Virtual.Round(time.Millisecond), res.SeedsPerSecond())
 	}
+	return res
+}
+
+// found checks that the failing run o reproduces and shrinks it: a
+// failure that does not reproduce is reported as nondeterministic (and
+// not shrunk: the shrinker would chase a flaky failure), as is one whose
+// shrunk run's token replays clean.
+func (x *explorer) found(t *testing.T, o *outcome, b budget) Result {
+	res := resultOf(x.sc.Name, o)
+	before := x.runs
+	if res.Nondeterministic = x.recheck(o); res.Nondeterministic != nil {
+		res.ShrinkRuns, res.Command = x.runs-before, replayCommand(t, res.Token)
+		return res
+	}
+	found := res
+	s := x.shrink(o, b.shrinkTime)
+	res = resultOf(x.sc.Name, s)
+	res.Nondeterministic = x.replayClean(s)
+	res.Found, res.ShrinkRuns, res.Command = &found, x.runs-before, replayCommand(t, res.Token)
 	return res
 }
 

@@ -666,18 +666,18 @@ func (r *run) pick(cands []candidate) candidate {
 // converge in time.
 func (r *run) withinBounds(cands []candidate) bool {
 	if r.steps >= r.b.Steps {
-		r.fail("converge", fmt.Sprintf("no convergence after %d steps (a hot loop?): still to do: %s", r.steps, candidateList(cands)), "")
+		r.fail("converge", fmt.Sprintf("no convergence after %d steps (a hot loop?): still to do: %s%s", r.steps, candidateList(cands), r.failing()), "")
 		return false
 	}
 	if !r.convergeStart.IsZero() {
 		if d := time.Since(r.convergeStart); d > r.b.Converge {
-			r.fail("converge", fmt.Sprintf("no convergence %v after the workload ended: still to do: %s", r.b.Converge, candidateList(cands)), "")
+			r.fail("converge", fmt.Sprintf("no convergence %v after the workload ended: still to do: %s%s", r.b.Converge, candidateList(cands), r.failing()), "")
 			return false
 		}
 		return true
 	}
 	if r.next < len(r.ops) && r.waitsForDestroy(r.ops[r.next]) && time.Since(r.lastOutside) > r.b.Converge {
-		r.fail("converge", fmt.Sprintf("the workload waited %v for a destroy: %s; still to do: %s", r.b.Converge, r.stuckDestroys(), candidateList(cands)), "")
+		r.fail("converge", fmt.Sprintf("the workload waited %v for a destroy: %s; still to do: %s%s", r.b.Converge, r.stuckDestroys(), candidateList(cands), r.failing()), "")
 		return false
 	}
 	return true

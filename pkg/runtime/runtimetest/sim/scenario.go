@@ -43,9 +43,14 @@ type Scenario struct {
 	// of the reference run of the same workload (every change handled as
 	// soon as it is made, no fault): nil when they are equivalent, or an
 	// error that says how they differ. Nil Equivalent: the same resources
-	// (by pointer) with the same spec, owner, phase, finalizers, labels
-	// and annotations (versions and times aside), after Canonical.
+	// (by pointer) with the same spec, owner, phase, finalizers (as a set:
+	// their order is that of the adds, which depends on the schedule),
+	// labels and annotations (as maps), versions and times aside, after
+	// Canonical.
 	Equivalent func(run, reference View) error
+	// OrderedFinalizers makes the default equivalence compare finalizers
+	// in order (for a daemon whose finalizer order carries meaning).
+	OrderedFinalizers bool
 	// Canonical maps a resource to the form the default equivalence
 	// compares (e.g. with a field a fake world assigns in the order of
 	// calls zeroed); nil: the resource itself. It must not change its
