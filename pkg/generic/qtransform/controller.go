@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/siderolabs/gen/optional"
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
@@ -27,8 +28,14 @@ type Settings[I, O typed.ResourceWithDefinition] struct {
 	// type O (the controller may modify it) in O's default namespace, with
 	// at least its ID set. Its spec (and labels and annotations) are the
 	// starting point of TransformFunc when the output does not exist yet;
-	// for an existing output only its identity is used. Required.
+	// for an existing output only its identity is used. Exactly one of
+	// MapMetadataFunc and MapMetadataOptionalFunc must be set.
 	MapMetadataFunc func(I) O
+	// MapMetadataOptionalFunc is MapMetadataFunc for inputs that may have
+	// no output: None means the input has none (an existing one is torn
+	// down and destroyed, and the controller's finalizer, not needed, is
+	// released: rule G1f in the package documentation).
+	MapMetadataOptionalFunc func(I) optional.Optional[O]
 	// UnmapMetadataFunc returns the input of an output: a resource of type
 	// I in I's default namespace, with at least its ID set (the spec is not
 	// used). It is the reverse of MapMetadataFunc. Required with
@@ -116,10 +123,16 @@ func (c *QController[I, O]) check(inErr, outErr error) error {
 	return cfg.Check(c.checkMapping, c.checkOptions)
 }
 
+// mapping returns the controller's mapping of inputs to outputs.
+func (c *QController[I, O]) mapping() xform.Mapping[I, O] {
+	return xform.Mapping[I, O]{Plain: c.settings.MapMetadataFunc, Optional: c.settings.MapMetadataOptionalFunc, Out: c.outKind}
+}
+
 func (c *QController[I, O]) checkMapping() error {
+	if err := c.mapping().Check(); err != nil {
+		return err
+	}
 	switch {
-	case c.settings.MapMetadataFunc == nil:
-		return xform.Invalid("Settings.MapMetadataFunc is nil")
 	case c.settings.UnmapMetadataFunc == nil && !c.opts.inputFinalizers.On():
 		return xform.Invalid("Settings.UnmapMetadataFunc is nil; it is required with WithoutInputFinalizers")
 	case c.settings.FinalizerRemovalFunc != nil && c.settings.FinalizerRemovalExtraOutputFunc != nil:

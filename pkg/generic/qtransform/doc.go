@@ -91,6 +91,13 @@
 // [WithIgnoreTearingDownInputs], and [WithIgnoreTeardownWhile] naming
 // the controller's own finalizer are refused at registration (rule G2).
 //
+// G1f. With [Settings.MapMetadataOptionalFunc] instead of MapMetadataFunc,
+// an input mapped to None has no output: none is written, an existing one
+// is torn down and destroyed (as if the input were gone), and the
+// controller's finalizer is released, FinalizerRemovalFunc agreeing (no
+// output needs it); an input that maps to an output again gets its
+// finalizer and its output back.
+//
 // # Finding outputs and inputs
 //
 // The controller remembers, for every input, the output it wrote (and for
@@ -142,7 +149,8 @@
 // panics or has an empty type or namespace, or whose spec cannot be
 // deep-copied (a func, a channel, a sync primitive); the same input and
 // output type; both [WithInputFinalizers] and [WithoutInputFinalizers]; a
-// nil MapMetadataFunc; a nil UnmapMetadataFunc with
+// neither or both of MapMetadataFunc and MapMetadataOptionalFunc; a nil
+// UnmapMetadataFunc with
 // [WithoutInputFinalizers]; a nil TransformFunc;
 // [WithOutputKind] with a kind other than controller.OutputExclusive or
 // controller.OutputShared; [WithExtraOutputs] with an empty type, the

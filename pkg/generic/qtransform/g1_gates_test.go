@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/siderolabs/gen/optional"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -268,4 +269,41 @@ func TestG1e_BadLabelTermNamesTheController(t *testing.T) {
 	assert.True(t, state.IsInvalidError(err), "want an invalid-class error: %v", err)
 	assert.Contains(t, err.Error(), `qtransform "AtoB"`)
 	assert.Contains(t, err.Error(), "give the label's key")
+}
+
+// TestG1f_OptionalMappingLeavesAnInputWithoutOutput: with
+// MapMetadataOptionalFunc, an input mapped to None gets no output and no
+// finalizer; an input that stops mapping loses its output and gives its
+// finalizer back; one that maps again gets both; teardown works either
+// way.
+func TestG1f_OptionalMappingLeavesAnInputWithoutOutput(t *testing.T) {
+	st := newState()
+	s := settings("AtoB")
+	s.MapMetadataFunc = nil
+	s.MapMetadataOptionalFunc = func(a *A) optional.Optional[*B] {
+		if a.TypedSpec().N <= 0 {
+			return optional.None[*B]()
+		}
+		return optional.Some(fixture.Map[*A, fixture.BDef](a))
+	}
+	ctrl := record(qtransform.NewQController(s))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
+
+	runtimetest.Create(t, st, newA("down", 0), newA("up", 1))
+	runtimetest.Await(t, st, "up", fixture.RunningN[*B](2))
+	runtimetest.AssertNoResource[*B](t, st, "down")
+	md := runtimetest.AwaitMetadata(t, st, ptrA("down"), func(*resource.Metadata) bool { return true })
+	assert.False(t, md.Finalizers().Has("AtoB"), "an input without output gets no finalizer")
+
+	fixture.SetN[*A](t, st, ptrA("up"), 0) // stops mapping
+	runtimetest.AwaitGone[*B](t, st, "up")
+	runtimetest.AwaitMetadata(t, st, ptrA("up"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
+	fixture.SetN[*A](t, st, ptrA("down"), 3) // starts mapping
+	runtimetest.Await(t, st, "down", fixture.RunningN[*B](6))
+	runtimetest.AwaitMetadata(t, st, ptrA("down"), func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") })
+
+	teardownAndDestroy(t, st, ptrA("down"))
+	runtimetest.AwaitGone[*B](t, st, "down")
+	teardownAndDestroy(t, st, ptrA("up"))
+	require.Empty(t, ctrl.Errors)
 }

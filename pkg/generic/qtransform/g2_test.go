@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/siderolabs/gen/optional"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -41,7 +42,11 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 		name    string
 		setting []string
 	}{
-		{name: "no mapping", setting: []string{"MapMetadataFunc is nil"}, ctrl: qtransform.NewQController(noMap)},
+		{name: "no mapping", setting: []string{"MapMetadataFunc and Settings.MapMetadataOptionalFunc are both nil"}, ctrl: qtransform.NewQController(noMap)},
+		{name: "two mappings", setting: []string{"MapMetadataFunc and Settings.MapMetadataOptionalFunc are both set"},
+			ctrl: qtransform.NewQController(with("x", func(s *qtransform.Settings[*A, *B]) {
+				s.MapMetadataOptionalFunc = func(*A) optional.Optional[*B] { return optional.None[*B]() }
+			}))},
 		{name: "no unmapping without input finalizers", setting: []string{"UnmapMetadataFunc is nil", "WithoutInputFinalizers"},
 			ctrl: qtransform.NewQController(noUnmap, qtransform.WithoutInputFinalizers())},
 		{name: "no transform", setting: []string{"TransformFunc is nil"}, ctrl: qtransform.NewQController(noTransform)},

@@ -89,9 +89,12 @@ func (c *QController[I, O]) running(ctx context.Context, logger *zap.Logger, r c
 // earlier output to go.
 func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) (resource.Version, error) {
 	md := in.Metadata()
-	out, err := c.mapOutput(logger, in)
-	if err != nil {
+	out, ok, err := c.mapOutput(logger, in)
+	switch {
+	case err != nil:
 		return resource.VersionUndefined, err
+	case !ok:
+		return c.unmapped(ctx, logger, r, in)
 	}
 	outID := out.Metadata().ID()
 	known, retired := c.inputs.claim(md.ID(), outID)
@@ -148,14 +151,37 @@ func (c *QController[I, O]) destroySignalled(ctx context.Context, logger *zap.Lo
 	return c.releaseFinalizer(ctx, logger, r, in)
 }
 
-// mapOutput maps an input to its output with MapMetadataFunc.
-func (c *QController[I, O]) mapOutput(logger *zap.Logger, in I) (O, error) {
+// mapOutput maps an input to its output with MapMetadataFunc (or
+// MapMetadataOptionalFunc: ok is false for None).
+func (c *QController[I, O]) mapOutput(logger *zap.Logger, in I) (out O, ok bool, err error) {
+	return c.mapping().Map(logger, in)
+}
+
+// unmapped handles an input that MapMetadataOptionalFunc maps to no
+// output: its outputs are destroyed (as if it were gone; those with
+// finalizers come back through the destroy-ready input), then the
+// controller's finalizer, which nothing needs any more, is released
+// (FinalizerRemovalFunc agreeing). It returns the input's version once
+// done, as active does.
+func (c *QController[I, O]) unmapped(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) (resource.Version, error) {
 	md := in.Metadata()
-	out, err := xform.CallValue(logger, "MapMetadataFunc", md, func() O { return c.settings.MapMetadataFunc(in) })
-	if err != nil {
-		return out, err
+	gone, err := c.destroyOutputs(ctx, r, md.ID())
+	if err != nil || !gone {
+		return resource.VersionUndefined, err
 	}
-	return out, xform.CheckMapped("MapMetadataFunc", out, c.outKind)
+	removed := false
+	if c.opts.inputFinalizers.On() {
+		if removed, err = xform.ReleaseFinalizer(ctx, r, logger, c.settings.Name, in, c.settings.removal()); err != nil {
+			return resource.VersionUndefined, err
+		}
+	}
+	switch {
+	case md.Phase() == resource.PhaseTearingDown:
+		return resource.VersionUndefined, nil
+	case removed:
+		return md.Version().Next(), nil
+	}
+	return md.Version(), nil
 }
 
 // release destroys the outputs of a tearing-down input, then gives its
@@ -168,12 +194,14 @@ func (c *QController[I, O]) release(ctx context.Context, logger *zap.Logger, r c
 	var buf [1]resource.ID // an input's one output, unless it retired others
 	ids := c.inputs.all(inID, buf[:0])
 	if len(ids) == 0 && c.opts.inputFinalizers.On() && in.Metadata().Finalizers().Has(c.settings.Name) {
-		out, err := c.mapOutput(logger, in)
+		out, ok, err := c.mapOutput(logger, in)
 		if err != nil {
 			return err
 		}
-		c.inputs.claim(inID, out.Metadata().ID())
-		ids = c.inputs.all(inID, buf[:0])
+		if ok {
+			c.inputs.claim(inID, out.Metadata().ID())
+			ids = c.inputs.all(inID, buf[:0])
+		}
 	}
 	gone, err := c.destroyAll(ctx, r, inID, ids)
 	if err != nil || !gone {

@@ -116,13 +116,17 @@ func (c *Controller[I, O]) checkListOptions() error {
 	return nil
 }
 
+// mapping returns the controller's mapping of inputs to outputs.
+func (c *Controller[I, O]) mapping() xform.Mapping[I, O] {
+	return xform.Mapping[I, O]{Plain: c.settings.MapMetadataFunc, Optional: c.settings.MapMetadataOptionalFunc, Out: c.outKind}
+}
+
 func (c *Controller[I, O]) checkMapping() error {
 	s := c.settings
+	if err := c.mapping().Check(); err != nil {
+		return err
+	}
 	switch {
-	case s.MapMetadataFunc == nil && s.MapMetadataOptionalFunc == nil:
-		return xform.Invalid("Settings.MapMetadataFunc and Settings.MapMetadataOptionalFunc are both nil: exactly one must be set")
-	case s.MapMetadataFunc != nil && s.MapMetadataOptionalFunc != nil:
-		return xform.Invalid("Settings.MapMetadataFunc and Settings.MapMetadataOptionalFunc are both set: exactly one must be")
 	case s.FinalizerRemovalFunc != nil && s.FinalizerRemovalExtraOutputFunc != nil:
 		return xform.Invalid("Settings.FinalizerRemovalFunc and Settings.FinalizerRemovalExtraOutputFunc are both set: give one (the second may also write extra outputs)")
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/siderolabs/gen/optional"
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
@@ -155,27 +154,7 @@ func (c *Controller[I, O]) outPointer(id resource.ID) resource.Pointer {
 
 // mapOutput maps an input to its output; ok is false for None.
 func (c *Controller[I, O]) mapOutput(logger *zap.Logger, in I) (out O, ok bool, err error) {
-	md := in.Metadata()
-	name := "MapMetadataFunc"
-	if f := c.settings.MapMetadataOptionalFunc; f != nil {
-		name = "MapMetadataOptionalFunc"
-		opt, err := xform.CallValue(logger, name, md, func() optional.Optional[O] { return f(in) })
-		if err != nil {
-			return out, false, err
-		}
-		if out, ok = opt.Get(); !ok {
-			return out, false, nil
-		}
-	} else {
-		out, err = xform.CallValue(logger, name, md, func() O { return c.settings.MapMetadataFunc(in) })
-		if err != nil {
-			return out, false, err
-		}
-	}
-	if err := xform.CheckMapped(name, out, c.outKind); err != nil {
-		return out, false, err
-	}
-	return out, true, nil
+	return c.mapping().Map(logger, in)
 }
 
 // failed schedules the retry of it, the resource ptr, which failed with
