@@ -185,6 +185,23 @@ func (c *QController[I, O]) misconfigured() error {
 // calls it at registration and refuses a misconfigured controller.
 func (c *QController[I, O]) Validate() error { return c.configErr }
 
+// RunHook runs the hook of [WithRunHook] (controller.QRunHook); without
+// one it returns nil at once.
+func (c *QController[I, O]) RunHook(ctx context.Context, logger *zap.Logger, r controller.QRuntime) error {
+	if c.opts.runHook == nil || c.configErr != nil {
+		return nil
+	}
+	return c.opts.runHook(ctx, logger, r)
+}
+
+// ShutdownHook calls the hook of [WithShutdownHook]
+// (controller.QShutdownHook), if any.
+func (c *QController[I, O]) ShutdownHook(logger *zap.Logger) {
+	if c.opts.shutdownHook != nil {
+		c.opts.shutdownHook(logger)
+	}
+}
+
 // Name returns Settings.Name.
 func (c *QController[I, O]) Name() string { return c.settings.Name }
 

@@ -29,6 +29,8 @@ type ControllerOptions struct {
 	inputFinalizers   xform.Switch
 	ignoreTearingDown bool
 	gate              xform.Gate
+	runHook           func(context.Context, *zap.Logger, controller.QRuntime) error
+	shutdownHook      func(*zap.Logger)
 	retry             controller.RetryPolicy // see WithRetryPolicy
 }
 
@@ -228,6 +230,24 @@ func WithIgnoreTeardownUntil(finalizers ...resource.Finalizer) ControllerOption 
 // either gate holds.
 func WithIgnoreTeardownWhile(finalizers ...resource.Finalizer) ControllerOption {
 	return func(o *ControllerOptions) { o.gate.While(finalizers) }
+}
+
+// WithRunHook gives the controller a run hook (controller.QRunHook): the
+// Runtime calls hook once the controller starts serving, on a goroutine
+// of its own beside the items, until the controller stops; an error is
+// logged and hook called again after a backoff. For long-running work
+// that is not one input's item: a poller, a task runner's supervision.
+func WithRunHook(hook func(ctx context.Context, logger *zap.Logger, r controller.QRuntime) error) ControllerOption {
+	return func(o *ControllerOptions) { o.runHook = hook }
+}
+
+// WithShutdownHook gives the controller a shutdown hook
+// (controller.QShutdownHook): the Runtime calls hook once the controller
+// stopped serving (its items and its run hook returned), to stop what it
+// started outside them — WithShutdownHook(runner.Stop) for a
+// pkg/controller/task Runner.
+func WithShutdownHook(hook func(logger *zap.Logger)) ControllerOption {
+	return func(o *ControllerOptions) { o.shutdownHook = hook }
 }
 
 // WithOutputKind sets how the controller owns its output type:

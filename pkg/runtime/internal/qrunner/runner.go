@@ -172,9 +172,11 @@ func (c *Runner) Serve(ctx context.Context, existing []resource.KindKey) {
 	defer snaps.Stop()
 
 	var wg sync.WaitGroup
+	defer c.shutdownHook() // after the workers and the run hook returned
 	for range c.cfg.Concurrency {
 		wg.Go(func() { c.worker(ctx) })
 	}
+	wg.Go(func() { c.runHook(ctx) })
 	filled := make(map[resource.KindKey]struct{}, len(existing))
 	for _, k := range existing {
 		if _, dup := filled[k]; !dup {
