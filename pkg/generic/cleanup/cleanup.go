@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"go.uber.org/zap"
@@ -51,6 +52,40 @@ type Option func(*Options)
 type Options struct {
 	action Action
 	retry  controller.RetryPolicy
+	extras []extraDependents
+}
+
+// extraDependents is a further dependent type ([WithExtraDependents]).
+type extraDependents struct {
+	kind   resource.Kind
+	defErr error
+	// in is the input type the query takes.
+	in    reflect.Type
+	query func(in resource.Resource) []resource.LabelQueryOption
+}
+
+// WithExtraDependents adds a dependent type D: the input's dependents are
+// then the resources of type D (in D's default namespace) that query
+// selects as well as those of the controller's own dependent type, and
+// its finalizer goes once they are all gone; [WithDependentAction] acts
+// on them too (D is then a shared output as well). D is given, the input
+// type I is inferred from query and must be the controller's:
+//
+//	cleanup.WithExtraDependents[*Machine](func(c *Cluster) []resource.LabelQueryOption {
+//		return []resource.LabelQueryOption{resource.LabelEqual("cluster", c.Metadata().ID())}
+//	})
+//
+// A nil query, a D whose definition is invalid, of the input or the
+// dependent type or given twice, and an I other than the controller's
+// are refused at registration (rule G2).
+func WithExtraDependents[D, I generic.ResourceWithDefinition](query func(in I) []resource.LabelQueryOption) Option {
+	def, err := xform.DefinitionOf[D]()
+	if query == nil && err == nil {
+		err = fmt.Errorf("nil query for %s", def.Type)
+	}
+	x := extraDependents{kind: xform.DefinitionKind(def), defErr: err, in: reflect.TypeFor[I](),
+		query: func(in resource.Resource) []resource.LabelQueryOption { return query(in.(I)) }}
+	return func(o *Options) { o.extras = append(o.extras, x) }
 }
 
 // WithDependentAction sets what the controller does to the dependents of a
@@ -99,6 +134,23 @@ func (c *Controller[I, D]) check(inErr, depErr error) error {
 	case c.opts.action < ActionWait || c.opts.action > ActionDestroy:
 		return xform.Invalid("WithDependentAction(%d): not ActionWait, ActionTeardown or ActionDestroy", c.opts.action)
 	}
+	return c.checkExtras()
+}
+
+// checkExtras checks the dependent types of WithExtraDependents.
+func (c *Controller[I, D]) checkExtras() error {
+	seen := map[resource.Type]bool{c.inKind.Type(): true, c.depKind.Type(): true}
+	for _, x := range c.opts.extras {
+		switch {
+		case x.defErr != nil:
+			return xform.Invalid("WithExtraDependents: %w", x.defErr)
+		case x.in != reflect.TypeFor[I]():
+			return xform.Invalid("WithExtraDependents for %s: its query takes a %v, the controller's inputs are %v", resource.KindString(x.kind), x.in, reflect.TypeFor[I]())
+		case seen[x.kind.Type()]:
+			return xform.Invalid("WithExtraDependents: %s is the input type, the dependent type, or given twice", resource.KindString(x.kind))
+		}
+		seen[x.kind.Type()] = true
+	}
 	return nil
 }
 
@@ -113,10 +165,14 @@ func (c *Controller[I, D]) Name() string { return c.settings.Name }
 // Inputs returns the input type as a strong input and the dependent type
 // as a weak one.
 func (c *Controller[I, D]) Inputs() []controller.Input {
-	return []controller.Input{
+	inputs := []controller.Input{
 		{Namespace: c.inKind.Namespace(), Type: c.inKind.Type(), Kind: controller.InputStrong},
 		{Namespace: c.depKind.Namespace(), Type: c.depKind.Type(), Kind: controller.InputWeak},
 	}
+	for _, x := range c.opts.extras {
+		inputs = append(inputs, controller.Input{Namespace: x.kind.Namespace(), Type: x.kind.Type(), Kind: controller.InputWeak})
+	}
+	return inputs
 }
 
 // Outputs returns the dependent type as a shared output when the
@@ -125,7 +181,11 @@ func (c *Controller[I, D]) Outputs() []controller.Output {
 	if c.opts.action == ActionWait {
 		return nil
 	}
-	return []controller.Output{{Type: c.depKind.Type(), Kind: controller.OutputShared, Namespace: c.depKind.Namespace()}}
+	outputs := []controller.Output{{Type: c.depKind.Type(), Kind: controller.OutputShared, Namespace: c.depKind.Namespace()}}
+	for _, x := range c.opts.extras {
+		outputs = append(outputs, controller.Output{Type: x.kind.Type(), Kind: controller.OutputShared, Namespace: x.kind.Namespace()})
+	}
+	return outputs
 }
 
 // Run reconciles on every event until ctx is canceled; see the package
@@ -235,17 +295,19 @@ func (c *Controller[I, D]) input(ctx context.Context, r controller.Runtime, logg
 		return nil
 	}
 	var errs []error
-	for _, dep := range deps {
-		if err := c.act(ctx, r, dep.Metadata()); err != nil {
-			errs = append(errs, xform.Named("dependent", dep.Metadata(), err))
+	for _, md := range deps {
+		if err := c.act(ctx, r, md); err != nil {
+			errs = append(errs, xform.Named("dependent", md, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// dependents returns the dependents of in that still exist.
-func (c *Controller[I, D]) dependents(ctx context.Context, r controller.Reader, logger *zap.Logger, in I) ([]D, error) {
+// dependents returns the metadata of the dependents of in that still
+// exist: of the dependent type, then of each extra dependent type.
+func (c *Controller[I, D]) dependents(ctx context.Context, r controller.Reader, logger *zap.Logger, in I) ([]*resource.Metadata, error) {
 	md := in.Metadata()
+	var out []*resource.Metadata
 	if f := c.settings.ListDependents; f != nil {
 		var deps []D
 		err := xform.Call(logger, "ListDependents", md, func() error {
@@ -253,25 +315,53 @@ func (c *Controller[I, D]) dependents(ctx context.Context, r controller.Reader, 
 			deps, err = f(ctx, r, logger, in)
 			return err
 		})
-		return deps, err
-	}
-	query, err := xform.CallValue(logger, "DependentsQuery", md, func() []resource.LabelQueryOption { return c.settings.DependentsQuery(in) })
-	if err != nil {
-		return nil, err
-	}
-	list, err := r.List(ctx, c.depKind, state.WithReadOnlyList(), state.WithLabelQuery(query...))
-	if err != nil {
-		return nil, err
-	}
-	deps := make([]D, 0, len(list.Items))
-	for _, item := range list.Items {
-		d, err := cast.To[D](item)
 		if err != nil {
 			return nil, err
 		}
-		deps = append(deps, d)
+		for _, d := range deps {
+			out = append(out, d.Metadata())
+		}
+	} else {
+		var err error
+		if out, err = c.listDependents(ctx, r, logger, in, c.depKind, "DependentsQuery",
+			func(res resource.Resource) []resource.LabelQueryOption { return c.settings.DependentsQuery(res.(I)) }, cast.To[D]); err != nil {
+			return nil, err
+		}
 	}
-	return deps, nil
+	for _, x := range c.opts.extras {
+		deps, err := c.listDependents(ctx, r, logger, in, x.kind, "WithExtraDependents query", x.query, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, deps...)
+	}
+	return out, nil
+}
+
+// listDependents lists the resources of kind that query (the user
+// function name) selects for in; check, when set, checks each one's Go
+// type.
+func (c *Controller[I, D]) listDependents(ctx context.Context, r controller.Reader, logger *zap.Logger, in I, kind resource.Kind, name string,
+	query func(resource.Resource) []resource.LabelQueryOption, check func(resource.Resource) (D, error),
+) ([]*resource.Metadata, error) {
+	q, err := xform.CallValue(logger, name, in.Metadata(), func() []resource.LabelQueryOption { return query(in) })
+	if err != nil {
+		return nil, err
+	}
+	list, err := r.List(ctx, kind, state.WithReadOnlyList(), state.WithLabelQuery(q...))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*resource.Metadata, 0, len(list.Items))
+	for _, item := range list.Items {
+		if check != nil {
+			if _, err := check(item); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, item.Metadata())
+	}
+	return out, nil
 }
 
 // act tears a dependent down, and destroys it with ActionDestroy when it

@@ -211,6 +211,14 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 			ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel, ListDependents: byPrefix})},
 		{name: "no name", setting: []string{"Name is empty"}, ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{DependentsQuery: byLabel})},
 		{name: "same type", setting: []string{"same type"}, ctrl: cleanup.NewController(cleanup.Settings[*A, *A]{Name: "x", DependentsQuery: byLabel})},
+		{name: "extra dependents of the dependent type", setting: []string{"WithExtraDependents", "given twice"},
+			ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel}, cleanup.WithExtraDependents[*C](byLabel))},
+		{name: "extra dependents of another input type", setting: []string{"WithExtraDependents", "query takes"},
+			ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel},
+				cleanup.WithExtraDependents[*fixture.D](func(*fixture.B) []resource.LabelQueryOption { return nil }))},
+		{name: "extra dependents without query", setting: []string{"WithExtraDependents", "nil query"},
+			ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel},
+				cleanup.WithExtraDependents[*fixture.D, *A](nil))},
 		{name: "bad action", setting: []string{"WithDependentAction(7)"},
 			ctrl: cleanup.NewController(cleanup.Settings[*A, *C]{Name: "x", DependentsQuery: byLabel}, cleanup.WithDependentAction(7))},
 	} {
@@ -328,4 +336,30 @@ func TestTheRetryPolicyOfTheRuntimeAndOfTheController(t *testing.T) {
 			assert.Equal(t, 6, calls.count(), "parked again")
 		})
 	})
+}
+
+// TestExtraDependents_SeveralTypesAndOwners: one cleanup controller waits for
+// (and, with ActionDestroy, destroys) the dependents of several types
+// (WithExtraDependents), whoever owns them — dependents written by two
+// other writers go alike — and releases the finalizer once all are gone.
+func TestExtraDependents_SeveralTypesAndOwners(t *testing.T) {
+	st := inmem.NewState()
+	ctx := context.Background()
+	d := fixture.New[fixture.DDef]("a1-d", 0)
+	d.Metadata().Labels().Set("owner", "a1")
+	runtimetest.Create(t, st, fixture.New[fixture.ADef]("a1", 0), dependent("a1-x", "a1"), d)
+	other := dependent("a1-y", "a1")
+	require.NoError(t, other.Metadata().SetOwner("someone-else"))
+	require.NoError(t, st.Create(ctx, other, state.WithCreateOwner("someone-else")))
+	ctrl := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "cleanup", DependentsQuery: byLabel},
+		cleanup.WithExtraDependents[*fixture.D](byLabel), cleanup.WithDependentAction(cleanup.ActionDestroy))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+	runtimetest.AwaitMetadata(t, st, ptrA("a1"), hasFinalizer("cleanup"))
+
+	_, err := st.Teardown(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	runtimetest.AwaitGonePointer(t, st, ptrC("a1-x"))
+	runtimetest.AwaitGonePointer(t, st, ptrC("a1-y"))
+	runtimetest.AwaitGonePointer(t, st, typed.Pointer[*fixture.D]("a1-d"))
+	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 }

@@ -11,10 +11,15 @@
 // wake the controller up, so the finalizer goes as soon as the last
 // dependent does.
 //
+// Dependents of several types are one controller's: [WithExtraDependents]
+// adds a type D2 selected by its own label query, and the finalizer goes
+// once the dependents of every type are gone.
+//
 // By default the controller only waits for the dependents to go. With
 // [WithDependentAction] it tears them down ([ActionTeardown]), or tears them
 // down and destroys those without finalizers ([ActionDestroy]), acting for
-// each dependent's current owner. Acting on dependents requires writing
+// each dependent's current owner, whoever it is (a user, this or any other
+// controller: no list of extra owners is needed). Acting on dependents requires writing
 // them: the controller then declares D as a shared output, so D must be
 // written by users (no owner) or by controllers that declare it shared as
 // well; the Runtime refuses to register it next to an exclusive owner of D.
@@ -36,7 +41,9 @@
 // empty Name; an input or dependent type whose definition panics or has an
 // empty type or namespace, or whose spec cannot be deep-copied; the same input and dependent type; neither or
 // both of DependentsQuery and ListDependents; [WithDependentAction] with
-// an unknown action. Nil options are skipped.
+// an unknown action; [WithExtraDependents] with a nil query, an invalid
+// type, the input or dependent type or one given twice, or a query on
+// another input type. Nil options are skipped.
 //
 // The rules cited here are stated in docs/generic-controllers.md in the repository.
 package cleanup
