@@ -12,8 +12,13 @@
 // controller so that it does all of this without changing its code
 // ([Wrap], [WrapQ]).
 //
-// Only resources owned by the controller are destroyed; a resource that is
-// running, has finalizers, or belongs to someone else is left alone. A
+// Only resources owned by the controller are destroyed by these helpers; a
+// resource that is running, has finalizers, or belongs to someone else is
+// left alone. For the resources of a kind that others tear down and
+// nobody destroys, [NewController] is a QController of its own that
+// destroys every resource of the kind that is tearing down with no
+// finalizers left, acting for its owner, whoever it is ([WithOwners]
+// restricts it). A
 // finalizer added between the read and the destroy makes the destroy wait
 // for the next destroy-ready event.
 //
