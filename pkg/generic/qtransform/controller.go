@@ -216,7 +216,7 @@ func (c *QController[I, O]) Settings() controller.QSettings {
 		controller.Input{Namespace: c.outKind.Namespace(), Type: c.outKind.Type(), Kind: controller.InputQMappedDestroyReady},
 	)
 	for _, in := range c.opts.mappedInputs {
-		inputs = append(inputs, controller.Input{Namespace: in.kind.Namespace(), Type: in.kind.Type(), Kind: controller.InputQMapped})
+		inputs = append(inputs, controller.Input{Namespace: in.kind.Namespace(), Type: in.kind.Type(), Kind: in.inputKind})
 	}
 	outputs := make([]controller.Output, 0, 1+len(c.opts.extraOutputs))
 	outputs = append(outputs, controller.Output{Type: c.outKind.Type(), Kind: c.opts.outputKind, Namespace: c.outKind.Namespace()})

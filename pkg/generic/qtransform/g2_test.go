@@ -81,6 +81,8 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 				s.FinalizerRemovalFunc = func(context.Context, controller.Reader, *zap.Logger, *A) error { return nil }
 				s.FinalizerRemovalExtraOutputFunc = func(context.Context, controller.ReaderWriter, *zap.Logger, *A) error { return nil }
 			}))},
+		{name: "mapped input of a bad kind", setting: []string{"WithExtraMappedInput", "neither controller.InputQMapped nor controller.InputQMappedDestroyReady"},
+			ctrl: aToB("x", qtransform.WithExtraMappedInputKind(mapC, controller.InputWeak))},
 		{name: "extra output twice", setting: []string{"WithExtraOutputs", "twice"},
 			ctrl: aToB("x", qtransform.WithExtraOutputs(controller.Output{Type: kindC.Type()}, controller.Output{Type: kindC.Type()}))},
 	} {
@@ -97,6 +99,11 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 			assert.ErrorIs(t, err, verr)
 		})
 	}
+	t.Run("destroy-ready mapped input not an output", func(t *testing.T) {
+		// Refused by the engine's own check of the declarations.
+		fixture.AssertRefused(t, aToB("x", qtransform.WithExtraMappedDestroyReadyInput(mapC)), "x",
+			"InputQMappedDestroyReady", "the controller does not output")
+	})
 	t.Run("bad output definition", func(t *testing.T) {
 		fixture.AssertRefused(t, qtransform.NewQController(qtransform.Settings[*A, *bad]{
 			Name:              "x",

@@ -3,6 +3,7 @@ package qtransform_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,11 +14,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/controller/mapper"
 	"github.com/resgraph/resgraph/pkg/controller/task"
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/qtransform"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // pollers records the tasks a task runner starts and stops, by input and
@@ -26,6 +30,7 @@ type pollers struct {
 	mu      sync.Mutex
 	running map[string]int // input → the N it polls
 	started []string
+	changed chan struct{} // signalled on every change
 }
 
 func (p *pollers) poll(ctx context.Context, _ *zap.Logger, id string, n int) error {
@@ -33,11 +38,33 @@ func (p *pollers) poll(ctx context.Context, _ *zap.Logger, id string, n int) err
 	p.running[id] = n
 	p.started = append(p.started, id)
 	p.mu.Unlock()
+	p.signal()
 	<-ctx.Done()
 	p.mu.Lock()
 	delete(p.running, id)
 	p.mu.Unlock()
+	p.signal()
 	return nil
+}
+
+func (p *pollers) signal() {
+	select {
+	case p.changed <- struct{}{}:
+	default:
+	}
+}
+
+// await waits until the running tasks are want.
+func (p *pollers) await(t *testing.T, want map[string]int, msg string) {
+	t.Helper()
+	deadline := time.After(runtimetest.DefaultTimeout)
+	for !maps.Equal(p.snapshot(), want) {
+		select {
+		case <-p.changed:
+		case <-deadline:
+			t.Fatalf("%s: running %v, want %v", msg, p.snapshot(), want)
+		}
+	}
 }
 
 func (p *pollers) snapshot() map[string]int {
@@ -59,7 +86,7 @@ func (p *pollers) snapshot() map[string]int {
 // again after a failure.
 func TestHooks_TaskPerInputStartedReplacedStopped(t *testing.T) {
 	st := newState()
-	p := &pollers{running: map[string]int{}}
+	p := &pollers{running: map[string]int{}, changed: make(chan struct{}, 1)}
 	runner := task.NewRunner(zap.NewNop(), p.poll)
 	var hookCalls atomic.Int32
 	hookRunning := make(chan struct{})
@@ -87,14 +114,14 @@ func TestHooks_TaskPerInputStartedReplacedStopped(t *testing.T) {
 	runtimetest.Create(t, st, newA("m1", 1), newA("m2", 2))
 	runtimetest.Await(t, st, "m2", fixture.RunningN[*B](4))
 	runtimetest.Await(t, st, "m1", fixture.RunningN[*B](2))
-	assert.Equal(t, map[string]int{"m1": 1, "m2": 2}, p.snapshot(), "one task per input")
+	p.await(t, map[string]int{"m1": 1, "m2": 2}, "one task per input")
 
 	fixture.SetN[*A](t, st, ptrA("m1"), 5)
 	runtimetest.Await(t, st, "m1", fixture.RunningN[*B](10))
-	assert.Equal(t, map[string]int{"m1": 5, "m2": 2}, p.snapshot(), "the changed input's task replaced")
+	p.await(t, map[string]int{"m1": 5, "m2": 2}, "the changed input's task replaced")
 
 	teardownAndDestroy(t, st, ptrA("m2"))
-	assert.Equal(t, map[string]int{"m1": 5}, p.snapshot(), "the task of an input gone is stopped")
+	p.await(t, map[string]int{"m1": 5}, "the task of an input gone is stopped")
 
 	select { // called again after its failure
 	case <-hookRunning:
@@ -115,4 +142,53 @@ func sortedFirstTwo(ids []string) []resource.ID {
 		out[0], out[1] = out[1], out[0]
 	}
 	return out
+}
+
+// TestHooks_FinalizerRemovalWritesExtraOutputs: FinalizerRemovalExtraOutputFunc
+// may write the controller's extra outputs before its finalizer goes —
+// here it tears down and destroys the record (an extra output C) that
+// TransformExtraOutputFunc keeps per input, vetoing the removal while the
+// record has finalizers; WithExtraMappedDestroyReadyInput brings the input
+// back once the record is destroy-ready.
+func TestHooks_FinalizerRemovalWritesExtraOutputs(t *testing.T) {
+	st := newState()
+	s := settings("Recorder")
+	s.TransformExtraOutputFunc = func(ctx context.Context, rw controller.ReaderWriter, _ *zap.Logger, a *A, _ *B) error {
+		return rw.Modify(ctx, fixture.New[fixture.CDef](a.Metadata().ID(), 0), func(r resource.Resource) error {
+			r.(*C).TypedSpec().N = a.TypedSpec().N
+			return nil
+		})
+	}
+	s.FinalizerRemovalExtraOutputFunc = func(ctx context.Context, rw controller.ReaderWriter, _ *zap.Logger, a *A) error {
+		ptr := fixture.New[fixture.CDef](a.Metadata().ID(), 0).Metadata()
+		ready, err := rw.Teardown(ctx, ptr)
+		switch {
+		case state.IsNotFoundError(err):
+			return nil
+		case err != nil:
+			return err
+		case !ready:
+			return errors.New("the record still has finalizers")
+		}
+		return rw.Destroy(ctx, ptr)
+	}
+	ctrl := qtransform.NewQController(s,
+		qtransform.WithExtraOutputs(controller.Output{Type: kindC.Type(), Kind: controller.OutputExclusive}),
+		qtransform.WithExtraMappedDestroyReadyInput(mapper.ByID[*C](typed.Kind[*A]())))
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
+	ctx := context.Background()
+
+	runtimetest.Create(t, st, newA("a1", 3))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*C](3))
+	require.NoError(t, st.AddFinalizer(ctx, typed.Pointer[*C]("a1"), "hold"))
+	_, err := st.Teardown(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	runtimetest.AwaitGone[*B](t, st, "a1")
+	runtimetest.AwaitMetadata(t, st, typed.Pointer[*C]("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	md := runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(*resource.Metadata) bool { return true })
+	assert.True(t, md.Finalizers().Has("Recorder"), "vetoed while the record has finalizers")
+
+	require.NoError(t, st.RemoveFinalizer(ctx, typed.Pointer[*C]("a1"), "hold"))
+	runtimetest.AwaitGone[*C](t, st, "a1")
+	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 }

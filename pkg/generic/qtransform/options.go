@@ -47,6 +47,8 @@ type mapperFunc func(ctx context.Context, logger *zap.Logger, r controller.QRunt
 // mappedInput is an extra input declared by [WithExtraMappedInput].
 type mappedInput struct {
 	kind resource.Kind
+	// inputKind is InputQMapped or InputQMappedDestroyReady.
+	inputKind controller.InputKind
 	// defErr is the error of the input type's definition, if any.
 	defErr error
 	mapper mapperFunc
@@ -85,8 +87,34 @@ func WithExtraMappedInput[T interface {
 	typed.ResourceWithDefinition
 	*E
 }, E any](mapper func(context.Context, *zap.Logger, controller.QRuntime, T) ([]resource.Pointer, error)) ControllerOption {
+	return WithExtraMappedInputKind(mapper, controller.InputQMapped)
+}
+
+// WithExtraMappedDestroyReadyInput declares the resources of type T as an
+// extra InputQMappedDestroyReady input: mapper is called only for the
+// controller's own resources of T (extra outputs, [WithExtraOutputs])
+// that are tearing down with no finalizers left (rule Q4), to requeue the
+// primary inputs that finish their teardown. The Runtime refuses it when
+// the controller does not output T (rule G2).
+func WithExtraMappedDestroyReadyInput[T interface {
+	generic.ResourceWithDefinition
+	*E
+}, E any](mapper func(context.Context, *zap.Logger, controller.QRuntime, T) ([]resource.Pointer, error)) ControllerOption {
+	return WithExtraMappedInputKind(mapper, controller.InputQMappedDestroyReady)
+}
+
+// WithExtraMappedInputKind is [WithExtraMappedInput] with the input kind
+// given: controller.InputQMapped or controller.InputQMappedDestroyReady
+// (any other is refused at registration, rule G2).
+func WithExtraMappedInputKind[T interface {
+	generic.ResourceWithDefinition
+	*E
+}, E any](mapper func(context.Context, *zap.Logger, controller.QRuntime, T) ([]resource.Pointer, error), kind controller.InputKind) ControllerOption {
 	def, defErr := xform.DefinitionOf[T]()
-	in := mappedInput{kind: xform.DefinitionKind(def), defErr: defErr}
+	in := mappedInput{kind: xform.DefinitionKind(def), defErr: defErr, inputKind: kind}
+	if defErr == nil && kind != controller.InputQMapped && kind != controller.InputQMappedDestroyReady {
+		in.defErr = fmt.Errorf("input kind %v for %s: neither controller.InputQMapped nor controller.InputQMappedDestroyReady", kind, def.Type)
+	}
 	if mapper == nil && defErr == nil {
 		in.defErr = fmt.Errorf("nil mapper for %s", def.Type)
 	}
