@@ -43,10 +43,10 @@ func (s *RuntimeSuite) TestQ4Extended_CoalescedUpdateThenRelabel() {
 		e.registerQController(q)
 		e.start()
 		e.settle()
+		e.hold("q") // its MapInput calls wait on the gate
 		e.create(labelledStr("m1", "v1", "p1"), "")
 		e.require.True(e.release(gate), "MapInput of m1 waits on the gate")
 		e.eventually(func() bool { return q.Reconciles("p1") == 1 }, "Q4: a mapped input reconciles its parent")
-		e.hold("q") // its MapInput calls wait on the gate
 
 		e.create(labelledStr("blocker", "", "b"), "") // keeps the only worker busy
 		e.settle()
