@@ -78,7 +78,7 @@ type extraDependents struct {
 // A nil query, a D whose definition is invalid, of the input or the
 // dependent type or given twice, and an I other than the controller's
 // are refused at registration (rule G2).
-func WithExtraDependents[D, I generic.ResourceWithDefinition](query func(in I) []resource.LabelQueryOption) Option {
+func WithExtraDependents[D, I typed.ResourceWithDefinition](query func(in I) []resource.LabelQueryOption) Option {
 	def, err := xform.DefinitionOf[D]()
 	if query == nil && err == nil {
 		err = fmt.Errorf("nil query for %s", def.Type)

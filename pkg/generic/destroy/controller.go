@@ -8,9 +8,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -28,7 +28,7 @@ import (
 // It declares I as its primary input and as a shared output (to destroy
 // what others wrote): the Runtime refuses it next to an exclusive owner of
 // I (rule C1). [WithOwners] restricts it to resources of given owners.
-type Controller[I generic.ResourceWithDefinition] struct {
+type Controller[I typed.ResourceWithDefinition] struct {
 	kind      resource.Kind
 	configErr error
 	opts      ctrlOptions
@@ -71,7 +71,7 @@ func WithOwners(owners ...resource.Owner) Option {
 // skipped; a misconfiguration is reported by [Controller.Validate] at
 // registration (rule G2): a type whose definition is invalid, an empty
 // name, a concurrency of 0.
-func NewController[I generic.ResourceWithDefinition](opts ...Option) *Controller[I] {
+func NewController[I typed.ResourceWithDefinition](opts ...Option) *Controller[I] {
 	c := &Controller[I]{}
 	def, err := xform.DefinitionOf[I]()
 	c.kind = xform.DefinitionKind(def)

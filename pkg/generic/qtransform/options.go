@@ -97,7 +97,7 @@ func WithExtraMappedInput[T interface {
 // primary inputs that finish their teardown. The Runtime refuses it when
 // the controller does not output T (rule G2).
 func WithExtraMappedDestroyReadyInput[T interface {
-	generic.ResourceWithDefinition
+	typed.ResourceWithDefinition
 	*E
 }, E any](mapper func(context.Context, *zap.Logger, controller.QRuntime, T) ([]resource.Pointer, error)) ControllerOption {
 	return WithExtraMappedInputKind(mapper, controller.InputQMappedDestroyReady)
@@ -107,7 +107,7 @@ func WithExtraMappedDestroyReadyInput[T interface {
 // given: controller.InputQMapped or controller.InputQMappedDestroyReady
 // (any other is refused at registration, rule G2).
 func WithExtraMappedInputKind[T interface {
-	generic.ResourceWithDefinition
+	typed.ResourceWithDefinition
 	*E
 }, E any](mapper func(context.Context, *zap.Logger, controller.QRuntime, T) ([]resource.Pointer, error), kind controller.InputKind) ControllerOption {
 	def, defErr := xform.DefinitionOf[T]()

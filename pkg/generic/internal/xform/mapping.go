@@ -4,15 +4,15 @@ import (
 	"github.com/siderolabs/gen/optional"
 	"go.uber.org/zap"
 
-	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
 // Mapping is a controller's mapping from an input to its output: exactly
 // one of Plain (MapMetadataFunc: one output per input) and Optional
 // (MapMetadataOptionalFunc: zero or one) is set (the controllers' checks
 // refuse anything else, rule G2).
-type Mapping[I, O generic.ResourceWithDefinition] struct {
+type Mapping[I, O typed.ResourceWithDefinition] struct {
 	Plain    func(I) O
 	Optional func(I) optional.Optional[O]
 	// Out is the output kind.

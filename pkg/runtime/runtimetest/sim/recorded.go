@@ -268,7 +268,7 @@ func (r *run) matchRecording() error {
 		md := res.Metadata()
 		final.res[resource.NewPointer(md.Namespace(), md.Type(), md.ID())] = res
 	}
-	if err := sameResources(*r.final, final, r.sc.Canonical); err != nil {
+	if err := sameResources(*r.final, final, r.sc.Canonical, r.sc.OrderedFinalizers); err != nil {
 		return fmt.Errorf("the final state differs from the recording's: %w", err)
 	}
 	return nil
