@@ -130,10 +130,5 @@ func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
 	st := newState()
 	m := &family.Mapper[*family.Child]{}
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(family.Controller(m)))
-	family.CheckCoalescedUpdateThenRelabel(t, st, st, e, m, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), runtimetest.DefaultTimeout)
-		defer cancel()
-		_, err := runtimetest.WaitIdle(ctx, e.Runtime, "Families")
-		require.NoError(t, err)
-	})
+	family.CheckCoalescedUpdateThenRelabel(t, st, st, e, e.Runtime, m)
 }

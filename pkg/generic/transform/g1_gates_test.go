@@ -36,24 +36,33 @@ func signalling(name string, opts ...transform.ControllerOption) *transform.Cont
 	}, opts...)
 }
 
+// gatedTransform starts an engine with the A → B transform "AtoB" with
+// input finalizers and opts, creates a1 (N=1) holding fins besides the
+// controller's finalizer, tears it down, changes its N to 7, and waits
+// for the output computed from it: the gate holds.
+func gatedTransform(t *testing.T, fins []resource.Finalizer, opts ...transform.ControllerOption) state.State {
+	t.Helper()
+	st := newState()
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(
+		aToB("AtoB", append([]transform.ControllerOption{transform.WithInputFinalizers()}, opts...)...)))
+	ctx := context.Background()
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	require.NoError(t, st.AddFinalizer(ctx, ptrA("a1"), fins...))
+	_, err := st.Teardown(ctx, ptrA("a1"))
+	require.NoError(t, err)
+	fixture.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
+	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](14))
+	return st
+}
+
 // TestG1a_TransformTeardownIgnoredUntilOnlyGivenFinalizersRemain: the
 // gate of a transform Controller with input finalizers keeps the output
 // of a tearing-down input computed until only the named finalizers
 // remain.
 func TestG1a_TransformTeardownIgnoredUntilOnlyGivenFinalizersRemain(t *testing.T) {
-	st := newState()
-	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(
-		aToB("AtoB", transform.WithInputFinalizers(), transform.WithIgnoreTeardownUntil("keep"))))
-	ctx := context.Background()
-	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
-	require.NoError(t, st.AddFinalizer(ctx, ptrA("a1"), "keep", "other"))
-	_, err := st.Teardown(ctx, ptrA("a1"))
-	require.NoError(t, err)
-	fixture.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](14))
-
-	require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "other"))
+	st := gatedTransform(t, []resource.Finalizer{"keep", "other"}, transform.WithIgnoreTeardownUntil("keep"))
+	require.NoError(t, st.RemoveFinalizer(context.Background(), ptrA("a1"), "other"))
 	runtimetest.AwaitGone[*B](t, st, "a1")
 	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool {
 		return !md.Finalizers().Has("AtoB") && md.Finalizers().Has("keep")
@@ -63,18 +72,8 @@ func TestG1a_TransformTeardownIgnoredUntilOnlyGivenFinalizersRemain(t *testing.T
 // TestG1b_TransformTeardownIgnoredWhileAGivenFinalizerIsPresent: the
 // same with WithIgnoreTeardownWhile.
 func TestG1b_TransformTeardownIgnoredWhileAGivenFinalizerIsPresent(t *testing.T) {
-	st := newState()
-	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(
-		aToB("AtoB", transform.WithInputFinalizers(), transform.WithIgnoreTeardownWhile("hold"))))
-	ctx := context.Background()
-	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
-	require.NoError(t, st.AddFinalizer(ctx, ptrA("a1"), "hold"))
-	_, err := st.Teardown(ctx, ptrA("a1"))
-	require.NoError(t, err)
-	fixture.SetN[*A](t, st, ptrA("a1"), 3, state.WithExpectedPhaseAny())
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](6))
-	require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "hold"))
+	st := gatedTransform(t, []resource.Finalizer{"hold"}, transform.WithIgnoreTeardownWhile("hold"))
+	require.NoError(t, st.RemoveFinalizer(context.Background(), ptrA("a1"), "hold"))
 	runtimetest.AwaitGone[*B](t, st, "a1")
 	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -60,11 +61,19 @@ func CheckRelabelRequeuesBoth(t *testing.T, st, other state.State, e Env, m *Map
 // CheckCoalescedUpdateThenRelabel: a child of p2 whose spec is updated and
 // which is then moved to p1, the two changes coalesced into one MapInput
 // (the mapper holds the only worker on another child meanwhile), requeues
-// both parents; so does a relabel followed by an update. idle waits until
-// every change was routed (the mapper's calls wait on m.Gate, which this
-// function feeds).
-func CheckCoalescedUpdateThenRelabel(t *testing.T, st, other state.State, e Env, m *Mapper[*Child], idle func()) {
+// both parents; so does a relabel followed by an update. rt is e's
+// Runtime, whose idleness (but for the held controller) tells that every
+// change was routed; the mapper's calls wait on m.Gate, which this
+// function feeds.
+func CheckCoalescedUpdateThenRelabel(t *testing.T, st, other state.State, e Env, rt *runtime.Runtime, m *Mapper[*Child]) {
 	t.Helper()
+	idle := func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), runtimetest.DefaultTimeout)
+		defer cancel()
+		_, err := runtimetest.WaitIdle(ctx, rt, "Families")
+		require.NoError(t, err)
+	}
 	m.Gate = make(chan struct{})
 	release := func(n int) {
 		t.Helper()

@@ -111,10 +111,5 @@ func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
 	m := &family.Mapper[*family.Child]{}
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithQControllers(family.Controller(m)))
-	family.CheckCoalescedUpdateThenRelabel(t, st, other, e, m, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), runtimetest.DefaultTimeout)
-		defer cancel()
-		_, err := runtimetest.WaitIdle(ctx, e.Runtime, "Families")
-		require.NoError(t, err)
-	})
+	family.CheckCoalescedUpdateThenRelabel(t, st, other, e, e.Runtime, m)
 }

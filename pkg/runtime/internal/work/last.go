@@ -59,20 +59,12 @@ func (l Last) Seq() uint64 { return l.seq }
 // that change, whose metadata differ; an entry's first prev is kept
 // until its item is done.
 func (t *LastSeen) Queued(ptr resource.PointerKey, res resource.Resource, gone bool, prev resource.Resource) {
-	t.mu.Lock()
-	if t.m == nil {
-		t.m = map[resource.PointerKey]Last{}
-	}
-	l, ok := t.m[ptr]
-	if !ok {
-		t.n.Add(1)
-	}
-	t.seq++
-	if l.Prev != nil {
-		prev = l.Prev
-	}
-	t.m[ptr] = Last{Res: res, Gone: gone, Prev: prev, seq: t.seq}
-	t.mu.Unlock()
+	t.queue(ptr, func(l Last) Last {
+		if l.Prev != nil {
+			prev = l.Prev
+		}
+		return Last{Res: res, Gone: gone, Prev: prev}
+	})
 }
 
 // Changed records that a change of ptr that queues its map item changed
@@ -80,7 +72,22 @@ func (t *LastSeen) Queued(ptr resource.PointerKey, res resource.Resource, gone b
 // kept; a destroyed version (the input was created again) becomes the
 // previous one when there is none.
 func (t *LastSeen) Changed(ptr resource.PointerKey, prev resource.Resource) {
+	t.queue(ptr, func(l Last) Last {
+		switch {
+		case l.Prev != nil:
+			prev = l.Prev
+		case l.Gone:
+			prev = l.Res
+		}
+		return Last{Prev: prev}
+	})
+}
+
+// queue replaces ptr's entry (the zero Last when none) with next's
+// result, numbered anew: the change it records queues the item.
+func (t *LastSeen) queue(ptr resource.PointerKey, next func(Last) Last) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.m == nil {
 		t.m = map[resource.PointerKey]Last{}
 	}
@@ -89,14 +96,9 @@ func (t *LastSeen) Changed(ptr resource.PointerKey, prev resource.Resource) {
 		t.n.Add(1)
 	}
 	t.seq++
-	switch {
-	case l.Prev != nil:
-		prev = l.Prev
-	case l.Gone:
-		prev = l.Res
-	}
-	t.m[ptr] = Last{Prev: prev, seq: t.seq}
-	t.mu.Unlock()
+	l = next(l)
+	l.seq = t.seq
+	t.m[ptr] = l
 }
 
 // Destroyed records that ptr was destroyed, with res its last version,

@@ -11,6 +11,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
+	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem/boltdb"
 )
 
@@ -55,15 +56,23 @@ func TestQ4_DestroyedChildKeepsItsLabelsAcrossARestart(t *testing.T) {
 		"the mapper sees the parent label of the child restored from the file, and of its destruction")
 }
 
-// TestQ4Extended_RelabelledChildRequeuesTheParentItLeft: on a bbolt file,
-// a child moved from p2 to p1 requeues both parents (rule Q4, extended).
-func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
+// familyOnFile starts a Runtime running the family's controller over a
+// fresh bbolt file.
+func familyOnFile(t *testing.T) (state.State, *runtimetest.Engine, *family.Mapper[*family.Child]) {
+	t.Helper()
 	st, err := boltdb.Open(dbPath(t), familyRegistry())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	m := &family.Mapper[*family.Child]{}
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithQControllers(family.Controller(m)))
+	return st, e, m
+}
+
+// TestQ4Extended_RelabelledChildRequeuesTheParentItLeft: on a bbolt file,
+// a child moved from p2 to p1 requeues both parents (rule Q4, extended).
+func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
+	st, e, m := familyOnFile(t)
 	family.CheckRelabelRequeuesBoth(t, st, st, e, m)
 }
 
@@ -71,16 +80,6 @@ func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
 // and a relabel coalesced into one MapInput (in both orders) requeue both
 // parents.
 func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
-	st, err := boltdb.Open(dbPath(t), familyRegistry())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	m := &family.Mapper[*family.Child]{}
-	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
-		runtimetest.WithQControllers(family.Controller(m)))
-	family.CheckCoalescedUpdateThenRelabel(t, st, st, e, m, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), runtimetest.DefaultTimeout)
-		defer cancel()
-		_, err := runtimetest.WaitIdle(ctx, e.Runtime, "Families")
-		require.NoError(t, err)
-	})
+	st, e, m := familyOnFile(t)
+	family.CheckCoalescedUpdateThenRelabel(t, st, st, e, e.Runtime, m)
 }
