@@ -26,6 +26,7 @@ type Subscription = dependency.Subscription[*Subscriber]
 // or its items queued (see cache.Floor). at is the batch's routing time,
 // shared by the telemetry of every subscriber.
 func deliver(subs []Subscription, events []state.Event, metas []*resource.Metadata, sc *scratch, bootstrap bool, rev uint64, at *telemetry.Batch) {
+	sc.resetPrevious(len(events))
 	for i := range subs {
 		s := &subs[i]
 		sub := s.Handle
@@ -53,7 +54,7 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 			md := metas[j]
 			matched := Matches(s, events[j].Type, md)
 			if mapped && sub.Last != nil {
-				rememberLast(sub.Last, s.Kind, &events[j], md, matched)
+				rememberLast(sub.Last, s.Kind, &events[j], md, matched, func() resource.Resource { return sc.previous(j, &events[j], md) })
 			}
 			if !matched {
 				continue
@@ -79,13 +80,43 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 			p.Queued(events[j].Type, metas[j], now, at)
 		})
 	}
+	clear(sc.prevs) // keeps no snapshot past the batch
 }
 
 // scratch is the routing's reused storage: the items of a subscription,
-// and for each the index of the event that queues it.
+// and for each the index of the event that queues it; and, per event of
+// the batch, its previous version (see previous), found once for every
+// subscription.
 type scratch struct {
 	items []work.Item
 	from  []int32
+	prevs []prevOf
+}
+
+// prevOf is an event's previous version, once found.
+type prevOf struct {
+	res   resource.Resource
+	found bool
+}
+
+// resetPrevious forgets the previous versions of the last batch, for one
+// of n events.
+func (sc *scratch) resetPrevious(n int) {
+	clear(sc.prevs)
+	if cap(sc.prevs) < n {
+		sc.prevs = make([]prevOf, n)
+	}
+	sc.prevs = sc.prevs[:n]
+}
+
+// previous returns the previous version of event j (see previous), found
+// once per batch.
+func (sc *scratch) previous(j int, ev *state.Event, md *resource.Metadata) resource.Resource {
+	p := &sc.prevs[j]
+	if !p.found {
+		p.res, p.found = previous(ev, md), true
+	}
+	return p.res
 }
 
 // release drops storage grown beyond scratchKeep (a large bootstrap).
@@ -107,10 +138,10 @@ func (sc *scratch) release() {
 // A change of InputQMapped that changed the input's metadata (rule Q4,
 // extended) also keeps the version before it, which MapInput receives as
 // the previous version.
-func rememberLast(t *work.LastSeen, kind controller.InputKind, ev *state.Event, md *resource.Metadata, matched bool) {
+func rememberLast(t *work.LastSeen, kind controller.InputKind, ev *state.Event, md *resource.Metadata, matched bool, prevOf func() resource.Resource) {
 	switch {
 	case ev.Type == state.Destroyed && matched:
-		t.Queued(resource.PointerOf(md), ev.Resource, true, previous(ev, md))
+		t.Queued(resource.PointerOf(md), ev.Resource, true, prevOf())
 	case ev.Type == state.Destroyed:
 		if t.Len() > 0 {
 			t.Destroyed(resource.PointerOf(md), ev.Resource)
@@ -118,7 +149,7 @@ func rememberLast(t *work.LastSeen, kind controller.InputKind, ev *state.Event, 
 	case matched && kind == controller.InputQMappedDestroyReady:
 		t.Queued(resource.PointerOf(md), ev.Resource, false, nil)
 	case matched && ev.Old != nil: // an update, or a change found by a re-list
-		if prev := previous(ev, md); prev != nil {
+		if prev := prevOf(); prev != nil {
 			t.Changed(resource.PointerOf(md), prev)
 		} else if t.Len() > 0 {
 			t.Present(resource.PointerOf(md))
