@@ -58,7 +58,7 @@ func TestQ4_DestroyedChildKeepsItsLabelsAcrossARestart(t *testing.T) {
 
 // familyOnFile starts a Runtime running the family's controller over a
 // fresh bbolt file.
-func familyOnFile(t *testing.T) (state.State, *runtimetest.Engine, *family.Mapper[*family.Child]) {
+func familyOnFile(t *testing.T) (state.State, *runtimetest.Env, *family.Mapper[*family.Child]) {
 	t.Helper()
 	st, err := boltdb.Open(dbPath(t), familyRegistry())
 	require.NoError(t, err)
