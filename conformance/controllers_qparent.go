@@ -95,7 +95,7 @@ func (c *QParentController) Reconcile(_ context.Context, _ *zap.Logger, _ contro
 
 // MapInput maps a StrResource to the parent its label names: from the
 // resource as stored, or from the last version of a destroyed one; and,
-// when the engine hands the input's previous version (rule Q4, extended),
+// when the Runtime hands the input's previous version (rule Q4, extended),
 // to the parent that version's label names too.
 func (c *QParentController) MapInput(ctx context.Context, _ *zap.Logger, r controller.QRuntime, ptr resource.Pointer) ([]resource.Pointer, error) {
 	if c.MapGate != nil {

@@ -100,7 +100,7 @@ type DependencyEdge struct {
 	// type; see the Runtime's option for closed graphs.
 	NoWriter bool
 	// OutsideWriter marks an input edge whose kind no registered
-	// controller outputs but that the engine was told outside writers
+	// controller outputs but that the Runtime was told outside writers
 	// write (runtime.WithOutsideWriters): expected, not a mistake, and
 	// never NoWriter.
 	OutsideWriter bool

@@ -39,7 +39,7 @@
 // (controller.DependencyEdge.NoWriter: only writers outside the Runtime wake
 // it) adds "no writer" to its qualifier ("ns (weak, no writer)", "ns (no
 // writer)"), and its JSON edge has "noWriter": true. One whose kind the
-// engine was told outside writers write
+// Runtime was told outside writers write
 // (controller.DependencyEdge.OutsideWriter, runtime.WithOutsideWriters)
 // adds "outside writer" instead, and its JSON edge has "outsideWriter":
 // true.

@@ -49,7 +49,7 @@ type options struct {
 	closedGraph bool
 	// badOutsideWriter: WithOutsideWriters was given an unusable kind.
 	badOutsideWriter bool
-	// outsideWriters are the kinds that writers outside the engine are
+	// outsideWriters are the kinds that writers outside the Runtime are
 	// expected to write (see WithOutsideWriters).
 	outsideWriters map[resource.KindKey]struct{}
 }
@@ -153,7 +153,7 @@ func WithClosedGraph() Option {
 	return func(o *options) { o.closedGraph = true }
 }
 
-// WithOutsideWriters declares kinds that writers outside the engine —
+// WithOutsideWriters declares kinds that writers outside the Runtime —
 // users, other processes, a daemon's API — are expected to write: an
 // input of one of these kinds that no registered controller outputs is
 // no mistake. It is not warned about, the dependency graph marks its

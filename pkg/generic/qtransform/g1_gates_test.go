@@ -44,7 +44,7 @@ func runningNM(n, m int) func(*B) bool {
 	}
 }
 
-// gated starts an engine with an A → B qtransform named "AtoB" (with
+// gated starts a Runtime with an A → B qtransform named "AtoB" (with
 // teardownAware) and opts, creates a1 (N=1) holding the finalizers fins
 // besides the controller's, waits for its output, and tears it down.
 func gated(t *testing.T, fins []resource.Finalizer, opts ...qtransform.ControllerOption) state.State {
@@ -134,7 +134,7 @@ func TestG1b_WithoutAGateTheTeardownProceeds(t *testing.T) {
 	runtimetest.AwaitGone[*B](t, st, "a1")
 }
 
-// quietEngine starts an engine over st with ctrl and returns the
+// quietEngine starts a Runtime over st with ctrl and returns the
 // observer of its WARN and ERROR logs.
 func quietEngine(t *testing.T, st state.State, ctrl controller.QController) *observer.ObservedLogs {
 	t.Helper()

@@ -100,7 +100,7 @@ func TestG2_MisconfigurationIsRefusedAtRegistration(t *testing.T) {
 		})
 	}
 	t.Run("destroy-ready mapped input not an output", func(t *testing.T) {
-		// Refused by the engine's own check of the declarations.
+		// Refused by the Runtime's own check of the declarations.
 		fixture.AssertRefused(t, aToB("x", qtransform.WithExtraMappedDestroyReadyInput(mapC)), "x",
 			"InputQMappedDestroyReady", "the controller does not output")
 	})

@@ -36,7 +36,7 @@ func signalling(name string, opts ...transform.ControllerOption) *transform.Cont
 	}, opts...)
 }
 
-// gatedTransform starts an engine with the A → B transform "AtoB" with
+// gatedTransform starts a Runtime with the A → B transform "AtoB" with
 // input finalizers and opts, creates a1 (N=1) holding fins besides the
 // controller's finalizer, tears it down, changes its N to 7, and waits
 // for the output computed from it: the gate holds.
