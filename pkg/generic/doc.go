@@ -13,6 +13,11 @@
 //   - destroy: destroys a controller's own outputs once they are tearing down
 //     with no finalizers left.
 //
+// A TransformFunc of transform or qtransform may return the outcome
+// signals [ErrSkip] (nothing to do for this input: no write, no retry, no
+// failure) and [ErrDestroyOutput] (destroy this input's output as if the
+// input were gone); rules G1c–G1e in those packages.
+//
 // The generic controllers read their inputs read-only (rule S7): what they
 // hand to user functions (transform and mapping functions, finalizer
 // removal functions, dependents queries) are the state's shared snapshots,
