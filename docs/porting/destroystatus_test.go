@@ -142,7 +142,7 @@ func TestClusterDestroyStatusController(t *testing.T) {
 	runtimetest.AssertResource(t, e.State, "c1", func(c *Cluster, asrt *assert.Assertions) {
 		asrt.True(c.Metadata().Finalizers().Has(ClusterDestroyStatusControllerName))
 	})
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	runtimetest.AssertNoResource[*ClusterDestroyStatus](t, e.State, "c1")
 
 	// The teardown: the counts go down as the members go.

@@ -244,7 +244,7 @@ func TestG2_DeclaredOutsideWriterIsExpected(t *testing.T) {
 
 		closed := start(t, runtimetest.WithRuntimeOptions(runtime.WithClosedGraph()), runtimetest.WithQControllers(&funcQController{name: "q2", settings: primaryOf(typeA)}),
 			runtimetest.WithOutsideWriters(resource.NewKind("test", typeA)))
-		closed.Settle(t) // runs: the closed graph accepts the declared kind
+		runtimetest.Settle(t, closed.Runtime) // runs: the closed graph accepts the declared kind
 
 		_, err = runtime.New(inmem.NewState(), zap.NewNop(), runtime.WithOutsideWriters(resource.NewKind("test", "")))
 		require.Error(t, err)

@@ -354,12 +354,12 @@ func TestExtraDependents_SeveralTypesAndOwners(t *testing.T) {
 	ctrl := cleanup.NewController(cleanup.Settings[*A, *C]{Name: "cleanup", DependentsQuery: byLabel},
 		cleanup.WithExtraDependents[*fixture.D](byLabel), cleanup.WithDependentAction(cleanup.ActionDestroy))
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), hasFinalizer("cleanup"))
+	runtimetest.AssertResource(t, st, "a1", hasFinalizer("cleanup"))
 
 	_, err := st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	runtimetest.AwaitGonePointer(t, st, ptrC("a1-x"))
-	runtimetest.AwaitGonePointer(t, st, ptrC("a1-y"))
-	runtimetest.AwaitGonePointer(t, st, typed.Pointer[*fixture.D]("a1-d"))
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AssertNoResource[*C](t, st, "a1-x")
+	runtimetest.AssertNoResource[*C](t, st, "a1-y")
+	runtimetest.AssertNoResource[*fixture.D](t, st, "a1-d")
+	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(md *resource.Metadata) bool { return md.Finalizers().Empty() }))
 }

@@ -34,11 +34,11 @@ func TestController_DestroysTornDownResourcesItDoesNotOwn(t *testing.T) {
 		_, err := st.Teardown(ctx, ptrC(id), state.WithTeardownOwner(ownerOf(t, st, id)))
 		require.NoError(t, err)
 	}
-	runtimetest.AwaitGonePointer(t, st, ptrC("other"))
-	runtimetest.AwaitGonePointer(t, st, ptrC("user"))
-	runtimetest.AwaitMetadata(t, st, ptrC("held"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertNoResource[*fixture.C](t, st, "other")
+	runtimetest.AssertNoResource[*fixture.C](t, st, "user")
+	runtimetest.AssertResource(t, st, "held", fixture.Meta[*fixture.C](func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown }))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrC("held"), "hold"))
-	runtimetest.AwaitGonePointer(t, st, ptrC("held"))
+	runtimetest.AssertNoResource[*fixture.C](t, st, "held")
 	runtimetest.AssertResource(t, st, "running", func(c *fixture.C, asrt *assert.Assertions) {
 		asrt.Equal(resource.PhaseRunning, c.Metadata().Phase())
 	})
@@ -55,8 +55,8 @@ func TestController_WithOwners(t *testing.T) {
 		_, err := st.Teardown(ctx, ptrC(id), state.WithTeardownOwner(owner))
 		require.NoError(t, err)
 	}
-	runtimetest.AwaitGonePointer(t, st, ptrC("mine"))
-	e.Settle(t)
+	runtimetest.AssertNoResource[*fixture.C](t, st, "mine")
+	runtimetest.Settle(t, e.Runtime)
 	runtimetest.AssertResource(t, st, "theirs", func(c *fixture.C, asrt *assert.Assertions) {
 		asrt.Equal(resource.PhaseTearingDown, c.Metadata().Phase())
 	})

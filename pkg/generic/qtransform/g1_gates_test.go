@@ -55,11 +55,11 @@ func gated(t *testing.T, fins []resource.Finalizer, opts ...qtransform.Controlle
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(qtransform.NewQController(s, opts...)))
 	ctx := context.Background()
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", runningNM(2, 0))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(runningNM(2, 0)))
 	if len(fins) > 0 {
 		require.NoError(t, st.AddFinalizer(ctx, ptrA("a1"), fins...))
 	}
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") })
+	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") }))
 	_, err := st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	return st
@@ -81,17 +81,17 @@ func TestG1a_TeardownIgnoredUntilOnlyGivenFinalizersRemain(t *testing.T) {
 	st := gated(t, []resource.Finalizer{"keep", "other"}, qtransform.WithIgnoreTeardownUntil("keep"))
 	ctx := context.Background()
 
-	runtimetest.Await(t, st, "a1", runningNM(2, 1))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(runningNM(2, 1)))
 	setTearingDownN(t, st, 5)
-	runtimetest.Await(t, st, "a1", runningNM(10, 1))
-	md := runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(*resource.Metadata) bool { return true })
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(runningNM(10, 1)))
+	md := runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(*resource.Metadata) bool { return true })).Metadata()
 	assert.True(t, md.Finalizers().Has("AtoB"), "the controller's finalizer stays while the gate holds")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "other"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool {
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(md *resource.Metadata) bool {
 		return !md.Finalizers().Has("AtoB") && md.Finalizers().Has("keep")
-	})
+	}))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "keep"))
 	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
 }
@@ -101,13 +101,13 @@ func TestG1a_TeardownIgnoredUntilOnlyGivenFinalizersRemain(t *testing.T) {
 func TestG1a_UntilTheControllersOwnFinalizerWaitsForEveryOther(t *testing.T) {
 	st := gated(t, []resource.Finalizer{"x", "y"}, qtransform.WithIgnoreTeardownUntil("AtoB"))
 	ctx := context.Background()
-	runtimetest.Await(t, st, "a1", runningNM(2, 1))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(runningNM(2, 1)))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "x"))
 	setTearingDownN(t, st, 3) // a change after the removal: still held by y
-	runtimetest.Await(t, st, "a1", runningNM(6, 1))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(runningNM(6, 1)))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "y"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(md *resource.Metadata) bool { return md.Finalizers().Empty() }))
 }
 
 // TestG1b_TeardownIgnoredWhileAGivenFinalizerIsPresent: with
@@ -116,22 +116,22 @@ func TestG1a_UntilTheControllersOwnFinalizerWaitsForEveryOther(t *testing.T) {
 func TestG1b_TeardownIgnoredWhileAGivenFinalizerIsPresent(t *testing.T) {
 	st := gated(t, []resource.Finalizer{"hold", "other"}, qtransform.WithIgnoreTeardownWhile("hold"))
 	ctx := context.Background()
-	runtimetest.Await(t, st, "a1", runningNM(2, 1))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(runningNM(2, 1)))
 	setTearingDownN(t, st, 4)
-	runtimetest.Await(t, st, "a1", runningNM(8, 1))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(runningNM(8, 1)))
 
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrA("a1"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool {
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(md *resource.Metadata) bool {
 		return !md.Finalizers().Has("AtoB") && md.Finalizers().Has("other")
-	})
+	}))
 }
 
 // TestG1b_WithoutAGateTheTeardownProceeds is the control of the gate
 // tests: the same input, no gate, loses its output at once.
 func TestG1b_WithoutAGateTheTeardownProceeds(t *testing.T) {
 	st := gated(t, []resource.Finalizer{"hold"})
-	runtimetest.AwaitGone[*B](t, st, "a1")
+	runtimetest.AssertNoResource[*B](t, st, "a1")
 }
 
 // quietEngine starts a Runtime over st with ctrl and returns the
@@ -168,14 +168,14 @@ func TestG1c_SkipWritesNothingRetriesNothingLogsNothing(t *testing.T) {
 	logs := quietEngine(t, st, ctrl)
 
 	runtimetest.Create(t, st, newA("neg", -1))
-	runtimetest.AwaitMetadata(t, st, ptrA("neg"), func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") })
+	runtimetest.AssertResource(t, st, "neg", fixture.Meta[*A](func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") }))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	fixture.SetN[*A](t, st, ptrA("a1"), -5)
 	// Items run in order, one at a time: once the marker's output exists,
 	// the skips before it are over.
 	runtimetest.Create(t, st, newA("marker", 1))
-	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "marker", runtimetest.Holds(fixture.RunningN[*B](2)))
 
 	runtimetest.AssertNoResource[*B](t, st, "neg")
 	runtimetest.AssertResource(t, st, "a1", func(b *B, asrt *assert.Assertions) { asrt.Equal(2, b.TypedSpec().N) })
@@ -184,7 +184,7 @@ func TestG1c_SkipWritesNothingRetriesNothingLogsNothing(t *testing.T) {
 	assert.Zero(t, failures(logs), "a skip logs no failure: %v", logs.All())
 
 	fixture.SetN[*A](t, st, ptrA("neg"), 3)
-	runtimetest.Await(t, st, "neg", fixture.RunningN[*B](6))
+	runtimetest.AssertResource(t, st, "neg", runtimetest.Holds(fixture.RunningN[*B](6)))
 }
 
 // TestG1d_DestroyOutputTearsItDownAsIfTheInputWereGone: a TransformFunc
@@ -206,22 +206,22 @@ func TestG1d_DestroyOutputTearsItDownAsIfTheInputWereGone(t *testing.T) {
 	ctx := context.Background()
 
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1"), "hold"))
 	fixture.SetN[*A](t, st, ptrA("a1"), -1)
-	runtimetest.AwaitMetadata(t, st, ptrB("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
+	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*B](func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown }))
 	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	md := runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(*resource.Metadata) bool { return true })
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	md := runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(*resource.Metadata) bool { return true })).Metadata()
 	assert.True(t, md.Finalizers().Has("AtoB"), "the running input keeps the controller's finalizer")
 
 	fixture.SetN[*A](t, st, ptrA("a1"), 4)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](8))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](8)))
 	assert.Empty(t, ctrl.Errors, "a destroy signal is no error")
 	assert.Zero(t, failures(logs), "a destroy signal logs no failure: %v", logs.All())
 
 	teardownAndDestroy(t, st, ptrA("a1"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
+	runtimetest.AssertNoResource[*B](t, st, "a1")
 }
 
 // TestG1e_SignalWhereItCannotBeHonouredIsInvalid: an outcome signal from
@@ -248,7 +248,7 @@ func TestG1e_SignalWhereItCannotBeHonouredIsInvalid(t *testing.T) {
 	assert.Contains(t, err.Error(), "only TransformFunc may return")
 
 	fixture.SetN[*A](t, st, ptrA("a1"), 1)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	_, err = st.Teardown(context.Background(), ptrA("a1"))
 	require.NoError(t, err)
 	err = ctrl.Await(t, func(err error) bool { return strings.Contains(err.Error(), "FinalizerRemovalFunc") })
@@ -290,20 +290,20 @@ func TestG1f_OptionalMappingLeavesAnInputWithoutOutput(t *testing.T) {
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
 
 	runtimetest.Create(t, st, newA("down", 0), newA("up", 1))
-	runtimetest.Await(t, st, "up", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "up", runtimetest.Holds(fixture.RunningN[*B](2)))
 	runtimetest.AssertNoResource[*B](t, st, "down")
-	md := runtimetest.AwaitMetadata(t, st, ptrA("down"), func(*resource.Metadata) bool { return true })
+	md := runtimetest.AssertResource(t, st, "down", fixture.Meta[*A](func(*resource.Metadata) bool { return true })).Metadata()
 	assert.False(t, md.Finalizers().Has("AtoB"), "an input without output gets no finalizer")
 
 	fixture.SetN[*A](t, st, ptrA("up"), 0) // stops mapping
-	runtimetest.AwaitGone[*B](t, st, "up")
-	runtimetest.AwaitMetadata(t, st, ptrA("up"), func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") })
+	runtimetest.AssertNoResource[*B](t, st, "up")
+	runtimetest.AssertResource(t, st, "up", fixture.Meta[*A](func(md *resource.Metadata) bool { return !md.Finalizers().Has("AtoB") }))
 	fixture.SetN[*A](t, st, ptrA("down"), 3) // starts mapping
-	runtimetest.Await(t, st, "down", fixture.RunningN[*B](6))
-	runtimetest.AwaitMetadata(t, st, ptrA("down"), func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") })
+	runtimetest.AssertResource(t, st, "down", runtimetest.Holds(fixture.RunningN[*B](6)))
+	runtimetest.AssertResource(t, st, "down", fixture.Meta[*A](func(md *resource.Metadata) bool { return md.Finalizers().Has("AtoB") }))
 
 	teardownAndDestroy(t, st, ptrA("down"))
-	runtimetest.AwaitGone[*B](t, st, "down")
+	runtimetest.AssertNoResource[*B](t, st, "down")
 	teardownAndDestroy(t, st, ptrA("up"))
 	require.Empty(t, ctrl.Errors)
 }

@@ -112,12 +112,12 @@ func TestHooks_TaskPerInputStartedReplacedStopped(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(ctrl))
 
 	runtimetest.Create(t, st, newA("m1", 1), newA("m2", 2))
-	runtimetest.Await(t, st, "m2", fixture.RunningN[*B](4))
-	runtimetest.Await(t, st, "m1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "m2", runtimetest.Holds(fixture.RunningN[*B](4)))
+	runtimetest.AssertResource(t, st, "m1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	p.await(t, map[string]int{"m1": 1, "m2": 2}, "one task per input")
 
 	fixture.SetN[*A](t, st, ptrA("m1"), 5)
-	runtimetest.Await(t, st, "m1", fixture.RunningN[*B](10))
+	runtimetest.AssertResource(t, st, "m1", runtimetest.Holds(fixture.RunningN[*B](10)))
 	p.await(t, map[string]int{"m1": 5, "m2": 2}, "the changed input's task replaced")
 
 	teardownAndDestroy(t, st, ptrA("m2"))
@@ -179,16 +179,16 @@ func TestHooks_FinalizerRemovalWritesExtraOutputs(t *testing.T) {
 	ctx := context.Background()
 
 	runtimetest.Create(t, st, newA("a1", 3))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*C](3))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*C](3)))
 	require.NoError(t, st.AddFinalizer(ctx, typed.Pointer[*C]("a1"), "hold"))
 	_, err := st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	runtimetest.AwaitMetadata(t, st, typed.Pointer[*C]("a1"), func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown })
-	md := runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(*resource.Metadata) bool { return true })
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*C](func(md *resource.Metadata) bool { return md.Phase() == resource.PhaseTearingDown }))
+	md := runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(*resource.Metadata) bool { return true })).Metadata()
 	assert.True(t, md.Finalizers().Has("Recorder"), "vetoed while the record has finalizers")
 
 	require.NoError(t, st.RemoveFinalizer(ctx, typed.Pointer[*C]("a1"), "hold"))
-	runtimetest.AwaitGone[*C](t, st, "a1")
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AssertNoResource[*C](t, st, "a1")
+	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(md *resource.Metadata) bool { return md.Finalizers().Empty() }))
 }

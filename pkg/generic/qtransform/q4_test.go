@@ -108,7 +108,7 @@ func TestQ4_ExtraMappedInputCoalescedBurst(t *testing.T) {
 		release("blocker")
 		release("c1")
 		close(m.Gate)
-		e.Settle(t)
+		runtimetest.Settle(t, e.Runtime)
 		assert.Equal(t, []string{"blocker=p2", "c1=previous:", "c1=destroyed:p1"}, m.Calls(),
 			"one item for the coalesced changes: the version before the relabel (Q4, extended), then the last one, as destroyed")
 	})
@@ -120,7 +120,7 @@ func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
 	st := newState()
 	m := &family.Mapper[*family.Child]{}
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(family.Controller(m)))
-	family.CheckRelabelRequeuesBoth(t, st, st, e, m)
+	family.CheckRelabelRequeuesBoth(t, st, st, e.Runtime, m)
 }
 
 // TestQ4Extended_CoalescedUpdateThenRelabel: on inmem, an update and a
@@ -130,5 +130,5 @@ func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
 	st := newState()
 	m := &family.Mapper[*family.Child]{}
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithQControllers(family.Controller(m)))
-	family.CheckCoalescedUpdateThenRelabel(t, st, st, e, e.Runtime, m)
+	family.CheckCoalescedUpdateThenRelabel(t, st, st, e.Runtime, m)
 }

@@ -47,12 +47,12 @@ func gatedTransform(t *testing.T, fins []resource.Finalizer, opts ...transform.C
 		aToB("AtoB", append([]transform.ControllerOption{transform.WithInputFinalizers()}, opts...)...)))
 	ctx := context.Background()
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	require.NoError(t, st.AddFinalizer(ctx, ptrA("a1"), fins...))
 	_, err := st.Teardown(ctx, ptrA("a1"))
 	require.NoError(t, err)
 	fixture.SetN[*A](t, st, ptrA("a1"), 7, state.WithExpectedPhaseAny())
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](14))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](14)))
 	return st
 }
 
@@ -63,10 +63,10 @@ func gatedTransform(t *testing.T, fins []resource.Finalizer, opts ...transform.C
 func TestG1a_TransformTeardownIgnoredUntilOnlyGivenFinalizersRemain(t *testing.T) {
 	st := gatedTransform(t, []resource.Finalizer{"keep", "other"}, transform.WithIgnoreTeardownUntil("keep"))
 	require.NoError(t, st.RemoveFinalizer(context.Background(), ptrA("a1"), "other"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool {
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(md *resource.Metadata) bool {
 		return !md.Finalizers().Has("AtoB") && md.Finalizers().Has("keep")
-	})
+	}))
 }
 
 // TestG1b_TransformTeardownIgnoredWhileAGivenFinalizerIsPresent: the
@@ -74,8 +74,8 @@ func TestG1a_TransformTeardownIgnoredUntilOnlyGivenFinalizersRemain(t *testing.T
 func TestG1b_TransformTeardownIgnoredWhileAGivenFinalizerIsPresent(t *testing.T) {
 	st := gatedTransform(t, []resource.Finalizer{"hold"}, transform.WithIgnoreTeardownWhile("hold"))
 	require.NoError(t, st.RemoveFinalizer(context.Background(), ptrA("a1"), "hold"))
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(md *resource.Metadata) bool { return md.Finalizers().Empty() })
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(md *resource.Metadata) bool { return md.Finalizers().Empty() }))
 }
 
 // TestG1c_TransformSkipKeepsTheOutputAndIsNoFailure: a skipped input's
@@ -86,10 +86,10 @@ func TestG1c_TransformSkipKeepsTheOutputAndIsNoFailure(t *testing.T) {
 	ctrl := record(signalling("AtoB"))
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 	runtimetest.Create(t, st, newA("a1", 1), newA("neg", -1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	fixture.SetN[*A](t, st, ptrA("a1"), -3)
 	runtimetest.Create(t, st, newA("marker", 4))
-	runtimetest.Await(t, st, "marker", fixture.RunningN[*B](8))
+	runtimetest.AssertResource(t, st, "marker", runtimetest.Holds(fixture.RunningN[*B](8)))
 	runtimetest.AssertResource(t, st, "a1", func(b *B, asrt *assert.Assertions) { asrt.Equal(2, b.TypedSpec().N) })
 	runtimetest.AssertNoResource[*B](t, st, "neg")
 	assert.Empty(t, ctrl.Errors, "a skip is no failure")
@@ -103,12 +103,12 @@ func TestG1d_TransformDestroyOutputDestroysIt(t *testing.T) {
 	ctrl := record(signalling("AtoB", transform.WithInputFinalizers()))
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 	runtimetest.Create(t, st, newA("a1", 1))
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](2))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 	fixture.SetN[*A](t, st, ptrA("a1"), 0)
-	runtimetest.AwaitGone[*B](t, st, "a1")
-	md := runtimetest.AwaitMetadata(t, st, ptrA("a1"), func(*resource.Metadata) bool { return true })
+	runtimetest.AssertNoResource[*B](t, st, "a1")
+	md := runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(*resource.Metadata) bool { return true })).Metadata()
 	assert.True(t, md.Finalizers().Has("AtoB"), "the running input keeps the finalizer")
 	fixture.SetN[*A](t, st, ptrA("a1"), 5)
-	runtimetest.Await(t, st, "a1", fixture.RunningN[*B](10))
+	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](10)))
 	assert.Empty(t, ctrl.Errors, "a destroy signal is no failure")
 }

@@ -34,26 +34,23 @@ func SetN(tb testing.TB, st state.State, id resource.ID, n int) {
 	require.NoError(tb, err)
 }
 
-// Env is what the relabel scenarios need of a test Runtime.
-type Env interface{ Settle(testing.TB) }
-
 // CheckRelabelRequeuesBoth is the scenario of rule Q4 (extended) on one
-// backend: the Runtime runs [Controller](m) over st, other writes the
+// backend: the Runtime rt runs [Controller](m) over st, other writes the
 // children (st itself, or another process's state). A child of p2 moved
 // to p1 requeues both: p1 counts it, p2 no longer does; the mapper sees
 // its previous label, then its new one.
-func CheckRelabelRequeuesBoth(t *testing.T, st, other state.State, e Env, m *Mapper[*Child]) {
+func CheckRelabelRequeuesBoth(t *testing.T, st, other state.State, rt *runtime.Runtime, m *Mapper[*Child]) {
 	t.Helper()
 	runtimetest.Create(t, st, NewParent("p1"), NewParent("p2"))
 	runtimetest.Create(t, other, NewChild("c1", "p2"))
-	runtimetest.Await(t, st, "p2", HasChildren(1))
-	runtimetest.Await(t, st, "p1", HasChildren(0))
-	e.Settle(t)
+	runtimetest.AssertResource(t, st, "p2", runtimetest.Holds(HasChildren(1)))
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(HasChildren(0)))
+	runtimetest.Settle(t, rt)
 
 	Relabel(t, other, "c1", "p1")
-	runtimetest.Await(t, st, "p1", HasChildren(1))
-	runtimetest.Await(t, st, "p2", HasChildren(0))
-	e.Settle(t)
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(HasChildren(1)))
+	runtimetest.AssertResource(t, st, "p2", runtimetest.Holds(HasChildren(0)))
+	runtimetest.Settle(t, rt)
 	assert.Equal(t, []string{"c1=p2", "c1=previous:p2", "c1=p1"}, m.Calls(),
 		"the relabel maps the previous label, then the new one")
 }
@@ -62,17 +59,14 @@ func CheckRelabelRequeuesBoth(t *testing.T, st, other state.State, e Env, m *Map
 // which is then moved to p1, the two changes coalesced into one MapInput
 // (the mapper holds the only worker on another child meanwhile), requeues
 // both parents; so does a relabel followed by an update. rt is e's
-// Runtime, whose idleness (but for the held controller) tells that every
+// Runtime, whose quiet (but for the held controller) tells that every
 // change was routed; the mapper's calls wait on m.Gate, which this
 // function feeds.
-func CheckCoalescedUpdateThenRelabel(t *testing.T, st, other state.State, e Env, rt *runtime.Runtime, m *Mapper[*Child]) {
+func CheckCoalescedUpdateThenRelabel(t *testing.T, st, other state.State, rt *runtime.Runtime, m *Mapper[*Child]) {
 	t.Helper()
 	idle := func() {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), runtimetest.DefaultTimeout)
-		defer cancel()
-		_, err := runtimetest.WaitIdle(ctx, rt, "Families")
-		require.NoError(t, err)
+		runtimetest.Settle(t, rt, runtimetest.Except("Families"))
 	}
 	m.Gate = make(chan struct{})
 	release := func(n int) {
@@ -88,8 +82,8 @@ func CheckCoalescedUpdateThenRelabel(t *testing.T, st, other state.State, e Env,
 	runtimetest.Create(t, st, NewParent("p1"), NewParent("p2"), NewParent("p3"))
 	runtimetest.Create(t, other, NewChild("c1", "p2"), NewChild("c2", "p3"))
 	release(2)
-	runtimetest.Await(t, st, "p2", HasChildren(1))
-	runtimetest.Await(t, st, "p3", HasChildren(1))
+	runtimetest.AssertResource(t, st, "p2", runtimetest.Holds(HasChildren(1)))
+	runtimetest.AssertResource(t, st, "p3", runtimetest.Holds(HasChildren(1)))
 
 	runtimetest.Create(t, other, NewChild("blocker", "p3")) // its call holds the only worker
 	idle()
@@ -101,10 +95,10 @@ func CheckCoalescedUpdateThenRelabel(t *testing.T, st, other state.State, e Env,
 	release(1) // the blocker
 	release(4) // c1 and c2: previous and current versions each
 	close(m.Gate)
-	runtimetest.Await(t, st, "p1", HasChildren(2))
-	runtimetest.Await(t, st, "p2", HasChildren(0))
-	runtimetest.Await(t, st, "p3", HasChildren(1))
-	e.Settle(t)
+	runtimetest.AssertResource(t, st, "p1", runtimetest.Holds(HasChildren(2)))
+	runtimetest.AssertResource(t, st, "p2", runtimetest.Holds(HasChildren(0)))
+	runtimetest.AssertResource(t, st, "p3", runtimetest.Holds(HasChildren(1)))
+	runtimetest.Settle(t, rt)
 	calls := m.Calls()
 	assert.Equal(t, []string{"c1=previous:p2", "c1=p1"}, pick(calls, "c1"), "c1: one coalesced item, both labels")
 	assert.Equal(t, []string{"c2=previous:p3", "c2=p1"}, pick(calls, "c2"), "c2: one coalesced item, both labels")

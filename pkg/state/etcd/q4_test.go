@@ -87,7 +87,7 @@ func TestQ4_CoalescedChildBurst(t *testing.T) {
 	release("blocker")
 	release("c1")
 	close(m.Gate)
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	assert.Equal(t, []string{"blocker=p2", "c1=previous:", "c1=destroyed:p1"}, m.Calls(),
 		"one item for the coalesced changes: the version before the relabel (Q4, extended), then the last one, as destroyed")
 }
@@ -100,7 +100,7 @@ func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
 	m := &family.Mapper[*family.Child]{}
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithQControllers(family.Controller(m)))
-	family.CheckRelabelRequeuesBoth(t, st, other, e, m)
+	family.CheckRelabelRequeuesBoth(t, st, other, e.Runtime, m)
 }
 
 // TestQ4Extended_CoalescedUpdateThenRelabel: on etcd, an update and a
@@ -111,5 +111,5 @@ func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
 	m := &family.Mapper[*family.Child]{}
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithQControllers(family.Controller(m)))
-	family.CheckCoalescedUpdateThenRelabel(t, st, other, e, e.Runtime, m)
+	family.CheckCoalescedUpdateThenRelabel(t, st, other, e.Runtime, m)
 }

@@ -73,7 +73,7 @@ func familyOnFile(t *testing.T) (state.State, *runtimetest.Env, *family.Mapper[*
 // a child moved from p2 to p1 requeues both parents (rule Q4, extended).
 func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
 	st, e, m := familyOnFile(t)
-	family.CheckRelabelRequeuesBoth(t, st, st, e, m)
+	family.CheckRelabelRequeuesBoth(t, st, st, e.Runtime, m)
 }
 
 // TestQ4Extended_CoalescedUpdateThenRelabel: on a bbolt file, an update
@@ -81,5 +81,5 @@ func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
 // parents.
 func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
 	st, e, m := familyOnFile(t)
-	family.CheckCoalescedUpdateThenRelabel(t, st, st, e, e.Runtime, m)
+	family.CheckCoalescedUpdateThenRelabel(t, st, st, e.Runtime, m)
 }
