@@ -57,6 +57,7 @@ fuzz:
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) .
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) .
 	cd pkg/state/remote && $(GO) test -run '^$$' -fuzz '^FuzzServerRequest$$' -fuzztime $(FUZZTIME) .
+	cd pkg/state/atrest && $(GO) test -run '^$$' -fuzz '^FuzzDecryptRecord$$' -fuzztime $(FUZZTIME) .
 
 ## sim: the simulations (pkg/runtime/runtimetest/sim: the mutants, the
 ## demo's controllers, the generic controllers' chains) with $(SIMSEEDS)

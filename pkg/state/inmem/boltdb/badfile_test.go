@@ -68,7 +68,7 @@ func TestOpen_BadFiles(t *testing.T) {
 		{"newer format", func(t *testing.T, path string) {
 			validFile(t, path, 3)
 			withBolt(t, path, func(tx *bbolt.Tx) error {
-				return tx.Bucket([]byte("resgraph")).Put([]byte("format"), binary.AppendUvarint(nil, 2))
+				return tx.Bucket([]byte("resgraph")).Put([]byte("format"), binary.AppendUvarint(nil, 3))
 			})
 		}, boltdb.ErrNewerFormat, ""},
 		{"metadata damaged", func(t *testing.T, path string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/atrest"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
@@ -68,6 +69,7 @@ func (queued) Wait() error { return nil }
 type store struct {
 	db         *bbolt.DB
 	reg        *codec.Registry
+	sealer     *atrest.Sealer
 	contents   *contents
 	interval   time.Duration
 	maxPending int
@@ -86,11 +88,15 @@ type store struct {
 	// closed when it has exited.
 	stop, done chan struct{}
 
+	// rot is the key rotation's (rotation.go).
+	rot rotationState
+
 	// Counters (see Stats); committing is the size of the batch being
-	// committed (0 between commits).
-	commits, writes atomic.Uint64
-	committing      atomic.Int64
-	commitTime      atomic.Int64
+	// committed (0 between commits); rotatedRecords counts the records
+	// rotations rewrote.
+	commits, writes, rotatedRecords atomic.Uint64
+	committing                      atomic.Int64
+	commitTime                      atomic.Int64
 	// failure is the first commit error (see Close).
 	failure atomic.Pointer[CommitError]
 }
@@ -102,10 +108,11 @@ var (
 
 func newStore(db *bbolt.DB, reg *codec.Registry, c *contents, o options) *store {
 	return &store{
-		db: db, reg: reg, contents: c, interval: o.interval, maxPending: o.maxPending,
+		db: db, reg: reg, sealer: o.sealer, contents: c, interval: o.interval, maxPending: o.maxPending,
 		open: newBatch(),
 		kick: make(chan struct{}, 1), full: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}),
+		rot: newRotationState(o),
 	}
 }
 
@@ -137,6 +144,11 @@ func (s *store) Append(ns resource.Namespace, typ resource.Type, id resource.ID,
 		var err error
 		if value, err = s.reg.Encode(r); err != nil {
 			return nil, err
+		}
+		if !s.sealer.Plain(len(value)) {
+			if value, err = s.sealer.Seal(nil, ns, typ, id, value); err != nil {
+				return nil, err
+			}
 		}
 		if len(value) > maxValueSize {
 			return nil, state.NewInvalidError(resource.NewPointer(ns, typ, id), "boltdb: encoding of %d bytes exceeds %d", len(value), maxValueSize)
@@ -313,6 +325,9 @@ func (b *batch) writeTo(tx *bbolt.Tx) error {
 // close refuses further writes, lets the committer commit what is queued,
 // waits for it to exit and closes the file.
 func (s *store) close() error {
+	// A rotation stops between two batches; the next Open resumes it.
+	s.rot.cancel()
+	s.rot.sem <- struct{}{}
 	s.mu.Lock()
 	if s.refusal == nil {
 		s.refusal = ErrClosed

@@ -3,6 +3,8 @@ package boltdb_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,11 +17,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/atrest"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
 	"github.com/resgraph/resgraph/pkg/state/inmem/boltdb"
+	"github.com/resgraph/resgraph/pkg/state/routed"
 )
 
 // The crash test. A child process (this test binary, started again with
@@ -43,6 +50,15 @@ import (
 // since the last check (nothing corrupt, half-written or invented), and
 // the versions must go on from what the file holds.
 //
+// The same test runs with the records encrypted and compressed
+// (TestCrash_EncryptedWritesSurviveSIGKILL: every record must decrypt
+// after every kill), during key rotations (TestCrash_RotationResumesAfterSIGKILL:
+// each cycle puts a new key first and rotates while the writers write,
+// and the kill often lands in the rotation; the file must open with the
+// cycle's keys, and a rotation cut must resume and complete), and through
+// a routed state that keeps the written kind in the file and another one
+// in memory (TestCrash_RoutedWritesSurviveSIGKILL).
+//
 // SIGKILL kills the process, not the machine: what a process crash can do
 // to the file is tested here (a write acknowledged before its commit, a
 // half-made transaction); what a power loss can do rests on bbolt and the
@@ -52,6 +68,7 @@ const (
 	childEnv      = "RESGRAPH_BOLTDB_CRASH_CHILD"
 	crashSeeds    = 24
 	intervalSeeds = 8
+	modeSeeds     = 8 // seeds of each of the encrypted, rotating and routed runs
 	crashCycles   = 3
 	crashWriters  = 4
 	crashPerOwner = 6 // resources per writer goroutine
@@ -65,7 +82,50 @@ func TestCrash_AcknowledgedWritesSurviveSIGKILL(t *testing.T) {
 	for seed := range uint64(crashSeeds) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Logf("seed %d", seed)
-			crashSeed(t, exe, seed, false)
+			crashSeed(t, exe, seed, false, modePlain)
+		})
+	}
+}
+
+// TestCrash_EncryptedWritesSurviveSIGKILL is the crash test with every
+// record encrypted and compressed (see above): after every kill, the
+// file opens in strict mode (every record decrypts) with every
+// acknowledged write, all under the key.
+func TestCrash_EncryptedWritesSurviveSIGKILL(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for seed := range uint64(modeSeeds) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			crashSeed(t, exe, 2000+seed, false, modeSealed)
+		})
+	}
+}
+
+// TestCrash_RotationResumesAfterSIGKILL is the crash test during key
+// rotations (see above): after every kill every acknowledged write is
+// there, every record decrypts with the cycle's keys, and a rotation the
+// kill cut resumes when the file opens and completes.
+func TestCrash_RotationResumesAfterSIGKILL(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cut := 0
+	for seed := range uint64(modeSeeds) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			cut += crashSeed(t, exe, 3000+seed, false, modeRotating)
+		})
+	}
+	t.Logf("%d kills cut a rotation", cut)
+	assert.Positive(t, cut, "some kills must land in a rotation")
+}
+
+// TestCrash_RoutedWritesSurviveSIGKILL is the crash test through a routed
+// state (see above).
+func TestCrash_RoutedWritesSurviveSIGKILL(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for seed := range uint64(modeSeeds) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			crashSeed(t, exe, 4000+seed, false, modeRouted)
 		})
 	}
 }
@@ -78,7 +138,7 @@ func TestCrash_IntervalPolicyKeepsWrittenStates(t *testing.T) {
 	for seed := range uint64(intervalSeeds) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Logf("seed %d", seed)
-			crashSeed(t, exe, 1000+seed, true)
+			crashSeed(t, exe, 1000+seed, true, modePlain)
 		})
 	}
 }
@@ -110,18 +170,52 @@ type model struct {
 	// check (the checked one first).
 	interval bool
 	history  map[string][]written
+	// mode is what the child writes through, cycle the run of the child
+	// (its keys, in modeRotating); rotation is what the child reported of
+	// its rotation (modeRotating).
+	mode     crashMode
+	cycle    int
+	rotation rotationSeen
+	// killR is the number of rotation batches after which the test kills
+	// the child (modeRotating; 0: kill by acknowledgements).
+	killR int
 }
 
-func crashSeed(t *testing.T, exe string, seed uint64, interval bool) {
+// rotationSeen is what a rotating child reported: batches committed, and
+// whether the rotation completed.
+type rotationSeen struct {
+	batches int
+	done    bool
+}
+
+// cut tells that the kill cut the rotation: a batch was committed (so
+// the rotation had begun) and it did not complete.
+func (r rotationSeen) cut() bool { return r.batches > 0 && !r.done }
+
+// crashSeed runs crashCycles cycles of a child killed and its file
+// verified, and returns how many kills cut a rotation.
+func crashSeed(t *testing.T, exe string, seed uint64, interval bool, mode crashMode) int {
+	t.Logf("seed %d, %s", seed, mode)
 	rng := rand.New(rand.NewPCG(seed, 0xc0ffee))
 	path := dbPath(t)
-	m := &model{acked: map[string]written{}, inflight: map[string]*written{}, interval: interval, history: map[string][]written{}}
+	m := &model{acked: map[string]written{}, inflight: map[string]*written{}, interval: interval, history: map[string][]written{}, mode: mode}
+	cut := 0
 	for cycle := range crashCycles {
+		m.cycle, m.rotation, m.killR = cycle, rotationSeen{}, 0
 		killAfter := rng.IntN(400) - 40 // < 0: kill at once, maybe mid-Open
+		if mode == modeRotating && cycle > 0 {
+			// Kill in the rotation, after some of its batches (or,
+			// should it be done first, some writes after it).
+			m.killR, killAfter = 1+rng.IntN(16), 1<<30
+		}
 		acks := runAndKill(t, exe, path, seed*100+uint64(cycle), killAfter, m)
-		t.Logf("cycle %d: killed after %d acknowledged writes (target %d)", cycle, acks, killAfter)
+		t.Logf("cycle %d: killed after %d acknowledged writes (target %d), rotation %+v", cycle, acks, killAfter, m.rotation)
+		if m.rotation.cut() {
+			cut++
+		}
 		m.verify(t, path)
 	}
+	return cut
 }
 
 // runAndKill runs a child on path, follows its reports into m, kills it
@@ -132,7 +226,7 @@ func runAndKill(t *testing.T, exe, path string, seed uint64, killAfter int, m *m
 	require.NoError(t, err)
 	defer r.Close()
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+path+","+strconv.FormatUint(seed, 10)+","+strconv.FormatBool(m.interval))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,%t,%s,%d", childEnv, path, seed, m.interval, m.mode, m.cycle))
 	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -148,12 +242,24 @@ func runAndKill(t *testing.T, exe, path string, seed uint64, killAfter int, m *m
 	if killAfter < 0 {
 		kill()
 	}
-	acks := 0
+	acks, afterDone := 0, 0
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		if m.apply(t, sc.Text()) {
+		switch line := sc.Text(); {
+		case line == "R":
+			if m.rotation.batches++; m.killR > 0 && m.rotation.batches >= m.killR {
+				kill()
+			}
+		case line == "RD":
+			m.rotation.done = true
+		case m.apply(t, line):
 			if acks++; acks >= killAfter {
 				kill()
+			}
+			if m.rotation.done {
+				if afterDone++; afterDone >= 20 {
+					kill()
+				}
 			}
 		}
 	}
@@ -231,9 +337,10 @@ func (m *model) record(id string, w written) {
 // which then holds what the file holds.
 func (m *model) verify(t *testing.T, path string) {
 	ctx := testContext(t)
-	st, err := boltdb.Open(path, registry())
-	require.NoError(t, err, "the file opens after a kill")
+	st, err := boltdb.Open(path, registry(), crashOptions(m.mode, m.cycle)...)
+	require.NoError(t, err, "the file opens after a kill (strict: every record decrypts)")
 	defer func() { require.NoError(t, st.Close()) }()
+	defer m.verifyKeys(t, st)
 	l, err := st.List(ctx, testKind)
 	require.NoError(t, err)
 	found := map[string]written{}
@@ -283,6 +390,33 @@ func (m *model) verify(t *testing.T, path string) {
 	clear(m.history)
 }
 
+// verifyKeys checks that a routed child wrote nothing of its memory
+// namespace to the file, and, for the modes that encrypt, that every record of the
+// file is under one of the cycle's keys, and that a rotation the kill cut
+// resumed and completed: every record is then under the first key.
+func (m *model) verifyKeys(t *testing.T, st *boltdb.State) {
+	if m.mode == modeRouted {
+		l, err := st.List(testContext(t), resource.NewKind("scratch", testType))
+		require.NoError(t, err)
+		assert.Empty(t, l.Items, "what the routed state keeps in memory is not in the file")
+	}
+	if m.mode != modeSealed && m.mode != modeRotating {
+		return
+	}
+	require.NoError(t, st.WaitRotation(testContext(t)), "the rotation resumes")
+	byKey, err := st.RecordsByKey()
+	require.NoError(t, err)
+	keys := crashKeys(m.mode, m.cycle)
+	for id := range byKey {
+		assert.True(t, slices.ContainsFunc(keys, func(k atrest.Key) bool { return k.ID == id }), "a record under key %q", id)
+	}
+	if m.mode == modeSealed || m.rotation.cut() || m.rotation.done {
+		for id := range byKey {
+			assert.Equal(t, keys[0].ID, id, "every record under the first key (rotation %+v)", m.rotation)
+		}
+	}
+}
+
 // same reports whether the file's resource got is the written one w
 // (whose creation time may be unknown).
 func same(got, w written) bool {
@@ -300,20 +434,86 @@ func asWritten(r *pair) written {
 	}
 }
 
+// crashMode is what a crash test's child writes through.
+type crashMode string
+
+const (
+	// modePlain: a state without a sealer.
+	modePlain crashMode = "plain"
+	// modeSealed: records encrypted with one key and compressed.
+	modeSealed crashMode = "sealed"
+	// modeRotating: cycle c puts key c first (keys 0..c kept) and
+	// rotates, a record per transaction, while the writers write.
+	modeRotating crashMode = "rotating"
+	// modeRouted: the writers write through a routed state that keeps
+	// their kind in the file and another namespace in memory.
+	modeRouted crashMode = "routed"
+)
+
+// crashKeys are the keys of a cycle: key 0 in modeSealed, keys c..0 in
+// modeRotating (the newest first), none otherwise. They are the same in
+// the test and in its children.
+func crashKeys(mode crashMode, cycle int) []atrest.Key {
+	n := 0
+	switch mode {
+	case modeSealed:
+		n = 1
+	case modeRotating:
+		n = cycle + 1
+	}
+	var keys []atrest.Key
+	for i := n - 1; i >= 0; i-- {
+		secret := sha256.Sum256(fmt.Appendf(nil, "crash test key %d", i))
+		keys = append(keys, atrest.Key{ID: fmt.Sprintf("k%d", i), Secret: secret[:]})
+	}
+	return keys
+}
+
+// crashOptions are the options of a state of the mode's cycle, in the
+// test and in its child.
+func crashOptions(mode crashMode, cycle int) []boltdb.Option {
+	keys := crashKeys(mode, cycle)
+	if len(keys) == 0 {
+		return nil
+	}
+	s, err := atrest.New(context.Background(), atrest.Config{Keys: atrest.StaticKeys(keys...), CompressAbove: 16})
+	if err != nil {
+		panic(err)
+	}
+	return []boltdb.Option{boltdb.WithSealer(s), boltdb.WithRotationBatch(1)}
+}
+
 // runChild is the crash test's writer (in the child process): it writes
-// until it is killed, and returns only on an error.
+// until it is killed, and returns only on an error. A rotating child
+// rotates to its first key meanwhile, reporting each batch ("R") and the
+// end ("RD").
 func runChild(arg string) int {
 	args := strings.Split(arg, ",")
 	path := args[0]
 	seed, _ := strconv.ParseUint(args[1], 10, 64)
-	var opts []boltdb.Option
+	mode := crashMode(args[3])
+	cycle, _ := strconv.Atoi(args[4])
+	report := os.NewFile(3, "report")
+	var mu sync.Mutex // one report line per write call
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, err := fmt.Fprintf(report, format+"\n", args...); err != nil {
+			os.Exit(3)
+		}
+	}
+	opts := append(crashOptions(mode, cycle), boltdb.WithRotationHook(func(int) { say("R") }))
 	if args[2] == "true" {
 		opts = append(opts, boltdb.WithInterval(time.Millisecond, 64))
 	}
-	report := os.NewFile(3, "report")
-	st, err := boltdb.Open(path, registry(), opts...)
+	file, err := boltdb.Open(path, registry(), opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
+		return 2
+	}
+	st, err := childState(file, mode)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "routed:", err)
 		return 2
 	}
 	ctx := context.Background()
@@ -326,15 +526,7 @@ func runChild(arg string) int {
 	for _, r := range l.Items {
 		have[r.Metadata().ID()] = r.(*pair)
 	}
-	var mu sync.Mutex // one report line per write call
-	say := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, err := fmt.Fprintf(report, format+"\n", args...); err != nil {
-			os.Exit(3)
-		}
-	}
-	errc := make(chan error, crashWriters)
+	errc := make(chan error, crashWriters+2)
 	for g := range crashWriters {
 		own := map[string]*pair{}
 		for j := range crashPerOwner {
@@ -344,12 +536,45 @@ func runChild(arg string) int {
 		rng := rand.New(rand.NewPCG(seed, uint64(g)))
 		go func() { errc <- childWriter(ctx, st, rng, own, say) }()
 	}
-	fmt.Fprintln(os.Stderr, "child: write failed:", <-errc)
+	go childSide(ctx, file, st, mode, cycle, say, errc)
+	fmt.Fprintln(os.Stderr, "child: failed:", <-errc)
 	return 1
 }
 
+// childState is what a child's writers write through: the file's state,
+// or a routed state that keeps the written kind in it and every other
+// namespace in memory.
+func childState(file *boltdb.State, mode crashMode) (state.State, error) {
+	if mode != modeRouted {
+		return file, nil
+	}
+	return routed.New([]routed.Rule{routed.Exact(testNS, file)}, routed.WithDefault(inmem.NewState()))
+}
+
+// childSide is what a child does beside its writers: a rotating child
+// rotates (from its second cycle), a routed one writes to memory too.
+func childSide(ctx context.Context, file *boltdb.State, st state.State, mode crashMode, cycle int, say func(string, ...any), errc chan<- error) {
+	switch {
+	case mode == modeRotating && cycle > 0:
+		// Nothing to rotate (no record yet) is done too.
+		if err := file.Rotate(ctx); err != nil && !errors.Is(err, atrest.ErrNoNewKey) {
+			errc <- fmt.Errorf("rotate: %w", err)
+			return
+		}
+		say("RD")
+	case mode == modeRouted:
+		for i := 0; ; i++ {
+			r := typed.New[pairSpec, pairDef](resource.NewMetadata("scratch", testType, fmt.Sprintf("s%d", i%8), resource.VersionUndefined), pairSpec{A: i})
+			if err := st.Modify(ctx, r, func(resource.Resource) error { return nil }); err != nil {
+				errc <- fmt.Errorf("scratch: %w", err)
+				return
+			}
+		}
+	}
+}
+
 // childWriter writes to its own resources forever, one write at a time.
-func childWriter(ctx context.Context, st *boltdb.State, rng *rand.Rand, own map[string]*pair, say func(string, ...any)) error {
+func childWriter(ctx context.Context, st state.State, rng *rand.Rand, own map[string]*pair, say func(string, ...any)) error {
 	ids := slices.Sorted(func(yield func(string) bool) {
 		for id := range own {
 			if !yield(id) {

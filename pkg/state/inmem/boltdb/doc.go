@@ -74,11 +74,50 @@
 // the file may lack them. Reads go on serving memory. Opening the file
 // again (a restart) brings back what the file holds.
 //
+// # Encryption and compression
+//
+// With [WithSealer] the state stores each record as an [atrest.Sealer]
+// says: compressed with zstd above its threshold, and encrypted with
+// AES-256-GCM under the first key of its provider, the record's key
+// (namespace, type, ID) authenticated with it, the key's ID in the record
+// (rule P2; see package atrest for the record format). What is encrypted
+// is the value: metadata (version, owner, labels, annotations,
+// finalizers, times) and spec; the bbolt key of a record, its namespace,
+// type and ID, is not.
+//
+//	sealer, err := atrest.New(ctx, atrest.Config{Keys: atrest.KeysFromFile("/etc/mydaemon/state.keys")})
+//	st, err := boltdb.Open(path, reg, boltdb.WithSealer(sealer))
+//
+// The file keeps a key check per key that wrote records, so Open refuses
+// a wrong key (a key under a known ID that is not the one that wrote) and
+// a missing one (records of an ID the sealer lacks) with a [*FileError]
+// of [ErrKey] naming the key ID, before reading any record and whatever
+// the mode; nothing is ever written with a key whose check the file does
+// not hold. A record that does not open — it fails authentication (its
+// bytes changed, or it was copied from another resource's key), is
+// malformed, or is not encrypted while the state encrypts — refuses the
+// file with [ErrRecord] naming the record in the default, strict mode; in
+// lenient mode (atrest.Config.Lenient) Open leaves it out, as if absent,
+// and reports it. A file written before is read as it is: records that
+// are not encrypted or not compressed read on (compression is flagged per
+// record); to encrypt such a file, open it with keys and
+// atrest.Config.ReadPlaintext, and rotate.
+//
+// [State.Rotate] rotates the keys online (rule P3): it asks the provider
+// for its keys again (put the new key first, keep the old ones), so new
+// writes are under the new key at once, and rewrites every older record
+// in transactions of [WithRotationBatch] records while the state serves
+// reads and writes. Every record is readable at every moment; a rotation
+// stopped, or cut by a crash, is resumed by the next Open, in the
+// background ([State.WaitRotation]), or by the next Rotate.
+// [State.RecordsByKey] tells how many records each key still holds.
+//
 // # Lifecycle
 //
 // Open starts the goroutine that commits; the caller owns it through the
 // returned [*State] and must call [State.Close] once nothing writes any
-// more (for a Runtime, after its Run returned). Close refuses later
+// more (for a Runtime, after its Run returned); so is the goroutine of a
+// rotation Open resumes. Close stops a rotation, refuses later
 // writes with [ErrClosed], commits the writes already accepted, stops the
 // goroutine and closes the file; reads and watches go on serving memory.
 // A write's wait for its commit does not follow the write's context: it
@@ -91,8 +130,9 @@
 // another application ([ErrForeign]), a file of a newer format
 // ([ErrNewerFormat]), a stored resource that does not decode, of a type
 // the registry does not know, or under a key that does not name it
-// ([ErrUndecodable], naming the key) are refused with a [*FileError], and
-// the file is left untouched. A file is used by one state at a time: one
+// ([ErrUndecodable], naming the key), a missing or wrong key ([ErrKey])
+// and a record that does not open in strict mode ([ErrRecord]) are
+// refused with a [*FileError], and the file is left untouched. A file is used by one state at a time: one
 // that another state holds open, in another process or in this one, is
 // refused at once with [ErrLocked], naming the holder's process ID, host
 // and command ([LockHolder], read from the lock file beside it: the

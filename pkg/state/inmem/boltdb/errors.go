@@ -23,6 +23,20 @@ var (
 	// *codec.UnknownTypeError), bytes that are not a resource encoding, or
 	// a key that does not name the resource it holds.
 	ErrUndecodable = errors.New("a stored resource does not decode")
+	// ErrKey: a key the file needs is missing or wrong: the file holds
+	// records (or a key check) of a key ID the sealer's keys lack, or the
+	// sealer gives a key under an ID the file knows that is not the one
+	// that wrote under it. The error chain holds the *atrest.KeyError
+	// naming the key ID (errors.Is with atrest.ErrKeyMissing or
+	// atrest.ErrWrongKey). Refused in strict and lenient mode alike.
+	ErrKey = errors.New("a key the file needs is missing or wrong")
+	// ErrRecord: a stored record does not open: it fails authentication
+	// (changed, copied from another resource's record, written by another
+	// key under its ID), is malformed, or is not encrypted in a state
+	// that encrypts. The error chain holds the *atrest.RecordError; Key
+	// names the record. Refused in strict mode; in lenient mode the
+	// record is left out and reported (see [WithSealer]).
+	ErrRecord = errors.New("a stored record does not open")
 	// ErrLocked: another state holds the file open (in another process
 	// or in this one), and it stayed so for the lock timeout (none by
 	// default); [FileError.Holder] names the holder when known.
@@ -34,14 +48,15 @@ var (
 var ErrClosed = errors.New("boltdb: state closed")
 
 // FileError is the error of [Open] for a file it refuses: Err is one of
-// [ErrCorrupt], [ErrForeign], [ErrNewerFormat], [ErrUndecodable] and
-// [ErrLocked], or the error of the file system; errors.Is sees through it
+// [ErrCorrupt], [ErrForeign], [ErrNewerFormat], [ErrUndecodable],
+// [ErrKey], [ErrRecord] and [ErrLocked], or the error of the file system; errors.Is sees through it
 // to that error and to the underlying cause.
 type FileError struct {
 	// Path is the file.
 	Path string
 	// Key names the stored resource at fault, as "type(namespace/id)", for
-	// ErrUndecodable (the raw key, quoted, when it does not parse).
+	// ErrUndecodable, ErrRecord and ErrKey of a record (the raw key,
+	// quoted, when it does not parse).
 	Key string
 	// Err is the problem, Cause what revealed it (a bbolt or codec error;
 	// nil when the problem says it all).

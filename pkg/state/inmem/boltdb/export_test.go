@@ -22,3 +22,9 @@ func Queued(st *State) int {
 // Committing returns the number of writes of the commit in progress (0
 // when none is).
 func Committing(st *State) int { return int(st.store.committing.Load()) }
+
+// WithRotationHook makes the state call f after every batch a rotation
+// committed, with the number of records it rewrote.
+func WithRotationHook(f func(rewritten int)) Option {
+	return func(o *options) { o.rotated = f }
+}

@@ -12,7 +12,13 @@ import (
 // else:
 //
 //	"resgraph"   metadata:
-//	  "format"   the format version (uvarint): formatVersion
+//	  "format"   the format version (uvarint): 1, or 2 once a state
+//	             with a sealer (WithSealer) opened it
+//	  "keycheck/" + key ID
+//	             the key check of each key that wrote records
+//	             (atrest.KeySet.KeyCheck), kept before its first record
+//	  "rotation" the ID of the key a rotation rewrites every record
+//	             under, while one is under way (absent otherwise)
 //	  "lineage"  4 bytes, big-endian: chosen at random when the file is
 //	             created (bookmarks name it, see inmem.Restored)
 //	  "run"      4 bytes, big-endian: the number of opens that wrote to
@@ -24,19 +30,34 @@ import (
 //	  key        uvarint len(namespace), namespace, uvarint len(type),
 //	             type, ID
 //	  value      the codec encoding of the resource (pkg/resource/codec)
+//	             in format 1; in format 2, the record of that encoding
+//	             (package atrest: the encoding itself, or framed:
+//	             compressed and/or encrypted, the key ID in the frame)
 var (
 	metaBucket      = []byte("resgraph")
 	resourcesBucket = []byte("resources")
 
-	formatKey  = []byte("format")
-	lineageKey = []byte("lineage")
-	runKey     = []byte("run")
-	floorKey   = []byte("floor")
+	formatKey      = []byte("format")
+	lineageKey     = []byte("lineage")
+	runKey         = []byte("run")
+	floorKey       = []byte("floor")
+	keyCheckPrefix = "keycheck/"
+	rotationKey    = []byte("rotation")
 )
 
-// formatVersion is the format this package writes and reads. A later
-// version of the format is refused with ErrNewerFormat.
-const formatVersion = 1
+// The formats: formatVersion is the newest this package reads (a later
+// one is refused with ErrNewerFormat); a new file is created in
+// plainFormat, and a state with a sealer moves it to sealedFormat before
+// its first write, so that a version of this package that reads only
+// plainFormat refuses the file rather than misreading its records.
+const (
+	plainFormat   = 1
+	sealedFormat  = 2
+	formatVersion = sealedFormat
+)
+
+// keyCheckKey is the metadata key of the key check of key ID id.
+func keyCheckKey(id string) []byte { return []byte(keyCheckPrefix + id) }
 
 // Limits of bbolt: a key and a value that exceed them fail a commit, so a
 // write is refused before (see store.Append).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/state/atrest"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
@@ -28,6 +29,9 @@ type contents struct {
 	run         uint32
 	floor       time.Time
 	resources   []resource.Resource
+	// rotating tells that a rotation was under way (the "rotation"
+	// mark): the state resumes it.
+	rotating bool
 }
 
 // Open opens the persistent state kept in the bbolt file at path,
@@ -53,6 +57,9 @@ func Open(path string, reg *codec.Registry, opts ...Option) (*State, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.sealer == nil {
+		o.sealer = plainSealer() // reads compressed records, refuses encrypted ones
 	}
 	l, err := lock(path, o.lockTimeout)
 	if err != nil {
@@ -84,7 +91,7 @@ func open(path string, reg *codec.Registry, o options) (*State, error) {
 		created := errors.Is(err, fs.ErrNotExist)
 		switch {
 		case err == nil && info.Size() > 0:
-			if seen, err = check(path, reg, o.lockTimeout); err != nil {
+			if seen, err = check(path, reg, o.sealer, o.lockTimeout); err != nil {
 				return nil, err
 			}
 		case err != nil && !created:
@@ -94,7 +101,7 @@ func open(path string, reg *codec.Registry, o options) (*State, error) {
 		if err != nil {
 			return nil, openError(path, err)
 		}
-		c, err := start(db, seen)
+		c, err := start(db, seen, o.sealer)
 		if errors.Is(err, errChanged) {
 			_ = db.Close()
 			continue
@@ -148,7 +155,7 @@ func openError(path string, err error) error {
 // start begins a run of the file opened for writing: it initializes a new
 // file, or checks that a checked one is still what the check saw (seen),
 // and counts the run. It returns what the state starts from.
-func start(db *bbolt.DB, seen *contents) (c *contents, err error) {
+func start(db *bbolt.DB, seen *contents, sealer *atrest.Sealer) (c *contents, err error) {
 	err = db.Update(func(tx *bbolt.Tx) error {
 		meta := tx.Bucket(metaBucket)
 		switch {
@@ -163,7 +170,7 @@ func start(db *bbolt.DB, seen *contents) (c *contents, err error) {
 			if _, err = tx.CreateBucket(resourcesBucket); err != nil {
 				return err
 			}
-			if err = meta.Put(formatKey, binary.AppendUvarint(nil, formatVersion)); err != nil {
+			if err = meta.Put(formatKey, binary.AppendUvarint(nil, plainFormat)); err != nil {
 				return err
 			}
 			if err = meta.Put(lineageKey, binary.BigEndian.AppendUint32(nil, c.lineage)); err != nil {
@@ -180,6 +187,9 @@ func start(db *bbolt.DB, seen *contents) (c *contents, err error) {
 			c = seen
 		}
 		c.run++
+		if err := prepareSealing(meta, sealer, sealer.Keys()); err != nil {
+			return err
+		}
 		return meta.Put(runKey, binary.BigEndian.AppendUint32(nil, c.run))
 	})
 	return c, err
@@ -188,7 +198,7 @@ func start(db *bbolt.DB, seen *contents) (c *contents, err error) {
 // check reads the file at path read-only and decodes everything it holds.
 // It never writes to the file. A damaged file can make bbolt panic or
 // fault while reading it; both are reported as ErrCorrupt.
-func check(path string, reg *codec.Registry, lockTimeout time.Duration) (c *contents, err error) {
+func check(path string, reg *codec.Registry, sealer *atrest.Sealer, lockTimeout time.Duration) (c *contents, err error) {
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: boltTimeout(lockTimeout)})
 	if err != nil {
 		return nil, openError(path, err)
@@ -206,32 +216,21 @@ func check(path string, reg *codec.Registry, lockTimeout time.Duration) (c *cont
 	}()
 	err = db.View(func(tx *bbolt.Tx) error {
 		var err error
-		c, err = readContents(path, tx, reg)
+		c, err = readContents(path, tx, reg, sealer)
 		return err
 	})
 	return c, err
 }
 
-// readContents checks the buckets and metadata of a file and decodes its
-// resources.
-func readContents(path string, tx *bbolt.Tx, reg *codec.Registry) (*contents, error) {
-	var foreign []string
-	if err := tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
-		if n := string(name); n != string(metaBucket) && n != string(resourcesBucket) {
-			foreign = append(foreign, fmt.Sprintf("%q", n))
-		}
-		return nil
-	}); err != nil {
-		return nil, &FileError{Path: path, Err: ErrCorrupt, Cause: err}
+// readContents checks the buckets and metadata of a file, the keys of
+// sealer against the file's key checks, and decodes its resources.
+func readContents(path string, tx *bbolt.Tx, reg *codec.Registry, sealer *atrest.Sealer) (*contents, error) {
+	meta, res, problem, cause := buckets(tx)
+	if problem != nil {
+		return nil, &FileError{Path: path, Err: problem, Cause: cause}
 	}
-	meta, res := tx.Bucket(metaBucket), tx.Bucket(resourcesBucket)
-	switch {
-	case len(foreign) > 0:
-		return nil, &FileError{Path: path, Err: ErrForeign, Cause: fmt.Errorf("unknown buckets %v", foreign)}
-	case meta == nil && res == nil:
+	if meta == nil {
 		return &contents{}, nil // created, never initialized
-	case meta == nil || res == nil:
-		return nil, &FileError{Path: path, Err: ErrCorrupt, Cause: errors.New("a bucket is missing")}
 	}
 	if v := meta.Get(formatKey); v != nil {
 		if f, n := binary.Uvarint(v); n == len(v) && f > formatVersion {
@@ -242,11 +241,14 @@ func readContents(path string, tx *bbolt.Tx, reg *codec.Registry) (*contents, er
 	if err != nil {
 		return nil, &FileError{Path: path, Err: ErrCorrupt, Cause: err}
 	}
-	c := &contents{initialized: true, lineage: lineage, run: run, floor: floor}
+	if err := sealer.Keys().VerifyAll(func(id string) []byte { return meta.Get(keyCheckKey(id)) }); err != nil {
+		return nil, &FileError{Path: path, Err: ErrKey, Cause: err}
+	}
+	c := &contents{initialized: true, lineage: lineage, run: run, floor: floor, rotating: meta.Get(rotationKey) != nil}
 	err = res.ForEach(func(k, v []byte) error {
-		r, err := decodeRecord(reg, k, v)
+		r, err := openRecord(reg, sealer, k, v)
 		if err != nil {
-			return &FileError{Path: path, Err: ErrUndecodable, Key: keyString(k), Cause: err}
+			return recordProblem(path, sealer, k, err) // nil: skipped (lenient)
 		}
 		if created := r.Metadata().Created(); created.After(c.floor) {
 			c.floor = created
@@ -264,9 +266,34 @@ func readContents(path string, tx *bbolt.Tx, reg *codec.Registry) (*contents, er
 	return c, nil
 }
 
+// buckets returns the file's two buckets (both nil for a file created but
+// never initialized), or the problem of a file that is not this
+// package's (ErrCorrupt, ErrForeign) and what revealed it.
+func buckets(tx *bbolt.Tx) (meta, res *bbolt.Bucket, problem, cause error) {
+	var foreign []string
+	if err := tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
+		if n := string(name); n != string(metaBucket) && n != string(resourcesBucket) {
+			foreign = append(foreign, fmt.Sprintf("%q", n))
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, ErrCorrupt, err
+	}
+	meta, res = tx.Bucket(metaBucket), tx.Bucket(resourcesBucket)
+	switch {
+	case len(foreign) > 0:
+		return nil, nil, ErrForeign, fmt.Errorf("unknown buckets %v", foreign)
+	case meta == nil && res == nil:
+		return nil, nil, nil, nil
+	case meta == nil || res == nil:
+		return nil, nil, ErrCorrupt, errors.New("a bucket is missing")
+	}
+	return meta, res, nil, nil
+}
+
 // readMeta reads the lineage, the run and the creation-time floor.
 func readMeta(meta *bbolt.Bucket) (lineage, run uint32, floor time.Time, err error) {
-	if f, n := binary.Uvarint(meta.Get(formatKey)); n <= 0 || f != formatVersion {
+	if f, n := binary.Uvarint(meta.Get(formatKey)); n <= 0 || f < plainFormat || f > formatVersion {
 		return 0, 0, time.Time{}, fmt.Errorf("bad format version %q", meta.Get(formatKey))
 	}
 	l, r, fl := meta.Get(lineageKey), meta.Get(runKey), meta.Get(floorKey)
@@ -279,14 +306,18 @@ func readMeta(meta *bbolt.Bucket) (lineage, run uint32, floor time.Time, err err
 	return binary.BigEndian.Uint32(l), binary.BigEndian.Uint32(r), floor, nil
 }
 
-// decodeRecord decodes a stored resource and checks that its key names
-// it.
-func decodeRecord(reg *codec.Registry, k, v []byte) (resource.Resource, error) {
+// openRecord opens a stored record with sealer, decodes it and checks
+// that its key names it.
+func openRecord(reg *codec.Registry, sealer *atrest.Sealer, k, v []byte) (resource.Resource, error) {
 	ns, typ, id, err := parseKey(k)
 	if err != nil {
 		return nil, err
 	}
-	r, err := reg.Decode(v)
+	enc, err := sealer.Open(nil, ns, typ, id, v)
+	if err != nil {
+		return nil, err
+	}
+	r, err := reg.Decode(enc)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package boltdb
 import (
 	"time"
 
+	"github.com/resgraph/resgraph/pkg/state/atrest"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
@@ -19,6 +20,11 @@ type options struct {
 	maxPending  int
 	lockTimeout time.Duration
 	stateOpts   []inmem.Option
+	// sealer seals the records (nil: stored as encoded).
+	sealer        *atrest.Sealer
+	rotationBatch int
+	// rotated is told of each rotation batch committed (tests).
+	rotated func(rewritten int)
 }
 
 // DefaultLockTimeout is how long [Open] waits for the file's lock by
@@ -29,8 +35,12 @@ const DefaultLockTimeout = time.Duration(0)
 // writes.
 const DefaultMaxPending = 4096
 
+// DefaultRotationBatch is the number of records a rotation rewrites per
+// transaction unless [WithRotationBatch] says otherwise.
+const DefaultRotationBatch = 256
+
 func defaultOptions() options {
-	return options{maxPending: DefaultMaxPending, lockTimeout: DefaultLockTimeout}
+	return options{maxPending: DefaultMaxPending, lockTimeout: DefaultLockTimeout, rotationBatch: DefaultRotationBatch}
 }
 
 // WithInterval selects the interval policy: a write returns as soon as it
@@ -74,4 +84,30 @@ func WithLockTimeout(d time.Duration) Option {
 // [inmem.WithPersistence] among them is overridden.
 func WithStateOptions(opts ...inmem.Option) Option {
 	return func(o *options) { o.stateOpts = append(o.stateOpts, opts...) }
+}
+
+// WithSealer makes the state store its records as s says (package
+// atrest): compressed above s's threshold, and encrypted with its keys,
+// the first of which writes. Open then checks the keys against the key
+// checks the file keeps and reads every record with s: a wrong key, or a
+// key that records need and s lacks, refuses the file naming the key ID
+// (in every mode); a record that does not open refuses the file in strict
+// mode and is left out, and reported, in lenient mode (see
+// [atrest.Config]). Without it, records are stored as encoded, and a file
+// holding encrypted records is refused naming their key ID. A nil s is no
+// sealer.
+func WithSealer(s *atrest.Sealer) Option {
+	return func(o *options) { o.sealer = s }
+}
+
+// WithRotationBatch sets how many records a rotation ([State.Rotate])
+// rewrites per transaction (default [DefaultRotationBatch]): the longest
+// a commit of writes waits behind a rotation is that of one such
+// transaction. n <= 0 means the default.
+func WithRotationBatch(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.rotationBatch = n
+		}
+	}
 }

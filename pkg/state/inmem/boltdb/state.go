@@ -30,6 +30,9 @@ func newState(db *bbolt.DB, reg *codec.Registry, c *contents, o options) *State 
 	st := &State{path: db.Path(), store: s}
 	st.State = inmem.NewState(append(o.stateOpts, inmem.WithPersistence(s))...)
 	go s.run()
+	if c.rotating {
+		s.resume()
+	}
 	return st
 }
 
@@ -73,6 +76,9 @@ type Stats struct {
 	Writes uint64
 	// CommitTime is the time spent committing.
 	CommitTime time.Duration
+	// Rotated is the number of records key rotations rewrote
+	// ([State.Rotate]).
+	Rotated uint64
 }
 
 // Stats returns the counters of the state's commits so far.
@@ -81,5 +87,6 @@ func (st *State) Stats() Stats {
 		Commits:    st.store.commits.Load(),
 		Writes:     st.store.writes.Load(),
 		CommitTime: time.Duration(st.store.commitTime.Load()),
+		Rotated:    st.store.rotatedRecords.Load(),
 	}
 }
