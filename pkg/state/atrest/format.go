@@ -99,3 +99,10 @@ func appendString(dst []byte, s string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
+
+// Framed reports whether rec is a framed record (compressed or
+// encrypted), not a resource's encoding as is: a store that seals
+// nothing may take a record that is not framed as the encoding itself.
+func Framed(rec []byte) bool {
+	return len(rec) >= 3 && [3]byte(rec[:3]) == [3]byte(magic[:3])
+}

@@ -13,12 +13,26 @@ import (
 	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/atrest"
 	"github.com/resgraph/resgraph/pkg/state/internal/backend"
 )
 
-// decode decodes the value of key, or returns an error naming the key.
+// decode opens and decodes the value of key, or returns an error naming
+// the key (for a record that does not open, the *atrest.RecordError
+// naming the resource and its key ID).
 func (c *core) decode(kv *mvccpb.KeyValue) (resource.Resource, error) {
-	r, err := c.reg.Decode(kv.Value)
+	enc := kv.Value
+	if c.sealed || atrest.Framed(enc) {
+		ns, typ, id, ok := c.pointerOf(kv.Key)
+		if !ok {
+			return nil, fmt.Errorf("etcd state: key %q names no resource", kv.Key)
+		}
+		var err error
+		if enc, err = c.sealer.Open(nil, ns, typ, id, enc); err != nil {
+			return nil, fmt.Errorf("etcd state: key %q: %w", kv.Key, err)
+		}
+	}
+	r, err := c.reg.Decode(enc)
 	if err != nil {
 		return nil, fmt.Errorf("etcd state: key %q: %w", kv.Key, err)
 	}
@@ -98,6 +112,11 @@ func (c *core) encode(r resource.Resource, md *resource.Metadata) ([]byte, error
 	b, err := c.reg.AppendEncodeWithMetadata(nil, r, md)
 	if err != nil {
 		return nil, state.NewInvalidError(resource.PointerOf(md), "%w", err)
+	}
+	if !c.sealer.Plain(len(b)) {
+		if b, err = c.sealer.Seal(nil, md.Namespace(), md.Type(), md.ID(), b); err != nil {
+			return nil, fmt.Errorf("etcd state: %s: %w", resource.PointerString(md), err)
+		}
 	}
 	return b, nil
 }

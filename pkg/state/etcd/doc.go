@@ -36,6 +36,36 @@
 // Changes written by other processes reach the watchers as etcd delivers
 // them.
 //
+// # Encryption and compression
+//
+// With [WithSealer] each value is stored as an atrest.Sealer says:
+// compressed with zstd above its threshold, and encrypted with AES-256-GCM
+// under the first key of its provider, the resource's namespace, type and
+// ID authenticated with it, the key's ID in the value (rule P2; see
+// package atrest). Keys are not encrypted. The prefix keeps a key check
+// per key that wrote (under prefix + "%keycheck/"), so New refuses a key
+// under a known ID that is not the one that wrote, and a prefix holding
+// records of a key the sealer lacks, with a *atrest.KeyError naming the
+// key ID, in both modes and before it writes anything; it reads every
+// record to do so (a state without a sealer does only when the prefix has
+// key checks). A record that does not open (it fails authentication, is
+// malformed, or is not encrypted while the state encrypts) refuses New in
+// strict mode, naming its key, and is reported in lenient mode; after New,
+// such a record (written by another process, say) is an error naming it
+// for Get and for the writes to it, and is left out of lists and watches
+// and logged (and reported, in lenient mode), as an undecodable value is.
+// Every process that shares the prefix needs the keys.
+//
+// [Rotate] rotates the keys online (rule P3): with the new key first in
+// the provider's list, it rewrites every older record in transactions of
+// [WithRotationBatch] records, each conditioned on the record not having
+// changed since read, while the states on the prefix serve reads and
+// writes; watchers see nothing of it (a rewritten record is the same
+// resource, and the feeds skip it). It is safe to stop at any point:
+// every record stays readable, and Rotate again resumes it. The state
+// starts no goroutine for it: a rotation cut by a crash is resumed by the
+// next call of Rotate, not by New.
+//
 // # Revisions
 //
 // The state numbers its changes with etcd's revisions

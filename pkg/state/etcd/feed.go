@@ -222,6 +222,10 @@ func (f *feed) appendLocked(id resource.ID, res resource.Resource, pos position,
 	if old == nil && res == nil {
 		return
 	}
+	if sameWrite(old, res) {
+		f.items[id].mod = mod // a record rewritten by a rotation: no change
+		return
+	}
 	f.head++
 	seq := f.head
 	slot := &f.ring[(seq-liveBase)%uint64(f.cap)]
@@ -328,4 +332,15 @@ func (f *feed) pruneTombsLocked() {
 			delete(f.tombs, id)
 		}
 	}
+}
+
+// sameWrite reports whether a and b are the same write of one resource
+// (version and creation time equal): a record rewritten, the resource
+// unchanged, by a key rotation ([Rotate]).
+func sameWrite(a, b resource.Resource) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	am, bm := a.Metadata(), b.Metadata()
+	return am.Version().Equal(bm.Version()) && am.Created().Equal(bm.Created())
 }

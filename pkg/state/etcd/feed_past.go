@@ -133,7 +133,7 @@ func (h *history) add(events []*clientv3.Event, until int64) bool {
 		h.last = pos
 		c := change{id: id, pos: pos}
 		if ev.PrevKv != nil {
-			c.old, _ = h.f.c.reg.Decode(ev.PrevKv.Value) // undecodable: absent
+			c.old, _ = h.f.c.decode(ev.PrevKv) // undecodable: absent
 		}
 		if ev.Type == mvccpb.PUT {
 			r, err := h.f.c.decode(ev.Kv)
@@ -142,8 +142,8 @@ func (h *history) add(events []*clientv3.Event, until int64) bool {
 			}
 			c.new = r
 		}
-		if c.old == nil && c.new == nil {
-			continue
+		if c.old == nil && c.new == nil || sameWrite(c.old, c.new) {
+			continue // nothing, or a record rewritten by a rotation
 		}
 		if len(h.changes) < h.cap {
 			h.changes = append(h.changes, c)

@@ -15,6 +15,7 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
+	github.com/klauspost/compress v1.18.7 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/siderolabs/gen v0.8.7 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.16 // indirect
@@ -31,8 +32,12 @@ require (
 
 replace github.com/resgraph/resgraph => ../../..
 
+// The records are sealed by the atrest module (zstd, AES-GCM).
+replace github.com/resgraph/resgraph/pkg/state/atrest => ../atrest
+
 require (
 	github.com/resgraph/resgraph v0.0.0-00010101000000-000000000000
+	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	go.etcd.io/etcd/api/v3 v3.6.16
 	go.uber.org/goleak v1.3.0

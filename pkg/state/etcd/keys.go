@@ -50,3 +50,18 @@ func idOf(kindPrefix string, key []byte) (resource.ID, bool) {
 	}
 	return unescaper.Replace(rest), true
 }
+
+// pointerOf returns the namespace, type and ID a resource's key names,
+// and false for a key that is not a resource's (a kind's head key, the
+// elections' and key checks' keys under prefix + "%").
+func (c *core) pointerOf(key []byte) (ns, typ, id string, ok bool) {
+	k, found := strings.CutPrefix(string(key), c.prefix)
+	if !found {
+		return "", "", "", false
+	}
+	parts := strings.Split(k, "/")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return "", "", "", false
+	}
+	return unescaper.Replace(parts[0]), unescaper.Replace(parts[1]), unescaper.Replace(parts[2]), true
+}

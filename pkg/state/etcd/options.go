@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/state/atrest"
 )
 
 // DefaultPrefix is the key prefix of a state unless [WithPrefix] says
@@ -27,6 +29,8 @@ type options struct {
 	historyCap     int
 	connectTimeout time.Duration
 	counters       *Counters
+	sealer         *atrest.Sealer
+	rotationBatch  int
 }
 
 func defaultOptions() options {
@@ -35,6 +39,7 @@ func defaultOptions() options {
 		logger:         zap.NewNop(),
 		historyCap:     DefaultHistoryCapacity,
 		connectTimeout: DefaultConnectTimeout,
+		rotationBatch:  DefaultRotationBatch,
 	}
 }
 
@@ -76,4 +81,24 @@ func WithConnectTimeout(d time.Duration) Option {
 			o.connectTimeout = d
 		}
 	}
+}
+
+// WithSealer makes the state store its records as s says (package
+// atrest): compressed above s's threshold, and encrypted with its keys,
+// the first of which writes (see "Encryption and compression" in the
+// package documentation). Every process that shares the prefix needs the
+// same keys. A nil s is no sealer.
+func WithSealer(s *atrest.Sealer) Option {
+	return func(o *options) { o.sealer = s }
+}
+
+// DefaultRotationBatch is the number of records [Rotate] rewrites per
+// etcd transaction unless [WithRotationBatch] says otherwise.
+const DefaultRotationBatch = 32
+
+// WithRotationBatch sets how many records [Rotate] rewrites per etcd
+// transaction (n is clamped to [1, 64]: a transaction holds a comparison
+// and a put per record).
+func WithRotationBatch(n int) Option {
+	return func(o *options) { o.rotationBatch = min(max(n, 1), 64) }
 }

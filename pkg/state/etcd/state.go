@@ -13,6 +13,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/atrest"
 	"github.com/resgraph/resgraph/pkg/state/internal/backend"
 )
 
@@ -44,6 +45,10 @@ type core struct {
 	historyCap int
 	clusterID  uint64
 	counters   *Counters // never nil
+	// sealer seals and opens the records (never nil); sealed tells that
+	// it encrypts, so that every record goes through it.
+	sealer *atrest.Sealer
+	sealed bool
 
 	mu sync.Mutex
 	// feeds are the running watches of the kinds with watchers. Guarded
@@ -71,6 +76,9 @@ func newCore(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opt
 	if o.counters == nil {
 		o.counters = &Counters{}
 	}
+	if o.sealer == nil {
+		o.sealer = plainSealer()
+	}
 	c := &core{
 		counters:   o.counters,
 		cli:        cli,
@@ -80,8 +88,13 @@ func newCore(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opt
 		historyCap: o.historyCap,
 		clusterID:  resp.Header.GetClusterId(),
 		feeds:      map[resource.KindKey]*feed{},
+		sealer:     o.sealer,
+		sealed:     o.sealer.Encrypts(),
 	}
 	c.KindWatches = backend.KindWatches{Start: c.startKindWatch}
+	if err := c.checkRecords(ctx); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
