@@ -1,5 +1,7 @@
 package boltdb
 
+import "go.etcd.io/bbolt"
+
 // Test access to the internals (package boltdb_test uses them).
 
 // HoldWriterLock takes bbolt's writer lock of st's file, so that the next
@@ -27,4 +29,15 @@ func Committing(st *State) int { return int(st.store.committing.Load()) }
 // committed, with the number of records it rewrote.
 func WithRotationHook(f func(rewritten int)) Option {
 	return func(o *options) { o.rotated = f }
+}
+
+// StoredBytes returns the total length of the records the file holds.
+func StoredBytes(st *State) (n int, err error) {
+	err = st.store.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(resourcesBucket).ForEach(func(_, v []byte) error {
+			n += len(v)
+			return nil
+		})
+	})
+	return n, err
 }

@@ -69,6 +69,7 @@ func registry() *codec.Registry {
 	codec.MustRegister[conformance.StrSpec, conformance.StrResourceDefinition](reg)
 	codec.MustRegister[conformance.ListSpec, conformance.ListResourceDefinition](reg)
 	codec.MustRegister[conformance.IntSpec, conformance.UndeclaredResourceDefinition](reg)
+	codec.MustRegister[ifaceSpec, ifaceDef](reg)
 	return reg
 }
 
