@@ -57,7 +57,7 @@ func TestP1_RoutedCrossBackendConformanceOverTheClient(t *testing.T) {
 	}})
 }
 
-// TestP1_RoutedRuntimeConformanceOverTheClient runs the engine rules over
+// TestP1_RoutedRuntimeConformanceOverTheClient runs the Runtime rules over
 // a routed state split between memory and a client, in real time.
 func TestP1_RoutedRuntimeConformanceOverTheClient(t *testing.T) {
 	suite.Run(t, &conformance.RuntimeSuite{
