@@ -73,7 +73,7 @@ func (c *changeLog) ValidateType(k resource.Kind) error {
 }
 
 func logged(k resource.Kind) bool {
-	return k != nil && k.Namespace() == netres.Namespace && netres.DisplayName(k.Type()) != k.Type()
+	return k != nil && k.Namespace() == netres.NamespaceOf(k.Type()) && netres.DisplayName(k.Type()) != k.Type()
 }
 
 // Create implements state.CoreState.
@@ -130,7 +130,7 @@ func (c *changeLog) Destroy(ctx context.Context, ptr resource.Pointer, opts ...s
 //
 //	created    AddressSpec(network/eth0/10.0.0.2-24) v1: 10.0.0.2/24 dev eth0
 //	updated    LinkStatus(network/eth0) v3: down index=2 mtu=1500
-//	updated    LinkSpec(network/eth1) v4: tearing down
+//	updated    LinkSpec(config/eth1) v4: tearing down
 //	updated    LinkStatus(network/eth1) v5: finalizers=[]
 //	destroyed  RouteSpec(network/eth1/10.200.0.0-16)
 //

@@ -37,12 +37,12 @@ func TestC1_RunTellsTheStoryAndStopsByItself(t *testing.T) {
 	for _, want := range []string{
 		"resgraph demo: 8 controllers, 3 links from built-in sample",
 		"eth1 is deleted after 1s, stopping after 3s",
-		"state created    LinkSpec(network/eth0) v1",
+		"state created    LinkSpec(config/eth0) v1",
 		"user deleting link eth1",
 		"user link eth1 deleted",
-		"state destroyed  LinkSpec(network/eth1)",
+		"state destroyed  LinkSpec(config/eth1)",
 		"final state:",
-		"LinkSpec(network/wlan0)",
+		"LinkSpec(config/wlan0)",
 	} {
 		assert.Contains(t, log, want)
 	}

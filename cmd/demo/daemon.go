@@ -149,10 +149,14 @@ func (d *daemon) Run(ctx context.Context) error {
 	}
 
 	if d.cfg.Intent != nil {
+		// Modify: a configuration kept across runs (--config-db) has
+		// the links already; each is brought to the intent.
 		for _, l := range d.cfg.Intent.Links {
-			ls := netres.NewLinkSpec(l.Name)
-			*ls.TypedSpec() = l.Spec
-			if err := d.state.Create(gctx, ls); err != nil {
+			err := d.state.Modify(gctx, netres.NewLinkSpec(l.Name), func(r resource.Resource) error {
+				*r.(*netres.LinkSpec).TypedSpec() = l.Spec
+				return nil
+			})
+			if err != nil {
 				return fail(fmt.Errorf("apply intent %s: %w", d.cfg.Intent.File, err))
 			}
 		}
@@ -200,7 +204,7 @@ func (d *daemon) deleteLinkLater(ctx context.Context) error {
 	log := d.logger.Named("user")
 	log.Info("deleting link " + name + ": its routes, then its addresses, then its status go before its LinkSpec")
 	start := time.Now()
-	err := d.state.TeardownAndDestroy(ctx, resource.NewPointer(netres.Namespace, netres.LinkSpecType, name))
+	err := d.state.TeardownAndDestroy(ctx, resource.NewPointer(netres.ConfigNamespace, netres.LinkSpecType, name))
 	switch {
 	case ctx.Err() != nil:
 		return nil

@@ -113,7 +113,7 @@ func TestE2_DeletingALinkTearsDownInOrderAndLeavesNoOrphans(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
 	defer cancel()
-	require.NoError(t, d.state.TeardownAndDestroy(ctx, resource.NewPointer(netres.Namespace, netres.LinkSpecType, "eth1")),
+	require.NoError(t, d.state.TeardownAndDestroy(ctx, resource.NewPointer(netres.ConfigNamespace, netres.LinkSpecType, "eth1")),
 		"TeardownAndDestroy returns once every controller released the LinkSpec")
 
 	// By then everything eth1 caused is gone, except what is derived from
@@ -145,7 +145,7 @@ func TestE2_DeletingALinkTearsDownInOrderAndLeavesNoOrphans(t *testing.T) {
 	// The change log is in commit order: routes went first, then the
 	// address, then the status, then the spec.
 	var order []string
-	for _, line := range linesWith(out.String(), "destroyed", "(network/eth1") {
+	for _, line := range linesWith(out.String(), "destroyed", "/eth1") {
 		order = append(order, strings.Fields(line)[4])
 	}
 	require.Len(t, order, 6, "two routes, one address, status, spec, kernel link:\n%s", strings.Join(order, "\n"))
@@ -309,10 +309,10 @@ func TestChangeLogLinesNameResourceAndVersion(t *testing.T) {
 	waitConverged(t, d)
 	log := out.String()
 	for _, want := range []string{
-		"state created    LinkSpec(network/eth0) v1: mtu=1500",
+		"state created    LinkSpec(config/eth0) v1: mtu=1500",
 		"state created    AddressSpec(network/eth0/10.0.0.2-24) v1: 10.0.0.2/24 dev eth0 (gateway 10.0.0.1 on-link)",
 		"state created    RouteSpec(network/eth1/192.168.60.0-24) v1: 192.168.60.0/24 via 192.168.50.1 dev eth1 src 192.168.50.10 metric 50 (static)",
-		"state updated    LinkSpec(network/eth0) v2: finalizers=[LinkApplyController]",
+		"state updated    LinkSpec(config/eth0) v2: finalizers=[LinkApplyController]",
 		`"controller": "LinkApplyController"`,
 	} {
 		assert.Contains(t, log, want)
@@ -327,15 +327,15 @@ func TestStateErrorsComeFromTheState(t *testing.T) {
 	// The change log is transparent: errors of the state pass through it
 	// unchanged and nothing is logged for a refused write.
 	d, out := startDaemon(t, config{})
-	err := d.state.Destroy(t.Context(), resource.NewPointer(netres.Namespace, netres.LinkSpecType, "nope"))
+	err := d.state.Destroy(t.Context(), resource.NewPointer(netres.ConfigNamespace, netres.LinkSpecType, "nope"))
 	assert.True(t, state.IsNotFoundError(err), "%v", err)
 	ls := netres.NewLinkSpec("eth9")
 	require.NoError(t, d.state.Create(t.Context(), ls))
 	assert.True(t, state.IsConflictError(d.state.Create(t.Context(), ls)))
 	// The daemon goes on reacting to eth9 (finalizers, status), so count
 	// only creations: the refused second Create must not have logged one.
-	assert.Len(t, linesWith(out.String(), "created", "LinkSpec(network/eth9)"), 1)
-	assert.Empty(t, linesWith(out.String(), "LinkSpec(network/nope)"))
+	assert.Len(t, linesWith(out.String(), "created", "LinkSpec(config/eth9)"), 1)
+	assert.Empty(t, linesWith(out.String(), "LinkSpec(config/nope)"))
 }
 
 func TestAddressWantedAgainWhileTearingDownIsRecreatedOnceDestroyed(t *testing.T) {

@@ -4,8 +4,15 @@ go 1.26
 
 replace github.com/resgraph/resgraph => ../..
 
+// The configuration is kept in an encrypted bbolt file (--config-db).
+replace github.com/resgraph/resgraph/pkg/state/inmem/boltdb => ../../pkg/state/inmem/boltdb
+
+replace github.com/resgraph/resgraph/pkg/state/atrest => ../../pkg/state/atrest
+
 require (
 	github.com/resgraph/resgraph v0.0.0-00010101000000-000000000000
+	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000
+	github.com/resgraph/resgraph/pkg/state/inmem/boltdb v0.0.0-00010101000000-000000000000
 	github.com/siderolabs/gen v0.8.7
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0
@@ -19,7 +26,10 @@ require (
 	github.com/chromedp/chromedp v0.23.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/klauspost/compress v1.18.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
+	go.etcd.io/bbolt v1.4.3 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
+	golang.org/x/sys v0.29.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

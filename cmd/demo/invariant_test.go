@@ -16,7 +16,7 @@ import (
 )
 
 // changeRE matches a change-log line: verb, short type, ID, and the rest.
-var changeRE = regexp.MustCompile(`state (created|updated|destroyed) +([A-Za-z]+)\(network/([^)]*)\)(.*)$`)
+var changeRE = regexp.MustCompile(`state (created|updated|destroyed) +([A-Za-z]+)\((?:network|config)/([^)]*)\)(.*)$`)
 
 // checkCommitOrder replays a change log (which is in commit order) and
 // returns every violation of the ordering rules the finalizers enforce:
@@ -139,10 +139,10 @@ func TestCommitOrderObeysTheFinalizers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
 	defer cancel()
-	require.NoError(t, d.state.TeardownAndDestroy(ctx, resource.NewPointer(netres.Namespace, netres.LinkSpecType, "eth0")))
+	require.NoError(t, d.state.TeardownAndDestroy(ctx, resource.NewPointer(netres.ConfigNamespace, netres.LinkSpecType, "eth0")))
 
 	log := out.String()
-	require.NotEmpty(t, linesWith(log, "destroyed", "LinkSpec(network/eth0)"))
+	require.NotEmpty(t, linesWith(log, "destroyed", "LinkSpec(config/eth0)"))
 	require.Empty(t, checkCommitOrder(log))
 }
 
@@ -179,7 +179,7 @@ func TestCommitOrderCheckerCatchesViolations(t *testing.T) {
 			"address eth0/10.0.0.2-24 still exists",
 		},
 		"spec destroyed before its status": {
-			line("created    LinkStatus(network/eth0) v1: up") + line("destroyed  LinkSpec(network/eth0)"),
+			line("created    LinkStatus(network/eth0) v1: up") + line("destroyed  LinkSpec(config/eth0)"),
 			"LinkStatus eth0 still exists",
 		},
 	}

@@ -68,7 +68,7 @@ func intentChange(cur, next *intent.Intent) plan.Change {
 	if cur != nil {
 		for _, l := range cur.Links {
 			if _, gone := had[l.Name]; gone {
-				c.Remove = append(c.Remove, resource.NewPointer(netres.Namespace, netres.LinkSpecType, l.Name))
+				c.Remove = append(c.Remove, resource.NewPointer(netres.ConfigNamespace, netres.LinkSpecType, l.Name))
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -24,7 +25,7 @@ const expvarName = "resgraph"
 // run is the run command: it applies the intent, runs the agent until ctx
 // is done or opts.Duration passed, and prints the final state. An invalid
 // intent file fails before anything runs or is written.
-func run(ctx context.Context, opts cli.RunOptions, stdout io.Writer) error {
+func run(ctx context.Context, opts cli.RunOptions, stdout io.Writer) (err error) {
 	in, err := loadIntent(opts.ApplyFile)
 	if err != nil {
 		return err
@@ -32,6 +33,14 @@ func run(ctx context.Context, opts cli.RunOptions, stdout io.Writer) error {
 	cfg, err := configFor(opts, in)
 	if err != nil {
 		return err
+	}
+	if opts.ConfigDB != "" {
+		st, closeStore, err := openStore(ctx, opts.ConfigDB, opts.KeysFile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, closeStore()) }()
+		cfg.State = st
 	}
 	d, err := newDaemon(cfg, stdout)
 	if err != nil {

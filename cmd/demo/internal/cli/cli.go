@@ -101,7 +101,18 @@ type RunOptions struct {
 	// when it stops; RecordDir a directory where the recorder keeps the
 	// recordings it takes on its own (a hot loop, a controller failing).
 	Record, RecordDir string
+	// ConfigDB is the bbolt file that keeps the configuration namespace
+	// (the LinkSpecs), encrypted, across runs; "" keeps everything in
+	// memory.
+	ConfigDB string
+	// KeysFile is the key file of ConfigDB (package atrest's text form);
+	// "" reads the keys from the environment variable KeysEnv.
+	KeysFile string
 }
+
+// KeysEnv is the environment variable that holds the keys of --config-db
+// when --keys is not given.
+const KeysEnv = "RESGRAPH_DEMO_KEYS"
 
 // DeleteDelay returns when the run deletes its link: DeleteAfter if set,
 // else half of Duration, else 5 s.
@@ -208,13 +219,27 @@ func parseRun(args []string, stderr io.Writer) (Command, error) {
 	fs.BoolVar(&o.Verbose, "verbose", false, "log at debug level")
 	fs.StringVar(&o.Record, "record", "", "write the flight recorder's window to `FILE` when the agent stops (replay it: see the README)")
 	fs.StringVar(&o.RecordDir, "record-dir", "", "keep the recordings the flight recorder takes on its own (a hot loop, a controller failing) in `DIR`")
+	fs.StringVar(&o.ConfigDB, "config-db", "", "keep the configuration (the LinkSpecs) in this bbolt `FILE`, encrypted, across runs; everything else stays in memory")
+	fs.StringVar(&o.KeysFile, "keys", "", "the encryption keys of --config-db, one `FILE` line each (ID and base64 of 32 bytes; the first writes); default: $"+KeysEnv)
 	if err := fs.Parse(args); err != nil {
 		return Command{}, err
 	}
 	if fs.NArg() > 0 {
 		return Command{}, fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
 	}
+	if err := o.check(flap); err != nil {
+		return Command{}, err
+	}
+	return Command{Name: CmdRun, Run: o}, nil
+}
+
+// check refuses run options that do not go together, and clears the
+// flapping interval without flap.
+func (o *RunOptions) check(flap bool) error {
 	var errs []error
+	if o.KeysFile != "" && o.ConfigDB == "" {
+		errs = append(errs, errors.New("--keys is the key file of --config-db, which is not given"))
+	}
 	if o.Duration < 0 {
 		errs = append(errs, fmt.Errorf("--duration must not be negative, got %s", o.Duration))
 	}
@@ -243,10 +268,7 @@ func parseRun(args []string, stderr io.Writer) (Command, error) {
 			errs = append(errs, fmt.Errorf("--debug-addr: %w (--debug-allow-remote allows it)", err))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return Command{}, err
-	}
-	return Command{Name: CmdRun, Run: o}, nil
+	return errors.Join(errs...)
 }
 
 func parseGraph(args []string, stderr io.Writer) (Command, error) {

@@ -58,9 +58,9 @@ func Names() []string {
 }
 
 func input(typ resource.Type, kind controller.InputKind) controller.Input {
-	return controller.Input{Namespace: netres.Namespace, Type: typ, Kind: kind}
+	return controller.Input{Namespace: netres.NamespaceOf(typ), Type: typ, Kind: kind}
 }
 
 func ptr(typ resource.Type, id resource.ID) resource.Pointer {
-	return resource.NewPointer(netres.Namespace, typ, id)
+	return resource.NewPointer(netres.NamespaceOf(typ), typ, id)
 }

@@ -16,7 +16,7 @@ import (
 // cached (several controllers read them on every pass).
 func Options() []runtime.Option {
 	return []runtime.Option{
-		runtime.WithCachedResource(netres.Namespace, netres.LinkSpecType),
+		runtime.WithCachedResource(netres.ConfigNamespace, netres.LinkSpecType),
 		runtime.WithCachedResource(netres.Namespace, netres.LinkStatusType),
 		// The intent's kind: written by the intent (apply), not by a
 		// controller — expected, so not warned about.

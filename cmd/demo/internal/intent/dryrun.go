@@ -16,7 +16,7 @@ func (in *Intent) DryRun(w io.Writer) error {
 	ew.printf("%s: valid, %d link(s); applying it would create:\n", in.File, len(in.Links))
 	var dns []netres.LinkDNS
 	for _, l := range in.Links {
-		ew.printf("  %-44s %s\n", netres.Describe(resource.NewPointer(netres.Namespace, netres.LinkSpecType, l.Name)), l.Spec)
+		ew.printf("  %-44s %s\n", netres.Describe(resource.NewPointer(netres.ConfigNamespace, netres.LinkSpecType, l.Name)), l.Spec)
 		ew.printf("    once %s is up, the controllers derive:\n", l.Name)
 		ew.printf("      %-42s %s\n", netres.Describe(resource.NewPointer(netres.Namespace, netres.LinkStatusType, l.Name)), "(observed from the kernel)")
 		addrs := netres.PlanAddresses(l.Name, l.Spec)

@@ -117,7 +117,7 @@ func TestDryRunShowsEverythingTheControllersDerive(t *testing.T) {
 	require.NoError(t, in.DryRun(&buf))
 	out := buf.String()
 	for _, want := range []string{
-		"LinkSpec(network/eth0)",
+		"LinkSpec(config/eth0)",
 		"LinkStatus(network/eth1)",
 		"AddressSpec(network/eth0/10.0.0.2-24)",
 		"AddressSpec(network/eth0/fd00:0:0:1::2-64)",

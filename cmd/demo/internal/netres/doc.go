@@ -3,7 +3,10 @@
 // ([KernelLink]), the configured link ([LinkStatus]) and what the agent
 // derives from them ([AddressSpec], [RouteSpec], [ResolverConfig]).
 //
-// Every type is a [typed.Resource] in [Namespace]; its spec compares itself
+// Every type is a [typed.Resource] in [Namespace], but for LinkSpec, the
+// user's intent, in [ConfigNamespace]: the agent's configuration, which a
+// daemon may keep on disk (encrypted) while it rebuilds everything else
+// in memory at every start. Each spec compares itself
 // (an Equal method) and copies itself (a DeepCopy method), so the state and
 // the runtime never fall back to reflection for it. The pure functions in
 // plan.go compute derived specs from intent; the controllers and the dry-run
@@ -15,8 +18,19 @@ package netres
 
 import "github.com/resgraph/resgraph/pkg/resource"
 
-// Namespace is the namespace of every demo resource.
+// Namespace is the namespace of every demo resource but LinkSpec.
 const Namespace resource.Namespace = "network"
+
+// ConfigNamespace is the namespace of LinkSpec, the configuration.
+const ConfigNamespace resource.Namespace = "config"
+
+// NamespaceOf returns the namespace of the demo resources of type typ.
+func NamespaceOf(typ resource.Type) resource.Namespace {
+	if typ == LinkSpecType {
+		return ConfigNamespace
+	}
+	return Namespace
+}
 
 // LinkLabel is the label that carries the link name on AddressSpec and
 // RouteSpec resources, so that they can be listed per link.
@@ -50,7 +64,7 @@ func DisplayName(typ resource.Type) string {
 // Kinds returns the kinds of every demo resource type, in pipeline order.
 func Kinds() []resource.Kind {
 	return []resource.Kind{
-		resource.NewKind(Namespace, LinkSpecType),
+		resource.NewKind(ConfigNamespace, LinkSpecType),
 		resource.NewKind(Namespace, KernelLinkType),
 		resource.NewKind(Namespace, LinkStatusType),
 		resource.NewKind(Namespace, AddressSpecType),

@@ -22,12 +22,12 @@ type LinkSpecDef struct{}
 
 // Definition implements typed.DefinitionProvider.
 func (LinkSpecDef) Definition() typed.Definition {
-	return typed.Definition{Type: LinkSpecType, DefaultNamespace: Namespace}
+	return typed.Definition{Type: LinkSpecType, DefaultNamespace: ConfigNamespace}
 }
 
 // NewLinkSpec returns an empty LinkSpec for the link name.
 func NewLinkSpec(name string) *LinkSpec {
-	return typed.New[LinkSpecSpec, LinkSpecDef](resource.NewMetadata(Namespace, LinkSpecType, name, resource.VersionUndefined), LinkSpecSpec{})
+	return typed.New[LinkSpecSpec, LinkSpecDef](resource.NewMetadata(ConfigNamespace, LinkSpecType, name, resource.VersionUndefined), LinkSpecSpec{})
 }
 
 // LinkSpecSpec is what the user wants for a link.

@@ -69,7 +69,7 @@ func TestIDsAndNames(t *testing.T) {
 	assert.Equal(t, "Other.type", DisplayName("Other.type"))
 	seen := map[string]bool{}
 	for _, k := range Kinds() {
-		assert.Equal(t, Namespace, k.Namespace())
+		assert.Equal(t, NamespaceOf(k.Type()), k.Namespace())
 		name := DisplayName(k.Type())
 		assert.NotEqual(t, k.Type(), name, "every demo kind has a short name")
 		assert.False(t, seen[name])
