@@ -110,4 +110,3 @@ func openDemoFile(t *testing.T, path string, key atrest.Key) *boltdb.State {
 	require.NoError(t, err)
 	return st
 }
-
