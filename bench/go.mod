@@ -5,6 +5,7 @@ go 1.26.2
 // The resgraph side builds against this repository.
 replace (
 	github.com/resgraph/resgraph => ../
+	github.com/resgraph/resgraph/pkg/state/atrest => ../pkg/state/atrest
 	github.com/resgraph/resgraph/pkg/state/etcd => ../pkg/state/etcd
 )
 
@@ -14,6 +15,11 @@ require (
 	github.com/resgraph/resgraph/pkg/state/etcd v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/client/v3 v3.6.16
 	go.uber.org/zap v1.28.0
+)
+
+require (
+	github.com/klauspost/compress v1.18.7 // indirect
+	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000 // indirect
 )
 
 require (
