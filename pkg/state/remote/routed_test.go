@@ -11,6 +11,7 @@ import (
 	"github.com/resgraph/resgraph/conformance"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 	"github.com/resgraph/resgraph/pkg/state/routed"
@@ -79,7 +80,7 @@ func TestP1_RoutedRuntimeConformanceOverTheClient(t *testing.T) {
 			return rt, st
 		},
 		RealTime: &conformance.RealTime{
-			WaitIdle:   waitIdle,
+			WaitIdle:   runtimetest.RealTimeWaitIdle,
 			Backoff:    runtimeBackoff,
 			MaxBackoff: 16 * runtimeBackoff,
 		},
