@@ -46,7 +46,7 @@ func TestPlan_TheRealOutcomeIsThePlan(t *testing.T) {
 	eth2.TypedSpec().Gateway = netip.MustParseAddr("10.9.0.1")
 	change := plan.Change{
 		Set:    []resource.Resource{wlan, eth2},
-		Remove: []resource.Pointer{resource.NewPointer(netres.Namespace, netres.LinkSpecType, "eth1")},
+		Remove: []resource.Pointer{resource.NewPointer(netres.ConfigNamespace, netres.LinkSpecType, "eth1")},
 	}
 	p, err := plan.Make(ctx, d.state, controllers.PlanDaemon(), change)
 	require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestPlan_ApplyPlanPrintsTheDeletedLink(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, planCmd(context.Background(), &out, file, ""))
 	for _, want := range []string{
-		"- LinkSpecs.net.resgraph.dev(network/eth1) (proposed)",
+		"- LinkSpecs.net.resgraph.dev(config/eth1) (proposed)",
 		"- LinkStatuses.net.resgraph.dev(network/eth1) (by LinkApplyController",
 		"- RouteSpecs.net.resgraph.dev(network/eth1/192.168.60.0-24) (by StaticRouteController)",
 		"spec.Servers: - 192.168.50.53",
@@ -177,7 +177,7 @@ func liveState(t *testing.T, st state.State) []resource.Resource {
 
 func linkSpecOf(t *testing.T, st state.State, name string) *netres.LinkSpec {
 	t.Helper()
-	r, err := st.Get(context.Background(), resource.NewPointer(netres.Namespace, netres.LinkSpecType, name))
+	r, err := st.Get(context.Background(), resource.NewPointer(netres.ConfigNamespace, netres.LinkSpecType, name))
 	require.NoError(t, err)
 	return r.(*netres.LinkSpec)
 }

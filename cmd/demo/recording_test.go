@@ -103,5 +103,5 @@ func waitGone(t *testing.T, d *daemon, name string) {
 }
 
 func linkSpecPointer(name string) resource.Pointer {
-	return resource.NewPointer(netres.Namespace, netres.LinkSpecType, name)
+	return resource.NewPointer(netres.ConfigNamespace, netres.LinkSpecType, name)
 }
