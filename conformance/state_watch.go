@@ -48,12 +48,14 @@ func (s *StateSuite) TestS8_WatchExisting() {
 }
 
 // TestS8_WatchAbsent: Watch of an absent resource sends Destroyed with a
-// resource that carries only the pointer, then the changes.
+// tombstone (resource.IsTombstone) that carries only the pointer, then the
+// changes.
 func (s *StateSuite) TestS8_WatchAbsent() {
 	ch := s.watch("a", eventBuffer)
 	ev := s.next(ch)
 	s.Require().Equal(state.Destroyed, ev.Type, eventString(ev))
 	s.Require().NotNil(ev.Resource)
+	s.True(resource.IsTombstone(ev.Resource), "a tombstone: %T", ev.Resource)
 	md := ev.Resource.Metadata()
 	s.Equal(s.ns, md.Namespace())
 	s.Equal(IntResourceType, md.Type())
@@ -63,7 +65,8 @@ func (s *StateSuite) TestS8_WatchAbsent() {
 	s.True(md.Finalizers().Empty())
 
 	s.create("a", 1)
-	s.expectEvent(ch, state.Created, "a", 1)
+	ev = s.expectEvent(ch, state.Created, "a", 1)
+	s.False(resource.IsTombstone(ev.Resource), "a resource that exists is no tombstone")
 }
 
 // TestS9_WatchKind: WatchKind sends every change of the kind (and only of

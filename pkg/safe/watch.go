@@ -18,8 +18,9 @@ type WrappedStateEvent[T resource.Resource] struct {
 func (e WrappedStateEvent[T]) Type() state.EventType { return e.ev.Type }
 
 // Resource returns the event's resource as a T: an error wrapping
-// [ErrNoResource] when there is none (Bootstrapped, Errored), or wrapping
-// [ErrTypeMismatch] when it is of another type.
+// [ErrNoResource] when there is none (Bootstrapped, Errored) or when it is
+// a tombstone (resource.IsTombstone: the resource did not exist), or
+// wrapping [ErrTypeMismatch] when it is of another type.
 func (e WrappedStateEvent[T]) Resource() (T, error) {
 	return eventResource[T](e.ev, e.ev.Resource, "resource")
 }
@@ -44,6 +45,10 @@ func eventResource[T resource.Resource](ev state.Event, r resource.Resource, wha
 	if r == nil {
 		var zero T
 		return zero, fmt.Errorf("%s event without %s: %w", ev.Type, what, ErrNoResource)
+	}
+	if resource.IsTombstone(r) {
+		var zero T
+		return zero, fmt.Errorf("%s event whose %s is the tombstone of %s (it does not exist): %w", ev.Type, what, resource.PointerString(r.Metadata()), ErrNoResource)
 	}
 	return cast.To[T](r)
 }

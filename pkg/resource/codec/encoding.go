@@ -74,6 +74,7 @@ func RegisterWith[S any, D typed.DefinitionProvider](reg *Registry, enc SpecEnco
 			}
 			return r, nil
 		},
+		newEmpty: newTyped[S, D],
 	}, def.DefaultNamespace, described)
 }
 

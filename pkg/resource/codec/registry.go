@@ -52,6 +52,10 @@ type entry struct {
 	// decode returns a new resource of goType with metadata md and the spec
 	// decoded from data, written in format f.
 	decode func(md resource.Metadata, f Format, data []byte) (resource.Resource, error)
+	// newEmpty returns a new resource of goType with metadata md and a
+	// zero spec, and a pointer to its spec; nil for a type that decodes
+	// its spec itself (see New).
+	newEmpty func(md resource.Metadata) (resource.Resource, any, error)
 }
 
 // lookup returns the entry of typ, nil when typ is not registered.
@@ -154,6 +158,7 @@ func Register[S any, D typed.DefinitionProvider](reg *Registry) error {
 			}
 			return r, nil
 		},
+		newEmpty: newTyped[S, D],
 	}, def.DefaultNamespace, described)
 }
 
@@ -221,7 +226,40 @@ func (reg *Registry) RegisterType(typ resource.Type, newResource func(resource.M
 			}
 			return r, nil
 		},
+		newEmpty: func(md resource.Metadata) (resource.Resource, any, error) {
+			r, err := construct(newResource, md)
+			if err != nil {
+				return nil, nil, err
+			}
+			return r, r.Spec(), nil
+		},
 	}, "", probe)
+}
+
+// newTyped is the newEmpty of a typed resource type: a
+// *typed.Resource[S, D] carrying md, and its TypedSpec.
+func newTyped[S any, D typed.DefinitionProvider](md resource.Metadata) (resource.Resource, any, error) {
+	var zero S
+	r := typed.New[S, D](resource.Metadata{}, zero)
+	*r.Metadata() = md
+	return r, r.TypedSpec(), nil
+}
+
+// New returns a new resource of the Go type registered for md's type,
+// carrying md, with a zero spec, and a pointer to that spec, which a
+// decoder of another format (package yamlcodec) fills in place. An
+// unregistered type is an [*UnknownTypeError]; a type registered with a
+// constructor whose resource encodes its spec itself ([SpecMarshaler] on
+// the resource) has no spec to fill, and is an error.
+func (reg *Registry) New(md resource.Metadata) (r resource.Resource, spec any, err error) {
+	e := reg.lookup(md.Type())
+	if e == nil {
+		return nil, nil, &UnknownTypeError{Type: md.Type()}
+	}
+	if e.newEmpty == nil {
+		return nil, nil, fmt.Errorf("codec: type %q (%s) encodes its spec itself: it has no spec to fill", md.Type(), e.goType)
+	}
+	return e.newEmpty(md)
 }
 
 // construct calls newResource(md) and checks the result: a non-nil

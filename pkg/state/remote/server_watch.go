@@ -269,14 +269,15 @@ func (s *Server) encodeEvent(ev state.Event, withJSON bool) *pb.Event {
 }
 
 // encodeWatched returns a watched resource on the wire; for a Destroyed
-// event, a resource without version or spec is the pointer-only resource
-// of a single-resource watch (rule S8).
+// event, a tombstone (resource.IsTombstone), or a resource without version
+// or spec, is the pointer-only resource of a single-resource watch (rule
+// S8), which the client turns back into a tombstone.
 func (s *Server) encodeWatched(r resource.Resource, destroyed, withJSON bool) (*pb.Resource, error) {
 	if r == nil || r.Metadata() == nil {
 		return nil, status.Error(codes.Internal, "remote: the state sent an event without a resource")
 	}
 	md := r.Metadata()
-	if destroyed && md.Version() == resource.VersionUndefined && r.Spec() == nil {
+	if destroyed && (resource.IsTombstone(r) || md.Version() == resource.VersionUndefined && r.Spec() == nil) {
 		return &pb.Resource{Metadata: &pb.Metadata{Id: md.ID()}, PointerOnly: true}, nil
 	}
 	return s.enc.get(r, true, withJSON, func() (*pb.Resource, error) { return s.encodeStored(r, true, withJSON) })

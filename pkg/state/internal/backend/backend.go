@@ -41,20 +41,10 @@ func CheckUpdate(md, stored *resource.Metadata, o state.UpdateOptions) error {
 
 // PointerOnly returns the resource a single-resource watch reports as
 // Destroyed when the resource does not exist at the watch's start (rule
-// S8): metadata that carries only the pointer, and no spec.
+// S8): the resource's tombstone (resource.IsTombstone).
 func PointerOnly(ptr resource.Pointer) resource.Resource {
-	return &pointerOnly{md: resource.NewMetadata(ptr.Namespace(), ptr.Type(), ptr.ID(), resource.VersionUndefined)}
+	return resource.NewTombstone(ptr)
 }
-
-type pointerOnly struct {
-	md resource.Metadata
-}
-
-func (p *pointerOnly) Metadata() *resource.Metadata { return &p.md }
-
-func (p *pointerOnly) Spec() any { return nil }
-
-func (p *pointerOnly) DeepCopy() resource.Resource { return &pointerOnly{md: p.md.Copy()} }
 
 // Send sends v on a watch's channel ch and reports true, or gives up and
 // reports false once ctx is done. A send that does not block locks only
