@@ -104,6 +104,10 @@ type DependencyEdge struct {
 	// write (runtime.WithOutsideWriters): expected, not a mistake, and
 	// never NoWriter.
 	OutsideWriter bool
+	// Uncached marks an input edge the controller may also read through
+	// to the state, bypassing the engine's cache (Input.Uncached). An
+	// input declared both ways is one edge, marked.
+	Uncached bool
 }
 
 // Compare orders edges as rule E2 sorts a dependency graph: by controller

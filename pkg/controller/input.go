@@ -61,9 +61,15 @@ type Input struct {
 	Type      resource.Type
 	ID        optional.Optional[resource.ID]
 	Kind      InputKind
+	// Uncached lets the controller read this input through to the state,
+	// bypassing the engine's cache ([UncachedReader]); its Get and List
+	// still read through the cache. The dependency graph marks the edge
+	// (DependencyEdge.Uncached).
+	Uncached bool
 }
 
-// Compare orders inputs by namespace, type, ID (absent first) and kind.
+// Compare orders inputs by namespace, type, ID (absent first), kind, and
+// cached before uncached.
 func (a Input) Compare(b Input) int {
 	if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
 		return c
@@ -82,7 +88,16 @@ func (a Input) Compare(b Input) int {
 	if c := cmp.Compare(aid, bid); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.Kind, b.Kind)
+	if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	switch {
+	case a.Uncached == b.Uncached:
+		return 0
+	case b.Uncached:
+		return -1
+	}
+	return 1
 }
 
 // EqualKeys reports whether a and b name the same resources (namespace,

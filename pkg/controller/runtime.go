@@ -28,6 +28,7 @@ type Runtime interface {
 	UpdateInputs(inputs []Input) error
 
 	Reader
+	UncachedReader
 	Writer
 	OutputTracker
 }
@@ -35,6 +36,23 @@ type Runtime interface {
 // QRuntime is what the Runtime gives a QController's Reconcile and MapInput.
 type QRuntime interface {
 	ReaderWriter
+	UncachedReader
+}
+
+// UncachedReader reads inputs through to the state, bypassing the
+// engine's cache (runtime.WithCachedResource): for a read that must see
+// the state itself — a cleanup that must never act on a cache miss. Only
+// inputs declared with [Input.Uncached] may be read so (so that the
+// dependency graph, and the access rules, say which controllers read
+// around the cache): GetUncached of a resource, or ListUncached of a kind,
+// that no such input covers is an invalid-class error
+// (state.IsInvalidError) naming the controller, the call and the fix;
+// nothing is read. Otherwise the calls behave as Reader's Get and List,
+// options and errors included; for a kind that is not cached they are
+// Get and List.
+type UncachedReader interface {
+	GetUncached(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error)
+	ListUncached(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error)
 }
 
 // Reader reads resources through the controller's access scope (rule C3):

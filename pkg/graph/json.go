@@ -49,6 +49,10 @@ type JSONEdge struct {
 	// outside writers (controller.DependencyEdge.OutsideWriter); absent
 	// otherwise.
 	OutsideWriter bool `json:"outsideWriter,omitempty"`
+	// Uncached marks an input edge the controller may read bypassing the
+	// engine's cache (controller.DependencyEdge.Uncached); absent
+	// otherwise.
+	Uncached bool `json:"uncached,omitempty"`
 }
 
 // JSON writes g to w as an indented [JSONGraph] followed by a newline. The
@@ -89,6 +93,7 @@ func NewJSONGraph(g *controller.DependencyGraph) JSONGraph {
 			Label:         e.label,
 			NoWriter:      e.NoWriter && !e.EdgeType.IsOutput(),
 			OutsideWriter: e.OutsideWriter && !e.EdgeType.IsOutput(),
+			Uncached:      e.Uncached && !e.EdgeType.IsOutput(),
 		})
 	}
 	return doc

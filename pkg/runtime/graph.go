@@ -29,6 +29,7 @@ func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {
 				ResourceType:      in.Type,
 				ResourceID:        in.ID.ValueOrZero(),
 				EdgeType:          controller.InputEdgeType(in.Kind),
+				Uncached:          in.Uncached,
 			})
 			e := &g.Edges[len(g.Edges)-1]
 			if !dependency.Writes(recs, in.Namespace, in.Type) {
@@ -45,7 +46,22 @@ func (r *Runtime) GetDependencyGraph() (*controller.DependencyGraph, error) {
 		}
 	}
 	slices.SortFunc(g.Edges, controller.DependencyEdge.Compare)
-	// Equal edges are adjacent once sorted: keep one of each.
-	g.Edges = slices.Compact(g.Edges)
+	g.Edges = mergeEdges(g.Edges)
 	return g, nil
+}
+
+// mergeEdges keeps one of each run of equal edges (adjacent once sorted),
+// marked Uncached when any of them is: an input declared cached and
+// uncached is one edge (rule E2).
+func mergeEdges(edges []controller.DependencyEdge) []controller.DependencyEdge {
+	out := edges[:0]
+	for _, e := range edges {
+		if n := len(out); n > 0 && out[n-1].Compare(e) == 0 {
+			out[n-1].Uncached = out[n-1].Uncached || e.Uncached
+			continue
+		}
+		out = append(out, e)
+	}
+	clear(edges[len(out):])
+	return out
 }

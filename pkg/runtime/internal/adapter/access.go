@@ -39,6 +39,8 @@ type Access struct {
 	reads map[resource.KindKey]*idScope
 	// finalizers: strong inputs and QController primary inputs, by kind.
 	finalizers map[resource.KindKey]*idScope
+	// uncached: inputs declared Uncached, by kind (nil without any).
+	uncached map[resource.KindKey]*idScope
 	// outputs: declared output types, in any namespace.
 	outputs map[resource.Type]controller.OutputKind
 }
@@ -57,6 +59,12 @@ func NewAccess(static, dynamic []controller.Input, outputs []controller.Output) 
 			scopeOf(a.reads, k).add(in)
 			if in.Kind == controller.InputStrong || in.Kind == controller.InputQPrimary {
 				scopeOf(a.finalizers, k).add(in)
+			}
+			if in.Uncached {
+				if a.uncached == nil {
+					a.uncached = map[resource.KindKey]*idScope{}
+				}
+				scopeOf(a.uncached, k).add(in)
 			}
 		}
 	}
@@ -106,4 +114,18 @@ func (a *Access) canList(k resource.Kind) bool {
 func (a *Access) finalizerInput(ptr resource.Pointer) bool {
 	s := a.finalizers[resource.KindOf(ptr)]
 	return s != nil && s.covers(ptr.ID())
+}
+
+// canReadUncached reports whether ptr is covered by an input declared
+// Uncached (controller.UncachedReader).
+func (a *Access) canReadUncached(ptr resource.Pointer) bool {
+	s := a.uncached[resource.KindOf(ptr)]
+	return s != nil && s.covers(ptr.ID())
+}
+
+// canListUncached reports whether the kind is an input declared Uncached
+// without an ID.
+func (a *Access) canListUncached(k resource.Kind) bool {
+	s := a.uncached[resource.KindOf(k)]
+	return s != nil && s.all
 }
