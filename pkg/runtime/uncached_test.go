@@ -147,7 +147,7 @@ func TestUncached_UndeclaredIsInvalid(t *testing.T) {
 		r := <-rts
 
 		for name, call := range map[string]func() error{
-			"GetUncached of a cached input": func() error { _, err := r.GetUncached(ctx, ptr(typeA, "a")); return err },
+			"GetUncached of a cached input":  func() error { _, err := r.GetUncached(ctx, ptr(typeA, "a")); return err },
 			"ListUncached of a cached input": func() error { _, err := r.ListUncached(ctx, kind(typeA)); return err },
 			"ListUncached of an ID input":    func() error { _, err := r.ListUncached(ctx, kind(typeB)); return err },
 			"GetUncached of another ID":      func() error { _, err := r.GetUncached(ctx, ptr(typeB, "y")); return err },
