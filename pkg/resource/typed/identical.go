@@ -44,6 +44,12 @@ var metadataPlan = buildSamePlan(reflect.TypeFor[resource.Metadata]())
 
 // identical compares two specs by their memory (see Identical).
 func (p *plan[S]) identical(a, b *S) bool {
+	if p.eqMode == eqFunc {
+		// A generated message (EqualVT, or a SpecMethods hook) keeps
+		// caches that reads change (a protobuf size cache): its own
+		// equality sees every change of its fields, and no cache.
+		return p.eqFn(*a, *b)
+	}
 	return identicalMemory(p.same(), unsafe.Pointer(a), unsafe.Pointer(b))
 }
 

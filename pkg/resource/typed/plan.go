@@ -18,6 +18,7 @@ const (
 	copyPtr                     // func (*S) DeepCopy() *S, as deepcopy-gen writes
 	copyDeep                    // assignment, then the deep plan
 	copyRefused                 // S cannot be copied: panic with err
+	copyFunc                    // copyFn: CloneVT, or a SpecMethods hook
 )
 
 // eqMode is how a plan compares two specs (rule R1).
@@ -28,6 +29,7 @@ const (
 	eqOperator                // ==, which is deep equality for S
 	eqMethod                  // func (S) Equal(any) bool
 	eqPtrMethod               // func (*S) Equal(any) bool
+	eqFunc                    // eqFn: EqualVT, or a SpecMethods hook
 )
 
 // plan is how specs of type S are copied and compared. It is computed
@@ -41,6 +43,9 @@ type plan[S any] struct {
 	ptr        func(*S) *S
 	equalFn    func(S, any) bool
 	ptrEqualFn func(*S, any) bool
+	copyFn     func(S) S
+	eqFn       func(S, S) bool
+	sizeFn     func(S) int
 	deep       *deepPlan
 	spec       reflect.Type
 	err        *CopyError
@@ -71,9 +76,14 @@ func planOf[S any]() *plan[S] {
 func newPlan[S any](t reflect.Type) *plan[S] {
 	p := &plan[S]{spec: t, fixedSize: !hasDynamicSize(t)}
 	pt := reflect.PointerTo(t)
+	hook, hooked := hookedMethods(t)
 	var ok bool
 	if p.method, ok = methodFunc[func(S) S](t, "DeepCopy"); ok {
 		p.copyMode = copyMethod
+	} else if p.copyFn, ok = methodFunc[func(S) S](t, "CloneVT"); ok {
+		p.copyMode = copyFunc
+	} else if hooked {
+		p.copyMode, p.copyFn = copyFunc, func(s S) S { return hook.Copy(s).(S) }
 	} else if p.into, ok = methodFunc[func(*S, *S)](pt, "DeepCopyInto"); ok {
 		p.copyMode = copyInto
 	} else if p.ptr, ok = methodFunc[func(*S) *S](pt, "DeepCopy"); ok {
@@ -93,8 +103,15 @@ func newPlan[S any](t reflect.Type) *plan[S] {
 		p.eqMode = eqMethod
 	} else if p.ptrEqualFn, ok = methodFunc[func(*S, any) bool](pt, "Equal"); ok {
 		p.eqMode = eqPtrMethod
+	} else if p.eqFn, ok = methodFunc[func(S, S) bool](t, "EqualVT"); ok {
+		p.eqMode = eqFunc
+	} else if hooked {
+		p.eqMode, p.eqFn = eqFunc, func(a, b S) bool { return hook.Equal(a, b) }
 	} else if operatorIsDeep(t) {
 		p.eqMode = eqOperator
+	}
+	if hooked && hook.Size != nil {
+		p.sizeFn = func(s S) int { return hook.Size(s) }
 	}
 	return p
 }
@@ -151,6 +168,8 @@ func (p *plan[S]) copy(dst, src *S) {
 	case copyDeep:
 		*dst = *src
 		p.deep.fixInPlace(unsafe.Pointer(dst), p.spec)
+	case copyFunc:
+		*dst = p.copyFn(*src)
 	case copyRefused:
 		panic(p.err)
 	}
@@ -165,6 +184,8 @@ func (p *plan[S]) equal(a, b *S) bool {
 		return p.equalFn(*a, any(*b))
 	case eqPtrMethod:
 		return p.ptrEqualFn(a, any(*b))
+	case eqFunc:
+		return p.eqFn(*a, *b)
 	}
 	return speceq.EqualPointed(a, b)
 }

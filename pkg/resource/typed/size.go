@@ -20,6 +20,9 @@ func (r *Resource[S, D]) ApproxSize() int {
 	if p.fixedSize {
 		return n
 	}
+	if p.sizeFn != nil {
+		return n + p.sizeFn(r.spec)
+	}
 	w := sizeWalker{}
 	return n + w.dynamic(reflect.ValueOf(&r.spec).Elem())
 }

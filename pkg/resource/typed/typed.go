@@ -20,6 +20,11 @@
 // the original, whatever the spec's shape. The spec is copied by, in this
 // order of preference:
 //   - its DeepCopy() S method (value receiver), when S has one;
+//   - vtprotobuf's CloneVT() S, when S (a pointer to a generated
+//     protobuf message) has it;
+//   - the copy a [SpecMethods] hook gives for S ([RegisterSpecMethods]):
+//     importing package codec/protobuf installs one for every generated
+//     protobuf message (S a pointer to it), proto.Clone;
 //   - the methods Kubernetes' deepcopy-gen writes, on *S: DeepCopyInto(*S)
 //     when present, else DeepCopy() *S;
 //   - otherwise a copy plan computed once per spec type by reflection: a
@@ -55,7 +60,10 @@
 // copied on a hot path its own DeepCopy method.
 //
 // Spec equality (R1) is deep for every shape: a spec's Equal(any) bool
-// method (value or pointer receiver) decides; a plain-value spec is
+// method (value or pointer receiver) decides; else vtprotobuf's
+// EqualVT(S) bool, or a SpecMethods hook's equality (proto.Equal, with a
+// nil message equal to an empty one, for a generated message); a
+// plain-value spec is
 // compared with ==; any other deeply, as reflect.DeepEqual does except
 // that a nil slice equals an empty one and a nil map an empty one (at any
 // depth), and that time.Time values compare by instant (time.Time.Equal).
@@ -70,7 +78,9 @@
 // reference copy so). Like the copy plan, it is computed once per type:
 // plain data (a []byte, numbers, arrays and structs of them) is compared
 // in bulk, and only strings, pointers, slices, maps and interfaces are
-// followed.
+// followed. A spec compared by EqualVT or a SpecMethods hook (a generated
+// protobuf message) is compared by that equality instead: a message
+// keeps caches that reads fill (its size cache), which are no change.
 //
 // # Read-only resources
 //

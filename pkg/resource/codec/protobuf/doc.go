@@ -19,6 +19,28 @@
 // specs as protobuf. Records of the type that were written in JSON, before
 // it was registered here, still decode when JSON is lossless for the spec.
 //
+// # Generated messages
+//
+// A spec may also be a generated protobuf message — a pointer to it,
+// typed.Resource[*pb.LinkSpec, LinkDef] — with no hand-written code:
+// importing this package makes package typed copy it with proto.Clone and
+// compare it with proto.Equal (or with vtprotobuf's CloneVT and EqualVT
+// when generated), a nil message being equal to an empty one (rule R1),
+// and the same Register call
+//
+//	protobuf.MustRegister[*pb.LinkSpec, LinkDef](reg)
+//
+// encodes it with proto.Marshal (deterministic: one spec, one encoding).
+// A message held by value (typed.Resource[pb.LinkSpec, D]) is refused:
+// messages must not be copied. A message type whose empty value does not
+// encode (a proto2 message with a required field) cannot round-trip, and
+// is refused. The mutation detector of inmem compares a message snapshot
+// with proto.Equal, so filling its size cache (encoding it) is no change.
+// Package examplepb holds generated examples, used by the tests.
+//
+// Refusals are [*RegisterError]s, of the invalid class of package state
+// (state.IsInvalidError), naming the call, the types and the fix.
+//
 // # What round-trips
 //
 // A decoded spec is equal to the encoded one under rule R1 (package typed:

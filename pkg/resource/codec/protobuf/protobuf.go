@@ -18,10 +18,25 @@ import (
 // what it refuses). Registering the same type again is a no-op; a type
 // registered with another encoding (JSON) is an error.
 func Register[S any, D typed.DefinitionProvider](reg *codec.Registry) error {
+	if err := register[S, D](reg); err != nil {
+		def := (*typed.Resource[S, D])(nil).Definition()
+		return &RegisterError{Type: def.Type, Spec: reflect.TypeFor[S](), Err: err}
+	}
+	return nil
+}
+
+// register is Register; its error is wrapped in a RegisterError.
+func register[S any, D typed.DefinitionProvider](reg *codec.Registry) error {
+	switch pointer, byValue := isMessage[S](); {
+	case pointer:
+		return registerMessage[S, D](reg)
+	case byValue:
+		t := reflect.TypeFor[S]()
+		return fmt.Errorf("%s is a generated protobuf message held by value, which must not be copied: use the pointer *%s as the spec type (typed.Resource[*%s, D])", t, t, t)
+	}
 	t := reflect.TypeFor[S]()
 	if err := check(t); err != nil {
-		def := (*typed.Resource[S, D])(nil).Definition()
-		return fmt.Errorf("protobuf: register %q: spec type %s: %w", def.Type, t, err)
+		return err
 	}
 	verify := mayLose(t)
 	return codec.RegisterWith[S, D](reg, codec.SpecEncoding[S]{
@@ -41,6 +56,26 @@ func Register[S any, D typed.DefinitionProvider](reg *codec.Registry) error {
 		Decode: decode[S],
 	})
 }
+
+// RegisterError is the refusal of [Register]: the resource type, its
+// spec type, and why (which names the fix). It is of the invalid class
+// of package state (state.IsInvalidError); nothing is registered.
+type RegisterError struct {
+	Type resource.Type
+	Spec reflect.Type
+	Err  error
+}
+
+// Error names the call, the types and the cause.
+func (e *RegisterError) Error() string {
+	return fmt.Sprintf("protobuf.Register %q: spec type %s: %v", e.Type, e.Spec, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *RegisterError) Unwrap() error { return e.Err }
+
+// InvalidError is the marker method of pkg/state's invalid class.
+func (e *RegisterError) InvalidError() {}
 
 // MustRegister is [Register] that panics on error, for package
 // initialization.

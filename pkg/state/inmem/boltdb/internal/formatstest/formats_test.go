@@ -11,6 +11,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/resource/codec/protobuf"
+	"github.com/resgraph/resgraph/pkg/resource/codec/protobuf/examplepb"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state/inmem/boltdb"
 )
@@ -56,11 +57,20 @@ func (protoDef) Definition() typed.Definition {
 	return typed.Definition{Type: "ProtoSpecs.test.resgraph.dev", DefaultNamespace: testNS}
 }
 
-// formatsRegistry registers the two spec formats, one call per type.
+// msgDef defines a resource whose spec is a generated protobuf message,
+// with no code of its own.
+type msgDef struct{}
+
+func (msgDef) Definition() typed.Definition {
+	return typed.Definition{Type: "MessageSpecs.test.resgraph.dev", DefaultNamespace: testNS}
+}
+
+// formatsRegistry registers the spec formats, one call per type.
 func formatsRegistry(t *testing.T) *codec.Registry {
 	reg := registry()
 	require.NoError(t, codec.Register[omitSpec, omitDef](reg))
 	require.NoError(t, protobuf.Register[protoSpec, protoDef](reg))
+	require.NoError(t, protobuf.Register[*examplepb.LinkSpec, msgDef](reg))
 	return reg
 }
 
@@ -77,11 +87,16 @@ func formatResources() []resource.Resource {
 		typed.NewDefault[protoSpec, protoDef]("full", protoSpec{Hostname: "h", Servers: []netip.Addr{netip.MustParseAddr("10.0.0.1")},
 			Labels: map[string]string{"a": "b"}, Routes: []protoRoute{{Dest: netip.MustParsePrefix("10.0.0.0/8"), Metrics: []uint32{0, 5}}},
 			Timeout: time.Second, Since: now}),
+		typed.NewDefault[*examplepb.LinkSpec, msgDef]("nil", nil),
+		typed.NewDefault[*examplepb.LinkSpec, msgDef]("empty", &examplepb.LinkSpec{Aliases: []string{}, Opts: map[string]string{}}),
+		typed.NewDefault[*examplepb.LinkSpec, msgDef]("full", &examplepb.LinkSpec{Name: "eth0", Mtu: 9000, Aliases: []string{"a"},
+			Opts: map[string]string{"k": "v"}, Peer: &examplepb.Peer{Name: "p"}, Hw: []byte{1}, Mode: &examplepb.LinkSpec_Dhcp{Dhcp: true}}),
 	}
 }
 
-// TestFormats_PersistAndReloadEqual: specs with omitempty slices and maps
-// and specs with protobuf tags are written, the state is closed and
+// TestFormats_PersistAndReloadEqual: specs with omitempty slices and maps,
+// specs with protobuf tags and specs that are generated protobuf messages
+// (no code of their own) are written, the state is closed and
 // opened again, and every resource reads back equal under R1 to the one
 // written (nil and empty containers alike, times by instant).
 func TestFormats_PersistAndReloadEqual(t *testing.T) {
