@@ -34,13 +34,18 @@ type Runtime interface {
 }
 
 // QRuntime is what the Runtime gives a QController's Reconcile and MapInput.
+//
+// The QRuntime the engine hands out also implements [UncachedReader] (the
+// contract fixes QRuntime as a ReaderWriter):
+//
+//	r.(controller.UncachedReader).GetUncached(ctx, ptr)
 type QRuntime interface {
 	ReaderWriter
-	UncachedReader
 }
 
 // UncachedReader reads inputs through to the state, bypassing the
-// engine's cache (runtime.WithCachedResource): for a read that must see
+// engine's cache (a Controller's Runtime has it; a QController's QRuntime
+// implements it) (runtime.WithCachedResource): for a read that must see
 // the state itself — a cleanup that must never act on a cache miss. Only
 // inputs declared with [Input.Uncached] may be read so (so that the
 // dependency graph, and the access rules, say which controllers read
