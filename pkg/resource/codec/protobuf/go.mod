@@ -9,7 +9,7 @@ require (
 	github.com/siderolabs/protoenc v0.2.2
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0
-	google.golang.org/protobuf v1.36.12
+	google.golang.org/protobuf v1.36.3
 )
 
 require (
