@@ -38,7 +38,7 @@ func fields(a *Access, s *Subject, d Decision, extra int) []zap.Field {
 	out = append(out, zap.String("identity", a.Identity.String()), zap.String("peer", a.Identity.Detail()))
 	if a.Page != "" {
 		out = append(out, zap.String("page", string(a.Page)))
-	} else {
+	} else if a.Verb != 0 {
 		out = append(out, zap.String("verb", a.Verb.String()), zap.String("namespace", a.Namespace), zap.String("type", a.Type))
 		if a.ID != "" {
 			out = append(out, zap.String("id", a.ID))
@@ -102,4 +102,38 @@ func (s *Subject) Page(ctx context.Context, page Page) error {
 	}
 	s.p.audit.read(&a, s, d)
 	return nil
+}
+
+// CheckBound returns a [*DeniedError], audited, when the subject is not
+// [Subject.Bound]: the doors' answer to a question about the state as a
+// whole from an identity no rule knows.
+func (s *Subject) CheckBound() error {
+	if s.Bound() {
+		return nil
+	}
+	a := Access{Identity: &s.id}
+	err := &DeniedError{Identity: s.id.String()}
+	s.p.audit.denial(&a, s, Decision{}, err)
+	return err
+}
+
+// AuditRefused records a connection a door refused because its peer could
+// not be authenticated (no client certificate, one that does not verify,
+// no peer credentials): one audit record naming the peer's address and
+// the error.
+func (p *Policy) AuditRefused(door, peer string, err error) {
+	if p.audit == nil {
+		return
+	}
+	p.audit.l.Info(auditMessage, zap.String("identity", "none"), zap.String("peer", peer), zap.String("door", door),
+		zap.String("decision", deniedText), zap.String("rule", "authentication"), zap.String("reason", err.Error()))
+}
+
+// RefuseCall returns a [*DeniedError], audited, for a call of a door that
+// no page grants (a service the door does not know).
+func (s *Subject) RefuseCall(call string) error {
+	a := Access{Identity: &s.id, Page: Page(call)}
+	err := &DeniedError{Identity: s.id.String(), Call: call}
+	s.p.audit.denial(&a, s, Decision{}, err)
+	return err
 }

@@ -42,6 +42,8 @@ func IsDeniedError(err error) bool {
 //	denied: identity uid=1001 has no role granting get on Secrets(vault) by name (resource k1): the type is sensitive, and only a grant naming it reaches it
 //	denied: identity uid=1001: function tenants denies update on LinkSpecs(network) (resource eth0): not your tenant
 //	denied: identity uid=1001 has no role granting the pprof pages
+//	denied: identity uid=4242 has no role
+//	denied: identity uid=1001: no page grants the call /pkg.Service/Method
 //
 // The remote State serves it as a PermissionDenied status with this
 // message.
@@ -57,6 +59,8 @@ type DeniedError struct {
 	Rule, Reason string
 	// Hidden marks a sensitive type a grant would reach if it named it.
 	Hidden bool
+	// Call is a call of a door that no page grants.
+	Call string
 }
 
 // AccessDeniedError marks the access-denied class.
@@ -73,6 +77,11 @@ func (e *DeniedError) Error() string {
 	b.WriteString("denied: identity " + e.Identity)
 	what := e.Verb.String() + " on " + e.Resource()
 	switch {
+	case e.Call != "":
+		b.WriteString(": no page grants the call " + e.Call)
+		return b.String()
+	case e.Type == "" && e.Page == "":
+		b.WriteString(" has no role")
 	case e.Rule != "":
 		if e.Page != "" {
 			what = "the " + string(e.Page) + " pages"

@@ -48,6 +48,19 @@ func newGuarded(st state.State, s *Subject) *guarded {
 	return &guarded{State: state.WrapCore(c), core: c, comparable: reflect.TypeOf(st).Comparable()}
 }
 
+// KindHead implements state.KindHeadReporter (see guardCore.KindHead).
+func (g *guarded) KindHead(ctx context.Context, kind resource.Kind) (state.Bookmark, error) {
+	return g.core.KindHead(ctx, kind)
+}
+
+// Revision implements state.RevisionReporter (see guardCore.Revision).
+func (g *guarded) Revision(ctx context.Context) (uint64, error) { return g.core.Revision(ctx) }
+
+// KindRevision implements state.RevisionReporter.
+func (g *guarded) KindRevision(ctx context.Context, kind resource.Kind) (last, at uint64, err error) {
+	return g.core.KindRevision(ctx, kind)
+}
+
 // guardCore decides every core operation before handing it to inner.
 type guardCore struct {
 	inner state.State
@@ -185,10 +198,7 @@ func (g *guardCore) KindHead(ctx context.Context, kind resource.Kind) (state.Boo
 }
 
 func (g *guardCore) Revision(ctx context.Context) (uint64, error) {
-	if len(g.s.roles) == 0 && len(g.s.p.funcs) == 0 {
-		a := Access{Identity: &g.s.id, Verb: Get}
-		err := newDenied(&a, Decision{})
-		g.s.p.audit.denial(&a, g.s, Decision{}, err)
+	if err := g.s.CheckBound(); err != nil {
 		return 0, err
 	}
 	r, ok := g.inner.(state.RevisionReporter)

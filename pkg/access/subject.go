@@ -46,6 +46,12 @@ func (s *Subject) Roles() []string {
 	return out
 }
 
+// Bound reports whether any rule could allow the subject anything: a role
+// is bound to it, or the policy has rule functions. The doors refuse
+// questions about the state as a whole (its revision, its definitions) to
+// a subject that is not bound.
+func (s *Subject) Bound() bool { return len(s.roles) > 0 || len(s.p.funcs) > 0 }
+
 // Decision is the outcome of one access.
 type Decision struct {
 	Allowed bool

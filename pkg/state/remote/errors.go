@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/resgraph/resgraph/pkg/access"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/remote/internal/pb"
@@ -45,13 +46,17 @@ func (e *Error) Error() string { return e.st.Message() }
 func (e *Error) GRPCStatus() *status.Status { return e.st }
 
 // Unwrap returns one marker per class, so that the state package's
-// predicates see them.
+// predicates see them, and the access-denied marker for a PermissionDenied
+// status (access.IsDeniedError).
 func (e *Error) Unwrap() []error {
-	out := make([]error, 0, len(e.classes))
+	out := make([]error, 0, len(e.classes)+1)
 	for _, c := range e.classes {
 		if m := classMarker(c); m != nil {
 			out = append(out, m)
 		}
+	}
+	if e.st.Code() == codes.PermissionDenied {
+		out = append(out, deniedMark{})
 	}
 	return out
 }
@@ -67,6 +72,7 @@ type (
 	fencedMark        struct{}
 	overrunMark       struct{}
 	bookmarkUnknownMk struct{}
+	deniedMark        struct{}
 )
 
 func (notFoundMark) Error() string              { return "not found" }
@@ -87,6 +93,8 @@ func (overrunMark) Error() string               { return "buffer overrun" }
 func (overrunMark) BufferOverrunError()         {}
 func (bookmarkUnknownMk) Error() string         { return "bookmark unknown" }
 func (bookmarkUnknownMk) BookmarkUnknownError() {}
+func (deniedMark) Error() string                { return "permission denied" }
+func (deniedMark) AccessDeniedError()           {}
 
 func classMarker(c pb.ErrorClass) error {
 	switch c {
@@ -167,11 +175,15 @@ func codeOf(err error, classes []pb.ErrorClass) codes.Code {
 
 // toStatus returns the status a server call ends with for err: err's own
 // status when it carries one (a status error, or an error with a
-// GRPCStatus method, such as an access-control denial), else a status of
-// err's classes' code with the classes in its details.
+// GRPCStatus method), PermissionDenied with the denial's message for an
+// access denial (access.IsDeniedError), else a status of err's classes'
+// code with the classes in its details.
 func toStatus(err error) *status.Status {
 	if err == nil {
 		return nil
+	}
+	if access.IsDeniedError(err) {
+		return status.New(codes.PermissionDenied, err.Error())
 	}
 	var re *Error
 	if errors.As(err, &re) {

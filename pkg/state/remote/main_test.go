@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"net"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -17,7 +18,14 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/remote"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if path := os.Getenv(floodSocketEnv); path != "" {
+		// The test binary re-executed as the flooding client of
+		// TestN3_HostileTenThousandConnections.
+		os.Exit(flood(path, os.Getenv(floodCountEnv)))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // registry knows the conformance suites' resource types.
 func registry() *codec.Registry {

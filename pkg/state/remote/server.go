@@ -139,22 +139,27 @@ func (s *Server) GRPCServerOptions() []grpc.ServerOption {
 	}
 }
 
-// stateOf returns the state to serve for a call.
+// stateOf returns the state to serve for a call: the call state's, or
+// the server's, guarded for the call's subject when [Serve] authenticated
+// its connection (package access: every access decided and audited).
 func (s *Server) stateOf(ctx context.Context) (state.State, error) {
+	st := s.st
 	if s.o.callState != nil {
-		st, err := s.o.callState(ctx)
-		if err != nil {
+		var err error
+		if st, err = s.o.callState(ctx); err != nil {
 			return nil, toStatus(err).Err()
 		}
 		if usercode.IsNil(st) {
 			return nil, status.Error(codes.Internal, "remote: the call's state is nil")
 		}
-		return st, nil
 	}
-	if s.st == nil {
+	if st == nil {
 		return nil, status.Error(codes.FailedPrecondition, "remote: the server was given no state")
 	}
-	return s.st, nil
+	if sub := SubjectOf(ctx); sub != nil {
+		return sub.Guard(st), nil
+	}
+	return st, nil
 }
 
 // recoverCall turns a panic of a call into an Internal status, so that

@@ -194,6 +194,11 @@ func (s *Server) Definitions(ctx context.Context, req *pb.DefinitionsRequest) (_
 	if _, err := s.begin(ctx, req); err != nil {
 		return nil, err
 	}
+	if sub := SubjectOf(ctx); sub != nil {
+		if err := sub.CheckBound(); err != nil {
+			return nil, toStatus(err).Err()
+		}
+	}
 	defs := s.coder.reg.Definitions().All()
 	out := &pb.DefinitionsResponse{Definitions: make([]*pb.Definition, 0, len(defs))}
 	for _, d := range defs {
