@@ -54,8 +54,9 @@
 // the controller runtime's read and write options, the safe helpers, the
 // Runtime's and the generic controllers' constructors): a nil option is no
 // option, and is skipped. A nil required argument — a nil state, pointer,
-// resource, kind, channel or function, or an interface holding a nil
-// pointer — is an invalid-class error of the call ([IsInvalidError]),
+// resource, kind, channel or function, a nil WatchFor condition (a
+// condition is what WatchFor waits for, not an option), or an interface
+// holding a nil pointer — is an invalid-class error of the call ([IsInvalidError]),
 // never a panic; nothing is read or written. WrapCore(nil) is a State
 // whose every method reports it that way.
 //

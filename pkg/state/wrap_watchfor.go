@@ -19,7 +19,9 @@ import (
 // that error: a watch failure is an Errored event (the error wraps its
 // error), a stream the core closed (wraps [ErrWatchClosed]), or an event
 // whose resource is missing, has no metadata, names another resource or
-// panics in Metadata. WithEventTypes may list Bootstrapped, Errored or
+// panics in Metadata. A nil condition is refused with an invalid-class
+// error naming its position (a condition is a required argument, not an
+// option that a nil skips). WithEventTypes may list Bootstrapped, Errored or
 // Noop, but they never match: a single-resource watch never sends the first,
 // the second is a failure and the third carries no resource.
 func (w *coreWrapper) WatchFor(ctx context.Context, ptr resource.Pointer, conds ...WatchForConditionFunc) (resource.Resource, error) {
@@ -28,9 +30,11 @@ func (w *coreWrapper) WatchFor(ctx context.Context, ptr resource.Pointer, conds 
 	}
 	ptr = resource.PointerOf(ptr)
 	var cond WatchForCondition
-	for _, c := range conds {
+	for i, c := range conds {
 		if c == nil {
-			continue // a nil option is no option
+			// A condition is what the call waits for, not an option: a nil
+			// one is a missing argument, never skipped.
+			return nil, NewInvalidError(ptr, "WatchFor: condition %d of %d is nil", i+1, len(conds))
 		}
 		if err := c(&cond); err != nil {
 			return nil, err
