@@ -8,37 +8,41 @@ import (
 
 // AddFinalizer implements [State.AddFinalizer].
 func (w *coreWrapper) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) error {
-	return w.editFinalizers(ctx, ptr, fins, (*resource.Finalizers).Add)
+	_, err := w.editFinalizers(ctx, ptr, fins, (*resource.Finalizers).Add)
+	return err
 }
 
 // RemoveFinalizer implements [State.RemoveFinalizer].
 func (w *coreWrapper) RemoveFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) error {
-	return w.editFinalizers(ctx, ptr, fins, (*resource.Finalizers).Remove)
+	_, err := w.editFinalizers(ctx, ptr, fins, (*resource.Finalizers).Remove)
+	return err
 }
 
 // editFinalizers applies edit to every finalizer of fins and writes the
 // result in any phase with the stored owner, retrying on version conflicts.
-// Nothing is written when no edit reports a change (rule S5).
-func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, fins []resource.Finalizer, edit func(*resource.Finalizers, resource.Finalizer) bool) error {
+// Nothing is written when no edit reports a change (rule S5). It returns
+// the version it wrote (undefined when it wrote nothing).
+func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, fins []resource.Finalizer, edit func(*resource.Finalizers, resource.Finalizer) bool) (resource.Version, error) {
+	none := resource.VersionUndefined
 	if err := resource.ValidatePointer(ptr); err != nil {
-		return err
+		return none, err
 	}
 	for _, fin := range fins {
 		if fin == "" {
-			return NewInvalidError(resource.PointerOf(ptr), "empty finalizer")
+			return none, NewInvalidError(resource.PointerOf(ptr), "empty finalizer")
 		}
 	}
 	for {
 		if ctx.Err() != nil {
-			return stopped(ctx, "edit finalizers of", ptr)
+			return none, stopped(ctx, "edit finalizers of", ptr)
 		}
 		cur, md, err := w.coreGet(ctx, ptr)
 		if err != nil {
-			return err
+			return none, err
 		}
 		upd, err := DeepCopyOf(cur)
 		if err != nil {
-			return err
+			return none, err
 		}
 		changed := false
 		for _, fin := range fins {
@@ -47,12 +51,17 @@ func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, 
 			}
 		}
 		if !changed {
-			return nil
+			return none, nil
 		}
 		err = w.updateGiven(ctx, upd, UpdateOptions{Owner: md.Owner()}, []UpdateOption{WithUpdateOwner(md.Owner()), WithExpectedPhaseAny()})
-		if isVersionConflict(err) {
+		switch {
+		case isVersionConflict(err):
 			continue
+		case err != nil:
+			return none, err
 		}
-		return err
+		// The version written back (rule S2); upd is the stored snapshot
+		// when the core kept it, read only.
+		return upd.Metadata().Version(), nil
 	}
 }

@@ -19,31 +19,32 @@ func (w *coreWrapper) Teardown(ctx context.Context, ptr resource.Pointer, opts .
 	}
 	var o TeardownOptions
 	opt.Apply(&o, opts)
-	ready, _, err := w.teardown(ctx, ptr, o.Owner)
+	ready, _, _, err := w.teardown(ctx, ptr, o.Owner)
 	return ready, err
 }
 
 // teardown is Teardown; seen reports whether the resource was read at
-// least once (it existed at the call), whatever the outcome.
-func (w *coreWrapper) teardown(ctx context.Context, ptr resource.Pointer, owner resource.Owner) (ready, seen bool, err error) {
+// least once (it existed at the call), whatever the outcome, and committed
+// is the version it wrote (undefined when it wrote nothing).
+func (w *coreWrapper) teardown(ctx context.Context, ptr resource.Pointer, owner resource.Owner) (ready, seen bool, committed resource.Version, err error) {
 	for {
 		if ctx.Err() != nil {
-			return false, seen, stopped(ctx, "teardown", ptr)
+			return false, seen, committed, stopped(ctx, "teardown", ptr)
 		}
 		cur, md, err := w.coreGet(ctx, ptr)
 		if err != nil {
-			return false, seen, err
+			return false, seen, committed, err
 		}
 		seen = true
 		if md.Owner() != owner {
-			return false, seen, NewOwnerConflictError(resource.PointerOf(ptr), "owner is %q, not %q", md.Owner(), owner)
+			return false, seen, committed, NewOwnerConflictError(resource.PointerOf(ptr), "owner is %q, not %q", md.Owner(), owner)
 		}
 		if md.Phase() == resource.PhaseTearingDown {
-			return md.Finalizers().Empty(), seen, nil
+			return md.Finalizers().Empty(), seen, committed, nil
 		}
 		upd, err := DeepCopyOf(cur)
 		if err != nil {
-			return false, seen, err
+			return false, seen, committed, err
 		}
 		upd.Metadata().SetPhase(resource.PhaseTearingDown)
 		err = w.updateGiven(ctx, upd, UpdateOptions{Owner: owner}, []UpdateOption{WithUpdateOwner(owner), WithExpectedPhaseAny()})
@@ -51,9 +52,10 @@ func (w *coreWrapper) teardown(ctx context.Context, ptr resource.Pointer, owner 
 			continue
 		}
 		if err != nil {
-			return false, seen, err
+			return false, seen, committed, err
 		}
-		return upd.Metadata().Finalizers().Empty(), seen, nil
+		umd := upd.Metadata() // the stored snapshot when the core kept it: read only
+		return umd.Finalizers().Empty(), seen, umd.Version(), nil
 	}
 }
 
@@ -81,7 +83,7 @@ func (w *coreWrapper) TeardownAndDestroy(ctx context.Context, ptr resource.Point
 	ptr = resource.PointerOf(ptr)
 	call := w.td.join(ptr)
 	defer w.td.leave(ptr, call)
-	if _, seen, err := w.teardown(ctx, ptr, o.Owner); err != nil {
+	if _, seen, _, err := w.teardown(ctx, ptr, o.Owner); err != nil {
 		if seen || w.td.wasDestroyed(call) {
 			return notFoundIsDone(err)
 		}
@@ -102,7 +104,7 @@ func (w *coreWrapper) TeardownAndDestroy(ctx context.Context, ptr resource.Point
 			return nil
 		}
 		if md.Phase() != resource.PhaseTearingDown {
-			if _, _, err := w.teardown(ctx, ptr, o.Owner); err != nil {
+			if _, _, _, err := w.teardown(ctx, ptr, o.Owner); err != nil {
 				return notFoundIsDone(err)
 			}
 			continue

@@ -76,9 +76,14 @@ func Reconciles(records []trace.Record, controller string, n int) []Reconcile {
 // operation) and the changes routed to controllers that no traced commit
 // explains (writes from outside the Runtime), each with the reconciles
 // that ran with it as their newest cause. n <= 0 means all.
+//
+// A commit and the routes of the same change are one change: the same
+// version, and both a destroy or neither (a destroy carries the version it
+// destroyed, which is a change of its own beside the write of that
+// version).
 func Changes(records []trace.Record, r trace.Ref, n int) []Change {
 	var out []Change
-	byVersion := map[uint64]int{} // index in out; 0 = unknown version
+	byChange := map[changeKey]int{} // index in out; version 0 = unknown
 	var pairs []trace.Record
 	for i := range records {
 		e := &records[i]
@@ -87,18 +92,18 @@ func Changes(records []trace.Record, r trace.Ref, n int) []Change {
 			if !e.Resource.SameResource(r) {
 				continue
 			}
-			v := e.Resource.Version
-			if j, ok := byVersion[v]; ok && v != 0 {
+			k := changeKey{e.Resource.Version, isDestroy(e.Op)}
+			if j, ok := byChange[k]; ok && k.version != 0 {
 				if e.Type == trace.Commit && out[j].Writer == "" {
 					out[j].Writer, out[j].Op = e.Controller, e.Op
 				}
 				continue
 			}
-			c := Change{Seq: e.Seq, Time: e.Time, Version: v, Op: e.Op, Writer: e.Resource.Writer}
+			c := Change{Seq: e.Seq, Time: e.Time, Version: k.version, Op: e.Op, Writer: e.Resource.Writer}
 			if e.Type == trace.Commit {
 				c.Writer = e.Controller
 			}
-			byVersion[v] = len(out)
+			byChange[k] = len(out)
 			out = append(out, c)
 		case trace.ReconcileStart, trace.ReconcileEnd:
 			pairs = append(pairs, *e)
@@ -108,12 +113,29 @@ func Changes(records []trace.Record, r trace.Ref, n int) []Change {
 		if rc.Cause == nil || !rc.Cause.SameResource(r) {
 			continue
 		}
-		if j, ok := byVersion[rc.Cause.Version]; ok {
+		// A reconcile caused by a destroy names the version destroyed: it
+		// is the destroy's when it started after the destroy was traced.
+		j, ok := byChange[changeKey{rc.Cause.Version, true}]
+		if !ok || rc.Seq < out[j].Seq {
+			j, ok = byChange[changeKey{rc.Cause.Version, false}]
+		}
+		if ok {
 			out[j].Reconciles = append(out[j].Reconciles, rc)
 		}
 	}
 	return newestFirst(out, n)
 }
+
+// changeKey tells the changes of one resource apart: its version, and
+// whether it was destroyed (a destroy names the version it destroyed).
+type changeKey struct {
+	version   uint64
+	destroyed bool
+}
+
+// isDestroy reports whether op, a commit's write or a route's change, is a
+// destroy.
+func isDestroy(op string) bool { return op == "destroy" || op == "destroyed" }
 
 // newestFirst returns the last n of s (all for n <= 0), reversed.
 func newestFirst[T any](s []T, n int) []T {

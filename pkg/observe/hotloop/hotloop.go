@@ -6,8 +6,10 @@
 //
 // The detector reads [trace.Commit] records: controller C committed a
 // version of resource R in a reconcile caused by a change (the record's
-// Cause). Commits without a version (finalizer changes, teardowns: they may
-// have changed nothing) are left out. The writer of that change is the Cause's Writer, or, when the
+// Cause). Every write the Runtime makes for a controller carries the version
+// it committed (a finalizer edit or a teardown that had nothing to do is a
+// Noop, not a Commit); a commit without a version (a destroy over a state
+// that could not tell which) is left out. The writer of that change is the Cause's Writer, or, when the
 // Runtime left it empty, the controller whose earlier Commit of that
 // version the detector saw. That gives trigger edges "W's change made C
 // write R". Time is cut into windows of [Config.Window]. In a window, an
@@ -313,9 +315,7 @@ func (d *Detector) Config() Config { return d.cfg }
 // windows it closed (see [Detector.Tick]). Records must come in time order
 // (as a ring holds them); a record older than the current window counts
 // in it. Every record moves time on; only Commit records of a controller
-// with a known version are counted (a commit whose version the Runtime
-// does not know — a finalizer change, a teardown — may have changed
-// nothing, and is left out).
+// with a known version are counted.
 func (d *Detector) Observe(ev *trace.Record) []Finding {
 	var out []Finding
 	if !ev.Time.IsZero() {

@@ -34,8 +34,10 @@ type Type uint8
 // listed are zero.
 const (
 	// Commit: Controller's write of Resource committed (Resource.Version
-	// is the committed version, Op the operation: "create", "update",
-	// "destroy", "teardown", "addFinalizer", "removeFinalizer").
+	// is the committed version — for a destroy, the version destroyed;
+	// 0 when the state could not tell — and Op the operation: "create",
+	// "update", "modify", "destroy", "teardown", "addFinalizer",
+	// "removeFinalizer").
 	Commit Type = iota + 1
 	// Route: the change of Resource (Op is "created", "updated" or
 	// "destroyed") was delivered to Controller: a wake-up of a Controller,
@@ -83,7 +85,10 @@ const (
 	Lost
 	// Noop: Controller's write of Resource (Op "modify") left it equal, so
 	// nothing was committed (rule S6: no new version, no change routed);
-	// Resource.Version is the version it left as is. Never a Commit.
+	// Resource.Version is the version it left as is. So is a teardown of a
+	// resource tearing down already, or a finalizer edit that found the
+	// finalizers as asked (Op "teardown", "addFinalizer",
+	// "removeFinalizer"; Resource.Version 0). Never a Commit.
 	Noop
 )
 

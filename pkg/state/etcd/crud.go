@@ -290,19 +290,28 @@ func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOpt
 // Destroy implements [state.CoreState] (rule S3): check owner and
 // finalizers, then delete with a transaction conditioned like Update's.
 func (c *core) Destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
-	return c.counted(c.destroy(ctx, ptr, opts...))
+	_, err := c.DestroyVersion(ctx, ptr, opts...)
+	return err
 }
 
-func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
+// DestroyVersion is Destroy returning the version it destroyed (see
+// [state.CommitReporter]).
+func (c *core) DestroyVersion(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) (resource.Version, error) {
+	v, err := c.destroy(ctx, ptr, opts...)
+	return v, c.counted(err)
+}
+
+func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) (resource.Version, error) {
+	none := resource.VersionUndefined
 	if err := resource.ValidatePointer(ptr); err != nil {
-		return err
+		return none, err
 	}
 	p := resource.PointerOf(ptr)
 	var o state.DestroyOptions
 	opt.Apply(&o, opts)
 	fc, err := c.fenceOf(ctx)
 	if err != nil {
-		return err
+		return none, err
 	}
 	key := c.key(p.Namespace(), p.Type(), p.ID())
 	cur, err := c.expected(ctx, p, key)
@@ -312,7 +321,7 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 				cur, err = c.readCurrent(ctx, p, key)
 				continue
 			}
-			return cerr
+			return none, cerr
 		}
 		tx, terr := c.cli.Txn(ctx).
 			If(fc.and(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod))...).
@@ -320,19 +329,19 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 			Else(fc.read(clientv3.OpGet(key))...).
 			Commit()
 		if terr != nil {
-			return fmt.Errorf("etcd state: destroy %s: %w", resource.PointerString(p), terr)
+			return none, fmt.Errorf("etcd state: destroy %s: %w", resource.PointerString(p), terr)
 		}
 		if ferr := fc.refused(tx, 1, p); ferr != nil {
-			return ferr
+			return none, ferr
 		}
 		if tx.Succeeded {
 			c.written(ctx, p.Kind(), tx.Header.Revision)
-			return nil
+			return cur.res.Metadata().Version(), nil
 		}
 		c.counters.Races.Add(1)
 		cur, err = c.currentOf(tx.Responses[0].GetResponseRange().Kvs)
 	}
-	return err
+	return none, err
 }
 
 // checkDestroy reports why cur may not be destroyed: absent, another

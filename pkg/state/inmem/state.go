@@ -391,16 +391,23 @@ func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOpt
 }
 
 // Destroy implements [state.CoreState] (rule S3).
-func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
+func (c *core) Destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
+	_, err := c.DestroyVersion(ctx, ptr, opts...)
+	return err
+}
+
+// DestroyVersion is Destroy returning the version it destroyed (see
+// [state.CommitReporter]).
+func (c *core) DestroyVersion(_ context.Context, ptr resource.Pointer, opts ...state.DestroyOption) (resource.Version, error) {
 	p, err := key(ptr)
 	if err != nil {
-		return err
+		return resource.VersionUndefined, err
 	}
 	id := p.ID()
 	o := applyOptions(state.DestroyOptions{}, opts)
 	ks := c.lookup(p.Kind())
 	if ks == nil {
-		return state.NewNotFoundError(p, "not found")
+		return resource.VersionUndefined, state.NewNotFoundError(p, "not found")
 	}
 	at := c.clock.now().UnixNano()
 	ks.mu.Lock()
@@ -420,14 +427,15 @@ func (c *core) Destroy(_ context.Context, ptr resource.Pointer, opts ...state.De
 	}
 	if err != nil {
 		ks.mu.Unlock()
-		return err
+		return resource.VersionUndefined, err
 	}
 	delete(ks.items, id)
 	ks.order.destroyed()
 	ks.dropViewLocked()
 	ks.count.Add(-1)
+	ver := cur.Metadata().Version()
 	wake := ks.appendLocked(id, cur, nil, nil, curItem.size, at)
-	return ks.publishUnlock(wake, pend)
+	return ver, ks.publishUnlock(wake, pend)
 }
 
 // publishUnlock ends a write that holds mu: it releases mu, wakes the

@@ -401,14 +401,15 @@ func (a *Adapter) destroyOptions(opts []controller.RemoveOption) []state.Destroy
 // Teardown tears down a declared output owned by the controller (or by
 // the owner of [controller.WithOwner]).
 func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...controller.RemoveOption) (ready bool, err error) {
-	defer func() { a.tel.CallEnded(telemetry.OpTeardown, ptr, err) }()
+	var committed resource.Version
+	defer func() { a.tel.CallCommitted(telemetry.OpTeardown, ptr, committed, err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return false, err
 	}
 	if err := a.checkOutput("Teardown", ptr); err != nil {
 		return false, err
 	}
-	ready, err = a.st.Teardown(ctx, ptr, a.teardownOptions(opts)...)
+	ready, committed, err = committer(a.st).TeardownCommitted(ctx, ptr, a.teardownOptions(opts)...)
 	if err != nil {
 		return false, err
 	}
@@ -422,14 +423,15 @@ func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...co
 // Destroy destroys a declared output owned by the controller (or by the
 // owner of [controller.WithOwner]).
 func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...controller.RemoveOption) (err error) {
-	defer func() { a.tel.CallEnded(telemetry.OpDestroy, ptr, err) }()
+	var destroyed resource.Version
+	defer func() { a.tel.CallCommitted(telemetry.OpDestroy, ptr, destroyed, err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
 	if err := a.checkOutput("Destroy", ptr); err != nil {
 		return err
 	}
-	if err := a.st.Destroy(ctx, ptr, a.destroyOptions(opts)...); err != nil {
+	if destroyed, err = committer(a.st).DestroyCommitted(ctx, ptr, a.destroyOptions(opts)...); err != nil {
 		return err
 	}
 	a.wrote(ctx)
@@ -442,11 +444,12 @@ func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...con
 // AddFinalizer adds finalizers to a strong input, a primary input or an
 // own output (rule C5).
 func (a *Adapter) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (err error) {
-	defer func() { a.tel.CallEnded(telemetry.OpAddFinalizer, ptr, err) }()
+	var committed resource.Version
+	defer func() { a.tel.CallCommitted(telemetry.OpAddFinalizer, ptr, committed, err) }()
 	if err := a.checkFinalizers(ctx, "AddFinalizer", ptr); err != nil {
 		return err
 	}
-	if err := a.st.AddFinalizer(ctx, ptr, fins...); err != nil {
+	if committed, err = committer(a.st).AddFinalizerCommitted(ctx, ptr, fins...); err != nil {
 		return err
 	}
 	a.refreshCache(ctx, ptr)
@@ -456,11 +459,12 @@ func (a *Adapter) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins .
 // RemoveFinalizer removes finalizers from a strong input, a primary input
 // or an own output (rule C5).
 func (a *Adapter) RemoveFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (err error) {
-	defer func() { a.tel.CallEnded(telemetry.OpRemoveFinalizer, ptr, err) }()
+	var committed resource.Version
+	defer func() { a.tel.CallCommitted(telemetry.OpRemoveFinalizer, ptr, committed, err) }()
 	if err := a.checkFinalizers(ctx, "RemoveFinalizer", ptr); err != nil {
 		return err
 	}
-	if err := a.st.RemoveFinalizer(ctx, ptr, fins...); err != nil {
+	if committed, err = committer(a.st).RemoveFinalizerCommitted(ctx, ptr, fins...); err != nil {
 		return err
 	}
 	a.refreshCache(ctx, ptr)

@@ -362,11 +362,45 @@ const (
 // pointer, or a kind for List and CleanupOutputs) with err (nil when it
 // succeeded). A write that succeeded committed: after a create, an update
 // or a modify, target is the written resource's metadata with the
-// committed version. It is counted by kind (see [Controller.Writes]). Called on the controller's goroutine once the state
+// committed version (the writes whose target does not carry it end with
+// [Controller.CallCommitted]). It is counted by kind (see
+// [Controller.Writes]). Called on the controller's goroutine once the state
 // returned. The end of a Controller's last call before it waits again ends
 // the busy time of its pass (see [Controller.EventTaken]). A destroy
 // refused for pending finalizers is traced as a finalizer wait.
 func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
+	c.callEnded(op, target, nil, err)
+}
+
+// CallCommitted is [Controller.CallEnded] for a write whose target does
+// not carry the version it committed — a teardown, a destroy, a finalizer
+// edit, given any pointer — which the state told apart: committed is the
+// version it wrote, or for a destroy the version it destroyed. A teardown
+// or a finalizer edit that succeeded with committed undefined wrote
+// nothing (the resource was tearing down already, the finalizers were as
+// asked): it is traced as a Noop event, never as a Commit (and counted
+// with the writes, as [Controller.Writes] says). A destroy with committed
+// undefined is traced with no version (the state could not tell).
+func (c *Controller) CallCommitted(op Op, target resource.Pointer, committed resource.Version, err error) {
+	if c == nil {
+		return
+	}
+	if err == nil && committed.Value() == 0 && op != OpDestroy {
+		if c.eng.Metrics {
+			if ref, ok := refOfTarget(target); ok {
+				c.writes.add(kindOfTarget(target, ref))
+			}
+		}
+		c.unchanged(op, target, 0)
+		return
+	}
+	v := committed.Value()
+	c.callEnded(op, target, &v, err)
+}
+
+// callEnded is CallEnded; version, when not nil, is the version to trace
+// instead of the target's.
+func (c *Controller) callEnded(op Op, target resource.Kind, version *uint64, err error) {
 	if c == nil {
 		return
 	}
@@ -391,6 +425,9 @@ func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
 	if !ok {
 		return
 	}
+	if version != nil && typ == trace.Commit {
+		ref.Version = *version
+	}
 	if count {
 		c.writes.add(kindOfTarget(target, ref))
 	}
@@ -414,6 +451,12 @@ func (c *Controller) CallUnchanged(op Op, target *resource.Metadata) {
 	if c == nil {
 		return
 	}
+	c.unchanged(op, target, target.Version().Value())
+}
+
+// unchanged traces a write of the controller that committed nothing, of
+// target at version (0: unknown).
+func (c *Controller) unchanged(op Op, target resource.Kind, version uint64) {
 	now := c.eng.Clock.Now()
 	c.lastCall.Store(int64(now))
 	if c.eng.Ring == nil {
@@ -423,6 +466,7 @@ func (c *Controller) CallUnchanged(op Op, target *resource.Metadata) {
 	if !ok {
 		return
 	}
+	ref.Version = version
 	wall := c.eng.Clock.Time(now)
 	c.eng.Ring.Put(func(ev *trace.Record) {
 		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.Noop, wall, c.name, string(op), ref
