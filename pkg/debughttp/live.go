@@ -25,7 +25,7 @@ const (
 	LiveBusy     = "busy"     // a reconcile is running or due
 	LiveIdle     = "idle"     // nothing due, nothing in flight
 	LiveRetrying = "retrying" // items wait out a retry backoff after failing
-	LiveCrashed  = "crashed"  // Run crashed; it restarts after its backoff
+	LiveCrashed  = "crashed"  // Run crashed; it restarts after its backoff (or, parked, when an input changes)
 	LiveHotLoop  = "hotLoop"  // part of a flagged hot loop
 	LiveStarting = "starting" // not started yet
 	LiveStopped  = "stopped"  // the Runtime stopped
@@ -286,7 +286,7 @@ func liveState(s observe.ControllerStatus, a observe.ControllerActivity) string 
 		return LiveStopped
 	case s.Lifecycle == observe.LifecycleStarting:
 		return LiveStarting
-	case s.Lifecycle == observe.LifecycleBackoff:
+	case s.Lifecycle == observe.LifecycleBackoff, s.Lifecycle == observe.LifecycleParked:
 		return LiveCrashed
 	case s.HotLoop != "":
 		return LiveHotLoop

@@ -30,6 +30,7 @@ func TestLiveStateWords(t *testing.T) {
 		{"starting", observe.ControllerStatus{Lifecycle: observe.LifecycleStarting}, observe.ControllerActivity{Busy: true}, LiveStarting},
 		{"stopped", observe.ControllerStatus{Lifecycle: observe.LifecycleStopped}, observe.ControllerActivity{}, LiveStopped},
 		{"restart backoff", observe.ControllerStatus{Lifecycle: observe.LifecycleBackoff}, observe.ControllerActivity{}, LiveCrashed},
+		{"parked by a denial", observe.ControllerStatus{Lifecycle: observe.LifecycleParked}, observe.ControllerActivity{}, LiveCrashed},
 		{"hot loop", observe.ControllerStatus{Lifecycle: observe.LifecycleRunning, HotLoop: "A writes X → A"}, observe.ControllerActivity{Busy: true}, LiveHotLoop},
 		{"reconciling", running, observe.ControllerActivity{Busy: true, InFlight: 1}, LiveBusy},
 		{"items due", running, observe.ControllerActivity{Busy: true, Due: 2}, LiveBusy},

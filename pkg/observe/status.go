@@ -24,11 +24,16 @@ const (
 	LifecycleBackoff
 	// LifecycleStopped: the Runtime stopped it.
 	LifecycleStopped
+	// LifecycleParked: a Controller whose Run returned an access denial (rule
+	// C3: a write to an undeclared output, a read outside its inputs), a
+	// programming error no restart can fix: it is not restarted until one
+	// of its inputs changes (LastError says what was denied).
+	LifecycleParked
 )
 
-var stateNames = [...]string{"starting", "running", "backoff", "stopped"}
+var stateNames = [...]string{"starting", "running", "backoff", "stopped", "parked"}
 
-// String returns "starting", "running", "backoff" or "stopped".
+// String returns "starting", "running", "backoff", "stopped" or "parked".
 func (s Lifecycle) String() string {
 	if int(s) < len(stateNames) {
 		return stateNames[s]

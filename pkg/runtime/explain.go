@@ -96,7 +96,8 @@ func (r *Runtime) facts(ctx context.Context) explain.Facts {
 	return f
 }
 
-// explainItems lists a QController's items in flight and due.
+// explainItems lists a QController's items in flight and due, and those
+// parked.
 func (r *Runtime) explainItems(name string) []explain.Item {
 	r.mu.Lock()
 	rn := r.runners[name]
@@ -114,6 +115,15 @@ func (r *Runtime) explainItems(name string) []explain.Item {
 		}
 		if i < inFlight {
 			e.Work = explain.WorkRunning
+		}
+		out = append(out, e)
+	}
+	parked, _ := q.r.Parked(explainItems)
+	for _, p := range parked {
+		e := explain.Item{Item: trace.Ref{Namespace: p.Key.Ptr.Namespace(), Type: p.Key.Ptr.Type(), ID: p.Key.Ptr.ID()}, Op: "reconcile",
+			Work: explain.WorkParked, Attempt: int(p.Attempts), Error: p.Err}
+		if p.Key.Map {
+			e.Op = "map"
 		}
 		out = append(out, e)
 	}

@@ -216,7 +216,15 @@ type runner interface {
 // returning a pointer of an undeclared kind is logged at ERROR once per
 // kind. By default the Runtime has no retry budget: it never gives up on an
 // item or a controller; only a QController's RetryPolicy.MaxAttempts parks
-// an item until its next change.
+// an item until its next change — and an access denial (rule C3), which
+// is a programming error no retry can fix: an item denied access (a
+// QController's, or an input of the generic Controllers) is parked at once
+// until it changes ("reconcile was denied access; parked until the item
+// changes", at ERROR), and a Controller whose Run returns one is not
+// restarted until one of its inputs changes (its state "parked",
+// "controller was denied access; parked until an input changes", at
+// ERROR). Either shows its error in the status, explain and the debug
+// pages, and as a trace record of type parked.
 type Runtime struct {
 	// Its parts live in internal packages, each given only what it uses:
 	// the router (internal/route) watches the input kinds and delivers

@@ -39,7 +39,9 @@
 //     its interval (a failure only if it wraps an error), as it does a
 //     QController's item (rule Q3). With a retry policy's MaxAttempts, an
 //     input whose runs failed that many times in a row is parked until it
-//     changes; with its ChangeAbandonsRetry, a change starts the input's
+//     changes, and an input denied access (rule C3: a write to an output
+//     type the controller does not declare) is parked at once, a
+//     programming error logged at ERROR; with its ChangeAbandonsRetry, a change starts the input's
 //     backoff over (with [WithExtraInputs], whose events transform every
 //     input, an event is a change of every input). Other inputs are
 //     not delayed and are not transformed again, and Run does not fail: the

@@ -443,3 +443,48 @@ func TestARequeueLeavesTheBackoffWhereItWas(t *testing.T) {
 		assert.Len(t, ctrl.Errors, 4, "the requeue was not reported as a failure")
 	})
 }
+
+// TestC3_ADenialParksTheInputUntilItChanges: an input whose transform is
+// denied access (TransformExtraOutputFunc writing a type the controller
+// does not declare as an output) is a programming error: it is parked at
+// once with the denial as the controller's last error, never retried with
+// a backoff (issue 27), and runs again when it changes. The others go on.
+func TestC3_ADenialParksTheInputUntilItChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		seen := newCalls()
+		ctrl := transform.NewController(transform.Settings[*A, *B]{
+			Name:            "AtoB",
+			MapMetadataFunc: fixture.Map[*A, fixture.BDef],
+			TransformFunc:   double,
+			TransformExtraOutputFunc: func(ctx context.Context, r controller.ReaderWriter, _ *zap.Logger, a *A, _ *B) error {
+				id := a.Metadata().ID()
+				if id != "bad" {
+					return nil
+				}
+				err := r.Modify(ctx, fixture.New[fixture.CDef](id, 0), func(resource.Resource) error { return nil })
+				seen.add(id, err != nil)
+				return err
+			},
+		})
+		engine := runtimetest.Start(t, runtimetest.WithControllers(ctrl))
+		st := engine.State
+		runtimetest.Create(t, st, newA("bad", 1))
+		waitCalls(t, seen, "bad", 1)
+		time.Sleep(time.Hour)
+		assert.Len(t, seen.of("bad"), 1, "denied once, then parked: not retried")
+		status := engine.Runtime.Observe().Controllers()[0]
+		assert.Contains(t, status.LastError, "not a declared output")
+		runtimetest.Create(t, st, newA("good", 2))
+		runtimetest.AssertResource(t, st, "good", runtimetest.Holds(hasN(4)))
+		assertNoRestart(t, engine.Runtime, "AtoB")
+
+		// A change runs it again, once.
+		require.NoError(t, st.Modify(t.Context(), newA("bad", 0), func(r resource.Resource) error {
+			r.(*A).TypedSpec().N = 2
+			return nil
+		}))
+		waitCalls(t, seen, "bad", 2)
+		time.Sleep(time.Hour)
+		assert.Len(t, seen.of("bad"), 2)
+	})
+}

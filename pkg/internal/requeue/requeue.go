@@ -30,7 +30,9 @@ type Verdict struct {
 }
 
 // Of returns the verdict on err, the error of an item's user code: nil
-// succeeds; a RequeueError with a non-negative interval is requeued after
+// succeeds; an error chain holding an access denial
+// (controller.IsAccessDeniedError, rule C3) is denied, even inside a
+// RequeueError; a RequeueError with a non-negative interval is requeued after
 // it (failing when it wraps an error); anything else — a typed-nil error,
 // a negative interval, a chain holding a typed-nil RequeueError — failed.
 // The error's methods (Error, Unwrap, As) are user code: a panic in them
@@ -49,11 +51,16 @@ func Of(err error) (v Verdict) {
 		}
 	}()
 	var rq *controller.RequeueError
-	if !errors.As(err, &rq) {
-		return failed(usercode.ErrorText(err))
-	}
-	if rq == nil {
+	found := errors.As(err, &rq)
+	if found && rq == nil {
 		return failed("returned an error chain holding a typed-nil *controller.RequeueError: " + usercode.ErrorText(err))
+	}
+	if controller.IsAccessDeniedError(err) {
+		// A programming error no retry can fix (rule C3): parked.
+		return Verdict{Result: retry.Denied, Msg: usercode.ErrorText(err)}
+	}
+	if !found {
+		return failed(usercode.ErrorText(err))
 	}
 	iv := rq.Interval()
 	if iv < 0 {

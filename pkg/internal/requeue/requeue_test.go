@@ -44,6 +44,9 @@ func TestOf(t *testing.T) {
 		{"a negative interval", controller.NewRequeueInterval(-time.Second), retry.Failed, "negative requeue interval: ", 0},
 		{"a chain with a typed-nil requeue", errors.Join(errors.New("x"), nilRequeue), retry.Failed, "typed-nil *controller.RequeueError", 0},
 		{"methods that panic", panickyError{}, retry.Failed, "whose methods panicked: unwrap", 0},
+		{"an access denial", controller.NewAccessDeniedError("c", "Modify", "T(ns/id)", "not a declared output"), retry.Denied, "not a declared output", 0},
+		{"a wrapped access denial", fmt.Errorf("ctx: %w", controller.NewAccessDeniedError("c", "Get", "T(ns/id)", "x")), retry.Denied, "ctx: ", 0},
+		{"a denial inside a requeue", controller.NewRequeueError(controller.NewAccessDeniedError("c", "Get", "T(ns/id)", "x"), time.Second), retry.Denied, "denied", 0},
 	} {
 		v := Of(tc.err)
 		assert.Equal(t, tc.result, v.Result, tc.name)

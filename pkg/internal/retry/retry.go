@@ -153,10 +153,16 @@ const (
 	// of its own (a controller.RequeueError wrapping an error): a failed
 	// run, and its backoff stays where it is.
 	RequeuedFailing
+	// Denied: a failure that no retry can fix — the item's user code was
+	// denied access (rule C3: a write to an undeclared output, a read
+	// outside its inputs), a programming error: a failed run that parks
+	// the item at once, whatever the policy's MaxAttempts, until it
+	// changes.
+	Denied
 )
 
 // Failure reports whether r is a failed run.
-func (r Result) Failure() bool { return r == Failed || r == RequeuedFailing }
+func (r Result) Failure() bool { return r == Failed || r == RequeuedFailing || r == Denied }
 
 // Item is the retry state of one item: its consecutive failures, which
 // set its backoff, and its consecutive failed runs, which
@@ -167,12 +173,12 @@ type Item struct {
 }
 
 // Ran counts a run of the item that came to r, and reports whether the
-// item has exhausted p.MaxAttempts (it is to be parked).
+// item has exhausted p.MaxAttempts, or was denied (it is to be parked).
 func (it *Item) Ran(p Policy, r Result) (exhausted bool) {
 	switch r {
 	case Succeeded:
 		it.failures = 0
-	case Failed:
+	case Failed, Denied:
 		if it.failures < math.MaxUint32 {
 			it.failures++
 		}
@@ -184,7 +190,7 @@ func (it *Item) Ran(p Policy, r Result) (exhausted bool) {
 	if it.attempts < math.MaxUint32 {
 		it.attempts++
 	}
-	return p.MaxAttempts > 0 && it.attempts >= p.MaxAttempts
+	return r == Denied || (p.MaxAttempts > 0 && it.attempts >= p.MaxAttempts)
 }
 
 // Delay returns the delay before the item's retry after a failure: the

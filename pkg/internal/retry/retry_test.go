@@ -142,6 +142,19 @@ func TestItem_MaxAttemptsAndChanges(t *testing.T) {
 	assert.Equal(t, Item{}, it, "ChangeAbandonsRetry: a change starts over")
 }
 
+// TestItem_DeniedExhaustsAtOnce: a denied run (an access denial, rule C3)
+// exhausts the item at once, with or without MaxAttempts, and counts as a
+// failure.
+func TestItem_DeniedExhaustsAtOnce(t *testing.T) {
+	for _, p := range []Policy{{}, {MaxAttempts: 5}} {
+		var it Item
+		assert.True(t, Denied.Failure())
+		assert.True(t, it.Ran(p, Denied), "%+v", p)
+		assert.Equal(t, uint32(1), it.Attempts())
+		assert.Equal(t, DefaultInitial, it.Delay(p), "one failure")
+	}
+}
+
 func TestContext_CarriesThePolicy(t *testing.T) {
 	_, ok := FromContext(context.Background())
 	assert.False(t, ok)

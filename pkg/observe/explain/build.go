@@ -16,6 +16,7 @@ const (
 	runtimeStarting = "starting"
 	runtimeBackoff  = "backoff"
 	runtimeStopped  = "stopped"
+	runtimeParked   = "parked"
 )
 
 // Facts are what a Runtime knows at one instant, from which [BuildResource]
@@ -167,7 +168,7 @@ func lastFinalizerWait(evs []trace.Record, controller string, r trace.Ref) time.
 }
 
 // controllerFixedState is the state of a controller that is not doing its
-// work at all: starting, stopped, or restarting after a crash.
+// work at all: starting, stopped, restarting after a crash, or parked.
 func controllerFixedState(f *Facts, c *ControllerFacts) (Doing, bool) {
 	if c.Standby {
 		return Doing{Work: WorkStandby, Since: c.StandbySince, Detail: "another replica leads election " + c.Election}, true
@@ -177,6 +178,8 @@ func controllerFixedState(f *Facts, c *ControllerFacts) (Doing, bool) {
 		return withLoop(c, Doing{Work: WorkStarting, Detail: c.Why}), true
 	case runtimeStopped:
 		return Doing{Work: WorkStopped}, true
+	case runtimeParked:
+		return withLoop(c, Doing{Work: WorkParked, Error: c.LastError}), true
 	case runtimeBackoff:
 		d := Doing{Work: WorkRestarting, Due: c.RestartAt, Error: c.LastError}
 		if e := lastRecord(f.Records, c.Name, trace.Ref{}, trace.Crash); e != nil {

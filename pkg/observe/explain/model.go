@@ -47,6 +47,12 @@ const (
 	WorkRestarting Work = "restarting"
 	// WorkStopped: the Runtime stopped it (or it returned).
 	WorkStopped Work = "stopped"
+	// WorkParked: it, or its item Resource, was denied access (Error: rule
+	// C3, a programming error no retry can fix) or failed its retry
+	// policy's MaxAttempts in a row (an item, Attempt runs), and is not
+	// run again until its item changes (a Controller: until one of its
+	// inputs changes).
+	WorkParked Work = "parked"
 	// WorkStandby: another replica leads its election and runs it
 	// (runtime.WithLeadership) since Since; this one keeps its inputs
 	// watched. Detail names the election.

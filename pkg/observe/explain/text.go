@@ -48,6 +48,16 @@ func (d Doing) Sentence(now time.Time) string {
 		}
 	case WorkStopped:
 		s = "stopped"
+	case WorkParked:
+		// An item is parked until it changes; a Controller until an input
+		// does.
+		s = "parked" + about + " until it changes"
+		if about == "" && d.Attempt == 0 {
+			s = "parked until an input changes"
+		}
+		if d.Error != "" {
+			s += " after error " + strconv.Quote(d.Error)
+		}
 	case WorkStandby:
 		s = "standby"
 		if !d.Since.IsZero() {

@@ -90,6 +90,13 @@ const (
 	// finalizers as asked (Op "teardown", "addFinalizer",
 	// "removeFinalizer"; Resource.Version 0). Never a Commit.
 	Noop
+	// Parked: the item Resource of Controller (Op "reconcile" or "map")
+	// is not retried until it changes, after Attempt consecutive failed
+	// runs (Error the last one's): its retry policy's MaxAttempts, or an
+	// access denial (rule C3, a programming error) at once. With Resource
+	// empty, Controller's Run returned an access denial (Error) and is not
+	// restarted until one of its inputs changes.
+	Parked
 )
 
 var typeNames = [...]string{
@@ -106,6 +113,7 @@ var typeNames = [...]string{
 	HotLoop:        "hotLoop",
 	Lost:           "lost",
 	Noop:           "noop",
+	Parked:         "parked",
 }
 
 // String returns the type's name as the JSON form writes it

@@ -40,7 +40,7 @@ func AssertAll[R typed.ResourceWithDefinition](tb testing.TB, st state.State, as
 	for {
 		select {
 		case <-ctx.Done():
-			tb.Fatalf("runtimetest: assert all %s: not passed within %s: %s", resource.KindString(kind), c.timeout, indent(failures))
+			tb.Fatalf("runtimetest: assert all %s: not passed within %s: %s%s", resource.KindString(kind), c.timeout, indent(failures), failingText(tb))
 			return nil
 		case batch := <-ch:
 			if err := applyBatch(items, batch, &bootstrapped); err != nil {
@@ -108,7 +108,7 @@ func AssertState(tb testing.TB, st state.State, kinds []resource.Kind, assertion
 		}
 		select {
 		case <-ctx.Done():
-			tb.Fatalf("runtimetest: assertion not passed within %s: %s", c.timeout, indent(failures))
+			tb.Fatalf("runtimetest: assertion not passed within %s: %s%s", c.timeout, indent(failures), failingText(tb))
 			return
 		case <-changed:
 		}

@@ -67,7 +67,7 @@ func AssertResources[R typed.ResourceWithDefinition](tb testing.TB, st state.Sta
 	for {
 		select {
 		case <-ctx.Done():
-			tb.Fatalf("runtimetest: assert %s: not passed within %s:\n%s", resource.KindString(kind), c.timeout, report(ids, wanted))
+			tb.Fatalf("runtimetest: assert %s: not passed within %s:\n%s%s", resource.KindString(kind), c.timeout, report(ids, wanted), failingText(tb))
 			return nil
 		case batch := <-ch:
 			for _, ev := range batch {
@@ -117,7 +117,7 @@ func AssertNoResource[R typed.ResourceWithDefinition](tb testing.TB, st state.St
 		return false, nil
 	})
 	if err != nil {
-		tb.Fatalf("runtimetest: assert %s gone: %v; last seen: %s", resource.PointerString(ptr), err, last)
+		tb.Fatalf("runtimetest: assert %s gone: %v; last seen: %s%s", resource.PointerString(ptr), err, last, failingText(tb))
 	}
 }
 

@@ -42,7 +42,7 @@ func Destroy[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids 
 			if r, gerr := st.Get(context.Background(), ptr); gerr == nil {
 				last = r.Metadata().String()
 			}
-			tb.Fatalf("runtimetest: destroy %s: %v; last seen: %s", resource.PointerString(ptr), err, last)
+			tb.Fatalf("runtimetest: destroy %s: %v; last seen: %s%s", resource.PointerString(ptr), err, last, failingText(tb))
 			return
 		}
 	}

@@ -22,6 +22,11 @@
 //
 // # One way to wait for resources
 //
+// A wait that times out fails the test with what it saw last and with the
+// controllers of the test's Runtimes (those [Start] runs for the test or
+// for a test it is a subtest of) that are failing: each with its state,
+// its last error and its parked items.
+//
 // [AssertResource] (one ID), [AssertResources] (several, passing at the
 // same time), [AssertNoResource] (absence), [AssertAll] (the list of a
 // kind) and [AssertState] (anything, after every change of some kinds) run

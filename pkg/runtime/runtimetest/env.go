@@ -126,6 +126,7 @@ func Start(tb testing.TB, opts ...Option) *Env {
 		}
 	}
 
+	track(tb, rt)
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Env{Runtime: rt, State: c.st, tb: tb, cancel: cancel, done: make(chan error, 1)}
 	go func() { e.done <- rt.Run(ctx) }()

@@ -56,7 +56,7 @@ func Settle(tb testing.TB, rt *runtime.Runtime, opts ...WaitOption) observe.Acti
 	defer cancel()
 	a, err := testhook.Of(rt).WaitIdle(ctx, c.except)
 	if err != nil {
-		tb.Fatalf("runtimetest: the Runtime did not settle within %s; still busy:\n%s", c.timeout, a)
+		tb.Fatalf("runtimetest: the Runtime did not settle within %s; still busy:\n%s%s", c.timeout, a, failingText(tb))
 	}
 	return a
 }

@@ -22,7 +22,8 @@ func RetryLogger(logger *zap.Logger) *zap.Logger { return logger.WithOptions(noS
 
 // RetryLater reports the failure err of one item, the resource ptr (an
 // "input" or an "output", says what), that rt (from [Retries.Failed])
-// retries: it logs it at WARN on logger (a [RetryLogger]), with the item's
+// retries: it logs it at WARN on logger (a [RetryLogger]; an access denial
+// parked, a programming error, at ERROR), with the item's
 // pointer, the delay (or that it is parked until it changes) and the count
 // of consecutive failed runs, and reports it to the Runtime when r
 // implements controller.ErrorReporter. A plain requeue (a
@@ -39,10 +40,15 @@ func RetryLater(logger *zap.Logger, r any, what string, ptr resource.Pointer, er
 	}
 	fields = append(fields, zap.Uint32("failures", rt.Attempts), zap.String("error", usercode.ErrorText(err)))
 	msg := what + " failed; retrying after backoff"
-	if rt.Parked {
-		msg = what + " failed; parked until it changes"
+	switch {
+	case rt.Denied && rt.Parked:
+		// A programming error, not a transient failure.
+		logger.Error(what+" was denied access; parked until it changes", fields...)
+	case rt.Parked:
+		logger.Warn(what+" failed; parked until it changes", fields...)
+	default:
+		logger.Warn(msg, fields...)
 	}
-	logger.Warn(msg, fields...)
 	if rep, ok := r.(controller.ErrorReporter); ok {
 		rep.ReportError(Named(what, ptr, err))
 	}

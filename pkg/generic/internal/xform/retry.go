@@ -46,8 +46,12 @@ type Retry struct {
 	// Attempts counts its consecutive failed runs.
 	Attempts uint32
 	// Parked is set when its failed runs reached the policy's
-	// MaxAttempts: it waits for its next change ([Retries.Changed]).
+	// MaxAttempts, or it was denied: it waits for its next change
+	// ([Retries.Changed]).
 	Parked bool
+	// Denied is set when its user code was denied access (rule C3): a
+	// programming error, parked at once when it can be.
+	Denied bool
 }
 
 // Failed schedules the retry of k, whose run failed at now with err, as
@@ -55,16 +59,16 @@ type Retry struct {
 // controller.RequeueError runs it again after its interval (a failure
 // only when it wraps an error), anything else after its backoff. With
 // canPark, a failed run that reaches the policy's MaxAttempts parks it
-// instead.
+// instead, and so does an access denial (rule C3) at once.
 func (r *Retries[K]) Failed(k K, now time.Time, err error, canPark bool) Retry {
 	v := requeue.Of(err)
 	it := r.items[k]
 	exhausted := it.counts.Ran(r.policy, v.Result) && canPark
-	out := Retry{Failure: v.Result.Failure(), Attempts: it.counts.Attempts()}
+	out := Retry{Failure: v.Result.Failure(), Attempts: it.counts.Attempts(), Denied: v.Result == retry.Denied}
 	switch {
 	case exhausted:
 		it.parked, out.Parked = true, true
-	case v.Result == retry.Failed:
+	case v.Result == retry.Failed || v.Result == retry.Denied:
 		out.Delay = it.counts.Delay(r.policy)
 	default:
 		out.Delay = v.Interval

@@ -137,16 +137,40 @@ func (c *Runner) Run(ctx context.Context) {
 			outcome.Log(c.elog, outcome.Run, o, d, 0)
 			return
 		}
-		c.status.Failed(o.Text("Run"))
-		delay, attempt := c.nextBackoff()
-		c.cfg.Telemetry.Crashed(o, d, delay, attempt)
-		c.status.SetState(status.Backoff, time.Now().Add(delay))
-		outcome.Log(c.elog, outcome.Run, o, d, delay)
-		if !retry.Wait(ctx, delay) {
+		if !c.waitRestart(ctx, o, d) {
 			return
 		}
-		c.cfg.Telemetry.Restarted(attempt)
 	}
+}
+
+// waitRestart waits, after Run failed with o (decided as d), until it is
+// to run again: after the restart backoff, or, for an access denial (a
+// programming error no restart can fix, rule C3), until one of its inputs
+// changes (a wake-up since its last pass began). It returns false when
+// ctx is done first.
+func (c *Runner) waitRestart(ctx context.Context, o outcome.Outcome, d outcome.Decision) bool {
+	c.status.Failed(o.Text("Run"))
+	delay, attempt := c.nextBackoff()
+	if d.Action == outcome.Park {
+		delay = 0
+	}
+	c.cfg.Telemetry.Crashed(o, d, delay, attempt)
+	outcome.Log(c.elog, outcome.Run, o, d, delay)
+	if d.Action == outcome.Park {
+		c.status.SetState(status.Parked, time.Time{})
+		select {
+		case <-c.cfg.Wake.C():
+		case <-ctx.Done():
+			return false
+		}
+	} else {
+		c.status.SetState(status.Backoff, time.Now().Add(delay))
+		if !retry.Wait(ctx, delay) {
+			return false
+		}
+	}
+	c.cfg.Telemetry.Restarted(attempt)
+	return true
 }
 
 // nextBackoff returns the next restart delay and the crashes it counts.
@@ -295,6 +319,8 @@ func (c *Runner) Activity() status.Activity {
 		a.Busy, a.Why = true, "starting: waiting for its inputs' first bootstrap"
 	case status.Backoff:
 		a.Why, a.NextDue = "restarting after its backoff", st.BackoffUntil
+	case status.Parked:
+		a.Why = "parked until an input changes: " + st.LastError
 	case status.Running:
 		a.Busy, a.Why = c.passes.busy(c.cfg.Wake.Sent())
 	}

@@ -41,6 +41,9 @@ const (
 	Retry
 	// Requeue: an item runs again after the outcome's Interval.
 	Requeue
+	// Park: not again until it changes — an item until its next change, a
+	// Controller until one of its inputs changes (a denial, rule C3).
+	Park
 )
 
 // Metric labels of outcomes (the names of pkg/observe/trace's outcomes).
@@ -68,7 +71,9 @@ type Decision struct {
 }
 
 // Decide is the one switch from an outcome of call to what the Runtime
-// does: a panic is a bug (retried, ERROR with the stack, a crash); a
+// does: an access denial is a programming error no retry can fix (parked
+// until what it ran on changes, ERROR; a crash for a Controller's Run); a
+// panic is a bug (retried, ERROR with the stack, a crash); a
 // failure is retried after the backoff (WARN without a stack; a crash for
 // a Controller's Run); a requeue runs again after its interval (WARN only
 // when it wraps an error, which is then a failure); success is done (a Run
@@ -76,6 +81,8 @@ type Decision struct {
 // controller will not run again).
 func Decide(call Call, o Outcome) Decision {
 	switch o.Class {
+	case Denied:
+		return Decision{Action: Park, Log: true, Level: zapcore.ErrorLevel, Label: LabelError, Failure: true, Crash: call == Run}
 	case Panicked:
 		return Decision{Action: Retry, Log: true, Level: zapcore.ErrorLevel, Label: LabelPanic, Failure: true, Crash: true}
 	case Failed:
@@ -90,11 +97,11 @@ func Decide(call Call, o Outcome) Decision {
 }
 
 // callWords are the words of the log lines about a call.
-var callWords = [...]struct{ failed, panicked, retry string }{
-	Run:         {"controller failed", "controller panicked", "; restarting after backoff"},
-	Reconcile:   {"reconcile failed", "Reconcile panicked", "; retrying after backoff"},
-	MapInput:    {"MapInput failed", "MapInput panicked", "; retrying after backoff"},
-	InitialList: {"initial list of an input failed", "initial list of an input panicked", "; retrying after backoff"},
+var callWords = [...]struct{ failed, panicked, denied, retry string }{
+	Run:         {"controller failed", "controller panicked", "controller was denied access", "; restarting after backoff"},
+	Reconcile:   {"reconcile failed", "Reconcile panicked", "reconcile was denied access", "; retrying after backoff"},
+	MapInput:    {"MapInput failed", "MapInput panicked", "MapInput was denied access", "; retrying after backoff"},
+	InitialList: {"initial list of an input failed", "initial list of an input panicked", "initial list of an input was denied access", "; retrying after backoff"},
 }
 
 // Log writes the log line d calls for about the outcome o of call, on
@@ -103,7 +110,8 @@ var callWords = [...]struct{ failed, panicked, retry string }{
 // backoff" (error, backoff), "...; requeued after the interval" (error,
 // interval), "<call> panicked; ..." (panic, backoff, stack), or, for a Run
 // that returned nil, "controller returned before the Runtime stopped; not
-// restarting it".
+// restarting it", or, for a Controller parked by an access denial,
+// "controller was denied access; parked until an input changes" (error).
 func Log(logger *zap.Logger, call Call, o Outcome, d Decision, delay time.Duration, fields ...zap.Field) {
 	if !d.Log {
 		return
@@ -113,6 +121,9 @@ func Log(logger *zap.Logger, call Call, o Outcome, d Decision, delay time.Durati
 	switch {
 	case d.Action == Done:
 		msg = "controller returned before the Runtime stopped; not restarting it"
+	case d.Action == Park:
+		msg = w.denied + "; parked until an input changes"
+		fields = append(fields, zap.String("error", o.Msg))
 	case o.Class == Panicked:
 		msg = w.panicked + w.retry
 		fields = append(fields, zap.String("panic", o.Msg), zap.Duration("backoff", delay), StackField(o.Panic))

@@ -12,6 +12,7 @@ package outcome
 import (
 	"time"
 
+	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/internal/requeue"
 	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
@@ -36,6 +37,10 @@ const (
 	Failed
 	// Panicked: the call panicked (Panic, Msg).
 	Panicked
+	// Denied: the call failed with an access denial in its error chain
+	// (rule C3: a write to an undeclared output, a read outside its
+	// inputs), a programming error no retry can fix (Msg).
+	Denied
 )
 
 // Outcome is what a call of user code came to, as plain data, built inside
@@ -65,9 +70,20 @@ func Failure(msg string) Outcome { return Outcome{Class: Failed, Msg: msg} }
 // nil. A typed-nil error (a nil pointer in a non-nil error interface) is a
 // failure too, described as such: it is almost always a bug (`var e
 // *MyError; return e`), and treating it as success would hide it.
+//
+// An error chain holding an access denial is Denied. The error's methods
+// are user code: a chain whose walk panics (a typed nil in it) is a plain
+// failure.
 func OfError(call string, err error) Outcome {
 	if usercode.IsNil(err) {
 		return Failure(call + " returned a " + usercode.TypedNilText(err))
+	}
+	var denied bool
+	if p := usercode.Call(func() { denied = controller.IsAccessDeniedError(err) }); p != nil {
+		denied = false // a chain that cannot be walked (a typed nil in it): a plain failure
+	}
+	if denied {
+		return Outcome{Class: Denied, Msg: usercode.ErrorText(err)}
 	}
 	return Failure(usercode.ErrorText(err))
 }
@@ -99,6 +115,8 @@ func OfItemError(err error) Outcome {
 		return Success()
 	case retry.Requeued:
 		return Outcome{Class: Requeued, Interval: v.Interval}
+	case retry.Denied:
+		return Outcome{Class: Denied, Msg: v.Msg}
 	case retry.RequeuedFailing:
 		return Outcome{Class: RequeuedWithError, Msg: v.Msg, Interval: v.Interval}
 	default:

@@ -45,6 +45,8 @@ func TestDecide(t *testing.T) {
 		{"initial list failed", InitialList, Failure("x"), want{Retry, zapcore.WarnLevel, LabelError, true, false}},
 		{"a failure while stopping", Reconcile, Failure("x").Stopping(), want{Done, none, LabelOK, false, false}},
 		{"a panic while stopping", Reconcile, OfPanic(&usercode.Panic{Value: "p"}).Stopping(), want{Retry, zapcore.ErrorLevel, LabelPanic, true, true}},
+		{"Reconcile denied", Reconcile, Outcome{Class: Denied, Msg: "x"}, want{Park, zapcore.ErrorLevel, LabelError, true, false}},
+		{"Run denied", Run, OfError("Run", controller.NewAccessDeniedError("c", "Modify", "T(ns/id)", "not a declared output")), want{Park, zapcore.ErrorLevel, LabelError, true, true}},
 	} {
 		d := Decide(tc.call, tc.o)
 		level := none

@@ -68,6 +68,8 @@ func (c *Runner) done(it work.Item, slot queue.Slot, last work.Last, start telem
 	switch d.Action {
 	case outcome.Retry:
 		r = queue.Failure()
+	case outcome.Park:
+		r = queue.Denied()
 	case outcome.Requeue:
 		if d.Failure {
 			r = queue.RequeueAfterFailure(o.Interval)
@@ -94,8 +96,11 @@ func (c *Runner) done(it work.Item, slot queue.Slot, last work.Last, start telem
 		c.last.Release(it.Ptr, last.Seq())
 	}
 	td := d
-	if comp.Parked {
-		td.Action = outcome.Done // parked: not requeued
+	switch {
+	case comp.Parked:
+		td.Action = outcome.Park // not requeued
+	case d.Action == outcome.Park:
+		td.Action = outcome.Retry // changed while it ran: due now
 	}
 	c.cfg.Telemetry.ItemEnded(it, start, end, o, td, comp.Delay, comp.Attempts)
 	if d.Failure {
@@ -108,7 +113,7 @@ func (c *Runner) done(it work.Item, slot queue.Slot, last work.Last, start telem
 		outcome.LogParked(c.elog, call, o, d, comp.Attempts, zap.Stringer("item", it))
 	case d.Log:
 		// Only then: the item's field is an allocation.
-		outcome.Log(c.elog, call, o, d, comp.Delay, zap.Stringer("item", it))
+		outcome.Log(c.elog, call, o, td, comp.Delay, zap.Stringer("item", it))
 	}
 }
 

@@ -43,6 +43,31 @@ func TestRetryPolicy_ParkedAfterMaxAttempts(t *testing.T) {
 	})
 }
 
+// TestDenied_ParksAtOnce: a Denied result parks the key at its first run,
+// whatever the policy's MaxAttempts (none here), with its error; a key
+// added while that run was in flight is due again instead.
+func TestDenied_ParksAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New[string, none](retry.Policy{})
+		q.Add("a")
+		getAfter(t, q, "a", 0)
+		assert.Equal(t, Completion{Parked: true, Attempts: 1}, q.Complete("a", Denied().WithError("denied")))
+		assertNothingDue(t, q)
+		parked, total := q.Parked(-1)
+		require.Equal(t, 1, total)
+		assert.Equal(t, "denied", parked[0].Err)
+		assert.Equal(t, 1, q.Failing())
+
+		q.Add("a")
+		getAfter(t, q, "a", 0)
+		q.Add("a") // changed while it ran
+		c := q.Complete("a", Denied().WithError("denied"))
+		assert.False(t, c.Parked, "a change newer than the run: due again")
+		getAfter(t, q, "a", 0)
+		q.Done("a", Success())
+	})
+}
+
 func TestRetryPolicy_ParkedKeyRetriedOnItsNextAddAsAFreshKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := New[string, none](parkOpts)

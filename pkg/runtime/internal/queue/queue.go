@@ -356,7 +356,9 @@ type Completion struct {
 // parks it instead (see [Queue.Parked]): it is not retried until it is
 // added again. A key added while that last run was in flight is not
 // parked: the change is newer than the run, so the key is due now with its
-// counts started over, as a parked key added again would be.
+// counts started over, as a parked key added again would be. [Denied]
+// parks k at once, whatever MaxAttempts (unless k was added while in
+// flight, as above).
 //
 // After ShutDown, Complete only takes k out of flight.
 func (q *Queue[K, N]) Complete(k K, r Result) Completion {

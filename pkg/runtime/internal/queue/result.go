@@ -24,6 +24,12 @@ func Success() Result { return Result{run: retry.Succeeded} }
 // next exponential backoff delay.
 func Failure() Result { return Result{run: retry.Failed} }
 
+// Denied reports that processing the key failed in a way no retry can fix
+// (an access denial, rule C3): the key is parked at once (see
+// [Queue.Parked]) until it is added again, whatever the policy's
+// MaxAttempts.
+func Denied() Result { return Result{run: retry.Denied} }
+
 // RequeueAfter asks for the key to be processed again after d (d <= 0: now).
 // It neither counts as a failure nor resets the key's failure count.
 func RequeueAfter(d time.Duration) Result { return Result{run: retry.Requeued, after: d} }
@@ -51,6 +57,8 @@ func (r Result) String() string {
 	switch r.run {
 	case retry.Failed:
 		return "failure"
+	case retry.Denied:
+		return "denied"
 	case retry.RequeuedFailing:
 		return "failure, requeue after " + r.after.String()
 	case retry.Requeued:

@@ -19,6 +19,7 @@ const (
 	Running  = observe.LifecycleRunning
 	Backoff  = observe.LifecycleBackoff
 	Stopped  = observe.LifecycleStopped
+	Parked   = observe.LifecycleParked
 )
 
 // Snapshot is a controller's status at one instant.

@@ -535,9 +535,9 @@ func itemOp(item work.Item) string {
 
 // ItemEnded: the item's call ended at now (see [Controller.Now]) with o,
 // decided as d; the queue made the item due again after delay (for
-// d.Action Retry or Requeue); attempts is its consecutive failed runs,
-// this one included. Called on the worker's goroutine, after the queue
-// took the result.
+// d.Action Retry or Requeue; Park: the queue parked it, traced as
+// such); attempts is its consecutive failed runs, this one included.
+// Called on the worker's goroutine, after the queue took the result.
 func (c *Controller) ItemEnded(item work.Item, start Stamp, now time.Duration, o outcome.Outcome, d outcome.Decision, delay time.Duration, attempts uint32) {
 	if c == nil {
 		return
@@ -545,7 +545,7 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, now time.Duration, o
 	took := now - start.at
 	c.busy.Add(int64(took))
 	c.reconciles.Add(1)
-	if d.Action != outcome.Done {
+	if d.Action == outcome.Retry || d.Action == outcome.Requeue {
 		c.requeues.Add(1)
 	}
 	if d.Crash {
@@ -563,6 +563,8 @@ func (c *Controller) ItemEnded(item work.Item, start Stamp, now time.Duration, o
 	wall := c.eng.Clock.Time(now)
 	ev := trace.Record{Type: trace.Requeue, Controller: c.name, Op: itemOp(item), Resource: ref, Due: wall.Add(delay), Error: msg, Attempt: attempts}
 	switch {
+	case d.Action == outcome.Park:
+		ev.Type, ev.Due = trace.Parked, time.Time{}
 	case d.Crash:
 		ev.Type = trace.Crash
 	case d.Action == outcome.Retry:
@@ -585,9 +587,10 @@ func labelOutcome(l string) trace.Outcome {
 }
 
 // Crashed: a Controller's Run ended with o (a failure or a panic), decided
-// as d; it restarts after delay (attempt: its consecutive crashes). Called
-// on the controller's run goroutine. A pass still open ends with the
-// crash.
+// as d; it restarts after delay (attempt: its consecutive crashes), or,
+// parked (d.Action Park: an access denial), when an input changes, traced
+// as such. Called on the controller's run goroutine. A pass still open
+// ends with the crash.
 func (c *Controller) Crashed(o outcome.Outcome, d outcome.Decision, delay time.Duration, attempt int) {
 	if c == nil {
 		return
@@ -606,6 +609,9 @@ func (c *Controller) Crashed(o outcome.Outcome, d outcome.Decision, delay time.D
 	if c.eng.Ring != nil {
 		wall := c.eng.Clock.Time(now)
 		ev := trace.Record{Type: trace.Crash, Controller: c.name, Due: wall.Add(delay), Error: o.Msg, Attempt: uint32(attempt)}
+		if d.Action == outcome.Park {
+			ev.Type, ev.Due = trace.Parked, time.Time{}
+		}
 		c.eng.add(&ev, wall)
 	}
 }
