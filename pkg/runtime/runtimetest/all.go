@@ -28,7 +28,7 @@ func AssertAll[R typed.ResourceWithDefinition](tb testing.TB, st state.State, as
 	def := (*new(R)).Definition()
 	c := waitOptions(tb, def.DefaultNamespace, opts)
 	kind := resource.NewKind(c.namespace, def.Type)
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(waitContext(tb), c.timeout)
 	defer cancel()
 	ch := make(chan []state.Event, 16)
 	if err := st.WatchKindAggregated(ctx, kind, ch, state.WithBootstrapContents(true)); err != nil {
@@ -40,6 +40,10 @@ func AssertAll[R typed.ResourceWithDefinition](tb testing.TB, st state.State, as
 	for {
 		select {
 		case <-ctx.Done():
+			if err := stopCause(ctx); err != nil {
+				tb.Fatalf("runtimetest: assert all %s: %v", resource.KindString(kind), err)
+				return nil
+			}
 			tb.Fatalf("runtimetest: assert all %s: not passed within %s: %s%s", resource.KindString(kind), c.timeout, indent(failures), failingText(tb))
 			return nil
 		case batch := <-ch:
@@ -92,7 +96,7 @@ func applyBatch[R resource.Resource](items map[resource.ID]R, batch []state.Even
 func AssertState(tb testing.TB, st state.State, kinds []resource.Kind, assertion func(context.Context, *assert.Assertions), opts ...WaitOption) {
 	tb.Helper()
 	c := waitOptions(tb, "", opts)
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(waitContext(tb), c.timeout)
 	defer cancel()
 	changed := make(chan []state.Event, 1)
 	for _, k := range kinds {
@@ -108,6 +112,10 @@ func AssertState(tb testing.TB, st state.State, kinds []resource.Kind, assertion
 		}
 		select {
 		case <-ctx.Done():
+			if err := stopCause(ctx); err != nil {
+				tb.Fatalf("runtimetest: %v", err)
+				return
+			}
 			tb.Fatalf("runtimetest: assertion not passed within %s: %s%s", c.timeout, indent(failures), failingText(tb))
 			return
 		case <-changed:
@@ -117,9 +125,9 @@ func AssertState(tb testing.TB, st state.State, kinds []resource.Kind, assertion
 
 // watchOne calls check with every state of the resource ptr (nil when
 // absent), from its current one on, until check returns true or an error,
-// or until timeout.
-func watchOne(st state.State, ptr resource.Pointer, timeout time.Duration, check func(resource.Resource) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+// or until timeout (or parent is done: a report stopped the test).
+func watchOne(parent context.Context, st state.State, ptr resource.Pointer, timeout time.Duration, check func(resource.Resource) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	ch := make(chan state.Event, 16)
 	if err := st.Watch(ctx, ptr, ch); err != nil {
@@ -128,6 +136,9 @@ func watchOne(st state.State, ptr resource.Pointer, timeout time.Duration, check
 	for {
 		select {
 		case <-ctx.Done():
+			if err := stopCause(ctx); err != nil {
+				return err
+			}
 			return fmt.Errorf("condition not met within %s", timeout)
 		case ev := <-ch:
 			var r resource.Resource

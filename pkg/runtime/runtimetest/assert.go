@@ -56,7 +56,7 @@ func AssertResources[R typed.ResourceWithDefinition](tb testing.TB, st state.Sta
 	for _, id := range ids {
 		wanted[id] = &asserted[R]{failures: "absent"}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(waitContext(tb), c.timeout)
 	defer cancel()
 	ch := make(chan []state.Event, 16)
 	if err := st.WatchKindAggregated(ctx, kind, ch, state.WithBootstrapContents(true)); err != nil {
@@ -67,6 +67,10 @@ func AssertResources[R typed.ResourceWithDefinition](tb testing.TB, st state.Sta
 	for {
 		select {
 		case <-ctx.Done():
+			if err := stopCause(ctx); err != nil {
+				tb.Fatalf("runtimetest: assert %s: %v", resource.KindString(kind), err)
+				return nil
+			}
 			tb.Fatalf("runtimetest: assert %s: not passed within %s:\n%s%s", resource.KindString(kind), c.timeout, report(ids, wanted), failingText(tb))
 			return nil
 		case batch := <-ch:
@@ -109,7 +113,7 @@ func AssertNoResource[R typed.ResourceWithDefinition](tb testing.TB, st state.St
 	c := waitOptions(tb, def.DefaultNamespace, opts)
 	ptr := resource.NewPointer(c.namespace, def.Type, id)
 	last := ""
-	err := watchOne(st, ptr, c.timeout, func(r resource.Resource) (bool, error) {
+	err := watchOne(waitContext(tb), st, ptr, c.timeout, func(r resource.Resource) (bool, error) {
 		if r == nil {
 			return true, nil
 		}

@@ -92,7 +92,7 @@ type batch struct {
 func beginBatch[R typed.ResourceWithDefinition](tb testing.TB, opts []WaitOption) batch {
 	def := (*new(R)).Definition()
 	b := batch{typ: def.Type, c: waitOptions(tb, def.DefaultNamespace, opts)}
-	b.ctx, b.cancel = context.WithTimeout(context.Background(), b.c.timeout)
+	b.ctx, b.cancel = context.WithTimeout(waitContext(tb), b.c.timeout)
 	return b
 }
 

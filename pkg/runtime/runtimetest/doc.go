@@ -22,6 +22,11 @@
 //
 // # One way to wait for resources
 //
+// Start's state is [NewState]'s: its mutation detector (rule S7) reports
+// a shared snapshot changed in place by failing the test with the report
+// (naming the controller it was handed to) and stopping the test at its
+// next wait, never by ending the test binary.
+//
 // A wait that times out fails the test with what it saw last and with the
 // controllers of the test's Runtimes (those [Start] runs for the test or
 // for a test it is a subtest of) that are failing: each with its state,

@@ -13,7 +13,6 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
-	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 // Env is a Runtime running for one test. Its fields are set by [Start]
@@ -62,7 +61,9 @@ func WithRuntimeOptions(opts ...runtime.Option) Option {
 	return func(c *config) { c.rtOpts = append(c.rtOpts, opts...) }
 }
 
-// WithState runs the Runtime over st instead of a fresh inmem state.
+// WithState runs the Runtime over st instead of a fresh inmem state (make
+// it with [NewState] so that a shared snapshot changed in place fails the
+// test rather than the test binary).
 func WithState(st state.State) Option {
 	return func(c *config) { c.st = st }
 }
@@ -101,7 +102,7 @@ func Start(tb testing.TB, opts ...Option) *Env {
 		}
 	}
 	if c.st == nil {
-		c.st = inmem.NewState()
+		c.st = NewState(tb)
 	}
 	if c.logger == nil {
 		c.logger = zaptest.NewLogger(tb, zaptest.Level(zap.InfoLevel))

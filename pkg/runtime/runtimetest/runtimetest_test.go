@@ -7,6 +7,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -135,14 +136,30 @@ func TestSettleReturnsOnceTheChainIsDone(t *testing.T) {
 	}
 }
 
-// failTB records a Fatalf instead of failing, so that the reports of the
-// kit can be checked.
+// failTB records a Fatalf (and the Errorf before it) instead of failing,
+// so that the reports of the kit can be checked.
 type failTB struct {
 	testing.TB
 	msg string
+
+	mu   sync.Mutex
+	errs []string // protected by mu: Errorf may be called from any goroutine
 }
 
 func (f *failTB) Helper() {}
+
+func (f *failTB) Errorf(format string, args ...any) {
+	f.mu.Lock()
+	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+	f.mu.Unlock()
+}
+
+// errors returns what Errorf recorded.
+func (f *failTB) errors() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.errs, "\n")
+}
 
 func (f *failTB) Fatalf(format string, args ...any) {
 	f.msg = strings.TrimSpace(fmt.Sprintf(format, args...))

@@ -52,10 +52,13 @@ func Settle(tb testing.TB, rt *runtime.Runtime, opts ...WaitOption) observe.Acti
 	tb.Helper()
 	c := waitOptions(tb, "", opts)
 	bubbleWait()
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(waitContext(tb), c.timeout)
 	defer cancel()
 	a, err := testhook.Of(rt).WaitIdle(ctx, c.except)
 	if err != nil {
+		if err := stopCause(ctx); err != nil {
+			tb.Fatalf("runtimetest: settle: %v", err)
+		}
 		tb.Fatalf("runtimetest: the Runtime did not settle within %s; still busy:\n%s%s", c.timeout, a, failingText(tb))
 	}
 	return a

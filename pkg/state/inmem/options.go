@@ -58,6 +58,21 @@ func WithMutationDetector(report func(error)) Option {
 	}
 }
 
+// WithMutationReport sets the mutation detector's report (see
+// [WithMutationDetector]) without turning the detector on or off: where it
+// is on (by default in test binaries, unless RESGRAPH_MUTATION_DETECTOR=0),
+// report is called with each [*MutationError] instead of the default
+// panic. A nil report means the default. (runtimetest.NewState uses it to
+// fail the test that owns the state rather than end the test binary.)
+func WithMutationReport(report func(error)) Option {
+	return func(o *options) {
+		o.report = report
+		if report == nil {
+			o.report = panicReport
+		}
+	}
+}
+
 // withoutMutationDetector turns the detector off (benchmarks of the
 // detector's cost).
 func withoutMutationDetector() Option {

@@ -53,7 +53,8 @@ func TestS12a_OrderFollowsCreatesAndDestroys(t *testing.T) {
 				}
 			})
 			got, kept := o.ids(items)
-			require.Equal(t, want, slices.Clone(got), "round %d", round)
+			// slices.Equal: an empty store's order may be nil or empty.
+			require.True(t, slices.Equal(want, got), "round %d: got %v, want %v", round, got, want)
 			// kept: the IDs of the previous call, all or none, at the same
 			// index.
 			require.True(t, kept == 0 || kept == len(prev), "round %d: kept %d of %d", round, kept, len(prev))
