@@ -328,6 +328,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if ctx != nil && len(r.caches.Keys()) > 0 {
 		revs = revisionsOf(ctx, r.st) // the state's code: not under mu
 	}
+	defer r.watchMutations()() // the state's code: not under mu
 	r.mu.Lock()
 	if r.phase != phaseIdle {
 		r.mu.Unlock()

@@ -79,3 +79,26 @@ func (w *coreWrapper) ReportChange(err error) {
 		t.ReportChange(err)
 	}
 }
+
+// MutationNotifier is an optional interface of a [CoreState] that checks
+// a sample of its shared snapshots for changes (rule S7) without tracking
+// whom it hands them to: the inmem state's production guard. A reader that
+// hands the snapshots on (the Runtime, to its controllers) subscribes to
+// what it finds, to report each change naming the holders it knows of.
+// A state returned by [WrapCore] implements it by asking its core; over a
+// core that does not implement it, nothing is ever notified.
+type MutationNotifier interface {
+	// NotifyMutations calls fn, in the goroutine of the check that found
+	// it, with every change found of the version of snapshot — a report
+	// naming the resource, the changed part and its values — until stop
+	// is called. fn must not block.
+	NotifyMutations(fn func(snapshot resource.Pointer, version resource.Version, err error)) (stop func())
+}
+
+// NotifyMutations implements [MutationNotifier] for a wrapped core.
+func (w *coreWrapper) NotifyMutations(fn func(snapshot resource.Pointer, version resource.Version, err error)) (stop func()) {
+	if n, ok := w.CoreState.(MutationNotifier); ok {
+		return n.NotifyMutations(fn)
+	}
+	return func() {}
+}

@@ -38,16 +38,20 @@ import (
 // mutationEnv is the environment variable that overrides the default.
 const mutationEnv = "RESGRAPH_MUTATION_DETECTOR"
 
-// detectorDefault reports whether the detector is on by default: in test
-// binaries, unless RESGRAPH_MUTATION_DETECTOR says otherwise.
-func detectorDefault() bool {
+// checkDefault reports which check of rule S7 is on by default: the
+// detector in test binaries, the guard otherwise, unless
+// RESGRAPH_MUTATION_DETECTOR says otherwise (0: neither; 1: the detector;
+// guard: the guard, for measuring it in benchmarks).
+func checkDefault() (detect, guard bool) {
 	switch os.Getenv(mutationEnv) {
 	case "0":
-		return false
+		return false, false
 	case "1":
-		return true
+		return true, false
+	case "guard":
+		return false, true
 	}
-	return testing.Testing()
+	return testing.Testing(), !testing.Testing()
 }
 
 // panicReport is the default report: a test that mutates a shared
@@ -103,6 +107,12 @@ type check struct {
 // it.
 type detector struct {
 	report func(error)
+	// every is how many writes there are per reference copy: 1 for the
+	// detector (and a persistent state's guard), guardSample for the
+	// guard; writes counts the kind's writes that asked (see
+	// referenceCopy).
+	every  uint64
+	writes atomic.Uint64
 	// cur is the current version of every resource, updated in place by
 	// a write (one lookup, no assignment).
 	cur map[resource.ID]*current
@@ -130,8 +140,8 @@ type mark struct {
 	reported bool
 }
 
-func newDetector(report func(error), cap int) *detector {
-	return &detector{report: report, cur: map[resource.ID]*current{}, cap: cap}
+func newDetector(report func(error), cap int, every uint64) *detector {
+	return &detector{report: report, cur: map[resource.ID]*current{}, cap: cap, every: max(every, 1)}
 }
 
 // keepRefLocked keeps ref, the reference copy of the version replaced by
@@ -161,10 +171,11 @@ func (d *detector) refLocked(ks *kindStore, seq uint64) resource.Resource {
 }
 
 // referenceCopy returns the reference copy of r, a resource about to be
-// stored, or nil when the detector is off (d nil). It runs before the
-// write takes the kind's lock.
+// stored, or nil when the detector is off (d nil) or, for the guard, when
+// this write is not one of its sample (the first of every d.every writes
+// of the kind). It runs before the write takes the kind's lock.
 func (d *detector) referenceCopy(r resource.Resource) (resource.Resource, error) {
-	if d == nil {
+	if d == nil || (d.every > 1 && d.writes.Add(1)%d.every != 1) {
 		return nil, nil
 	}
 	return state.DeepCopyOf(r)
@@ -204,13 +215,17 @@ func (d *detector) restoredLocked(id resource.ID, ref resource.Resource) {
 // (a tombstone naming the destroy), so that the destroyed version, which
 // the destroy's record holds, is found (refLocked) until the destroy
 // leaves the history; verify then removes it.
-func (ks *kindStore) detectChangeLocked(id resource.ID, seq uint64, old, ref resource.Resource) resource.Resource {
+//
+// A version the guard did not sample (ref nil, new not nil) has no entry:
+// the one it replaces, if sampled, is checked now and, while the history
+// keeps it, when its change leaves the history.
+func (ks *kindStore) detectChangeLocked(id resource.ID, seq uint64, old, new, ref resource.Resource) resource.Resource {
 	d := ks.det
 	if d == nil {
 		return nil
 	}
 	c := d.cur[id]
-	if c == nil || c.ref == nil { // absent, or destroyed
+	if c == nil || c.ref == nil { // absent, destroyed or not sampled
 		switch {
 		case ref == nil:
 		case c == nil:
@@ -224,6 +239,10 @@ func (ks *kindStore) detectChangeLocked(id resource.ID, seq uint64, old, ref res
 	d.pending = append(d.pending, check{snap: old, ref: oldRef})
 	if c.seq >= ks.floor {
 		d.pending = append(d.pending, check{rec: ks.recordLocked(c.seq), ref: d.refLocked(ks, c.seq)})
+	}
+	if ref == nil && new != nil {
+		delete(d.cur, id) // not sampled: nothing to keep
+		return oldRef
 	}
 	c.ref, c.seq = ref, seq
 	return oldRef

@@ -199,9 +199,16 @@ func TestS7_DetectorEnvironmentOverride(t *testing.T) {
 	assert.Len(t, rep.take(t), 1, "the option turns it on")
 	t.Setenv(mutationEnv, "1")
 	assert.True(t, mutateAndWrite(NewState()), "=1: on")
-	assert.True(t, detectorDefault())
+	detect, guard := checkDefault()
+	assert.True(t, detect)
+	assert.False(t, guard)
 	t.Setenv(mutationEnv, "")
-	assert.True(t, detectorDefault(), "on in a test binary")
+	detect, guard = checkDefault()
+	assert.True(t, detect, "the detector in a test binary")
+	assert.False(t, guard, "the guard outside test binaries only")
+	t.Setenv(mutationEnv, "0")
+	detect, guard = checkDefault()
+	assert.False(t, detect || guard, "=0: neither")
 }
 
 // TestS7_DetectorQuietWithoutMutations: a workload that only reads what

@@ -74,6 +74,32 @@
 // watchers hold. docs/performance.md has the figures. Benchmarks turn the
 // detector off (RESGRAPH_MUTATION_DETECTOR=0, as make bench does).
 //
+// # The production guard
+//
+// Outside test binaries the detector is off and the guard is on
+// ([WithMutationGuard]; RESGRAPH_MUTATION_DETECTOR=0 turns both off, =1
+// the detector on, =guard the guard, in a test binary too). It is the detector on a sample of the versions: a
+// kind keeps a reference copy of the first of every 64 writes (the others
+// cost a counter increment), checked as the detector checks its own
+// (docs/performance.md has the cost). It tracks no holders: a change it
+// finds goes to the report given with [WithMutationReport], else to the
+// readers subscribed to its findings ([state.MutationNotifier]: the
+// Runtime logs it at ERROR naming the controllers the version was routed
+// to), else to the standard logger. A change of a version it did not
+// sample goes unreported.
+//
+// A persistent state ([WithPersistence]) watches every version, with the
+// guard as with the detector, and checks the version a write replaces
+// before the write reaches its Persistence: a version found changed in
+// place is reported, restored in the store as it was written (the same
+// version, from its reference copy), and the write refused with a
+// version conflict, nothing written. The writes that copy the stored
+// version — Modify, UpdateWithConflicts, Teardown, the finalizer edits
+// (which retry on a version conflict), and a Get followed by Update —
+// then copy the version restored: a change made in place is never
+// persisted by them. (A caller that keeps a changed snapshot it holds and
+// writes a copy of it later writes what it copied.)
+//
 // A resource that cannot be copied (see [resource.CopyChecker]), or whose
 // DeepCopy panics, is refused by every write with an invalid-class error;
 // nothing is written. A resource's DeepCopy and ApproxSize (and the

@@ -209,7 +209,7 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resourc
 	seq := head + 1
 	rev := ks.revs.Add(1)
 	ks.lastRev = rev
-	oldRef := ks.detectChangeLocked(id, seq, old, ref)
+	oldRef := ks.detectChangeLocked(id, seq, old, new, ref)
 	if len(ks.block) == 0 {
 		ks.block = make([]record, recordBlock)
 	}

@@ -15,16 +15,19 @@ type Option func(*options)
 type options struct {
 	historyCapacity int
 	historyBytes    int64
-	// detect turns the mutation detector on; report is its report.
-	detect bool
-	report func(error)
+	// detect turns the mutation detector on, guard the production guard
+	// (see guard.go; never both); report is their report (nil: the
+	// default of the mode).
+	detect, guard bool
+	report        func(error)
 	// persist is the persistence hook; nil when the state is not
 	// persistent.
 	persist Persistence
 }
 
 func defaultOptions() options {
-	return options{historyCapacity: DefaultHistoryCapacity, historyBytes: DefaultHistoryBytes, detect: detectorDefault(), report: panicReport}
+	detect, guard := checkDefault()
+	return options{historyCapacity: DefaultHistoryCapacity, historyBytes: DefaultHistoryBytes, detect: detect, guard: guard}
 }
 
 // WithMutationDetector turns the mutation detector on (rule S7): every
@@ -50,33 +53,34 @@ func defaultOptions() options {
 // environment says).
 func WithMutationDetector(report func(error)) Option {
 	return func(o *options) {
-		o.detect = true
+		o.detect, o.guard = true, false
 		o.report = report
-		if report == nil {
-			o.report = panicReport
-		}
 	}
 }
 
-// WithMutationReport sets the mutation detector's report (see
-// [WithMutationDetector]) without turning the detector on or off: where it
-// is on (by default in test binaries, unless RESGRAPH_MUTATION_DETECTOR=0),
-// report is called with each [*MutationError] instead of the default
-// panic. A nil report means the default. (runtimetest.NewState uses it to
-// fail the test that owns the state rather than end the test binary.)
+// WithMutationReport sets the report of the mutation detector (see
+// [WithMutationDetector]) or of the guard ([WithMutationGuard]) without
+// turning either on or off: report is called with each [*MutationError]
+// instead of the default (the detector's panics; the guard's goes to the
+// readers subscribed to its findings, else to the standard logger). A nil
+// report means the default. (runtimetest.NewState uses it to fail the test
+// that owns the state rather than end the test binary.)
 func WithMutationReport(report func(error)) Option {
-	return func(o *options) {
-		o.report = report
-		if report == nil {
-			o.report = panicReport
-		}
-	}
+	return func(o *options) { o.report = report }
 }
 
-// withoutMutationDetector turns the detector off (benchmarks of the
-// detector's cost).
+// WithMutationGuard turns on the production guard of rule S7 instead of
+// the detector: the default outside test binaries (unless
+// RESGRAPH_MUTATION_DETECTOR=0 turns every check off, or =1 the detector
+// on). See the package documentation, "The production guard".
+func WithMutationGuard() Option {
+	return func(o *options) { o.detect, o.guard = false, true }
+}
+
+// withoutMutationDetector turns the detector and the guard off
+// (benchmarks of their costs).
 func withoutMutationDetector() Option {
-	return func(o *options) { o.detect = false }
+	return func(o *options) { o.detect, o.guard = false, false }
 }
 
 // WithHistoryCapacity sets how many changes the state keeps per kind: the

@@ -327,6 +327,11 @@ func TestPersistence_RestoredSnapshotsAreGuarded(t *testing.T) {
 	snap, err := st.Get(ctx, ptr("x"), state.WithReadOnlyGet())
 	require.NoError(t, err)
 	snap.(*pair).TypedSpec().A = 42 // a mutation of the shared snapshot
+	// The update copies the changed version (a Get, then Update): it is
+	// refused, the version restored (see TestS7_GuardNeverPersistsAChangeMadeInPlace).
+	r, err := st.Get(ctx, ptr("x"))
+	require.NoError(t, err)
+	require.True(t, state.IsConflictError(st.Update(ctx, r)))
 	mustUpdate(t, ctx, st, "x", 2)
 	mu.Lock()
 	defer mu.Unlock()

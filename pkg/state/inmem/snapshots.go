@@ -12,14 +12,14 @@ var _ state.SnapshotTracker = (*core)(nil)
 
 // TracksSnapshots implements [state.SnapshotTracker]: true when the
 // mutation detector is on.
-func (c *core) TracksSnapshots() bool { return c.report != nil }
+func (c *core) TracksSnapshots() bool { return c.report != nil && !c.guard }
 
 // HandedTo implements [state.SnapshotTracker]: a snapshot the detector
 // watches (a current version, or the one before it while the history
 // keeps the change that replaced it) records h as a holder until its last
 // check. Resources that are not such snapshots are ignored.
 func (c *core) HandedTo(h state.SnapshotHolder, rs ...resource.Resource) {
-	if c.report == nil || usercode.IsNil(h) {
+	if !c.TracksSnapshots() || usercode.IsNil(h) {
 		return
 	}
 	c.eachWatched(rs, func(ks *kindStore, r, _ resource.Resource) {
@@ -32,7 +32,7 @@ func (c *core) HandedTo(h state.SnapshotHolder, rs ...resource.Resource) {
 // reported before) name their holders, h first, and are returned for h
 // to raise.
 func (c *core) CheckHanded(h state.SnapshotHolder, rs ...resource.Resource) []error {
-	if c.report == nil || usercode.IsNil(h) {
+	if !c.TracksSnapshots() || usercode.IsNil(h) {
 		return nil
 	}
 	var errs []error

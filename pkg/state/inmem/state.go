@@ -46,8 +46,14 @@ type core struct {
 	historyCap int
 	// historyBytes is the byte budget of each kind's history.
 	historyBytes int64
-	// report is the mutation detector's report; nil when it is off.
-	report func(error)
+	// report is the report of the mutation detector or of the guard; nil
+	// when both are off. guard tells the guard's (see guard.go), whose
+	// own report (WithMutationReport) is ownReport and whose subscribers
+	// are subs.
+	report    func(error)
+	guard     bool
+	ownReport func(error)
+	subs      mutationSubs
 
 	// persist is the persistence hook (see persist.go); nil when the
 	// state is not persistent.
@@ -67,8 +73,15 @@ func newCore(opts ...Option) *core {
 	opt.Apply(&o, opts)
 	c := &core{clock: newClock(), stateID: rand.Uint64(), historyCap: o.historyCapacity, historyBytes: o.historyBytes}
 	c.KindWatches = backend.KindWatches{Start: c.startKindWatch}
-	if o.detect {
+	switch {
+	case o.detect:
 		c.report = o.report
+		if c.report == nil {
+			c.report = panicReport
+		}
+	case o.guard:
+		c.guard, c.ownReport = true, o.report
+		c.report = c.guardReport
 	}
 	empty := map[resource.KindKey]*kindStore{}
 	c.kinds.Store(&empty)
@@ -101,8 +114,8 @@ func (c *core) store(key resource.KindKey) *kindStore {
 	ks := newKindStore(key, &c.rev, c.stateID, c.nextKindID, c.historyCap, c.historyBytes)
 	ks.persistent = c.persistent
 	ks.lastCreated = c.createdFloor
-	if c.report != nil {
-		ks.det = newDetector(c.report, ks.cap)
+	if every := c.everyOf(); every > 0 {
+		ks.det = newDetector(c.report, ks.cap, every)
 	}
 	m := make(map[resource.KindKey]*kindStore, len(old)+1)
 	for k, v := range old {
@@ -303,6 +316,11 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 	ks := c.lookup(resource.KindOf(md))
 	if ks == nil {
 		return state.NewNotFoundError(resource.PointerOf(md), "not found")
+	}
+	if c.persist != nil && ks.det != nil {
+		if err := ks.checkPersisted(id); err != nil {
+			return err
+		}
 	}
 	stored, smd := r, md
 	if !owned {

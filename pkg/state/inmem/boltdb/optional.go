@@ -12,13 +12,42 @@ import (
 // cached reads by revision), reports where a kind's history stands (so
 // runtimetest.Settle checks quiescence exactly) and tracks the snapshots
 // it hands out (so the mutation detector names the controller that held a
-// changed snapshot). Revisions are not kept across runs, as
+// changed snapshot), notifies the changes its production guard finds (so
+// the Runtime names the controller), and tells the version each write
+// committed (so the trace does). Revisions are not kept across runs, as
 // [state.RevisionReporter] allows.
 var (
 	_ state.RevisionReporter = (*State)(nil)
 	_ state.KindHeadReporter = (*State)(nil)
 	_ state.SnapshotTracker  = (*State)(nil)
+	_ state.MutationNotifier = (*State)(nil)
+	_ state.CommitReporter   = (*State)(nil)
 )
+
+// NotifyMutations implements [state.MutationNotifier].
+func (st *State) NotifyMutations(fn func(resource.Pointer, resource.Version, error)) (stop func()) {
+	return st.State.(state.MutationNotifier).NotifyMutations(fn)
+}
+
+// TeardownCommitted implements [state.CommitReporter].
+func (st *State) TeardownCommitted(ctx context.Context, ptr resource.Pointer, opts ...state.TeardownOption) (bool, resource.Version, error) {
+	return st.State.(state.CommitReporter).TeardownCommitted(ctx, ptr, opts...)
+}
+
+// DestroyCommitted implements [state.CommitReporter].
+func (st *State) DestroyCommitted(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) (resource.Version, error) {
+	return st.State.(state.CommitReporter).DestroyCommitted(ctx, ptr, opts...)
+}
+
+// AddFinalizerCommitted implements [state.CommitReporter].
+func (st *State) AddFinalizerCommitted(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (resource.Version, error) {
+	return st.State.(state.CommitReporter).AddFinalizerCommitted(ctx, ptr, fins...)
+}
+
+// RemoveFinalizerCommitted implements [state.CommitReporter].
+func (st *State) RemoveFinalizerCommitted(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (resource.Version, error) {
+	return st.State.(state.CommitReporter).RemoveFinalizerCommitted(ctx, ptr, fins...)
+}
 
 // Revision implements [state.RevisionReporter].
 func (st *State) Revision(ctx context.Context) (uint64, error) {
