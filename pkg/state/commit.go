@@ -21,7 +21,7 @@ import (
 // the version it committed, so that the versions a controller wrote are
 // never taken for writes from outside the Runtime; over a State that does
 // not implement this interface it reads the resource after the write
-// instead (a version that may be a later writer's). A State returned by
+// instead (see [CommitReporterOf]). A State returned by
 // [WrapCore] implements it (a destroy's version when its core reports it,
 // as the inmem and etcd cores do).
 type CommitReporter interface {
@@ -67,4 +67,54 @@ func (w *coreWrapper) AddFinalizerCommitted(ctx context.Context, ptr resource.Po
 // RemoveFinalizerCommitted implements [CommitReporter].
 func (w *coreWrapper) RemoveFinalizerCommitted(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (resource.Version, error) {
 	return w.editFinalizers(ctx, ptr, fins, (*resource.Finalizers).Remove)
+}
+
+// CommitReporterOf returns st as a [CommitReporter]: st itself when it is
+// one, otherwise one that makes each write with st's method and reads the
+// resource back after a teardown or a finalizer edit that succeeded (a
+// version that may be a later writer's; undefined when the read fails),
+// and tells no destroyed version.
+func CommitReporterOf(st State) CommitReporter {
+	if c, ok := st.(CommitReporter); ok {
+		return c
+	}
+	return readBack{st}
+}
+
+// readBack is the [CommitReporter] of a State that is not one.
+type readBack struct{ st State }
+
+// versionOf reads ptr's version after a write that succeeded.
+func (b readBack) versionOf(ctx context.Context, ptr resource.Pointer) resource.Version {
+	r, err := b.st.Get(ctx, ptr, readOnlyGet...)
+	if err != nil || r == nil || r.Metadata() == nil {
+		return resource.VersionUndefined
+	}
+	return r.Metadata().Version()
+}
+
+func (b readBack) TeardownCommitted(ctx context.Context, ptr resource.Pointer, opts ...TeardownOption) (bool, resource.Version, error) {
+	ready, err := b.st.Teardown(ctx, ptr, opts...)
+	if err != nil {
+		return false, resource.VersionUndefined, err
+	}
+	return ready, b.versionOf(ctx, ptr), nil
+}
+
+func (b readBack) DestroyCommitted(ctx context.Context, ptr resource.Pointer, opts ...DestroyOption) (resource.Version, error) {
+	return resource.VersionUndefined, b.st.Destroy(ctx, ptr, opts...)
+}
+
+func (b readBack) AddFinalizerCommitted(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (resource.Version, error) {
+	if err := b.st.AddFinalizer(ctx, ptr, fins...); err != nil {
+		return resource.VersionUndefined, err
+	}
+	return b.versionOf(ctx, ptr), nil
+}
+
+func (b readBack) RemoveFinalizerCommitted(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (resource.Version, error) {
+	if err := b.st.RemoveFinalizer(ctx, ptr, fins...); err != nil {
+		return resource.VersionUndefined, err
+	}
+	return b.versionOf(ctx, ptr), nil
 }

@@ -7,54 +7,9 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// committer returns st's [state.CommitReporter], or, for a state that
-// does not report the versions its writes commit, one that reads the
-// resource back after the write (a version that may be a later writer's;
-// a read that fails reports nothing written).
-func committer(st state.State) state.CommitReporter {
-	if c, ok := st.(state.CommitReporter); ok {
-		return c
-	}
-	return readBack{st}
-}
-
-// readBack is the [state.CommitReporter] of a state that is not one.
-type readBack struct{ st state.State }
-
-// versionOf reads ptr's version after a write that succeeded.
-func (b readBack) versionOf(ctx context.Context, ptr resource.Pointer) resource.Version {
-	r, err := b.st.Get(ctx, ptr, state.WithReadOnlyGet())
-	if err != nil || r == nil || r.Metadata() == nil {
-		return resource.VersionUndefined
-	}
-	return r.Metadata().Version()
-}
-
-func (b readBack) TeardownCommitted(ctx context.Context, ptr resource.Pointer, opts ...state.TeardownOption) (bool, resource.Version, error) {
-	ready, err := b.st.Teardown(ctx, ptr, opts...)
-	if err != nil {
-		return false, resource.VersionUndefined, err
-	}
-	return ready, b.versionOf(ctx, ptr), nil
-}
-
-func (b readBack) DestroyCommitted(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) (resource.Version, error) {
-	return resource.VersionUndefined, b.st.Destroy(ctx, ptr, opts...)
-}
-
-func (b readBack) AddFinalizerCommitted(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (resource.Version, error) {
-	if err := b.st.AddFinalizer(ctx, ptr, fins...); err != nil {
-		return resource.VersionUndefined, err
-	}
-	return b.versionOf(ctx, ptr), nil
-}
-
-func (b readBack) RemoveFinalizerCommitted(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (resource.Version, error) {
-	if err := b.st.RemoveFinalizer(ctx, ptr, fins...); err != nil {
-		return resource.VersionUndefined, err
-	}
-	return b.versionOf(ctx, ptr), nil
-}
+// committer returns st's [state.CommitReporter], or one that reads the
+// version back after the write (see state.CommitReporterOf).
+func committer(st state.State) state.CommitReporter { return state.CommitReporterOf(st) }
 
 var _ state.CommitReporter = (*Fencing)(nil)
 
