@@ -145,7 +145,8 @@ func newBenchState(opts ...Option) state.State {
 }
 
 // BenchmarkMutationDetector is the detector's cost on W1 without watchers
-// (creates and updates) and on a spec with slices and maps.
+// (creates and updates) and on a spec with slices and maps, and the
+// production guard's (W1/guard).
 func BenchmarkMutationDetector(b *testing.B) {
 	for _, on := range []bool{false, true} {
 		b.Run(fmt.Sprintf("W1/detector=%t", on), func(b *testing.B) {
@@ -157,6 +158,9 @@ func BenchmarkMutationDetector(b *testing.B) {
 			}, 0)
 		})
 	}
+	b.Run("W1/guard", func(b *testing.B) {
+		benchW1(b, func() benchStore { return realStore{NewState(WithMutationGuard())} }, 0)
+	})
 }
 
 // BenchmarkW1_Floor is W1 on the floor (no watchers: it has none).

@@ -249,12 +249,18 @@ func (ks *kindStore) detectChangeLocked(id resource.ID, seq uint64, old, new, re
 }
 
 // leftLocked is called when rec, a record of ks, leaves the history: the
-// version it replaced is to be checked a last time.
+// version it replaced is to be checked a last time (when the detector
+// kept a reference copy of it: none for a create, nor for a version the
+// guard did not sample).
 func (d *detector) leftLocked(ks *kindStore, rec *record) {
 	if d == nil {
 		return
 	}
-	d.pending = append(d.pending, check{rec: rec, ref: d.refLocked(ks, rec.seq)})
+	ref := d.refLocked(ks, rec.seq)
+	if ref == nil {
+		return
+	}
+	d.pending = append(d.pending, check{rec: rec, ref: ref})
 	if i := int((rec.seq - 1) % uint64(ks.cap)); i < len(d.refs) {
 		d.refs[i] = nil // the check holds it now
 	}

@@ -27,11 +27,32 @@ type record struct {
 	size int64
 }
 
-// item is a stored resource and the estimate of its memory.
+// item is a stored resource and the estimate of its memory, whose top
+// bit tells whether the mutation detector watches it (it kept a
+// reference copy of it: always for the detector, for a sample with the
+// guard), so that a write of a version it does not watch skips its
+// bookkeeping.
 type item struct {
 	r    resource.Resource
 	size int64
 }
+
+// watchedBit is the bit of item.size that marks a watched version.
+const watchedBit = int64(1) << 62
+
+// newItem returns the item of r, of the estimated size, watched or not.
+func newItem(r resource.Resource, size int64, watched bool) item {
+	if watched {
+		size |= watchedBit
+	}
+	return item{r: r, size: size}
+}
+
+// bytes is the estimate of the item's memory.
+func (it item) bytes() int64 { return it.size &^ watchedBit }
+
+// watched reports whether the detector watches the item's version.
+func (it item) watched() bool { return it.size&watchedBit != 0 }
 
 // kindStore holds the resources of one kind, the history ring of its
 // changes, and its watchers.
@@ -201,7 +222,8 @@ func (ks *kindStore) recordLocked(s uint64) *record {
 // at is the time of the write (UnixNano): while the kind's writes come
 // handOffGap apart or more on average, a write hands its change to the
 // parked watchers that can take it (see takeParkingLocked).
-func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resource, oldSize, at int64) *wakeGroup {
+func (ks *kindStore) appendLocked(id resource.ID, cur item, new, ref resource.Resource, at int64) *wakeGroup {
+	old, oldSize := cur.r, cur.bytes()
 	gap := min(max(at-ks.lastWrite, 0), int64(time.Second))
 	ks.lastWrite = at
 	ks.writeGap += (gap - ks.writeGap) / 8
@@ -209,7 +231,12 @@ func (ks *kindStore) appendLocked(id resource.ID, old, new, ref resource.Resourc
 	seq := head + 1
 	rev := ks.revs.Add(1)
 	ks.lastRev = rev
-	oldRef := ks.detectChangeLocked(id, seq, old, new, ref)
+	var oldRef resource.Resource
+	if ref != nil || cur.watched() {
+		// A version the detector did not watch replaced by one it does not
+		// watch either (the guard's unsampled writes) has nothing to check.
+		oldRef = ks.detectChangeLocked(id, seq, old, new, ref)
+	}
 	if len(ks.block) == 0 {
 		ks.block = make([]record, recordBlock)
 	}

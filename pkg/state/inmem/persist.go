@@ -107,8 +107,9 @@ func (c *core) restore(p Persistence) {
 			ks.lastCreated = created
 		}
 		if ks.det != nil {
-			if ref, err := ks.det.referenceCopy(r); err == nil {
+			if ref, err := ks.det.referenceCopy(r); err == nil && ref != nil {
 				ks.det.restoredLocked(md.ID(), ref)
+				ks.items[md.ID()] = newItem(r, sizeOf(r), true)
 			}
 		}
 	}

@@ -276,11 +276,11 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 		}
 	}
 	ks.lastCreated = now
-	ks.items[id] = item{r: stored, size: size}
+	ks.items[id] = newItem(stored, size, ref != nil)
 	ks.order.created(id)
 	ks.count.Add(1)
 	stampLike(ref, smd)
-	wake := ks.appendLocked(id, nil, stored, ref, 0, at)
+	wake := ks.appendLocked(id, item{}, stored, ref, at)
 	if err := ks.publishUnlock(wake, pend); err != nil {
 		return err
 	}
@@ -357,10 +357,10 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 			return err
 		}
 	}
-	ks.items[id] = item{r: stored, size: size}
+	ks.items[id] = newItem(stored, size, ref != nil)
 	ks.updatedLocked(id)
 	stampLike(ref, smd)
-	wake := ks.appendLocked(id, cur, stored, ref, curItem.size, now.UnixNano())
+	wake := ks.appendLocked(id, curItem, stored, ref, now.UnixNano())
 	if err := ks.publishUnlock(wake, pend); err != nil {
 		return err
 	}
@@ -452,7 +452,7 @@ func (c *core) DestroyVersion(_ context.Context, ptr resource.Pointer, opts ...s
 	ks.dropViewLocked()
 	ks.count.Add(-1)
 	ver := cur.Metadata().Version()
-	wake := ks.appendLocked(id, cur, nil, nil, curItem.size, at)
+	wake := ks.appendLocked(id, curItem, nil, nil, at)
 	return ver, ks.publishUnlock(wake, pend)
 }
 
