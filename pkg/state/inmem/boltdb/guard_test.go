@@ -59,8 +59,8 @@ func TestS7_AChangeMadeInPlaceIsNeverPersisted(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithLogger(zap.New(core)), runtimetest.WithControllers(ctrl))
 	runtimetest.Create(t, st, newPair("a", 1))
-	runtimetest.Await(t, st, "a", func(*pairCopy) bool { return true })
-	e.Settle(t)
+	runtimetest.AssertResource[*pairCopy](t, st, "a", nil)
+	runtimetest.Settle(t, e.Runtime)
 
 	// A change of the input: the TransformFunc changes the version that
 	// is now current, which the teardown copies.
@@ -68,11 +68,11 @@ func TestS7_AChangeMadeInPlaceIsNeverPersisted(t *testing.T) {
 		r.(*pair).TypedSpec().A = 2
 		return nil
 	}))
-	runtimetest.Await(t, st, "a", func(c *pairCopy) bool { return c.TypedSpec().A == 2 })
-	e.Settle(t)
+	runtimetest.AssertResource(t, st, "a", runtimetest.Holds(func(c *pairCopy) bool { return c.TypedSpec().A == 2 }))
+	runtimetest.Settle(t, e.Runtime)
 	_, err = st.Teardown(testContext(t), ptr("a"))
 	require.NoError(t, err, "retried on the version restored")
-	e.Settle(t)
+	runtimetest.Settle(t, e.Runtime)
 	found := logs.FilterMessageSnippet("a shared read-only snapshot was changed in place").All()
 	require.NotEmpty(t, found)
 	assert.Equal(t, zapcore.ErrorLevel, found[0].Level)
