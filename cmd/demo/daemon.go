@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/resgraph/resgraph/pkg/debughttp"
+	"github.com/resgraph/resgraph/pkg/notify"
 	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/recording"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -164,6 +165,17 @@ func (d *daemon) Run(ctx context.Context) error {
 
 	g.Go(func() error { return d.kernel.Run(gctx) })
 	g.Go(func() error { return d.engine.Run(gctx) })
+	// systemd's notify protocol, under Type=notify: READY=1 once every
+	// controller caught up, WATCHDOG=1 while the Runtime is live,
+	// STOPPING=1 when the daemon begins to stop (nothing without
+	// $NOTIFY_SOCKET). A socket it cannot reach is logged, and the agent
+	// goes on.
+	g.Go(func() error {
+		if err := notify.Serve(gctx, d.engine.Observe()); err != nil {
+			d.logger.Warn("systemd notification failed", zap.Error(err))
+		}
+		return nil
+	})
 	if d.cfg.DeleteLink != "" {
 		g.Go(func() error { return d.deleteLinkLater(gctx) })
 	}

@@ -33,6 +33,12 @@
 //     error, and the hot loops flagged now: an HTML page, or JSON (a
 //     [StatusDocument]) with ?format=json or an Accept header that lists
 //     application/json first
+//   - /healthz and /readyz  the Runtime's liveness and readiness
+//     (observe.Health): 200 with "live" / "ready", or 503 with "not live" /
+//     "not ready" and one line per check that fails, naming the controller
+//     or the kind and why ("controller LinkApply: catching up with the
+//     first listing of its inputs: 2 items due, 1 in flight");
+//     ?format=json serves the observe.Health
 //
 // More pages plug in with [WithPage]: each is a path, a title for the
 // index and a handler. Nothing is registered on http.DefaultServeMux, and

@@ -13,8 +13,9 @@ import (
 )
 
 // Page is one debug page: the path it is served at (under /debug/, e.g.
-// "/debug/trace"), the title the index links it with, and its handler. A
-// path that ends with "/" serves its whole subtree.
+// "/debug/trace", but for the probes /healthz and /readyz), the title the
+// index links it with, and its handler. A path that ends with "/" serves
+// its whole subtree.
 type Page struct {
 	Path    string
 	Title   string
@@ -69,6 +70,8 @@ func New(o observe.Observer, opts ...Option) *Handler {
 		{Path: "/debug/explain", Title: "explain", Handler: explainPage{obs: o}},
 		{Path: "/debug/vars", Title: "expvar", Handler: expvar.Handler()},
 		{Path: "/debug/pprof/", Title: "pprof", Handler: pprofHandler{}},
+		{Path: "/healthz", Title: "liveness", Handler: healthPage{obs: o}},
+		{Path: "/readyz", Title: "readiness", Handler: healthPage{obs: o, ready: true}},
 	}
 	h := &Handler{mux: http.NewServeMux()}
 	// The live page's script and style, not listed in the index.

@@ -165,6 +165,24 @@ type leaderGroup struct {
 	cur *engineTerm
 	// changed is closed (and replaced) whenever cur changes.
 	changed chan struct{}
+	// failing is why the last campaign failed, "" while a campaign is
+	// under way (it blocks while another replica leads) or succeeded: the
+	// replica does not know its role while it is set.
+	failing string
+}
+
+// campaignFailed records why a campaign failed ("" when it succeeded).
+func (g *leaderGroup) campaignFailed(why string) {
+	g.mu.Lock()
+	g.failing = why
+	g.mu.Unlock()
+}
+
+// campaignFailure is why the last campaign failed ("" when it did not).
+func (g *leaderGroup) campaignFailure() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.failing
 }
 
 // start starts the group's campaigns on a Runtime goroutine, once.
@@ -188,14 +206,17 @@ func (g *leaderGroup) loop(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
+			g.campaignFailed(err.Error())
 			delay := bo.Next()
 			log.Warn("campaign failed", zap.Error(err), zap.Duration("retryIn", delay))
 			if !retry.Wait(ctx, delay) {
 				return
 			}
+			g.campaignFailed("") // a campaign is under way again
 			continue
 		}
 		bo.Reset()
+		g.campaignFailed("")
 		log.Info("leading", zap.Uint64("term", t.number))
 		why := g.run(ctx, t)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resignTimeout)
@@ -439,6 +460,22 @@ func (l *ledRunner) status() observe.ControllerStatus {
 	st := l.inner.status()
 	st.Leadership = l.leadership()
 	return st
+}
+
+// health: a standby has nothing of its own to be ready or live for, once
+// it knows its role (its campaigns do not fail); a leader is as its
+// controller is.
+func (l *ledRunner) health(now time.Time, bound time.Duration) (string, string) {
+	l.mu.Lock()
+	leading := l.leading
+	l.mu.Unlock()
+	if leading {
+		return l.inner.health(now, bound)
+	}
+	if why := l.grp.campaignFailure(); why != "" {
+		return "its leadership role is unknown: its campaign in election " + l.grp.election + " failed: " + why, ""
+	}
+	return "", ""
 }
 
 func (l *ledRunner) activity() observe.ControllerActivity {

@@ -37,12 +37,23 @@ import (
 // defaults, [WithHotLoop] to tune them). A loop is logged at WARN (its
 // controllers, resources and cycle), listed by the Observer, and flagged in
 // each of its controllers' status.
+//
+// The Observer is also an [observe.HealthReporter]: whether the Runtime is
+// ready and live, with every check that fails (observe.HealthOf; see
+// observe.Health and [WithHealthBound]). It reads the controllers' statuses
+// and the kind watches' progress, and asks the state nothing.
 func (r *Runtime) Observe() observe.Observer { return engineObserver{r} }
 
 // engineObserver is the Observer of a Runtime.
 type engineObserver struct{ r *Runtime }
 
-var _ observe.Observer = engineObserver{}
+var (
+	_ observe.Observer       = engineObserver{}
+	_ observe.HealthReporter = engineObserver{}
+)
+
+// Health implements [observe.HealthReporter] (see observe.Health).
+func (o engineObserver) Health() observe.Health { return o.r.health() }
 
 func (o engineObserver) Controllers() []observe.ControllerStatus { return o.r.controllerStatuses() }
 

@@ -52,6 +52,9 @@ type options struct {
 	// outsideWriters are the kinds that writers outside the Runtime are
 	// expected to write (see WithOutsideWriters).
 	outsideWriters map[resource.KindKey]struct{}
+	// healthBound is how long a reconcile may run, and a kind watch stay
+	// still, before the Runtime is not live (see [WithHealthBound]).
+	healthBound time.Duration
 }
 
 // Option configures a [Runtime] (see [New]).
@@ -68,7 +71,20 @@ func defaultOptions() options {
 		queueBackoffInitial:   defaultQueueBackoffInitial,
 		queueBackoffMax:       defaultQueueBackoffMax,
 		metrics:               true,
+		healthBound:           DefaultHealthBound,
 	}
+}
+
+// DefaultHealthBound is the default of [WithHealthBound].
+const DefaultHealthBound = time.Minute
+
+// WithHealthBound sets how long a controller may stay in one reconcile (a
+// Controller's pass, a QController's item), and a kind watch stay down or
+// its router stuck with changes it does not route, before the Runtime is
+// not live (see observe.Health; [DefaultHealthBound] by default). A bound
+// that is not positive is refused by [New].
+func WithHealthBound(d time.Duration) Option {
+	return func(o *options) { o.healthBound = d }
 }
 
 // WithCachedResource makes the Runtime keep an in-memory copy of every
@@ -207,6 +223,9 @@ func (o *options) validate() error {
 	}
 	if o.queueBackoffInitial <= 0 || o.queueBackoffMax < o.queueBackoffInitial {
 		return state.NewInvalidError(nil, "runtime options: queue backoff: need 0 < initial (%v) <= max (%v)", o.queueBackoffInitial, o.queueBackoffMax)
+	}
+	if o.healthBound <= 0 {
+		return state.NewInvalidError(nil, "runtime options: health bound %v: need > 0", o.healthBound)
 	}
 	return nil
 }

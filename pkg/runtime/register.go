@@ -258,18 +258,20 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	}
 	tel := r.newTelemetry(name, int(concurrency))
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false)
-	c := qrunner.New(qrunner.Config{
-		Name:        name,
-		Ctrl:        ctrl,
-		Settings:    settings,
-		Concurrency: concurrency,
-		Logger:      r.logger,
-		Retry:       items,
-		State:       r.st,
-		Adapter:     ad,
-		Telemetry:   tel,
-		Idle:        &r.idle,
-		Scheduler:   r.scheduler(),
+	var c *qrunner.Runner
+	c = qrunner.New(qrunner.Config{
+		InputsListed: func() bool { return r.router.Listed(c.InputKinds()) },
+		Name:         name,
+		Ctrl:         ctrl,
+		Settings:     settings,
+		Concurrency:  concurrency,
+		Logger:       r.logger,
+		Retry:        items,
+		State:        r.st,
+		Adapter:      ad,
+		Telemetry:    tel,
+		Idle:         &r.idle,
+		Scheduler:    r.scheduler(),
 	})
 	return r.register(dependency.Record[*route.Subscriber]{
 		Handle:  c.Subscriber(),

@@ -49,6 +49,10 @@ type runner interface {
 	activity() observe.ControllerActivity
 	// sink is its telemetry sink (nil with metrics and trace off).
 	sink() *telemetry.Controller
+	// health says why the controller is not ready and why it is not live
+	// at now ("" when it is), with bound the Runtime's health bound (see
+	// observe.Health).
+	health(now time.Time, bound time.Duration) (notReady, notLive string)
 }
 
 // Runtime is the Runtime: it registers Controllers and QControllers, watches

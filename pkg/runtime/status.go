@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/histogram"
@@ -34,6 +35,10 @@ func (c *controllerRunner) activity() observe.ControllerActivity {
 	return newControllerActivity(c.name, observe.FamilyController, c.r.Activity())
 }
 
+func (c *controllerRunner) health(now time.Time, bound time.Duration) (string, string) {
+	return c.r.Health(now, bound)
+}
+
 // qcontrollerRunner is a registered QController.
 type qcontrollerRunner struct {
 	r    *qrunner.Runner
@@ -57,6 +62,10 @@ func (c *qcontrollerRunner) status() observe.ControllerStatus {
 
 func (c *qcontrollerRunner) activity() observe.ControllerActivity {
 	return newControllerActivity(c.name, observe.FamilyQController, c.r.Activity())
+}
+
+func (c *qcontrollerRunner) health(now time.Time, bound time.Duration) (string, string) {
+	return c.r.Health(now, bound)
 }
 
 // newControllerStatus assembles a status from the runner's status and the

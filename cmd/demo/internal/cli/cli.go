@@ -93,6 +93,8 @@ type RunOptions struct {
 	// ApplyFailures is how many times the kernel refuses each new link
 	// before accepting it.
 	ApplyFailures int
+	// KernelLatency is how long the kernel takes to create a link.
+	KernelLatency time.Duration
 	// DebugAllowRemote allows a non-loopback DebugAddr.
 	DebugAllowRemote bool
 	// Verbose logs at debug level.
@@ -216,6 +218,7 @@ func parseRun(args []string, stderr io.Writer) (Command, error) {
 	fs.DurationVar(&o.FlapMin, "flap-min", time.Second, "shortest interval between two carrier changes")
 	fs.DurationVar(&o.FlapMax, "flap-max", 3*time.Second, "longest interval between two carrier changes")
 	fs.IntVar(&o.ApplyFailures, "apply-failures", 2, "how many times the kernel refuses each new link before accepting it (shows retries with backoff)")
+	fs.DurationVar(&o.KernelLatency, "kernel-latency", 0, "how long the simulated kernel takes to create a link (holds the agent back: it is ready, /readyz and systemd's READY=1, only once its controllers caught up)")
 	fs.BoolVar(&o.Verbose, "verbose", false, "log at debug level")
 	fs.StringVar(&o.Record, "record", "", "write the flight recorder's window to `FILE` when the agent stops (replay it: see the README)")
 	fs.StringVar(&o.RecordDir, "record-dir", "", "keep the recordings the flight recorder takes on its own (a hot loop, a controller failing) in `DIR`")

@@ -47,6 +47,9 @@ type Config struct {
 	// FailFirst is how many times ApplyLink fails for each link name
 	// before it succeeds.
 	FailFirst int
+	// Latency is how long ApplyLink takes to create a link (a slow
+	// device), without holding the kernel's lock; 0: at once.
+	Latency time.Duration
 	// FlapMin and FlapMax bound the interval between two carrier changes
 	// made by Run; FlapMin == 0 disables flapping. FlapMax < FlapMin is
 	// treated as FlapMin.
@@ -147,6 +150,9 @@ func (k *Kernel) ApplyLink(name string, mtu int) (Link, error) {
 	if name == "" {
 		return Link{}, errors.New("apply link: empty name")
 	}
+	if k.cfg.Latency > 0 && !k.exists(name) {
+		time.Sleep(k.cfg.Latency) // the simulated device is slow to create it
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	l, ok := k.links[name]
@@ -168,6 +174,14 @@ func (k *Kernel) ApplyLink(name string, mtu int) (Link, error) {
 	l.MTU = mtu
 	k.signal()
 	return *l, nil
+}
+
+// exists reports whether the link name exists.
+func (k *Kernel) exists(name string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.links[name]
+	return ok
 }
 
 // mac derives a stable, locally administered MAC address from the seed and

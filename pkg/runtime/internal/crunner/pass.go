@@ -3,6 +3,7 @@ package crunner
 import (
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // passes tracks a Controller's reconcile passes: the one notion of a pass
@@ -37,6 +38,11 @@ type passes struct {
 	// the goroutine that drains the channel (the run goroutine before it
 	// starts the forwarder, then the forwarder).
 	consumed uint64
+	// since is when the current pass started (Unix nanoseconds; 0 before
+	// the first), and ended is set once a pass ended since the
+	// controller was registered: for its health (see Runner.Health).
+	since atomic.Int64
+	ended atomic.Bool
 }
 
 // restart is called before a Run starts, with its start event pending.
@@ -54,6 +60,7 @@ func (p *passes) restart() {
 // cleared) also sees the new delivered count, which puts the controller in
 // its pass.
 func (p *passes) taken() {
+	p.since.Store(time.Now().UnixNano())
 	p.delivered.Add(1)
 	p.covered.Store(p.consumed)
 	p.pending.Store(false)
@@ -66,7 +73,23 @@ func (p *passes) eventCh() (ended, clean bool) {
 	n := p.calls.Add(1)
 	failed := p.failed.Swap(false)
 	ended = n > p.base.Load()+1
+	if ended && !p.ended.Load() {
+		p.ended.Store(true)
+	}
 	return ended, ended && !failed
+}
+
+// inPass reports whether the controller is in a pass (it took an event
+// and has not called EventCh since), and since when.
+func (p *passes) inPass() (bool, time.Time) {
+	pending := p.pending.Load()
+	calls := p.calls.Load()
+	delivered := p.delivered.Load()
+	since := p.since.Load()
+	if pending || calls > delivered || since == 0 {
+		return false, time.Time{}
+	}
+	return true, time.Unix(0, since)
 }
 
 // fail records a failure reported in the current pass.

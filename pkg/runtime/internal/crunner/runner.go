@@ -117,6 +117,7 @@ func New(cfg Config) *Runner {
 func (c *Runner) Run(ctx context.Context) {
 	defer c.status.SetState(status.Stopped, time.Time{})
 	c.status.SetState(status.Starting, time.Time{}) // Run may run again (a new leadership term)
+	c.passes.ended.Store(false)                     // which catches up again
 	snaps := c.cfg.Adapter.Snapshots()
 	snaps.Start()
 	defer snaps.Stop()
@@ -325,4 +326,25 @@ func (c *Runner) Activity() status.Activity {
 		a.Busy, a.Why = c.passes.busy(c.cfg.Wake.Sent())
 	}
 	return a
+}
+
+// Health says why the controller is not ready and why it is not live ("" when
+// it is), at now, with bound the longest a pass may last (see
+// observe.Health): not ready while it starts or until its first pass
+// ended; not live while it is in one pass for longer than bound.
+func (c *Runner) Health(now time.Time, bound time.Duration) (notReady, notLive string) {
+	st := c.status.Snapshot()
+	switch {
+	case st.State == status.Starting:
+		notReady = "starting: waiting for the first listing of its inputs"
+	case st.State != status.Stopped && !c.passes.ended.Load():
+		notReady = "its first pass has not ended"
+		if st.State == status.Backoff {
+			notReady += "; its Run failed (" + st.LastError + "), restarting"
+		}
+	}
+	if in, since := c.passes.inPass(); in && now.Sub(since) > bound {
+		notLive = "stuck in one pass for " + now.Sub(since).Round(time.Millisecond).String() + " (the health bound is " + bound.String() + ")"
+	}
+	return notReady, notLive
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -18,14 +19,15 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
 )
 
-// worker processes items until ctx is done. The queue never hands out an
-// item that is in flight (rule Q2).
-func (c *Runner) worker(ctx context.Context) {
+// worker processes items until ctx is done, noting in busy when its item
+// started. The queue never hands out an item that is in flight (rule Q2).
+func (c *Runner) worker(ctx context.Context, busy *atomic.Int64) {
 	for {
 		it, pending, slot, ok := c.queue.GetNoted(ctx)
 		if !ok {
 			return
 		}
+		busy.Store(time.Now().UnixNano())
 		if s := c.cfg.Scheduler; s != nil && !s.Gate(ctx, testhook.Gate{Kind: testhook.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
 			return // the Runtime stops; the queue shuts down
 		}
@@ -49,8 +51,12 @@ func (c *Runner) worker(ctx context.Context) {
 		// reported: finishing keeps the controller busy until it is.
 		c.finishing.Add(1)
 		c.done(it, slot, last, start, o)
+		busy.Store(0)
 		c.checkSnapshots()
 		c.finishing.Add(-1)
+		if !c.caughtUp.Load() {
+			c.checkCaughtUp()
+		}
 		c.cfg.Idle.Ping()
 	}
 }

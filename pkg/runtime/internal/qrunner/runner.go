@@ -61,6 +61,9 @@ type Config struct {
 	// Scheduler, when set (a simulator), gates every item a worker takes
 	// (see testhook.Scheduler).
 	Scheduler testhook.Scheduler
+	// InputsListed reports whether the first listing of every input kind
+	// was routed (nil: they were), for the controller's health.
+	InputsListed func() bool
 }
 
 // Runner runs one QController. Run is called once; the other methods are
@@ -87,6 +90,12 @@ type Runner struct {
 	// finishing counts the items whose call ended and whose outcome is
 	// being reported (see worker).
 	finishing atomic.Int32
+	// busy holds, per worker, when its item in flight started (Unix
+	// nanoseconds; 0 when idle), and caughtUp is set once the controller
+	// ran every item its inputs' first listings queued: its health (see
+	// Runner.Health).
+	busy     []atomic.Int64
+	caughtUp atomic.Bool
 
 	badMu sync.Mutex
 	// badKinds are the undeclared kinds MapInput returned, logged once
@@ -108,6 +117,7 @@ func New(cfg Config) *Runner {
 		last:     last,
 		primary:  map[resource.KindKey]struct{}{},
 		badKinds: map[resource.KindKey]struct{}{},
+		busy:     make([]atomic.Int64, max(cfg.Concurrency, 1)),
 	}
 	for _, in := range cfg.Settings.Inputs {
 		if in.Kind == controller.InputQPrimary {
@@ -167,14 +177,15 @@ func (c *Runner) Run(ctx context.Context, existing []resource.KindKey) {
 func (c *Runner) Serve(ctx context.Context, existing []resource.KindKey) {
 	defer c.status.SetState(status.Stopped, time.Time{})
 	c.status.SetState(status.Starting, time.Time{})
+	c.caughtUp.Store(false) // a new term catches up again
 	snaps := c.cfg.Adapter.Snapshots()
 	snaps.Start()
 	defer snaps.Stop()
 
 	var wg sync.WaitGroup
 	defer c.shutdownHook() // after the workers and the run hook returned
-	for range c.cfg.Concurrency {
-		wg.Go(func() { c.worker(ctx) })
+	for i := range c.cfg.Concurrency {
+		wg.Go(func() { c.worker(ctx, &c.busy[i]) })
 	}
 	wg.Go(func() { c.runHook(ctx) })
 	filled := make(map[resource.KindKey]struct{}, len(existing))

@@ -451,6 +451,15 @@ func (q *Queue[K, N]) Failing() int {
 	return q.failing
 }
 
+// Settled reports whether no key is due (or waiting for its partner) and
+// none is in flight: the keys left, if any, wait out a backoff or a
+// requeue delay. It takes the lock, and no scan.
+func (q *Queue[K, N]) Settled() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.due.len()+q.blocked+q.inFlight == 0
+}
+
 // InFlight returns the number of keys handed out by Get and not yet Done.
 func (q *Queue[K, N]) InFlight() int {
 	q.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -20,12 +21,19 @@ type progress struct {
 	batches  uint64             // batches routed so far
 	bookmark state.Bookmark     // bookmark of the last event routed
 	ch       chan []state.Event // the current watch's channel
+	// For the Runtime's health: when the batch being routed was
+	// received, when the last one was routed (or the watch started), and
+	// since when the watch has been down and why (zero while it is up).
+	receivedAt, routedAt time.Time
+	downSince            time.Time
+	downWhy              string
 }
 
 // received marks a batch received from the watch's channel.
 func (p *progress) received() {
+	now := time.Now()
 	p.mu.Lock()
-	p.routing = true
+	p.routing, p.receivedAt = true, now
 	p.mu.Unlock()
 }
 
@@ -36,8 +44,9 @@ func (p *progress) routed(batch []state.Event, live bool) {
 	for i := len(batch) - 1; i >= 0 && bm == nil; i-- {
 		bm = batch[i].Bookmark
 	}
+	now := time.Now()
 	p.mu.Lock()
-	p.routing = false
+	p.routing, p.routedAt = false, now
 	p.live = live
 	p.batches++
 	if bm != nil {
@@ -46,10 +55,11 @@ func (p *progress) routed(batch []state.Event, live bool) {
 	p.mu.Unlock()
 }
 
-// started records the channel of a new watch.
+// started records the channel of a new watch: the watch is up.
 func (p *progress) started(ch chan []state.Event) {
+	now := time.Now()
 	p.mu.Lock()
-	p.ch = ch
+	p.ch, p.routedAt, p.downSince, p.downWhy = ch, now, time.Time{}, ""
 	p.mu.Unlock()
 }
 
@@ -58,6 +68,55 @@ func (p *progress) down() {
 	p.mu.Lock()
 	p.live, p.routing, p.ch = false, false, nil
 	p.mu.Unlock()
+}
+
+// failed records why the watch is down, from when it first went down.
+func (p *progress) failed(why string) {
+	now := time.Now()
+	p.mu.Lock()
+	if p.downSince.IsZero() {
+		p.downSince = now
+	}
+	p.downWhy = why
+	p.mu.Unlock()
+}
+
+// KindHealth is a watched kind whose watch is not moving (see
+// [Router.Health]).
+type KindHealth struct {
+	Key    resource.KindKey
+	Reason string
+}
+
+// Health returns, sorted by kind, the kinds whose watch has not moved for
+// longer than bound at now: down (failed and not re-established), routing
+// one batch, or with batches received that it does not route.
+func (r *Router) Health(now time.Time, bound time.Duration) []KindHealth {
+	var out []KindHealth
+	for _, w := range r.watchers() {
+		if why := w.progress.stalled(now, bound); why != "" {
+			out = append(out, KindHealth{Key: w.key, Reason: why})
+		}
+	}
+	return out
+}
+
+// stalled says why the watch has not moved for longer than bound ("" when
+// it has).
+func (p *progress) stalled(now time.Time, bound time.Duration) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	late := func(t time.Time) bool { return !t.IsZero() && now.Sub(t) > bound }
+	since := func(t time.Time) string { return now.Sub(t).Round(time.Millisecond).String() }
+	switch {
+	case late(p.downSince):
+		return "its watch has been down for " + since(p.downSince) + ": " + p.downWhy
+	case p.routing && late(p.receivedAt):
+		return "routing one batch for " + since(p.receivedAt)
+	case !p.routing && len(p.ch) > 0 && late(p.routedAt):
+		return fmt.Sprintf("the router stopped draining its watch: %d batches received, none routed for %s", len(p.ch), since(p.routedAt))
+	}
+	return ""
 }
 
 // KindActivity is whether one kind's watch is behind the state (see

@@ -194,6 +194,25 @@ func (r *Router) WaitBootstrapped(ctx context.Context, keys []resource.KindKey) 
 	return true
 }
 
+// Listed reports, without waiting, whether the first bootstrap of every
+// kind of keys was routed (see WaitBootstrapped).
+func (r *Router) Listed(keys []resource.KindKey) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range keys {
+		w := r.kinds[k]
+		if w == nil {
+			return false // not watched yet
+		}
+		select {
+		case <-w.bootstrapped:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // KindMetrics are the counters of one watched kind.
 type KindMetrics struct {
 	Key                   resource.KindKey

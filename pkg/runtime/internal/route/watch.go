@@ -125,6 +125,7 @@ func (w *kindWatcher) run(ctx context.Context) {
 		}
 		delay := bo.Next()
 		msg := failureText(err)
+		w.progress.failed(msg)
 		w.tel.WatchFailed(msg, delay)
 		w.logger.Warn("kind watch failed; re-listing", zap.String("error", msg), zap.Duration("retry_in", delay))
 
