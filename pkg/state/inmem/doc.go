@@ -79,7 +79,7 @@
 // Outside test binaries the detector is off and the guard is on
 // ([WithMutationGuard]; RESGRAPH_MUTATION_DETECTOR=0 turns both off, =1
 // the detector on, =guard the guard, in a test binary too). It is the detector on a sample of the versions: a
-// kind keeps a reference copy of the first of every 64 writes (the others
+// kind keeps a reference copy of the first of every 128 writes (the others
 // cost a counter increment), checked as the detector checks its own
 // (docs/performance.md has the cost). It tracks no holders: a change it
 // finds goes to the report given with [WithMutationReport], else to the

@@ -22,7 +22,7 @@ import (
 
 // guardSample is how many writes of a kind there are per version the
 // guard keeps a reference copy of (a state that is not persistent).
-const guardSample = 64
+const guardSample = 128
 
 // everyOf returns how many writes there are per reference copy in a kind
 // of c (0: no check at all).
