@@ -99,8 +99,6 @@ func (numDef) Definition() typed.Definition {
 	return typed.Definition{Type: "Nums.test.resgraph.dev", DefaultNamespace: "default"}
 }
 
-type num = typed.Resource[numSpec, numDef]
-
 // gated is a Controller on Nums whose passes after its start pass wait for
 // a token on gate; its start pass waits for start to be closed.
 type gated struct {

@@ -96,27 +96,7 @@ func TestTrace_EveryWriteCarriesItsCommittedVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
 		ctx := t.Context()
-		mustCreate(t, st, newPair(typeA, "1", 1))
-		c, rts := captureRuntime("w", []controller.Input{in(typeA, controller.InputStrong)}, []controller.Output{out(typeB, controller.OutputExclusive)})
-		e := start(t, runtimetest.WithState(st), runtimetest.WithControllers(c))
-		r := <-rts
-		for _, tc := range commitCases() {
-			// The metadata the controller read before the write: an older
-			// version than the one it writes.
-			var stale *resource.Metadata
-			if before, err := st.Get(ctx, tc.target); err == nil {
-				stale = before.Metadata()
-			}
-			require.NoError(t, tc.write(ctx, r, stale), tc.name)
-			synctest.Wait()
-			want := versionAfter(t, st, tc.target, stale)
-			ref := refOfPointer(tc.target)
-			commits := commitsBy(e.Runtime.Observe().Trace().Snapshot(), "w", ref)
-			require.NotEmpty(t, commits, tc.name)
-			last := commits[len(commits)-1]
-			assert.Equal(t, tc.op, last.Op, tc.name)
-			assert.Equal(t, want, last.Resource.Version, "%s: the version committed", tc.name)
-		}
+		e, r := writeEachCase(t, st, func(_ commitCase, after uint64) uint64 { return after })
 
 		// Writes that had nothing to do: no-ops, never commits.
 		mustCreate(t, st, newPair(typeB, "2", 1))
@@ -168,28 +148,44 @@ type foreignState struct{ state.State }
 // with no version (unknown), never the version of the pointer given.
 func TestTrace_WritesOverAForeignStateCarryTheVersionReadBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := foreignState{inmem.NewState()}
-		ctx := t.Context()
-		mustCreate(t, st, newPair(typeA, "1", 1))
-		c, rts := captureRuntime("w", []controller.Input{in(typeA, controller.InputStrong)}, []controller.Output{out(typeB, controller.OutputExclusive)})
-		e := start(t, runtimetest.WithState(st), runtimetest.WithControllers(c))
-		r := <-rts
-		for _, tc := range commitCases() {
-			var stale *resource.Metadata
-			if before, err := st.Get(ctx, tc.target); err == nil {
-				stale = before.Metadata()
-			}
-			require.NoError(t, tc.write(ctx, r, stale), tc.name)
-			synctest.Wait()
-			want := versionAfter(t, st, tc.target, stale)
+		writeEachCase(t, foreignState{inmem.NewState()}, func(tc commitCase, after uint64) uint64 {
 			if tc.op == "destroy" {
-				want = 0
+				return 0 // unknown
 			}
-			commits := commitsBy(e.Runtime.Observe().Trace().Snapshot(), "w", refOfPointer(tc.target))
-			require.NotEmpty(t, commits, tc.name)
-			assert.Equal(t, want, commits[len(commits)-1].Resource.Version, "%s: the version committed", tc.name)
-		}
+			return after
+		})
 	})
+}
+
+// writeEachCase runs a controller w over st (holding A/1), makes each
+// write of commitCases through its runtime, given the metadata of the
+// resource as it was before the write, and checks that its last commit in
+// the trace is of the write's op and carries want(tc, the version after
+// the write: see versionAfter). It returns the test Runtime and w's
+// runtime.
+func writeEachCase(t *testing.T, st state.State, want func(tc commitCase, after uint64) uint64) (*runtimetest.Env, controller.Runtime) {
+	t.Helper()
+	ctx := t.Context()
+	mustCreate(t, st, newPair(typeA, "1", 1))
+	c, rts := captureRuntime("w", []controller.Input{in(typeA, controller.InputStrong)}, []controller.Output{out(typeB, controller.OutputExclusive)})
+	e := start(t, runtimetest.WithState(st), runtimetest.WithControllers(c))
+	r := <-rts
+	for _, tc := range commitCases() {
+		// The metadata the controller read before the write: an older
+		// version than the one it writes.
+		var stale *resource.Metadata
+		if before, err := st.Get(ctx, tc.target); err == nil {
+			stale = before.Metadata()
+		}
+		require.NoError(t, tc.write(ctx, r, stale), tc.name)
+		synctest.Wait()
+		commits := commitsBy(e.Runtime.Observe().Trace().Snapshot(), "w", refOfPointer(tc.target))
+		require.NotEmpty(t, commits, tc.name)
+		last := commits[len(commits)-1]
+		assert.Equal(t, tc.op, last.Op, tc.name)
+		assert.Equal(t, want(tc, versionAfter(t, st, tc.target, stale)), last.Resource.Version, "%s: the version committed", tc.name)
+	}
+	return e, r
 }
 
 // versionAfter is the version a write of ptr left: the stored version, or
