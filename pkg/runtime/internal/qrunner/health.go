@@ -13,15 +13,14 @@ import (
 // flight: every item those listings queued ran (see observe.Health). It
 // is called when an item is done and by Health, until it is caught up.
 func (c *Runner) checkCaughtUp() {
-	if c.status.State() != status.Running {
+	// The cheap check first: it is false while items keep coming.
+	if !c.queue.Settled() || c.status.State() != status.Running {
 		return
 	}
 	if c.cfg.InputsListed != nil && !c.cfg.InputsListed() {
 		return
 	}
-	if c.queue.Settled() {
-		c.caughtUp.Store(true)
-	}
+	c.caughtUp.Store(true)
 }
 
 // Health says why the controller is not ready and why it is not live ("" when
