@@ -23,8 +23,6 @@ type explainPage struct{ obs observe.Observer }
 func (p explainPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	res, ctrl := q.Get("resource"), q.Get("controller")
-	var x any
-	var err error
 	switch {
 	case res == "" && ctrl == "" && !wantsJSON(r):
 		p.serveIndex(w)
@@ -32,59 +30,80 @@ func (p explainPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case (res == "") == (ctrl == ""):
 		http.Error(w, "explain: give one of resource=NAMESPACE/TYPE/ID or controller=NAME", http.StatusBadRequest)
 		return
-	case res != "":
-		ref, perr := explain.ParseResource(res)
-		if perr != nil {
-			http.Error(w, "explain: "+perr.Error(), http.StatusBadRequest)
-			return
-		}
-		var v explain.Resource
-		v, err = p.obs.Explain(r.Context(), resource.NewPointer(ref.Namespace, ref.Type, ref.ID))
-		x = &v
-	default:
-		var v explain.Controller
-		v, err = p.obs.ExplainController(r.Context(), ctrl)
-		x = &v
 	}
+	x, code, err := p.explain(r, res, ctrl)
 	if err != nil {
-		code := http.StatusInternalServerError
-		switch {
-		case state.IsNotFoundError(err):
-			code = http.StatusNotFound
-		case state.IsInvalidError(err):
-			code = http.StatusBadRequest
-		case errors.Is(err, r.Context().Err()):
-			return // the client is gone
+		if code != 0 {
+			http.Error(w, "explain: "+err.Error(), code)
 		}
-		http.Error(w, "explain: "+err.Error(), code)
 		return
 	}
 	var buf bytes.Buffer
-	ct := "text/html; charset=utf-8"
-	switch format := q.Get("format"); {
-	case format == "json" || (format == "" && wantsJSON(r)):
-		ct = "application/json"
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(x)
-	case format == "text":
-		ct = "text/plain; charset=utf-8"
-		err = explain.WriteText(&buf, x)
-	case format == "fragment":
-		err = explain.WriteHTML(&buf, x, true)
-	case format == "" || format == "html":
-		err = explain.WriteHTML(&buf, x, false)
-	default:
-		http.Error(w, "explain: unknown format "+format+": use html, json, text or fragment", http.StatusBadRequest)
-		return
-	}
+	ct, code, err := render(&buf, x, q.Get("format"), wantsJSON(r))
 	if err != nil {
-		http.Error(w, "explain: render: "+err.Error(), http.StatusInternalServerError)
+		http.Error(w, "explain: "+err.Error(), code)
 		return
 	}
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = buf.WriteTo(w)
+}
+
+// explain returns the explanation of the resource res ("NS/TYPE/ID") or,
+// when res is empty, of the controller ctrl; on an error, the HTTP status
+// to answer with (0: none, the client is gone).
+func (p explainPage) explain(r *http.Request, res, ctrl string) (x any, code int, err error) {
+	if res != "" {
+		ref, perr := explain.ParseResource(res)
+		if perr != nil {
+			return nil, http.StatusBadRequest, perr
+		}
+		var v explain.Resource
+		v, err = p.obs.Explain(r.Context(), resource.NewPointer(ref.Namespace, ref.Type, ref.ID))
+		x = &v
+	} else {
+		var v explain.Controller
+		v, err = p.obs.ExplainController(r.Context(), ctrl)
+		x = &v
+	}
+	switch {
+	case err == nil:
+		return x, 0, nil
+	case state.IsNotFoundError(err):
+		return nil, http.StatusNotFound, err
+	case state.IsInvalidError(err):
+		return nil, http.StatusBadRequest, err
+	case errors.Is(err, r.Context().Err()):
+		return nil, 0, err // the client is gone
+	}
+	return nil, http.StatusInternalServerError, err
+}
+
+// render writes x to buf in format (json, text, fragment, html; "" is
+// html, or json when the client asks for it) and returns its content
+// type; on an error, the HTTP status to answer with.
+func render(buf *bytes.Buffer, x any, format string, jsonFirst bool) (ct string, code int, err error) {
+	ct = "text/html; charset=utf-8"
+	switch {
+	case format == "json" || (format == "" && jsonFirst):
+		ct = "application/json"
+		enc := json.NewEncoder(buf)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(x)
+	case format == "text":
+		ct = "text/plain; charset=utf-8"
+		err = explain.WriteText(buf, x)
+	case format == "fragment":
+		err = explain.WriteHTML(buf, x, true)
+	case format == "" || format == "html":
+		err = explain.WriteHTML(buf, x, false)
+	default:
+		return "", http.StatusBadRequest, errors.New("unknown format " + format + ": use html, json, text or fragment")
+	}
+	if err != nil {
+		return "", http.StatusInternalServerError, errors.New("render: " + err.Error())
+	}
+	return ct, 0, nil
 }
 
 var explainIndexTmpl = template.Must(template.New("explain").Parse(`<!DOCTYPE html>

@@ -6,15 +6,14 @@
 // Prometheus module) and tests take an Observer, so they work with any
 // implementation.
 //
-// The building blocks live in packages of their own, usable without an
+// The building blocks live in packages of their own, usable without a
 // Runtime (offline tools reading a saved trace, for one):
 //
 //   - [github.com/resgraph/resgraph/pkg/observe/histogram]: fixed
 //     log-scale latency histograms, recorded lock-free;
-//   - [github.com/resgraph/resgraph/pkg/observe/busy]: saturation, the
-//     busy fraction of a controller or a pool of workers;
 //   - [github.com/resgraph/resgraph/pkg/observe/trace]: the causal trace —
-//     Runtime events in a bounded ring, their JSON-lines form, followers;
+//     the Runtime's records in a bounded ring, their JSON-lines form,
+//     followers;
 //   - [github.com/resgraph/resgraph/pkg/observe/hotloop]: hot-loop and
 //     flapping detection over trace records;
 //   - [github.com/resgraph/resgraph/pkg/observe/explain]: the model of an

@@ -29,22 +29,35 @@ type loopState struct {
 
 // hotLoops returns the hot loops flagged now, sorted by their cycle (none
 // with the trace off: the detector reads it).
-func (r *Runtime) hotLoops() []observe.HotLoop {
-	r.loops.mu.Lock()
-	defer r.loops.mu.Unlock()
-	out := make([]observe.HotLoop, 0, len(r.loops.active))
-	for _, l := range r.loops.active {
+func (r *Runtime) hotLoops() []observe.HotLoop { return r.loops.list() }
+
+// list returns copies of the active loops.
+func (ls *loopState) list() []observe.HotLoop {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	out := make([]observe.HotLoop, 0, len(ls.active))
+	for _, l := range ls.active {
 		l.Controllers = slices.Clone(l.Controllers)
 		out = append(out, l)
 	}
 	return out
 }
 
+// set makes loops the active ones.
+func (ls *loopState) set(loops []observe.HotLoop) {
+	ls.mu.Lock()
+	ls.active = loops
+	ls.mu.Unlock()
+}
+
 // pollTrace reads the trace every tracePollInterval until ctx is done: it
 // feeds the hot-loop detector and the trace hook.
 func (r *Runtime) pollTrace(ctx context.Context) {
 	o := tracePoller{
-		rt:     r,
+		ring:   r.tel.Ring,
+		logger: r.logger,
+		loops:  &r.loops,
+		sinks:  r.sinks,
 		det:    hotloop.New(r.opts.hotLoop),
 		hook:   r.opts.traceHook,
 		causes: map[string]trace.Ref{},
@@ -62,11 +75,16 @@ func (r *Runtime) pollTrace(ctx context.Context) {
 	}
 }
 
-// tracePoller is the state of the goroutine that reads the trace.
+// tracePoller is the state of the goroutine that reads the trace, with
+// what it needs of the Runtime: the trace's ring, the log, where the
+// flagged loops go and the controllers' telemetry sinks.
 type tracePoller struct {
-	rt   *Runtime
-	det  *hotloop.Detector
-	hook func([]trace.Record)
+	ring   *trace.Ring
+	logger *zap.Logger
+	loops  *loopState
+	sinks  func() []*telemetry.Controller
+	det    *hotloop.Detector
+	hook   func([]trace.Record)
 	// last is the sequence number of the last record read.
 	last uint64
 	buf  []trace.Record
@@ -80,7 +98,7 @@ type tracePoller struct {
 // visits them in the ring, copying only the commits; with one it copies
 // them all for the hook.
 func (o *tracePoller) poll(now time.Time) {
-	ring := o.rt.tel.Ring
+	ring := o.ring
 	var found []hotloop.Finding
 	if o.hook == nil {
 		o.last, _ = ring.Visit(o.last, func(e *trace.Record) { found = o.feed(e, found) })
@@ -130,7 +148,7 @@ func (o *tracePoller) feed(e *trace.Record, found []hotloop.Finding) []hotloop.F
 func (o *tracePoller) callHook(evs []trace.Record) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
-			o.rt.logger.Error("trace hook panicked; it is not called again", zap.String("panic", usercode.Sprint(p.Value)), zap.String("stack", string(p.Stack)))
+			o.logger.Error("trace hook panicked; it is not called again", zap.String("panic", usercode.Sprint(p.Value)), zap.String("stack", string(p.Stack)))
 			o.hook = nil
 		}
 	}()
@@ -140,23 +158,22 @@ func (o *tracePoller) callHook(evs []trace.Record) {
 // flag reports the loops found (flagged or ended) in the log and the trace,
 // and sets the active loops and the controllers' flags.
 func (o *tracePoller) flag(found []hotloop.Finding) {
-	r := o.rt
 	for i := range found {
 		f := &found[i]
 		desc := f.String()
 		ev := trace.Record{Type: trace.HotLoop, Detail: desc}
 		if f.Ended {
 			ev.Outcome = trace.OutcomeOK
-			r.logger.Info("hot loop ended", zap.String("cycle", desc), zap.Strings("controllers", f.Controllers()))
+			o.logger.Info("hot loop ended", zap.String("cycle", desc), zap.Strings("controllers", f.Controllers()))
 		} else {
-			r.logger.Warn("hot loop: controllers keep re-triggering each other (or themselves) through their writes",
+			o.logger.Warn("hot loop: controllers keep re-triggering each other (or themselves) through their writes",
 				zap.String("cycle", desc), zap.Strings("controllers", f.Controllers()),
 				zap.Strings("resources", loopResources(f)), zap.Float64("ratePerSecond", f.Rate))
 		}
 		for _, c := range f.Controllers() {
 			ev.Controller = c
 			ev.Time = time.Now()
-			r.tel.Ring.Add(&ev)
+			o.ring.Add(&ev)
 		}
 	}
 	active := o.det.Active()
@@ -173,10 +190,8 @@ func (o *tracePoller) flag(found []hotloop.Finding) {
 		}
 	}
 	slices.SortFunc(loops, func(a, b observe.HotLoop) int { return cmp.Compare(a.Cycle, b.Cycle) })
-	r.loops.mu.Lock()
-	r.loops.active = loops
-	r.loops.mu.Unlock()
-	for _, s := range r.sinks() {
+	o.loops.set(loops)
+	for _, s := range o.sinks() {
 		s.SetHotLoop(byController[s.Name()])
 	}
 }

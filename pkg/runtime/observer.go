@@ -26,7 +26,7 @@ import (
 // skipped with WithMetrics(false).
 //
 // The Runtime records what it does in a bounded, always-on causal trace
-// (sized by [WithTrace], trace.DefaultSize events by default, 0 = off):
+// (sized by [WithTrace], trace.DefaultSize records by default, 0 = off):
 // each commit with its writer, each change routed to a controller, each
 // reconcile's start with the changes that caused it and its end,
 // QController retries and requeues with their due times, crashes, restarts
@@ -42,37 +42,37 @@ import (
 // ready and live, with every check that fails (observe.HealthOf; see
 // observe.Health and [WithHealthBound]). It reads the controllers' statuses
 // and the kind watches' progress, and asks the state nothing.
-func (r *Runtime) Observe() observe.Observer { return engineObserver{r} }
+func (r *Runtime) Observe() observe.Observer { return observer{r} }
 
-// engineObserver is the Observer of a Runtime.
-type engineObserver struct{ r *Runtime }
+// observer is the Observer of a Runtime.
+type observer struct{ r *Runtime }
 
 var (
-	_ observe.Observer       = engineObserver{}
-	_ observe.HealthReporter = engineObserver{}
+	_ observe.Observer       = observer{}
+	_ observe.HealthReporter = observer{}
 )
 
 // Health implements [observe.HealthReporter] (see observe.Health).
-func (o engineObserver) Health() observe.Health { return o.r.health() }
+func (o observer) Health() observe.Health { return o.r.health() }
 
-func (o engineObserver) Controllers() []observe.ControllerStatus { return o.r.controllerStatuses() }
+func (o observer) Controllers() []observe.ControllerStatus { return o.r.controllerStatuses() }
 
-func (o engineObserver) Metrics() observe.Metrics { return o.r.metrics() }
+func (o observer) Metrics() observe.Metrics { return o.r.metrics() }
 
-func (o engineObserver) HotLoops() []observe.HotLoop { return o.r.hotLoops() }
+func (o observer) HotLoops() []observe.HotLoop { return o.r.hotLoops() }
 
-func (o engineObserver) Activity(ctx context.Context) observe.Activity { return o.r.activity(ctx) }
+func (o observer) Activity(ctx context.Context) observe.Activity { return o.r.activity(ctx) }
 
-func (o engineObserver) Graph() (*controller.DependencyGraph, error) {
+func (o observer) Graph() (*controller.DependencyGraph, error) {
 	return o.r.GetDependencyGraph()
 }
 
-func (o engineObserver) Trace() *trace.Ring { return o.r.tel.Ring }
+func (o observer) Trace() *trace.Ring { return o.r.tel.Ring }
 
-func (o engineObserver) Explain(ctx context.Context, ptr resource.Pointer) (explain.Resource, error) {
+func (o observer) Explain(ctx context.Context, ptr resource.Pointer) (explain.Resource, error) {
 	return o.r.explain(ctx, ptr)
 }
 
-func (o engineObserver) ExplainController(ctx context.Context, name string) (explain.Controller, error) {
+func (o observer) ExplainController(ctx context.Context, name string) (explain.Controller, error) {
 	return o.r.explainController(ctx, name)
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/internal/fixture/family"
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/qtransform"
-	"github.com/resgraph/resgraph/pkg/internal/family"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"

@@ -151,33 +151,7 @@ func (r *Ring) Snapshot() []Record {
 // yet stored it, so that what it returns has no gap but those counted as
 // lost; a later call returns the rest.
 func (r *Ring) Since(after uint64, dst []Record) (records []Record, lost uint64) {
-	if r == nil {
-		return dst, 0
-	}
-	last := r.last.Load()
-	if last <= after {
-		return dst, 0
-	}
-	first := after + 1
-	if last >= r.size && last-r.size+1 > first {
-		lost = last - r.size + 1 - first
-		first = last - r.size + 1
-	}
-	for seq := first; seq <= last; seq++ {
-		s := r.slot(seq)
-		s.mu.Lock()
-		got := s.ev.Seq
-		if got == seq {
-			dst = append(dst, s.ev)
-		}
-		s.mu.Unlock()
-		switch {
-		case got > seq:
-			lost++ // overwritten since last was read
-		case got < seq:
-			return dst, lost // not stored yet
-		}
-	}
+	_, lost = r.Visit(after, func(e *Record) { dst = append(dst, *e) })
 	return dst, lost
 }
 

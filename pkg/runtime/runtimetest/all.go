@@ -25,9 +25,7 @@ import (
 // with what the assertion recorded on the last list.
 func AssertAll[R typed.ResourceWithDefinition](tb testing.TB, st state.State, assertion func([]R, *assert.Assertions), opts ...WaitOption) []R {
 	tb.Helper()
-	def := (*new(R)).Definition()
-	c := waitOptions(tb, def.DefaultNamespace, opts)
-	kind := resource.NewKind(c.namespace, def.Type)
+	kind, c := kindOptions[R](tb, opts)
 	ctx, cancel := context.WithTimeout(waitContext(tb), c.timeout)
 	defer cancel()
 	ch := make(chan []state.Event, 16)

@@ -49,9 +49,7 @@ func AssertResource[R typed.ResourceWithDefinition](tb testing.TB, st state.Stat
 // pass, the failures recorded on its last state (or that it is absent).
 func AssertResources[R typed.ResourceWithDefinition](tb testing.TB, st state.State, ids []resource.ID, assertion func(R, *assert.Assertions), opts ...WaitOption) []R {
 	tb.Helper()
-	def := (*new(R)).Definition()
-	c := waitOptions(tb, def.DefaultNamespace, opts)
-	kind := resource.NewKind(c.namespace, def.Type)
+	kind, c := kindOptions[R](tb, opts)
 	wanted := map[resource.ID]*asserted[R]{}
 	for _, id := range ids {
 		wanted[id] = &asserted[R]{failures: "absent"}
@@ -109,9 +107,8 @@ func AssertResources[R typed.ResourceWithDefinition](tb testing.TB, st state.Sta
 // otherwise.
 func AssertNoResource[R typed.ResourceWithDefinition](tb testing.TB, st state.State, id resource.ID, opts ...WaitOption) {
 	tb.Helper()
-	def := (*new(R)).Definition()
-	c := waitOptions(tb, def.DefaultNamespace, opts)
-	ptr := resource.NewPointer(c.namespace, def.Type, id)
+	kind, c := kindOptions[R](tb, opts)
+	ptr := resource.NewPointer(kind.Namespace(), kind.Type(), id)
 	last := ""
 	err := watchOne(waitContext(tb), st, ptr, c.timeout, func(r resource.Resource) (bool, error) {
 		if r == nil {

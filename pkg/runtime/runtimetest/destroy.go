@@ -61,9 +61,7 @@ func DestroyAll[R typed.ResourceWithDefinition](tb testing.TB, st state.State, o
 // owns. It fails the test when the state cannot list them.
 func ResourceIDs[R typed.ResourceWithDefinition](tb testing.TB, st state.State, opts ...WaitOption) []resource.ID {
 	tb.Helper()
-	def := (*new(R)).Definition()
-	c := waitOptions(tb, def.DefaultNamespace, opts)
-	kind := resource.NewKind(c.namespace, def.Type)
+	kind, c := kindOptions[R](tb, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	l, err := st.List(ctx, kind, state.WithReadOnlyList())
@@ -90,8 +88,8 @@ type batch struct {
 }
 
 func beginBatch[R typed.ResourceWithDefinition](tb testing.TB, opts []WaitOption) batch {
-	def := (*new(R)).Definition()
-	b := batch{typ: def.Type, c: waitOptions(tb, def.DefaultNamespace, opts)}
+	kind, c := kindOptions[R](tb, opts)
+	b := batch{typ: kind.Type(), c: c}
 	b.ctx, b.cancel = context.WithTimeout(waitContext(tb), b.c.timeout)
 	return b
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 )
 
 // DefaultTimeout is how long every wait of this package waits before it
@@ -86,6 +87,15 @@ func waitOptions(tb testing.TB, ns resource.Namespace, opts []WaitOption) waitCo
 		}
 	}
 	return c
+}
+
+// kindOptions applies opts over tb's defaults for a call on the resources
+// of type R, and returns the kind the call addresses (R's type, in R's
+// default namespace or InNamespace's).
+func kindOptions[R typed.ResourceWithDefinition](tb testing.TB, opts []WaitOption) (resource.Kind, waitConfig) {
+	def := (*new(R)).Definition()
+	c := waitOptions(tb, def.DefaultNamespace, opts)
+	return resource.NewKind(c.namespace, def.Type), c
 }
 
 // ownerOf is the owner the call acts as: AsOwner's, else none.

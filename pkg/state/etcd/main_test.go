@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/resgraph/resgraph/conformance"
-	"github.com/resgraph/resgraph/pkg/internal/family"
+	"github.com/resgraph/resgraph/internal/fixture/family"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/etcd"

@@ -161,11 +161,32 @@ func differs(a, b reflect.Value) *difference {
 	return &difference{was: describe(a), now: describe(b)}
 }
 
+// sameScalar compares two values of one scalar kind (booleans, numbers,
+// strings, and funcs, channels and unsafe pointers by address); scalar is
+// false for any other kind.
+func sameScalar(a, b reflect.Value) (same, scalar bool) {
+	switch a.Kind() {
+	case reflect.Bool:
+		return a.Bool() == b.Bool(), true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int(), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return a.Uint() == b.Uint(), true
+	case reflect.Float32, reflect.Float64:
+		x, y := a.Float(), b.Float()
+		return x == y || (math.IsNaN(x) && math.IsNaN(y)), true
+	case reflect.Complex64, reflect.Complex128:
+		return a.Complex() == b.Complex(), true
+	case reflect.String:
+		return a.String() == b.String(), true
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return a.Pointer() == b.Pointer(), true
+	}
+	return false, false
+}
+
 // diff returns the first difference between a (as stored) and b (as
 // found), or nil when there is none.
-//
-// One switch over every kind of value: splitting it would only scatter
-// the cases.
 func (d *differ) diff(a, b reflect.Value) *difference {
 	if a.IsValid() != b.IsValid() {
 		return differs(a, b)
@@ -176,23 +197,14 @@ func (d *differ) diff(a, b reflect.Value) *difference {
 	if a.Type() != b.Type() {
 		return &difference{was: a.Type().String(), now: b.Type().String()}
 	}
+	if same, scalar := sameScalar(a, b); scalar {
+		if !same {
+			return differs(a, b)
+		}
+		return nil
+	}
 	same := true
 	switch a.Kind() {
-	case reflect.Bool:
-		same = a.Bool() == b.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		same = a.Int() == b.Int()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		same = a.Uint() == b.Uint()
-	case reflect.Float32, reflect.Float64:
-		x, y := a.Float(), b.Float()
-		same = x == y || (math.IsNaN(x) && math.IsNaN(y))
-	case reflect.Complex64, reflect.Complex128:
-		same = a.Complex() == b.Complex()
-	case reflect.String:
-		same = a.String() == b.String()
-	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		same = a.Pointer() == b.Pointer()
 	case reflect.Pointer, reflect.Interface:
 		if a.IsNil() || b.IsNil() {
 			same = a.IsNil() == b.IsNil()

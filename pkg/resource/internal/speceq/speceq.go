@@ -193,18 +193,26 @@ func (c *comparer) equal(a, b reflect.Value) bool {
 	}
 }
 
-// slices compares two slices: nil and empty are equal.
-func (c *comparer) slices(a, b reflect.Value) bool {
+// decided compares what decides two slices or two maps without their
+// elements: their lengths, their storage, a comparison of them already
+// under way (a cycle); decided is false when the elements decide.
+func (c *comparer) decided(a, b reflect.Value) (decided, equal bool) {
 	n := a.Len()
 	if n != b.Len() {
-		return false
+		return true, false
 	}
-	if n == 0 || a.UnsafePointer() == b.UnsafePointer() {
-		return true
+	if n == 0 || a.UnsafePointer() == b.UnsafePointer() || c.enter(a.UnsafePointer(), b.UnsafePointer(), a.Type()) {
+		return true, true
 	}
-	if c.enter(a.UnsafePointer(), b.UnsafePointer(), a.Type()) {
-		return true
+	return false, false
+}
+
+// slices compares two slices: nil and empty are equal.
+func (c *comparer) slices(a, b reflect.Value) bool {
+	if decided, equal := c.decided(a, b); decided {
+		return equal
 	}
+	n := a.Len()
 	if a.Type().Elem().Kind() == reflect.Uint8 {
 		return string(a.Bytes()) == string(b.Bytes())
 	}
@@ -218,15 +226,8 @@ func (c *comparer) slices(a, b reflect.Value) bool {
 
 // maps compares two maps: nil and empty are equal.
 func (c *comparer) maps(a, b reflect.Value) bool {
-	n := a.Len()
-	if n != b.Len() {
-		return false
-	}
-	if n == 0 || a.UnsafePointer() == b.UnsafePointer() {
-		return true
-	}
-	if c.enter(a.UnsafePointer(), b.UnsafePointer(), a.Type()) {
-		return true
+	if decided, equal := c.decided(a, b); decided {
+		return equal
 	}
 	it := a.MapRange()
 	for it.Next() {

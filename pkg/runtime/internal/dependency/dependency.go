@@ -17,21 +17,28 @@ import (
 	"sync/atomic"
 
 	"github.com/resgraph/resgraph/pkg/controller"
-	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // Family tells Controllers and QControllers apart: the input kinds each may
 // declare differ. Its String form ("controller", "qcontroller") names a
-// controller in statuses and errors.
-type Family = observe.Family
+// controller in errors; the Runtime reports it as an observe.Family.
+type Family uint8
 
 // The families.
 const (
-	FamilyController  = observe.FamilyController
-	FamilyQController = observe.FamilyQController
+	FamilyController Family = iota
+	FamilyQController
 )
+
+// String returns "controller" or "qcontroller".
+func (f Family) String() string {
+	if f == FamilyQController {
+		return "qcontroller"
+	}
+	return "controller"
+}
 
 // Record is what one controller declared. H is the Runtime's handle for the
 // controller, carried into subscriptions so that the router reaches the

@@ -277,36 +277,10 @@ func (q *Queue[K, N]) GetNoted(ctx context.Context) (k K, n N, s Slot, ok bool) 
 			return k, n, Slot{i: i + 1}, true
 		}
 
-		// Nothing due: park, as the timekeeper if the earliest delayed key
-		// has none that wakes early enough.
 		if w == nil {
 			w = q.getWaiter()
 		}
-		q.parked = append(q.parked, w)
-		var timer *time.Timer
-		var timerC <-chan time.Time
-		if len(q.delayed) > 0 {
-			next := q.slab[q.delayed[0]].due
-			if q.timekeeper == nil || q.tkDeadline > next {
-				q.timekeeper, q.tkDeadline = w, next
-				timer = time.NewTimer(time.Duration(next - now))
-				timerC = timer.C
-			}
-		}
-		q.mu.Unlock()
-
-		select {
-		case <-w.ch:
-		case <-timerC:
-		case <-ctx.Done():
-		case <-q.closed:
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-
-		q.mu.Lock()
-		q.unpark(w)
+		q.parkLocked(ctx, w, now)
 		if ctx.Err() != nil {
 			break
 		}
@@ -317,6 +291,39 @@ func (q *Queue[K, N]) GetNoted(ctx context.Context) (k K, n N, s Slot, ok bool) 
 	q.kick() // pass on a signal or the timekeeper duty this Get received
 	q.mu.Unlock()
 	return k, n, s, false
+}
+
+// parkLocked parks w until it is signalled, its timer fires, ctx is done
+// or the queue closes: nothing is due at now. It parks as the timekeeper
+// when the earliest delayed key has none that wakes early enough. The
+// caller holds q.mu, which parkLocked releases while parked and holds
+// again when it returns.
+func (q *Queue[K, N]) parkLocked(ctx context.Context, w *waiter, now int64) {
+	q.parked = append(q.parked, w)
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	if len(q.delayed) > 0 {
+		next := q.slab[q.delayed[0]].due
+		if q.timekeeper == nil || q.tkDeadline > next {
+			q.timekeeper, q.tkDeadline = w, next
+			timer = time.NewTimer(time.Duration(next - now))
+			timerC = timer.C
+		}
+	}
+	q.mu.Unlock()
+
+	select {
+	case <-w.ch:
+	case <-timerC:
+	case <-ctx.Done():
+	case <-q.closed:
+	}
+	if timer != nil {
+		timer.Stop()
+	}
+
+	q.mu.Lock()
+	q.unpark(w)
 }
 
 // Done is [Queue.Complete] returning only the delay.

@@ -25,9 +25,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/resgraph/resgraph/pkg/observe/busy"
 	"github.com/resgraph/resgraph/pkg/observe/histogram"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/busy"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"

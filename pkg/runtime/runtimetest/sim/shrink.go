@@ -33,83 +33,97 @@ func smaller(a, b *outcome) bool {
 // the first candidate of a step, as the reference run takes it), until
 // nothing drops.
 func (x *explorer) shrink(o *outcome, budget time.Duration) *outcome {
-	check := o.failure.Check
-	best := o
-	deadline := time.Now().Add(budget)
-	runs := 0
-	try := func(p plan) bool {
-		if runs >= shrinkRuns || time.Now().After(deadline) {
-			return false
-		}
-		runs++
-		c := x.evaluate(p)
-		if c.failure != nil && c.failure.Check == check && smaller(c, best) {
-			best = c
-			return true
-		}
+	s := &shrinker{x: x, check: o.failure.Check, best: o, deadline: time.Now().Add(budget)}
+	for progress := true; progress && s.left(); {
+		ops := s.dropOps()
+		faults := s.dropFaults()
+		sched := x.shrinkTape(s.best.plan.sched, func(t []uint32) bool {
+			p := s.best.plan
+			p.sched = t
+			return s.try(p)
+		})
+		progress = ops || faults || sched
+	}
+	return s.best
+}
+
+// shrinker is one shrinking: the check the runs must fail, the smallest
+// failing run so far, and the budget.
+type shrinker struct {
+	x        *explorer
+	check    string
+	best     *outcome
+	deadline time.Time
+	runs     int
+}
+
+// left reports whether the budget allows another run.
+func (s *shrinker) left() bool { return s.runs < shrinkRuns && time.Now().Before(s.deadline) }
+
+// try runs p and keeps it when it fails the same check and is smaller.
+func (s *shrinker) try(p plan) bool {
+	if !s.left() {
 		return false
 	}
-	for progress := true; progress && runs < shrinkRuns && time.Now().Before(deadline); {
-		progress = false
-		// Workload ops.
-		keep := best.plan.keep
-		if keep == nil {
-			keep = make([]int, best.ops)
-			for i := range keep {
-				keep[i] = i
-			}
-		}
-		for chunk := max(len(keep)/2, 1); chunk >= 1 && len(keep) > 0; chunk /= 2 {
-			for i := 0; i+chunk <= len(keep); {
-				p := best.plan
-				p.keep = slices.Concat(keep[:i], keep[i+chunk:])
-				if p.keep == nil {
-					p.keep = []int{}
-				}
-				if try(p) {
-					keep, progress = best.plan.keep, true
-					continue
-				}
-				i += chunk
-			}
-		}
-		// Faults: all at once, then one by one (writes', then steps').
-		if anyNonZero(best.plan.faults) || len(best.plan.writeFaults) > 0 {
-			p := best.plan
-			p.faults, p.writeFaults = nil, nil
-			if try(p) {
-				progress = true
-			}
-		}
-		for _, key := range slices.Sorted(maps.Keys(best.plan.writeFaults)) {
-			p := best.plan
-			p.writeFaults = maps.Clone(p.writeFaults)
-			delete(p.writeFaults, key)
-			if try(p) {
-				progress = true
-			}
-		}
-		for i := 0; i < len(best.plan.faults); i++ {
-			if best.plan.faults[i] == 0 {
-				continue
-			}
-			p := best.plan
-			p.faults = slices.Clone(p.faults)
-			p.faults[i] = 0
-			if try(p) {
-				progress = true
-			}
-		}
-		// Schedule: shorter tapes, then zeros, then smaller decisions.
-		if x.shrinkTape(best.plan.sched, func(t []uint32) bool {
-			p := best.plan
-			p.sched = t
-			return try(p)
-		}) {
-			progress = true
+	s.runs++
+	c := s.x.evaluate(p)
+	if c.failure != nil && c.failure.Check == s.check && smaller(c, s.best) {
+		s.best = c
+		return true
+	}
+	return false
+}
+
+// dropOps drops workload ops, halves first, then smaller chunks.
+func (s *shrinker) dropOps() (progress bool) {
+	keep := s.best.plan.keep
+	if keep == nil {
+		keep = make([]int, s.best.ops)
+		for i := range keep {
+			keep[i] = i
 		}
 	}
-	return best
+	for chunk := max(len(keep)/2, 1); chunk >= 1 && len(keep) > 0; chunk /= 2 {
+		for i := 0; i+chunk <= len(keep); {
+			p := s.best.plan
+			p.keep = slices.Concat(keep[:i], keep[i+chunk:])
+			if p.keep == nil {
+				p.keep = []int{}
+			}
+			if s.try(p) {
+				keep, progress = s.best.plan.keep, true
+				continue
+			}
+			i += chunk
+		}
+	}
+	return progress
+}
+
+// dropFaults drops the faults: all at once, then one by one (the writes',
+// then the steps').
+func (s *shrinker) dropFaults() (progress bool) {
+	if anyNonZero(s.best.plan.faults) || len(s.best.plan.writeFaults) > 0 {
+		p := s.best.plan
+		p.faults, p.writeFaults = nil, nil
+		progress = s.try(p)
+	}
+	for _, key := range slices.Sorted(maps.Keys(s.best.plan.writeFaults)) {
+		p := s.best.plan
+		p.writeFaults = maps.Clone(p.writeFaults)
+		delete(p.writeFaults, key)
+		progress = s.try(p) || progress
+	}
+	for i := 0; i < len(s.best.plan.faults); i++ {
+		if s.best.plan.faults[i] == 0 {
+			continue
+		}
+		p := s.best.plan
+		p.faults = slices.Clone(p.faults)
+		p.faults[i] = 0
+		progress = s.try(p) || progress
+	}
+	return progress
 }
 
 // shrinkTape tries simpler versions of tape with try (which reports

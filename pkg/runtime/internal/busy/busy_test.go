@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"go.uber.org/goleak"
 
-	"github.com/resgraph/resgraph/pkg/observe/busy"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/busy"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
