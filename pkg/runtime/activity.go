@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/resgraph/resgraph/pkg/observe"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 )
@@ -17,10 +18,11 @@ func init() {
 		}
 		return nil
 	}
+	testhook.WithScheduler = func(s sched.Scheduler) any { return withScheduler(s) }
 }
 
-// hooks are the Runtime's quiescence checks and the simulator's door, for
-// the test kit (see package internal/testhook).
+// hooks are the Runtime's quiescence checks, for the test kit (see
+// package internal/testhook).
 type hooks struct{ r *Runtime }
 
 func (h hooks) Activity(ctx context.Context) observe.Activity { return h.r.activity(ctx) }
@@ -28,8 +30,6 @@ func (h hooks) Activity(ctx context.Context) observe.Activity { return h.r.activ
 func (h hooks) WaitIdle(ctx context.Context, except []string) (observe.Activity, error) {
 	return h.r.waitIdle(ctx, except)
 }
-
-func (h hooks) Schedule(s testhook.Scheduler) error { return h.r.schedule(s) }
 
 // activity reports what the Runtime is doing now.
 func (r *Runtime) activity(ctx context.Context) observe.Activity {

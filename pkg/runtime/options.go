@@ -6,6 +6,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/observe/hotloop"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -55,6 +56,15 @@ type options struct {
 	// healthBound is how long a reconcile may run, and a kind watch stay
 	// still, before the Runtime is not live (see [WithHealthBound]).
 	healthBound time.Duration
+	// scheduler takes the Runtime's scheduling decisions: a simulator's
+	// (withScheduler), or sched.Direct.
+	scheduler sched.Scheduler
+}
+
+// withScheduler gives the Runtime a simulator's scheduler: the one seam of
+// package runtimetest/sim, handed out through testhook.WithScheduler.
+func withScheduler(s sched.Scheduler) Option {
+	return func(o *options) { o.scheduler = s }
 }
 
 // Option configures a [Runtime] (see [New]).

@@ -116,7 +116,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 		UpdateInputs: func(inputs []controller.Input) error { return r.updateInputs(name, c, outputs, inputs) },
 		Telemetry:    tel,
 		Idle:         &r.idle,
-		Scheduler:    r.scheduler(),
+		Scheduler:    r.sched,
 	})
 	return r.register(dependency.Record[*route.Subscriber]{
 		Handle:  &route.Subscriber{Wake: wake, Telemetry: tel, Floor: ad.Floor()},
@@ -271,7 +271,7 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 		Adapter:      ad,
 		Telemetry:    tel,
 		Idle:         &r.idle,
-		Scheduler:    r.scheduler(),
+		Scheduler:    r.sched,
 	})
 	return r.register(dependency.Record[*route.Subscriber]{
 		Handle:  c.Subscriber(),

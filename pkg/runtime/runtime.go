@@ -18,8 +18,8 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -251,6 +251,9 @@ type Runtime struct {
 	caches *cache.Set
 	// tel is what the telemetry sinks share: clock, trace, metrics on.
 	tel *telemetry.Engine
+	// sched takes the scheduling decisions: sched.Direct, or a
+	// simulator's scheduler given at construction; never changed.
+	sched sched.Scheduler
 	// loops are the Runtime's hot-loop findings (see hotloop.go).
 	loops loopState
 	// idle wakes the callers of runtimetest.Settle (see activity.go).
@@ -268,9 +271,6 @@ type Runtime struct {
 	// leaders are the elections of the controllers (nil without
 	// leadership; see leadership.go).
 	leaders *leaders
-	// sched is a simulator's scheduler (schedule.go), nil otherwise; set
-	// before any registration, protected by mu.
-	sched testhook.Scheduler
 	// warnedUnwritten are the input kinds without a writer already logged
 	// (checks.go); protected by mu.
 	warnedUnwritten map[dependency.Unwritten]struct{}
@@ -304,6 +304,7 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		caches:  cache.NewSet(o.cachedKinds),
 		tel:     &telemetry.Engine{Clock: telemetry.NewClock(), Ring: trace.NewRing(o.traceSize), Metrics: o.metrics},
 		runners: map[string]runner{},
+		sched:   sched.Or(o.scheduler),
 	}
 	r.addIndexes()
 	r.leaders = newLeaders(r, o.leadership)
@@ -315,6 +316,7 @@ func New(st state.State, logger *zap.Logger, opts ...Option) (*Runtime, error) {
 		Idle:          &r.idle,
 		Logger:        logger,
 		Go:            r.group.Go,
+		Scheduler:     r.sched,
 	})
 	return r, nil
 }

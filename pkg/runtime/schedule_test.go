@@ -15,6 +15,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
@@ -24,22 +25,32 @@ import (
 // releases it.
 type recordingScheduler struct {
 	mu         sync.Mutex
-	deliveries []testhook.Delivery
-	gates      map[testhook.Gate]chan struct{}
-	caches     []testhook.CacheChange
+	deliveries []sched.Delivery
+	gates      map[sched.Gate]chan struct{}
+	caches     []sched.CacheChange
 }
 
 func newRecordingScheduler() *recordingScheduler {
-	return &recordingScheduler{gates: map[testhook.Gate]chan struct{}{}}
+	return &recordingScheduler{gates: map[sched.Gate]chan struct{}{}}
 }
 
-func (s *recordingScheduler) Deliver(d testhook.Delivery) {
+func (s *recordingScheduler) Route(b sched.Batch, events []state.Event, metas []*resource.Metadata, bootstrap bool) bool {
+	b.HandOver(events, metas, bootstrap, s.deliver)
+	return true
+}
+
+func (s *recordingScheduler) Cache(b sched.CacheBatch) bool {
+	b.HandOver(s.cache)
+	return true
+}
+
+func (s *recordingScheduler) deliver(d sched.Delivery) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.deliveries = append(s.deliveries, d)
 }
 
-func (s *recordingScheduler) Gate(ctx context.Context, g testhook.Gate) bool {
+func (s *recordingScheduler) Gate(ctx context.Context, g sched.Gate) bool {
 	ch := make(chan struct{})
 	s.mu.Lock()
 	s.gates[g] = ch
@@ -55,17 +66,17 @@ func (s *recordingScheduler) Gate(ctx context.Context, g testhook.Gate) bool {
 	}
 }
 
-func (s *recordingScheduler) Cache(c testhook.CacheChange) {
+func (s *recordingScheduler) cache(c sched.CacheChange) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.caches = append(s.caches, c)
 }
 
 // waiting returns the gates waited at now.
-func (s *recordingScheduler) waiting() []testhook.Gate {
+func (s *recordingScheduler) waiting() []sched.Gate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []testhook.Gate
+	var out []sched.Gate
 	for g := range s.gates {
 		out = append(out, g)
 	}
@@ -73,7 +84,7 @@ func (s *recordingScheduler) waiting() []testhook.Gate {
 }
 
 // open releases the goroutine waiting at g.
-func (s *recordingScheduler) open(t *testing.T, g testhook.Gate) {
+func (s *recordingScheduler) open(t *testing.T, g sched.Gate) {
 	t.Helper()
 	s.mu.Lock()
 	ch, ok := s.gates[g]
@@ -84,7 +95,7 @@ func (s *recordingScheduler) open(t *testing.T, g testhook.Gate) {
 }
 
 // takeDeliveries returns the deliveries held, and forgets them.
-func (s *recordingScheduler) takeDeliveries() []testhook.Delivery {
+func (s *recordingScheduler) takeDeliveries() []sched.Delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.deliveries
@@ -92,7 +103,7 @@ func (s *recordingScheduler) takeDeliveries() []testhook.Delivery {
 	return out
 }
 
-func (s *recordingScheduler) takeCaches() []testhook.CacheChange {
+func (s *recordingScheduler) takeCaches() []sched.CacheChange {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.caches
@@ -100,18 +111,33 @@ func (s *recordingScheduler) takeCaches() []testhook.CacheChange {
 	return out
 }
 
-func TestSchedule_Refused(t *testing.T) {
-	rt, err := runtime.New(inmem.NewState(), zap.NewNop())
+// scheduled returns a Runtime over st built with the scheduler s (as the
+// simulator builds its Runtimes).
+func scheduled(t *testing.T, st state.State, s sched.Scheduler, opts ...runtime.Option) *runtime.Runtime {
+	t.Helper()
+	rt, err := runtime.New(st, zap.NewNop(), append(opts, testhook.WithScheduler(s).(runtime.Option))...)
 	require.NoError(t, err)
-	h := testhook.Of(rt)
-	require.Error(t, h.Schedule(nil), "a nil scheduler")
-	require.NoError(t, h.Schedule(newRecordingScheduler()))
-	require.Error(t, h.Schedule(newRecordingScheduler()), "a second scheduler")
+	return rt
+}
 
-	rt2, err := runtime.New(inmem.NewState(), zap.NewNop())
-	require.NoError(t, err)
-	require.NoError(t, rt2.RegisterController(&funcController{name: "c"}))
-	require.Error(t, testhook.Of(rt2).Schedule(newRecordingScheduler()), "after a registration")
+// TestSchedule_AbsentIsDirect: a Runtime given no scheduler (nil) routes,
+// caches and runs at once, as one built without the option.
+func TestSchedule_AbsentIsDirect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		rt := scheduled(t, st, nil, runtime.WithCachedResource(testNS, typeA))
+		require.NoError(t, rt.RegisterController(copyController("ab", typeA, typeB)))
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- rt.Run(ctx) }()
+		mustCreate(t, st, newPair(typeA, "x", 3))
+		synctest.Wait()
+		b, err := st.Get(t.Context(), ptr(typeB, "x"))
+		require.NoError(t, err, "copied without a scheduler to let anything through")
+		assert.Equal(t, 3, b.(*Pair).TypedSpec().A)
+		cancel()
+		require.NoError(t, <-done)
+	})
 }
 
 // TestSchedule_EveryStepWaitsForTheScheduler: with a scheduler attached,
@@ -122,10 +148,8 @@ func TestSchedule_Refused(t *testing.T) {
 func TestSchedule_EveryStepWaitsForTheScheduler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
-		rt, err := runtime.New(st, zap.NewNop(), runtime.WithCachedResource(testNS, typeA))
-		require.NoError(t, err)
 		s := newRecordingScheduler()
-		require.NoError(t, testhook.Of(rt).Schedule(s))
+		rt := scheduled(t, st, s, runtime.WithCachedResource(testNS, typeA))
 
 		var runs, passes, reconciles atomic.Int32
 		require.NoError(t, rt.RegisterController(&funcController{
@@ -157,14 +181,14 @@ func TestSchedule_EveryStepWaitsForTheScheduler(t *testing.T) {
 		}()
 		synctest.Wait()
 
-		start := testhook.Gate{Kind: testhook.GateStart, Controller: "c"}
-		pass := testhook.Gate{Kind: testhook.GatePass, Controller: "c"}
-		assert.Equal(t, []testhook.Gate{start}, s.waiting(), "the Controller waits to start")
+		start := sched.Gate{Kind: sched.GateStart, Controller: "c"}
+		pass := sched.Gate{Kind: sched.GatePass, Controller: "c"}
+		assert.Equal(t, []sched.Gate{start}, s.waiting(), "the Controller waits to start")
 		assert.Zero(t, runs.Load())
 		s.open(t, start)
 		synctest.Wait()
 		assert.Equal(t, int32(1), runs.Load())
-		assert.Equal(t, []testhook.Gate{pass}, s.waiting(), "its start event waits")
+		assert.Equal(t, []sched.Gate{pass}, s.waiting(), "its start event waits")
 		assert.Zero(t, passes.Load())
 		s.open(t, pass)
 		synctest.Wait()
@@ -177,7 +201,7 @@ func TestSchedule_EveryStepWaitsForTheScheduler(t *testing.T) {
 		assert.Empty(t, s.waiting())
 		ds := s.takeDeliveries()
 		require.Len(t, ds, 2, "one delivery per subscription")
-		slices.SortFunc(ds, func(a, b testhook.Delivery) int { return boolCompare(a.QController, b.QController) })
+		slices.SortFunc(ds, func(a, b sched.Delivery) int { return boolCompare(a.QController, b.QController) })
 		assert.False(t, ds[0].QController)
 		assert.Equal(t, "c", ds[0].Controller)
 		assert.Equal(t, "q", ds[1].Controller)
@@ -203,8 +227,8 @@ func TestSchedule_EveryStepWaitsForTheScheduler(t *testing.T) {
 		assert.Zero(t, reconciles.Load(), "nothing queued before the delivery")
 		ds[1].Release()
 		synctest.Wait()
-		item := testhook.Gate{Kind: testhook.GateItem, Controller: "q", Item: resource.PointerOf(ptr(typeA, "a1"))}
-		assert.Equal(t, []testhook.Gate{item}, s.waiting())
+		item := sched.Gate{Kind: sched.GateItem, Controller: "q", Item: resource.PointerOf(ptr(typeA, "a1"))}
+		assert.Equal(t, []sched.Gate{item}, s.waiting())
 		assert.Zero(t, reconciles.Load(), "the item waits at its gate")
 		s.open(t, item)
 		synctest.Wait()
@@ -234,10 +258,8 @@ func boolCompare(a, b bool) int {
 func TestSchedule_StreamsAndSilentChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
-		rt, err := runtime.New(st, zap.NewNop())
-		require.NoError(t, err)
 		s := newRecordingScheduler()
-		require.NoError(t, testhook.Of(rt).Schedule(s))
+		rt := scheduled(t, st, s)
 		require.NoError(t, rt.RegisterQController(&funcQController{
 			name: "q",
 			settings: controller.QSettings{
@@ -254,12 +276,12 @@ func TestSchedule_StreamsAndSilentChanges(t *testing.T) {
 		synctest.Wait()
 
 		require.NoError(t, st.Create(ctx, newPair(typeB, "b1", 1), state.WithCreateOwner("q")))
-		_, err = st.Teardown(ctx, ptr(typeB, "b1"), state.WithTeardownOwner("q"))
+		_, err := st.Teardown(ctx, ptr(typeB, "b1"), state.WithTeardownOwner("q"))
 		require.NoError(t, err)
 		require.NoError(t, st.Destroy(ctx, ptr(typeB, "b1"), state.WithDestroyOwner("q")))
 		synctest.Wait()
 
-		var ds []testhook.Delivery
+		var ds []sched.Delivery
 		for _, d := range s.takeDeliveries() {
 			if d.Resource.Type() == typeB {
 				ds = append(ds, d)

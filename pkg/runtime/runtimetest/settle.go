@@ -31,7 +31,7 @@ import (
 // state they lead to). It waits for the Runtime's own notifications, never
 // by polling. Inside a synctest bubble, Settle first waits until every
 // goroutine of the bubble is blocked, so that no controller is caught
-// between two steps.
+// halfway through its work.
 //
 // A Controller is seen idle from the moment it calls EventCh after taking
 // its last ReconcileEvent, which a Run loop that selects on r.EventCh() in
@@ -73,16 +73,16 @@ func bubbleWait() {
 }
 
 // RealTimeWaitIdle is conformance.RealTime.WaitIdle for resgraph's Runtime
-// (engine is a *runtime.Runtime): it waits as [Settle] does, but returns
+// (rt is a *runtime.Runtime): it waits as [Settle] does, but returns
 // an error saying what is still busy instead of failing a test, since the
 // conformance suite calls it from goroutines of its own. Tests wait with
 // Settle.
-func RealTimeWaitIdle(ctx context.Context, engine controller.Engine, held ...string) error {
-	rt, ok := engine.(*runtime.Runtime)
+func RealTimeWaitIdle(ctx context.Context, rt controller.Engine, held ...string) error {
+	r, ok := rt.(*runtime.Runtime)
 	if !ok {
-		return fmt.Errorf("runtimetest: RealTimeWaitIdle needs a *runtime.Runtime, not a %T", engine)
+		return fmt.Errorf("runtimetest: RealTimeWaitIdle needs a *runtime.Runtime, not a %T", rt)
 	}
-	a, err := testhook.Of(rt).WaitIdle(ctx, held)
+	a, err := testhook.Of(r).WaitIdle(ctx, held)
 	if err != nil {
 		return fmt.Errorf("%w; still busy:\n%s", err, a)
 	}

@@ -28,7 +28,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 )
 
 // Bootstrap waits until the watches of input kinds delivered their first
@@ -64,9 +64,9 @@ type Config struct {
 	Telemetry *telemetry.Controller
 	// Idle is pinged when the controller may have become idle.
 	Idle *idle.Notifier
-	// Scheduler, when set (a simulator), gates every start of Run and
-	// every ReconcileEvent (see testhook.Scheduler).
-	Scheduler testhook.Scheduler
+	// Scheduler gates every start of Run and every ReconcileEvent
+	// (sched.Direct, the default when nil, lets each go at once).
+	Scheduler sched.Scheduler
 }
 
 // Runner runs one Controller. Run is called once; the other methods are
@@ -97,6 +97,7 @@ type Runner struct {
 
 // New returns the runner of a Controller; it starts nothing.
 func New(cfg Config) *Runner {
+	cfg.Scheduler = sched.Or(cfg.Scheduler)
 	logger := cfg.Logger.With(zap.String("controller", cfg.Name))
 	c := &Runner{
 		cfg:     cfg,
@@ -193,7 +194,7 @@ func (c *Runner) resetBackoff() {
 // event, and returns its outcome. Run's context carries the controller's
 // item retry policy.
 func (c *Runner) runOnce(ctx context.Context) outcome.Outcome {
-	if s := c.cfg.Scheduler; s != nil && !s.Gate(ctx, testhook.Gate{Kind: testhook.GateStart, Controller: c.cfg.Name}) {
+	if !c.cfg.Scheduler.Gate(ctx, sched.Gate{Kind: sched.GateStart, Controller: c.cfg.Name}) {
 		return outcome.Success() // the Runtime stops
 	}
 	actx, cancel := context.WithCancel(retry.NewContext(ctx, c.cfg.Items))
@@ -253,7 +254,7 @@ func (c *Runner) forward(ctx context.Context) {
 			}
 			continue
 		}
-		if s := c.cfg.Scheduler; s != nil && !s.Gate(ctx, testhook.Gate{Kind: testhook.GatePass, Controller: c.cfg.Name}) {
+		if !c.cfg.Scheduler.Gate(ctx, sched.Gate{Kind: sched.GatePass, Controller: c.cfg.Name}) {
 			return
 		}
 		// Wake-ups that arrived before the event is taken are covered by

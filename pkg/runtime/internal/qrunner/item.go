@@ -15,7 +15,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
 )
 
@@ -28,7 +28,7 @@ func (c *Runner) worker(ctx context.Context, busy *atomic.Int64) {
 			return
 		}
 		busy.Store(time.Now().UnixNano())
-		if s := c.cfg.Scheduler; s != nil && !s.Gate(ctx, testhook.Gate{Kind: testhook.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
+		if !c.cfg.Scheduler.Gate(ctx, sched.Gate{Kind: sched.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
 			return // the Runtime stops; the queue shuts down
 		}
 		start := c.cfg.Telemetry.ItemStarted(it, &pending)

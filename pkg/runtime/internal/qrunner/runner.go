@@ -31,7 +31,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/status"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -58,9 +58,9 @@ type Config struct {
 	Telemetry *telemetry.Controller
 	// Idle is pinged when an item is done and when the runner started.
 	Idle *idle.Notifier
-	// Scheduler, when set (a simulator), gates every item a worker takes
-	// (see testhook.Scheduler).
-	Scheduler testhook.Scheduler
+	// Scheduler gates every item a worker takes (sched.Direct, the
+	// default when nil, lets each go at once).
+	Scheduler sched.Scheduler
 	// InputsListed reports whether the first listing of every input kind
 	// was routed (nil: they were), for the controller's health.
 	InputsListed func() bool
@@ -105,6 +105,7 @@ type Runner struct {
 
 // New returns the runner of a QController; it starts nothing.
 func New(cfg Config) *Runner {
+	cfg.Scheduler = sched.Or(cfg.Scheduler)
 	logger := cfg.Logger.With(zap.String("controller", cfg.Name))
 	q := queue.NewWithPartner[work.Item, telemetry.Pending](cfg.Retry, reconcileMapPartner(cfg.Settings.Inputs))
 	last := &work.LastSeen{}

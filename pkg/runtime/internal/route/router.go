@@ -35,8 +35,8 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -58,6 +58,9 @@ type Config struct {
 	// Go runs fn on a goroutine the Runtime waits for before Run returns,
 	// and reports false (running nothing) once the Runtime has stopped.
 	Go func(fn func()) bool
+	// Scheduler takes the routing decisions: sched.Direct (the default,
+	// when nil) delivers every batch at once; a simulator's holds them.
+	Scheduler sched.Scheduler
 }
 
 // Router owns the kind watches: one per watched kind, shared by every
@@ -69,9 +72,6 @@ type Router struct {
 	mu sync.Mutex
 	// kinds are the watchers by kind; protected by mu.
 	kinds map[resource.KindKey]*kindWatcher
-	// sched is the scheduler every watcher hands its routing to (nil but
-	// in a simulator); protected by mu, set before the first watcher.
-	sched testhook.Scheduler
 }
 
 // New returns a router that watches nothing yet.
@@ -100,7 +100,7 @@ func (r *Router) watcherLocked(k resource.KindKey) *kindWatcher {
 		w.mem = cacheMemory{c}
 		w.cached = true
 	}
-	w.sched = r.sched
+	w.sched = sched.Or(r.cfg.Scheduler)
 	if r.cfg.Metrics {
 		w.tel = telemetry.NewKind()
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -55,9 +55,10 @@ type kindWatcher struct {
 	idle     *idle.Notifier
 	logger   *zap.Logger
 	progress progress
-	// sched, when set, takes the routing decisions (a simulator; see
-	// schedule.go); cached tells that mem is the kind's cache.
-	sched  testhook.Scheduler
+	// sched takes the routing decisions (sched.Direct but in a
+	// simulator; see schedule.go); cached tells that mem is the kind's
+	// cache.
+	sched  sched.Scheduler
 	cached bool
 
 	// started is set once the watch goroutine was started; protected by
@@ -89,12 +90,15 @@ type kindWatcher struct {
 	// present holds the IDs a re-list's bootstrap reported present.
 	present map[resource.ID]struct{}
 	// out and outMetas are the changes of a batch to route; metas, gone
-	// and scratch are reused storage.
-	out      []state.Event
-	outMetas []*resource.Metadata
-	metas    []*resource.Metadata
-	gone     []Remembered
-	scratch  scratch
+	// and scratch are reused storage. caching and cachingWas are the
+	// phases of the batch being cached, during the scheduler's call
+	// (schedule.go).
+	caching, cachingWas phase
+	out                 []state.Event
+	outMetas            []*resource.Metadata
+	metas               []*resource.Metadata
+	gone                []Remembered
+	scratch             scratch
 	// inspect is the event whose resource's Metadata is being called (see
 	// metadataOf), nil otherwise.
 	inspect *state.Event
@@ -188,11 +192,7 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *retry.Sequence) (err er
 		}
 		was := ph
 		ph, err = w.handle(ph, batch, metas, bo)
-		if w.sched != nil && w.cached {
-			w.holdCache(w.out, w.outMetas, was, ph)
-		} else {
-			w.mem.ApplyBatch(w.out, w.outMetas, w.rev, ph == live)
-		}
+		w.apply(was, ph)
 		w.route(w.out, w.outMetas, false)
 		if was != live && ph == live {
 			w.relists.routed() // this watch's bootstrap is routed
@@ -273,7 +273,8 @@ func (w *kindWatcher) emit(ev *state.Event, md *resource.Metadata) {
 	w.outMetas = append(w.outMetas, md)
 }
 
-// route delivers changes of the kind to its current subscriptions; metas
+// route delivers changes of the kind to its current subscriptions, unless
+// the scheduler takes them (a simulator; sched.Direct never does); metas
 // are the events' metadata (see metadataOf); bootstrap marks the contents
 // of the first bootstrap.
 func (w *kindWatcher) route(events []state.Event, metas []*resource.Metadata, bootstrap bool) {
@@ -284,9 +285,21 @@ func (w *kindWatcher) route(events []state.Event, metas []*resource.Metadata, bo
 	// subscriber's telemetry share it.
 	var at telemetry.Batch
 	w.tel.Routed(events, metas, bootstrap, &at)
-	if w.sched != nil {
-		w.hold(events, metas, bootstrap)
+	if w.sched.Route((*routeBatch)(w), events, metas, bootstrap) {
 		return
 	}
 	deliver(w.subs(w.key), events, metas, &w.scratch, bootstrap, w.rev, &at)
+}
+
+// apply takes the batch's changes (out) into the kind's memory at once,
+// unless the scheduler takes a cached kind's (a simulator; sched.Direct
+// never does); the phase went from was to now.
+func (w *kindWatcher) apply(was, now phase) {
+	if w.cached {
+		w.cachingWas, w.caching = was, now
+		if w.sched.Cache((*cacheBatch)(w)) {
+			return
+		}
+	}
+	w.mem.ApplyBatch(w.out, w.outMetas, w.rev, now == live)
 }

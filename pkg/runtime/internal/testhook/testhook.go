@@ -10,6 +10,7 @@ import (
 	"context"
 
 	"github.com/resgraph/resgraph/pkg/observe"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 )
 
 // Hooks are the quiescence checks of one Runtime.
@@ -31,13 +32,14 @@ type Hooks interface {
 	// in between. It waits for the Runtime's own notifications, never by
 	// polling.
 	WaitIdle(ctx context.Context, except []string) (observe.Activity, error)
-	// Schedule attaches a Scheduler (a simulator) to the Runtime. It
-	// fails once a controller is registered or Run was called, and when
-	// a scheduler is attached already: every part of the Runtime must see
-	// the same one from its start.
-	Schedule(s Scheduler) error
 }
 
 // Of returns the hooks of Runtime, a *runtime.Runtime (nil for anything
 // else). Package runtime sets it in its init; it is never changed after.
 var Of func(engine any) Hooks
+
+// WithScheduler returns the runtime.Option (as an any: this package cannot
+// name the type) that gives a Runtime the scheduler s at construction, the
+// one seam of a simulator (package internal/sched). Package runtime sets it
+// in its init; it is never changed after.
+var WithScheduler func(s sched.Scheduler) any

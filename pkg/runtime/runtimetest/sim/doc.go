@@ -31,7 +31,7 @@
 // queue, run one item, let one Controller start or take its pass, let a
 // cached kind's cache take in one change, pass one of the world's
 // notifications on (World.Relay), advance virtual time to the Runtime's next
-// timer (a restart backoff, a delayed item), take the workload's next step
+// timer (a restart backoff, a delayed item), take the workload's next op
 // — and picks one with the run's seeded generator. That decision is a
 // step (the word means nothing else here). Each step takes
 // Bounds.StepTime of virtual time. A Controller is woken at once by a

@@ -7,10 +7,11 @@ import (
 	"sync"
 
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// holds is the scheduler of one Runtime (testhook.Scheduler): what the
+// holds is the scheduler of one Runtime (sched.Scheduler): what the
 // Runtime hands over waits here until the run's scheduler picks it. A
 // change routed to a Controller wakes it at once (a Controller reads the
 // state, not the change: its pass is what waits, at its gate); a change
@@ -24,10 +25,10 @@ type holds struct {
 	mu sync.Mutex
 	// The fields below are protected by mu.
 	// streams are the held deliveries of each stream, in order.
-	streams map[any][]testhook.Delivery
+	streams map[any][]sched.Delivery
 	gates   []*gateWait
 	// caches are the held changes of each cached kind, in order.
-	caches  map[resource.KindKey][]testhook.CacheChange
+	caches  map[resource.KindKey][]sched.CacheChange
 	stopped bool
 
 	// applyMu serializes the application of cache changes.
@@ -35,18 +36,32 @@ type holds struct {
 }
 
 type gateWait struct {
-	g  testhook.Gate
+	g  sched.Gate
 	ch chan struct{}
 }
 
-var _ testhook.Scheduler = (*holds)(nil)
+var _ sched.Scheduler = (*holds)(nil)
 
 func newHolds(r *run, inc *incarnation) *holds {
-	return &holds{r: r, inc: inc, streams: map[any][]testhook.Delivery{}, caches: map[resource.KindKey][]testhook.CacheChange{}}
+	return &holds{r: r, inc: inc, streams: map[any][]sched.Delivery{}, caches: map[resource.KindKey][]sched.CacheChange{}}
 }
 
-// Deliver implements testhook.Scheduler.
-func (h *holds) Deliver(d testhook.Delivery) {
+// Route implements sched.Scheduler: it takes the batch, change by change.
+func (h *holds) Route(b sched.Batch, events []state.Event, metas []*resource.Metadata, bootstrap bool) bool {
+	b.HandOver(events, metas, bootstrap, h.deliver)
+	return true
+}
+
+// Cache implements sched.Scheduler: it takes the batch, change by change.
+func (h *holds) Cache(b sched.CacheBatch) bool {
+	b.HandOver(h.cache)
+	return true
+}
+
+// deliver holds a QController's change until the schedule releases it; a
+// Controller's wake-up goes at once (a Controller reads the state, not
+// the change: what the schedule orders is its pass).
+func (h *holds) deliver(d sched.Delivery) {
 	if !d.QController {
 		d.Release()
 		return
@@ -67,8 +82,8 @@ func (h *holds) Deliver(d testhook.Delivery) {
 	h.r.ping()
 }
 
-// Gate implements testhook.Scheduler.
-func (h *holds) Gate(ctx context.Context, g testhook.Gate) bool {
+// Gate implements sched.Scheduler.
+func (h *holds) Gate(ctx context.Context, g sched.Gate) bool {
 	w := &gateWait{g: g, ch: make(chan struct{})}
 	h.mu.Lock()
 	if h.stopped {
@@ -89,10 +104,10 @@ func (h *holds) Gate(ctx context.Context, g testhook.Gate) bool {
 	}
 }
 
-// Cache implements testhook.Scheduler: with Faults.StaleCache a live
+// cache takes one change of a cached kind: with Faults.StaleCache a live
 // change waits for the schedule; anything else is applied at once, after
 // the kind's held changes.
-func (h *holds) Cache(c testhook.CacheChange) {
+func (h *holds) cache(c sched.CacheChange) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
 	h.mu.Lock()
@@ -159,9 +174,9 @@ func (h *holds) candidates(out []candidate) []candidate {
 	for _, w := range h.gates {
 		var key, text string
 		switch w.g.Kind {
-		case testhook.GateStart:
+		case sched.GateStart:
 			key, text = "0 start "+w.g.Controller, "start "+w.g.Controller
-		case testhook.GatePass:
+		case sched.GatePass:
 			key, text = "3 pass "+w.g.Controller, "pass "+w.g.Controller
 		default:
 			what := "Reconcile"

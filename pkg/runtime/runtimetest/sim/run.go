@@ -28,7 +28,7 @@ type category uint8
 
 const (
 	catEngine  category = iota // a delivery, a gate, a cache change, a relayed signal
-	catOutside                 // the workload's next step, an outside destroy
+	catOutside                 // the workload's next op, an outside destroy
 	catTime                    // virtual time to the Runtime's next timer
 )
 
@@ -328,15 +328,13 @@ func (r *run) startEngine(first bool) error {
 			return err
 		}
 	}
-	rt, err := runtime.New(inc.st, r.logger, r.sc.Options...)
+	inc.h = newHolds(r, inc)
+	opts := append(slices.Clone(r.sc.Options), testhook.WithScheduler(inc.h).(runtime.Option))
+	rt, err := runtime.New(inc.st, r.logger, opts...)
 	if err != nil {
 		return fmt.Errorf("runtime.New: %w", err)
 	}
 	inc.rt = rt
-	inc.h = newHolds(r, inc)
-	if err := testhook.Of(rt).Schedule(inc.h); err != nil {
-		return err
-	}
 	if err := guard("Register", func() error { return r.sys.Register(rt) }); err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
