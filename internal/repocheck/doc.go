@@ -31,6 +31,21 @@
 // build resolves them from the module proxy, and module graph pruning
 // keeps them out of the user's build list.
 //
+// # Docs
+//
+//   - D1. Every name of code that README.md, bench/README.md and
+//     docs/*.md quote exists: package-qualified names and their members
+//     (state.State, observe.ControllerStatus.Leadership), Type.Member names
+//     (Runtime.Relist), options (WithClosedGraph), tests, benchmarks, fuzz
+//     targets and examples (a prefix when followed by "*" or "…"), make
+//     targets, RESGRAPH_ environment variables, file paths and links —
+//     a stale one fails with its file and line, as TestC8's check of the
+//     demo's log lines does (TestD1_DocsNameOnlyWhatExists). A name the
+//     code had is quoted as "(was `X`)"; a table whose header starts
+//     "| Established runtime" names the established runtime's code in its
+//     first column, and bench/README.md names it throughout (only its
+//     paths, targets, tests and variables are checked).
+//
 // # Set-up
 //
 //   - B1. scripts/setup, which `make test` and `.ci/run` run first, finds

@@ -254,7 +254,8 @@ type Runtime struct {
 	// sched takes the scheduling decisions: sched.Direct, or a
 	// simulator's scheduler given at construction; never changed.
 	sched sched.Scheduler
-	// loops are the Runtime's hot-loop findings (see hotloop.go).
+	// loops are the Runtime's hot-loop findings (loopState, in
+	// observe.go; the detector is pkg/observe/hotloop).
 	loops loopState
 	// idle wakes the callers of runtimetest.Settle (see activity.go).
 	idle idle.Notifier
