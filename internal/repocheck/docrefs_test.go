@@ -205,6 +205,12 @@ func (ix *codeIndex) checkQualified(text string, code bool) []string {
 		if len(repo)+len(std) == 0 || (code && len(repo) == 0) {
 			continue // another module's package (zap, grpc, ...), or a variable in a code block
 		}
+		if testRE.MatchString(name) && member == "" {
+			if !ix.tests[name] {
+				out = append(out, "no test, benchmark, fuzz target or example "+pkg+"."+name)
+			}
+			continue // a package's benchmark: atrest.BenchmarkSeal
+		}
 		if !resolves(repo, name, member) && !resolves(std, name, member) {
 			if code && slices.Contains(shadowed, pkg) {
 				continue
