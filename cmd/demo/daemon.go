@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -55,6 +56,9 @@ type config struct {
 	// recorder keeps the recordings it takes on its own ("" keeps them in
 	// memory only, for the debug page).
 	Record, RecordDir string
+	// APISocket is the unix socket the API is served on (see api.go);
+	// "" serves none.
+	APISocket string
 }
 
 // daemon is the agent: a state that logs every change of a demo resource,
@@ -76,6 +80,8 @@ type daemon struct {
 	// debugAddr is the debug endpoint's address; written by Run before it
 	// closes ready and read only after ready is closed.
 	debugAddr net.Addr
+	// running is true while the Runtime's Run runs (the liveness check).
+	running atomic.Bool
 }
 
 // newDaemon builds a daemon logging to out. It starts nothing.
@@ -142,6 +148,15 @@ func (d *daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return debughttp.Serve(gctx, ln, debughttp.New(d.engine.Observe(), page)) })
 	}
 
+	if d.cfg.APISocket != "" {
+		lis, err := listenAPI(d.cfg.APISocket)
+		if err != nil {
+			return fail(fmt.Errorf("API: %w", err))
+		}
+		d.logger.Info("API listening on " + d.cfg.APISocket + " (resgraphctl talks to it)")
+		g.Go(func() error { return d.serveAPI(gctx, lis) })
+	}
+
 	g.Go(func() error { return d.recorder.Run(gctx) })
 	select { // the recording starts before the intent is applied
 	case <-d.recorder.Started():
@@ -164,7 +179,11 @@ func (d *daemon) Run(ctx context.Context) error {
 	}
 
 	g.Go(func() error { return d.kernel.Run(gctx) })
-	g.Go(func() error { return d.engine.Run(gctx) })
+	g.Go(func() error {
+		d.running.Store(true)
+		defer d.running.Store(false)
+		return d.engine.Run(gctx)
+	})
 	// systemd's notify protocol, under Type=notify: READY=1 once every
 	// controller caught up, WATCHDOG=1 while the Runtime is live,
 	// STOPPING=1 when the daemon begins to stop (nothing without

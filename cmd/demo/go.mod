@@ -1,8 +1,12 @@
 module github.com/resgraph/resgraph/cmd/demo
 
-go 1.26
+go 1.26.0
 
-replace github.com/resgraph/resgraph => ../..
+replace (
+	github.com/resgraph/resgraph => ../..
+	github.com/resgraph/resgraph/pkg/observe/remote => ../../pkg/observe/remote
+	github.com/resgraph/resgraph/pkg/state/remote => ../../pkg/state/remote
+)
 
 // The configuration is kept in an encrypted bbolt file (--config-db).
 replace github.com/resgraph/resgraph/pkg/state/inmem/boltdb => ../../pkg/state/inmem/boltdb
@@ -11,13 +15,16 @@ replace github.com/resgraph/resgraph/pkg/state/atrest => ../../pkg/state/atrest
 
 require (
 	github.com/resgraph/resgraph v0.0.0-00010101000000-000000000000
+	github.com/resgraph/resgraph/pkg/observe/remote v0.0.0-00010101000000-000000000000
 	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000
 	github.com/resgraph/resgraph/pkg/state/inmem/boltdb v0.0.0-00010101000000-000000000000
+	github.com/resgraph/resgraph/pkg/state/remote v0.0.0-00010101000000-000000000000
 	github.com/siderolabs/gen v0.8.7
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.27.0
-	golang.org/x/sync v0.18.0
+	golang.org/x/sync v0.23.0
+	google.golang.org/grpc v1.85.0
 )
 
 require (
@@ -30,6 +37,10 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	go.etcd.io/bbolt v1.4.3 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
-	golang.org/x/sys v0.29.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

@@ -23,6 +23,10 @@
 //	                            ask a running agent why (its /debug/explain)
 //	demo help [COMMAND]         print the usage (-h and --help too)
 //
+// The agent serves its API — its state, the explanations, the graph and its
+// health, what resgraphctl talks to — on a unix socket in its data
+// directory (--data-dir; --api-socket PATH or none to move or disable it).
+//
 // With --debug-addr 127.0.0.1:0 the agent serves the debug pages of package
 // debughttp: /debug/vars (expvar), /debug/pprof/, /debug/graph and
 // /debug/controllers.

@@ -71,6 +71,7 @@ func configFor(opts cli.RunOptions, in *intent.Intent) (config, error) {
 		Verbose:          opts.Verbose,
 		Record:           opts.Record,
 		RecordDir:        opts.RecordDir,
+		APISocket:        opts.APISocket,
 		Kernel:           kernel.Config{FailFirst: opts.ApplyFailures, Latency: opts.KernelLatency, FlapMin: opts.FlapMin, FlapMax: opts.FlapMax, Seed: opts.Seed},
 	}
 	switch opts.DeleteLink {

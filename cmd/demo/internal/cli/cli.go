@@ -18,6 +18,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,6 +113,27 @@ type RunOptions struct {
 	// KeysFile is the key file of ConfigDB (package atrest's text form);
 	// "" reads the keys from the environment variable KeysEnv.
 	KeysFile string
+	// DataDir is the agent's data directory (DefaultDataDir unless
+	// --data-dir says otherwise).
+	DataDir string
+	// APISocket is the unix socket the agent serves its API on (the
+	// state, explanations, the graph, health: what resgraphctl talks
+	// to); "" serves none. Its default is api.sock in DataDir.
+	APISocket string
+}
+
+// NoAPI is the --api-socket value that serves no API.
+const NoAPI = "none"
+
+// DefaultDataDir is the agent's data directory unless --data-dir names
+// another: $XDG_RUNTIME_DIR/resgraph-demo, or resgraph-demo-UID in the
+// temporary directory when XDG_RUNTIME_DIR is not set. resgraphctl finds
+// the API socket in it by default.
+func DefaultDataDir() string {
+	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
+		return filepath.Join(dir, "resgraph-demo")
+	}
+	return filepath.Join(os.TempDir(), "resgraph-demo-"+strconv.Itoa(os.Getuid()))
 }
 
 // KeysEnv is the environment variable that holds the keys of --config-db
@@ -224,6 +248,8 @@ func parseRun(args []string, stderr io.Writer) (Command, error) {
 	fs.StringVar(&o.RecordDir, "record-dir", "", "keep the recordings the flight recorder takes on its own (a hot loop, a controller failing) in `DIR`")
 	fs.StringVar(&o.ConfigDB, "config-db", "", "keep the configuration (the LinkSpecs) in this bbolt `FILE`, encrypted, across runs; everything else stays in memory")
 	fs.StringVar(&o.KeysFile, "keys", "", "the encryption keys of --config-db, one `FILE` line each (ID and base64 of 32 bytes; the first writes); default: $"+KeysEnv)
+	fs.StringVar(&o.DataDir, "data-dir", DefaultDataDir(), "the agent's data `DIR` (created if missing), where its API socket is")
+	fs.StringVar(&o.APISocket, "api-socket", "", "serve the API (resgraphctl talks to it) on the unix socket `PATH` (default: api.sock in --data-dir; \"none\": serve no API)")
 	if err := fs.Parse(args); err != nil {
 		return Command{}, err
 	}
@@ -270,6 +296,15 @@ func (o *RunOptions) check(flap bool) error {
 		if err := debughttp.CheckAddr(o.DebugAddr, opts...); err != nil {
 			errs = append(errs, fmt.Errorf("--debug-addr: %w (--debug-allow-remote allows it)", err))
 		}
+	}
+	switch o.APISocket {
+	case NoAPI:
+		o.APISocket = ""
+	case "":
+		if o.DataDir == "" {
+			errs = append(errs, errors.New("--data-dir is empty (give a directory, or --api-socket PATH)"))
+		}
+		o.APISocket = filepath.Join(o.DataDir, "api.sock")
 	}
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"flag"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -35,7 +36,8 @@ func TestRunIsTheDefaultWithSensibleDefaults(t *testing.T) {
 		c, _, err := parse(t, args...)
 		require.NoError(t, err)
 		assert.Equal(t, CmdRun, c.Name)
-		assert.Equal(t, RunOptions{Seed: 1, FlapMin: time.Second, FlapMax: 3 * time.Second, ApplyFailures: 2}, c.Run)
+		assert.Equal(t, RunOptions{Seed: 1, FlapMin: time.Second, FlapMax: 3 * time.Second, ApplyFailures: 2,
+			DataDir: DefaultDataDir(), APISocket: filepath.Join(DefaultDataDir(), "api.sock")}, c.Run)
 		assert.Equal(t, 5*time.Second, c.Run.DeleteDelay())
 	}
 }
@@ -45,7 +47,8 @@ func TestRunFlags(t *testing.T) {
 		"--delete-link", "eth0", "--flap=false", "--apply-failures", "0", "--verbose")
 	require.NoError(t, err)
 	assert.Equal(t, RunOptions{Duration: 10 * time.Second, Seed: 7, ApplyFile: "x.json", DebugAddr: "127.0.0.1:0",
-		DeleteLink: "eth0", Verbose: true}, c.Run, "--flap=false zeroes the flap interval")
+		DeleteLink: "eth0", Verbose: true, DataDir: DefaultDataDir(), APISocket: filepath.Join(DefaultDataDir(), "api.sock")},
+		c.Run, "--flap=false zeroes the flap interval")
 	assert.Equal(t, 5*time.Second, c.Run.DeleteDelay(), "half of --duration")
 
 	c, _, err = parse(t, "run", "--duration", "10s", "--delete-after", "2s")

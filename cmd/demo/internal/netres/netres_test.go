@@ -136,14 +136,18 @@ func TestResolverMergesInLinkOrderWithoutDuplicates(t *testing.T) {
 }
 
 // TestCodec_RegistersEveryKindWithItsAliases: every demo kind encodes and
-// decodes, and its short name resolves.
+// decodes, and its short name and its plural (the type's first part)
+// resolve.
 func TestCodec_RegistersEveryKindWithItsAliases(t *testing.T) {
 	reg := Codec()
 	for _, k := range Kinds() {
 		require.True(t, reg.Registered(k.Type()), k.Type())
-		d, err := reg.Definitions().Resolve(strings.ToLower(DisplayName(k.Type())) + "s")
-		require.NoError(t, err)
-		require.Equal(t, k.Type(), d.Type)
+		plural, _, _ := strings.Cut(k.Type(), ".")
+		for _, name := range []string{strings.ToLower(DisplayName(k.Type())), strings.ToLower(plural)} {
+			d, err := reg.Definitions().Resolve(name)
+			require.NoError(t, err)
+			require.Equal(t, k.Type(), d.Type)
+		}
 	}
 	ls := NewLinkSpec("eth0")
 	ls.TypedSpec().MTU = 9000

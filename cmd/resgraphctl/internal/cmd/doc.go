@@ -1,0 +1,60 @@
+// Package cmd is resgraphctl's command tree (cobra): one file per command,
+// the root command and what they share (app.go: the global flags, the
+// connection to the daemon and its clients; errors.go: how errors print).
+//
+// # Adding a command
+//
+// A command is one file: a constructor func newX(a *app) *cobra.Command
+// that declares its flags, its arguments (rangeArgs, which makes a wrong
+// count a usage error), its completion (a.completeTypeAndID and friends,
+// for arguments that name types, IDs or controllers) and a RunE that calls
+// a method of app doing the work with a.state() (the daemon's resources,
+// any type, as remote.Unstructured), a.observer() (explanations, the
+// graph, health) and a.resolve/a.kind (type names through the daemon's
+// definitions). Its Short, Long and Example say what it does to someone
+// who has never read the code. Then add the constructor to the commands
+// list in root.go, in the help group it belongs to (GroupID), and a test
+// in cmd/resgraphctl's tests that runs the real binary against a real
+// daemon. Errors are returned, never printed: Main prints one line for
+// each; wrap a wrong command line with usageErr (exit status 2).
+//
+// # Rules
+//
+// CT1. Label selectors mean what they say: the comma-separated terms of
+// one -l must all hold (one label query); several -l select the union of
+// their queries (rule S15). A selector that does not parse is refused
+// before the daemon is asked, naming the term (package selector).
+//
+// CT2. Types are the daemon's: resgraphctl is compiled with no resource
+// type; it asks the daemon for its definitions, resolves a name by type or
+// alias in any case, reads and writes every type as remote.Unstructured,
+// and prints a table with the type's printed columns. An unknown name is
+// an error listing the names the daemon knows.
+//
+// CT3. A sensitive type's spec is never printed without --show-sensitive:
+// not in a table's columns, not in -o yaml or json, not in a watch, not
+// in describe; a placeholder stands in its place, which create and apply
+// refuse to write back.
+//
+// CT4. get -w prints the resources, then every change as it comes, with
+// its event. A broken connection is reported and the watch resumes after
+// the last change it printed (rule N2: none lost, none repeated); when the
+// daemon cannot resume it (it restarted: the bookmark is unknown),
+// resgraphctl says so and exits with status 1 — it never re-lists
+// silently.
+//
+// CT5. Errors are one plain line on stderr — a gRPC status's message,
+// the daemon that cannot be reached and how to name another — with exit
+// status 1, or 2 for a wrong command line (a flag, an argument count, a
+// selector, an output format), which also prints where the usage is.
+//
+// CT6. create and apply read and check every document before writing
+// anything: a malformed file writes nothing. apply creates what does not
+// exist, writes the spec, labels and annotations of what differs, and
+// leaves alone what is equal already (nothing written).
+//
+// CT7. delete tears each resource down, waits for its finalizers up to
+// --timeout, then destroys it; when the time is up it names the
+// finalizers that remain, exits with status 1, and leaves the resource
+// tearing down.
+package cmd

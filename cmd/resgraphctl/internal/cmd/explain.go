@@ -1,0 +1,91 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/resgraph/resgraph/pkg/observe/explain"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+func newExplain(a *app) *cobra.Command {
+	var ns, output string
+	c := &cobra.Command{
+		Use:   "explain (TYPE ID | TYPE/ID | controller NAME)",
+		Short: "Ask the daemon why a resource or a controller is as it is",
+		Long: `Ask the daemon why a resource is as it is — who writes it, who reads it,
+its last changes with the reconciles each caused, what each of those
+controllers is doing about it now — or, with "controller NAME", what a
+controller is doing, its inputs and outputs, counters, latencies and last
+reconciles. A resource that does not exist is explained too: who would
+write it, and what it waits for.`,
+		Example: `  resgraphctl explain linkstatus eth0
+  resgraphctl explain addressspecs/eth0
+  resgraphctl explain controller LinkStatusController -o json`,
+		GroupID:           groupDaemon,
+		Args:              rangeArgs(1, 2),
+		ValidArgsFunction: a.completeExplain,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usageErr(errorf("-o %q: want text or json", output))
+			}
+			return a.explain(cmd.Context(), args, ns, output == "json")
+		},
+	}
+	c.Flags().StringVarP(&ns, "namespace", "n", "", "the resource's `NAMESPACE` (default: its type's)")
+	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+func (a *app) explain(ctx context.Context, args []string, ns string, asJSON bool) error {
+	obs, err := a.observer()
+	if err != nil {
+		return err
+	}
+	rctx, cancel := a.request(ctx)
+	defer cancel()
+	var x any
+	switch {
+	case args[0] == "controller" && len(args) == 2:
+		if x, err = obs.ExplainController(rctx, args[1]); err != nil {
+			return err
+		}
+	default:
+		typeName, id, err := resourceArgs(args)
+		if err != nil {
+			return err
+		}
+		kind, _, err := a.kind(ctx, typeName, ns)
+		if err != nil {
+			return err
+		}
+		if x, err = obs.Explain(rctx, resource.NewPointer(kind.Namespace(), kind.Type(), id)); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		out, err := json.MarshalIndent(x, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = a.stdout.Write(append(out, '\n'))
+		return err
+	}
+	return explain.WriteText(a.stdout, x)
+}
+
+// resourceArgs reads "TYPE ID" or "TYPE/ID".
+func resourceArgs(args []string) (typeName, id string, err error) {
+	if len(args) == 2 {
+		return args[0], args[1], nil
+	}
+	typeName, id, ok := strings.Cut(args[0], "/")
+	if !ok || typeName == "" || id == "" {
+		return "", "", usageErr(errorf("explain %q: want TYPE ID, TYPE/ID or controller NAME", args[0]))
+	}
+	return typeName, id, nil
+}

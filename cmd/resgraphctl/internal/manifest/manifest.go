@@ -1,0 +1,188 @@
+// Package manifest reads the files of resgraphctl's create and apply -f:
+// a stream of YAML documents ("---" separated; JSON documents are YAML
+// too), each a resource as resgraphctl get -o yaml prints it:
+//
+//	metadata:
+//	    type: linkspecs          # the type or one of its aliases
+//	    id: eth1
+//	    namespace: config        # optional: the type's default namespace
+//	    labels: {role: uplink}   # optional
+//	    annotations: {}          # optional
+//	spec:
+//	    MTU: 9000
+//
+// The other metadata fields a printed document has (version, owner, phase,
+// created, updated, finalizers) are the daemon's: they are accepted and
+// ignored, except an owner, which is refused — a resource with an owner
+// is its controller's to write, and resgraphctl writes as an outside
+// writer. A bad document is an error naming the file, the document (from
+// 1) and the problem, and nothing is read from the file then.
+package manifest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/resgraph/resgraph/cmd/resgraphctl/internal/printer"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/definition"
+	"github.com/resgraph/resgraph/pkg/state/remote"
+)
+
+// document is the shape of one document.
+type document struct {
+	Metadata *metadata `yaml:"metadata"`
+	Spec     yaml.Node `yaml:"spec"`
+}
+
+type metadata struct {
+	Namespace   string            `yaml:"namespace"`
+	Type        string            `yaml:"type"`
+	ID          string            `yaml:"id"`
+	Version     uint64            `yaml:"version"`
+	Owner       string            `yaml:"owner"`
+	Phase       string            `yaml:"phase"`
+	Created     *time.Time        `yaml:"created"`
+	Updated     *time.Time        `yaml:"updated"`
+	Labels      map[string]string `yaml:"labels"`
+	Annotations map[string]string `yaml:"annotations"`
+	Finalizers  []string          `yaml:"finalizers"`
+}
+
+// Error is a document that cannot be read.
+type Error struct {
+	File     string
+	Document int
+	Err      error
+}
+
+func (e *Error) Error() string {
+	if e.Document == 0 {
+		return fmt.Sprintf("%s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("%s: document %d: %v", e.File, e.Document, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Read reads every document of in (the file name, for errors), resolving
+// their types with defs. An empty stream is an error.
+func Read(in io.Reader, name string, defs *definition.Registry) ([]*remote.Unstructured, error) {
+	dec := yaml.NewDecoder(in)
+	dec.KnownFields(true)
+	var out []*remote.Unstructured
+	for n := 1; ; n++ {
+		var doc document
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, &Error{File: name, Document: n, Err: fmt.Errorf("not a resource document: %w", oneLine(err))}
+		}
+		u, err := doc.resource(defs)
+		if err != nil {
+			return nil, &Error{File: name, Document: n, Err: err}
+		}
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return nil, &Error{File: name, Err: errors.New("no resource in it (want YAML documents with metadata and spec)")}
+	}
+	return out, nil
+}
+
+// oneLine returns yaml's errors of several lines ("yaml: unmarshal
+// errors:\n  line 4: ...") as one line.
+func oneLine(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return errors.New(strings.Join(te.Errors, "; "))
+	}
+	return err
+}
+
+func (doc *document) resource(defs *definition.Registry) (*remote.Unstructured, error) {
+	m := doc.Metadata
+	switch {
+	case m == nil:
+		return nil, errors.New("no metadata (want metadata.type and metadata.id)")
+	case m.Type == "":
+		return nil, errors.New("metadata.type is missing")
+	case m.ID == "":
+		return nil, errors.New("metadata.id is missing")
+	case m.Owner != "":
+		return nil, fmt.Errorf("metadata.owner is %q: a resource with an owner is its controller's to write; resgraphctl writes only resources without one", m.Owner)
+	}
+	def, err := defs.Resolve(m.Type)
+	if err != nil {
+		return nil, fmt.Errorf("metadata.type: %w", err)
+	}
+	ns := m.Namespace
+	if ns == "" {
+		ns = def.DefaultNamespace
+	}
+	if ns == "" {
+		return nil, fmt.Errorf("metadata.namespace is missing, and %s has no default namespace", def.Type)
+	}
+	md := resource.NewMetadata(ns, def.Type, m.ID, resource.VersionUndefined)
+	for k, v := range m.Labels {
+		md.Labels().Set(k, v)
+	}
+	for k, v := range m.Annotations {
+		md.Annotations().Set(k, v)
+	}
+	spec, err := specJSON(&doc.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return remote.NewUnstructured(md, spec), nil
+}
+
+// specJSON returns the spec node as JSON; a missing spec is an empty
+// object.
+func specJSON(n *yaml.Node) (json.RawMessage, error) {
+	if n.Kind == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	if n.Kind == yaml.ScalarNode && printer.HiddenSpec(n.Value) {
+		return nil, errors.New("spec is the placeholder of a hidden sensitive spec: get the resource with --show-sensitive to edit it")
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	b, err := json.Marshal(jsonable(v))
+	if err != nil {
+		return nil, fmt.Errorf("spec (line %d): %w", n.Line, err)
+	}
+	return b, nil
+}
+
+// jsonable turns YAML's maps with keys of other types into maps with
+// string keys (YAML reads "1: x" with an integer key; JSON has strings).
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonable(e)
+		}
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = jsonable(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = jsonable(e)
+		}
+	}
+	return v
+}

@@ -1,0 +1,70 @@
+package manifest_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/cmd/resgraphctl/internal/manifest"
+	"github.com/resgraph/resgraph/pkg/resource/definition"
+)
+
+func defs(t *testing.T) *definition.Registry {
+	reg := definition.NewRegistry()
+	require.NoError(t, reg.Add(definition.Definition{Type: "Links.test", DefaultNamespace: "net", Aliases: []string{"link", "links"}}))
+	require.NoError(t, reg.Add(definition.Definition{Type: "Global.test"}))
+	return reg
+}
+
+func TestRead_DocumentsAsGetPrintsThem(t *testing.T) {
+	in := `metadata:
+    namespace: other
+    type: links
+    id: eth0
+    version: 7
+    phase: running
+    created: 2026-11-29T10:00:00Z
+    labels: {a: "1"}
+    finalizers: [X]
+spec:
+    MTU: 1500
+    Names: {1: one}
+---
+{"metadata": {"type": "Link", "id": "eth1"}}
+`
+	rs, err := manifest.Read(strings.NewReader(in), "f.yaml", defs(t))
+	require.NoError(t, err)
+	require.Len(t, rs, 2)
+	md := rs[0].Metadata()
+	assert.Equal(t, []string{"other", "Links.test", "eth0"}, []string{md.Namespace(), md.Type(), md.ID()})
+	assert.Equal(t, "undefined", md.Version().String(), "the daemon's metadata is ignored")
+	assert.True(t, md.Finalizers().Empty())
+	v, _ := md.Labels().Get("a")
+	assert.Equal(t, "1", v)
+	assert.JSONEq(t, `{"MTU":1500,"Names":{"1":"one"}}`, string(rs[0].SpecJSON()))
+	assert.Equal(t, "net", rs[1].Metadata().Namespace(), "the type's default namespace")
+	assert.JSONEq(t, `{}`, string(rs[1].SpecJSON()))
+}
+
+func TestRead_BadDocumentsNameTheProblem(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                       "f.yaml: no resource in it",
+		"spec: {}\n":                             "document 1: no metadata",
+		"metadata: {id: x}\n":                    "document 1: metadata.type is missing",
+		"metadata: {type: link}\n":               "document 1: metadata.id is missing",
+		"metadata: {type: nope, id: x}\n":        `metadata.type: definition: no resource type is named "nope"`,
+		"metadata: {type: Global.test, id: x}\n": "metadata.namespace is missing, and Global.test has no default namespace",
+		"metadata: {type: link, id: x, owner: C}\n":                                                     `metadata.owner is "C"`,
+		"metadata: {type: link, id: x}\n---\nmetadata: [\n":                                             "document 2: not a resource document",
+		"metadata: {type: link, id: x}\nextra: 1\n":                                                     "document 1: not a resource document: line 2: field extra not found",
+		"metadata: {type: link, id: x}\nspec: '<hidden: T is sensitive; --show-sensitive prints it>'\n": "placeholder of a hidden sensitive spec",
+	} {
+		_, err := manifest.Read(strings.NewReader(in), "f.yaml", defs(t))
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), want, in)
+		assert.True(t, strings.HasPrefix(err.Error(), "f.yaml: "), err.Error())
+		assert.NotContains(t, err.Error(), "\n")
+	}
+}
