@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resgraph/resgraph/internal/netcut"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -98,7 +99,7 @@ func TestCT3_SensitiveSpecsAreNeverPrintedUnasked(t *testing.T) {
 func TestCT4_WatchResumesAcrossABrokenConnection(t *testing.T) {
 	d := serveTestDaemon(t)
 	d.create(t, newItem("a", 0))
-	p := newProxy(t, d.tcp)
+	p := netcut.New(t, d.tcp)
 	w := start(t, nil, "resgraphctl", "--endpoint", p.Addr(), "get", "item", "a", "-w")
 	w.stdout.waitFor(t, 0, "the item", fields("existing", "a", "0"))
 	set := func(size int) {

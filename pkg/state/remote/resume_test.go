@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/resgraph/resgraph/conformance"
+	"github.com/resgraph/resgraph/internal/netcut"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
@@ -99,7 +100,7 @@ func TestN2_WatchSurvivesACutConnection(t *testing.T) {
 	ctx := testCtx(t)
 	st := inmem.NewState()
 	d := serve(t, listen(t, "tcp"), st)
-	px := newProxy(t, d.lis.Addr().String())
+	px := netcut.New(t, d.lis.Addr().String())
 	cl := quickClient(t, px.Addr())
 	kind := resource.NewKind(resumeNS, conformance.IntResourceType)
 
@@ -146,7 +147,7 @@ func TestN2_WatchSurvivesACutConnection(t *testing.T) {
 	for _, r := range final.Items {
 		assert.Equal(t, r.Metadata().Version().Value(), last[r.Metadata().ID()], r.Metadata().ID())
 	}
-	assert.GreaterOrEqual(t, px.accepted.Load(), int64(2), "the client connected again after the cut")
+	assert.GreaterOrEqual(t, px.Accepted.Load(), int64(2), "the client connected again after the cut")
 }
 
 func rid(i int) string { return fmt.Sprintf("r%02d", i) }
@@ -265,7 +266,7 @@ func TestN2_HistoryMovedOnEndsWatchWithBookmarkUnknown(t *testing.T) {
 	ctx := testCtx(t)
 	st := inmem.NewState(inmem.WithHistoryCapacity(16))
 	d := serve(t, listen(t, "tcp"), st)
-	px := newProxy(t, d.lis.Addr().String())
+	px := netcut.New(t, d.lis.Addr().String())
 	cl := quickClient(t, px.Addr())
 	require.NoError(t, st.Create(ctx, conformance.NewIntResource(resumeNS, "a", 0)))
 	ch := make(chan state.Event, 16)

@@ -2,12 +2,11 @@ package cmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/definition"
 	"github.com/resgraph/resgraph/pkg/state/remote"
 )
 
@@ -42,28 +41,11 @@ func (a *app) write(ctx context.Context, files []string, one func(context.Contex
 	if err != nil {
 		return err
 	}
-	defs, err := a.definitions(ctx)
-	if err != nil {
-		return err
-	}
-	failed := 0
-	for _, r := range rs {
-		def, _ := defs.Get(r.Metadata().Type())
-		name := named(def, r.Metadata().ID())
-		rctx, cancel := a.request(ctx)
-		what, err := one(rctx, r)
-		cancel()
-		if err != nil {
-			failed++
-			_, _ = fmt.Fprintf(a.stderr, "resgraphctl: %s: %s\n", name, a.message(err))
-			continue
-		}
-		_, _ = fmt.Fprintf(a.stdout, "%s %s\n", name, what)
-	}
-	if failed > 0 {
-		return errors.New(fmt.Sprint(failed, " of ", len(rs), " resources failed"))
-	}
-	return nil
+	return each(ctx, a, rs, func(r *remote.Unstructured) resource.Pointer { return pointerOf(r) }, func(ctx context.Context, r *remote.Unstructured, _ definition.Definition) (string, error) {
+		ctx, cancel := a.request(ctx)
+		defer cancel()
+		return one(ctx, r)
+	})
 }
 
 func (a *app) createOne(ctx context.Context, r *remote.Unstructured) (string, error) {

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -62,22 +61,10 @@ func (a *app) delete(ctx context.Context, args []string, o deleteOptions) error 
 	if err != nil {
 		return err
 	}
-	defs, err := a.definitions(ctx)
-	if err != nil {
-		return err
-	}
-	failed := 0
-	for _, ptr := range ptrs {
-		def, _ := defs.Get(ptr.Type())
-		if err := a.deleteOne(ctx, ptr, def, o.timeout); err != nil {
-			failed++
-			_, _ = fmt.Fprintf(a.stderr, "resgraphctl: %s: %s\n", named(def, ptr.ID()), a.message(err))
-		}
-	}
-	if failed > 0 {
-		return errors.New(fmt.Sprint(failed, " of ", len(ptrs), " resources were not deleted"))
-	}
-	return nil
+	return each(ctx, a, ptrs, func(p resource.Pointer) resource.Pointer { return p },
+		func(ctx context.Context, ptr resource.Pointer, def definition.Definition) (string, error) {
+			return a.deleteOne(ctx, ptr, def, o.timeout)
+		})
 }
 
 // deleteTargets returns the resources the command line names.
@@ -145,17 +132,17 @@ func (a *app) selected(ctx context.Context, kind resource.Kind, queries [][]reso
 
 // deleteOne tears ptr down, waits up to timeout for its finalizers and
 // destroys it.
-func (a *app) deleteOne(ctx context.Context, ptr resource.Pointer, def definition.Definition, timeout time.Duration) error {
+func (a *app) deleteOne(ctx context.Context, ptr resource.Pointer, def definition.Definition, timeout time.Duration) (string, error) {
 	st, err := a.state()
 	if err != nil {
-		return err
+		return "", err
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ready, err := st.Teardown(ctx, ptr)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !ready {
 		if fins := a.finalizers(ctx, ptr); fins != "" {
@@ -165,13 +152,12 @@ func (a *app) deleteOne(ctx context.Context, ptr resource.Pointer, def definitio
 	err = st.TeardownAndDestroy(ctx, ptr)
 	if ctx.Err() != nil && err != nil {
 		fins := a.finalizers(context.WithoutCancel(ctx), ptr)
-		return fmt.Errorf("still tearing down after --timeout %s: finalizers %s remain (resgraphctl explain %s %s says what holds them)", timeout, orNone(fins, "none"), shortName(def), ptr.ID())
+		return "", fmt.Errorf("still tearing down after --timeout %s: finalizers %s remain (resgraphctl explain %s %s says what holds them)", timeout, orNone(fins, "none"), shortName(def), ptr.ID())
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	_, err = fmt.Fprintf(a.stdout, "%s destroyed (%s)\n", named(def, ptr.ID()), time.Since(start).Round(time.Millisecond))
-	return err
+	return fmt.Sprintf("destroyed (%s)", time.Since(start).Round(time.Millisecond)), nil
 }
 
 // finalizers returns ptr's finalizers, comma-separated ("" if it has none

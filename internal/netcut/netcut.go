@@ -1,4 +1,8 @@
-package remote_test
+// Package netcut is a network that breaks, for tests: a loopback TCP
+// proxy to a backend that can cut every connection it carries and refuse
+// new ones until restored (a watch's connection lost and held, then back).
+// The remote State's tests and resgraphctl's use it.
+package netcut
 
 import (
 	"io"
@@ -8,29 +12,29 @@ import (
 	"testing"
 )
 
-// proxy forwards loopback TCP connections to a backend address, and can
+// Proxy forwards loopback TCP connections to a backend address, and can
 // cut every connection it carries and refuse new ones until restored: a
 // network that breaks under a watch.
-type proxy struct {
+type Proxy struct {
 	lis     net.Listener
 	backend string
 	wg      sync.WaitGroup
-	// accepted counts the connections forwarded.
-	accepted atomic.Int64
+	// Accepted counts the connections forwarded.
+	Accepted atomic.Int64
 
 	mu    sync.Mutex
 	held  bool                  // guarded by mu: new connections are closed at once
 	conns map[net.Conn]struct{} // guarded by mu: the open connections, both sides
 }
 
-// newProxy starts a proxy to backend, stopped when the test ends.
-func newProxy(tb testing.TB, backend string) *proxy {
+// New starts a proxy to backend, stopped when the test ends.
+func New(tb testing.TB, backend string) *Proxy {
 	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := &proxy{lis: lis, backend: backend, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{lis: lis, backend: backend, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	tb.Cleanup(p.stop)
@@ -38,9 +42,9 @@ func newProxy(tb testing.TB, backend string) *proxy {
 }
 
 // Addr is the address clients dial.
-func (p *proxy) Addr() string { return p.lis.Addr().String() }
+func (p *Proxy) Addr() string { return p.lis.Addr().String() }
 
-func (p *proxy) accept() {
+func (p *Proxy) accept() {
 	defer p.wg.Done()
 	for {
 		c, err := p.lis.Accept()
@@ -54,12 +58,12 @@ func (p *proxy) accept() {
 
 // forward pipes c to a new connection to the backend until either side
 // closes or the proxy cuts them.
-func (p *proxy) forward(c net.Conn) {
+func (p *Proxy) forward(c net.Conn) {
 	defer p.wg.Done()
 	if !p.track(c) {
 		return
 	}
-	p.accepted.Add(1)
+	p.Accepted.Add(1)
 	b, err := net.Dial("tcp", p.backend)
 	if err != nil || !p.track(b) {
 		p.close(c)
@@ -75,7 +79,7 @@ func (p *proxy) forward(c net.Conn) {
 }
 
 // track records an open connection; while held, it closes it instead.
-func (p *proxy) track(c net.Conn) bool {
+func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.held {
@@ -86,7 +90,7 @@ func (p *proxy) track(c net.Conn) bool {
 	return true
 }
 
-func (p *proxy) close(c net.Conn) {
+func (p *Proxy) close(c net.Conn) {
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.mu.Unlock()
@@ -94,7 +98,7 @@ func (p *proxy) close(c net.Conn) {
 }
 
 // Cut closes every connection and refuses new ones until Restore.
-func (p *proxy) Cut() {
+func (p *Proxy) Cut() {
 	p.mu.Lock()
 	p.held = true
 	conns := p.conns
@@ -106,13 +110,13 @@ func (p *proxy) Cut() {
 }
 
 // Restore lets connections through again.
-func (p *proxy) Restore() {
+func (p *Proxy) Restore() {
 	p.mu.Lock()
 	p.held = false
 	p.mu.Unlock()
 }
 
-func (p *proxy) stop() {
+func (p *Proxy) stop() {
 	_ = p.lis.Close()
 	p.Cut()
 	p.wg.Wait()
