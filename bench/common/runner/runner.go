@@ -54,6 +54,7 @@ type Backend struct {
 	Chain func(context.Context, params.ChainParams, Options, *Report) error // W3 and W4
 	W5    func(context.Context, params.W5Params, Options, *Report) error
 	W6    func(context.Context, params.W6Params, Options, *Report) error
+	W7    func(context.Context, params.W7Params, Options, *Report) error // the state over gRPC
 
 	// E1 is W1 on etcd (Options.Etcd); E3 is W3 (transform chain) on etcd.
 	E1 func(context.Context, params.W1Params, Options, *Report) error
@@ -101,7 +102,8 @@ func Run(b Backend, args []string) Result {
 	fs.SetOutput(io.Discard)
 
 	var (
-		workload = fs.String("workload", "", "W1 .. W6")
+		workload = fs.String("workload", "", "W1 .. W7, E1, E3")
+		part     = fs.String("part", params.W7FanOut, "W7: fanout (remote watchers under the W1 writer) or list (remote List/Get)")
 		n        = fs.Int("n", 0, "resources (0: the workload's default)")
 		opts     Options
 		w1       = params.DefaultW1
@@ -160,6 +162,16 @@ func Run(b Backend, args []string) Result {
 		err = call(ctx, b.W5, withN(w5, *n, func(p *params.W5Params, n int) { p.N = n }), opts, rep)
 	case params.W6:
 		err = call(ctx, b.W6, withN(params.DefaultW6, *n, func(p *params.W6Params, n int) { p.N = n }), opts, rep)
+	case params.W7:
+		w7 := params.DefaultW7
+		w7.Part = *part
+		w7.W1.Watchers, w7.W1.ChanBuf, w7.W1.Timeout = w1.Watchers, max(w1.ChanBuf, 1), *timeout
+
+		if *n > 0 {
+			w7.W1.N, w7.W5.N = *n, *n
+		}
+
+		err = call(ctx, b.W7, w7, opts, rep)
 	case params.E1, params.E3:
 		if opts.Etcd == "" {
 			err = errors.New("-etcd host:port is required for the etcd workloads")

@@ -145,7 +145,7 @@ func watchLast(ctx context.Context, st state.State, t *measure.ChainTracker, rew
 
 // Chain runs W3 (transform) or W4 (qtransform) once on a fresh state and runtime.
 func Chain(ctx context.Context, p params.ChainParams, o runner.Options, r *runner.Report) error {
-	return ChainOn(ctx, newState(o, r), p, r)
+	return ChainOn(ctx, NewState(o, r), p, r)
 }
 
 // ChainOn runs W3 (transform) or W4 (qtransform) once on st with a fresh

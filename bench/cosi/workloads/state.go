@@ -18,12 +18,12 @@ import (
 	"github.com/resgraph/resgraph/bench/common/runner"
 )
 
-// newState builds the state the way COSI's own tests and users do:
+// NewState builds the state the way COSI's own tests and users do:
 // state.WrapCore(namespaced.NewState(inmem.Build)). A non-zero histCap raises
 // the history ring's maximum capacity (inmem.WithHistoryMaxCapacity; the
 // ring starts at COSI's default 100 events per kind and doubles up to it),
 // so that watchers which fall behind are not cut off with a buffer overrun.
-func newState(o runner.Options, r *runner.Report) state.State { //nolint:ireturn
+func NewState(o runner.Options, r *runner.Report) state.State { //nolint:ireturn
 	if o.HistCap <= 0 {
 		r.Note("history", "COSI default: inmem.Build (100 events per kind, gap 5)")
 

@@ -21,7 +21,7 @@ func W1(ctx context.Context, p params.W1Params, o runner.Options, r *runner.Repo
 		objs[i] = res.NewA(i, 0)
 	}
 
-	st := newState(o, r)
+	st := NewState(o, r)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -100,7 +100,7 @@ func W1(ctx context.Context, p params.W1Params, o runner.Options, r *runner.Repo
 
 // W2: one writer, S kind-watchers, paced or unpaced updates; delivery delay.
 func W2(ctx context.Context, p params.W2Params, o runner.Options, r *runner.Report) error {
-	st := newState(o, r)
+	st := NewState(o, r)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

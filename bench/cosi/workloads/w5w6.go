@@ -30,14 +30,20 @@ func populate(ctx context.Context, st state.State, n int) (time.Duration, error)
 
 // W5: full-kind Lists and random Gets over N resources.
 func W5(ctx context.Context, p params.W5Params, o runner.Options, r *runner.Report) error {
+	st := NewState(o, r)
+
+	return W5On(ctx, st, st, p, r)
+}
+
+// W5On is W5 with the resources created in local and read through reader
+// (the same state, or a remote client of it: W7).
+func W5On(ctx context.Context, local, reader state.State, p params.W5Params, r *runner.Report) error {
 	var (
 		out runner.W5Outcome
 		err error
 	)
 
-	st := newState(o, r)
-
-	if out.Populate, err = populate(ctx, st, p.N); err != nil {
+	if out.Populate, err = populate(ctx, local, p.N); err != nil {
 		return err
 	}
 
@@ -47,7 +53,7 @@ func W5(ctx context.Context, p params.W5Params, o runner.Options, r *runner.Repo
 	for range p.Lists {
 		start := time.Now()
 
-		l, err := st.List(ctx, kind)
+		l, err := reader.List(ctx, kind)
 		if err != nil {
 			return err
 		}
@@ -72,7 +78,7 @@ func W5(ctx context.Context, p params.W5Params, o runner.Options, r *runner.Repo
 	start := time.Now()
 
 	for _, ptr := range ptrs {
-		if _, err := st.Get(ctx, ptr); err != nil {
+		if _, err := reader.Get(ctx, ptr); err != nil {
 			return err
 		}
 	}
@@ -88,7 +94,7 @@ func W5(ctx context.Context, p params.W5Params, o runner.Options, r *runner.Repo
 // W6: heap held per stored resource (callers' objects dropped, after GC).
 func W6(ctx context.Context, p params.W6Params, o runner.Options, r *runner.Report) error {
 	before := measure.Snapshot(true)
-	st := newState(o, r)
+	st := NewState(o, r)
 
 	took, err := populate(ctx, st, p.N)
 	if err != nil {

@@ -5,6 +5,7 @@ package res
 
 import (
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 
 	"github.com/resgraph/resgraph/bench/common/params"
@@ -112,4 +113,18 @@ func SpecOf(r resource.Resource) params.Spec {
 	}
 
 	return params.Spec{Index: -1}
+}
+
+// Registry returns a codec registry of A..E with the default (JSON) spec
+// encoding: what the states that encode resources need (etcd, the remote
+// State's server and client).
+func Registry() *codec.Registry {
+	reg := codec.NewRegistry()
+	codec.MustRegister[params.Spec, ADef](reg)
+	codec.MustRegister[params.Spec, BDef](reg)
+	codec.MustRegister[params.Spec, CDef](reg)
+	codec.MustRegister[params.Spec, DDef](reg)
+	codec.MustRegister[params.Spec, EDef](reg)
+
+	return reg
 }

@@ -145,7 +145,7 @@ func watchLast(ctx context.Context, st state.State, t *measure.ChainTracker, rew
 
 // Chain runs W3 (transform) or W4 (qtransform) once on a fresh state and runtime.
 func Chain(ctx context.Context, p params.ChainParams, o runner.Options, r *runner.Report) error {
-	st, err := newState(o, r)
+	st, err := NewState(o, r)
 	if err != nil {
 		return err
 	}

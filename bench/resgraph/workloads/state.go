@@ -18,10 +18,10 @@ import (
 
 var errHistCap = errors.New("resgraph runs with its default options: -histcap is COSI's option")
 
-// newState returns resgraph's in-memory state with default options. Its
+// NewState returns resgraph's in-memory state with default options. Its
 // contract (S12) says that a slow watcher is never cut off for lack of
 // history, so nothing is tuned here.
-func newState(o runner.Options, r *runner.Report) (state.State, error) { //nolint:ireturn
+func NewState(o runner.Options, r *runner.Report) (state.State, error) { //nolint:ireturn
 	if o.HistCap != 0 {
 		return nil, errHistCap
 	}

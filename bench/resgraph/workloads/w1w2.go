@@ -21,7 +21,7 @@ func W1(ctx context.Context, p params.W1Params, o runner.Options, r *runner.Repo
 		objs[i] = res.NewA(i, 0)
 	}
 
-	st, err := newState(o, r)
+	st, err := NewState(o, r)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func W1(ctx context.Context, p params.W1Params, o runner.Options, r *runner.Repo
 
 // W2: one writer, S kind-watchers, paced or unpaced updates; delivery delay.
 func W2(ctx context.Context, p params.W2Params, o runner.Options, r *runner.Report) error {
-	st, err := newState(o, r)
+	st, err := NewState(o, r)
 	if err != nil {
 		return err
 	}

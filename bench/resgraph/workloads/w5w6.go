@@ -30,14 +30,23 @@ func populate(ctx context.Context, st state.State, n int) (time.Duration, error)
 
 // W5: full-kind Lists and random Gets over N resources.
 func W5(ctx context.Context, p params.W5Params, o runner.Options, r *runner.Report) error {
-	var out runner.W5Outcome
-
-	st, err := newState(o, r)
+	st, err := NewState(o, r)
 	if err != nil {
 		return err
 	}
 
-	if out.Populate, err = populate(ctx, st, p.N); err != nil {
+	return W5On(ctx, st, st, p, r)
+}
+
+// W5On is W5 with the resources created in local and read through reader
+// (the same state, or a remote client of it: W7).
+func W5On(ctx context.Context, local, reader state.State, p params.W5Params, r *runner.Report) error {
+	var (
+		out runner.W5Outcome
+		err error
+	)
+
+	if out.Populate, err = populate(ctx, local, p.N); err != nil {
 		return err
 	}
 
@@ -47,7 +56,7 @@ func W5(ctx context.Context, p params.W5Params, o runner.Options, r *runner.Repo
 	for range p.Lists {
 		start := time.Now()
 
-		l, err := st.List(ctx, kind)
+		l, err := reader.List(ctx, kind)
 		if err != nil {
 			return err
 		}
@@ -72,7 +81,7 @@ func W5(ctx context.Context, p params.W5Params, o runner.Options, r *runner.Repo
 	start := time.Now()
 
 	for _, ptr := range ptrs {
-		if _, err := st.Get(ctx, ptr); err != nil {
+		if _, err := reader.Get(ctx, ptr); err != nil {
 			return err
 		}
 	}
@@ -89,7 +98,7 @@ func W5(ctx context.Context, p params.W5Params, o runner.Options, r *runner.Repo
 func W6(ctx context.Context, p params.W6Params, o runner.Options, r *runner.Report) error {
 	before := measure.Snapshot(true)
 
-	st, err := newState(o, r)
+	st, err := NewState(o, r)
 	if err != nil {
 		return err
 	}

@@ -159,6 +159,30 @@ var e3Metrics = []metric{
 	etcdCPU,
 }
 
+// w7FanOutMetrics: W7's remote watch fan-out (the writer local, the
+// watchers remote); allocations are the whole process's (the server and
+// the clients run in it).
+var w7FanOutMetrics = []metric{
+	{key: runner.MOpsPerS, label: "writer ops/s", dir: higher, headline: true},
+	{key: runner.MP99Us, label: "p99 delivery delay µs", dir: lower, headline: true},
+	{key: runner.MP50Us, label: "p50 delivery delay µs", dir: lower},
+	{key: runner.MDrainMs, label: "drain ms (all final, remote)", dir: lower, headline: true},
+	{key: runner.MAllocsPerOp, label: "allocs/op (server+clients)", dir: lower, headline: true},
+	{key: runner.MBytesPerOp, label: "bytes/op (server+clients)", dir: lower},
+	{key: runner.MEventsFrac, label: "events delivered frac", dir: info},
+	{key: runner.MComplete, label: "watchers complete", dir: info},
+	peakRSS,
+}
+
+// w7ListMetrics: W7's remote List and Get.
+var w7ListMetrics = []metric{
+	{key: runner.MListMs, label: "remote List ms (median)", dir: lower, headline: true},
+	{key: runner.MListAllocs, label: "allocs per List (server+client)", dir: lower, headline: true},
+	{key: runner.MGetNs, label: "remote Get ns", dir: lower, headline: true},
+	{key: runner.MGetAllocs, label: "allocs per Get (server+client)", dir: lower},
+	peakRSS,
+}
+
 var w6Metrics = []metric{
 	{key: runner.MHeapPerRes, label: "heap B/resource", dir: lower, headline: true},
 	{key: runner.MObjectsPerRes, label: "live objects/resource", dir: info},
@@ -246,6 +270,22 @@ func (p plan) cases() []kase {
 		kase{
 			name: fmt.Sprintf("W6 memory, N=%d", p.nRead), args: []string{"-workload", params.W6, "-n", nr},
 			backends: withFloor, metrics: w6Metrics,
+		},
+	)
+
+	// W7: the state over gRPC on loopback (each library's server and client).
+	w7 := params.DefaultW7
+
+	cs = append(cs,
+		kase{
+			name:     fmt.Sprintf("W7 remote fan-out %d, N=%d", w7.W1.Watchers, p.nW1),
+			args:     []string{"-workload", params.W7, "-part", params.W7FanOut, "-n", n1, "-watchers", itoa(w7.W1.Watchers)},
+			backends: all, histCap: cosiHistCap(2*p.nW1, p.histCap), watchers: w7.W1.Watchers, metrics: w7FanOutMetrics,
+		},
+		kase{
+			name:     fmt.Sprintf("W7 remote List/Get, N=%d", w7.W5.N),
+			args:     []string{"-workload", params.W7, "-part", params.W7List, "-n", itoa(w7.W5.N)},
+			backends: all, metrics: w7ListMetrics,
 		},
 	)
 

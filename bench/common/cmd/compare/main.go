@@ -1,4 +1,4 @@
-// Command compare runs W1..W6 on the COSI runtime, on resgraph and on the
+// Command compare runs W1..W7 on the COSI runtime, on resgraph and on the
 // floor (a mutex-guarded map, see ../../floor), side by side, and prints a
 // table of medians with the ratios resgraph/COSI and to the floor.
 //

@@ -10,6 +10,7 @@ import (
 
 	"github.com/resgraph/resgraph/bench/common/runner"
 	"github.com/resgraph/resgraph/bench/cosi/workloads"
+	cosiremote "github.com/resgraph/resgraph/bench/remote/cosiworkloads"
 )
 
 func main() {
@@ -20,5 +21,6 @@ func main() {
 		Chain: workloads.Chain,
 		W5:    workloads.W5,
 		W6:    workloads.W6,
+		W7:    cosiremote.W7,
 	}, os.Args[1:])
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/resgraph/resgraph/bench/common/runner"
+	remoteworkloads "github.com/resgraph/resgraph/bench/remote/workloads"
 	"github.com/resgraph/resgraph/bench/resgraph/workloads"
 )
 
@@ -20,5 +21,6 @@ func main() {
 		Chain: workloads.Chain,
 		W5:    workloads.W5,
 		W6:    workloads.W6,
+		W7:    remoteworkloads.W7,
 	}, os.Args[1:])
 }
