@@ -14,8 +14,8 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/work"
 )
 
