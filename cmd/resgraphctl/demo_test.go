@@ -67,7 +67,7 @@ func TestCT2_GetPrintsWhatTheDaemonDefines(t *testing.T) {
 	}
 	out, _, code := ctl(t, d.socket, "get", "linkspec", "eth1", "-o", "wide")
 	require.Zero(t, code)
-	assert.True(t, fields("network", "LinkSpecs.net.resgraph.dev", "eth1", "9000", "192.168.50.10/24")(strings.Split(out, "\n")[1]), out)
+	assert.True(t, fields("config", "LinkSpecs.net.resgraph.dev", "eth1", "9000", "192.168.50.10/24")(strings.Split(out, "\n")[1]), out)
 
 	out, _, code = ctl(t, d.socket, "get", "linkspec", "eth1", "-o", "yaml")
 	require.Zero(t, code)
@@ -108,7 +108,7 @@ func TestDescribeExplainGraphHealth(t *testing.T) {
 
 	out, _, code = ctl(t, d.socket, "explain", "linkspecs/eth0")
 	require.Zero(t, code)
-	assert.Contains(t, out, "resource LinkSpecs.net.resgraph.dev(network/eth0)")
+	assert.Contains(t, out, "resource LinkSpecs.net.resgraph.dev(config/eth0)")
 	out, _, code = ctl(t, d.socket, "explain", "controller", "LinkApplyController", "-o", "json")
 	require.Zero(t, code)
 	var x struct{ Name, Family string }

@@ -20,7 +20,7 @@ func Options() []runtime.Option {
 		runtime.WithCachedResource(netres.Namespace, netres.LinkStatusType),
 		// The intent's kind: written by the intent (apply), not by a
 		// controller — expected, so not warned about.
-		runtime.WithOutsideWriters(resource.NewKind(netres.Namespace, netres.LinkSpecType)),
+		runtime.WithOutsideWriters(resource.NewKind(netres.ConfigNamespace, netres.LinkSpecType)),
 	}
 }
 
