@@ -20,6 +20,7 @@ require (
 require (
 	github.com/klauspost/compress v1.18.7 // indirect
 	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
 require (
