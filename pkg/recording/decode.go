@@ -55,7 +55,29 @@ type decoder struct {
 	kinds map[resource.KindKey]bool
 }
 
+// ReadHeader reads the magic, the format version and the header frame of
+// a recording from r, and returns a recording that holds the header's
+// fields only (Source, Reason, Taken, Start, End, Requested, Revision,
+// Coalesced, Replay, Controllers): what a tool needs to say what a file
+// is and how to replay it, without the daemon's resource types. It reads
+// nothing after the header, so it does not check the rest of the file
+// ([Read] does); what it reads fails as Read fails (a [*VersionError], a
+// [*FormatError]).
+func ReadHeader(r io.Reader) (*Recording, error) {
+	d := &decoder{r: bufio.NewReader(r)}
+	return d.header()
+}
+
 func (d *decoder) recording() (*Recording, error) {
+	rec, err := d.header()
+	if err != nil {
+		return nil, err
+	}
+	return rec, d.body(rec)
+}
+
+// header reads the magic, the version and the header frame.
+func (d *decoder) header() (*Recording, error) {
 	if err := d.magic(); err != nil {
 		return nil, err
 	}
@@ -70,7 +92,7 @@ func (d *decoder) recording() (*Recording, error) {
 	if err := readHeader(&fields{b: payload, off: at, frame: "header"}, rec); err != nil {
 		return nil, err
 	}
-	return rec, d.body(rec)
+	return rec, nil
 }
 
 // magic reads the magic bytes and the format version.

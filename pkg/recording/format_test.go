@@ -3,6 +3,7 @@ package recording_test
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,6 +159,35 @@ func TestRC4_UnknownTypes(t *testing.T) {
 	var uerr *recording.UnknownTypesError
 	require.ErrorAs(t, err, &uerr)
 	assert.Equal(t, []string{echoKind.Type(), secretKind.Type()}, uerr.Types)
+}
+
+// TestRC4_ReadHeader: ReadHeader gives the header's fields without the
+// types' registry, and fails as Read does on a file that is no recording,
+// of another version, or cut or damaged in its header.
+func TestRC4_ReadHeader(t *testing.T) {
+	in := sample()
+	data := encode(t, in, registry(t))
+	h, err := recording.ReadHeader(bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Equal(t, []any{in.Source, in.Reason, in.Revision, in.Coalesced, in.Controllers, in.Replay},
+		[]any{h.Source, h.Reason, h.Revision, h.Coalesced, h.Controllers, h.Replay})
+	require.True(t, in.Start.Equal(h.Start) && in.End.Equal(h.End), "start and end")
+	assert.Empty(t, h.Kinds, "nothing after the header is read")
+
+	var verr *recording.VersionError
+	_, err = recording.ReadHeader(strings.NewReader("PK\x03\x04 a zip file"))
+	require.ErrorAs(t, err, &verr)
+	bad := bytes.Clone(data)
+	bad[5] = 2
+	_, err = recording.ReadHeader(bytes.NewReader(bad))
+	require.ErrorAs(t, err, &verr)
+	assert.Equal(t, 2, verr.Version)
+	_, err = recording.ReadHeader(bytes.NewReader(data[:12]))
+	require.ErrorIs(t, err, recording.ErrTruncated)
+	bad = bytes.Clone(data)
+	bad[10] ^= 0x41
+	_, err = recording.ReadHeader(bytes.NewReader(bad))
+	require.ErrorIs(t, err, recording.ErrCorrupted)
 }
 
 // FuzzDecode: no input makes Decode panic, and whatever it accepts
