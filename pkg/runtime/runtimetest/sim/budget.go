@@ -57,12 +57,19 @@ func budgetOf(sc *Scenario) budget {
 	} else {
 		b.replay = os.Getenv("RESGRAPH_SIM_REPLAY")
 	}
-	if set["sim.recording"] {
-		b.recording = *flagRec
-	} else {
-		b.recording = os.Getenv("RESGRAPH_SIM_RECORDING")
-	}
+	b.recording = recordingSetting()
 	return b
+}
+
+// recordingSetting is the -sim.recording flag, else its environment
+// variable.
+func recordingSetting() string {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "sim.recording" })
+	if set {
+		return *flagRec
+	}
+	return os.Getenv("RESGRAPH_SIM_RECORDING")
 }
 
 func intSetting(flagSet bool, flagValue int, env string) (int, bool) {

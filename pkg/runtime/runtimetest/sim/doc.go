@@ -65,9 +65,11 @@
 // change handled at once, no fault) must reproduce the recording: the
 // same commits of each resource, in order, and the same final state. The
 // test binary's -sim.recording=FILE (or RESGRAPH_SIM_RECORDING) replays a
-// file with the daemon's scenario, decoded with its Codec:
+// file with the daemon's scenario, decoded with its Codec (a relative
+// path is relative to the test's package directory, where go test runs
+// it); a failure's replay command names the file by its absolute path:
 //
-//	go test ./cmd/demo/internal/controllers -run '^TestSimulation$' -sim.recording=incident.rgrec
+//	go test ./cmd/demo/internal/controllers -run '^TestSimulation$' -sim.recording=$PWD/incident.rgrec
 //
 // A sensitive kind's specs (the recording says which) are never printed
 // in transcripts.

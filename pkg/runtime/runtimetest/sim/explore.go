@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -325,9 +326,18 @@ func Replay(t *testing.T, sc Scenario, token string) (Result, error) {
 	return res, nil
 }
 
-// replayCommand is the command that replays token in the calling test.
+// replayCommand is the command that replays token in the calling test:
+// with the -sim.recording file the test replays, if any (made absolute:
+// go test runs a test in its package's directory).
 func replayCommand(t *testing.T, token string) string {
-	return fmt.Sprintf("go test %s -run '%s' -count=1 -v -sim.replay=%s", callerPackage(), runPattern(t.Name()), token)
+	cmd := fmt.Sprintf("go test %s -run '%s' -count=1 -v -sim.replay=%s", callerPackage(), runPattern(t.Name()), token)
+	if path := recordingSetting(); path != "" {
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		cmd += " -sim.recording=" + path
+	}
+	return cmd
 }
 
 // runPattern anchors each element of a test's name for -run.

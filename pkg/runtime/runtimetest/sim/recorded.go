@@ -3,6 +3,8 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -84,6 +86,9 @@ func loadRecording(sc Scenario, path string) (Scenario, error) {
 			return sc, fmt.Errorf("sim: -sim.recording=%s: the scenario %q has no Codec to decode it with", path, sc.Name)
 		}
 		rec, err := recording.ReadFile(path, sc.Codec)
+		if errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(path) {
+			return sc, fmt.Errorf("sim: -sim.recording=%s: %w (a relative path is relative to the test's package directory, where go test runs it: give an absolute path)", path, err)
+		}
 		if err != nil {
 			return sc, fmt.Errorf("sim: -sim.recording=%s: %w", path, err)
 		}

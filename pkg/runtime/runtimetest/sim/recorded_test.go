@@ -3,7 +3,9 @@ package sim_test
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -157,4 +159,26 @@ func numberToLabelTwice() controller.Controller {
 			return nil
 		},
 	})
+}
+
+// TestRecording_AFileReplaysWithItsFile: a failure found replaying a
+// -sim.recording file (here its environment variable) prints a replay
+// command that names the file by its absolute path, so that the command
+// replays the same recording from wherever it is run.
+func TestRecording_AFileReplaysWithItsFile(t *testing.T) {
+	reg := numbersCodec(t)
+	rec := recordNumbers(t, reg)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "numbers.rgrec")
+	require.NoError(t, recording.WriteFile(file, rec, reg))
+	sc := numbersScenario(reg)
+	sc.MatchRecording, sc.WantFailure = true, true
+	sc.Setup = func(*sim.World) (sim.System, error) {
+		return sim.System{Register: func(e controller.Engine) error { return e.RegisterController(numberToLabelTwice()) }}, nil
+	}
+	t.Setenv("RESGRAPH_SIM_RECORDING", file)
+	res := sim.Test(t, sc)
+	require.NotNil(t, res.Found)
+	assert.True(t, strings.HasSuffix(res.Command, " -sim.recording="+file), res.Command)
+
 }
