@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -215,8 +216,12 @@ func (d *daemon) writeRecording() error {
 	if err := recording.WriteFile(d.cfg.Record, rec, d.codec); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
+	abs, err := filepath.Abs(d.cfg.Record) // go test runs the replay in the package's directory
+	if err != nil {
+		abs = d.cfg.Record
+	}
 	d.logger.Info(fmt.Sprintf("flight recorder: %d changes over %v written to %s; replay: %s", len(rec.Changes),
-		rec.Duration().Round(time.Millisecond), d.cfg.Record, strings.ReplaceAll(rec.Replay, "FILE", d.cfg.Record)))
+		rec.Duration().Round(time.Millisecond), d.cfg.Record, strings.ReplaceAll(rec.Replay, "FILE", abs)))
 	return nil
 }
 
