@@ -10,6 +10,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // Change is a proposed change of the state, as an outside writer (a user,
@@ -56,8 +57,8 @@ type fileResource struct {
 // reg knows the types (and their aliases, by its definitions) and decodes
 // the specs, which must be in JSON form (a type whose specs are encoded
 // otherwise cannot be written in a change file). A type reg does not know,
-// a spec that does not decode or a missing ID is an error naming the
-// entry.
+// a spec that does not decode or a missing ID is an error of the invalid
+// class (state.IsInvalidError) naming the entry.
 func ParseChange(r io.Reader, reg *codec.Registry) (Change, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -67,20 +68,20 @@ func ParseChange(r io.Reader, reg *codec.Registry) (Change, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil && err != io.EOF {
-		return Change{}, fmt.Errorf("plan: change file: %w", err)
+		return Change{}, state.NewInvalidError(nil, "plan: change file: %w", err)
 	}
 	var c Change
 	for i, fr := range f.Set {
 		res, err := fr.resource(reg)
 		if err != nil {
-			return Change{}, fmt.Errorf("plan: change file: set[%d]: %w", i, err)
+			return Change{}, state.NewInvalidError(nil, "plan: change file: set[%d]: %w", i, err)
 		}
 		c.Set = append(c.Set, res)
 	}
 	for i, fp := range f.Remove {
 		ptr, err := fp.pointer(reg)
 		if err != nil {
-			return Change{}, fmt.Errorf("plan: change file: remove[%d]: %w", i, err)
+			return Change{}, state.NewInvalidError(nil, "plan: change file: remove[%d]: %w", i, err)
 		}
 		c.Remove = append(c.Remove, ptr)
 	}

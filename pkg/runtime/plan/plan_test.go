@@ -271,8 +271,11 @@ remove:
 	v, _ := c.Set[0].Metadata().Labels().Get("k")
 	assert.Equal(t, "v", v)
 	assert.Equal(t, "Notes.test.resgraph.dev(other/c)", resource.PointerString(c.Remove[0]))
-	_, err = plan.ParseChange(strings.NewReader("set: [{type: Unknown, id: a}]"), reg)
-	assert.ErrorContains(t, err, "set[0]")
-	_, err = plan.ParseChange(strings.NewReader("set: [{type: Notes.test.resgraph.dev, id: a, spec: {n: nope}}]"), reg)
-	assert.ErrorContains(t, err, "set[0]")
+	for _, bad := range []string{"set: [{type: Unknown, id: a}]", "set: [{type: Notes.test.resgraph.dev, id: a, spec: {n: nope}}]", "remove: [{type: notes.test.resgraph.dev}]", "sett: []"} {
+		_, err = plan.ParseChange(strings.NewReader(bad), reg)
+		assert.True(t, state.IsInvalidError(err), "%s: %v is of the invalid class", bad, err)
+		if strings.HasPrefix(bad, "set:") {
+			assert.ErrorContains(t, err, "set[0]")
+		}
+	}
 }
