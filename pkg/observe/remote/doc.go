@@ -1,6 +1,8 @@
 // Package remote serves what a resgraph Runtime tells about itself over
 // gRPC — explanations of a resource or a controller, the dependency graph,
-// and the daemon's health — and is the client tools use to ask for them.
+// the daemon's health, and (when the daemon offers them) recordings of its
+// flight recorder and plans of proposed changes — and is the client tools
+// use to ask for them.
 // It is served beside the remote State (package pkg/state/remote) on a
 // daemon's API listener, so that one endpoint answers a CLI's every
 // question (resgraphctl's describe, explain, graph and health):
@@ -13,11 +15,18 @@
 //	c := remote.NewClient(conn)
 //	x, err := c.Explain(ctx, ptr)                         // explain.Resource
 //
+// A daemon with a flight recorder and a planner serves them too
+// (WithRecorder, WithPlanner), and [FlightClient] asks for them:
+//
+//	sum, err := remote.NewFlightClient(conn).Record(ctx, 5*time.Minute, file)
+//
 // This package is a Go module of its own, so that code that embeds
 // resgraph without serving it does not depend on gRPC. Its protocol is
-// internal/pb/observe.proto: an explanation travels in its JSON form (the
-// one the debug handler serves, package observe/explain), the graph as
-// its edges, the health as its checks. Regenerate the Go code with
+// internal/pb/observe.proto and flight.proto: an explanation travels in
+// its JSON form (the one the debug handler serves, package
+// observe/explain), the graph as its edges, the health as its checks, a
+// recording as its file's bytes (docs/recording-format.md), a plan as its
+// text. Regenerate the Go code with
 // `go generate ./...` (the pinned protoc and plugins are in the module's
 // README).
 //
@@ -47,6 +56,28 @@
 // then each change, asking the health function at the interval of
 // [WithHealthWatchInterval]. Without WithHealth neither is served: the
 // Health call is Unimplemented and grpc.health.v1 is not registered.
+//
+// OB4. A recording crosses the wire whole or not at all ([WithRecorder],
+// [FlightClient.Record]): the server takes the recorder's window now (a
+// duration of 0) or records from now for the duration asked (at most
+// recording.MaxRecordFor; a negative or longer one is InvalidArgument),
+// writes the whole recording file and sends it in chunks, the last with
+// a summary that counts its bytes and what it holds; the client returns
+// the summary only once every byte arrived, and ErrRecordingCut when the
+// stream ended before. A recorder that has not read the state yet is
+// Unavailable; one that started over while recording is Aborted.
+//
+// OB5. A plan never writes to the daemon ([WithPlanner],
+// [FlightClient.Plan]): the server runs the daemon's [PlanFunc] on the
+// change file and returns the plan's text, whether the daemon would
+// converge (and why not) and its counts; an empty file, and every change
+// the PlanFunc refuses as invalid (an unknown type, a controller's
+// output, a file that does not parse), is InvalidArgument, of the invalid
+// class for the client. A panic of the PlanFunc ends that call with
+// Internal.
+//
+// Without WithRecorder or WithPlanner the service is not registered, and
+// a call is Unimplemented.
 //
 // # Seams
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates internal/pb from internal/pb/observe.proto with the pinned
+# Regenerates internal/pb from internal/pb/observe.proto and flight.proto with the pinned
 # tools (see README.md). Run from anywhere: `go generate ./...` in the
 # module calls it.
 set -euo pipefail
@@ -15,4 +15,4 @@ case "$have_protoc" in "$want_protoc"*) ;; *) echo "gen.sh: need $want_protoc.x,
 [ "$have_grpc" = "$want_grpc" ] || { echo "gen.sh: need $want_grpc (go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1), have $have_grpc" >&2; exit 1; }
 protoc --go_out=. --go_opt=paths=source_relative \
 	--go-grpc_out=. --go-grpc_opt=paths=source_relative \
-	observe.proto
+	observe.proto flight.proto

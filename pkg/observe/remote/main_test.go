@@ -62,12 +62,19 @@ type daemon struct {
 func start(tb testing.TB, opts ...remote.ServerOption) *daemon {
 	tb.Helper()
 	env := runtimetest.Start(tb, runtimetest.WithControllers(linkToStatus()))
+	return (&daemon{env: env}).serve(tb, opts...)
+}
+
+// serve serves the daemon's observer with opts on a socket of its own
+// until the test ends, and returns the daemon as reached there.
+func (d *daemon) serve(tb testing.TB, opts ...remote.ServerOption) *daemon {
+	tb.Helper()
 	lis, err := net.Listen("unix", filepath.Join(tb.TempDir(), "api.sock"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	gs := grpc.NewServer()
-	remote.NewServer(env.Runtime.Observe(), opts...).Register(gs)
+	remote.NewServer(d.env.Runtime.Observe(), opts...).Register(gs)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -78,7 +85,7 @@ func start(tb testing.TB, opts ...remote.ServerOption) *daemon {
 		<-done
 	})
 	target := "unix://" + lis.Addr().String()
-	return &daemon{env: env, client: remote.NewClient(dial(tb, target)), target: target}
+	return &daemon{env: d.env, client: remote.NewClient(dial(tb, target)), target: target}
 }
 
 // dial returns a connection to target, closed when the test ends.

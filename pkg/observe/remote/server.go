@@ -12,7 +12,9 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/remote/internal/pb"
+	"github.com/resgraph/resgraph/pkg/recording"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
 )
 
 // DefaultHealthWatchInterval is how often a health Watch asks the health
@@ -31,6 +33,9 @@ type Server struct {
 type serverOptions struct {
 	health        HealthFunc
 	watchInterval time.Duration
+	recorder      *recording.Recorder
+	codec         *codec.Registry
+	planner       PlanFunc
 }
 
 // ServerOption configures a [Server].
@@ -64,13 +69,15 @@ func NewServer(obs observe.Observer, opts ...ServerOption) *Server {
 	return s
 }
 
-// Register adds the Observer service to r, and the gRPC health service
-// (grpc.health.v1) when the server was given [WithHealth].
+// Register adds the Observer service to r, the gRPC health service
+// (grpc.health.v1) when the server was given [WithHealth], the Recorder
+// service with [WithRecorder] and the Planner service with [WithPlanner].
 func (s *Server) Register(r grpc.ServiceRegistrar) {
 	pb.RegisterObserverServer(r, s)
 	if s.o.health != nil {
 		registerHealth(r, s)
 	}
+	s.registerFlight(r)
 }
 
 // guard turns a panic of the code a call runs into an Internal status,
