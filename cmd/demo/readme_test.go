@@ -59,7 +59,8 @@ func TestMatchesQuote(t *testing.T) {
 
 // TestTheREADMEQuotesLinesTheDemoPrints: every line fragment the README's
 // walkthrough of the demo's output quotes is printed by a run of the demo
-// (its default flags, with a shorter run and faster flapping).
+// (its default flags, with a shorter run and faster flapping), and every
+// WARN or ERROR line of that run is one the walkthrough quotes.
 func TestTheREADMEQuotesLinesTheDemoPrints(t *testing.T) {
 	quotes := readmeWalkthrough(t)
 	require.GreaterOrEqual(t, len(quotes), 10, "the walkthrough quotes the demo's lines: %q", quotes)
@@ -77,6 +78,15 @@ func TestTheREADMEQuotesLinesTheDemoPrints(t *testing.T) {
 			}
 		}
 		assert.True(t, found, "the README quotes %q; the demo printed no such line", q)
+	}
+	// And every WARN or ERROR line it printed is one the walkthrough
+	// quotes (the simulated kernel's refusals): no other warning.
+	for _, w := range warnings(out.String()) {
+		explained := false
+		for _, q := range quotes {
+			explained = explained || (strings.Contains(q, "WARN") || strings.Contains(q, "ERROR")) && matchesQuote(w, q)
+		}
+		assert.True(t, explained, "the demo printed a WARN or ERROR line the README does not explain: %s", w)
 	}
 	if t.Failed() {
 		t.Logf("the demo printed:\n%s", out.String())

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// warnings returns the lines of log at level WARN or ERROR.
+func warnings(log string) []string {
+	var out []string
+	for l := range strings.Lines(log) {
+		if f := strings.Fields(l); len(f) > 1 && (f[1] == "WARN" || f[1] == "ERROR") {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+// TestStartup_NoWarning starts the real demo binary as the README runs it
+// (its default flags), with the simulated kernel's scripted refusals off
+// (--apply-failures 0: the one WARN the README's walkthrough explains),
+// under a fake $NOTIFY_SOCKET to know when it is ready; once READY=1
+// came it is stopped with SIGTERM. Its whole log, start-up and stop, has
+// no WARN or ERROR line: a start-up check that fires on the demo's own
+// wiring (an outside writer declared in the wrong namespace gave "no
+// controller writes this input kind") is a bug of the demo.
+func TestStartup_NoWarning(t *testing.T) {
+	bin := buildDemo(t)
+	socket, n := listenNotify(t)
+	var out syncBuffer
+	cmd := exec.CommandContext(t.Context(), bin, "--apply-failures", "0")
+	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+socket, "WATCHDOG_USEC=", "WATCHDOG_PID=")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	for m := n.next(t); !strings.Contains(m, "READY=1"); m = n.next(t) {
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "the demo exits 0 on SIGTERM; log:\n%s", out.String())
+		exited <- err // for the cleanup
+	case <-time.After(waitFor):
+		t.Fatal("the demo did not exit within " + waitFor.String())
+	}
+	assert.Empty(t, warnings(out.String()), "the demo's start-up and stop log WARN or ERROR lines; log:\n%s", out.String())
+}
