@@ -46,7 +46,7 @@ func orDefault[T comparable](v, def T) T {
 
 // WakeCounterController is a Controller with the inputs and outputs it is
 // given that does nothing but count its runs and the ReconcileEvents it
-// receives. With a Gate it stays busy after each event until the test lets
+// receives. With a Gate it stays busy after each wake-up until the test lets
 // it go, which makes coalescing observable (rule C2).
 type WakeCounterController struct {
 	// ControllerName is the controller's name (default
@@ -57,7 +57,7 @@ type WakeCounterController struct {
 	// ControllerOutputs are the declared outputs.
 	ControllerOutputs []controller.Output
 	// Gate, when set, is received from once after every ReconcileEvent:
-	// the controller is busy handling the event until something is sent
+	// the controller is busy handling the wake-up until something is sent
 	// on Gate (or its context ends).
 	Gate <-chan struct{}
 

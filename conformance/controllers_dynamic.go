@@ -16,9 +16,9 @@ import (
 // DynamicInputsController is a Controller that replaces its dynamic inputs
 // at run time with UpdateInputs (rule C7). [DynamicInputsController.SetDynamicInputs]
 // stores a set of inputs; the controller applies it when it next handles a
-// ReconcileEvent, and on every event it lists each of its dynamic inputs
+// ReconcileEvent, and on every wake-up it lists each of its dynamic inputs
 // (declared without an ID), which must be allowed (rule C3). It counts
-// runs, events and applied updates and records every error.
+// runs, wake-ups and applied updates and records every error.
 type DynamicInputsController struct {
 	// ControllerName is the controller's name (default
 	// "DynamicInputsController").

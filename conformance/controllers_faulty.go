@@ -84,7 +84,7 @@ func (c *FailingController) Inputs() []controller.Input { return slices.Clone(c.
 // Outputs implements controller.Controller: none.
 func (c *FailingController) Outputs() []controller.Output { return nil }
 
-// Run fails during the first Failures runs, then counts events.
+// Run fails during the first Failures runs, then counts wake-ups.
 func (c *FailingController) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
 	if n := c.runs.start(); n <= c.Failures {
 		if c.ResetBackoff {
@@ -127,7 +127,7 @@ func (c *PanickingController) Inputs() []controller.Input { return slices.Clone(
 // Outputs implements controller.Controller: none.
 func (c *PanickingController) Outputs() []controller.Output { return nil }
 
-// Run panics during the first Panics runs, then counts events.
+// Run panics during the first Panics runs, then counts wake-ups.
 func (c *PanickingController) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
 	if n := c.runs.start(); n <= orDefault(c.Panics, 1) {
 		panic(fmt.Sprintf("conformance: injected panic in run %d of %s", n, c.Name()))

@@ -32,7 +32,7 @@ import (
 type RealTime struct {
 	// WaitIdle waits until the running Runtime has done all the work that
 	// what happened so far causes — every change to its inputs routed,
-	// every Controller back waiting for events, no QController item due
+	// every Controller back waiting for a wake-up, no QController item due
 	// or in flight — leaving out the controllers named in held, which the
 	// test holds on purpose (a pass or a reconcile blocked on the test's
 	// gate). It returns an error that says what is still busy when ctx

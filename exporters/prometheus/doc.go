@@ -3,7 +3,7 @@
 // own, so that resgraph's core module depends on no Prometheus code.
 //
 //	reg := prometheus.NewRegistry()
-//	if _, err := resgraphprom.Register(reg, engine.Observe()); err != nil { ... }
+//	if _, err := resgraphprom.Register(reg, rt.Observe()); err != nil { ... }
 //	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 //
 // The [Collector] reads the Runtime's [observe.Observer.Metrics] at every

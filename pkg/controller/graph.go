@@ -105,7 +105,7 @@ type DependencyEdge struct {
 	// never NoWriter.
 	OutsideWriter bool
 	// Uncached marks an input edge the controller may also read through
-	// to the state, bypassing the engine's cache (Input.Uncached). An
+	// to the state, bypassing the Runtime's cache (Input.Uncached). An
 	// input declared both ways is one edge, marked.
 	Uncached bool
 }

@@ -62,7 +62,7 @@ type Input struct {
 	ID        optional.Optional[resource.ID]
 	Kind      InputKind
 	// Uncached lets the controller read this input through to the state,
-	// bypassing the engine's cache ([UncachedReader]); its Get and List
+	// bypassing the Runtime's cache ([UncachedReader]); its Get and List
 	// still read through the cache. The dependency graph marks the edge
 	// (DependencyEdge.Uncached).
 	Uncached bool

@@ -14,16 +14,16 @@ type ReconcileEvent struct{}
 // Runtime is what the Runtime gives a Controller's Run.
 type Runtime interface {
 	// EventCh delivers one ReconcileEvent at start and one after any
-	// change to an input; events that arrive while the controller is busy
-	// coalesce into one (rule C2).
+	// change to an input; changes that arrive while the controller is busy
+	// coalesce into one wake-up (rule C2).
 	EventCh() <-chan ReconcileEvent
 	// QueueReconcile queues a ReconcileEvent (coalescing like any other).
 	QueueReconcile()
 	// ResetRestartBackoff resets the restart backoff, typically after a
 	// successful reconcile (rule C6).
 	ResetRestartBackoff()
-	// UpdateInputs replaces the controller's dynamic inputs; events for
-	// the new inputs flow without a restart (rule C7). The declared
+	// UpdateInputs replaces the controller's dynamic inputs; changes of
+	// the new inputs wake it without a restart (rule C7). The declared
 	// (static) inputs stay.
 	UpdateInputs(inputs []Input) error
 
@@ -35,7 +35,7 @@ type Runtime interface {
 
 // QRuntime is what the Runtime gives a QController's Reconcile and MapInput.
 //
-// The QRuntime the engine hands out also implements [UncachedReader] (the
+// The QRuntime the Runtime hands out also implements [UncachedReader] (the
 // contract fixes QRuntime as a ReaderWriter):
 //
 //	r.(controller.UncachedReader).GetUncached(ctx, ptr)
@@ -44,7 +44,7 @@ type QRuntime interface {
 }
 
 // UncachedReader reads inputs through to the state, bypassing the
-// engine's cache (a Controller's Runtime has it; a QController's QRuntime
+// Runtime's cache (a Controller's Runtime has it; a QController's QRuntime
 // implements it) (runtime.WithCachedResource): for a read that must see
 // the state itself — a cleanup that must never act on a cache miss. Only
 // inputs declared with [Input.Uncached] may be read so (so that the

@@ -50,7 +50,7 @@ type JSONEdge struct {
 	// otherwise.
 	OutsideWriter bool `json:"outsideWriter,omitempty"`
 	// Uncached marks an input edge the controller may read bypassing the
-	// engine's cache (controller.DependencyEdge.Uncached); absent
+	// Runtime's cache (controller.DependencyEdge.Uncached); absent
 	// otherwise.
 	Uncached bool `json:"uncached,omitempty"`
 }

@@ -35,7 +35,7 @@ type Observer interface {
 	// Runtime's GetDependencyGraph).
 	Graph() (*controller.DependencyGraph, error)
 	// Trace returns the Runtime's causal trace, a ring of its newest
-	// events (see package observe/trace); nil when the trace is off.
+	// records (see package observe/trace); nil when the trace is off.
 	Trace() *trace.Ring
 	// Explain answers "why is this resource (not) reconciled": who writes
 	// it, who reads it, its last changes in the trace with the reconciles

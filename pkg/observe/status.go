@@ -56,7 +56,7 @@ func (s *Lifecycle) UnmarshalText(b []byte) error {
 }
 
 // Family tells the two families of controllers apart: a
-// controller.Controller (one Run loop woken by events) and a
+// controller.Controller (one Run loop and its wake-ups) and a
 // controller.QController (a work queue of resource pointers).
 type Family uint8
 
@@ -156,8 +156,8 @@ type ControllerMetrics struct {
 	// or a RequeueError.
 	WakeUps  uint64 `json:"wakeUps"`
 	Requeues uint64 `json:"requeues"`
-	// BusyTime is the time spent reconciling (a Controller: from taking an
-	// event to taking the next one when that one had to wait, otherwise to
+	// BusyTime is the time spent reconciling (a Controller: from taking a
+	// wake-up to taking the next one when that one had to wait, otherwise to
 	// the end of its last runtime call before it waited again); in JSON
 	// busyTimeNs, in nanoseconds.
 	BusyTime time.Duration `json:"busyTimeNs"`

@@ -1,7 +1,7 @@
 // Package recording is a flight recorder for a daemon built on resgraph:
 // it keeps, over a sliding window, the state at the window's start and
 // every change after it — each marked as made by one of the Runtime's
-// controllers, by an outside writer, or by the world (an event the daemon
+// controllers, by an outside writer, or by the world (an action the daemon
 // noted) — so that what happened once in production can be replayed in
 // the simulator (package runtimetest/sim) and shrunk to its cause.
 //
@@ -34,7 +34,7 @@
 //     of one of the Runtime's controllers (rule C4: a controller writes as
 //     itself), or when it changes only finalizers (rule C5: finalizers are
 //     the controllers' holds); every other change is an outside writer's
-//     (ByOutside). A world event the daemon noted with [Recorder.Act] is a
+//     (ByOutside). An action of the world the daemon noted with [Recorder.Act] is a
 //     change of its own (ByWorld), in its place among the others. A
 //     controller's write made with WithCreateNoOwner or WithModifyNoOwner
 //     carries no owner and is recorded as an outside write.

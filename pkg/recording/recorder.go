@@ -297,7 +297,7 @@ func (r *Recorder) tick(now time.Time, kinds []Kind) error {
 // a change of the recording, by the name of the daemon's simulation
 // scenario's action that does the same to its fake world, so that a
 // replay does it at the same point. A daemon calls it where its code
-// learns of the world's event (an observer's notification).
+// learns of the world's action (an observer's notification).
 func (r *Recorder) Act(name string) {
 	var rev uint64
 	if rr, ok := r.st.(state.RevisionReporter); ok {

@@ -74,7 +74,7 @@ const (
 	// ByController: one of the Runtime's controllers (Change.Writer names
 	// it, when the change says: a change of finalizers alone does not).
 	ByController
-	// ByWorld: an event of the world the daemon noted (Recorder.Act): a
+	// ByWorld: an action of the world the daemon noted (Recorder.Act): a
 	// cable unplugged, a device gone.
 	ByWorld
 )

@@ -70,7 +70,7 @@ type leadershipOptions struct {
 // not lead is a standby: registered, its inputs watched (its caches
 // warm), but not running; its status says so (leader or standby, since
 // when, the term). When it becomes the leader, the controller starts as
-// after a restart: a Controller with a start event, a QController with
+// after a restart: a Controller with a start wake-up, a QController with
 // every existing resource of its inputs queued (rule Q1).
 //
 // Every write a controller makes under a term is fenced by the term

@@ -49,7 +49,7 @@ var errStopped = errors.New("runtime: Run has stopped; no controller can be regi
 // A registered Controller (rules C2, C6, C7, C8) has its Run called on a
 // goroutine of its own. It receives one ReconcileEvent at start (and at
 // every restart), once its inputs are watched, and one after changes to its
-// inputs; changes that arrive while an event waits to be taken coalesce into
+// inputs; changes that arrive while a wake-up waits to be taken coalesce into
 // it. Resources that exist at the start are not changes. Run that returns an
 // error or panics (the panic is logged with its stack; the rest of the
 // Runtime keeps running) is restarted after an exponential backoff:

@@ -175,7 +175,7 @@ type runner interface {
 // resource is not routed again.
 //
 // [Runtime.Relist] does the same on demand (a daemon that suspects its
-// view, after an outside event): it re-lists a watched kind, routes what
+// view, after something outside it happened): it re-lists a watched kind, routes what
 // differs, and returns once every controller affected has been woken or
 // has its items queued; the re-list is counted with the others.
 //

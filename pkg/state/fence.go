@@ -12,7 +12,7 @@ import (
 // or cut off, or a successor was elected — can never land a write (rule
 // E4). A write whose context carries a fence ([WithFence]) is committed by
 // a state that checks fences ([Fencer]) only if the fence still stands,
-// in the same atomic step as the write; otherwise it fails with an error
+// atomically with the write; otherwise it fails with an error
 // of the fenced class ([IsFencedError]) and writes nothing. The helpers
 // of [WrapCore] pass their context to the core's writes, so Modify,
 // UpdateWithConflicts, Teardown, AddFinalizer, RemoveFinalizer and

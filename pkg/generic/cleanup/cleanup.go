@@ -188,7 +188,7 @@ func (c *Controller[I, D]) Outputs() []controller.Output {
 	return outputs
 }
 
-// Run reconciles on every event until ctx is canceled; see the package
+// Run reconciles on every wake-up until ctx is canceled; see the package
 // documentation. A failing input is retried on its own schedule without
 // failing Run; Run fails (and the Runtime restarts it with backoff) only
 // when listing the inputs fails.

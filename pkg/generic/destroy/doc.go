@@ -20,7 +20,7 @@
 // finalizers left, acting for its owner, whoever it is ([WithOwners]
 // restricts it). A
 // finalizer added between the read and the destroy makes the destroy wait
-// for the next destroy-ready event.
+// for the next destroy-ready wake-up.
 //
 // The rules cited here are stated in docs/generic-controllers.md in the repository.
 package destroy

@@ -50,8 +50,8 @@ func declarations(what string, fn func()) (err error) {
 
 // Wrap returns a Controller that is inner plus the destruction of inner's
 // outputs of the kinds once they are tearing down with no finalizers: it
-// declares them as destroy-ready inputs, and on every event destroys the
-// ready ones (with [Ready]) before passing the event on to inner. Each kind
+// declares them as destroy-ready inputs, and on every wake-up destroys the
+// ready ones (with [Ready]) before passing the wake-up on to inner. Each kind
 // must be one of inner's outputs and not one of its inputs; otherwise (and
 // for a nil inner, or declarations of inner that panic) Wrap returns an
 // error of the invalid class. The wrapped controller forwards Validate

@@ -79,7 +79,7 @@
 // G1d. A TransformFunc that returns generic.ErrDestroyOutput has the
 // input's output torn down and destroyed as if the input were gone (an
 // output with finalizers stays tearing down until they go, and its
-// destroy-ready event brings the input back); nothing is written, the
+// output becoming destroy-ready queues the input again); nothing is written, the
 // item succeeds, nothing is logged. A running input keeps the finalizer;
 // its next change that TransformFunc fills writes a new output.
 //

@@ -195,7 +195,7 @@ func (c *Controller[I, O]) Outputs() []controller.Output {
 	return append(outputs, c.opts.extraOutputs...)
 }
 
-// Run reconciles on every event until ctx is canceled. An input that fails
+// Run reconciles on every wake-up until ctx is canceled. An input that fails
 // (or an output that cannot be destroyed) is retried on its own schedule,
 // with exponential backoff, without failing Run; Run fails, and the
 // Runtime restarts it with backoff, only when the controller as a whole

@@ -42,8 +42,8 @@
 //     changes, and an input denied access (rule C3: a write to an output
 //     type the controller does not declare) is parked at once, a
 //     programming error logged at ERROR; with its ChangeAbandonsRetry, a change starts the input's
-//     backoff over (with [WithExtraInputs], whose events transform every
-//     input, an event is a change of every input). Other inputs are
+//     backoff over (with [WithExtraInputs], whose wake-ups transform every
+//     input, a wake-up is a change of every input). Other inputs are
 //     not delayed and are not transformed again, and Run does not fail: the
 //     Runtime's restart backoff is for the controller as a whole (listing
 //     its inputs or outputs failing, or a panic in Run itself). An output
@@ -93,7 +93,7 @@
 // A pass processes only the inputs that changed since the previous pass
 // (by version and creation time), the failing inputs that are due, and
 // those waiting for an output to go, unless the controller has extra
-// inputs: then every pass woken up by an event transforms every input,
+// inputs: then every pass (after any wake-up) transforms every input,
 // since TransformFunc may read the extra inputs. The first pass of every
 // Run transforms every input, and looks for the controller's outputs that
 // belong to no input (left by an earlier run) to destroy them, as soon as

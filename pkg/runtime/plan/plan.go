@@ -102,7 +102,7 @@ type ResourceChange struct {
 	// write.
 	Writers []string
 	// Chain is the causal chain from the proposed change to the
-	// resource's last write: each step a resource's change and the
+	// resource's last write: each link a resource's change and the
 	// controller that reconciled it ("LinkSpec(network/eth1) removed",
 	// "LinkApplyController", ...).
 	Chain []string

@@ -109,7 +109,7 @@ func (p *passes) busy(wakes uint64) (bool, string) {
 	var why []string
 	switch {
 	case pending:
-		why = append(why, "its start event is waiting to be taken")
+		why = append(why, "its start wake-up is waiting to be taken")
 	case calls <= delivered:
 		why = append(why, "in a reconcile pass (took a ReconcileEvent and has not called EventCh since)")
 	}
