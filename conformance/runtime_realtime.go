@@ -37,7 +37,8 @@ type RealTime struct {
 	// test holds on purpose (a pass or a reconcile blocked on the test's
 	// gate). It returns an error that says what is still busy when ctx
 	// is done first. Before Run has started the Runtime's controllers, the
-	// Runtime is not idle. The Runtime is the one NewEngine returned. For
+	// Runtime is not idle, whatever held names (their input kinds are not
+	// watched yet: a change made then would reach no controller). The Runtime is the one NewEngine returned. For
 	// resgraph's Runtime (runtime.Runtime) this is runtimetest.RealTimeWaitIdle, exact
 	// over a state that implements state.KindHeadReporter.
 	WaitIdle func(ctx context.Context, engine controller.Engine, held ...string) error

@@ -46,11 +46,17 @@ func (r *Runtime) activity(ctx context.Context) observe.Activity {
 // channel from one EventCh call is seen busy after its first event; one
 // that hands its events to another goroutine is seen idle once the
 // handing-over loop calls EventCh again, whether or not the other
-// goroutine is done. A state whose whole-kind watches may coalesce changes
+// goroutine is done. A Controller whose dynamic inputs gained a kind is
+// busy until the wake-up that follows that kind's first bootstrap is sent
+// (crunner.Runner.DeferWakeUp). A state whose whole-kind watches may
+// coalesce changes
 // into nothing (inmem does, for a resource created and destroyed while a
 // watch that fell far behind catches up) leaves that kind seen behind
 // until its next change. A Runtime whose Run has not started yet is not
-// idle: its controllers are starting.
+// idle, whatever except names: its controllers are starting and its
+// kinds are not watched yet, so that a change made now would reach no
+// watch's bootstrap if the wait returned (Run pings the notifier once it
+// has started the watches).
 func (r *Runtime) waitIdle(ctx context.Context, except []string) (observe.Activity, error) {
 	ch, release := r.idle.Subscribe()
 	defer release()
@@ -59,7 +65,7 @@ func (r *Runtime) waitIdle(ctx context.Context, except []string) (observe.Activi
 		ctrls := r.controllerActivity()
 		after := r.kindActivity(ctx)
 		a := observe.Activity{Controllers: ctrls, Kinds: after.list}
-		if idleExcept(a, except) && (observe.Activity{Kinds: before.list}).Idle() && slices.Equal(before.routed, after.routed) {
+		if before.started && idleExcept(a, except) && (observe.Activity{Kinds: before.list}).Idle() && slices.Equal(before.routed, after.routed) {
 			return a, nil
 		}
 		select {
@@ -87,18 +93,24 @@ func idleExcept(a observe.Activity, names []string) bool {
 }
 
 // kindActivities are the kinds' activity and, in the same order, how many
-// batches each has routed.
+// batches each has routed; started tells that Run has started (the
+// watches of the kinds registered before it are running or have run).
 type kindActivities struct {
-	list   []observe.KindActivity
-	routed []uint64
+	list    []observe.KindActivity
+	routed  []uint64
+	started bool
 }
 
 func (r *Runtime) kindActivity(ctx context.Context) kindActivities {
 	r.mu.Lock()
-	running := r.phase == phaseRunning
+	phase := r.phase
 	r.mu.Unlock()
-	kinds := r.router.Activity(ctx, running)
-	out := kindActivities{list: make([]observe.KindActivity, 0, len(kinds)), routed: make([]uint64, 0, len(kinds))}
+	kinds := r.router.Activity(ctx, phase == phaseRunning)
+	out := kindActivities{
+		list:    make([]observe.KindActivity, 0, len(kinds)),
+		routed:  make([]uint64, 0, len(kinds)),
+		started: phase != phaseIdle,
+	}
 	for _, k := range kinds {
 		out.list = append(out.list, observe.KindActivity{
 			Namespace: k.Key.Namespace(), Type: k.Key.Type(), Behind: k.Behind, Exact: k.Exact, Why: k.Why,

@@ -94,3 +94,56 @@ func TestSettleWaitsForAQControllerToStart(t *testing.T) {
 		assert.EqualValues(t, 6, reconciles.Load(), "the late QController reconciled what exists before Settle returned")
 	})
 }
+
+// TestSettleExceptBeforeRunIsNotIdle: before Run has started, a Runtime is
+// not idle even when Except names every controller — its kinds are not
+// watched yet, so a change made when the wait returned would reach no
+// watch's bootstrap (the held QController would never see it). Once Run
+// has started, the wait returns when the kinds' first bootstraps are
+// routed, and a change made then reaches the held QController.
+func TestSettleExceptBeforeRunIsNotIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		var seen atomic.Int32
+		q := &funcQController{
+			name:     "q",
+			settings: controller.QSettings{Inputs: []controller.Input{in(typeA, controller.InputQPrimary)}},
+			reconcile: func(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, _ resource.Pointer) error {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				seen.Add(1)
+				return nil
+			},
+		}
+		st := inmem.NewState()
+		rt, err := runtime.New(st, zap.NewNop())
+		require.NoError(t, err)
+		require.NoError(t, rt.RegisterQController(q))
+
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		a, err := idleOrNot(ctx, rt, "q")
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "not started: not idle, whatever Except names")
+		assert.Contains(t, a.String(), "controller q: starting")
+
+		runCtx, stop := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- rt.Run(runCtx) }()
+		ctx, cancel = context.WithTimeout(t.Context(), time.Second)
+		a, err = idleOrNot(ctx, rt, "q")
+		cancel()
+		require.NoError(t, err, "started: idle but for q once the kinds are bootstrapped: %s", a)
+		require.Len(t, a.Kinds, 1, "the input kind is watched when the wait returns")
+		assert.False(t, a.Kinds[0].Behind, "and its bootstrap routed: %s", a)
+
+		mustCreate(t, st, newPair(typeA, "x", 1))
+		gate <- struct{}{} // q reconciles x: it saw the change made after the wait
+		synctest.Wait()
+		assert.EqualValues(t, 1, seen.Load())
+		stop()
+		require.NoError(t, <-done)
+	})
+}

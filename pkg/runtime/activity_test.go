@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -271,4 +272,50 @@ func TestActivityOfAWatchBehindTheState(t *testing.T) {
 		g.gate <- struct{}{}
 		waitIdle(t, rt)
 	})
+}
+
+// TestWaitIdleCoversTheWakeUpOfNewInputs: UpdateInputs with a new kind
+// wakes the controller once the kind's first bootstrap is routed (rule
+// C7), from a goroutine of the Runtime; the controller counts as busy
+// until that wake-up is sent, so that WaitIdle never returns between the
+// bootstrap and the wake-up — which a later change would then find
+// pending, making one change look like two ReconcileEvents. On the wall
+// clock, repeated to give a premature return many chances.
+func TestWaitIdleCoversTheWakeUpOfNewInputs(t *testing.T) {
+	next := make(chan string, 1) // the namespace the next pass moves its dynamic input to
+	var wakes atomic.Int64
+	c := &funcController{
+		name:   "mover",
+		inputs: []controller.Input{in(typeA, controller.InputWeak)},
+		run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-r.EventCh():
+				}
+				wakes.Add(1)
+				select {
+				case ns := <-next:
+					if err := r.UpdateInputs([]controller.Input{{Namespace: ns, Type: typeB, Kind: controller.InputWeak}}); err != nil {
+						return err
+					}
+				default:
+				}
+			}
+		},
+	}
+	e := runtimetest.Start(t, runtimetest.WithLogger(zap.NewNop()), runtimetest.WithControllers(c))
+	rt, st := e.Runtime, e.State
+	waitIdle(t, rt)
+	for i := range 60 {
+		next <- fmt.Sprintf("dyn%d", i)
+		mustCreate(t, st, newPair(typeA, fmt.Sprintf("move%d", i), i)) // the pass that moves the input
+		waitIdle(t, rt)
+		before := wakes.Load()
+		require.Empty(t, next, "step %d: the pass took the namespace", i)
+		mustCreate(t, st, newPair(typeA, fmt.Sprintf("after%d", i), i))
+		waitIdle(t, rt)
+		require.Equal(t, before+1, wakes.Load(), "step %d: one change after WaitIdle, one ReconcileEvent", i)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
@@ -118,5 +119,25 @@ func TestConformanceRefusalsAreAccessDenied(t *testing.T) {
 		assert.True(t, state.IsNotFoundError(results[3].Err), "read missing input: %v", results[3].Err)
 		assert.False(t, controller.IsAccessDeniedError(results[3].Err), "read missing input: %v", results[3].Err)
 		assert.False(t, controller.IsAccessDeniedError(results[3].Err), "read missing input: %v", results[3].Err)
+	})
+}
+
+// TestRuntimeConformanceRealTime runs the rules on the wall clock over the
+// in-memory state, as a user running the suite's real-time mode over their
+// own state would.
+func TestRuntimeConformanceRealTime(t *testing.T) {
+	const backoff = 20 * time.Millisecond
+	opts := []runtime.Option{
+		runtime.WithRestartBackoff(backoff, 16*backoff),
+		runtime.WithQueueBackoff(backoff, 16*backoff),
+	}
+	suite.Run(t, &conformance.RuntimeSuite{
+		NewEngine:     newConformanceEngine(opts...),
+		NewEngineOver: newConformanceEngineOver(opts...),
+		RealTime: &conformance.RealTime{
+			WaitIdle:   runtimetest.RealTimeWaitIdle,
+			Backoff:    backoff,
+			MaxBackoff: 16 * backoff,
+		},
 	})
 }

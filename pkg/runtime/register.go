@@ -370,11 +370,11 @@ func (r *Runtime) updateInputs(name string, c *crunner.Runner, outputs []control
 	ctx, keys := r.runCtx, kindsOf(dynamic)
 	r.router.Watch(ctx, keys...)
 	// The wake-up waits for the new kinds' first bootstrap, like the start
-	// event, without blocking the caller.
-	r.group.Go(func() {
-		if r.router.WaitBootstrapped(ctx, keys) {
-			c.WakeUp()
-		}
-	})
+	// event, without blocking the caller; the controller counts as busy
+	// until it is sent.
+	send := c.DeferWakeUp()
+	if !r.group.Go(func() { send(r.router.WaitBootstrapped(ctx, keys)) }) {
+		send(false) // the Runtime has stopped
+	}
 	return nil
 }

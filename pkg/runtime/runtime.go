@@ -344,6 +344,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if err := r.checkWritersAtRunLocked(); err != nil {
 		r.phase = phaseStopped
 		r.mu.Unlock()
+		r.idle.Ping()
 		return err
 	}
 	r.phase = phaseRunning
@@ -363,6 +364,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 		r.group.Go(func() { r.pollTrace(ctx) })
 	}
 	r.mu.Unlock()
+	r.idle.Ping() // a quiescence check waiting for Run to start
 
 	<-ctx.Done()
 

@@ -50,7 +50,9 @@ func AsOwner(owner resource.Owner) WaitOption {
 
 // Except makes [Settle] count the named controllers as idle whatever they
 // do: for a test that holds them on purpose (a pass or a reconcile blocked
-// until the test lets it go) while it waits for the rest.
+// until the test lets it go) while it waits for the rest. Before Run has
+// started, the Runtime is not idle whatever Except names: the held
+// controllers' input kinds are not watched yet.
 func Except(controllers ...string) WaitOption {
 	return func(c *waitConfig) { c.except = append(c.except, controllers...) }
 }

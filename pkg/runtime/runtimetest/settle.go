@@ -17,7 +17,8 @@ import (
 // ([SetTimeout], [Within]) it fails the test with what is still busy. It
 // is the one way to wait for quiet. rt may be any Runtime, started by
 // [Start] or not; one whose Run has not started yet is not idle (its
-// controllers are starting).
+// controllers are starting and its input kinds are not watched yet),
+// whatever [Except] names.
 //
 // Idle means: every kind watch has routed every change (with a state that
 // implements state.KindHeadReporter, every change the state committed;
@@ -39,7 +40,9 @@ import (
 // channel from one EventCh call is seen busy after its first wake-up; one
 // that hands its wake-ups to another goroutine is seen idle once the
 // handing-over loop calls EventCh again, whether or not the other goroutine
-// is done. A state whose whole-kind watches may coalesce changes into
+// is done. A Controller whose dynamic inputs gained a kind (UpdateInputs)
+// is busy until the wake-up that follows that kind's first bootstrap is
+// sent. A state whose whole-kind watches may coalesce changes into
 // nothing (inmem does, for a resource created and destroyed while a watch
 // that fell far behind catches up) leaves that kind seen behind until its
 // next change.

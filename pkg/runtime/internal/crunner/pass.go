@@ -118,3 +118,11 @@ func (p *passes) busy(wakes uint64) (bool, string) {
 	}
 	return len(why) > 0, strings.Join(why, "; ")
 }
+
+// joinWhy joins two reasons for being busy; either may be empty.
+func joinWhy(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

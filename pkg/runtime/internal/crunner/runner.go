@@ -14,6 +14,7 @@ package crunner
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -93,6 +94,9 @@ type Runner struct {
 	// raising is the change of a shared snapshot being raised in Run's
 	// goroutine (see checkSnapshots).
 	raising raised
+	// deferred counts the wake-ups promised by DeferWakeUp and not sent
+	// or given up yet.
+	deferred atomic.Int32
 }
 
 // New returns the runner of a Controller; it starts nothing.
@@ -306,6 +310,26 @@ func (c *Runner) taken(waited bool) {
 // WakeUp sends the controller a coalescing wake-up.
 func (c *Runner) WakeUp() { c.cfg.Wake.Send() }
 
+// DeferWakeUp promises a wake-up that the caller sends later from another
+// goroutine (once new inputs are watched live, say) by calling the
+// returned function once: with true it sends the wake-up, with false it
+// gives it up. Until then the controller counts as busy in its activity,
+// so that a quiescence check cannot see it idle between the cause of the
+// wake-up and its send.
+func (c *Runner) DeferWakeUp() (send func(wake bool)) {
+	c.deferred.Add(1)
+	var once sync.Once
+	return func(wake bool) {
+		once.Do(func() {
+			if wake {
+				c.WakeUp() // counted as sent before the promise is dropped
+			}
+			c.deferred.Add(-1)
+			c.cfg.Idle.Ping()
+		})
+	}
+}
+
 // SetAccess replaces the controller's access scope (its dynamic inputs
 // changed).
 func (c *Runner) SetAccess(a *adapter.Access) { c.cfg.Adapter.SetAccess(a) }
@@ -324,7 +348,13 @@ func (c *Runner) Activity() status.Activity {
 	case status.Parked:
 		a.Why = "parked until an input changes: " + st.LastError
 	case status.Running:
+		// The promise first: a wake-up is counted as sent before its
+		// promise is dropped (see DeferWakeUp).
+		deferred := c.deferred.Load() > 0
 		a.Busy, a.Why = c.passes.busy(c.cfg.Wake.Sent())
+		if deferred {
+			a.Busy, a.Why = true, joinWhy(a.Why, "a wake-up waits for its new inputs' first bootstrap")
+		}
 	}
 	return a
 }

@@ -29,8 +29,9 @@ type Hooks interface {
 	// in flight (observe.ControllerActivity.Busy) — checked so that no
 	// work can move between the parts checked: the kinds are checked
 	// before and after the controllers and must not have routed anything
-	// in between. It waits for the Runtime's own notifications, never by
-	// polling.
+	// in between. Before Run has started, the Runtime is not idle,
+	// whatever except names. It waits for the Runtime's own
+	// notifications, never by polling.
 	WaitIdle(ctx context.Context, except []string) (observe.Activity, error)
 }
 
