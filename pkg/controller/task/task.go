@@ -24,6 +24,12 @@
 // task, waits for them all, and makes later calls no-ops. Every goroutine
 // a Runner starts is stopped by Remove, a replacing Set or Stop: none
 // outlives Stop.
+//
+// The waits happen without the Runner's lock: a task may call its Runner
+// (Keys, Set and Remove of other keys), also while it is being canceled,
+// and other keys' calls go on while one waits. A call that waits for the
+// calling task itself — Remove or a replacing Set of its own key, or Stop
+// — never returns: a task ends itself by returning.
 package task
 
 import (
@@ -68,7 +74,12 @@ type Runner[K comparable, S comparable] struct {
 type running[S comparable] struct {
 	spec   S
 	cancel context.CancelFunc
-	done   chan struct{}
+	// done is closed when the task has returned for good, and after the
+	// task it replaced (after) has.
+	done chan struct{}
+	// after is the done of the task this one replaced (nil when none):
+	// the task starts once it is closed.
+	after <-chan struct{}
 }
 
 // NewRunner returns a Runner of run; logger logs the failures of tasks.
@@ -92,33 +103,44 @@ func NewRunner[K comparable, S comparable](logger *zap.Logger, run Func[K, S], o
 // Set makes the task of key run with spec: it is started if none runs,
 // replaced (the old one canceled and waited for) if it runs with another
 // spec, and left alone if it runs with spec. It reports whether it
-// started a task.
+// started a task. The new task starts once the old one has returned.
 func (r *Runner[K, S]) Set(key K, spec S) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.stopped {
+		r.mu.Unlock()
 		return false
 	}
-	if t, ok := r.tasks[key]; ok {
-		if t.spec == spec {
-			return false
-		}
-		t.stop()
+	prev, ok := r.tasks[key]
+	if ok && prev.spec == spec {
+		r.mu.Unlock()
+		return false
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &running[S]{spec: spec, cancel: cancel, done: make(chan struct{})}
 	r.tasks[key] = t
+	if ok {
+		prev.cancel()
+		t.after = prev.done
+	}
 	go r.loop(ctx, key, t)
+	r.mu.Unlock()
+	if ok {
+		<-prev.done
+	}
 	return true
 }
 
 // Remove stops the task of key, if any, and waits for it.
 func (r *Runner[K, S]) Remove(key K) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if t, ok := r.tasks[key]; ok {
-		t.stop()
+	t, ok := r.tasks[key]
+	if ok {
+		t.cancel()
 		delete(r.tasks, key)
+	}
+	r.mu.Unlock()
+	if ok {
+		<-t.done
 	}
 }
 
@@ -139,23 +161,29 @@ func (r *Runner[K, S]) Keys() []K {
 // QShutdownHook (qtransform.WithShutdownHook(runner.Stop)).
 func (r *Runner[K, S]) Stop(*zap.Logger) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.stopped = true
+	stopping := make([]*running[S], 0, len(r.tasks))
 	for k, t := range r.tasks {
-		t.stop()
+		t.cancel()
+		stopping = append(stopping, t)
 		delete(r.tasks, k)
 	}
-}
-
-func (t *running[S]) stop() {
-	t.cancel()
-	<-t.done
+	r.mu.Unlock()
+	for _, t := range stopping {
+		<-t.done // also after the tasks it replaced: see loop
+	}
 }
 
 // loop runs the task until it is done or ctx ends, starting it again
 // after a backoff when it fails.
 func (r *Runner[K, S]) loop(ctx context.Context, key K, t *running[S]) {
 	defer close(t.done)
+	if t.after != nil {
+		<-t.after // canceled already: one task per key at a time
+		if ctx.Err() != nil {
+			return // replaced or removed before it started
+		}
+	}
 	delay := r.opts.initial
 	for {
 		err := r.call(ctx, key, t.spec)

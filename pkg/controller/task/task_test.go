@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
@@ -88,4 +90,100 @@ func TestRunner_FailedTaskStartsAgainAfterBackoff(t *testing.T) {
 		assert.Equal(t, []string{"0s", "1s", "3s"}, l.all(), "started again after 1 s, then 2 s; done after a nil")
 		r.Stop(nil)
 	})
+}
+
+// returnsWithin runs call on a goroutine and reports whether it returned
+// before a generous deadline: the tests of calls that deadlocked when a
+// Runner waited for a task under its lock.
+func returnsWithin(call func()) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call()
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}
+
+// TestRunner_TaskCallsItsRunnerWhileReplaced: a task being replaced (or
+// removed) may call its Runner while it returns — Keys, a Set of another
+// key — because the replacing call waits for it without the Runner's lock.
+func TestRunner_TaskCallsItsRunnerWhileReplaced(t *testing.T) {
+	var r *task.Runner[string, int]
+	r = task.NewRunner(zap.NewNop(), func(ctx context.Context, _ *zap.Logger, key string, spec int) error {
+		<-ctx.Done()
+		if key == "a" {
+			_ = r.Keys()
+			r.Set("from-a", spec)
+		}
+		return nil
+	})
+	r.Set("a", 1)
+	// No deferred Stop: after a deadlock it would wait forever.
+	require.True(t, returnsWithin(func() { r.Set("a", 2) }), "a replacing Set returns while the old task calls its Runner")
+	assert.ElementsMatch(t, []string{"a", "from-a"}, r.Keys())
+	require.True(t, returnsWithin(func() { r.Remove("a") }), "Remove returns while the task calls its Runner")
+	assert.Equal(t, []string{"from-a"}, r.Keys())
+	r.Stop(nil)
+}
+
+// TestRunner_OtherKeysGoOnWhileOneWaits: while a replacing Set waits for
+// a slow task to return, calls for other keys do not wait for it.
+func TestRunner_OtherKeysGoOnWhileOneWaits(t *testing.T) {
+	canceled, release := make(chan struct{}), make(chan struct{})
+	r := task.NewRunner(zap.NewNop(), func(ctx context.Context, _ *zap.Logger, key string, spec int) error {
+		<-ctx.Done()
+		if key == "slow" && spec == 1 {
+			close(canceled)
+			<-release
+		}
+		return nil
+	})
+	r.Set("slow", 1)
+	replaced := make(chan struct{})
+	go func() {
+		defer close(replaced)
+		r.Set("slow", 2)
+	}()
+	<-canceled
+	ok := returnsWithin(func() {
+		r.Set("other", 1)
+		r.Remove("other")
+		_ = r.Keys()
+	})
+	close(release)
+	<-replaced
+	r.Stop(nil)
+	assert.True(t, ok, "calls for another key do not wait for the slow task")
+}
+
+// TestRunner_ReplacementsOfAKeyRunOneAtATime: replacing Sets of one key
+// from many goroutines at once never run two of its tasks together, the
+// last spec set is the one that runs, and Stop waits for every task.
+func TestRunner_ReplacementsOfAKeyRunOneAtATime(t *testing.T) {
+	var running, overlaps, started atomic.Int32
+	r := task.NewRunner(zap.NewNop(), func(ctx context.Context, _ *zap.Logger, _ string, _ int) error {
+		if running.Add(1) > 1 {
+			overlaps.Add(1)
+		}
+		started.Add(1)
+		<-ctx.Done()
+		running.Add(-1)
+		return nil
+	})
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() { r.Set("a", i+1) })
+	}
+	wg.Wait()
+	r.Set("a", 100) // the last: it runs once every earlier one has returned
+	require.Eventually(t, func() bool { return running.Load() == 1 }, 10*time.Second, time.Millisecond, "the last spec's task runs")
+	r.Stop(nil)
+	assert.Zero(t, running.Load(), "Stop waited for every task")
+	assert.Zero(t, overlaps.Load(), "never two tasks of one key at once")
+	assert.Positive(t, started.Load())
 }
