@@ -19,8 +19,9 @@ import (
 // data directory by default), the remote State of the agent's state
 // (package pkg/state/remote: get, list, watch, write, with the types'
 // definitions) and its Runtime's observer (package pkg/observe/remote:
-// explanations, the dependency graph, the health checks, and the standard
-// gRPC health protocol). Who may connect is whoever may open the socket:
+// explanations, the dependency graph, the health checks, the standard
+// gRPC health protocol, its flight recorder's recordings and plans of
+// proposed changes — resgraphctl record and plan). Who may connect is whoever may open the socket:
 // it lives in a directory only the agent's user can enter (0700), until
 // the agent authenticates its callers.
 
@@ -50,7 +51,8 @@ func (d *daemon) serveAPI(ctx context.Context, lis net.Listener) error {
 	srv := remote.NewServer(d.state, d.codec)
 	gs := grpc.NewServer(srv.GRPCServerOptions()...)
 	srv.Register(gs)
-	obsremote.NewServer(d.engine.Observe(), obsremote.WithHealth(d.health)).Register(gs)
+	obsremote.NewServer(d.engine.Observe(), obsremote.WithHealth(d.health),
+		obsremote.WithRecorder(d.recorder, d.codec), obsremote.WithPlanner(d.plan)).Register(gs)
 	errc := make(chan error, 1)
 	go func() { errc <- gs.Serve(lis) }()
 	select {

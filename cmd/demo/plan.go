@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -42,6 +43,17 @@ func planCmd(ctx context.Context, w io.Writer, file, currentFile string) error {
 		return err
 	}
 	return p.WriteText(w)
+}
+
+// plan plans a change file (resgraphctl plan -f) against the agent's
+// live state, with its controllers over a fake kernel made from that
+// state: it writes nothing, to the state or to the kernel.
+func (d *daemon) plan(ctx context.Context, change []byte) (*plan.Plan, error) {
+	c, err := plan.ParseChange(bytes.NewReader(change), d.codec)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Make(ctx, d.state, controllers.PlanDaemon(), c, plan.WithSensitive(d.codec.Definitions().Sensitive))
 }
 
 // intentChange is the change from the intent cur (nil: none) to next:

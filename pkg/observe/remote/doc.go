@@ -65,7 +65,7 @@
 // a summary that counts its bytes and what it holds; the client returns
 // the summary only once every byte arrived, and ErrRecordingCut when the
 // stream ended before. A recorder that has not read the state yet is
-// Unavailable; one that started over while recording is Aborted.
+// FailedPrecondition; one that started over while recording is Aborted.
 //
 // OB5. A plan never writes to the daemon ([WithPlanner],
 // [FlightClient.Plan]): the server runs the daemon's [PlanFunc] on the

@@ -103,7 +103,7 @@ func (s recorderServer) take(ctx context.Context, d time.Duration) (*recording.R
 	case err == nil:
 		return rec, nil
 	case errors.Is(err, recording.ErrNotStarted):
-		return nil, status.Error(codes.Unavailable, err.Error())
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, recording.ErrStartedOver):
 		return nil, status.Error(codes.Aborted, err.Error())
 	case ctx.Err() != nil:

@@ -53,7 +53,7 @@ func runRecorder(t *testing.T, d *daemon, reg *codec.Registry) *recording.Record
 // types to the same recording as the daemon's own take), with a summary
 // that counts what it holds; a recording for a duration says so; a
 // duration out of bounds is invalid; a recorder that has not started is
-// Unavailable; a daemon that serves no recorder answers Unimplemented.
+// FailedPrecondition; a daemon that serves no recorder answers Unimplemented.
 func TestOB4_ARecordingCrossesTheWireWhole(t *testing.T) {
 	defer remote.SetRecordChunk(100)()
 	reg := flightCodec(t)
@@ -98,7 +98,7 @@ func TestOB4_ARecordingCrossesTheWireWhole(t *testing.T) {
 	idle, err := recording.New(d.env.State, reg, recording.WithRuntime(d.env.Runtime))
 	require.NoError(t, err)
 	_, err = remote.NewFlightClient(dial(t, d.serve(t, remote.WithRecorder(idle, reg)).target)).Record(ctx, 0, &bytes.Buffer{})
-	assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err), "%v", err)
 	_, err = remote.NewFlightClient(dial(t, d.serve(t).target)).Record(ctx, 0, &bytes.Buffer{})
 	assert.Equal(t, codes.Unimplemented, status.Code(err), "%v", err)
 }
