@@ -80,6 +80,15 @@ func (a *app) observer() (*obsremote.Client, error) {
 	return obsremote.NewClient(conn), nil
 }
 
+// flight returns a client of the daemon's flight recorder and planner.
+func (a *app) flight() (*obsremote.FlightClient, error) {
+	conn, err := a.dial()
+	if err != nil {
+		return nil, err
+	}
+	return obsremote.NewFlightClient(conn), nil
+}
+
 // definitions returns the daemon's resource definitions, asked once.
 func (a *app) definitions(ctx context.Context) (*definition.Registry, error) {
 	if a.defs == nil {

@@ -57,4 +57,27 @@
 // --timeout, then destroys it; when the time is up it names the
 // finalizers that remain, exits with status 1, and leaves the resource
 // tearing down.
+//
+// CT8. record writes a whole recording or nothing: it asks the daemon's
+// flight recorder (rule OB4) for its window now, or for --for from now,
+// writes what arrives to a temporary file beside -o and renames it only
+// once the whole recording arrived; on any failure no file is left. A
+// missing -o and a --for that is negative or longer than
+// recording.MaxRecordFor are usage errors, refused before the daemon is
+// asked. It says what the recording holds, and when it starts later than
+// asked or saw changes coalesced (the recording says so too).
+//
+// CT9. replay runs the command the recording names (its daemon's
+// simulation test), with the file's absolute path and the flags after --
+// (quoted for sh), in --dir, prints that command first on the standard
+// error, and exits 1 when the command fails; --print prints it without
+// running it. A file that is not a recording, of another format version
+// or damaged in its header is refused, naming the file, before anything
+// runs. It does not talk to the daemon.
+//
+// CT10. plan writes nothing: it sends the -f change to the daemon's
+// planner (rule OB5) and prints the plan; an empty file is refused before
+// the daemon is asked, a change the daemon refuses is one line with its
+// reason, and a plan that would not reach the fixed point exits 1 saying
+// why (after the plan, which shows the loop).
 package cmd

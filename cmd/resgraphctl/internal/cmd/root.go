@@ -24,7 +24,7 @@ const (
 // (see the package documentation).
 var commands = []func(*app) *cobra.Command{
 	newGet, newDescribe, newCreate, newApply, newDelete, newTypes,
-	newExplain, newGraph, newHealth,
+	newExplain, newGraph, newHealth, newRecord, newReplay, newPlan,
 }
 
 // newRoot returns the root command with every command under it.
