@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/resgraph/resgraph/pkg/access"
 	"github.com/resgraph/resgraph/pkg/debughttp"
 	"github.com/resgraph/resgraph/pkg/notify"
 	"github.com/resgraph/resgraph/pkg/observe"
@@ -131,8 +132,12 @@ func (d *daemon) Run(ctx context.Context) error {
 
 	if d.cfg.DebugAddr != "" {
 		var opts []debughttp.ListenOption
+		var serveOpts []debughttp.ServeOption
 		if d.cfg.DebugAllowRemote {
+			// The flag is the explicit consent debughttp.Serve wants to
+			// serve a non-loopback address unauthenticated; it warns.
 			opts = append(opts, debughttp.AllowRemote())
+			serveOpts = append(serveOpts, debughttp.Insecure(), debughttp.WithServeLogger(d.logger.Named("debug")))
 		}
 		ln, err := debughttp.Listen(d.cfg.DebugAddr, opts...)
 		if err != nil {
@@ -145,8 +150,8 @@ func (d *daemon) Run(ctx context.Context) error {
 		}
 		d.debugAddr = ln.Addr()
 		d.logger.Info("debug endpoint listening on http://" + ln.Addr().String() + "/debug/")
-		page := debughttp.WithPage(debughttp.Page{Path: "/debug/recording/", Title: "flight recorder", Handler: d.recorder.Handler()})
-		g.Go(func() error { return debughttp.Serve(gctx, ln, debughttp.New(d.engine.Observe(), page)) })
+		page := debughttp.WithPage(debughttp.Page{Path: "/debug/recording/", Title: "flight recorder", Handler: d.recorder.Handler(), Access: access.PageRecording})
+		g.Go(func() error { return debughttp.Serve(gctx, ln, debughttp.New(d.engine.Observe(), page), serveOpts...) })
 	}
 
 	if d.cfg.APISocket != "" {

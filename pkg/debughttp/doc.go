@@ -52,4 +52,24 @@
 // The pages expose profiles and internal state: [Listen] refuses a
 // non-loopback address unless [AllowRemote] is given, and [Serve] stops
 // the server when its context is done.
+//
+// # Access control
+//
+// The handler takes the access rules of package access ([WithAccess]) and
+// [Serve] the authenticator that establishes who is at the other end of
+// each connection ([WithAuthenticator]: access.PeerCredentials on a unix
+// socket, access.MutualTLS on TCP). Each page needs its page group:
+// access.PagePprof (profiles, expvar), access.PageExplain (explain, the
+// trace), access.PageGraph (the graph, the live graph, the controllers),
+// access.PageHealth (the probes); a page added with [WithPage] names its
+// own ([Page.Access]). A denial is a 403 whose body names the identity and
+// the page, and an audit record. Rules of the package access apply:
+//
+//   - A1: [Serve] refuses to serve a listener that is not on loopback (nor
+//     a unix socket) without an authenticator, unless [Insecure] says so
+//     explicitly (then it logs a warning); a peer the authenticator
+//     refuses is disconnected before any request is read, and audited.
+//   - A2: explain and the trace leave out the resources of sensitive types
+//     that the request's subject is not granted by name; the explanation
+//     of such a resource is a 403.
 package debughttp

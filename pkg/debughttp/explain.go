@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 
+	"github.com/resgraph/resgraph/pkg/access"
 	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/explain"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -50,20 +51,34 @@ func (p explainPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // explain returns the explanation of the resource res ("NS/TYPE/ID") or,
-// when res is empty, of the controller ctrl; on an error, the HTTP status
-// to answer with (0: none, the client is gone).
+// when res is empty, of the controller ctrl, without what the request's
+// subject may not see (rule A2: a resource of a sensitive type it is not
+// granted is a 403, and explanations leave such resources out); on an
+// error, the HTTP status to answer with (0: none, the client is gone).
 func (p explainPage) explain(r *http.Request, res, ctrl string) (x any, code int, err error) {
 	if res != "" {
 		ref, perr := explain.ParseResource(res)
 		if perr != nil {
 			return nil, http.StatusBadRequest, perr
 		}
+		sub := access.FromContext(r.Context())
+		if sub != nil {
+			if err := sub.ExplainResource(r.Context(), ref.Namespace, ref.Type, ref.ID); err != nil {
+				return nil, http.StatusForbidden, err
+			}
+		}
 		var v explain.Resource
 		v, err = p.obs.Explain(r.Context(), resource.NewPointer(ref.Namespace, ref.Type, ref.ID))
+		if sub != nil {
+			sub.ScrubResource(r.Context(), &v)
+		}
 		x = &v
 	} else {
 		var v explain.Controller
 		v, err = p.obs.ExplainController(r.Context(), ctrl)
+		if sub := access.FromContext(r.Context()); sub != nil {
+			sub.ScrubController(r.Context(), &v)
+		}
 		x = &v
 	}
 	switch {

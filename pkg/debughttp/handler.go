@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resgraph/resgraph/pkg/access"
 	"github.com/resgraph/resgraph/pkg/graph"
 	"github.com/resgraph/resgraph/pkg/observe"
 )
@@ -15,20 +16,38 @@ import (
 // Page is one debug page: the path it is served at (under /debug/, e.g.
 // "/debug/trace", but for the probes /healthz and /readyz), the title the
 // index links it with, and its handler. A path that ends with "/" serves
-// its whole subtree.
+// its whole subtree. Under [WithAccess], Access names the page group that
+// grants it (access.PagePprof, PageExplain, PageGraph, PageHealth,
+// PageRecording, or a page the policy was given with access.WithPages);
+// a page without one is served only to a role granting every page ("*").
 type Page struct {
 	Path    string
 	Title   string
 	Handler http.Handler
+	Access  access.Page
 }
 
 // Option configures [New].
 type Option func(*config)
 
 type config struct {
-	pages []Page
-	now   func() time.Time
+	pages  []Page
+	now    func() time.Time
+	policy *access.Policy
 }
+
+// WithAccess makes the handler serve each page only to a subject whose
+// roles grant its access.Page (rule A1): pprof and expvar need
+// access.PagePprof, explain and the trace access.PageExplain, the graph,
+// the live graph and the controllers access.PageGraph, the probes
+// access.PageHealth; the index, any role, and it lists only the pages the
+// subject may open. The subject is the request's (access.FromContext),
+// which [Serve] with [WithAuthenticator] puts there; a request without one
+// is denied. Whatever the option, explain and the trace leave out the
+// resources of sensitive types a request's subject is not granted by name
+// (rule A2). A denial is a 403 whose body is the access.DeniedError's
+// message, and is audited.
+func WithAccess(p *access.Policy) Option { return func(c *config) { c.policy = p } }
 
 // WithPage adds a page (or replaces the built-in page of the same path).
 func WithPage(p Page) Option {
@@ -48,8 +67,9 @@ func WithClock(now func() time.Time) Option {
 // Handler serves the debug pages of one Runtime; see the package doc. It
 // is safe for concurrent use.
 type Handler struct {
-	mux   *http.ServeMux
-	pages []Page
+	mux    *http.ServeMux
+	pages  []Page
+	policy *access.Policy
 }
 
 // New returns the handler of the debug pages of the Runtime o observes
@@ -63,19 +83,19 @@ func New(o observe.Observer, opts ...Option) *Handler {
 	}
 	live := newLivePage(o, c.now)
 	builtin := []Page{
-		{Path: "/debug/controllers", Title: "controllers", Handler: controllersPage{obs: o, now: c.now}},
-		{Path: "/debug/graph", Title: "graph", Handler: graphPage{obs: o}},
-		{Path: "/debug/graph/live", Title: "live graph", Handler: live},
-		{Path: "/debug/trace", Title: "trace", Handler: tracePage{obs: o}},
-		{Path: "/debug/explain", Title: "explain", Handler: explainPage{obs: o}},
-		{Path: "/debug/vars", Title: "expvar", Handler: expvar.Handler()},
-		{Path: "/debug/pprof/", Title: "pprof", Handler: pprofHandler{}},
-		{Path: "/healthz", Title: "liveness", Handler: healthPage{obs: o}},
-		{Path: "/readyz", Title: "readiness", Handler: healthPage{obs: o, ready: true}},
+		{Path: "/debug/controllers", Title: "controllers", Handler: controllersPage{obs: o, now: c.now}, Access: access.PageGraph},
+		{Path: "/debug/graph", Title: "graph", Handler: graphPage{obs: o}, Access: access.PageGraph},
+		{Path: "/debug/graph/live", Title: "live graph", Handler: live, Access: access.PageGraph},
+		{Path: "/debug/trace", Title: "trace", Handler: tracePage{obs: o}, Access: access.PageExplain},
+		{Path: "/debug/explain", Title: "explain", Handler: explainPage{obs: o}, Access: access.PageExplain},
+		{Path: "/debug/vars", Title: "expvar", Handler: expvar.Handler(), Access: access.PagePprof},
+		{Path: "/debug/pprof/", Title: "pprof", Handler: pprofHandler{}, Access: access.PagePprof},
+		{Path: "/healthz", Title: "liveness", Handler: healthPage{obs: o}, Access: access.PageHealth},
+		{Path: "/readyz", Title: "readiness", Handler: healthPage{obs: o, ready: true}, Access: access.PageHealth},
 	}
-	h := &Handler{mux: http.NewServeMux()}
+	h := &Handler{mux: http.NewServeMux(), policy: c.policy}
 	// The live page's script and style, not listed in the index.
-	h.mux.Handle("GET /debug/graph/live/", live)
+	h.mux.Handle("GET /debug/graph/live/", h.guard(access.PageGraph, live))
 	for _, p := range builtin {
 		if !hasPage(c.pages, p.Path) {
 			h.pages = append(h.pages, p)
@@ -83,9 +103,9 @@ func New(o observe.Observer, opts ...Option) *Handler {
 	}
 	h.pages = append(h.pages, c.pages...)
 	for _, p := range h.pages {
-		h.mux.Handle(p.Path, p.Handler)
+		h.mux.Handle(p.Path, h.guard(pageAccess(p), p.Handler))
 	}
-	h.mux.HandleFunc("GET /debug/{$}", h.serveIndex)
+	h.mux.Handle("GET /debug/{$}", h.guard("", http.HandlerFunc(h.serveIndex)))
 	h.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/debug/", http.StatusFound)
 	})
@@ -123,9 +143,12 @@ type indexEntry struct {
 	Extra       []link
 }
 
-func (h *Handler) serveIndex(w http.ResponseWriter, _ *http.Request) {
+func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	entries := make([]indexEntry, 0, len(h.pages))
 	for _, p := range h.pages {
+		if !h.listed(r, p) {
+			continue
+		}
 		e := indexEntry{Path: p.Path, Title: p.Title}
 		switch p.Path {
 		case "/debug/controllers":

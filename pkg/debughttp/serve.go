@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/resgraph/resgraph/pkg/access"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -74,11 +76,38 @@ const ShutdownTimeout = 5 * time.Second
 // (a closed listener, ...), and only after every goroutine it started has
 // exited. Request contexts are canceled with ctx, so that long requests
 // (CPU profiles, traces) end promptly. ln is closed when Serve returns.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+//
+// With [WithAuthenticator], every connection is authenticated before
+// anything is read from it (a peer that fails is disconnected and
+// audited) and every request carries its connection's subject
+// (access.FromContext), which a handler made with [WithAccess] decides
+// its pages for. Without one, Serve refuses to start (an invalid-class
+// error, ln closed) on a listener that is not on loopback (a TCP address
+// other than 127.0.0.0/8 and ::1; a unix socket counts as local) unless
+// [Insecure] says so explicitly, which it logs as a warning (rule A1).
+// It refuses an authenticator with a [*Handler] made without
+// [WithAccess]: nothing would decide the pages.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ...ServeOption) error {
+	c := serveConfig{logger: zap.NewNop()}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if err := c.check(ln, h); err != nil {
+		return errors.Join(err, ln.Close())
+	}
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	if c.auth != nil {
+		ln = &authListener{Listener: ln, auth: c.auth, policy: c.policy, timeout: HandshakeTimeout}
+		srv.Handler, srv.ConnContext = subjectHandler{h: h}, connContext
+		c.logger.Info("debug endpoint on " + listenerName(ln) + ", authenticating with " + c.auth.String())
+	} else if c.insecure && !isLocal(ln.Addr()) {
+		c.logger.Warn("debug endpoint on " + listenerName(ln) + " WITHOUT authentication (debughttp.Insecure): whoever reaches it may read profiles, explanations and the trace")
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -98,3 +127,75 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	})
 	return g.Wait()
 }
+
+// HandshakeTimeout bounds a connection's authentication under
+// [WithAuthenticator]: a peer that has not finished it by then is
+// disconnected.
+const HandshakeTimeout = 10 * time.Second
+
+// ServeOption configures [Serve].
+type ServeOption func(*serveConfig)
+
+type serveConfig struct {
+	auth     access.Authenticator
+	policy   *access.Policy
+	insecure bool
+	logger   *zap.Logger
+}
+
+// WithAuthenticator makes [Serve] authenticate every connection with auth
+// (access.PeerCredentials on a unix socket, access.MutualTLS on TCP) and
+// give each request its connection's subject under policy, for a handler
+// made with [WithAccess] (the same policy, as a rule) to decide.
+func WithAuthenticator(auth access.Authenticator, policy *access.Policy) ServeOption {
+	return func(c *serveConfig) { c.auth, c.policy = auth, policy }
+}
+
+// Insecure lets [Serve] serve a listener that is not on loopback without
+// an authenticator: whoever reaches it may use every page. Serve logs it
+// as a warning.
+func Insecure() ServeOption { return func(c *serveConfig) { c.insecure = true } }
+
+// WithServeLogger sets the logger of Serve's start (default: none).
+func WithServeLogger(l *zap.Logger) ServeOption {
+	return func(c *serveConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+func (c *serveConfig) check(ln net.Listener, h http.Handler) error {
+	if ln == nil {
+		return state.NewInvalidError(nil, "debughttp: Serve: no listener")
+	}
+	name := listenerName(ln)
+	switch {
+	case c.auth != nil && c.insecure:
+		return state.NewInvalidError(nil, "debughttp: Serve on %s: both an authenticator and Insecure: choose one", name)
+	case c.auth != nil && c.policy == nil:
+		return state.NewInvalidError(nil, "debughttp: Serve on %s: an authenticator without access rules", name)
+	case c.auth != nil:
+		if dh, ok := h.(*Handler); ok && dh.policy == nil {
+			return state.NewInvalidError(nil, "debughttp: Serve on %s: the handler was made without debughttp.WithAccess, so nothing would decide its pages", name)
+		}
+	case !c.insecure && !isLocal(ln.Addr()):
+		return state.NewInvalidError(nil, "debughttp: refusing to serve the debug pages on %s, which is not loopback, without an authenticator and access rules: "+
+			"give debughttp.WithAuthenticator(access.MutualTLS(cfg), policy) and a handler made with debughttp.WithAccess(policy), or debughttp.Insecure() to serve everyone", name)
+	}
+	return nil
+}
+
+// isLocal reports whether a listener's address is reachable from this
+// machine only: a loopback TCP address or a unix socket.
+func isLocal(a net.Addr) bool {
+	switch a := a.(type) {
+	case *net.TCPAddr:
+		return a.IP.IsLoopback()
+	case *net.UnixAddr:
+		return true
+	}
+	return false
+}
+
+func listenerName(ln net.Listener) string { return ln.Addr().Network() + ":" + ln.Addr().String() }

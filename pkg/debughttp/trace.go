@@ -1,11 +1,13 @@
 package debughttp
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/resgraph/resgraph/pkg/access"
 	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/explain"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
@@ -20,6 +22,10 @@ type traceQuery struct {
 	since  uint64
 	limit  int
 	follow bool
+	// sub, when set, is the request's subject: records about resources
+	// of sensitive types it is not granted are left out (rule A2).
+	sub *access.Subject
+	ctx context.Context
 }
 
 // parseTraceQuery reads the query parameters of /debug/trace: controller,
@@ -28,7 +34,7 @@ type traceQuery struct {
 // follow (stream).
 func parseTraceQuery(r *http.Request) (traceQuery, error) {
 	q := r.URL.Query()
-	var tq traceQuery
+	tq := traceQuery{sub: access.FromContext(r.Context()), ctx: r.Context()}
 	tq.filter.Controller = q.Get("controller")
 	tq.typ = q.Get("type")
 	if s := q.Get("resource"); s != "" {
@@ -77,6 +83,9 @@ func (tq *traceQuery) match(e *trace.Record) bool {
 		return false
 	}
 	if tq.typ != "" && e.Resource.Type != tq.typ && e.Cause.Type != tq.typ {
+		return false
+	}
+	if tq.sub != nil && !tq.sub.VisibleRecord(tq.ctx, e) {
 		return false
 	}
 	return e.Type == trace.Lost || tq.filter.Match(e)
