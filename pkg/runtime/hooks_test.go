@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -15,7 +16,9 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
 // hooked is a QController with a run hook and a shutdown hook that record
@@ -82,5 +85,46 @@ func TestHooks_RunHookRestartsAfterFailureShutdownHookLast(t *testing.T) {
 		require.Len(t, logs.FilterMessage("RunHook panicked; calling it again after backoff").All(), 1)
 		require.NoError(t, e.Stop())
 		assert.Equal(t, []string{"run", "run", "run ended", "shutdown"}, h.all())
+	})
+}
+
+// TestSchedule_RunHookWaitsForTheScheduler: with a scheduler attached (a
+// simulator), every call of a QController's RunHook — the first, and the
+// one after a failure — waits at a gate of its own until the scheduler
+// lets it through, so that a simulated run orders it as any other step.
+func TestSchedule_RunHookWaitsForTheScheduler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newRecordingScheduler()
+		rt := scheduled(t, inmem.NewState(), s, runtime.WithQueueBackoff(time.Second, time.Minute))
+		h := &hooked{funcQController: funcQController{name: "hooked", settings: primaryOf(typeA)}}
+		h.run = func(n int, ctx context.Context) error {
+			if n == 1 {
+				return errors.New("first call fails")
+			}
+			<-ctx.Done()
+			return nil
+		}
+		require.NoError(t, rt.RegisterQController(h))
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- rt.Run(ctx) }()
+		synctest.Wait()
+
+		hook := sched.Gate{Kind: sched.GateHook, Controller: "hooked"}
+		assert.Equal(t, []sched.Gate{hook}, s.waiting(), "the RunHook waits to be called")
+		assert.Empty(t, h.all())
+		s.open(t, hook)
+		synctest.Wait()
+		assert.Equal(t, []string{"run"}, h.all(), "called once let through")
+
+		time.Sleep(time.Minute) // virtual: past the item backoff after the failure
+		synctest.Wait()
+		assert.Equal(t, []sched.Gate{hook}, s.waiting(), "the call after the failure waits too")
+		assert.Equal(t, []string{"run"}, h.all())
+		s.open(t, hook)
+		synctest.Wait()
+		assert.Equal(t, []string{"run", "run"}, h.all())
+		cancel()
+		require.NoError(t, <-done)
 	})
 }

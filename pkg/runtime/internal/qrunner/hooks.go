@@ -10,12 +10,14 @@ import (
 	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 )
 
 // runHook runs the controller's RunHook (controller.QRunHook), if it has
 // one, until it returns nil or ctx ends; a failure (an error or a panic)
 // is logged and the hook called again after the item backoff, which
-// starts over once a call ran for longer than its maximum.
+// starts over once a call ran for longer than its maximum. Every call
+// waits at the scheduler's gate first (a simulator orders it).
 func (c *Runner) runHook(ctx context.Context) {
 	h, ok := c.cfg.Ctrl.(controller.QRunHook)
 	if !ok {
@@ -24,6 +26,9 @@ func (c *Runner) runHook(ctx context.Context) {
 	b := c.cfg.Retry.Backoff.OrDefault()
 	var failures uint32
 	for ctx.Err() == nil {
+		if !c.cfg.Scheduler.Gate(ctx, sched.Gate{Kind: sched.GateHook, Controller: c.cfg.Name}) {
+			return
+		}
 		start := time.Now()
 		var err error
 		p := usercode.Call(func() { err = h.RunHook(ctx, c.logger, c.cfg.Adapter) })

@@ -58,8 +58,8 @@ type Config struct {
 	Telemetry *telemetry.Controller
 	// Idle is pinged when an item is done and when the runner started.
 	Idle *idle.Notifier
-	// Scheduler gates every item a worker takes (sched.Direct, the
-	// default when nil, lets each go at once).
+	// Scheduler gates every item a worker takes and every call of the
+	// RunHook (sched.Direct, the default when nil, lets each go at once).
 	Scheduler sched.Scheduler
 	// InputsListed reports whether the first listing of every input kind
 	// was routed (nil: they were), for the controller's health.

@@ -124,6 +124,9 @@ const (
 	// GateItem: a QController worker is about to run Item (Reconcile, or
 	// MapInput when Map is set).
 	GateItem
+	// GateHook: a QController's RunHook (controller.QRunHook) is about to
+	// be called (at start and after every failure).
+	GateHook
 )
 
 // String names the gate kind.
@@ -135,6 +138,8 @@ func (k GateKind) String() string {
 		return "pass"
 	case GateItem:
 		return "item"
+	case GateHook:
+		return "hook"
 	default:
 		return "gate?"
 	}

@@ -25,11 +25,12 @@
 // to). The Runtime runs as it always does, but every decision it leaves to
 // its goroutines waits for the simulator: a change routed to a QController
 // waits to be delivered to its queue, a QController item waits to run, a
-// Controller's start and each of its reconcile passes wait to happen. At
-// each step, once every goroutine of the bubble is blocked (synctest.Wait),
+// Controller's start and each of its reconcile passes wait to happen, as
+// does each call of a QController's RunHook.
+// At each step, once every goroutine of the bubble is blocked (synctest.Wait),
 // the scheduler lists what may happen next — deliver one change to one
-// queue, run one item, let one Controller start or take its pass, let a
-// cached kind's cache take in one change, pass one of the world's
+// queue, run one item, let one Controller start or take its pass, call
+// one RunHook, let a cached kind's cache take in one change, pass one of the world's
 // notifications on (World.Relay), advance virtual time to the Runtime's next
 // timer (a restart backoff, a delayed item), take the workload's next op
 // — and picks one with the run's seeded generator. That decision is a

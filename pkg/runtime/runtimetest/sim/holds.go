@@ -178,6 +178,8 @@ func (h *holds) candidates(out []candidate) []candidate {
 			key, text = "0 start "+w.g.Controller, "start "+w.g.Controller
 		case sched.GatePass:
 			key, text = "3 pass "+w.g.Controller, "pass "+w.g.Controller
+		case sched.GateHook:
+			key, text = "0 hook "+w.g.Controller, "RunHook of "+w.g.Controller
 		default:
 			what := "Reconcile"
 			if w.g.Map {
