@@ -362,3 +362,6 @@ func (c *funcQController) Reconcile(ctx context.Context, _ *zap.Logger, r contro
 func (c *funcQController) MapInput(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) ([]resource.Pointer, error) {
 	return nil, nil
 }
+
+// TestExampleStart runs the test ExampleStart shows.
+func TestExampleStart(t *testing.T) { numberGetsALabel(t) }

@@ -147,3 +147,7 @@ func TestBudget_EnvironmentThenScenario(t *testing.T) {
 		t.Errorf("RESGRAPH_SIM_TIME=1ns: %d seeds run, want the one begun before the budget ran out", res.Seeds)
 	}
 }
+
+// TestREADME_Simulation runs the README's simulation, which ExampleTest
+// shows.
+func TestREADME_Simulation(t *testing.T) { simulateNumbers(t) }

@@ -18,7 +18,7 @@ import (
 )
 
 // The README's minimal controller and its simulation, as the README
-// writes them.
+// writes them: a whole-file example of sim.Test.
 
 type NumberSpec struct{ N int }
 type NumberDef struct{}
@@ -51,7 +51,15 @@ func numberToLabel() controller.Controller {
 	})
 }
 
-func TestREADME_Simulation(t *testing.T) {
+// simulateNumbers is a simulation test as the README writes it (a Test
+// function in your package; here in lower case, since an example's file
+// holds no test, and TestREADME_Simulation runs it): sim.Test runs the
+// real controller on the real Runtime under seeded schedules, with the
+// workload's writes and every kind of fault, and checks Final once each
+// run converged (and that it converged to the state of the run without a
+// fault); a failure fails t with the shrunk run and the command that
+// replays it.
+func simulateNumbers(t *testing.T) {
 	sim.Test(t, sim.Scenario{
 		Name: "numbers",
 		Setup: func(*sim.World) (sim.System, error) {
@@ -79,3 +87,8 @@ func TestREADME_Simulation(t *testing.T) {
 		Seeds: 20,
 	})
 }
+
+// A simulation test: see simulateNumbers above, a test function (an
+// example is given no *testing.T, so this one is compiled, with no output
+// to check, and TestREADME_Simulation runs simulateNumbers).
+func ExampleTest() {}
