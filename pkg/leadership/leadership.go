@@ -5,6 +5,12 @@
 // holds a [Term] of its election, and fence every write the controller
 // makes with the term's [state.Fence]. The etcd state's module implements
 // an Elector on etcd leases and elections.
+//
+// A controller reads the term it runs under from its context with
+// [FromContext] (the election, the term's number, since when this replica
+// leads); the Runtime's tests of it are TestE4_ControllerReadsItsTermFromItsContext
+// and TestE4_NoTermWithoutLeadership (package runtime), and the etcd
+// state's example runs one under a real election.
 package leadership
 
 import (

@@ -158,6 +158,34 @@
 // [Counters].Fenced counts the refusals. See [Elector] for terms,
 // takeover and the spreading of elections over the replicas.
 //
+// The keys of the elections, as they are written: prefix + "%leader/" +
+// the election's name, "%" and "/" escaped as "%25" and "%2F" + "/" +
+// the candidate's lease ID in lower-case hex. The Runtime's election
+// (runtime.LeadPerRuntime, runtime.RuntimeElection) is
+// "/mydaemon/%leader/runtime/694d8e1c2b3a4f05" for the prefix
+// "/mydaemon/"; a controller's (runtime.LeadPerController: "controller/"
+// + its name) "/mydaemon/%leader/controller%2FBtoC/694d8e1c2b3a4f05".
+// An Elector has one lease, so its keys in every election end with the
+// same ID. The leader's key is the oldest; a term's number is its create
+// revision.
+//
+// The lease's floor, and the takeover time that follows: the TTL is the
+// one etcd grants. The elector's floor is 1 s ([WithLeaseTTL] rounds up
+// to whole seconds); etcd's is 1.5 times its --election-timeout, rounded
+// up to whole seconds: 2 s with etcd's default timeout of 1 s, 1 s only
+// with a timeout of about 650 ms or less. A TTL granted longer than asked
+// is logged at WARN, naming both. With the granted TTL G, a standby
+// leads, after its leader was killed, once (1) the lease expired: G·2/3
+// to G after the kill, since the client renews it every G/3; (2) etcd
+// noticed: it checks for expired leases every 500 ms; (3) the standby's
+// election: the deletion of the leader's key reaches it and its key is
+// the oldest, a watch event and a round trip; and (4) its controllers
+// start as after a restart (a Controller's first pass, a QController
+// with every existing resource of its primary inputs queued), reading
+// from the caches the standby kept warm, or from etcd for the kinds
+// without a cache. A leader that stops cleanly resigns: only (3) and (4)
+// remain. docs/performance.md has the figures.
+//
 // # Errors
 //
 // [New] fails within [WithConnectTimeout] (default 10 s) when etcd does
