@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/resgraph/resgraph/pkg/access"
 	obsremote "github.com/resgraph/resgraph/pkg/observe/remote"
 	"github.com/resgraph/resgraph/pkg/state/remote"
 )
@@ -21,9 +21,11 @@ import (
 // definitions) and its Runtime's observer (package pkg/observe/remote:
 // explanations, the dependency graph, the health checks, the standard
 // gRPC health protocol, its flight recorder's recordings and plans of
-// proposed changes — resgraphctl record and plan). Who may connect is whoever may open the socket:
-// it lives in a directory only the agent's user can enter (0700), until
-// the agent authenticates its callers.
+// proposed changes — resgraphctl record and plan), and optionally on a
+// TCP address with mutual TLS. Every connection is authenticated (the
+// unix peer's uid and gids, the client certificate) and every call
+// decided by the access rules (--rules; see apiaccess.go), audited in
+// audit.log beside the agent's data.
 
 // listenAPI listens on the unix socket path. Its directory is created
 // (0700) when missing. A socket file left by an agent that is gone is
@@ -45,25 +47,33 @@ func listenAPI(path string) (net.Listener, error) {
 	return net.Listen("unix", path)
 }
 
-// serveAPI serves the API on lis until ctx is done; the socket file is
-// removed when it stops.
-func (d *daemon) serveAPI(ctx context.Context, lis net.Listener) error {
+// serveAPI serves the API on lis until ctx is done, every connection
+// authenticated by auth and every call decided by policy
+// (remote.Serve).
+func (d *daemon) serveAPI(ctx context.Context, lis net.Listener, auth access.Authenticator, policy *access.Policy) error {
 	srv := remote.NewServer(d.state, d.codec)
-	gs := grpc.NewServer(srv.GRPCServerOptions()...)
-	srv.Register(gs)
-	obsremote.NewServer(d.engine.Observe(), obsremote.WithHealth(d.health),
-		obsremote.WithRecorder(d.recorder, d.codec), obsremote.WithPlanner(d.plan)).Register(gs)
-	errc := make(chan error, 1)
-	go func() { errc <- gs.Serve(lis) }()
-	select {
-	case <-ctx.Done():
-		gs.Stop() // ends the watches too; their clients resume against the next agent, or learn it restarted
-		<-errc
-		return nil
-	case err := <-errc:
-		if errors.Is(err, grpc.ErrServerStopped) {
-			return nil
-		}
+	register := func(r grpc.ServiceRegistrar) {
+		srv.Register(r)
+		obsremote.NewServer(d.engine.Observe(), obsremote.WithHealth(d.health),
+			obsremote.WithRecorder(d.recorder, d.codec), obsremote.WithPlanner(d.plan)).Register(r)
+	}
+	err := remote.Serve(ctx, lis, register, remote.WithAuthenticator(auth, policy), remote.WithPages(apiPages),
+		remote.WithGRPCOptions(srv.GRPCServerOptions()...), remote.WithServeLogger(d.logger.Named("api")),
+		remote.WithShutdownTimeout(0)) // ends the watches too; their clients resume against the next agent, or learn it restarted
+	if err != nil {
 		return fmt.Errorf("API: %w", err)
 	}
+	return nil
+}
+
+// apiPages are the pages (package access) that grant the calls of the
+// API beside the State's.
+var apiPages = map[string]access.Page{
+	"/resgraph.observe.v1.Observer/ExplainResource":   access.PageExplain,
+	"/resgraph.observe.v1.Observer/ExplainController": access.PageExplain,
+	"/resgraph.observe.v1.Observer/Graph":             access.PageGraph,
+	"/resgraph.observe.v1.Observer/Health":            access.PageHealth,
+	"/grpc.health.v1.Health/":                         access.PageHealth,
+	"/resgraph.observe.v1.Recorder/":                  access.PageRecording,
+	"/resgraph.observe.v1.Planner/":                   access.PageExplain,
 }

@@ -61,6 +61,8 @@ type config struct {
 	// APISocket is the unix socket the API is served on (see api.go);
 	// "" serves none.
 	APISocket string
+	// API is the API's access control and its TCP door (see api.go).
+	API apiConfig
 }
 
 // daemon is the agent: a state that logs every change of a demo resource,
@@ -82,6 +84,9 @@ type daemon struct {
 	// debugAddr is the debug endpoint's address; written by Run before it
 	// closes ready and read only after ready is closed.
 	debugAddr net.Addr
+	// apiAddrs are the API's addresses (the unix socket, then the TCP
+	// one); written by Run before it closes ready.
+	apiAddrs []net.Addr
 	// running is true while the Runtime's Run runs (the liveness check).
 	running atomic.Bool
 }
@@ -154,13 +159,12 @@ func (d *daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return debughttp.Serve(gctx, ln, debughttp.New(d.engine.Observe(), page), serveOpts...) })
 	}
 
-	if d.cfg.APISocket != "" {
-		lis, err := listenAPI(d.cfg.APISocket)
+	if d.cfg.APISocket != "" || d.cfg.API.Addr != "" {
+		closeAPI, err := d.startAPI(gctx, g)
 		if err != nil {
 			return fail(fmt.Errorf("API: %w", err))
 		}
-		d.logger.Info("API listening on " + d.cfg.APISocket + " (resgraphctl talks to it)")
-		g.Go(func() error { return d.serveAPI(gctx, lis) })
+		defer func() { _ = closeAPI() }() // after g.Wait: the audit log outlives every call
 	}
 
 	g.Go(func() error { return d.recorder.Run(gctx) })

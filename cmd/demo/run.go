@@ -72,6 +72,7 @@ func configFor(opts cli.RunOptions, in *intent.Intent) (config, error) {
 		Record:           opts.Record,
 		RecordDir:        opts.RecordDir,
 		APISocket:        opts.APISocket,
+		API:              apiConfigFor(opts),
 		Kernel:           kernel.Config{FailFirst: opts.ApplyFailures, Latency: opts.KernelLatency, FlapMin: opts.FlapMin, FlapMax: opts.FlapMax, Seed: opts.Seed},
 	}
 	switch opts.DeleteLink {

@@ -83,10 +83,21 @@ func WithHandshakeTimeout(d time.Duration) ServeOption {
 	}
 }
 
+// WithShutdownTimeout sets how long Serve waits for calls in flight once
+// its context is done before it cancels them (default [ShutdownTimeout];
+// 0 cancels them at once, watches included).
+func WithShutdownTimeout(d time.Duration) ServeOption {
+	return func(o *serveOptions) {
+		if d >= 0 {
+			o.shutdown = d
+		}
+	}
+}
+
 // Serve serves the services register adds on lis until ctx is done, then
-// stops (calls in flight get ShutdownTimeout to end, then are canceled),
-// and returns after every goroutine it started has ended; lis is closed.
-// It returns nil after a stop caused by ctx, the server's error otherwise.
+// stops (calls in flight get ShutdownTimeout to end, then are canceled:
+// [WithShutdownTimeout]), and returns after every goroutine it started
+// has ended; lis is closed. It returns nil after a stop caused by ctx, the server's error otherwise.
 //
 // No identity, no access (rule A1): Serve refuses to start (and closes
 // lis) unless [WithAuthenticator] gives it an authenticator and a policy,

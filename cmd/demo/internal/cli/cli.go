@@ -120,6 +120,13 @@ type RunOptions struct {
 	// state, explanations, the graph, health: what resgraphctl talks
 	// to); "" serves none. Its default is api.sock in DataDir.
 	APISocket string
+	// Rules is the API's access rule file (package access); "" gives the
+	// agent's own uid every access and nobody else any.
+	Rules string
+	// APIAddr also serves the API on this TCP address, with mutual TLS:
+	// APICert and APIKey are the agent's certificate and key, APIClientCA
+	// the CA its clients' certificates are verified against.
+	APIAddr, APICert, APIKey, APIClientCA string
 }
 
 // NoAPI is the --api-socket value that serves no API.
@@ -250,6 +257,7 @@ func parseRun(args []string, stderr io.Writer) (Command, error) {
 	fs.StringVar(&o.KeysFile, "keys", "", "the encryption keys of --config-db, one `FILE` line each (ID and base64 of 32 bytes; the first writes); default: $"+KeysEnv)
 	fs.StringVar(&o.DataDir, "data-dir", DefaultDataDir(), "the agent's data `DIR` (created if missing), where its API socket is")
 	fs.StringVar(&o.APISocket, "api-socket", "", "serve the API (resgraphctl talks to it) on the unix socket `PATH` (default: api.sock in --data-dir; \"none\": serve no API)")
+	o.accessFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return Command{}, err
 	}
@@ -297,6 +305,7 @@ func (o *RunOptions) check(flap bool) error {
 			errs = append(errs, fmt.Errorf("--debug-addr: %w (--debug-allow-remote allows it)", err))
 		}
 	}
+	errs = append(errs, o.checkAccess()...)
 	switch o.APISocket {
 	case NoAPI:
 		o.APISocket = ""

@@ -24,6 +24,7 @@ type app struct {
 	// endpoint and requestTimeout are the global flags.
 	endpoint       string
 	requestTimeout time.Duration
+	tls            endpoint.TLS
 	// ran is set once a command's RunE starts: an error before it is a
 	// usage error.
 	ran bool
@@ -36,7 +37,7 @@ type app struct {
 // dial returns the connection to the daemon, made on first use.
 func (a *app) dial() (*grpc.ClientConn, error) {
 	if a.conn == nil {
-		conn, err := endpoint.Dial(a.endpoint)
+		conn, err := endpoint.Dial(a.endpoint, a.tls)
 		if err != nil {
 			return nil, usageErr(err)
 		}

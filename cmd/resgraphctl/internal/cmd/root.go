@@ -39,7 +39,11 @@ controller is as it is.
 
 The daemon is found at --endpoint: a unix socket path, or HOST:PORT. Without
 it, resgraphctl uses $RESGRAPH_ENDPOINT, else the demo's socket
-(` + endpoint.DemoSocket() + ` here).
+(` + endpoint.DemoSocket() + ` here). On a unix socket the daemon knows you by
+your uid and groups; on HOST:PORT by your client certificate
+(--client-certificate, --client-key, --certificate-authority: mutual TLS).
+What you may do is the daemon's access rules' to say: a denial names your
+identity, the verb and the resource.
 
 Types are named by their type or any alias, in any case ("linkstatuses",
 "LinkStatus", "LinkStatuses.net.resgraph.dev"); resgraphctl types lists them.`,
@@ -50,6 +54,9 @@ Types are named by their type or any alias, in any case ("linkstatuses",
 		SilenceUsage:  true,
 	}
 	root.PersistentFlags().StringVar(&a.endpoint, "endpoint", endpoint.Default(), "the daemon's API: a unix socket `PATH` or HOST:PORT")
+	root.PersistentFlags().StringVar(&a.tls.Cert, "client-certificate", "", "with a HOST:PORT --endpoint, present this certificate `FILE` (PEM; mutual TLS): the daemon knows you by it")
+	root.PersistentFlags().StringVar(&a.tls.Key, "client-key", "", "the key `FILE` (PEM) of --client-certificate")
+	root.PersistentFlags().StringVar(&a.tls.CA, "certificate-authority", "", "verify the daemon's certificate against the CAs in this `FILE` (PEM)")
 	root.PersistentFlags().DurationVar(&a.requestTimeout, "request-timeout", 30*time.Second, "give up on a request to the daemon after this long")
 	root.AddGroup(&cobra.Group{ID: groupResources, Title: "Resources:"}, &cobra.Group{ID: groupDaemon, Title: "The daemon:"})
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })

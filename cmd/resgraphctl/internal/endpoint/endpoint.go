@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
@@ -76,15 +77,28 @@ func unixTarget(path string) (string, error) {
 }
 
 // Dial returns a connection to the endpoint e. It contacts nobody: the
-// first call connects. The connection is not encrypted: a unix socket is
-// guarded by its file's permissions; TCP is for loopback until the daemon
-// authenticates its clients.
-func Dial(e string) (*grpc.ClientConn, error) {
+// first call connects. Without TLS (tc.Enabled false) the connection is
+// not encrypted: on a unix socket the daemon knows the caller by its uid
+// and gids (the kernel tells it); with TLS (a HOST:PORT only) the caller
+// presents its client certificate and verifies the daemon's against the
+// CA (mutual TLS).
+func Dial(e string, tc TLS) (*grpc.ClientConn, error) {
 	target, err := Target(e)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := insecure.NewCredentials()
+	if tc.Enabled() {
+		if strings.HasPrefix(target, "unix://") {
+			return nil, fmt.Errorf("--endpoint %s: TLS is for a HOST:PORT endpoint; on a unix socket the daemon knows you by your uid", e)
+		}
+		cfg, err := tc.config()
+		if err != nil {
+			return nil, err
+		}
+		creds = credentials.NewTLS(cfg)
+	}
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, fmt.Errorf("--endpoint %s: %w", e, err)
 	}
