@@ -85,3 +85,29 @@ func (s *StateSuite) TestS7_WatchersShareSnapshots() {
 	s.expectEvent(first, state.Updated, "a", 3)
 	s.Equal(2, s.asInt(evs[0].Resource).TypedSpec().Value, "the event's snapshot is unchanged")
 }
+
+// TestS7_SharedSnapshotsAreFrozen: the objects watch events carry
+// (Resource and Old, of kind and single-resource watches) are frozen
+// (resource.Metadata.Freeze), so that every watcher may read them at once,
+// while a copying Get and a DeepCopy of a snapshot return metadata that is
+// not frozen: the caller's to change. A labelled snapshot's copy changed
+// leaves the snapshot as it was.
+func (s *StateSuite) TestS7_SharedSnapshotsAreFrozen() {
+	r := s.intRes("a", 1)
+	r.Metadata().Labels().Set("l", "1")
+	s.Require().NoError(s.State.Create(s.ctx, r, state.WithCreateOwner("ctrl")))
+	one, kindCh := s.watch("a", eventBuffer), s.watchKind(eventBuffer)
+	s.expectEvent(one, state.Created, "a", 1)
+	s.set("a", 2)
+	for _, ev := range []state.Event{s.expectEvent(one, state.Updated, "a", 2), s.expectEvent(kindCh, state.Updated, "a", 2)} {
+		s.True(ev.Resource.Metadata().Frozen(), "an event's Resource is frozen")
+		s.True(ev.Old.Metadata().Frozen(), "an event's Old is frozen")
+		c := ev.Resource.DeepCopy()
+		s.False(c.Metadata().Frozen(), "a DeepCopy is the caller's")
+		c.Metadata().Labels().Set("l", "changed")
+		v, _ := ev.Resource.Metadata().Labels().Get("l")
+		s.Equal("1", v, "the snapshot is unchanged")
+		s.Equal("ctrl", ev.Resource.Metadata().Owner())
+	}
+	s.False(s.get("a").Metadata().Frozen(), "a copying Get is the caller's")
+}

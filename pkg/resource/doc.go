@@ -19,6 +19,12 @@
 //	c.Metadata().Labels().Set("seen", "yes")
 //	err := st.Update(ctx, c)
 //
+// A snapshot is frozen ([Metadata.Freeze]): its metadata's owner,
+// finalizers, labels and annotations are shared with the copies made of
+// it until a copy changes them (copy on write), so a copy of a stored
+// resource copies no map or slice, and reading a snapshot allocates
+// nothing.
+//
 // Guarantees:
 //   - R1: [Equal] compares metadata (identity, version, phase, owner, labels,
 //     annotations, finalizers; never timestamps) and specs. A spec with an

@@ -2,7 +2,7 @@ package resource
 
 import (
 	"fmt"
-	"slices"
+	"math"
 	"strings"
 	"time"
 )
@@ -17,26 +17,36 @@ import (
 // return it in UTC, without the location or the monotonic clock reading
 // of the time given to SetCreated or SetUpdated (Equal to it, so compare
 // times with Equal).
+//
+// The owner, finalizers, labels and annotations (the parts most resources
+// have few of, and that change rarely) live behind one pointer, which
+// copies of a [Metadata.Freeze]d metadata share until one of them changes
+// them (copy on write): a copy of a stored snapshot costs no map or slice
+// copy, and a resource without any of them carries nil. Read a resource
+// shared between goroutines (a snapshot) only once it is frozen: the
+// accessors of a metadata that is not frozen may attach storage to it
+// (every state of this module freezes what it shares; see Freeze).
 type Metadata struct {
 	// kind is the namespace and type, interned (see internKind): 8 bytes
 	// instead of two strings' 32.
-	kind        kindHandle
-	labels      Labels
-	annotations Annotations
-	id          ID
-	owner       Owner
-	finalizers  Finalizers
-	ver         Version
-	phase       Phase
+	kind kindHandle
+	id   ID
+	ver  Version
+	// ext is the owner, finalizers, labels and annotations; nil when all
+	// are empty (see metaExt).
+	ext *metaExt
 	// The timestamps, as seconds since January 1, year 1 UTC (the zero
 	// time is 0) and nanoseconds: 24 bytes for both instead of the 48 of
-	// two time.Time (see stampOf). With the interned kind, the metadata
-	// is 120 bytes instead of 168, and a typed resource with a spec of two
-	// ints takes 144 bytes instead of 192: every copy a state stores or
-	// hands out allocates, clears and moves a quarter less
-	// (docs/performance.md, "Metadata layout").
+	// two time.Time (see stampOf). With the interned kind and the rarely
+	// used parts behind ext, the metadata is 72 bytes instead of 168, and
+	// a typed resource with a spec of two ints takes 96 bytes instead of
+	// 192 (docs/performance.md, "Metadata layout").
 	createdSec, updatedSec   int64
 	createdNsec, updatedNsec int32
+	// phase is the Phase, in 32 bits (see SetPhase).
+	phase int32
+	// frozen: the metadata is a shared snapshot from now on (see Freeze).
+	frozen bool
 }
 
 // unixToInternal is the number of seconds from January 1, year 1 to the
@@ -88,10 +98,10 @@ func (md *Metadata) Identity() (Namespace, Type, ID) {
 func (md Metadata) Version() Version { return md.ver }
 
 // Phase returns the resource's phase.
-func (md Metadata) Phase() Phase { return md.phase }
+func (md Metadata) Phase() Phase { return Phase(md.phase) }
 
 // Owner returns the resource's owner ("" when a user wrote it).
-func (md Metadata) Owner() Owner { return md.owner }
+func (md Metadata) Owner() Owner { return md.ext.ownerOf() }
 
 // Created returns when the resource was created in the state (zero if never
 // stored), in UTC: the metadata keeps the instant a timestamp names, not
@@ -106,8 +116,15 @@ func (md Metadata) Updated() time.Time { return timeOf(md.updatedSec, md.updated
 // SetVersion sets the version.
 func (md *Metadata) SetVersion(v Version) { md.ver = v }
 
-// SetPhase sets the phase.
-func (md *Metadata) SetPhase(p Phase) { md.phase = p }
+// SetPhase sets the phase. A phase is kept in 32 bits: a value beyond
+// them (never a valid phase) reads back as [Phase](math.MinInt32), which
+// is not a valid phase either.
+func (md *Metadata) SetPhase(p Phase) {
+	if p != Phase(int32(p)) {
+		p = math.MinInt32
+	}
+	md.phase = int32(p)
+}
 
 // SetOwner sets the owner. Replacing a non-empty owner with a different
 // non-empty one is refused with an error, so that a resource never changes
@@ -115,17 +132,17 @@ func (md *Metadata) SetPhase(p Phase) { md.phase = p }
 // purpose. States set the stored owner from their write options and ignore
 // the owner carried by the written resource.
 func (md *Metadata) SetOwner(owner Owner) error {
-	if md.owner != "" && owner != "" && md.owner != owner {
-		return fmt.Errorf("resource %s: owner is %q, refusing to change it to %q", PointerString(md), md.owner, owner)
+	if cur := md.ext.ownerOf(); cur != "" && owner != "" && cur != owner {
+		return fmt.Errorf("resource %s: owner is %q, refusing to change it to %q", PointerString(md), cur, owner)
 	}
-	md.owner = owner
+	md.setOwner(owner)
 	return nil
 }
 
 // ReplaceOwner sets the owner whatever it was. It is what a state does
 // when it stores a resource: the stored owner is the one the write names
 // (see SetOwner, which refuses to change hands, for everyone else).
-func (md *Metadata) ReplaceOwner(owner Owner) { md.owner = owner }
+func (md *Metadata) ReplaceOwner(owner Owner) { md.setOwner(owner) }
 
 // SetCreated sets the creation timestamp (its instant: see Created).
 func (md *Metadata) SetCreated(t time.Time) { md.createdSec, md.createdNsec = stampOf(t) }
@@ -133,50 +150,149 @@ func (md *Metadata) SetCreated(t time.Time) { md.createdSec, md.createdNsec = st
 // SetUpdated sets the last-update timestamp (its instant: see Created).
 func (md *Metadata) SetUpdated(t time.Time) { md.updatedSec, md.updatedNsec = stampOf(t) }
 
-// Finalizers returns the finalizers for reading and writing.
-func (md *Metadata) Finalizers() *Finalizers { return &md.finalizers }
+// Finalizers returns the finalizers for reading and writing (of a frozen
+// metadata: for reading only; see Freeze).
+func (md *Metadata) Finalizers() *Finalizers {
+	if e := md.parts(); e != nil {
+		return &e.finalizers
+	}
+	return new(Finalizers) // frozen, with none: nothing to read
+}
 
-// Labels returns the labels for reading and writing.
-func (md *Metadata) Labels() *Labels { return &md.labels }
+// Labels returns the labels for reading and writing (of a frozen
+// metadata: for reading only; see Freeze).
+func (md *Metadata) Labels() *Labels {
+	if e := md.parts(); e != nil {
+		return &e.labels
+	}
+	return new(Labels) // frozen, with none: nothing to read
+}
 
-// Annotations returns the annotations for reading and writing.
-func (md *Metadata) Annotations() *Annotations { return &md.annotations }
+// Annotations returns the annotations for reading and writing (of a
+// frozen metadata: for reading only; see Freeze).
+func (md *Metadata) Annotations() *Annotations {
+	if e := md.parts(); e != nil {
+		return &e.annotations
+	}
+	return new(Annotations) // frozen, with none: nothing to read
+}
 
 // Equal reports whether md and other have the same identity, version, phase,
 // owner, labels, annotations and finalizers (in order). Timestamps are not
 // compared.
 func (md Metadata) Equal(other Metadata) bool {
 	return md.kind == other.kind && md.id == other.id &&
-		md.ver == other.ver && md.phase == other.phase && md.owner == other.owner &&
-		slices.Equal(md.finalizers, other.finalizers) &&
-		md.labels.Equal(other.labels) && md.annotations.Equal(other.annotations)
+		md.ver == other.ver && md.phase == other.phase && md.ext.equal(other.ext)
 }
 
-// Copy returns a copy of md that shares no mutable memory with it.
+// Copy returns a copy of md that shares no mutable memory with it: the
+// copy is not frozen, and shares md's owner, finalizers, labels and
+// annotations only when they can no longer change (md is frozen, or a
+// copy of a frozen metadata that did not change them since).
 func (md Metadata) Copy() Metadata {
-	md.cloneRefs()
+	md.CopyInto(&md)
 	return md
 }
 
-// CopyInto sets *dst to a copy of md that shares no mutable memory with
-// it, as Copy does, in place: a resource's DeepCopy copies its metadata
-// straight into the new resource, without Copy's temporary copy.
+// CopyInto sets *dst to a copy of md, as Copy does, in place: a
+// resource's DeepCopy copies its metadata straight into the new resource,
+// without Copy's temporary copy.
 func (md *Metadata) CopyInto(dst *Metadata) {
 	*dst = *md
-	dst.cloneRefs()
+	dst.frozen = false
+	if e := dst.ext; e != nil && !e.shared {
+		dst.ext = e.clone()
+	}
 }
 
-// cloneRefs replaces the finalizers, labels and annotations, which md may
-// share with another metadata, by copies (nil stays nil).
-func (md *Metadata) cloneRefs() {
-	if md.finalizers != nil {
-		md.finalizers = slices.Clone(md.finalizers)
+// Freeze makes md a shared snapshot: from now on it is never changed
+// (rule S7), its owner, finalizers, labels and annotations are shared by
+// its copies (see Copy), and its accessors hand out what it holds without
+// attaching anything to it, so that any number of goroutines may read it.
+// A state freezes what it stores before anyone else can see it; freezing
+// a frozen metadata does nothing.
+func (md *Metadata) Freeze() {
+	if md.frozen {
+		return
 	}
-	if md.labels.m != nil {
-		md.labels = Labels{md.labels.clone()}
+	md.frozen = true
+	if e := md.ext; e != nil && !e.shared {
+		e.shared = true
 	}
-	if md.annotations.m != nil {
-		md.annotations = Annotations{md.annotations.clone()}
+}
+
+// Frozen reports whether md was frozen (see Freeze): a shared snapshot,
+// never to be changed.
+func (md *Metadata) Frozen() bool { return md.frozen }
+
+// Unshare gives md storage of its own for its owner, finalizers, labels
+// and annotations: a copy of what it shares with other metadata, empty
+// storage when it has none; nothing on a frozen metadata (a snapshot is
+// never changed). A metadata so unshared before it is frozen hands out
+// its own storage, so that a change made to it (a
+// breach of rule S7) shows when it is compared with a copy: what a
+// state's mutation detector does (see pkg/state/inmem).
+func (md *Metadata) Unshare() {
+	if md.frozen {
+		return
+	}
+	if e := md.ext; e == nil || e.shared {
+		md.ext = &metaExt{}
+		if e != nil {
+			md.ext = e.clone()
+		}
+	}
+}
+
+// ApproxSize estimates the bytes of memory md holds beyond its own size
+// and does not share with other metadata: its owner, finalizers, labels
+// and annotations, unless it shares them (see Copy).
+func (md *Metadata) ApproxSize() int {
+	e := md.ext
+	if e == nil || e.shared {
+		return 0
+	}
+	return e.approxSize()
+}
+
+// parts returns the ext whose owner, finalizers, labels and annotations
+// md hands out: its own for writing (see edit) unless md is frozen; when
+// frozen, its ext as it is, or nil when that has none to read (see
+// metaExt.readable). Kept apart so that the accessors stay inlined, and
+// their empty values on the caller's stack.
+func (md *Metadata) parts() *metaExt {
+	if !md.frozen {
+		return md.edit()
+	}
+	if md.ext.readable() {
+		return md.ext
+	}
+	return nil
+}
+
+// edit returns md's ext for writing: a new one when md has none, a copy
+// of a shared one (which no longer changes) otherwise. A frozen md's ext
+// is returned as it is.
+func (md *Metadata) edit() *metaExt {
+	switch e := md.ext; {
+	case e == nil:
+		md.ext = &metaExt{}
+	case e.shared && !md.frozen:
+		md.ext = e.clone()
+	}
+	return md.ext
+}
+
+// setOwner sets the owner: an owner alone is an interned ext (see
+// ownerExt), shared by every metadata with that owner and nothing else.
+func (md *Metadata) setOwner(owner Owner) {
+	e := md.ext
+	switch {
+	case e.ownerOf() == owner:
+	case e == nil || e.ownerOnly():
+		md.ext = ownerExt(owner)
+	default:
+		md.edit().owner = owner
 	}
 }
 
@@ -187,17 +303,17 @@ func (md Metadata) String() string {
 	b.WriteString(PointerString(md))
 	b.WriteString("@")
 	b.WriteString(md.ver.String())
-	if md.phase != PhaseRunning {
+	if p := md.Phase(); p != PhaseRunning {
 		b.WriteString(" ")
-		b.WriteString(md.phase.String())
+		b.WriteString(p.String())
 	}
-	if md.owner != "" {
+	if owner := md.ext.ownerOf(); owner != "" {
 		b.WriteString(" owner=")
-		b.WriteString(md.owner)
+		b.WriteString(owner)
 	}
-	if len(md.finalizers) > 0 {
+	if fins := md.ext.finalizersOf(); len(fins) > 0 {
 		b.WriteString(" finalizers=")
-		b.WriteString(strings.Join(md.finalizers, ","))
+		b.WriteString(strings.Join(fins, ","))
 	}
 	return b.String()
 }

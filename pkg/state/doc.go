@@ -92,5 +92,12 @@
 // Modify never changes the resource it is given, so a snapshot may be
 // passed to it as is.
 //
+// A state freezes every snapshot it shares before anyone else can see it
+// (resource.Metadata.Freeze): a frozen metadata is read by any number of
+// goroutines, its accessors attaching nothing to it, and its copies share
+// its owner, finalizers, labels and annotations until they change them.
+// The states of this module do; a State of your own that hands out
+// shared snapshots must too.
+//
 // The rules cited here are stated in docs/resources-and-state.md in the repository.
 package state

@@ -194,7 +194,11 @@ func (f *fakeCore) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- st
 			f.mu.Lock()
 			cur, ok := f.res[ptr]
 			if ok {
+				// An event's resource is a shared snapshot (rule S7),
+				// which this watch keeps too (last): frozen, as every
+				// state shares its snapshots.
 				cur = cur.DeepCopy()
+				cur.Metadata().Freeze()
 			}
 			f.mu.Unlock()
 			var ev state.Event

@@ -21,7 +21,10 @@ import (
 // pointers, slices, maps and interfaces by what they refer to, with nil
 // distinct from empty and a slice's capacity ignored (a reference both
 // sides share is identical to itself, and cycles end). Struct padding is
-// never compared. The metadata is compared whole, timestamps included.
+// never compared. The metadata is compared as [resource.Metadata.Equal]
+// compares it, timestamps included: its owner, finalizers, labels and
+// annotations by content, whether a copy holds them or shares them (see
+// [resource.Metadata.Copy]), an empty one the same as none.
 // Its cost is linear in the resource's data: runs of plain memory (a
 // []byte, a struct of numbers, an array of them) are compared in bulk and
 // only what can hold a reference is walked.
@@ -33,14 +36,17 @@ func (r *Resource[S, D]) Identical(other resource.Resource) (identical, ok bool)
 	if r == o {
 		return true, true
 	}
-	if !identicalMemory(metadataPlan, unsafe.Pointer(&r.md), unsafe.Pointer(&o.md)) {
+	if !identicalMetadata(&r.md, &o.md) {
 		return false, true
 	}
 	return r.planOrLookup().identical(&r.spec, &o.spec), true
 }
 
-// metadataPlan is the identity plan of resource.Metadata.
-var metadataPlan = buildSamePlan(reflect.TypeFor[resource.Metadata]())
+// identicalMetadata reports whether a and b are Equal and have the same
+// timestamps.
+func identicalMetadata(a, b *resource.Metadata) bool {
+	return a.Equal(*b) && a.Created().Equal(b.Created()) && a.Updated().Equal(b.Updated())
+}
 
 // identical compares two specs by their memory (see Identical).
 func (p *plan[S]) identical(a, b *S) bool {

@@ -12,10 +12,7 @@ import (
 // bounds its history with it). A plain-value spec without strings costs a
 // constant; others are walked by reflection.
 func (r *Resource[S, D]) ApproxSize() int {
-	n := int(unsafe.Sizeof(*r))
-	md := &r.md
-	n += kvSize(md.Labels().Len()) + kvSize(md.Annotations().Len())
-	n += len(*md.Finalizers()) * int(unsafe.Sizeof(""))
+	n := int(unsafe.Sizeof(*r)) + r.md.ApproxSize()
 	p := r.planOrLookup()
 	if p.fixedSize {
 		return n
@@ -25,14 +22,6 @@ func (r *Resource[S, D]) ApproxSize() int {
 	}
 	w := sizeWalker{}
 	return n + w.dynamic(reflect.ValueOf(&r.spec).Elem())
-}
-
-// kvSize estimates the bytes of a string map of n entries.
-func kvSize(n int) int {
-	if n == 0 {
-		return 0
-	}
-	return 48 + n*64
 }
 
 // hasDynamicSize reports whether values of t may hold memory beyond

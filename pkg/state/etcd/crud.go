@@ -17,6 +17,17 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/internal/backend"
 )
 
+// decodeShared is decode for a snapshot the state shares (a feed's, which
+// its watchers receive): the resource is frozen (see
+// resource.Metadata.Freeze), so that any number of readers may read it.
+func (c *core) decodeShared(kv *mvccpb.KeyValue) (resource.Resource, error) {
+	r, err := c.decode(kv)
+	if r != nil {
+		r.Metadata().Freeze()
+	}
+	return r, err
+}
+
 // decode opens and decodes the value of key, or returns an error naming
 // the key (for a record that does not open, the *atrest.RecordError
 // naming the resource and its key ID).

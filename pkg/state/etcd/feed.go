@@ -261,7 +261,7 @@ func (f *feed) applyLocked(events []*clientv3.Event) {
 		}
 		var res resource.Resource
 		if ev.Type == mvccpb.PUT {
-			r, err := f.c.decode(ev.Kv)
+			r, err := f.c.decodeShared(ev.Kv)
 			if err != nil {
 				f.c.logUndecodable(err)
 			}

@@ -133,10 +133,10 @@ func (h *history) add(events []*clientv3.Event, until int64) bool {
 		h.last = pos
 		c := change{id: id, pos: pos}
 		if ev.PrevKv != nil {
-			c.old, _ = h.f.c.decode(ev.PrevKv) // undecodable: absent
+			c.old, _ = h.f.c.decodeShared(ev.PrevKv) // undecodable: absent
 		}
 		if ev.Type == mvccpb.PUT {
-			r, err := h.f.c.decode(ev.Kv)
+			r, err := h.f.c.decodeShared(ev.Kv)
 			if err != nil {
 				h.f.c.logUndecodable(err)
 			}

@@ -73,7 +73,7 @@ func (f *feed) list() (int64, error) {
 		if !ok {
 			continue
 		}
-		r, err := f.c.decode(kv)
+		r, err := f.c.decodeShared(kv)
 		if err != nil {
 			f.c.logUndecodable(err)
 			continue
@@ -164,7 +164,7 @@ func (f *feed) resync() (int64, error) {
 		if it := f.items[id]; it != nil && it.mod == kv.ModRevision {
 			continue
 		}
-		r, err := f.c.decode(kv)
+		r, err := f.c.decodeShared(kv)
 		if err != nil {
 			f.c.logUndecodable(err)
 		}

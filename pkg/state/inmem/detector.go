@@ -181,9 +181,25 @@ func (d *detector) referenceCopy(r resource.Resource) (resource.Resource, error)
 	return state.DeepCopyOf(r)
 }
 
+// freeze freezes md, the metadata of a version about to be stored (see
+// resource.Metadata.Freeze). A version the detector watches (watched: it
+// kept a reference copy of it) first gets storage of its own for its
+// owner, finalizers, labels and annotations (resource.Metadata.Unshare):
+// a change made to them through the snapshot then changes the snapshot
+// alone, not its reference copy, and shows. Other versions share them
+// with the copies they were made from, at no cost.
+func freeze(md *resource.Metadata, watched bool) {
+	if watched {
+		md.Unshare()
+	}
+	md.Freeze()
+}
+
 // stampLike gives the reference copy ref (nil when the detector is off)
 // the metadata the state stamped on the snapshot: version, phase, owner
-// and times.
+// and times; and freezes it as the snapshot is (nobody changes a
+// reference copy: its owner, finalizers, labels and annotations are its
+// own or shared with versions no longer written, see freeze).
 func stampLike(ref resource.Resource, smd *resource.Metadata) {
 	if ref == nil {
 		return
@@ -195,6 +211,7 @@ func stampLike(ref resource.Resource, smd *resource.Metadata) {
 	_ = rmd.SetOwner(smd.Owner())
 	rmd.SetCreated(smd.Created())
 	rmd.SetUpdated(smd.Updated())
+	rmd.Freeze()
 }
 
 // restoredLocked watches r, a resource restored from persistence, whose

@@ -117,6 +117,7 @@ func (ks *kindStore) checkPersisted(id resource.ID) error {
 	if cerr != nil {
 		return cerr
 	}
+	freeze(restored.Metadata(), true) // watched still: ref is its reference copy
 	ks.mu.Lock()
 	if it := ks.items[id]; it.r == cur {
 		ks.items[id] = item{r: restored, size: it.size}

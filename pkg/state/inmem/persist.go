@@ -101,16 +101,17 @@ func (c *core) restore(p Persistence) {
 	for _, r := range rs.Resources {
 		md := r.Metadata()
 		ks := c.store(resource.KindOf(md))
-		ks.items[md.ID()] = item{r: r, size: sizeOf(r)}
+		// A resource the detector cannot copy is not watched (nil ref).
+		ref, _ := ks.det.referenceCopy(r)
+		freeze(md, ref != nil)
+		ks.items[md.ID()] = newItem(r, sizeOf(r), ref != nil)
 		ks.count.Add(1)
 		if created := md.Created(); created.After(ks.lastCreated) {
 			ks.lastCreated = created
 		}
-		if ks.det != nil {
-			if ref, err := ks.det.referenceCopy(r); err == nil && ref != nil {
-				ks.det.restoredLocked(md.ID(), ref)
-				ks.items[md.ID()] = newItem(r, sizeOf(r), true)
-			}
+		if ref != nil {
+			ref.Metadata().Freeze()
+			ks.det.restoredLocked(md.ID(), ref)
 		}
 	}
 }

@@ -144,9 +144,25 @@ func applyOptions[O any, F ~func(*O)](defaults O, opts []F) O {
 func (c *core) Get(_ context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
 	var o state.GetOptions
 	if len(opts) > 0 {
-		o = applyOptions(o, opts)
+		o = applyGetOptions(opts)
 	}
 	return c.get(ptr, o)
+}
+
+// getOptions are the GetOptions that Get applies options to: an option
+// receives a pointer, which makes it escape, and a read (a read-only Get
+// above all) allocates nothing.
+var getOptions = sync.Pool{New: func() any { return new(state.GetOptions) }}
+
+// applyGetOptions returns the GetOptions opts set.
+func applyGetOptions(opts []state.GetOption) state.GetOptions {
+	p := getOptions.Get().(*state.GetOptions)
+	*p = state.GetOptions{}
+	opt.Apply(p, opts)
+	o := *p
+	*p = state.GetOptions{} // keeps no caller's Revision pointer
+	getOptions.Put(p)
+	return o
 }
 
 // GetReadOnly is Get with [state.WithReadOnlyGet] and no other option,
@@ -276,6 +292,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 		}
 	}
 	ks.lastCreated = now
+	freeze(smd, ref != nil)
 	ks.items[id] = newItem(stored, size, ref != nil)
 	ks.order.created(id)
 	ks.count.Add(1)
@@ -357,6 +374,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 			return err
 		}
 	}
+	freeze(smd, ref != nil)
 	ks.items[id] = newItem(stored, size, ref != nil)
 	ks.updatedLocked(id)
 	stampLike(ref, smd)

@@ -225,6 +225,7 @@ func (w *remoteWatch) resource(m *pb.Resource) (resource.Resource, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Metadata().Freeze() // shared from now on (see resource.Metadata.Freeze)
 	return w.snaps.store(m.Metadata.Id, key, r), nil
 }
 

@@ -252,6 +252,7 @@ func (c *Kind) applyLocked(ev *state.Event, md *resource.Metadata, keys *keySet)
 	if ev.Type == state.Destroyed {
 		delete(c.base, id)
 	} else {
+		md.Freeze() // read by any number of goroutines from now on
 		c.base[id] = baseEntry{res: ev.Resource, md: md, keys: keys}
 	}
 	if o, ok := c.overlay[id]; ok && superseded(o, ev.Type, md) {
@@ -315,13 +316,15 @@ func superseded(o overlayEntry, t state.EventType, md *resource.Metadata) bool {
 
 // PutWritten records r, the state of a resource after a write through the
 // Runtime: a snapshot the state handed out read-only (never a resource a
-// controller may change), which c keeps. Nothing is recorded when the
+// controller may change), which c keeps, frozen (see
+// resource.Metadata.Freeze), as it keeps what the watch delivers. Nothing is recorded when the
 // cache already holds this write or a later one.
 func (c *Kind) PutWritten(r resource.Resource) {
 	if c == nil {
 		return
 	}
 	md := r.Metadata()
+	md.Freeze() // read by any number of goroutines from now on
 	id := md.ID()
 	o := overlayEntry{res: r, keys: c.indexKeys(r), gen: genOf(md), version: md.Version().Value()}
 	c.mu.Lock()

@@ -173,7 +173,11 @@ func previous(ev *state.Event, md *resource.Metadata) (prev resource.Resource) {
 		}
 	}()
 	old := ev.Old.Metadata()
-	if old == nil || old.ID() != md.ID() || !controller.MetadataChanged(old, md) {
+	if old == nil || old.ID() != md.ID() {
+		return nil
+	}
+	old.Freeze() // a shared snapshot, as the event's resource (see metadataOf)
+	if !controller.MetadataChanged(old, md) {
 		return nil
 	}
 	return ev.Old

@@ -67,6 +67,7 @@ func (w *kindWatcher) metadataOf(batch []state.Event) ([]*resource.Metadata, err
 		if ns, typ, id := md.Identity(); ns != w.key.Namespace() || typ != w.key.Type() || id == "" {
 			return w.metas, watchFailure{msg: fmt.Sprintf("the state sent an event of type %s for %s on the watch of %s", ev.Type, resource.PointerString(md), w.key)}
 		}
+		md.Freeze() // a shared snapshot (the states of this module froze it already)
 		w.metas = append(w.metas, md)
 	}
 	return w.metas, nil
