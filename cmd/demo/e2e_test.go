@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -140,6 +141,11 @@ func TestE2_DeletingALinkTearsDownInOrderAndLeavesNoOrphans(t *testing.T) {
 		}
 		return len(o) == 0, strings.Join(o, "; ")
 	})
+	// The change log writes a destroy's line once the state has committed
+	// it: the KernelLink may be gone before its line is out, and no change
+	// of the state follows to wake a wait on the state.
+	require.Eventually(t, func() bool { return len(linesWith(out.String(), "destroyed", "KernelLink(", "/eth1")) > 0 },
+		waitFor, time.Millisecond, "the change log's line for the KernelLink's destroy")
 	assert.ElementsMatch(t, []string{"eth0/10.0.0.2-24", "eth0/fd00:0:0:1::2-64", "wlan0/172.16.5.20-20"}, ids(takeSnapshot(t, d.state).addresses), "other links are untouched")
 
 	// The change log is in commit order: routes went first, then the
