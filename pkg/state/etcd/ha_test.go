@@ -115,14 +115,31 @@ func (a armedRun) Run(ctx context.Context, rt controller.Runtime, l *zap.Logger)
 	return a.Controller.Run(ctx, rt, l)
 }
 
-// heartbeat is a Controller that writes one resource every few
-// milliseconds while it runs, its value the replica's number times a
-// million plus a count: a leader that always has a write in flight, which
-// it does not abandon when its term ends.
+// heartbeat is a Controller that starts a write every few milliseconds
+// while it runs, each on a goroutine of its own (at most heartbeatWrites
+// at once; Run waits for them before it returns): it creates a new
+// resource each time (ID beat-<replica>-<run>-<n>), its value the
+// replica's number times a million plus a count. A create is one fenced
+// transaction, with no read before it, that outlives the term's context,
+// as user code's writes may. So a leader cut off by a partition keeps
+// starting fenced writes until it learns that its term ended, and each
+// reaches etcd only when the partition heals, after its successor's
+// election: etcd refuses them. (A single write at a time would not do: the
+// one in flight when the partition begins may already have reached etcd,
+// only its answer held, and the heartbeat would start no other before its
+// term ended; nor would a read-then-write, whose write the Runtime refuses
+// at once, without reaching etcd, once the replica knows its term ended.)
 type heartbeat struct{ replica int }
 
-// heartbeatKind is the kind of heartbeat's resource.
+// heartbeatWrites bounds the heartbeat's writes in flight.
+const heartbeatWrites = 256
+
+// heartbeatKind is the kind of heartbeat's resources.
 var heartbeatKind = resource.NewKind(conformance.DefaultNamespace, conformance.IntResourceType)
+
+// heartbeatRuns numbers the heartbeat's Runs in a replica, so that a
+// restarted Run creates resources of its own.
+var heartbeatRuns atomic.Int64
 
 func (heartbeat) Name() string               { return "heartbeat" }
 func (heartbeat) Inputs() []controller.Input { return nil }
@@ -130,27 +147,35 @@ func (heartbeat) Outputs() []controller.Output {
 	return []controller.Output{{Type: conformance.IntResourceType, Kind: controller.OutputExclusive}}
 }
 
-func (h heartbeat) Run(ctx context.Context, rt controller.Runtime, _ *zap.Logger) error {
+func (h heartbeat) Run(ctx context.Context, rt controller.Runtime, logger *zap.Logger) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	var writes sync.WaitGroup
+	defer writes.Wait()
+	inFlight := make(chan struct{}, heartbeatWrites)
+	run := heartbeatRuns.Add(1)
 	for i := 0; ; i++ {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 		}
-		// The write outlives the term's context, as user code's writes
-		// may: when the term ends with it in flight, it is not
-		// abandoned, and only the fence stops it.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), childTimeout)
-		err := rt.Modify(wctx, typed.NewDefault[conformance.IntSpec, conformance.IntResourceDefinition]("beat", conformance.IntSpec{}), func(r resource.Resource) error {
-			r.(*conformance.IntResource).TypedSpec().Value = h.replica*1_000_000 + i
-			return nil
-		})
-		cancel()
-		if err != nil {
-			return err
+		select {
+		case inFlight <- struct{}{}:
+		default:
+			continue // as many in flight as allowed: skip this beat
 		}
+		id := fmt.Sprintf("beat-%d-%d-%d", h.replica, run, i)
+		value := h.replica*1_000_000 + i
+		writes.Go(func() {
+			defer func() { <-inFlight }()
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), childTimeout)
+			defer cancel()
+			err := rt.Create(wctx, typed.NewDefault[conformance.IntSpec, conformance.IntResourceDefinition](id, conformance.IntSpec{Value: value}))
+			if err != nil && !state.IsFencedError(err) {
+				logger.Warn("heartbeat write failed", zap.String("id", id), zap.Error(err))
+			}
+		})
 	}
 }
 
