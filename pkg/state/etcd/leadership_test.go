@@ -484,10 +484,18 @@ func electionPrefix(prefix, election string) string {
 }
 
 // deposeLeader deletes the key of the term that leads election under
-// prefix: its leader's term ends, the next candidate leads.
-func deposeLeader(t *testing.T, prefix, election string) {
+// prefix: its leader's term ends, the next candidate leads. It waits
+// first until the election has candidates candidates (their keys in
+// etcd): a replica that reports itself standby may not have put its key
+// yet, and the deposed leader, campaigning again at once, would then lead
+// again.
+func deposeLeader(t *testing.T, prefix, election string, candidates int) {
 	t.Helper()
 	ctx := testCtx(t)
+	require.Eventually(t, func() bool {
+		resp, err := client.Get(ctx, electionPrefix(prefix, election), clientv3.WithPrefix(), clientv3.WithCountOnly())
+		return err == nil && resp.Count == int64(candidates)
+	}, 30*time.Second, 10*time.Millisecond, "%d candidates of %s", candidates, election)
 	resp, err := client.Get(ctx, electionPrefix(prefix, election), clientv3.WithFirstCreate()...)
 	require.NoError(t, err)
 	require.NotEmpty(t, resp.Kvs)
@@ -529,12 +537,12 @@ func TestLeadership_NewTermStartsFromTheCurrentState(t *testing.T) {
 	awaitRoles(t, 30*time.Second, oneLeaderEach("counting"), r1, r2)
 
 	election := runtime.ControllerElectionPrefix + "counting"
-	deposeLeader(t, prefix, election) // r1 → r2
+	deposeLeader(t, prefix, election, 2) // r1 → r2
 	awaitRoles(t, 30*time.Second, func(roles map[string]map[string]observe.Role) bool {
 		return roles["r2"]["counting"] == observe.RoleLeader && roles["r1"]["counting"] == observe.RoleStandby
 	}, r1, r2)
 	require.Eventually(t, func() bool { return c2.Load() == n }, 30*time.Second, 5*time.Millisecond)
-	deposeLeader(t, prefix, election) // r2 → r1, whose second term it is
+	deposeLeader(t, prefix, election, 2) // r2 → r1, whose second term it is
 	awaitRoles(t, 30*time.Second, func(roles map[string]map[string]observe.Role) bool {
 		return roles["r1"]["counting"] == observe.RoleLeader && roles["r2"]["counting"] == observe.RoleStandby
 	}, r1, r2)
