@@ -58,21 +58,17 @@ func TestRoutedCrossBackendConformance(t *testing.T) {
 
 // TestRoutedRuntimeConformance runs the Runtime rules over a routed state
 // split between memory and etcd, in real time (network I/O cannot run in
-// a synctest bubble). The suite's real-time mode over the in-memory state
-// alone, routed or not, fails TestQ4_CoalescedDestroyKeepsTheLastMetadata
-// (3 runs of 3) and now and then TestC7_UpdateInputsWithTheSameInputsIsNoChange
-// (1 of 3), which pass in a bubble and over etcd — a matter of the
-// suite's real-time mode over memory, not of the routing: the namespaces
-// of those two tests (the default one, mapped, dyn*) live in etcd here,
-// the others (sum, elsewhere, weak, other, hostile-*) in memory.
+// a synctest bubble): the mapped, sum and elsewhere namespaces live in
+// etcd, the others (the default one, dyn*, weak, other, hostile-*) in
+// memory, so that the suite's controllers read and write across both.
 func TestRoutedRuntimeConformance(t *testing.T) {
 	suite.Run(t, &conformance.RuntimeSuite{
 		NewEngine: func(t *testing.T) (controller.Engine, state.State) {
 			shared := newState(t, etcd.WithLogger(zaptest.NewLogger(t)))
 			st, err := routed.New([]routed.Rule{
-				routed.Exact(conformance.DefaultNamespace, shared),
 				routed.Exact(conformance.MappedNamespace, shared),
-				routed.Prefix("dyn", shared),
+				routed.Exact(conformance.SumNamespace, shared),
+				routed.Exact("elsewhere", shared),
 			}, routed.WithDefault(inmem.NewState()))
 			require.NoError(t, err)
 			rt, err := runtime.New(st, zaptest.NewLogger(t),

@@ -59,18 +59,17 @@ func TestP1_RoutedCrossBackendConformanceOverTheClient(t *testing.T) {
 }
 
 // TestP1_RoutedRuntimeConformanceOverTheClient runs the Runtime rules over
-// a routed state split between memory and a client, in real time; as in
-// the etcd module's routed test, the namespaces of the two tests that the
-// suite's real-time mode fails over the in-memory state (Q4's coalesced
-// destroy, C7's same inputs) are behind the client.
+// a routed state split between memory and a client, in real time: the
+// mapped, sum and elsewhere namespaces are behind the client, the others
+// in memory.
 func TestP1_RoutedRuntimeConformanceOverTheClient(t *testing.T) {
 	suite.Run(t, &conformance.RuntimeSuite{
 		NewEngine: func(t *testing.T) (controller.Engine, state.State) {
 			remote, _ := served(t, "unix")
 			st, err := routed.New([]routed.Rule{
-				routed.Exact(conformance.DefaultNamespace, remote),
 				routed.Exact(conformance.MappedNamespace, remote),
-				routed.Prefix("dyn", remote),
+				routed.Exact(conformance.SumNamespace, remote),
+				routed.Exact("elsewhere", remote),
 			}, routed.WithDefault(inmem.NewState()))
 			require.NoError(t, err)
 			rt, err := runtime.New(st, zaptest.NewLogger(t),
