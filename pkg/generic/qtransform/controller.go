@@ -194,6 +194,12 @@ func (c *QController[I, O]) RunHook(ctx context.Context, logger *zap.Logger, r c
 	return c.opts.runHook(ctx, logger, r)
 }
 
+// HasRunHook reports whether the controller has a hook of [WithRunHook]
+// to run. The Runtime calls RunHook only when it has: a controller built
+// without one adds no step to a simulated run (see package sim), where
+// each call of a RunHook is a step of its own.
+func (c *QController[I, O]) HasRunHook() bool { return c.opts.runHook != nil && c.configErr == nil }
+
 // ShutdownHook calls the hook of [WithShutdownHook]
 // (controller.QShutdownHook), if any.
 func (c *QController[I, O]) ShutdownHook(logger *zap.Logger) {

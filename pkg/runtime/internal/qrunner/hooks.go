@@ -17,11 +17,21 @@ import (
 // one, until it returns nil or ctx ends; a failure (an error or a panic)
 // is logged and the hook called again after the item backoff, which
 // starts over once a call ran for longer than its maximum. Every call
-// waits at the scheduler's gate first (a simulator orders it).
+// waits at the scheduler's gate first (a simulator orders it). A
+// controller that says it has no hook to run (a HasRunHook method
+// returning false, as a generic QController built without one) is not
+// called, and adds no gate.
 func (c *Runner) runHook(ctx context.Context) {
 	h, ok := c.cfg.Ctrl.(controller.QRunHook)
 	if !ok {
 		return
+	}
+	if p, ok := h.(interface{ HasRunHook() bool }); ok {
+		has := true // a panic of the user's method: call RunHook as any other
+		usercode.Call(func() { has = p.HasRunHook() })
+		if !has {
+			return
+		}
 	}
 	b := c.cfg.Retry.Backoff.OrDefault()
 	var failures uint32
