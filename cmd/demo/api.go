@@ -54,7 +54,8 @@ func (d *daemon) serveAPI(ctx context.Context, lis net.Listener, auth access.Aut
 	srv := remote.NewServer(d.state, d.codec)
 	register := func(r grpc.ServiceRegistrar) {
 		srv.Register(r)
-		obsremote.NewServer(d.engine.Observe(), obsremote.WithHealth(d.health),
+		obs := d.engine.Observe()
+		obsremote.NewServer(obs, obsremote.WithHealth(obsremote.RuntimeHealth(obs)),
 			obsremote.WithRecorder(d.recorder, d.codec), obsremote.WithPlanner(d.plan)).Register(r)
 	}
 	err := remote.Serve(ctx, lis, register, remote.WithAuthenticator(auth, policy), remote.WithPages(apiPages),

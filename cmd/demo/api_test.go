@@ -28,7 +28,7 @@ func TestAPI_ServesTheStateTheObserverAndHealth(t *testing.T) {
 	in, err := intent.Parse("sample", sampleIntent)
 	require.NoError(t, err)
 	socket := filepath.Join(t.TempDir(), "api.sock")
-	startDaemon(t, config{Intent: in, APISocket: socket})
+	d, _ := startDaemon(t, config{Intent: in, APISocket: socket})
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer conn.Close()
@@ -47,13 +47,23 @@ func TestAPI_ServesTheStateTheObserverAndHealth(t *testing.T) {
 	checks, err := obsremote.NewClient(conn).Health(ctx)
 	require.NoError(t, err)
 	assert.True(t, obsremote.Passing(checks, ""), "%+v", checks)
-	assert.Len(t, checks, 9, "one check per controller, and the Runtime's")
+	want := []string{"readiness runtime"}
+	for _, c := range d.engine.Observe().Controllers() {
+		want = append(want, "readiness controller "+c.Name)
+	}
+	want = append(want, "liveness runtime")
+	var got []string
+	for _, c := range checks {
+		got = append(got, string(c.Probe)+" "+c.Name)
+	}
+	assert.Equal(t, want, got, "the Runtime's checks: one per controller, and the Runtime's")
+	assert.Len(t, got, 10)
 
 	defs, err := remote.Definitions(ctx, conn)
 	require.NoError(t, err)
-	d, err := defs.Resolve("linkstatuses")
+	def, err := defs.Resolve("linkstatuses")
 	require.NoError(t, err)
-	assert.Equal(t, netres.LinkStatusType, d.Type)
+	assert.Equal(t, netres.LinkStatusType, def.Type)
 	st, err := remote.NewClient(conn, codec.NewRegistry(), remote.WithUnstructured())
 	require.NoError(t, err)
 	l, err := st.List(ctx, netres.Kinds()[0])

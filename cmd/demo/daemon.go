@@ -8,7 +8,6 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -87,8 +86,6 @@ type daemon struct {
 	// apiAddrs are the API's addresses (the unix socket, then the TCP
 	// one); written by Run before it closes ready.
 	apiAddrs []net.Addr
-	// running is true while the Runtime's Run runs (the liveness check).
-	running atomic.Bool
 }
 
 // newDaemon builds a daemon logging to out. It starts nothing.
@@ -189,11 +186,7 @@ func (d *daemon) Run(ctx context.Context) error {
 	}
 
 	g.Go(func() error { return d.kernel.Run(gctx) })
-	g.Go(func() error {
-		d.running.Store(true)
-		defer d.running.Store(false)
-		return d.engine.Run(gctx)
-	})
+	g.Go(func() error { return d.engine.Run(gctx) })
 	// systemd's notify protocol, under Type=notify: READY=1 once every
 	// controller caught up, WATCHDOG=1 while the Runtime is live,
 	// STOPPING=1 when the daemon begins to stop (nothing without

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,6 +135,41 @@ func TestDescribeExplainGraphHealth(t *testing.T) {
 	assert.Contains(t, out, "liveness: passing")
 }
 
+// TestHealth_PrintsTheRuntimesChecks: against a demo whose simulated
+// kernel holds LinkApplyController back on purpose (a link takes an hour
+// to create), resgraphctl health prints the Runtime's named checks —
+// readiness failing for that controller, with the Runtime's reason, the
+// other controllers passing — and exits 1; the agent still stops at once
+// on SIGTERM, its slow kernel call ending with Run's context.
+func TestHealth_PrintsTheRuntimesChecks(t *testing.T) {
+	d := startDemo(t, "", append(slices.Clone(quietDemo), "--kernel-latency", "1h")...)
+	waitServing(t, d.socket, "liveness") // Run runs: the controllers' checks are told
+	out, errOut, code := ctl(t, d.socket, "health")
+	assert.Equal(t, 1, code, "a check fails")
+	assert.Contains(t, errOut, "health check(s) failing")
+	assert.True(t, fields("readiness", "controller", "LinkApplyController", "FAILING", "catching")(lineWith(out, "LinkApplyController")), out)
+	assert.True(t, fields("readiness", "controller", "AddressController", "ok", "caught")(lineWith(out, "AddressController ")), out)
+	assert.True(t, fields("liveness", "runtime", "ok")(lineWith(out, "liveness  ")), out)
+	assert.Contains(t, out, "readiness: FAILING")
+	assert.Contains(t, out, "liveness: passing")
+
+	out, _, code = ctl(t, d.socket, "health", "--probe", "liveness")
+	assert.Zero(t, code, out)
+	assert.NotContains(t, out, "LinkApplyController")
+	require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Zero(t, d.wait(t), "the agent exits 0 on SIGTERM")
+}
+
+// lineWith is the first line of out that contains s.
+func lineWith(out, s string) string {
+	for l := range strings.Lines(out) {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
+
 // TestCT6_CreateApplyDelete: a link created with resgraphctl is
 // configured by the demo's controllers; apply changes it, or leaves it
 // unchanged; a file with one bad document writes nothing; delete removes
@@ -224,18 +261,22 @@ func waitGet(t *testing.T, socket, what string, ok func(string) bool, args ...st
 
 // waitReady waits until the daemon's gRPC health protocol says it is
 // ready.
-func waitReady(t *testing.T, socket string) {
+func waitReady(t *testing.T, socket string) { waitServing(t, socket, "readiness") }
+
+// waitServing waits until the daemon's gRPC health protocol says service
+// is SERVING.
+func waitServing(t *testing.T, socket, service string) {
 	t.Helper()
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	w, err := healthpb.NewHealthClient(conn).Watch(ctx, &healthpb.HealthCheckRequest{Service: "readiness"})
+	w, err := healthpb.NewHealthClient(conn).Watch(ctx, &healthpb.HealthCheckRequest{Service: service})
 	require.NoError(t, err)
 	for {
 		resp, err := w.Recv()
-		require.NoError(t, err, "the readiness watch")
+		require.NoError(t, err, "the %s watch", service)
 		if resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
 			return
 		}

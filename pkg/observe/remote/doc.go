@@ -9,7 +9,7 @@
 //
 //	gs := grpc.NewServer(...)
 //	stateremote.NewServer(st, reg).Register(gs)          // the resources
-//	remote.NewServer(rt.Observe(), remote.WithHealth(f)).Register(gs)
+//	remote.NewServer(rt.Observe(), remote.WithHealth(remote.RuntimeHealth(rt.Observe()))).Register(gs)
 //	go gs.Serve(lis)
 //
 //	c := remote.NewClient(conn)
@@ -78,6 +78,13 @@
 //
 // Without WithRecorder or WithPlanner the service is not registered, and
 // a call is Unimplemented.
+//
+// OB6. A Runtime's health ([RuntimeHealth]) is served as the Runtime
+// tells it (observe.HealthOf): readiness passes exactly when the Runtime
+// is ready, liveness exactly when it is live; every check the Runtime
+// says fails is a failing check named after what it is about ("runtime",
+// "controller NAME", "kind TYPE(NS)") with the Runtime's reason, and each
+// controller that is ready has a passing readiness check of its own.
 //
 // # Seams
 //

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"net/netip"
 	"testing"
 	"testing/synctest"
@@ -30,7 +31,7 @@ func TestKernelLinkLeftTearingDownIsWrittenAnew(t *testing.T) {
 		require.NoError(t, err)
 
 		k := kernel.New(kernel.Config{})
-		_, err = k.ApplyLink("eth0", 1500)
+		_, err = k.ApplyLink(context.Background(), "eth0", 1500)
 		require.NoError(t, err)
 		runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithLogger(zap.NewNop()),
 			runtimetest.WithControllers(&KernelLinkObserver{Kernel: k}))

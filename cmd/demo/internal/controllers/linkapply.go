@@ -37,7 +37,7 @@ func NewLinkApplyController(k *kernel.Kernel) *qtransform.QController[*netres.Li
 		},
 		TransformFunc: func(ctx context.Context, r controller.Reader, logger *zap.Logger, in *netres.LinkSpec, out *netres.LinkStatus) error {
 			name := in.Metadata().ID()
-			l, err := k.ApplyLink(name, in.TypedSpec().MTU)
+			l, err := k.ApplyLink(ctx, name, in.TypedSpec().MTU)
 			if err != nil {
 				return err
 			}

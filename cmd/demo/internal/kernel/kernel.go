@@ -145,13 +145,20 @@ func (k *Kernel) signal() {
 
 // ApplyLink creates the link name with the given MTU (up), or sets the MTU
 // of the existing link, and returns the link. See the package doc for its
-// transient failures.
-func (k *Kernel) ApplyLink(name string, mtu int) (Link, error) {
+// transient failures. A creation waits for Config.Latency, or until ctx is
+// done (then it creates nothing and returns ctx's error).
+func (k *Kernel) ApplyLink(ctx context.Context, name string, mtu int) (Link, error) {
 	if name == "" {
 		return Link{}, errors.New("apply link: empty name")
 	}
 	if k.cfg.Latency > 0 && !k.exists(name) {
-		time.Sleep(k.cfg.Latency) // the simulated device is slow to create it
+		t := time.NewTimer(k.cfg.Latency) // the simulated device is slow to create it
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return Link{}, fmt.Errorf("apply link %s: %w", name, ctx.Err())
+		}
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()

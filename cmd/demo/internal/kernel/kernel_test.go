@@ -21,19 +21,19 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestApplyLinkFailsTransientlyThenSucceeds(t *testing.T) {
 	k := New(Config{FailFirst: 2})
 	for i := range 2 {
-		_, err := k.ApplyLink("eth0", 1500)
+		_, err := k.ApplyLink(context.Background(), "eth0", 1500)
 		require.Error(t, err, "attempt %d", i+1)
 		assert.True(t, errors.Is(err, ErrDeviceBusy), "attempt %d: %v", i+1, err)
 		assert.Contains(t, err.Error(), "eth0")
 	}
 	assert.Empty(t, k.Links(), "a failed apply creates nothing")
 
-	l, err := k.ApplyLink("eth0", 1500)
+	l, err := k.ApplyLink(context.Background(), "eth0", 1500)
 	require.NoError(t, err)
 	assert.Equal(t, "eth0", l.Name)
 	assert.Equal(t, 1500, l.MTU)
 
-	l2, err := k.ApplyLink("eth0", 9000)
+	l2, err := k.ApplyLink(context.Background(), "eth0", 9000)
 	require.NoError(t, err, "once created, apply never fails")
 	assert.Equal(t, l.Index, l2.Index)
 	assert.Equal(t, 9000, l2.MTU)
@@ -41,23 +41,23 @@ func TestApplyLinkFailsTransientlyThenSucceeds(t *testing.T) {
 
 func TestNewLinkIsUpWithStableIdentity(t *testing.T) {
 	k := New(Config{Seed: 7})
-	a, err := k.ApplyLink("eth0", 1500)
+	a, err := k.ApplyLink(context.Background(), "eth0", 1500)
 	require.NoError(t, err)
-	b, err := k.ApplyLink("eth1", 1500)
+	b, err := k.ApplyLink(context.Background(), "eth1", 1500)
 	require.NoError(t, err)
 	assert.True(t, a.Up)
 	assert.NotEqual(t, a.Index, b.Index)
 	assert.NotEqual(t, a.HardwareAddr, b.HardwareAddr)
 
 	other := New(Config{Seed: 7})
-	c, err := other.ApplyLink("eth0", 1500)
+	c, err := other.ApplyLink(context.Background(), "eth0", 1500)
 	require.NoError(t, err)
 	assert.Equal(t, a.HardwareAddr, c.HardwareAddr, "same seed and name, same MAC")
 }
 
 func TestChangesSignalOnCoalescingChannel(t *testing.T) {
 	k := New(Config{})
-	_, err := k.ApplyLink("eth0", 1500)
+	_, err := k.ApplyLink(context.Background(), "eth0", 1500)
 	require.NoError(t, err)
 	require.True(t, k.SetCarrier("eth0", false))
 	require.True(t, k.DeleteLink("eth0"))
@@ -73,10 +73,10 @@ func TestChangesSignalOnCoalescingChannel(t *testing.T) {
 	default:
 	}
 
-	_, err = k.ApplyLink("eth1", 1500)
+	_, err = k.ApplyLink(context.Background(), "eth1", 1500)
 	require.NoError(t, err)
 	<-k.Notify()
-	_, err = k.ApplyLink("eth1", 1500)
+	_, err = k.ApplyLink(context.Background(), "eth1", 1500)
 	require.NoError(t, err)
 	select {
 	case <-k.Notify():
@@ -87,14 +87,14 @@ func TestChangesSignalOnCoalescingChannel(t *testing.T) {
 
 func TestDeleteRestartsTransientFailures(t *testing.T) {
 	k := New(Config{FailFirst: 1})
-	_, err := k.ApplyLink("eth0", 1500)
+	_, err := k.ApplyLink(context.Background(), "eth0", 1500)
 	require.Error(t, err)
-	_, err = k.ApplyLink("eth0", 1500)
+	_, err = k.ApplyLink(context.Background(), "eth0", 1500)
 	require.NoError(t, err)
 	require.True(t, k.DeleteLink("eth0"))
 	assert.False(t, k.DeleteLink("eth0"), "second delete reports absence")
 
-	_, err = k.ApplyLink("eth0", 1500)
+	_, err = k.ApplyLink(context.Background(), "eth0", 1500)
 	assert.ErrorIs(t, err, ErrDeviceBusy)
 }
 
@@ -112,7 +112,7 @@ func flapRecord(t *testing.T, seed uint64) []string {
 		core, logs := observer.New(zapcore.InfoLevel)
 		k := New(Config{Seed: seed, FlapMin: time.Second, FlapMax: 3 * time.Second, Logger: zap.New(core)})
 		for _, n := range []string{"eth0", "eth1", "wlan0"} {
-			_, err := k.ApplyLink(n, 1500)
+			_, err := k.ApplyLink(t.Context(), n, 1500)
 			require.NoError(t, err)
 		}
 		start := time.Now()
@@ -137,7 +137,7 @@ func flapRecord(t *testing.T, seed uint64) []string {
 func TestCableStateOutlivesTheLink(t *testing.T) {
 	k := New(Config{})
 	assert.False(t, k.SetCable("eth0", false), "no link yet")
-	l, err := k.ApplyLink("eth0", 1500)
+	l, err := k.ApplyLink(context.Background(), "eth0", 1500)
 	require.NoError(t, err)
 	assert.False(t, l.Up, "created with its cable unplugged")
 	assert.True(t, k.SetCable("eth0", true))
@@ -145,12 +145,12 @@ func TestCableStateOutlivesTheLink(t *testing.T) {
 	assert.True(t, k.SetCable("eth0", false))
 	assert.False(t, k.Links()[0].Up)
 	require.True(t, k.DeleteLink("eth0"))
-	l, err = k.ApplyLink("eth0", 1500)
+	l, err = k.ApplyLink(context.Background(), "eth0", 1500)
 	require.NoError(t, err)
 	assert.False(t, l.Up, "the cable is still out")
 	k.SetCable("eth0", true)
 	require.True(t, k.DeleteLink("eth0"))
-	l, err = k.ApplyLink("eth0", 1500)
+	l, err = k.ApplyLink(context.Background(), "eth0", 1500)
 	require.NoError(t, err)
 	assert.True(t, l.Up)
 }
@@ -179,12 +179,32 @@ func TestRunWithoutFlappingReturnsAtOnce(t *testing.T) {
 func TestFlappingLeavesExternallyDownLinksAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		k := New(Config{Seed: 1, FlapMin: time.Second})
-		_, err := k.ApplyLink("eth0", 1500)
+		_, err := k.ApplyLink(context.Background(), "eth0", 1500)
 		require.NoError(t, err)
 		require.True(t, k.SetCarrier("eth0", false))
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		require.NoError(t, k.Run(ctx))
 		assert.False(t, k.Links()[0].Up, "the flapper only brings up links it took down")
+	})
+}
+
+// TestApplyLink_ASlowCreationEndsWithItsContext: a creation slowed by the
+// latency ends when its context is done (an agent told to stop is not held
+// for the latency), creating nothing.
+func TestApplyLink_ASlowCreationEndsWithItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k := New(Config{Latency: time.Hour})
+		ctx, cancel := context.WithCancel(t.Context())
+		errc := make(chan error, 1)
+		go func() {
+			_, err := k.ApplyLink(ctx, "eth0", 1500)
+			errc <- err
+		}()
+		synctest.Wait() // it waits on the latency
+		cancel()
+		err := <-errc
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Empty(t, k.Links(), "nothing created")
 	})
 }
