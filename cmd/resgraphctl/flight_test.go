@@ -82,6 +82,10 @@ func TestCT9_ReplayRunsTheRecordingsCommand(t *testing.T) {
 	require.Zero(t, code)
 	assert.Equal(t, "go test ./cmd/demo/internal/controllers -run '^TestSimulation$' -count=1 -v -sim.recording="+file+" -sim.seeds=2\n", out)
 
+	// The replay runs in the daemon's source tree as its developer runs
+	// it: in the repository's workspace (make test runs each module with
+	// GOWORK=off, under which the root holds no cmd/demo package).
+	t.Setenv("GOWORK", "")
 	out, errOut, code = ctl(t, "", "replay", file, "--dir", "../..", "--", "-sim.seeds=2")
 	require.Zero(t, code, "%s\n%s", out, errOut)
 	assert.Contains(t, out, "sim demo: 2 seeds")
