@@ -327,8 +327,8 @@ func (d *detector) verify(ks *kindStore, checks []check) {
 // unless the resource was created again since. It takes the kind's lock.
 func (ks *kindStore) bury(rec *record) {
 	ks.mu.Lock()
-	if c := ks.det.cur[rec.id]; c != nil && c.ref == nil && c.seq == rec.seq {
-		delete(ks.det.cur, rec.id)
+	if c := ks.det.cur[rec.ID()]; c != nil && c.ref == nil && c.seq == rec.seq {
+		delete(ks.det.cur, rec.ID())
 	}
 	ks.mu.Unlock()
 }

@@ -99,7 +99,7 @@ func TestS9_HandOffOnlyWhereItCannotReorder(t *testing.T) {
 		chans[w] = ch
 		return w
 	}
-	rec := &record{new: newPair("x", 1), id: "x", seq: 5}
+	rec := &record{new: newPair("x", 1), seq: 5}
 	plain, full, behind, filtered, aggregated := newW(1), newW(1), newW(1), newW(1), newW(1)
 	chans[full] <- state.Event{}
 	filtered.filtered, filtered.iq = true, resource.IDQuery{Regexp: regexp.MustCompile("^x$")}

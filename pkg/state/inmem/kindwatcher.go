@@ -194,11 +194,12 @@ func (w *kindWatcher) catchUp() bool {
 		w.batch, ok = ks.claim(w, pos, w.batch[:0])
 		if ok {
 			for _, r := range w.batch {
-				e, had := w.local[r.id]
+				id := r.ID()
+				e, had := w.local[id]
 				if e, had = foldEntry(e, had, r); had {
-					w.local[r.id] = e
+					w.local[id] = e
 				} else {
-					delete(w.local, r.id)
+					delete(w.local, id)
 				}
 			}
 			folded += len(w.batch)

@@ -89,11 +89,12 @@ type coalesced struct {
 // was absent before the generation's first change and is absent again is
 // forgotten: nobody who joined here or later has seen it.
 func (g *spillGen) fold(r *record) {
-	e, ok := g.entries[r.id]
+	id := r.ID()
+	e, ok := g.entries[id]
 	if e, ok = foldEntry(e, ok, r); ok {
-		g.entries[r.id] = e
+		g.entries[id] = e
 	} else {
-		delete(g.entries, r.id)
+		delete(g.entries, id)
 	}
 }
 

@@ -23,7 +23,7 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 	}
 	ks := c.store(p.Kind())
 	w := &idWatcher{feed: feed{ks: ks, ctx: ctx, ch: ch, wake: make(chan struct{}, 1)}, id: p.ID()}
-	isMine := func(r *record) bool { return r.id == w.id }
+	isMine := func(r *record) bool { return r.ID() == w.id }
 
 	ks.mu.Lock()
 	switch {
