@@ -44,7 +44,8 @@ lint:
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.6.1
 	$(call each_module,$(GO) vet ./... && staticcheck ./...)
 
-## fuzz: a short, bounded run of every fuzz target
+## fuzz: a short, bounded run of every fuzz target, and the remote State's
+## hostile-client suite at length (2000 bystander rounds per attack)
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzStateAgainstModel$$' -fuzztime $(FUZZTIME) ./pkg/state/inmem
 	$(GO) test -run '^$$' -fuzz '^FuzzLabelQuery$$' -fuzztime $(FUZZTIME) ./pkg/resource
@@ -57,6 +58,8 @@ fuzz:
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) .
 	cd $(PROTO) && $(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) .
 	cd pkg/state/remote && $(GO) test -run '^$$' -fuzz '^FuzzServerRequest$$' -fuzztime $(FUZZTIME) .
+	cd pkg/state/remote && $(GO) test -run '^$$' -fuzz '^FuzzGuardedRequest$$' -fuzztime $(FUZZTIME) .
+	cd pkg/state/remote && RESGRAPH_HOSTILE_ROUNDS=2000 $(GO) test -race -count=1 -v -run 'Hostile' .
 	cd pkg/state/atrest && $(GO) test -run '^$$' -fuzz '^FuzzDecryptRecord$$' -fuzztime $(FUZZTIME) .
 
 ## sim: the simulations (pkg/runtime/runtimetest/sim: the mutants, the

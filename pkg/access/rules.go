@@ -3,8 +3,8 @@ package access
 import "context"
 
 // Rules are what a [Policy] is made of: roles, the bindings of roles to
-// identities, and rule functions. Load them from a file with [LoadRules]
-// or write them in Go.
+// identities, and rule functions. Load them from a file with [LoadFile]
+// or [ReadRules], or write them in Go.
 type Rules struct {
 	Roles    []Role
 	Bindings []Binding

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/resgraph/resgraph/pkg/access"
 	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/remote/internal/pb"
 	"github.com/resgraph/resgraph/pkg/recording"
@@ -99,9 +100,18 @@ func (s *Server) ExplainResource(ctx context.Context, req *pb.ExplainResourceReq
 	case req.GetId() == "":
 		return nil, status.Error(codes.InvalidArgument, "explain: the resource's ID is empty")
 	}
+	sub := access.FromContext(ctx)
+	if sub != nil {
+		if err := sub.ExplainResource(ctx, req.GetNamespace(), req.GetType(), req.GetId()); err != nil {
+			return nil, status.Error(codes.PermissionDenied, err.Error())
+		}
+	}
 	x, err := s.obs.Explain(ctx, resource.NewPointer(req.GetNamespace(), req.GetType(), req.GetId()))
 	if err != nil {
 		return nil, toStatus(err)
+	}
+	if sub != nil {
+		sub.ScrubResource(ctx, &x)
 	}
 	return explanation(x)
 }
@@ -115,6 +125,9 @@ func (s *Server) ExplainController(ctx context.Context, req *pb.ExplainControlle
 	x, err := s.obs.ExplainController(ctx, req.GetName())
 	if err != nil {
 		return nil, toStatus(err)
+	}
+	if sub := access.FromContext(ctx); sub != nil {
+		sub.ScrubController(ctx, &x)
 	}
 	return explanation(x)
 }

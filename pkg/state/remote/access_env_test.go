@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -305,7 +306,7 @@ func (b *bystander) rounds(ctx context.Context, n int, done func() bool) ([]time
 // compared (a loaded machine makes them noisy).
 func (b *bystander) unaffected(t *testing.T, attack func(ctx context.Context, passed func())) {
 	t.Helper()
-	const n = 60
+	n := hostileRounds(t)
 	ctx := testCtx(t)
 	before, err := b.rounds(ctx, n, func() bool { return true })
 	require.NoError(t, err)
@@ -322,6 +323,22 @@ func (b *bystander) unaffected(t *testing.T, attack func(ctx context.Context, pa
 	require.NoError(t, err, "the bystander's requests all succeed during the attack")
 	t.Logf("bystander: get+update rounds, p99 before %v (%d rounds), during %v (%d rounds, %d attack passes)",
 		p99(before), len(before), p99(during), len(during), passes.Load())
+}
+
+// hostileRoundsEnv sets how many rounds the bystander makes before and
+// during each attack (default 60): make fuzz runs the hostile suite
+// longer with it.
+const hostileRoundsEnv = "RESGRAPH_HOSTILE_ROUNDS"
+
+func hostileRounds(t *testing.T) int {
+	s := os.Getenv(hostileRoundsEnv)
+	if s == "" {
+		return 60
+	}
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err, "$%s", hostileRoundsEnv)
+	require.Positive(t, n, "$%s", hostileRoundsEnv)
+	return n
 }
 
 // p99 returns the 99th percentile of ds (nearest rank).

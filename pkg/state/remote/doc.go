@@ -11,6 +11,21 @@
 //	conn, _ := grpc.NewClient("unix:///run/daemon/api.sock", ...)
 //	st, err := remote.NewClient(conn, reg)          // a state.State
 //
+// A daemon whose API others reach serves it with [Serve] instead, which
+// authenticates every connection and decides every call by access rules
+// (package access: rules A1-A7): [WithAuthenticator] with
+// access.PeerCredentials on a unix socket or access.MutualTLS on TCP, and
+// a policy; without one Serve refuses to start unless [Insecure] says so
+// (and logs a warning). The State's accesses are served from the state
+// guarded for the connection's identity; another service's calls need
+// the page [WithPages] maps them to. A denial is a PermissionDenied status
+// whose message names the identity, the verb and the resource, and the
+// client's error is of the access-denied class (access.IsDeniedError).
+//
+//	err := remote.Serve(ctx, lis, func(r grpc.ServiceRegistrar) { srv.Register(r) },
+//		remote.WithAuthenticator(access.PeerCredentials(), policy),
+//		remote.WithGRPCOptions(srv.GRPCServerOptions()...))
+//
 // This package is a Go module of its own, so that code that embeds
 // resgraph without serving it does not depend on gRPC. Its protocol is
 // internal/pb/state.proto: a resource travels as its metadata in fields
