@@ -2,9 +2,11 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -27,7 +29,17 @@ const (
 // that follow the derivation rules, without an Errored event and with far
 // fewer events than changes. The newest coalesced event carries the
 // bookmark of the newest change.
+//
+// The workload is thousands of round trips on a networked state, long under
+// -race on a loaded machine: the test is bounded by progress, not in total
+// (a writer that completes no write for testTimeout is blocked; each event
+// the stalled watcher reads is due within testTimeout), so that its
+// duration is no threshold while a blocked writer or a lost event still
+// fails it.
 func (s *StateSuite) TestS12_SlowKindWatcher() {
+	whole := s.cancel // the test's context, canceled at its end
+	defer whole()
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	slow := s.watchKind(0)
 	fast := s.watchKind(1)
 
@@ -53,11 +65,13 @@ func (s *StateSuite) TestS12_SlowKindWatcher() {
 	}()
 
 	writes := 0
+	var progress atomic.Int64 // writes completed, for the stall check
 	writerDone := make(chan error, 1)
 	go func() {
 		writerDone <- func() error {
 			write := func(err error) error {
 				writes++
+				progress.Add(1)
 				return err
 			}
 			for i := range slowSteady {
@@ -75,18 +89,10 @@ func (s *StateSuite) TestS12_SlowKindWatcher() {
 				return err
 			}
 			for round := 1; round <= slowRounds; round++ {
-				for i := range slowSteady {
-					r, err := s.State.Get(s.ctx, s.ptr(fmt.Sprintf("steady%02d", i)))
-					if err != nil {
-						return err
-					}
-					if err := setValue(r, round); err != nil {
-						return err
-					}
-					if err := write(s.State.Update(s.ctx, r)); err != nil {
-						return err
-					}
+				if err := s.updateSteady(round, &progress); err != nil {
+					return err
 				}
+				writes += slowSteady
 				switch round {
 				case slowRounds / 4:
 					for i := range slowDoomed {
@@ -109,11 +115,12 @@ func (s *StateSuite) TestS12_SlowKindWatcher() {
 			return nil
 		}()
 	}()
-	select {
-	case err := <-writerDone:
+	if ok, err := untilDone(writerDone, &progress); !ok {
+		s.cancel() // ends the writer's blocked call, and the watches
+		<-writerDone
+		s.FailNow("the writer was blocked by a watcher that does not read: no write completed for " + testTimeout.String())
+	} else {
 		s.Require().NoError(err)
-	case <-s.ctx.Done():
-		s.FailNow("the writer was blocked by a watcher that does not read")
 	}
 	final := s.listVersions()
 	s.Require().Len(final, slowSteady+slowFresh+1)
@@ -131,7 +138,7 @@ func (s *StateSuite) TestS12_SlowKindWatcher() {
 	slowView := newWatchView()
 	var lastEvent state.Event
 	for !slowView.matches(final) {
-		ev := s.next(slow)
+		ev := s.nextWithin(slow, testTimeout)
 		slowView.apply(ev)
 		if ev.Resource != nil && ev.Resource.Metadata().ID() == "zz-last" {
 			lastEvent = ev
@@ -141,11 +148,78 @@ func (s *StateSuite) TestS12_SlowKindWatcher() {
 	s.expectCoalesced(slowView.events, writes, slowSteady+slowDoomed+slowFresh+1)
 
 	// zz-last was written last: its coalesced event carries the bookmark of
-	// the newest change, so resuming from it replays nothing.
+	// the newest change, so resuming from it replays nothing. From here on
+	// the test has a deadline again.
+	long := s.cancel
+	defer long()
+	s.ctx, s.cancel = context.WithTimeout(s.ctx, testTimeout)
 	s.Require().NotEmpty(lastEvent.Bookmark)
 	resumed := s.watchKind(eventBuffer, state.WithKindStartFromBookmark(lastEvent.Bookmark))
 	s.set("steady00", -1)
 	s.expectEvent(resumed, state.Updated, "steady00", final["steady00"]+1)
+}
+
+// updateSteady sets every steady resource to round (a Get and an Update
+// each), the resources side by side: a round costs the state's longest
+// write, not the sum of them, so that a networked state's round trips do
+// not bring the workload near the test's deadline. Every update is
+// waited for before it returns.
+func (s *StateSuite) updateSteady(round int, progress *atomic.Int64) error {
+	var (
+		wg   sync.WaitGroup
+		errs [slowSteady]error
+	)
+	for i := range slowSteady {
+		wg.Go(func() {
+			r, err := s.State.Get(s.ctx, s.ptr(fmt.Sprintf("steady%02d", i)))
+			if err == nil {
+				err = setValue(r, round)
+			}
+			if err == nil {
+				err = s.State.Update(s.ctx, r)
+			}
+			progress.Add(1)
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs[:]...)
+}
+
+// untilDone waits for done's error while progress moves: it returns false
+// when progress stood still for testTimeout.
+func untilDone(done <-chan error, progress *atomic.Int64) (bool, error) {
+	t := time.NewTimer(testTimeout)
+	defer t.Stop()
+	last := progress.Load()
+	for {
+		select {
+		case err := <-done:
+			return true, err
+		case <-t.C:
+			now := progress.Load()
+			if now == last {
+				return false, nil
+			}
+			last = now
+			t.Reset(testTimeout)
+		}
+	}
+}
+
+// nextWithin receives the next event, failing the test when none comes
+// within d.
+func (s *StateSuite) nextWithin(ch <-chan state.Event, d time.Duration) state.Event {
+	s.T().Helper()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case ev := <-ch:
+		return ev
+	case <-t.C:
+		s.FailNow("no watch event within " + d.String())
+		return state.Event{}
+	}
 }
 
 // expectCoalesced checks that a watcher that stalled while changes
