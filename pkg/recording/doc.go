@@ -13,10 +13,11 @@
 //	r, err := rec.Take()             // the window now
 //	err = recording.WriteFile("incident.rgrec", r, reg)
 //
-// A recorder is a watcher of the state, nothing more: the Runtime does not
-// know of it, and its writers never wait for it (rule S12). It watches
-// every kind of the Runtime's graph, lists them once, and from then on
-// adds each change to its window; the window lets its oldest changes go
+// A recorder reads the changes of every kind of the Runtime's graph —
+// through the Runtime's own watches where it can (rule RC8), through
+// watches of its own for the rest — lists them once, and from then on
+// adds each change to its window; the state's writers never wait for it
+// (rule S12); the window lets its oldest changes go
 // into its starting state as they age or as it fills. Its debug page
 // ([Recorder.Handler]) takes a recording on demand; it keeps one on its
 // own when the Runtime flags a hot loop or a controller keeps failing.
@@ -29,6 +30,7 @@
 //     state applied them (over a state that numbers its changes; over one
 //     that does not, each kind's changes in order and the kinds in the
 //     order the recorder saw them).
+//
 //   - RC2. A change is a controller's (ByController) when the resource's
 //     owner — after the change, or before it for a destroy — is the name
 //     of one of the Runtime's controllers (rule C4: a controller writes as
@@ -38,6 +40,7 @@
 //     change of its own (ByWorld), in its place among the others. A
 //     controller's write made with WithCreateNoOwner or WithModifyNoOwner
 //     carries no owner and is recorded as an outside write.
+//
 //   - RC3. A recorder's memory is bounded: its window holds at most
 //     WithWindow's age of history and its bytes (the estimated encoded
 //     size of its changes); it holds the state now and two checkpoints of
@@ -47,25 +50,42 @@
 //     table of the resources it holds (not of every resource it saw). An
 //     outside writer's change keeps its resource; a controller's keeps
 //     its pointer, version and writer (a replay makes it again).
+//
 //   - RC4. A file is whole or it is an error: [Read] returns a recording
 //     only when every frame is there, intact and in order (a
 //     [*FormatError] wrapping [ErrTruncated] or [ErrCorrupted] otherwise),
 //     of this format version (a [*VersionError]), and of types the
 //     registry knows (an [*UnknownTypesError] naming them). Writing and
 //     reading a recording gives back an equal one.
+//
 //   - RC5. A sensitive kind's resources are kept as the codec's bytes in
 //     a file and never printed: [WriteText], the debug page's text and
 //     the simulator's transcripts of a replay show "<sensitive>" in place
 //     of their specs.
+//
 //   - RC6. A recording that could not see every change says so: when the
 //     recorder fell behind and its watch coalesced changes (rule S12),
 //     Recording.Coalesced counts them; a recording asked to start earlier
 //     than the window still held says so in Requested. A recording is
 //     never passed off as more complete than it is.
+//
 //   - RC7. A recorder of a Runtime keeps a recording on its own once for
 //     each hot loop the Runtime flags (while it stays flagged), and once
 //     for each controller whose failing items or crashes since its last
 //     kept recording reach the threshold (until they fall back below it).
+//
+//   - RC8. A recorder of a Runtime that lets its watches be tapped
+//     (*runtime.Runtime: Runtime.TapChanges) records the kinds the
+//     Runtime watches from the Runtime's own watches, so that the state
+//     sends each of their changes once; it watches the other kinds (the
+//     outputs no controller reads) itself. It lists the kinds once the
+//     Runtime's watches of them are live, so that it sees every change
+//     after its starting state; when one of those watches ends (it
+//     failed, or re-lists), the recorder starts its window over, as when
+//     its own watch fails. The tapped kinds' changes are added to the
+//     window on the Runtime's watch goroutines, under the recorder's
+//     lock: a take, which copies the window under that lock, holds their
+//     routing that long. WithOwnWatches turns the tap off.
 //
 // A type is sensitive when its definition says so (package definition,
 // filled by the codec registry) or WithSensitive names it.

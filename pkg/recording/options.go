@@ -51,6 +51,7 @@ type config struct {
 	keepLimit   int
 	failures    int
 	poll        time.Duration
+	ownWatches  bool
 }
 
 func defaultConfig() config {
@@ -68,6 +69,12 @@ func defaultConfig() config {
 // when Run starts and every second after: a kind added starts the window
 // over.
 func WithRuntime(rt Runtime) Option { return func(c *config) { c.rt = rt } }
+
+// WithOwnWatches makes the recorder watch every kind itself, even those
+// the Runtime of WithRuntime watches and lets it tap (rule RC8): the
+// state then sends those changes twice, once to the Runtime and once to
+// the recorder (what a recorder costs without the tap).
+func WithOwnWatches() Option { return func(c *config) { c.ownWatches = true } }
 
 // WithKinds adds kinds to record (beside those of WithRuntime).
 func WithKinds(kinds ...resource.Kind) Option {

@@ -161,8 +161,16 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	tap, err := r.tapRuntime(wctx, kinds)
+	if err != nil {
+		return err
+	}
+	defer tap.remove()
 	ch := make(chan state.Event, 256)
 	for _, k := range kinds {
+		if tap.kinds[resource.KindOf(resource.NewKind(k.Namespace, k.Type))] {
+			continue
+		}
 		if err := r.st.WatchKind(wctx, resource.NewKind(k.Namespace, k.Type), ch); err != nil {
 			return fmt.Errorf("watch %s: %w", k.Type, err)
 		}
@@ -171,16 +179,7 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.win.reset(start.base, time.Now(), start.rev)
-	start.base = nil
-	r.kinds, r.controllers, r.ready = kinds, controllers, true
-	if r.progress != nil {
-		close(r.progress)
-	}
-	r.progress = make(chan struct{})
-	r.mu.Unlock()
-	r.startedOnce.Do(func() { close(r.started) })
+	r.begin(&start, kinds, controllers, tap)
 	for {
 		select {
 		case <-ctx.Done():
@@ -189,12 +188,30 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 			if err := r.handle(&ev, &start); err != nil {
 				return err
 			}
+		case <-tap.lost:
+			return fmt.Errorf("the Runtime's watch of %s ended", tap.lostKind)
 		case now := <-tick:
 			if err := r.tick(now, kinds); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// begin starts the window from the listed state: the tap's changes that
+// came while the kinds were listed go in first.
+func (r *Recorder) begin(start *startState, kinds []Kind, controllers map[string]bool, tap *tapSink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.win.reset(start.base, time.Now(), start.rev)
+	start.base = nil
+	r.kinds, r.controllers, r.ready = kinds, controllers, true
+	if r.progress != nil {
+		close(r.progress)
+	}
+	r.progress = make(chan struct{})
+	tap.liveLocked(start)
+	r.startedOnce.Do(func() { close(r.started) })
 }
 
 // startState is the state a session listed: its resources, the newest
@@ -238,9 +255,15 @@ func (r *Recorder) handle(ev *state.Event, start *startState) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.handleLocked(ev, start)
+	return nil
+}
+
+// handleLocked is handle with r.mu held, of an event that is a change.
+func (r *Recorder) handleLocked(ev *state.Event, start *startState) {
 	e, ok := classify(ev, r.controllers)
 	if !ok || start.listedAlready(ev) {
-		return nil
+		return
 	}
 	e.at = time.Now()
 	e.size = entryOverhead
@@ -252,7 +275,6 @@ func (r *Recorder) handle(ev *state.Event, start *startState) error {
 		close(r.progress)
 		r.progress = make(chan struct{})
 	}
-	return nil
 }
 
 // listedAlready reports whether the lists already hold the change ev.

@@ -78,15 +78,26 @@ func BenchmarkMemory(b *testing.B) {
 
 // BenchmarkW3Recorder is W3 (N = 10k) without and with a flight recorder
 // of the chain's Runtime (package recording) running beside it: what
-// recording costs a daemon.
+// recording costs a daemon — recording from the Runtime's own watches
+// (on, the default: rule RC8), and with watches of its own
+// (on-own-watches: the state sends every change twice).
 func BenchmarkW3Recorder(b *testing.B) {
 	b.Run("recorder=off", func(b *testing.B) { fixture.BenchChainWith(b, 10_000, false, nil, chain()) })
-	b.Run("recorder=on", func(b *testing.B) { fixture.BenchChainWith(b, 10_000, false, attachRecorder, chain()) })
+	b.Run("recorder=on", func(b *testing.B) { fixture.BenchChainWith(b, 10_000, false, attachRecorder(), chain()) })
+	b.Run("recorder=on-own-watches", func(b *testing.B) {
+		fixture.BenchChainWith(b, 10_000, false, attachRecorder(recording.WithOwnWatches()), chain())
+	})
 }
 
-// attachRecorder runs a recorder of rt until the returned stop, once it
-// read the state.
-func attachRecorder(ctx context.Context, st state.State, rt *runtime.Runtime) (func(), error) {
+// attachRecorder returns what runs a recorder of rt (with opts) until
+// the returned stop, once it read the state.
+func attachRecorder(opts ...recording.Option) func(context.Context, state.State, *runtime.Runtime) (func(), error) {
+	return func(ctx context.Context, st state.State, rt *runtime.Runtime) (func(), error) {
+		return runRecorder(ctx, st, rt, opts)
+	}
+}
+
+func runRecorder(ctx context.Context, st state.State, rt *runtime.Runtime, opts []recording.Option) (func(), error) {
 	reg := codec.NewRegistry()
 	for _, err := range []error{
 		codec.Register[fixture.Spec, fixture.ADef](reg), codec.Register[fixture.Spec, fixture.BDef](reg),
@@ -97,7 +108,7 @@ func attachRecorder(ctx context.Context, st state.State, rt *runtime.Runtime) (f
 			return nil, err
 		}
 	}
-	rec, err := recording.New(st, reg, recording.WithRuntime(rt))
+	rec, err := recording.New(st, reg, append([]recording.Option{recording.WithRuntime(rt)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -72,6 +72,8 @@ type Router struct {
 	mu sync.Mutex
 	// kinds are the watchers by kind; protected by mu.
 	kinds map[resource.KindKey]*kindWatcher
+	// tap sees the live changes (SetTap).
+	tap tapHolder
 }
 
 // New returns a router that watches nothing yet.
@@ -95,6 +97,7 @@ func (r *Router) watcherLocked(k resource.KindKey) *kindWatcher {
 		logger:       outcome.EngineLogger(r.cfg.Logger.With(zap.Stringer("kind", k))),
 		bootstrapped: make(chan struct{}),
 		relists:      newRelists(),
+		tap:          &r.tap,
 	}
 	if c := r.cfg.Caches.Get(k); c != nil {
 		w.mem = cacheMemory{c}

@@ -60,6 +60,8 @@ type kindWatcher struct {
 	// cache.
 	sched  sched.Scheduler
 	cached bool
+	// tap is the router's tap (tap.go).
+	tap *tapHolder
 
 	// started is set once the watch goroutine was started; protected by
 	// the router's mu.
@@ -123,6 +125,7 @@ func (w *kindWatcher) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		w.tapLost()
 		if errors.Is(err, errRelist) {
 			w.tel.Relisted()
 			continue
@@ -194,6 +197,7 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *retry.Sequence) (err er
 		ph, err = w.handle(ph, batch, metas, bo)
 		w.apply(was, ph)
 		w.route(w.out, w.outMetas, false)
+		w.tapChanges(was)
 		if was != live && ph == live {
 			w.relists.routed() // this watch's bootstrap is routed
 		}

@@ -1,0 +1,97 @@
+package recording
+
+import (
+	"context"
+	"sync"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// changeTapper is a Runtime whose watches a recorder can tap
+// (*runtime.Runtime): the kinds it watches need no watch of the
+// recorder's own (rule RC8).
+type changeTapper interface {
+	TapChanges(ctx context.Context, t runtime.ChangeTap, kinds []resource.KindKey) ([]resource.KindKey, func(), error)
+}
+
+// tapSink is a session's tap of the Runtime's watches: it holds the
+// changes that come while the session lists the kinds, then hands each
+// to the window as it comes (under the recorder's lock, on the Runtime's
+// watch goroutine).
+type tapSink struct {
+	r     *Recorder
+	kinds map[resource.KindKey]bool
+	// pending are the changes before the session listed; start is the
+	// listed state once it did. Both protected by r.mu.
+	pending []state.Event
+	start   *startState
+	// lost is closed when a tapped kind's watch ended (lostKind names
+	// it): the session starts over.
+	lost     chan struct{}
+	lostOnce sync.Once
+	lostKind string
+	remove   func()
+}
+
+// tapRuntime taps the Runtime's watches of the kinds it watches, when the
+// recorder records a Runtime that can be tapped; otherwise the sink taps
+// nothing (every kind gets a watch of the recorder's own).
+func (r *Recorder) tapRuntime(ctx context.Context, kinds []Kind) (*tapSink, error) {
+	s := &tapSink{r: r, kinds: map[resource.KindKey]bool{}, lost: make(chan struct{}), remove: func() {}}
+	rt, ok := r.cfg.rt.(changeTapper)
+	if !ok || r.cfg.ownWatches {
+		return s, nil
+	}
+	keys := make([]resource.KindKey, 0, len(kinds))
+	for _, k := range kinds {
+		keys = append(keys, resource.KindOf(resource.NewKind(k.Namespace, k.Type)))
+	}
+	tapped, remove, err := rt.TapChanges(ctx, s, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range tapped {
+		s.kinds[k] = true
+	}
+	s.remove = remove
+	return s, nil
+}
+
+// Changes implements runtime.ChangeTap.
+func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
+	if !s.kinds[kind] {
+		return
+	}
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	if s.start == nil {
+		s.pending = append(s.pending, events...)
+		return
+	}
+	for i := range events {
+		s.r.handleLocked(&events[i], s.start)
+	}
+}
+
+// Lost implements runtime.ChangeTap.
+func (s *tapSink) Lost(kind resource.KindKey) {
+	if !s.kinds[kind] {
+		return
+	}
+	s.lostOnce.Do(func() {
+		s.lostKind = kind.String()
+		close(s.lost)
+	})
+}
+
+// liveLocked hands the pending changes to the window and the next ones as
+// they come; r.mu is held.
+func (s *tapSink) liveLocked(start *startState) {
+	s.start = start
+	for i := range s.pending {
+		s.r.handleLocked(&s.pending[i], start)
+	}
+	s.pending = nil
+}

@@ -1,0 +1,103 @@
+package recording_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/recording"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+// watchCounting is a state that notes the kinds watched with WatchKind
+// (the recorder's own watches; the Runtime's are aggregated).
+type watchCounting struct {
+	state.State
+	mu      sync.Mutex
+	watched []string
+}
+
+func (s *watchCounting) WatchKind(ctx context.Context, k resource.Kind, ch chan<- state.Event, opts ...state.WatchKindOption) error {
+	s.mu.Lock()
+	s.watched = append(s.watched, k.Type())
+	s.mu.Unlock()
+	return s.State.WatchKind(ctx, k, ch, opts...)
+}
+
+func (s *watchCounting) kinds() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(slices.Values(s.watched))
+}
+
+// TestRC8_TheRuntimesWatchesAreTapped: a recorder of a Runtime watches
+// only the kinds the Runtime does not (here the output no controller
+// reads), and records the same changes as a recorder with watches of its
+// own running beside it (a second tap of the Runtime is refused: the
+// other one watches); when the Runtime's watch of a kind ends (a
+// re-list), the recorder starts its window over.
+func TestRC8_TheRuntimesWatchesAreTapped(t *testing.T) {
+	st := &watchCounting{State: inmem.NewState()}
+	rt, err := runtime.New(st, nil)
+	require.NoError(t, err)
+	require.NoError(t, rt.RegisterController(pingPong[*Note, *Echo]{name: "echoer", newO: func() *Echo {
+		return typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{})
+	}}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	eventually(t, "the echoer wrote its echo (before the recorders start: both start from one state)", func() bool {
+		_, err := st.Get(ctx, resource.NewPointer(ns, echoKind.Type(), "x"))
+		return err == nil
+	})
+	tapped, err := recording.New(st, registry(t), recording.WithRuntime(rt))
+	require.NoError(t, err)
+	started(t, tapped)
+	assert.Equal(t, []string{echoKind.Type()}, st.kinds(), "the recorder watches the output only")
+	_, _, err = rt.TapChanges(ctx, nil, nil)
+	require.ErrorIs(t, err, runtime.ErrTapped, "one tap at a time")
+	own, err := recording.New(st, registry(t), recording.WithRuntime(rt), recording.WithOwnWatches())
+	require.NoError(t, err)
+	started(t, own)
+	assert.Equal(t, []string{echoKind.Type(), echoKind.Type(), noteKind.Type()}, st.kinds())
+
+	for i := range 20 {
+		require.NoError(t, st.Create(ctx, newNote(fmt.Sprint("n", i), i)))
+	}
+	_, err = st.UpdateWithConflicts(ctx, resource.NewPointer(ns, noteKind.Type(), "n3"), func(r resource.Resource) error { r.(*Note).TypedSpec().N = 99; return nil })
+	require.NoError(t, err)
+	a, b := settled(t, tapped, st, echoKind, noteKind), settled(t, own, st, echoKind, noteKind)
+	require.Equal(t, a.Revision, b.Revision, "both started from the same state")
+	assert.Equal(t, changeLines(b), changeLines(a))
+	assert.NotEmpty(t, a.Outside())
+
+	require.NoError(t, rt.Relist(ctx, noteKind))
+	eventually(t, "the tapped recorder started its window over", func() bool {
+		r, err := tapped.Take()
+		return err == nil && r.Start.After(a.Taken)
+	})
+	r, err := own.Take()
+	require.NoError(t, err)
+	assert.False(t, r.Start.After(a.Taken), "the recorder of its own watches did not start over")
+}
+
+func changeLines(r *recording.Recording) []string {
+	var out []string
+	for _, c := range r.Changes {
+		out = append(out, fmt.Sprintf("%d %s %d %s %s %s", c.Revision, c.Pointer, c.Version, c.By, c.Op, c.Writer))
+	}
+	return out
+}

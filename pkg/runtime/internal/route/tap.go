@@ -1,0 +1,64 @@
+package route
+
+import (
+	"errors"
+	"sync/atomic"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Tap sees the changes the kind watches route live, as the state sent
+// them, so that a flight recorder (package recording) needs no watch of
+// its own of the kinds the Runtime watches.
+type Tap interface {
+	// Changes is called on the kind's watch goroutine with the live
+	// changes of one batch (after the kind's first bootstrap, and not
+	// the diff of a re-list), in order. It must return promptly and keep
+	// neither the slice nor the events; it may keep their resources (the
+	// state's shared snapshots), read-only.
+	Changes(key resource.KindKey, events []state.Event)
+	// Lost is called when the kind's watch ended (failed, or re-lists on
+	// request) while the Runtime runs: the changes until it is live again
+	// are routed as a diff, which Changes does not see.
+	Lost(key resource.KindKey)
+}
+
+// ErrTapped is returned by Router.SetTap when a tap is set already.
+var ErrTapped = errors.New("the Runtime's changes are tapped already")
+
+// tapHolder holds the router's tap; every watcher reads it per batch.
+type tapHolder struct{ t atomic.Pointer[Tap] }
+
+func (h *tapHolder) load() Tap {
+	if p := h.t.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// SetTap makes t see every kind watch's live changes from now on, until
+// the returned remove; only one tap at a time (ErrTapped).
+func (r *Router) SetTap(t Tap) (remove func(), err error) {
+	p := &t
+	if !r.tap.t.CompareAndSwap(nil, p) {
+		return nil, ErrTapped
+	}
+	return func() { r.tap.t.CompareAndSwap(p, nil) }, nil
+}
+
+// tapChanges hands a batch's routed changes to the tap when they are
+// live changes: not those of a re-list's diff (phase relisting before
+// the batch).
+func (w *kindWatcher) tapChanges(was phase) {
+	if t := w.tap.load(); t != nil && was != relisting && len(w.out) > 0 {
+		t.Changes(w.key, w.out)
+	}
+}
+
+// tapLost tells the tap the kind's watch ended.
+func (w *kindWatcher) tapLost() {
+	if t := w.tap.load(); t != nil {
+		t.Lost(w.key)
+	}
+}
