@@ -164,8 +164,13 @@ func (d *daemon) Run(ctx context.Context) error {
 		defer func() { _ = closeAPI() }() // after g.Wait: the audit log outlives every call
 	}
 
+	g.Go(func() error { return d.kernel.Run(gctx) })
+	g.Go(func() error { return d.engine.Run(gctx) })
+	// The recorder reads the Runtime's own watches (recording's rule
+	// RC8): it starts once the Runtime runs, and before the intent is
+	// applied, so that the recording holds the intent's writes.
 	g.Go(func() error { return d.recorder.Run(gctx) })
-	select { // the recording starts before the intent is applied
+	select {
 	case <-d.recorder.Started():
 	case <-gctx.Done():
 		return fail(gctx.Err())
@@ -185,8 +190,6 @@ func (d *daemon) Run(ctx context.Context) error {
 		}
 	}
 
-	g.Go(func() error { return d.kernel.Run(gctx) })
-	g.Go(func() error { return d.engine.Run(gctx) })
 	// systemd's notify protocol, under Type=notify: READY=1 once every
 	// controller caught up, WATCHDOG=1 while the Runtime is live,
 	// STOPPING=1 when the daemon begins to stop (nothing without

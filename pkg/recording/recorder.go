@@ -97,7 +97,9 @@ func (r *Recorder) Run(ctx context.Context) error {
 
 // Started is closed once Run has read the state for the first time: from
 // then on a take returns a recording (unless the recorder is starting
-// its window over after a watch failed).
+// its window over after a watch failed). A recorder of a Runtime it taps
+// (rule RC8) reads the state once the Runtime's watches are live: start
+// the Runtime before waiting for Started.
 func (r *Recorder) Started() <-chan struct{} { return r.started }
 
 // Sync waits until the recorder has seen every change of its kinds that

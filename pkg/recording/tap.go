@@ -21,8 +21,11 @@ type changeTapper interface {
 // to the window as it comes (under the recorder's lock, on the Runtime's
 // watch goroutine).
 type tapSink struct {
-	r     *Recorder
-	kinds map[resource.KindKey]bool
+	r *Recorder
+	// kinds are the kinds the Runtime watches, once TapChanges returned
+	// them (resolved). Both protected by r.mu.
+	kinds    map[resource.KindKey]bool
+	resolved bool
 	// pending are the changes before the session listed; start is the
 	// listed state once it did. Both protected by r.mu.
 	pending []state.Event
@@ -52,20 +55,25 @@ func (r *Recorder) tapRuntime(ctx context.Context, kinds []Kind) (*tapSink, erro
 	if err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
 	for _, k := range tapped {
 		s.kinds[k] = true
 	}
+	s.resolved = true
+	r.mu.Unlock()
 	s.remove = remove
 	return s, nil
 }
 
-// Changes implements runtime.ChangeTap.
+// Changes implements runtime.ChangeTap. Until TapChanges returned (not
+// resolved) every change is held: liveLocked drops those of kinds not
+// tapped.
 func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
-	if !s.kinds[kind] {
-		return
-	}
 	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
+	if s.resolved && !s.kinds[kind] {
+		return
+	}
 	if s.start == nil {
 		s.pending = append(s.pending, events...)
 		return
@@ -77,7 +85,10 @@ func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
 
 // Lost implements runtime.ChangeTap.
 func (s *tapSink) Lost(kind resource.KindKey) {
-	if !s.kinds[kind] {
+	s.r.mu.Lock()
+	tapped := !s.resolved || s.kinds[kind]
+	s.r.mu.Unlock()
+	if !tapped {
 		return
 	}
 	s.lostOnce.Do(func() {
@@ -91,7 +102,9 @@ func (s *tapSink) Lost(kind resource.KindKey) {
 func (s *tapSink) liveLocked(start *startState) {
 	s.start = start
 	for i := range s.pending {
-		s.r.handleLocked(&s.pending[i], start)
+		if s.kinds[resource.KindOf(s.pending[i].Resource.Metadata())] {
+			s.r.handleLocked(&s.pending[i], start)
+		}
 	}
 	s.pending = nil
 }
