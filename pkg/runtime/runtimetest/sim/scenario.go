@@ -75,7 +75,17 @@ type Scenario struct {
 	// the Recording: each resource's commits the same, in order (its
 	// versions, and the owner each wrote as), and the same final state
 	// (after Canonical). A recording whose recorder fell behind
-	// (Recording.Coalesced) cannot be matched.
+	// (Recording.Coalesced) cannot be matched. Nor can, commit for
+	// commit, a recording in which a pass of a controller read the state
+	// or the world while another pass was writing, or while the world
+	// changed on its own: a recording holds commits and the world events
+	// the daemon noted, not what each pass read nor when, and the
+	// simulator runs each pass as one step, between two others, so a
+	// pass that in production committed what it saw half-way through
+	// another pass's writes (a commit the replay does not make), or saw
+	// two writes at once that the replay hands it one by one, does not
+	// happen again. How often that happens is the daemon's timing: a
+	// busy machine, or the race detector, makes passes overlap more.
 	MatchRecording bool
 	// Seeds and Time are the budget of Test when no flag or environment
 	// variable sets one (see the package doc); zero: 100 seeds, no time
