@@ -25,7 +25,9 @@ import (
 // copy, and a resource without any of them carries nil. Read a resource
 // shared between goroutines (a snapshot) only once it is frozen: the
 // accessors of a metadata that is not frozen may attach storage to it
-// (every state of this module freezes what it shares; see Freeze).
+// (every state of this module freezes what it shares; see Freeze). Copy a
+// metadata you mean to change with Copy or CopyInto: a plain assignment
+// of a frozen metadata is frozen too, a read-only view of the snapshot.
 type Metadata struct {
 	// kind is the namespace and type, interned (see internKind): 8 bytes
 	// instead of two strings' 32.
@@ -38,9 +40,8 @@ type Metadata struct {
 	// The timestamps, as seconds since January 1, year 1 UTC (the zero
 	// time is 0) and nanoseconds: 24 bytes for both instead of the 48 of
 	// two time.Time (see stampOf). With the interned kind and the rarely
-	// used parts behind ext, the metadata is 72 bytes instead of 168, and
-	// a typed resource with a spec of two ints takes 96 bytes instead of
-	// 192 (docs/performance.md, "Metadata layout").
+	// used parts behind ext, the metadata is 72 bytes (docs/performance.md,
+	// "Metadata layout" and "Compact metadata").
 	createdSec, updatedSec   int64
 	createdNsec, updatedNsec int32
 	// phase is the Phase, in 32 bits (see SetPhase).
