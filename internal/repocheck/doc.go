@@ -46,6 +46,13 @@
 //     first column, and bench/README.md names it throughout (only its
 //     paths, targets, tests and variables are checked).
 //
+// # Code
+//
+//   - L1. No function of pkg/'s production code (every module under
+//     pkg/) has a body over 60 lines: internal/tools/funclen lists those
+//     that do, and the list is empty (TestL1_NoFunctionInPkgIsOver60Lines;
+//     TestL1_FunclenListsALongFunction checks that the tool finds one).
+//
 // # Set-up
 //
 //   - B1. scripts/setup, which `make test` and `.ci/run` run first, finds

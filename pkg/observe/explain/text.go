@@ -49,15 +49,7 @@ func (d Doing) Sentence(now time.Time) string {
 	case WorkStopped:
 		s = "stopped"
 	case WorkParked:
-		// An item is parked until it changes; a Controller until an input
-		// does.
-		s = "parked" + about + " until it changes"
-		if about == "" && d.Attempt == 0 {
-			s = "parked until an input changes"
-		}
-		if d.Error != "" {
-			s += " after error " + strconv.Quote(d.Error)
-		}
+		s = d.parked(about)
 	case WorkStandby:
 		s = "standby"
 		if !d.Since.IsZero() {
@@ -74,6 +66,19 @@ func (d Doing) Sentence(now time.Time) string {
 	}
 	if d.HotLoop != "" {
 		s += "; HOT LOOP: " + d.HotLoop
+	}
+	return s
+}
+
+// parked is the sentence of parked work: an item is parked until it
+// changes; a Controller until an input does.
+func (d Doing) parked(about string) string {
+	s := "parked" + about + " until it changes"
+	if about == "" && d.Attempt == 0 {
+		s = "parked until an input changes"
+	}
+	if d.Error != "" {
+		s += " after error " + strconv.Quote(d.Error)
 	}
 	return s
 }

@@ -359,14 +359,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 		ks.mu.Unlock()
 		return err
 	}
-	cmd := cur.Metadata()
-	ver := cmd.Version().Next()
-	created := cmd.Created()
-	smd.SetVersion(ver)
-	_ = smd.SetOwner("") // clearing never fails
-	_ = smd.SetOwner(cmd.Owner())
-	smd.SetCreated(created)
-	smd.SetUpdated(now)
+	ver, created := stampUpdate(smd, cur.Metadata(), now)
 	var pend Pending
 	if c.persist != nil {
 		if pend, err = c.persist.Append(ks.ns, ks.typ, id, stored); err != nil {
@@ -391,6 +384,19 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 		md.SetUpdated(now)
 	}
 	return nil
+}
+
+// stampUpdate stamps smd, the metadata of the version that replaces the
+// stored one of metadata cmd: the next version, cmd's owner and creation
+// time, updated now. It returns the version and the creation time.
+func stampUpdate(smd, cmd *resource.Metadata, now time.Time) (resource.Version, time.Time) {
+	ver, created := cmd.Version().Next(), cmd.Created()
+	smd.SetVersion(ver)
+	_ = smd.SetOwner("") // clearing never fails
+	_ = smd.SetOwner(cmd.Owner())
+	smd.SetCreated(created)
+	smd.SetUpdated(now)
+	return ver, created
 }
 
 // copyOf returns the copy of r to store and its metadata, or an invalid
