@@ -53,6 +53,13 @@
 //     that do, and the list is empty (TestL1_NoFunctionInPkgIsOver60Lines;
 //     TestL1_FunclenListsALongFunction checks that the tool finds one).
 //
+//   - V1. The doc comments go doc shows of every public package (under
+//     pkg/, conformance/ and exporters/; internal packages left out) speak
+//     docs/glossary.md's words: "engine" only as the name controller.Engine
+//     (and conformance's NewEngine), "step" only in the simulator's package
+//     (TestV1_GoDocSpeaksTheGlossary). "Event" is left to review: the
+//     state's watch events are events, a controller's are wake-ups.
+//
 // # Set-up
 //
 //   - B1. scripts/setup, which `make test` and `.ci/run` run first, finds
