@@ -2,6 +2,8 @@ package access
 
 import (
 	"strings"
+
+	"github.com/resgraph/resgraph/pkg/internal/errclass"
 )
 
 // ErrDenied is the marker of the access-denied class: an access the rules
@@ -11,27 +13,7 @@ type ErrDenied interface{ AccessDeniedError() }
 
 // IsDeniedError reports whether err is (or wraps) an error of the
 // access-denied class.
-func IsDeniedError(err error) bool {
-	for err != nil {
-		if _, ok := err.(ErrDenied); ok {
-			return true
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if IsDeniedError(e) {
-					return true
-				}
-			}
-			return false
-		default:
-			return false
-		}
-	}
-	return false
-}
+func IsDeniedError(err error) bool { return errclass.Is[ErrDenied](err) }
 
 // DeniedError is a denied access (rule A4): its message names the
 // identity, the verb (or the page) and the resource, and why — no role

@@ -67,33 +67,37 @@ type guardCore struct {
 	s     *Subject
 }
 
+// decide decides an access; a denial is audited and returned.
+func (g *guardCore) decide(ctx context.Context, a *Access) (Decision, error) {
+	d := g.s.decide(ctx, a)
+	if !d.Allowed {
+		err := newDenied(a, d)
+		g.s.p.audit.denial(a, g.s, d, err)
+		return d, err
+	}
+	return d, nil
+}
+
 // check decides an access; a denial is audited and returned, an allowed
 // read is audited when sampled.
 func (g *guardCore) check(ctx context.Context, verb Verb, ns, typ, id string) error {
 	a := Access{Identity: &g.s.id, Verb: verb, Namespace: ns, Type: typ, ID: id}
-	d := g.s.decide(ctx, &a)
-	if !d.Allowed {
-		err := newDenied(&a, d)
-		g.s.p.audit.denial(&a, g.s, d, err)
-		return err
-	}
-	if !verb.IsWrite() {
+	d, err := g.decide(ctx, &a)
+	if err == nil && !verb.IsWrite() {
 		g.s.p.audit.read(&a, g.s, d)
 	}
-	return nil
+	return err
 }
 
 // write decides a write, does it, and audits it with its outcome.
 func (g *guardCore) write(ctx context.Context, verb Verb, md *resource.Metadata, do func() error) error {
 	ns, typ, id := md.Identity()
 	a := Access{Identity: &g.s.id, Verb: verb, Namespace: ns, Type: typ, ID: id}
-	d := g.s.decide(ctx, &a)
-	if !d.Allowed {
-		err := newDenied(&a, d)
-		g.s.p.audit.denial(&a, g.s, d, err)
+	d, err := g.decide(ctx, &a)
+	if err != nil {
 		return err
 	}
-	err := do()
+	err = do()
 	g.s.p.audit.write(&a, g.s, d, md.Version(), err)
 	return err
 }

@@ -34,3 +34,19 @@ func DeepCopyOf(r resource.Resource) (c resource.Resource, err error) {
 	}
 	return c, nil
 }
+
+// ListOf returns items as a List: the items themselves when readOnly
+// (shared snapshots, rule S7), else each replaced by its copy
+// ([DeepCopyOf]), or the error of the first that cannot be copied.
+func ListOf(items []resource.Resource, readOnly bool) (resource.List, error) {
+	if !readOnly {
+		for i, r := range items {
+			cp, err := DeepCopyOf(r)
+			if err != nil {
+				return resource.List{}, err
+			}
+			items[i] = cp
+		}
+	}
+	return resource.List{Items: items}, nil
+}

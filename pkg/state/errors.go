@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/resgraph/resgraph/pkg/internal/errclass"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -37,63 +38,29 @@ type ErrBufferOverrun interface{ BufferOverrunError() }
 // nil channel...).
 type ErrInvalid interface{ InvalidError() }
 
-// is reports whether err, or an error in its chain, is a T, with the
-// semantics of errors.As (Unwrap() error and Unwrap() []error chains, As
-// methods). It walks the chain itself because errors.As needs a pointer
-// to a T, which escapes: one allocation per call, even for a nil error,
-// on the path of every write of the generic controllers (figures in
-// docs/performance.md, "The error-class predicates").
-func is[T any](err error) bool {
-	for err != nil {
-		if _, ok := err.(T); ok {
-			return true
-		}
-		if x, ok := err.(interface{ As(any) bool }); ok {
-			var target T
-			if x.As(&target) {
-				return true
-			}
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if is[T](e) {
-					return true
-				}
-			}
-			return false
-		default:
-			return false
-		}
-	}
-	return false
-}
-
 // IsNotFoundError reports whether err is (or wraps) a not-found error.
-func IsNotFoundError(err error) bool { return is[ErrNotFound](err) }
+func IsNotFoundError(err error) bool { return errclass.Is[ErrNotFound](err) }
 
 // IsConflictError reports whether err is (or wraps) a conflict error; owner,
 // phase and pending-finalizer conflicts are conflicts too.
-func IsConflictError(err error) bool { return is[ErrConflict](err) }
+func IsConflictError(err error) bool { return errclass.Is[ErrConflict](err) }
 
 // IsOwnerConflictError reports whether err is (or wraps) an owner conflict.
-func IsOwnerConflictError(err error) bool { return is[ErrOwnerConflict](err) }
+func IsOwnerConflictError(err error) bool { return errclass.Is[ErrOwnerConflict](err) }
 
 // IsPhaseConflictError reports whether err is (or wraps) a phase conflict.
-func IsPhaseConflictError(err error) bool { return is[ErrPhaseConflict](err) }
+func IsPhaseConflictError(err error) bool { return errclass.Is[ErrPhaseConflict](err) }
 
 // IsPendingFinalizersError reports whether err is (or wraps) a
 // pending-finalizers error.
-func IsPendingFinalizersError(err error) bool { return is[ErrPendingFinalizers](err) }
+func IsPendingFinalizersError(err error) bool { return errclass.Is[ErrPendingFinalizers](err) }
 
 // IsBufferOverrunError reports whether err is (or wraps) a buffer-overrun
 // error.
-func IsBufferOverrunError(err error) bool { return is[ErrBufferOverrun](err) }
+func IsBufferOverrunError(err error) bool { return errclass.Is[ErrBufferOverrun](err) }
 
 // IsInvalidError reports whether err is (or wraps) an invalid-input error.
-func IsInvalidError(err error) bool { return is[ErrInvalid](err) }
+func IsInvalidError(err error) bool { return errclass.Is[ErrInvalid](err) }
 
 // classError is the error type of this package: the pointer of the
 // resource involved (if any) and a message formatted like fmt.Errorf, whose

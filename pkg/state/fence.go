@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 
+	"github.com/resgraph/resgraph/pkg/internal/errclass"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -71,7 +72,7 @@ func (w *coreWrapper) CheckFence(f Fence) error {
 type ErrFenced interface{ FencedError() }
 
 // IsFencedError reports whether err is (or wraps) a fenced error.
-func IsFencedError(err error) bool { return is[ErrFenced](err) }
+func IsFencedError(err error) bool { return errclass.Is[ErrFenced](err) }
 
 type fencedErr struct{ *classError }
 

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -68,11 +70,7 @@ func (f *feed) list() (int64, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, kv := range resp.Kvs {
-		id, ok := idOf(f.prefix, kv.Key)
-		if !ok {
-			continue
-		}
+	for id, kv := range f.resources(resp.Kvs) {
 		r, err := f.c.decodeShared(kv)
 		if err != nil {
 			f.c.logUndecodable(err)
@@ -87,6 +85,18 @@ func (f *feed) list() (int64, error) {
 	f.keptFrom = f.headPos
 	f.wakeLocked()
 	return rev, nil
+}
+
+// resources yields the resources' keys among kvs, a listing of the
+// kind's prefix (its head key left out), each with its resource's ID.
+func (f *feed) resources(kvs []*mvccpb.KeyValue) iter.Seq2[resource.ID, *mvccpb.KeyValue] {
+	return func(yield func(resource.ID, *mvccpb.KeyValue) bool) {
+		for _, kv := range kvs {
+			if id, ok := idOf(f.prefix, kv.Key); ok && !yield(id, kv) {
+				return
+			}
+		}
+	}
 }
 
 // follow watches the kind from after revision rev until the watch ends or
@@ -155,11 +165,7 @@ func (f *feed) resync() (int64, error) {
 	listed := make(map[resource.ID]bool, len(resp.Kvs))
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, kv := range resp.Kvs {
-		id, ok := idOf(f.prefix, kv.Key)
-		if !ok {
-			continue
-		}
+	for id, kv := range f.resources(resp.Kvs) {
 		listed[id] = true
 		if it := f.items[id]; it != nil && it.mod == kv.ModRevision {
 			continue

@@ -223,17 +223,7 @@ func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOpt
 		clear(items[len(kept):])
 		items = kept
 	}
-	if o.ReadOnly {
-		return resource.List{Items: items}, nil
-	}
-	for i, r := range items {
-		cp, err := state.DeepCopyOf(r)
-		if err != nil {
-			return resource.List{}, err
-		}
-		items[i] = cp
-	}
-	return resource.List{Items: items}, nil
+	return state.ListOf(items, o.ReadOnly)
 }
 
 // Create implements [state.CoreState] (rule S1).

@@ -97,18 +97,6 @@ func NewClient(conn grpc.ClientConnInterface, reg *codec.Registry, opts ...Clien
 	return state.WrapCore(c), nil
 }
 
-// live returns the invalid-class error of a nil ctx, the cause of a done
-// one, or nil.
-func live(ctx context.Context, p resource.Pointer, what string) error {
-	if ctx == nil {
-		return state.NewInvalidError(p, "%s: nil context", what)
-	}
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	return nil
-}
-
 // known checks a pointer or kind the client is about to send: valid, of a
 // type the client's registry knows, on a live context.
 func (c *client) known(ctx context.Context, k resource.Kind, what string) error {
@@ -118,7 +106,7 @@ func (c *client) known(ctx context.Context, k resource.Kind, what string) error 
 	if err := c.validateType(k.Type()); err != nil {
 		return err
 	}
-	return live(ctx, nil, what)
+	return backend.Live(ctx, nil, what)
 }
 
 // Get implements state.CoreState.
@@ -206,7 +194,7 @@ func (c *client) encodeArg(ctx context.Context, r resource.Resource, what string
 	if err := resource.ValidatePointer(r.Metadata()); err != nil {
 		return nil, err
 	}
-	if err := live(ctx, r.Metadata(), what); err != nil {
+	if err := backend.Live(ctx, r.Metadata(), what); err != nil {
 		return nil, err
 	}
 	if cc, ok := r.(resource.CopyChecker); ok {
@@ -312,7 +300,7 @@ func (c *client) KindHead(ctx context.Context, kind resource.Kind) (state.Bookma
 // error matching errors.ErrUnsupported when the served state does not
 // number its changes.
 func (c *client) Revision(ctx context.Context) (uint64, error) {
-	if err := live(ctx, nil, "revision"); err != nil {
+	if err := backend.Live(ctx, nil, "revision"); err != nil {
 		return 0, err
 	}
 	resp, err := c.rpc.Revision(ctx, &pb.RevisionRequest{}, c.callOpts...)

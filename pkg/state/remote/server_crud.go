@@ -19,11 +19,7 @@ const listChunk = 512
 // Get serves state.State.Get.
 func (s *Server) Get(ctx context.Context, req *pb.GetRequest) (_ *pb.GetResponse, err error) {
 	defer s.recoverCall("Get", &err)
-	st, err := s.begin(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	ptr, err := s.knownPointer(req.GetPointer())
+	st, ptr, err := s.beginPointer(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -44,11 +40,7 @@ func (s *Server) Get(ctx context.Context, req *pb.GetRequest) (_ *pb.GetResponse
 func (s *Server) List(req *pb.ListRequest, stream pb.State_ListServer) (err error) {
 	defer s.recoverCall("List", &err)
 	ctx := stream.Context()
-	st, err := s.begin(ctx, req)
-	if err != nil {
-		return err
-	}
-	kind, err := s.knownKind(req.GetKind())
+	st, kind, err := s.beginKind(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -148,14 +140,43 @@ func (s *Server) begin(ctx context.Context, req proto.Message) (state.State, err
 	return s.stateOf(ctx)
 }
 
+// kindRequest is a request about one kind.
+type kindRequest interface {
+	proto.Message
+	GetKind() *pb.Kind
+}
+
+// beginKind is begin for a request about one kind: it also returns the
+// kind, refused when the registry does not know its type.
+func (s *Server) beginKind(ctx context.Context, req kindRequest) (state.State, resource.Kind, error) {
+	st, err := s.begin(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	kind, err := s.knownKind(req.GetKind())
+	return st, kind, err
+}
+
+// pointerRequest is a request about one resource.
+type pointerRequest interface {
+	proto.Message
+	GetPointer() *pb.Pointer
+}
+
+// beginPointer is beginKind for a request about one resource.
+func (s *Server) beginPointer(ctx context.Context, req pointerRequest) (state.State, resource.Pointer, error) {
+	st, err := s.begin(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	ptr, err := s.knownPointer(req.GetPointer())
+	return st, ptr, err
+}
+
 // Destroy serves state.State.Destroy.
 func (s *Server) Destroy(ctx context.Context, req *pb.DestroyRequest) (_ *pb.DestroyResponse, err error) {
 	defer s.recoverCall("Destroy", &err)
-	st, err := s.begin(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	ptr, err := s.knownPointer(req.GetPointer())
+	st, ptr, err := s.beginPointer(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -169,11 +190,7 @@ func (s *Server) Destroy(ctx context.Context, req *pb.DestroyRequest) (_ *pb.Des
 // the state does not report kind heads.
 func (s *Server) KindHead(ctx context.Context, req *pb.KindHeadRequest) (_ *pb.KindHeadResponse, err error) {
 	defer s.recoverCall("KindHead", &err)
-	st, err := s.begin(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	kind, err := s.knownKind(req.GetKind())
+	st, kind, err := s.beginKind(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -230,11 +247,7 @@ func (s *Server) Revision(ctx context.Context, req *pb.RevisionRequest) (_ *pb.R
 // when the state does not number its changes.
 func (s *Server) KindRevision(ctx context.Context, req *pb.KindRevisionRequest) (_ *pb.KindRevisionResponse, err error) {
 	defer s.recoverCall("KindRevision", &err)
-	st, err := s.begin(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	kind, err := s.knownKind(req.GetKind())
+	st, kind, err := s.beginKind(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -267,25 +280,26 @@ func revisionStatus(err error) error {
 // and one of a type the registry does not know.
 func (s *Server) knownPointer(p *pb.Pointer) (resource.Pointer, error) {
 	ptr, err := pointerFromPB(p)
-	if err != nil {
-		return nil, toStatus(err).Err()
-	}
-	if err := s.coder.reg.ValidateType(ptr.Type()); err != nil {
-		return nil, toStatus(err).Err()
-	}
-	return ptr, nil
+	return known(s, ptr, err)
 }
 
 // knownKind is knownPointer for a kind.
 func (s *Server) knownKind(k *pb.Kind) (resource.Kind, error) {
 	kind, err := kindFromPB(k)
+	return known(s, kind, err)
+}
+
+// known returns v, decoded from a request with the error err, as a status
+// error when err is set or the registry does not know v's type.
+func known[T interface{ Type() resource.Type }](s *Server, v T, err error) (T, error) {
+	if err == nil {
+		err = s.coder.reg.ValidateType(v.Type())
+	}
 	if err != nil {
-		return nil, toStatus(err).Err()
+		var none T
+		return none, toStatus(err).Err()
 	}
-	if err := s.coder.reg.ValidateType(kind.Type()); err != nil {
-		return nil, toStatus(err).Err()
-	}
-	return kind, nil
+	return v, nil
 }
 
 // decodeRequest returns the resource of a write request, or an

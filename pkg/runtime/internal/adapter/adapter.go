@@ -77,16 +77,29 @@ func (a *Adapter) deny(op, target, reason string) error {
 	return controller.NewAccessDeniedError(a.name, op, target, reason)
 }
 
+// getEnded ends a Get (cached or not) that returned r and err: a
+// resource read is handed out (rule S7) and the call is counted.
+func (a *Adapter) getEnded(ptr resource.Pointer, opts []state.GetOption, r resource.Resource, err error) {
+	if err == nil {
+		a.snaps.handGet(r, opts)
+	}
+	a.tel.CallEnded(telemetry.OpGet, ptr, err)
+}
+
+// listEnded ends a List (cached or not) that returned l and err, as
+// getEnded ends a Get.
+func (a *Adapter) listEnded(kind resource.Kind, opts []state.ListOption, l resource.List, err error) {
+	if err == nil {
+		a.snaps.handList(l, opts)
+	}
+	a.tel.CallEnded(telemetry.OpList, kind, err)
+}
+
 // Get reads a declared input or an own output (rule C3), from the cache
 // when the kind is cached: a private copy, or with [state.WithReadOnlyGet]
 // the shared snapshot (rule S7).
 func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (r resource.Resource, err error) {
-	defer func() {
-		if err == nil {
-			a.snaps.handGet(r, opts)
-		}
-		a.tel.CallEnded(telemetry.OpGet, ptr, err)
-	}()
+	defer func() { a.getEnded(ptr, opts, r, err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
 	}
@@ -109,12 +122,7 @@ func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.G
 // type (rule C3), from the cache when the kind is cached: private copies,
 // or with [state.WithReadOnlyList] the shared snapshots (rule S7).
 func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (l resource.List, err error) {
-	defer func() {
-		if err == nil {
-			a.snaps.handList(l, opts)
-		}
-		a.tel.CallEnded(telemetry.OpList, kind, err)
-	}()
+	defer func() { a.listEnded(kind, opts, l, err) }()
 	if err := resource.ValidateKind(kind); err != nil {
 		return resource.List{}, err
 	}

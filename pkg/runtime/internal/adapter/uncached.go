@@ -5,7 +5,6 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -22,12 +21,7 @@ func (a *Adapter) notUncached(call, target, input string) error {
 // an input declared Uncached covers (controller.UncachedReader): a private
 // copy, or with [state.WithReadOnlyGet] the shared snapshot (rule S7).
 func (a *Adapter) GetUncached(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (r resource.Resource, err error) {
-	defer func() {
-		if err == nil {
-			a.snaps.handGet(r, opts)
-		}
-		a.tel.CallEnded(telemetry.OpGet, ptr, err)
-	}()
+	defer func() { a.getEnded(ptr, opts, r, err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
 	}
@@ -41,12 +35,7 @@ func (a *Adapter) GetUncached(ctx context.Context, ptr resource.Pointer, opts ..
 // ListUncached lists from the state, bypassing the cache, a kind that an
 // input declared Uncached without an ID covers (controller.UncachedReader).
 func (a *Adapter) ListUncached(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (l resource.List, err error) {
-	defer func() {
-		if err == nil {
-			a.snaps.handList(l, opts)
-		}
-		a.tel.CallEnded(telemetry.OpList, kind, err)
-	}()
+	defer func() { a.listEnded(kind, opts, l, err) }()
 	if err := resource.ValidateKind(kind); err != nil {
 		return resource.List{}, err
 	}

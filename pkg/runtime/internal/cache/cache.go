@@ -513,14 +513,5 @@ func finishList(found []resource.Resource, o *state.ListOptions) (resource.List,
 		}
 	}
 	clear(found[len(items):])
-	if !o.ReadOnly {
-		for i, r := range items {
-			cp, err := state.DeepCopyOf(r)
-			if err != nil {
-				return resource.List{}, err
-			}
-			items[i] = cp
-		}
-	}
-	return resource.List{Items: items}, nil
+	return state.ListOf(items, o.ReadOnly)
 }

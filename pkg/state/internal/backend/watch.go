@@ -35,7 +35,7 @@ func WatchArgs(ctx context.Context, ptr resource.Pointer, ch chan<- state.Event,
 	if o.TailEvents > 0 && o.StartFromBookmark != nil {
 		return p, o, state.NewInvalidError(p, "watch: tail events and a bookmark are exclusive")
 	}
-	return p, o, live(ctx, p, "watch")
+	return p, o, Live(ctx, p, "watch")
 }
 
 // KindWatches implements a backend's WatchKind and WatchKindAggregated
@@ -86,15 +86,16 @@ func (w KindWatches) watch(ctx context.Context, kind resource.Kind, ch chan<- st
 	if err := o.Validate(k); err != nil {
 		return err
 	}
-	if err := live(ctx, nil, "watch "+k.String()); err != nil {
+	if err := Live(ctx, nil, "watch "+k.String()); err != nil {
 		return err
 	}
 	return w.Start(ctx, k, ch, aggCh, o)
 }
 
-// live returns the invalid-class error of a nil ctx, the cause of a done
-// one, or nil.
-func live(ctx context.Context, p resource.Pointer, what string) error {
+// Live returns the invalid-class error of a nil ctx (naming p and what
+// the call is), the cause of a done one, or nil: the first check of a
+// call that takes a context.
+func Live(ctx context.Context, p resource.Pointer, what string) error {
 	if ctx == nil {
 		return state.NewInvalidError(p, "%s: nil context", what)
 	}
