@@ -251,11 +251,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	}
 	now := c.clock.now()
 	at := now.UnixNano()
-	ver := resource.VersionUndefined.Next()
-	smd.SetVersion(ver)
-	smd.SetPhase(resource.PhaseRunning)
-	_ = smd.SetOwner("") // clearing never fails
-	_ = smd.SetOwner(o.Owner)
+	ver := stampCreate(smd, o.Owner)
 	id := smd.ID()
 
 	ks := c.store(resource.KindOf(smd))
@@ -374,6 +370,17 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 		md.SetUpdated(now)
 	}
 	return nil
+}
+
+// stampCreate stamps smd, the metadata of a resource to create: the
+// first version, running, owned by owner. It returns the version.
+func stampCreate(smd *resource.Metadata, owner resource.Owner) resource.Version {
+	ver := resource.VersionUndefined.Next()
+	smd.SetVersion(ver)
+	smd.SetPhase(resource.PhaseRunning)
+	_ = smd.SetOwner("") // clearing never fails
+	_ = smd.SetOwner(owner)
+	return ver
 }
 
 // stampUpdate stamps smd, the metadata of the version that replaces the
