@@ -56,7 +56,8 @@
 //   - V1. The doc comments go doc shows of every public package (under
 //     pkg/, conformance/ and exporters/; internal packages left out) speak
 //     docs/glossary.md's words: "engine" only as the name controller.Engine
-//     (and conformance's NewEngine), "step" only in the simulator's package
+//     (and conformance's NewEngine), "step" only for the simulator's: in
+//     its package or in a paragraph that names it
 //     (TestV1_GoDocSpeaksTheGlossary). "Event" is left to review: the
 //     state's watch events are events, a controller's are wake-ups.
 //
