@@ -229,7 +229,7 @@ func (c *client) Update(ctx context.Context, r resource.Resource, opts ...state.
 	if err != nil {
 		return err
 	}
-	if c.snaps.isShared(r) {
+	if isShared(r) {
 		return state.NewInvalidError(r.Metadata(), "update of a shared read-only snapshot: DeepCopy it first (rule S7)")
 	}
 	o := state.DefaultUpdateOptions()

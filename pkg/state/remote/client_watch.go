@@ -184,13 +184,13 @@ func (w *remoteWatch) decodeEvent(m *pb.Event) (state.Event, error) {
 	switch ev.Type {
 	case state.Created, state.Updated, state.Destroyed:
 		var err error
-		if ev.Resource, err = w.resource(m.Resource); err != nil {
-			return ev, err
-		}
-		if m.Old != nil {
+		if m.Old != nil { // first: a lone watch keeps only the newest version, the Old of this change
 			if ev.Old, err = w.resource(m.Old); err != nil {
 				return ev, err
 			}
+		}
+		if ev.Resource, err = w.resource(m.Resource); err != nil {
+			return ev, err
 		}
 		if ev.Type == state.Destroyed {
 			w.snaps.forget(ev.Resource.Metadata().ID())

@@ -68,9 +68,11 @@
 //
 // Snapshots (S7): the resources of watch events are shared by every watch
 // of one client — a client decodes a version once, and every watch that
-// receives it gets the same object — and Update refuses one of them (the
-// newest two versions of each resource the client's watches received) as
-// a local state refuses its shared snapshots. Get and List return new
+// receives it gets the same object — and Update refuses one of them (any
+// frozen resource: every object a watch hands out is) as a local state
+// refuses its shared snapshots. The client keeps the newest version of
+// each resource its watches of a kind received, and the one before it
+// while the kind has more than one watch. Get and List return new
 // objects, read-only option or not.
 //
 // N2. A watch whose call breaks (the connection drops, the server stops)

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state/remote/internal/pb"
@@ -11,16 +12,22 @@ import (
 
 // snapshots are the resources a client's watches decoded, shared by every
 // watch of the client (rule S7: every watcher of a change receives the
-// same object). For each kind that has watches, it keeps the newest two
-// decoded versions of each resource the watches received, keyed by what
-// tells a version apart on the wire (version, creation and update times,
-// the spec's bytes); a watch that receives the same version decodes
-// nothing and gets the same object. A resource's entry goes with its
-// Destroyed event, a kind's with its last watch: the memory held is at
-// most two versions of each live resource of the watched kinds.
+// same object). For each kind that has watches, it keeps the newest
+// decoded version of each resource the watches received and, while the
+// kind has more than one watch, the version before it (the Old of the
+// newest change, which another watch may not have decoded yet), keyed by
+// what tells a version apart on the wire (version, creation and update
+// times, the spec's bytes); a watch that receives the same version
+// decodes nothing and gets the same object. A watch decodes an event's Old
+// before its Resource, so that a lone watch finds the Old of a change it
+// follows as the newest version it decoded. A resource's entry goes with
+// its Destroyed event, a kind's with its last watch: the memory held is
+// one version of each live resource of a kind with one watch, at most two
+// with more.
 //
-// Update refuses a resource that is one of these objects (it must be
-// copied first), as a local state refuses its shared snapshots.
+// Update refuses a frozen resource (resource.Metadata.Frozen): every
+// object a watch hands out is frozen, kept here or not, and must be
+// copied first, as a local state refuses its shared snapshots.
 type snapshots struct {
 	seed  maphash.Seed
 	mu    sync.Mutex
@@ -29,7 +36,7 @@ type snapshots struct {
 
 // kindSnaps are the snapshots of one kind.
 type kindSnaps struct {
-	refs  int                       // the watches of the kind; guarded by snapshots.mu
+	refs  atomic.Int32              // the watches of the kind; changed under snapshots.mu
 	mu    sync.Mutex                // guards items
 	items map[resource.ID]*snapPair // guarded by mu
 }
@@ -64,7 +71,7 @@ func (s *snapshots) acquire(kind resource.KindKey) *kindSnaps {
 		ks = &kindSnaps{items: map[resource.ID]*snapPair{}}
 		s.kinds[kind] = ks
 	}
-	ks.refs++
+	ks.refs.Add(1)
 	return ks
 }
 
@@ -72,7 +79,7 @@ func (s *snapshots) acquire(kind resource.KindKey) *kindSnaps {
 func (s *snapshots) release(kind resource.KindKey, ks *kindSnaps) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ks.refs--; ks.refs == 0 && s.kinds[kind] == ks {
+	if ks.refs.Add(-1) == 0 && s.kinds[kind] == ks {
 		delete(s.kinds, kind)
 	}
 }
@@ -129,6 +136,9 @@ func (ks *kindSnaps) store(id resource.ID, key snapKey, r resource.Resource) res
 	case key.version >= p.prev.key.version:
 		p.prev = snapshot{res: r, key: key}
 	}
+	if ks.refs.Load() <= 1 {
+		p.prev = snapshot{} // a lone watch shares with no one: one version is enough
+	}
 	return r
 }
 
@@ -139,21 +149,9 @@ func (ks *kindSnaps) forget(id resource.ID) {
 	delete(ks.items, id)
 }
 
-// isShared reports whether r is a snapshot a watch of this client handed
-// out (and still keeps).
-func (s *snapshots) isShared(r resource.Resource) bool {
-	md := r.Metadata()
-	s.mu.Lock()
-	ks := s.kinds[resource.KindOf(md)]
-	s.mu.Unlock()
-	if ks == nil {
-		return false
-	}
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
-	p := ks.items[md.ID()]
-	return p != nil && (sameObject(p.cur.res, r) || sameObject(p.prev.res, r))
-}
+// isShared reports whether r is a shared read-only snapshot: frozen, as
+// every object a watch hands out is (and a local state's snapshots are).
+func isShared(r resource.Resource) bool { return r.Metadata().Frozen() }
 
 // sameObject reports whether a and b are the same object, without
 // panicking on resources of a type that cannot be compared.
