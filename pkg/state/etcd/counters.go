@@ -20,9 +20,9 @@ type Counters struct {
 	// that lost a race to another writer counts once.
 	Conflicts atomic.Int64
 	// Races counts the transactions etcd refused because the resource's
-	// key changed since the state read it (another writer won); the state
-	// then checks the write again on the newer value, which may still
-	// succeed.
+	// key changed since the state read it, or since the version its watch
+	// or write memory holds (another writer won); the state then checks
+	// the write again on the newer value, which may still succeed.
 	Races atomic.Int64
 	// Fenced counts the writes refused because the fence of their
 	// context no longer stood (state.IsFencedError): writes of a leader

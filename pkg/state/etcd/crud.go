@@ -51,7 +51,9 @@ func (c *core) decode(kv *mvccpb.KeyValue) (resource.Resource, error) {
 }
 
 // Get implements [state.CoreState]: a linearizable read of the resource.
-// The resource is decoded for this call: the caller owns it.
+// The resource is decoded for this call: the caller owns it. The state
+// remembers its metadata (see [WithWriteMemory]), so that an Update or
+// Destroy made from what Get returned needs no read of its own.
 func (c *core) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
@@ -59,7 +61,8 @@ func (c *core) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetO
 	var o state.GetOptions
 	opt.Apply(&o, opts)
 	p := resource.PointerOf(ptr)
-	resp, err := c.cli.Get(ctx, c.key(p.Namespace(), p.Type(), p.ID()))
+	key := c.key(p.Namespace(), p.Type(), p.ID())
+	resp, err := c.cli.Get(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("etcd state: get %s: %w", resource.PointerString(p), err)
 	}
@@ -69,7 +72,11 @@ func (c *core) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetO
 	if len(resp.Kvs) == 0 {
 		return nil, state.NewNotFoundError(p, "not found")
 	}
-	return c.decode(resp.Kvs[0])
+	r, err := c.decode(resp.Kvs[0])
+	if err == nil {
+		c.memory.put(key, r.Metadata().Copy(), resp.Kvs[0].ModRevision)
+	}
+	return r, err
 }
 
 // List implements [state.CoreState]: a linearizable read of the kind,
@@ -175,6 +182,7 @@ func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.Cr
 		}
 		return state.NewConflictError(resource.PointerOf(md), "already exists")
 	}
+	c.memory.put(key, smd, resp.Header.Revision)
 	c.written(ctx, resource.KindOf(md), resp.Header.Revision)
 	md.SetVersion(smd.Version())
 	md.SetCreated(now)
@@ -184,18 +192,27 @@ func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.Cr
 
 // current is the stored state of a key as a write expects it.
 type current struct {
-	res   resource.Resource // nil when absent; never modified
-	mod   int64             // the key's mod revision
-	fresh bool              // read from etcd, not from a feed's cache
+	md      resource.Metadata // the stored metadata when present; read only
+	mod     int64             // the key's mod revision
+	present bool              // the key exists
+	fresh   bool              // read from etcd, not from a feed or the write memory
 }
 
-// expected returns the state of the key a write expects: the running
-// feed's (no round trip), else read from etcd.
+// expected returns the state of the key a write expects, with no round
+// trip when it is known: the newer of the running feed's copy and the
+// write memory's entry (see [WithWriteMemory]); else read from etcd.
 func (c *core) expected(ctx context.Context, p resource.Pointer, key string) (current, error) {
-	if res, mod, ok := c.cached(resource.PointerOf(p)); ok {
-		return current{res: res, mod: mod}, nil
+	res, mod, fed := c.cached(resource.PointerOf(p))
+	if e, ok := c.memory.get(key); ok && (!fed || res == nil || e.mod > mod) {
+		return current{md: e.md, mod: e.mod, present: true}, nil
 	}
-	return c.readCurrent(ctx, p, key)
+	if !fed {
+		return c.readCurrent(ctx, p, key)
+	}
+	if res == nil {
+		return current{}, nil
+	}
+	return current{md: *res.Metadata(), mod: mod, present: true}, nil
 }
 
 // readCurrent reads the key from etcd.
@@ -204,11 +221,12 @@ func (c *core) readCurrent(ctx context.Context, p resource.Pointer, key string) 
 	if err != nil {
 		return current{}, fmt.Errorf("etcd state: read %s: %w", resource.PointerString(p), err)
 	}
-	return c.currentOf(resp.Kvs)
+	return c.currentOf(key, resp.Kvs)
 }
 
-// currentOf decodes the result of a read of one key.
-func (c *core) currentOf(kvs []*mvccpb.KeyValue) (current, error) {
+// currentOf decodes the result of a read of one key, and remembers it in
+// the write memory.
+func (c *core) currentOf(key string, kvs []*mvccpb.KeyValue) (current, error) {
 	if len(kvs) == 0 {
 		return current{fresh: true}, nil
 	}
@@ -216,16 +234,19 @@ func (c *core) currentOf(kvs []*mvccpb.KeyValue) (current, error) {
 	if err != nil {
 		return current{}, err
 	}
-	return current{res: r, mod: kvs[0].ModRevision, fresh: true}, nil
+	md := r.Metadata()
+	c.memory.put(key, *md, kvs[0].ModRevision)
+	return current{md: *md, mod: kvs[0].ModRevision, present: true, fresh: true}, nil
 }
 
 // Update implements [state.CoreState] (rule S2): it checks the caller's
 // version, incarnation, owner and phase against the stored resource and
 // writes with a transaction that succeeds only if the key was not written
-// since. The stored resource it expects is the kind's running feed's when
-// there is one (one round trip), else read first; a check that fails on
-// the feed's copy is made again on a fresh read, and a transaction that
-// fails returns the newer value, on which the checks run again.
+// since. The stored resource it expects is the kind's running feed's or
+// the write memory's when either knows the key (one round trip), else read
+// first; a check that fails on such a copy is made again on a fresh read,
+// and a transaction that fails returns the newer value, on which the
+// checks run again.
 func (c *core) Update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
 	return c.counted(c.update(ctx, r, opts...))
 }
@@ -248,19 +269,14 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 	key := c.key(md.Namespace(), md.Type(), md.ID())
 	cur, err := c.expected(ctx, p, key)
 	for err == nil {
-		if cerr := checkUpdate(md, cur.res, o); cerr != nil {
+		if cerr := checkUpdate(md, cur, o); cerr != nil {
 			if !cur.fresh {
 				cur, err = c.readCurrent(ctx, p, key)
 				continue
 			}
 			return cerr
 		}
-		cmd := cur.res.Metadata()
-		smd := md.Copy()
-		smd.SetVersion(cmd.Version().Next())
-		smd.ReplaceOwner(cmd.Owner())
-		smd.SetCreated(cmd.Created())
-		smd.SetUpdated(c.stamp())
+		smd := c.updated(md, &cur.md)
 		val, eerr := c.encode(r, &smd)
 		if eerr != nil {
 			return eerr
@@ -277,6 +293,7 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 			return ferr
 		}
 		if tx.Succeeded {
+			c.memory.put(key, smd, tx.Header.Revision)
 			c.written(ctx, resource.KindOf(md), tx.Header.Revision)
 			md.SetVersion(smd.Version())
 			md.SetCreated(smd.Created())
@@ -284,18 +301,30 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 			return nil
 		}
 		c.counters.Races.Add(1)
-		cur, err = c.currentOf(tx.Responses[0].GetResponseRange().Kvs)
+		cur, err = c.currentOf(key, tx.Responses[0].GetResponseRange().Kvs)
 	}
 	return err
 }
 
+// updated returns the metadata an Update of md stores over the stored
+// cmd: md's, with the next version, cmd's owner and creation time, and
+// the time of the write.
+func (c *core) updated(md, cmd *resource.Metadata) resource.Metadata {
+	smd := md.Copy()
+	smd.SetVersion(cmd.Version().Next())
+	smd.ReplaceOwner(cmd.Owner())
+	smd.SetCreated(cmd.Created())
+	smd.SetUpdated(c.stamp())
+	return smd
+}
+
 // checkUpdate reports why md may not replace cur, in the order of the
 // in-memory state: version, incarnation, owner, phase.
-func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOptions) error {
-	if cur == nil {
+func checkUpdate(md *resource.Metadata, cur current, o state.UpdateOptions) error {
+	if !cur.present {
 		return state.NewNotFoundError(resource.PointerOf(md), "not found")
 	}
-	return backend.CheckUpdate(md, cur.Metadata(), o)
+	return backend.CheckUpdate(md, &cur.md, o)
 }
 
 // Destroy implements [state.CoreState] (rule S3): check owner and
@@ -327,7 +356,7 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 	key := c.key(p.Namespace(), p.Type(), p.ID())
 	cur, err := c.expected(ctx, p, key)
 	for err == nil {
-		if cerr := checkDestroy(p, cur.res, o); cerr != nil {
+		if cerr := checkDestroy(p, cur, o); cerr != nil {
 			if !cur.fresh {
 				cur, err = c.readCurrent(ctx, p, key)
 				continue
@@ -346,22 +375,23 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 			return none, ferr
 		}
 		if tx.Succeeded {
+			c.memory.forget(key, tx.Header.Revision)
 			c.written(ctx, p.Kind(), tx.Header.Revision)
-			return cur.res.Metadata().Version(), nil
+			return cur.md.Version(), nil
 		}
 		c.counters.Races.Add(1)
-		cur, err = c.currentOf(tx.Responses[0].GetResponseRange().Kvs)
+		cur, err = c.currentOf(key, tx.Responses[0].GetResponseRange().Kvs)
 	}
 	return none, err
 }
 
 // checkDestroy reports why cur may not be destroyed: absent, another
 // owner, pending finalizers.
-func checkDestroy(p resource.Pointer, cur resource.Resource, o state.DestroyOptions) error {
-	if cur == nil {
+func checkDestroy(p resource.Pointer, cur current, o state.DestroyOptions) error {
+	if !cur.present {
 		return state.NewNotFoundError(p, "not found")
 	}
-	cmd := cur.Metadata()
+	cmd := &cur.md
 	if cmd.Owner() != o.Owner {
 		return state.NewOwnerConflictError(p, "owner is %q, not %q", cmd.Owner(), o.Owner)
 	}

@@ -22,7 +22,14 @@
 // resource (rules S1–S3). A write that loses a race with another writer
 // (another process included) gets the newer value from the same
 // transaction and checks again, so a conflict is reported exactly when the
-// in-memory state would report it. Reads (Get, List) are linearizable
+// in-memory state would report it. An Update or Destroy reads nothing
+// before its transaction when the state knows the key's stored metadata
+// and mod revision: from the kind's running watch, or from its write
+// memory ([WithWriteMemory]: the keys it last wrote, or read with Get or
+// for a write). Every entry of that memory is a pair etcd held at once,
+// so an entry out of date (another process wrote the key since) costs
+// only the refused transaction, which returns the current value as a read
+// would. Reads (Get, List) are linearizable
 // reads from etcd and return resources decoded for the caller (with
 // state.WithReadOnlyGet or WithReadOnlyList too: decoding makes a private
 // value anyway). A value

@@ -31,6 +31,7 @@ type options struct {
 	counters       *Counters
 	sealer         *atrest.Sealer
 	rotationBatch  int
+	writeMemory    int
 }
 
 func defaultOptions() options {
@@ -40,6 +41,7 @@ func defaultOptions() options {
 		historyCap:     DefaultHistoryCapacity,
 		connectTimeout: DefaultConnectTimeout,
 		rotationBatch:  DefaultRotationBatch,
+		writeMemory:    DefaultWriteMemory,
 	}
 }
 

@@ -49,6 +49,8 @@ type core struct {
 	// it encrypts, so that every record goes through it.
 	sealer *atrest.Sealer
 	sealed bool
+	// memory remembers what the keys this state wrote store (never nil).
+	memory *writeMemory
 
 	mu sync.Mutex
 	// feeds are the running watches of the kinds with watchers. Guarded
@@ -90,6 +92,7 @@ func newCore(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opt
 		feeds:      map[resource.KindKey]*feed{},
 		sealer:     o.sealer,
 		sealed:     o.sealer.Encrypts(),
+		memory:     newWriteMemory(o.writeMemory),
 	}
 	c.KindWatches = backend.KindWatches{Start: c.startKindWatch}
 	if err := c.checkRecords(ctx); err != nil {
