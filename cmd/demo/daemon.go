@@ -109,7 +109,7 @@ func newDaemon(cfg config, out io.Writer) (*daemon, error) {
 		return nil, err
 	}
 	reg := netres.Codec()
-	rec, err = recording.New(st, reg, recording.WithRuntime(engine), recording.WithSource("resgraph demo"),
+	rec, err = recording.New(st, reg, recording.WithRuntime(engine), recording.WithOwnWatches(), recording.WithSource("resgraph demo"),
 		recording.WithReplayCommand(replayCommand), recording.WithKeep(cfg.RecordDir, 0), recording.WithLogger(logger.Named("recorder")))
 	if err != nil {
 		return nil, err
@@ -164,11 +164,11 @@ func (d *daemon) Run(ctx context.Context) error {
 		defer func() { _ = closeAPI() }() // after g.Wait: the audit log outlives every call
 	}
 
-	g.Go(func() error { return d.kernel.Run(gctx) })
-	g.Go(func() error { return d.engine.Run(gctx) })
-	// The recorder reads the Runtime's own watches (recording's rule
-	// RC8): it starts once the Runtime runs, and before the intent is
-	// applied, so that the recording holds the intent's writes.
+	// The recording starts before the intent is applied (its writes are
+	// the recording's first changes), and the Runtime after it (its first
+	// listing holds the intent: readiness waits for the intent's links).
+	// The Runtime is not running yet, so the recorder watches every kind
+	// itself (recording.WithOwnWatches).
 	g.Go(func() error { return d.recorder.Run(gctx) })
 	select {
 	case <-d.recorder.Started():
@@ -190,6 +190,8 @@ func (d *daemon) Run(ctx context.Context) error {
 		}
 	}
 
+	g.Go(func() error { return d.kernel.Run(gctx) })
+	g.Go(func() error { return d.engine.Run(gctx) })
 	// systemd's notify protocol, under Type=notify: READY=1 once every
 	// controller caught up, WATCHDOG=1 while the Runtime is live,
 	// STOPPING=1 when the daemon begins to stop (nothing without
