@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // BenchmarkGetLabelled is a copying Get, and a Modify that changes the
-// spec alone, of a resource with 8 labels, 8 annotations and 8
+// spec alone, of an owned resource with 8 labels, 8 annotations and 8
 // finalizers: what a copy of a stored resource costs when its metadata
 // carries more than the identity.
 func BenchmarkGetLabelled(b *testing.B) {
@@ -19,7 +20,7 @@ func BenchmarkGetLabelled(b *testing.B) {
 		md.Annotations().Set("annotation-"+k, "value-"+k)
 		md.Finalizers().Add("finalizer-" + k)
 	}
-	if err := st.Create(ctx, r); err != nil {
+	if err := st.Create(ctx, r, state.WithCreateOwner("ctrl")); err != nil {
 		b.Fatal(err)
 	}
 	p := ptr("full")
@@ -39,7 +40,7 @@ func BenchmarkGetLabelled(b *testing.B) {
 			if err := st.Modify(ctx, r, func(c resource.Resource) error {
 				c.(*pair).TypedSpec().A = n
 				return nil
-			}); err != nil {
+			}, state.WithUpdateOwner("ctrl")); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -80,4 +81,28 @@ func TestS7_CopyingGetSharesTheRarelyUsedMetadata(t *testing.T) {
 	assert.Equal(t, "changed", v)
 	mustUpdate(t, ctx, st, "full", 2) // the detector checks the version replaced
 	assert.Empty(t, rep.take(t))
+}
+
+// TestS7_OwnedWriteCopiesNoMetadata: a Modify that changes the spec alone
+// of an owned resource with labels, annotations and finalizers allocates
+// what one of an owned resource without any does: writing it keeps the
+// owner without copying the metadata's storage.
+func TestS7_OwnedWriteCopiesNoMetadata(t *testing.T) {
+	st, ctx := newTestState(t, withoutMutationDetector())
+	owned := state.WithUpdateOwner("ctrl")
+	var allocs [2]float64
+	for i, r := range []*pair{newPair("bare", 1), newLabelledPair("full", 8)} {
+		require.NoError(t, st.Create(ctx, r, state.WithCreateOwner("ctrl")))
+		n := 0
+		allocs[i] = testing.AllocsPerRun(50, func() {
+			n++
+			if err := st.Modify(ctx, r, func(c resource.Resource) error {
+				c.(*pair).TypedSpec().A = n
+				return nil
+			}, owned); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	assert.Equal(t, allocs[0], allocs[1], "allocations per Modify: bare, labelled")
 }

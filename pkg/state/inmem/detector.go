@@ -207,8 +207,7 @@ func stampLike(ref resource.Resource, smd *resource.Metadata) {
 	rmd := ref.Metadata()
 	rmd.SetVersion(smd.Version())
 	rmd.SetPhase(smd.Phase())
-	_ = rmd.SetOwner("") // clearing never fails, nor does setting after it
-	_ = rmd.SetOwner(smd.Owner())
+	rmd.ReplaceOwner(smd.Owner())
 	rmd.SetCreated(smd.Created())
 	rmd.SetUpdated(smd.Updated())
 	rmd.Freeze()

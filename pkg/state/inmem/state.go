@@ -378,8 +378,7 @@ func stampCreate(smd *resource.Metadata, owner resource.Owner) resource.Version 
 	ver := resource.VersionUndefined.Next()
 	smd.SetVersion(ver)
 	smd.SetPhase(resource.PhaseRunning)
-	_ = smd.SetOwner("") // clearing never fails
-	_ = smd.SetOwner(owner)
+	smd.ReplaceOwner(owner) // copies nothing when it is the owner already
 	return ver
 }
 
@@ -389,8 +388,7 @@ func stampCreate(smd *resource.Metadata, owner resource.Owner) resource.Version 
 func stampUpdate(smd, cmd *resource.Metadata, now time.Time) (resource.Version, time.Time) {
 	ver, created := cmd.Version().Next(), cmd.Created()
 	smd.SetVersion(ver)
-	_ = smd.SetOwner("") // clearing never fails
-	_ = smd.SetOwner(cmd.Owner())
+	smd.ReplaceOwner(cmd.Owner()) // copies nothing when it is the owner already
 	smd.SetCreated(created)
 	smd.SetUpdated(now)
 	return ver, created
