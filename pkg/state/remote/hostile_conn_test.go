@@ -152,7 +152,9 @@ func TestN3_HostileWatchThatNeverReads(t *testing.T) {
 	e := newAccessEnv(t, "reader-one", inmem.WithHistoryCapacity(history))
 	e.seed(t)
 	by := e.newBystander(t)
-	wctx, cancel := context.WithCancel(ctx)
+	// A failure's bound, not a measure: without flow control the silent
+	// reader's final drain may never end.
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	s, err := pb.NewStateClient(e.unixConn(t)).Watch(wctx)
 	require.NoError(t, err)
