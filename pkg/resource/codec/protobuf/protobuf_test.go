@@ -107,8 +107,7 @@ func TestRoundTrip_DaemonSpecs(t *testing.T) {
 	full := fullSpec()
 	got := roundTrip(t, reg, newRes("full", full))
 	assert.Equal(t, full.Servers, got.TypedSpec().Servers)
-	assert.Zero(t, got.TypedSpec().Weight, "negative zero decodes as zero")
-	assert.False(t, math.Signbit(got.TypedSpec().Weight), "a zero field is left out of the encoding, its sign with it")
+	assert.True(t, math.Signbit(got.TypedSpec().Weight), "negative zero kept")
 	roundTrip(t, reg, newRes("zero", NetworkSpec{}))
 	roundTrip(t, reg, newRes("empty", NetworkSpec{
 		Servers: []netip.Addr{}, Routes: []RouteSpec{}, Labels: map[string]string{}, Raw: []byte{},
