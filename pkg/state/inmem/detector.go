@@ -95,11 +95,13 @@ type current struct {
 }
 
 // check is a comparison to run once the kind's lock is released: snap
-// with ref, or the version that the change rec replaced (rec.old) with
-// its reference copy ref, taken from refs under the lock.
+// with ref, or, when rec is set (its seq is not 0), the version that the
+// change rec replaced (rec.old) with its reference copy ref, taken from
+// refs under the lock. rec is a copy: the ring's slot may be overwritten
+// once the lock is released.
 type check struct {
 	snap, ref resource.Resource
-	rec       *record
+	rec       record
 }
 
 // detector is the per-kind state of the mutation detector. Its fields but
@@ -254,7 +256,7 @@ func (ks *kindStore) detectChangeLocked(id resource.ID, seq uint64, old, new, re
 	oldRef := c.ref
 	d.pending = append(d.pending, check{snap: old, ref: oldRef})
 	if c.seq >= ks.floor {
-		d.pending = append(d.pending, check{rec: ks.recordLocked(c.seq), ref: d.refLocked(ks, c.seq)})
+		d.pending = append(d.pending, check{rec: *ks.recordLocked(c.seq), ref: d.refLocked(ks, c.seq)})
 	}
 	if ref == nil && new != nil {
 		delete(d.cur, id) // not sampled: nothing to keep
@@ -276,7 +278,7 @@ func (d *detector) leftLocked(ks *kindStore, rec *record) {
 	if ref == nil {
 		return
 	}
-	d.pending = append(d.pending, check{rec: rec, ref: ref})
+	d.pending = append(d.pending, check{rec: *rec, ref: ref})
 	if i := int((rec.seq - 1) % uint64(ks.cap)); i < len(d.refs) {
 		d.refs[i] = nil // the check holds it now
 	}
@@ -298,12 +300,13 @@ func (d *detector) takeLocked(dst []check) []check {
 // is the kind: a destroy leaving the history takes the lock to remove
 // its tombstone).
 func (d *detector) verify(ks *kindStore, checks []check) {
-	for _, c := range checks {
+	for i := range checks {
+		c := &checks[i]
 		snap, ref, last := c.snap, c.ref, false
-		if c.rec != nil {
+		if c.rec.seq != 0 {
 			snap, last = c.rec.old, true
 			if c.rec.new == nil {
-				ks.bury(c.rec)
+				ks.bury(&c.rec)
 			}
 		}
 		if snap == nil || ref == nil {

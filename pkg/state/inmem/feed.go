@@ -25,7 +25,7 @@ type feed struct {
 
 	filtered bool // lq or iq selects
 
-	init        []*record           // changes to replay first (tail, bookmark)
+	init        []record            // changes to replay first (tail, bookmark)
 	snap        []resource.Resource // bootstrap contents or current state
 	snapSeq     uint64              // bookmark of the Bootstrapped or S8 event
 	snapRev     uint64              // revision snap was read at
@@ -117,21 +117,9 @@ func (w *feed) changeLast(old, new, last resource.Resource, seq, rev uint64) boo
 	return true
 }
 
-// deliverRecords delivers changes in order and releases their references.
-func (w *feed) deliverRecords(recs []*record) bool {
-	w.reserve(len(recs))
-	for _, r := range recs {
-		if !w.change(r.old, r.new, r.seq, r.rev) {
-			return false
-		}
-	}
-	clear(recs)
-	return true
-}
-
-// deliverQueued delivers queued changes in order and releases their
+// deliverRecords delivers changes in order and releases their
 // references.
-func (w *feed) deliverQueued(recs []record) bool {
+func (w *feed) deliverRecords(recs []record) bool {
 	w.reserve(len(recs))
 	for i := range recs {
 		if !w.change(recs[i].old, recs[i].new, recs[i].seq, recs[i].rev) {

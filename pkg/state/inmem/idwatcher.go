@@ -98,7 +98,7 @@ func (w *idWatcher) runID() {
 				return
 			}
 		}
-		if !w.deliverQueued(queue) || !w.flush() {
+		if !w.deliverRecords(queue) || !w.flush() {
 			return
 		}
 		w.spareQ = queue[:0]

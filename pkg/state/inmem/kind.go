@@ -11,16 +11,21 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// record is one change of a kind, as kept in the history ring. Records and
-// the resources they point to are immutable once published: a stored
-// resource is a private copy that nothing writes to, so records, events and
-// the store share them freely and copy only when handing one out.
+// record is one change of a kind, as kept in the history ring. The ring
+// holds its records by value, in chunks allocated as the history first
+// grows: once a kind's ring is full, a write overwrites the slot of the
+// change leaving it and allocates nothing for the history. Slots are read
+// and written under the kind's lock only; whoever needs a record beyond
+// the lock (a watcher delivering it, a check of the mutation detector)
+// copies it. The resources a record refers to are immutable once
+// published: a stored resource is a private copy that nothing writes to,
+// so records, events and the store share them freely and copy only when
+// handing one out.
 type record struct {
 	old resource.Resource // state before the change; nil when absent
 	new resource.Resource // state after the change; nil when absent
-	// The resource's ID is read from new or old (see ID): a record is the
-	// one allocation of a write besides the stored copy, 56 bytes with it
-	// read so rather than 72 with a copy of it.
+	// The resource's ID is read from new or old (see ID): a record is 56
+	// bytes with it read so rather than 72 with a copy of it.
 	seq uint64
 	// rev is the change's revision, from the state's one sequence (see
 	// core.rev).
@@ -72,13 +77,13 @@ func (it item) watched() bool { return it.size&watchedBit != 0 }
 // changes, and its watchers.
 //
 // Sequence numbers count the changes of the kind from 1; the ring keeps
-// the last cap of them. Writers hold mu. Kind watchers read the ring
-// without mu: a writer publishes a record by storing its pointer in the
-// ring slot and then the new head, and a watcher claims the records it read
-// by advancing its position with a compare-and-swap. A write about to
-// overwrite the record at a watcher's position moves that watcher into the
-// spill (see spill.go) with a compare-and-swap of the position to
-// [spilled], so the watcher learns it lost the race and drains the spill
+// the last cap of them. Writers hold mu, and so does a kind watcher while
+// it copies a batch of records out of the ring and advances its position
+// past them (see claim); it delivers them without mu. The newest seq
+// (head) and the watchers' positions are also read without mu, to decide
+// whether to take it. A write about to overwrite the record at a
+// watcher's position moves that watcher into the spill (see spill.go) by
+// setting its position to [spilled], and the watcher drains the spill
 // instead; nothing is lost and nothing is delivered twice.
 type kindStore struct {
 	kind    resource.Kind
@@ -125,10 +130,9 @@ type kindStore struct {
 	lastCreated time.Time
 
 	// ring is the history: seq s is at index (s-1)%cap, in chunks of
-	// ringChunk slots allocated as the history first grows (a kind with
-	// few changes costs little, and growing never copies). Chunks and
-	// slots are written under mu and read without it.
-	ring []atomic.Pointer[ringChunkSlots]
+	// ringChunk records allocated as the history first grows (a kind with
+	// few changes costs little, and growing never copies). Guarded by mu.
+	ring []*ringChunkSlots
 	// head is the seq of the newest record (0: none yet). Written under
 	// mu, read without it.
 	head atomic.Uint64
@@ -143,10 +147,6 @@ type kindStore struct {
 	// kept records refer to: the sum of their sizes. Guarded by mu.
 	histBytes  int64
 	byteBudget int64
-	// block is where new records are carved from, recordBlock at a time:
-	// a published record is never written again, so a block is written
-	// once and then only read. Guarded by mu.
-	block []record
 
 	// kindWatchers are the watchers of the whole kind. Guarded by mu.
 	kindWatchers []*kindWatcher
@@ -180,19 +180,16 @@ type kindStore struct {
 // spilled is the position of a kind watcher that fell into the spill.
 const spilled = math.MaxUint64
 
-// ringChunk is the number of slots per ring chunk (a power of two).
-const ringChunk = 256
+// ringChunk is the number of records per ring chunk: as many as fill 4
+// KiB, one of the allocator's size classes, so that a chunk wastes less
+// than a record's size.
+const ringChunk = 4096 / int(unsafe.Sizeof(record{}))
 
 // ringChunkSlots is one chunk of the ring.
-type ringChunkSlots [ringChunk]atomic.Pointer[record]
+type ringChunkSlots [ringChunk]record
 
 // maxLag is the largest lag limit of a kind (see kindStore.lagLimit).
 const maxLag = 1024
-
-// recordBlock is the number of records allocated at once: as many as
-// fill 4 KiB, one of the allocator's size classes, so that a block wastes
-// no more than a record's size.
-const recordBlock = 4096 / int(unsafe.Sizeof(record{}))
 
 func newKindStore(kind resource.Kind, revs *atomic.Uint64, stateID, kindID uint64, capacity int, byteBudget int64) *kindStore {
 	return &kindStore{
@@ -206,7 +203,7 @@ func newKindStore(kind resource.Kind, revs *atomic.Uint64, stateID, kindID uint6
 		lagLimit:   min(capacity, maxLag),
 		items:      map[resource.ID]item{},
 		minPos:     math.MaxUint64,
-		ring:       make([]atomic.Pointer[ringChunkSlots], (capacity+ringChunk-1)/ringChunk),
+		ring:       make([]*ringChunkSlots, (capacity+ringChunk-1)/ringChunk),
 		floor:      1,
 		byteBudget: byteBudget,
 	}
@@ -218,15 +215,13 @@ func (ks *kindStore) oldest(head uint64) uint64 {
 	return min(ks.floor, head+1)
 }
 
-// slot returns the ring slot of seq s.
-func (ks *kindStore) slot(s uint64) *atomic.Pointer[record] {
-	i := int((s - 1) % uint64(ks.cap))
-	return &ks.ring[i/ringChunk].Load()[i%ringChunk]
-}
-
-// recordLocked returns the record of seq s, which must be in the ring.
+// recordLocked returns the ring slot of seq s, whose chunk must exist:
+// the record of s while the history keeps it (an evicted slot is zero, a
+// slot the ring overwrote holds a later seq). The caller holds mu, and
+// copies the record to use it beyond.
 func (ks *kindStore) recordLocked(s uint64) *record {
-	return ks.slot(s).Load()
+	i := int((s - 1) % uint64(ks.cap))
+	return &ks.ring[i/ringChunk][i%ringChunk]
 }
 
 // appendLocked appends a change to the history and queues it for the
@@ -253,25 +248,20 @@ func (ks *kindStore) appendLocked(id resource.ID, cur item, new, ref resource.Re
 		// watch either (the guard's unsampled writes) has nothing to check.
 		oldRef = ks.detectChangeLocked(id, seq, old, new, ref)
 	}
-	if len(ks.block) == 0 {
-		ks.block = make([]record, recordBlock)
-	}
-	rec := &ks.block[0]
-	ks.block = ks.block[1:]
-	*rec = record{old: old, new: new, seq: seq, rev: rev, size: oldSize}
-
 	i := ks.next
-	chunk := ks.ring[i/ringChunk].Load()
+	chunk := ks.ring[i/ringChunk]
+	if chunk == nil {
+		chunk = &ringChunkSlots{}
+		ks.ring[i/ringChunk] = chunk
+	}
+	rec := &chunk[i%ringChunk]
 	if seq > uint64(ks.cap) {
 		if s := seq - uint64(ks.cap); s >= ks.floor { // not evicted yet
-			ks.leaveLocked(s, &chunk[i%ringChunk])
+			ks.leaveLocked(s, rec)
 		}
-	} else if chunk == nil {
-		chunk = &ringChunkSlots{}
-		ks.ring[i/ringChunk].Store(chunk)
 	}
 	ks.det.keepRefLocked(i, oldRef)
-	chunk[i%ringChunk].Store(rec)
+	*rec = record{old: old, new: new, seq: seq, rev: rev, size: oldSize}
 	ks.head.Store(seq)
 	if i++; i == ks.cap {
 		i = 0
@@ -279,9 +269,9 @@ func (ks *kindStore) appendLocked(id resource.ID, cur item, new, ref resource.Re
 	ks.next = i
 	ks.histBytes += oldSize
 	for ks.histBytes > ks.byteBudget && ks.floor < seq {
-		slot := ks.slot(ks.floor)
+		slot := ks.recordLocked(ks.floor)
 		ks.leaveLocked(ks.floor, slot)
-		slot.Store(nil) // releases the versions only it referred to
+		*slot = record{} // releases the versions only it referred to
 	}
 
 	if len(ks.idWatchers) > 0 {
@@ -295,23 +285,22 @@ func (ks *kindStore) appendLocked(id resource.ID, cur item, new, ref resource.Re
 // leaveLocked is called before the record of seq s (the oldest kept), in
 // slot, leaves the history, overwritten or evicted: the history no longer
 // holds the version it replaced.
-func (ks *kindStore) leaveLocked(s uint64, slot *atomic.Pointer[record]) {
-	ks.histBytes -= slot.Load().size
+func (ks *kindStore) leaveLocked(s uint64, slot *record) {
+	ks.histBytes -= slot.size
 	ks.floor = s + 1
 	ks.overwriteLocked(s, slot)
 }
 
 // overwriteLocked is called before the record of seq s, in slot, leaves
 // the ring: kind watchers positioned on it move to the spill, and the spill
-// takes the record when anyone is in it. Without laggers it does not even
-// read the record.
-func (ks *kindStore) overwriteLocked(s uint64, slot *atomic.Pointer[record]) {
-	ks.det.leftLocked(ks, slot.Load())
+// takes the record when anyone is in it.
+func (ks *kindStore) overwriteLocked(s uint64, slot *record) {
+	ks.det.leftLocked(ks, slot)
 	if s >= ks.minPos {
 		ks.collectLaggersLocked(s)
 	}
 	if n := len(ks.spill); n > 0 {
-		ks.spill[n-1].fold(slot.Load())
+		ks.spill[n-1].fold(slot)
 	}
 }
 
@@ -321,25 +310,19 @@ func (ks *kindStore) collectLaggersLocked(s uint64) {
 	lowest := uint64(math.MaxUint64)
 	var gen *spillGen
 	for _, w := range ks.kindWatchers {
-		for {
-			pos := w.pos.Load()
-			if pos == spilled {
-				break
+		switch pos := w.pos.Load(); {
+		case pos == spilled:
+		case pos > s:
+			lowest = min(lowest, pos)
+		default:
+			// The watcher has not claimed record s (it claims holding
+			// mu): it loses it to the spill.
+			if gen == nil {
+				gen = ks.joinGenLocked()
 			}
-			if pos > s {
-				lowest = min(lowest, pos)
-				break
-			}
-			// The watcher has not claimed record s: unless it claims it
-			// right now, it lost it to the spill.
-			if w.pos.CompareAndSwap(pos, spilled) {
-				if gen == nil {
-					gen = ks.joinGenLocked()
-				}
-				w.gen = gen
-				gen.refs++
-				break
-			}
+			w.pos.Store(spilled)
+			w.gen = gen
+			gen.refs++
 		}
 	}
 	ks.minPos = lowest

@@ -24,9 +24,10 @@ type kindWatcher struct {
 	feed
 
 	// pos is the seq of the next record the watcher reads from the ring,
-	// or spilled. The watcher advances it with compare-and-swap as it
-	// claims records; writers (holding ks.mu) swap it to spilled, and the
-	// watcher sets it back when it drains the spill (holding ks.mu).
+	// or spilled. Written holding ks.mu: by the watcher as it claims
+	// records or drains the spill, by writers that hand it a change or
+	// move it into the spill; read without ks.mu by the watcher's
+	// goroutine, to decide whether to take it.
 	pos atomic.Uint64
 	// group is the wake group the watcher parked in last. Written under
 	// ks.mu; read by the watcher's goroutine when it wakes.
@@ -38,7 +39,7 @@ type kindWatcher struct {
 	// The fields below belong to the watcher's goroutine.
 
 	bootstrap bool                       // send the contents and Bootstrapped first
-	batch     []*record                  // records claimed from the ring
+	batch     []record                   // records copied from the ring
 	local     map[resource.ID]spillEntry // catch-up fold (see catchUp)
 }
 
@@ -115,10 +116,8 @@ func (w *kindWatcher) runKind() {
 			}
 		case pos <= ks.head.Load():
 			var ok bool
-			w.batch, ok = ks.claim(w, pos, w.batch[:0])
-			if !ok {
-				clear(w.batch) // lost to the spill: drain it instead
-				continue
+			if w.batch, ok = ks.claim(w, pos, w.batch[:0]); !ok {
+				continue // lost to the spill: drain it instead
 			}
 			if !w.deliverRecords(w.batch) || !w.flush() {
 				return
@@ -193,7 +192,8 @@ func (w *kindWatcher) catchUp() bool {
 		var ok bool
 		w.batch, ok = ks.claim(w, pos, w.batch[:0])
 		if ok {
-			for _, r := range w.batch {
+			for i := range w.batch {
+				r := &w.batch[i]
 				id := r.ID()
 				e, had := w.local[id]
 				if e, had = foldEntry(e, had, r); had {
@@ -254,27 +254,27 @@ func (w *kindWatcher) foldLocal(id resource.ID, e spillEntry) {
 	w.local[id] = e
 }
 
-// claim appends to dst the records from seq pos on (at most readBatch),
-// read without the lock, and claims them by advancing w's position. It
-// reports false when a write moved w into the spill first: the records
-// were then folded into the spill and must not be delivered.
+// claim appends to dst copies of the records from seq pos on (at most
+// readBatch), and claims them by advancing w's position, holding mu for
+// the copy alone. It reports false when a write moved w into the spill
+// first: the records were then folded into the spill, and w drains it.
 //
 // A batch also stops once the versions it holds reach readBatchBytes, so
 // that what a watcher holds while it delivers stays small next to the
 // history's byte bound.
-func (ks *kindStore) claim(w *kindWatcher, pos uint64, dst []*record) ([]*record, bool) {
+func (ks *kindStore) claim(w *kindWatcher, pos uint64, dst []record) ([]record, bool) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if w.pos.Load() != pos {
+		return dst, false // spilled: the ring overwrote record pos
+	}
 	n := min(ks.head.Load()-pos+1, readBatch)
 	var bytes int64
 	for s := pos; s < pos+n && bytes < readBatchBytes; s++ {
-		r := ks.slot(s).Load()
-		if r == nil || r.seq != s { // overwritten or evicted: the writer has spilled w
-			break
-		}
-		dst = append(dst, r)
+		r := ks.recordLocked(s)
+		dst = append(dst, *r)
 		bytes += r.size
 	}
-	if len(dst) == 0 || !w.pos.CompareAndSwap(pos, pos+uint64(len(dst))) {
-		return dst, false
-	}
+	w.pos.Store(pos + uint64(len(dst)))
 	return dst, true
 }

@@ -118,26 +118,26 @@ func (ks *kindStore) resumeLocked(ptr resource.Pointer, b state.Bookmark) (uint6
 	return seq + 1, nil
 }
 
-// collectLocked returns the records from seq from to the head that keep
-// says the watcher wants.
-func (ks *kindStore) collectLocked(from uint64, keep func(*record) bool) []*record {
-	var out []*record
+// collectLocked returns copies of the records from seq from to the head
+// that keep says the watcher wants.
+func (ks *kindStore) collectLocked(from uint64, keep func(*record) bool) []record {
+	var out []record
 	for s, head := from, ks.head.Load(); s <= head; s++ {
 		if r := ks.recordLocked(s); keep(r) {
-			out = append(out, r)
+			out = append(out, *r)
 		}
 	}
 	return out
 }
 
-// tailLocked returns, oldest first, the last n records that keep says the
-// watcher wants.
-func (ks *kindStore) tailLocked(n int, keep func(*record) bool) []*record {
-	var out []*record
+// tailLocked returns, oldest first, copies of the last n records that
+// keep says the watcher wants.
+func (ks *kindStore) tailLocked(n int, keep func(*record) bool) []record {
+	var out []record
 	head := ks.head.Load()
 	for s := head; s >= ks.oldest(head) && s > 0 && len(out) < n; s-- {
 		if r := ks.recordLocked(s); keep(r) {
-			out = append(out, r)
+			out = append(out, *r)
 		}
 	}
 	slices.Reverse(out)
