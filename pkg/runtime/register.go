@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -101,8 +102,8 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	}
 	tel := r.newTelemetry(name, 1)
 	wake := route.NewWake()
+	changes := changelog.New(0)
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(static, nil, outputs), tel, true)
-	ad.SetScheduler(r.sched)
 	var c *crunner.Runner
 	c = crunner.New(crunner.Config{
 		Name:         name,
@@ -112,6 +113,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 		Items:        items,
 		Adapter:      ad,
 		Wake:         wake,
+		Changes:      changes,
 		Inputs:       func() []resource.KindKey { return r.inputKinds(name) },
 		Bootstrap:    r.router,
 		UpdateInputs: func(inputs []controller.Input) error { return r.updateInputs(name, c, outputs, inputs) },
@@ -120,7 +122,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 		Scheduler:    r.sched,
 	})
 	return r.register(dependency.Record[*route.Subscriber]{
-		Handle:  &route.Subscriber{Wake: wake, Telemetry: tel, Floor: ad.Floor()},
+		Handle:  &route.Subscriber{Wake: wake, Telemetry: tel, Floor: ad.Floor(), Changes: changes},
 		Name:    name,
 		Static:  static,
 		Outputs: outputs,
@@ -259,7 +261,6 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	}
 	tel := r.newTelemetry(name, int(concurrency))
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false)
-	ad.SetScheduler(r.sched)
 	var c *qrunner.Runner
 	c = qrunner.New(qrunner.Config{
 		InputsListed: func() bool { return r.router.Listed(c.InputKinds()) },

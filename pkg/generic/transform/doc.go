@@ -62,8 +62,8 @@
 // [WithInputFinalizers] and [WithoutInputFinalizers] are spelled as in
 // qtransform, but the default differs: a transform Controller holds no
 // finalizer on its inputs unless told to, a qtransform QController holds
-// one unless told not to. The reason: a transform Controller lists all of
-// its inputs and outputs on every pass and destroys each output whose
+// one unless told not to. The reason: a transform Controller keeps track
+// of all of its inputs and outputs and destroys each output whose
 // input is gone (output tracking), so it cleans up after a vanished input
 // without holding it; a finalizer costs a write per input and a strong
 // input, and makes every input's teardown wait on the controller, which
@@ -97,7 +97,17 @@
 // since TransformFunc may read the extra inputs. The first pass of every
 // Run transforms every input, and looks for the controller's outputs that
 // belong to no input (left by an earlier run) to destroy them, as soon as
-// every input's output is known. The controller assumes it is the only writer of its outputs
+// every input's output is known.
+//
+// A pass costs what changed (rule G3): woken by input changes, it reads
+// (one Get each) the inputs the Runtime's change log names and those not
+// done, and lists nothing; it lists every input (a full pass) when the log
+// cannot say what changed — the first pass of a Run, after a re-list of
+// the input kind or an overflow of the log, under a Runtime that keeps no
+// log — with extra inputs, until the orphan outputs were looked for, and
+// when the changes are more than half of the inputs known.
+//
+// The controller assumes it is the only writer of its outputs
 // (downstream controllers add and remove finalizers, which is fine), and
 // that the mapping is injective: two inputs never map to the same output.
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/generic/transform"
+	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -73,6 +74,16 @@ func (r *reporting) ReportError(err error) {
 	if rep, ok := r.Runtime.(controller.ErrorReporter); ok {
 		rep.ReportError(err)
 	}
+}
+
+// TakeChanges passes the Runtime's change log on (changelog.Source), so
+// that the recorded controller's passes are incremental as they are
+// without the recorder.
+func (r *reporting) TakeChanges(reuse *changelog.Batch) *changelog.Batch {
+	if src, ok := r.Runtime.(changelog.Source); ok {
+		return src.TakeChanges(reuse)
+	}
+	return &changelog.Batch{Full: true}
 }
 
 func newState() state.State { return inmem.NewState() }

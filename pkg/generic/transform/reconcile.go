@@ -13,6 +13,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
+	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -39,6 +40,13 @@ type runState struct {
 	// (once per Run, in the first pass where every input's output was
 	// known).
 	orphansChecked bool
+	// notDone are the inputs whose entry is not done (failing, or
+	// waiting for an output to go): an incremental pass processes them
+	// with the inputs that changed.
+	notDone map[resource.ID]struct{}
+	// changes is the last batch taken from the Runtime's change log
+	// (reused by the next), nil before the first.
+	changes *changelog.Batch
 }
 
 // item is what fails and is retried: an input, or a pending output.
@@ -69,7 +77,7 @@ type entry struct {
 
 // newRunState returns the state of a new Run, whose context is ctx.
 func newRunState(ctx context.Context) *runState {
-	return &runState{pending: map[resource.ID]struct{}{}, retries: xform.NewRetries[item](ctx)}
+	return &runState{pending: map[resource.ID]struct{}{}, notDone: map[resource.ID]struct{}{}, retries: xform.NewRetries[item](ctx)}
 }
 
 // pass is one reconcile pass.
@@ -93,6 +101,9 @@ type pass[I, O typed.ResourceWithDefinition] struct {
 	// apply is the function of the pass's output writes (one after the
 	// other: made once per pass, not once per write).
 	apply xform.Applier[I, O]
+	// claims are the outputs the pass wrote for their inputs: an output
+	// pending destruction that an input claims is kept.
+	claims []resource.ID
 }
 
 // reconcile runs one pass, woken up by an event (or else by a due retry).
@@ -105,12 +116,20 @@ func (c *Controller[I, O]) reconcile(ctx context.Context, r controller.Runtime, 
 		full: full, all: full || (event && !c.skipUnchanged()),
 	}
 	rs.pass++
-	list, err := c.listInputs(ctx, r)
-	if err != nil {
-		return fmt.Errorf("list inputs %s: %w", resource.KindString(c.inKind), err)
-	}
-	if !p.merge(list.Items) {
-		return nil // stopping: the rest is the next Run's
+	ids, incremental := p.changed()
+	if incremental {
+		done, err := p.changes(ids)
+		if err != nil || !done {
+			return err // stopping, or failing: the rest is the next Run's
+		}
+	} else {
+		list, err := c.listInputs(ctx, r)
+		if err != nil {
+			return fmt.Errorf("list inputs %s: %w", resource.KindString(c.inKind), err)
+		}
+		if !p.merge(list.Items) {
+			return nil // stopping: the rest is the next Run's
+		}
 	}
 	if err := p.findOrphans(); err != nil {
 		return err
@@ -272,6 +291,7 @@ func sortedByID(items []resource.Resource) bool {
 // input processes one listed input, whose entry is e (known: the input
 // was known before this pass).
 func (p *pass[I, O]) input(res resource.Resource, e *entry, known bool) {
+	defer p.rs.track(e)
 	e.claimed = false
 	in, err := cast.To[I](res)
 	if err != nil {
@@ -299,6 +319,9 @@ func (p *pass[I, O]) input(res resource.Resource, e *entry, known bool) {
 		p.failed(it, md, err)
 	} else {
 		p.rs.retries.Done(it)
+	}
+	if e.claimed {
+		p.claims = append(p.claims, e.out)
 	}
 }
 
@@ -432,6 +455,7 @@ func (p *pass[I, O]) sweep(e entry) {
 		p.rs.pending[e.out] = struct{}{}
 	}
 	p.rs.retries.Done(item{id: e.id})
+	delete(p.rs.notDone, e.id)
 }
 
 // destroyPending tears down and destroys the outputs that lost their
@@ -443,10 +467,10 @@ func (p *pass[I, O]) destroyPending() {
 	if len(p.rs.pending) == 0 {
 		return
 	}
-	for _, e := range p.rs.entries {
-		if _, ok := p.rs.pending[e.out]; ok && e.claimed {
-			delete(p.rs.pending, e.out) // an input took it over
-			p.rs.retries.Done(item{id: e.out, output: true})
+	for _, out := range p.claims {
+		if _, ok := p.rs.pending[out]; ok {
+			delete(p.rs.pending, out) // an input took it over
+			p.rs.retries.Done(item{id: out, output: true})
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(p.rs.pending)) {

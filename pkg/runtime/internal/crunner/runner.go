@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -54,6 +55,9 @@ type Config struct {
 	Adapter *adapter.Adapter
 	// Wake is the controller's wake-up, sent by the router.
 	Wake *route.Wake
+	// Changes is the controller's change log, fed by the router (nil:
+	// none kept; its Runtime then offers none).
+	Changes *changelog.Log
 	// Inputs returns the kinds of the controller's current inputs.
 	Inputs func() []resource.KindKey
 	// Bootstrap delays the start event until the inputs are watched live.
@@ -204,8 +208,12 @@ func (c *Runner) runOnce(ctx context.Context) outcome.Outcome {
 	actx, cancel := context.WithCancel(retry.NewContext(ctx, c.cfg.Items))
 	defer cancel()
 
-	// A wake-up left from before is covered by the start event.
+	// A wake-up left from before is covered by the start event, and the
+	// first pass of a Run reads every input.
 	c.drainWake()
+	if l := c.cfg.Changes; l != nil {
+		l.MarkFull()
+	}
 	c.passes.restart()
 	c.cfg.Telemetry.RunStarted()
 	defer c.cfg.Idle.Ping() // a pass that ended with Run is not busy

@@ -2,6 +2,7 @@ package crunner
 
 import (
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
 )
@@ -16,6 +17,7 @@ type runtime struct {
 var (
 	_ controller.Runtime       = (*runtime)(nil)
 	_ controller.ErrorReporter = (*runtime)(nil)
+	_ changelog.Source         = (*runtime)(nil)
 )
 
 // EventCh delivers the controller's ReconcileEvents (rule C2). A call ends
@@ -50,9 +52,24 @@ func (r *runtime) ResetRestartBackoff() {
 	}
 }
 
-// UpdateInputs replaces the dynamic inputs (rule C7).
+// UpdateInputs replaces the dynamic inputs (rule C7). The next pass
+// reads every input: the resources of a new input kind are no changes.
 func (r *runtime) UpdateInputs(inputs []controller.Input) error {
-	return r.runner.cfg.UpdateInputs(inputs)
+	err := r.runner.cfg.UpdateInputs(inputs)
+	if l := r.runner.cfg.Changes; l != nil {
+		l.MarkFull()
+	}
+	return err
+}
+
+// TakeChanges returns the changes routed to the controller since the
+// previous call (changelog.Source); a full batch when the Runtime keeps
+// no change log for it.
+func (r *runtime) TakeChanges(reuse *changelog.Batch) *changelog.Batch {
+	if l := r.runner.cfg.Changes; l != nil {
+		return l.Take(reuse)
+	}
+	return &changelog.Batch{Full: true}
 }
 
 // ReportError records err, a failure the controller handles by itself, as

@@ -63,6 +63,7 @@ func (w *kindWatcher) relisted(ev *state.Event, md *resource.Metadata) {
 // absent from it disappeared while the watch was down, and are routed as
 // destroyed, each with the version last routed (rule Q4).
 func (w *kindWatcher) endRelist() {
+	w.relistedFull()
 	w.gone = w.mem.AppendRemembered(w.gone[:0])
 	for _, r := range w.gone {
 		if _, _, id := r.MD.Identity(); !w.isPresent(id) {
@@ -77,4 +78,17 @@ func (w *kindWatcher) endRelist() {
 func (w *kindWatcher) isPresent(id resource.ID) bool {
 	_, ok := w.present[id]
 	return ok
+}
+
+// relistedFull makes the next pass of every Controller subscribed to the
+// kind a full one (its change log's batch full): a re-list routes what
+// differs from what was routed before, and a Controller that reads every
+// input after it does not depend on that memory being exact.
+func (w *kindWatcher) relistedFull() {
+	subs := w.subs(w.key)
+	for i := range subs {
+		if l := subs[i].Handle.Changes; l != nil {
+			l.MarkFull()
+		}
+	}
 }

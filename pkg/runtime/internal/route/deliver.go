@@ -31,20 +31,8 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 		s := &subs[i]
 		sub := s.Handle
 		if sub.Wake != nil {
-			if bootstrap {
-				continue
-			}
-			for j := range events {
-				if Matches(s, events[j].Type, metas[j]) {
-					if s.Routed != nil {
-						s.Routed.Add(1)
-					}
-					sub.Floor.Raise(rev)
-					// Accounted first: the pass it starts takes it as its cause.
-					sub.Telemetry.Woken(events[j].Type, metas[j], at)
-					sub.Wake.Send()
-					break
-				}
+			if !bootstrap {
+				wake(s, events, metas, rev, at)
 			}
 			continue
 		}
@@ -81,6 +69,36 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 		})
 	}
 	clear(sc.prevs) // keeps no snapshot past the batch
+}
+
+// wake wakes the Controller of subscription s up when a change of the
+// batch concerns it, after raising its read floor to rev and logging the
+// IDs of every such change in its change log (when it keeps one): a pass
+// that takes the log after the wake-up reads every change logged.
+func wake(s *Subscription, events []state.Event, metas []*resource.Metadata, rev uint64, at *telemetry.Batch) {
+	sub := s.Handle
+	woken := false
+	for j := range events {
+		if !Matches(s, events[j].Type, metas[j]) {
+			continue
+		}
+		if !woken {
+			woken = true
+			if s.Routed != nil {
+				s.Routed.Add(1)
+			}
+			sub.Floor.Raise(rev)
+			// Accounted first: the pass it starts takes it as its cause.
+			sub.Telemetry.Woken(events[j].Type, metas[j], at)
+			if sub.Changes == nil {
+				break
+			}
+		}
+		sub.Changes.Add(resource.KindOf(metas[j]), metas[j].ID())
+	}
+	if woken {
+		sub.Wake.Send()
+	}
 }
 
 // scratch is the routing's reused storage: the items of a subscription,

@@ -3,6 +3,7 @@ package route
 import (
 	"sync/atomic"
 
+	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
@@ -25,6 +26,10 @@ type Subscriber struct {
 	// Floor is the revision the controller's reads must reach, raised
 	// before it is woken or its items queued (nil: not tracked).
 	Floor *cache.Floor
+	// Changes is, for a Controller, its change log (nil: none kept): the
+	// IDs of the changes that woke it, logged after Floor is raised and
+	// before Wake is sent.
+	Changes *changelog.Log
 }
 
 // Wake is a Controller's coalescing wake-up: a channel of capacity one

@@ -1,0 +1,169 @@
+package transform
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/resgraph/resgraph/pkg/internal/changelog"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// Incremental passes (rule G3 of docs/generic-controllers.md): a pass woken by changes of the inputs
+// processes the inputs the Runtime's change log names (changelog.Source),
+// with the inputs not done (failing, or waiting for an output to go),
+// reading each with a Get: it costs what changed, not every input. A pass
+// lists every input instead (a full pass) when the log cannot say what
+// changed — the first pass of a Run, after a re-list of the input kind or
+// an overflow of the log, under a Runtime that keeps no log — when the
+// controller has extra inputs (every wake-up transforms every input), while
+// the orphan outputs are still to be looked for, and when the changes are
+// more than half of the inputs known (a list is then cheaper).
+
+// changed takes the change log's batch and returns the IDs of the inputs
+// to process incrementally, sorted and unique, with true; false when the
+// pass is a full one.
+func (p *pass[I, O]) changed() ([]resource.ID, bool) {
+	rs := p.rs
+	src, ok := p.r.(changelog.Source)
+	if !ok {
+		return nil, false
+	}
+	rs.changes = src.TakeChanges(rs.changes)
+	if p.all || rs.changes.Full || !rs.orphansChecked {
+		return nil, false
+	}
+	ids := rs.changes.IDs(resource.KindOf(p.c.inKind))
+	if len(ids)+len(rs.notDone) > len(rs.entries)/2 {
+		return nil, false
+	}
+	for id := range rs.notDone {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), true
+}
+
+// changes processes the inputs ids (sorted, unique) as they are now: each
+// one read with a Get, processed against its entry (a new one gets an
+// entry), and one that is gone or no longer selected by the input list
+// options is swept. It returns false when the pass stopped early (ctx
+// done), and the error of a read that failed otherwise than with "not
+// found" (the Run fails: its restart starts with a full pass).
+func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
+	rs := p.rs
+	var added []entry
+	gone := -1
+	// One allocation per pass, not per read: the pointers and the options.
+	ptrs := make([]resource.PointerKey, len(ids))
+	readOnly := []state.GetOption{state.WithReadOnlyGet()}
+	for k, id := range ids {
+		if p.ctx.Err() != nil {
+			return false, nil
+		}
+		ptrs[k] = resource.PointerOf(p.c.inPointer(id))
+		res, err := p.r.Get(p.ctx, &ptrs[k], readOnly...)
+		if err != nil && !state.IsNotFoundError(err) {
+			return false, fmt.Errorf("get input %s: %w", resource.PointerString(&ptrs[k]), err)
+		}
+		i, known := slices.BinarySearchFunc(rs.entries, id, func(e entry, id resource.ID) int { return compareID(e.id, id) })
+		if err != nil || !p.c.listed(res.Metadata()) {
+			if known {
+				p.sweep(rs.entries[i])
+				rs.entries[i].id = "" // compacted below
+				gone = firstOf(gone, i)
+			}
+			continue
+		}
+		if known {
+			p.input(res, &rs.entries[i], true)
+			continue
+		}
+		e := entry{id: id}
+		p.input(res, &e, false)
+		added = append(added, e)
+	}
+	if gone >= 0 {
+		rs.entries = compact(rs.entries, gone)
+	}
+	rs.entries = insertSorted(rs.entries, added)
+	return true, nil
+}
+
+// listed reports whether an input is one the input list would hold: the
+// list options are applied by List unless the controller applies them
+// itself (filterInController), and then every input is listed.
+func (c *Controller[I, O]) listed(md *resource.Metadata) bool {
+	if c.filterInController() || len(c.opts.listOptions) == 0 {
+		return true
+	}
+	return c.filter.LabelQueries.Matches(*md.Labels()) && c.filter.IDQuery.Matches(md.ID())
+}
+
+func (c *Controller[I, O]) inPointer(id resource.ID) resource.Pointer {
+	return resource.NewPointer(c.inKind.Namespace(), c.inKind.Type(), id)
+}
+
+// track keeps the input of e in notDone while its entry is not done.
+func (rs *runState) track(e *entry) {
+	switch {
+	case !e.done:
+		rs.notDone[e.id] = struct{}{}
+	case len(rs.notDone) > 0:
+		delete(rs.notDone, e.id)
+	}
+}
+
+func compareID(a, b resource.ID) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func firstOf(cur, i int) int {
+	if cur < 0 || i < cur {
+		return i
+	}
+	return cur
+}
+
+// compact drops the entries with an empty ID, the first at from.
+func compact(entries []entry, from int) []entry {
+	kept := entries[:from]
+	for _, e := range entries[from:] {
+		if e.id != "" {
+			kept = append(kept, e)
+		}
+	}
+	clear(entries[len(kept):])
+	return kept
+}
+
+// insertSorted merges added (sorted by ID, none known) into entries
+// (sorted by ID): appended when they all come after the last entry, else
+// merged from the back, moving only the entries after the first insert.
+func insertSorted(entries, added []entry) []entry {
+	if len(added) == 0 {
+		return entries
+	}
+	n := len(entries)
+	if n == 0 || entries[n-1].id < added[0].id {
+		return append(entries, added...)
+	}
+	entries = slices.Grow(entries, len(added))[:n+len(added)]
+	i, j := n-1, len(added)-1
+	for k := len(entries) - 1; j >= 0; k-- {
+		if i >= 0 && entries[i].id > added[j].id {
+			entries[k] = entries[i]
+			i--
+		} else {
+			entries[k] = added[j]
+			j--
+		}
+	}
+	return entries
+}
