@@ -21,6 +21,11 @@ import (
 // next list, made after them. Each re-list is counted in the kind's
 // observe.KindMetrics.Relists, with the re-lists after failures.
 //
+// Over a state that resumes kind watches ([state.KindWatchResumer]), the
+// watch of a kind that is not cached loses no change and the Runtime keeps
+// no memory of what it routed: Relist then opens no watch, and returns once
+// the running watch has routed every change committed before the call.
+//
 // Errors: an unusable kind is an invalid-class error; so is a kind the
 // Runtime does not watch (neither an input of a controller nor cached). Before
 // Run, or once it has stopped, Relist fails at once; it returns ctx's error

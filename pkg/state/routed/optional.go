@@ -16,6 +16,7 @@ var (
 	_ state.KindHeadReporter = (*State)(nil)
 	_ state.TypeValidator    = (*State)(nil)
 	_ state.Fencer           = (*State)(nil)
+	_ state.KindWatchResumer = (*State)(nil)
 )
 
 // errNoGlobalRevision is the answer of Revision and KindRevision over
@@ -100,4 +101,14 @@ func (s *State) CheckFence(f state.Fence) error {
 		}
 	}
 	return nil
+}
+
+// ResumesKindWatches implements [state.KindWatchResumer] for a state with
+// one backend: that backend's answer for the kind. Over several backends
+// the changes are not numbered by one sequence, and it answers false.
+func (s *State) ResumesKindWatches(kind resource.Kind) bool {
+	if len(s.backends) > 1 {
+		return false
+	}
+	return state.ResumesKindWatches(s.backends[0], kind)
 }

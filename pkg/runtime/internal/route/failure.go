@@ -10,8 +10,12 @@ import (
 
 // watchFailure is why a kind watch failed, as plain data: the text of the
 // state's error (rendered once, inside usercode.ErrorText) or what was
-// wrong with the stream.
-type watchFailure struct{ msg string }
+// wrong with the stream; overrun tells that the state's error was a
+// buffer-overrun error (a bookmark it no longer resumes from).
+type watchFailure struct {
+	msg     string
+	overrun bool
+}
 
 func (f watchFailure) Error() string { return f.msg }
 
@@ -28,7 +32,7 @@ func erroredFailure(err error) watchFailure {
 	if err == nil {
 		return watchFailure{msg: "errored event without an error"}
 	}
-	return watchFailure{msg: "errored event: " + usercode.ErrorText(err)}
+	return watchFailure{msg: "errored event: " + usercode.ErrorText(err), overrun: isOverrun(err)}
 }
 
 // metadataOf returns the metadata of every change event of batch (nil for

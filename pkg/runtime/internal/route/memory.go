@@ -14,8 +14,10 @@ import (
 // watched kind: the kind's cache when the kind is cached (the cache holds
 // what the watch delivered anyway), the last routed snapshot of each
 // resource otherwise (the state's shared snapshot, which the state holds
-// too while the resource exists: remembering it costs a map entry). Only
-// the kind's watch goroutine writes it.
+// too while the resource exists: remembering it costs a map entry) —
+// unless the state resumes the kind's watches from a bookmark, which needs
+// no memory (noMemory, resume.go). Only the kind's watch goroutine writes
+// it.
 type Memory interface {
 	// Apply records a batch of routed changes (Created, Updated or
 	// Destroyed) of the resources whose metadata are metas. current tells

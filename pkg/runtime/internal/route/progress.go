@@ -63,6 +63,14 @@ func (p *progress) started(ch chan []state.Event) {
 	p.mu.Unlock()
 }
 
+// resumed marks a watch resumed from a bookmark as live: it has no
+// bootstrap to route first.
+func (p *progress) resumed() {
+	p.mu.Lock()
+	p.live = true
+	p.mu.Unlock()
+}
+
 // down marks the watch as failed (it is re-established with a re-list).
 func (p *progress) down() {
 	p.mu.Lock()

@@ -110,7 +110,9 @@ func (rl *relists) routed() {
 // changes, and those that disappeared, as destroyed; nothing for an
 // unchanged one — as after a watch failure, and returns once that is
 // routed: every affected controller has then been woken, or its items
-// queued. It returns ErrNotWatched when no watch runs for k, ErrStopped
+// queued. For a resumable kind (resume.go) it waits instead until the
+// running watch has routed every change committed before the call. It
+// returns ErrNotWatched when no watch runs for k, ErrStopped
 // when the watch stops first, and ctx's error when ctx is done first.
 func (r *Router) Relist(ctx context.Context, k resource.KindKey) error {
 	r.mu.Lock()
@@ -119,6 +121,9 @@ func (r *Router) Relist(ctx context.Context, k resource.KindKey) error {
 	r.mu.Unlock()
 	if !started {
 		return ErrNotWatched
+	}
+	if w.resumable {
+		return w.relistResumable(ctx)
 	}
 	done := w.relists.ask()
 	select {

@@ -13,7 +13,9 @@
 // re-established after a backoff, and its bootstrap is routed as a diff
 // against what the watch remembers having routed ([Memory]): the resources
 // that changed meanwhile, and those that disappeared, as destroyed
-// (bootstrap.go, relisted). The state, its resources and its errors are
+// (bootstrap.go, relisted) — or, over a state that resumes kind watches
+// and for a kind that is not cached, resumed from the bookmark of the last
+// event it routed, with no memory at all (resume.go). The state, its resources and its errors are
 // user code: a panic or a malformed event fails the watch (failure.go),
 // never the Runtime.
 //
@@ -102,6 +104,9 @@ func (r *Router) watcherLocked(k resource.KindKey) *kindWatcher {
 	if c := r.cfg.Caches.Get(k); c != nil {
 		w.mem = cacheMemory{c}
 		w.cached = true
+	} else if resumes(r.cfg.State, k) {
+		w.mem = noMemory{}
+		w.resumable = true
 	}
 	w.sched = sched.Or(r.cfg.Scheduler)
 	if r.cfg.Metrics {

@@ -57,9 +57,11 @@ type kindWatcher struct {
 	progress progress
 	// sched takes the routing decisions (sched.Direct but in a
 	// simulator; see schedule.go); cached tells that mem is the kind's
-	// cache.
-	sched  sched.Scheduler
-	cached bool
+	// cache; resumable that the state resumes the kind's watches and mem
+	// remembers nothing (resume.go).
+	sched     sched.Scheduler
+	cached    bool
+	resumable bool
 	// tap is the router's tap (tap.go).
 	tap *tapHolder
 
@@ -107,9 +109,19 @@ type kindWatcher struct {
 	// rev is the state's revision of the newest event received (0 when the
 	// state does not number its changes).
 	rev uint64
+	// resumeAt is the bookmark of the last event routed once live, where
+	// a resumable kind's next watch starts; mustList tells that the state
+	// refused it and the next watch lists the kind (resume.go).
+	// resuming tells that the running watch was opened from resumeAt and
+	// has routed nothing yet.
+	resumeAt state.Bookmark
+	mustList bool
+	resuming bool
 
-	// relists are the on-demand re-list requests (relist.go).
-	relists relists
+	// relists are the on-demand re-list requests (relist.go), barriers
+	// those of a resumable kind (resume.go).
+	relists  relists
+	barriers barriers
 }
 
 // run watches the kind until ctx is done. A watch that fails (the call
@@ -130,6 +142,7 @@ func (w *kindWatcher) run(ctx context.Context) {
 			w.tel.Relisted()
 			continue
 		}
+		w.refused(err)
 		delay := bo.Next()
 		msg := failureText(err)
 		w.progress.failed(msg)
@@ -163,12 +176,18 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *retry.Sequence) (err er
 	defer w.dropBootstrap()
 
 	w.relists.opening()
-	ch, err := w.open(wctx)
+	from := w.resumeFrom()
+	w.resuming = from != nil
+	ch, err := w.open(wctx, from)
 	if err != nil {
 		return err
 	}
 	ph := collecting
-	if w.bootstrappedOnce {
+	switch {
+	case from != nil:
+		ph = live
+		w.progress.resumed()
+	case w.bootstrappedOnce:
 		ph = relisting
 		w.present = map[resource.ID]struct{}{}
 	}
@@ -198,34 +217,52 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *retry.Sequence) (err er
 		w.apply(was, ph)
 		w.route(w.out, w.outMetas, false)
 		w.tapChanges(was)
-		if was != live && ph == live {
-			w.relists.routed() // this watch's bootstrap is routed
-		}
-		w.progress.routed(batch, ph == live)
-		w.idle.Ping()
-		// Drop references to resources until the next batch.
-		clear(w.out)
-		clear(w.outMetas)
-		clear(metas)
-		w.out, w.outMetas = w.out[:0], w.outMetas[:0]
+		w.routed(batch, metas, was, ph)
 		if err != nil {
 			return err
 		}
 	}
 }
 
+// routed does the bookkeeping of a batch routed in phase was, after which
+// the watch is in phase now.
+func (w *kindWatcher) routed(batch []state.Event, metas []*resource.Metadata, was, now phase) {
+	if was != live && now == live {
+		w.relists.routed() // this watch's bootstrap is routed
+		w.mustList = false
+	}
+	if now == live {
+		w.barriers.reached(w.rev)
+	}
+	if len(w.out) > 0 {
+		w.resuming = false
+	}
+	w.progress.routed(batch, now == live)
+	w.idle.Ping()
+	// Drop references to resources until the next batch.
+	clear(w.out)
+	clear(w.outMetas)
+	clear(metas)
+	w.out, w.outMetas = w.out[:0], w.outMetas[:0]
+}
+
 // open starts the watch: the state's WatchKindAggregated with bootstrap
-// contents. The call is the state's code: a panic fails the watch.
-func (w *kindWatcher) open(ctx context.Context) (chan []state.Event, error) {
+// contents, or resumed after the bookmark from when it is not nil. The
+// call is the state's code: a panic fails the watch.
+func (w *kindWatcher) open(ctx context.Context, from state.Bookmark) (chan []state.Event, error) {
 	ch := make(chan []state.Event, watchBuffer)
+	opt := state.WithBootstrapContents(true)
+	if from != nil {
+		opt = state.WithKindStartFromBookmark(from)
+	}
 	var err error
 	if p := usercode.Call(func() {
-		err = w.st.WatchKindAggregated(ctx, w.key, ch, state.WithBootstrapContents(true))
+		err = w.st.WatchKindAggregated(ctx, w.key, ch, opt)
 	}); p != nil {
 		return nil, watchFailure{msg: "the state's WatchKindAggregated panicked: " + usercode.Sprint(p.Value)}
 	}
 	if err != nil {
-		return nil, watchFailure{msg: usercode.ErrorText(err)}
+		return nil, watchFailure{msg: usercode.ErrorText(err), overrun: isOverrun(err)}
 	}
 	w.progress.started(ch)
 	return ch, nil
@@ -240,6 +277,9 @@ func (w *kindWatcher) handle(ph phase, batch []state.Event, metas []*resource.Me
 		switch ev.Type {
 		case state.Created, state.Updated, state.Destroyed, state.Bootstrapped:
 			w.rev = max(w.rev, ev.Revision)
+			if ev.Bookmark != nil && (ph == live || ev.Type == state.Bootstrapped) {
+				w.resumeAt = ev.Bookmark
+			}
 		}
 		switch ev.Type {
 		case state.Created, state.Updated, state.Destroyed:

@@ -14,7 +14,8 @@ import (
 // it hands out (so the mutation detector names the controller that held a
 // changed snapshot), notifies the changes its production guard finds (so
 // the Runtime names the controller), and tells the version each write
-// committed (so the trace does). Revisions are not kept across runs, as
+// committed (so the trace does), and resumes kind watches from their
+// bookmarks (so the Runtime keeps no memory of what it routed). Revisions are not kept across runs, as
 // [state.RevisionReporter] allows.
 var (
 	_ state.RevisionReporter = (*State)(nil)
@@ -22,6 +23,7 @@ var (
 	_ state.SnapshotTracker  = (*State)(nil)
 	_ state.MutationNotifier = (*State)(nil)
 	_ state.CommitReporter   = (*State)(nil)
+	_ state.KindWatchResumer = (*State)(nil)
 )
 
 // NotifyMutations implements [state.MutationNotifier].
@@ -82,4 +84,9 @@ func (st *State) CheckHanded(h state.SnapshotHolder, rs ...resource.Resource) []
 // ReportChange implements [state.SnapshotTracker].
 func (st *State) ReportChange(err error) {
 	st.State.(state.SnapshotTracker).ReportChange(err)
+}
+
+// ResumesKindWatches implements [state.KindWatchResumer].
+func (st *State) ResumesKindWatches(kind resource.Kind) bool {
+	return st.State.(state.KindWatchResumer).ResumesKindWatches(kind)
 }
