@@ -53,7 +53,7 @@ func (w *coreWrapper) editFinalizers(ctx context.Context, ptr resource.Pointer, 
 		if !changed {
 			return none, nil
 		}
-		err = w.updateGiven(ctx, upd, UpdateOptions{Owner: md.Owner()}, []UpdateOption{WithUpdateOwner(md.Owner()), WithExpectedPhaseAny()})
+		err = w.updateOwnedBy(ctx, upd, md.Owner())
 		switch {
 		case isVersionConflict(err):
 			continue

@@ -47,7 +47,7 @@ func (w *coreWrapper) teardown(ctx context.Context, ptr resource.Pointer, owner 
 			return false, seen, committed, err
 		}
 		upd.Metadata().SetPhase(resource.PhaseTearingDown)
-		err = w.updateGiven(ctx, upd, UpdateOptions{Owner: owner}, []UpdateOption{WithUpdateOwner(owner), WithExpectedPhaseAny()})
+		err = w.updateOwnedBy(ctx, upd, owner)
 		if isVersionConflict(err) {
 			continue
 		}

@@ -9,17 +9,18 @@ import (
 )
 
 // applyUpdateOptions applies opts to the defaults of
-// [DefaultUpdateOptions]. The options and the phase they point to share
-// one allocation (the options escape to the option functions).
+// [DefaultUpdateOptions], without allocating (see opt.ApplyPooled).
 func applyUpdateOptions(opts []UpdateOption) UpdateOptions {
-	b := &struct {
-		o     UpdateOptions
-		phase resource.Phase
-	}{phase: resource.PhaseRunning}
-	b.o.ExpectedPhase = &b.phase
-	opt.Apply(&b.o, opts)
-	return b.o
+	return opt.ApplyPooled(&updateOptions, UpdateOptions{ExpectedPhase: &phaseRunning}, opts)
 }
+
+// updateOptions lends applyUpdateOptions its options value.
+var updateOptions opt.Pool[UpdateOptions]
+
+// phaseRunning is the expected phase of the default update options. The
+// options of every call share it: they copy the pointer and never write
+// through it.
+var phaseRunning = resource.PhaseRunning
 
 // checkWritable reports the owner or phase conflict an Update of cur with
 // options o would meet.
@@ -76,6 +77,16 @@ func (w *coreWrapper) updateGiven(ctx context.Context, r resource.Resource, o Up
 		return ou.UpdateOwned(ctx, r, o)
 	}
 	return w.Update(ctx, r, opts...)
+}
+
+// updateOwnedBy is updateGiven of r with the stored owner kept (owner)
+// and any phase expected; the option functions for a core that is not
+// an ownedUpdater are built only for it (they are an allocation).
+func (w *coreWrapper) updateOwnedBy(ctx context.Context, r resource.Resource, owner resource.Owner) error {
+	if ou, ok := w.CoreState.(ownedUpdater); ok {
+		return ou.UpdateOwned(ctx, r, UpdateOptions{Owner: owner})
+	}
+	return w.Update(ctx, r, WithUpdateOwner(owner), WithExpectedPhaseAny())
 }
 
 // updateOnce applies fn to a copy of cur (a read-only snapshot, rule S7)

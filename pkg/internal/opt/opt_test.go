@@ -21,3 +21,23 @@ func TestApplySkipsNil(t *testing.T) {
 	}
 	Apply(&o, []option(nil))
 }
+
+func TestApplyPooledAllocatesNothing(t *testing.T) {
+	type options struct{ n *int }
+	var pool Pool[options]
+	one := 1
+	set := func(o *options) { o.n = &one }
+	opts := []func(*options){set, nil}
+	ApplyPooled(&pool, options{}, opts) // fills the pool
+	if a := testing.AllocsPerRun(100, func() {
+		if o := ApplyPooled(&pool, options{}, opts); o.n != &one {
+			t.Fatal("option not applied")
+		}
+	}); a != 0 {
+		t.Fatalf("%v allocations per call, want 0", a)
+	}
+	var none []func(*options)
+	if o := ApplyPooled(&pool, options{n: &one}, none); o.n != &one {
+		t.Fatal("defaults not returned without options")
+	}
+}

@@ -126,43 +126,24 @@ func (c *core) store(key resource.KindKey) *kindStore {
 	return ks
 }
 
-// applyOptions applies opts to defaults. Options receive a pointer, which
-// makes it escape: the copy they work on is made only when there are
-// options, so calls without options allocate nothing.
-func applyOptions[O any, F ~func(*O)](defaults O, opts []F) O {
-	if len(opts) == 0 {
-		return defaults
-	}
-	o := new(O)
-	*o = defaults
-	opt.Apply(o, opts)
-	return *o
-}
+// The options values that Create, Update, Destroy and Get apply their
+// options to (see opt.ApplyPooled): a write or a read with options
+// allocates no options value.
+var (
+	createOptions  opt.Pool[state.CreateOptions]
+	updateOptions  opt.Pool[state.UpdateOptions]
+	destroyOptions opt.Pool[state.DestroyOptions]
+	getOptions     opt.Pool[state.GetOptions]
+)
 
 // Get implements [state.CoreState]: a private copy of the stored resource,
 // or with [state.WithReadOnlyGet] the shared snapshot itself (rule S7).
 func (c *core) Get(_ context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
 	var o state.GetOptions
-	if len(opts) > 0 {
-		o = applyGetOptions(opts)
+	if len(opts) > 0 { // ApplyPooled is a call, which a Get without options skips
+		o = opt.ApplyPooled(&getOptions, o, opts)
 	}
 	return c.get(ptr, o)
-}
-
-// getOptions are the GetOptions that Get applies options to: an option
-// receives a pointer, which makes it escape, and a read (a read-only Get
-// above all) allocates nothing.
-var getOptions = sync.Pool{New: func() any { return new(state.GetOptions) }}
-
-// applyGetOptions returns the GetOptions opts set.
-func applyGetOptions(opts []state.GetOption) state.GetOptions {
-	p := getOptions.Get().(*state.GetOptions)
-	*p = state.GetOptions{}
-	opt.Apply(p, opts)
-	o := *p
-	*p = state.GetOptions{} // keeps no caller's Revision pointer
-	getOptions.Put(p)
-	return o
 }
 
 // GetReadOnly is Get with [state.WithReadOnlyGet] and no other option,
@@ -228,7 +209,7 @@ func (c *core) List(_ context.Context, kind resource.Kind, opts ...state.ListOpt
 
 // Create implements [state.CoreState] (rule S1).
 func (c *core) Create(_ context.Context, r resource.Resource, opts ...state.CreateOption) error {
-	return c.create(r, false, applyOptions(state.CreateOptions{}, opts))
+	return c.create(r, false, opt.ApplyPooled(&createOptions, state.CreateOptions{}, opts))
 }
 
 // CreateOwned is Create with the options o, storing r itself instead of
@@ -300,7 +281,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 
 // Update implements [state.CoreState] (rule S2).
 func (c *core) Update(_ context.Context, r resource.Resource, opts ...state.UpdateOption) error {
-	return c.update(r, false, applyOptions(state.UpdateOptions{ExpectedPhase: &phaseRunning}, opts))
+	return c.update(r, false, opt.ApplyPooled(&updateOptions, state.UpdateOptions{ExpectedPhase: &phaseRunning}, opts))
 }
 
 // UpdateOwned is Update with the options o, storing r itself instead of
@@ -441,7 +422,7 @@ func (c *core) DestroyVersion(_ context.Context, ptr resource.Pointer, opts ...s
 		return resource.VersionUndefined, err
 	}
 	id := p.ID()
-	o := applyOptions(state.DestroyOptions{}, opts)
+	o := opt.ApplyPooled(&destroyOptions, state.DestroyOptions{}, opts)
 	ks := c.lookup(p.Kind())
 	if ks == nil {
 		return resource.VersionUndefined, state.NewNotFoundError(p, "not found")
