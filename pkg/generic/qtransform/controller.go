@@ -92,6 +92,14 @@ type QController[I, O typed.ResourceWithDefinition] struct {
 	// inputs holds, per input, the outputs written for it and whether it
 	// was fully processed.
 	inputs *inputs
+
+	// ownFinalizers is ownFinalizer alone in a slice (nil when the
+	// controller holds no input finalizer), made once for every write's
+	// AddFinalizer (see xform.Write.Finalizers).
+	ownFinalizers []resource.Finalizer
+	// appliers lend each write the function it hands to Modify (see
+	// xform.Applier): Reconcile runs on several workers at once.
+	appliers sync.Pool
 }
 
 // NewQController returns a qtransform controller. Nil options are
@@ -106,6 +114,10 @@ func NewQController[I, O typed.ResourceWithDefinition](settings Settings[I, O], 
 		inputs:   newInputs(),
 	}
 	opt.Apply(&c.opts, opts)
+	if fin := c.ownFinalizer(); fin != "" {
+		c.ownFinalizers = []resource.Finalizer{fin}
+	}
+	c.appliers.New = func() any { return new(xform.Applier[I, O]) }
 	var inErr, outErr error
 	c.inKind, c.outKind, inErr, outErr = xform.KindsOf[I, O]()
 	c.configErr = c.check(inErr, outErr)

@@ -106,12 +106,14 @@ func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r co
 	}
 
 	tearingDown := md.Phase() == resource.PhaseTearingDown
+	applier := c.appliers.Get().(*xform.Applier[I, O])
 	w := xform.Write[I, O]{
-		In: in, Out: out, Absent: !known, Name: c.settings.Name, Finalizer: c.ownFinalizer(),
+		In: in, Out: out, Absent: !known, Name: c.settings.Name, Finalizer: c.ownFinalizer(), Finalizers: c.ownFinalizers,
 		Transform: c.settings.TransformFunc, Extra: c.settings.TransformExtraOutputFunc, FinalizerRemoval: c.settings.removal(),
-		Gated: tearingDown && !c.opts.ignoreTearingDown,
+		Gated: tearingDown && !c.opts.ignoreTearingDown, Applier: applier,
 	}
 	done, err := w.Run(ctx, r, logger)
+	c.appliers.Put(applier) // it keeps nothing of the write
 	if err == nil && done.DestroyOutput {
 		err = c.destroySignalled(ctx, logger, r, in, w.Gated)
 		if err != nil || c.inputs.has(md.ID()) {

@@ -24,6 +24,10 @@ type Write[I, O typed.ResourceWithDefinition] struct {
 	// Finalizer is the controller's input finalizer; empty when the
 	// controller holds none (input finalizers off).
 	Finalizer resource.Finalizer
+	// Finalizers, when set, is Finalizer alone in a slice the caller made
+	// once, which the write passes to AddFinalizer (otherwise a slice is
+	// made per write: an allocation).
+	Finalizers []resource.Finalizer
 	// Absent says the output most likely does not exist (the controller
 	// never wrote it): the output is then filled in place and created,
 	// falling back to Modify if it exists after all (see writeOutput).
@@ -74,7 +78,11 @@ func (w *Write[I, O]) Run(ctx context.Context, rw controller.ReaderWriter, logge
 	md := w.In.Metadata()
 	tearingDown := md.Phase() == resource.PhaseTearingDown // only when those are ignored
 	if w.Finalizer != "" && !tearingDown && !md.Finalizers().Has(w.Finalizer) {
-		if err := rw.AddFinalizer(ctx, md, w.Finalizer); err != nil {
+		fins := w.Finalizers
+		if len(fins) != 1 || fins[0] != w.Finalizer {
+			fins = []resource.Finalizer{w.Finalizer}
+		}
+		if err := rw.AddFinalizer(ctx, md, fins...); err != nil {
 			return done, fmt.Errorf("add finalizer: %w", err)
 		}
 		done.FinalizerAdded = true

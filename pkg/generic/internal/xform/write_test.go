@@ -32,6 +32,55 @@ func (m modifier) Modify(ctx context.Context, r resource.Resource, fn func(resou
 	return m.st.Modify(ctx, r, fn)
 }
 
+// finalizing is modifier with AddFinalizer too, on the same state.
+type finalizing struct{ modifier }
+
+func (f finalizing) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) error {
+	return f.st.AddFinalizer(ctx, ptr, fins...)
+}
+
+// TestFinalizersMakeNoSlicePerWrite: a Write that adds its input
+// finalizer passes Finalizers, the slice its caller made once, to
+// AddFinalizer: it allocates what the state's AddFinalizer and Modify do
+// with a slice and a function made once; without Finalizers, a slice more
+// per write.
+func TestFinalizersMakeNoSlicePerWrite(t *testing.T) {
+	ctx := context.Background()
+	st := inmem.NewState()
+	in, out := fixture.New[fixture.ADef]("x", 1), fixture.New[fixture.BDef]("x", 0)
+	require.NoError(t, st.Create(ctx, in.DeepCopy()))
+	require.NoError(t, st.Create(ctx, out.DeepCopy()))
+	var rw controller.ReaderWriter = finalizing{modifier{st: st}}
+	logger := zap.NewNop()
+	n := 0
+	transform := func(_ context.Context, _ controller.Reader, _ *zap.Logger, _ *fixture.A, out *fixture.B) error {
+		n++
+		out.TypedSpec().N = n
+		return nil
+	}
+	bump := func(r resource.Resource) error {
+		n++
+		r.(*fixture.B).TypedSpec().N = n
+		return nil
+	}
+	fins := []resource.Finalizer{"ctrl"}
+	var applier xform.Applier[*fixture.A, *fixture.B]
+	write := func(fins []resource.Finalizer) func() {
+		return func() {
+			w := xform.Write[*fixture.A, *fixture.B]{In: in, Out: out, Transform: transform, Applier: &applier, Finalizer: "ctrl", Finalizers: fins}
+			done, err := w.Run(ctx, rw, logger)
+			require.NoError(t, err)
+			require.True(t, done.FinalizerAdded)
+		}
+	}
+	byState := testing.AllocsPerRun(200, func() {
+		require.NoError(t, st.AddFinalizer(ctx, in.Metadata(), fins...))
+		require.NoError(t, st.Modify(ctx, out, bump))
+	})
+	assert.Equal(t, byState, testing.AllocsPerRun(200, write(fins)), "with Finalizers")
+	assert.Equal(t, byState+1, testing.AllocsPerRun(200, write(nil)), "without")
+}
+
 // TestApplierMakesNoFunctionPerWrite: a Write with an Applier allocates
 // what the state's Modify does with a function made once; without one, a
 // function more per write. An Applier keeps nothing of the write it ran,
