@@ -137,9 +137,9 @@ func (sc *scratch) previous(j int, ev *state.Event, md *resource.Metadata) resou
 	return p.res
 }
 
-// release drops storage grown beyond scratchKeep (a large bootstrap).
+// release drops storage grown beyond scratchKeep (a large batch).
 func (sc *scratch) release() {
-	if cap(sc.items) > scratchKeep {
+	if cap(sc.items) > scratchKeep || cap(sc.from) > scratchKeep || cap(sc.prevs) > scratchKeep {
 		*sc = scratch{}
 	}
 }

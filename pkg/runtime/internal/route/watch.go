@@ -244,6 +244,20 @@ func (w *kindWatcher) routed(batch []state.Event, metas []*resource.Metadata, wa
 	clear(w.outMetas)
 	clear(metas)
 	w.out, w.outMetas = w.out[:0], w.outMetas[:0]
+	w.trim()
+}
+
+// trim drops the batch storage that a large batch (a bootstrap, a watch
+// that lagged) grew beyond scratchKeep: a watch keeps no storage in
+// proportion to the kind's size between batches.
+func (w *kindWatcher) trim() {
+	if cap(w.out) > scratchKeep {
+		w.out, w.outMetas = nil, nil
+	}
+	if cap(w.metas) > scratchKeep {
+		w.metas = nil
+	}
+	w.scratch.release()
 }
 
 // open starts the watch: the state's WatchKindAggregated with bootstrap
