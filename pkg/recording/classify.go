@@ -36,10 +36,10 @@ func classify(ev *state.Event, controllers map[string]bool) (e change, ok bool) 
 	}
 	owner := md.Owner()
 	switch {
+	case e.op == OpUpdate && ev.Old != nil && finalizersOnly(ev.Old, res):
+		e.by, e.writer = ByController, finalizerHolder(ev.Old, res, controllers)
 	case owner != "" && controllers[owner]:
 		e.by, e.writer = ByController, owner
-	case e.op == OpUpdate && ev.Old != nil && finalizersOnly(ev.Old, res):
-		e.by = ByController
 	default:
 		e.by = ByOutside
 	}
@@ -57,4 +57,28 @@ func finalizersOnly(a, b resource.Resource) bool {
 	md.SetVersion(bm.Version())
 	*md.Finalizers() = append(resource.Finalizers(nil), *bm.Finalizers()...)
 	return md.Equal(*bm) && resource.SpecEqual(a.Spec(), b.Spec())
+}
+
+// finalizerHolder names the controller that made a change of finalizers
+// alone from a to b: the one finalizer added or removed, when it is a
+// controller's name (a controller's hold is usually named after it);
+// "" otherwise — the resource's owner is not the writer of its
+// finalizers.
+func finalizerHolder(a, b resource.Resource, controllers map[string]bool) string {
+	af, bf := *a.Metadata().Finalizers(), *b.Metadata().Finalizers()
+	var diff []resource.Finalizer
+	for _, f := range af {
+		if !slices.Contains(bf, f) {
+			diff = append(diff, f)
+		}
+	}
+	for _, f := range bf {
+		if !slices.Contains(af, f) {
+			diff = append(diff, f)
+		}
+	}
+	if len(diff) == 1 && controllers[string(diff[0])] {
+		return string(diff[0])
+	}
+	return ""
 }

@@ -35,7 +35,9 @@
 //     owner — after the change, or before it for a destroy — is the name
 //     of one of the Runtime's controllers (rule C4: a controller writes as
 //     itself), or when it changes only finalizers (rule C5: finalizers are
-//     the controllers' holds); every other change is an outside writer's
+//     the controllers' holds; its writer is then the holder of the one
+//     finalizer added or removed when it is named after a controller,
+//     whoever owns the resource, else unnamed); every other change is an outside writer's
 //     (ByOutside). An action of the world the daemon noted with [Recorder.Act] is a
 //     change of its own (ByWorld), in its place among the others. A
 //     controller's write made with WithCreateNoOwner or WithModifyNoOwner

@@ -93,18 +93,23 @@ func TestRC1_StartingStateIsACut(t *testing.T) {
 }
 
 // TestRC2_WhoMadeEachChange: creates and updates by a controller's name
-// are the controller's, finalizer edits are a controller's, everything
-// else an outside writer's, and a noted world event is the world's.
+// are the controller's, finalizer edits are a controller's — the
+// finalizer's holder when it is named after a controller, even on
+// another controller's output, else unnamed — everything else an
+// outside writer's, and a noted world event is the world's.
 func TestRC2_WhoMadeEachChange(t *testing.T) {
 	st := inmem.NewState()
 	ctx := context.Background()
-	rec, err := recording.New(st, registry(t), recording.WithKinds(noteKind, echoKind), recording.WithControllers("echoer"))
+	rec, err := recording.New(st, registry(t), recording.WithKinds(noteKind, echoKind), recording.WithControllers("echoer", "cleaner"))
 	require.NoError(t, err)
 	started(t, rec)
 	ptr := resource.NewPointer(ns, noteKind.Type(), "a")
+	echo := resource.NewPointer(ns, echoKind.Type(), "a")
 	require.NoError(t, st.Create(ctx, newNote("a", 1)))
 	require.NoError(t, st.Create(ctx, typed.NewDefault[NoteSpec, EchoDef]("a", NoteSpec{N: 2}), state.WithCreateOwner("echoer")))
 	require.NoError(t, st.AddFinalizer(ctx, ptr, "echoer"))
+	require.NoError(t, st.AddFinalizer(ctx, echo, "cleaner"))
+	require.NoError(t, st.AddFinalizer(ctx, echo, "someone/hold"))
 	rec.Act("cable unplugged")
 	_, err = st.Teardown(ctx, ptr)
 	require.NoError(t, err)
@@ -116,8 +121,9 @@ func TestRC2_WhoMadeEachChange(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %s", c.By, c.Writer, c.Op))
 	}
 	assert.Equal(t, []string{
-		"outside  create", "controller echoer create", "controller  update", "world  action",
-		"outside  teardown", "controller  update", "outside  destroy",
+		"outside  create", "controller echoer create", "controller echoer update",
+		"controller cleaner update", "controller  update", "world  action",
+		"outside  teardown", "controller echoer update", "outside  destroy",
 	}, got)
 	assert.Len(t, r.Outside(), 4)
 }

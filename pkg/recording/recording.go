@@ -72,7 +72,8 @@ const (
 	// user, another process, the daemon's own code).
 	ByOutside By = iota + 1
 	// ByController: one of the Runtime's controllers (Change.Writer names
-	// it, when the change says: a change of finalizers alone does not).
+	// it, when the change says: a change of finalizers alone names the
+	// holder of its finalizer only when that is a controller's name).
 	ByController
 	// ByWorld: an action of the world the daemon noted (Recorder.Act): a
 	// cable unplugged, a device gone.
@@ -124,9 +125,9 @@ type Change struct {
 	Revision uint64
 	By       By
 	Op       Op
-	// Writer is the controller that made a ByController change ("" for a
-	// change of finalizers alone, made by whichever controller holds
-	// them).
+	// Writer is the controller that made a ByController change (for a
+	// change of finalizers alone, the holder of the finalizer added or
+	// removed when it is named after a controller; "" otherwise).
 	Writer string
 	// Pointer and Version name the resource changed and its version after
 	// the change (for OpDestroy, its last version); zero for OpAction.

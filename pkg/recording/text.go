@@ -53,6 +53,9 @@ func ChangeText(rec *Recording, c *Change) string {
 	if c.By == ByWorld {
 		return fmt.Sprintf("+%v world: %s", c.Offset.Round(time.Microsecond), c.Action)
 	}
+	if c.Resource == nil { // a controller's change keeps no resource (rule RC3)
+		return fmt.Sprintf("+%v %s %s %s@%d", c.Offset.Round(time.Microsecond), who, c.Op, c.Pointer, c.Version)
+	}
 	return fmt.Sprintf("+%v %s %s %s", c.Offset.Round(time.Microsecond), who, c.Op, ResourceText(rec, c.Resource))
 }
 

@@ -45,7 +45,9 @@
 //
 // A decoded spec is equal to the encoded one under rule R1 (package typed:
 // a nil and an empty slice or map are equal, times compare by instant),
-// which is all protobuf can keep. [Register] refuses, naming the spec type
+// which is all protobuf can keep: a float's negative zero, like every zero
+// field, is left out of the encoding and decodes as zero (equal under R1,
+// its sign lost). [Register] refuses, naming the spec type
 // and the field, what protobuf would lose or cannot encode:
 //
 //   - a spec type that is not a struct;

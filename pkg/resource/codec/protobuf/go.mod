@@ -6,10 +6,10 @@ replace github.com/resgraph/resgraph => ../../../..
 
 require (
 	github.com/resgraph/resgraph v0.0.0-00010101000000-000000000000
-	github.com/siderolabs/protoenc v0.2.2
+	github.com/siderolabs/protoenc v0.2.4
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0
-	google.golang.org/protobuf v1.36.3
+	google.golang.org/protobuf v1.36.10
 )
 
 require (

@@ -107,7 +107,8 @@ func TestRoundTrip_DaemonSpecs(t *testing.T) {
 	full := fullSpec()
 	got := roundTrip(t, reg, newRes("full", full))
 	assert.Equal(t, full.Servers, got.TypedSpec().Servers)
-	assert.True(t, math.Signbit(got.TypedSpec().Weight), "negative zero kept")
+	assert.Zero(t, got.TypedSpec().Weight, "negative zero decodes as zero")
+	assert.False(t, math.Signbit(got.TypedSpec().Weight), "a zero field is left out of the encoding, its sign with it")
 	roundTrip(t, reg, newRes("zero", NetworkSpec{}))
 	roundTrip(t, reg, newRes("empty", NetworkSpec{
 		Servers: []netip.Addr{}, Routes: []RouteSpec{}, Labels: map[string]string{}, Raw: []byte{},

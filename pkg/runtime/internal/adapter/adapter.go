@@ -12,6 +12,7 @@
 package adapter
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -43,6 +45,8 @@ type Adapter struct {
 	snaps *Snapshots
 	// opts are the state options of the controller's writes.
 	opts writeOptions
+	// sched gates each write (sched.GateWrite).
+	sched sched.Scheduler
 }
 
 var _ controller.QRuntime = (*Adapter)(nil)
@@ -52,12 +56,27 @@ var _ controller.QRuntime = (*Adapter)(nil)
 // enables StartTrackingOutputs and CleanupOutputs (Controllers). Every call
 // is reported to tel.
 func New(st state.State, caches *cache.Set, name string, access *Access, tel *telemetry.Controller, trackOutputs bool) *Adapter {
-	a := &Adapter{st: st, caches: caches, name: name, tel: tel, snaps: newSnapshots(st, name), opts: newWriteOptions(name)}
+	a := &Adapter{st: st, caches: caches, name: name, tel: tel, snaps: newSnapshots(st, name), opts: newWriteOptions(name), sched: sched.Or(nil)}
 	if trackOutputs {
 		a.tracker = &tracker{}
 	}
 	a.access.Store(access)
 	return a
+}
+
+// SetScheduler makes every write of the controller wait at s's gate
+// (sched.GateWrite) first; before it is set, writes go at once. It is
+// called before the controller runs.
+func (a *Adapter) SetScheduler(s sched.Scheduler) { a.sched = sched.Or(s) }
+
+// gateWrite waits until the scheduler lets the write to ptr go: nil, or
+// the reason it did not (the controller's context, or the Runtime, is
+// stopping).
+func (a *Adapter) gateWrite(ctx context.Context, ptr resource.Pointer) error {
+	if a.sched.Gate(ctx, sched.Gate{Kind: sched.GateWrite, Controller: a.name, Item: resource.PointerOf(ptr)}) {
+		return nil
+	}
+	return cmp.Or(ctx.Err(), context.Canceled)
 }
 
 // Snapshots is the controller as a holder of the state's shared
@@ -183,6 +202,9 @@ func (a *Adapter) Create(ctx context.Context, r resource.Resource, opts ...contr
 		return err
 	}
 	target = md
+	if err := a.gateWrite(ctx, md); err != nil {
+		return err
+	}
 	noOwner := len(opts) > 0 && createNoOwner(opts)
 	owner := a.name
 	if noOwner {
@@ -226,6 +248,9 @@ func (a *Adapter) Update(ctx context.Context, r resource.Resource) (err error) {
 		return err
 	}
 	target = md
+	if err := a.gateWrite(ctx, md); err != nil {
+		return err
+	}
 	if err := a.st.Update(ctx, r, a.opts.update...); err != nil {
 		return err
 	}
@@ -279,6 +304,9 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 		return nil, err
 	}
 	target = md
+	if err := a.gateWrite(ctx, md); err != nil {
+		return nil, err
+	}
 	stOpts := a.opts.modifyDefault
 	if len(opts) > 0 {
 		stOpts = a.opts.modifyWith(opts)
@@ -417,6 +445,9 @@ func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...co
 	if err := a.checkOutput("Teardown", ptr); err != nil {
 		return false, err
 	}
+	if err := a.gateWrite(ctx, ptr); err != nil {
+		return false, err
+	}
 	ready, committed, err = committer(a.st).TeardownCommitted(ctx, ptr, a.teardownOptions(opts)...)
 	if err != nil {
 		return false, err
@@ -439,6 +470,9 @@ func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...con
 	if err := a.checkOutput("Destroy", ptr); err != nil {
 		return err
 	}
+	if err := a.gateWrite(ctx, ptr); err != nil {
+		return err
+	}
 	if destroyed, err = committer(a.st).DestroyCommitted(ctx, ptr, a.destroyOptions(opts)...); err != nil {
 		return err
 	}
@@ -457,6 +491,9 @@ func (a *Adapter) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins .
 	if err := a.checkFinalizers(ctx, "AddFinalizer", ptr); err != nil {
 		return err
 	}
+	if err := a.gateWrite(ctx, ptr); err != nil {
+		return err
+	}
 	if committed, err = committer(a.st).AddFinalizerCommitted(ctx, ptr, fins...); err != nil {
 		return err
 	}
@@ -470,6 +507,9 @@ func (a *Adapter) RemoveFinalizer(ctx context.Context, ptr resource.Pointer, fin
 	var committed resource.Version
 	defer func() { a.tel.CallCommitted(telemetry.OpRemoveFinalizer, ptr, committed, err) }()
 	if err := a.checkFinalizers(ctx, "RemoveFinalizer", ptr); err != nil {
+		return err
+	}
+	if err := a.gateWrite(ctx, ptr); err != nil {
 		return err
 	}
 	if committed, err = committer(a.st).RemoveFinalizerCommitted(ctx, ptr, fins...); err != nil {

@@ -117,6 +117,9 @@ func (a *Adapter) CleanupOutputs(ctx context.Context, kinds ...resource.Kind) (e
 // has no finalizers.
 func (a *Adapter) destroyOutput(ctx context.Context, ptr resource.Pointer, md *resource.Metadata) error {
 	if md.Phase() == resource.PhaseRunning {
+		if err := a.gateWrite(ctx, ptr); err != nil {
+			return err
+		}
 		ready, err := a.st.Teardown(ctx, ptr, state.WithTeardownOwner(a.name))
 		if err != nil {
 			if state.IsNotFoundError(err) {
@@ -130,6 +133,9 @@ func (a *Adapter) destroyOutput(ctx context.Context, ptr resource.Pointer, md *r
 		}
 	} else if !md.Finalizers().Empty() {
 		return nil
+	}
+	if err := a.gateWrite(ctx, ptr); err != nil {
+		return err
 	}
 	err := a.st.Destroy(ctx, ptr, state.WithDestroyOwner(a.name))
 	switch {

@@ -127,6 +127,12 @@ const (
 	// GateHook: a QController's RunHook (controller.QRunHook) is about to
 	// be called (at start and after every failure).
 	GateHook
+	// GateWrite: a controller is about to write (create, update, modify,
+	// tear down, destroy, or change finalizers of) Gate.Item, its target.
+	// A simulator that replays a recording takes each commit as a step
+	// of its own, so that one pass's commits interleave with another's as
+	// they did when recorded.
+	GateWrite
 )
 
 // String names the gate kind.
@@ -140,6 +146,8 @@ func (k GateKind) String() string {
 		return "item"
 	case GateHook:
 		return "hook"
+	case GateWrite:
+		return "write"
 	default:
 		return "gate?"
 	}
@@ -149,7 +157,8 @@ func (k GateKind) String() string {
 type Gate struct {
 	Kind       GateKind
 	Controller string
-	// Item and Map are the QController item (GateItem only).
+	// Item and Map are the QController item (GateItem), or Item the
+	// target of a write (GateWrite).
 	Item resource.PointerKey
 	Map  bool
 }

@@ -82,8 +82,13 @@ func (h *holds) deliver(d sched.Delivery) {
 	h.r.ping()
 }
 
-// Gate implements sched.Scheduler.
+// Gate implements sched.Scheduler. A write waits only in the run that
+// reproduces a recording (each commit a step of its own, taken in the
+// recording's order); elsewhere it goes at once, within its pass's step.
 func (h *holds) Gate(ctx context.Context, g sched.Gate) bool {
+	if g.Kind == sched.GateWrite && !h.r.matching() {
+		return true
+	}
 	w := &gateWait{g: g, ch: make(chan struct{})}
 	h.mu.Lock()
 	if h.stopped {
@@ -180,6 +185,13 @@ func (h *holds) candidates(out []candidate) []candidate {
 			key, text = "3 pass "+w.g.Controller, "pass "+w.g.Controller
 		case sched.GateHook:
 			key, text = "0 hook "+w.g.Controller, "RunHook of "+w.g.Controller
+		case sched.GateWrite:
+			out = append(out, candidate{
+				cat: catEngine, key: fmt.Sprintf("3 write %s %s", w.g.Controller, w.g.Item),
+				text: fmt.Sprintf("write %s by %s", w.g.Item, w.g.Controller), actor: w.g.Controller,
+				write: true, target: w.g.Item, do: func() { h.open(w) },
+			})
+			continue
 		default:
 			what := "Reconcile"
 			if w.g.Map {

@@ -172,14 +172,17 @@ func (r *run) dueTime() (time.Time, bool) {
 	return r.start.Add(r.ops[r.next].at), true
 }
 
-// guide picks the step of a run that reproduces a recording (matching):
-// a recorded op that is due as the recording ordered it; else a step of
-// the controller whose commit comes next in the recording; else a step
-// of the Runtime's own (a delivery, a cache change, a relayed signal)
-// rather than another controller's pass — so that the controllers take
-// their passes when production took them, seeing what it saw (a pass
-// that sees an intermediate state commits it). It reports false when it
-// has no preference (the schedule picks).
+// guide picks the step of a run that reproduces a recording (matching),
+// each controller's commit a step of its own (sched.GateWrite): a
+// recorded op that is due as the recording ordered it; else the write of
+// the commit that comes next in the recording, when its writer waits at
+// it; else its writer's pass, item or start, when it waits at one (it
+// reads the state now, and stops at its first write); else a step of the
+// Runtime's own (a delivery, a cache change, a relayed signal) rather
+// than another controller's pass; else a write that is not its writer's
+// next commit in the recording (one that commits nothing). It reports
+// false when it has no preference (the schedule picks, among what
+// unheld leaves).
 func (r *run) guide(cands []candidate) (candidate, bool) {
 	if !r.matching() || len(cands) == 0 || cands[0].key == " op" {
 		return candidate{}, false
@@ -187,11 +190,9 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 	r.mu.Lock()
 	i := r.controllerCommits
 	r.mu.Unlock()
-	if i < len(r.writers) && r.writers[i] != "" {
-		for _, c := range cands {
-			if c.actor == r.writers[i] && c.cat == catEngine {
-				return c, true
-			}
+	if i < len(r.writers) {
+		if c, ok := r.nextCommitStep(cands, r.writers[i]); ok {
+			return c, true
 		}
 	}
 	for _, c := range cands {
@@ -199,33 +200,97 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 			return c, true
 		}
 	}
+	for _, c := range cands {
+		if c.write && !r.heldFor(c, i) {
+			return c, true
+		}
+	}
 	return candidate{}, false
 }
 
-// recordedWriters lists the writers of a recording's controllers'
-// commits, in order ("" for a change of finalizers alone).
-func recordedWriters(rec *recording.Recording) []string {
-	var out []string
+// nextCommitStep is the step that leads to the recorded commit next: its
+// write, or its writer's gate.
+func (r *run) nextCommitStep(cands []candidate, next recordedWrite) (candidate, bool) {
+	for _, c := range cands {
+		if c.write && c.target == next.ptr && (next.writer == "" || c.actor == next.writer) {
+			return c, true
+		}
+	}
+	if next.writer == "" {
+		return candidate{}, false
+	}
+	for _, c := range cands {
+		if !c.write && c.actor == next.writer && c.cat == catEngine {
+			return c, true
+		}
+	}
+	return candidate{}, false
+}
+
+// heldFor reports whether write c waits for its turn: its writer's next
+// commit in the recording, from the i-th, is c's.
+func (r *run) heldFor(c candidate, i int) bool {
+	for _, w := range r.writers[min(i, len(r.writers)):] {
+		if w.writer == c.actor || w.writer == "" && w.ptr == c.target {
+			return w.ptr == c.target
+		}
+	}
+	return false
+}
+
+// unheld leaves out of cands the writes that wait for their turn in the
+// recording (heldFor), unless nothing else is left.
+func (r *run) unheld(cands []candidate) []candidate {
+	if !r.matching() {
+		return cands
+	}
+	r.mu.Lock()
+	i := r.controllerCommits
+	r.mu.Unlock()
+	out := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool { return c.write && r.heldFor(c, i) })
+	if len(out) == 0 {
+		return cands
+	}
+	return out
+}
+
+// recordedWrite is a controller's commit of a recording: its writer (""
+// for a change of finalizers alone) and what it wrote.
+type recordedWrite struct {
+	writer string
+	ptr    resource.PointerKey
+}
+
+// recordedWriters lists a recording's controllers' commits, in order.
+func recordedWriters(rec *recording.Recording) []recordedWrite {
+	var out []recordedWrite
 	for _, c := range rec.Changes {
 		if c.By == recording.ByController {
-			out = append(out, c.Writer)
+			out = append(out, recordedWrite{writer: c.Writer, ptr: c.Pointer})
 		}
 	}
 	return out
 }
 
-// recordedCommit is a commit of a replay, as a recording would hold it.
+// recordedCommit is a commit of a replay, as a recording would hold it:
+// its version, the owner of an outside writer's commit, the writer of a
+// controller's ("" when the recording does not name it).
 type recordedCommit struct {
 	version   uint64
 	owner     string
+	writer    string
 	destroyed bool
 }
 
 func (c recordedCommit) String() string {
-	if c.destroyed {
+	switch {
+	case c.destroyed:
 		return fmt.Sprintf("destroyed at version %d", c.version)
+	case c.writer != "":
+		return fmt.Sprintf("version %d by %q", c.version, c.writer)
+	default:
+		return fmt.Sprintf("version %d owned by %q", c.version, c.owner)
 	}
-	return fmt.Sprintf("version %d by %q", c.version, c.owner)
 }
 
 // noteCommit keeps a commit of the run, for the comparison with the
@@ -241,10 +306,34 @@ func (r *run) noteCommitLocked(ptr resource.Pointer, prev, res resource.Resource
 	} else {
 		c.version, c.owner = res.Metadata().Version().Value(), res.Metadata().Owner()
 	}
+	if !r.outside {
+		c.writer = r.actor
+	}
 	r.commits[key] = append(r.commits[key], c)
 	if !r.outside {
+		r.noteOrderLocked(key)
 		r.controllerCommits++
 	}
+}
+
+// noteOrderLocked writes in the transcript the first controller's commit
+// that is not the one the recording has next (where the replay first
+// departs from the recording's order); called with r.mu held.
+func (r *run) noteOrderLocked(key resource.PointerKey) {
+	i := r.controllerCommits
+	if r.departed != "" || !r.matching() {
+		return
+	}
+	want := "nothing more"
+	if i < len(r.writers) {
+		if w := r.writers[i]; w.ptr == key && (w.writer == "" || w.writer == r.actor) {
+			return
+		} else {
+			want = fmt.Sprintf("%s by %q", w.ptr, w.writer)
+		}
+	}
+	r.departed = fmt.Sprintf("the replay departed from the recording's order at step %d: its controllers' commit %d is %s by %q, the recording's %s", r.steps, i+1, key, r.actor, want)
+	r.eventLocked("recording", r.departed)
 }
 
 // matchRecording checks that the run reproduced the recording (rule of
@@ -257,7 +346,7 @@ func (r *run) matchRecording() error {
 		if c.By == recording.ByWorld {
 			continue
 		}
-		rc := recordedCommit{version: c.Version, destroyed: c.Op == recording.OpDestroy, owner: c.Writer}
+		rc := recordedCommit{version: c.Version, destroyed: c.Op == recording.OpDestroy, writer: c.Writer}
 		if c.Resource != nil {
 			rc.owner = c.Resource.Metadata().Owner()
 		}
@@ -265,6 +354,9 @@ func (r *run) matchRecording() error {
 	}
 	for _, key := range sortedKeys(want, r.commits) {
 		if err := sameCommits(key, want[key], r.commits[key]); err != nil {
+			if r.departed != "" {
+				return fmt.Errorf("%w (%s)", err, r.departed)
+			}
 			return err
 		}
 	}
@@ -279,9 +371,9 @@ func (r *run) matchRecording() error {
 	return nil
 }
 
-// sameCommits compares the commits of one resource; a controller's
-// change of the recording that names no writer (a change of finalizers)
-// matches a commit by any owner.
+// sameCommits compares the commits of one resource: an outside writer's
+// by the owner it wrote, a controller's by its writer — one the recording
+// does not name (a change of finalizers alone) matches any.
 func sameCommits(key resource.PointerKey, want, got []recordedCommit) error {
 	for i := range max(len(want), len(got)) {
 		switch {
@@ -290,7 +382,7 @@ func sameCommits(key resource.PointerKey, want, got []recordedCommit) error {
 		case i >= len(want):
 			return fmt.Errorf("%s: the replay made a commit %d (%s) the recording does not have", key, i+1, got[i])
 		case want[i].version != got[i].version || want[i].destroyed != got[i].destroyed ||
-			want[i].owner != "" && want[i].owner != got[i].owner && !want[i].destroyed:
+			!want[i].destroyed && (want[i].owner != "" && want[i].owner != got[i].owner || want[i].writer != "" && want[i].writer != got[i].writer):
 			return fmt.Errorf("%s: commit %d is %s in the recording, %s in the replay", key, i+1, want[i], got[i])
 		}
 	}

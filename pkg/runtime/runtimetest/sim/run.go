@@ -43,6 +43,10 @@ type candidate struct {
 	text  string
 	actor string
 	do    func()
+	// write is set for a controller's write waiting at its gate (only in
+	// the run that reproduces a recording), target is what it writes.
+	write  bool
+	target resource.PointerKey
 }
 
 // plan is what determines a run: the seed (the workload, and when
@@ -129,7 +133,10 @@ type run struct {
 	// workload's), when matching a recording; writers are the recorded
 	// controllers' commits' writers, in order.
 	controllerCommits int
-	writers           []string
+	writers           []recordedWrite
+	// departed says where a controller's commit first departed from the
+	// recording's order (noteOrderLocked); empty before.
+	departed string
 }
 
 // Failure is a check that failed: which one, why, after which step.
@@ -448,7 +455,7 @@ func (r *run) loop() {
 		}
 		c, guided := r.guide(cands)
 		if !guided {
-			c = r.pick(cands)
+			c = r.pick(r.unheld(cands))
 		}
 		r.mu.Lock()
 		r.steps++

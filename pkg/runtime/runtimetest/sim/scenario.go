@@ -73,19 +73,23 @@ type Scenario struct {
 	// MatchRecording makes the reference run (the recorded workload,
 	// every change handled at once, no fault) check that it reproduces
 	// the Recording: each resource's commits the same, in order (its
-	// versions, and the owner each wrote as), and the same final state
-	// (after Canonical). A recording whose recorder fell behind
+	// versions; the owner an outside writer wrote as; the controller
+	// that wrote a controller's commit, when the recording names it),
+	// and the same final state (after Canonical). In that run each
+	// controller's commit is a step of its own, taken in the recording's
+	// order: a pass stops before each of its writes, and the commit the
+	// recording has next goes first, so that another controller's pass
+	// can read the state half-way through a pass's writes, as it did
+	// when recorded; a writer's pass is let go when its commit comes
+	// next. A recording whose recorder fell behind
 	// (Recording.Coalesced) cannot be matched. Nor can, commit for
-	// commit, a recording in which a pass of a controller read the state
-	// or the world while another pass was writing, or while the world
-	// changed on its own: a recording holds commits and the world events
-	// the daemon noted, not what each pass read nor when, and the
-	// simulator runs each pass as one step, between two others, so a
-	// pass that in production committed what it saw half-way through
-	// another pass's writes (a commit the replay does not make), or saw
-	// two writes at once that the replay hands it one by one, does not
-	// happen again. How often that happens is the daemon's timing: a
-	// busy machine, or the race detector, makes passes overlap more.
+	// commit, a recording in which a pass read the state before commits
+	// that the recording puts before its own (it read a state older than
+	// the one the replay lets it read), or read the world while the
+	// world changed on its own: a recording holds commits and the world
+	// events the daemon noted, not what each pass read. The failure
+	// names the first commit where the replay departed from the
+	// recording's order.
 	MatchRecording bool
 	// Seeds and Time are the budget of Test when no flag or environment
 	// variable sets one (see the package doc); zero: 100 seeds, no time
