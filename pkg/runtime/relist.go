@@ -25,6 +25,8 @@ import (
 // watch of a kind that is not cached loses no change and the Runtime keeps
 // no memory of what it routed: Relist then opens no watch, and returns once
 // the running watch has routed every change committed before the call.
+// Either way, the next pass of every Controller whose input the kind is
+// reads every input (a transform's pass lists them again).
 //
 // Errors: an unusable kind is an invalid-class error; so is a kind the
 // Runtime does not watch (neither an input of a controller nor cached). Before

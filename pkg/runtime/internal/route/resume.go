@@ -146,8 +146,8 @@ func (b *barriers) release() {
 
 // relistResumable is Router.Relist for a resumable kind: it reads the
 // revision of the kind's newest change and waits until the watch has
-// routed it (every change committed before the call), then counts a
-// re-list.
+// routed it (every change committed before the call), then makes the next
+// pass of the kind's Controllers a full one and counts a re-list.
 func (w *kindWatcher) relistResumable(ctx context.Context) error {
 	rr, _ := w.st.(state.RevisionReporter)
 	var (
@@ -176,6 +176,7 @@ func (w *kindWatcher) relistResumable(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	w.relistedFull()
 	w.tel.Relisted()
 	return nil
 }
