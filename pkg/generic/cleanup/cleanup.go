@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -12,6 +13,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
+	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
@@ -191,12 +193,12 @@ func (c *Controller[I, D]) Outputs() []controller.Output {
 // Run reconciles on every wake-up until ctx is canceled; see the package
 // documentation. A failing input is retried on its own schedule without
 // failing Run; Run fails (and the Runtime restarts it with backoff) only
-// when listing the inputs fails.
+// when listing the inputs (or reading one) fails.
 func (c *Controller[I, D]) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
 	if c.configErr != nil {
 		return fmt.Errorf("cleanup %q: %w", c.settings.Name, c.configErr)
 	}
-	rs := &runState{retries: xform.NewRetries[resource.ID](ctx), failed: map[resource.ID]stamp{}}
+	rs := &runState{retries: xform.NewRetries[resource.ID](ctx), failed: map[resource.ID]stamp{}, waiting: map[resource.ID]struct{}{}}
 	retryLog := xform.RetryLogger(logger)
 	return xform.RetryLoop(ctx, r, rs.retries.Next, func(bool) error {
 		return c.reconcile(ctx, r, logger, retryLog, rs)
@@ -205,10 +207,17 @@ func (c *Controller[I, D]) Run(ctx context.Context, r controller.Runtime, logger
 
 // runState is what one Run remembers between its passes: the failing
 // inputs, their retry schedule, and each as it was when it failed (a
-// change retries it at once).
+// change retries it at once); the inputs waiting for their dependents to
+// go; the last batch of the change log.
 type runState struct {
 	retries *xform.Retries[resource.ID]
 	failed  map[resource.ID]stamp
+	// waiting are the tearing-down inputs that hold the finalizer while
+	// dependents remain: a change of a dependent brings each back.
+	waiting map[resource.ID]struct{}
+	// passes counts the passes; changes is the change log's last batch.
+	passes  uint64
+	changes *changelog.Batch
 }
 
 // stamp identifies a resource as it was: versions start over when it is
@@ -222,77 +231,164 @@ func stampOf(md *resource.Metadata) stamp {
 	return stamp{created: md.Created().UnixNano(), version: md.Version()}
 }
 
-// reconcile runs one pass over every input; an input waiting out the
-// backoff of a failure is skipped unless it changed since.
+// reconcile runs one pass (rule G3): over every input (a full pass: the
+// first of a Run, or when the Runtime's change log cannot say what
+// changed), or else over the inputs changed since the previous pass, the
+// failing ones and those waiting for their dependents. An input waiting
+// out the backoff of a failure is skipped unless it changed since.
 func (c *Controller[I, D]) reconcile(ctx context.Context, r controller.Runtime, logger, retryLog *zap.Logger, rs *runState) error {
+	p := pass[I, D]{c: c, ctx: ctx, r: r, logger: logger, retryLog: retryLog, rs: rs, now: time.Now()}
+	if ids, ok := p.changed(); ok {
+		return p.incremental(ids)
+	}
 	list, err := r.List(ctx, c.inKind, state.WithReadOnlyList())
 	if err != nil {
 		return fmt.Errorf("list inputs %s: %w", resource.KindString(c.inKind), err)
 	}
-	now := time.Now()
 	listed := make(map[resource.ID]struct{}, rs.retries.Len())
+	clear(rs.waiting)
 	for _, item := range list.Items {
 		if ctx.Err() != nil {
 			return nil // stopping
 		}
-		md := item.Metadata()
-		id := md.ID()
-		listed[id] = struct{}{}
-		if failing, due := rs.retries.Waiting(id, now); failing {
-			if rs.failed[id] != stampOf(md) {
-				rs.retries.Changed(id) // retried now
-			} else if !due {
-				continue
-			}
-		}
-		if err := c.input(ctx, r, logger, item); err != nil {
-			if ctx.Err() != nil {
-				return nil // stopping: not a failure of the input
-			}
-			rt := rs.retries.Failed(id, now, err, true)
-			rs.failed[id] = stampOf(md)
-			xform.RetryLater(retryLog, r, "input", md, err, rt)
-			continue
-		}
-		rs.retries.Done(id)
-		delete(rs.failed, id)
+		listed[item.Metadata().ID()] = struct{}{}
+		p.item(item)
 	}
 	for id := range rs.failed {
 		if _, ok := listed[id]; !ok {
-			rs.retries.Done(id)
-			delete(rs.failed, id)
+			rs.forget(id)
 		}
 	}
 	return nil
 }
 
+// pass is one reconcile pass.
+type pass[I, D typed.ResourceWithDefinition] struct {
+	c                *Controller[I, D]
+	ctx              context.Context
+	r                controller.Runtime
+	logger, retryLog *zap.Logger
+	rs               *runState
+	now              time.Time
+}
+
+// changed takes the change log's batch and returns the IDs of the inputs
+// to process (those logged, failing or waiting), sorted and unique, with
+// true; false for a full pass.
+func (p *pass[I, D]) changed() ([]resource.ID, bool) {
+	rs := p.rs
+	first := rs.passes == 0
+	rs.passes++
+	src, ok := p.r.(changelog.Source)
+	if !ok {
+		return nil, false
+	}
+	rs.changes = src.TakeChanges(rs.changes)
+	if first || rs.changes.Full {
+		return nil, false
+	}
+	ids := rs.changes.IDs(resource.KindOf(p.c.inKind))
+	for id := range rs.failed {
+		ids = append(ids, id)
+	}
+	for id := range rs.waiting {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), true
+}
+
+// incremental processes the inputs ids as they are now, each read with a
+// Get; one that is gone is forgotten. A read that fails otherwise than
+// with "not found" fails the pass (the Run's restart reads everything).
+func (p *pass[I, D]) incremental(ids []resource.ID) error {
+	readOnly := []state.GetOption{state.WithReadOnlyGet()}
+	kind := p.c.inKind
+	for _, id := range ids {
+		if p.ctx.Err() != nil {
+			return nil // stopping
+		}
+		ptr := resource.NewPointer(kind.Namespace(), kind.Type(), id)
+		item, err := p.r.Get(p.ctx, ptr, readOnly...)
+		switch {
+		case state.IsNotFoundError(err):
+			p.rs.forget(id)
+		case err != nil:
+			return fmt.Errorf("get input %s: %w", resource.PointerString(ptr), err)
+		default:
+			p.item(item)
+		}
+	}
+	return nil
+}
+
+// forget drops what the Run remembers of the input id (it is gone).
+func (rs *runState) forget(id resource.ID) {
+	rs.retries.Done(id)
+	delete(rs.failed, id)
+	delete(rs.waiting, id)
+}
+
+// item processes one input, unless it waits out the backoff of a failure
+// and did not change since.
+func (p *pass[I, D]) item(item resource.Resource) {
+	rs := p.rs
+	md := item.Metadata()
+	id := md.ID()
+	if failing, due := rs.retries.Waiting(id, p.now); failing {
+		if rs.failed[id] != stampOf(md) {
+			rs.retries.Changed(id) // retried now
+		} else if !due {
+			return
+		}
+	}
+	waiting, err := p.c.input(p.ctx, p.r, p.logger, item)
+	if waiting {
+		rs.waiting[id] = struct{}{}
+	} else {
+		delete(rs.waiting, id)
+	}
+	if err != nil {
+		if p.ctx.Err() != nil {
+			return // stopping: not a failure of the input
+		}
+		rt := rs.retries.Failed(id, p.now, err, true)
+		rs.failed[id] = stampOf(md)
+		xform.RetryLater(p.retryLog, p.r, "input", md, err, rt)
+		return
+	}
+	rs.retries.Done(id)
+	delete(rs.failed, id)
+}
+
 // input holds the finalizer on a running input, and releases it from a
-// tearing-down one whose dependents are gone.
-func (c *Controller[I, D]) input(ctx context.Context, r controller.Runtime, logger *zap.Logger, item resource.Resource) error {
+// tearing-down one whose dependents are gone; waiting reports a
+// tearing-down input that keeps the finalizer while dependents remain.
+func (c *Controller[I, D]) input(ctx context.Context, r controller.Runtime, logger *zap.Logger, item resource.Resource) (waiting bool, err error) {
 	in, err := cast.To[I](item)
 	if err != nil {
-		return err
+		return false, err
 	}
 	md := in.Metadata()
 	fin := c.settings.Name
 	if md.Phase() == resource.PhaseRunning {
 		if md.Finalizers().Has(fin) {
-			return nil
+			return false, nil
 		}
-		return r.AddFinalizer(ctx, md, fin)
+		return false, r.AddFinalizer(ctx, md, fin)
 	}
 	if !md.Finalizers().Has(fin) {
-		return nil
+		return false, nil
 	}
 	deps, err := c.dependents(ctx, r, logger, in)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if len(deps) == 0 {
-		return r.RemoveFinalizer(ctx, md, fin)
+		return false, r.RemoveFinalizer(ctx, md, fin)
 	}
 	if c.opts.action == ActionWait {
-		return nil
+		return true, nil
 	}
 	var errs []error
 	for _, md := range deps {
@@ -300,7 +396,7 @@ func (c *Controller[I, D]) input(ctx context.Context, r controller.Runtime, logg
 			errs = append(errs, xform.Named("dependent", md, err))
 		}
 	}
-	return errors.Join(errs...)
+	return true, errors.Join(errs...)
 }
 
 // dependents returns the metadata of the dependents of in that still

@@ -18,6 +18,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/generic"
 	"github.com/resgraph/resgraph/pkg/generic/cleanup"
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
+	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime"
@@ -161,6 +162,13 @@ type reporting struct {
 }
 
 func (r *reporting) ReportError(err error) { r.errs.Push(err) }
+
+// TakeChanges passes the Runtime's change log on (changelog.Source), so
+// that the recorded controller's passes are incremental as they are
+// without the recorder.
+func (r *reporting) TakeChanges(reuse *changelog.Batch) *changelog.Batch {
+	return fixture.TakeChanges(r.Runtime, reuse)
+}
 
 func TestAFailingListerFailsOnlyItsInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -362,4 +370,47 @@ func TestExtraDependents_SeveralTypesAndOwners(t *testing.T) {
 	runtimetest.AssertNoResource[*C](t, st, "a1-y")
 	runtimetest.AssertNoResource[*fixture.D](t, st, "a1-d")
 	runtimetest.AssertResource(t, st, "a1", fixture.Meta[*A](func(md *resource.Metadata) bool { return md.Finalizers().Empty() }))
+}
+
+// TestG3_ACleanupPassReadsOnlyTheInputsThatChanged: once the controller
+// holds its finalizer on every input, a change of one input (and of the
+// dependents of a tearing-down one) is processed by reading that input
+// (and the inputs waiting for their dependents) alone: no List of the
+// inputs.
+func TestG3_ACleanupPassReadsOnlyTheInputsThatChanged(t *testing.T) {
+	st := inmem.NewState()
+	ctx := context.Background()
+	ids := []string{"a1", "a2", "a3", "a4", "a5", "a6"}
+	for _, id := range ids {
+		runtimetest.Create(t, st, fixture.New[fixture.ADef](id, 0))
+	}
+	runtimetest.Create(t, st, dependent("a2-x", "a2"))
+	ctrl := fixture.CountReads(cleanup.NewController(cleanup.Settings[*A, *C]{Name: "cleanup", DependentsQuery: byLabel}), typed.Kind[*A]())
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+	for _, id := range ids {
+		runtimetest.AssertResource(t, st, id, hasFinalizer("cleanup"))
+	}
+	lists, before := ctrl.Counts()
+	require.Positive(t, lists, "the first pass lists the inputs")
+
+	_, err := st.Teardown(ctx, ptrA("a2"))
+	require.NoError(t, err)
+	fixture.SetN[*A](t, st, ptrA("a4"), 1)
+	require.NoError(t, st.Destroy(ctx, ptrC("a2-x")))
+	runtimetest.AssertResource(t, st, "a2", func(a *A, asrt *assert.Assertions) {
+		asrt.True(a.Metadata().Finalizers().Empty(), "released")
+	})
+	runtimetest.Create(t, st, fixture.New[fixture.ADef]("a7", 0))
+	runtimetest.AssertResource(t, st, "a7", hasFinalizer("cleanup"))
+
+	after, gets := ctrl.Counts()
+	assert.Equal(t, lists, after, "no pass listed the inputs again")
+	for id, n := range gets {
+		if id != "a2" && id != "a4" && id != "a7" {
+			assert.Equal(t, before[id], n, "input %s did not change and was read", id)
+		}
+	}
+	for _, id := range []resource.ID{"a2", "a4", "a7"} {
+		assert.Greater(t, gets[id], before[id], "the changed input %s was read", id)
+	}
 }

@@ -32,7 +32,15 @@
 // changes; the failure is logged at WARN with the input's
 // pointer and reported as the controller's last error
 // (controller.ErrorReporter). Run fails, and the Runtime restarts it with
-// backoff, only when listing the inputs fails.
+// backoff, only when listing the inputs (or reading one) fails.
+//
+// A pass costs what changed (rule G3): woken by changes, it reads (one
+// Get each) the inputs the Runtime's change log names, the failing inputs
+// and the tearing-down inputs waiting for their dependents (a change of a
+// dependent brings each of them back), and lists no input; the first pass
+// of a Run, and a pass whose changes the log cannot name (after a re-list
+// of a kind or an overflow of the log, under a Runtime that keeps no log),
+// lists every input.
 //
 // A configuration that cannot work is reported by [Controller.Validate]
 // (controller.Validator), which the Runtime calls at registration (rule

@@ -2,84 +2,15 @@ package transform_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
-	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
-	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
-	"github.com/resgraph/resgraph/pkg/state"
 )
-
-// reads counts what a controller reads of its input kind through its
-// Runtime: the Lists and the Gets (by ID), and the change-log batches it
-// took.
-type reads struct {
-	controller.Controller
-	mu    sync.Mutex
-	lists int
-	gets  map[resource.ID]int
-	full  int
-}
-
-func countReads(c controller.Controller) *reads {
-	return &reads{Controller: c, gets: map[resource.ID]int{}}
-}
-
-func (r *reads) Run(ctx context.Context, rt controller.Runtime, logger *zap.Logger) error {
-	return r.Controller.Run(ctx, &counting{Runtime: rt, r: r}, logger)
-}
-
-// snapshot returns the Lists and the Gets of each ID so far.
-func (r *reads) snapshot() (int, map[resource.ID]int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	gets := make(map[resource.ID]int, len(r.gets))
-	for id, n := range r.gets {
-		gets[id] = n
-	}
-	return r.lists, gets
-}
-
-// counting is the Runtime of a reads: it counts and passes on.
-type counting struct {
-	controller.Runtime
-	r *reads
-}
-
-func (c *counting) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
-	if resource.KindOf(kind) == resource.KindOf(kindA) {
-		c.r.mu.Lock()
-		c.r.lists++
-		c.r.mu.Unlock()
-	}
-	return c.Runtime.List(ctx, kind, opts...)
-}
-
-func (c *counting) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
-	if resource.KindOf(ptr) == resource.KindOf(kindA) {
-		c.r.mu.Lock()
-		c.r.gets[ptr.ID()]++
-		c.r.mu.Unlock()
-	}
-	return c.Runtime.Get(ctx, ptr, opts...)
-}
-
-func (c *counting) TakeChanges(reuse *changelog.Batch) *changelog.Batch {
-	b := c.Runtime.(changelog.Source).TakeChanges(reuse)
-	if b.Full {
-		c.r.mu.Lock()
-		c.r.full++
-		c.r.mu.Unlock()
-	}
-	return b
-}
 
 // TestG3_APassReadsOnlyTheInputsThatChanged: once the controller has
 // processed its inputs, a change of one input is processed by reading that
@@ -90,12 +21,12 @@ func TestG3_APassReadsOnlyTheInputsThatChanged(t *testing.T) {
 	for i, id := range ids {
 		runtimetest.Create(t, st, newA(id, i))
 	}
-	ctrl := countReads(aToB("AtoB"))
+	ctrl := fixture.CountReads(aToB("AtoB"), kindA)
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 	for i, id := range ids {
 		runtimetest.AssertResource(t, st, id, runtimetest.Holds(fixture.RunningN[*B](2*i)))
 	}
-	lists, before := ctrl.snapshot()
+	lists, before := ctrl.Counts()
 	require.Positive(t, lists, "the first pass lists the inputs")
 
 	fixture.SetN[*A](t, st, ptrA("a3"), 100)
@@ -105,7 +36,7 @@ func TestG3_APassReadsOnlyTheInputsThatChanged(t *testing.T) {
 	runtimetest.Create(t, st, newA("a9", 9))
 	runtimetest.AssertResource(t, st, "a9", runtimetest.Holds(fixture.RunningN[*B](18)))
 
-	after, gets := ctrl.snapshot()
+	after, gets := ctrl.Counts()
 	assert.Equal(t, lists, after, "no pass listed the inputs again")
 	for id, n := range gets {
 		if id != "a3" && id != "a5" && id != "a9" {
@@ -122,14 +53,14 @@ func TestG3_APassReadsOnlyTheInputsThatChanged(t *testing.T) {
 func TestG3_ARelistMakesTheNextPassAFullOne(t *testing.T) {
 	st := newState()
 	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
-	ctrl := countReads(aToB("AtoB"))
+	ctrl := fixture.CountReads(aToB("AtoB"), kindA)
 	env := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
 	runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](4)))
-	lists, _ := ctrl.snapshot()
+	lists, _ := ctrl.Counts()
 
 	require.NoError(t, env.Runtime.Relist(context.Background(), kindA))
 	fixture.SetN[*A](t, st, ptrA("a1"), 5) // a wake-up after the re-list
 	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](10)))
-	after, _ := ctrl.snapshot()
+	after, _ := ctrl.Counts()
 	assert.Greater(t, after, lists, "the pass after a re-list lists the inputs")
 }

@@ -80,10 +80,7 @@ func (r *reporting) ReportError(err error) {
 // that the recorded controller's passes are incremental as they are
 // without the recorder.
 func (r *reporting) TakeChanges(reuse *changelog.Batch) *changelog.Batch {
-	if src, ok := r.Runtime.(changelog.Source); ok {
-		return src.TakeChanges(reuse)
-	}
-	return &changelog.Batch{Full: true}
+	return fixture.TakeChanges(r.Runtime, reuse)
 }
 
 func newState() state.State { return inmem.NewState() }
