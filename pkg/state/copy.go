@@ -3,28 +3,20 @@ package state
 import "github.com/resgraph/resgraph/pkg/resource"
 
 // DeepCopyOf returns r.DeepCopy(), or an error of the invalid class naming
-// the resource when r cannot be copied: its [resource.CopyChecker] says
-// so, its DeepCopy panics (a resource's DeepCopy is user code, and a
-// state never crashes on it), or returns nil. The error wraps the reason
-// (a panic value that is an error, such as a typed.CopyError).
+// the resource when r cannot be copied: its DeepCopy panics (a resource's
+// DeepCopy is user code, and a state never crashes on it), or returns nil.
+// The error wraps the reason: for a [resource.CopyChecker], its CopyError
+// (why DeepCopy panics, such as a typed.CopyError); otherwise a panic
+// value that is an error.
 //
-// The pointer named in errors is built only on failure: boxing it costs
-// an allocation, which a successful copy never pays.
+// CopyError is asked only once DeepCopy panicked: a CopyChecker's
+// DeepCopy panics exactly when CopyError is not nil (its contract), so
+// that a copy that succeeds costs no call to it. The pointer named in
+// errors is built only on failure too: boxing it costs an allocation.
 func DeepCopyOf(r resource.Resource) (c resource.Resource, err error) {
-	if cc, ok := r.(resource.CopyChecker); ok {
-		if err := cc.CopyError(); err != nil {
-			return nil, NewInvalidError(resource.PointerOf(r.Metadata()), "%w", err)
-		}
-	}
 	defer func() {
 		if p := recover(); p != nil {
-			c = nil
-			ptr := resource.PointerOf(r.Metadata())
-			if perr, ok := p.(error); ok {
-				err = NewInvalidError(ptr, "DeepCopy of %T panicked: %w", r, perr)
-			} else {
-				err = NewInvalidError(ptr, "DeepCopy of %T panicked: %v", r, p)
-			}
+			c, err = nil, copyFailed(r, p)
 		}
 	}()
 	// A typed-nil copy panics in Metadata, which the recover turns into
@@ -33,6 +25,21 @@ func DeepCopyOf(r resource.Resource) (c resource.Resource, err error) {
 		return nil, NewInvalidError(resource.PointerOf(r.Metadata()), "DeepCopy of %T returned no resource", r)
 	}
 	return c, nil
+}
+
+// copyFailed is the error of a DeepCopy of r that panicked with p: r's
+// CopyError when r is a CopyChecker that has one, else the panic.
+func copyFailed(r resource.Resource, p any) error {
+	ptr := resource.PointerOf(r.Metadata())
+	if cc, ok := r.(resource.CopyChecker); ok {
+		if err := cc.CopyError(); err != nil {
+			return NewInvalidError(ptr, "%w", err)
+		}
+	}
+	if perr, ok := p.(error); ok {
+		return NewInvalidError(ptr, "DeepCopy of %T panicked: %w", r, perr)
+	}
+	return NewInvalidError(ptr, "DeepCopy of %T panicked: %v", r, p)
 }
 
 // ListOf returns items as a List: the items themselves when readOnly

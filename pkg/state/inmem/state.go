@@ -154,9 +154,12 @@ func (c *core) GetReadOnly(_ context.Context, ptr resource.Pointer) (resource.Re
 
 // get is Get with the options o.
 func (c *core) get(ptr resource.Pointer, o state.GetOptions) (resource.Resource, error) {
-	p, err := key(ptr)
-	if err != nil {
-		return nil, err
+	p, ok := keyOf(ptr)
+	if !ok {
+		var err error
+		if p, err = key(ptr); err != nil {
+			return nil, err
+		}
 	}
 	id := p.ID()
 	if ks := c.lookup(p.Kind()); ks != nil {
