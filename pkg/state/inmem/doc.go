@@ -136,7 +136,7 @@
 // the history alone, so the oldest changes leave the history early, down
 // to the newest change, which is always kept. Sizes are estimates (typed
 // resources follow their spec's slices, maps, strings and pointers). So a
-// kind's history holds at most about 8 MiB of old versions plus 56 bytes
+// kind's history holds at most about 8 MiB of old versions plus 64 bytes
 // per kept change (a 16 KiB resource updated 5,000 times: the last ~500
 // versions, not 4,096), and a watcher in the middle of a delivery holds at
 // most 256 changes or about 512 KiB of old versions more. The history is
@@ -157,13 +157,14 @@
 // what a slow watcher receives, so it only needs to cover the resumption
 // of a watch that restarts shortly after a burst of a few thousand
 // changes of resources of ordinary size. Memory and time grow with it: a
-// full ring costs 56 bytes per change (about 224 KiB per kind) plus the
+// full ring costs 64 bytes per change (about 256 KiB per kind) plus the
 // older versions of updated resources it still references (at most the
 // byte bound), which the garbage collector keeps scanning; kinds with
-// fewer changes never fill it (it grows in chunks of 73 changes, 4 KiB).
-// The ring holds its changes by value: once it is full, a write
-// overwrites the oldest change in place, so that a write allocates the
-// stored copy of its resource and nothing for the history. A bookmark of
+// fewer changes never fill it (it grows in chunks of 256). A write reuses
+// the record of the change leaving the ring in place when no kind watcher
+// can still be reading it: once the ring is full, a write allocates the
+// stored copy of its resource and nothing for the history, unless a kind
+// watcher lags a whole ring behind. A bookmark of
 // a change that left the history early is refused like one the ring
 // overwrote: with a buffer-overrun error (S11).
 //
@@ -171,9 +172,8 @@
 //
 // No watch is ever cut off, a slow watcher never blocks writers or other
 // watchers, and it always receives the final state of every resource.
-// A kind watcher takes the kind's lock only to copy a batch of up to 256
-// changes out of the history, and never holds it while sending; writers
-// never wait for a watcher's delivery. A write that finds
+// Watchers read the history without taking the kind's lock and never hold
+// it while sending; writers never wait for a watcher. A write that finds
 // a kind watcher parked (caught up, its goroutine waiting) may hand it
 // the change itself, with a send into its channel that cannot block
 // (under the kind's lock), which saves the watcher's goroutine a wake-up

@@ -11,16 +11,17 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// record is one change of a kind, as kept in the history ring. The ring
-// holds its records by value, in chunks allocated as the history first
-// grows: once a kind's ring is full, a write overwrites the slot of the
-// change leaving it and allocates nothing for the history. Slots are read
-// and written under the kind's lock only; whoever needs a record beyond
-// the lock (a watcher delivering it, a check of the mutation detector)
-// copies it. The resources a record refers to are immutable once
-// published: a stored resource is a private copy that nothing writes to,
-// so records, events and the store share them freely and copy only when
-// handing one out.
+// record is one change of a kind, as kept in the history ring. A record
+// is written before it is published in the ring and then only read, until
+// it leaves the ring: the write of the change that replaces it in the ring
+// reuses it in place when no kind watcher can be reading it (see
+// reusableLocked), so that a kind whose watchers keep up (or that has none)
+// allocates no record once its ring is full. Whoever keeps a change beyond
+// that (a kind watcher's batch, a replay, a single-resource watcher's
+// queue, a check of the mutation detector) copies the record. The
+// resources a record refers to are immutable once published: a stored
+// resource is a private copy that nothing writes to, so records, events
+// and the store share them freely and copy only when handing one out.
 type record struct {
 	old resource.Resource // state before the change; nil when absent
 	new resource.Resource // state after the change; nil when absent
@@ -77,14 +78,14 @@ func (it item) watched() bool { return it.size&watchedBit != 0 }
 // changes, and its watchers.
 //
 // Sequence numbers count the changes of the kind from 1; the ring keeps
-// the last cap of them. Writers hold mu, and so does a kind watcher while
-// it copies a batch of records out of the ring and advances its position
-// past them (see claim); it delivers them without mu. The newest seq
-// (head) and the watchers' positions are also read without mu, to decide
-// whether to take it. A write about to overwrite the record at a
-// watcher's position moves that watcher into the spill (see spill.go) by
-// setting its position to [spilled], and the watcher drains the spill
-// instead; nothing is lost and nothing is delivered twice.
+// the last cap of them. Writers hold mu. Kind watchers read the ring
+// without mu: a writer publishes a record by storing its pointer in the
+// ring slot and then the new head, and a watcher copies the records it read
+// and claims them by advancing its position with a compare-and-swap. A
+// write about to overwrite the record at a watcher's position moves that
+// watcher into the spill (see spill.go) with a compare-and-swap of the
+// position to [spilled], so the watcher learns it lost the race and drains
+// the spill instead; nothing is lost and nothing is delivered twice.
 type kindStore struct {
 	kind    resource.Kind
 	ns      resource.Namespace
@@ -130,9 +131,10 @@ type kindStore struct {
 	lastCreated time.Time
 
 	// ring is the history: seq s is at index (s-1)%cap, in chunks of
-	// ringChunk records allocated as the history first grows (a kind with
-	// few changes costs little, and growing never copies). Guarded by mu.
-	ring []*ringChunkSlots
+	// ringChunk slots allocated as the history first grows (a kind with
+	// few changes costs little, and growing never copies). Chunks and
+	// slots are written under mu and read without it.
+	ring []atomic.Pointer[ringChunkSlots]
 	// head is the seq of the newest record (0: none yet). Written under
 	// mu, read without it.
 	head atomic.Uint64
@@ -147,6 +149,15 @@ type kindStore struct {
 	// kept records refer to: the sum of their sizes. Guarded by mu.
 	histBytes  int64
 	byteBudget int64
+	// block is where new records are carved from, recordBlock at a time,
+	// when the record leaving the ring cannot be reused. Guarded by mu.
+	block []record
+	// minReleased is a lower bound of the kind watchers' released
+	// positions (math.MaxUint64 when there are none): a record of a seq
+	// below it can be reused in place. A recount that finds a watcher
+	// still holding back is not repeated before the seq reaches
+	// recountAt. Guarded by mu.
+	minReleased, recountAt uint64
 
 	// kindWatchers are the watchers of the whole kind. Guarded by mu.
 	kindWatchers []*kindWatcher
@@ -180,32 +191,42 @@ type kindStore struct {
 // spilled is the position of a kind watcher that fell into the spill.
 const spilled = math.MaxUint64
 
-// ringChunk is the number of records per ring chunk: as many as fill 4
-// KiB, one of the allocator's size classes, so that a chunk wastes less
-// than a record's size.
-const ringChunk = 4096 / int(unsafe.Sizeof(record{}))
+// ringChunk is the number of slots per ring chunk (a power of two).
+const ringChunk = 256
 
 // ringChunkSlots is one chunk of the ring.
-type ringChunkSlots [ringChunk]record
+type ringChunkSlots [ringChunk]atomic.Pointer[record]
+
+// recordBlock is the number of records allocated at once: as many as
+// fill 4 KiB, one of the allocator's size classes, so that a block wastes
+// no more than a record's size.
+const recordBlock = 4096 / int(unsafe.Sizeof(record{}))
+
+// recountGap is how many changes a write that found a kind watcher holding
+// back the reuse of records (see reusableLocked) waits before it counts
+// the watchers' positions again: while a watcher lags a whole ring behind,
+// its kind's writes do not each pay a look at every watcher.
+const recountGap = 64
 
 // maxLag is the largest lag limit of a kind (see kindStore.lagLimit).
 const maxLag = 1024
 
 func newKindStore(kind resource.Kind, revs *atomic.Uint64, stateID, kindID uint64, capacity int, byteBudget int64) *kindStore {
 	return &kindStore{
-		revs:       revs,
-		kind:       kind,
-		ns:         kind.Namespace(),
-		typ:        kind.Type(),
-		stateID:    stateID,
-		kindID:     kindID,
-		cap:        capacity,
-		lagLimit:   min(capacity, maxLag),
-		items:      map[resource.ID]item{},
-		minPos:     math.MaxUint64,
-		ring:       make([]*ringChunkSlots, (capacity+ringChunk-1)/ringChunk),
-		floor:      1,
-		byteBudget: byteBudget,
+		revs:        revs,
+		kind:        kind,
+		ns:          kind.Namespace(),
+		typ:         kind.Type(),
+		stateID:     stateID,
+		kindID:      kindID,
+		cap:         capacity,
+		lagLimit:    min(capacity, maxLag),
+		items:       map[resource.ID]item{},
+		minPos:      math.MaxUint64,
+		ring:        make([]atomic.Pointer[ringChunkSlots], (capacity+ringChunk-1)/ringChunk),
+		minReleased: math.MaxUint64,
+		floor:       1,
+		byteBudget:  byteBudget,
 	}
 }
 
@@ -215,13 +236,53 @@ func (ks *kindStore) oldest(head uint64) uint64 {
 	return min(ks.floor, head+1)
 }
 
-// recordLocked returns the ring slot of seq s, whose chunk must exist:
-// the record of s while the history keeps it (an evicted slot is zero, a
-// slot the ring overwrote holds a later seq). The caller holds mu, and
-// copies the record to use it beyond.
-func (ks *kindStore) recordLocked(s uint64) *record {
+// slot returns the ring slot of seq s.
+func (ks *kindStore) slot(s uint64) *atomic.Pointer[record] {
 	i := int((s - 1) % uint64(ks.cap))
-	return &ks.ring[i/ringChunk][i%ringChunk]
+	return &ks.ring[i/ringChunk].Load()[i%ringChunk]
+}
+
+// recordLocked returns the record of seq s, which must be in the history.
+// The caller holds mu, and copies the record to keep it beyond: it may be
+// reused once it leaves the history.
+func (ks *kindStore) recordLocked(s uint64) *record {
+	return ks.slot(s).Load()
+}
+
+// reusableLocked reports whether rec, the record leaving the ring at this
+// write, can be overwritten in place by the new change: no kind watcher
+// can be reading it, as each one's released position is past it (see
+// kindWatcher.released). Otherwise the write takes a new record, and rec
+// stays as it is for whoever reads it.
+func (ks *kindStore) reusableLocked(rec *record) bool {
+	s := rec.seq
+	if s < ks.minReleased {
+		return true
+	}
+	if s < ks.recountAt {
+		return false
+	}
+	lowest := uint64(math.MaxUint64)
+	for _, w := range ks.kindWatchers {
+		lowest = min(lowest, w.released.Load())
+	}
+	ks.minReleased = lowest
+	if s < lowest {
+		return true
+	}
+	ks.recountAt = s + recountGap
+	return false
+}
+
+// newRecordLocked returns a record to write a change into, carved from
+// the current block.
+func (ks *kindStore) newRecordLocked() *record {
+	if len(ks.block) == 0 {
+		ks.block = make([]record, recordBlock)
+	}
+	rec := &ks.block[0]
+	ks.block = ks.block[1:]
+	return rec
 }
 
 // appendLocked appends a change to the history and queues it for the
@@ -249,19 +310,27 @@ func (ks *kindStore) appendLocked(id resource.ID, cur item, new, ref resource.Re
 		oldRef = ks.detectChangeLocked(id, seq, old, new, ref)
 	}
 	i := ks.next
-	chunk := ks.ring[i/ringChunk]
+	chunk := ks.ring[i/ringChunk].Load()
 	if chunk == nil {
 		chunk = &ringChunkSlots{}
-		ks.ring[i/ringChunk] = chunk
+		ks.ring[i/ringChunk].Store(chunk)
 	}
-	rec := &chunk[i%ringChunk]
+	slot := &chunk[i%ringChunk]
+	rec := slot.Load() // the record leaving the ring; nil while it fills, or evicted
 	if seq > uint64(ks.cap) {
 		if s := seq - uint64(ks.cap); s >= ks.floor { // not evicted yet
 			ks.leaveLocked(s, rec)
 		}
 	}
 	ks.det.keepRefLocked(i, oldRef)
+	fresh := rec == nil || !ks.reusableLocked(rec)
+	if fresh {
+		rec = ks.newRecordLocked()
+	}
 	*rec = record{old: old, new: new, seq: seq, rev: rev, size: oldSize}
+	if fresh {
+		slot.Store(rec) // published once written: a lagging watcher may load it
+	}
 	ks.head.Store(seq)
 	if i++; i == ks.cap {
 		i = 0
@@ -269,9 +338,9 @@ func (ks *kindStore) appendLocked(id resource.ID, cur item, new, ref resource.Re
 	ks.next = i
 	ks.histBytes += oldSize
 	for ks.histBytes > ks.byteBudget && ks.floor < seq {
-		slot := ks.recordLocked(ks.floor)
-		ks.leaveLocked(ks.floor, slot)
-		*slot = record{} // releases the versions only it referred to
+		slot := ks.slot(ks.floor)
+		ks.leaveLocked(ks.floor, slot.Load())
+		slot.Store(nil) // releases the versions only it referred to
 	}
 
 	if len(ks.idWatchers) > 0 {
@@ -282,25 +351,25 @@ func (ks *kindStore) appendLocked(id resource.ID, cur item, new, ref resource.Re
 	return ks.takeParkingLocked(rec, ks.writeGap >= int64(handOffGap))
 }
 
-// leaveLocked is called before the record of seq s (the oldest kept), in
-// slot, leaves the history, overwritten or evicted: the history no longer
+// leaveLocked is called before the record of seq s (the oldest kept), rec,
+// leaves the history, overwritten or evicted: the history no longer
 // holds the version it replaced.
-func (ks *kindStore) leaveLocked(s uint64, slot *record) {
-	ks.histBytes -= slot.size
+func (ks *kindStore) leaveLocked(s uint64, rec *record) {
+	ks.histBytes -= rec.size
 	ks.floor = s + 1
-	ks.overwriteLocked(s, slot)
+	ks.overwriteLocked(s, rec)
 }
 
-// overwriteLocked is called before the record of seq s, in slot, leaves
+// overwriteLocked is called before the record of seq s, rec, leaves
 // the ring: kind watchers positioned on it move to the spill, and the spill
 // takes the record when anyone is in it.
-func (ks *kindStore) overwriteLocked(s uint64, slot *record) {
-	ks.det.leftLocked(ks, slot)
+func (ks *kindStore) overwriteLocked(s uint64, rec *record) {
+	ks.det.leftLocked(ks, rec)
 	if s >= ks.minPos {
 		ks.collectLaggersLocked(s)
 	}
 	if n := len(ks.spill); n > 0 {
-		ks.spill[n-1].fold(slot)
+		ks.spill[n-1].fold(rec)
 	}
 }
 
@@ -310,19 +379,25 @@ func (ks *kindStore) collectLaggersLocked(s uint64) {
 	lowest := uint64(math.MaxUint64)
 	var gen *spillGen
 	for _, w := range ks.kindWatchers {
-		switch pos := w.pos.Load(); {
-		case pos == spilled:
-		case pos > s:
-			lowest = min(lowest, pos)
-		default:
-			// The watcher has not claimed record s (it claims holding
-			// mu): it loses it to the spill.
-			if gen == nil {
-				gen = ks.joinGenLocked()
+		for {
+			pos := w.pos.Load()
+			if pos == spilled {
+				break
 			}
-			w.pos.Store(spilled)
-			w.gen = gen
-			gen.refs++
+			if pos > s {
+				lowest = min(lowest, pos)
+				break
+			}
+			// The watcher has not claimed record s: unless it claims it
+			// right now, it lost it to the spill.
+			if w.pos.CompareAndSwap(pos, spilled) {
+				if gen == nil {
+					gen = ks.joinGenLocked()
+				}
+				w.gen = gen
+				gen.refs++
+				break
+			}
 		}
 	}
 	ks.minPos = lowest
@@ -332,6 +407,8 @@ func (ks *kindStore) collectLaggersLocked(s uint64) {
 func (ks *kindStore) addKindWatcherLocked(w *kindWatcher) {
 	ks.kindWatchers = append(ks.kindWatchers, w)
 	ks.minPos = min(ks.minPos, w.pos.Load())
+	w.released.Store(w.pos.Load())
+	ks.minReleased = min(ks.minReleased, w.pos.Load())
 }
 
 // removeKindWatcherLocked unregisters a kind watcher.

@@ -24,11 +24,17 @@ type kindWatcher struct {
 	feed
 
 	// pos is the seq of the next record the watcher reads from the ring,
-	// or spilled. Written holding ks.mu: by the watcher as it claims
-	// records or drains the spill, by writers that hand it a change or
-	// move it into the spill; read without ks.mu by the watcher's
-	// goroutine, to decide whether to take it.
+	// or spilled. The watcher advances it with compare-and-swap as it
+	// claims records; writers (holding ks.mu) swap it to spilled, and the
+	// watcher sets it back when it drains the spill (holding ks.mu).
 	pos atomic.Uint64
+	// released is the seq from which on the watcher may still read records
+	// in the ring: it reads none below it, so a write may reuse them (see
+	// kindStore.reusableLocked). It follows pos, except while the watcher
+	// reads a batch (it is set once the batch is copied and claimed) and
+	// while it is spilled (the watcher may still be reading the records it
+	// lost; it is set when it drains the spill). It never decreases.
+	released atomic.Uint64
 	// group is the wake group the watcher parked in last. Written under
 	// ks.mu; read by the watcher's goroutine when it wakes.
 	group atomic.Pointer[wakeGroup]
@@ -89,6 +95,7 @@ func (w *kindWatcher) handOffLocked(rec *record) bool {
 		return false // the user's channel is shared or unbuffered
 	}
 	w.pos.Store(rec.seq + 1)
+	w.released.Store(rec.seq + 1)
 	return true
 }
 
@@ -255,26 +262,34 @@ func (w *kindWatcher) foldLocal(id resource.ID, e spillEntry) {
 }
 
 // claim appends to dst copies of the records from seq pos on (at most
-// readBatch), and claims them by advancing w's position, holding mu for
-// the copy alone. It reports false when a write moved w into the spill
-// first: the records were then folded into the spill, and w drains it.
+// readBatch), read without the lock, and claims them by advancing w's
+// position, then its released position. It reports false when a write
+// moved w into the spill first: the records were then folded into the
+// spill and must not be delivered.
+//
+// A record read here is not reused while w reads it: w's released
+// position is at most pos until the batch is claimed (see
+// kindStore.reusableLocked).
 //
 // A batch also stops once the versions it holds reach readBatchBytes, so
 // that what a watcher holds while it delivers stays small next to the
 // history's byte bound.
 func (ks *kindStore) claim(w *kindWatcher, pos uint64, dst []record) ([]record, bool) {
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
-	if w.pos.Load() != pos {
-		return dst, false // spilled: the ring overwrote record pos
-	}
 	n := min(ks.head.Load()-pos+1, readBatch)
 	var bytes int64
 	for s := pos; s < pos+n && bytes < readBatchBytes; s++ {
-		r := ks.recordLocked(s)
+		r := ks.slot(s).Load()
+		if r == nil || r.seq != s { // overwritten or evicted: the writer has spilled w
+			break
+		}
 		dst = append(dst, *r)
 		bytes += r.size
 	}
-	w.pos.Store(pos + uint64(len(dst)))
+	end := pos + uint64(len(dst))
+	if len(dst) == 0 || !w.pos.CompareAndSwap(pos, end) {
+		clear(dst)
+		return dst[:0], false
+	}
+	w.released.Store(end)
 	return dst, true
 }

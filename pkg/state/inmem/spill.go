@@ -143,6 +143,7 @@ func (ks *kindStore) drainLocked(w *kindWatcher, dst []coalesced) ([]coalesced, 
 	w.gen = nil
 	pos := ks.oldest(ks.head.Load())
 	w.pos.Store(pos)
+	w.released.Store(pos)
 	ks.minPos = min(ks.minPos, pos)
 	return dst, multi
 }
