@@ -253,6 +253,7 @@ func (d *decoder) change(f *fields, rec *Recording) error {
 	c.Writer, c.Action = f.str(), f.str()
 	ptrNS, ptrType, ptrID := f.str(), f.str(), f.str()
 	c.Version = f.uvarint()
+	c.Read = f.uvarint()
 	res := f.bytes()
 	if err := f.done(); err != nil {
 		return err
@@ -274,6 +275,9 @@ func (d *decoder) change(f *fields, rec *Recording) error {
 	c.Coalesced = flags&changeCoalesced != 0
 	if c.Offset < 0 {
 		return corrupt(f.off, f.frame, "negative offset")
+	}
+	if c.Read != 0 && c.By != ByController {
+		return corrupt(f.off, f.frame, "a %s change with a pass's read revision", c.By)
 	}
 	if err := validChange(c, len(res) > 0); err != nil {
 		return corrupt(f.off, f.frame, "%v", err)

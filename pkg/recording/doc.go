@@ -89,6 +89,17 @@
 //     lock: a take, which copies the window under that lock, holds their
 //     routing that long. WithOwnWatches turns the tap off.
 //
+//   - RC9. A recorder of a Runtime that lets its commits be tapped
+//     (*runtime.Runtime: Runtime.TapCommits) keeps, for the newest
+//     8192 commits of its controllers, the revision of the state that
+//     the first read of the pass that made each returned
+//     (Change.Read): a replay (sim's Scenario.MatchRecording) lets that
+//     pass run once the state is where it was, so that it reads what it
+//     read in production. The log is a ring of fixed size, written on
+//     the controllers' goroutines under a lock of its own; a change it
+//     no longer holds has Read 0 (unknown). One recorder at a time taps
+//     a Runtime's commits.
+//
 // A type is sensitive when its definition says so (package definition,
 // filled by the codec registry) or WithSensitive names it.
 //

@@ -21,7 +21,7 @@ const (
 	magic = "RGREC"
 	// FormatVersion is the version of the file format this package writes
 	// and reads.
-	FormatVersion = 1
+	FormatVersion = 2
 	// maxFrame bounds a frame's payload: a larger length is corruption.
 	maxFrame = 64 << 20
 )
@@ -186,6 +186,7 @@ func appendChange(b []byte, c Change, reg *codec.Registry) ([]byte, error) {
 	b = appendString(b, c.Pointer.Type())
 	b = appendString(b, c.Pointer.ID())
 	b = binary.AppendUvarint(b, c.Version)
+	b = binary.AppendUvarint(b, c.Read)
 	if c.Resource == nil {
 		return binary.AppendUvarint(b, 0), nil
 	}

@@ -39,7 +39,7 @@ func sample() *recording.Recording {
 		Changes: []recording.Change{
 			change(recording.Change{Offset: time.Millisecond, Revision: 43, By: recording.ByOutside, Op: recording.OpCreate, Resource: newNote("n2", 1), Coalesced: true}),
 			change(recording.Change{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Resource: withOwner(newNote("n3", 3), "a")}),
-			{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Pointer: resource.PointerOf(resource.NewPointer(ns, echoKind.Type(), "e")), Version: 7},
+			{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Pointer: resource.PointerOf(resource.NewPointer(ns, echoKind.Type(), "e")), Version: 7, Read: 43},
 			{Offset: 3 * time.Millisecond, Revision: 44, By: recording.ByWorld, Op: recording.OpAction, Action: "cable unplugged"},
 			change(recording.Change{Offset: 4 * time.Millisecond, Revision: 45, By: recording.ByOutside, Op: recording.OpDestroy, Resource: newNote("n1", 1)}),
 		},
@@ -137,12 +137,12 @@ func TestRC4_CorruptedAnywhere(t *testing.T) {
 func TestRC4_AnotherVersion(t *testing.T) {
 	reg := registry(t)
 	data := encode(t, sample(), reg)
-	data[5] = 2
+	data[5] = 1 // the version before: changes without their pass's read
 	_, err := recording.Decode(data, reg)
 	var verr *recording.VersionError
 	require.ErrorAs(t, err, &verr)
-	assert.Equal(t, 2, verr.Version)
-	assert.Contains(t, err.Error(), "format version 2")
+	assert.Equal(t, 1, verr.Version)
+	assert.Contains(t, err.Error(), "format version 1")
 	_, err = recording.Decode([]byte("PK\x03\x04 a zip file"), reg)
 	require.ErrorAs(t, err, &verr)
 	assert.Equal(t, -1, verr.Version)
@@ -178,10 +178,10 @@ func TestRC4_ReadHeader(t *testing.T) {
 	_, err = recording.ReadHeader(strings.NewReader("PK\x03\x04 a zip file"))
 	require.ErrorAs(t, err, &verr)
 	bad := bytes.Clone(data)
-	bad[5] = 2
+	bad[5] = 3
 	_, err = recording.ReadHeader(bytes.NewReader(bad))
 	require.ErrorAs(t, err, &verr)
-	assert.Equal(t, 2, verr.Version)
+	assert.Equal(t, 3, verr.Version)
 	_, err = recording.ReadHeader(bytes.NewReader(data[:12]))
 	require.ErrorIs(t, err, recording.ErrTruncated)
 	bad = bytes.Clone(data)

@@ -31,6 +31,8 @@ type Recorder struct {
 	running atomic.Bool
 	sizes   sizer
 	keeper  keeper
+	// passes are the read revisions of the Runtime's commits (rule RC9).
+	passes *passLog
 	// started is closed once Run read the state the first time.
 	started     chan struct{}
 	startedOnce sync.Once
@@ -59,7 +61,7 @@ func New(st state.State, reg *codec.Registry, opts ...Option) (*Recorder, error)
 	}
 	c := defaultConfig()
 	opt.Apply(&c, opts)
-	r := &Recorder{st: st, reg: reg, cfg: c, win: newWindow(c.maxAge, c.maxBytes), controllers: map[string]bool{}, started: make(chan struct{})}
+	r := &Recorder{st: st, reg: reg, cfg: c, win: newWindow(c.maxAge, c.maxBytes), controllers: map[string]bool{}, started: make(chan struct{}), passes: newPassLog()}
 	r.sizes.reg = reg
 	r.keeper.init(r)
 	return r, nil
@@ -78,6 +80,11 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}
 	tick := time.NewTicker(r.cfg.poll)
 	defer tick.Stop()
+	if remove, err := r.tapCommits(); err != nil {
+		r.cfg.logger.Warn("recorder: the Runtime's commits are tapped already: its recordings will not say what each pass read", zap.Error(err))
+	} else {
+		defer remove()
+	}
 	for {
 		err := r.session(ctx, tick.C)
 		if ctx.Err() != nil {

@@ -133,6 +133,12 @@ type Change struct {
 	// the change (for OpDestroy, its last version); zero for OpAction.
 	Pointer resource.PointerKey
 	Version uint64
+	// Read is, for a controller's change, the revision of the state that
+	// the first read of the pass that made it returned (rule RC9): a
+	// replay lets the pass run when its state is there. 0 when
+	// unknown (the recorder did not tap a Runtime's commits, the pass
+	// read nothing that said, or the pass log let it go).
+	Read uint64
 	// Resource is the resource after the change (for OpDestroy, its last
 	// state), for an outside writer's change; nil for a controller's (its
 	// Runtime makes it again in a replay) and for OpAction.

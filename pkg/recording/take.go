@@ -69,6 +69,7 @@ func (r *Recorder) take(reason string, from *checkpoint) (*Recording, error) {
 	kinds := slices.Clone(r.kinds)
 	controllers := slices.Sorted(maps.Keys(r.controllers))
 	r.mu.Unlock()
+	reads := r.passes.reads()
 	rec := &Recording{
 		Source: r.cfg.source, Reason: reason, Taken: now, Start: v.start.at, End: now,
 		Revision: v.start.rev, Kinds: kinds, Controllers: controllers, Replay: r.cfg.replay,
@@ -84,6 +85,9 @@ func (r *Recorder) take(reason string, from *checkpoint) (*Recording, error) {
 		}
 		if e.by != ByWorld {
 			c.Pointer, c.Version = e.key, e.ver
+		}
+		if e.by == ByController {
+			c.Read = reads.of(e.key, e.ver, e.rev)
 		}
 		if e.res != nil {
 			c.Resource = e.res.DeepCopy()

@@ -54,7 +54,11 @@ func ChangeText(rec *Recording, c *Change) string {
 		return fmt.Sprintf("+%v world: %s", c.Offset.Round(time.Microsecond), c.Action)
 	}
 	if c.Resource == nil { // a controller's change keeps no resource (rule RC3)
-		return fmt.Sprintf("+%v %s %s %s@%d", c.Offset.Round(time.Microsecond), who, c.Op, c.Pointer, c.Version)
+		s := fmt.Sprintf("+%v %s %s %s@%d", c.Offset.Round(time.Microsecond), who, c.Op, c.Pointer, c.Version)
+		if c.Read != 0 {
+			s += fmt.Sprintf(" (revision %d, its pass read revision %d)", c.Revision, c.Read)
+		}
+		return s
 	}
 	return fmt.Sprintf("+%v %s %s %s", c.Offset.Round(time.Microsecond), who, c.Op, ResourceText(rec, c.Resource))
 }

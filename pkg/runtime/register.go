@@ -105,6 +105,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	changes := changelog.New(0)
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(static, nil, outputs), tel, true)
 	ad.SetScheduler(r.sched)
+	r.addAdapter(ad)
 	var c *crunner.Runner
 	c = crunner.New(crunner.Config{
 		Name:         name,
@@ -263,6 +264,7 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	tel := r.newTelemetry(name, int(concurrency))
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false)
 	ad.SetScheduler(r.sched)
+	r.addAdapter(ad)
 	var c *qrunner.Runner
 	c = qrunner.New(qrunner.Config{
 		InputsListed: func() bool { return r.router.Listed(c.InputKinds()) },

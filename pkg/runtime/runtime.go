@@ -14,6 +14,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/observe/trace"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/dependency"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
@@ -275,6 +276,10 @@ type Runtime struct {
 	// warnedUnwritten are the input kinds without a writer already logged
 	// (checks.go); protected by mu.
 	warnedUnwritten map[dependency.Unwritten]struct{}
+	// adapters are the controllers' adapters, commits the CommitTap they
+	// log their commits to (tap.go); protected by mu.
+	adapters []*adapter.Adapter
+	commits  adapter.CommitLog
 }
 
 // New returns a Runtime over st that logs to logger (zap.NewNop() when

@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/route"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -24,6 +26,67 @@ type ChangeTap interface {
 	// (it failed, or re-lists): the changes until it is live again reach
 	// the Runtime as a diff, which Changes does not see.
 	Lost(kind resource.KindKey)
+}
+
+// CommitTap sees each write of a controller that committed, with what
+// the controller's pass had read ([Runtime.TapCommits]): a flight
+// recorder keeps it so that a replay lets each pass read the state it
+// read when recorded (package runtimetest/sim, Scenario.MatchRecording).
+type CommitTap interface {
+	// Committed is called on the controller's goroutine once its write
+	// returned: controller wrote ptr, now at version (for a destroy, the
+	// version destroyed); read is the revision of the state that the
+	// first read of its pass returned (a Controller's pass runs from one
+	// call of EventCh to the next, a QController's is an item — with
+	// workers running items at once, the first read of any of them), 0
+	// when none said. A write whose version
+	// the state does not tell (CleanupOutputs's) is not seen. It must
+	// return promptly.
+	Committed(controller string, ptr resource.PointerKey, version, read uint64)
+}
+
+// TapCommits makes t see every commit of the Runtime's controllers
+// (those registered now and later) from its return until remove. While
+// t is set, every read of a controller asks the cache or the state for
+// the revision it reflects (a read that asks for it itself, with
+// state.WithGetRevision or WithListRevision, is not counted). One commit
+// tap at a time: a second is ErrTapped until the first is removed.
+func (r *Runtime) TapCommits(t CommitTap) (remove func(), err error) {
+	if t == nil {
+		return nil, state.NewInvalidError(nil, "runtime: TapCommits of a nil CommitTap")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.commits != nil {
+		return nil, ErrTapped
+	}
+	r.setCommitLogLocked(t)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.setCommitLogLocked(nil)
+		})
+	}, nil
+}
+
+// addAdapter keeps a controller's adapter, which logs its commits to the
+// CommitTap set, if any.
+func (r *Runtime) addAdapter(ad *adapter.Adapter) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.adapters = append(r.adapters, ad)
+	ad.SetCommitLog(r.commits)
+}
+
+// setCommitLogLocked makes every controller log its commits to l (nil:
+// none); r.mu is held.
+func (r *Runtime) setCommitLogLocked(l adapter.CommitLog) {
+	r.commits = l
+	for _, ad := range r.adapters {
+		ad.SetCommitLog(l)
+	}
 }
 
 // ErrTapped is returned by TapChanges when another tap is set.

@@ -47,6 +47,8 @@ type Adapter struct {
 	opts writeOptions
 	// sched gates each write (sched.GateWrite).
 	sched sched.Scheduler
+	// pass is the commit log and what the current pass read.
+	pass passLog
 }
 
 var _ controller.QRuntime = (*Adapter)(nil)
@@ -118,6 +120,11 @@ func (a *Adapter) listEnded(kind resource.Kind, opts []state.ListOption, l resou
 // when the kind is cached: a private copy, or with [state.WithReadOnlyGet]
 // the shared snapshot (rule S7).
 func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (r resource.Resource, err error) {
+	if a.logging() {
+		var note func()
+		opts, note = a.getRevision(opts)
+		defer note()
+	}
 	defer func() { a.getEnded(ptr, opts, r, err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
@@ -141,6 +148,11 @@ func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.G
 // type (rule C3), from the cache when the kind is cached: private copies,
 // or with [state.WithReadOnlyList] the shared snapshots (rule S7).
 func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (l resource.List, err error) {
+	if a.logging() {
+		var note func()
+		opts, note = a.listRevision(opts)
+		defer note()
+	}
 	defer func() { a.listEnded(kind, opts, l, err) }()
 	if err := resource.ValidateKind(kind); err != nil {
 		return resource.List{}, err
@@ -213,6 +225,7 @@ func (a *Adapter) Create(ctx context.Context, r resource.Resource, opts ...contr
 	if err := a.st.Create(ctx, r, a.opts.create[ownerIndex(noOwner)]...); err != nil {
 		return a.createConflict(ctx, md, owner, err)
 	}
+	a.logCommit(md, md.Version().Value())
 	a.written(ctx, md)
 	return nil
 }
@@ -254,6 +267,7 @@ func (a *Adapter) Update(ctx context.Context, r resource.Resource) (err error) {
 	if err := a.st.Update(ctx, r, a.opts.update...); err != nil {
 		return err
 	}
+	a.logCommit(md, md.Version().Value())
 	a.written(ctx, md)
 	return nil
 }
@@ -346,6 +360,9 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 	}
 	if after != nil {
 		target = after
+		if seen.Value() == 0 || !after.Version().Equal(seen) {
+			a.logCommit(md, after.Version().Value())
+		}
 	}
 	a.written(ctx, md)
 	return res, nil
@@ -452,6 +469,7 @@ func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...co
 	if err != nil {
 		return false, err
 	}
+	a.logCommit(ptr, committed.Value())
 	if !ready {
 		a.tel.TeardownPending(ptr)
 	}
@@ -476,6 +494,7 @@ func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...con
 	if destroyed, err = committer(a.st).DestroyCommitted(ctx, ptr, a.destroyOptions(opts)...); err != nil {
 		return err
 	}
+	a.logCommit(ptr, destroyed.Value())
 	a.wrote(ctx)
 	if c := a.caches.Get(resource.KindOf(ptr)); !c.Numbered() {
 		c.PutDestroyed(ptr)
@@ -497,6 +516,7 @@ func (a *Adapter) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins .
 	if committed, err = committer(a.st).AddFinalizerCommitted(ctx, ptr, fins...); err != nil {
 		return err
 	}
+	a.logCommit(ptr, committed.Value())
 	a.refreshCache(ctx, ptr)
 	return nil
 }
@@ -515,6 +535,7 @@ func (a *Adapter) RemoveFinalizer(ctx context.Context, ptr resource.Pointer, fin
 	if committed, err = committer(a.st).RemoveFinalizerCommitted(ctx, ptr, fins...); err != nil {
 		return err
 	}
+	a.logCommit(ptr, committed.Value())
 	a.refreshCache(ctx, ptr)
 	return nil
 }

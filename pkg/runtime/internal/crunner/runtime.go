@@ -23,10 +23,12 @@ var (
 // EventCh delivers the controller's ReconcileEvents (rule C2). A call ends
 // the current pass: a recovery when no failure was reported in it. The
 // shared snapshots handed to the controller are checked first: a change
-// fails the pass and is raised here (see checkSnapshots).
+// fails the pass and is raised here (see checkSnapshots). The reads of
+// the next pass are counted from here (adapter.PassStarted).
 func (r *runtime) EventCh() <-chan controller.ReconcileEvent {
 	c := r.runner
 	r.checkSnapshots()
+	c.cfg.Adapter.PassStarted()
 	ended, clean := c.passes.eventCh()
 	if ended {
 		c.cfg.Telemetry.PassEnded(!clean)

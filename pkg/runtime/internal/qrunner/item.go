@@ -31,6 +31,7 @@ func (c *Runner) worker(ctx context.Context, busy *atomic.Int64) {
 		if !c.cfg.Scheduler.Gate(ctx, sched.Gate{Kind: sched.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
 			return // the Runtime stops; the queue shuts down
 		}
+		c.cfg.Adapter.PassStarted()
 		start := c.cfg.Telemetry.ItemStarted(it, &pending)
 		var last work.Last
 		if it.Map {

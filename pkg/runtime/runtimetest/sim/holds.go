@@ -120,7 +120,7 @@ func (h *holds) cache(c sched.CacheChange) {
 		h.mu.Unlock()
 		return
 	}
-	if c.Live && h.r.sc.Faults.StaleCache {
+	if c.Live && h.r.sc.Faults.StaleCache && !h.r.matching() {
 		h.caches[c.Kind] = append(h.caches[c.Kind], c)
 		h.mu.Unlock()
 		h.r.ping()
@@ -200,7 +200,8 @@ func (h *holds) candidates(out []candidate) []candidate {
 			key = fmt.Sprintf("2 %s %s %s", w.g.Controller, w.g.Item, what)
 			text = fmt.Sprintf("%s %s of %s", what, w.g.Item, w.g.Controller)
 		}
-		out = append(out, candidate{cat: catEngine, key: key, text: text, do: func() { h.open(w) }})
+		pass := w.g.Kind == sched.GatePass || w.g.Kind == sched.GateItem
+		out = append(out, candidate{cat: catEngine, key: key, text: text, pass: pass, do: func() { h.open(w) }})
 	}
 	for k, held := range h.caches {
 		if len(held) == 0 {

@@ -18,8 +18,9 @@ import (
 )
 
 // pairWriter writes, for the A "a", two Bs (x1 and x2) with its N, one
-// after the other in one pass; between them it calls between (nil: none).
-type pairWriter struct{ between func(context.Context) }
+// after the other in one pass; between them it calls between, after them
+// done (nil: none).
+type pairWriter struct{ between, done func(context.Context) }
 
 func (pairWriter) Name() string { return "pair" }
 func (pairWriter) Inputs() []controller.Input {
@@ -51,12 +52,15 @@ func (p pairWriter) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger
 				return err
 			}
 		}
+		if p.done != nil {
+			p.done(ctx)
+		}
 	}
 }
 
-// summer writes the C "sum", the sum of the Bs' N; after each write it
-// calls wrote with the sum (nil: none).
-type summer struct{ wrote func(int) }
+// summer writes the C "sum", the sum of the Bs' N; it calls read with
+// the sum before it writes it, wrote after (nil: none).
+type summer struct{ read, wrote func(context.Context, int) }
 
 func (summer) Name() string { return "sum" }
 func (summer) Inputs() []controller.Input {
@@ -81,6 +85,9 @@ func (s summer) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) er
 		for b := range bs.All() {
 			sum += b.TypedSpec().N
 		}
+		if s.read != nil {
+			s.read(ctx, sum)
+		}
 		if err := safe.WriterModify(ctx, r, typed.NewDefault[NumSpec, CDef]("sum", NumSpec{}), func(c *C) error {
 			c.TypedSpec().N = sum
 			return nil
@@ -88,7 +95,7 @@ func (s summer) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) er
 			return err
 		}
 		if s.wrote != nil {
-			s.wrote(sum)
+			s.wrote(ctx, sum)
 		}
 	}
 }
@@ -100,50 +107,28 @@ func (s summer) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) er
 // it makes that intermediate commit too, and matches the recording
 // commit for commit.
 func TestRecording_CommitsInterleaveAsRecorded(t *testing.T) {
-	reg := codec.NewRegistry()
-	require.NoError(t, codec.Register[NumSpec, ADef](reg))
-	require.NoError(t, codec.Register[NumSpec, BDef](reg))
-	require.NoError(t, codec.Register[NumSpec, CDef](reg))
-	rec := recordInterleaved(t, reg)
-	var sums []uint64
-	for _, c := range rec.Changes {
-		if c.Pointer.String() == "Cs.sim.test(sim/sum)" {
-			sums = append(sums, c.Version)
+	reg := pairAndSumCodec(t)
+	midway := make(chan struct{})
+	pair := pairWriter{between: func(ctx context.Context) { wait(ctx, midway) }}
+	sum := summer{wrote: func(_ context.Context, n int) {
+		if n == 1 {
+			close(midway)
 		}
-	}
-	require.Equal(t, []uint64{1, 2}, sums, "sum committed twice: the intermediate state, then the final one")
-	sc := sim.Scenario{
-		Name:  "pair and sum recorded",
-		Codec: reg,
-		Setup: func(*sim.World) (sim.System, error) {
-			return sim.System{Register: func(e controller.Engine) error {
-				return firstErr(e.RegisterController(pairWriter{}), e.RegisterController(summer{}))
-			}}, nil
-		},
-		Recording: rec, MatchRecording: true, Seeds: 3,
-	}
+	}}
+	rec := recordPairAndSum(t, reg, pair, sum)
+	versions, _ := sumVersions(rec)
+	require.Equal(t, []uint64{1, 2}, versions, "sum committed twice: the intermediate state, then the final one")
+	sc := pairAndSum(reg, rec)
 	res, err := sim.Replay(t, sc, "seed=1")
 	require.NoError(t, err)
 	require.Nil(t, res.Failure, "%s", res)
 	sim.Test(t, sc)
 }
 
-// recordInterleaved runs pair and sum for real with a recorder: pair
-// waits between its two writes until sum committed the sum of the first.
-func recordInterleaved(t *testing.T, reg *codec.Registry) *recording.Recording {
+// recordPairAndSum runs pair and sum for real with a recorder, creates
+// the A "a" and returns the recording once they settled.
+func recordPairAndSum(t *testing.T, reg *codec.Registry, pair pairWriter, sum summer) *recording.Recording {
 	t.Helper()
-	midway := make(chan struct{})
-	pair := pairWriter{between: func(ctx context.Context) {
-		select {
-		case <-midway:
-		case <-ctx.Done():
-		}
-	}}
-	sum := summer{wrote: func(n int) {
-		if n == 1 {
-			close(midway)
-		}
-	}}
 	env := runtimetest.Start(t, runtimetest.WithControllers(pair, sum))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -162,6 +147,80 @@ func recordInterleaved(t *testing.T, reg *codec.Registry) *recording.Recording {
 	r, err := rec.Take()
 	require.NoError(t, err)
 	return r
+}
+
+func wait(ctx context.Context, ch <-chan struct{}) {
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+}
+
+// pairAndSum is the scenario of a recording of pair and sum.
+func pairAndSum(reg *codec.Registry, rec *recording.Recording) sim.Scenario {
+	return sim.Scenario{
+		Name:  "pair and sum recorded",
+		Codec: reg,
+		Setup: func(*sim.World) (sim.System, error) {
+			return sim.System{Register: func(e controller.Engine) error {
+				return firstErr(e.RegisterController(pairWriter{}), e.RegisterController(summer{}))
+			}}, nil
+		},
+		Recording: rec, MatchRecording: true, Seeds: 3,
+	}
+}
+
+func pairAndSumCodec(t *testing.T) *codec.Registry {
+	reg := codec.NewRegistry()
+	require.NoError(t, codec.Register[NumSpec, ADef](reg))
+	require.NoError(t, codec.Register[NumSpec, BDef](reg))
+	require.NoError(t, codec.Register[NumSpec, CDef](reg))
+	return reg
+}
+
+// sumVersions returns the versions of the C "sum" the recording has, in
+// order, and the revision each pass read.
+func sumVersions(rec *recording.Recording) (versions, reads []uint64) {
+	for _, c := range rec.Changes {
+		if c.Pointer.String() == "Cs.sim.test(sim/sum)" {
+			versions, reads = append(versions, c.Version), append(reads, c.Read)
+		}
+	}
+	return versions, reads
+}
+
+// TestRecording_APassReadsWhatItReadWhenRecorded (rule RC9): a pass
+// that in production read the state before a commit the recording puts
+// before its own (sum read x1, then pair wrote x2, then sum wrote the
+// sum of x1 alone) reads in the replay the state it read then — the
+// recording keeps the revision each pass read — and the replay matches
+// the recording commit for commit.
+func TestRecording_APassReadsWhatItReadWhenRecorded(t *testing.T) {
+	reg := pairAndSumCodec(t)
+	midway, second := make(chan struct{}), make(chan struct{})
+	pair := pairWriter{
+		between: func(ctx context.Context) { wait(ctx, midway) },
+		done: func(context.Context) {
+			select {
+			case <-second:
+			default:
+				close(second)
+			}
+		},
+	}
+	sum := summer{read: func(ctx context.Context, n int) {
+		if n == 1 {
+			close(midway)
+			wait(ctx, second)
+		}
+	}}
+	rec := recordPairAndSum(t, reg, pair, sum)
+	versions, reads := sumVersions(rec)
+	require.Equal(t, []uint64{1, 2}, versions, "sum committed twice: the sum of x1 alone, then of both")
+	require.NotZero(t, reads[0], "the recording says what sum's first pass read")
+	res, err := sim.Replay(t, pairAndSum(reg, rec), "seed=1")
+	require.NoError(t, err)
+	require.Nil(t, res.Failure, "%s", res)
 }
 
 func firstErr(errs ...error) error {

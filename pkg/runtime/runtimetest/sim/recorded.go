@@ -174,24 +174,38 @@ func (r *run) dueTime() (time.Time, bool) {
 
 // guide picks the step of a run that reproduces a recording (matching),
 // each controller's commit a step of its own (sched.GateWrite): a
-// recorded op that is due as the recording ordered it; else the write of
-// the commit that comes next in the recording, when its writer waits at
-// it; else its writer's pass, item or start, when it waits at one (it
-// reads the state now, and stops at its first write); else a step of the
-// Runtime's own (a delivery, a cache change, a relayed signal) rather
-// than another controller's pass; else a write that is not its writer's
-// next commit in the recording (one that commits nothing). It reports
-// false when it has no preference (the schedule picks, among what
-// unheld leaves).
+// recorded op that is due as the recording ordered it; else a
+// controller's start or RunHook (every controller starts with the
+// Runtime); else a pass (or
+// item) of a controller whose next commit in the recording was made by
+// a pass that read the state the run is at now (it reads now, and stops
+// at its first write); else the write of the commit that comes next in
+// the recording, when its writer waits at it; else its writer's pass,
+// item or start; else a step of the Runtime's own (a delivery, a cache
+// change, a relayed signal) rather than another controller's pass; else
+// a write the recording does not have (one that commits nothing); else a
+// write of the controller whose commit comes next (its pass stopped at
+// another write first). It reports false when it has no preference (the
+// schedule picks, among what unheld leaves).
 func (r *run) guide(cands []candidate) (candidate, bool) {
 	if !r.matching() || len(cands) == 0 || cands[0].key == " op" {
 		return candidate{}, false
 	}
+	for _, c := range cands {
+		if strings.HasPrefix(c.key, "0 start ") || strings.HasPrefix(c.key, "0 hook ") {
+			return c, true // every controller starts with the Runtime
+		}
+	}
 	r.mu.Lock()
-	i := r.controllerCommits
+	i, pos := r.controllerCommits, r.allCommits
 	r.mu.Unlock()
+	for _, c := range cands {
+		if w, ok := r.nextWrite(c.actor, i); c.pass && ok && w.read >= 0 && w.read <= pos {
+			return c, true
+		}
+	}
 	if i < len(r.writers) {
-		if c, ok := r.nextCommitStep(cands, r.writers[i]); ok {
+		if c, ok := r.nextCommitStep(cands, r.writers[i], pos); ok {
 			return c, true
 		}
 	}
@@ -205,12 +219,20 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 			return c, true
 		}
 	}
+	if i < len(r.writers) {
+		for _, c := range cands {
+			if c.write && c.actor == r.writers[i].writer {
+				return c, true // its next commit waits behind it
+			}
+		}
+	}
 	return candidate{}, false
 }
 
 // nextCommitStep is the step that leads to the recorded commit next: its
-// write, or its writer's gate.
-func (r *run) nextCommitStep(cands []candidate, next recordedWrite) (candidate, bool) {
+// write, or its writer's gate (a pass only once the run is at the state
+// it read).
+func (r *run) nextCommitStep(cands []candidate, next recordedWrite, pos int) (candidate, bool) {
 	for _, c := range cands {
 		if c.write && c.target == next.ptr && (next.writer == "" || c.actor == next.writer) {
 			return c, true
@@ -220,34 +242,54 @@ func (r *run) nextCommitStep(cands []candidate, next recordedWrite) (candidate, 
 		return candidate{}, false
 	}
 	for _, c := range cands {
-		if !c.write && c.actor == next.writer && c.cat == catEngine {
+		if !c.write && c.actor == next.writer && c.cat == catEngine && (!c.pass || next.read <= pos) {
 			return c, true
 		}
 	}
 	return candidate{}, false
 }
 
-// heldFor reports whether write c waits for its turn: its writer's next
-// commit in the recording, from the i-th, is c's.
+// nextWrite returns the next commit of controller actor in the
+// recording, from the i-th.
+func (r *run) nextWrite(actor string, i int) (recordedWrite, bool) {
+	for _, w := range r.writers[min(i, len(r.writers)):] {
+		if w.writer == actor {
+			return w, true
+		}
+	}
+	return recordedWrite{}, false
+}
+
+// heldFor reports whether write c waits for its turn: the recording
+// has a commit of its writer to its target from the i-th on. A write the
+// recording does not have commits nothing (a Modify that leaves its
+// output as it is), or the replay departed from the recording.
 func (r *run) heldFor(c candidate, i int) bool {
 	for _, w := range r.writers[min(i, len(r.writers)):] {
-		if w.writer == c.actor || w.writer == "" && w.ptr == c.target {
-			return w.ptr == c.target
+		if w.ptr == c.target && (w.writer == c.actor || w.writer == "") {
+			return true
 		}
 	}
 	return false
 }
 
 // unheld leaves out of cands the writes that wait for their turn in the
-// recording (heldFor), unless nothing else is left.
+// recording (heldFor) and the passes whose next commit in the recording
+// read a state the run is not at yet, unless nothing else is left.
 func (r *run) unheld(cands []candidate) []candidate {
 	if !r.matching() {
 		return cands
 	}
 	r.mu.Lock()
-	i := r.controllerCommits
+	i, pos := r.controllerCommits, r.allCommits
 	r.mu.Unlock()
-	out := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool { return c.write && r.heldFor(c, i) })
+	out := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool {
+		if c.pass {
+			w, ok := r.nextWrite(c.actor, i)
+			return ok && w.read > pos
+		}
+		return c.write && r.heldFor(c, i)
+	})
 	if len(out) == 0 {
 		return cands
 	}
@@ -255,18 +297,32 @@ func (r *run) unheld(cands []candidate) []candidate {
 }
 
 // recordedWrite is a controller's commit of a recording: its writer (""
-// for a change of finalizers alone) and what it wrote.
+// for a change of finalizers alone, unless the recording names its
+// holder), what it wrote, and where its pass read the state: after how
+// many of the recording's commits (outside writers' and controllers'),
+// -1 when the recording does not say.
 type recordedWrite struct {
 	writer string
 	ptr    resource.PointerKey
+	read   int
 }
 
 // recordedWriters lists a recording's controllers' commits, in order.
 func recordedWriters(rec *recording.Recording) []recordedWrite {
+	var revs []uint64 // of the commits, in order
+	for _, c := range rec.Changes {
+		if c.By != recording.ByWorld {
+			revs = append(revs, c.Revision)
+		}
+	}
 	var out []recordedWrite
 	for _, c := range rec.Changes {
 		if c.By == recording.ByController {
-			out = append(out, recordedWrite{writer: c.Writer, ptr: c.Pointer})
+			w := recordedWrite{writer: c.Writer, ptr: c.Pointer, read: -1}
+			if c.Read != 0 {
+				w.read, _ = slices.BinarySearch(revs, c.Read+1)
+			}
+			out = append(out, w)
 		}
 	}
 	return out
@@ -310,6 +366,7 @@ func (r *run) noteCommitLocked(ptr resource.Pointer, prev, res resource.Resource
 		c.writer = r.actor
 	}
 	r.commits[key] = append(r.commits[key], c)
+	r.allCommits++
 	if !r.outside {
 		r.noteOrderLocked(key)
 		r.controllerCommits++

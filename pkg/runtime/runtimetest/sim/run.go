@@ -47,6 +47,9 @@ type candidate struct {
 	// the run that reproduces a recording), target is what it writes.
 	write  bool
 	target resource.PointerKey
+	// pass is set for a Controller's pass or a QController's item
+	// waiting at its gate.
+	pass bool
 }
 
 // plan is what determines a run: the seed (the workload, and when
@@ -134,6 +137,9 @@ type run struct {
 	// controllers' commits' writers, in order.
 	controllerCommits int
 	writers           []recordedWrite
+	// allCommits counts every commit of the run (outside writers' too),
+	// when matching a recording.
+	allCommits int
 	// departed says where a controller's commit first departed from the
 	// recording's order (noteOrderLocked); empty before.
 	departed string

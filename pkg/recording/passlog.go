@@ -1,0 +1,111 @@
+package recording
+
+import (
+	"hash/maphash"
+	"sync"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime"
+)
+
+// passLogSize is how many controllers' commits the pass log holds the
+// read revision of (rule RC9): the newest ones.
+const passLogSize = 8192
+
+// passLog holds, for the newest controllers' commits a tapped Runtime
+// told of (runtime.CommitTap), the revision the pass that made each had
+// read: a ring of pointer-free entries, written on the controllers'
+// goroutines under its own lock (never the recorder's).
+type passLog struct {
+	mu   sync.Mutex
+	seed maphash.Seed
+	ring []passEntry // allocated at the first commit
+	next int
+}
+
+// passEntry is one commit: its resource's hash, its version, what its
+// pass read.
+type passEntry struct{ key, version, read uint64 }
+
+func newPassLog() *passLog { return &passLog{seed: maphash.MakeSeed()} }
+
+func (l *passLog) hash(ptr resource.PointerKey) uint64 { return maphash.Comparable(l.seed, ptr) }
+
+// add notes that a commit of ptr at version was made by a pass that had
+// read the state at revision read (0: unknown, not kept).
+func (l *passLog) add(ptr resource.PointerKey, version, read uint64) {
+	if read == 0 {
+		return
+	}
+	h := l.hash(ptr)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ring == nil {
+		l.ring = make([]passEntry, passLogSize)
+	}
+	l.ring[l.next] = passEntry{key: h, version: version, read: read}
+	l.next = (l.next + 1) % len(l.ring)
+}
+
+// passReads are the read revisions of the commits a pass log holds, by
+// resource hash and version (several: a resource destroyed and created
+// again starts its versions over).
+type passReads struct {
+	l *passLog
+	m map[[2]uint64][]uint64
+}
+
+// reads returns what the log holds now.
+func (l *passLog) reads() passReads {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := make(map[[2]uint64][]uint64, len(l.ring))
+	for _, e := range l.ring {
+		if e.read != 0 {
+			k := [2]uint64{e.key, e.version}
+			m[k] = append(m[k], e.read)
+		}
+	}
+	return passReads{l: l, m: m}
+}
+
+// of returns the read revision of the commit of ptr at version, made at
+// revision rev: the newest the log holds before rev (a pass reads before
+// it commits), 0 when it holds none.
+func (r passReads) of(ptr resource.PointerKey, version, rev uint64) uint64 {
+	if len(r.m) == 0 {
+		return 0
+	}
+	var best uint64
+	for _, read := range r.m[[2]uint64{r.l.hash(ptr), version}] {
+		if read < rev && read > best {
+			best = read
+		}
+	}
+	return best
+}
+
+// Committed implements runtime.CommitTap: a controller of the recorded
+// Runtime committed ptr at version, its pass having read the state at
+// revision read.
+func (l *passLog) Committed(_ string, ptr resource.PointerKey, version, read uint64) {
+	l.add(ptr, version, read)
+}
+
+// commitTapper is a Runtime whose controllers' commits a recorder can
+// tap (*runtime.Runtime).
+type commitTapper interface {
+	TapCommits(t runtime.CommitTap) (func(), error)
+}
+
+// tapCommits taps the recorded Runtime's commits into the pass log (rule
+// RC9), when it can be tapped: remove ends it.
+func (r *Recorder) tapCommits() (remove func(), err error) {
+	rt, ok := r.cfg.rt.(commitTapper)
+	if !ok {
+		return func() {}, nil
+	}
+	return rt.TapCommits(r.passes)
+}
+
+var _ runtime.CommitTap = (*passLog)(nil)
