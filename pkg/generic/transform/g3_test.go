@@ -55,18 +55,23 @@ func TestG3_APassReadsOnlyTheInputsThatChanged(t *testing.T) {
 type unresumable struct{ state.State }
 
 // TestG3_ARelistMakesTheNextPassAFullOne: after a re-list of the input
-// kind, the next pass lists every input.
+// kind — one that lists the kind again (a state that cannot resume its
+// watches) or one that waits for the resumed watch — the next pass lists
+// every input.
 func TestG3_ARelistMakesTheNextPassAFullOne(t *testing.T) {
-	st := unresumable{newState()}
-	runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
-	ctrl := fixture.CountReads(aToB("AtoB"), kindA)
-	env := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
-	runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](4)))
-	lists, _ := ctrl.Counts()
+	for name, st := range map[string]state.State{"lists": unresumable{newState()}, "resumes": newState()} {
+		t.Run(name, func(t *testing.T) {
+			runtimetest.Create(t, st, newA("a1", 1), newA("a2", 2))
+			ctrl := fixture.CountReads(aToB("AtoB"), kindA)
+			env := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+			runtimetest.AssertResource(t, st, "a2", runtimetest.Holds(fixture.RunningN[*B](4)))
+			lists, _ := ctrl.Counts()
 
-	require.NoError(t, env.Runtime.Relist(context.Background(), kindA))
-	fixture.SetN[*A](t, st, ptrA("a1"), 5) // a wake-up after the re-list
-	runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](10)))
-	after, _ := ctrl.Counts()
-	assert.Greater(t, after, lists, "the pass after a re-list lists the inputs")
+			require.NoError(t, env.Runtime.Relist(context.Background(), kindA))
+			fixture.SetN[*A](t, st, ptrA("a1"), 5) // a wake-up after the re-list
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](10)))
+			after, _ := ctrl.Counts()
+			assert.Greater(t, after, lists, "the pass after a re-list lists the inputs")
+		})
+	}
 }
