@@ -330,19 +330,7 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 		m = modifyCalls.Get().(*modifyCall)
 		m.fn, apply = fn, m.apply
 	}
-	if op == opModify {
-		// A controller's fn keeps nothing it is handed (controller.Writer):
-		// the resource it changed may be stored as is, no copy of it (see
-		// givingModifier), and it is not handed back. Its metadata, read
-		// only, is the stored resource's after the write.
-		if g, ok := a.st.(givingModifier); ok {
-			err = g.ModifyGiven(ctx, emptyResource, apply, stOpts...)
-		} else {
-			err = a.st.Modify(ctx, emptyResource, apply, stOpts...)
-		}
-	} else {
-		res, err = a.st.ModifyWithResult(ctx, emptyResource, apply, stOpts...)
-	}
+	res, err = a.callModify(ctx, op, emptyResource, apply, stOpts)
 	var handed resource.Resource
 	if m != nil {
 		seen, handed = m.seen, m.res
@@ -366,6 +354,21 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 	}
 	a.written(ctx, md)
 	return res, nil
+}
+
+// callModify makes the state's write of modify. A controller's fn keeps
+// nothing it is handed (controller.Writer): for op Modify the resource it
+// changed may be stored as is, no copy of it (see givingModifier), and it
+// is not handed back (res is nil); its metadata, read only, is the stored
+// resource's after the write.
+func (a *Adapter) callModify(ctx context.Context, op string, emptyResource resource.Resource, apply func(resource.Resource) error, stOpts []state.UpdateOption) (resource.Resource, error) {
+	if op != opModify {
+		return a.st.ModifyWithResult(ctx, emptyResource, apply, stOpts...)
+	}
+	if g, ok := a.st.(givingModifier); ok {
+		return nil, g.ModifyGiven(ctx, emptyResource, apply, stOpts...)
+	}
+	return nil, a.st.Modify(ctx, emptyResource, apply, stOpts...)
 }
 
 // modifyCall wraps the function of one Modify to note the version of the
