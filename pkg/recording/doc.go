@@ -8,6 +8,7 @@
 //	reg := codec.NewRegistry() // the daemon's resource types
 //	rec, err := recording.New(st, reg, recording.WithRuntime(rt),
 //		recording.WithKeep("/var/lib/agent/recordings", 4))
+//	err = rec.Attach(ctx)            // before rt.Run: from its first listing on
 //	go rec.Run(ctx)                  // beside rt.Run(ctx)
 //	...
 //	r, err := rec.Take()             // the window now
@@ -99,6 +100,14 @@
 //     the controllers' goroutines under a lock of its own; a change it
 //     no longer holds has Read 0 (unknown). One recorder at a time taps
 //     a Runtime's commits.
+//
+//   - RC10. A recorder attached to a Runtime before it runs
+//     ([Recorder.Attach]) starts its first window at the Runtime's first
+//     listing of the kinds it watches (and its own list of the others,
+//     made at Attach): every change after that listing — a controller's
+//     first pass included — is a change of the recording, none is folded
+//     into its starting state because the recorder's Run started later.
+//     Its later windows (after a watch ended) start as RC8's.
 //
 // A type is sensitive when its definition says so (package definition,
 // filled by the codec registry) or WithSensitive names it.

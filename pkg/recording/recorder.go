@@ -47,6 +47,10 @@ type Recorder struct {
 	waiting     int
 	kinds       []Kind
 	controllers map[string]bool
+	// attached is what Attach set up, until a session takes it;
+	// attachedKinds the kinds it was set up for.
+	attached      *source
+	attachedKinds []Kind
 }
 
 // New returns a recorder of st; reg encodes the recorded resources (every
@@ -168,33 +172,21 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 	if err != nil {
 		return err
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	tap, err := r.tapRuntime(wctx, kinds)
-	if err != nil {
-		return err
-	}
-	defer tap.remove()
-	ch := make(chan state.Event, 256)
-	for _, k := range kinds {
-		if tap.kinds[resource.KindOf(resource.NewKind(k.Namespace, k.Type))] {
-			continue
-		}
-		if err := r.st.WatchKind(wctx, resource.NewKind(k.Namespace, k.Type), ch); err != nil {
-			return fmt.Errorf("watch %s: %w", k.Type, err)
+	src := r.attachedFor(kinds)
+	if src == nil {
+		if src, err = r.openSource(ctx, kinds, nil); err != nil {
+			return err
 		}
 	}
-	start, err := r.list(ctx, kinds)
-	if err != nil {
-		return err
-	}
+	defer src.close()
+	start, tap := src.start, src.tap
 	r.begin(&start, kinds, controllers, tap)
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case ev := <-ch:
-			if err := r.handle(&ev, &start); err != nil {
+		case evs := <-src.ch:
+			if err := r.handle(evs, &start, tap); err != nil {
 				return err
 			}
 		case <-tap.lost:
@@ -205,6 +197,58 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 			}
 		}
 	}
+}
+
+// source is where a session's changes come from: the tap of the
+// Runtime's watches, the recorder's own watches of the other kinds (ch),
+// and the state it listed (start; without the kinds the Runtime lists for
+// a tap set before it ran).
+type source struct {
+	tap    *tapSink
+	ch     chan []state.Event
+	start  startState
+	cancel context.CancelFunc
+}
+
+// close removes the tap and ends the own watches.
+func (s *source) close() {
+	s.tap.remove()
+	s.cancel()
+}
+
+// openSource taps the Runtime (with attach, the tap set before it ran),
+// watches the kinds it does not tap (with attach, every kind: rule RC9),
+// then lists them.
+func (r *Recorder) openSource(ctx context.Context, kinds []Kind, attach *tapSink) (*source, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	src := &source{tap: attach, ch: make(chan []state.Event, 16), cancel: cancel}
+	var err error
+	if src.tap == nil {
+		if src.tap, err = r.tapRuntime(wctx, kinds); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	for _, k := range kinds {
+		kind := resource.NewKind(k.Namespace, k.Type)
+		h := src.tap.handovers[resource.KindOf(kind)]
+		if src.tap.kinds[resource.KindOf(kind)] && h == nil {
+			continue
+		}
+		kctx := wctx
+		if h != nil {
+			kctx, h.stop = context.WithCancel(wctx)
+		}
+		if err := r.st.WatchKindAggregated(kctx, kind, src.ch); err != nil {
+			src.close()
+			return nil, fmt.Errorf("watch %s: %w", k.Type, err)
+		}
+	}
+	if src.start, err = r.list(ctx, kinds); err != nil {
+		src.close()
+		return nil, err
+	}
+	return src, nil
 }
 
 // begin starts the window from the listed state: the tap's changes that
@@ -243,43 +287,58 @@ func (r *Recorder) list(ctx context.Context, kinds []Kind) (startState, error) {
 		if err != nil {
 			return s, fmt.Errorf("list %s: %w", resource.KindString(kind), err)
 		}
-		s.kindRev[resource.KindOf(kind)], s.rev = rev, max(s.rev, rev)
-		for _, res := range l.Items {
-			key := resource.PointerOf(res.Metadata())
-			s.base = append(s.base, res)
-			if rev == 0 {
-				s.listed[key] = res.Metadata().Version().Value()
-			}
-		}
+		s.add(resource.KindOf(kind), l.Items, rev)
 	}
 	return s, nil
 }
 
-// handle adds one watch event to the window: a change the lists already
-// hold is skipped, one between a kind's list and the newest list goes
-// into the starting state (window.add), any other is a change.
-func (r *Recorder) handle(ev *state.Event, start *startState) error {
-	if ev.Type == state.Errored {
-		return fmt.Errorf("watch failed: %w", ev.Error)
+// add adds a kind's listed resources and the revision of its list.
+func (s *startState) add(kind resource.KindKey, rs []resource.Resource, rev uint64) {
+	s.kindRev[kind], s.rev = rev, max(s.rev, rev)
+	for _, res := range rs {
+		s.base = append(s.base, res)
+		if rev == 0 {
+			s.listed[resource.PointerOf(res.Metadata())] = res.Metadata().Version().Value()
+		}
+	}
+}
+
+// handle adds a batch of watch events to the window: a change the lists
+// already hold is skipped, one between a kind's list and the newest list
+// goes into the starting state (window.add), any other is a change.
+func (r *Recorder) handle(evs []state.Event, start *startState, tap *tapSink) error {
+	for i := range evs {
+		if evs[i].Type == state.Errored {
+			return fmt.Errorf("watch failed: %w", evs[i].Error)
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.handleLocked(ev, start)
+	if h := tap.handoverOf(evs); h != nil {
+		tap.ownLocked(h, evs, start)
+		return nil
+	}
+	r.handleLocked(evs, start)
 	return nil
 }
 
-// handleLocked is handle with r.mu held, of an event that is a change.
-func (r *Recorder) handleLocked(ev *state.Event, start *startState) {
-	e, ok := classify(ev, r.controllers)
-	if !ok || start.listedAlready(ev) {
-		return
+// handleLocked is handle with r.mu held, of events that are changes (or
+// markers, skipped). The batch's changes share one time of arrival.
+func (r *Recorder) handleLocked(evs []state.Event, start *startState) {
+	now := time.Now()
+	for i := range evs {
+		ev := &evs[i]
+		e, ok := classify(ev, r.controllers)
+		if !ok || start.listedAlready(ev) {
+			continue
+		}
+		e.at = now
+		e.size = entryOverhead
+		if e.by != ByController {
+			e.size = r.sizes.size(e.res)
+		}
+		r.win.add(e)
 	}
-	e.at = time.Now()
-	e.size = entryOverhead
-	if e.by != ByController {
-		e.size = r.sizes.size(e.res)
-	}
-	r.win.add(e)
 	if r.waiting > 0 {
 		close(r.progress)
 		r.progress = make(chan struct{})

@@ -36,30 +36,39 @@ type tapSink struct {
 	lostOnce sync.Once
 	lostKind string
 	remove   func()
+	// handovers are the kinds' passages from the own watches to the tap,
+	// for a tap set before the Runtime ran (Attach; nil otherwise; rule
+	// RC9). The map is set before the tap, its values protected by r.mu.
+	handovers map[resource.KindKey]*handover
+}
+
+func newTapSink(r *Recorder) *tapSink {
+	return &tapSink{r: r, kinds: map[resource.KindKey]bool{}, lost: make(chan struct{}), remove: func() {}}
+}
+
+// resolveLocked notes the kinds the Runtime taps; r.mu is held.
+func (s *tapSink) resolveLocked(tapped []resource.KindKey) {
+	for _, k := range tapped {
+		s.kinds[k] = true
+	}
+	s.resolved = true
 }
 
 // tapRuntime taps the Runtime's watches of the kinds it watches, when the
 // recorder records a Runtime that can be tapped; otherwise the sink taps
 // nothing (every kind gets a watch of the recorder's own).
 func (r *Recorder) tapRuntime(ctx context.Context, kinds []Kind) (*tapSink, error) {
-	s := &tapSink{r: r, kinds: map[resource.KindKey]bool{}, lost: make(chan struct{}), remove: func() {}}
+	s := newTapSink(r)
 	rt, ok := r.cfg.rt.(changeTapper)
 	if !ok || r.cfg.ownWatches {
 		return s, nil
 	}
-	keys := make([]resource.KindKey, 0, len(kinds))
-	for _, k := range kinds {
-		keys = append(keys, resource.KindOf(resource.NewKind(k.Namespace, k.Type)))
-	}
-	tapped, remove, err := rt.TapChanges(ctx, s, keys)
+	tapped, remove, err := rt.TapChanges(ctx, s, kindKeys(kinds))
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
-	for _, k := range tapped {
-		s.kinds[k] = true
-	}
-	s.resolved = true
+	s.resolveLocked(tapped)
 	r.mu.Unlock()
 	s.remove = remove
 	return s, nil
@@ -74,13 +83,19 @@ func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
 	if s.resolved && !s.kinds[kind] {
 		return
 	}
+	if h := s.handovers[kind]; h != nil {
+		if !h.done {
+			h.held = append(h.held, events...)
+		} else {
+			s.tappedLocked(h, events, s.start)
+		}
+		return
+	}
 	if s.start == nil {
 		s.pending = append(s.pending, events...)
 		return
 	}
-	for i := range events {
-		s.r.handleLocked(&events[i], s.start)
-	}
+	s.r.handleLocked(events, s.start)
 }
 
 // Lost implements runtime.ChangeTap.
@@ -101,10 +116,12 @@ func (s *tapSink) Lost(kind resource.KindKey) {
 // they come; r.mu is held.
 func (s *tapSink) liveLocked(start *startState) {
 	s.start = start
-	for i := range s.pending {
-		if s.kinds[resource.KindOf(s.pending[i].Resource.Metadata())] {
-			s.r.handleLocked(&s.pending[i], start)
+	pending := s.pending[:0]
+	for _, ev := range s.pending {
+		if ev.Resource != nil && s.kinds[resource.KindOf(ev.Resource.Metadata())] {
+			pending = append(pending, ev)
 		}
 	}
+	s.r.handleLocked(pending, start)
 	s.pending = nil
 }

@@ -18,19 +18,37 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// watchCounting is a state that notes the kinds watched with WatchKind
-// (the recorder's own watches; the Runtime's are aggregated).
+// watchCounting is a state that notes the kinds watched (once counting
+// is on: the recorders' watches, not the Runtime's).
 type watchCounting struct {
 	state.State
-	mu      sync.Mutex
-	watched []string
+	mu       sync.Mutex
+	counting bool
+	watched  []string
+}
+
+func (s *watchCounting) count(k resource.Kind) {
+	s.mu.Lock()
+	if s.counting {
+		s.watched = append(s.watched, k.Type())
+	}
+	s.mu.Unlock()
+}
+
+func (s *watchCounting) start() {
+	s.mu.Lock()
+	s.counting = true
+	s.mu.Unlock()
 }
 
 func (s *watchCounting) WatchKind(ctx context.Context, k resource.Kind, ch chan<- state.Event, opts ...state.WatchKindOption) error {
-	s.mu.Lock()
-	s.watched = append(s.watched, k.Type())
-	s.mu.Unlock()
+	s.count(k)
 	return s.State.WatchKind(ctx, k, ch, opts...)
+}
+
+func (s *watchCounting) WatchKindAggregated(ctx context.Context, k resource.Kind, ch chan<- []state.Event, opts ...state.WatchKindOption) error {
+	s.count(k)
+	return s.State.WatchKindAggregated(ctx, k, ch, opts...)
 }
 
 func (s *watchCounting) kinds() []string {
@@ -63,6 +81,7 @@ func TestRC8_TheRuntimesWatchesAreTapped(t *testing.T) {
 		_, err := st.Get(ctx, resource.NewPointer(ns, echoKind.Type(), "x"))
 		return err == nil
 	})
+	st.start()
 	tapped, err := recording.New(st, registry(t), recording.WithRuntime(rt))
 	require.NoError(t, err)
 	started(t, tapped)

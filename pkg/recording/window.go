@@ -92,11 +92,10 @@ func (c *checkpoint) holds(rev, seq uint64) bool {
 // compareEntries when a recording is taken). When last is older than half
 // the window's age, or half its bytes came in since last, a new
 // checkpoint is taken: last becomes prev, and the changes before it
-// leave. Resources are slots of one table (keys, slots), so that the
+// leave. Resources are slots of one table (slots), so that the
 // state now and each checkpoint are slices.
 type window struct {
-	keys   []resource.PointerKey
-	slots  map[resource.PointerKey]uint32
+	slots  slotTable
 	cur    []resource.Resource
 	curRev uint64
 	names  []string
@@ -119,16 +118,16 @@ type window struct {
 }
 
 func newWindow(maxAge time.Duration, maxBytes int64) *window {
-	return &window{slots: map[resource.PointerKey]uint32{}, marks: map[*checkpoint]struct{}{}, maxAge: maxAge, maxBytes: maxBytes}
+	return &window{marks: map[*checkpoint]struct{}{}, maxAge: maxAge, maxBytes: maxBytes}
 }
 
 // reset starts the window over from the state of the resources rs, as of
 // at and rev.
 func (w *window) reset(rs []resource.Resource, at time.Time, rev uint64) {
-	w.keys, w.cur, w.names, w.extras = w.keys[:0], w.cur[:0], w.names[:0], w.extras[:0]
-	clear(w.slots)
+	w.cur, w.names, w.extras = w.cur[:0], w.names[:0], w.extras[:0]
+	w.slots.reset()
 	for _, r := range rs {
-		w.cur[w.slot(resource.PointerOf(r.Metadata()))] = r
+		w.cur[w.slot(r.Metadata())] = r
 	}
 	w.curRev = rev
 	w.gen++
@@ -139,15 +138,12 @@ func (w *window) reset(rs []resource.Resource, at time.Time, rev uint64) {
 	clear(w.marks)
 }
 
-// slot returns the slot of key, adding it.
-func (w *window) slot(key resource.PointerKey) uint32 {
-	if s, ok := w.slots[key]; ok {
-		return s
+// slot returns the slot of the resource md names, adding it.
+func (w *window) slot(md *resource.Metadata) uint32 {
+	s, added := w.slots.lookup(md)
+	if added {
+		w.cur = append(w.cur, nil)
 	}
-	s := uint32(len(w.keys))
-	w.keys = append(w.keys, key)
-	w.cur = append(w.cur, nil)
-	w.slots[key] = s
 	return s
 }
 
@@ -164,7 +160,7 @@ func (w *window) add(c change) {
 	w.seq++
 	if c.res != nil {
 		md := c.res.Metadata()
-		e.slot, e.ver = w.slot(resource.PointerOf(md)), md.Version().Value()
+		e.slot, e.ver = w.slot(md), md.Version().Value()
 		now := c.res
 		if c.op == OpDestroy {
 			now = nil
@@ -256,7 +252,7 @@ func (w *window) roll(now time.Time) {
 // are most of them: a daemon whose resources come and go keeps a table
 // the size of what it holds.
 func (w *window) compactSlots() {
-	used := make([]bool, len(w.keys))
+	used := make([]bool, w.slots.len())
 	live := 0
 	use := func(s uint32) {
 		if !used[s] {
@@ -276,22 +272,12 @@ func (w *window) compactSlots() {
 			use(e.slot)
 		}
 	}
-	if len(w.keys) < 4096 || 2*live > len(w.keys) {
+	if w.slots.len() < 4096 || 2*live > w.slots.len() {
 		return
 	}
-	remap := make([]uint32, len(w.keys))
-	keys := make([]resource.PointerKey, 0, live)
-	clear(w.slots)
-	for s, u := range used {
-		if u {
-			remap[s] = uint32(len(keys))
-			w.slots[w.keys[s]] = uint32(len(keys))
-			keys = append(keys, w.keys[s])
-		}
-	}
-	w.keys = keys
+	remap := w.slots.keep(used, live)
 	remapped := func(rs []resource.Resource) []resource.Resource {
-		out := make([]resource.Resource, len(keys))
+		out := make([]resource.Resource, live)
 		for s, r := range rs {
 			if r != nil {
 				out[remap[s]] = r
@@ -375,7 +361,7 @@ func (w *window) view(from *checkpoint) view {
 		}
 		ve := viewEntry{entry: e}
 		if e.by != ByWorld {
-			ve.key = w.keys[e.slot]
+			ve.key = w.slots.key(e.slot)
 		}
 		if e.name > 0 {
 			ve.writer = w.names[e.name-1]

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
@@ -89,8 +90,57 @@ func (r *Runtime) setCommitLogLocked(l adapter.CommitLog) {
 	}
 }
 
+// ListingTap is a ChangeTap that also sees each kind's first listing
+// ([Runtime.AttachChanges]).
+type ListingTap interface {
+	ChangeTap
+	// Listed is called once per kind, on its watch goroutine, before any
+	// of its Changes: with the Created events of every resource of the
+	// Runtime's first listing of the kind and the revision it was listed
+	// at (0 from a state that does not number its changes). The same
+	// terms as Changes apply.
+	Listed(kind resource.KindKey, events []state.Event, rev uint64)
+}
+
+// ErrRunning is returned by AttachChanges once Run was called.
+var ErrRunning = errors.New("runtime: Run was called already (attach before Run)")
+
 // ErrTapped is returned by TapChanges when another tap is set.
 var ErrTapped = route.ErrTapped
+
+// AttachChanges makes t see the Runtime's first listing of each of kinds
+// that the Runtime watches (Listed) and every live change after it
+// (Changes), until remove. It must be called before Run (ErrRunning
+// otherwise) and does not wait: from Run on, t sees every change of those
+// kinds from the state the Runtime first listed, which is where a flight
+// recorder attached before Run starts. It returns the kinds tapped,
+// sorted; one tap at a time (ErrTapped).
+func (r *Runtime) AttachChanges(t ListingTap, kinds []resource.KindKey) (tapped []resource.KindKey, remove func(), err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.phase != phaseIdle {
+		return nil, nil, ErrRunning
+	}
+	tapped = r.watchedOf(kinds)
+	remove, err = r.router.SetTap(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tapped, remove, nil
+}
+
+// watchedOf returns those of kinds the Runtime watches, sorted.
+func (r *Runtime) watchedOf(kinds []resource.KindKey) []resource.KindKey {
+	watched := append(r.db.Snapshot().Keys(), r.caches.Keys()...)
+	var tapped []resource.KindKey
+	for _, k := range kinds {
+		if slices.Contains(watched, k) {
+			tapped = append(tapped, k)
+		}
+	}
+	slices.SortFunc(tapped, resource.KindKey.Compare)
+	return slices.Compact(tapped)
+}
 
 // TapChanges makes t see every live change of the kinds the Runtime
 // watches (its controllers' inputs and its cached kinds), from now until
@@ -101,14 +151,7 @@ var ErrTapped = route.ErrTapped
 // kinds, sorted: t never sees the others. One tap at a time: a second
 // is ErrTapped until the first is removed.
 func (r *Runtime) TapChanges(ctx context.Context, t ChangeTap, kinds []resource.KindKey) (tapped []resource.KindKey, remove func(), err error) {
-	watched := append(r.db.Snapshot().Keys(), r.caches.Keys()...)
-	for _, k := range kinds {
-		if slices.Contains(watched, k) {
-			tapped = append(tapped, k)
-		}
-	}
-	slices.SortFunc(tapped, resource.KindKey.Compare)
-	tapped = slices.Compact(tapped)
+	tapped = r.watchedOf(kinds)
 	remove, err = r.router.SetTap(t)
 	if err != nil {
 		return nil, nil, err

@@ -13,6 +13,7 @@ import (
 func (w *kindWatcher) routeFirstBootstrap() {
 	w.mem.ApplyBatch(w.boot, w.bootMetas, w.rev, true)
 	w.mem.MarkReady()
+	w.tapListed()
 
 	w.bootMu.Lock()
 	w.route(w.boot, w.bootMetas, true)

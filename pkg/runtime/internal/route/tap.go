@@ -24,6 +24,20 @@ type Tap interface {
 	Lost(key resource.KindKey)
 }
 
+// ListingTap is a Tap that also sees each kind's first listing: a tap set
+// before the Runtime runs (Runtime.AttachChanges) sees, for each kind, the
+// resources of the watch's first bootstrap and the revision it was listed
+// at, before any of the kind's live changes.
+type ListingTap interface {
+	Tap
+	// Listed is called on the kind's watch goroutine once, with the
+	// Created events of the kind's first bootstrap (every resource
+	// listed) and its revision (0 from a state that does not number its
+	// changes). It must return promptly and keep neither the slice nor
+	// the events; it may keep their resources, read-only.
+	Listed(key resource.KindKey, events []state.Event, rev uint64)
+}
+
 // ErrTapped is returned by Router.SetTap when a tap is set already.
 var ErrTapped = errors.New("the Runtime's changes are tapped already")
 
@@ -53,6 +67,13 @@ func (r *Router) SetTap(t Tap) (remove func(), err error) {
 func (w *kindWatcher) tapChanges(was phase) {
 	if t := w.tap.load(); t != nil && was != relisting && len(w.out) > 0 {
 		t.Changes(w.key, w.out)
+	}
+}
+
+// tapListed hands the kind's first bootstrap to a ListingTap.
+func (w *kindWatcher) tapListed() {
+	if t, ok := w.tap.load().(ListingTap); ok {
+		t.Listed(w.key, w.boot, w.rev)
 	}
 }
 
