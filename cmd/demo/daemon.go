@@ -109,7 +109,7 @@ func newDaemon(cfg config, out io.Writer) (*daemon, error) {
 		return nil, err
 	}
 	reg := netres.Codec()
-	rec, err = recording.New(st, reg, recording.WithRuntime(engine), recording.WithOwnWatches(), recording.WithSource("resgraph demo"),
+	rec, err = recording.New(st, reg, recording.WithRuntime(engine), recording.WithSource("resgraph demo"),
 		recording.WithReplayCommand(replayCommand), recording.WithKeep(cfg.RecordDir, 0), recording.WithLogger(logger.Named("recorder")))
 	if err != nil {
 		return nil, err
@@ -167,8 +167,12 @@ func (d *daemon) Run(ctx context.Context) error {
 	// The recording starts before the intent is applied (its writes are
 	// the recording's first changes), and the Runtime after it (its first
 	// listing holds the intent: readiness waits for the intent's links).
-	// The Runtime is not running yet, so the recorder watches every kind
-	// itself (recording.WithOwnWatches).
+	// The recorder is attached to the Runtime before it runs
+	// (recording.Recorder.Attach): it hands each kind over to the
+	// Runtime's watches once the Runtime listed it, missing nothing.
+	if err := d.recorder.Attach(gctx); err != nil {
+		return fail(fmt.Errorf("recorder: %w", err))
+	}
 	g.Go(func() error { return d.recorder.Run(gctx) })
 	select {
 	case <-d.recorder.Started():

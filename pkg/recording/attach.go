@@ -3,7 +3,6 @@ package recording
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -31,15 +30,12 @@ type listingTapper interface {
 // otherwise) and before the recorder's Run, which takes over what Attach
 // started (start it right after: the changes are held until then). Its
 // watches end with ctx, or when Run's first window ends. Over a state
-// that does not number its changes it fails with an error matching
-// errors.ErrUnsupported.
+// that does not number its changes (a listing at revision 0) the
+// recorder keeps its own watches and ignores the tap.
 func (r *Recorder) Attach(ctx context.Context) error {
 	rt, ok := r.cfg.rt.(listingTapper)
 	if !ok || r.cfg.ownWatches || r.running.Load() {
 		return ErrNotAttachable
-	}
-	if _, ok := r.st.(state.RevisionReporter); !ok {
-		return fmt.Errorf("recording: Attach: %T does not number its changes: %w", r.st, errors.ErrUnsupported)
 	}
 	kinds, _, err := r.resolve()
 	if err != nil {
@@ -97,6 +93,9 @@ type handover struct {
 	handled uint64
 	held    []state.Event
 	done    bool
+	// own is set when the Runtime listed the kind at revision 0 (the
+	// state does not number its changes): the own watch keeps the kind.
+	own bool
 	// stop ends the own watch of the kind.
 	stop context.CancelFunc
 }
@@ -114,8 +113,8 @@ func (s *tapSink) Listed(kind resource.KindKey, _ []state.Event, rev uint64) {
 	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
 	if h := s.handovers[kind]; h != nil {
-		h.listed, h.rev = true, rev
-		if h.handled > rev {
+		h.listed, h.rev, h.own = true, rev, rev == 0
+		if !h.own && h.handled > rev {
 			h.finishLocked() // the own watch is ahead of the listing
 		}
 	}
@@ -131,7 +130,7 @@ func (s *tapSink) ownLocked(h *handover, evs []state.Event, start *startState) {
 		ev := evs[i : i+1]
 		s.r.handleLocked(ev, start)
 		h.handled = max(h.handled, ev[0].Revision)
-		if h.listed && ev[0].Revision > h.rev {
+		if h.listed && !h.own && ev[0].Revision > h.rev {
 			h.finishLocked()
 			s.tappedLocked(h, h.held, start)
 			h.held = nil

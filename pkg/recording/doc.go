@@ -102,12 +102,18 @@
 //     a Runtime's commits.
 //
 //   - RC10. A recorder attached to a Runtime before it runs
-//     ([Recorder.Attach]) starts its first window at the Runtime's first
-//     listing of the kinds it watches (and its own list of the others,
-//     made at Attach): every change after that listing — a controller's
-//     first pass included — is a change of the recording, none is folded
-//     into its starting state because the recorder's Run started later.
-//     Its later windows (after a watch ended) start as RC8's.
+//     ([Recorder.Attach]) records every change from Attach on: its first
+//     window starts at the state it listed at Attach, and the changes
+//     made before the Runtime runs (a daemon's intent) and the
+//     controllers' first passes are changes of the recording, none is
+//     folded into its starting state. It watches every kind itself until
+//     the Runtime listed it, then hands the kind over to the Runtime's
+//     watch (rule RC8): the Runtime's changes of the kind are held until
+//     its own watch brought a change newer than the Runtime's listing, so
+//     that no change is lost or recorded twice, and its own watch of the
+//     kind ends. Over a state that does not number its changes it keeps
+//     its own watches. Its later windows (after a watch ended) start as
+//     RC8's.
 //
 // A type is sensitive when its definition says so (package definition,
 // filled by the codec registry) or WithSensitive names it.

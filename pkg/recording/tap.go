@@ -76,7 +76,8 @@ func (r *Recorder) tapRuntime(ctx context.Context, kinds []Kind) (*tapSink, erro
 
 // Changes implements runtime.ChangeTap. Until TapChanges returned (not
 // resolved) every change is held: liveLocked drops those of kinds not
-// tapped.
+// tapped. A kind being handed over (Attach, rule RC9) holds them in its
+// handover.
 func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
 	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
@@ -84,9 +85,11 @@ func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
 		return
 	}
 	if h := s.handovers[kind]; h != nil {
-		if !h.done {
+		switch {
+		case h.own:
+		case !h.done:
 			h.held = append(h.held, events...)
-		} else {
+		default:
 			s.tappedLocked(h, events, s.start)
 		}
 		return
