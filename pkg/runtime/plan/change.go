@@ -22,6 +22,10 @@ type Change struct {
 	// Remove are resources to remove: torn down, and destroyed once their
 	// finalizers are gone.
 	Remove []resource.Pointer
+	// sensitive is the sensitivity of the registry ParseChange read the
+	// change with (nil for a Change built otherwise): a plan of it never
+	// prints those types' spec values, WithSensitive or not.
+	sensitive func(resource.Type) bool
 }
 
 // file is a change file's form (YAML, or JSON, which YAML reads too).
@@ -58,7 +62,9 @@ type fileResource struct {
 // the specs, which must be in JSON form (a type whose specs are encoded
 // otherwise cannot be written in a change file). A type reg does not know,
 // a spec that does not decode or a missing ID is an error of the invalid
-// class (state.IsInvalidError) naming the entry.
+// class (state.IsInvalidError) naming the entry. A plan of the change
+// never prints the spec values of the types reg's definitions mark
+// sensitive (rule PL4).
 func ParseChange(r io.Reader, reg *codec.Registry) (Change, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -70,7 +76,7 @@ func ParseChange(r io.Reader, reg *codec.Registry) (Change, error) {
 	if err := dec.Decode(&f); err != nil && err != io.EOF {
 		return Change{}, state.NewInvalidError(nil, "plan: change file: %w", err)
 	}
-	var c Change
+	c := Change{sensitive: reg.Definitions().Sensitive}
 	for i, fr := range f.Set {
 		res, err := fr.resource(reg)
 		if err != nil {

@@ -49,7 +49,9 @@
 //     finalizers, labels, annotations or spec (each spec field by its
 //     JSON path). Drift lists what the daemon changes from the live state
 //     before the change (nothing, for a daemon at its fixed point). A
-//     sensitive type's spec values are not printed.
+//     sensitive type's spec values are never printed: the types
+//     WithSensitive names and, for a change read by [ParseChange], those
+//     its registry's definitions mark sensitive.
 //   - PL5. Each change names the controllers that wrote it (its owner when
 //     the trace has no write of it: a CleanupOutputs) and its causal
 //     chain: its first write, the change that caused the reconcile that

@@ -18,6 +18,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/generic/transform"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/resource/definition"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/runtime/plan"
@@ -38,6 +39,12 @@ type NoteDef struct{}
 
 func (NoteDef) Definition() typed.Definition {
 	return typed.Definition{Type: "Notes.test.resgraph.dev", DefaultNamespace: ns}
+}
+
+// ResourceDefinition marks notes sensitive (package definition): a
+// plan of a change read with a registry of them never prints their specs.
+func (NoteDef) ResourceDefinition() definition.Definition {
+	return definition.Definition{Sensitive: true}
 }
 
 type Note = typed.Resource[NSpec, NoteDef]
@@ -163,6 +170,25 @@ func TestPL4_WhatTheChangeWouldDo(t *testing.T) {
 	var text bytes.Buffer
 	require.NoError(t, p.WriteText(&text))
 	assert.Contains(t, text.String(), "Plan: 2 to create, 2 to update, 2 to destroy, 2 world actions.")
+}
+
+// TestPL4_ASensitiveSpecIsNeverPrinted: a plan of a change read with a
+// registry whose definitions mark notes sensitive prints "(sensitive)"
+// for their spec values, before and after, without WithSensitive; other
+// types' values are printed.
+func TestPL4_ASensitiveSpecIsNeverPrinted(t *testing.T) {
+	st, _ := live(t)
+	reg := codec.NewRegistry()
+	require.NoError(t, codec.Register[NSpec, NoteDef](reg))
+	c, err := plan.ParseChange(strings.NewReader("set: [{type: Notes.test.resgraph.dev, id: a, spec: {n: 424242}}]"), reg)
+	require.NoError(t, err)
+	p, err := plan.Make(context.Background(), st, daemon(), c)
+	require.NoError(t, err)
+	var text bytes.Buffer
+	require.NoError(t, p.WriteText(&text))
+	assert.NotContains(t, text.String(), "424242", "the note's new value")
+	assert.Contains(t, text.String(), "spec.n: (sensitive) → (sensitive)")
+	assert.Contains(t, text.String(), "spec.n: 2 → 424243", "an echo is not sensitive")
 }
 
 // TestPL1_TheLiveStateIsNeverWritten: nothing of the live state changes

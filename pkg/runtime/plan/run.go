@@ -61,6 +61,10 @@ func (r *run) make(ctx context.Context, initial []resource.Resource) (*Plan, err
 // tells the difference.
 func (r *run) plan(ctx context.Context, initial []resource.Resource) (*Plan, error) {
 	p := &Plan{sensitive: r.cfg.sensitive}
+	if by := r.change.sensitive; by != nil {
+		also := r.cfg.sensitive
+		p.sensitive = func(t resource.Type) bool { return by(t) || also != nil && also(t) }
+	}
 	ring := r.rt.Observe().Trace()
 	if why := r.settle(ctx, 0); why != "" {
 		p.Why = "before the change: " + why
