@@ -82,8 +82,9 @@
 // why (after the plan, which shows the loop).
 //
 // CT11. No command prints a sensitive spec unasked (CT3, for get and
-// describe): plan prints "(sensitive)" for its fields' values (the daemon's plan of a
-// change read with its registry, rule PL4), record writes it into the
-// file only (the codec's bytes, its kind marked sensitive, rule RC5) and
-// prints counts; an error never quotes a spec's value.
+// describe): plan prints "(sensitive)" for its fields' values (the
+// daemon's plan of a change read with its registry, rule PL4), record
+// writes it into the file only (the codec's bytes, its kind marked
+// sensitive, rule RC5) and prints counts; an error never quotes a spec's
+// value.
 package cmd
