@@ -9,7 +9,7 @@ import (
 
 // classify turns a watch event into a change: who made it (rule RC2) and
 // what it did. ok is false for an event that is no change (a marker).
-func classify(ev *state.Event, controllers map[string]bool) (e change, ok bool) {
+func classify(ev *state.Event, controllers *owners) (e change, ok bool) {
 	res := ev.Resource
 	if res == nil {
 		return change{}, false
@@ -37,8 +37,8 @@ func classify(ev *state.Event, controllers map[string]bool) (e change, ok bool) 
 	owner := md.Owner()
 	switch {
 	case e.op == OpUpdate && ev.Old != nil && finalizersOnly(ev.Old, res):
-		e.by, e.writer = ByController, finalizerHolder(ev.Old, res, controllers)
-	case owner != "" && controllers[owner]:
+		e.by, e.writer = ByController, finalizerHolder(ev.Old, res, controllers.names)
+	case owner != "" && controllers.is(owner):
 		e.by, e.writer = ByController, owner
 	default:
 		e.by = ByOutside
@@ -81,4 +81,22 @@ func finalizerHolder(a, b resource.Resource, controllers map[string]bool) string
 		return string(diff[0])
 	}
 	return ""
+}
+
+// owners are the controllers' names, with the answer for the last name
+// asked (a batch's changes are mostly one controller's). Used under the
+// recorder's lock.
+type owners struct {
+	names  map[string]bool
+	last   string
+	lastIs bool
+}
+
+func (o *owners) set(names map[string]bool) { *o = owners{names: names} }
+
+func (o *owners) is(name string) bool {
+	if name != o.last || o.last == "" {
+		o.last, o.lastIs = name, o.names[name]
+	}
+	return o.lastIs
 }

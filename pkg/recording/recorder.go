@@ -46,7 +46,7 @@ type Recorder struct {
 	progress    chan struct{}
 	waiting     int
 	kinds       []Kind
-	controllers map[string]bool
+	controllers owners
 	// attached is what Attach set up, until a session takes it;
 	// attachedKinds the kinds it was set up for.
 	attached      *source
@@ -65,7 +65,7 @@ func New(st state.State, reg *codec.Registry, opts ...Option) (*Recorder, error)
 	}
 	c := defaultConfig()
 	opt.Apply(&c, opts)
-	r := &Recorder{st: st, reg: reg, cfg: c, win: newWindow(c.maxAge, c.maxBytes), controllers: map[string]bool{}, started: make(chan struct{}), passes: newPassLog()}
+	r := &Recorder{st: st, reg: reg, cfg: c, win: newWindow(c.maxAge, c.maxBytes), controllers: owners{names: map[string]bool{}}, started: make(chan struct{}), passes: newPassLog()}
 	r.sizes.reg = reg
 	r.keeper.init(r)
 	return r, nil
@@ -258,7 +258,8 @@ func (r *Recorder) begin(start *startState, kinds []Kind, controllers map[string
 	defer r.mu.Unlock()
 	r.win.reset(start.base, time.Now(), start.rev)
 	start.base = nil
-	r.kinds, r.controllers, r.ready = kinds, controllers, true
+	r.kinds, r.ready = kinds, true
+	r.controllers.set(controllers)
 	if r.progress != nil {
 		close(r.progress)
 	}
@@ -275,6 +276,10 @@ type startState struct {
 	rev     uint64
 	kindRev map[resource.KindKey]uint64
 	listed  map[resource.PointerKey]uint64
+	// lastKind's revision in kindRev is lastRev (when lastOK).
+	lastKind resource.KindKey
+	lastRev  uint64
+	lastOK   bool
 }
 
 // list lists every kind (shared snapshots, no copy) with its revision.
@@ -294,7 +299,7 @@ func (r *Recorder) list(ctx context.Context, kinds []Kind) (startState, error) {
 
 // add adds a kind's listed resources and the revision of its list.
 func (s *startState) add(kind resource.KindKey, rs []resource.Resource, rev uint64) {
-	s.kindRev[kind], s.rev = rev, max(s.rev, rev)
+	s.kindRev[kind], s.rev, s.lastOK = rev, max(s.rev, rev), false
 	for _, res := range rs {
 		s.base = append(s.base, res)
 		if rev == 0 {
@@ -328,7 +333,7 @@ func (r *Recorder) handleLocked(evs []state.Event, start *startState) {
 	now := time.Now()
 	for i := range evs {
 		ev := &evs[i]
-		e, ok := classify(ev, r.controllers)
+		e, ok := classify(ev, &r.controllers)
 		if !ok || start.listedAlready(ev) {
 			continue
 		}
@@ -349,7 +354,11 @@ func (r *Recorder) handleLocked(evs []state.Event, start *startState) {
 func (s *startState) listedAlready(ev *state.Event) bool {
 	md := ev.Resource.Metadata()
 	if ev.Revision != 0 {
-		return ev.Revision <= s.kindRev[resource.KindOf(md)]
+		if !s.lastOK || md.Type() != s.lastKind.Type() || md.Namespace() != s.lastKind.Namespace() {
+			s.lastKind = resource.KindOf(md)
+			s.lastRev, s.lastOK = s.kindRev[s.lastKind], true
+		}
+		return ev.Revision <= s.lastRev
 	}
 	key := resource.PointerOf(md)
 	v, ok := s.listed[key]
@@ -378,7 +387,7 @@ func (r *Recorder) tick(now time.Time, kinds []Kind) error {
 		return errKindsChanged
 	}
 	r.mu.Lock()
-	r.controllers = controllers
+	r.controllers.set(controllers)
 	r.mu.Unlock()
 	return nil
 }

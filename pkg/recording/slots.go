@@ -5,9 +5,10 @@ import "github.com/resgraph/resgraph/pkg/resource"
 // slotTable numbers the resources a window holds (its slots): per kind, a
 // map of IDs, so that finding a change's slot hashes its ID only, and
 // the kind of the previous lookup is kept (a batch of changes is of one
-// kind). It is used under the recorder's lock.
+// kind). A slot's pointer is found from the maps when a recording is
+// taken (keys). It is used under the recorder's lock.
 type slotTable struct {
-	keys  []resource.PointerKey
+	n     uint32
 	kinds map[resource.KindKey]map[resource.ID]uint32
 	// lastKind's IDs are last (nil before the first lookup).
 	lastKind resource.KindKey
@@ -15,23 +16,31 @@ type slotTable struct {
 }
 
 // len returns the number of slots.
-func (t *slotTable) len() int { return len(t.keys) }
+func (t *slotTable) len() int { return int(t.n) }
 
-// key returns the pointer of slot s.
-func (t *slotTable) key(s uint32) resource.PointerKey { return t.keys[s] }
+// keys returns each slot's pointer.
+func (t *slotTable) keys() []resource.PointerKey {
+	out := make([]resource.PointerKey, t.n)
+	for k, ids := range t.kinds {
+		for id, s := range ids {
+			out[s] = resource.PointerOf(resource.NewPointer(k.Namespace(), k.Type(), id))
+		}
+	}
+	return out
+}
 
 // lookup returns the slot of the resource md names, adding it (added).
 func (t *slotTable) lookup(md *resource.Metadata) (s uint32, added bool) {
-	k := resource.KindOf(md)
-	if t.last == nil || k != t.lastKind {
+	if t.last == nil || md.Type() != t.lastKind.Type() || md.Namespace() != t.lastKind.Namespace() {
+		k := resource.KindOf(md)
 		t.lastKind, t.last = k, t.ids(k)
 	}
 	id := md.ID()
 	if s, ok := t.last[id]; ok {
 		return s, false
 	}
-	s = uint32(len(t.keys))
-	t.keys = append(t.keys, resource.PointerOf(md))
+	s = t.n
+	t.n++
 	t.last[id] = s
 	return s, true
 }
@@ -50,25 +59,30 @@ func (t *slotTable) ids(k resource.KindKey) map[resource.ID]uint32 {
 
 // reset drops every slot.
 func (t *slotTable) reset() {
-	t.keys = t.keys[:0]
+	t.n = 0
 	clear(t.kinds)
 	t.last = nil
 }
 
-// keep keeps the slots used says are used, renumbered in order, and
-// returns each old slot's new number.
-func (t *slotTable) keep(used []bool, live int) []uint32 {
-	remap := make([]uint32, len(t.keys))
-	keys := make([]resource.PointerKey, 0, live)
-	clear(t.kinds)
-	t.last = nil
-	for s, u := range used {
-		if u {
-			remap[s] = uint32(len(keys))
-			t.ids(t.keys[s].Kind())[t.keys[s].ID()] = uint32(len(keys))
-			keys = append(keys, t.keys[s])
+// keep keeps the slots used says are used, renumbered, and returns each
+// old slot's new number.
+func (t *slotTable) keep(used []bool) []uint32 {
+	remap := make([]uint32, t.n)
+	var n uint32
+	for k, ids := range t.kinds {
+		for id, s := range ids {
+			if !used[s] {
+				delete(ids, id)
+				continue
+			}
+			remap[s] = n
+			ids[id] = n
+			n++
+		}
+		if len(ids) == 0 {
+			delete(t.kinds, k)
 		}
 	}
-	t.keys = keys
+	t.n, t.last = n, nil
 	return remap
 }

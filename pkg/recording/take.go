@@ -67,7 +67,7 @@ func (r *Recorder) take(reason string, from *checkpoint) (*Recording, error) {
 	now := time.Now()
 	v := r.win.view(from)
 	kinds := slices.Clone(r.kinds)
-	controllers := slices.Sorted(maps.Keys(r.controllers))
+	controllers := slices.Sorted(maps.Keys(r.controllers.names))
 	r.mu.Unlock()
 	reads := r.passes.reads()
 	rec := &Recording{

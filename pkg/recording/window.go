@@ -275,7 +275,7 @@ func (w *window) compactSlots() {
 	if w.slots.len() < 4096 || 2*live > w.slots.len() {
 		return
 	}
-	remap := w.slots.keep(used, live)
+	remap := w.slots.keep(used)
 	remapped := func(rs []resource.Resource) []resource.Resource {
 		out := make([]resource.Resource, live)
 		for s, r := range rs {
@@ -354,6 +354,7 @@ func (w *window) view(from *checkpoint) view {
 		start = *from
 	}
 	v := view{start: start, initial: nonNil(start.res), final: nonNil(w.cur)}
+	keys := w.slots.keys()
 	for i := range w.entries.len() {
 		e := *w.entries.at(i)
 		if start.holds(e.rev, e.seq) {
@@ -361,7 +362,7 @@ func (w *window) view(from *checkpoint) view {
 		}
 		ve := viewEntry{entry: e}
 		if e.by != ByWorld {
-			ve.key = w.slots.key(e.slot)
+			ve.key = keys[e.slot]
 		}
 		if e.name > 0 {
 			ve.writer = w.names[e.name-1]

@@ -79,4 +79,7 @@ func TestRC3_ResourcesThatComeAndGoLeaveNothingBehind(t *testing.T) {
 	assert.Empty(t, v.final)
 	assert.Empty(t, v.initial)
 	assert.NotEmpty(t, v.entries)
+	for _, e := range v.entries {
+		require.Equal(t, resource.PointerOf(e.res.Metadata()), e.key, "a renumbered slot keeps its pointer")
+	}
 }
