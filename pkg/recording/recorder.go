@@ -217,7 +217,7 @@ func (s *source) close() {
 }
 
 // openSource taps the Runtime (with attach, the tap set before it ran),
-// watches the kinds it does not tap (with attach, every kind: rule RC9),
+// watches the kinds it does not tap (with attach, every kind: rule RC10),
 // then lists them.
 func (r *Recorder) openSource(ctx context.Context, kinds []Kind, attach *tapSink) (*source, error) {
 	wctx, cancel := context.WithCancel(ctx)

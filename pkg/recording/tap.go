@@ -38,7 +38,7 @@ type tapSink struct {
 	remove   func()
 	// handovers are the kinds' passages from the own watches to the tap,
 	// for a tap set before the Runtime ran (Attach; nil otherwise; rule
-	// RC9). The map is set before the tap, its values protected by r.mu.
+	// RC10). The map is set before the tap, its values protected by r.mu.
 	handovers map[resource.KindKey]*handover
 }
 
@@ -76,7 +76,7 @@ func (r *Recorder) tapRuntime(ctx context.Context, kinds []Kind) (*tapSink, erro
 
 // Changes implements runtime.ChangeTap. Until TapChanges returned (not
 // resolved) every change is held: liveLocked drops those of kinds not
-// tapped. A kind being handed over (Attach, rule RC9) holds them in its
+// tapped. A kind being handed over (Attach, rule RC10) holds them in its
 // handover.
 func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
 	s.r.mu.Lock()
