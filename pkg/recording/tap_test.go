@@ -120,3 +120,56 @@ func changeLines(r *recording.Recording) []string {
 	}
 	return out
 }
+
+// TestRC9_EachCommitSaysWhatItsPassRead: a recorder of a Runtime keeps,
+// for each commit of its controllers, the revision of the state its
+// pass's first read returned — the Note "x" the echoer read, at the
+// revision of its last outside update, not a later one — and a second
+// recorder of the same Runtime cannot tap its commits (one at a time).
+func TestRC9_EachCommitSaysWhatItsPassRead(t *testing.T) {
+	st := inmem.NewState()
+	rt, err := runtime.New(st, nil)
+	require.NoError(t, err)
+	require.NoError(t, rt.RegisterController(pingPong[*Note, *Echo]{name: "echoer", newO: func() *Echo {
+		return typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{})
+	}}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	rec, err := recording.New(st, registry(t), recording.WithRuntime(rt))
+	require.NoError(t, err)
+	started(t, rec)
+	_, err = rt.TapCommits(tapNothing{})
+	require.ErrorIs(t, err, runtime.ErrTapped, "the recorder taps the Runtime's commits")
+	require.NoError(t, st.Create(ctx, newNote("x", 1)))
+	for n := 2; n <= 5; n++ {
+		eventually(t, "the echoer echoed the note", func() bool {
+			e, err := st.Get(ctx, resource.NewPointer(ns, echoKind.Type(), "x"))
+			return err == nil && e.(*Echo).TypedSpec().N == n
+		})
+		_, err = st.UpdateWithConflicts(ctx, resource.NewPointer(ns, noteKind.Type(), "x"), func(r resource.Resource) error { r.(*Note).TypedSpec().N = n; return nil })
+		require.NoError(t, err)
+	}
+	r := settled(t, rec, st, echoKind, noteKind)
+	var noteAt uint64 // the revision of the last outside change of the note
+	echoes := 0
+	for _, c := range r.Changes {
+		switch {
+		case c.By == recording.ByOutside && c.Pointer.Type() == noteKind.Type():
+			noteAt = c.Revision
+		case c.By == recording.ByController && c.Writer == "echoer":
+			echoes++
+			assert.Equal(t, noteAt, c.Read, "the echo at revision %d was made by a pass that read the note at revision %d", c.Revision, noteAt)
+		}
+	}
+	assert.GreaterOrEqual(t, echoes, 5)
+}
+
+// tapNothing is a runtime.CommitTap that keeps nothing.
+type tapNothing struct{}
+
+func (tapNothing) Committed(string, resource.PointerKey, uint64, uint64) {}

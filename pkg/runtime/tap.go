@@ -48,9 +48,9 @@ type CommitTap interface {
 
 // TapCommits makes t see every commit of the Runtime's controllers
 // (those registered now and later) from its return until remove. While
-// t is set, every read of a controller asks the cache or the state for
-// the revision it reflects (a read that asks for it itself, with
-// state.WithGetRevision or WithListRevision, is not counted). One commit
+// t is set, the first read of each pass of a controller asks the cache or
+// the state for the revision it reflects (a read that asks for it itself,
+// with state.WithGetRevision or WithListRevision, is not counted). One commit
 // tap at a time: a second is ErrTapped until the first is removed.
 func (r *Runtime) TapCommits(t CommitTap) (remove func(), err error) {
 	if t == nil {

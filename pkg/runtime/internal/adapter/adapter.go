@@ -120,7 +120,7 @@ func (a *Adapter) listEnded(kind resource.Kind, opts []state.ListOption, l resou
 // when the kind is cached: a private copy, or with [state.WithReadOnlyGet]
 // the shared snapshot (rule S7).
 func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (r resource.Resource, err error) {
-	if a.logging() {
+	if a.firstRead() {
 		var note func()
 		opts, note = a.getRevision(opts)
 		defer note()
@@ -148,7 +148,7 @@ func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.G
 // type (rule C3), from the cache when the kind is cached: private copies,
 // or with [state.WithReadOnlyList] the shared snapshots (rule S7).
 func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (l resource.List, err error) {
-	if a.logging() {
+	if a.firstRead() {
 		var note func()
 		opts, note = a.listRevision(opts)
 		defer note()

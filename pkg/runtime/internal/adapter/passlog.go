@@ -44,8 +44,10 @@ func (a *Adapter) SetCommitLog(l CommitLog) {
 // them.
 func (a *Adapter) PassStarted() { a.pass.read.Store(0) }
 
-// logging reports whether a CommitLog is set.
-func (a *Adapter) logging() bool { return a.pass.log.Load() != nil }
+// firstRead reports whether a read is to say which revision it reflects:
+// a CommitLog is set and the pass has not read yet (only its first read
+// is noted, so that the others pay nothing).
+func (a *Adapter) firstRead() bool { return a.pass.log.Load() != nil && a.pass.read.Load() == 0 }
 
 // noteRead notes a read that reflected the state at revision rev: the
 // pass's first read that says is where it read the state.
