@@ -14,7 +14,8 @@ import "github.com/resgraph/resgraph/pkg/resource"
 //     delivers exactly the changes after that event, in order (rule S11:
 //     a Destroyed event carries the resource's last version), or fails at
 //     the call with a buffer-overrun error when they are no longer kept;
-//   - it numbers its changes ([RevisionReporter]).
+//   - it numbers its changes ([RevisionReporter]), and every event carries
+//     its revision ([Event].Revision).
 //
 // The Runtime then keeps no per-resource memory of what it routed for the
 // kinds it watches without caching them: a watch that fails is resumed
