@@ -130,6 +130,7 @@ func TestS9_HandOffOnlyWhereItCannotReorder(t *testing.T) {
 	ks.mu.Unlock()
 	require.Equal(t, []*kindWatcher{full, behind, filtered, aggregated}, woken.members)
 	require.Equal(t, rec.seq+1, plain.pos.Load())
+	require.Equal(t, rec.seq+1, plain.released.Load(), "it holds no record: a write may reuse rec")
 	ev := <-chans[plain]
 	require.Equal(t, state.Created, ev.Type)
 	require.Same(t, rec.new, ev.Resource)

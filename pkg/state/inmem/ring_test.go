@@ -55,7 +55,8 @@ func TestS11_AFullHistoryAllocatesNothingPerWrite(t *testing.T) {
 // released position is past it; a watcher that may still be reading it
 // (here one at seq 2 that the ring overwrites: it lost the record to the
 // spill, and its goroutine may still be copying it) keeps it as it was,
-// and the write takes a new record.
+// and the write takes a new record, until the watcher has drained the
+// spill and reads from its new position on.
 func TestS12_ARecordIsReusedOnlyOnceNoKindWatcherCanReadIt(t *testing.T) {
 	c := newCore(withoutMutationDetector(), WithHistoryCapacity(4))
 	ctx := context.Background()
@@ -93,6 +94,12 @@ func TestS12_ARecordIsReusedOnlyOnceNoKindWatcherCanReadIt(t *testing.T) {
 	require.NotSame(t, second, record(6), "a new record")
 	require.Equal(t, uint64(2), second.seq, "the record w may read is as it was")
 	require.Equal(t, uint64(spilled), w.pos.Load())
+	require.Equal(t, uint64(2), w.released.Load(), "spilled: it may still be reading what it lost")
+
+	ks.mu.Lock()
+	ks.drainLocked(w, nil)
+	ks.mu.Unlock()
+	require.Equal(t, w.pos.Load(), w.released.Load(), "drained: it reads from its new position on")
 
 	for range recountGap + 4 {
 		w.released.Store(ks.head.Load() + 1) // w keeps up: it reads nothing below
