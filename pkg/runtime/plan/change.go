@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/resgraph/resgraph/internal/yamljson"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -121,7 +122,7 @@ func (fr fileResource) resource(reg *codec.Registry) (resource.Resource, error) 
 	if f, _ := reg.SpecFormat(ptr.Type()); f != codec.FormatJSON {
 		return nil, fmt.Errorf("%s: the type's specs are not encoded as JSON: a change file cannot write them", resource.PointerString(ptr))
 	}
-	spec, err := json.Marshal(jsonable(fr.Spec))
+	spec, err := json.Marshal(yamljson.JSONable(fr.Spec))
 	if err != nil {
 		return nil, fmt.Errorf("%s: spec: %w", resource.PointerString(ptr), err)
 	}
@@ -136,28 +137,4 @@ func (fr fileResource) resource(reg *codec.Registry) (resource.Resource, error) 
 		md.Annotations().Set(k, v)
 	}
 	return reg.DecodeSpec(md, codec.FormatJSON, spec)
-}
-
-// jsonable turns what YAML decoded (maps with any keys) into what JSON
-// encodes.
-func jsonable(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			v[k] = jsonable(x)
-		}
-		return v
-	case map[any]any:
-		m := make(map[string]any, len(v))
-		for k, x := range v {
-			m[fmt.Sprint(k)] = jsonable(x)
-		}
-		return m
-	case []any:
-		for i, x := range v {
-			v[i] = jsonable(x)
-		}
-		return v
-	}
-	return v
 }

@@ -30,6 +30,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/resgraph/resgraph/cmd/resgraphctl/internal/printer"
+	"github.com/resgraph/resgraph/internal/yamljson"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/definition"
 	"github.com/resgraph/resgraph/pkg/state/remote"
@@ -158,31 +159,9 @@ func specJSON(n *yaml.Node) (json.RawMessage, error) {
 	if err := n.Decode(&v); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
-	b, err := json.Marshal(jsonable(v))
+	b, err := json.Marshal(yamljson.JSONable(v))
 	if err != nil {
 		return nil, fmt.Errorf("spec (line %d): %w", n.Line, err)
 	}
 	return b, nil
-}
-
-// jsonable turns YAML's maps with keys of other types into maps with
-// string keys (YAML reads "1: x" with an integer key; JSON has strings).
-func jsonable(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = jsonable(e)
-		}
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = jsonable(e)
-		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = jsonable(e)
-		}
-	}
-	return v
 }
