@@ -57,9 +57,11 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 	// One allocation per pass, not per read: the pointers and the options.
 	ptrs := make([]resource.PointerKey, len(ids))
 	readOnly := []state.GetOption{state.WithReadOnlyGet()}
+	stopped := false
 	for k, id := range ids {
 		if p.ctx.Err() != nil {
-			return false, nil
+			stopped = true // the entries stay sorted and whole
+			break
 		}
 		ptrs[k] = resource.PointerOf(p.c.inPointer(id))
 		res, err := p.r.Get(p.ctx, &ptrs[k], readOnly...)
@@ -87,7 +89,7 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 		rs.entries = compact(rs.entries, gone)
 	}
 	rs.entries = insertSorted(rs.entries, added)
-	return true, nil
+	return !stopped, nil
 }
 
 // listed reports whether an input is one the input list would hold: the
