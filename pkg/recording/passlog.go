@@ -29,7 +29,12 @@ type passEntry struct{ key, version, read uint64 }
 
 func newPassLog() *passLog { return &passLog{seed: maphash.MakeSeed()} }
 
-func (l *passLog) hash(ptr resource.PointerKey) uint64 { return maphash.Comparable(l.seed, ptr) }
+// hash hashes a resource's pointer, string by string (maphash.Comparable
+// would copy the key to the heap).
+func (l *passLog) hash(ptr resource.PointerKey) uint64 {
+	const m1, m2 = 0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f
+	return maphash.String(l.seed, ptr.Namespace()) ^ maphash.String(l.seed, ptr.Type())*m1 ^ maphash.String(l.seed, ptr.ID())*m2
+}
 
 // add notes that a commit of ptr at version was made by a pass that had
 // read the state at revision read (0: unknown, not kept).
@@ -39,12 +44,12 @@ func (l *passLog) add(ptr resource.PointerKey, version, read uint64) {
 	}
 	h := l.hash(ptr)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.ring == nil {
 		l.ring = make([]passEntry, passLogSize)
 	}
 	l.ring[l.next] = passEntry{key: h, version: version, read: read}
 	l.next = (l.next + 1) % len(l.ring)
+	l.mu.Unlock()
 }
 
 // passReads are the read revisions of the commits a pass log holds, by
