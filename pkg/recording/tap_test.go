@@ -65,18 +65,7 @@ func (s *watchCounting) kinds() []string {
 // re-list), the recorder starts its window over.
 func TestRC8_TheRuntimesWatchesAreTapped(t *testing.T) {
 	st := &watchCounting{State: inmem.NewState()}
-	rt, err := runtime.New(st, nil)
-	require.NoError(t, err)
-	require.NoError(t, rt.RegisterController(pingPong[*Note, *Echo]{name: "echoer", newO: func() *Echo {
-		return typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{})
-	}}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(ctx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-done)
-	}()
+	rt, ctx := runEchoer(t, st)
 	eventually(t, "the echoer wrote its echo (before the recorders start: both start from one state)", func() bool {
 		_, err := st.Get(ctx, resource.NewPointer(ns, echoKind.Type(), "x"))
 		return err == nil
@@ -113,6 +102,25 @@ func TestRC8_TheRuntimesWatchesAreTapped(t *testing.T) {
 	assert.False(t, r.Start.After(a.Taken), "the recorder of its own watches did not start over")
 }
 
+// runEchoer runs a Runtime over st with the controller echoer (a Note
+// "x" echoed as an Echo "x" one more) until the test ends.
+func runEchoer(t *testing.T, st state.State) (*runtime.Runtime, context.Context) {
+	t.Helper()
+	rt, err := runtime.New(st, nil)
+	require.NoError(t, err)
+	require.NoError(t, rt.RegisterController(pingPong[*Note, *Echo]{name: "echoer", newO: func() *Echo {
+		return typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{})
+	}}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return rt, ctx
+}
+
 func changeLines(r *recording.Recording) []string {
 	var out []string
 	for _, c := range r.Changes {
@@ -128,18 +136,7 @@ func changeLines(r *recording.Recording) []string {
 // recorder of the same Runtime cannot tap its commits (one at a time).
 func TestRC9_EachCommitSaysWhatItsPassRead(t *testing.T) {
 	st := inmem.NewState()
-	rt, err := runtime.New(st, nil)
-	require.NoError(t, err)
-	require.NoError(t, rt.RegisterController(pingPong[*Note, *Echo]{name: "echoer", newO: func() *Echo {
-		return typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{})
-	}}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(ctx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-done)
-	}()
+	rt, ctx := runEchoer(t, st)
 	rec, err := recording.New(st, registry(t), recording.WithRuntime(rt))
 	require.NoError(t, err)
 	started(t, rec)

@@ -44,15 +44,7 @@ func recordNumbers(t *testing.T, reg *codec.Registry) *recording.Recording {
 	defer cancel()
 	require.NoError(t, env.State.Create(ctx, number("one", 1)))
 	runtimetest.Settle(t, env.Runtime)
-	rec, err := recording.New(env.State, reg, recording.WithRuntime(env.Runtime))
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- rec.Run(ctx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-done)
-	}()
-	<-rec.Started()
+	rec := startRecorder(t, ctx, env, reg)
 	for _, w := range []func() error{
 		func() error { return env.State.Create(ctx, number("two", 2)) },
 		func() error { return setNumber(ctx, env.State, "one", 10) },
@@ -68,6 +60,19 @@ func recordNumbers(t *testing.T, reg *codec.Registry) *recording.Recording {
 	r, err := rec.Take()
 	require.NoError(t, err)
 	return r
+}
+
+// startRecorder starts a recorder of env's Runtime, until ctx is done
+// (the test's end waits for it), and waits until it started.
+func startRecorder(t *testing.T, ctx context.Context, env *runtimetest.Env, reg *codec.Registry) *recording.Recorder {
+	t.Helper()
+	rec, err := recording.New(env.State, reg, recording.WithRuntime(env.Runtime))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx) }()
+	t.Cleanup(func() { require.NoError(t, <-done) })
+	<-rec.Started()
+	return rec
 }
 
 func setNumber(ctx context.Context, st state.State, id string, n int) error {
