@@ -30,16 +30,17 @@ import (
 // The replay takes each commit as a step of its own in the recorded
 // order and lets each pass read the state its first read saw when
 // recorded (recording rule RC9), so that passes that overlapped in
-// production overlap alike. What it cannot replay is a pass that reads
-// the world rather than the state: KernelLinkObserver lists the kernel's
+// production overlap alike. What it cannot replay: a pass that reads the
+// world rather than the state — KernelLinkObserver lists the kernel's
 // links, which LinkApplyController's items create (in their order, each
-// refused once) before they commit; when the observer's pass and those
-// items overlapped in production, the replay's kernel may hold other
-// links, or number them otherwise, when the observer reads it, and its
-// commits differ (the failure names where the replay departed). Under
-// load, about one recording in five (20 recordings under -race with four
-// test binaries at once: 4 departed, all at a KernelLinkObserver commit);
-// so the test records again, up to matchAttempts times.
+// refused once) before they commit, so when the observer's pass and
+// those items overlapped in production the replay's kernel may hold other
+// links, or number them otherwise, when the observer reads it; a pass
+// whose reads spread over other passes' commits (one read revision per
+// pass); and a QController's items taken in another order than
+// production's (the recording does not say which item made a commit).
+// The failure names where the replay departed; the test then records
+// again, up to matchAttempts times.
 func TestRecording_DemoUnderLoadReplaysTheSameCommits(t *testing.T) {
 	const matchAttempts = 10 // each about half a second
 	for attempt := 1; ; attempt++ {
