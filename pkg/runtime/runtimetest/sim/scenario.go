@@ -80,16 +80,18 @@ type Scenario struct {
 	// order: a pass stops before each of its writes, and the commit the
 	// recording has next goes first, so that another controller's pass
 	// can read the state half-way through a pass's writes, as it did
-	// when recorded; a writer's pass is let go when its commit comes
-	// next. A recording whose recorder fell behind
-	// (Recording.Coalesced) cannot be matched. Nor can, commit for
-	// commit, a recording in which a pass read the state before commits
-	// that the recording puts before its own (it read a state older than
-	// the one the replay lets it read), or read the world while the
-	// world changed on its own: a recording holds commits and the world
-	// events the daemon noted, not what each pass read. The failure
-	// names the first commit where the replay departed from the
-	// recording's order.
+	// when recorded; a controller's pass is let go once the run made as
+	// many commits as the recording had when that pass first read the
+	// state (recording.Change.Read, rule RC9 of package recording), or,
+	// when the recording does not say, when its commit comes next. A
+	// recording whose recorder fell behind (Recording.Coalesced) cannot
+	// be matched. Nor can, commit for commit, a recording in which a pass
+	// read the world while the world changed (on its own, or by another
+	// controller's pass), a pass whose reads spread over other passes'
+	// commits (the recording keeps its first read's revision), or a
+	// QController's items taken in another order (the recording does
+	// not say which item made a commit). The failure names the first
+	// commit where the replay departed from the recording's order.
 	MatchRecording bool
 	// Seeds and Time are the budget of Test when no flag or environment
 	// variable sets one (see the package doc); zero: 100 seeds, no time
