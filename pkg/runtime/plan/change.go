@@ -8,9 +8,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/resgraph/resgraph/internal/yamljson"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/resource/codec/yamlcodec"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -122,7 +122,7 @@ func (fr fileResource) resource(reg *codec.Registry) (resource.Resource, error) 
 	if f, _ := reg.SpecFormat(ptr.Type()); f != codec.FormatJSON {
 		return nil, fmt.Errorf("%s: the type's specs are not encoded as JSON: a change file cannot write them", resource.PointerString(ptr))
 	}
-	spec, err := json.Marshal(yamljson.JSONable(fr.Spec))
+	spec, err := json.Marshal(yamlcodec.JSONable(fr.Spec))
 	if err != nil {
 		return nil, fmt.Errorf("%s: spec: %w", resource.PointerString(ptr), err)
 	}

@@ -30,8 +30,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/resgraph/resgraph/cmd/resgraphctl/internal/printer"
-	"github.com/resgraph/resgraph/internal/yamljson"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec/yamlcodec"
 	"github.com/resgraph/resgraph/pkg/resource/definition"
 	"github.com/resgraph/resgraph/pkg/state/remote"
 )
@@ -159,7 +159,7 @@ func specJSON(n *yaml.Node) (json.RawMessage, error) {
 	if err := n.Decode(&v); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
-	b, err := json.Marshal(yamljson.JSONable(v))
+	b, err := json.Marshal(yamlcodec.JSONable(v))
 	if err != nil {
 		return nil, fmt.Errorf("spec (line %d): %w", n.Line, err)
 	}

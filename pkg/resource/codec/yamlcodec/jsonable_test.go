@@ -1,4 +1,4 @@
-package yamljson_test
+package yamlcodec_test
 
 import (
 	"encoding/json"
@@ -6,13 +6,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	"gopkg.in/yaml.v3"
 
-	"github.com/resgraph/resgraph/internal/yamljson"
+	"github.com/resgraph/resgraph/pkg/resource/codec/yamlcodec"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestJSONable: a YAML document with keys of other types than strings, at
 // any depth (in maps and in lists), encodes to JSON with string keys.
@@ -21,7 +18,7 @@ func TestJSONable(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal([]byte("a: {1: x, true: [ {2: y} ]}\nb: [1, {3: z}]\n"), &v))
 	_, err := json.Marshal(v)
 	require.Error(t, err, "YAML's map[any]any does not encode")
-	b, err := json.Marshal(yamljson.JSONable(v))
+	b, err := json.Marshal(yamlcodec.JSONable(v))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"a": {"1": "x", "true": [{"2": "y"}]}, "b": [1, {"3": "z"}]}`, string(b))
 }
