@@ -27,10 +27,11 @@ import (
 // decided by the access rules (--rules; see apiaccess.go), audited in
 // audit.log beside the agent's data.
 
-// listenAPI listens on the unix socket path. Its directory is created
+// listenSocket listens on the unix socket path, for what (its API, its
+// debug pages; flag is the flag that names it). Its directory is created
 // (0700) when missing. A socket file left by an agent that is gone is
 // removed; one that an agent still answers on is an error naming it.
-func listenAPI(path string) (net.Listener, error) {
+func listenSocket(path, what, flag string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
@@ -38,7 +39,7 @@ func listenAPI(path string) (net.Listener, error) {
 		c, err := net.DialTimeout("unix", path, time.Second)
 		if err == nil {
 			_ = c.Close()
-			return nil, fmt.Errorf("another agent serves its API on %s: stop it, or give this one another --data-dir or --api-socket", path)
+			return nil, fmt.Errorf("another agent serves %s on %s: stop it, or give this one another %s", what, path, flag)
 		}
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("remove the stale socket %s: %w", path, err)

@@ -79,15 +79,15 @@ func TestAPI_ServesTheStateTheObserverAndHealth(t *testing.T) {
 // it; the socket goes with the listener.
 func TestAPI_AStaleSocketIsReplacedALiveOneRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data", "api.sock")
-	stale, err := listenAPI(path)
+	stale, err := listenSocket(path, "its API", "--data-dir or --api-socket")
 	require.NoError(t, err)
 	stale.(*net.UnixListener).SetUnlinkOnClose(false)
 	require.NoError(t, stale.Close())
 	assert.FileExists(t, path, "a dead agent's socket")
 
-	live, err := listenAPI(path)
+	live, err := listenSocket(path, "its API", "--data-dir or --api-socket")
 	require.NoError(t, err)
-	_, err = listenAPI(path)
+	_, err = listenSocket(path, "its API", "--data-dir or --api-socket")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "another agent serves its API on "+path)
 	require.NoError(t, live.Close())

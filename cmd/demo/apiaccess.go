@@ -43,54 +43,70 @@ func apiConfigFor(o cli.RunOptions) apiConfig {
 	return c
 }
 
-// startAPI loads the access rules, opens the audit log, listens on the
-// API's doors and serves them in g until ctx is done. The returned
-// function closes the audit log: call it after g is done.
-func (d *daemon) startAPI(ctx context.Context, g *errgroup.Group) (func() error, error) {
+// doors is what every door of the agent shares: the access policy (nil
+// when no door is authenticated) with its audit log, and the mutual TLS
+// of each TCP door that has it.
+type doors struct {
+	policy           *access.Policy
+	apiTLS, debugTLS access.Authenticator
+	// closeAudit closes the audit log: call it once every door is done.
+	closeAudit func() error
+}
+
+// openDoors loads the certificates of the TCP doors and the access rules,
+// then opens the audit log: a file missing or wrong fails before anything
+// is opened or written.
+func (d *daemon) openDoors() (*doors, error) {
+	dr := &doors{closeAudit: func() error { return nil }}
+	var err error
+	if d.cfg.API.Addr != "" {
+		if dr.apiTLS, err = mutualTLS("--api", d.cfg.API.Cert, d.cfg.API.Key, d.cfg.API.ClientCA); err != nil {
+			return nil, err
+		}
+	}
+	if d.cfg.Debug.TLS() {
+		if dr.debugTLS, err = mutualTLS("--debug", d.cfg.Debug.Cert, d.cfg.Debug.Key, d.cfg.Debug.ClientCA); err != nil {
+			return nil, err
+		}
+	}
+	if d.cfg.APISocket == "" && d.cfg.API.Addr == "" && !d.cfg.Debug.Authenticated() {
+		return dr, nil
+	}
+	if _, err := d.policy(zap.NewNop(), zap.NewNop()); err != nil {
+		return nil, fmt.Errorf("--rules: %w", err) // checked before the audit log is created
+	}
 	audit, closeAudit, err := openAudit(d.cfg.API.AuditLog)
 	if err != nil {
 		return nil, err
 	}
-	policy, err := d.apiPolicy(audit)
-	if err == nil {
-		err = d.listenDoors(ctx, g, policy)
-	}
-	if err != nil {
+	if dr.policy, err = d.policy(audit, d.logger.Named("access")); err != nil {
 		return nil, errors.Join(err, closeAudit())
 	}
-	return closeAudit, nil
+	dr.closeAudit = closeAudit
+	return dr, nil
 }
 
-// listenDoors listens on the unix socket (peer credentials) and the TCP
-// address (mutual TLS) the config names, and serves each in g.
-func (d *daemon) listenDoors(ctx context.Context, g *errgroup.Group, policy *access.Policy) error {
-	var mtls access.Authenticator
-	if d.cfg.API.Addr != "" {
-		cfg, err := serverTLS(d.cfg.API)
-		if err != nil {
-			return err
-		}
-		if mtls, err = access.MutualTLS(cfg); err != nil {
-			return err
-		}
-	}
+// startAPI listens on the API's doors the config names, the unix socket
+// (peer credentials) and the TCP address (mutual TLS), and serves each in
+// g until ctx is done.
+func (d *daemon) startAPI(ctx context.Context, g *errgroup.Group, dr *doors) error {
 	if d.cfg.APISocket != "" {
-		lis, err := listenAPI(d.cfg.APISocket)
+		lis, err := listenSocket(d.cfg.APISocket, "its API", "--data-dir or --api-socket")
 		if err != nil {
 			return err
 		}
 		d.apiAddrs = append(d.apiAddrs, lis.Addr())
 		d.logger.Info("API listening on " + d.cfg.APISocket + " (resgraphctl talks to it), access by " + d.rulesName())
-		g.Go(func() error { return d.serveAPI(ctx, lis, access.PeerCredentials(), policy) })
+		g.Go(func() error { return d.serveAPI(ctx, lis, access.PeerCredentials(), dr.policy) })
 	}
-	if mtls != nil {
+	if dr.apiTLS != nil {
 		lis, err := net.Listen("tcp", d.cfg.API.Addr)
 		if err != nil {
 			return err
 		}
 		d.apiAddrs = append(d.apiAddrs, lis.Addr())
 		d.logger.Info("API listening on " + lis.Addr().String() + " with mutual TLS, access by " + d.rulesName())
-		g.Go(func() error { return d.serveAPI(ctx, lis, mtls, policy) })
+		g.Go(func() error { return d.serveAPI(ctx, lis, dr.apiTLS, dr.policy) })
 	}
 	return nil
 }
@@ -102,10 +118,11 @@ func (d *daemon) rulesName() string {
 	return d.cfg.API.Rules
 }
 
-// apiPolicy returns the API's access policy: the rule file's, or the
-// built-in rules. Its warnings are logged.
-func (d *daemon) apiPolicy(audit *zap.Logger) (*access.Policy, error) {
-	opts := []access.PolicyOption{access.WithAudit(audit), access.WithLogger(d.logger.Named("access"))}
+// policy returns the access policy of the API and the debug pages: the
+// rule file's, or the built-in rules; its audit records go to audit and
+// its warnings to logger.
+func (d *daemon) policy(audit, logger *zap.Logger) (*access.Policy, error) {
+	opts := []access.PolicyOption{access.WithAudit(audit), access.WithLogger(logger)}
 	if d.cfg.API.Rules != "" {
 		return access.LoadFile(d.cfg.API.Rules, d.codec.Definitions(), opts...)
 	}
@@ -143,21 +160,21 @@ func openAudit(path string) (*zap.Logger, func() error, error) {
 	return l, func() error { return errors.Join(l.Sync(), f.Close()) }, nil
 }
 
-// serverTLS returns the TLS configuration of the TCP door: the agent's
-// certificate, client certificates required and verified against the
-// client CAs.
-func serverTLS(c apiConfig) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(c.Cert, c.Key)
+// mutualTLS returns the authenticator of a TCP door (flags prefix, e.g.
+// "--api"): the agent's certificate, client certificates required and
+// verified against the client CAs.
+func mutualTLS(prefix, certFile, keyFile, clientCA string) (access.Authenticator, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("--api-cert %s, --api-key %s: %w", c.Cert, c.Key, err)
+		return nil, fmt.Errorf("%s-cert %s, %s-key %s: %w", prefix, certFile, prefix, keyFile, err)
 	}
-	pem, err := os.ReadFile(c.ClientCA)
+	pem, err := os.ReadFile(clientCA)
 	if err != nil {
-		return nil, fmt.Errorf("--api-client-ca: %w", err)
+		return nil, fmt.Errorf("%s-client-ca: %w", prefix, err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("--api-client-ca %s: no PEM certificate in it", c.ClientCA)
+		return nil, fmt.Errorf("%s-client-ca %s: no PEM certificate in it", prefix, clientCA)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS13}, nil
+	return access.MutualTLS(&tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS13})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/resgraph/resgraph/internal/browsertest"
 	"github.com/resgraph/resgraph/pkg/debughttp"
 
+	"github.com/resgraph/resgraph/cmd/demo/internal/cli"
 	"github.com/resgraph/resgraph/cmd/demo/internal/controllers"
 	"github.com/resgraph/resgraph/cmd/demo/internal/kernel"
 )
@@ -28,7 +29,7 @@ import (
 // (docs/images/live-graph.png) is made.
 func TestLiveGraphInABrowser(t *testing.T) {
 	cfg := sampleConfig(t)
-	cfg.DebugAddr = "127.0.0.1:0"
+	cfg.Debug = cli.DebugOptions{Addr: "127.0.0.1:0", Insecure: true}
 	cfg.Kernel = kernel.Config{FailFirst: 2, Seed: 1, FlapMin: 100 * time.Millisecond, FlapMax: 300 * time.Millisecond}
 	d, _ := startDaemon(t, cfg)
 	base := "http://" + d.DebugAddr().String()

@@ -13,10 +13,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/resgraph/resgraph/pkg/access"
-	"github.com/resgraph/resgraph/pkg/debughttp"
 	"github.com/resgraph/resgraph/pkg/notify"
-	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/recording"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
@@ -24,6 +21,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 
+	"github.com/resgraph/resgraph/cmd/demo/internal/cli"
 	"github.com/resgraph/resgraph/cmd/demo/internal/controllers"
 	"github.com/resgraph/resgraph/cmd/demo/internal/intent"
 	"github.com/resgraph/resgraph/cmd/demo/internal/kernel"
@@ -37,10 +35,9 @@ type config struct {
 	State state.State
 	// Intent is applied (as LinkSpecs) when the daemon starts.
 	Intent *intent.Intent
-	// DebugAddr is the debug endpoint's address; "" serves none. A
-	// non-loopback address is refused unless DebugAllowRemote is set.
-	DebugAddr        string
-	DebugAllowRemote bool
+	// Debug are the debug endpoint's doors (see debugdoors.go); none by
+	// default.
+	Debug cli.DebugOptions
 	// ExpvarName is the expvar name the Runtime's metrics are published
 	// under when the debug endpoint runs; "" publishes nothing.
 	ExpvarName string
@@ -80,8 +77,9 @@ type daemon struct {
 	// ready is closed by Run once the debug endpoint listens, the intent
 	// is applied and every goroutine is started.
 	ready chan struct{}
-	// debugAddr is the debug endpoint's address; written by Run before it
-	// closes ready and read only after ready is closed.
+	// debugAddr is the debug endpoint's TCP address (--debug-addr);
+	// written by Run before it closes ready and read only after ready is
+	// closed.
 	debugAddr net.Addr
 	// apiAddrs are the API's addresses (the unix socket, then the TCP
 	// one); written by Run before it closes ready.
@@ -132,36 +130,18 @@ func (d *daemon) Run(ctx context.Context) error {
 		return errors.Join(err, g.Wait())
 	}
 
-	if d.cfg.DebugAddr != "" {
-		var opts []debughttp.ListenOption
-		var serveOpts []debughttp.ServeOption
-		if d.cfg.DebugAllowRemote {
-			// The flag is the explicit consent debughttp.Serve wants to
-			// serve a non-loopback address unauthenticated; it warns.
-			opts = append(opts, debughttp.AllowRemote())
-			serveOpts = append(serveOpts, debughttp.Insecure(), debughttp.WithServeLogger(d.logger.Named("debug")))
-		}
-		ln, err := debughttp.Listen(d.cfg.DebugAddr, opts...)
-		if err != nil {
-			return fmt.Errorf("debug endpoint: %w", err)
-		}
-		if d.cfg.ExpvarName != "" {
-			if err := observe.PublishExpvar(d.cfg.ExpvarName, d.engine.Observe()); err != nil {
-				return errors.Join(err, ln.Close())
-			}
-		}
-		d.debugAddr = ln.Addr()
-		d.logger.Info("debug endpoint listening on http://" + ln.Addr().String() + "/debug/")
-		page := debughttp.WithPage(debughttp.Page{Path: "/debug/recording/", Title: "flight recorder", Handler: d.recorder.Handler(), Access: access.PageRecording})
-		g.Go(func() error { return debughttp.Serve(gctx, ln, debughttp.New(d.engine.Observe(), page), serveOpts...) })
+	// Every door's rules and certificates are loaded before any door
+	// listens: a bad flag fails here, with nothing served.
+	doors, err := d.openDoors()
+	if err != nil {
+		return err
 	}
-
-	if d.cfg.APISocket != "" || d.cfg.API.Addr != "" {
-		closeAPI, err := d.startAPI(gctx, g)
-		if err != nil {
-			return fail(fmt.Errorf("API: %w", err))
-		}
-		defer func() { _ = closeAPI() }() // after g.Wait: the audit log outlives every call
+	defer func() { _ = doors.closeAudit() }() // after g.Wait: the audit log outlives every request
+	if err := d.startDebug(gctx, g, doors); err != nil {
+		return fail(fmt.Errorf("debug endpoint: %w", err))
+	}
+	if err := d.startAPI(gctx, g, doors); err != nil {
+		return fail(fmt.Errorf("API: %w", err))
 	}
 
 	// The recording starts before the intent is applied (its writes are
@@ -211,7 +191,7 @@ func (d *daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return d.deleteLinkLater(gctx) })
 	}
 	close(d.ready)
-	err := g.Wait()
+	err = g.Wait()
 	if d.cfg.Record != "" {
 		err = errors.Join(err, d.writeRecording())
 	}
@@ -265,6 +245,6 @@ func (d *daemon) deleteLinkLater(ctx context.Context) error {
 // Ready is closed once Run has started everything.
 func (d *daemon) Ready() <-chan struct{} { return d.ready }
 
-// DebugAddr returns the debug endpoint's address (nil without one); call it
-// only after Ready is closed.
+// DebugAddr returns the debug endpoint's TCP address (nil without one);
+// call it only after Ready is closed.
 func (d *daemon) DebugAddr() net.Addr { return d.debugAddr }

@@ -23,6 +23,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
 	"github.com/resgraph/resgraph/pkg/state"
 
+	"github.com/resgraph/resgraph/cmd/demo/internal/cli"
 	"github.com/resgraph/resgraph/cmd/demo/internal/controllers"
 	"github.com/resgraph/resgraph/cmd/demo/internal/kernel"
 	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
@@ -196,7 +197,7 @@ func TestE3_CarrierLossRemovesAddressesAndRoutesUntilItReturns(t *testing.T) {
 
 func TestE4_DebugEndpointServesEveryPage(t *testing.T) {
 	cfg := sampleConfig(t)
-	cfg.DebugAddr = "127.0.0.1:0"
+	cfg.Debug = cli.DebugOptions{Addr: "127.0.0.1:0", Insecure: true}
 	cfg.ExpvarName = fmt.Sprintf("resgraph_%s_%d", t.Name(), expvarSeq.Add(1)) // expvar names are global and permanent
 	d, _ := startDaemon(t, cfg)
 	waitConverged(t, d)

@@ -26,7 +26,7 @@ import (
 // an error that says so.
 func TestExplainCommandAsksARunningDemo(t *testing.T) {
 	cfg := sampleConfig(t)
-	cfg.DebugAddr = "127.0.0.1:0"
+	cfg.Debug = cli.DebugOptions{Addr: "127.0.0.1:0", Insecure: true}
 	d, _ := startDaemon(t, cfg)
 	waitConverged(t, d)
 	addr := d.DebugAddr().String()
@@ -71,7 +71,7 @@ func TestExplainCommandAsksARunningDemo(t *testing.T) {
 // loop: each change comes from the kernel, not from a cycle of writes.
 func TestNoHotLoopOnTheDemo(t *testing.T) {
 	cfg := sampleConfig(t)
-	cfg.DebugAddr = "127.0.0.1:0"
+	cfg.Debug = cli.DebugOptions{Addr: "127.0.0.1:0", Insecure: true}
 	cfg.Kernel = kernel.Config{FailFirst: 2, Seed: 1, FlapMin: 20 * time.Millisecond, FlapMax: 60 * time.Millisecond}
 	d, _ := startDaemon(t, cfg)
 	base := "http://" + d.DebugAddr().String()

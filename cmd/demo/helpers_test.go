@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -236,4 +238,60 @@ func linesWith(log string, subs ...string) []string {
 		}
 	}
 	return out
+}
+
+// process is a process a test started: done is closed once it exited,
+// with err its Wait's result.
+type process struct {
+	done chan struct{}
+	err  error // written before done is closed
+}
+
+// startProcess starts cmd; the process is killed, and waited for, when
+// the test ends.
+func startProcess(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	require.NoError(t, cmd.Start())
+	p := &process{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.err = cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// lineWatcher is a writer that keeps what is written and sends the first
+// submatch of re in each complete line to found (dropped when found is
+// full).
+type lineWatcher struct {
+	syncBuffer
+	re      *regexp.Regexp
+	found   chan string
+	partial []byte // of the writer's goroutine (exec copies on one)
+}
+
+func newLineWatcher(re *regexp.Regexp) *lineWatcher {
+	return &lineWatcher{re: re, found: make(chan string, 1)}
+}
+
+func (w *lineWatcher) Write(p []byte) (int, error) {
+	n, err := w.syncBuffer.Write(p)
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return n, err
+		}
+		if m := w.re.FindSubmatch(w.partial[:i]); m != nil {
+			select {
+			case w.found <- string(m[1]):
+			default:
+			}
+		}
+		w.partial = w.partial[i+1:]
+	}
 }

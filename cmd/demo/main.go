@@ -27,9 +27,13 @@
 // health, what resgraphctl talks to — on a unix socket in its data
 // directory (--data-dir; --api-socket PATH or none to move or disable it).
 //
-// With --debug-addr 127.0.0.1:0 the agent serves the debug pages of package
-// debughttp: /debug/vars (expvar), /debug/pprof/, /debug/graph and
-// /debug/controllers.
+// With --debug-socket PATH (peer credentials) or --debug-addr HOST:PORT
+// (mutual TLS: --debug-cert, --debug-key, --debug-client-ca) the agent
+// serves the debug pages of package debughttp — /debug/vars (expvar),
+// /debug/pprof/, /debug/graph, /debug/controllers, /debug/explain,
+// /debug/recording/ — each page decided by the API's rules (--rules).
+// --debug-insecure serves a loopback --debug-addr without authentication,
+// --debug-allow-remote any address; both are logged as warnings.
 package main
 
 import (

@@ -81,7 +81,7 @@ var debugAddrRe = regexp.MustCompile(`debug endpoint listening on http://(127\.0
 func TestNotify_TheDemoIsReadyOnceItsControllersCaughtUp(t *testing.T) {
 	bin := buildDemo(t)
 	socket, n := listenNotify(t)
-	cmd := exec.CommandContext(t.Context(), bin, "run", "--debug-addr", "127.0.0.1:0",
+	cmd := exec.CommandContext(t.Context(), bin, "run", "--debug-addr", "127.0.0.1:0", "--debug-insecure",
 		"--kernel-latency", "3s", "--apply-failures", "0", "--flap=false", "--delete-link", "none")
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+socket, "WATCHDOG_USEC=", "WATCHDOG_PID=")
 	stdout, err := cmd.StdoutPipe()

@@ -63,17 +63,16 @@ func run(ctx context.Context, opts cli.RunOptions, stdout io.Writer) (err error)
 // configFor resolves the run options against the intent.
 func configFor(opts cli.RunOptions, in *intent.Intent) (config, error) {
 	cfg := config{
-		Intent:           in,
-		DebugAddr:        opts.DebugAddr,
-		DebugAllowRemote: opts.DebugAllowRemote,
-		ExpvarName:       expvarName,
-		DeleteAfter:      opts.DeleteDelay(),
-		Verbose:          opts.Verbose,
-		Record:           opts.Record,
-		RecordDir:        opts.RecordDir,
-		APISocket:        opts.APISocket,
-		API:              apiConfigFor(opts),
-		Kernel:           kernel.Config{FailFirst: opts.ApplyFailures, Latency: opts.KernelLatency, FlapMin: opts.FlapMin, FlapMax: opts.FlapMax, Seed: opts.Seed},
+		Intent:      in,
+		Debug:       opts.Debug,
+		ExpvarName:  expvarName,
+		DeleteAfter: opts.DeleteDelay(),
+		Verbose:     opts.Verbose,
+		Record:      opts.Record,
+		RecordDir:   opts.RecordDir,
+		APISocket:   opts.APISocket,
+		API:         apiConfigFor(opts),
+		Kernel:      kernel.Config{FailFirst: opts.ApplyFailures, Latency: opts.KernelLatency, FlapMin: opts.FlapMin, FlapMax: opts.FlapMax, Seed: opts.Seed},
 	}
 	switch opts.DeleteLink {
 	case cli.NoDelete:

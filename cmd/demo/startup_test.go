@@ -38,20 +38,13 @@ func TestStartup_NoWarning(t *testing.T) {
 	cmd := exec.CommandContext(t.Context(), bin, "--apply-failures", "0")
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+socket, "WATCHDOG_USEC=", "WATCHDOG_PID=")
 	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	p := startProcess(t, cmd)
 	for m := n.next(t); !strings.Contains(m, "READY=1"); m = n.next(t) {
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
-	case err := <-exited:
-		require.NoError(t, err, "the demo exits 0 on SIGTERM; log:\n%s", out.String())
-		exited <- err // for the cleanup
+	case <-p.done:
+		require.NoError(t, p.err, "the demo exits 0 on SIGTERM; log:\n%s", out.String())
 	case <-time.After(waitFor):
 		t.Fatal("the demo did not exit within " + waitFor.String())
 	}

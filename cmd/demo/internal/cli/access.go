@@ -7,7 +7,7 @@ import (
 
 // accessFlags adds the flags of the API's access control to fs.
 func (o *RunOptions) accessFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.Rules, "rules", "", "the API's access rules, a YAML `FILE` (see package access); default: the agent's own uid may do everything, nobody else anything. Every write and denial goes to audit.log in --data-dir")
+	fs.StringVar(&o.Rules, "rules", "", "the access rules of the API and of the debug pages, a YAML `FILE` (see package access; the debug pages are the pages pprof, explain, graph, health and recording); default: the agent's own uid may do everything, nobody else anything. Every write and denial goes to audit.log in --data-dir")
 	fs.StringVar(&o.APIAddr, "api-addr", "", "also serve the API on `HOST:PORT`, with mutual TLS (--api-cert, --api-key, --api-client-ca): the identity is the client certificate's")
 	fs.StringVar(&o.APICert, "api-cert", "", "the agent's TLS certificate `FILE` (PEM) for --api-addr")
 	fs.StringVar(&o.APIKey, "api-key", "", "the agent's TLS key `FILE` (PEM) for --api-addr")
@@ -24,8 +24,8 @@ func (o *RunOptions) checkAccess() []error {
 	case o.APIAddr == "" && tls:
 		errs = append(errs, errors.New("--api-cert, --api-key and --api-client-ca are for --api-addr, which is not given"))
 	}
-	if o.APIAddr != "" && o.DataDir == "" {
-		errs = append(errs, errors.New("--data-dir is empty: the API's audit log is written there"))
+	if (o.APIAddr != "" || o.Debug.TLS()) && o.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir is empty: the audit log of the API and of the debug pages is written there"))
 	}
 	return errs
 }

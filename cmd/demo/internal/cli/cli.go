@@ -24,7 +24,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/resgraph/resgraph/pkg/debughttp"
 	"github.com/resgraph/resgraph/pkg/graph"
 )
 
@@ -61,9 +60,14 @@ type Command struct {
 
 // ExplainOptions are the options of the explain command.
 type ExplainOptions struct {
-	// Addr is the debug endpoint of a running agent (--debug-addr of
-	// its run command).
+	// Addr is the debug endpoint of a running agent: a unix socket path
+	// (its run --debug-socket; any Addr with a "/") or HOST:PORT (its run
+	// --debug-addr).
 	Addr string
+	// Cert and Key are the client's certificate and key, CA the CAs the
+	// agent's certificate is verified against (PEM files): mutual TLS to a
+	// HOST:PORT Addr. None of them: plain HTTP.
+	Cert, Key, CA string
 	// Resource is the resource to explain (NAMESPACE/TYPE/ID), or
 	// Controller the controller; exactly one is set.
 	Resource, Controller string
@@ -78,8 +82,8 @@ type RunOptions struct {
 	// ApplyFile is the intent file to apply at start; "" applies the
 	// embedded sample.
 	ApplyFile string
-	// DebugAddr is the debug endpoint's listen address; "" serves none.
-	DebugAddr string
+	// Debug are the debug endpoint's doors; none by default.
+	Debug DebugOptions
 	// DeleteLink is the link deleted after DeleteAfter; "" means the last
 	// link of the intent, NoDelete none.
 	DeleteLink string
@@ -98,8 +102,6 @@ type RunOptions struct {
 	ApplyFailures int
 	// KernelLatency is how long the kernel takes to create a link.
 	KernelLatency time.Duration
-	// DebugAllowRemote allows a non-loopback DebugAddr.
-	DebugAllowRemote bool
 	// Verbose logs at debug level.
 	Verbose bool
 	// Record is a file the agent writes its flight recorder's window to
@@ -167,9 +169,11 @@ const usage = `Usage:
   demo apply --plan [--current CURRENT] FILE
                                plan the change from the intent CURRENT (default: the sample)
                                to FILE: what the agent would create, update and destroy
-  demo explain --addr HOST:PORT resource NAMESPACE/TYPE/ID
-  demo explain --addr HOST:PORT controller NAME
-                               ask a running agent (run --debug-addr) why a resource
+  demo explain --addr SOCKET|HOST:PORT resource NAMESPACE/TYPE/ID
+  demo explain --addr SOCKET|HOST:PORT controller NAME
+                               ask a running agent's debug endpoint (run --debug-socket,
+                               or --debug-addr: mutual TLS with --client-certificate,
+                               --client-key, --certificate-authority) why a resource
                                or a controller is where it is
   demo help [COMMAND]          print this usage, or the flags of a command
 
@@ -241,8 +245,6 @@ func parseRun(args []string, stderr io.Writer) (Command, error) {
 	fs.DurationVar(&o.Duration, "duration", 0, "stop after this long and exit 0 (0: run until interrupted)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated kernel (link flapping, MAC addresses)")
 	fs.StringVar(&o.ApplyFile, "apply", "", "intent `FILE` to apply at start (default: the built-in sample)")
-	fs.StringVar(&o.DebugAddr, "debug-addr", "", "serve the debug endpoint on `HOST:PORT` (loopback only; port 0 picks one)")
-	fs.BoolVar(&o.DebugAllowRemote, "debug-allow-remote", false, "allow a non-loopback --debug-addr")
 	fs.StringVar(&o.DeleteLink, "delete-link", "", "link to delete during the run, to show the ordered teardown (default: the intent's last link; \"none\": keep every link)")
 	fs.DurationVar(&o.DeleteAfter, "delete-after", 0, "when to delete --delete-link (default: half of --duration, or 5s)")
 	fs.BoolVar(&flap, "flap", true, "let the simulated kernel flap link carriers")
@@ -258,6 +260,7 @@ func parseRun(args []string, stderr io.Writer) (Command, error) {
 	fs.StringVar(&o.DataDir, "data-dir", DefaultDataDir(), "the agent's data `DIR` (created if missing), where its API socket is")
 	fs.StringVar(&o.APISocket, "api-socket", "", "serve the API (resgraphctl talks to it) on the unix socket `PATH` (default: api.sock in --data-dir; \"none\": serve no API)")
 	o.accessFlags(fs)
+	o.Debug.debugFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return Command{}, err
 	}
@@ -296,15 +299,7 @@ func (o *RunOptions) check(flap bool) error {
 	} else {
 		o.FlapMin, o.FlapMax = 0, 0
 	}
-	if o.DebugAddr != "" {
-		var opts []debughttp.ListenOption
-		if o.DebugAllowRemote {
-			opts = append(opts, debughttp.AllowRemote())
-		}
-		if err := debughttp.CheckAddr(o.DebugAddr, opts...); err != nil {
-			errs = append(errs, fmt.Errorf("--debug-addr: %w (--debug-allow-remote allows it)", err))
-		}
-	}
+	errs = append(errs, o.Debug.check()...)
 	errs = append(errs, o.checkAccess()...)
 	switch o.APISocket {
 	case NoAPI:
@@ -351,18 +346,19 @@ func parseApply(args []string, stderr io.Writer) (Command, error) {
 }
 
 func parseExplain(args []string, stderr io.Writer) (Command, error) {
-	fs := newFlagSet(CmdExplain, stderr, "explain --addr HOST:PORT (resource NAMESPACE/TYPE/ID | controller NAME)")
+	fs := newFlagSet(CmdExplain, stderr, "explain --addr SOCKET|HOST:PORT (resource NAMESPACE/TYPE/ID | controller NAME)")
 	var o ExplainOptions
-	fs.StringVar(&o.Addr, "addr", "", "the running agent's debug endpoint, `HOST:PORT` (its run --debug-addr)")
+	fs.StringVar(&o.Addr, "addr", "", "the running agent's debug endpoint: a unix socket `PATH` (its run --debug-socket) or HOST:PORT (its run --debug-addr)")
+	fs.StringVar(&o.Cert, "client-certificate", "", "with a HOST:PORT --addr, present this certificate `FILE` (PEM; mutual TLS): the agent knows you by it")
+	fs.StringVar(&o.Key, "client-key", "", "the key `FILE` (PEM) of --client-certificate")
+	fs.StringVar(&o.CA, "certificate-authority", "", "verify the agent's certificate against the CAs in this `FILE` (PEM)")
 	fs.BoolVar(&o.JSON, "json", false, "print the explanation as JSON")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return Command{}, err
 	}
 	var errs []error
-	if o.Addr == "" {
-		errs = append(errs, errors.New("explain: --addr is required (the agent's --debug-addr)"))
-	}
+	errs = append(errs, o.checkAddr()...)
 	if o.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("explain: --timeout must be positive, got %s", o.Timeout))
 	}

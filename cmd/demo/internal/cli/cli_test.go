@@ -43,10 +43,10 @@ func TestRunIsTheDefaultWithSensibleDefaults(t *testing.T) {
 }
 
 func TestRunFlags(t *testing.T) {
-	c, _, err := parse(t, "--duration", "10s", "--seed", "7", "--apply", "x.json", "--debug-addr", "127.0.0.1:0",
+	c, _, err := parse(t, "--duration", "10s", "--seed", "7", "--apply", "x.json", "--debug-addr", "127.0.0.1:0", "--debug-insecure",
 		"--delete-link", "eth0", "--flap=false", "--apply-failures", "0", "--verbose")
 	require.NoError(t, err)
-	assert.Equal(t, RunOptions{Duration: 10 * time.Second, Seed: 7, ApplyFile: "x.json", DebugAddr: "127.0.0.1:0",
+	assert.Equal(t, RunOptions{Duration: 10 * time.Second, Seed: 7, ApplyFile: "x.json", Debug: DebugOptions{Addr: "127.0.0.1:0", Insecure: true},
 		DeleteLink: "eth0", Verbose: true, DataDir: DefaultDataDir(), APISocket: filepath.Join(DefaultDataDir(), "api.sock")},
 		c.Run, "--flap=false zeroes the flap interval")
 	assert.Equal(t, 5*time.Second, c.Run.DeleteDelay(), "half of --duration")
@@ -83,7 +83,7 @@ func TestRunRejectsBadValues(t *testing.T) {
 
 	c, _, err := parse(t, "--debug-addr", "0.0.0.0:6060", "--debug-allow-remote")
 	require.NoError(t, err)
-	assert.True(t, c.Run.DebugAllowRemote)
+	assert.True(t, c.Run.Debug.AllowRemote)
 }
 
 func TestGraph(t *testing.T) {
