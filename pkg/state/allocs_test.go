@@ -185,3 +185,41 @@ func givenModifier(t *testing.T, st state.State) modifyGiven {
 	require.True(t, ok, "a wrapped core offers ModifyGiven")
 	return g
 }
+
+// TestCreateGivenStoresWhatItIsGiven: CreateGiven (the caller gives the
+// resource up) stores that very resource over a core that can keep it
+// (inmem), with the owner of its options; over any other core it is a
+// Create, which stores a copy.
+func TestCreateGivenStoresWhatItIsGiven(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name  string
+		st    state.State
+		given bool
+	}{
+		{"inmem", inmem.NewState(), true},
+		{"a core that copies", state.WrapCore(copyingCore{inmem.NewState()}), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, ok := c.st.(interface {
+				CreateGiven(context.Context, resource.Resource, ...state.CreateOption) error
+			})
+			require.True(t, ok, "a wrapped core offers CreateGiven")
+			r := newNum("a", 1)
+			require.NoError(t, g.CreateGiven(ctx, r, state.WithCreateOwner("o")))
+			cur, err := c.st.Get(ctx, ptrOf("a"), state.WithReadOnlyGet())
+			require.NoError(t, err)
+			if c.given {
+				assert.Same(t, r, cur, "stored as given")
+			} else {
+				assert.NotSame(t, r, cur, "a copy of what was given")
+			}
+			assert.Equal(t, "o", cur.Metadata().Owner())
+			assert.Equal(t, 1, cur.(*num).TypedSpec().N)
+		})
+	}
+}
+
+// copyingCore is a core that offers its Create alone: it cannot keep what
+// it is given (it hides inmem's CreateOwned and UpdateOwned).
+type copyingCore struct{ state.CoreState }

@@ -79,6 +79,22 @@ func (w *coreWrapper) updateGiven(ctx context.Context, r resource.Resource, o Up
 	return w.Update(ctx, r, opts...)
 }
 
+// CreateGiven is Create for a caller that gives r up: it keeps no
+// reference to r once the call returned, and never changes it again. Over
+// a core that can keep what it is given (see ownedUpdater) r itself is
+// stored, saving a copy; other cores are called with Create. It is not
+// part of [State]: the Runtime calls it for the outputs its generic
+// controllers create from a resource they made for the write.
+func (w *coreWrapper) CreateGiven(ctx context.Context, r resource.Resource, opts ...CreateOption) error {
+	if ou, ok := w.CoreState.(ownedUpdater); ok {
+		return ou.CreateOwned(ctx, r, opt.ApplyPooled(&createOptions, CreateOptions{}, opts))
+	}
+	return w.Create(ctx, r, opts...)
+}
+
+// createOptions lends CreateGiven its options value.
+var createOptions opt.Pool[CreateOptions]
+
 // updateOwnedBy is updateGiven of r with the stored owner kept (owner)
 // and any phase expected; the option functions for a core that is not
 // an ownedUpdater are built only for it (they are an allocation).

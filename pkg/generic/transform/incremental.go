@@ -63,7 +63,7 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 			stopped = true // the entries stay sorted and whole
 			break
 		}
-		ptrs[k] = resource.PointerOf(p.c.inPointer(id))
+		ptrs[k] = p.c.inKey(id)
 		res, err := p.r.Get(p.ctx, &ptrs[k], readOnly...)
 		if err != nil && !state.IsNotFoundError(err) {
 			return false, fmt.Errorf("get input %s: %w", resource.PointerString(&ptrs[k]), err)
@@ -102,8 +102,11 @@ func (c *Controller[I, O]) listed(md *resource.Metadata) bool {
 	return c.filter.LabelQueries.Matches(*md.Labels()) && c.filter.IDQuery.Matches(md.ID())
 }
 
-func (c *Controller[I, O]) inPointer(id resource.ID) resource.Pointer {
-	return resource.NewPointer(c.inKind.Namespace(), c.inKind.Type(), id)
+// inKey returns the PointerKey of the input id. The Pointer NewPointer
+// returns is asserted back at once: it does not escape, so that nothing
+// is allocated (resource.PointerOf would box it on the heap).
+func (c *Controller[I, O]) inKey(id resource.ID) resource.PointerKey {
+	return resource.NewPointer(c.inKind.Namespace(), c.inKind.Type(), id).(resource.PointerKey)
 }
 
 // track keeps the input of e in notDone while its entry is not done.

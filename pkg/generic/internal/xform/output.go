@@ -36,7 +36,7 @@ type outputWrite struct {
 // retries when the output becomes destroy-ready.
 func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.Resource, fn func(resource.Resource) error, how outputWrite) (written resource.Resource, waiting bool, err error) {
 	if how.absent {
-		written, err = createOutput(ctx, rw, out, fn)
+		written, err = createOutput(ctx, rw, out, fn, !how.withResult)
 		if !state.IsConflictError(err) {
 			return written, false, err
 		}
@@ -63,21 +63,38 @@ func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.R
 // createOutput applies fn to out, the caller's own value, and creates it;
 // a conflict error means the output exists.
 //
-// fn runs on out itself, not on a copy (Create copies what it stores): a
-// copy per created output saved (docs/performance.md, "Creating an
-// output"). When Create conflicts, the fallback Modify
-// applies fn to a copy of the stored output; only if that output is
-// destroyed in between does fn run on out again, which is the case of a
-// stored output that fn wrote from the same input: fn fills an output from
-// its input whatever the output held.
-func createOutput(ctx context.Context, w controller.Writer, out resource.Resource, fn func(resource.Resource) error) (resource.Resource, error) {
+// fn runs on out itself, not on a copy: a copy per created output saved
+// (docs/performance.md, "Creating an output"). With give, out is given up
+// to the Runtime when it can take it (givingCreator): the state may store
+// out itself, so that nothing of the write copies the output, and
+// nobody may change out once it is created (the caller then keeps no
+// reference to it; the result is not handed to user code). When Create
+// conflicts, the fallback Modify applies fn to a copy of the stored
+// output; only if that output is destroyed in between does fn run on out
+// again (a copy of it, by Modify), which is the case of a stored output
+// that fn wrote from the same input: fn fills an output from its input
+// whatever the output held.
+func createOutput(ctx context.Context, w controller.Writer, out resource.Resource, fn func(resource.Resource) error, give bool) (resource.Resource, error) {
 	if err := fn(out); err != nil {
 		return nil, err
 	}
-	if err := w.Create(ctx, out); err != nil {
+	var err error
+	if g, ok := w.(givingCreator); ok && give {
+		err = g.CreateGiven(ctx, out)
+	} else {
+		err = w.Create(ctx, out)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// givingCreator is a Writer that can create a resource its caller gives
+// up (the Runtime's, through its adapter's CreateGiven): the caller keeps
+// no reference to it once the call returned, and never changes it again.
+type givingCreator interface {
+	CreateGiven(ctx context.Context, r resource.Resource, opts ...controller.CreateOption) error
 }
 
 // DestroyIfReady destroys ptr, an output of the caller, if it is tearing

@@ -206,7 +206,30 @@ func (a *Adapter) checkWrite(op string, r resource.Resource) (*resource.Metadata
 }
 
 // Create creates a declared output owned by the controller (rule C4).
-func (a *Adapter) Create(ctx context.Context, r resource.Resource, opts ...controller.CreateOption) (err error) {
+func (a *Adapter) Create(ctx context.Context, r resource.Resource, opts ...controller.CreateOption) error {
+	return a.create(ctx, r, false, opts)
+}
+
+// CreateGiven is Create for a caller that gives r up (a generic
+// controller's output, made for this write): the caller keeps no
+// reference to r once the call returned and never changes it again, so
+// that the state may store r itself, without a copy (see givingCreator).
+// It is not part of [controller.Writer]: a controller's Create stores a
+// copy of what it is given (rule S7).
+func (a *Adapter) CreateGiven(ctx context.Context, r resource.Resource, opts ...controller.CreateOption) error {
+	return a.create(ctx, r, true, opts)
+}
+
+// givingCreator is a state whose Create can store the resource it is
+// given as is when the caller gives it up (the states state.WrapCore
+// returns: CreateGiven over a core that can keep what it is given, the
+// inmem state's).
+type givingCreator interface {
+	CreateGiven(ctx context.Context, r resource.Resource, opts ...state.CreateOption) error
+}
+
+// create is Create and, with give, CreateGiven.
+func (a *Adapter) create(ctx context.Context, r resource.Resource, give bool, opts []controller.CreateOption) (err error) {
 	var target resource.Pointer
 	defer func() { a.tel.CallEnded(telemetry.OpCreate, target, err) }()
 	md, err := a.checkWrite("Create", r)
@@ -222,7 +245,14 @@ func (a *Adapter) Create(ctx context.Context, r resource.Resource, opts ...contr
 	if noOwner {
 		owner = ""
 	}
-	if err := a.st.Create(ctx, r, a.opts.create[ownerIndex(noOwner)]...); err != nil {
+	stOpts := a.opts.create[ownerIndex(noOwner)]
+	g, ok := a.st.(givingCreator)
+	if ok && give {
+		err = g.CreateGiven(ctx, r, stOpts...)
+	} else {
+		err = a.st.Create(ctx, r, stOpts...)
+	}
+	if err != nil {
 		return a.createConflict(ctx, md, owner, err)
 	}
 	a.logCommit(md, md.Version().Value())

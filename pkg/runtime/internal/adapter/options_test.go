@@ -73,3 +73,37 @@ func TestWritesMakeNoOptions(t *testing.T) {
 	byAdapter = update(func(r resource.Resource) error { return a.Update(ctx, r) })
 	assert.Equal(t, byState, byAdapter, "Update: the state's allocations with options made once, the adapter's")
 }
+
+// TestCreateGivenStoresTheResourceItself: a generic controller's Create of
+// an output it made for the write (CreateGiven: the caller gives the
+// resource up) stores that very resource over a state that can keep it
+// (inmem), owned by the controller and stamped; the controller's own
+// Create stores a copy (rule S7: the caller keeps what it passed).
+func TestCreateGivenStoresTheResourceItself(t *testing.T) {
+	ctx := context.Background()
+	st := inmem.NewState()
+	a := adapter.New(st, cache.NewSet(nil), "c", adapter.NewAccess(nil, nil,
+		[]controller.Output{out(typeB, controller.OutputShared)}), nil, false)
+
+	given := newPair(typeB, "given", 1)
+	require.NoError(t, a.CreateGiven(ctx, given))
+	cur, err := st.Get(ctx, ptr(typeB, "given"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.Same(t, given, cur, "CreateGiven stores the resource it is given")
+	assert.Equal(t, "c", cur.Metadata().Owner())
+	assert.EqualValues(t, 1, cur.Metadata().Version().Value())
+
+	kept := newPair(typeB, "kept", 1)
+	require.NoError(t, a.Create(ctx, kept))
+	cur, err = st.Get(ctx, ptr(typeB, "kept"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.NotSame(t, kept, cur, "Create stores a copy")
+
+	// A conflict is the Create's: nothing is stored, the existing
+	// resource is kept.
+	again := newPair(typeB, "given", 2)
+	require.True(t, state.IsConflictError(a.CreateGiven(ctx, again)))
+	cur, err = st.Get(ctx, ptr(typeB, "given"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.Same(t, given, cur)
+}
