@@ -146,6 +146,11 @@ func newDetector(report func(error), cap int, every uint64) *detector {
 	return &detector{report: report, cur: map[resource.ID]*current{}, cap: cap, every: max(every, 1)}
 }
 
+// samples reports whether the detector keeps a reference copy of some
+// versions only (the guard), whose stored values then say which (see
+// slot.go); false when it is off (nil) or keeps one of every version.
+func (d *detector) samples() bool { return d != nil && d.every > 1 }
+
 // keepRefLocked keeps ref, the reference copy of the version replaced by
 // the change entering the history at ring index i, until that change
 // leaves the history.

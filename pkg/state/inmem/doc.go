@@ -135,7 +135,10 @@
 // see [WithHistoryBytes]): a replaced version (an event's Old) is held by
 // the history alone, so the oldest changes leave the history early, down
 // to the newest change, which is always kept. Sizes are estimates (typed
-// resources follow their spec's slices, maps, strings and pointers). So a
+// resources follow their spec's slices, maps, strings and pointers), and
+// a kind whose versions are too small for its history to reach the bound
+// counts each as its largest one rather than keep each one's size (see
+// WithHistoryBytes). So a
 // kind's history holds at most about 8 MiB of old versions plus 64 bytes
 // per kept change (a 16 KiB resource updated 5,000 times: the last ~500
 // versions, not 4,096), and a watcher in the middle of a delivery holds at

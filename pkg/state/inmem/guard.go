@@ -31,7 +31,7 @@ func (c *core) everyOf() uint64 {
 	case c.report == nil:
 		return 0
 	case c.guard && !c.persistent:
-		return guardSample
+		return c.guardEvery
 	}
 	return 1
 }
@@ -100,7 +100,7 @@ func (c *core) guardReport(err error) {
 // place is never persisted.
 func (ks *kindStore) checkPersisted(id resource.ID) error {
 	ks.mu.Lock()
-	cur := ks.items[id].r
+	cur := bare(ks.items[id])
 	var ref resource.Resource
 	if c := ks.det.cur[id]; c != nil && cur != nil {
 		ref = c.ref
@@ -119,8 +119,8 @@ func (ks *kindStore) checkPersisted(id resource.ID) error {
 	}
 	freeze(restored.Metadata(), true) // watched still: ref is its reference copy
 	ks.mu.Lock()
-	if it := ks.items[id]; it.r == cur {
-		ks.items[id] = item{r: restored, size: it.size}
+	if it := ks.items[id]; bare(it) == cur {
+		ks.items[id] = ks.itemLocked(restored, ks.sizeLocked(it), true)
 		ks.updatedLocked(id) // a List's view holds cur
 	}
 	ks.mu.Unlock()

@@ -47,33 +47,6 @@ func (r *record) ID() resource.ID {
 	return r.old.Metadata().ID()
 }
 
-// item is a stored resource and the estimate of its memory, whose top
-// bit tells whether the mutation detector watches it (it kept a
-// reference copy of it: always for the detector, for a sample with the
-// guard), so that a write of a version it does not watch skips its
-// bookkeeping.
-type item struct {
-	r    resource.Resource
-	size int64
-}
-
-// watchedBit is the bit of item.size that marks a watched version.
-const watchedBit = int64(1) << 62
-
-// newItem returns the item of r, of the estimated size, watched or not.
-func newItem(r resource.Resource, size int64, watched bool) item {
-	if watched {
-		size |= watchedBit
-	}
-	return item{r: r, size: size}
-}
-
-// bytes is the estimate of the item's memory.
-func (it item) bytes() int64 { return it.size &^ watchedBit }
-
-// watched reports whether the detector watches the item's version.
-func (it item) watched() bool { return it.size&watchedBit != 0 }
-
 // kindStore holds the resources of one kind, the history ring of its
 // changes, and its watchers.
 //
@@ -111,8 +84,9 @@ type kindStore struct {
 	// Guarded by mu.
 	lastRev uint64
 
-	// items are the stored resources by ID. Guarded by mu.
-	items map[resource.ID]item
+	// items are the stored versions by ID, bare or boxed (see boxed):
+	// read them through bare. Guarded by mu.
+	items map[resource.ID]resource.Resource
 	// order is the order of the keys of items (see idOrder). Guarded by
 	// mu.
 	order idOrder
@@ -149,6 +123,13 @@ type kindStore struct {
 	// kept records refer to: the sum of their sizes. Guarded by mu.
 	histBytes  int64
 	byteBudget int64
+	// maxSize is the largest size estimate of a version the kind stored;
+	// tracking tells that the kind keeps each version's size in its box,
+	// from the first write at which cap versions of maxSize would exceed
+	// byteBudget on, and untracked is the size counted for a version
+	// stored bare (see slot.go). Guarded by mu.
+	maxSize, untracked int64
+	tracking           bool
 	// block is where new records are carved from, recordBlock at a time,
 	// when the record leaving the ring cannot be reused. Guarded by mu.
 	block []record
@@ -221,7 +202,7 @@ func newKindStore(kind resource.Kind, revs *atomic.Uint64, stateID, kindID uint6
 		kindID:      kindID,
 		cap:         capacity,
 		lagLimit:    min(capacity, maxLag),
-		items:       map[resource.ID]item{},
+		items:       map[resource.ID]resource.Resource{},
 		minPos:      math.MaxUint64,
 		ring:        make([]atomic.Pointer[ringChunkSlots], (capacity+ringChunk-1)/ringChunk),
 		minReleased: math.MaxUint64,
@@ -286,7 +267,8 @@ func (ks *kindStore) newRecordLocked() *record {
 }
 
 // appendLocked appends a change to the history and queues it for the
-// single-resource watchers of id; ref is the mutation detector's
+// single-resource watchers of id; cur is the value of items that new
+// replaces (nil when absent), ref is the mutation detector's
 // reference copy of new (nil when the detector is off or new is nil). It
 // returns the group of parked kind watchers to wake once mu is released
 // (nil when none is parked).
@@ -294,8 +276,11 @@ func (ks *kindStore) newRecordLocked() *record {
 // at is the time of the write (UnixNano): while the kind's writes come
 // handOffGap apart or more on average, a write hands its change to the
 // parked watchers that can take it (see takeParkingLocked).
-func (ks *kindStore) appendLocked(id resource.ID, cur item, new, ref resource.Resource, at int64) *wakeGroup {
-	old, oldSize := cur.r, cur.bytes()
+func (ks *kindStore) appendLocked(id resource.ID, cur, new, ref resource.Resource, at int64) *wakeGroup {
+	old, oldSize := bare(cur), int64(0)
+	if cur != nil {
+		oldSize = ks.sizeLocked(cur)
+	}
 	gap := min(max(at-ks.lastWrite, 0), int64(time.Second))
 	ks.lastWrite = at
 	ks.writeGap += (gap - ks.writeGap) / 8
@@ -304,7 +289,7 @@ func (ks *kindStore) appendLocked(id resource.ID, cur item, new, ref resource.Re
 	rev := ks.revs.Add(1)
 	ks.lastRev = rev
 	var oldRef resource.Resource
-	if ref != nil || cur.watched() {
+	if ref != nil || ks.watchedHint(cur) {
 		// A version the detector did not watch replaced by one it does not
 		// watch either (the guard's unsampled writes) has nothing to check.
 		oldRef = ks.detectChangeLocked(id, seq, old, new, ref)
@@ -476,13 +461,13 @@ func (ks *kindStore) snapshotLocked(dst []resource.Resource) []resource.Resource
 	view = view[:kept]
 	for _, id := range ks.updated {
 		if i, ok := slices.BinarySearch(sorted[:kept], id); ok {
-			view[i] = ks.items[id].r
+			view[i] = bare(ks.items[id])
 		}
 	}
 	ks.forgetUpdatesLocked()
 	view = slices.Grow(view, len(sorted)-kept)
 	for _, id := range sorted[kept:] {
-		view = append(view, ks.items[id].r)
+		view = append(view, bare(ks.items[id]))
 	}
 	ks.view = view
 	return append(dst, view...)

@@ -23,11 +23,17 @@ type options struct {
 	// persist is the persistence hook; nil when the state is not
 	// persistent.
 	persist Persistence
+	// guardEvery is how many writes there are per version the guard
+	// samples (see guardSample); trackSizes makes every kind track its
+	// versions' sizes from its first write (see slot.go). Both are for
+	// tests.
+	guardEvery uint64
+	trackSizes bool
 }
 
 func defaultOptions() options {
 	detect, guard := checkDefault()
-	return options{historyCapacity: DefaultHistoryCapacity, historyBytes: DefaultHistoryBytes, detect: detect, guard: guard}
+	return options{historyCapacity: DefaultHistoryCapacity, historyBytes: DefaultHistoryBytes, detect: detect, guard: guard, guardEvery: guardSample}
 }
 
 // WithMutationDetector turns the mutation detector on (rule S7): every
@@ -83,6 +89,19 @@ func withoutMutationDetector() Option {
 	return func(o *options) { o.detect, o.guard = false, false }
 }
 
+// withGuardEvery turns the guard on, sampling the first of every n writes
+// of a kind (n ≥ 2; tests of the sampled versions' bookkeeping).
+func withGuardEvery(n uint64) Option {
+	return func(o *options) { o.detect, o.guard, o.guardEvery = false, true, max(n, 2) }
+}
+
+// withTrackedSizes makes every kind track its versions' sizes from its
+// first write, so that every version is stored boxed (tests of the boxed
+// items; see slot.go).
+func withTrackedSizes() Option {
+	return func(o *options) { o.trackSizes = true }
+}
+
 // WithHistoryCapacity sets how many changes the state keeps per kind: the
 // reach of tail events and bookmarks (rule S11). A watcher lagging by more
 // than the history, or by more than min(n, 1024) changes, may have its
@@ -107,7 +126,13 @@ const DefaultHistoryBytes = 8 << 20
 // ring is full, down to the newest one, which is always kept: the reach of
 // tail events and bookmarks (rule S11) then shrinks accordingly. Sizes
 // are estimated by the resource's ApproxSize method when it has one (typed
-// resources do), else counted as 512 bytes. n is clamped to at least 0.
+// resources do), else counted as 512 bytes. While a kind's largest version
+// is small enough that its history cannot reach n (the history capacity
+// times that size is at most n), a kind does not keep each version's size,
+// and counts a replaced version as that largest size; from the write that
+// makes n reachable on, it keeps the size of each version it stores, and
+// counts a version stored before as the largest size as of that write. The
+// count is so never below the estimates. n is clamped to at least 0.
 func WithHistoryBytes(n int64) Option {
 	return func(o *options) { o.historyBytes = max(n, 0) }
 }

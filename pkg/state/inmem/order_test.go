@@ -26,7 +26,7 @@ func TestS12a_OrderFollowsCreatesAndDestroys(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	for round := range 20 {
-		items := map[resource.ID]item{}
+		items := map[resource.ID]resource.Resource{}
 		var o idOrder
 		var prev []resource.ID
 		for range 20 {
@@ -42,7 +42,7 @@ func TestS12a_OrderFollowsCreatesAndDestroys(t *testing.T) {
 					o.destroyed()
 					continue
 				}
-				items[id] = item{}
+				items[id] = nil
 				o.created(id)
 			}
 			want := slices.Sorted(func(yield func(resource.ID) bool) {

@@ -104,7 +104,7 @@ func (c *core) restore(p Persistence) {
 		// A resource the detector cannot copy is not watched (nil ref).
 		ref, _ := ks.det.referenceCopy(r)
 		freeze(md, ref != nil)
-		ks.items[md.ID()] = newItem(r, sizeOf(r), ref != nil)
+		ks.items[md.ID()] = ks.itemLocked(r, sizeOf(r), ref != nil)
 		ks.count.Add(1)
 		if created := md.Created(); created.After(ks.lastCreated) {
 			ks.lastCreated = created

@@ -41,6 +41,11 @@ type core struct {
 	kindsMu    sync.Mutex // serializes adding kinds; guards nextKindID
 	nextKindID uint64
 
+	// guardEvery is the guard's sample (see everyOf); trackSizes makes
+	// every kind track sizes from the start (see slot.go).
+	guardEvery uint64
+	trackSizes bool
+
 	clock      *clock
 	stateID    uint64 // identifies this state in bookmarks
 	historyCap int
@@ -71,7 +76,7 @@ var _ state.CoreState = (*core)(nil)
 func newCore(opts ...Option) *core {
 	o := defaultOptions()
 	opt.Apply(&o, opts)
-	c := &core{clock: newClock(), stateID: rand.Uint64(), historyCap: o.historyCapacity, historyBytes: o.historyBytes}
+	c := &core{clock: newClock(), stateID: rand.Uint64(), historyCap: o.historyCapacity, historyBytes: o.historyBytes, guardEvery: o.guardEvery, trackSizes: o.trackSizes}
 	c.KindWatches = backend.KindWatches{Start: c.startKindWatch}
 	switch {
 	case o.detect:
@@ -114,6 +119,7 @@ func (c *core) store(key resource.KindKey) *kindStore {
 	ks := newKindStore(key, &c.rev, c.stateID, c.nextKindID, c.historyCap, c.historyBytes)
 	ks.persistent = c.persistent
 	ks.lastCreated = c.createdFloor
+	ks.tracking = c.trackSizes
 	if every := c.everyOf(); every > 0 {
 		ks.det = newDetector(c.report, ks.cap, every)
 	}
@@ -164,7 +170,7 @@ func (c *core) get(ptr resource.Pointer, o state.GetOptions) (resource.Resource,
 	id := p.ID()
 	if ks := c.lookup(p.Kind()); ks != nil {
 		ks.mu.Lock()
-		r := ks.items[id].r
+		r := bare(ks.items[id])
 		if o.Revision != nil {
 			*o.Revision = c.rev.Load()
 		}
@@ -263,11 +269,11 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	}
 	ks.lastCreated = now
 	freeze(smd, ref != nil)
-	ks.items[id] = newItem(stored, size, ref != nil)
+	ks.items[id] = ks.itemLocked(stored, size, ref != nil)
 	ks.order.created(id)
 	ks.count.Add(1)
 	stampLike(ref, smd)
-	wake := ks.appendLocked(id, item{}, stored, ref, at)
+	wake := ks.appendLocked(id, nil, stored, ref, at)
 	if err := ks.publishUnlock(wake, pend); err != nil {
 		return err
 	}
@@ -324,7 +330,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 
 	ks.mu.Lock()
 	curItem := ks.items[id]
-	cur := curItem.r
+	cur := bare(curItem)
 	if err := checkUpdate(md, cur, o); err != nil {
 		ks.mu.Unlock()
 		return err
@@ -338,7 +344,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 		}
 	}
 	freeze(smd, ref != nil)
-	ks.items[id] = newItem(stored, size, ref != nil)
+	ks.items[id] = ks.itemLocked(stored, size, ref != nil)
 	ks.updatedLocked(id)
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, curItem, stored, ref, now.UnixNano())
@@ -433,7 +439,7 @@ func (c *core) DestroyVersion(_ context.Context, ptr resource.Pointer, opts ...s
 	at := c.clock.now().UnixNano()
 	ks.mu.Lock()
 	curItem := ks.items[id]
-	cur := curItem.r
+	cur := bare(curItem)
 	switch {
 	case cur == nil:
 		err = state.NewNotFoundError(p, "not found")
