@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"reflect"
 	"sync"
@@ -16,8 +17,8 @@ import (
 // decoded version of each resource the watches received and, while the
 // kind has more than one watch, the version before it (the Old of the
 // newest change, which another watch may not have decoded yet), keyed by
-// what tells a version apart on the wire (version, creation and update
-// times, the spec's bytes); a watch that receives the same version
+// what tells a version apart on the wire (the version, and a hash of the
+// creation and update times, the phase and the spec); a watch that receives the same version
 // decodes nothing and gets the same object. A watch decodes an event's Old
 // before its Resource, so that a lone watch finds the Old of a change it
 // follows as the newest version it decoded. A resource's entry goes with
@@ -34,14 +35,17 @@ type snapshots struct {
 	kinds map[resource.KindKey]*kindSnaps // guarded by mu
 }
 
-// kindSnaps are the snapshots of one kind.
+// kindSnaps are the snapshots of one kind: an entry of 32 bytes per
+// resource in cur, and in prev only while the kind has more than one
+// watch.
 type kindSnaps struct {
-	refs  atomic.Int32              // the watches of the kind; changed under snapshots.mu
-	mu    sync.Mutex                // guards items
-	items map[resource.ID]*snapPair // guarded by mu
+	refs atomic.Int32 // the watches of the kind; changed under snapshots.mu
+	mu   sync.Mutex   // guards cur and prev
+	// cur holds the newest decoded version of each resource; prev the
+	// version before it, while the kind has more than one watch (nil
+	// otherwise).
+	cur, prev map[resource.ID]snapshot
 }
-
-type snapPair struct{ cur, prev snapshot }
 
 // snapshot is one decoded version and what identifies it.
 type snapshot struct {
@@ -49,13 +53,12 @@ type snapshot struct {
 	key snapKey
 }
 
+// snapKey tells a version apart on the wire: its version, and a hash of
+// its creation and update times, spec format, phase and spec bytes (a
+// resource destroyed and created again restarts its versions).
 type snapKey struct {
-	version                  uint64
-	createdSec, updatedSec   int64
-	createdNsec, updatedNsec int32
-	format                   uint32
-	spec                     uint64 // the spec bytes' hash
-	phase                    pb.Phase
+	version uint64
+	sum     uint64
 }
 
 func newSnapshots() *snapshots {
@@ -68,33 +71,43 @@ func (s *snapshots) acquire(kind resource.KindKey) *kindSnaps {
 	defer s.mu.Unlock()
 	ks := s.kinds[kind]
 	if ks == nil {
-		ks = &kindSnaps{items: map[resource.ID]*snapPair{}}
+		ks = &kindSnaps{cur: map[resource.ID]snapshot{}}
 		s.kinds[kind] = ks
 	}
 	ks.refs.Add(1)
 	return ks
 }
 
-// release lets go of the snapshots of kind for one watch.
+// release lets go of the snapshots of kind for one watch: a kind left
+// with one watch drops the versions before the newest.
 func (s *snapshots) release(kind resource.KindKey, ks *kindSnaps) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ks.refs.Add(-1) == 0 && s.kinds[kind] == ks {
+	switch n := ks.refs.Add(-1); {
+	case n == 0 && s.kinds[kind] == ks:
 		delete(s.kinds, kind)
+	case n == 1:
+		ks.mu.Lock()
+		ks.prev = nil
+		ks.mu.Unlock()
 	}
 }
 
 // keyOf returns the identity of the version m carries.
 func (s *snapshots) keyOf(m *pb.Resource) snapKey {
 	md := m.Metadata
-	return snapKey{
-		version:    md.GetVersion(),
-		createdSec: md.GetCreatedSeconds(), createdNsec: md.GetCreatedNanos(),
-		updatedSec: md.GetUpdatedSeconds(), updatedNsec: md.GetUpdatedNanos(),
-		format: m.SpecFormat,
-		spec:   maphash.Bytes(s.seed, m.Spec),
-		phase:  md.GetPhase(),
-	}
+	var b [6 * 8]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(md.GetCreatedSeconds()))
+	binary.LittleEndian.PutUint64(b[8:], uint64(md.GetUpdatedSeconds()))
+	binary.LittleEndian.PutUint64(b[16:], uint64(md.GetCreatedNanos()))
+	binary.LittleEndian.PutUint64(b[24:], uint64(md.GetUpdatedNanos()))
+	binary.LittleEndian.PutUint64(b[32:], uint64(m.SpecFormat))
+	binary.LittleEndian.PutUint64(b[40:], uint64(md.GetPhase()))
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	_, _ = h.Write(b[:])
+	_, _ = h.Write(m.Spec)
+	return snapKey{version: md.GetVersion(), sum: h.Sum64()}
 }
 
 // lookup returns the decoded object of the version m carries, if a watch
@@ -102,14 +115,11 @@ func (s *snapshots) keyOf(m *pb.Resource) snapKey {
 func (ks *kindSnaps) lookup(id resource.ID, key snapKey) resource.Resource {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	p := ks.items[id]
-	switch {
-	case p == nil:
-		return nil
-	case p.cur.key == key:
-		return p.cur.res
-	case p.prev.key == key:
-		return p.prev.res
+	if c, ok := ks.cur[id]; ok && c.key == key {
+		return c.res
+	}
+	if p, ok := ks.prev[id]; ok && p.key == key {
+		return p.res
 	}
 	return nil
 }
@@ -119,34 +129,48 @@ func (ks *kindSnaps) lookup(id resource.ID, key snapKey) resource.Resource {
 func (ks *kindSnaps) store(id resource.ID, key snapKey, r resource.Resource) resource.Resource {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	p := ks.items[id]
-	if p == nil {
-		ks.items[id] = &snapPair{cur: snapshot{res: r, key: key}}
+	cur, ok := ks.cur[id]
+	if !ok {
+		ks.cur[id] = snapshot{res: r, key: key}
 		return r
 	}
+	prev, hasPrev := ks.prev[id]
 	switch {
-	case p.cur.key == key:
-		return p.cur.res
-	case p.prev.key == key:
-		return p.prev.res
+	case cur.key == key:
+		return cur.res
+	case hasPrev && prev.key == key:
+		return prev.res
 	}
+	shared := ks.refs.Load() > 1 // a lone watch shares with no one: one version is enough
 	switch {
-	case key.version >= p.cur.key.version:
-		p.prev, p.cur = p.cur, snapshot{res: r, key: key}
-	case key.version >= p.prev.key.version:
-		p.prev = snapshot{res: r, key: key}
+	case key.version >= cur.key.version:
+		ks.cur[id] = snapshot{res: r, key: key}
+		if shared {
+			ks.prevMap()[id] = cur
+		}
+	case shared && (!hasPrev || key.version >= prev.key.version):
+		ks.prevMap()[id] = snapshot{res: r, key: key}
 	}
-	if ks.refs.Load() <= 1 {
-		p.prev = snapshot{} // a lone watch shares with no one: one version is enough
+	if !shared && hasPrev {
+		delete(ks.prev, id)
 	}
 	return r
+}
+
+// prevMap returns prev, made when missing. Call it with mu held.
+func (ks *kindSnaps) prevMap() map[resource.ID]snapshot {
+	if ks.prev == nil {
+		ks.prev = map[resource.ID]snapshot{}
+	}
+	return ks.prev
 }
 
 // forget drops the snapshots of a destroyed resource.
 func (ks *kindSnaps) forget(id resource.ID) {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	delete(ks.items, id)
+	delete(ks.cur, id)
+	delete(ks.prev, id)
 }
 
 // isShared reports whether r is a shared read-only snapshot: frozen, as

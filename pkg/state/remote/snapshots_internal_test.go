@@ -11,7 +11,7 @@ import (
 
 // TestSnapshots_ALoneWatchKeepsOneVersion: the client keeps the newest
 // version of each resource for a kind with one watch, and the one before
-// it too while the kind has more.
+// it too while the kind has more (and no longer once it has one again).
 func TestSnapshots_ALoneWatchKeepsOneVersion(t *testing.T) {
 	s := newSnapshots()
 	kind := resource.KindOf(resource.NewKind("ns", "T"))
@@ -28,6 +28,9 @@ func TestSnapshots_ALoneWatchKeepsOneVersion(t *testing.T) {
 	assert.Equal(t, v2, ks.lookup("a", snapKey{version: 2}), "two watches: the version before the newest is kept")
 	assert.Equal(t, v3, ks.lookup("a", snapKey{version: 3}))
 	s.release(kind, other)
+	assert.Nil(t, ks.lookup("a", snapKey{version: 2}), "one watch left: the version before the newest goes")
+	assert.Nil(t, ks.prev)
+	assert.Equal(t, v3, ks.lookup("a", snapKey{version: 3}))
 	s.release(kind, ks)
 	assert.Empty(t, s.kinds, "the kind's table goes with its last watch")
 }
