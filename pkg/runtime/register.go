@@ -264,6 +264,7 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	tel := r.newTelemetry(name, int(concurrency))
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false)
 	ad.SetScheduler(r.sched)
+	ad.SetMappedRouting(r.mappedRouting(settings.Inputs))
 	r.addAdapter(ad)
 	var c *qrunner.Runner
 	c = qrunner.New(qrunner.Config{
@@ -384,4 +385,22 @@ func (r *Runtime) updateInputs(name string, c *crunner.Runner, outputs []control
 		send(false) // the Runtime has stopped
 	}
 	return nil
+}
+
+// mappedRouting returns the routing progress of the InputQMapped kinds of
+// inputs, whose reads by the QController wait for routing (rule Q4; see
+// adapter.SetMappedRouting).
+func (r *Runtime) mappedRouting(inputs []controller.Input) map[resource.KindKey]adapter.RoutedKind {
+	var kinds map[resource.KindKey]adapter.RoutedKind
+	for _, in := range inputs {
+		if in.Kind != controller.InputQMapped {
+			continue
+		}
+		if kinds == nil {
+			kinds = map[resource.KindKey]adapter.RoutedKind{}
+		}
+		k := resource.KindOf(resource.NewKind(in.Namespace, in.Type))
+		kinds[k] = r.router.RoutedKind(k)
+	}
+	return kinds
 }

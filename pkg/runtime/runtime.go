@@ -92,6 +92,19 @@ type runner interface {
 // done. A change found by a re-list carries the version last routed as
 // its previous one.
 //
+// A QController's Reconcile never goes on with a version of an
+// InputQMapped input that routing skips (rule Q4, extended): over a state
+// that numbers its changes, a read of such a kind that goes to the state
+// (the kind is not cached, or the read is uncached) is taken again, once
+// routing has caught up, while the kind changed after the revision routing
+// had reached when the read started. Routing has then seen every version
+// read, and the next change of each reaches MapInput with it as the
+// previous version — even when a lagging watch coalesces an input's
+// creation and relabel into one Created, or a re-list finds only the last
+// of them. One read waits for routing at most 5 seconds in all (a watch
+// that is down or far behind), then returns what it read last. Reads of a
+// cached kind are of versions routing delivers.
+//
 // A QController's queue starts with every existing resource of each primary
 // input (of its ID, for an input with an ID), and a map item for every
 // existing resource of each mapped input (for a mapped destroy-ready input,

@@ -49,6 +49,9 @@ type Adapter struct {
 	sched sched.Scheduler
 	// pass is the commit log and what the current pass read.
 	pass passLog
+	// mapped makes the reads of a QController's mapped kinds wait for
+	// routing (nil: none do).
+	mapped *mappedReads
 }
 
 var _ controller.QRuntime = (*Adapter)(nil)
@@ -141,6 +144,17 @@ func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.G
 			return r, err
 		}
 	}
+	return a.stateGet(ctx, ptr, opts)
+}
+
+// stateGet reads ptr from the state, not ahead of routing for a mapped
+// kind (see mappedReads).
+func (a *Adapter) stateGet(ctx context.Context, ptr resource.Pointer, opts []state.GetOption) (resource.Resource, error) {
+	if a.mapped != nil {
+		if rk := a.routedOf(resource.KindOf(ptr)); rk != nil {
+			return a.getRouted(ctx, rk, ptr, opts)
+		}
+	}
 	return a.st.Get(ctx, ptr, opts...)
 }
 
@@ -170,6 +184,17 @@ func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.Li
 		}
 		if served {
 			return l, err
+		}
+	}
+	return a.stateList(ctx, kind, opts)
+}
+
+// stateList lists kind from the state, not ahead of routing for a mapped
+// kind (see mappedReads).
+func (a *Adapter) stateList(ctx context.Context, kind resource.Kind, opts []state.ListOption) (resource.List, error) {
+	if a.mapped != nil {
+		if rk := a.routedOf(resource.KindOf(kind)); rk != nil {
+			return a.listRouted(ctx, rk, kind, opts)
 		}
 	}
 	return a.st.List(ctx, kind, opts...)

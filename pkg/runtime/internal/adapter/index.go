@@ -37,7 +37,7 @@ func (a *Adapter) ListByIndex(ctx context.Context, kind resource.Kind, index, ke
 			return l, err
 		}
 	}
-	if l, err = a.st.List(ctx, kind, opts...); err != nil {
+	if l, err = a.stateList(ctx, kind, opts); err != nil {
 		return resource.List{}, err
 	}
 	return c.FilterByIndex(l, index, key)

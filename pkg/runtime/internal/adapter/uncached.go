@@ -29,7 +29,7 @@ func (a *Adapter) GetUncached(ctx context.Context, ptr resource.Pointer, opts ..
 		return nil, a.notUncached("GetUncached", resource.PointerString(ptr),
 			"Namespace: "+quote(ptr.Namespace())+", Type: "+quote(ptr.Type())+", ID: optional.Some("+quote(ptr.ID())+") or none")
 	}
-	return a.st.Get(ctx, ptr, opts...)
+	return a.stateGet(ctx, ptr, opts)
 }
 
 // ListUncached lists from the state, bypassing the cache, a kind that an
@@ -46,7 +46,7 @@ func (a *Adapter) ListUncached(ctx context.Context, kind resource.Kind, opts ...
 	if err := checkListOptions(kind, opts); err != nil {
 		return resource.List{}, err
 	}
-	return a.st.List(ctx, kind, opts...)
+	return a.stateList(ctx, kind, opts)
 }
 
 func quote(s string) string { return `"` + s + `"` }

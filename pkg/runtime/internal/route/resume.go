@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -86,8 +87,9 @@ func isOverrun(err error) (ok bool) {
 	return ok
 }
 
-// barriers are the on-demand re-lists of a resumable kind waiting for its
-// watch to route a revision.
+// barriers are the waiters for a kind's watch to route a revision: the
+// on-demand re-lists of a resumable kind, and the reads of a mapped input
+// that went ahead of routing (RoutedKind.Await).
 type barriers struct {
 	// routed is the revision of the state the watch has routed the kind
 	// up to (written by the watch goroutine).
@@ -142,6 +144,20 @@ func (b *barriers) release() {
 	clear(b.waiting[len(kept):])
 	b.waiting = kept
 	b.pending.Store(int64(len(kept)))
+}
+
+// forget drops the barrier whose channel is done (its waiter gave up),
+// so that waiters who give up leave nothing behind.
+func (b *barriers) forget(done <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, br := range b.waiting {
+		if br.done == done {
+			b.waiting = slices.Delete(b.waiting, i, i+1)
+			break
+		}
+	}
+	b.pending.Store(int64(len(b.waiting)))
 }
 
 // relistResumable is Router.Relist for a resumable kind: it reads the
