@@ -172,17 +172,6 @@ func (rt *RealTime) maxBackoff() time.Duration {
 	return max(rt.MaxBackoff, 4*rt.Backoff)
 }
 
-// minBackoff is the shortest delay the Runtime may wait after the n-th
-// consecutive failure (n >= 1) under the suite's assumptions: growth of at
-// least 1.5 per failure, jitter of at most ±50%, the maximum rt states.
-func (rt *RealTime) minBackoff(n int) time.Duration {
-	d := float64(rt.Backoff)
-	for range n - 1 {
-		d *= 1.5
-	}
-	return time.Duration(min(d, float64(rt.maxBackoff())) / 2)
-}
-
 // failuresToMax is the number of consecutive failures after which the
 // Runtime's backoff has surely reached its maximum (growth of at least 1.5
 // per failure).

@@ -30,11 +30,10 @@ func TestNew_UnreachableEtcd(t *testing.T) {
 	require.NoError(t, err)
 	defer cli.Close()
 
-	begin := time.Now()
 	_, err = etcd.New(context.Background(), cli, registry(), etcd.WithConnectTimeout(300*time.Millisecond))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), addr, "the error names the endpoint")
-	assert.Less(t, time.Since(begin), 5*time.Second, "bounded by the connect timeout")
+	assert.Contains(t, err.Error(), "did not answer within 300ms", "the connect timeout given ended the wait")
 }
 
 // TestBadValue_NamedAndSkipped: a value that does not decode is an error
