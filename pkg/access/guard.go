@@ -23,7 +23,9 @@ import (
 // teardown; one that also changes anything else needs update as well.
 // The guarded state reports kind heads and revisions when st does: a kind
 // head or a kind's revision needs list or watch of the kind, the state's
-// revision any role.
+// revision any role. It resumes kind watches when st does
+// (state.KindWatchResumer), so a Runtime over it keeps no re-list memory
+// of the kinds it does not cache.
 //
 // This is the door of in-process callers that want the rules (a plugin, a
 // local admin socket); the daemon's own Runtime and controllers use the
@@ -59,6 +61,14 @@ func (g *guarded) Revision(ctx context.Context) (uint64, error) { return g.core.
 // KindRevision implements state.RevisionReporter.
 func (g *guarded) KindRevision(ctx context.Context, kind resource.Kind) (last, at uint64, err error) {
 	return g.core.KindRevision(ctx, kind)
+}
+
+// ResumesKindWatches implements state.KindWatchResumer: the guarded
+// state's answer. A whole-kind watch the subject may open is the guarded
+// state's own, resumed from a bookmark as that state resumes it (a watch
+// the subject may not open is denied at the call, resumed or not).
+func (g *guarded) ResumesKindWatches(kind resource.Kind) bool {
+	return state.ResumesKindWatches(g.core.inner, kind)
 }
 
 // guardCore decides every core operation before handing it to inner.

@@ -174,3 +174,44 @@ func benchmarkGet(b *testing.B, guard bool) {
 		}
 	}
 }
+
+// TestGuard_ResumesKindWatchesAsItsState: a guarded state resumes kind
+// watches when the state it guards does (state.KindWatchResumer), so the
+// Runtime keeps no re-list memory over it; a whole-kind watch opened from
+// a bookmark through the guard delivers exactly the changes after it. Over
+// a state that does not resume, neither does the guard.
+func TestGuard_ResumesKindWatchesAsItsState(t *testing.T) {
+	ctx := testCtx(t)
+	p, _ := policy(t, readerWriter())
+	st := inmem.NewState()
+	kind := resource.NewKind("network", linkType)
+	require.True(t, state.ResumesKindWatches(st, kind))
+	g := p.Guard(st, writer)
+	assert.True(t, state.ResumesKindWatches(g, kind), "the guard resumes as inmem does")
+	hidden := struct{ state.State }{st} // hides inmem's optional interfaces
+	assert.False(t, state.ResumesKindWatches(p.Guard(hidden, writer), kind), "nor more than the state it guards")
+
+	l := newLink("network", "eth0", 1500)
+	require.NoError(t, g.Create(ctx, l))
+	wctx, cancel := context.WithCancel(ctx)
+	ch := make(chan []state.Event, 4)
+	require.NoError(t, g.WatchKindAggregated(wctx, kind, ch, state.WithBootstrapContents(true)))
+	var mark state.Bookmark
+	for mark == nil {
+		for _, ev := range <-ch {
+			if ev.Type == state.Bootstrapped {
+				mark = ev.Bookmark
+			}
+		}
+	}
+	cancel()
+	l.TypedSpec().MTU = 9000
+	require.NoError(t, g.Update(ctx, l))
+
+	ch = make(chan []state.Event, 4)
+	require.NoError(t, g.WatchKindAggregated(ctx, kind, ch, state.WithKindStartFromBookmark(mark)))
+	b := <-ch
+	require.Len(t, b, 1, "exactly the change after the bookmark")
+	assert.Equal(t, state.Updated, b[0].Type)
+	assert.Equal(t, 9000, b[0].Resource.(*link).TypedSpec().MTU)
+}
