@@ -223,3 +223,48 @@ func TestCreateGivenStoresWhatItIsGiven(t *testing.T) {
 // copyingCore is a core that offers its Create alone: it cannot keep what
 // it is given (it hides inmem's CreateOwned and UpdateOwned).
 type copyingCore struct{ state.CoreState }
+
+// TestModifyGivenIntoCopiesIntoTheGivenResource: ModifyGivenInto (the
+// caller gives up emptyResource too) makes the copy of the stored resource
+// that fn changes in emptyResource's storage, which the core then stores
+// (inmem): the stored resource is emptyResource itself. A write that the
+// stored resource's phase refuses leaves emptyResource as it was given,
+// and so does one refused for its owner.
+func TestModifyGivenIntoCopiesIntoTheGivenResource(t *testing.T) {
+	ctx := context.Background()
+	st := inmem.NewState()
+	require.NoError(t, st.Create(ctx, newNum("a", 0), state.WithCreateOwner("o")))
+	g, ok := st.(interface {
+		ModifyGivenInto(context.Context, resource.Resource, func(resource.Resource) error, ...state.UpdateOption) error
+	})
+	require.True(t, ok, "a wrapped core offers ModifyGivenInto")
+	bump := func(r resource.Resource) error { r.(*num).TypedSpec().N++; return nil }
+	owned := []state.UpdateOption{state.WithUpdateOwner("o")}
+
+	empty := newNum("a", 0)
+	require.NoError(t, g.ModifyGivenInto(ctx, empty, bump, owned...))
+	cur, err := st.Get(ctx, ptrOf("a"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.Same(t, empty, cur, "the copy fn changed is emptyResource's storage")
+	assert.Equal(t, 1, cur.(*num).TypedSpec().N)
+	assert.EqualValues(t, 2, cur.Metadata().Version().Value())
+
+	// A snapshot (frozen) is never the storage of a copy, even when a
+	// caller gives it: the write copies elsewhere.
+	require.NoError(t, st.Modify(ctx, newNum("a", 0), bump, owned...))
+	require.NoError(t, g.ModifyGivenInto(ctx, cur, bump, owned...))
+	assert.Equal(t, 1, cur.(*num).TypedSpec().N, "the snapshot is unchanged")
+	now, err := st.Get(ctx, ptrOf("a"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.Equal(t, 3, now.(*num).TypedSpec().N)
+
+	_, err = st.Teardown(ctx, ptrOf("a"), state.WithTeardownOwner("o"))
+	require.NoError(t, err)
+	for _, opts := range [][]state.UpdateOption{owned, {state.WithUpdateOwner("other")}} {
+		empty = newNum("a", 42)
+		err = g.ModifyGivenInto(ctx, empty, bump, opts...)
+		require.True(t, state.IsConflictError(err), "refused: %v", err)
+		assert.Equal(t, 42, empty.TypedSpec().N, "emptyResource is as it was given")
+		assert.EqualValues(t, 0, empty.Metadata().Version().Value())
+	}
+}

@@ -27,6 +27,35 @@ func DeepCopyOf(r resource.Resource) (c resource.Resource, err error) {
 	return c, nil
 }
 
+// intoCopier is a resource that can copy itself into the storage of
+// another resource of its type (typed.Resource's CopyInto).
+type intoCopier interface {
+	// CopyInto makes dst a deep copy of the resource and reports true;
+	// false, changing nothing, when it cannot (dst of another type, or a
+	// shared snapshot).
+	CopyInto(dst resource.Resource) bool
+}
+
+// deepCopyInto is [DeepCopyOf] of r made in the storage of into, a
+// resource its caller gave up, when into is not nil and r can copy itself
+// there (intoCopier): the copy is then into itself, and nothing is
+// allocated. Otherwise it is DeepCopyOf(r).
+func deepCopyInto(r, into resource.Resource) (c resource.Resource, err error) {
+	ic, ok := r.(intoCopier)
+	if into == nil || !ok {
+		return DeepCopyOf(r)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c, err = nil, copyFailed(r, p)
+		}
+	}()
+	if !ic.CopyInto(into) {
+		return DeepCopyOf(r)
+	}
+	return into, nil
+}
+
 // copyFailed is the error of a DeepCopy of r that panicked with p: r's
 // CopyError when r is a CopyChecker that has one, else the panic.
 func copyFailed(r resource.Resource, p any) error {

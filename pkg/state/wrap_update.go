@@ -39,8 +39,12 @@ func checkWritable(cur resource.Resource, o UpdateOptions) error {
 // keeps cur's identity and version (a change to them is refused) and cur's
 // owner (which the state takes from the write options, never from the
 // resource).
-func applyUpdater(cur resource.Resource, fn func(resource.Resource) error) (resource.Resource, error) {
-	upd, err := DeepCopyOf(cur)
+//
+// With into not nil (a resource of the caller's that it gives up), the
+// copy is made in into's storage when cur can copy itself there (see
+// deepCopyInto).
+func applyUpdater(cur resource.Resource, fn func(resource.Resource) error, into resource.Resource) (resource.Resource, error) {
+	upd, err := deepCopyInto(cur, into)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +114,17 @@ func (w *coreWrapper) updateOwnedBy(ctx context.Context, r resource.Resource, ow
 // stored: the updated copy, which equals cur when nothing changed. With
 // give, the copy is given to the core when it is an ownedUpdater: it is
 // then the stored snapshot itself, which the caller must not change.
-func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn func(resource.Resource) error, o UpdateOptions, opts []UpdateOption, give bool) (resource.Resource, error) {
-	upd, err := applyUpdater(cur, fn)
+//
+// The copy goes into g.into only when the write can succeed as far as cur
+// tells (its owner and phase): a caller that retries after a phase
+// conflict (a generic controller, once the tearing-down output is gone)
+// finds g.into as it gave it.
+func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn func(resource.Resource) error, o UpdateOptions, opts []UpdateOption, g giving) (resource.Resource, error) {
+	into := g.into
+	if into != nil && checkWritable(cur, o) != nil {
+		into = nil
+	}
+	upd, err := applyUpdater(cur, fn, into)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +134,7 @@ func (w *coreWrapper) updateOnce(ctx context.Context, cur resource.Resource, fn 
 		}
 		return upd, nil
 	}
-	if give {
+	if g.give {
 		err = w.updateGiven(ctx, upd, o, opts)
 	} else {
 		err = w.Update(ctx, upd, opts...)
@@ -149,7 +162,7 @@ func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Poin
 		if err != nil {
 			return nil, err
 		}
-		res, err := w.updateOnce(ctx, cur, updater, o, opts, false)
+		res, err := w.updateOnce(ctx, cur, updater, o, opts, giving{})
 		if isVersionConflict(err) {
 			continue
 		}
@@ -160,7 +173,7 @@ func (w *coreWrapper) UpdateWithConflicts(ctx context.Context, ptr resource.Poin
 // Modify implements [State.Modify]: the state stores a copy of the
 // resource fn changed (rule S7), which fn may keep.
 func (w *coreWrapper) Modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) error {
-	_, err := w.modify(ctx, emptyResource, fn, opts, false)
+	_, err := w.modify(ctx, emptyResource, fn, opts, giving{})
 	return err
 }
 
@@ -171,18 +184,39 @@ func (w *coreWrapper) Modify(ctx context.Context, emptyResource resource.Resourc
 // controllers' Modify (their contract says fn keeps nothing), and a state
 // that lacks it is called with Modify.
 func (w *coreWrapper) ModifyGiven(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) error {
-	_, err := w.modify(ctx, emptyResource, fn, opts, true)
+	_, err := w.modify(ctx, emptyResource, fn, opts, giving{give: true})
 	return err
+}
+
+// ModifyGivenInto is ModifyGiven for a caller that gives up emptyResource
+// too (a resource it made for this call): it keeps no reference to it and
+// never reads or changes it again. The copy of the stored resource fn
+// changes is then made in emptyResource's storage when the resource can
+// copy itself there (typed resources), saving an allocation; otherwise
+// it is ModifyGiven. It is not part of [State]: the Runtime calls it for
+// the outputs its generic controllers write.
+func (w *coreWrapper) ModifyGivenInto(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) error {
+	_, err := w.modify(ctx, emptyResource, fn, opts, giving{give: true, into: emptyResource})
+	return err
+}
+
+// giving says what the caller of a helper gives up: give, the resource
+// fn changed (see ModifyGiven); into, when not nil, a resource whose
+// storage the copy fn changes may take (see ModifyGivenInto).
+type giving struct {
+	give bool
+	into resource.Resource
 }
 
 // ModifyWithResult implements [State.ModifyWithResult].
 func (w *coreWrapper) ModifyWithResult(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...UpdateOption) (resource.Resource, error) {
-	return w.modify(ctx, emptyResource, fn, opts, false)
+	return w.modify(ctx, emptyResource, fn, opts, giving{})
 }
 
-// modify is Modify and ModifyWithResult; give gives the resource fn
-// changed to the core to store (Modify: nobody gets it back).
-func (w *coreWrapper) modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts []UpdateOption, give bool) (resource.Resource, error) {
+// modify is Modify and ModifyWithResult; g.give gives the resource fn
+// changed to the core to store (Modify: nobody gets it back), g.into the
+// storage of the copy fn changes (see ModifyGivenInto).
+func (w *coreWrapper) modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts []UpdateOption, g giving) (resource.Resource, error) {
 	// The resource's metadata is its pointer: a PointerKey would be
 	// boxed into the Pointer of every call below (an allocation).
 	ptr, err := ValidateResource(emptyResource)
@@ -200,7 +234,7 @@ func (w *coreWrapper) modify(ctx context.Context, emptyResource resource.Resourc
 		cur, _, err := w.coreGet(ctx, ptr) // copied once, by applyUpdater
 		switch {
 		case IsNotFoundError(err):
-			res, err := w.createModified(ctx, emptyResource, fn, o, give)
+			res, err := w.createModified(ctx, emptyResource, fn, o, g.give)
 			if IsConflictError(err) {
 				// Created by someone else since the Get: update it instead.
 				continue
@@ -209,7 +243,7 @@ func (w *coreWrapper) modify(ctx context.Context, emptyResource resource.Resourc
 		case err != nil:
 			return nil, err
 		}
-		res, err := w.updateOnce(ctx, cur, fn, o, opts, give)
+		res, err := w.updateOnce(ctx, cur, fn, o, opts, g)
 		if isVersionConflict(err) || IsNotFoundError(err) {
 			// Changed or destroyed since the Get: start over.
 			continue

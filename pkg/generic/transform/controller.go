@@ -21,7 +21,8 @@ type Settings[I, O typed.ResourceWithDefinition] struct {
 	// of its input finalizers.
 	Name string
 	// MapMetadataFunc returns the output of an input: a new resource of
-	// type O (the controller may modify it) in O's default namespace, with
+	// type O, which the function keeps no reference to (the controller
+	// changes it, and may store it as the output), in O's default namespace, with
 	// at least its ID set. Its spec (and labels and annotations) are the
 	// starting point of TransformFunc when the output does not exist yet;
 	// for an existing output only its identity is used. Exactly one of

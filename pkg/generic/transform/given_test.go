@@ -73,3 +73,30 @@ func TestACreatedOutputIsStoredWithoutACopy(t *testing.T) {
 		})
 	}
 }
+
+// TestAnUpdatedOutputIsWrittenInTheMappedResource: the copy of a stored
+// output that TransformFunc changes is made in the resource
+// MapMetadataFunc returned for the write (the controller keeps nothing of
+// it), which is then stored: no copy is allocated for it. With
+// TransformExtraOutputFunc the state copies (rule S7).
+func TestAnUpdatedOutputIsWrittenInTheMappedResource(t *testing.T) {
+	for _, extra := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "extra"}[extra], func(t *testing.T) {
+			st := newState()
+			m := &mapped{}
+			settings := transform.Settings[*A, *B]{Name: "AtoB", MapMetadataFunc: m.mapB, TransformFunc: double}
+			if extra {
+				settings.TransformExtraOutputFunc = func(context.Context, controller.ReaderWriter, *zap.Logger, *A, *B) error { return nil }
+			}
+			runtimetest.Create(t, st, newA("a1", 1))
+			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(settings)))
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
+			fixture.SetN[*A](t, st, ptrA("a1"), 5)
+			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](10)))
+
+			cur, err := st.Get(context.Background(), ptrB("a1"), state.WithReadOnlyGet())
+			require.NoError(t, err)
+			assert.Equal(t, !extra, m.has(cur), "the stored output is one mapped (extra: %v)", extra)
+		})
+	}
+}

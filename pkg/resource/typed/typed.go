@@ -191,6 +191,27 @@ func (r *Resource[S, D]) DeepCopy() resource.Resource {
 	return c
 }
 
+// CopyInto makes dst a deep copy of r, as [Resource.DeepCopy] makes a
+// new one, in dst's own storage: dst must be a resource of r's type that
+// its caller owns alone. It reports false and changes nothing when dst is
+// nil, r itself, of another type, or a shared snapshot (its metadata is
+// frozen, see [resource.Metadata.Freeze]): copy with DeepCopy then. It
+// panics as DeepCopy does on a spec that cannot be copied, leaving dst
+// half written.
+func (r *Resource[S, D]) CopyInto(dst resource.Resource) bool {
+	c, ok := dst.(*Resource[S, D])
+	if !ok || c == nil || c == r || c.md.Frozen() {
+		return false
+	}
+	p := r.planOrLookup()
+	r.md.CopyInto(&c.md)
+	var zero S
+	c.spec = zero // as DeepCopy's new resource: a copy may leave parts unset
+	p.copy(&c.spec, &r.spec)
+	c.plan = p
+	return true
+}
+
 // CopyError implements [resource.CopyChecker]: why S cannot be deep-copied
 // (a [*CopyError]), nil when it can. An interface-typed part of the spec
 // is only checked when it is copied.

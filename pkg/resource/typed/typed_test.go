@@ -186,3 +186,39 @@ func TestR1_MetadataStillCompared(t *testing.T) {
 	b.Metadata().SetVersion(resource.NewVersion(5))
 	assert.False(t, resource.Equal(a, b), "equal specs, different versions")
 }
+
+// TestR2_CopyIntoIsADeepCopyInPlace: CopyInto makes the resource given a
+// deep copy (rule R2: independent of the original) in its own storage,
+// replacing everything it held; it refuses, changing nothing, a resource
+// of another type, the original itself and a shared (frozen) snapshot.
+func TestR2_CopyIntoIsADeepCopyInPlace(t *testing.T) {
+	r := typed.NewDefault[linkSpec, linkDef]("eth0", linkSpec{MTU: 1500, Addrs: []string{"10.0.0.1"}, Opts: map[string]int{"a": 1}})
+	r.Metadata().Labels().Set("k", "v")
+	r.Metadata().Finalizers().Add("f")
+
+	dst := typed.NewDefault[linkSpec, linkDef]("old", linkSpec{MTU: 9000, Addrs: []string{"x", "y"}})
+	dst.Metadata().Labels().Set("old", "1")
+	require.True(t, r.CopyInto(dst))
+	require.True(t, resource.Equal(r, dst), "a copy of r, nothing of what dst held")
+
+	dst.TypedSpec().Addrs[0] = "mutated"
+	dst.TypedSpec().Opts["a"] = 2
+	dst.Metadata().Labels().Set("k", "mutated")
+	dst.Metadata().Finalizers().Add("g")
+	assert.Equal(t, linkSpec{MTU: 1500, Addrs: []string{"10.0.0.1"}, Opts: map[string]int{"a": 1}}, *r.TypedSpec())
+	v, _ := r.Metadata().Labels().Get("k")
+	assert.Equal(t, "v", v)
+	assert.Equal(t, resource.Finalizers{"f"}, *r.Metadata().Finalizers())
+
+	other := typed.NewDefault[countSpec, countDef]("eth0", countSpec{N: 7})
+	assert.False(t, r.CopyInto(other), "another type")
+	assert.Equal(t, 7, other.TypedSpec().N)
+	assert.False(t, r.CopyInto(r), "itself")
+	assert.False(t, r.CopyInto(nil))
+
+	frozen := typed.NewDefault[linkSpec, linkDef]("eth1", linkSpec{MTU: 1})
+	frozen.Metadata().Freeze()
+	assert.False(t, r.CopyInto(frozen), "a shared snapshot")
+	assert.Equal(t, 1, frozen.TypedSpec().MTU)
+	assert.Equal(t, "eth1", frozen.Metadata().ID())
+}

@@ -27,7 +27,10 @@ type outputWrite struct {
 
 // writeOutput writes the output out with rw.Modify: fn is applied to a
 // copy of the stored output, or to out when it is absent, and nothing is
-// written when the result equals the stored output.
+// written when the result equals the stored output. Unless the written
+// output is asked for (withResult), out is given up to the Runtime when it
+// can take it (givingCreator, givingModifier): stored as is when created,
+// or the storage of the copy of the stored output that fn changes.
 //
 // An output that is tearing down (a previous incarnation of the output,
 // left by an input that was destroyed and created again) is destroyed once
@@ -42,9 +45,13 @@ func writeOutput(ctx context.Context, rw controller.ReaderWriter, out resource.R
 		}
 	}
 	for attempt := 1; ; attempt++ {
-		if how.withResult {
+		g, giving := rw.(givingModifier)
+		switch {
+		case how.withResult:
 			written, err = rw.ModifyWithResult(ctx, out, fn)
-		} else {
+		case giving:
+			err = g.ModifyGiven(ctx, out, fn)
+		default:
 			err = rw.Modify(ctx, out, fn)
 		}
 		if err == nil || !state.IsPhaseConflictError(err) || attempt == maxWriteAttempts {
@@ -88,6 +95,15 @@ func createOutput(ctx context.Context, w controller.Writer, out resource.Resourc
 		return nil, err
 	}
 	return out, nil
+}
+
+// givingModifier is a Writer whose Modify can take emptyResource given
+// up (the Runtime's, through its adapter's ModifyGiven): the caller keeps
+// no reference to it once the call returned, and never reads or changes
+// it again, except its identity and, after a phase conflict (the stored
+// output is tearing down), to write it again as it was.
+type givingModifier interface {
+	ModifyGiven(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...controller.ModifyOption) error
 }
 
 // givingCreator is a Writer that can create a resource its caller gives

@@ -272,7 +272,7 @@ func (a *Adapter) create(ctx context.Context, r resource.Resource, give bool, op
 	}
 	stOpts := a.opts.create[ownerIndex(noOwner)]
 	g, ok := a.st.(givingCreator)
-	if ok && give {
+	if ok && give && !md.Frozen() { // a snapshot is no caller's to give
 		err = g.CreateGiven(ctx, r, stOpts...)
 	} else {
 		err = a.st.Create(ctx, r, stOpts...)
@@ -331,13 +331,24 @@ func (a *Adapter) Update(ctx context.Context, r resource.Resource) (err error) {
 // (rule C4). A Modify that leaves the output unchanged still counts as a
 // write for output tracking (rule C8).
 func (a *Adapter) Modify(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...controller.ModifyOption) error {
-	_, err := a.modify(ctx, opModify, emptyResource, fn, opts)
+	_, err := a.modify(ctx, opModify, false, emptyResource, fn, opts)
+	return err
+}
+
+// ModifyGiven is Modify for a caller that gives emptyResource up (a
+// generic controller's output, made for this write): it keeps no
+// reference to it once the call returned and never reads or changes it
+// again, so that the state may make the copy of the stored output that fn
+// changes in emptyResource's storage (see givingIntoModifier). It is not
+// part of [controller.Writer]: a controller may keep its emptyResource.
+func (a *Adapter) ModifyGiven(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...controller.ModifyOption) error {
+	_, err := a.modify(ctx, opModify, true, emptyResource, fn, opts)
 	return err
 }
 
 // ModifyWithResult is Modify returning the output as stored.
 func (a *Adapter) ModifyWithResult(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...controller.ModifyOption) (resource.Resource, error) {
-	return a.modify(ctx, "ModifyWithResult", emptyResource, fn, opts)
+	return a.modify(ctx, "ModifyWithResult", false, emptyResource, fn, opts)
 }
 
 // opModify is the op of Modify.
@@ -350,12 +361,19 @@ type givingModifier interface {
 	ModifyGiven(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...state.UpdateOption) error
 }
 
+// givingIntoModifier is a givingModifier that can also make the copy fn
+// changes in the storage of emptyResource when the caller gives that up
+// too (the states state.WrapCore returns: ModifyGivenInto).
+type givingIntoModifier interface {
+	ModifyGivenInto(ctx context.Context, emptyResource resource.Resource, fn func(resource.Resource) error, opts ...state.UpdateOption) error
+}
+
 // modify is Modify and ModifyWithResult. A call that left the output equal
 // (rule S6: the state wrote nothing) is told apart by its version: the
 // version of the stored resource that fn last changed is still the
 // version after the call (a write would have moved it; a create starts
 // from no version). It is traced as such, never as a commit.
-func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.Resource, fn func(resource.Resource) error, opts []controller.ModifyOption) (res resource.Resource, err error) {
+func (a *Adapter) modify(ctx context.Context, op string, into bool, emptyResource resource.Resource, fn func(resource.Resource) error, opts []controller.ModifyOption) (res resource.Resource, err error) {
 	var (
 		target resource.Pointer
 		seen   resource.Version
@@ -385,7 +403,7 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 		m = modifyCalls.Get().(*modifyCall)
 		m.fn, apply = fn, m.apply
 	}
-	res, err = a.callModify(ctx, op, emptyResource, apply, stOpts)
+	res, err = a.callModify(ctx, op, into, emptyResource, apply, stOpts)
 	var handed resource.Resource
 	if m != nil {
 		seen, handed = m.seen, m.res
@@ -415,10 +433,14 @@ func (a *Adapter) modify(ctx context.Context, op string, emptyResource resource.
 // nothing it is handed (controller.Writer): for op Modify the resource it
 // changed may be stored as is, no copy of it (see givingModifier), and it
 // is not handed back (res is nil); its metadata, read only, is the stored
-// resource's after the write.
-func (a *Adapter) callModify(ctx context.Context, op string, emptyResource resource.Resource, apply func(resource.Resource) error, stOpts []state.UpdateOption) (resource.Resource, error) {
+// resource's after the write. With into, emptyResource is given up too
+// (see ModifyGiven).
+func (a *Adapter) callModify(ctx context.Context, op string, into bool, emptyResource resource.Resource, apply func(resource.Resource) error, stOpts []state.UpdateOption) (resource.Resource, error) {
 	if op != opModify {
 		return a.st.ModifyWithResult(ctx, emptyResource, apply, stOpts...)
+	}
+	if g, ok := a.st.(givingIntoModifier); ok && into {
+		return nil, g.ModifyGivenInto(ctx, emptyResource, apply, stOpts...)
 	}
 	if g, ok := a.st.(givingModifier); ok {
 		return nil, g.ModifyGiven(ctx, emptyResource, apply, stOpts...)

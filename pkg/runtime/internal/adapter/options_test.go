@@ -107,3 +107,33 @@ func TestCreateGivenStoresTheResourceItself(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, given, cur)
 }
+
+// TestModifyGivenWritesIntoTheGivenResource: a generic controller's Modify
+// of an output it made for the write (ModifyGiven: the caller gives
+// emptyResource up) makes the copy fn changes in that resource over a
+// state that can (inmem): the stored output is emptyResource itself. The
+// controller's own Modify never stores its emptyResource.
+func TestModifyGivenWritesIntoTheGivenResource(t *testing.T) {
+	ctx := context.Background()
+	st := inmem.NewState()
+	a := adapter.New(st, cache.NewSet(nil), "c", adapter.NewAccess(nil, nil,
+		[]controller.Output{out(typeB, controller.OutputShared)}), nil, false)
+	require.NoError(t, a.Create(ctx, newPair(typeB, "b", 0)))
+	bump := func(r resource.Resource) error { r.(*Pair).TypedSpec().A++; return nil }
+
+	empty := newPair(typeB, "b", 0)
+	require.NoError(t, a.ModifyGiven(ctx, empty, bump))
+	cur, err := st.Get(ctx, ptr(typeB, "b"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.Same(t, empty, cur, "ModifyGiven writes into the resource it is given")
+	assert.Equal(t, 1, cur.(*Pair).TypedSpec().A)
+	assert.Equal(t, "c", cur.Metadata().Owner())
+
+	kept := newPair(typeB, "b", 0)
+	require.NoError(t, a.Modify(ctx, kept, bump))
+	cur, err = st.Get(ctx, ptr(typeB, "b"), state.WithReadOnlyGet())
+	require.NoError(t, err)
+	assert.NotSame(t, kept, cur, "Modify keeps the controller's emptyResource its own")
+	assert.Equal(t, 2, cur.(*Pair).TypedSpec().A)
+	assert.Equal(t, 0, kept.TypedSpec().A)
+}
