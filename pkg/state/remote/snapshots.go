@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"encoding/binary"
 	"hash/maphash"
 	"reflect"
 	"sync"
@@ -96,18 +95,23 @@ func (s *snapshots) release(kind resource.KindKey, ks *kindSnaps) {
 // keyOf returns the identity of the version m carries.
 func (s *snapshots) keyOf(m *pb.Resource) snapKey {
 	md := m.Metadata
-	var b [6 * 8]byte
-	binary.LittleEndian.PutUint64(b[0:], uint64(md.GetCreatedSeconds()))
-	binary.LittleEndian.PutUint64(b[8:], uint64(md.GetUpdatedSeconds()))
-	binary.LittleEndian.PutUint64(b[16:], uint64(md.GetCreatedNanos()))
-	binary.LittleEndian.PutUint64(b[24:], uint64(md.GetUpdatedNanos()))
-	binary.LittleEndian.PutUint64(b[32:], uint64(m.SpecFormat))
-	binary.LittleEndian.PutUint64(b[40:], uint64(md.GetPhase()))
-	var h maphash.Hash
-	h.SetSeed(s.seed)
-	_, _ = h.Write(b[:])
-	_, _ = h.Write(m.Spec)
-	return snapKey{version: md.GetVersion(), sum: h.Sum64()}
+	w := wireVersion{
+		createdSec: md.GetCreatedSeconds(), createdNsec: md.GetCreatedNanos(),
+		updatedSec: md.GetUpdatedSeconds(), updatedNsec: md.GetUpdatedNanos(),
+		format: m.SpecFormat, phase: md.GetPhase(),
+		spec: maphash.Bytes(s.seed, m.Spec),
+	}
+	return snapKey{version: md.GetVersion(), sum: maphash.Comparable(s.seed, w)}
+}
+
+// wireVersion is what tells two versions of one number apart on the
+// wire, hashed into snapKey.sum.
+type wireVersion struct {
+	createdSec, updatedSec   int64
+	createdNsec, updatedNsec int32
+	format                   uint32
+	phase                    pb.Phase
+	spec                     uint64 // the spec bytes' hash
 }
 
 // lookup returns the decoded object of the version m carries, if a watch
