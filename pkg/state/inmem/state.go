@@ -28,10 +28,10 @@ type core struct {
 	// KindWatches is WatchKind and WatchKindAggregated, shared with the
 	// etcd state; its Start is startKindWatch.
 	backend.KindWatches
-	// kinds maps a kind to its store. The map is never modified once
-	// published: adding a kind publishes a new map (under kindsMu), so the
-	// hot path reads it with one atomic load and no lock.
-	kinds atomic.Pointer[map[resource.KindKey]*kindStore]
+	// kinds finds a kind's store (see kindTable). A table is never
+	// modified once published: adding a kind publishes a new one (under
+	// kindsMu), so the hot path reads it with one atomic load and no lock.
+	kinds atomic.Pointer[kindTable]
 
 	// rev is the revision of the newest change, of any kind: a write
 	// takes the next one holding its kind's lock, never a lock of its own
@@ -88,48 +88,11 @@ func newCore(opts ...Option) *core {
 		c.guard, c.ownReport = true, o.report
 		c.report = c.guardReport
 	}
-	empty := map[resource.KindKey]*kindStore{}
-	c.kinds.Store(&empty)
+	c.kinds.Store(newKindTable(nil))
 	if o.persist != nil {
 		c.restore(o.persist)
 	}
 	return c
-}
-
-// lookup returns the store of a kind, or nil when nothing of that kind was
-// ever written or watched. It is one lookup in the map of kinds, with no
-// cache in front of it (docs/performance.md, "Finding a kind's store",
-// says why).
-func (c *core) lookup(k resource.KindKey) *kindStore {
-	return (*c.kinds.Load())[k]
-}
-
-// store returns the store of a kind, creating it when needed.
-func (c *core) store(key resource.KindKey) *kindStore {
-	if ks := c.lookup(key); ks != nil {
-		return ks
-	}
-	c.kindsMu.Lock()
-	defer c.kindsMu.Unlock()
-	old := *c.kinds.Load()
-	if ks := old[key]; ks != nil {
-		return ks
-	}
-	c.nextKindID++
-	ks := newKindStore(key, &c.rev, c.stateID, c.nextKindID, c.historyCap, c.historyBytes)
-	ks.persistent = c.persistent
-	ks.lastCreated = c.createdFloor
-	ks.tracking = c.trackSizes
-	if every := c.everyOf(); every > 0 {
-		ks.det = newDetector(c.report, ks.cap, every)
-	}
-	m := make(map[resource.KindKey]*kindStore, len(old)+1)
-	for k, v := range old {
-		m[k] = v
-	}
-	m[key] = ks
-	c.kinds.Store(&m)
-	return ks
 }
 
 // The options values that Create, Update, Destroy and Get apply their
@@ -242,7 +205,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	now := c.clock.now()
 	at := now.UnixNano()
 	ver := stampCreate(smd, o.Owner)
-	id := smd.ID()
+	_, _, id := smd.Identity()
 
 	ks := c.store(resource.KindOf(smd))
 	ref, err := ks.det.referenceCopy(r)
@@ -305,7 +268,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 	if err != nil {
 		return err
 	}
-	id := md.ID()
+	_, _, id := md.Identity()
 	ks := c.lookup(resource.KindOf(md))
 	if ks == nil {
 		return state.NewNotFoundError(resource.PointerOf(md), "not found")
@@ -393,7 +356,10 @@ func copyOf(r resource.Resource, md *resource.Metadata) (resource.Resource, *res
 		return nil, nil, err
 	}
 	cmd := c.Metadata()
-	if cmd.ID() != md.ID() || cmd.Type() != md.Type() || cmd.Namespace() != md.Namespace() {
+	// Identity reads in place: a getter of Metadata (a value receiver)
+	// called through a pointer copies the whole metadata first.
+	ns, typ, id := md.Identity()
+	if cns, ctyp, cid := cmd.Identity(); cid != id || ctyp != typ || cns != ns {
 		return nil, nil, state.NewInvalidError(resource.PointerOf(md), "DeepCopy of %T changed the identity to %s", r, resource.PointerString(cmd))
 	}
 	return c, cmd, nil
