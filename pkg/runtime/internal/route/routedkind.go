@@ -22,9 +22,11 @@ func (r *Router) RoutedKind(k resource.KindKey) RoutedKind {
 
 // Routed returns the revision of the state the kind's watch has routed
 // the kind up to: every change of the kind with a revision up to it was
-// delivered to the kind's subscriptions, and what routing last saw of
-// each resource is its version at that revision. It is 0 until the first
-// bootstrap was routed, and does not move while the watch is down.
+// delivered to the kind's subscriptions (or, under a simulator, handed
+// over to it change by change, to be delivered in order), and what
+// routing last saw of each resource is its version at that revision. It
+// is 0 until the first bootstrap was routed, and does not move while the
+// watch is down.
 func (k RoutedKind) Routed() uint64 { return k.w.barriers.routed.Load() }
 
 // Await waits until the kind's watch has routed revision rev: nil then;
