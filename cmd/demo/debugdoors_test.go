@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -229,5 +230,28 @@ func TestA1_BadDebugFlagsFailBeforeAnythingIsServed(t *testing.T) {
 			assert.NotContains(t, stdout.String(), "listening")
 			t.Logf("%s", strings.TrimSpace(stderr.String()))
 		})
+	}
+}
+
+// TestA1_AnUnauthenticatedDebugDoorIsWarned: a --debug-addr served
+// without authentication, on loopback (--debug-insecure) or on every
+// interface (--debug-allow-remote), serves every page to whoever
+// connects, and the log says so at WARN.
+func TestA1_AnUnauthenticatedDebugDoorIsWarned(t *testing.T) {
+	for _, o := range []cli.DebugOptions{{Addr: "127.0.0.1:0", Insecure: true}, {Addr: "0.0.0.0:0", AllowRemote: true}} {
+		cfg := sampleConfig(t)
+		cfg.Debug = o
+		d, log := startDaemon(t, cfg)
+		port := d.DebugAddr().(*net.TCPAddr).Port
+		code, body, err := debugGet(t, cli.ExplainOptions{Addr: fmt.Sprintf("127.0.0.1:%d", port)}, "/debug/recording/?format=text")
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, code, "%+v: %s", o, body)
+		var warned []string
+		for _, w := range warnings(log.String()) {
+			if strings.Contains(w, "WITHOUT authentication") {
+				warned = append(warned, w)
+			}
+		}
+		assert.Len(t, warned, 1, "%+v: one warning: %s", o, log.String())
 	}
 }
