@@ -14,7 +14,8 @@ import (
 // created in order do), and those destroyed since are dropped. So a List
 // after k creates costs k log k comparisons and one pass over the IDs,
 // not n log n. A kind nobody lists keeps no order (it costs nothing per
-// resource). Guarded by the kind's mu.
+// resource), nor one whose creates since its last List outnumber its IDs
+// then. Guarded by the kind's mu.
 type idOrder struct {
 	// sorted are the IDs in order as of the last refresh; valid says it
 	// is kept (false until the first List).
@@ -30,11 +31,20 @@ type idOrder struct {
 // of a larger burst of creates is let go.
 const addedKeep = 1024
 
-// created records the creation of id.
+// created records the creation of id. Once the IDs created since the
+// last refresh outnumber both addedKeep and the sorted ones, the order is
+// let go (the next List sorts every ID, which then costs about what the
+// merge would): a kind listed once and never again (a recorder's
+// starting state) does not keep every ID created after it.
 func (o *idOrder) created(id resource.ID) {
-	if o.valid {
-		o.added = append(o.added, id)
+	if !o.valid {
+		return
 	}
+	if len(o.added) >= max(addedKeep, len(o.sorted)) {
+		*o = idOrder{}
+		return
+	}
+	o.added = append(o.added, id)
 }
 
 // destroyed records a destroy.

@@ -170,3 +170,27 @@ func TestS12a_ListAfterWritesIsTheStore(t *testing.T) {
 	assert.Empty(t, ks.view, "kept after a destroy")
 	assert.Equal(t, make([]resource.Resource, 100), ks.view[:100], "the storage kept holds no resource")
 }
+
+// TestIDOrderOfAKindListedOnceStaysBounded: a kind listed once and then
+// only created into keeps no more IDs for its order than the larger of
+// addedKeep and the IDs it had at that List, and its next List is still
+// the sorted store.
+func TestIDOrderOfAKindListedOnceStaysBounded(t *testing.T) {
+	items := map[resource.ID]resource.Resource{}
+	var o idOrder
+	for i := range 100 {
+		id := fmt.Sprintf("a%05d", i)
+		items[id] = nil
+		o.created(id)
+	}
+	o.ids(items)
+	for i := range 10 * addedKeep {
+		id := fmt.Sprintf("b%05d", i)
+		items[id] = nil
+		o.created(id)
+		require.LessOrEqual(t, len(o.added), addedKeep)
+	}
+	got, kept := o.ids(items)
+	assert.Equal(t, slices.Sorted(maps.Keys(items)), got)
+	assert.Zero(t, kept)
+}
