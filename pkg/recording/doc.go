@@ -16,6 +16,7 @@
 //
 // A recorder reads the changes of every kind of the Runtime's graph —
 // through the Runtime's own watches where it can (rule RC8), through
+// its writers' commits over a state that can tap them (rule RC11), through
 // watches of its own for the rest — lists them once, and from then on
 // adds each change to its window; the state's writers never wait for it
 // (rule S12); the window lets its oldest changes go
@@ -80,8 +81,9 @@
 //   - RC8. A recorder of a Runtime that lets its watches be tapped
 //     (*runtime.Runtime: Runtime.TapChanges) records the kinds the
 //     Runtime watches from the Runtime's own watches, so that the state
-//     sends each of their changes once; it watches the other kinds (the
-//     outputs no controller reads) itself. It lists the kinds once the
+//     sends each of their changes once; it reads the other kinds (the
+//     outputs no controller reads) from their commits (RC11) or, over a
+//     state that cannot tap them, watches them itself. It lists the kinds once the
 //     Runtime's watches of them are live, so that it sees every change
 //     after its starting state; when one of those watches ends (it
 //     failed, or re-lists), the recorder starts its window over, as when
@@ -114,6 +116,20 @@
 //     kind ends. Over a state that does not number its changes it keeps
 //     its own watches. Its later windows (after a watch ended) start as
 //     RC8's.
+//
+//   - RC11. Over a state that can tap a kind's commits (inmem, and a
+//     state WrapCore builds on it), a recorder reads the kinds it would
+//     otherwise watch itself (every kind, without a Runtime to tap) from
+//     their commits: the state's writer appends each change to the kind's
+//     commit log as it commits it, holding only the kind's own write
+//     lock (no lock of the recorder's; a channel send, that never waits,
+//     once per 256 changes; nothing allocated once the log's chunks come
+//     back), and the recorder drains the logs when a chunk fills, every
+//     second, and before a take or Sync. No change is coalesced, and each
+//     is recorded at its write's time. A log is bounded: when its writers
+//     are the window's bytes (at 96 bytes a change) ahead of the
+//     recorder, it stops, and the recorder starts its window over (a take
+//     meanwhile fails, rule RC6). WithOwnWatches turns it off.
 //
 // A type is sensitive when its definition says so (package definition,
 // filled by the codec registry) or WithSensitive names it.

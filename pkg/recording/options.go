@@ -73,7 +73,8 @@ func WithRuntime(rt Runtime) Option { return func(c *config) { c.rt = rt } }
 // WithOwnWatches makes the recorder watch every kind itself, even those
 // the Runtime of WithRuntime watches and lets it tap (rule RC8): the
 // state then sends those changes twice, once to the Runtime and once to
-// the recorder (what a recorder costs without the tap).
+// the recorder (what a recorder costs without the tap). Nor does it tap
+// the state's commits (rule RC11).
 func WithOwnWatches() Option { return func(c *config) { c.ownWatches = true } }
 
 // WithKinds adds kinds to record (beside those of WithRuntime).

@@ -51,6 +51,9 @@ type Recorder struct {
 	// attachedKinds the kinds it was set up for.
 	attached      *source
 	attachedKinds []Kind
+	// src is the running session's source, once it listed (nil
+	// otherwise): its commit logs are drained under mu.
+	src *source
 }
 
 // New returns a recorder of st; reg encodes the recorded resources (every
@@ -145,7 +148,7 @@ func (r *Recorder) Sync(ctx context.Context) error {
 		r.waiting--
 		r.mu.Unlock()
 	}()
-	for !r.ready || r.win.curRev < want {
+	for !r.caughtUpLocked(want) {
 		ch := r.progress
 		r.mu.Unlock()
 		if ch == nil {
@@ -160,6 +163,12 @@ func (r *Recorder) Sync(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 	return nil
+}
+
+// caughtUpLocked reports whether the window holds every change up to
+// revision want, once the commit logs are drained; r.mu is held.
+func (r *Recorder) caughtUpLocked(want uint64) bool {
+	return r.ready && r.drainLocked() == nil && r.win.curRev >= want
 }
 
 // errKindsChanged ends a session whose Runtime's kinds changed.
@@ -178,15 +187,19 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 			return err
 		}
 	}
-	defer src.close()
-	start, tap := src.start, src.tap
-	r.begin(&start, kinds, controllers, tap)
+	defer r.end(src)
+	tap := src.tap
+	r.begin(src, kinds, controllers)
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case evs := <-src.ch:
-			if err := r.handle(evs, &start, tap); err != nil {
+			if err := r.handle(evs, &src.start, tap); err != nil {
+				return err
+			}
+		case <-src.kick:
+			if err := r.drain(); err != nil {
 				return err
 			}
 		case <-tap.lost:
@@ -199,20 +212,43 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 	}
 }
 
+// end ends a session: its source is closed, its commit logs no longer
+// drained.
+func (r *Recorder) end(src *source) {
+	src.close()
+	r.mu.Lock()
+	r.src = nil
+	r.mu.Unlock()
+}
+
+// drain adds the changes of the session's commit logs to the window.
+func (r *Recorder) drain() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.drainLocked()
+}
+
 // source is where a session's changes come from: the tap of the
-// Runtime's watches, the recorder's own watches of the other kinds (ch),
-// and the state it listed (start; without the kinds the Runtime lists for
-// a tap set before it ran).
+// Runtime's watches, the commit logs of the other kinds over a state that
+// can tap a kind's commits (logs; kick wakes the session to drain them),
+// the recorder's own watches of the rest (ch), and the state it listed
+// (start; without the kinds the Runtime lists for a tap set before it
+// ran).
 type source struct {
 	tap    *tapSink
+	logs   []*commitLog
+	kick   chan struct{}
 	ch     chan []state.Event
 	start  startState
 	cancel context.CancelFunc
 }
 
-// close removes the tap and ends the own watches.
+// close removes the taps and ends the own watches.
 func (s *source) close() {
 	s.tap.remove()
+	for _, l := range s.logs {
+		l.remove()
+	}
 	s.cancel()
 }
 
@@ -221,7 +257,7 @@ func (s *source) close() {
 // then lists them.
 func (r *Recorder) openSource(ctx context.Context, kinds []Kind, attach *tapSink) (*source, error) {
 	wctx, cancel := context.WithCancel(ctx)
-	src := &source{tap: attach, ch: make(chan []state.Event, 16), cancel: cancel}
+	src := &source{tap: attach, ch: make(chan []state.Event, 16), kick: make(chan struct{}, 1), cancel: cancel}
 	var err error
 	if src.tap == nil {
 		if src.tap, err = r.tapRuntime(wctx, kinds); err != nil {
@@ -238,6 +274,9 @@ func (r *Recorder) openSource(ctx context.Context, kinds []Kind, attach *tapSink
 		kctx := wctx
 		if h != nil {
 			kctx, h.stop = context.WithCancel(wctx)
+		} else if l := r.tapKindCommits(kind, src.kick); l != nil {
+			src.logs = append(src.logs, l)
+			continue
 		}
 		if err := r.st.WatchKindAggregated(kctx, kind, src.ch); err != nil {
 			src.close()
@@ -253,12 +292,13 @@ func (r *Recorder) openSource(ctx context.Context, kinds []Kind, attach *tapSink
 
 // begin starts the window from the listed state: the tap's changes that
 // came while the kinds were listed go in first.
-func (r *Recorder) begin(start *startState, kinds []Kind, controllers map[string]bool, tap *tapSink) {
+func (r *Recorder) begin(src *source, kinds []Kind, controllers map[string]bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	start, tap := &src.start, src.tap
 	r.win.reset(start.base, time.Now(), start.rev)
 	start.base = nil
-	r.kinds, r.ready = kinds, true
+	r.kinds, r.ready, r.src = kinds, true, src
 	r.controllers.set(controllers)
 	if r.progress != nil {
 		close(r.progress)
@@ -352,6 +392,9 @@ func (r *Recorder) handleLocked(evs []state.Event, start *startState) {
 
 // listedAlready reports whether the lists already hold the change ev.
 func (s *startState) listedAlready(ev *state.Event) bool {
+	if ev.Revision > s.rev {
+		return false // after every list
+	}
 	md := ev.Resource.Metadata()
 	if ev.Revision != 0 {
 		if !s.lastOK || md.Type() != s.lastKind.Type() || md.Namespace() != s.lastKind.Namespace() {
@@ -373,8 +416,12 @@ func (s *startState) listedAlready(ev *state.Event) bool {
 // for one, and ends the session when the Runtime's kinds changed.
 func (r *Recorder) tick(now time.Time, kinds []Kind) error {
 	r.mu.Lock()
+	err := r.drainLocked()
 	r.win.roll(now)
 	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if r.cfg.rt == nil {
 		return nil
 	}

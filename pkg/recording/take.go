@@ -30,6 +30,7 @@ func (r *Recorder) Record(ctx context.Context, d time.Duration) (*Recording, err
 		r.mu.Unlock()
 		return nil, ErrNotStarted
 	}
+	_ = r.drainLocked() // a log that overflowed fails the take
 	mark := r.win.mark(time.Now())
 	r.mu.Unlock()
 	defer func() {
@@ -63,6 +64,10 @@ func (r *Recorder) take(reason string, from *checkpoint) (*Recording, error) {
 	if from != nil && from.gen != r.win.gen {
 		r.mu.Unlock()
 		return nil, ErrStartedOver
+	}
+	if err := r.drainLocked(); err != nil {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("recording: %w: it starts its window over", err)
 	}
 	now := time.Now()
 	v := r.win.view(from)

@@ -96,12 +96,14 @@ func (c *checkpoint) holds(rev, seq uint64) bool {
 // state now and each checkpoint are slices.
 type window struct {
 	slots  slotTable
-	cur    []resource.Resource
+	cur    chunked[resource.Resource]
 	curRev uint64
 	names  []string
-	extras []any
+	extras chunked[any]
 	prev   checkpoint
 	last   checkpoint
+	// lastAt is last.at in Unix nanoseconds.
+	lastAt int64
 	// entries are the changes since prev.
 	entries log
 	seq     uint64
@@ -124,14 +126,16 @@ func newWindow(maxAge time.Duration, maxBytes int64) *window {
 // reset starts the window over from the state of the resources rs, as of
 // at and rev.
 func (w *window) reset(rs []resource.Resource, at time.Time, rev uint64) {
-	w.cur, w.names, w.extras = w.cur[:0], w.names[:0], w.extras[:0]
+	w.names = w.names[:0]
+	w.cur.reset()
+	w.extras.reset()
 	w.slots.reset()
 	for _, r := range rs {
-		w.cur[w.slot(r.Metadata())] = r
+		*w.cur.at(int(w.slot(r.Metadata()))) = r
 	}
 	w.curRev = rev
 	w.gen++
-	w.last = w.checkpoint(at)
+	w.setLast(at)
 	w.prev = w.last
 	w.entries.reset()
 	w.bytes, w.sinceLast = 0, 0
@@ -142,14 +146,20 @@ func (w *window) reset(rs []resource.Resource, at time.Time, rev uint64) {
 func (w *window) slot(md *resource.Metadata) uint32 {
 	s, added := w.slots.lookup(md)
 	if added {
-		w.cur = append(w.cur, nil)
+		w.cur.append(nil)
 	}
 	return s
 }
 
 // checkpoint returns a checkpoint of the state now.
 func (w *window) checkpoint(at time.Time) checkpoint {
-	return checkpoint{res: slices.Clone(w.cur), at: at, rev: w.curRev, seq: w.seq, gen: w.gen}
+	return checkpoint{res: w.cur.flat(), at: at, rev: w.curRev, seq: w.seq, gen: w.gen}
+}
+
+// setLast takes the last checkpoint now.
+func (w *window) setLast(at time.Time) {
+	w.last = w.checkpoint(at)
+	w.lastAt = at.UnixNano()
 }
 
 // add adds a change: to the state now, to the checkpoints that were
@@ -165,12 +175,14 @@ func (w *window) add(c change) {
 		if c.op == OpDestroy {
 			now = nil
 		}
-		w.cur[e.slot] = now
+		*w.cur.at(int(e.slot)) = now
 		w.curRev = max(w.curRev, c.rev)
 		w.late(&w.last, e, now)
 		w.late(&w.prev, e, now)
-		for m := range w.marks {
-			w.late(m, e, now)
+		if len(w.marks) > 0 {
+			for m := range w.marks {
+				w.late(m, e, now)
+			}
 		}
 		if w.prev.holds(e.rev, e.seq) {
 			return
@@ -185,7 +197,9 @@ func (w *window) add(c change) {
 	w.entries.append(e)
 	w.bytes += e.size
 	w.sinceLast += e.size
-	w.roll(c.at)
+	if e.at-w.lastAt >= int64(w.maxAge/2) || w.sinceLast >= w.maxBytes/2 {
+		w.roll(c.at)
+	}
 }
 
 // tracked returns the checkpoints a late change may have to go into.
@@ -211,8 +225,7 @@ func (w *window) late(cp *checkpoint, e entry, r resource.Resource) {
 }
 
 func (w *window) extra(x any) uint32 {
-	w.extras = append(w.extras, x)
-	return uint32(len(w.extras) - 1)
+	return uint32(w.extras.append(x))
 }
 
 func (w *window) name(s string) uint16 {
@@ -234,7 +247,7 @@ func (w *window) roll(now time.Time) {
 		return
 	}
 	w.prev = w.last
-	w.last = w.checkpoint(now)
+	w.setLast(now)
 	w.sinceLast = 0
 	w.entries.keep(func(e *entry) bool {
 		if w.prev.holds(e.rev, e.seq) {
@@ -260,7 +273,7 @@ func (w *window) compactSlots() {
 			live++
 		}
 	}
-	for _, cp := range append(w.tracked(), &checkpoint{res: w.cur}) {
+	for _, cp := range append(w.tracked(), &checkpoint{res: w.cur.flat()}) {
 		for s, r := range cp.res {
 			if r != nil {
 				use(uint32(s))
@@ -288,7 +301,7 @@ func (w *window) compactSlots() {
 	for _, cp := range w.tracked() {
 		cp.res = remapped(cp.res)
 	}
-	w.cur = remapped(w.cur)
+	w.cur.set(remapped(w.cur.flat()))
 	for i := range w.entries.len() {
 		if e := w.entries.at(i); e.by != ByWorld {
 			e.slot = remap[e.slot]
@@ -305,17 +318,17 @@ func (w *window) compact() {
 			live++
 		}
 	}
-	if len(w.extras) < 1024 || live > len(w.extras)/2 {
+	if w.extras.len() < 1024 || live > w.extras.len()/2 {
 		return
 	}
 	extras := make([]any, 0, live)
 	for i := range w.entries.len() {
 		if e := w.entries.at(i); e.extra != noExtra {
-			extras = append(extras, w.extras[e.extra])
+			extras = append(extras, *w.extras.at(int(e.extra)))
 			e.extra = uint32(len(extras) - 1)
 		}
 	}
-	w.extras = extras
+	w.extras.set(extras)
 }
 
 // mark returns a checkpoint of the state now, for a recording that starts
@@ -353,7 +366,7 @@ func (w *window) view(from *checkpoint) view {
 	if from != nil && from.gen == w.gen && (from.rev > start.rev || from.rev == 0 && from.seq > start.seq) {
 		start = *from
 	}
-	v := view{start: start, initial: nonNil(start.res), final: nonNil(w.cur)}
+	v := view{start: start, initial: nonNil(start.res), final: nonNil(w.cur.flat())}
 	keys := w.slots.keys()
 	for i := range w.entries.len() {
 		e := *w.entries.at(i)
@@ -368,7 +381,7 @@ func (w *window) view(from *checkpoint) view {
 			ve.writer = w.names[e.name-1]
 		}
 		if e.extra != noExtra {
-			switch x := w.extras[e.extra].(type) {
+			switch x := (*w.extras.at(int(e.extra))).(type) {
 			case resource.Resource:
 				ve.res = x
 			case string:

@@ -167,6 +167,10 @@ type kindStore struct {
 	// det is the mutation detector; nil when it is off (its maps are
 	// guarded by mu).
 	det *detector
+
+	// taps see each change as it is committed (see tap.go). Guarded by
+	// mu.
+	taps []*tapEntry
 }
 
 // spilled is the position of a kind watcher that fell into the spill.
@@ -317,6 +321,9 @@ func (ks *kindStore) appendLocked(id resource.ID, cur, new, ref resource.Resourc
 		slot.Store(rec) // published once written: a lagging watcher may load it
 	}
 	ks.head.Store(seq)
+	for _, t := range ks.taps {
+		t.Committed(rev, old, new, at)
+	}
 	if i++; i == ks.cap {
 		i = 0
 	}

@@ -1,0 +1,217 @@
+package recording
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/resgraph/resgraph/pkg/internal/kindtap"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// commitChunkLen is how many changes a chunk of a commit log holds; the
+// writer wakes the recorder each time it fills one.
+const commitChunkLen = 256
+
+// commitSpares is how many finished chunks a commit log keeps for reuse.
+const commitSpares = 8
+
+// committed is one change as a kind's writer handed it over.
+type committed struct {
+	old, new resource.Resource
+	rev      uint64
+	at       int64
+}
+
+// commitChunk is a run of a commit log's changes: recs[:n] are written,
+// next is the chunk after it once the writer filled this one.
+type commitChunk struct {
+	recs [commitChunkLen]committed
+	n    atomic.Uint32
+	next atomic.Pointer[commitChunk]
+}
+
+// commitLog is a kind's changes as the state's writers commit them (it is
+// the kind's kindtap.Tap, rule RC11): written by one writer at a time
+// (the state calls Committed holding the kind's write lock) and read by
+// the recorder holding its own lock, neither waiting for the other. The
+// writer fills the tail chunk, publishing its count after each change,
+// and wakes the recorder when it starts a new chunk; the reader reads up
+// to the published count and hands each chunk it finished back (spares),
+// so that a log the recorder keeps up with allocates no chunk.
+//
+// It is bounded: when the writer is limit chunks ahead of the reader it
+// stops writing and marks the log overflowed; the recorder then starts
+// its window over (it could not see every change).
+type commitLog struct {
+	kind resource.Kind
+	// tail and its count are the writer's own.
+	tail  *commitChunk
+	tailN uint32
+	// head and its read count are the reader's own.
+	head *commitChunk
+	read uint32
+	// spares are chunks the reader finished, for the writer to reuse.
+	spares [commitSpares]atomic.Pointer[commitChunk]
+	// started and finished count the chunks the writer started and the
+	// reader finished.
+	started, finished atomic.Int64
+	limit             int64
+	overflow          atomic.Bool
+	kick              chan<- struct{}
+	remove            func()
+}
+
+func newCommitLog(kind resource.Kind, limit int64, kick chan<- struct{}) *commitLog {
+	c := &commitChunk{}
+	l := &commitLog{kind: kind, tail: c, head: c, limit: max(limit, 2), kick: kick, remove: func() {}}
+	l.started.Store(1)
+	return l
+}
+
+// commitLogLimit is the number of chunks a log may hold unread: what the
+// window's bytes bound would hold of changes of entryOverhead bytes.
+func commitLogLimit(maxBytes int64) int64 {
+	return maxBytes / entryOverhead / commitChunkLen
+}
+
+// Committed implements kindtap.Tap: it appends the change to the tail
+// chunk, or to a new one (a spare the reader gave back when there is
+// one) when the tail is full.
+func (l *commitLog) Committed(rev uint64, old, new resource.Resource, at int64) {
+	if l.tailN == commitChunkLen {
+		if !l.grow() {
+			return
+		}
+	}
+	l.tail.recs[l.tailN] = committed{old: old, new: new, rev: rev, at: at}
+	l.tailN++
+	l.tail.n.Store(l.tailN)
+}
+
+// grow starts a new tail chunk and wakes the reader; false when the log
+// overflowed (the change is not written).
+func (l *commitLog) grow() bool {
+	if l.overflow.Load() || l.started.Load()-l.finished.Load() >= l.limit {
+		l.overflow.Store(true)
+		l.wake()
+		return false
+	}
+	var next *commitChunk
+	for i := range l.spares {
+		if next = l.spares[i].Swap(nil); next != nil {
+			break
+		}
+	}
+	if next == nil {
+		next = &commitChunk{}
+	}
+	l.started.Add(1)
+	l.tail.next.Store(next)
+	l.tail, l.tailN = next, 0
+	l.wake()
+	return true
+}
+
+func (l *commitLog) wake() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// errFellBehind ends a session whose commit log overflowed.
+var errFellBehind = errors.New("the recorder fell behind its kinds' commits")
+
+// drain hands every change written and not read yet to fn, a chunk's run
+// at a time, and gives the chunks it finished back to the writer. It
+// fails once the log overflowed. The caller is the log's one reader.
+func (l *commitLog) drain(fn func([]committed)) error {
+	for {
+		c := l.head
+		n := c.n.Load()
+		if n > l.read {
+			fn(c.recs[l.read:n])
+			l.read = n
+		}
+		next := c.next.Load()
+		if n < commitChunkLen || next == nil {
+			break
+		}
+		l.head, l.read = next, 0
+		c.next.Store(nil)
+		c.recs = [commitChunkLen]committed{} // drops the snapshots
+		c.n.Store(0)
+		for i := range l.spares {
+			if l.spares[i].CompareAndSwap(nil, c) {
+				break
+			}
+		}
+		l.finished.Add(1)
+	}
+	if l.overflow.Load() {
+		return errFellBehind
+	}
+	return nil
+}
+
+// tapCommits taps the commits of kind in the recorder's state, when it can
+// tap a kind's commits (kindtap.Tapper); nil otherwise.
+func (r *Recorder) tapKindCommits(kind resource.Kind, kick chan<- struct{}) *commitLog {
+	t, ok := r.st.(kindtap.Tapper)
+	if !ok || r.cfg.ownWatches {
+		return nil
+	}
+	l := newCommitLog(kind, commitLogLimit(r.cfg.maxBytes), kick)
+	remove, err := t.TapKind(kind, l)
+	if err != nil {
+		return nil
+	}
+	l.remove = remove
+	return l
+}
+
+// drainLocked adds the changes of the session's commit logs to the
+// window; r.mu is held (the logs' one reader).
+func (r *Recorder) drainLocked() error {
+	src := r.src
+	if src == nil || !r.ready {
+		return nil
+	}
+	for _, l := range src.logs {
+		if err := l.drain(func(cs []committed) { r.committedLocked(cs, &src.start) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// committedLocked adds committed changes to the window, as handleLocked
+// adds a watch's events, each at the time of its write.
+func (r *Recorder) committedLocked(cs []committed, start *startState) {
+	for i := range cs {
+		c := &cs[i]
+		ev := state.Event{Type: state.Updated, Resource: c.new, Old: c.old, Revision: c.rev}
+		switch {
+		case c.old == nil:
+			ev.Type = state.Created
+		case c.new == nil:
+			ev.Type, ev.Resource, ev.Old = state.Destroyed, c.old, nil
+		}
+		e, ok := classify(&ev, &r.controllers)
+		if !ok || start.listedAlready(&ev) {
+			continue
+		}
+		e.at = time.Unix(0, c.at)
+		e.size = entryOverhead
+		if e.by != ByController {
+			e.size = r.sizes.size(e.res)
+		}
+		r.win.add(e)
+	}
+	if r.waiting > 0 {
+		close(r.progress)
+		r.progress = make(chan struct{})
+	}
+}
