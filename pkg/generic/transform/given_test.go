@@ -44,6 +44,19 @@ func (m *mapped) has(r resource.Resource) bool {
 	return false
 }
 
+// startMapping runs the A → B transform over st with mapB of the mapped
+// it returns, and with TransformExtraOutputFunc when extra.
+func startMapping(t *testing.T, st state.State, extra bool) *mapped {
+	t.Helper()
+	m := &mapped{}
+	settings := transform.Settings[*A, *B]{Name: "AtoB", MapMetadataFunc: m.mapB, TransformFunc: double}
+	if extra {
+		settings.TransformExtraOutputFunc = func(context.Context, controller.ReaderWriter, *zap.Logger, *A, *B) error { return nil }
+	}
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(settings)))
+	return m
+}
+
 // TestACreatedOutputIsStoredWithoutACopy: an output the controller
 // creates is the resource MapMetadataFunc returned, filled by
 // TransformFunc and given to the state as is (the controller keeps
@@ -54,12 +67,7 @@ func TestACreatedOutputIsStoredWithoutACopy(t *testing.T) {
 	for _, extra := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "extra"}[extra], func(t *testing.T) {
 			st := newState()
-			m := &mapped{}
-			settings := transform.Settings[*A, *B]{Name: "AtoB", MapMetadataFunc: m.mapB, TransformFunc: double}
-			if extra {
-				settings.TransformExtraOutputFunc = func(context.Context, controller.ReaderWriter, *zap.Logger, *A, *B) error { return nil }
-			}
-			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(settings)))
+			m := startMapping(t, st, extra)
 			// Created once the first pass has run: an output of a later
 			// pass is created directly (not by Modify, which copies).
 			runtimetest.Create(t, st, newA("a0", 0))
@@ -83,13 +91,8 @@ func TestAnUpdatedOutputIsWrittenInTheMappedResource(t *testing.T) {
 	for _, extra := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "extra"}[extra], func(t *testing.T) {
 			st := newState()
-			m := &mapped{}
-			settings := transform.Settings[*A, *B]{Name: "AtoB", MapMetadataFunc: m.mapB, TransformFunc: double}
-			if extra {
-				settings.TransformExtraOutputFunc = func(context.Context, controller.ReaderWriter, *zap.Logger, *A, *B) error { return nil }
-			}
 			runtimetest.Create(t, st, newA("a1", 1))
-			runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(transform.NewController(settings)))
+			m := startMapping(t, st, extra)
 			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](2)))
 			fixture.SetN[*A](t, st, ptrA("a1"), 5)
 			runtimetest.AssertResource(t, st, "a1", runtimetest.Holds(fixture.RunningN[*B](10)))
