@@ -169,3 +169,35 @@ func TestHistoryBytesCountAtLeastTheVersionsSizes(t *testing.T) {
 	real, counted := keptBytes(ks)
 	assert.Equal(t, real, counted, "versions stored while tracking count as their own size")
 }
+
+// sizePanics is a test resource whose ApproxSize (user code) panics.
+type sizePanics struct{ *pair }
+
+func (s sizePanics) DeepCopy() resource.Resource { return sizePanics{s.pair.DeepCopy().(*pair)} }
+func (s sizePanics) ApproxSize() int             { panic("no size") }
+
+// TestWrite_APanickingApproxSizeCountsAsTheDefault: a resource's
+// ApproxSize is user code, run with its DeepCopy under one recover; a
+// panic in it counts as the default size and the write goes through, as
+// a copy or as the given resource itself.
+func TestWrite_APanickingApproxSizeCountsAsTheDefault(t *testing.T) {
+	c := newCore(withTrackedSizes())
+	st, ctx := state.WrapCore(c), t.Context()
+	require.NoError(t, st.Create(ctx, sizePanics{newPair("s", 1)}))
+	owned := sizePanics{newPair("o", 1)}
+	require.NoError(t, c.CreateOwned(ctx, owned, state.CreateOptions{}))
+	r, err := st.Get(ctx, ptr("s"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, specA(t, r.(sizePanics).pair))
+	r.(sizePanics).TypedSpec().A = 2
+	require.NoError(t, st.Update(ctx, r))
+	ks := c.lookup(resource.KindOf(testKind))
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	for _, id := range []resource.ID{"s", "o"} {
+		b, ok := ks.items[id].(*boxed)
+		require.True(t, ok, id)
+		assert.Equal(t, int64(defaultResourceSize), b.size, id)
+	}
+	assert.Same(t, owned.pair, bare(ks.items["o"]).(sizePanics).pair, "owned: stored itself")
+}

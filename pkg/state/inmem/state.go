@@ -196,11 +196,9 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	if err != nil {
 		return err
 	}
-	stored, smd := r, md
-	if !owned {
-		if stored, smd, err = copyOf(r, md); err != nil {
-			return err
-		}
+	stored, smd, size, err := storedOf(r, md, owned)
+	if err != nil {
+		return err
 	}
 	now := c.clock.now()
 	at := now.UnixNano()
@@ -212,7 +210,6 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	if err != nil {
 		return err
 	}
-	size := sizeOf(stored)
 	ks.mu.Lock()
 	if _, exists := ks.items[id]; exists {
 		ks.mu.Unlock()
@@ -278,17 +275,14 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 			return err
 		}
 	}
-	stored, smd := r, md
-	if !owned {
-		if stored, smd, err = copyOf(r, md); err != nil {
-			return err
-		}
+	stored, smd, size, err := storedOf(r, md, owned)
+	if err != nil {
+		return err
 	}
 	ref, err := ks.det.referenceCopy(r)
 	if err != nil {
 		return err
 	}
-	size := sizeOf(stored)
 	now := c.clock.now()
 
 	ks.mu.Lock()
@@ -345,6 +339,50 @@ func stampUpdate(smd, cmd *resource.Metadata, now time.Time) (resource.Version, 
 	smd.SetCreated(created)
 	smd.SetUpdated(now)
 	return ver, created
+}
+
+// storedOf returns the version of r (whose metadata is md) to store, its
+// metadata and its estimated size (see sizeOf): a copy of r (see copyOf),
+// or r itself when owned. DeepCopy and ApproxSize are user code and run
+// under one deferred recover (each recover costs a write about as much as
+// a map lookup): when either panics, or the copy is not a resource of r's
+// identity, the write takes copyOf and sizeOf instead, which run them
+// again with a recover each and give their error or default size.
+func storedOf(r resource.Resource, md *resource.Metadata, owned bool) (stored resource.Resource, smd *resource.Metadata, size int64, err error) {
+	defer func() {
+		if recover() != nil {
+			stored, smd, size, err = storedOfSlow(r, md, owned)
+		}
+	}()
+	stored, smd = r, md
+	if !owned {
+		// A typed-nil copy panics in Metadata, which takes the slow path.
+		if stored = r.DeepCopy(); stored == nil || stored.Metadata() == nil {
+			return storedOfSlow(r, md, owned)
+		}
+		smd = stored.Metadata()
+		ns, typ, id := md.Identity()
+		if cns, ctyp, cid := smd.Identity(); cid != id || ctyp != typ || cns != ns {
+			return storedOfSlow(r, md, owned)
+		}
+	}
+	if s, ok := stored.(interface{ ApproxSize() int }); ok {
+		return stored, smd, int64(s.ApproxSize()), nil
+	}
+	return stored, smd, defaultResourceSize, nil
+}
+
+// storedOfSlow is storedOf with a recover for each user call: copyOf and
+// sizeOf.
+func storedOfSlow(r resource.Resource, md *resource.Metadata, owned bool) (resource.Resource, *resource.Metadata, int64, error) {
+	stored, smd := r, md
+	if !owned {
+		var err error
+		if stored, smd, err = copyOf(r, md); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	return stored, smd, sizeOf(stored), nil
 }
 
 // copyOf returns the copy of r to store and its metadata, or an invalid
