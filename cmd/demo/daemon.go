@@ -98,6 +98,7 @@ func newDaemon(cfg config, out io.Writer) (*daemon, error) {
 	kcfg.Logger = logger.Named("kernel")
 	var rec *recording.Recorder
 	kcfg.OnCarrier = func(name string, up bool) { rec.Act(kernel.CarrierAction(name, up)) }
+	kcfg.OnRead = func(links []kernel.Link) { rec.Observe(kernel.LinksRead, kernel.EncodeLinks(links)) }
 	k := kernel.New(kcfg)
 	engine, err := runtime.New(st, logger.Named("runtime"), controllers.Options()...)
 	if err != nil {

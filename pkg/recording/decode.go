@@ -254,9 +254,16 @@ func (d *decoder) change(f *fields, rec *Recording) error {
 	ptrNS, ptrType, ptrID := f.str(), f.str(), f.str()
 	c.Version = f.uvarint()
 	c.Read = f.uvarint()
+	itemNS, itemType, itemID := f.str(), f.str(), f.str()
 	res := f.bytes()
 	if err := f.done(); err != nil {
 		return err
+	}
+	if err := d.changeItem(f, &c, itemNS, itemType, itemID); err != nil {
+		return err
+	}
+	if c.Op == OpRead && c.By == ByWorld {
+		c.Value, res = slices.Clone(res), nil
 	}
 	if c.By != ByWorld {
 		if ptrNS == "" || ptrType == "" || ptrID == "" {
@@ -267,7 +274,7 @@ func (d *decoder) change(f *fields, rec *Recording) error {
 			return corrupt(f.off, f.frame, "%s is of a kind the recording does not list", c.Pointer)
 		}
 	} else if ptrNS != "" || ptrType != "" || ptrID != "" || c.Version != 0 {
-		return corrupt(f.off, f.frame, "a world action names a resource")
+		return corrupt(f.off, f.frame, "a world change names a resource")
 	}
 	if flags&^changeCoalesced != 0 {
 		return corrupt(f.off, f.frame, "unknown flags %d", flags)
@@ -296,12 +303,25 @@ func (d *decoder) change(f *fields, rec *Recording) error {
 	return nil
 }
 
+// changeItem sets the item of a QController's change c from its fields
+// (none for any other change).
+func (d *decoder) changeItem(f *fields, c *Change, ns, typ, id string) error {
+	if ns == "" && typ == "" && id == "" {
+		return nil
+	}
+	if c.By != ByController || ns == "" || typ == "" || id == "" {
+		return corrupt(f.off, f.frame, "a %s change with an item %q/%q/%q", c.By, ns, typ, id)
+	}
+	c.Item = resource.PointerOf(resource.NewPointer(ns, typ, id))
+	return nil
+}
+
 // validChange checks that a change's fields agree with each other.
 func validChange(c Change, hasResource bool) error {
 	switch {
 	case c.By == ByWorld:
-		if c.Op != OpAction || c.Action == "" || hasResource || c.Writer != "" {
-			return errors.New("a world action needs an action's name and nothing else")
+		if c.Op != OpAction && c.Op != OpRead || c.Action == "" || hasResource || c.Writer != "" {
+			return errors.New("a world action or read needs a name and nothing else (a read: its value)")
 		}
 	case c.By == ByOutside:
 		if c.Op < OpCreate || c.Op > OpDestroy || !hasResource || c.Action != "" || c.Writer != "" {

@@ -21,7 +21,7 @@ const (
 	magic = "RGREC"
 	// FormatVersion is the version of the file format this package writes
 	// and reads.
-	FormatVersion = 2
+	FormatVersion = 3
 	// maxFrame bounds a frame's payload: a larger length is corruption.
 	maxFrame = 64 << 20
 )
@@ -187,6 +187,13 @@ func appendChange(b []byte, c Change, reg *codec.Registry) ([]byte, error) {
 	b = appendString(b, c.Pointer.ID())
 	b = binary.AppendUvarint(b, c.Version)
 	b = binary.AppendUvarint(b, c.Read)
+	b = appendString(b, c.Item.Namespace())
+	b = appendString(b, c.Item.Type())
+	b = appendString(b, c.Item.ID())
+	if c.Op == OpRead {
+		b = binary.AppendUvarint(b, uint64(len(c.Value)))
+		return append(b, c.Value...), nil
+	}
 	if c.Resource == nil {
 		return binary.AppendUvarint(b, 0), nil
 	}

@@ -3,6 +3,7 @@ package recording_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +40,9 @@ func sample() *recording.Recording {
 		Changes: []recording.Change{
 			change(recording.Change{Offset: time.Millisecond, Revision: 43, By: recording.ByOutside, Op: recording.OpCreate, Resource: newNote("n2", 1), Coalesced: true}),
 			change(recording.Change{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Resource: withOwner(newNote("n3", 3), "a")}),
-			{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Pointer: resource.PointerOf(resource.NewPointer(ns, echoKind.Type(), "e")), Version: 7, Read: 43},
+			{Offset: 2 * time.Millisecond, Revision: 44, By: recording.ByController, Op: recording.OpUpdate, Writer: "a", Pointer: resource.PointerOf(resource.NewPointer(ns, echoKind.Type(), "e")), Version: 7, Read: 43, Item: resource.PointerOf(resource.NewPointer(ns, noteKind.Type(), "n2"))},
 			{Offset: 3 * time.Millisecond, Revision: 44, By: recording.ByWorld, Op: recording.OpAction, Action: "cable unplugged"},
+			{Offset: 3 * time.Millisecond, Revision: 44, By: recording.ByWorld, Op: recording.OpRead, Action: "kernel links", Value: []byte(`[{"Name":"eth0"}]`)},
 			change(recording.Change{Offset: 4 * time.Millisecond, Revision: 45, By: recording.ByOutside, Op: recording.OpDestroy, Resource: newNote("n1", 1)}),
 		},
 		Final: []resource.Resource{newNote("n2", 1), withOwner(newNote("n3", 3), "a")},
@@ -88,8 +90,8 @@ func requireSameRecording(t *testing.T, in, out *recording.Recording) {
 	require.Len(t, out.Changes, len(in.Changes))
 	for i, c := range in.Changes {
 		o := out.Changes[i]
-		assert.Equal(t, []any{c.Offset, c.Revision, c.By, c.Op, c.Writer, c.Action, c.Coalesced, c.Pointer, c.Version},
-			[]any{o.Offset, o.Revision, o.By, o.Op, o.Writer, o.Action, o.Coalesced, o.Pointer, o.Version})
+		assert.Equal(t, []any{c.Offset, c.Revision, c.By, c.Op, c.Writer, c.Action, c.Coalesced, c.Pointer, c.Version, c.Read, c.Item, string(c.Value)},
+			[]any{o.Offset, o.Revision, o.By, o.Op, o.Writer, o.Action, o.Coalesced, o.Pointer, o.Version, o.Read, o.Item, string(o.Value)})
 		assert.True(t, resource.Equal(c.Resource, o.Resource))
 	}
 }
@@ -137,13 +139,15 @@ func TestRC4_CorruptedAnywhere(t *testing.T) {
 func TestRC4_AnotherVersion(t *testing.T) {
 	reg := registry(t)
 	data := encode(t, sample(), reg)
-	data[5] = 1 // the version before: changes without their pass's read
-	_, err := recording.Decode(data, reg)
 	var verr *recording.VersionError
-	require.ErrorAs(t, err, &verr)
-	assert.Equal(t, 1, verr.Version)
-	assert.Contains(t, err.Error(), "format version 1")
-	_, err = recording.Decode([]byte("PK\x03\x04 a zip file"), reg)
+	for _, v := range []int{1, 2, 4} { // 2: changes without their item, no world reads
+		data[5] = byte(v)
+		_, err := recording.Decode(data, reg)
+		require.ErrorAs(t, err, &verr)
+		assert.Equal(t, v, verr.Version)
+		assert.Contains(t, err.Error(), fmt.Sprintf("format version %d", v))
+	}
+	_, err := recording.Decode([]byte("PK\x03\x04 a zip file"), reg)
 	require.ErrorAs(t, err, &verr)
 	assert.Equal(t, -1, verr.Version)
 }
@@ -178,10 +182,10 @@ func TestRC4_ReadHeader(t *testing.T) {
 	_, err = recording.ReadHeader(strings.NewReader("PK\x03\x04 a zip file"))
 	require.ErrorAs(t, err, &verr)
 	bad := bytes.Clone(data)
-	bad[5] = 3
+	bad[5] = 2
 	_, err = recording.ReadHeader(bytes.NewReader(bad))
 	require.ErrorAs(t, err, &verr)
-	assert.Equal(t, 3, verr.Version)
+	assert.Equal(t, 2, verr.Version)
 	_, err = recording.ReadHeader(bytes.NewReader(data[:12]))
 	require.ErrorIs(t, err, recording.ErrTruncated)
 	bad = bytes.Clone(data)

@@ -24,8 +24,12 @@ type passLog struct {
 }
 
 // passEntry is one commit: its resource's hash, its version, what its
-// pass read.
-type passEntry struct{ key, version, read uint64 }
+// pass read, and the QController item whose run made it (zero for a
+// Controller's pass: the entry then holds no pointer).
+type passEntry struct {
+	key, version, read uint64
+	item               resource.PointerKey
+}
 
 func newPassLog() *passLog { return &passLog{seed: maphash.MakeSeed()} }
 
@@ -36,10 +40,11 @@ func (l *passLog) hash(ptr resource.PointerKey) uint64 {
 	return maphash.String(l.seed, ptr.Namespace()) ^ maphash.String(l.seed, ptr.Type())*m1 ^ maphash.String(l.seed, ptr.ID())*m2
 }
 
-// add notes that a commit of ptr at version was made by a pass that had
-// read the state at revision read (0: unknown, not kept).
-func (l *passLog) add(ptr resource.PointerKey, version, read uint64) {
-	if read == 0 {
+// add notes that a commit of ptr at version was made by a pass (or the
+// run of item) that had read the state at revision read (0 and no item:
+// unknown, not kept).
+func (l *passLog) add(ptr resource.PointerKey, version, read uint64, item resource.PointerKey) {
+	if read == 0 && item == (resource.PointerKey{}) {
 		return
 	}
 	h := l.hash(ptr)
@@ -47,54 +52,55 @@ func (l *passLog) add(ptr resource.PointerKey, version, read uint64) {
 	if l.ring == nil {
 		l.ring = make([]passEntry, passLogSize)
 	}
-	l.ring[l.next] = passEntry{key: h, version: version, read: read}
+	l.ring[l.next] = passEntry{key: h, version: version, read: read, item: item}
 	l.next = (l.next + 1) % len(l.ring)
 	l.mu.Unlock()
 }
 
-// passReads are the read revisions of the commits a pass log holds, by
-// resource hash and version (several: a resource destroyed and created
-// again starts its versions over).
+// passReads are the read revisions and items of the commits a pass log
+// holds, by resource hash and version (several: a resource destroyed and
+// created again starts its versions over).
 type passReads struct {
 	l *passLog
-	m map[[2]uint64][]uint64
+	m map[[2]uint64][]passEntry
 }
 
 // reads returns what the log holds now.
 func (l *passLog) reads() passReads {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m := make(map[[2]uint64][]uint64, len(l.ring))
+	m := make(map[[2]uint64][]passEntry, len(l.ring))
 	for _, e := range l.ring {
-		if e.read != 0 {
+		if e.read != 0 || e.item != (resource.PointerKey{}) {
 			k := [2]uint64{e.key, e.version}
-			m[k] = append(m[k], e.read)
+			m[k] = append(m[k], e)
 		}
 	}
 	return passReads{l: l, m: m}
 }
 
-// of returns the read revision of the commit of ptr at version, made at
-// revision rev: the newest the log holds before rev (a pass reads before
-// it commits), 0 when it holds none.
-func (r passReads) of(ptr resource.PointerKey, version, rev uint64) uint64 {
+// of returns the read revision and the item of the commit of ptr at
+// version, made at revision rev: the entry with the newest read the log
+// holds before rev (a pass reads before it commits; an entry without a
+// read counts as read at 0), zeros when it holds none.
+func (r passReads) of(ptr resource.PointerKey, version, rev uint64) (read uint64, item resource.PointerKey) {
 	if len(r.m) == 0 {
-		return 0
+		return 0, item
 	}
-	var best uint64
-	for _, read := range r.m[[2]uint64{r.l.hash(ptr), version}] {
-		if read < rev && read > best {
-			best = read
+	found := false
+	for _, e := range r.m[[2]uint64{r.l.hash(ptr), version}] {
+		if e.read < rev && (!found || e.read > read) {
+			read, item, found = e.read, e.item, true
 		}
 	}
-	return best
+	return read, item
 }
 
 // Committed implements runtime.CommitTap: a controller of the recorded
-// Runtime committed ptr at version, its pass having read the state at
-// revision read.
-func (l *passLog) Committed(_ string, ptr resource.PointerKey, version, read uint64) {
-	l.add(ptr, version, read)
+// Runtime committed ptr at version, its pass (or the run of item) having
+// read the state at revision read.
+func (l *passLog) Committed(_ string, ptr resource.PointerKey, version, read uint64, item resource.PointerKey) {
+	l.add(ptr, version, read, item)
 }
 
 // commitTapper is a Runtime whose controllers' commits a recorder can

@@ -445,14 +445,33 @@ func (r *Recorder) tick(now time.Time, kinds []Kind) error {
 // replay does it at the same point. A daemon calls it where its code
 // learns of the world's action (an observer's notification).
 func (r *Recorder) Act(name string) {
-	var rev uint64
+	r.note(change{by: ByWorld, op: OpAction, action: name, size: int64(len(name)) + entryOverhead})
+}
+
+// note adds a world change c, at the state's revision now.
+func (r *Recorder) note(c change) {
 	if rr, ok := r.st.(state.RevisionReporter); ok {
-		rev, _ = rr.Revision(context.Background())
+		c.rev, _ = rr.Revision(context.Background())
 	}
-	now := time.Now()
+	c.at = time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready {
-		r.win.add(change{at: now, rev: rev, by: ByWorld, op: OpAction, action: name, size: int64(len(name)) + entryOverhead})
+		r.win.add(c)
 	}
+}
+
+// Observe notes a world read (rule RC11): the daemon's code read the
+// world (name says what: "kernel links") and it returned value, in the
+// daemon's own encoding (copied; a sensitive value must not be
+// observed). The read is ordered after the state's changes of the
+// revision the state is at, as an action is; a replay's world fake
+// (sim.World.Observed) returns the recorded values to the replay's
+// reads of name, in order, each once the replay is where it was read.
+// An empty name is ignored. Safe for concurrent use.
+func (r *Recorder) Observe(name string, value []byte) {
+	if name == "" {
+		return
+	}
+	r.note(change{by: ByWorld, op: OpRead, action: name, value: slices.Clone(value), size: int64(len(name)+len(value)) + entryOverhead})
 }

@@ -76,7 +76,8 @@ const (
 	// holder of its finalizer only when that is a controller's name).
 	ByController
 	// ByWorld: an action of the world the daemon noted (Recorder.Act): a
-	// cable unplugged, a device gone.
+	// cable unplugged, a device gone; or what the daemon's code read from
+	// the world (Recorder.Observe, OpRead).
 	ByWorld
 )
 
@@ -104,9 +105,12 @@ const (
 	OpDestroy
 	// OpAction: a world action (ByWorld; Change.Action names it).
 	OpAction
+	// OpRead: the daemon's code read the world (ByWorld; Change.Action
+	// names what it read, Change.Value holds what the world returned).
+	OpRead
 )
 
-var opNames = [...]string{OpCreate: "create", OpUpdate: "update", OpTeardown: "teardown", OpDestroy: "destroy", OpAction: "action"}
+var opNames = [...]string{OpCreate: "create", OpUpdate: "update", OpTeardown: "teardown", OpDestroy: "destroy", OpAction: "action", OpRead: "read"}
 
 func (o Op) String() string {
 	if o >= OpCreate && int(o) < len(opNames) {
@@ -143,8 +147,17 @@ type Change struct {
 	// state), for an outside writer's change; nil for a controller's (its
 	// Runtime makes it again in a replay) and for OpAction.
 	Resource resource.Resource
-	// Action names a world action (OpAction).
+	// Item is, for a QController's change, the item whose run made it
+	// (a replay takes the items in that order); zero for a Controller's
+	// change, any other change, and when the pass log let it go.
+	Item resource.PointerKey
+	// Action names a world action (OpAction), or what a world read read
+	// (OpRead).
 	Action string
+	// Value is what a world read (OpRead) returned to the daemon's code,
+	// in the daemon's own encoding (a replay's world fake returns it);
+	// nil for any other change.
+	Value []byte
 	// Coalesced is set when the change stands for several that the
 	// recorder did not see one by one (its watch fell behind, rule S12):
 	// the resource went through versions between the previous change and

@@ -86,13 +86,13 @@ func (r *Recorder) take(reason string, from *checkpoint) (*Recording, error) {
 	for _, e := range v.entries {
 		c := Change{
 			Offset: max(time.Unix(0, e.at).Sub(v.start.at), 0), Revision: e.rev, By: e.by, Op: e.op,
-			Writer: e.writer, Action: e.action, Coalesced: e.coalesced,
+			Writer: e.writer, Action: e.action, Value: slices.Clone(e.value), Coalesced: e.coalesced,
 		}
 		if e.by != ByWorld {
 			c.Pointer, c.Version = e.key, e.ver
 		}
 		if e.by == ByController {
-			c.Read = reads.of(e.key, e.ver, e.rev)
+			c.Read, c.Item = reads.of(e.key, e.ver, e.rev)
 		}
 		if e.res != nil {
 			c.Resource = e.res.DeepCopy()

@@ -169,4 +169,4 @@ func TestRC9_EachCommitSaysWhatItsPassRead(t *testing.T) {
 // tapNothing is a runtime.CommitTap that keeps nothing.
 type tapNothing struct{}
 
-func (tapNothing) Committed(string, resource.PointerKey, uint64, uint64) {}
+func (tapNothing) Committed(string, resource.PointerKey, uint64, uint64, resource.PointerKey) {}

@@ -18,8 +18,15 @@ type change struct {
 	writer    string
 	res       resource.Resource
 	action    string
+	value     []byte
 	size      int64
 	coalesced bool
+}
+
+// worldRead is a world read's extra: what was read and what it returned.
+type worldRead struct {
+	name  string
+	value []byte
 }
 
 // entry is one change in the window, without pointers (the garbage
@@ -190,6 +197,8 @@ func (w *window) add(c change) {
 		if c.by != ByController {
 			e.extra = w.extra(c.res)
 		}
+	} else if c.op == OpRead {
+		e.extra = w.extra(worldRead{name: c.action, value: c.value})
 	} else {
 		e.extra = w.extra(c.action)
 	}
@@ -357,6 +366,7 @@ type viewEntry struct {
 	writer string
 	res    resource.Resource
 	action string
+	value  []byte
 }
 
 // view returns the window from its start, or from the checkpoint from
@@ -386,6 +396,8 @@ func (w *window) view(from *checkpoint) view {
 				ve.res = x
 			case string:
 				ve.action = x
+			case worldRead:
+				ve.action, ve.value = x.name, x.value
 			}
 		}
 		v.entries = append(v.entries, ve)

@@ -38,12 +38,12 @@ type CommitTap interface {
 	// returned: controller wrote ptr, now at version (for a destroy, the
 	// version destroyed); read is the revision of the state that the
 	// first read of its pass returned (a Controller's pass runs from one
-	// call of EventCh to the next, a QController's is an item — with
-	// workers running items at once, the first read of any of them), 0
-	// when none said. A write whose version
-	// the state does not tell (CleanupOutputs's) is not seen. It must
-	// return promptly.
-	Committed(controller string, ptr resource.PointerKey, version, read uint64)
+	// call of EventCh to the next, a QController's is the run of one
+	// item, each worker's its own), 0 when none said; item is the QController item whose run made the
+	// write, zero for a Controller's pass (a replay takes the items in
+	// the order that made the commits). A write whose version the state
+	// does not tell is not seen. It must return promptly.
+	Committed(controller string, ptr resource.PointerKey, version, read uint64, item resource.PointerKey)
 }
 
 // TapCommits makes t see every commit of the Runtime's controllers

@@ -23,6 +23,9 @@ type KernelLinkObserver struct {
 	// channel (a simulation passes the kernel's notifications on when its
 	// schedule says: sim.World.Relay).
 	Notify <-chan struct{}
+	// Read, when set, reads the kernel's links instead of Kernel.Links (a
+	// replay returns the links the recorded agent read: sim.World.Observed).
+	Read func() []kernel.Link
 }
 
 // Name implements controller.Controller.
@@ -47,7 +50,11 @@ func (c *KernelLinkObserver) Run(ctx context.Context, r controller.Runtime, _ *z
 
 func (c *KernelLinkObserver) sync(ctx context.Context, r controller.Runtime) error {
 	r.StartTrackingOutputs()
-	for _, l := range c.Kernel.Links() {
+	read := c.Read
+	if read == nil {
+		read = c.Kernel.Links
+	}
+	for _, l := range read() {
 		if err := writeKernelLink(ctx, r, l); err != nil {
 			return fmt.Errorf("write kernel link %s: %w", l.Name, err)
 		}

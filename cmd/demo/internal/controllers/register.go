@@ -13,6 +13,14 @@ type Option func(*options)
 
 type options struct {
 	kernelNotify <-chan struct{}
+	kernelRead   func() []kernel.Link
+}
+
+// WithKernelRead makes KernelLinkObserver read the kernel's links with
+// read instead of Kernel.Links (a replay returns the links the recorded
+// agent read: sim.World.Observed).
+func WithKernelRead(read func() []kernel.Link) Option {
+	return func(o *options) { o.kernelRead = read }
 }
 
 // WithKernelNotify makes KernelLinkObserver wait on notify for the
@@ -36,7 +44,7 @@ func Register(engine controller.Engine, k *kernel.Kernel, opts ...Option) error 
 		return err
 	}
 	for _, c := range []controller.Controller{
-		&KernelLinkObserver{Kernel: k, Notify: o.kernelNotify},
+		&KernelLinkObserver{Kernel: k, Notify: o.kernelNotify, Read: o.kernelRead},
 		address,
 		NewLinkStatusCleanupController(),
 		StaticRouteController{},

@@ -24,6 +24,7 @@ package kernel
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -71,6 +72,34 @@ type Config struct {
 	// "delete link eth1"), with the kernel's lock held: it must return
 	// promptly and not call the kernel.
 	OnChange func(what string)
+	// OnRead, when set, is told of what each Links call returns (a world
+	// read, for a flight recorder to note: see LinksRead, EncodeLinks),
+	// with the kernel's lock held (so that no change comes between the
+	// read and its note): it must return promptly and not call the
+	// kernel.
+	OnRead func(links []Link)
+}
+
+// LinksRead names the world read of the kernel's links (Kernel.Links) in
+// a recording of the agent.
+const LinksRead = "kernel links"
+
+// EncodeLinks encodes links as a recording keeps a read of them (JSON).
+func EncodeLinks(links []Link) []byte {
+	b, err := json.Marshal(links)
+	if err != nil {
+		panic(err) // Link has only strings, ints and bools
+	}
+	return b
+}
+
+// DecodeLinks decodes what EncodeLinks encoded.
+func DecodeLinks(b []byte) ([]Link, error) {
+	var out []Link
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("kernel links read: %w", err)
+	}
+	return out, nil
 }
 
 // CarrierAction names the world action of a carrier change of the link
@@ -264,6 +293,9 @@ func (k *Kernel) Links() []Link {
 		out = append(out, *l)
 	}
 	slices.SortFunc(out, func(a, b Link) int { return cmp.Compare(a.Name, b.Name) })
+	if k.cfg.OnRead != nil {
+		k.cfg.OnRead(out)
+	}
 	return out
 }
 

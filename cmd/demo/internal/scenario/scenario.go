@@ -107,7 +107,7 @@ func Simulation() sim.Scenario {
 			actions = append(actions, carrierActions(k, initial)...)
 			return sim.System{
 				Register: func(e controller.Engine) error {
-					return controllers.Register(e, k, controllers.WithKernelNotify(notify))
+					return controllers.Register(e, k, controllers.WithKernelNotify(notify), controllers.WithKernelRead(kernelRead(w, k)))
 				},
 				Actions: actions,
 				Final:   func(v sim.View) error { return converged(v, k) },
@@ -138,6 +138,22 @@ func Simulation() sim.Scenario {
 			}
 			return r
 		},
+	}
+}
+
+// kernelRead is how KernelLinkObserver reads the kernel: in a replay that
+// must match its recording, the links the recorded agent read, each where
+// it read them (sim.World.Observed); else the fake kernel's own (also
+// when a recorded read does not decode).
+func kernelRead(w *sim.World, k *kernel.Kernel) func() []kernel.Link {
+	observed := w.Observed(kernel.LinksRead)
+	return func() []kernel.Link {
+		if b, ok := observed(); ok {
+			if links, err := kernel.DecodeLinks(b); err == nil {
+				return links
+			}
+		}
+		return k.Links()
 	}
 }
 

@@ -47,6 +47,8 @@ type Adapter struct {
 	opts writeOptions
 	// sched gates each write (sched.GateWrite).
 	sched sched.Scheduler
+	// gated is set when sched is not sched.Direct (a simulator's).
+	gated bool
 	// pass is the commit log and what the current pass read.
 	pass passLog
 	// mapped makes the reads of a QController's mapped kinds wait for
@@ -72,13 +74,20 @@ func New(st state.State, caches *cache.Set, name string, access *Access, tel *te
 // SetScheduler makes every write of the controller wait at s's gate
 // (sched.GateWrite) first; before it is set, writes go at once. It is
 // called before the controller runs.
-func (a *Adapter) SetScheduler(s sched.Scheduler) { a.sched = sched.Or(s) }
+func (a *Adapter) SetScheduler(s sched.Scheduler) {
+	a.sched = sched.Or(s)
+	a.gated = a.sched != sched.Or(nil)
+}
 
 // gateWrite waits until the scheduler lets the write to ptr go: nil, or
 // the reason it did not (the controller's context, or the Runtime, is
 // stopping).
 func (a *Adapter) gateWrite(ctx context.Context, ptr resource.Pointer) error {
-	if a.sched.Gate(ctx, sched.Gate{Kind: sched.GateWrite, Controller: a.name, Item: resource.PointerOf(ptr)}) {
+	g := sched.Gate{Kind: sched.GateWrite, Controller: a.name, Item: resource.PointerOf(ptr)}
+	if p := itemOf(ctx); p != nil {
+		g.Source = p.item
+	}
+	if a.sched.Gate(ctx, g) {
 		return nil
 	}
 	return cmp.Or(ctx.Err(), context.Canceled)
@@ -123,9 +132,9 @@ func (a *Adapter) listEnded(kind resource.Kind, opts []state.ListOption, l resou
 // when the kind is cached: a private copy, or with [state.WithReadOnlyGet]
 // the shared snapshot (rule S7).
 func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (r resource.Resource, err error) {
-	if a.firstRead() {
+	if a.firstRead(ctx) {
 		var note func()
-		opts, note = a.getRevision(opts)
+		opts, note = a.getRevision(ctx, opts)
 		defer note()
 	}
 	defer func() { a.getEnded(ptr, opts, r, err) }()
@@ -162,9 +171,9 @@ func (a *Adapter) stateGet(ctx context.Context, ptr resource.Pointer, opts []sta
 // type (rule C3), from the cache when the kind is cached: private copies,
 // or with [state.WithReadOnlyList] the shared snapshots (rule S7).
 func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (l resource.List, err error) {
-	if a.firstRead() {
+	if a.firstRead(ctx) {
 		var note func()
-		opts, note = a.listRevision(opts)
+		opts, note = a.listRevision(ctx, opts)
 		defer note()
 	}
 	defer func() { a.listEnded(kind, opts, l, err) }()
@@ -280,7 +289,7 @@ func (a *Adapter) create(ctx context.Context, r resource.Resource, give bool, op
 	if err != nil {
 		return a.createConflict(ctx, md, owner, err)
 	}
-	a.logCommit(md, md.Version().Value())
+	a.logCommit(ctx, md, md.Version().Value())
 	a.written(ctx, md)
 	return nil
 }
@@ -322,7 +331,7 @@ func (a *Adapter) Update(ctx context.Context, r resource.Resource) (err error) {
 	if err := a.st.Update(ctx, r, a.opts.update...); err != nil {
 		return err
 	}
-	a.logCommit(md, md.Version().Value())
+	a.logCommit(ctx, md, md.Version().Value())
 	a.written(ctx, md)
 	return nil
 }
@@ -422,7 +431,7 @@ func (a *Adapter) modify(ctx context.Context, op string, into bool, emptyResourc
 	if after != nil {
 		target = after
 		if seen.Value() == 0 || !after.Version().Equal(seen) {
-			a.logCommit(md, after.Version().Value())
+			a.logCommit(ctx, md, after.Version().Value())
 		}
 	}
 	a.written(ctx, md)
@@ -549,7 +558,7 @@ func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...co
 	if err != nil {
 		return false, err
 	}
-	a.logCommit(ptr, committed.Value())
+	a.logCommit(ctx, ptr, committed.Value())
 	if !ready {
 		a.tel.TeardownPending(ptr)
 	}
@@ -574,7 +583,7 @@ func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...con
 	if destroyed, err = committer(a.st).DestroyCommitted(ctx, ptr, a.destroyOptions(opts)...); err != nil {
 		return err
 	}
-	a.logCommit(ptr, destroyed.Value())
+	a.logCommit(ctx, ptr, destroyed.Value())
 	a.wrote(ctx)
 	if c := a.caches.Get(resource.KindOf(ptr)); !c.Numbered() {
 		c.PutDestroyed(ptr)
@@ -596,7 +605,7 @@ func (a *Adapter) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins .
 	if committed, err = committer(a.st).AddFinalizerCommitted(ctx, ptr, fins...); err != nil {
 		return err
 	}
-	a.logCommit(ptr, committed.Value())
+	a.logCommit(ctx, ptr, committed.Value())
 	a.refreshCache(ctx, ptr)
 	return nil
 }
@@ -615,7 +624,7 @@ func (a *Adapter) RemoveFinalizer(ctx context.Context, ptr resource.Pointer, fin
 	if committed, err = committer(a.st).RemoveFinalizerCommitted(ctx, ptr, fins...); err != nil {
 		return err
 	}
-	a.logCommit(ptr, committed.Value())
+	a.logCommit(ctx, ptr, committed.Value())
 	a.refreshCache(ctx, ptr)
 	return nil
 }

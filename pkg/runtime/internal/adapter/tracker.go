@@ -120,7 +120,7 @@ func (a *Adapter) destroyOutput(ctx context.Context, ptr resource.Pointer, md *r
 		if err := a.gateWrite(ctx, ptr); err != nil {
 			return err
 		}
-		ready, err := a.st.Teardown(ctx, ptr, state.WithTeardownOwner(a.name))
+		ready, err := a.cleanupTeardown(ctx, ptr)
 		if err != nil {
 			if state.IsNotFoundError(err) {
 				return nil
@@ -137,7 +137,7 @@ func (a *Adapter) destroyOutput(ctx context.Context, ptr resource.Pointer, md *r
 	if err := a.gateWrite(ctx, ptr); err != nil {
 		return err
 	}
-	err := a.st.Destroy(ctx, ptr, state.WithDestroyOwner(a.name))
+	err := a.cleanupDestroy(ctx, ptr)
 	switch {
 	case err == nil, state.IsNotFoundError(err):
 		a.caches.Get(resource.KindOf(ptr)).PutDestroyed(ptr)
@@ -148,4 +148,33 @@ func (a *Adapter) destroyOutput(ctx context.Context, ptr resource.Pointer, md *r
 	default:
 		return err
 	}
+}
+
+// cleanupTeardown tears down the unwritten output ptr; while a CommitLog
+// is set, through the state's CommitReporter, so that the commit is
+// logged with its version.
+func (a *Adapter) cleanupTeardown(ctx context.Context, ptr resource.Pointer) (bool, error) {
+	opt := state.WithTeardownOwner(a.name)
+	if a.pass.log.Load() == nil {
+		return a.st.Teardown(ctx, ptr, opt)
+	}
+	ready, v, err := committer(a.st).TeardownCommitted(ctx, ptr, opt)
+	if err == nil {
+		a.logCommit(ctx, ptr, v.Value())
+	}
+	return ready, err
+}
+
+// cleanupDestroy destroys the unwritten output ptr, logged as
+// cleanupTeardown logs.
+func (a *Adapter) cleanupDestroy(ctx context.Context, ptr resource.Pointer) error {
+	opt := state.WithDestroyOwner(a.name)
+	if a.pass.log.Load() == nil {
+		return a.st.Destroy(ctx, ptr, opt)
+	}
+	v, err := committer(a.st).DestroyCommitted(ctx, ptr, opt)
+	if err == nil {
+		a.logCommit(ctx, ptr, v.Value())
+	}
+	return err
 }

@@ -31,7 +31,7 @@ func (c *Runner) worker(ctx context.Context, busy *atomic.Int64) {
 		if !c.cfg.Scheduler.Gate(ctx, sched.Gate{Kind: sched.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
 			return // the Runtime stops; the queue shuts down
 		}
-		c.cfg.Adapter.PassStarted()
+		ictx := c.cfg.Adapter.ItemStarted(ctx, it.Ptr)
 		start := c.cfg.Telemetry.ItemStarted(it, &pending)
 		var last work.Last
 		if it.Map {
@@ -43,7 +43,7 @@ func (c *Runner) worker(ctx context.Context, busy *atomic.Int64) {
 				c.cfg.Adapter.Snapshots().Hand(last.Prev)
 			}
 		}
-		o := c.call(ctx, it, last, start)
+		o := c.call(ictx, it, last, start)
 		if ctx.Err() != nil {
 			// The Runtime is stopping: the queue is about to shut down.
 			o = o.Stopping()

@@ -161,6 +161,10 @@ type Gate struct {
 	// target of a write (GateWrite).
 	Item resource.PointerKey
 	Map  bool
+	// Source is, for a GateWrite made in the run of a QController's item,
+	// that item (zero for a Controller's pass): a simulator replaying a
+	// recording takes the items' writes in the recorded order.
+	Source resource.PointerKey
 }
 
 // CacheChange is one change of a cached kind on its way into the cache.

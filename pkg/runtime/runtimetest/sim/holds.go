@@ -189,7 +189,7 @@ func (h *holds) candidates(out []candidate) []candidate {
 			out = append(out, candidate{
 				cat: catEngine, key: fmt.Sprintf("3 write %s %s", w.g.Controller, w.g.Item),
 				text: fmt.Sprintf("write %s by %s", w.g.Item, w.g.Controller), actor: w.g.Controller,
-				write: true, target: w.g.Item, do: func() { h.open(w) },
+				write: true, target: w.g.Item, item: w.g.Source, do: func() { h.open(w) },
 			})
 			continue
 		default:
@@ -201,7 +201,11 @@ func (h *holds) candidates(out []candidate) []candidate {
 			text = fmt.Sprintf("%s %s of %s", what, w.g.Item, w.g.Controller)
 		}
 		pass := w.g.Kind == sched.GatePass || w.g.Kind == sched.GateItem
-		out = append(out, candidate{cat: catEngine, key: key, text: text, pass: pass, do: func() { h.open(w) }})
+		c := candidate{cat: catEngine, key: key, text: text, pass: pass, do: func() { h.open(w) }}
+		if w.g.Kind == sched.GateItem {
+			c.item, c.mapping = w.g.Item, w.g.Map
+		}
+		out = append(out, c)
 	}
 	for k, held := range h.caches {
 		if len(held) == 0 {

@@ -33,11 +33,20 @@ func (w recordedWorkload) ops(uint64, []Action) []op { return w }
 // teardown a Remove (which destroys the resource once its finalizers are
 // gone, so the recorded destroy that follows is part of it), a destroy
 // of a resource not torn down by the recording a Remove, an action a Do.
-func recordedOps(rec *recording.Recording) recordedWorkload {
+// A world read is no op: it is returned with where it was read.
+func recordedOps(rec *recording.Recording) (recordedWorkload, map[string][]recordedRead) {
 	var out recordedWorkload
+	reads := map[string][]recordedRead{}
 	removed := map[resource.PointerKey]bool{}
-	commits := 0
+	commits, all := 0, 0
 	for _, c := range rec.Changes {
+		if c.By == recording.ByWorld && c.Op == recording.OpRead {
+			reads[c.Action] = append(reads[c.Action], recordedRead{value: c.Value, commits: all, ops: len(out)})
+			continue
+		}
+		if c.By != recording.ByWorld {
+			all++
+		}
 		if c.By == recording.ByController {
 			commits++
 			continue
@@ -57,7 +66,7 @@ func recordedOps(rec *recording.Recording) recordedWorkload {
 		}
 		out = append(out, o)
 	}
-	return out
+	return out, reads
 }
 
 // withRecording returns the scenario a Recording describes: its
@@ -73,7 +82,7 @@ func withRecording(sc Scenario) (Scenario, error) {
 	if sc.MatchRecording && sc.Recording.Coalesced > 0 {
 		return sc, fmt.Errorf("sim: the recording cannot be matched: its recorder fell behind and saw %d changes coalesced", sc.Recording.Coalesced)
 	}
-	sc.Workload = recordedOps(sc.Recording)
+	sc.Workload, _ = recordedOps(sc.Recording)
 	return sc, nil
 }
 
@@ -106,6 +115,7 @@ func (r *run) restoreRecorded() {
 	}
 	r.writers = recordedWriters(rec)
 	r.mu.Lock()
+	_, r.reads = recordedOps(rec)
 	defer r.mu.Unlock()
 	for _, res := range rec.Initial {
 		md := res.Metadata()
@@ -196,11 +206,16 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 			return c, true // every controller starts with the Runtime
 		}
 	}
+	for _, c := range cands {
+		if c.read != "" && r.readDue(c.read) {
+			return c, true // the world is read where it was read when recorded
+		}
+	}
 	r.mu.Lock()
 	i, pos := r.controllerCommits, r.allCommits
 	r.mu.Unlock()
 	for _, c := range cands {
-		if w, ok := r.nextWrite(c.actor, i); c.pass && ok && w.read >= 0 && w.read <= pos {
+		if w, ok := r.nextWrite(c.actor, i); c.pass && ok && w.read >= 0 && w.read <= pos && sameItem(c, w) {
 			return c, true
 		}
 	}
@@ -221,12 +236,20 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 	}
 	if i < len(r.writers) {
 		for _, c := range cands {
-			if c.write && c.actor == r.writers[i].writer {
+			if c.write && c.actor == r.writers[i].writer && sameItem(c, r.writers[i]) {
 				return c, true // its next commit waits behind it
 			}
 		}
 	}
 	return candidate{}, false
+}
+
+// sameItem reports whether candidate c (an item's gate or a write) may
+// lead to the recorded commit w: the same QController item, unless
+// either does not say (a Controller's pass, a MapInput, a recording that
+// does not name the item).
+func sameItem(c candidate, w recordedWrite) bool {
+	return c.mapping || c.item == (resource.PointerKey{}) || w.item == (resource.PointerKey{}) || c.item == w.item
 }
 
 // nextCommitStep is the step that leads to the recorded commit next: its
@@ -242,7 +265,7 @@ func (r *run) nextCommitStep(cands []candidate, next recordedWrite, pos int) (ca
 		return candidate{}, false
 	}
 	for _, c := range cands {
-		if !c.write && c.actor == next.writer && c.cat == catEngine && (!c.pass || next.read <= pos) {
+		if !c.write && c.actor == next.writer && c.cat == catEngine && (!c.pass || next.read <= pos) && sameItem(c, next) {
 			return c, true
 		}
 	}
@@ -258,6 +281,20 @@ func (r *run) nextWrite(actor string, i int) (recordedWrite, bool) {
 		}
 	}
 	return recordedWrite{}, false
+}
+
+// nextItemWrite returns the next commit, from the i-th, that the pass or
+// item c leads to: of its item when the recording has one, else of its
+// controller.
+func (r *run) nextItemWrite(c candidate, i int) (recordedWrite, bool) {
+	if c.item != (resource.PointerKey{}) && !c.mapping {
+		for _, w := range r.writers[min(i, len(r.writers)):] {
+			if w.writer == c.actor && w.item == c.item {
+				return w, true
+			}
+		}
+	}
+	return r.nextWrite(c.actor, i)
 }
 
 // heldFor reports whether write c waits for its turn: the recording
@@ -284,8 +321,11 @@ func (r *run) unheld(cands []candidate) []candidate {
 	i, pos := r.controllerCommits, r.allCommits
 	r.mu.Unlock()
 	out := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool {
-		if c.pass {
-			w, ok := r.nextWrite(c.actor, i)
+		switch {
+		case c.read != "":
+			return !r.readDue(c.read)
+		case c.pass:
+			w, ok := r.nextItemWrite(c, i)
 			return ok && w.read > pos
 		}
 		return c.write && r.heldFor(c, i)
@@ -305,6 +345,9 @@ type recordedWrite struct {
 	writer string
 	ptr    resource.PointerKey
 	read   int
+	// item is the QController item whose run made it (zero: a
+	// Controller's, or the recording does not say).
+	item resource.PointerKey
 }
 
 // recordedWriters lists a recording's controllers' commits, in order.
@@ -318,7 +361,7 @@ func recordedWriters(rec *recording.Recording) []recordedWrite {
 	var out []recordedWrite
 	for _, c := range rec.Changes {
 		if c.By == recording.ByController {
-			w := recordedWrite{writer: c.Writer, ptr: c.Pointer, read: -1}
+			w := recordedWrite{writer: c.Writer, ptr: c.Pointer, read: -1, item: c.Item}
 			if c.Read != 0 {
 				w.read, _ = slices.BinarySearch(revs, c.Read+1)
 			}

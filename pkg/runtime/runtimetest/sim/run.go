@@ -50,6 +50,13 @@ type candidate struct {
 	// pass is set for a Controller's pass or a QController's item
 	// waiting at its gate.
 	pass bool
+	// item is the QController item of an item's gate (mapping is set for
+	// a MapInput), or the item whose run makes a write (zero for a
+	// Controller's).
+	item    resource.PointerKey
+	mapping bool
+	// read names the world read that waits (World.Observed).
+	read string
 }
 
 // plan is what determines a run: the seed (the workload, and when
@@ -143,6 +150,12 @@ type run struct {
 	// departed says where a controller's commit first departed from the
 	// recording's order (noteOrderLocked); empty before.
 	departed string
+	// reads are the recording's world reads by name, readNext the next
+	// of each to hand out, readWaits the world reads waiting for their
+	// turn (World.Observed).
+	reads     map[string][]recordedRead
+	readNext  map[string]int
+	readWaits []*readWait
 }
 
 // Failure is a check that failed: which one, why, after which step.
@@ -553,6 +566,7 @@ func (r *run) candidates() []candidate {
 		}
 	}
 	out = r.outsideCandidates(out)
+	out = r.readCandidates(out)
 	due, ok := r.nextTimer()
 	what := "the Runtime's next timer"
 	if next, opDue := r.dueTime(); opDue && (!ok || next.Before(due)) {
