@@ -50,6 +50,9 @@ func ChangeText(rec *Recording, c *Change) string {
 	if c.Writer != "" {
 		who = c.Writer
 	}
+	if c.By == ByWorld && c.Op == OpRead {
+		return fmt.Sprintf("+%v world read: %s (%d bytes)", c.Offset.Round(time.Microsecond), c.Action, len(c.Value))
+	}
 	if c.By == ByWorld {
 		return fmt.Sprintf("+%v world: %s", c.Offset.Round(time.Microsecond), c.Action)
 	}
@@ -57,6 +60,9 @@ func ChangeText(rec *Recording, c *Change) string {
 		s := fmt.Sprintf("+%v %s %s %s@%d", c.Offset.Round(time.Microsecond), who, c.Op, c.Pointer, c.Version)
 		if c.Read != 0 {
 			s += fmt.Sprintf(" (revision %d, its pass read revision %d)", c.Revision, c.Read)
+		}
+		if c.Item != (resource.PointerKey{}) {
+			s += " item " + c.Item.String()
 		}
 		return s
 	}

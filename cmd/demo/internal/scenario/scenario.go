@@ -146,7 +146,7 @@ func Simulation() sim.Scenario {
 // it read them (sim.World.Observed); else the fake kernel's own (also
 // when a recorded read does not decode).
 func kernelRead(w *sim.World, k *kernel.Kernel) func() []kernel.Link {
-	observed := w.Observed(kernel.LinksRead)
+	observed := w.Observed(kernel.LinksRead, controllers.KernelLinkObserverName)
 	return func() []kernel.Link {
 		if b, ok := observed(); ok {
 			if links, err := kernel.DecodeLinks(b); err == nil {

@@ -186,17 +186,18 @@ func (r *run) dueTime() (time.Time, bool) {
 // each controller's commit a step of its own (sched.GateWrite): a
 // recorded op that is due as the recording ordered it; else a
 // controller's start or RunHook (every controller starts with the
-// Runtime); else a pass (or
-// item) of a controller whose next commit in the recording was made by
-// a pass that read the state the run is at now (it reads now, and stops
-// at its first write); else the write of the commit that comes next in
-// the recording, when its writer waits at it; else its writer's pass,
-// item or start; else a step of the Runtime's own (a delivery, a cache
-// change, a relayed signal) rather than another controller's pass; else
-// a write the recording does not have (one that commits nothing); else a
-// write of the controller whose commit comes next (its pass stopped at
-// another write first). It reports false when it has no preference (the
-// schedule picks, among what unheld leaves).
+// Runtime); else a world read whose recorded value is due (World.Observed);
+// else a pass (or item) of a controller whose next commit in the
+// recording was made by a pass that read the state the run is at now
+// (it reads now, and stops at its first write) — of a QController, the
+// item the recording says made it; else the write of the commit that
+// comes next in the recording, when its writer waits at it; else its
+// writer's pass, item or start; else a step of the Runtime's own (a
+// delivery, a cache change, a relayed signal) rather than another
+// controller's pass; else a write the recording does not have (one that
+// commits nothing); else a write of the controller whose commit comes
+// next (its pass stopped at another write first). It reports false when
+// it has no preference (the schedule picks, among what unheld leaves).
 func (r *run) guide(cands []candidate) (candidate, bool) {
 	if !r.matching() || len(cands) == 0 || cands[0].key == " op" {
 		return candidate{}, false
@@ -207,7 +208,7 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 		}
 	}
 	for _, c := range cands {
-		if c.read != "" && r.readDue(c.read) {
+		if c.read != nil && r.readDue(c.read) {
 			return c, true // the world is read where it was read when recorded
 		}
 	}
@@ -236,7 +237,7 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 	}
 	if i < len(r.writers) {
 		for _, c := range cands {
-			if c.write && c.actor == r.writers[i].writer && sameItem(c, r.writers[i]) {
+			if c.write && c.actor == r.writers[i].writer {
 				return c, true // its next commit waits behind it
 			}
 		}
@@ -283,20 +284,6 @@ func (r *run) nextWrite(actor string, i int) (recordedWrite, bool) {
 	return recordedWrite{}, false
 }
 
-// nextItemWrite returns the next commit, from the i-th, that the pass or
-// item c leads to: of its item when the recording has one, else of its
-// controller.
-func (r *run) nextItemWrite(c candidate, i int) (recordedWrite, bool) {
-	if c.item != (resource.PointerKey{}) && !c.mapping {
-		for _, w := range r.writers[min(i, len(r.writers)):] {
-			if w.writer == c.actor && w.item == c.item {
-				return w, true
-			}
-		}
-	}
-	return r.nextWrite(c.actor, i)
-}
-
 // heldFor reports whether write c waits for its turn: the recording
 // has a commit of its writer to its target from the i-th on. A write the
 // recording does not have commits nothing (a Modify that leaves its
@@ -311,8 +298,9 @@ func (r *run) heldFor(c candidate, i int) bool {
 }
 
 // unheld leaves out of cands the writes that wait for their turn in the
-// recording (heldFor) and the passes whose next commit in the recording
-// read a state the run is not at yet, unless nothing else is left.
+// recording (heldFor), the passes whose next commit in the recording
+// read a state the run is not at yet, and the world reads whose value is
+// not due yet, unless nothing else is left.
 func (r *run) unheld(cands []candidate) []candidate {
 	if !r.matching() {
 		return cands
@@ -322,10 +310,10 @@ func (r *run) unheld(cands []candidate) []candidate {
 	r.mu.Unlock()
 	out := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool {
 		switch {
-		case c.read != "":
+		case c.read != nil:
 			return !r.readDue(c.read)
 		case c.pass:
-			w, ok := r.nextItemWrite(c, i)
+			w, ok := r.nextWrite(c.actor, i)
 			return ok && w.read > pos
 		}
 		return c.write && r.heldFor(c, i)
@@ -348,6 +336,9 @@ type recordedWrite struct {
 	// item is the QController item whose run made it (zero: a
 	// Controller's, or the recording does not say).
 	item resource.PointerKey
+	// at is how many of the recording's commits (outside writers' and
+	// controllers') come before it.
+	at int
 }
 
 // recordedWriters lists a recording's controllers' commits, in order.
@@ -359,9 +350,13 @@ func recordedWriters(rec *recording.Recording) []recordedWrite {
 		}
 	}
 	var out []recordedWrite
+	at := 0
 	for _, c := range rec.Changes {
+		if c.By != recording.ByWorld {
+			at++
+		}
 		if c.By == recording.ByController {
-			w := recordedWrite{writer: c.Writer, ptr: c.Pointer, read: -1, item: c.Item}
+			w := recordedWrite{writer: c.Writer, ptr: c.Pointer, read: -1, item: c.Item, at: at - 1}
 			if c.Read != 0 {
 				w.read, _ = slices.BinarySearch(revs, c.Read+1)
 			}
@@ -502,3 +497,4 @@ func sortedKeys(a, b map[resource.PointerKey][]recordedCommit) []resource.Pointe
 	slices.SortFunc(out, func(x, y resource.PointerKey) int { return comparePointers(x, y) })
 	return out
 }
+

@@ -55,8 +55,8 @@ type candidate struct {
 	// Controller's).
 	item    resource.PointerKey
 	mapping bool
-	// read names the world read that waits (World.Observed).
-	read string
+	// read is the world read that waits (World.Observed).
+	read *readWait
 }
 
 // plan is what determines a run: the seed (the workload, and when

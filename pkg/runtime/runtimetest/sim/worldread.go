@@ -1,20 +1,22 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 )
 
 // Observed returns what a world fake calls to read what name names (as
 // the daemon's code named it for its flight recorder:
-// recording.Recorder.Observe) in a run that reproduces a recording
-// (Scenario.MatchRecording): the call waits until the run is where the
-// recording noted its next read of name (after as many of its commits
-// and ops), and returns the value recorded — the newest read the run is
-// past, so that a read the replay's pass skipped, having committed
-// nothing, is skipped too. Past the recording's last read it returns the
-// last value. ok is false, at once, in any other run and when the
+// recording.Recorder.Observe), read by the passes of controller by, in a
+// run that reproduces a recording (Scenario.MatchRecording): the call
+// returns the value of the recorded read that by's next recorded commit
+// came from (the newest read of name before that commit; the last one
+// when by commits nothing more), once the run is where the recording
+// noted it (after as many of its commits and ops): a read of the replay
+// that comes early waits, and reads that made no commit in the recording
+// are passed over. ok is false, at once, in any other run and when the
 // recording holds no read of name: the fake then reads its own state.
-func (w *World) Observed(name string) func() (value []byte, ok bool) {
+func (w *World) Observed(name, by string) func() (value []byte, ok bool) {
 	r := w.r
 	return func() ([]byte, bool) {
 		if !r.matching() {
@@ -22,7 +24,7 @@ func (w *World) Observed(name string) func() (value []byte, ok bool) {
 		}
 		r.mu.Lock()
 		n := len(r.reads[name])
-		rw := &readWait{name: name, ch: make(chan []byte, 1)}
+		rw := &readWait{name: name, by: by, ch: make(chan []byte, 1)}
 		if n > 0 {
 			r.readWaits = append(r.readWaits, rw)
 		}
@@ -50,8 +52,8 @@ type recordedRead struct {
 
 // readWait is a world read waiting for its turn.
 type readWait struct {
-	name string
-	ch   chan []byte
+	name, by string
+	ch       chan []byte
 }
 
 // readCandidates appends the world reads that wait; called on the loop.
@@ -59,28 +61,50 @@ func (r *run) readCandidates(out []candidate) []candidate {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, rw := range r.readWaits {
-		out = append(out, candidate{cat: catEngine, key: "0 read " + rw.name, text: "world read " + rw.name,
-			actor: "world", read: rw.name, do: func() { r.releaseRead(rw) }})
+		out = append(out, candidate{cat: catEngine, key: "0 read " + rw.name + " " + rw.by, text: "world read " + rw.name + " by " + rw.by,
+			actor: rw.by, read: rw, do: func() { r.releaseRead(rw) }})
 	}
 	return out
 }
 
-// readDue reports whether the next recorded read of name is due: the run
-// made the commits and took the ops the recording has before it.
-func (r *run) readDue(name string) bool {
+// readFor returns the index of the recorded read of rw's name that
+// rw is to return: the newest before its reader's next recorded commit
+// (the last when it commits nothing more), and none before the next
+// read not yet handed out; -1 when the recording holds none. Called
+// with r.mu held.
+func (r *run) readForLocked(rw *readWait) int {
+	reads, k := r.reads[rw.name], r.readNext[rw.name]
+	if len(reads) == 0 {
+		return -1
+	}
+	at := -1 // where the reader's next commit is
+	for _, w := range r.writers[min(r.controllerCommits, len(r.writers)):] {
+		if w.writer == rw.by {
+			at = w.at
+			break
+		}
+	}
+	j := min(k, len(reads)-1)
+	for j+1 < len(reads) && (at < 0 || reads[j+1].commits <= at) {
+		j++
+	}
+	return j
+}
+
+// readDue reports whether read rw may be handed its value: the run made
+// the commits and took the ops the recording has before it.
+func (r *run) readDue(rw *readWait) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	reads, k := r.reads[name], r.readNext[name]
-	return k >= len(reads) || r.reachedLocked(reads[k])
+	j := r.readForLocked(rw)
+	return j < 0 || r.reachedLocked(r.reads[rw.name][j])
 }
 
 func (r *run) reachedLocked(rr recordedRead) bool {
 	return r.allCommits >= rr.commits && r.next >= rr.ops
 }
 
-// releaseRead hands the read rw its value: the newest recorded read of
-// its name from the next one on that the run has reached (the next one
-// when none is: the read was let go early), or the last.
+// releaseRead hands the read rw its value (readFor).
 func (r *run) releaseRead(rw *readWait) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -89,15 +113,11 @@ func (r *run) releaseRead(rw *readWait) {
 		return
 	}
 	r.readWaits = slices.Delete(r.readWaits, i, i+1)
-	reads, k := r.reads[rw.name], r.readNext[rw.name]
-	j := min(k, len(reads)-1)
-	for j+1 < len(reads) && r.reachedLocked(reads[j+1]) {
-		j++
-	}
+	j := r.readForLocked(rw)
 	if r.readNext == nil {
 		r.readNext = map[string]int{}
 	}
-	r.readNext[rw.name] = max(k, j+1)
-	r.eventLocked("world", "read "+rw.name+" as recorded")
-	rw.ch <- reads[j].value
+	r.readNext[rw.name] = max(r.readNext[rw.name], j+1)
+	r.eventLocked("world", fmt.Sprintf("%s reads %s as recorded (read %d of %d)", rw.by, rw.name, j+1, len(r.reads[rw.name])))
+	rw.ch <- r.reads[rw.name][j].value
 }
