@@ -497,4 +497,3 @@ func sortedKeys(a, b map[resource.PointerKey][]recordedCommit) []resource.Pointe
 	slices.SortFunc(out, func(x, y resource.PointerKey) int { return comparePointers(x, y) })
 	return out
 }
-
