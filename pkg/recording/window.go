@@ -380,8 +380,8 @@ func (w *window) view(from *checkpoint) view {
 	keys := w.slots.keys()
 	for i := range w.entries.len() {
 		e := *w.entries.at(i)
-		if start.holds(e.rev, e.seq) {
-			continue
+		if e.by == ByWorld && e.seq < start.seq || e.by != ByWorld && start.holds(e.rev, e.seq) {
+			continue // a world change noted at the start's revision, but after it, is the window's
 		}
 		ve := viewEntry{entry: e}
 		if e.by != ByWorld {

@@ -64,9 +64,9 @@ func recordNumbers(t *testing.T, reg *codec.Registry) *recording.Recording {
 
 // startRecorder starts a recorder of env's Runtime, until ctx is done
 // (the test's end waits for it), and waits until it started.
-func startRecorder(t *testing.T, ctx context.Context, env *runtimetest.Env, reg *codec.Registry) *recording.Recorder {
+func startRecorder(t *testing.T, ctx context.Context, env *runtimetest.Env, reg *codec.Registry, opts ...recording.Option) *recording.Recorder {
 	t.Helper()
-	rec, err := recording.New(env.State, reg, recording.WithRuntime(env.Runtime))
+	rec, err := recording.New(env.State, reg, append([]recording.Option{recording.WithRuntime(env.Runtime)}, opts...)...)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- rec.Run(ctx) }()

@@ -1,0 +1,157 @@
+package sim_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/recording"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
+	"github.com/resgraph/resgraph/pkg/runtime/runtimetest/sim"
+	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// gauge writes the C "gauge" with what read returns, on each wake-up of
+// the Runtime (its start; it reads no A) and on each signal of notify
+// (the world's thermometer).
+type gauge struct {
+	notify <-chan struct{}
+	read   func() int
+}
+
+func (gauge) Name() string               { return "gauge" }
+func (gauge) Inputs() []controller.Input { return nil }
+func (gauge) Outputs() []controller.Output {
+	return []controller.Output{{Type: CDef{}.Definition().Type, Kind: controller.OutputExclusive}}
+}
+
+func (g gauge) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.EventCh():
+		case <-g.notify:
+		}
+		n := g.read()
+		if err := safe.WriterModify(ctx, r, typed.NewDefault[NumSpec, CDef]("gauge", NumSpec{}), func(c *C) error {
+			c.TypedSpec().N = n
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+}
+
+const temperature = "temperature"
+
+// TestRecording_AWorldReadReturnsWhatTheRecordedDaemonRead (recording
+// rule RC11, World.Observed): a controller that reads the world (a
+// thermometer) commits what it read; the recording keeps each read's
+// value, and the replay's fake world, which knows only the temperature
+// at the end, returns them to the controller's reads, each where it was
+// read: the replay makes the same commits as the recording (5, then 7;
+// the fake alone would make one).
+func TestRecording_AWorldReadReturnsWhatTheRecordedDaemonRead(t *testing.T) {
+	reg := pairAndSumCodec(t)
+	var value atomic.Int64
+	var recp atomic.Pointer[recording.Recorder]
+	notify := make(chan struct{}, 1)
+	read := func() int {
+		v := int(value.Load())
+		if rec := recp.Load(); rec != nil {
+			rec.Observe(temperature, []byte(strconv.Itoa(v)))
+		}
+		return v
+	}
+	value.Store(1)
+	env := runtimetest.Start(t, runtimetest.WithControllers(gauge{notify: notify, read: read}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gaugeIs(t, env.State, 1)
+	rec := startRecorder(t, ctx, env, reg, recording.WithKinds(resource.NewKind(ns, ADef{}.Definition().Type), resource.NewKind(ns, CDef{}.Definition().Type)))
+	recp.Store(rec)
+	for _, v := range []int64{5, 7} {
+		value.Store(v)
+		rec.Act("the temperature changed")
+		notify <- struct{}{}
+		gaugeIs(t, env.State, int(v))
+	}
+	runtimetest.Settle(t, env.Runtime)
+	require.NoError(t, rec.Sync(ctx))
+	r, err := rec.Take()
+	require.NoError(t, err)
+	reads := 0
+	for _, c := range r.Changes {
+		if c.By == recording.ByWorld && c.Op == recording.OpRead {
+			reads++
+		}
+	}
+	require.Equal(t, 2, reads, "the recording holds the two reads of the temperature")
+
+	res, err := sim.Replay(t, thermometer(reg, r), "seed=1")
+	require.NoError(t, err)
+	require.Nil(t, res.Failure, "%s", res)
+}
+
+// thermometer is the scenario of a recording of gauge: its world is a
+// thermometer that reads 7 (the temperature at the recording's end: what
+// runs other than the reference run read), unless the recording says
+// what was read.
+func thermometer(reg *codec.Registry, rec *recording.Recording) sim.Scenario {
+	return sim.Scenario{
+		Name:  "thermometer recorded",
+		Codec: reg,
+		Setup: func(w *sim.World) (sim.System, error) {
+			notify := make(chan struct{}, 1)
+			relayed := w.Relay("thermometer", notify)
+			observed := w.Observed(temperature, "gauge")
+			read := func() int {
+				if b, ok := observed(); ok {
+					n, err := strconv.Atoi(string(b))
+					if err == nil {
+						return n
+					}
+				}
+				return 7
+			}
+			return sim.System{
+				Register: func(e controller.Engine) error { return e.RegisterController(gauge{notify: relayed, read: read}) },
+				Actions: []sim.Action{{Name: "the temperature changed", Named: true, Do: func(context.Context) error {
+					select {
+					case notify <- struct{}{}:
+					default:
+					}
+					return nil
+				}}},
+			}, nil
+		},
+		Recording: rec, MatchRecording: true, Seeds: 1,
+	}
+}
+
+// gaugeIs waits until the C "gauge" is n.
+func gaugeIs(t *testing.T, st interface {
+	Get(context.Context, resource.Pointer, ...state.GetOption) (resource.Resource, error)
+}, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := st.Get(context.Background(), resource.NewPointer(ns, CDef{}.Definition().Type, "gauge"))
+		if err == nil && c.(*C).TypedSpec().N == n {
+			return
+		}
+		require.False(t, time.Now().After(deadline), "the gauge never read %d", n)
+		time.Sleep(5 * time.Millisecond) // the gauge's controller runs on its own
+	}
+}
