@@ -96,12 +96,14 @@
 //     (*runtime.Runtime: Runtime.TapCommits) keeps, for the newest
 //     8192 commits of its controllers, the revision of the state that
 //     the first read of the pass that made each returned
-//     (Change.Read): a replay (sim's Scenario.MatchRecording) lets that
-//     pass run once the state is where it was, so that it reads what it
-//     read in production. The log is a ring of fixed size, written on
-//     the controllers' goroutines under a lock of its own; a change it
-//     no longer holds has Read 0 (unknown). One recorder at a time taps
-//     a Runtime's commits.
+//     (Change.Read) and, for a QController's commit, the item whose run
+//     made it (Change.Item; each worker's run reads on its own): a replay
+//     (sim's Scenario.MatchRecording) lets that pass or item run once
+//     the state is where it was, so that it reads what it read in
+//     production. The log is a ring of fixed size, written on the
+//     controllers' goroutines under a lock of its own; a change it no
+//     longer holds has Read 0 and no Item (unknown). One recorder at a
+//     time taps a Runtime's commits.
 //
 //   - RC10. A recorder attached to a Runtime before it runs
 //     ([Recorder.Attach]) records every change from Attach on: its first
@@ -130,6 +132,16 @@
 //     are the window's bytes (at 96 bytes a change) ahead of the
 //     recorder, it stops, and the recorder starts its window over (a take
 //     meanwhile fails, rule RC6). WithOwnWatches turns it off.
+//
+//   - RC12. What the daemon's code read from the world
+//     ([Recorder.Observe]: the links a kernel listed) is a world change
+//     of the recording (ByWorld, OpRead) with the value read, as the
+//     daemon encoded it, ordered as a world action is (after the state's
+//     changes of the revision it was noted at, also at the starting
+//     state's revision). A replay's world fake returns the recorded
+//     values to the replay's reads (sim's World.Observed), so that a
+//     pass that read the world commits what it committed in production.
+//     A text of the recording prints a read's size, never its value.
 //
 // A type is sensitive when its definition says so (package definition,
 // filled by the codec registry) or WithSensitive names it.

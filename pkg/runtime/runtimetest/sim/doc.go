@@ -64,8 +64,10 @@
 // and shrinks what fails, so that "it happened once in production" is a
 // seed and a replay token. With MatchRecording, the reference run (every
 // change handled at once, no fault) must reproduce the recording: the
-// same commits of each resource, in order, and the same final state. The
-// test binary's -sim.recording=FILE (or RESGRAPH_SIM_RECORDING) replays a
+// same commits of each resource, in order, and the same final state; a
+// world fake that reads through World.Observed returns there what the
+// recorded daemon read from the world (its other runs read the fake's own
+// state). The test binary's -sim.recording=FILE (or RESGRAPH_SIM_RECORDING) replays a
 // file with the daemon's scenario, decoded with its Codec (a relative
 // path is relative to the test's package directory, where go test runs
 // it); a failure's replay command names the file by its absolute path:

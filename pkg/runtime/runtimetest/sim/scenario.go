@@ -83,15 +83,21 @@ type Scenario struct {
 	// when recorded; a controller's pass is let go once the run made as
 	// many commits as the recording had when that pass first read the
 	// state (recording.Change.Read, rule RC9 of package recording), or,
-	// when the recording does not say, when its commit comes next. A
-	// recording whose recorder fell behind (Recording.Coalesced) cannot
-	// be matched. Nor can, commit for commit, a recording in which a pass
-	// read the world while the world changed (on its own, or by another
-	// controller's pass), a pass whose reads spread over other passes'
-	// commits (the recording keeps its first read's revision), or a
-	// QController's items taken in another order (the recording does
-	// not say which item made a commit). The failure names the first
-	// commit where the replay departed from the recording's order.
+	// when the recording does not say, when its commit comes next; a
+	// QController's item is preferred when the recording says it made the
+	// next commit (recording.Change.Item). A world fake that returns the
+	// recorded world reads (World.Observed) is read where the recording
+	// read it. A recording whose recorder fell behind
+	// (Recording.Coalesced) cannot be matched. Nor can, commit for
+	// commit, a recording in which a pass read a world its scenario does
+	// not feed from the recording (World.Observed), a pass whose reads
+	// spread over other passes' commits (the recording keeps its first
+	// read's revision), or a QController's items taken from its queue in
+	// another order (the replay can prefer an item among those its
+	// workers took, not take another from the queue: with every worker
+	// holding an item whose commits come later, the replay departs). The
+	// failure names the first commit where the replay departed from the
+	// recording's order.
 	MatchRecording bool
 	// Seeds and Time are the budget of Test when no flag or environment
 	// variable sets one (see the package doc); zero: 100 seeds, no time
