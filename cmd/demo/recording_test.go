@@ -28,19 +28,17 @@ import (
 // explores orderings and faults around it without a failure.
 //
 // The replay takes each commit as a step of its own in the recorded
-// order and lets each pass read the state its first read saw when
-// recorded (recording rule RC9), so that passes that overlapped in
-// production overlap alike. What it cannot replay: a pass that reads the
-// world rather than the state — KernelLinkObserver lists the kernel's
-// links, which LinkApplyController's items create (in their order, each
-// refused once) before they commit, so when the observer's pass and
-// those items overlapped in production the replay's kernel may hold other
-// links, or number them otherwise, when the observer reads it; a pass
-// whose reads spread over other passes' commits (one read revision per
-// pass); and a QController's items taken in another order than
-// production's (the recording does not say which item made a commit).
-// The failure names where the replay departed; the test then records
-// again, up to matchAttempts times.
+// order, lets each pass read the state its first read saw when recorded
+// (recording rule RC9), prefers the LinkApplyController item the
+// recording says made the next commit, and feeds KernelLinkObserver's
+// reads of the kernel from the recording (rule RC11, sim.World.Observed),
+// each where it was read. What it still cannot replay: a pass whose reads
+// spread over other passes' commits (one read revision per pass), and
+// LinkApplyController's items taken from its queue in another order than
+// production's (with both workers holding items whose commits come later,
+// the item the recording has next waits in the queue). The failure names
+// where the replay departed; the test then records again, up to
+// matchAttempts times.
 func TestRecording_DemoUnderLoadReplaysTheSameCommits(t *testing.T) {
 	const matchAttempts = 10 // each about half a second
 	for attempt := 1; ; attempt++ {
