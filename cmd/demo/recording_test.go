@@ -31,7 +31,7 @@ import (
 // order, lets each pass read the state its first read saw when recorded
 // (recording rule RC9), prefers the LinkApplyController item the
 // recording says made the next commit, and feeds KernelLinkObserver's
-// reads of the kernel from the recording (rule RC11, sim.World.Observed),
+// reads of the kernel from the recording (rule RC12, sim.World.Observed),
 // each where it was read. What it still cannot replay: a pass whose reads
 // spread over other passes' commits (one read revision per pass), and
 // LinkApplyController's items taken from its queue in another order than

@@ -461,7 +461,7 @@ func (r *Recorder) note(c change) {
 	}
 }
 
-// Observe notes a world read (rule RC11): the daemon's code read the
+// Observe notes a world read (rule RC12): the daemon's code read the
 // world (name says what: "kernel links") and it returned value, in the
 // daemon's own encoding (copied; a sensitive value must not be
 // observed). The read is ordered after the state's changes of the

@@ -12,12 +12,12 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
-// TestRC11_AWorldReadIsRecordedWithWhatItReturned: a world read the
+// TestRC12_AWorldReadIsRecordedWithWhatItReturned: a world read the
 // daemon notes (Recorder.Observe) is a world change of the recording, in
 // its place among the state's changes, with its name and the value read
 // (a copy: the caller may reuse its buffer) — also one noted before any
 // change after the starting state; it writes back and reads again whole.
-func TestRC11_AWorldReadIsRecordedWithWhatItReturned(t *testing.T) {
+func TestRC12_AWorldReadIsRecordedWithWhatItReturned(t *testing.T) {
 	st := inmem.NewState()
 	ctx := context.Background()
 	rec, err := recording.New(st, registry(t), recording.WithKinds(noteKind, echoKind))

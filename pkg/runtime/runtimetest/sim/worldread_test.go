@@ -56,7 +56,7 @@ func (g gauge) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) err
 const temperature = "temperature"
 
 // TestRecording_AWorldReadReturnsWhatTheRecordedDaemonRead (recording
-// rule RC11, World.Observed): a controller that reads the world (a
+// rule RC12, World.Observed): a controller that reads the world (a
 // thermometer) commits what it read; the recording keeps each read's
 // value, and the replay's fake world, which knows only the temperature
 // at the end, returns them to the controller's reads, each where it was
