@@ -199,19 +199,7 @@ func (r *Recorder) committedLocked(cs []committed, start *startState) {
 		case c.new == nil:
 			ev.Type, ev.Resource, ev.Old = state.Destroyed, c.old, nil
 		}
-		e, ok := classify(&ev, &r.controllers)
-		if !ok || start.listedAlready(&ev) {
-			continue
-		}
-		e.at = time.Unix(0, c.at)
-		e.size = entryOverhead
-		if e.by != ByController {
-			e.size = r.sizes.size(e.res)
-		}
-		r.win.add(e)
+		r.addLocked(&ev, start, time.Unix(0, c.at))
 	}
-	if r.waiting > 0 {
-		close(r.progress)
-		r.progress = make(chan struct{})
-	}
+	r.progressedLocked()
 }

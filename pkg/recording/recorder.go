@@ -372,18 +372,28 @@ func (r *Recorder) handle(evs []state.Event, start *startState, tap *tapSink) er
 func (r *Recorder) handleLocked(evs []state.Event, start *startState) {
 	now := time.Now()
 	for i := range evs {
-		ev := &evs[i]
-		e, ok := classify(ev, &r.controllers)
-		if !ok || start.listedAlready(ev) {
-			continue
-		}
-		e.at = now
-		e.size = entryOverhead
-		if e.by != ByController {
-			e.size = r.sizes.size(e.res)
-		}
-		r.win.add(e)
+		r.addLocked(&evs[i], start, now)
 	}
+	r.progressedLocked()
+}
+
+// addLocked adds the change of ev, which arrived (or was made) at at, to
+// the window, unless it is no change (a marker) or the lists hold it.
+func (r *Recorder) addLocked(ev *state.Event, start *startState, at time.Time) {
+	e, ok := classify(ev, &r.controllers)
+	if !ok || start.listedAlready(ev) {
+		return
+	}
+	e.at = at
+	e.size = entryOverhead
+	if e.by != ByController {
+		e.size = r.sizes.size(e.res)
+	}
+	r.win.add(e)
+}
+
+// progressedLocked wakes those waiting in Sync once the window moved.
+func (r *Recorder) progressedLocked() {
 	if r.waiting > 0 {
 		close(r.progress)
 		r.progress = make(chan struct{})
