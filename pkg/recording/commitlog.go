@@ -2,6 +2,7 @@ package recording
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -151,7 +152,7 @@ func (l *commitLog) drain(fn func([]committed)) error {
 		l.finished.Add(1)
 	}
 	if l.overflow.Load() {
-		return errFellBehind
+		return fmt.Errorf("%w (%s)", errFellBehind, resource.KindString(l.kind))
 	}
 	return nil
 }
