@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/resgraph/resgraph/internal/fixture/family"
+	"github.com/resgraph/resgraph/pkg/internal/lagwatch"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
@@ -112,4 +113,12 @@ func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithoutLeakCheck(),
 		runtimetest.WithQControllers(family.Controller(m)))
 	family.CheckCoalescedUpdateThenRelabel(t, st, other, e.Runtime, m)
+}
+
+// TestQ4Extended_RelabelBehindRouting: over etcd, a Reconcile that read a
+// mapped input before the Runtime routed it is requeued when the input is
+// relabelled, though the lagging watch delivers the creation and the
+// relabel coalesced (lagwatch.RelabelBehindRouting).
+func TestQ4Extended_RelabelBehindRouting(t *testing.T) {
+	lagwatch.RelabelBehindRouting(t, newState(t))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resgraph/resgraph/internal/fixture/family"
+	"github.com/resgraph/resgraph/pkg/internal/lagwatch"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest"
@@ -82,4 +83,12 @@ func TestQ4Extended_RelabelledChildRequeuesTheParentItLeft(t *testing.T) {
 func TestQ4Extended_CoalescedUpdateThenRelabel(t *testing.T) {
 	st, e, m := familyOnFile(t)
 	family.CheckCoalescedUpdateThenRelabel(t, st, st, e.Runtime, m)
+}
+
+// TestQ4Extended_RelabelBehindRouting: over bbolt, a Reconcile that read a
+// mapped input before the Runtime routed it is requeued when the input is
+// relabelled, though the lagging watch delivers the creation and the
+// relabel coalesced (lagwatch.RelabelBehindRouting).
+func TestQ4Extended_RelabelBehindRouting(t *testing.T) {
+	lagwatch.RelabelBehindRouting(t, openFast(t, t.TempDir()))
 }
