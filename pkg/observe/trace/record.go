@@ -246,14 +246,18 @@ type Record struct {
 	Op string
 	// Resource is the resource or item concerned.
 	Resource Ref
+	// Duration is the delivery lag (Route), the queue wait
+	// (ReconcileStart) or the reconcile's duration (ReconcileEnd).
+	Duration time.Duration
+	// The fields above are the ones most records set (see [Head]); those
+	// below, which few set, come last so that a record that does not set
+	// them leaves their memory untouched in the ring.
+
 	// Cause is the change that caused it (ReconcileStart, Queue).
 	Cause Ref
 	// Due is when the item or the controller runs again (Requeue,
 	// Backoff, Crash).
 	Due time.Time
-	// Duration is the delivery lag (Route), the queue wait
-	// (ReconcileStart) or the reconcile's duration (ReconcileEnd).
-	Duration time.Duration
 	// Error is the failure's text (Backoff, Crash, ReconcileEnd, Requeue).
 	Error string
 	// Detail is free text: the finalizers waited for, the cycle of a hot

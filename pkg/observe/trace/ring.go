@@ -4,11 +4,12 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultSize is the number of records a Runtime's ring keeps unless
-// configured otherwise: 4096 records, about 1.1 MiB (a record is about 270
-// bytes, plus the strings it shares with the Runtime).
+// configured otherwise: 4096 records, about 1.2 MiB (a record's slot is
+// about 300 bytes, plus the strings it shares with the Runtime).
 const DefaultSize = 4096
 
 // Ring keeps the newest records, up to its size. A nil *Ring is a disabled
@@ -41,7 +42,11 @@ type Ring struct {
 // slot holds one record; ev.Seq tells which.
 type slot struct {
 	mu sync.Mutex
-	ev Record
+	// rest is false when the fields of ev that Head does not set
+	// (Cause, Due, Error, Detail) are known to be zero: Put then need not
+	// read them to clear them.
+	rest bool
+	ev   Record
 }
 
 // NewRing returns a ring that keeps the newest size records, or nil (a
@@ -88,18 +93,37 @@ func (r *Ring) Add(ev *Record) uint64 {
 	if s.ev.Seq < seq {
 		s.ev = *ev
 		s.ev.Seq = seq
+		s.rest = true
 	}
 	s.mu.Unlock()
 	r.added()
 	return seq
 }
 
-// Put adds the record fill writes, as [Ring.Add] adds a copy of a record:
-// fill gets the record's place in the ring, zeroed, sets its fields (Seq
-// and Time included: Put then sets Seq), and runs under the slot's lock:
-// it must be quick, must not keep the pointer and must not call the ring.
-// It saves Add's copy of the record; fill is not called for a nil ring.
-func (r *Ring) Put(fill func(*Record)) uint64 {
+// Head is what every record [Ring.Put] adds sets: the fields of [Record]
+// of the same names (any may be zero), which most records set.
+type Head struct {
+	Type       Type
+	Time       time.Time
+	Outcome    Outcome
+	Causes     uint32
+	Controller string
+	Op         string
+	Resource   Ref
+	Duration   time.Duration
+}
+
+// Put adds the record made of h and what fill writes, as [Ring.Add] adds
+// a copy of a record, and returns its sequence number (0 for a nil ring).
+// fill (nil: none) gets the record's place in the ring with h's fields
+// set and every other field zero — nothing of the record it overwrites
+// survives — and sets the other fields (Put then sets Seq). It runs
+// under the slot's lock: it must be quick, must not keep the pointer and
+// must not call the ring. Put never allocates. It saves Add's copy of the
+// record and the zeroing of the fields h sets, and with a nil fill over a
+// record that had none of the other fields set it does not touch them.
+// fill is not called for a nil ring.
+func (r *Ring) Put(h *Head, fill func(*Record)) uint64 {
 	if r == nil {
 		return 0
 	}
@@ -107,14 +131,42 @@ func (r *Ring) Put(fill func(*Record)) uint64 {
 	s := r.slot(seq)
 	s.mu.Lock()
 	// As in Add: keep a newer record of a writer that wrapped around.
-	if s.ev.Seq < seq {
-		s.ev = Record{}
-		fill(&s.ev)
-		s.ev.Seq = seq
+	if e := &s.ev; e.Seq < seq {
+		e.Type, e.Time, e.Controller, e.Op, e.Resource = h.Type, h.Time, h.Controller, h.Op, h.Resource
+		e.Outcome, e.Attempt, e.Causes, e.Duration = h.Outcome, 0, h.Causes, h.Duration
+		if s.rest {
+			clearRest(e)
+		}
+		s.rest = fill != nil
+		if fill != nil {
+			fill(e)
+		}
+		e.Seq = seq
 	}
 	s.mu.Unlock()
 	r.added()
 	return seq
+}
+
+// clearRest zeroes the fields of e that [Head] does not set but Attempt
+// (which Put sets). It writes a field only when it is not zero already: a
+// record rarely sets them, and a pointer written while the collector runs
+// costs a write barrier.
+func clearRest(e *Record) {
+	// Field by field: comparing the Refs whole calls their equality
+	// function (its strings' contents), where a length is enough.
+	if c := &e.Cause; len(c.Namespace)|len(c.Type)|len(c.ID)|len(c.Writer) != 0 || c.Version != 0 {
+		*c = Ref{}
+	}
+	if e.Due != (time.Time{}) {
+		e.Due = time.Time{}
+	}
+	if e.Error != "" {
+		e.Error = ""
+	}
+	if e.Detail != "" {
+		e.Detail = ""
+	}
 }
 
 // added wakes a follower waiting for the next record.

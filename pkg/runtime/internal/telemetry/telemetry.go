@@ -215,10 +215,7 @@ func (c *Controller) route(t state.EventType, md *resource.Metadata, now time.Du
 	}
 	// Written in place (one event per controller per change: the
 	// trace's most frequent).
-	c.eng.Ring.Put(func(ev *trace.Record) {
-		ev.Type, ev.Time, ev.Controller, ev.Op = trace.Route, wall, c.name, op
-		ev.Resource, ev.Duration = refOf(md), lag
-	})
+	c.eng.Ring.Put(&trace.Head{Type: trace.Route, Time: wall, Controller: c.name, Op: op, Resource: refOf(md), Duration: lag}, nil)
 }
 
 // RunStarted: a Controller's Run starts (or restarts); its start event is
@@ -320,10 +317,12 @@ func (c *Controller) started(p *Pending, item trace.Ref, op string, now time.Dur
 			}
 		}
 	}
-	c.eng.Ring.Put(func(ev *trace.Record) {
-		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.ReconcileStart, wall, c.name, op, item
-		ev.Cause, ev.Causes, ev.Duration = p.cause.ref(), p.causes, wait
-	})
+	h := trace.Head{Type: trace.ReconcileStart, Time: wall, Controller: c.name, Op: op, Resource: item, Duration: wait, Causes: p.causes}
+	if cause := p.cause.ref(); !cause.IsZero() {
+		c.eng.Ring.Put(&h, func(ev *trace.Record) { ev.Cause = cause })
+		return
+	}
+	c.eng.Ring.Put(&h, nil)
 }
 
 // ended accounts a reconcile's end after d with o (msg: the failure).
@@ -333,10 +332,12 @@ func (c *Controller) ended(item trace.Ref, op string, d time.Duration, o trace.O
 		c.lat.duration[o].Observe(d)
 		c.meter.Add(wall, d)
 	}
-	c.eng.Ring.Put(func(ev *trace.Record) {
-		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.ReconcileEnd, wall, c.name, op, item
-		ev.Outcome, ev.Duration, ev.Error = o, d, msg
-	})
+	h := trace.Head{Type: trace.ReconcileEnd, Time: wall, Controller: c.name, Op: op, Resource: item, Duration: d, Outcome: o}
+	if msg != "" {
+		c.eng.Ring.Put(&h, func(ev *trace.Record) { ev.Error = msg })
+		return
+	}
+	c.eng.Ring.Put(&h, nil)
 }
 
 // Op names a runtime call of a controller (the reads and writes of
@@ -436,10 +437,12 @@ func (c *Controller) callEnded(op Op, target resource.Kind, version *uint64, err
 	}
 	ref.Writer = c.name
 	wall := c.eng.Clock.Time(now)
-	c.eng.Ring.Put(func(ev *trace.Record) {
-		ev.Type, ev.Time, ev.Controller, ev.Op = typ, wall, c.name, string(op)
-		ev.Resource, ev.Detail = ref, detail
-	})
+	h := trace.Head{Type: typ, Time: wall, Controller: c.name, Op: string(op), Resource: ref}
+	if detail == "" {
+		c.eng.Ring.Put(&h, nil)
+		return
+	}
+	c.eng.Ring.Put(&h, func(ev *trace.Record) { ev.Detail = detail })
 }
 
 // CallUnchanged: a write of the controller (op, a Modify) succeeded but
@@ -468,9 +471,7 @@ func (c *Controller) unchanged(op Op, target resource.Kind, version uint64) {
 	}
 	ref.Version = version
 	wall := c.eng.Clock.Time(now)
-	c.eng.Ring.Put(func(ev *trace.Record) {
-		ev.Type, ev.Time, ev.Controller, ev.Op, ev.Resource = trace.Noop, wall, c.name, string(op), ref
-	})
+	c.eng.Ring.Put(&trace.Head{Type: trace.Noop, Time: wall, Controller: c.name, Op: string(op), Resource: ref}, nil)
 }
 
 // TeardownPending: a teardown by the controller left target tearing down
