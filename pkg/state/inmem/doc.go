@@ -220,7 +220,9 @@
 // history, whatever the number of lagging watchers, in at most one spill
 // generation per lagging watcher, each holding at most one entry per
 // resource that existed when it began or exists now. A kind watcher
-// catching up folds its backlog into at most one entry per such resource;
+// catching up folds its backlog into at most one entry per such resource,
+// and once it delivered them keeps room for at most 1,024 (a fold that
+// grew larger is let go, not kept for the watch's life);
 // a single-resource watcher keeps at most 256 changes and one coalesced
 // change. The only buffer-overrun error is S11's.
 //

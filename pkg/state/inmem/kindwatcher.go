@@ -47,6 +47,9 @@ type kindWatcher struct {
 	bootstrap bool                       // send the contents and Bootstrapped first
 	batch     []record                   // records copied from the ring
 	local     map[resource.ID]spillEntry // catch-up fold (see catchUp)
+	// localPeak is the most entries local held since it was made: a Go
+	// map keeps the memory of its largest size (see releaseLocal).
+	localPeak int
 }
 
 // sendInitial delivers what the watch starts with: the bootstrap contents
@@ -114,7 +117,7 @@ func (w *kindWatcher) runKind() {
 		pos := w.pos.Load()
 		switch {
 		case pos == spilled:
-			if !w.deliverCoalesced(w.drain()) || !w.flush() {
+			if !w.deliverFold(w.drain()) || !w.flush() {
 				return
 			}
 		case pos <= ks.head.Load() && ks.worthFolding(ks.head.Load()-pos+1):
@@ -205,6 +208,7 @@ func (w *kindWatcher) catchUp() bool {
 				e, had := w.local[id]
 				if e, had = foldEntry(e, had, r); had {
 					w.local[id] = e
+					w.localPeak = max(w.localPeak, len(w.local))
 				} else {
 					delete(w.local, id)
 				}
@@ -217,8 +221,8 @@ func (w *kindWatcher) catchUp() bool {
 	for id, e := range w.local {
 		cs = append(cs, coalesced{spillEntry: e, id: id})
 	}
-	clear(w.local)
-	return w.deliverCoalesced(cs)
+	w.releaseLocal()
+	return w.deliverFold(cs)
 }
 
 // drain takes what the spill holds for w (which fell into it), combined
@@ -243,7 +247,7 @@ func (w *kindWatcher) drain() []coalesced {
 	for id, e := range w.local {
 		cs = append(cs, coalesced{spillEntry: e, id: id})
 	}
-	clear(w.local)
+	w.releaseLocal()
 	w.coal = cs
 	return cs
 }
@@ -259,6 +263,45 @@ func (w *kindWatcher) foldLocal(id resource.ID, e spillEntry) {
 		}
 	}
 	w.local[id] = e
+	w.localPeak = max(w.localPeak, len(w.local))
+}
+
+// foldKeep is the most resources a kind watcher's catch-up memory (its
+// fold map, its coalesced changes and their sort scratch) keeps room for
+// once a catch-up or drain is delivered. Memory grown past it for a larger
+// one is let go, so that a watcher that lagged once behind a large kind
+// does not keep a kind-sized fold for the rest of its life, while one that
+// lags a little reuses its memory from one catch-up to the next.
+const foldKeep = maxLag
+
+// sortKeep is the most entries the sort scratch keeps between deliveries:
+// what sortCoalesced needs for foldKeep changes whose seqs span twice
+// their number (a catch-up's seqs are about as dense as its changes).
+const sortKeep = 3 * foldKeep
+
+// releaseLocal empties the catch-up fold once its changes are copied out
+// for delivery, and drops it when it held more than foldKeep resources,
+// before the delivery (which waits on the receiver) rather than after it.
+func (w *kindWatcher) releaseLocal() {
+	if w.localPeak > foldKeep {
+		w.local, w.localPeak = nil, 0
+		return
+	}
+	clear(w.local)
+}
+
+// deliverFold delivers coalesced changes (see deliverCoalesced), then
+// drops the slice that held them and the sort scratch when they grew past
+// foldKeep and sortKeep. It reports false when the context is done.
+func (w *kindWatcher) deliverFold(cs []coalesced) bool {
+	ok := w.deliverCoalesced(cs)
+	if cap(w.coal) > foldKeep {
+		w.coal = nil
+	}
+	if cap(w.sortScratch) > sortKeep {
+		w.sortScratch = nil
+	}
+	return ok
 }
 
 // claim appends to dst copies of the records from seq pos on (at most
