@@ -83,7 +83,10 @@
 //     Runtime watches from the Runtime's own watches, so that the state
 //     sends each of their changes once; it reads the other kinds (the
 //     outputs no controller reads) from their commits (RC11) or, over a
-//     state that cannot tap them, watches them itself. It lists the kinds once the
+//     state that cannot tap them, watches them itself. The kinds of a
+//     Runtime's graph are each input's kind and each output type in every
+//     namespace an input names and in its type's default namespace (the
+//     registry's definition). It lists the kinds once the
 //     Runtime's watches of them are live, so that it sees every change
 //     after its starting state; when one of those watches ends (it
 //     failed, or re-lists), the recorder starts its window over, as when

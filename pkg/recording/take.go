@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/internal/graphkinds"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
@@ -137,6 +138,7 @@ func (r *Recorder) resolve() ([]Kind, map[string]bool, error) {
 		for _, c := range graphkinds.Controllers(g) {
 			controllers[c] = true
 		}
+		r.outputDefaults(g, keys)
 	}
 	if len(keys) == 0 {
 		return nil, nil, fmt.Errorf("recording: no kind to record (WithRuntime of a Runtime with controllers, or WithKinds)")
@@ -147,4 +149,16 @@ func (r *Recorder) resolve() ([]Kind, map[string]bool, error) {
 	}
 	slices.SortFunc(kinds, func(a, b Kind) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Type, b.Type)) })
 	return kinds, controllers, nil
+}
+
+// outputDefaults adds to keys each output type of g in its type's default
+// namespace (the registry's definition): an output declared in any
+// namespace is written there unless told otherwise, also when no input
+// of the graph names that namespace (rule RC8).
+func (r *Recorder) outputDefaults(g *controller.DependencyGraph, keys map[resource.KindKey]bool) {
+	for typ := range graphkinds.Writers(g) {
+		if d, ok := r.reg.Definitions().Get(typ); ok && d.DefaultNamespace != "" {
+			keys[resource.KindOf(resource.NewKind(d.DefaultNamespace, typ))] = true
+		}
+	}
 }
