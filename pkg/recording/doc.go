@@ -122,8 +122,10 @@
 //     its own watches. Its later windows (after a watch ended) start as
 //     RC8's.
 //
-//   - RC11. Over a state that can tap a kind's commits (inmem, and a
-//     state WrapCore builds on it), a recorder reads the kinds it would
+//   - RC11. Over a state that can tap a kind's commits (inmem, a state
+//     WrapCore builds on one, a boltdb file, a routed state whose backend
+//     of the kind can, and an access guard over one for a subject that
+//     may watch the kind), a recorder reads the kinds it would
 //     otherwise watch itself (every kind, without a Runtime to tap) from
 //     their commits: the state's writer appends each change to the kind's
 //     commit log as it commits it, holding only the kind's own write

@@ -1,8 +1,9 @@
 // Package kindtap is the seam between a state that hands each change of a
-// kind to a tap as it commits it (inmem's core, and a state WrapCore built
-// on it) and what reads a kind's changes without a watch of it: the flight
-// recorder (package recording). It is internal: a tap runs in the state's
-// writers' path, under their locks.
+// kind to a tap as it commits it (inmem's core, a state WrapCore built on
+// it, and the states that forward it to the one they wrap: boltdb.State,
+// routed.State, an access guard) and what reads a kind's changes without
+// a watch of it: the flight recorder (package recording). It is internal:
+// a tap runs in the state's writers' path, under their locks.
 package kindtap
 
 import "github.com/resgraph/resgraph/pkg/resource"
