@@ -95,51 +95,75 @@ func registerChain(rt *runtime.Runtime, p params.ChainParams) error {
 	return nil
 }
 
-// watchLast follows kind E into t until ctx ends. After an Errored event
-// (a buffer overrun) it watches again from a snapshot (bootstrap contents)
-// and counts the re-watch.
-func watchLast(ctx context.Context, st state.State, t *measure.ChainTracker, rewatches *int) error {
-	opts := []state.WatchKindOption(nil)
+// watchLast starts following kind E into t: it registers the watch before
+// it returns, so that every change of kind E made afterwards reaches t
+// (the first watch has no bootstrap contents: a change made before
+// watchLast returns may be missed, and the run would never finish). The
+// returned follow delivers the events until ctx ends; the caller runs it
+// on a goroutine of its own. After an Errored event (a buffer overrun)
+// follow watches again from a snapshot (bootstrap contents) and counts the
+// re-watch in rewatches, which the caller reads once follow has returned.
+func watchLast(ctx context.Context, st state.State, t *measure.ChainTracker, rewatches *int) (follow func() error, err error) {
+	ch, wcancel, err := watchE(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 
-	for {
-		ch := make(chan state.Event, 1024)
-		wctx, wcancel := context.WithCancel(ctx)
+	return func() error {
+		for {
+			errored := deliverLast(ctx, ch, t)
 
-		if err := st.WatchKind(wctx, res.Kind(params.EType), ch, opts...); err != nil {
 			wcancel()
 
-			return err
-		}
-
-		errored := false
-
-		for !errored {
-			select {
-			case <-ctx.Done():
-				wcancel()
-
+			if !errored {
 				return nil
-			case ev := <-ch:
-				switch ev.Type {
-				case state.Created, state.Updated:
-					s := res.SpecOf(ev.Resource)
-					t.Set(s.Index, s.Value)
-				case state.Destroyed:
-					t.Remove(res.SpecOf(ev.Resource).Index)
-				case state.Bootstrapped, state.Noop:
-					t.Check()
-				case state.Errored:
-					errored = true
-				}
+			}
+
+			*rewatches++
+			t.Reset()
+
+			var werr error
+			if ch, wcancel, werr = watchE(ctx, st, state.WithBootstrapContents(true)); werr != nil {
+				return werr
 			}
 		}
+	}, nil
+}
 
-		wcancel()
+// watchE registers a watch of kind E with opts; cancel ends it.
+func watchE(ctx context.Context, st state.State, opts ...state.WatchKindOption) (ch chan state.Event, cancel context.CancelFunc, err error) {
+	ch = make(chan state.Event, 1024)
+	wctx, cancel := context.WithCancel(ctx)
 
-		*rewatches++
-		t.Reset()
+	if err = st.WatchKind(wctx, res.Kind(params.EType), ch, opts...); err != nil {
+		cancel()
 
-		opts = []state.WatchKindOption{state.WithBootstrapContents(true)}
+		return nil, nil, err
+	}
+
+	return ch, cancel, nil
+}
+
+// deliverLast hands the events of ch to t until ctx ends (false) or the
+// watch reports an Errored event (true).
+func deliverLast(ctx context.Context, ch <-chan state.Event, t *measure.ChainTracker) (errored bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case ev := <-ch:
+			switch ev.Type {
+			case state.Created, state.Updated:
+				s := res.SpecOf(ev.Resource)
+				t.Set(s.Index, s.Value)
+			case state.Destroyed:
+				t.Remove(res.SpecOf(ev.Resource).Index)
+			case state.Bootstrapped, state.Noop:
+				t.Check()
+			case state.Errored:
+				return true
+			}
+		}
 	}
 }
 
@@ -179,8 +203,15 @@ func ChainOn(ctx context.Context, st state.State, p params.ChainParams, r *runne
 		rtErr, wErr   error // read only after rtDone / wDone is closed
 	)
 
+	// The watch of the last kind is registered before anything is written:
+	// a change it missed would never reach the tracker.
+	follow, err := watchLast(ctx, st, tracker, &rewatches)
+	if err != nil {
+		return fmt.Errorf("watch kind E: %w", err)
+	}
+
 	go func() { rtErr = rt.Run(ctx); close(rtDone) }()
-	go func() { wErr = watchLast(ctx, st, tracker, &rewatches); close(wDone) }()
+	go func() { wErr = follow(); close(wDone) }()
 
 	time.Sleep(p.Warmup)
 
