@@ -31,7 +31,14 @@
 //     its changes are every change after that revision, in the order the
 //     state applied them (over a state that numbers its changes; over one
 //     that does not, each kind's changes in order and the kinds in the
-//     order the recorder saw them).
+//     order the recorder saw them). Over a routed state whose kinds live
+//     in several backends, each numbering its changes on its own, the cut
+//     is one per backend: each backend's kinds as they were at one of its
+//     revisions (Recording.Revision is then the highest of them), its
+//     changes every change after that revision, each backend's in the
+//     order it applied them, interleaved by their times; a change is
+//     never taken for one before the start because another backend's
+//     numbers run ahead.
 //
 //   - RC2. A change is a controller's (ByController) when the resource's
 //     owner — after the change, or before it for a destroy — is the name

@@ -240,6 +240,7 @@ type source struct {
 	kick   chan struct{}
 	ch     chan []state.Event
 	start  startState
+	doms   domains
 	cancel context.CancelFunc
 }
 
@@ -283,6 +284,7 @@ func (r *Recorder) openSource(ctx context.Context, kinds []Kind, attach *tapSink
 			return nil, fmt.Errorf("watch %s: %w", k.Type, err)
 		}
 	}
+	src.doms = revisionDomains(ctx, r.st, kinds)
 	if src.start, err = r.list(ctx, kinds); err != nil {
 		src.close()
 		return nil, err
@@ -296,7 +298,8 @@ func (r *Recorder) begin(src *source, kinds []Kind, controllers map[string]bool)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start, tap := &src.start, src.tap
-	r.win.reset(start.base, time.Now(), start.rev)
+	doms, revs := src.doms.at(start)
+	r.win.reset(start.base, time.Now(), start.rev, doms, revs)
 	start.base = nil
 	r.kinds, r.ready, r.src = kinds, true, src
 	r.controllers.set(controllers)

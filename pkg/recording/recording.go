@@ -28,7 +28,9 @@ type Recording struct {
 	// one).
 	Requested time.Time
 	// Revision is the state's revision at the starting state (0 when the
-	// state does not number its changes).
+	// state does not number its changes; over a routed state of several
+	// backends, the highest of their revisions there: a change's Revision
+	// is its backend's, comparable only with those of the same backend).
 	Revision uint64
 	// Coalesced counts the changes the recorder did not see one by one:
 	// its watch fell behind and the state coalesced several changes of a

@@ -44,8 +44,10 @@ type entry struct {
 	slot  uint32
 	extra uint32
 	name  uint16
-	by    By
-	op    Op
+	// dom is the revision domain of the change's kind (revisionDomains).
+	dom uint16
+	by  By
+	op  Op
 	// coalesced is set when the change stands for several the recorder
 	// did not see one by one (its watch fell behind, rule S12).
 	coalesced bool
@@ -73,24 +75,39 @@ func worldLast(e entry) int {
 }
 
 // checkpoint is the state at one point of the window: each slot's
-// resource then (nil: none), when, at which revision, and how many
+// resource then (nil: none), when, at which revision (over several
+// revision domains, the highest, and each domain's in revs), and how many
 // entries the window had seen then.
 type checkpoint struct {
-	res []resource.Resource
-	at  time.Time
-	rev uint64
-	seq uint64
+	res  []resource.Resource
+	at   time.Time
+	rev  uint64
+	revs []uint64
+	seq  uint64
 	// gen is the window's generation (reset starts a new one).
 	gen uint64
 }
 
 // holds reports whether the checkpoint already holds entry e (a change
-// that arrived after it was taken, from a kind whose watch lagged).
-func (c *checkpoint) holds(rev, seq uint64) bool {
-	if rev != 0 {
-		return rev <= c.rev
+// that arrived after it was taken, from a kind whose watch lagged): a
+// numbered change when its revision is at most the checkpoint's of its
+// domain, another when it arrived before the checkpoint was taken.
+func (c *checkpoint) holds(e *entry) bool {
+	switch {
+	case e.rev == 0:
+		return e.seq < c.seq
+	case c.revs != nil:
+		return e.rev <= c.revs[e.dom]
 	}
-	return seq < c.seq
+	return e.rev <= c.rev
+}
+
+// after reports whether c was taken after o.
+func (c *checkpoint) after(o *checkpoint) bool {
+	if c.revs != nil || c.rev == 0 {
+		return c.seq > o.seq
+	}
+	return c.rev > o.rev
 }
 
 // window is the recorder's bounded history (rule RC3): the state now
@@ -105,10 +122,14 @@ type window struct {
 	slots  slotTable
 	cur    chunked[resource.Resource]
 	curRev uint64
-	names  []string
-	extras chunked[any]
-	prev   checkpoint
-	last   checkpoint
+	// doms are the revision domains of the kinds (nil: one domain), and
+	// curRevs each domain's revision now (revisionDomains).
+	doms    map[resource.KindKey]uint16
+	curRevs []uint64
+	names   []string
+	extras  chunked[any]
+	prev    checkpoint
+	last    checkpoint
 	// lastAt is last.at in Unix nanoseconds.
 	lastAt int64
 	// entries are the changes since prev.
@@ -131,8 +152,9 @@ func newWindow(maxAge time.Duration, maxBytes int64) *window {
 }
 
 // reset starts the window over from the state of the resources rs, as of
-// at and rev.
-func (w *window) reset(rs []resource.Resource, at time.Time, rev uint64) {
+// at and rev; over several revision domains (doms not nil), as of each
+// domain's revision in revs.
+func (w *window) reset(rs []resource.Resource, at time.Time, rev uint64, doms map[resource.KindKey]uint16, revs []uint64) {
 	w.names = w.names[:0]
 	w.cur.reset()
 	w.extras.reset()
@@ -140,7 +162,7 @@ func (w *window) reset(rs []resource.Resource, at time.Time, rev uint64) {
 	for _, r := range rs {
 		*w.cur.at(int(w.slot(r.Metadata()))) = r
 	}
-	w.curRev = rev
+	w.curRev, w.doms, w.curRevs = rev, doms, revs
 	w.gen++
 	w.setLast(at)
 	w.prev = w.last
@@ -160,7 +182,7 @@ func (w *window) slot(md *resource.Metadata) uint32 {
 
 // checkpoint returns a checkpoint of the state now.
 func (w *window) checkpoint(at time.Time) checkpoint {
-	return checkpoint{res: w.cur.flat(), at: at, rev: w.curRev, seq: w.seq, gen: w.gen}
+	return checkpoint{res: w.cur.flat(), at: at, rev: w.curRev, revs: slices.Clone(w.curRevs), seq: w.seq, gen: w.gen}
 }
 
 // setLast takes the last checkpoint now.
@@ -184,6 +206,10 @@ func (w *window) add(c change) {
 		}
 		*w.cur.at(int(e.slot)) = now
 		w.curRev = max(w.curRev, c.rev)
+		if w.doms != nil {
+			e.dom = w.doms[resource.KindOf(md)]
+			w.curRevs[e.dom] = max(w.curRevs[e.dom], c.rev)
+		}
 		w.late(&w.last, e, now)
 		w.late(&w.prev, e, now)
 		if len(w.marks) > 0 {
@@ -191,7 +217,7 @@ func (w *window) add(c change) {
 				w.late(m, e, now)
 			}
 		}
-		if w.prev.holds(e.rev, e.seq) {
+		if w.prev.holds(&e) {
 			return
 		}
 		if c.by != ByController {
@@ -224,7 +250,7 @@ func (w *window) tracked() []*checkpoint {
 // taken before the change arrived (a lagging kind's change). A
 // checkpoint taken before the slot existed is shorter.
 func (w *window) late(cp *checkpoint, e entry, r resource.Resource) {
-	if !cp.holds(e.rev, e.seq) {
+	if !cp.holds(&e) {
 		return
 	}
 	for uint32(len(cp.res)) <= e.slot {
@@ -259,7 +285,7 @@ func (w *window) roll(now time.Time) {
 	w.setLast(now)
 	w.sinceLast = 0
 	w.entries.keep(func(e *entry) bool {
-		if w.prev.holds(e.rev, e.seq) {
+		if w.prev.holds(e) {
 			w.bytes -= e.size
 			return false
 		}
@@ -373,14 +399,14 @@ type viewEntry struct {
 // when that one is still in the window.
 func (w *window) view(from *checkpoint) view {
 	start := w.prev
-	if from != nil && from.gen == w.gen && (from.rev > start.rev || from.rev == 0 && from.seq > start.seq) {
+	if from != nil && from.gen == w.gen && from.after(&start) {
 		start = *from
 	}
 	v := view{start: start, initial: nonNil(start.res), final: nonNil(w.cur.flat())}
 	keys := w.slots.keys()
 	for i := range w.entries.len() {
 		e := *w.entries.at(i)
-		if e.by == ByWorld && e.seq < start.seq || e.by != ByWorld && start.holds(e.rev, e.seq) {
+		if e.by == ByWorld && e.seq < start.seq || e.by != ByWorld && start.holds(&e) {
 			continue // a world change noted at the start's revision, but after it, is the window's
 		}
 		ve := viewEntry{entry: e}
@@ -402,8 +428,40 @@ func (w *window) view(from *checkpoint) view {
 		}
 		v.entries = append(v.entries, ve)
 	}
-	slices.SortFunc(v.entries, func(a, b viewEntry) int { return compareEntries(a.entry, b.entry) })
+	sortEntries(v.entries, w.doms != nil)
 	return v
+}
+
+// sortEntries orders a view's entries as the state applied them
+// (compareEntries). Over several revision domains (multi) a revision
+// orders only the changes of its domain: the entries are put in the
+// order of their times, then each domain's (and the world's) are put in
+// their own order in the places that domain's entries took.
+func sortEntries(es []viewEntry, multi bool) {
+	byState := func(a, b viewEntry) int { return compareEntries(a.entry, b.entry) }
+	if !multi {
+		slices.SortFunc(es, byState)
+		return
+	}
+	slices.SortFunc(es, func(a, b viewEntry) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq)) })
+	places := map[int][]int{}
+	for i := range es {
+		g := int(es[i].dom)
+		if es[i].by == ByWorld {
+			g = -1
+		}
+		places[g] = append(places[g], i)
+	}
+	for _, at := range places {
+		part := make([]viewEntry, len(at))
+		for j, i := range at {
+			part[j] = es[i]
+		}
+		slices.SortFunc(part, byState)
+		for j, i := range at {
+			es[i] = part[j]
+		}
+	}
 }
 
 func nonNil(rs []resource.Resource) []resource.Resource {

@@ -40,7 +40,7 @@ func atOf(id string, v uint64) *typed.Resource[spec, def] {
 func TestRC1_ChangesUpToTheCutGoIntoTheStart(t *testing.T) {
 	now := time.Now()
 	w := newWindow(time.Hour, 1<<20)
-	w.reset([]resource.Resource{at("a", 1)}, now, 10)
+	w.reset([]resource.Resource{at("a", 1)}, now, 10, nil, nil)
 	update := func(rev, v uint64) change {
 		return change{at: now, rev: rev, by: ByOutside, op: OpUpdate, res: at("a", v)}
 	}
@@ -67,7 +67,7 @@ func TestRC1_ChangesUpToTheCutGoIntoTheStart(t *testing.T) {
 func TestRC3_ResourcesThatComeAndGoLeaveNothingBehind(t *testing.T) {
 	now := time.Now()
 	w := newWindow(time.Hour, 64<<10)
-	w.reset(nil, now, 0)
+	w.reset(nil, now, 0, nil, nil)
 	for i := range 20_000 {
 		r := at(fmt.Sprint("r", i), 1)
 		w.add(change{at: now, rev: uint64(2*i + 1), by: ByOutside, op: OpCreate, res: r, size: 100})

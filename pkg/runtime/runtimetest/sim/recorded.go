@@ -343,12 +343,17 @@ type recordedWrite struct {
 
 // recordedWriters lists a recording's controllers' commits, in order.
 func recordedWriters(rec *recording.Recording) []recordedWrite {
-	var revs []uint64 // of the commits, in order
+	// revs are the commits' revisions, sorted: a pass that read revision
+	// r read the state after the commits at r or below. (A recording over
+	// a routed state of several backends interleaves their commits, each
+	// backend's in its order: its revisions are not in order.)
+	var revs []uint64
 	for _, c := range rec.Changes {
 		if c.By != recording.ByWorld {
 			revs = append(revs, c.Revision)
 		}
 	}
+	slices.Sort(revs)
 	var out []recordedWrite
 	at := 0
 	for _, c := range rec.Changes {

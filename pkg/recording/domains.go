@@ -1,0 +1,96 @@
+package recording
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+// backendRouter is a state that serves each namespace from a backend of
+// its own (*routed.State), each of which numbers its changes on its own.
+type backendRouter interface {
+	Backend(ns resource.Namespace) (state.State, error)
+}
+
+// domains are the revision domains of a session's kinds: the kinds whose
+// changes one sequence numbers share a domain (rule RC1). of is nil when
+// every kind's changes are numbered by one sequence.
+type domains struct {
+	of map[resource.KindKey]uint16
+	n  int
+}
+
+// revisionDomains returns the revision domains of kinds in st: over a
+// routed state, one per backend its kinds live in; over another state
+// that reports no revision shared by its changes (Revision fails with an
+// error matching errors.ErrUnsupported: a wrapper of a routed state), one
+// per namespace (a routed state serves a namespace from one backend);
+// otherwise one.
+func revisionDomains(ctx context.Context, st state.State, kinds []Kind) domains {
+	var backends []state.State
+	var namespaces []resource.Namespace
+	d := domains{of: map[resource.KindKey]uint16{}}
+	br, routed := st.(backendRouter)
+	if !routed {
+		rr, ok := st.(state.RevisionReporter)
+		if !ok {
+			return domains{}
+		}
+		if _, err := rr.Revision(ctx); !errors.Is(err, errors.ErrUnsupported) {
+			return domains{}
+		}
+	}
+	for _, k := range kinds {
+		var i int
+		if routed {
+			b, err := br.Backend(k.Namespace)
+			if err != nil {
+				return domains{} // the kind's list fails: the session ends
+			}
+			i = indexOfBackend(backends, b)
+			if i == len(backends) {
+				backends = append(backends, b)
+			}
+		} else if i = slices.Index(namespaces, k.Namespace); i < 0 {
+			i = len(backends)
+			backends, namespaces = append(backends, nil), append(namespaces, k.Namespace)
+		}
+		d.of[resource.KindOf(resource.NewKind(k.Namespace, k.Type))] = uint16(i)
+	}
+	if d.n = len(backends); d.n < 2 {
+		return domains{}
+	}
+	return d
+}
+
+// indexOfBackend returns the index of b in backends (equal interface
+// values of a comparable type), len(backends) when it is not there.
+func indexOfBackend(backends []state.State, b state.State) int {
+	t := reflect.TypeOf(b)
+	for i, o := range backends {
+		if t != nil && t.Comparable() && reflect.TypeOf(o) == t && o == b {
+			return i
+		}
+	}
+	return len(backends)
+}
+
+// at returns the domains of the kinds and each domain's revision of a
+// listed state (the newest of its kinds' lists); nil and nil for one
+// domain, and over a state that listed at revision 0 (it does not number
+// its changes: they keep their order of arrival).
+func (d domains) at(s *startState) (map[resource.KindKey]uint16, []uint64) {
+	if d.of == nil || s.rev == 0 {
+		return nil, nil
+	}
+	revs := make([]uint64, d.n)
+	for k, rev := range s.kindRev {
+		i := d.of[k]
+		revs[i] = max(revs[i], rev)
+	}
+	return d.of, revs
+}
