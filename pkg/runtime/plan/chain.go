@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/resgraph/resgraph/pkg/observe/trace"
@@ -10,7 +11,10 @@ import (
 // commit is a controller's write in the trace, with the change that
 // caused the reconcile it was made in.
 type commit struct {
-	seq        uint64
+	seq uint64
+	// version is the version the commit wrote (for a destroy, the version
+	// it destroyed); 0 when the state could not tell.
+	version    uint64
 	controller string
 	op         string
 	cause      trace.Ref
@@ -28,8 +32,11 @@ func explain(changes []ResourceChange, ring *trace.Ring, mark uint64, c Change) 
 			causes[e.Controller] = e.Cause
 		case trace.Commit:
 			key := refKey(e.Resource)
-			commits[key] = append(commits[key], commit{seq: e.Seq, controller: e.Controller, op: e.Op, cause: causes[e.Controller]})
+			commits[key] = append(commits[key], commit{seq: e.Seq, version: e.Resource.Version, controller: e.Controller, op: e.Op, cause: causes[e.Controller]})
 		}
+	}
+	for _, cs := range commits {
+		inVersionOrder(cs)
 	}
 	proposed := map[resource.PointerKey]bool{}
 	for _, r := range c.Set {
@@ -50,7 +57,7 @@ func explain(changes []ResourceChange, ring *trace.Ring, mark uint64, c Change) 
 			rc.Writers = ownerOf(rc)
 		}
 		if cs := commits[rc.Pointer]; len(cs) > 0 && !rc.Proposed {
-			rc.Chain = chain(rc.Pointer, cs[0].seq+1, commits, proposed)
+			rc.Chain = chain(rc.Pointer, cs[0], commits, proposed)
 		}
 	}
 }
@@ -74,16 +81,54 @@ func refKey(r trace.Ref) resource.PointerKey {
 	return resource.PointerOf(resource.NewPointer(r.Namespace, r.Type, r.ID))
 }
 
-// chain walks back from the first write of ptr (the last before seq):
-// the controller that made it, the change that caused its reconcile, the
-// write that made that change, ... up to a change of the proposed change
-// (an outside write: the trace has no commit of it), or one the trace
-// does not explain. It returns the steps from the proposed change on.
-func chain(ptr resource.PointerKey, seq uint64, commits map[resource.PointerKey][]commit, proposed map[resource.PointerKey]bool) []string {
+// inVersionOrder sorts one resource's commits into the order the state
+// made them. The trace receives a commit once its write returned, so a
+// write it caused (another controller woken by the change) can come
+// first in the trace: within each life of the resource (up to and
+// including its destroy, in the trace's order) the commits go by the
+// version they wrote, a destroy last. A life with a commit of unknown
+// version keeps the trace's order.
+func inVersionOrder(cs []commit) {
+	for start := 0; start < len(cs); {
+		end := start
+		for end < len(cs) && cs[end].op != "destroy" {
+			end++
+		}
+		if end < len(cs) {
+			end++ // the destroy ends the life
+		}
+		life := cs[start:end]
+		if !slices.ContainsFunc(life, func(c commit) bool { return c.version == 0 }) {
+			slices.SortStableFunc(life, func(a, b commit) int {
+				return cmp.Or(cmp.Compare(a.version, b.version), cmp.Compare(rank(a), rank(b)))
+			})
+		}
+		start = end
+	}
+}
+
+// rank puts a destroy after the write of the version it destroyed.
+func rank(c commit) int {
+	if c.op == "destroy" {
+		return 1
+	}
+	return 0
+}
+
+// chain walks back from first, a write of ptr: the controller that made
+// it, the change that caused its reconcile, the write that made that
+// change, ... up to a change of the proposed change (an outside write:
+// the trace has no commit of it), or one the trace does not explain. It
+// returns the steps from the proposed change on.
+func chain(ptr resource.PointerKey, first commit, commits map[resource.PointerKey][]commit, proposed map[resource.PointerKey]bool) []string {
 	var steps []string
-	// Each step goes to an earlier commit (seq decreases): the walk ends.
-	for cur := ptr; len(steps) < 32; {
-		c, ok := lastBefore(commits[cur], seq)
+	for c, cur := first, ptr; len(steps) < 32; {
+		steps = append(steps, c.controller+" "+c.op+" "+cur.String())
+		if c.cause.IsZero() {
+			break
+		}
+		cur = refKey(c.cause)
+		next, ok := writeOf(commits[cur], c.cause.Version, c.seq)
 		if !ok {
 			if proposed[cur] {
 				steps = append(steps, cur.String()+" (the change)")
@@ -92,14 +137,28 @@ func chain(ptr resource.PointerKey, seq uint64, commits map[resource.PointerKey]
 			}
 			break
 		}
-		steps = append(steps, c.controller+" "+c.op+" "+cur.String())
-		if c.cause.IsZero() {
-			break
-		}
-		cur, seq = refKey(c.cause), c.seq
+		c = next
 	}
 	slices.Reverse(steps)
 	return steps
+}
+
+// writeOf returns the commit among cs (one resource's) that wrote version
+// v — the trace's last before seq when several lives wrote it — or, with
+// v unknown (0), the trace's last commit before seq. None: an outside
+// write made it.
+func writeOf(cs []commit, v, seq uint64) (commit, bool) {
+	if v == 0 {
+		return lastBefore(cs, seq)
+	}
+	var found commit
+	ok := false
+	for _, c := range cs {
+		if c.version == v && c.op != "destroy" && (!ok || c.seq < seq) {
+			found, ok = c, true
+		}
+	}
+	return found, ok
 }
 
 // lastBefore returns the last commit before seq.
