@@ -47,6 +47,9 @@ type runState struct {
 	// changes is the last batch taken from the Runtime's change log
 	// (reused by the next), nil before the first.
 	changes *changelog.Batch
+	// outs are the output IDs of the entries whose output has an ID of
+	// its own (outOther), by input ID.
+	outs map[resource.ID]resource.ID
 }
 
 // item is what fails and is retried: an input, or a pending output.
@@ -55,15 +58,18 @@ type item struct {
 	output bool
 }
 
-// entry is what the controller knows about one input.
+// entry is what the controller knows about one input: 40 bytes and one
+// pointer (the ID), since a controller keeps one per input for as long as
+// it runs. Its output's ID is found with runState.outOf: it is the input's
+// own ID for most controllers, and is then not stored twice.
 type entry struct {
 	id resource.ID
 	// created (UnixNano) and version identify the input as it was last
 	// processed: versions start over when an input is created again.
 	created int64
 	version resource.Version
-	// out is the ID of the input's output, "" when it has none.
-	out resource.ID
+	// out says where the ID of the input's output is (see outWhere).
+	out outWhere
 	// done: the input was fully processed at version/created; it is
 	// skipped until it changes. Unset while waiting for an old output to
 	// go away, and while failing.
@@ -75,9 +81,51 @@ type entry struct {
 	claimed bool
 }
 
+// outWhere says where an entry's output ID is.
+type outWhere uint8
+
+const (
+	// outNone: the input has no output.
+	outNone outWhere = iota
+	// outSame: the output's ID is the input's.
+	outSame
+	// outOther: the output's ID is runState.outs[input ID].
+	outOther
+)
+
+// outOf returns the ID of e's output, "" when its input has none.
+func (rs *runState) outOf(e *entry) resource.ID {
+	switch e.out {
+	case outSame:
+		return e.id
+	case outOther:
+		return rs.outs[e.id]
+	}
+	return ""
+}
+
+// setOut records id ("": none) as the ID of e's output.
+func (rs *runState) setOut(e *entry, id resource.ID) {
+	if e.out == outOther && id != rs.outs[e.id] {
+		delete(rs.outs, e.id)
+	}
+	switch id {
+	case "":
+		e.out = outNone
+	case e.id:
+		e.out = outSame
+	default:
+		e.out = outOther
+		rs.outs[e.id] = id
+	}
+}
+
 // newRunState returns the state of a new Run, whose context is ctx.
 func newRunState(ctx context.Context) *runState {
-	return &runState{pending: map[resource.ID]struct{}{}, notDone: map[resource.ID]struct{}{}, retries: xform.NewRetries[item](ctx)}
+	return &runState{
+		pending: map[resource.ID]struct{}{}, notDone: map[resource.ID]struct{}{}, outs: map[resource.ID]resource.ID{},
+		retries: xform.NewRetries[item](ctx),
+	}
 }
 
 // pass is one reconcile pass.
@@ -298,6 +346,7 @@ func (p *pass[I, O]) input(res resource.Resource, e *entry, known bool) {
 		// Not an I: its output is unknown. The entry lets the sweep forget
 		// its retries once it is gone.
 		p.unknown = true
+		p.rs.setOut(e, "")
 		*e = entry{id: e.id, unmapped: true}
 		p.failed(item{id: e.id}, resource.PointerOf(res.Metadata()), err)
 		return
@@ -321,7 +370,7 @@ func (p *pass[I, O]) input(res resource.Resource, e *entry, known bool) {
 		p.rs.retries.Done(it)
 	}
 	if e.claimed {
-		p.claims = append(p.claims, e.out)
+		p.claims = append(p.claims, p.rs.outOf(e))
 	}
 }
 
@@ -339,19 +388,20 @@ func (p *pass[I, O]) active(in I, e *entry) error {
 	outID := out.Metadata().ID()
 	// In an incremental pass, an input without a known output most likely
 	// has none: the write may try a Create first.
-	absent := !p.full && e.out == ""
-	if e.out != "" && e.out != outID {
+	absent := !p.full && e.out == outNone
+	if cur := p.rs.outOf(e); cur != "" && cur != outID {
 		p.retire(e)
 	}
-	e.out, e.claimed = outID, true
+	p.rs.setOut(e, outID)
+	e.claimed = true
 	return p.write(in, out, e, absent)
 }
 
 // retire schedules the destruction of the input's current output.
 func (p *pass[I, O]) retire(e *entry) {
-	if e.out != "" {
-		p.rs.pending[e.out] = struct{}{}
-		e.out = ""
+	if out := p.rs.outOf(e); out != "" {
+		p.rs.pending[out] = struct{}{}
+		p.rs.setOut(e, "")
 	}
 }
 
@@ -399,8 +449,8 @@ func (p *pass[I, O]) release(in I, e *entry) error {
 	if err != nil {
 		return err
 	}
-	ids := []resource.ID{e.out}
-	if ok && out.Metadata().ID() != e.out {
+	ids := []resource.ID{p.rs.outOf(e)}
+	if ok && out.Metadata().ID() != ids[0] {
 		ids = append(ids, out.Metadata().ID())
 	}
 	gone := true
@@ -418,7 +468,7 @@ func (p *pass[I, O]) release(in I, e *entry) error {
 	if !gone {
 		return nil // destroy-ready outputs wake the controller up
 	}
-	e.out = ""
+	p.rs.setOut(e, "")
 	return p.releaseFinalizer(in, e)
 }
 
@@ -451,9 +501,7 @@ func (p *pass[I, O]) finish(e *entry, md *resource.Metadata, bumped bool) {
 // sweep retires the output of an input that is no longer listed, e its
 // entry, which the pass drops.
 func (p *pass[I, O]) sweep(e entry) {
-	if e.out != "" {
-		p.rs.pending[e.out] = struct{}{}
-	}
+	p.retire(&e)
 	p.rs.retries.Done(item{id: e.id})
 	delete(p.rs.notDone, e.id)
 }
@@ -510,8 +558,8 @@ func (p *pass[I, O]) findOrphans() error {
 			p.logger.Debug("an input's output is unknown: looking for orphan outputs later")
 			return nil
 		}
-		if e.out != "" {
-			owned[e.out] = struct{}{}
+		if out := p.rs.outOf(&e); out != "" {
+			owned[out] = struct{}{}
 		}
 	}
 	c := p.c
