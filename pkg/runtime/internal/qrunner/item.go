@@ -23,12 +23,20 @@ import (
 // started. The queue never hands out an item that is in flight (rule Q2).
 func (c *Runner) worker(ctx context.Context, busy *atomic.Int64) {
 	for {
-		it, pending, slot, ok := c.queue.GetNoted(ctx)
+		var it work.Item
+		var pending telemetry.Pending
+		var slot queue.Slot
+		var ok bool
+		if c.picker != nil {
+			it, pending, slot, ok = c.picked(ctx)
+		} else {
+			it, pending, slot, ok = c.queue.GetNoted(ctx)
+		}
 		if !ok {
 			return
 		}
 		busy.Store(time.Now().UnixNano())
-		if !c.cfg.Scheduler.Gate(ctx, sched.Gate{Kind: sched.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
+		if c.picker == nil && !c.cfg.Scheduler.Gate(ctx, sched.Gate{Kind: sched.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
 			return // the Runtime stops; the queue shuts down
 		}
 		ictx := c.cfg.Adapter.ItemStarted(ctx, it.Ptr)
@@ -60,6 +68,27 @@ func (c *Runner) worker(ctx context.Context, busy *atomic.Int64) {
 		}
 		c.cfg.Idle.Ping()
 	}
+}
+
+// picked takes the item the scheduler picks (sched.Picker) among the
+// queue's due items, picking again when it is no longer due as the worker
+// takes it; ok is false when ctx is done.
+func (c *Runner) picked(ctx context.Context) (it work.Item, n telemetry.Pending, s queue.Slot, ok bool) {
+	for {
+		ptr, mapItem, ok := c.picker.Pick(ctx, sched.Pick{Controller: c.cfg.Name, Due: c.due})
+		if !ok {
+			return it, n, s, false
+		}
+		it = work.Item{Ptr: ptr, Map: mapItem}
+		if n, s, ok = c.queue.TakeNoted(it); ok {
+			return it, n, s, true
+		}
+	}
+}
+
+// due lists the queue's due items for a sched.Picker.
+func (c *Runner) due(yield func(item resource.PointerKey, mapItem bool) bool) {
+	c.queue.Due(func(it work.Item) bool { return yield(it.Ptr, it.Map) })
 }
 
 // done acts on the outcome of item it as the Runtime's outcome switch

@@ -78,6 +78,9 @@ type Runner struct {
 	// telemetry (the queue's notes).
 	queue *queue.Queue[work.Item, telemetry.Pending]
 	sub   *route.Subscriber
+	// picker picks the item each idle worker takes (a simulator's
+	// scheduler, sched.Picker); nil: the queue's order.
+	picker sched.Picker
 	// last holds the last versions of destroyed mapped inputs that their
 	// map items hand MapInput (rule Q4).
 	last *work.LastSeen
@@ -120,6 +123,7 @@ func New(cfg Config) *Runner {
 		badKinds: map[resource.KindKey]struct{}{},
 		busy:     make([]atomic.Int64, max(cfg.Concurrency, 1)),
 	}
+	c.picker, _ = cfg.Scheduler.(sched.Picker)
 	for _, in := range cfg.Settings.Inputs {
 		if in.Kind == controller.InputQPrimary {
 			c.primary[resource.KindOf(resource.NewKind(in.Namespace, in.Type))] = struct{}{}

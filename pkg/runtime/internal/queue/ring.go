@@ -58,3 +58,22 @@ func (r *ring) resize(c int) {
 
 // reset empties r and releases its buffer.
 func (r *ring) reset() { *r = ring{} }
+
+// at returns the j-th element from the front (0 <= j < r.len()).
+func (r *ring) at(j int) int32 { return r.buf[(r.head+j)&(len(r.buf)-1)] }
+
+// remove takes the first element equal to i out of r, keeping the order
+// of the others, and reports whether it was there. It is O(len).
+func (r *ring) remove(i int32) bool {
+	for j := range r.n {
+		if r.at(j) != i {
+			continue
+		}
+		for ; j < r.n-1; j++ {
+			r.buf[(r.head+j)&(len(r.buf)-1)] = r.at(j + 1)
+		}
+		r.n--
+		return true
+	}
+	return false
+}

@@ -40,6 +40,32 @@ type Scheduler interface {
 	Gate(ctx context.Context, g Gate) bool
 }
 
+// Picker is a Scheduler that also chooses which due item each idle worker
+// of a QController takes (a simulator replaying a recording, so that the
+// items run in the recorded order whatever the queue's). A Runtime whose
+// Scheduler is no Picker (Direct) has its workers take the items in the
+// queue's order, and pays nothing for this.
+type Picker interface {
+	Scheduler
+	// Pick blocks an idle worker of p.Controller until the scheduler
+	// picks one of the items p.Due lists (ok), or ctx is done (false:
+	// the Runtime, or the controller's term, stops). The item picked
+	// runs at once, without a GateItem: the pick is its gate. When it is
+	// no longer due as the worker takes it, the worker picks again.
+	Pick(ctx context.Context, p Pick) (item resource.PointerKey, mapItem, ok bool)
+}
+
+// Pick is an idle QController worker waiting for the scheduler to pick
+// its next item.
+type Pick struct {
+	Controller string
+	// Due calls yield with each item the worker may take now (item, and
+	// whether it is a MapInput), in the queue's order, until yield
+	// returns false. It takes the queue's lock: the scheduler calls it
+	// while the Runtime's goroutines wait, never from yield.
+	Due func(yield func(item resource.PointerKey, mapItem bool) bool)
+}
+
 // Batch is a kind watch routing a batch of its changes.
 type Batch interface {
 	// HandOver hands the batch over as one Delivery per change and

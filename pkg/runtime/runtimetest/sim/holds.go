@@ -27,6 +27,9 @@ type holds struct {
 	// streams are the held deliveries of each stream, in order.
 	streams map[any][]sched.Delivery
 	gates   []*gateWait
+	// picks are the idle QController workers waiting for their item
+	// (pickingHolds only).
+	picks []*pickWait
 	// caches are the held changes of each cached kind, in order.
 	caches  map[resource.KindKey][]sched.CacheChange
 	stopped bool

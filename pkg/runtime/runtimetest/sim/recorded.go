@@ -216,7 +216,7 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 	i, pos := r.controllerCommits, r.allCommits
 	r.mu.Unlock()
 	for _, c := range cands {
-		if w, ok := r.nextWrite(c.actor, i); c.pass && ok && w.read >= 0 && w.read <= pos && sameItem(c, w) {
+		if w, ok := r.passWrite(c, i); c.pass && ok && w.read >= 0 && w.read <= pos {
 			return c, true
 		}
 	}
@@ -273,11 +273,12 @@ func (r *run) nextCommitStep(cands []candidate, next recordedWrite, pos int) (ca
 	return candidate{}, false
 }
 
-// nextWrite returns the next commit of controller actor in the
-// recording, from the i-th.
-func (r *run) nextWrite(actor string, i int) (recordedWrite, bool) {
+// passWrite returns the next commit, from the i-th, that the pass or
+// item of candidate c may lead to: its controller's next commit, of a
+// QController's item the next one the recording says that item made.
+func (r *run) passWrite(c candidate, i int) (recordedWrite, bool) {
 	for _, w := range r.writers[min(i, len(r.writers)):] {
-		if w.writer == actor {
+		if w.writer == c.actor && sameItem(c, w) {
 			return w, true
 		}
 	}
@@ -298,9 +299,9 @@ func (r *run) heldFor(c candidate, i int) bool {
 }
 
 // unheld leaves out of cands the writes that wait for their turn in the
-// recording (heldFor), the passes whose next commit in the recording
-// read a state the run is not at yet, and the world reads whose value is
-// not due yet, unless nothing else is left.
+// recording (heldFor), the passes (and QController items) whose next
+// commit in the recording read a state the run is not at yet, and the
+// world reads whose value is not due yet, unless nothing else is left.
 func (r *run) unheld(cands []candidate) []candidate {
 	if !r.matching() {
 		return cands
@@ -313,7 +314,7 @@ func (r *run) unheld(cands []candidate) []candidate {
 		case c.read != nil:
 			return !r.readDue(c.read)
 		case c.pass:
-			w, ok := r.nextWrite(c.actor, i)
+			w, ok := r.passWrite(c, i)
 			return ok && w.read > pos
 		}
 		return c.write && r.heldFor(c, i)

@@ -17,6 +17,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/testhook"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
@@ -48,7 +49,7 @@ type candidate struct {
 	write  bool
 	target resource.PointerKey
 	// pass is set for a Controller's pass or a QController's item
-	// waiting at its gate.
+	// waiting at its gate, or waiting to be picked (pickingHolds).
 	pass bool
 	// item is the QController item of an item's gate (mapping is set for
 	// a MapInput), or the item whose run makes a write (zero for a
@@ -355,7 +356,11 @@ func (r *run) startEngine(first bool) error {
 		}
 	}
 	inc.h = newHolds(r, inc)
-	opts := append(slices.Clone(r.sc.Options), testhook.WithScheduler(inc.h).(runtime.Option))
+	var s sched.Scheduler = inc.h
+	if r.matching() {
+		s = pickingHolds{inc.h}
+	}
+	opts := append(slices.Clone(r.sc.Options), testhook.WithScheduler(s).(runtime.Option))
 	rt, err := runtime.New(inc.st, r.logger, opts...)
 	if err != nil {
 		return fmt.Errorf("runtime.New: %w", err)
@@ -556,7 +561,7 @@ func (r *run) inputKinds() []resource.KindKey {
 
 // candidates lists what may happen next, sorted by category and key.
 func (r *run) candidates() []candidate {
-	out := r.inc.h.candidates(nil)
+	out := r.inc.h.pickCandidates(r.inc.h.candidates(nil))
 	r.mu.Lock()
 	relays := slices.Clone(r.relays)
 	r.mu.Unlock()

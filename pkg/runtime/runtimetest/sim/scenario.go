@@ -83,19 +83,18 @@ type Scenario struct {
 	// when recorded; a controller's pass is let go once the run made as
 	// many commits as the recording had when that pass first read the
 	// state (recording.Change.Read, rule RC9 of package recording), or,
-	// when the recording does not say, when its commit comes next; a
-	// QController's item is preferred when the recording says it made the
-	// next commit (recording.Change.Item). A world fake that returns the
-	// recorded world reads (World.Observed) is read where the recording
-	// read it. A recording whose recorder fell behind
-	// (Recording.Coalesced) cannot be matched. Nor can, commit for
-	// commit, a recording in which a pass read a world its scenario does
-	// not feed from the recording (World.Observed), a pass whose reads
-	// spread over other passes' commits (the recording keeps its first
-	// read's revision), or a QController's items taken from its queue in
-	// another order (the replay can prefer an item among those its
-	// workers took, not take another from the queue: with every worker
-	// holding an item whose commits come later, the replay departs). The
+	// when the recording does not say, when its commit comes next; each
+	// idle worker of a QController takes the item the schedule picks
+	// among those its queue has due, not the queue's first: the item the
+	// recording says made a commit (recording.Change.Item) is picked
+	// once the run is at the state that item's run first read, and held
+	// in the queue before. A world fake that returns the recorded world
+	// reads (World.Observed) is read where the recording read it. A
+	// recording whose recorder fell behind (Recording.Coalesced) cannot
+	// be matched. Nor can, commit for commit, a recording in which a pass
+	// read a world its scenario does not feed from the recording
+	// (World.Observed), or a pass whose reads spread over other passes'
+	// commits (the recording keeps its first read's revision). The
 	// failure names the first commit where the replay departed from the
 	// recording's order.
 	MatchRecording bool
