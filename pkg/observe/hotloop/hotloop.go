@@ -39,6 +39,8 @@
 package hotloop
 
 import (
+	"hash/maphash"
+	"math"
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/observe/trace"
@@ -180,16 +182,31 @@ type resStat struct {
 // detector needs of it until it is committed again, since one commit
 // reaches no trigger count above one. A burst of commits of many
 // resources, each once (a chain of controllers), costs a map entry per
-// resource instead of a resStat and its counts.
+// resource instead of a resStat and its counts: 24 bytes with its key
+// (see onceKey), and nothing the collector has to scan.
 type once struct {
 	// version is the version committed by reader, because of a change of
 	// writer's (controller names, by their index in Detector.names; 0 is
 	// "", unknown).
 	version        uint64
-	reader, writer uint32
+	reader, writer uint16
 	// window is the low 32 bits of the window of the commit (see
 	// Detector.windowOf).
 	window uint32
+}
+
+// onceKey is the key of a resource in Detector.ones: a hash of its kind
+// and ID, not the ID itself. Two resources committed in the same two
+// windows whose keys collide count as one (a commit of the one seen as
+// the other's second); with 64-bit keys the odds are about n²/2⁶⁵ for n
+// resources (10⁻⁸ for 400,000), and a loop needs a trigger count of
+// several commits (Config.MinRate × Window) in each of Config.Sustain
+// windows to be flagged.
+type onceKey uint64
+
+// onceKeyOf returns the key of the resource k in Detector.ones.
+func (d *Detector) onceKeyOf(k resKey) onceKey {
+	return onceKey(maphash.String(d.seed, k.id) ^ uint64(k.kind)*0x9e3779b97f4a7c15)
 }
 
 // count is a number of commits in the window: by reader, caused by a
@@ -264,8 +281,10 @@ type Detector struct {
 	// ones are the resources committed once in the last two windows (see
 	// once), none of them in res; onesPeak is to ones what resPeak is to
 	// res.
-	ones     map[resKey]once
+	ones     map[onceKey]once
 	onesPeak int
+	// seed is the seed of the keys of ones.
+	seed maphash.Seed
 	// kinds are the kinds of the resources seen, by the index their keys
 	// hold (kindIdx); names the controller names of the ones, by index
 	// (nameIdx; names[0] is ""). Both are as many as the Runtime's kinds
@@ -299,7 +318,8 @@ func New(cfg Config) *Detector {
 		threshold: cfg.threshold(),
 		window:    1,
 		res:       map[resKey]*resStat{},
-		ones:      map[resKey]once{},
+		ones:      map[onceKey]once{},
+		seed:      maphash.MakeSeed(),
 		kindIdx:   map[kindName]uint32{},
 		names:     []string{""},
 		nameIdx:   map[string]uint32{},
@@ -331,16 +351,19 @@ func (d *Detector) Observe(ev *trace.Record) []Finding {
 	key := d.keyOf(ev.Resource)
 	s := d.res[key]
 	if s == nil {
-		o, seen := d.ones[key]
+		ok := d.onceKeyOf(key)
+		o, seen := d.ones[ok]
 		if !seen && d.threshold > 1 {
-			d.ones[key] = once{window: uint32(d.window), version: ev.Resource.Version, reader: d.nameOf(ev.Controller), writer: d.nameOf(writer)}
-			return out
+			if first, fits := d.onceOf(ev, writer); fits {
+				d.ones[ok] = first
+				return out
+			}
 		}
 		s = d.newStat(key)
 		d.res[key] = s
 		if seen {
 			// Committed again: the first commit becomes the stat's.
-			delete(d.ones, key)
+			delete(d.ones, ok)
 			s.lastSeen = d.windowOf(o)
 			s.recent[0].version, s.recent[0].writer = o.version, d.names[o.reader]
 			s.next = 1
@@ -369,10 +392,21 @@ func (d *Detector) writerOf(key resKey, v uint64) string {
 	if c := d.res[key]; c != nil {
 		return c.writerOf(v)
 	}
-	if o, ok := d.ones[key]; ok && o.version == v {
+	if o, ok := d.ones[d.onceKeyOf(key)]; ok && o.version == v {
 		return d.names[o.reader]
 	}
 	return ""
+}
+
+// onceOf returns the record of ev's commit, caused by writer's change, as
+// ones holds it; false when a controller's index does not fit in it (more
+// than 65,535 controller names: the commit then gets a resStat).
+func (d *Detector) onceOf(ev *trace.Record, writer string) (once, bool) {
+	r, w := d.nameOf(ev.Controller), d.nameOf(writer)
+	if r > math.MaxUint16 || w > math.MaxUint16 {
+		return once{}, false
+	}
+	return once{window: uint32(d.window), version: ev.Resource.Version, reader: uint16(r), writer: uint16(w)}, true
 }
 
 // windowOf returns the window of o's commit, from its low 32 bits: ones
@@ -429,8 +463,8 @@ func (d *Detector) forget() {
 }
 
 // rebuilt returns a copy of m sized for what it holds.
-func rebuilt[V any](m map[resKey]V) map[resKey]V {
-	c := make(map[resKey]V, len(m))
+func rebuilt[K comparable, V any](m map[K]V) map[K]V {
+	c := make(map[K]V, len(m))
 	for k, v := range m {
 		c[k] = v
 	}
