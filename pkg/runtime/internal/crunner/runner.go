@@ -23,6 +23,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/observe"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/idle"
@@ -124,7 +125,7 @@ func New(cfg Config) *Runner {
 // start event comes once every input kind is watched live, so that what the
 // controller reads then is followed by every later change.
 func (c *Runner) Run(ctx context.Context) {
-	defer c.status.SetState(status.Stopped, time.Time{})
+	defer c.setState(status.Stopped, time.Time{})
 	c.status.SetState(status.Starting, time.Time{}) // Run may run again (a new leadership term)
 	c.passes.ended.Store(false)                     // which catches up again
 	snaps := c.cfg.Adapter.Snapshots()
@@ -167,20 +168,29 @@ func (c *Runner) waitRestart(ctx context.Context, o outcome.Outcome, d outcome.D
 	c.cfg.Telemetry.Crashed(o, d, delay, attempt)
 	outcome.Log(c.elog, outcome.Run, o, d, delay)
 	if d.Action == outcome.Park {
-		c.status.SetState(status.Parked, time.Time{})
+		c.setState(status.Parked, time.Time{})
 		select {
 		case <-c.cfg.Wake.C():
 		case <-ctx.Done():
 			return false
 		}
 	} else {
-		c.status.SetState(status.Backoff, time.Now().Add(delay))
+		c.setState(status.Backoff, time.Now().Add(delay))
 		if !retry.Wait(ctx, delay) {
 			return false
 		}
 	}
 	c.cfg.Telemetry.Restarted(attempt)
 	return true
+}
+
+// setState records the state the controller enters after a Run returned
+// (stopped, parked, restart backoff) and tells the quiescence check: until
+// then a Run that returned in a pass counts as in it (busy), so that the
+// check must look again once the state says what follows.
+func (c *Runner) setState(state observe.Lifecycle, backoffUntil time.Time) {
+	c.status.SetState(state, backoffUntil)
+	c.cfg.Idle.Ping()
 }
 
 // nextBackoff returns the next restart delay and the crashes it counts.
@@ -216,7 +226,6 @@ func (c *Runner) runOnce(ctx context.Context) outcome.Outcome {
 	}
 	c.passes.restart()
 	c.cfg.Telemetry.RunStarted()
-	defer c.cfg.Idle.Ping() // a pass that ended with Run is not busy
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
