@@ -199,9 +199,10 @@ func (md Metadata) Copy() Metadata {
 // resource's DeepCopy copies its metadata straight into the new resource,
 // without Copy's temporary copy.
 func (md *Metadata) CopyInto(dst *Metadata) {
+	e := md.ext // read from md, which the caller reads anyway, not dst
 	*dst = *md
 	dst.frozen = false
-	if e := dst.ext; e != nil && !e.shared {
+	if e != nil && !e.shared {
 		dst.ext = e.clone()
 	}
 }

@@ -1,6 +1,9 @@
 package state
 
-import "github.com/resgraph/resgraph/pkg/resource"
+import (
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
 
 // DeepCopyOf returns r.DeepCopy(), or an error of the invalid class naming
 // the resource when r cannot be copied: its DeepCopy panics (a resource's
@@ -13,7 +16,19 @@ import "github.com/resgraph/resgraph/pkg/resource"
 // DeepCopy panics exactly when CopyError is not nil (its contract), so
 // that a copy that succeeds costs no call to it. The pointer named in
 // errors is built only on failure too: boxing it costs an allocation.
+//
+// A resource whose copy runs no user code ([usercode.CopiesPlainly], such
+// as a typed resource of a plain-value spec) is copied without the
+// deferred recover.
 func DeepCopyOf(r resource.Resource) (c resource.Resource, err error) {
+	if usercode.CopiesPlainly(r) {
+		return r.DeepCopy(), nil
+	}
+	return deepCopyOfUser(r)
+}
+
+// deepCopyOfUser is DeepCopyOf of a resource whose DeepCopy is user code.
+func deepCopyOfUser(r resource.Resource) (c resource.Resource, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c, err = nil, copyFailed(r, p)

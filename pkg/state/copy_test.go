@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -57,4 +58,37 @@ func TestDeepCopyOfAsksCopyErrorOnlyOnFailure(t *testing.T) {
 	assert.ErrorIs(t, err, reason)
 	assert.Equal(t, "resource Checked.test.resgraph.dev(default/a): holds a channel", err.Error())
 	assert.Equal(t, 1, calls)
+}
+
+type plainCopySpec struct{ N int }
+
+type plainCopyDef struct{}
+
+func (plainCopyDef) Definition() typed.Definition {
+	return typed.Definition{Type: "PlainCopies.test.resgraph.dev", DefaultNamespace: "default"}
+}
+
+type plainCopyRes = typed.Resource[plainCopySpec, plainCopyDef]
+
+// embedsTyped embeds a typed resource of a plain spec; its own DeepCopy
+// (user code) panics.
+type embedsTyped struct{ *plainCopyRes }
+
+func (embedsTyped) DeepCopy() resource.Resource { panic("the wrapper's DeepCopy") }
+
+// TestR2_OnlyACopyWithoutUserCodeSkipsTheRecover: DeepCopyOf copies a
+// typed resource of a plain spec (no user code) as it is; a type that
+// embeds one has its own DeepCopy, user code, whose panic is still an
+// invalid error, not a crash.
+func TestR2_OnlyACopyWithoutUserCodeSkipsTheRecover(t *testing.T) {
+	r := typed.New[plainCopySpec, plainCopyDef](resource.NewMetadata("default", "PlainCopies.test.resgraph.dev", "a", resource.VersionUndefined), plainCopySpec{N: 1})
+	c, err := state.DeepCopyOf(r)
+	require.NoError(t, err)
+	assert.NotSame(t, r, c)
+	assert.Equal(t, 1, c.(*plainCopyRes).TypedSpec().N)
+
+	c, err = state.DeepCopyOf(embedsTyped{r})
+	assert.Nil(t, c)
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+	assert.ErrorContains(t, err, "the wrapper's DeepCopy")
 }

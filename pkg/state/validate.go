@@ -23,8 +23,8 @@ func ValidateResource(r resource.Resource) (*resource.Metadata, error) {
 	if md == nil {
 		return nil, NewInvalidError(nil, "resource %T with nil metadata", r)
 	}
-	if err := resource.ValidatePointer(md); err != nil {
-		return nil, err
+	if ns, typ, id := md.Identity(); ns == "" || typ == "" || id == "" {
+		return nil, resource.ValidatePointer(md) // says what is empty
 	}
 	if p := md.Phase(); p != resource.PhaseRunning && p != resource.PhaseTearingDown {
 		return nil, NewInvalidError(resource.PointerOf(md), "unknown phase %s", p)

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"unsafe"
 )
 
 // Panic is a panic recovered from user code: the value it panicked with and
@@ -57,17 +58,39 @@ func Recovered(v any) *Panic {
 // IsNil reports whether v is nil or an interface holding a nil pointer,
 // map, slice, func, channel or interface: a value whose methods typically
 // panic, and which callers treat as absent.
+//
+// A value of a pointer-shaped kind (pointer, map, func, channel,
+// unsafe.Pointer) is the interface's data word itself, so it is read
+// there, without building a reflect.Value.
 func IsNil(v any) bool {
 	if v == nil {
 		return true
 	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan, reflect.UnsafePointer:
-		return rv.IsNil()
+	switch reflect.TypeOf(v).Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return (*eface)(unsafe.Pointer(&v)).data == nil
+	case reflect.Slice, reflect.Interface:
+		return reflect.ValueOf(v).IsNil()
 	default:
 		return false
 	}
+}
+
+// eface is the layout of an empty interface value: its type and its data
+// word (the value itself for a pointer-shaped type).
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+// CopiesPlainly reports whether v, a resource, says that its DeepCopy,
+// CopyInto and ApproxSize run no user code (its CopiesWithoutUserCode(v)
+// reports true, as a typed resource of a plain-value spec does, and a type
+// embedding one does not): they cannot panic, and the copy has v's
+// identity, so a state copies v without a deferred recover and without
+// checking the copy.
+func CopiesPlainly(v any) bool {
+	pc, ok := v.(interface{ CopiesWithoutUserCode(self any) bool })
+	return ok && pc.CopiesWithoutUserCode(v)
 }
 
 // ErrorText returns err's message for logs and statuses, without ever

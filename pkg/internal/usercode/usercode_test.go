@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"go.uber.org/goleak"
@@ -47,10 +48,13 @@ func TestIsNil(t *testing.T) {
 	var s []int
 	var f func()
 	var c chan int
-	for _, v := range []any{nil, p, m, s, f, c} {
+	var u unsafe.Pointer
+	var e error = p // a typed nil in a non-empty interface
+	for _, v := range []any{nil, p, m, s, f, c, u, e} {
 		assert.True(t, IsNil(v), "%T", v)
 	}
-	for _, v := range []any{0, "", &ptrErr{}, map[string]int{}, struct{}{}} {
+	x := 1
+	for _, v := range []any{0, "", &ptrErr{}, map[string]int{}, struct{}{}, []int{}, func() {}, make(chan int), unsafe.Pointer(&x), [0]int{}, error(&ptrErr{})} {
 		assert.False(t, IsNil(v), "%T", v)
 	}
 }

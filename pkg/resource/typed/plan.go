@@ -52,6 +52,9 @@ type plan[S any] struct {
 	// fixedSize: S holds no strings nor references, so its memory is its
 	// size (see ApproxSize).
 	fixedSize bool
+	// userFree: copying and sizing S run no user code (see
+	// Resource.CopiesWithoutUserCode).
+	userFree bool
 	// samePlan is how specs are compared by their memory (see
 	// Identical), built on first use.
 	sameOnce sync.Once
@@ -72,13 +75,17 @@ func planOf[S any]() *plan[S] {
 }
 
 // newPlan computes the plan of S (whose type is t). A DeepCopy method is
-// preferred to the deep plan: the spec's author knows best.
+// preferred to the deep plan: the spec's author knows best; except for a
+// plain-value spec without a SpecMethods hook, whose one deep copy is
+// assignment, whatever its methods.
 func newPlan[S any](t reflect.Type) *plan[S] {
 	p := &plan[S]{spec: t, fixedSize: !hasDynamicSize(t)}
 	pt := reflect.PointerTo(t)
 	hook, hooked := hookedMethods(t)
 	var ok bool
-	if p.method, ok = methodFunc[func(S) S](t, "DeepCopy"); ok {
+	if !hooked && isPlain(t) {
+		p.copyMode, p.userFree = copyAssign, true
+	} else if p.method, ok = methodFunc[func(S) S](t, "DeepCopy"); ok {
 		p.copyMode = copyMethod
 	} else if p.copyFn, ok = methodFunc[func(S) S](t, "CloneVT"); ok {
 		p.copyMode = copyFunc
@@ -114,6 +121,14 @@ func newPlan[S any](t reflect.Type) *plan[S] {
 		p.sizeFn = func(s S) int { return hook.Size(s) }
 	}
 	return p
+}
+
+// isPlain reports whether t is a plain value: it holds no references
+// (numbers, strings, booleans, arrays and structs of them, and the values
+// the copy plan shares as they are), so that assignment is a deep copy.
+func isPlain(t reflect.Type) bool {
+	dp := buildDeepPlan(t)
+	return dp.err == nil && dp.root.kind == nodePlain
 }
 
 // methodFunc returns the method name of t as a function taking the
@@ -152,8 +167,18 @@ func operatorIsDeep(t reflect.Type) bool {
 	return false
 }
 
-// copy sets *dst to a deep copy of *src.
+// copy sets *dst to a deep copy of *src. Assignment is inlined into the
+// caller; every other mode is copyOther.
 func (p *plan[S]) copy(dst, src *S) {
+	if p.copyMode == copyAssign {
+		*dst = *src
+		return
+	}
+	p.copyOther(dst, src)
+}
+
+// copyOther is copy for the modes other than copyAssign.
+func (p *plan[S]) copyOther(dst, src *S) {
 	switch p.copyMode {
 	case copyAssign:
 		*dst = *src

@@ -105,6 +105,8 @@
 package typed
 
 import (
+	"unsafe"
+
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -220,6 +222,26 @@ func (r *Resource[S, D]) CopyError() error {
 		return err
 	}
 	return nil
+}
+
+// CopiesWithoutUserCode reports whether the DeepCopy, CopyInto and
+// ApproxSize of self, a value holding r, run no user code, so that they
+// cannot panic (short of the runtime running out of memory): true when
+// self is r itself (not a type that embeds r, whose methods may be its
+// own) and S is a plain-value spec without a [SpecMethods] hook (see the
+// package documentation). A state copies such a resource without guarding
+// the copy against a panic.
+func (r *Resource[S, D]) CopiesWithoutUserCode(self any) bool {
+	return isSelf(self, r) && r.planOrLookup().userFree
+}
+
+// isSelf reports whether self is r itself: an interface holding r's
+// type and pointer. It compares the two words of the interfaces, as ==
+// does for a pointer type, without the runtime's call.
+func isSelf[S any, D DefinitionProvider](self any, r *Resource[S, D]) bool {
+	var me any = r
+	a, b := (*[2]unsafe.Pointer)(unsafe.Pointer(&self)), (*[2]unsafe.Pointer)(unsafe.Pointer(&me))
+	return a[0] == b[0] && a[1] == b[1]
 }
 
 // planOrLookup returns the copy plan of S.

@@ -131,3 +131,23 @@ func TestR2_PanickingDeepCopyIsAnInvalidError(t *testing.T) {
 		assert.True(t, state.IsNotFoundError(err))
 	}
 }
+
+// copyPanics embeds a typed resource of a plain spec (whose copy runs no
+// user code) and has its own DeepCopy, user code, which panics.
+type copyPanics struct{ *pair }
+
+func (copyPanics) DeepCopy() resource.Resource { panic("the wrapper's DeepCopy") }
+
+// TestR2_AWrapperOfAPlainResourceIsCopiedAsUserCode: a write copies a
+// resource that embeds a typed one of a plain spec with its own DeepCopy,
+// user code: its panic fails the write with an invalid error, and nothing
+// is written.
+func TestR2_AWrapperOfAPlainResourceIsCopiedAsUserCode(t *testing.T) {
+	st, ctx := newTestState(t)
+	err := st.Create(ctx, copyPanics{newPair("w", 1)})
+	require.Error(t, err)
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+	assert.ErrorContains(t, err, "the wrapper's DeepCopy")
+	_, err = st.Get(ctx, ptr("w"))
+	assert.True(t, state.IsNotFoundError(err), "nothing written: %v", err)
+}

@@ -289,6 +289,10 @@ func (d *detector) leftLocked(ks *kindStore, rec *record) {
 	}
 }
 
+// hasPendingLocked reports whether takeLocked has checks to take. The
+// caller holds the kind's mu.
+func (d *detector) hasPendingLocked() bool { return len(d.pending) > 0 }
+
 // takeLocked appends the checks to run to dst and forgets them.
 func (d *detector) takeLocked(dst []check) []check {
 	if d == nil || len(d.pending) == 0 {

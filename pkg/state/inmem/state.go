@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/internal/opt"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/internal/backend"
@@ -203,9 +204,12 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	now := c.clock.now()
 	at := now.UnixNano()
 	ver := stampCreate(smd, o.Owner)
-	_, _, id := smd.Identity()
+	ns, typ, id := smd.Identity()
 
-	ks := c.store(resource.KindOf(smd))
+	ks := c.lookupNames(ns, typ)
+	if ks == nil {
+		ks = c.store(resource.KindOf(smd))
+	}
 	ref, err := ks.det.referenceCopy(r)
 	if err != nil {
 		return err
@@ -265,10 +269,12 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 	if err != nil {
 		return err
 	}
-	_, _, id := md.Identity()
-	ks := c.lookup(resource.KindOf(md))
+	ns, typ, id := md.Identity()
+	ks := c.lookupNames(ns, typ)
 	if ks == nil {
-		return state.NewNotFoundError(resource.PointerOf(md), "not found")
+		if ks = c.lookup(resource.KindOf(md)); ks == nil {
+			return state.NewNotFoundError(resource.PointerOf(md), "not found")
+		}
 	}
 	if c.persist != nil && ks.det != nil {
 		if err := ks.checkPersisted(id); err != nil {
@@ -343,12 +349,45 @@ func stampUpdate(smd, cmd *resource.Metadata, now time.Time) (resource.Version, 
 
 // storedOf returns the version of r (whose metadata is md) to store, its
 // metadata and its estimated size (see sizeOf): a copy of r (see copyOf),
-// or r itself when owned. DeepCopy and ApproxSize are user code and run
-// under one deferred recover (each recover costs a write about as much as
-// a map lookup): when either panics, or the copy is not a resource of r's
-// identity, the write takes copyOf and sizeOf instead, which run them
-// again with a recover each and give their error or default size.
+// or r itself when owned. A resource whose DeepCopy and ApproxSize run no
+// user code ([usercode.CopiesPlainly]) is copied and sized as it is (see
+// storedPlainly); for any other, they are user code and run under one
+// deferred recover (see storedOfUser).
 func storedOf(r resource.Resource, md *resource.Metadata, owned bool) (stored resource.Resource, smd *resource.Metadata, size int64, err error) {
+	if usercode.CopiesPlainly(r) {
+		stored, smd = storedPlainly(r, md, owned)
+		return stored, smd, approxSize(stored), nil
+	}
+	return storedOfUser(r, md, owned)
+}
+
+// storedPlainly is the version of r to store and its metadata, for a
+// resource that copies itself without user code: its copy (which has r's
+// identity), or r when owned.
+func storedPlainly(r resource.Resource, md *resource.Metadata, owned bool) (resource.Resource, *resource.Metadata) {
+	if owned {
+		return r, md
+	}
+	c := r.DeepCopy()
+	return c, c.Metadata()
+}
+
+// approxSize is r's ApproxSize, or defaultResourceSize when r has none;
+// r's ApproxSize is not user code (see storedOf).
+func approxSize(r resource.Resource) int64 {
+	if s, ok := r.(interface{ ApproxSize() int }); ok {
+		return int64(s.ApproxSize())
+	}
+	return defaultResourceSize
+}
+
+// storedOfUser is storedOf of a resource whose DeepCopy and ApproxSize are
+// user code: they run under one deferred recover (each recover costs a
+// write about as much as a map lookup). When either panics, or the copy
+// is not a resource of r's identity, the write takes copyOf and sizeOf
+// instead, which run them again with a recover each and give their error
+// or default size.
+func storedOfUser(r resource.Resource, md *resource.Metadata, owned bool) (stored resource.Resource, smd *resource.Metadata, size int64, err error) {
 	defer func() {
 		if recover() != nil {
 			stored, smd, size, err = storedOfSlow(r, md, owned)
@@ -473,13 +512,26 @@ func (c *core) DestroyVersion(_ context.Context, ptr resource.Pointer, opts ...s
 // parked watchers, runs the mutation detector's checks and waits for the
 // write's persistence (pend may be nil).
 func (ks *kindStore) publishUnlock(wake *wakeGroup, pend Pending) error {
+	if ks.det != nil && ks.det.hasPendingLocked() {
+		ks.checkUnlock(wake)
+	} else {
+		ks.mu.Unlock()
+		wakeUp(wake)
+	}
+	if pend != nil {
+		return pend.Wait()
+	}
+	return nil
+}
+
+// checkUnlock is publishUnlock's release of mu and wake-up when the
+// mutation detector has checks to run: it takes them, releases mu, wakes
+// the parked watchers and runs them. Apart, so that a write without checks
+// does not clear their buffer.
+func (ks *kindStore) checkUnlock(wake *wakeGroup) {
 	var buf [4]check
 	checks := ks.det.takeLocked(buf[:0])
 	ks.mu.Unlock()
 	wakeUp(wake)
 	ks.det.verify(ks, checks)
-	if pend != nil {
-		return pend.Wait()
-	}
-	return nil
 }
