@@ -13,6 +13,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/generic/internal/xform"
 	"github.com/resgraph/resgraph/pkg/internal/cast"
 	"github.com/resgraph/resgraph/pkg/internal/opt"
+	"github.com/resgraph/resgraph/pkg/internal/processed"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
@@ -197,6 +198,14 @@ func (c *QController[I, O]) misconfigured() error {
 // an error of the invalid class naming the setting at fault. The Runtime
 // calls it at registration and refuses a misconfigured controller.
 func (c *QController[I, O]) Validate() error { return c.configErr }
+
+// ProcessedInputs is for the Runtime (processed.Source; its type is
+// internal): it reports whether an input, at its version, was fully
+// processed and nothing woke it since — the controller's own write of
+// its finalizer to the input, typically — so that the Runtime does not
+// queue that change again (rule Q1, extended): its Reconcile would
+// return at once.
+func (c *QController[I, O]) ProcessedInputs() processed.Func { return c.inputs.processed }
 
 // RunHook runs the hook of [WithRunHook] (controller.QRunHook); without
 // one it returns nil at once.

@@ -31,7 +31,10 @@
 // retried with the Runtime's per-item backoff; then the finalizer goes. An
 // input therefore never goes before its output: in a chain of
 // qtransforms, tearing down the first input takes the chain down from its
-// end. [WithoutInputFinalizers] turns this off: nothing then holds the
+// end. Adding the finalizer changes the input; the controller records
+// that version as processed and tells the Runtime so
+// ([QController.ProcessedInputs]), which then does not queue that change
+// again (rule Q1, extended). [WithoutInputFinalizers] turns this off: nothing then holds the
 // input, its output is torn down when it tears down and destroyed when it
 // can be, possibly after the input is gone, and FinalizerRemovalFunc is
 // ignored. [WithInputFinalizers] says the default explicitly; giving both

@@ -182,6 +182,17 @@ func (x *inputs) start(id resource.ID, created int64, version resource.Version) 
 	return m.gen, m.done && m.created == created && m.version.Equal(version)
 }
 
+// processed reports whether the input md, at its creation time and
+// version, was fully processed since its last wake-up by MapInput: what
+// start reports as skip, for the Runtime's routing (processed.Func).
+func (x *inputs) processed(md *resource.Metadata) bool {
+	id, created, version := md.ID(), md.Created().UnixNano(), md.Version()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	m := x.recs[id].mark
+	return m.done && m.created == created && m.version.Equal(version)
+}
+
 // finish records that the input, at created and version, was fully
 // processed by a Reconcile that started at generation gen; nothing is
 // recorded when a MapInput woke the input up since.

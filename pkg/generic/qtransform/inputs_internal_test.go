@@ -2,6 +2,7 @@ package qtransform
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -115,4 +116,37 @@ func TestInputs_RecordGoesWithWhatItHolds(t *testing.T) {
 	assert.Len(t, x.recs, 1, "a wake-up is kept")
 	x.gone("b")
 	assert.Empty(t, x.recs)
+}
+
+// TestInputs_ProcessedIsWhatStartSkips: an input is reported processed
+// (for the Runtime's routing, rule Q1 extended) exactly when a Reconcile
+// starting now would skip it: processed at its creation time and version,
+// and not woken by MapInput since.
+func TestInputs_ProcessedIsWhatStartSkips(t *testing.T) {
+	x := newInputs()
+	created := time.Unix(10, 0)
+	md := func(created time.Time, v uint64) *resource.Metadata {
+		m := resource.NewMetadata("ns", "As.test.resgraph.dev", "a", resource.NewVersion(v))
+		m.SetCreated(created)
+		return &m
+	}
+	assert.False(t, x.processed(md(created, 2)), "never processed")
+	gen, _ := x.start("a", created.UnixNano(), resource.NewVersion(1))
+	assert.False(t, x.processed(md(created, 2)), "being processed")
+	x.finish("a", created.UnixNano(), resource.NewVersion(2), gen)
+	for _, tc := range []struct {
+		name string
+		md   *resource.Metadata
+		want bool
+	}{
+		{"the version processed", md(created, 2), true},
+		{"another version", md(created, 3), false},
+		{"created again", md(created.Add(time.Second), 2), false},
+	} {
+		_, skip := x.start("a", tc.md.Created().UnixNano(), tc.md.Version())
+		assert.Equal(t, skip, x.processed(tc.md), tc.name+": as start says")
+		assert.Equal(t, tc.want, x.processed(tc.md), tc.name)
+	}
+	x.wake("a")
+	assert.False(t, x.processed(md(created, 2)), "woken by MapInput")
 }

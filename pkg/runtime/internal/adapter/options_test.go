@@ -137,3 +137,17 @@ func TestModifyGivenWritesIntoTheGivenResource(t *testing.T) {
 	assert.Equal(t, 2, cur.(*Pair).TypedSpec().A)
 	assert.Equal(t, 0, kept.TypedSpec().A)
 }
+
+// TestItemStartedAllocatesNothingWithoutALog: a QController item's run
+// starts (ItemStarted) without an allocation while no CommitLog and no
+// simulator's scheduler is set — the context is handed back as it is,
+// and the item's pointer is not boxed on the way in.
+func TestItemStartedAllocatesNothingWithoutALog(t *testing.T) {
+	ctx := context.Background()
+	a := adapter.New(inmem.NewState(), cache.NewSet(nil), "c", adapter.NewAccess(nil, nil, nil), nil, false)
+	item := resource.PointerOf(ptr(typeB, "b"))
+	var got context.Context
+	allocs := testing.AllocsPerRun(200, func() { got = a.ItemStarted(ctx, item) })
+	assert.Zero(t, allocs, "allocations per ItemStarted")
+	assert.Equal(t, ctx, got, "the context as it was")
+}

@@ -60,11 +60,11 @@ func (a *Adapter) PassStarted() { a.pass.read.Store(0) }
 // other than sched.Direct is set, it carries the item and what its run
 // read (the commits made with it, and their write gates, name the item);
 // ctx itself otherwise (nothing is allocated).
-func (a *Adapter) ItemStarted(ctx context.Context, item resource.Pointer) context.Context {
+func (a *Adapter) ItemStarted(ctx context.Context, item resource.PointerKey) context.Context {
 	if a.pass.log.Load() == nil && !a.gated {
 		return ctx
 	}
-	return context.WithValue(ctx, itemPassKey{}, &itemPass{item: resource.PointerOf(item)})
+	return context.WithValue(ctx, itemPassKey{}, &itemPass{item: item})
 }
 
 // itemOf returns the item run ctx carries, nil when none.

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/processed"
 	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
@@ -124,6 +125,9 @@ func New(cfg Config) *Runner {
 		busy:     make([]atomic.Int64, max(cfg.Concurrency, 1)),
 	}
 	c.picker, _ = cfg.Scheduler.(sched.Picker)
+	if s, ok := cfg.Ctrl.(processed.Source); ok {
+		c.sub.Processed = s.ProcessedInputs()
+	}
 	for _, in := range cfg.Settings.Inputs {
 		if in.Kind == controller.InputQPrimary {
 			c.primary[resource.KindOf(resource.NewKind(in.Namespace, in.Type))] = struct{}{}

@@ -44,7 +44,7 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 			if mapped && sub.Last != nil {
 				rememberLast(sub.Last, s.Kind, &events[j], md, matched, func() resource.Resource { return sc.previous(j, &events[j], md) })
 			}
-			if !matched {
+			if !matched || (!mapped && !bootstrap && processedAlready(sub, events[j].Type, md)) {
 				continue
 			}
 			sc.items = append(sc.items, work.Item{Ptr: resource.PointerOf(md), Map: mapped})
@@ -69,6 +69,14 @@ func deliver(subs []Subscription, events []state.Event, metas []*resource.Metada
 		})
 	}
 	clear(sc.prevs) // keeps no snapshot past the batch
+}
+
+// processedAlready reports whether the update t of the primary input md
+// is one its QController already reconciled (see Subscriber.Processed):
+// it is then not queued (rule Q1, extended). Only an update is: a
+// creation or a destruction is always queued.
+func processedAlready(sub *Subscriber, t state.EventType, md *resource.Metadata) bool {
+	return sub.Processed != nil && t == state.Updated && sub.Processed(md)
 }
 
 // wake wakes the Controller of subscription s up when a change of the

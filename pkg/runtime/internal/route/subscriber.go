@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/resgraph/resgraph/pkg/internal/changelog"
+	"github.com/resgraph/resgraph/pkg/internal/processed"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/cache"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/telemetry"
@@ -30,6 +31,11 @@ type Subscriber struct {
 	// IDs of the changes that woke it, logged after Floor is raised and
 	// before Wake is sent.
 	Changes *changelog.Log
+	// Processed is, for a QController that says so (see
+	// processed.Source), whether a primary input as it is now was already
+	// reconciled: an update to such a version is not queued (rule Q1,
+	// extended). Nil: every change is queued.
+	Processed processed.Func
 }
 
 // Wake is a Controller's coalescing wake-up: a channel of capacity one
