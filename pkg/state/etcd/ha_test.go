@@ -673,7 +673,13 @@ func killSeed(t *testing.T, seed uint64) []time.Duration {
 	var killedAt time.Time
 	var moved []string
 	kill := func() {
-		leaders := haLeaders(rs)
+		// A term can end before its successor begins (a lease that lapsed
+		// on a loaded machine): the kill waits for a replica that leads.
+		var leaders map[string][]*haReplica
+		awaitHA(t, rs, time.Minute, "a leader to kill", func() bool {
+			leaders = haLeaders(rs)
+			return slices.ContainsFunc(chainStages, func(c string) bool { return len(leaders[c]) > 0 })
+		})
 		candidates := map[*haReplica]bool{}
 		for _, c := range chainStages {
 			for _, r := range leaders[c] {
