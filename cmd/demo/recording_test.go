@@ -29,16 +29,17 @@ import (
 //
 // The replay takes each commit as a step of its own in the recorded
 // order, lets each pass read the state its first read saw when recorded
-// (recording rule RC9), prefers the LinkApplyController item the
-// recording says made the next commit, and feeds KernelLinkObserver's
+// (recording rule RC9), has LinkApplyController's workers take from the
+// queue the items the recording says made its commits, each where its
+// run first read the state (sched.Picker), and feeds KernelLinkObserver's
 // reads of the kernel from the recording (rule RC12, sim.World.Observed),
 // each where it was read. What it still cannot replay: a pass whose reads
-// spread over other passes' commits (one read revision per pass), and
-// LinkApplyController's items taken from its queue in another order than
-// production's (with both workers holding items whose commits come later,
-// the item the recording has next waits in the queue). The failure names
-// where the replay departed; the test then records again, up to
-// matchAttempts times.
+// spread over other passes' commits (one read revision per pass), such as
+// a ResolverController pass whose wake-up waited behind its previous
+// pass's write and read late (TestRecording_SavedRecordingsReplayTheSameCommits
+// lists the saved recordings that depart so). The failure names where the
+// replay departed; the test then records again, up to matchAttempts
+// times.
 func TestRecording_DemoUnderLoadReplaysTheSameCommits(t *testing.T) {
 	const matchAttempts = 10 // each about half a second
 	for attempt := 1; ; attempt++ {
