@@ -251,15 +251,21 @@ func (h *holds) release(stream any) {
 
 // open lets the goroutine waiting at w go.
 func (h *holds) open(w *gateWait) {
-	h.mu.Lock()
-	i := slices.Index(h.gates, w)
-	if i >= 0 {
-		h.gates = slices.Delete(h.gates, i, i+1)
-	}
-	h.mu.Unlock()
-	if i >= 0 {
+	if unlist(h, &h.gates, w) {
 		close(w.ch)
 	}
+}
+
+// unlist takes w out of the waiters *list (a field of h), under h.mu, and
+// reports whether it was there: whoever takes it out lets it go.
+func unlist[W comparable](h *holds, list *[]W, w W) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i := slices.Index(*list, w)
+	if i >= 0 {
+		*list = slices.Delete(*list, i, i+1)
+	}
+	return i >= 0
 }
 
 // applyHead applies the oldest held change of kind k.

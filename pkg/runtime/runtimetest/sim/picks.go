@@ -86,13 +86,7 @@ func (h *holds) pickCandidates(out []candidate) []candidate {
 
 // pick hands the worker waiting at w its item.
 func (h *holds) pick(w *pickWait, it pickedItem) {
-	h.mu.Lock()
-	i := slices.Index(h.picks, w)
-	if i >= 0 {
-		h.picks = slices.Delete(h.picks, i, i+1)
-	}
-	h.mu.Unlock()
-	if i >= 0 {
+	if unlist(h, &h.picks, w) {
 		w.ch <- it
 	}
 }
