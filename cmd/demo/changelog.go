@@ -38,6 +38,12 @@ func newChangeLog(inner state.CoreState, logger *zap.Logger) state.State {
 	return state.WrapCore(&changeLog{CoreState: inner, logger: logger})
 }
 
+// UnwrapCore implements state.CoreUnwrapper: every write is committed to
+// inner as given (the log only serializes and logs them), so that the
+// flight recorder reads the kinds' commits from inner instead of
+// watching them.
+func (c *changeLog) UnwrapCore() state.CoreState { return c.CoreState }
+
 // KindHead implements state.KindHeadReporter by asking the inner state, so
 // that the Runtime's quiescence check stays exact through the log.
 func (c *changeLog) KindHead(ctx context.Context, k resource.Kind) (state.Bookmark, error) {

@@ -53,6 +53,11 @@ func (r *Recorder) Attach(ctx context.Context) error {
 	r.mu.Lock()
 	s.resolveLocked(tapped)
 	s.remove = remove
+	for k := range s.handovers {
+		if !s.kinds[k] {
+			delete(s.handovers, k) // never the tap's: read from its commits, or watched, as RC8 says
+		}
+	}
 	r.mu.Unlock()
 	src, err := r.openSource(ctx, kinds, s)
 	if err != nil {

@@ -51,3 +51,12 @@ func (s *chunked[T]) reset() {
 	}
 	s.chunks, s.n = s.chunks[:min(1, len(s.chunks))], 0
 }
+
+// truncate keeps the first n values (n at most len), dropping the chunks
+// past them.
+func (s *chunked[T]) truncate(n int) {
+	for i := n; i < s.n && i%chunkLen != 0; i++ {
+		*s.at(i) = *new(T)
+	}
+	s.chunks, s.n = s.chunks[:(n+chunkLen-1)/chunkLen], n
+}

@@ -38,7 +38,9 @@
 //     changes every change after that revision, each backend's in the
 //     order it applied them, interleaved by their times; a change is
 //     never taken for one before the start because another backend's
-//     numbers run ahead.
+//     numbers run ahead. There, Sync waits for each backend's changes,
+//     and a world change is noted at the highest of the backends'
+//     revisions (0 behind a wrapper that hides the routes).
 //
 //   - RC2. A change is a controller's (ByController) when the resource's
 //     owner — after the change, or before it for a destroy — is the name
@@ -48,7 +50,9 @@
 //     finalizer added or removed when it is named after a controller,
 //     whoever owns the resource, else unnamed); every other change is an outside writer's
 //     (ByOutside). An action of the world the daemon noted with [Recorder.Act] is a
-//     change of its own (ByWorld), in its place among the others. A
+//     change of its own (ByWorld), in its place among the others (one
+//     noted at a checkpoint's revision after the checkpoint was taken
+//     is after it). A
 //     controller's write made with WithCreateNoOwner or WithModifyNoOwner
 //     carries no owner and is recorded as an outside write.
 //
@@ -120,9 +124,10 @@
 //     window starts at the state it listed at Attach, and the changes
 //     made before the Runtime runs (a daemon's intent) and the
 //     controllers' first passes are changes of the recording, none is
-//     folded into its starting state. It watches every kind itself until
-//     the Runtime listed it, then hands the kind over to the Runtime's
-//     watch (rule RC8): the Runtime's changes of the kind are held until
+//     folded into its starting state. It watches every kind the Runtime
+//     watches itself until the Runtime listed it (the others it reads as
+//     RC8 says), then hands the kind over to the Runtime's watch (rule
+//     RC8): the Runtime's changes of the kind are held until
 //     its own watch brought a change newer than the Runtime's listing, so
 //     that no change is lost or recorded twice, and its own watch of the
 //     kind ends. Over a state that does not number its changes it keeps
@@ -130,7 +135,8 @@
 //     RC8's.
 //
 //   - RC11. Over a state that can tap a kind's commits (inmem, a state
-//     WrapCore builds on one, a boltdb file, a routed state whose backend
+//     WrapCore builds on one or on a wrapper of one that commits through
+//     it (state.CoreUnwrapper), a boltdb file, a routed state whose backend
 //     of the kind can, and an access guard over one for a subject that
 //     may watch the kind), a recorder reads the kinds it would
 //     otherwise watch itself (every kind, without a Runtime to tap) from

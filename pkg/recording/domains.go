@@ -3,6 +3,7 @@ package recording
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 
@@ -18,10 +19,13 @@ type backendRouter interface {
 
 // domains are the revision domains of a session's kinds: the kinds whose
 // changes one sequence numbers share a domain (rule RC1). of is nil when
-// every kind's changes are numbered by one sequence.
+// every kind's changes are numbered by one sequence. revs are what tells
+// each domain's revisions (a routed state's backend; nil when nothing
+// does: a wrapper that hides the routes).
 type domains struct {
-	of map[resource.KindKey]uint16
-	n  int
+	of   map[resource.KindKey]uint16
+	n    int
+	revs []state.RevisionReporter
 }
 
 // revisionDomains returns the revision domains of kinds in st: over a
@@ -64,7 +68,66 @@ func revisionDomains(ctx context.Context, st state.State, kinds []Kind) domains 
 	if d.n = len(backends); d.n < 2 {
 		return domains{}
 	}
+	d.revs = make([]state.RevisionReporter, d.n)
+	for i, b := range backends {
+		d.revs[i], _ = b.(state.RevisionReporter)
+	}
 	return d
+}
+
+// kindRevisions returns, for each domain, the revision of the newest
+// change of kinds it numbered (one domain: a slice of one).
+func (d domains) kindRevisions(ctx context.Context, st state.State, kinds []Kind) ([]uint64, error) {
+	want := make([]uint64, max(d.n, 1))
+	for _, k := range kinds {
+		kind := resource.NewKind(k.Namespace, k.Type)
+		rr, i, err := d.reporterOf(st, kind)
+		if err != nil {
+			return nil, err
+		}
+		last, _, err := rr.KindRevision(ctx, kind)
+		if err != nil {
+			return nil, err
+		}
+		want[i] = max(want[i], last)
+	}
+	return want, nil
+}
+
+// reporterOf returns what numbers the changes of kind, and its domain.
+func (d domains) reporterOf(st state.State, kind resource.Kind) (state.RevisionReporter, int, error) {
+	if d.of == nil {
+		if rr, ok := st.(state.RevisionReporter); ok {
+			return rr, 0, nil
+		}
+		return nil, 0, fmt.Errorf("recording: %T does not number its changes: %w", st, errors.ErrUnsupported)
+	}
+	i := int(d.of[resource.KindOf(kind)])
+	if d.revs[i] == nil {
+		return nil, 0, fmt.Errorf("recording: %T numbers its namespaces' changes apart and does not tell each one's revisions: %w", st, errors.ErrUnsupported)
+	}
+	return d.revs[i], i, nil
+}
+
+// revision returns the state's revision now: over several domains, the
+// highest of their revisions (as Recording.Revision is), over a state
+// that does not tell them, 0.
+func (d domains) revision(ctx context.Context, st state.State) uint64 {
+	if d.of == nil {
+		if rr, ok := st.(state.RevisionReporter); ok {
+			rev, _ := rr.Revision(ctx)
+			return rev
+		}
+		return 0
+	}
+	var rev uint64
+	for _, rr := range d.revs {
+		if rr != nil {
+			r, _ := rr.Revision(ctx)
+			rev = max(rev, r)
+		}
+	}
+	return rev
 }
 
 // indexOfBackend returns the index of b in backends (equal interface

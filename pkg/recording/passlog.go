@@ -21,6 +21,18 @@ type passLog struct {
 	seed maphash.Seed
 	ring []passEntry // allocated at the first commit
 	next int
+	// kinds are the hashes of the kinds committed (at most
+	// passLogKinds), so that a commit hashes its ID alone.
+	kinds []kindHashed
+}
+
+// passLogKinds bounds the kinds whose hash a pass log keeps.
+const passLogKinds = 64
+
+// kindHashed is a kind and its hash.
+type kindHashed struct {
+	kind resource.KindKey
+	hash uint64
 }
 
 // passEntry is one commit: its resource's hash, its version, what its
@@ -33,11 +45,35 @@ type passEntry struct {
 
 func newPassLog() *passLog { return &passLog{seed: maphash.MakeSeed()} }
 
-// hash hashes a resource's pointer, string by string (maphash.Comparable
-// would copy the key to the heap).
+// hash hashes a resource's pointer: its ID's hash and its kind's (string
+// by string: maphash.Comparable would copy the key to the heap).
 func (l *passLog) hash(ptr resource.PointerKey) uint64 {
-	const m1, m2 = 0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f
-	return maphash.String(l.seed, ptr.Namespace()) ^ maphash.String(l.seed, ptr.Type())*m1 ^ maphash.String(l.seed, ptr.ID())*m2
+	return l.idHash(ptr) ^ l.kindHash(ptr.Namespace(), ptr.Type())
+}
+
+func (l *passLog) idHash(ptr resource.PointerKey) uint64 {
+	const m = 0xc2b2ae3d27d4eb4f
+	return maphash.String(l.seed, ptr.ID()) * m
+}
+
+func (l *passLog) kindHash(ns resource.Namespace, typ resource.Type) uint64 {
+	const m = 0x9e3779b97f4a7c15
+	return maphash.String(l.seed, ns) ^ maphash.String(l.seed, typ)*m
+}
+
+// kindHashLocked is kindHash, of the kinds kept; l.mu is held.
+func (l *passLog) kindHashLocked(ptr resource.PointerKey) uint64 {
+	ns, typ := ptr.Namespace(), ptr.Type()
+	for i := range l.kinds {
+		if k := &l.kinds[i]; k.kind.Type() == typ && k.kind.Namespace() == ns {
+			return k.hash
+		}
+	}
+	h := l.kindHash(ns, typ)
+	if len(l.kinds) < passLogKinds {
+		l.kinds = append(l.kinds, kindHashed{kind: resource.KindOf(ptr), hash: h})
+	}
+	return h
 }
 
 // add notes that a commit of ptr at version was made by a pass (or the
@@ -47,8 +83,9 @@ func (l *passLog) add(ptr resource.PointerKey, version, read uint64, item resour
 	if read == 0 && item == (resource.PointerKey{}) {
 		return
 	}
-	h := l.hash(ptr)
+	h := l.idHash(ptr)
 	l.mu.Lock()
+	h ^= l.kindHashLocked(ptr)
 	if l.ring == nil {
 		l.ring = make([]passEntry, passLogSize)
 	}

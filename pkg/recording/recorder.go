@@ -117,12 +117,14 @@ func (r *Recorder) Run(ctx context.Context) error {
 func (r *Recorder) Started() <-chan struct{} { return r.started }
 
 // Sync waits until the recorder has seen every change of its kinds that
-// the state committed before the call, or ctx is done. Over a state that
-// does not number its changes it fails with an error matching
+// the state committed before the call, or ctx is done. Over a routed
+// state whose kinds live in several backends it waits for each
+// backend's changes (rule RC1). Over a state that does not number its
+// changes, or does not tell each of its backends' revisions (a wrapper
+// that hides a routed state's routes), it fails with an error matching
 // errors.ErrUnsupported.
 func (r *Recorder) Sync(ctx context.Context) error {
-	rr, ok := r.st.(state.RevisionReporter)
-	if !ok {
+	if _, ok := r.st.(state.RevisionReporter); !ok {
 		return fmt.Errorf("recording: Sync: %T does not number its changes: %w", r.st, errors.ErrUnsupported)
 	}
 	select {
@@ -133,13 +135,9 @@ func (r *Recorder) Sync(ctx context.Context) error {
 	r.mu.Lock()
 	kinds := slices.Clone(r.kinds)
 	r.mu.Unlock()
-	var want uint64
-	for _, k := range kinds {
-		last, _, err := rr.KindRevision(ctx, resource.NewKind(k.Namespace, k.Type))
-		if err != nil {
-			return err
-		}
-		want = max(want, last)
+	want, err := revisionDomains(ctx, r.st, kinds).kindRevisions(ctx, r.st, kinds)
+	if err != nil {
+		return fmt.Errorf("recording: Sync: %w", err)
 	}
 	r.mu.Lock()
 	r.waiting++
@@ -166,9 +164,10 @@ func (r *Recorder) Sync(ctx context.Context) error {
 }
 
 // caughtUpLocked reports whether the window holds every change up to
-// revision want, once the commit logs are drained; r.mu is held.
-func (r *Recorder) caughtUpLocked(want uint64) bool {
-	return r.ready && r.drainLocked() == nil && r.win.curRev >= want
+// revision want of each revision domain, once the commit logs are
+// drained; r.mu is held.
+func (r *Recorder) caughtUpLocked(want []uint64) bool {
+	return r.ready && r.drainLocked() == nil && r.win.reached(want)
 }
 
 // errKindsChanged ends a session whose Runtime's kinds changed.
@@ -392,7 +391,7 @@ func (r *Recorder) addLocked(ev *state.Event, start *startState, at time.Time) {
 	if e.by != ByController {
 		e.size = r.sizes.size(e.res)
 	}
-	r.win.add(e)
+	r.win.add(&e)
 }
 
 // progressedLocked wakes those waiting in Sync once the window moved.
@@ -461,16 +460,21 @@ func (r *Recorder) Act(name string) {
 	r.note(change{by: ByWorld, op: OpAction, action: name, size: int64(len(name)) + entryOverhead})
 }
 
-// note adds a world change c, at the state's revision now.
+// note adds a world change c, at the state's revision now (over several
+// revision domains, the highest of theirs).
 func (r *Recorder) note(c change) {
-	if rr, ok := r.st.(state.RevisionReporter); ok {
-		c.rev, _ = rr.Revision(context.Background())
+	r.mu.Lock()
+	var doms domains
+	if r.src != nil {
+		doms = r.src.doms
 	}
+	r.mu.Unlock()
+	c.rev = doms.revision(context.Background(), r.st)
 	c.at = time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready {
-		r.win.add(c)
+		r.win.add(&c)
 	}
 }
 

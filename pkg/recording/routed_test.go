@@ -188,3 +188,93 @@ func TestRC1_ARoutedStatesWindowRollsEachBackendAtItsOwnRevision(t *testing.T) {
 	}
 	require.NoError(t, sameResources(replayed(r), r.Final))
 }
+
+// TestRC1_SyncWaitsForEachBackendOfARoutedState: over a routed state
+// whose kinds live in two backends, Sync returns once the recorder has
+// seen every change either backend committed before the call — through
+// the commit tap and through its own watches — so that a take right
+// after it holds them all.
+func TestRC1_SyncWaitsForEachBackendOfARoutedState(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		t.Run(fmt.Sprintf("own watches=%v", own), func(t *testing.T) {
+			ctx := context.Background()
+			st, quietKind, quietNote := twoBackends(t)
+			opts := []recording.Option{recording.WithKinds(quietKind, noteKind)}
+			if own {
+				opts = append(opts, recording.WithOwnWatches())
+			}
+			rec, err := recording.New(st, registry(t), opts...)
+			require.NoError(t, err)
+			started(t, rec)
+			for i := range 300 {
+				require.NoError(t, st.Create(ctx, newNote(fmt.Sprint("n", i), i)))
+				if i%30 == 0 {
+					require.NoError(t, st.Create(ctx, quietNote(fmt.Sprint("q", i), i)))
+				}
+			}
+			require.NoError(t, rec.Sync(ctx))
+			r, err := rec.Take()
+			require.NoError(t, err)
+			require.NoError(t, sameResources(listAll(t, st, quietKind, noteKind), r.Final), "the take right after Sync holds every write")
+			require.Len(t, r.Changes, 310)
+		})
+	}
+}
+
+// TestRC12_AWorldChangeOverARoutedStateIsNotedAtItsRevision: over a
+// routed state whose backends number their changes each on its own, a
+// world read and a world action carry the highest of the backends'
+// revisions when they were noted (as Recording.Revision is the highest
+// of the starting ones), not 0, and sit between the writes before and
+// after them.
+func TestRC12_AWorldChangeOverARoutedStateIsNotedAtItsRevision(t *testing.T) {
+	ctx := context.Background()
+	st, quietKind, quietNote := twoBackends(t)
+	rec, err := recording.New(st, registry(t), recording.WithKinds(quietKind, noteKind))
+	require.NoError(t, err)
+	started(t, rec)
+	require.NoError(t, st.Create(ctx, newNote("before", 1)))
+	require.NoError(t, st.Create(ctx, quietNote("before", 1)))
+	require.NoError(t, rec.Sync(ctx))
+	var highest uint64
+	for _, b := range []resource.Namespace{ns, "quiet"} {
+		backend, err := st.Backend(b)
+		require.NoError(t, err)
+		rev, err := backend.(state.RevisionReporter).Revision(ctx)
+		require.NoError(t, err)
+		highest = max(highest, rev)
+	}
+	rec.Observe("kernel links", []byte("eth0"))
+	rec.Act("unplug eth0")
+	require.NoError(t, st.Create(ctx, newNote("after", 1)))
+	require.NoError(t, st.Create(ctx, quietNote("after", 1)))
+	require.NoError(t, rec.Sync(ctx))
+	r, err := rec.Take()
+	require.NoError(t, err)
+	var got []string
+	for _, c := range r.Changes {
+		if c.By == recording.ByWorld {
+			assert.Equal(t, highest, c.Revision, "%s is noted at the highest of the backends' revisions", c.Action)
+			got = append(got, c.Action)
+		} else {
+			got = append(got, c.Pointer.ID())
+		}
+	}
+	assert.Equal(t, []string{"before", "before", "kernel links", "unplug eth0", "after", "after"}, got)
+}
+
+// twoBackends returns a routed state of two inmem backends (the notes'
+// namespace one, the rest the other, a hundred revisions behind) with
+// the kind of notes in the quiet one and what builds a note of it.
+func twoBackends(t *testing.T) (*routed.State, resource.Kind, func(id string, n int) *Note) {
+	busy, quiet := inmem.NewState(), inmem.NewState()
+	st, err := routed.New([]routed.Rule{routed.Exact(ns, busy)}, routed.WithDefault(quiet))
+	require.NoError(t, err)
+	for i := range 100 {
+		require.NoError(t, busy.Create(context.Background(), newNote(fmt.Sprint("b", i), i)))
+	}
+	quietNote := func(id string, n int) *Note {
+		return typed.New[NoteSpec, NoteDef](resource.NewMetadata("quiet", noteKind.Type(), id, resource.VersionUndefined), NoteSpec{N: n})
+	}
+	return st, resource.NewKind("quiet", noteKind.Type()), quietNote
+}

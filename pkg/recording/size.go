@@ -22,6 +22,9 @@ const entryOverhead = 96
 type sizer struct {
 	reg   *codec.Registry
 	types map[resource.Type]*typeSize
+	// lastType's size is last (nil before the first).
+	lastType resource.Type
+	last     *typeSize
 }
 
 type typeSize struct {
@@ -33,14 +36,11 @@ func (s *sizer) size(r resource.Resource) int64 {
 	if r == nil {
 		return entryOverhead
 	}
-	typ := r.Metadata().Type()
-	if s.types == nil {
-		s.types = map[resource.Type]*typeSize{}
-	}
-	ts := s.types[typ]
-	if ts == nil {
-		ts = &typeSize{}
-		s.types[typ] = ts
+	_, typ, _ := r.Metadata().Identity()
+	ts := s.last
+	if ts == nil || typ != s.lastType {
+		ts = s.of(typ)
+		s.lastType, s.last = typ, ts
 	}
 	if ts.n%sizeSample == 0 {
 		if b, err := s.reg.Encode(r); err == nil {
@@ -51,4 +51,17 @@ func (s *sizer) size(r resource.Resource) int64 {
 	}
 	ts.n++
 	return ts.size + entryOverhead
+}
+
+// of returns the size of typ, adding it.
+func (s *sizer) of(typ resource.Type) *typeSize {
+	if s.types == nil {
+		s.types = map[resource.Type]*typeSize{}
+	}
+	ts := s.types[typ]
+	if ts == nil {
+		ts = &typeSize{}
+		s.types[typ] = ts
+	}
+	return ts
 }

@@ -170,3 +170,66 @@ func TestRC9_EachCommitSaysWhatItsPassRead(t *testing.T) {
 type tapNothing struct{}
 
 func (tapNothing) Committed(string, resource.PointerKey, uint64, uint64, resource.PointerKey) {}
+
+// serialized is a CoreState that serializes the writes to the one it
+// wraps (as a daemon's change log does) and says so
+// (state.CoreUnwrapper), counting the watches opened through it.
+type serialized struct {
+	state.CoreState
+	mu      sync.Mutex
+	watches watchCounting
+}
+
+func (s *serialized) UnwrapCore() state.CoreState { return s.CoreState }
+
+func (s *serialized) Revision(ctx context.Context) (uint64, error) {
+	return s.CoreState.(state.RevisionReporter).Revision(ctx)
+}
+
+func (s *serialized) KindRevision(ctx context.Context, k resource.Kind) (last, at uint64, err error) {
+	return s.CoreState.(state.RevisionReporter).KindRevision(ctx, k)
+}
+
+func (s *serialized) Create(ctx context.Context, r resource.Resource, opts ...state.CreateOption) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.CoreState.Create(ctx, r, opts...)
+}
+
+func (s *serialized) Update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.CoreState.Update(ctx, r, opts...)
+}
+
+func (s *serialized) WatchKindAggregated(ctx context.Context, k resource.Kind, ch chan<- []state.Event, opts ...state.WatchKindOption) error {
+	s.watches.count(k)
+	return s.CoreState.WatchKindAggregated(ctx, k, ch, opts...)
+}
+
+// TestRC11_AWrapperOfACoreThatCommitsThroughItTapsItsCommits: a recorder
+// over a state WrapCore built on a wrapper of an inmem state that commits
+// every write through it (state.CoreUnwrapper; two such wrappers deep)
+// reads the kind's commits from the inmem state: it opens no watch, and
+// records every write, none coalesced.
+func TestRC11_AWrapperOfACoreThatCommitsThroughItTapsItsCommits(t *testing.T) {
+	ctx := context.Background()
+	outer := &serialized{CoreState: &serialized{CoreState: inmem.NewState()}}
+	outer.watches.start()
+	st := state.WrapCore(outer)
+	rec, err := recording.New(st, registry(t), recording.WithKinds(noteKind))
+	require.NoError(t, err)
+	started(t, rec)
+	for i := range 500 {
+		require.NoError(t, st.Create(ctx, newNote(fmt.Sprint("n", i), i)))
+	}
+	_, err = st.UpdateWithConflicts(ctx, newNote("n0", 0).Metadata(), func(r resource.Resource) error { r.(*Note).TypedSpec().N = -1; return nil })
+	require.NoError(t, err)
+	require.NoError(t, rec.Sync(ctx))
+	r, err := rec.Take()
+	require.NoError(t, err)
+	assert.Empty(t, outer.watches.kinds(), "the recorder reads the kind's commits: it watches nothing")
+	require.Len(t, r.Changes, 501)
+	assert.Zero(t, r.Coalesced)
+	require.NoError(t, sameResources(listAll(t, st, noteKind), r.Final))
+}

@@ -91,9 +91,15 @@ type checkpoint struct {
 // holds reports whether the checkpoint already holds entry e (a change
 // that arrived after it was taken, from a kind whose watch lagged): a
 // numbered change when its revision is at most the checkpoint's of its
-// domain, another when it arrived before the checkpoint was taken.
+// domain, another when it arrived before the checkpoint was taken. A
+// world change is before the checkpoint when it was noted before the
+// checkpoint was taken, at or below its revision when both are numbered
+// by one sequence (one noted later at the same revision, the state
+// quiet meanwhile, is after it).
 func (c *checkpoint) holds(e *entry) bool {
 	switch {
+	case e.by == ByWorld:
+		return e.seq < c.seq && (e.rev == 0 || c.revs != nil || e.rev <= c.rev)
 	case e.rev == 0:
 		return e.seq < c.seq
 	case c.revs != nil:
@@ -148,7 +154,7 @@ type window struct {
 }
 
 func newWindow(maxAge time.Duration, maxBytes int64) *window {
-	return &window{marks: map[*checkpoint]struct{}{}, maxAge: maxAge, maxBytes: maxBytes}
+	return &window{slots: newSlotTable(), marks: map[*checkpoint]struct{}{}, maxAge: maxAge, maxBytes: maxBytes}
 }
 
 // reset starts the window over from the state of the resources rs, as of
@@ -180,6 +186,20 @@ func (w *window) slot(md *resource.Metadata) uint32 {
 	return s
 }
 
+// reached reports whether the window holds every change up to revision
+// want[i] of each revision domain i (one domain: want[0]).
+func (w *window) reached(want []uint64) bool {
+	if len(want) == 1 || len(w.curRevs) != len(want) {
+		return w.curRev >= slices.Max(want)
+	}
+	for i, rev := range want {
+		if w.curRevs[i] < rev {
+			return false
+		}
+	}
+	return true
+}
+
 // checkpoint returns a checkpoint of the state now.
 func (w *window) checkpoint(at time.Time) checkpoint {
 	return checkpoint{res: w.cur.flat(), at: at, rev: w.curRev, revs: slices.Clone(w.curRevs), seq: w.seq, gen: w.gen}
@@ -194,7 +214,7 @@ func (w *window) setLast(at time.Time) {
 // add adds a change: to the state now, to the checkpoints that were
 // taken after it (a lagging kind's change), and to the changes unless
 // the window's start already holds it.
-func (w *window) add(c change) {
+func (w *window) add(c *change) {
 	e := entry{at: c.at.UnixNano(), rev: c.rev, seq: w.seq, by: c.by, op: c.op, size: c.size, extra: noExtra, coalesced: c.coalesced}
 	w.seq++
 	if c.res != nil {
@@ -406,8 +426,8 @@ func (w *window) view(from *checkpoint) view {
 	keys := w.slots.keys()
 	for i := range w.entries.len() {
 		e := *w.entries.at(i)
-		if e.by == ByWorld && e.seq < start.seq || e.by != ByWorld && start.holds(&e) {
-			continue // a world change noted at the start's revision, but after it, is the window's
+		if start.holds(&e) {
+			continue
 		}
 		ve := viewEntry{entry: e}
 		if e.by != ByWorld {

@@ -41,12 +41,12 @@ func TestRC1_ChangesUpToTheCutGoIntoTheStart(t *testing.T) {
 	now := time.Now()
 	w := newWindow(time.Hour, 1<<20)
 	w.reset([]resource.Resource{at("a", 1)}, now, 10, nil, nil)
-	update := func(rev, v uint64) change {
-		return change{at: now, rev: rev, by: ByOutside, op: OpUpdate, res: at("a", v)}
+	update := func(rev, v uint64) *change {
+		return &change{at: now, rev: rev, by: ByOutside, op: OpUpdate, res: at("a", v)}
 	}
 	w.add(update(8, 2))
 	w.add(update(12, 4))
-	w.add(change{at: now, rev: 11, by: ByWorld, op: OpAction, action: "x"})
+	w.add(&change{at: now, rev: 11, by: ByWorld, op: OpAction, action: "x"})
 	w.add(update(11, 3))
 	v := w.view(nil)
 	require.Len(t, v.initial, 1)
@@ -70,8 +70,8 @@ func TestRC3_ResourcesThatComeAndGoLeaveNothingBehind(t *testing.T) {
 	w.reset(nil, now, 0, nil, nil)
 	for i := range 20_000 {
 		r := at(fmt.Sprint("r", i), 1)
-		w.add(change{at: now, rev: uint64(2*i + 1), by: ByOutside, op: OpCreate, res: r, size: 100})
-		w.add(change{at: now, rev: uint64(2*i + 2), by: ByOutside, op: OpDestroy, res: r, size: 100})
+		w.add(&change{at: now, rev: uint64(2*i + 1), by: ByOutside, op: OpCreate, res: r, size: 100})
+		w.add(&change{at: now, rev: uint64(2*i + 2), by: ByOutside, op: OpDestroy, res: r, size: 100})
 	}
 	assert.Less(t, w.slots.len(), 8192, "slots of resources gone are dropped")
 	assert.Equal(t, w.slots.len(), w.cur.len(), "the state now has a value per slot")
@@ -83,4 +83,27 @@ func TestRC3_ResourcesThatComeAndGoLeaveNothingBehind(t *testing.T) {
 	for _, e := range v.entries {
 		require.Equal(t, resource.PointerOf(e.res.Metadata()), e.key, "a renumbered slot keeps its pointer")
 	}
+}
+
+// TestRC2_AWorldActionNotedAfterACheckpointAtItsRevisionStaysInTheWindow:
+// a world action noted while the state is quiet, at the revision of the
+// window's newest checkpoint but after it was taken, is a change after
+// that checkpoint: when the window rolls (the checkpoint becomes its
+// start), the action stays one of its changes.
+func TestRC2_AWorldActionNotedAfterACheckpointAtItsRevisionStaysInTheWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := newWindow(time.Minute, 1<<30)
+	w.reset(nil, t0, 5, nil, nil)
+	w.add(&change{at: t0.Add(time.Second), rev: 6, by: ByOutside, op: OpCreate, res: at("a", 1), size: 100})
+	// Half the window's age later a change rolls it: its newest
+	// checkpoint is at revision 7, the state now.
+	w.add(&change{at: t0.Add(31 * time.Second), rev: 7, by: ByOutside, op: OpUpdate, res: at("a", 2), size: 100})
+	require.Equal(t, uint64(7), w.last.rev)
+	// Another half later, the state quiet, an action of the world: the
+	// window rolls again, that checkpoint becomes its start.
+	w.add(&change{at: t0.Add(62 * time.Second), rev: 7, by: ByWorld, op: OpAction, action: "unplug", size: 10})
+	require.Equal(t, uint64(7), w.prev.rev, "the window rolled: it starts at the checkpoint taken before the action")
+	v := w.view(nil)
+	require.Len(t, v.entries, 1, "the action is a change of the window")
+	assert.Equal(t, "unplug", v.entries[0].action)
 }

@@ -87,7 +87,7 @@ func (a *Adapter) gateWrite(ctx context.Context, ptr resource.Pointer) error {
 		return nil
 	}
 	g := sched.Gate{Kind: sched.GateWrite, Controller: a.name, Item: resource.PointerOf(ptr)}
-	if p := itemOf(ctx); p != nil {
+	if p := a.itemOf(ctx); p != nil {
 		g.Source = p.item
 	}
 	if a.sched.Gate(ctx, g) {

@@ -27,6 +27,9 @@ type CommitLog interface {
 type passLog struct {
 	log  atomic.Pointer[CommitLog]
 	read atomic.Uint64
+	// items is set once an item's run carries its itemPass (ItemStarted):
+	// until then no context is asked for one (a Controller's never is).
+	items atomic.Bool
 }
 
 // itemPass is what one QController item's run read, while a CommitLog is
@@ -64,18 +67,25 @@ func (a *Adapter) ItemStarted(ctx context.Context, item resource.PointerKey) con
 	if a.pass.log.Load() == nil && !a.gated {
 		return ctx
 	}
+	if !a.pass.items.Load() {
+		a.pass.items.Store(true)
+	}
 	return context.WithValue(ctx, itemPassKey{}, &itemPass{item: item})
 }
 
-// itemOf returns the item run ctx carries, nil when none.
-func itemOf(ctx context.Context) *itemPass {
+// itemOf returns the item run ctx carries, nil when none (without a look
+// through ctx before any item's run carried one).
+func (a *Adapter) itemOf(ctx context.Context) *itemPass {
+	if !a.pass.items.Load() {
+		return nil
+	}
 	p, _ := ctx.Value(itemPassKey{}).(*itemPass)
 	return p
 }
 
 // readOf returns where the pass or item of ctx notes its first read.
 func (a *Adapter) readOf(ctx context.Context) *atomic.Uint64 {
-	if p := itemOf(ctx); p != nil {
+	if p := a.itemOf(ctx); p != nil {
 		return &p.read
 	}
 	return &a.pass.read
@@ -117,7 +127,7 @@ func (a *Adapter) logCommit(ctx context.Context, ptr resource.Pointer, version u
 	if l == nil || version == 0 {
 		return
 	}
-	if p := itemOf(ctx); p != nil {
+	if p := a.itemOf(ctx); p != nil {
 		(*l).Committed(a.name, resource.PointerOf(ptr), version, p.read.Load(), p.item)
 		return
 	}
