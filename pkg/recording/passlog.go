@@ -3,6 +3,7 @@ package recording
 import (
 	"hash/maphash"
 	"sync"
+	"unsafe"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
@@ -20,27 +21,39 @@ type passLog struct {
 	mu   sync.Mutex
 	seed maphash.Seed
 	ring []passEntry // allocated at the first commit
-	next int
-	// kinds are the hashes of the kinds committed (at most
-	// passLogKinds), so that a commit hashes its ID alone.
-	kinds []kindHashed
+	// items are the ring's entries' QController items, allocated at the
+	// first commit of an item's run (a Runtime of Controllers never
+	// does: the ring then holds no pointer for the collector to scan).
+	items []resource.PointerKey
+	next  int
+	// kinds are the hashes of the kinds committed, by their strings'
+	// addresses (a commit then hashes its ID alone).
+	kinds [passLogKinds]kindHashed
 }
 
-// passLogKinds bounds the kinds whose hash a pass log keeps.
-const passLogKinds = 64
+// passLogKinds is how many kinds' hashes a pass log keeps.
+const passLogKinds = 16
 
-// kindHashed is a kind and its hash.
+// kindHashed is a kind's hash, and its strings (kept: their addresses
+// find it).
 type kindHashed struct {
-	kind resource.KindKey
+	ns   resource.Namespace
+	typ  resource.Type
 	hash uint64
+	set  bool
 }
 
-// passEntry is one commit: its resource's hash, its version, what its
-// pass read, and the QController item whose run made it (zero for a
-// Controller's pass: the entry then holds no pointer).
+// passEntry is one commit: its resource's hash, its version, and what
+// its pass read.
 type passEntry struct {
 	key, version, read uint64
-	item               resource.PointerKey
+}
+
+// passRead is what the pass of a commit read, and the QController item
+// whose run made it (zero for a Controller's pass).
+type passRead struct {
+	read uint64
+	item resource.PointerKey
 }
 
 func newPassLog() *passLog { return &passLog{seed: maphash.MakeSeed()} }
@@ -61,19 +74,16 @@ func (l *passLog) kindHash(ns resource.Namespace, typ resource.Type) uint64 {
 	return maphash.String(l.seed, ns) ^ maphash.String(l.seed, typ)*m
 }
 
-// kindHashLocked is kindHash, of the kinds kept; l.mu is held.
+// kindHashLocked is kindHash, kept by the address of the kind's type
+// (a kind's strings are interned or constants: the same few addresses
+// come again and again); l.mu is held.
 func (l *passLog) kindHashLocked(ptr resource.PointerKey) uint64 {
 	ns, typ := ptr.Namespace(), ptr.Type()
-	for i := range l.kinds {
-		if k := &l.kinds[i]; k.kind.Type() == typ && k.kind.Namespace() == ns {
-			return k.hash
-		}
+	k := &l.kinds[(uintptr(unsafe.Pointer(unsafe.StringData(typ)))>>4)%passLogKinds]
+	if !k.set || !sameData(k.typ, typ) || !sameData(k.ns, ns) {
+		*k = kindHashed{ns: ns, typ: typ, hash: l.kindHash(ns, typ), set: true}
 	}
-	h := l.kindHash(ns, typ)
-	if len(l.kinds) < passLogKinds {
-		l.kinds = append(l.kinds, kindHashed{kind: resource.KindOf(ptr), hash: h})
-	}
-	return h
+	return k.hash
 }
 
 // add notes that a commit of ptr at version was made by a pass (or the
@@ -89,7 +99,13 @@ func (l *passLog) add(ptr resource.PointerKey, version, read uint64, item resour
 	if l.ring == nil {
 		l.ring = make([]passEntry, passLogSize)
 	}
-	l.ring[l.next] = passEntry{key: h, version: version, read: read, item: item}
+	l.ring[l.next] = passEntry{key: h, version: version, read: read}
+	if l.items == nil && item != (resource.PointerKey{}) {
+		l.items = make([]resource.PointerKey, passLogSize)
+	}
+	if l.items != nil {
+		l.items[l.next] = item
+	}
 	l.next = (l.next + 1) % len(l.ring)
 	l.mu.Unlock()
 }
@@ -99,18 +115,22 @@ func (l *passLog) add(ptr resource.PointerKey, version, read uint64, item resour
 // created again starts its versions over).
 type passReads struct {
 	l *passLog
-	m map[[2]uint64][]passEntry
+	m map[[2]uint64][]passRead
 }
 
 // reads returns what the log holds now.
 func (l *passLog) reads() passReads {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m := make(map[[2]uint64][]passEntry, len(l.ring))
-	for _, e := range l.ring {
-		if e.read != 0 || e.item != (resource.PointerKey{}) {
+	m := make(map[[2]uint64][]passRead, len(l.ring))
+	for i, e := range l.ring {
+		pr := passRead{read: e.read}
+		if l.items != nil {
+			pr.item = l.items[i]
+		}
+		if pr.read != 0 || pr.item != (resource.PointerKey{}) {
 			k := [2]uint64{e.key, e.version}
-			m[k] = append(m[k], e)
+			m[k] = append(m[k], pr)
 		}
 	}
 	return passReads{l: l, m: m}

@@ -230,11 +230,11 @@ func (w *window) add(c *change) {
 			e.dom = w.doms[resource.KindOf(md)]
 			w.curRevs[e.dom] = max(w.curRevs[e.dom], c.rev)
 		}
-		w.late(&w.last, e, now)
-		w.late(&w.prev, e, now)
+		w.late(&w.last, &e, now)
+		w.late(&w.prev, &e, now)
 		if len(w.marks) > 0 {
 			for m := range w.marks {
-				w.late(m, e, now)
+				w.late(m, &e, now)
 			}
 		}
 		if w.prev.holds(&e) {
@@ -269,8 +269,8 @@ func (w *window) tracked() []*checkpoint {
 // late puts a change into a checkpoint that holds it although it was
 // taken before the change arrived (a lagging kind's change). A
 // checkpoint taken before the slot existed is shorter.
-func (w *window) late(cp *checkpoint, e entry, r resource.Resource) {
-	if !cp.holds(&e) {
+func (w *window) late(cp *checkpoint, e *entry, r resource.Resource) {
+	if !cp.holds(e) {
 		return
 	}
 	for uint32(len(cp.res)) <= e.slot {
