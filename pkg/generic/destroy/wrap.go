@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -110,12 +111,12 @@ func validateInner(inner any) error {
 // (a failed destruction, which also stops inner).
 func (w *wrapped) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
-	proxy := &proxyRuntime{Runtime: r, events: make(chan controller.ReconcileEvent, 1)}
+	proxy := &proxyRuntime{Runtime: r, back: make(chan struct{}, 1)}
 	done := make(chan struct{})
 	var fwdErr error
 	go func() {
 		defer close(done)
-		if fwdErr = w.forward(ctx, r, proxy.events); fwdErr != nil {
+		if fwdErr = w.forward(ctx, r, proxy); fwdErr != nil {
 			cancel()
 		}
 	}()
@@ -133,34 +134,103 @@ func (w *wrapped) Run(ctx context.Context, r controller.Runtime, logger *zap.Log
 }
 
 // forward destroys the ready outputs on every event of r, then passes the
-// event on (coalescing with one not yet taken).
-func (w *wrapped) forward(ctx context.Context, r controller.Runtime, events chan<- controller.ReconcileEvent) error {
+// event on to inner. The pass the event started is inner's: r.EventCh,
+// which ends the pass for the Runtime (its quiescence check), is called
+// again only once inner took the event and called EventCh again.
+func (w *wrapped) forward(ctx context.Context, r controller.Runtime, p *proxyRuntime) error {
+	ch := r.EventCh()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-r.EventCh():
+		case <-ch:
 		}
-		if _, err := Ready(ctx, r, w.inner.Name(), w.kinds...); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("destroy: controller %q: %w", w.inner.Name(), err)
+		if back, err := w.handOver(ctx, r, p, ch); !back || err != nil {
+			return err
+		}
+		ch = r.EventCh()
+	}
+}
+
+// handOver destroys the ready outputs and passes an event to inner, and
+// waits until inner took it and called EventCh again; events of r (on ch)
+// that come meanwhile do the same and coalesce into one more event for
+// inner. An inner that keeps the channel of one EventCh call takes events
+// from it and never comes back: the Runtime then sees it busy, as it sees a
+// Controller that keeps its channel. back is false when ctx is done.
+func (w *wrapped) handOver(ctx context.Context, r controller.Runtime, p *proxyRuntime, ch <-chan controller.ReconcileEvent) (back bool, err error) {
+	if err := w.ready(ctx, r); err != nil {
+		return false, err
+	}
+	pending, sentOn := true, uint64(0)
+	for {
+		cur, calls := p.current()
+		if !pending && calls > sentOn {
+			return true, nil
+		}
+		var send chan<- controller.ReconcileEvent
+		if pending {
+			send = cur // nil until inner's first EventCh call
 		}
 		select {
-		case events <- controller.ReconcileEvent{}:
-		default:
+		case <-ctx.Done():
+			return false, nil
+		case send <- controller.ReconcileEvent{}:
+			pending, sentOn = false, calls
+		case <-p.back:
+		case <-ch:
+			// Another pass starts for the Runtime: one EventCh call per
+			// event taken keeps the controller busy until the last call,
+			// made once inner is back.
+			ch = r.EventCh()
+			if err := w.ready(ctx, r); err != nil {
+				return false, err
+			}
+			pending = true
 		}
 	}
 }
 
-// proxyRuntime is the runtime inner sees: r with the forwarded events.
-type proxyRuntime struct {
-	controller.Runtime
-	events chan controller.ReconcileEvent
+// ready destroys the ready outputs of the kinds.
+func (w *wrapped) ready(ctx context.Context, r controller.Runtime) error {
+	if _, err := Ready(ctx, r, w.inner.Name(), w.kinds...); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("destroy: controller %q: %w", w.inner.Name(), err)
+	}
+	return nil
 }
 
-func (p *proxyRuntime) EventCh() <-chan controller.ReconcileEvent { return p.events }
+// proxyRuntime is the runtime inner sees: r with the forwarded events. Each
+// EventCh call of inner gets a channel of its own, so that the forwarder
+// knows which call an event it passed on answers.
+type proxyRuntime struct {
+	controller.Runtime
+	back chan struct{} // 1-buffered: inner called EventCh
+
+	mu    sync.Mutex
+	calls uint64                         // inner's EventCh calls
+	cur   chan controller.ReconcileEvent // the channel of the last call
+}
+
+func (p *proxyRuntime) EventCh() <-chan controller.ReconcileEvent {
+	p.mu.Lock()
+	p.calls++
+	p.cur = make(chan controller.ReconcileEvent)
+	ch := p.cur
+	p.mu.Unlock()
+	select {
+	case p.back <- struct{}{}:
+	default:
+	}
+	return ch
+}
+
+// current returns the channel of inner's last EventCh call and the count
+// of calls.
+func (p *proxyRuntime) current() (chan controller.ReconcileEvent, uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cur, p.calls
+}
 
 // WrapQ returns a QController that is inner plus the destruction of
 // inner's outputs of the kinds once they are tearing down with no
