@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -150,6 +151,27 @@ func TestRecording_ADifferentDaemonDoesNotMatch(t *testing.T) {
 	res := sim.Test(t, sc)
 	require.NotNil(t, res.Found)
 	assert.Equal(t, "recording", res.Found.Failure.Check, res.Found.Failure.Message)
+}
+
+// TestRecording_ADepartureIsReportedBeforeTheFinalChecks: a replay that
+// must match its recording and departed from it fails as a departure,
+// even when a final check fails too — the world's reads it was served
+// are the recording's, so its final state says nothing about the daemon.
+func TestRecording_ADepartureIsReportedBeforeTheFinalChecks(t *testing.T) {
+	reg := numbersCodec(t)
+	rec := recordNumbers(t, reg)
+	sc := numbersScenario(reg)
+	sc.Recording, sc.MatchRecording = rec, true
+	sc.Setup = func(*sim.World) (sim.System, error) {
+		return sim.System{
+			Register: func(e controller.Engine) error { return e.RegisterController(numberToLabelTwice()) },
+			Final:    func(sim.View) error { return errors.New("the world disagrees") },
+		}, nil
+	}
+	res, err := sim.Replay(t, sc, "seed=1")
+	require.NoError(t, err)
+	require.NotNil(t, res.Failure)
+	assert.Equal(t, "recording", res.Failure.Check, res.Failure.Message)
 }
 
 // numberToLabelTwice is number-to-label writing other labels.

@@ -887,23 +887,26 @@ func (r *run) checkStep() bool {
 	return true
 }
 
-// finalChecks checks the converged state: the user's final checks, no
-// controller failing, no removal left waiting.
+// finalChecks checks the converged state: a run that must match its
+// recording matched it, the user's final checks, no controller failing,
+// no removal left waiting. A departure from the recording is checked
+// first: the world's reads of such a run are the recording's, so once it
+// departed its final state says nothing about the daemon.
 func (r *run) finalChecks() {
 	v := View{res: r.committed}.snapshot()
 	r.final = &v
+	if r.matching() {
+		if err := r.matchRecording(); err != nil {
+			r.fail("recording", err.Error(), "")
+			return
+		}
+	}
 	for _, f := range []func(View) error{r.sc.Final, r.sys.Final} {
 		if f == nil {
 			continue
 		}
 		if err := guard("Final", func() error { return f(v) }); err != nil {
 			r.fail("final", err.Error(), "")
-			return
-		}
-	}
-	if r.sc.Recording != nil && r.sc.MatchRecording && r.p.noFaults && r.p.keep == nil {
-		if err := r.matchRecording(); err != nil {
-			r.fail("recording", err.Error(), "")
 			return
 		}
 	}
