@@ -143,10 +143,12 @@ func chain(ptr resource.PointerKey, first commit, commits map[resource.PointerKe
 	return steps
 }
 
-// writeOf returns the commit among cs (one resource's) that wrote version
-// v — the trace's last before seq when several lives wrote it — or, with
-// v unknown (0), the trace's last commit before seq. None: an outside
-// write made it.
+// writeOf returns the commit among cs (one resource's) that made the
+// change of version v: its destroy when the trace has one before seq (a
+// change caused by a destroy names the version destroyed), else the write
+// of v — the trace's last before seq when several lives wrote it — or,
+// with v unknown (0), the trace's last commit before seq. None: an
+// outside write made it.
 func writeOf(cs []commit, v, seq uint64) (commit, bool) {
 	if v == 0 {
 		return lastBefore(cs, seq)
@@ -154,6 +156,9 @@ func writeOf(cs []commit, v, seq uint64) (commit, bool) {
 	var found commit
 	ok := false
 	for _, c := range cs {
+		if c.version == v && c.op == "destroy" && c.seq < seq {
+			return c, true
+		}
 		if c.version == v && c.op != "destroy" && (!ok || c.seq < seq) {
 			found, ok = c, true
 		}
