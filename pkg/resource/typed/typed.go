@@ -105,8 +105,6 @@
 package typed
 
 import (
-	"unsafe"
-
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -232,16 +230,8 @@ func (r *Resource[S, D]) CopyError() error {
 // package documentation). A state copies such a resource without guarding
 // the copy against a panic.
 func (r *Resource[S, D]) CopiesWithoutUserCode(self any) bool {
-	return isSelf(self, r) && r.planOrLookup().userFree
-}
-
-// isSelf reports whether self is r itself: an interface holding r's
-// type and pointer. It compares the two words of the interfaces, as ==
-// does for a pointer type, without the runtime's call.
-func isSelf[S any, D DefinitionProvider](self any, r *Resource[S, D]) bool {
-	var me any = r
-	a, b := (*[2]unsafe.Pointer)(unsafe.Pointer(&self)), (*[2]unsafe.Pointer)(unsafe.Pointer(&me))
-	return a[0] == b[0] && a[1] == b[1]
+	p, ok := self.(*Resource[S, D])
+	return ok && p == r && r.planOrLookup().userFree
 }
 
 // planOrLookup returns the copy plan of S.
