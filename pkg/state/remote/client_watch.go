@@ -96,7 +96,7 @@ func (c *client) open(ctx context.Context, req *pb.WatchRequest) (stream, error)
 	sctx, cancel := context.WithCancel(ctx)
 	s, err := c.rpc.Watch(sctx, c.callOpts...)
 	if err == nil {
-		err = s.Send(&pb.WatchClientMessage{Request: req})
+		err = send(s, &pb.WatchClientMessage{Request: req})
 	}
 	var m *pb.WatchServerMessage
 	if err == nil {
@@ -106,7 +106,7 @@ func (c *client) open(ctx context.Context, req *pb.WatchRequest) (stream, error)
 		err = status.Error(codes.Internal, "remote: the server did not set the watch up")
 	}
 	if err == nil {
-		err = s.Send(&pb.WatchClientMessage{Credits: maxCredits})
+		err = send(s, &pb.WatchClientMessage{Credits: maxCredits})
 	}
 	if err != nil {
 		cancel()
@@ -116,6 +116,22 @@ func (c *client) open(ctx context.Context, req *pb.WatchRequest) (stream, error)
 		return stream{}, fromStatus(err)
 	}
 	return stream{s: s, cancel: cancel}, nil
+}
+
+// send sends m on s. When the server ended the call first (gRPC's send
+// then says io.EOF), the error is the status the call ended with — the
+// server's refusal of the watch, say — read from s: io.EOF only when it
+// ended with OK.
+func send(s pb.State_WatchClient, m *pb.WatchClientMessage) error {
+	err := s.Send(m)
+	if !errors.Is(err, io.EOF) {
+		return err
+	}
+	for {
+		if _, err := s.Recv(); err != nil {
+			return err
+		}
+	}
 }
 
 // run delivers the watch's events until its context is done or it ends
@@ -153,9 +169,11 @@ func (w *remoteWatch) follow(ctx context.Context, st stream) error {
 		if !w.deliver(ctx, evs) || ended {
 			return nil
 		}
-		if err := st.s.Send(&pb.WatchClientMessage{Credits: 1}); err != nil {
+		if err := st.s.Send(&pb.WatchClientMessage{Credits: 1}); err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
+		// io.EOF: the server ended the call; the next Recv returns what it
+		// sent before, then its status.
 	}
 }
 

@@ -59,8 +59,9 @@
 //	buffer overrun, bookmark unknown            OutOfRange
 //
 // A status without details (from an interceptor, an access-control
-// denial) reaches the client as it is: status.Code and status.FromError
-// see it, InvalidArgument is of the invalid class and OutOfRange of the
+// denial) reaches the client as it is — a watch's too, when the server
+// ended the call before reading its request: status.Code and
+// status.FromError see it, InvalidArgument is of the invalid class and OutOfRange of the
 // buffer-overrun class. Bad input is refused by the client before
 // anything is sent (an invalid identity, a type its registry does not
 // know, a resource that does not encode, a shared snapshot given to
