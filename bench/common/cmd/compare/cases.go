@@ -42,6 +42,7 @@ type kase struct {
 	metrics  []metric
 	paced    time.Duration // how long the writer is paced (W2)
 	etcd     bool          // an E workload: a fresh etcd per run, the etcd runners
+	remote   bool          // W7: the runners that link the libraries' gRPC servers and clients
 }
 
 // plan is what the flags ask for.
@@ -281,11 +282,12 @@ func (p plan) cases() []kase {
 			name:     fmt.Sprintf("W7 remote fan-out %d, N=%d", w7.W1.Watchers, p.nW1),
 			args:     []string{"-workload", params.W7, "-part", params.W7FanOut, "-n", n1, "-watchers", itoa(w7.W1.Watchers)},
 			backends: all, histCap: cosiHistCap(2*p.nW1, p.histCap), watchers: w7.W1.Watchers, metrics: w7FanOutMetrics,
+			remote: true,
 		},
 		kase{
 			name:     fmt.Sprintf("W7 remote List/Get, N=%d", w7.W5.N),
 			args:     []string{"-workload", params.W7, "-part", params.W7List, "-n", itoa(w7.W5.N)},
-			backends: all, metrics: w7ListMetrics,
+			backends: all, metrics: w7ListMetrics, remote: true,
 		},
 	)
 

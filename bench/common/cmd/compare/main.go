@@ -3,8 +3,10 @@
 // table of medians with the ratios resgraph/COSI and to the floor.
 //
 // Every run is a fresh child process: the COSI and resgraph runners are
-// separate binaries (../../../cosi/cmd/run, ../../../resgraph/cmd/run); the
-// floor is this binary re-executed with -child floor. Within a workload the
+// separate binaries (../../../cosi/cmd/run, ../../../resgraph/cmd/run, and
+// for W7, which links each library's gRPC server and client,
+// ../../../remote/cmd/run-cosi and run-resgraph); the floor is this binary
+// re-executed with -child floor. Within a workload the
 // backends alternate: COSI, resgraph, floor, COSI, resgraph, floor, ...
 //
 // Normally started through ../../../compare, which builds the runners.
@@ -33,28 +35,32 @@ import (
 )
 
 type config struct {
-	reps        int
-	quick       bool
-	cosiBin     string
-	rgBin       string
-	rgLog       string
-	rgDesc      string
-	cosiDesc    string
-	only        string
-	outPath     string
-	timeout     time.Duration
-	killAfter   time.Duration
-	verbose     bool
-	markdown    string // -markdown: also write the table as Markdown here
-	command     string // the command line named in the Markdown table
-	loadStart   string // the load average when the run started
-	plan        plan
-	chainNs     string
-	noFindings  bool
-	skipCOSI    bool
-	skipFloor   bool
-	rgWhy       string
-	floorBinary string
+	reps    int
+	quick   bool
+	cosiBin string
+	rgBin   string
+	// the runners of W7, which link each library's gRPC server and client
+	// (the other runners do not: see runnerBin)
+	cosiRemoteBin string
+	rgRemoteBin   string
+	rgLog         string
+	rgDesc        string
+	cosiDesc      string
+	only          string
+	outPath       string
+	timeout       time.Duration
+	killAfter     time.Duration
+	verbose       bool
+	markdown      string // -markdown: also write the table as Markdown here
+	command       string // the command line named in the Markdown table
+	loadStart     string // the load average when the run started
+	plan          plan
+	chainNs       string
+	noFindings    bool
+	skipCOSI      bool
+	skipFloor     bool
+	rgWhy         string
+	floorBinary   string
 
 	// the etcd workloads (E1, E3)
 	cosiEtcdBin  string
@@ -88,6 +94,8 @@ func main() {
 	flag.BoolVar(&c.quick, "quick", false, "one repetition, smaller N (chain N=1000, W2 4000 updates): under 90 s")
 	flag.StringVar(&c.cosiBin, "cosi", "", "COSI runner binary")
 	flag.StringVar(&c.rgBin, "resgraph", "", "resgraph runner binary (empty: resgraph not available)")
+	flag.StringVar(&c.cosiRemoteBin, "cosi-remote", "", "COSI's W7 runner binary (empty: COSI's W7 not run)")
+	flag.StringVar(&c.rgRemoteBin, "resgraph-remote", "", "resgraph's W7 runner binary (empty: resgraph's W7 not run)")
 	flag.StringVar(&c.rgLog, "resgraph-log", "", "resgraph build log, shown when resgraph is not available")
 	flag.StringVar(&c.rgWhy, "resgraph-why", "", "why resgraph is not available (one line)")
 	flag.StringVar(&c.rgDesc, "resgraph-desc", "resgraph", "how to name the resgraph build in the header")
@@ -323,14 +331,14 @@ func (c *config) runChild(backend string, k kase, rep int) outcome {
 		bin = c.etcdBinary(backend)
 		args = append(args, k.args...)
 	case backend == bCOSI:
-		bin = c.cosiBin
+		bin = c.runnerBin(backend, k)
 		args = append(args, k.args...)
 
 		if k.histCap > 0 {
 			args = append(args, "-histcap", strconv.Itoa(k.histCap))
 		}
 	case backend == bResgraph:
-		bin = c.rgBin
+		bin = c.runnerBin(backend, k)
 		args = append(args, k.args...)
 	case backend == bFloor:
 		bin = c.floorBinary
@@ -411,7 +419,7 @@ func (c *config) runChild(backend string, k kase, rep int) outcome {
 // has reports whether backend b runs case k.
 func (c *config) has(avail map[string]bool, k kase, b string) bool {
 	if !k.etcd {
-		return avail[b]
+		return avail[b] && (b == bFloor || c.runnerBin(b, k) != "")
 	}
 
 	switch b {
@@ -421,6 +429,24 @@ func (c *config) has(avail map[string]bool, k kase, b string) bool {
 		return !c.skipFloor && c.floorEtcdBin != ""
 	default:
 		return c.etcdBinary(b) != ""
+	}
+}
+
+// runnerBin returns the runner of library b (COSI or resgraph) for the
+// in-memory case k: W7's runner, which links the library's gRPC server and
+// client, for W7; for every other workload the runner that links the
+// library alone, as a daemon that serves no remote API would ("" when it
+// was not built).
+func (c *config) runnerBin(b string, k kase) string {
+	switch {
+	case b == bCOSI && k.remote:
+		return c.cosiRemoteBin
+	case b == bCOSI:
+		return c.cosiBin
+	case k.remote:
+		return c.rgRemoteBin
+	default:
+		return c.rgBin
 	}
 }
 

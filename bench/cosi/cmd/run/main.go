@@ -3,6 +3,9 @@
 // once per workload and repetition, each in a fresh process.
 //
 //	run -workload W1 -watchers 8 -histcap 65536
+//
+// W7 (the state served over gRPC) has a runner of its own,
+// ../../../remote/cmd/run-cosi, as resgraph's has.
 package main
 
 import (
@@ -10,7 +13,6 @@ import (
 
 	"github.com/resgraph/resgraph/bench/common/runner"
 	"github.com/resgraph/resgraph/bench/cosi/workloads"
-	cosiremote "github.com/resgraph/resgraph/bench/remote/cosiworkloads"
 )
 
 func main() {
@@ -21,6 +23,5 @@ func main() {
 		Chain: workloads.Chain,
 		W5:    workloads.W5,
 		W6:    workloads.W6,
-		W7:    cosiremote.W7,
 	}, os.Args[1:])
 }

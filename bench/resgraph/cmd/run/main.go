@@ -3,13 +3,17 @@
 // once per workload and repetition, each in a fresh process.
 //
 //	run -workload W1 -watchers 8
+//
+// It links what a daemon running these workloads links: the library over
+// its in-memory state. W7 (the state served over gRPC) has a runner of its
+// own, ../../../remote/cmd/run-resgraph, so that gRPC's code is not
+// resident in the processes that measure the other workloads' memory.
 package main
 
 import (
 	"os"
 
 	"github.com/resgraph/resgraph/bench/common/runner"
-	remoteworkloads "github.com/resgraph/resgraph/bench/remote/workloads"
 	"github.com/resgraph/resgraph/bench/resgraph/workloads"
 )
 
@@ -21,6 +25,5 @@ func main() {
 		Chain: workloads.Chain,
 		W5:    workloads.W5,
 		W6:    workloads.W6,
-		W7:    remoteworkloads.W7,
 	}, os.Args[1:])
 }
