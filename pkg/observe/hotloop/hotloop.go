@@ -111,9 +111,8 @@ func (c Config) threshold() int {
 }
 
 // resKey identifies a resource: its kind (see Detector.kinds) and ID.
-// It is the key of the detector's maps of every resource committed in
-// the last two windows, which a burst of commits makes large: the kind's
-// namespace and type are not repeated in each.
+// A resource's stat (resStat) holds it: the kind's namespace and type are
+// not repeated in each.
 type resKey struct {
 	kind uint32
 	id   string
@@ -122,8 +121,19 @@ type resKey struct {
 // kindName is a kind's namespace and type.
 type kindName struct{ ns, typ string }
 
+// scanKinds is the number of kinds up to which keyOf finds a kind's index
+// by comparing names rather than by hashing them: a Runtime has few kinds.
+const scanKinds = 8
+
 // keyOf returns the key of the resource r.
-func (d *Detector) keyOf(r trace.Ref) resKey {
+func (d *Detector) keyOf(r *trace.Ref) resKey {
+	if len(d.kinds) <= scanKinds {
+		for i, k := range d.kinds {
+			if k.typ == r.Type && k.ns == r.Namespace {
+				return resKey{kind: uint32(i), id: r.ID}
+			}
+		}
+	}
 	k := kindName{r.Namespace, r.Type}
 	i, ok := d.kindIdx[k]
 	if !ok {
@@ -140,10 +150,23 @@ func (d *Detector) ref(k resKey) trace.Ref {
 	return trace.Ref{Namespace: kn.ns, Type: kn.typ, ID: k.id}
 }
 
-// nameOf returns the index of the controller name in d.names ("" is 0).
-func (d *Detector) nameOf(name string) uint32 {
+// lastName is the controller name a call site of nameOf looked up last,
+// and its index: the commits of a pass are one controller's, caused by
+// another's, so the next lookup is most often the same name's (a
+// comparison of two strings instead of hashing one).
+type lastName struct {
+	name string
+	idx  uint32
+}
+
+// nameOf returns the index of the controller name in d.names ("" is 0),
+// remembering it in last.
+func (d *Detector) nameOf(name string, last *lastName) uint32 {
 	if name == "" {
 		return 0
+	}
+	if last.idx != 0 && last.name == name {
+		return last.idx
 	}
 	i, ok := d.nameIdx[name]
 	if !ok {
@@ -151,6 +174,7 @@ func (d *Detector) nameOf(name string) uint32 {
 		d.names = append(d.names, name)
 		d.nameIdx[name] = i
 	}
+	*last = lastName{name: name, idx: i}
 	return i
 }
 
@@ -176,6 +200,10 @@ type resStat struct {
 	// resource is then in Detector.hot).
 	hot    bool
 	counts []count
+	// own is the storage of counts while they fit: a resource is most
+	// often committed by one controller, because of one writer's changes
+	// (two counts).
+	own [2]count
 }
 
 // once is a resource committed once in the last two windows: all the
@@ -183,7 +211,7 @@ type resStat struct {
 // reaches no trigger count above one. A burst of commits of many
 // resources, each once (a chain of controllers), costs a map entry per
 // resource instead of a resStat and its counts: 24 bytes with its key
-// (see onceKey), and nothing the collector has to scan.
+// (see hashKey), and nothing the collector has to scan.
 type once struct {
 	// version is the version committed by reader, because of a change of
 	// writer's (controller names, by their index in Detector.names; 0 is
@@ -195,18 +223,22 @@ type once struct {
 	window uint32
 }
 
-// onceKey is the key of a resource in Detector.ones: a hash of its kind
-// and ID, not the ID itself. Two resources committed in the same two
-// windows whose keys collide count as one (a commit of the one seen as
-// the other's second); with 64-bit keys the odds are about n²/2⁶⁵ for n
-// resources (10⁻⁸ for 400,000), and a loop needs a trigger count of
-// several commits (Config.MinRate × Window) in each of Config.Sustain
-// windows to be flagged.
-type onceKey uint64
+// hashKey is the key of a resource in Detector.res and Detector.ones: a
+// hash of its kind and ID, not the ID itself, computed once per commit for
+// both maps. Two resources committed in the same two windows whose keys
+// collide: in ones, they count as one (a commit of the one seen as the
+// other's second); in res, whose stats hold the resource's own key, the
+// commits of the second are not counted (and its version not found as a
+// cause) while the first's stat is kept. With 64-bit keys the odds are
+// about n²/2⁶⁵ for n resources (10⁻⁸ for 400,000), and a loop needs a
+// trigger count of several commits (Config.MinRate × Window) in each of
+// Config.Sustain windows to be flagged.
+type hashKey uint64
 
-// onceKeyOf returns the key of the resource k in Detector.ones.
-func (d *Detector) onceKeyOf(k resKey) onceKey {
-	return onceKey(maphash.String(d.seed, k.id) ^ uint64(k.kind)*0x9e3779b97f4a7c15)
+// hashOf returns the key of the resource k in Detector.res and
+// Detector.ones.
+func (d *Detector) hashOf(k resKey) hashKey {
+	return hashKey(maphash.String(d.seed, k.id) ^ uint64(k.kind)*0x9e3779b97f4a7c15)
 }
 
 // count is a number of commits in the window: by reader, caused by a
@@ -275,15 +307,15 @@ type Detector struct {
 	// maxFree of them. resPeak is the most resources res held since it
 	// was last rebuilt: a map keeps the memory of its largest size, so
 	// res is rebuilt once it holds less than a quarter of that.
-	res     map[resKey]*resStat
+	res     map[hashKey]*resStat
 	resPeak int
 	free    []*resStat
 	// ones are the resources committed once in the last two windows (see
 	// once), none of them in res; onesPeak is to ones what resPeak is to
 	// res.
-	ones     map[onceKey]once
+	ones     map[hashKey]once
 	onesPeak int
-	// seed is the seed of the keys of ones.
+	// seed is the seed of the keys of res and ones (see hashKey).
 	seed maphash.Seed
 	// kinds are the kinds of the resources seen, by the index their keys
 	// hold (kindIdx); names the controller names of the ones, by index
@@ -293,6 +325,8 @@ type Detector struct {
 	kindIdx map[kindName]uint32
 	names   []string
 	nameIdx map[string]uint32
+	// The names onceOf looked up last (see lastName).
+	lastReader, lastWriter lastName
 	// hot are the resources of the window with a trigger count at the
 	// threshold.
 	hot []*resStat
@@ -317,8 +351,8 @@ func New(cfg Config) *Detector {
 		cfg:       cfg,
 		threshold: cfg.threshold(),
 		window:    1,
-		res:       map[resKey]*resStat{},
-		ones:      map[onceKey]once{},
+		res:       map[hashKey]*resStat{},
+		ones:      map[hashKey]once{},
 		seed:      maphash.MakeSeed(),
 		kindIdx:   map[kindName]uint32{},
 		names:     []string{""},
@@ -346,32 +380,17 @@ func (d *Detector) Observe(ev *trace.Record) []Finding {
 	}
 	writer := ev.Cause.Writer
 	if writer == "" && ev.Cause.Version != 0 {
-		writer = d.writerOf(d.keyOf(ev.Cause), ev.Cause.Version)
+		writer = d.writerOf(d.keyOf(&ev.Cause), ev.Cause.Version)
 	}
-	key := d.keyOf(ev.Resource)
-	s := d.res[key]
+	key := d.keyOf(&ev.Resource)
+	h := d.hashOf(key)
+	s := d.res[h]
 	if s == nil {
-		ok := d.onceKeyOf(key)
-		o, seen := d.ones[ok]
-		if !seen && d.threshold > 1 {
-			if first, fits := d.onceOf(ev, writer); fits {
-				d.ones[ok] = first
-				return out
-			}
+		if s = d.statOf(ev, writer, key, h); s == nil {
+			return out
 		}
-		s = d.newStat(key)
-		d.res[key] = s
-		if seen {
-			// Committed again: the first commit becomes the stat's.
-			delete(d.ones, ok)
-			s.lastSeen = d.windowOf(o)
-			s.recent[0].version, s.recent[0].writer = o.version, d.names[o.reader]
-			s.next = 1
-			if s.lastSeen == d.window {
-				s.window = d.window
-				s.add(d.names[o.writer], d.names[o.reader], d.threshold)
-			}
-		}
+	} else if s.key != key {
+		return out // another resource's hash (see hashKey)
 	}
 	if s.window != d.window {
 		s.window, s.hot, s.counts = d.window, false, s.counts[:0]
@@ -386,13 +405,45 @@ func (d *Detector) Observe(ev *trace.Record) []Finding {
 	return out
 }
 
+// statOf returns the new stat of the resource key (hash h) that ev
+// committed, caused by writer's change: nil when the commit is its first
+// in the last two windows, which ones then holds (see once); otherwise a
+// stat in res, holding ev's previous commit if ones held it.
+func (d *Detector) statOf(ev *trace.Record, writer string, key resKey, h hashKey) *resStat {
+	o, seen := d.ones[h]
+	if !seen && d.threshold > 1 {
+		if first, fits := d.onceOf(ev, writer); fits {
+			d.ones[h] = first
+			return nil
+		}
+	}
+	s := d.newStat(key)
+	d.res[h] = s
+	if seen {
+		// Committed again: the first commit becomes the stat's.
+		delete(d.ones, h)
+		s.lastSeen = d.windowOf(o)
+		s.recent[0].version, s.recent[0].writer = o.version, d.names[o.reader]
+		s.next = 1
+		if s.lastSeen == d.window {
+			s.window = d.window
+			s.add(d.names[o.writer], d.names[o.reader], d.threshold)
+		}
+	}
+	return s
+}
+
 // writerOf returns the controller that committed version v of the
 // resource key, "" when not among its recent commits.
 func (d *Detector) writerOf(key resKey, v uint64) string {
-	if c := d.res[key]; c != nil {
+	h := d.hashOf(key)
+	if c := d.res[h]; c != nil {
+		if c.key != key {
+			return ""
+		}
 		return c.writerOf(v)
 	}
-	if o, ok := d.ones[d.onceKeyOf(key)]; ok && o.version == v {
+	if o, ok := d.ones[h]; ok && o.version == v {
 		return d.names[o.reader]
 	}
 	return ""
@@ -402,7 +453,7 @@ func (d *Detector) writerOf(key resKey, v uint64) string {
 // ones holds it; false when a controller's index does not fit in it (more
 // than 65,535 controller names: the commit then gets a resStat).
 func (d *Detector) onceOf(ev *trace.Record, writer string) (once, bool) {
-	r, w := d.nameOf(ev.Controller), d.nameOf(writer)
+	r, w := d.nameOf(ev.Controller, &d.lastReader), d.nameOf(writer, &d.lastWriter)
 	if r > math.MaxUint16 || w > math.MaxUint16 {
 		return once{}, false
 	}
@@ -419,7 +470,9 @@ func (d *Detector) windowOf(o once) uint64 {
 func (d *Detector) newStat(key resKey) *resStat {
 	n := len(d.free)
 	if n == 0 {
-		return &resStat{key: key}
+		s := &resStat{key: key}
+		s.counts = s.own[:0]
+		return s
 	}
 	s := d.free[n-1]
 	d.free[n-1] = nil

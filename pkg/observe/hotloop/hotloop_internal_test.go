@@ -1,0 +1,43 @@
+package hotloop
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/observe/trace"
+)
+
+// TestAResourceWhoseHashIsAnothersIsNotCountedAsIt: the detector's maps
+// are keyed by a hash of the resource (see hashKey); a resource whose
+// hash is that of a resource with a stat is not counted in that stat, its
+// version is not taken for the other's, and the other's stat stays.
+func TestAResourceWhoseHashIsAnothersIsNotCountedAsIt(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := New(Config{})
+	x := trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: 1}
+	commit := func(r trace.Ref, v uint64) {
+		r.Version = v
+		d.Observe(&trace.Record{Time: t0, Type: trace.Commit, Controller: "C", Resource: r,
+			Cause: trace.Ref{Namespace: "ns", Type: "W", ID: "w", Version: v, Writer: "W"}})
+	}
+	commit(x, 1)
+	commit(x, 2) // x now has a stat
+	kx := d.keyOf(&x)
+	s := d.res[d.hashOf(kx)]
+	require.NotNil(t, s)
+	require.Equal(t, kx, s.key)
+
+	// y collides with x: its key's hash is x's.
+	y := trace.Ref{Namespace: "ns", Type: "X", ID: "y"}
+	ky := d.keyOf(&y)
+	d.res[d.hashOf(ky)] = s
+	commit(y, 7)
+	assert.Same(t, s, d.res[d.hashOf(kx)], "x's stat stays")
+	assert.Equal(t, kx, s.key)
+	assert.Equal(t, 2, s.total("C"), "y's commit is not counted as x's")
+	assert.Empty(t, d.writerOf(ky, 2), "x's version is not y's")
+	assert.Equal(t, "C", d.writerOf(kx, 2))
+}
