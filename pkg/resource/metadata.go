@@ -98,6 +98,36 @@ func (md *Metadata) Identity() (Namespace, Type, ID) {
 // Version returns the resource's version.
 func (md Metadata) Version() Version { return md.ver }
 
+// Head returns the version, phase and owner at once, read in place, as
+// Identity reads the identity: a state's check of an update reads them
+// through a *Metadata on every write, where each getter would copy the
+// whole metadata first.
+func (md *Metadata) Head() (Version, Phase, Owner) {
+	return md.ver, Phase(md.phase), md.ext.ownerOf()
+}
+
+// IncarnationOf reports whether md may be a version of the incarnation
+// of the resource whose stored metadata is stored: md's creation time is
+// unset (the zero time) or stored's. It is
+// md.Created().IsZero() || md.Created().Equal(stored.Created()), without
+// building the times. (A state gives every incarnation of an ID its own
+// creation time, so an update based on an earlier incarnation, destroyed
+// and created again since it was read, is told apart by it.)
+func (md *Metadata) IncarnationOf(stored *Metadata) bool {
+	return md.createdSec == 0 && md.createdNsec == 0 ||
+		md.createdSec == stored.createdSec && md.createdNsec == stored.createdNsec
+}
+
+// CopyStamps sets md's version, creation time and update time to from's,
+// as SetVersion(from.Version()), SetCreated(from.Created()) and
+// SetUpdated(from.Updated()) would, without building the times: what a
+// state does to the metadata it was given once it stored a copy of it.
+func (md *Metadata) CopyStamps(from *Metadata) {
+	md.ver = from.ver
+	md.createdSec, md.createdNsec = from.createdSec, from.createdNsec
+	md.updatedSec, md.updatedNsec = from.updatedSec, from.updatedNsec
+}
+
 // Phase returns the resource's phase.
 func (md Metadata) Phase() Phase { return Phase(md.phase) }
 

@@ -26,7 +26,7 @@ func ValidateResource(r resource.Resource) (*resource.Metadata, error) {
 	if ns, typ, id := md.Identity(); ns == "" || typ == "" || id == "" {
 		return nil, resource.ValidatePointer(md) // says what is empty
 	}
-	if p := md.Phase(); p != resource.PhaseRunning && p != resource.PhaseTearingDown {
+	if _, p, _ := md.Head(); p != resource.PhaseRunning && p != resource.PhaseTearingDown {
 		return nil, NewInvalidError(resource.PointerOf(md), "unknown phase %s", p)
 	}
 	return md, nil

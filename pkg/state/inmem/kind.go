@@ -47,6 +47,14 @@ func (r *record) ID() resource.ID {
 	return r.old.Metadata().ID()
 }
 
+// set writes the record's fields one by one: a whole-record assignment
+// builds the record aside and copies it with its pointers' write
+// barriers.
+func (r *record) set(old, new resource.Resource, seq, rev uint64, size int64) {
+	r.old, r.new = old, new
+	r.seq, r.rev, r.size = seq, rev, size
+}
+
 // kindStore holds the resources of one kind, the history ring of its
 // changes, and its watchers.
 //
@@ -316,7 +324,7 @@ func (ks *kindStore) appendLocked(id resource.ID, cur, new, ref resource.Resourc
 	if fresh {
 		rec = ks.newRecordLocked()
 	}
-	*rec = record{old: old, new: new, seq: seq, rev: rev, size: oldSize}
+	rec.set(old, new, seq, rev, oldSize)
 	if fresh {
 		slot.Store(rec) // published once written: a lagging watcher may load it
 	}

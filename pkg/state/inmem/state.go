@@ -203,7 +203,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	}
 	now := c.clock.now()
 	at := now.UnixNano()
-	ver := stampCreate(smd, o.Owner)
+	stampCreate(smd, o.Owner)
 	ns, typ, id := smd.Identity()
 
 	ks := c.lookupNames(ns, typ)
@@ -244,10 +244,9 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 
 	if !owned {
 		// Owned, md is the stored metadata, stamped above: published, it
-		// is read by others from now on.
-		md.SetVersion(ver)
-		md.SetCreated(now)
-		md.SetUpdated(now)
+		// is read by others from now on. smd, published, no longer
+		// changes.
+		md.CopyStamps(smd)
 	}
 	return nil
 }
@@ -298,7 +297,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 		ks.mu.Unlock()
 		return err
 	}
-	ver, created := stampUpdate(smd, cur.Metadata(), now)
+	stampUpdate(smd, cur.Metadata(), now)
 	var pend Pending
 	if c.persist != nil {
 		if pend, err = c.persist.Append(ks.ns, ks.typ, id, stored); err != nil {
@@ -317,34 +316,30 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 
 	if !owned {
 		// Owned, md is the stored metadata, stamped above: published, it
-		// is read by others from now on.
-		md.SetVersion(ver)
-		md.SetCreated(created)
-		md.SetUpdated(now)
+		// is read by others from now on. smd, published, no longer
+		// changes.
+		md.CopyStamps(smd)
 	}
 	return nil
 }
 
 // stampCreate stamps smd, the metadata of a resource to create: the
-// first version, running, owned by owner. It returns the version.
-func stampCreate(smd *resource.Metadata, owner resource.Owner) resource.Version {
-	ver := resource.VersionUndefined.Next()
-	smd.SetVersion(ver)
+// first version, running, owned by owner.
+func stampCreate(smd *resource.Metadata, owner resource.Owner) {
+	smd.SetVersion(resource.VersionUndefined.Next())
 	smd.SetPhase(resource.PhaseRunning)
 	smd.ReplaceOwner(owner) // copies nothing when it is the owner already
-	return ver
 }
 
 // stampUpdate stamps smd, the metadata of the version that replaces the
 // stored one of metadata cmd: the next version, cmd's owner and creation
-// time, updated now. It returns the version and the creation time.
-func stampUpdate(smd, cmd *resource.Metadata, now time.Time) (resource.Version, time.Time) {
-	ver, created := cmd.Version().Next(), cmd.Created()
-	smd.SetVersion(ver)
-	smd.ReplaceOwner(cmd.Owner()) // copies nothing when it is the owner already
-	smd.SetCreated(created)
+// time, updated now. It reads cmd in place (Head, CopyStamps).
+func stampUpdate(smd, cmd *resource.Metadata, now time.Time) {
+	ver, _, owner := cmd.Head()
+	smd.CopyStamps(cmd) // the creation time; the version and update time follow
+	smd.SetVersion(ver.Next())
+	smd.ReplaceOwner(owner) // copies nothing when it is the owner already
 	smd.SetUpdated(now)
-	return ver, created
 }
 
 // storedOf returns the version of r (whose metadata is md) to store, its

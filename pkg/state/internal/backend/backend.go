@@ -18,23 +18,26 @@ import (
 // the stored resource whose metadata is stored, in the order of the
 // checks: version, incarnation, owner, phase.
 func CheckUpdate(md, stored *resource.Metadata, o state.UpdateOptions) error {
-	if !stored.Version().Equal(md.Version()) {
-		return state.NewConflictError(resource.PointerOf(md), "version is %s, update is based on %s", stored.Version(), md.Version())
+	// Read in place (Head, IncarnationOf): the getters have value
+	// receivers, and each call through a pointer copies the metadata.
+	ver, phase, owner := stored.Head()
+	if given, _, _ := md.Head(); !ver.Equal(given) {
+		return state.NewConflictError(resource.PointerOf(md), "version is %s, update is based on %s", ver, given)
 	}
 	// A version alone does not tell incarnations apart (each starts at 1):
 	// an update based on a resource that was destroyed and created again
 	// since it was read would silently overwrite the new one. Creation
 	// times are unique per kind, so a caller's non-zero creation time
 	// that differs from the stored one is a conflict.
-	if created := md.Created(); !created.IsZero() && !created.Equal(stored.Created()) {
+	if !md.IncarnationOf(stored) {
 		return state.NewConflictError(resource.PointerOf(md), "update is based on an earlier incarnation (created %s; the stored one was created %s)",
-			created.Format(time.RFC3339Nano), stored.Created().Format(time.RFC3339Nano))
+			md.Created().Format(time.RFC3339Nano), stored.Created().Format(time.RFC3339Nano))
 	}
-	if stored.Owner() != o.Owner {
-		return state.NewOwnerConflictError(resource.PointerOf(md), "owner is %q, not %q", stored.Owner(), o.Owner)
+	if owner != o.Owner {
+		return state.NewOwnerConflictError(resource.PointerOf(md), "owner is %q, not %q", owner, o.Owner)
 	}
-	if o.ExpectedPhase != nil && stored.Phase() != *o.ExpectedPhase {
-		return state.NewPhaseConflictError(resource.PointerOf(md), "phase is %s, expected %s", stored.Phase(), *o.ExpectedPhase)
+	if o.ExpectedPhase != nil && phase != *o.ExpectedPhase {
+		return state.NewPhaseConflictError(resource.PointerOf(md), "phase is %s, expected %s", phase, *o.ExpectedPhase)
 	}
 	return nil
 }
