@@ -31,6 +31,17 @@ type Counters struct {
 	// Relists counts the lists of a kind that its watch made again after
 	// etcd ended the watch (compaction, lost leader, broken connection).
 	Relists atomic.Int64
+	// HistoryReads counts the reads of a kind's changes from before its
+	// watch started, from etcd's history, that tail events and bookmarks
+	// needed (rule S11).
+	HistoryReads atomic.Int64
+	// HistoryRevisions counts the revisions those reads asked etcd for,
+	// from the first revision each read to those the watch read already:
+	// bounded by what the watches needed — their bookmarks, or about
+	// twice the revisions their tails span — and by the kind's first
+	// write, never by the cluster's whole history. (etcd scans, besides,
+	// the revisions from the watch's start to its newest.)
+	HistoryRevisions atomic.Int64
 }
 
 // WithCounters makes the state count its work in c (nil: no counting).

@@ -105,11 +105,20 @@
 // from any state on the same cluster (another process, a later run), as
 // long as the changes after it are kept: the feed keeps the last
 // [DefaultHistoryCapacity] changes of its kind ([WithHistoryCapacity]),
-// and reads the changes before it started from etcd's history when a tail
-// or a bookmark needs them (which reads the whole cluster's history since
-// its last compaction, once per feed). A bookmark older than what is kept
-// gives a buffer-overrun error from the Watch call (S11); one of another
-// cluster is invalid.
+// and reads the changes before it started from etcd's history as far back
+// as a tail or a bookmark needs them, and no further: a bookmark from its
+// revision on; a tail in windows of revisions just below what the feed
+// read already, each twice as wide as the last, until it has the tail's
+// changes or reaches the kind's first write (the creation of its head
+// key). A read never goes below the revision etcd compacted its history
+// to, nor past the history capacity; what it read stays with the feed for
+// the next watches. So a read costs what lies between the watch's need
+// and now ([Counters].HistoryRevisions), never the cluster's whole
+// history. A bookmark older than what is kept or can be read (compacted,
+// or more than the capacity of changes ago) gives a buffer-overrun error
+// from the Watch call (S11); one of another cluster is invalid. (The
+// history of a kind's keys written or deleted by other means than this
+// package, which leave its head key as it was, may be missed by a tail.)
 //
 // A watcher that falls behind the kept history never blocks the feed,
 // writers or other watchers, and is never cut off: it catches up with one

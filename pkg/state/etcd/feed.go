@@ -90,21 +90,19 @@ type feed struct {
 	ready    chan struct{} // closed once the first list is done
 	startErr error         // the first list's error; set before ready
 
-	pastMu sync.Mutex // serializes loading the past
+	pastMu sync.Mutex // serializes reading the past
 
-	mu         sync.Mutex
-	items      map[resource.ID]*item // guarded by mu
-	tombs      map[resource.ID]tomb  // guarded by mu
-	ring       []change              // seq s at (s-liveBase)%cap; guarded by mu
-	head       uint64                // seq of the newest change (liveBase-1: none); guarded by mu
-	headPos    position              // every change up to it is applied; guarded by mu
-	last       position              // position of the newest change; guarded by mu
-	startRev   int64                 // revision of the first list; guarded by mu
-	keptFrom   position              // every change after it is kept; guarded by mu
-	past       []change              // changes before startRev; guarded by mu
-	pastLoaded bool                  // guarded by mu
-	watchers   map[*watcher]struct{} // guarded by mu
-	gaps       []gap                 // guarded by mu
+	mu       sync.Mutex
+	items    map[resource.ID]*item // guarded by mu
+	tombs    map[resource.ID]tomb  // guarded by mu
+	ring     []change              // seq s at (s-liveBase)%cap; guarded by mu
+	head     uint64                // seq of the newest change (liveBase-1: none); guarded by mu
+	headPos  position              // every change up to it is applied; guarded by mu
+	last     position              // position of the newest change; guarded by mu
+	keptFrom position              // every change after it is kept; guarded by mu
+	past     pastState             // the changes before the first list read so far; guarded by mu
+	watchers map[*watcher]struct{} // guarded by mu
+	gaps     []gap                 // guarded by mu
 	// applied is closed and replaced whenever headPos moves, to wake the
 	// writes waiting for their change to be applied. Guarded by mu.
 	applied chan struct{}
@@ -201,7 +199,7 @@ func (f *feed) oldestLocked() uint64 {
 	if f.head >= liveBase+uint64(f.cap) {
 		return f.head - uint64(f.cap) + 1
 	}
-	return liveBase - uint64(len(f.past))
+	return liveBase - uint64(len(f.past.changes))
 }
 
 // changeLocked returns the kept change of seq s.
@@ -209,7 +207,7 @@ func (f *feed) changeLocked(s uint64) *change {
 	if s >= liveBase {
 		return &f.ring[(s-liveBase)%uint64(f.cap)]
 	}
-	return &f.past[s-(liveBase-uint64(len(f.past)))]
+	return &f.past.changes[s-(liveBase-uint64(len(f.past.changes)))]
 }
 
 // appendLocked records a change of id from the current state to res

@@ -79,12 +79,34 @@ func (f *feed) list() (int64, error) {
 		f.items[id] = &item{res: r, pos: position{rev: kv.ModRevision}, mod: kv.ModRevision}
 	}
 	rev := resp.Header.Revision
-	f.startRev = rev
 	f.headPos = endOf(rev)
 	f.last = f.headPos
-	f.keptFrom = f.headPos
+	f.startPastLocked(f.span(resp.Kvs))
 	f.wakeLocked()
 	return rev, nil
+}
+
+// span returns the revisions of the kind's newest and first changes from
+// a listing of its prefix: the newest mod revision (its head key's, which
+// every write of this package puts), and the head key's creation (the
+// oldest creation listed when there is no head key: keys written by other
+// means). Changes made by other means than this package — a deletion
+// above all, which leaves no key — may lie outside it.
+func (f *feed) span(kvs []*mvccpb.KeyValue) (until, floor int64) {
+	head := false
+	for _, kv := range kvs {
+		until = max(until, kv.ModRevision)
+		switch {
+		case string(kv.Key) == f.prefix:
+			floor, head = kv.CreateRevision, true
+		case !head && (floor == 0 || kv.CreateRevision < floor):
+			floor = kv.CreateRevision
+		}
+	}
+	if len(kvs) == 0 {
+		floor = 1
+	}
+	return until, floor
 }
 
 // resources yields the resources' keys among kvs, a listing of the

@@ -1,7 +1,6 @@
 package etcd
 
 import (
-	"context"
 	"maps"
 	"slices"
 
@@ -12,14 +11,14 @@ import (
 
 // place registers w with f at its start position and prepares its initial
 // events. Tail events and bookmarks that reach before the feed started
-// load the kind's past from etcd first.
+// read what they need of the kind's past from etcd first.
 func (f *feed) place(w *watcher, kind resource.Kind, st start) error {
 	var ptr resource.Pointer
 	if w.id != "" {
 		ptr = resource.NewPointer(kind.Namespace(), kind.Type(), w.id)
 	}
 	if st.tail > 0 || st.bookmark {
-		if err := f.loadPastIfNeeded(w.ctx, st); err != nil {
+		if err := f.loadPast(w.ctx, w, st); err != nil {
 			return err
 		}
 	}
@@ -66,23 +65,6 @@ func (f *feed) place(w *watcher, kind resource.Kind, st start) error {
 	}
 	f.watchers[w] = struct{}{}
 	return nil
-}
-
-// loadPastIfNeeded loads the feed's past when the start needs changes
-// from before the feed started.
-func (f *feed) loadPastIfNeeded(ctx context.Context, st start) error {
-	f.mu.Lock()
-	// Only while the history kept is whole since the feed started (see
-	// loadPast): otherwise the past would not extend it.
-	need := !f.pastLoaded && f.keptFrom == endOf(f.startRev)
-	if st.bookmark {
-		need = need && st.from.less(endOf(f.startRev))
-	}
-	f.mu.Unlock()
-	if !need {
-		return nil
-	}
-	return f.loadPast(ctx)
 }
 
 // tailLocked returns the events of the last n kept changes that concern w,
