@@ -121,27 +121,49 @@ type resKey struct {
 // kindName is a kind's namespace and type.
 type kindName struct{ ns, typ string }
 
-// scanKinds is the number of kinds up to which keyOf finds a kind's index
-// by comparing names rather than by hashing them: a Runtime has few kinds.
-const scanKinds = 8
+// lastKind is the kind a call site of keyOf looked up last, and its
+// index: a pass commits outputs of one kind, caused by changes of one
+// kind, so the next lookup is most often the same kind's (comparing two
+// strings instead of hashing them).
+type lastKind struct {
+	kindName
+	idx uint32
+	set bool
+}
 
-// keyOf returns the key of the resource r.
-func (d *Detector) keyOf(r *trace.Ref) resKey {
-	if len(d.kinds) <= scanKinds {
-		for i, k := range d.kinds {
-			if k.typ == r.Type && k.ns == r.Namespace {
-				return resKey{kind: uint32(i), id: r.ID}
-			}
-		}
+// keyOf returns the key of the resource r, remembering its kind in last.
+func (d *Detector) keyOf(r *trace.Ref, last *lastKind) resKey {
+	if last.set && last.typ == r.Type && last.ns == r.Namespace {
+		return resKey{kind: last.idx, id: r.ID}
 	}
 	k := kindName{r.Namespace, r.Type}
-	i, ok := d.kindIdx[k]
+	i, ok := d.kindIndex(k)
 	if !ok {
 		i = uint32(len(d.kinds))
 		d.kinds = append(d.kinds, k)
 		d.kindIdx[k] = i
 	}
+	*last = lastKind{kindName: k, idx: i, set: true}
 	return resKey{kind: i, id: r.ID}
+}
+
+// scanKinds is the number of kinds up to which kindIndex compares names
+// rather than hashing them: a Runtime has few kinds.
+const scanKinds = 8
+
+// kindIndex returns the index of the kind k in d.kinds; false when it is
+// not there.
+func (d *Detector) kindIndex(k kindName) (uint32, bool) {
+	if len(d.kinds) > scanKinds {
+		i, ok := d.kindIdx[k]
+		return i, ok
+	}
+	for i, c := range d.kinds {
+		if c == k {
+			return uint32(i), true
+		}
+	}
+	return 0, false
 }
 
 // ref returns the resource k names.
@@ -151,9 +173,8 @@ func (d *Detector) ref(k resKey) trace.Ref {
 }
 
 // lastName is the controller name a call site of nameOf looked up last,
-// and its index: the commits of a pass are one controller's, caused by
-// another's, so the next lookup is most often the same name's (a
-// comparison of two strings instead of hashing one).
+// and its index (see lastKind: the commits of a pass are one
+// controller's, caused by another's).
 type lastName struct {
 	name string
 	idx  uint32
@@ -325,7 +346,9 @@ type Detector struct {
 	kindIdx map[kindName]uint32
 	names   []string
 	nameIdx map[string]uint32
-	// The names onceOf looked up last (see lastName).
+	// The kinds Observe and the names onceOf looked up last (see
+	// lastKind, lastName).
+	lastRes, lastCause     lastKind
 	lastReader, lastWriter lastName
 	// hot are the resources of the window with a trigger count at the
 	// threshold.
@@ -380,9 +403,9 @@ func (d *Detector) Observe(ev *trace.Record) []Finding {
 	}
 	writer := ev.Cause.Writer
 	if writer == "" && ev.Cause.Version != 0 {
-		writer = d.writerOf(d.keyOf(&ev.Cause), ev.Cause.Version)
+		writer = d.writerOf(d.keyOf(&ev.Cause, &d.lastCause), ev.Cause.Version)
 	}
-	key := d.keyOf(&ev.Resource)
+	key := d.keyOf(&ev.Resource, &d.lastRes)
 	h := d.hashOf(key)
 	s := d.res[h]
 	if s == nil {

@@ -25,14 +25,14 @@ func TestAResourceWhoseHashIsAnothersIsNotCountedAsIt(t *testing.T) {
 	}
 	commit(x, 1)
 	commit(x, 2) // x now has a stat
-	kx := d.keyOf(&x)
+	kx := d.keyOf(&x, &lastKind{})
 	s := d.res[d.hashOf(kx)]
 	require.NotNil(t, s)
 	require.Equal(t, kx, s.key)
 
 	// y collides with x: its key's hash is x's.
 	y := trace.Ref{Namespace: "ns", Type: "X", ID: "y"}
-	ky := d.keyOf(&y)
+	ky := d.keyOf(&y, &lastKind{})
 	d.res[d.hashOf(ky)] = s
 	commit(y, 7)
 	assert.Same(t, s, d.res[d.hashOf(kx)], "x's stat stays")
