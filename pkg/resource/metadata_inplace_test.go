@@ -88,3 +88,19 @@ func TestMetadataInPlaceReadersAgreeWithTheGetters(t *testing.T) {
 		require.True(t, dst.IncarnationOf(&from), "stamps copied: the same incarnation")
 	}
 }
+
+// TestPointerKeyIdentityIsItsParts: a PointerKey's Identity is its
+// Namespace, Type and ID, for NewPointer, PointerOf and the zero key.
+func TestPointerKeyIdentityIsItsParts(t *testing.T) {
+	md := resource.NewMetadata("ns2", "T2", "id2", resource.VersionUndefined)
+	for _, p := range []resource.PointerKey{
+		resource.NewPointer("ns", "T", "id").(resource.PointerKey),
+		resource.PointerOf(&md),
+		{},
+	} {
+		ns, typ, id := p.Identity()
+		require.Equal(t, p.Namespace(), ns)
+		require.Equal(t, p.Type(), typ)
+		require.Equal(t, p.ID(), id)
+	}
+}

@@ -119,6 +119,13 @@ func (p PointerKey) ID() ID { return p.id }
 // Kind returns the kind the resource is of.
 func (p PointerKey) Kind() KindKey { return p.kind }
 
+// Identity returns the namespace, type and ID at once, read in place, as
+// [Metadata.Identity] does: the getters above have value receivers, and
+// each call copies the whole key first (a state's Get reads all three).
+func (p *PointerKey) Identity() (Namespace, Type, ID) {
+	return p.kind.ns, p.kind.typ, p.id
+}
+
 // String formats the pointer as "type(namespace/id)", as [PointerString]
 // does.
 func (p PointerKey) String() string { return p.kind.typ + "(" + p.kind.ns + "/" + p.id + ")" }

@@ -3,6 +3,7 @@ package inmem
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -150,4 +151,40 @@ func TestR2_AWrapperOfAPlainResourceIsCopiedAsUserCode(t *testing.T) {
 	assert.ErrorContains(t, err, "the wrapper's DeepCopy")
 	_, err = st.Get(ctx, ptr("w"))
 	assert.True(t, state.IsNotFoundError(err), "nothing written: %v", err)
+}
+
+// copyPanicsLater embeds a typed resource of a plain spec and has its own
+// DeepCopy, user code, which copies until *fail is set and then panics.
+type copyPanicsLater struct {
+	*pair
+	fail *atomic.Bool
+}
+
+func (c copyPanicsLater) DeepCopy() resource.Resource {
+	if c.fail.Load() {
+		panic("the wrapper's DeepCopy, later")
+	}
+	return copyPanicsLater{c.pair.DeepCopy().(*pair), c.fail}
+}
+
+// TestR2_AGetCopiesUnderTheRecoverOnceAKindStoredAUserCodeCopy: a Get
+// copies the version it found without the deferred recover only while
+// every version its kind stored copies itself without user code; once
+// the kind stored one whose DeepCopy is user code (after plain ones),
+// that copy's panic is an invalid error of the Get, not a crash, and the
+// plain versions are still copied.
+func TestR2_AGetCopiesUnderTheRecoverOnceAKindStoredAUserCodeCopy(t *testing.T) {
+	st, ctx := newTestState(t)
+	require.NoError(t, st.Create(ctx, newPair("plain", 1)))
+	fail := &atomic.Bool{}
+	require.NoError(t, st.Create(ctx, copyPanicsLater{newPair("user", 2), fail}))
+	fail.Store(true)
+	var err error
+	require.NotPanics(t, func() { _, err = st.Get(ctx, ptr("user")) })
+	require.Error(t, err)
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+	assert.ErrorContains(t, err, "the wrapper's DeepCopy, later")
+	got, err := st.Get(ctx, ptr("plain"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, got.(*pair).TypedSpec().A)
 }

@@ -4,6 +4,7 @@ import (
 	"log"
 	"sync"
 
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -120,7 +121,7 @@ func (ks *kindStore) checkPersisted(id resource.ID) error {
 	freeze(restored.Metadata(), true) // watched still: ref is its reference copy
 	ks.mu.Lock()
 	if it := ks.items[id]; bare(it) == cur {
-		ks.items[id] = ks.itemLocked(restored, ks.sizeLocked(it), true)
+		ks.items[id] = ks.itemLocked(restored, ks.sizeLocked(it), true, usercode.CopiesPlainly(restored))
 		ks.updatedLocked(id) // a List's view holds cur
 	}
 	ks.mu.Unlock()

@@ -104,6 +104,12 @@ type kindStore struct {
 	// are the IDs updated since, with repeats. Guarded by mu.
 	view    []resource.Resource
 	updated []resource.ID
+	// userCopies tells that a version the kind stored (since its start)
+	// copies itself with user code (it is not a resource of
+	// [usercode.CopiesPlainly]): until one is, a Get copies the version it
+	// found without the deferred recover and without asking. Guarded by
+	// mu.
+	userCopies bool
 	// count is len(items), written under mu and read without it.
 	count atomic.Int64
 	// lastCreated is the creation time given to the newest resource of

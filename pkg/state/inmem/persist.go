@@ -3,6 +3,7 @@ package inmem
 import (
 	"time"
 
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
@@ -104,7 +105,7 @@ func (c *core) restore(p Persistence) {
 		// A resource the detector cannot copy is not watched (nil ref).
 		ref, _ := ks.det.referenceCopy(r)
 		freeze(md, ref != nil)
-		ks.items[md.ID()] = ks.itemLocked(r, sizeOf(r), ref != nil)
+		ks.items[md.ID()] = ks.itemLocked(r, sizeOf(r), ref != nil, usercode.CopiesPlainly(r))
 		ks.count.Add(1)
 		if created := md.Created(); created.After(ks.lastCreated) {
 			ks.lastCreated = created

@@ -59,8 +59,12 @@ func bare(v resource.Resource) resource.Resource {
 }
 
 // itemLocked returns the value of items to store for r, a version of the
-// estimated size, watched or not by the detector. The caller holds mu.
-func (ks *kindStore) itemLocked(r resource.Resource, size int64, watched bool) resource.Resource {
+// estimated size, watched or not by the detector, and copied without user
+// code or not (plain: see kindStore.userCopies). The caller holds mu.
+func (ks *kindStore) itemLocked(r resource.Resource, size int64, watched, plain bool) resource.Resource {
+	if !plain {
+		ks.userCopies = true
+	}
 	if size > ks.maxSize {
 		ks.maxSize = size
 		if !ks.tracking && int64(ks.cap)*size > ks.byteBudget {

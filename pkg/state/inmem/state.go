@@ -124,31 +124,42 @@ func (c *core) GetReadOnly(_ context.Context, ptr resource.Pointer) (resource.Re
 
 // get is Get with the options o.
 func (c *core) get(ptr resource.Pointer, o state.GetOptions) (resource.Resource, error) {
-	p, ok := keyOf(ptr)
-	if !ok {
-		var err error
-		if p, err = key(ptr); err != nil {
+	ns, typ, id, ok := keyOf(ptr)
+	var ks *kindStore
+	if ok {
+		ks = c.lookupNames(ns, typ)
+	}
+	if ks == nil {
+		// Not a PointerKey with its three parts set, or a kind that
+		// lookupNames may miss: by the key (which validates ptr).
+		p, err := key(ptr)
+		if err != nil {
 			return nil, err
 		}
-	}
-	id := p.ID()
-	if ks := c.lookup(p.Kind()); ks != nil {
-		ks.mu.Lock()
-		r := bare(ks.items[id])
-		if o.Revision != nil {
-			*o.Revision = c.rev.Load()
-		}
-		ks.mu.Unlock()
-		if r != nil {
-			if o.ReadOnly {
-				return r, nil
+		if ks = c.lookup(p.Kind()); ks == nil {
+			if o.Revision != nil {
+				*o.Revision = c.rev.Load()
 			}
-			return state.DeepCopyOf(r)
+			return nil, state.NewNotFoundError(p, "not found")
 		}
-	} else if o.Revision != nil {
+		id = p.ID()
+	}
+	ks.mu.Lock()
+	r := bare(ks.items[id])
+	plain := !ks.userCopies
+	if o.Revision != nil {
 		*o.Revision = c.rev.Load()
 	}
-	return nil, state.NewNotFoundError(p, "not found")
+	ks.mu.Unlock()
+	switch {
+	case r == nil:
+		return nil, state.NewNotFoundError(resource.PointerOf(ptr), "not found")
+	case o.ReadOnly:
+		return r, nil
+	case plain:
+		return r.DeepCopy(), nil // no user code (see kindStore.userCopies)
+	}
+	return state.DeepCopyOf(r)
 }
 
 // List implements [state.CoreState]: the matching resources, sorted by ID,
@@ -197,7 +208,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	if err != nil {
 		return err
 	}
-	stored, smd, size, err := storedOf(r, md, owned)
+	stored, smd, size, plain, err := storedOf(r, md, owned)
 	if err != nil {
 		return err
 	}
@@ -233,7 +244,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	}
 	ks.lastCreated = now
 	freeze(smd, ref != nil)
-	ks.items[id] = ks.itemLocked(stored, size, ref != nil)
+	ks.items[id] = ks.itemLocked(stored, size, ref != nil, plain)
 	ks.order.created(id)
 	ks.count.Add(1)
 	stampLike(ref, smd)
@@ -280,7 +291,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 			return err
 		}
 	}
-	stored, smd, size, err := storedOf(r, md, owned)
+	stored, smd, size, plain, err := storedOf(r, md, owned)
 	if err != nil {
 		return err
 	}
@@ -306,7 +317,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 		}
 	}
 	freeze(smd, ref != nil)
-	ks.items[id] = ks.itemLocked(stored, size, ref != nil)
+	ks.items[id] = ks.itemLocked(stored, size, ref != nil, plain)
 	ks.updatedLocked(id)
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, curItem, stored, ref, now.UnixNano())
@@ -346,14 +357,16 @@ func stampUpdate(smd, cmd *resource.Metadata, now time.Time) {
 // metadata and its estimated size (see sizeOf): a copy of r (see copyOf),
 // or r itself when owned. A resource whose DeepCopy and ApproxSize run no
 // user code ([usercode.CopiesPlainly]) is copied and sized as it is (see
-// storedPlainly); for any other, they are user code and run under one
-// deferred recover (see storedOfUser).
-func storedOf(r resource.Resource, md *resource.Metadata, owned bool) (stored resource.Resource, smd *resource.Metadata, size int64, err error) {
+// storedPlainly), and plain tells that the version stored is such a
+// resource too (a copy of one is of its type); for any other, they are
+// user code and run under one deferred recover (see storedOfUser).
+func storedOf(r resource.Resource, md *resource.Metadata, owned bool) (stored resource.Resource, smd *resource.Metadata, size int64, plain bool, err error) {
 	if usercode.CopiesPlainly(r) {
 		stored, smd = storedPlainly(r, md, owned)
-		return stored, smd, approxSize(stored), nil
+		return stored, smd, approxSize(stored), true, nil
 	}
-	return storedOfUser(r, md, owned)
+	stored, smd, size, err = storedOfUser(r, md, owned)
+	return stored, smd, size, false, err
 }
 
 // storedPlainly is the version of r to store and its metadata, for a

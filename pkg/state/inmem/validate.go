@@ -11,8 +11,10 @@ import (
 // (see keyOf), without the type switches of ValidatePointer and
 // PointerOf.
 func key(ptr resource.Pointer) (resource.PointerKey, error) {
-	if p, ok := keyOf(ptr); ok {
-		return p, nil
+	if p, ok := ptr.(resource.PointerKey); ok {
+		if ns, typ, id := p.Identity(); ns != "" && typ != "" && id != "" {
+			return p, nil
+		}
 	}
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return resource.PointerKey{}, err
@@ -20,10 +22,12 @@ func key(ptr resource.Pointer) (resource.PointerKey, error) {
 	return resource.PointerOf(ptr), nil
 }
 
-// keyOf returns ptr when it is a PointerKey with its namespace, type and
-// ID set, and false otherwise (see key). It is inlined: a Get checks it
-// before calling key.
-func keyOf(ptr resource.Pointer) (resource.PointerKey, bool) {
+// keyOf returns the namespace, type and ID of ptr, and true, when it is a
+// PointerKey with all three set; false otherwise (see key). It is
+// inlined, and reads the key in place: a Get checks it before calling
+// key.
+func keyOf(ptr resource.Pointer) (resource.Namespace, resource.Type, resource.ID, bool) {
 	p, ok := ptr.(resource.PointerKey)
-	return p, ok && p.Namespace() != "" && p.Type() != "" && p.ID() != ""
+	ns, typ, id := p.Identity()
+	return ns, typ, id, ok && ns != "" && typ != "" && id != ""
 }
