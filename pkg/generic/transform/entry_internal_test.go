@@ -1,6 +1,9 @@
 package transform
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -55,4 +58,35 @@ func TestASweptEntryLetsGoOfItsOutputID(t *testing.T) {
 	p.sweep(e)
 	assert.Empty(t, p.rs.outs)
 	assert.Equal(t, map[resource.ID]struct{}{"a1-1": {}}, p.rs.pending)
+}
+
+// TestEntriesGrownForAListLeaveAtMostAQuarterUnused: a pass whose list is
+// longer than the entries' capacity gets entries a quarter longer than the
+// list at most (as append grows a large slice): a controller keeps them
+// for as long as it runs. (The pass's context is done, so it stops before
+// its first input and keeps the entries it had, in the grown slice.)
+func TestEntriesGrownForAListLeaveAtMostAQuarterUnused(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	p := &pass[*fixture.A, *fixture.B]{ctx: ctx, rs: newRunState(t.Context())}
+	p.rs.entries = []entry{{id: "a0"}}
+	items := make([]resource.Resource, 1000)
+	for i := range items {
+		items[i] = fixture.New[fixture.ADef](fmt.Sprintf("a%04d", i+1), i)
+	}
+	assert.False(t, p.merge(items), "the pass stopped")
+	assert.Equal(t, []entry{{id: "a0"}}, p.rs.entries, "the entries it had are kept")
+	assert.GreaterOrEqual(t, cap(p.rs.entries), len(items))
+	assert.LessOrEqual(t, cap(p.rs.entries), len(items)+len(items)/4)
+}
+
+// TestAPassGrowsItsEntriesOnceForTheInputsPastTheLast: the inputs of an
+// incremental pass that come after every entry are appended in place, and
+// the entries are grown for all of them at once.
+func TestAPassGrowsItsEntriesOnceForTheInputsPastTheLast(t *testing.T) {
+	entries := []entry{{id: "a2"}, {id: "a4"}}
+	for ids, want := range map[string]int{"": 0, "a1 a3": 0, "a1 a4": 0, "a1 a4 a5 a6": 2, "a3 a5": 1, "a5 a6 a7": 3} {
+		assert.Equal(t, want, pastLast(entries, strings.Fields(ids)), ids)
+	}
+	assert.Equal(t, 2, pastLast(nil, []resource.ID{"a1", "a2"}))
 }

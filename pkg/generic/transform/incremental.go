@@ -46,16 +46,17 @@ func (p *pass[I, O]) changed() ([]resource.ID, bool) {
 
 // changes processes the inputs ids (sorted, unique) as they are now: each
 // one read with a Get, processed against its entry (a new one gets an
-// entry), and one that is gone or no longer selected by the input list
-// options is swept. It returns false when the pass stopped early (ctx
+// entry: appended in place when it comes after every entry, else merged
+// in at the end), and one that is gone or no longer selected by the input
+// list options is swept. It returns false when the pass stopped early (ctx
 // done), and the error of a read that failed otherwise than with "not
 // found" (the Run fails: its restart starts with a full pass).
 func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 	rs := p.rs
+	rs.entries = slices.Grow(rs.entries, pastLast(rs.entries, ids))
 	var added []entry
 	gone := -1
-	// One allocation per pass, not per read: the pointers and the options.
-	ptrs := make([]resource.PointerKey, len(ids))
+	var ptrs []resource.PointerKey
 	readOnly := []state.GetOption{state.WithReadOnlyGet()}
 	stopped := false
 	for k, id := range ids {
@@ -63,10 +64,17 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 			stopped = true // the entries stay sorted and whole
 			break
 		}
-		ptrs[k] = p.c.inKey(id)
-		res, err := p.r.Get(p.ctx, &ptrs[k], readOnly...)
+		if len(ptrs) == 0 {
+			// One allocation per ptrChunk reads, not per read; not one
+			// for the whole pass, which would all stay alive until its end.
+			ptrs = make([]resource.PointerKey, min(len(ids)-k, ptrChunk))
+		}
+		ptr := &ptrs[0]
+		ptrs = ptrs[1:]
+		*ptr = p.c.inKey(id)
+		res, err := p.r.Get(p.ctx, ptr, readOnly...)
 		if err != nil && !state.IsNotFoundError(err) {
-			return false, fmt.Errorf("get input %s: %w", resource.PointerString(&ptrs[k]), err)
+			return false, fmt.Errorf("get input %s: %w", resource.PointerString(ptr), err)
 		}
 		i, known := slices.BinarySearchFunc(rs.entries, id, func(e entry, id resource.ID) int { return compareID(e.id, id) })
 		if err != nil || !p.c.listed(res.Metadata()) {
@@ -79,6 +87,13 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 		}
 		if known {
 			p.input(res, &rs.entries[i], true)
+			continue
+		}
+		if n := len(rs.entries); n == 0 || rs.entries[n-1].id < id {
+			// Past the last entry (ids are sorted): appended in place,
+			// the entries stay sorted.
+			rs.entries = append(rs.entries, entry{id: id})
+			p.input(res, &rs.entries[n], false)
 			continue
 		}
 		e := entry{id: id}
@@ -118,6 +133,23 @@ func (rs *runState) track(e *entry) {
 		delete(rs.notDone, e.id)
 	}
 }
+
+// pastLast returns how many of ids (sorted) come after the last entry: the
+// inputs a pass appends in place, for which it grows the entries once.
+func pastLast(entries []entry, ids []resource.ID) int {
+	if len(entries) == 0 {
+		return len(ids)
+	}
+	i, found := slices.BinarySearch(ids, entries[len(entries)-1].id)
+	if found {
+		i++
+	}
+	return len(ids) - i
+}
+
+// ptrChunk is how many input pointers an incremental pass allocates at a
+// time (a Get's pointer may be kept by the Runtime, so it is not reused).
+const ptrChunk = 256
 
 func compareID(a, b resource.ID) int {
 	switch {

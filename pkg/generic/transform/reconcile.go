@@ -266,9 +266,10 @@ func (p *pass[I, O]) due(md *resource.Metadata, e entry, known bool) bool {
 // The entries are rewritten in place while that never overwrites one not
 // read yet (a new input past the last known one is appended in place);
 // otherwise they move to a slice of their own. A list longer than the
-// entries' capacity gets one half as long again, so that a burst of
-// creates costs a few copies, and the slack left once the burst is over
-// is trimmed to an eighth.
+// entries' capacity gets one a quarter as long again (as append grows a
+// large slice), so that a burst of creates costs a few copies and leaves
+// at most a quarter of the entries' memory unused; a later pass that does
+// not grow them trims the slack to an eighth.
 func (p *pass[I, O]) merge(items []resource.Resource) bool {
 	if !sortedByID(items) {
 		slices.SortFunc(items, byID) // List sorts by ID (S12a): a foreign state may not
@@ -277,7 +278,7 @@ func (p *pass[I, O]) merge(items []resource.Resource) bool {
 	next, moved := old[:0], false
 	grew := cap(old) < len(items)
 	if grew {
-		next, moved = make([]entry, 0, len(items)+len(items)/2), true
+		next, moved = make([]entry, 0, len(items)+len(items)/4), true
 	}
 	j := 0
 	stopped := false
