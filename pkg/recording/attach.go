@@ -133,7 +133,7 @@ func (s *tapSink) ownLocked(h *handover, evs []state.Event, start *startState) {
 			return
 		}
 		ev := evs[i : i+1]
-		s.r.handleLocked(ev, start)
+		s.r.handleLocked(ev)
 		h.handled = max(h.handled, ev[0].Revision)
 		if h.listed && !h.own && ev[0].Revision > h.rev {
 			h.finishLocked()
@@ -151,7 +151,7 @@ func (s *tapSink) tappedLocked(h *handover, evs []state.Event, start *startState
 		i++
 	}
 	if i < len(evs) {
-		s.r.handleLocked(evs[i:], start)
+		s.r.handleLocked(evs[i:])
 		h.handled = max(h.handled, evs[len(evs)-1].Revision)
 	}
 }

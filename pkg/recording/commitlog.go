@@ -4,19 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/resgraph/resgraph/pkg/internal/kindtap"
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/state"
 )
 
 // commitChunkLen is how many changes a chunk of a commit log holds; the
 // writer wakes the recorder each time it fills one.
 const commitChunkLen = 256
-
-// commitSpares is how many finished chunks a commit log keeps for reuse.
-const commitSpares = 8
 
 // committed is one change as a kind's writer handed it over.
 type committed struct {
@@ -39,8 +34,10 @@ type commitChunk struct {
 // the recorder holding its own lock, neither waiting for the other. The
 // writer fills the tail chunk, publishing its count after each change,
 // and wakes the recorder when it starts a new chunk; the reader reads up
-// to the published count and hands each chunk it finished back (spares),
-// so that a log the recorder keeps up with allocates no chunk.
+// to the published count. The chunks are the recorder's window (rule
+// RC3): the reader hands each run it reads to the window, which keeps it
+// as it is until the window's start passes it, so a chunk is never
+// reused (one is allocated per commitChunkLen changes).
 //
 // It is bounded: when the writer is limit chunks ahead of the reader it
 // stops writing and marks the log overflowed; the recorder then starts
@@ -53,8 +50,6 @@ type commitLog struct {
 	// head and its read count are the reader's own.
 	head *commitChunk
 	read uint32
-	// spares are chunks the reader finished, for the writer to reuse.
-	spares [commitSpares]atomic.Pointer[commitChunk]
 	// started and finished count the chunks the writer started and the
 	// reader finished.
 	started, finished atomic.Int64
@@ -78,8 +73,7 @@ func commitLogLimit(maxBytes int64) int64 {
 }
 
 // Committed implements kindtap.Tap: it appends the change to the tail
-// chunk, or to a new one (a spare the reader gave back when there is
-// one) when the tail is full.
+// chunk, or to a new one when the tail is full.
 func (l *commitLog) Committed(rev uint64, old, new resource.Resource, at int64) {
 	if l.tailN == commitChunkLen {
 		if !l.grow() {
@@ -99,15 +93,7 @@ func (l *commitLog) grow() bool {
 		l.wake()
 		return false
 	}
-	var next *commitChunk
-	for i := range l.spares {
-		if next = l.spares[i].Swap(nil); next != nil {
-			break
-		}
-	}
-	if next == nil {
-		next = &commitChunk{}
-	}
+	next := &commitChunk{}
 	l.started.Add(1)
 	l.tail.next.Store(next)
 	l.tail, l.tailN = next, 0
@@ -126,7 +112,7 @@ func (l *commitLog) wake() {
 var errFellBehind = errors.New("the recorder fell behind its kinds' commits")
 
 // drain hands every change written and not read yet to fn, a chunk's run
-// at a time, and gives the chunks it finished back to the writer. It
+// at a time (fn may keep the run: the log never writes it again). It
 // fails once the log overflowed. The caller is the log's one reader.
 func (l *commitLog) drain(fn func([]committed)) error {
 	for {
@@ -141,14 +127,7 @@ func (l *commitLog) drain(fn func([]committed)) error {
 			break
 		}
 		l.head, l.read = next, 0
-		c.next.Store(nil)
-		c.recs = [commitChunkLen]committed{} // drops the snapshots
-		c.n.Store(0)
-		for i := range l.spares {
-			if l.spares[i].CompareAndSwap(nil, c) {
-				break
-			}
-		}
+		c.next.Store(nil) // the chunk is fn's now
 		l.finished.Add(1)
 	}
 	if l.overflow.Load() {
@@ -181,26 +160,16 @@ func (r *Recorder) drainLocked() error {
 		return nil
 	}
 	for _, l := range src.logs {
-		if err := l.drain(func(cs []committed) { r.committedLocked(cs, &src.start) }); err != nil {
+		if err := l.drain(r.committedLocked); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// committedLocked adds committed changes to the window, as handleLocked
-// adds a watch's events, each at the time of its write.
-func (r *Recorder) committedLocked(cs []committed, start *startState) {
-	for i := range cs {
-		c := &cs[i]
-		ev := state.Event{Type: state.Updated, Resource: c.new, Old: c.old, Revision: c.rev}
-		switch {
-		case c.old == nil:
-			ev.Type = state.Created
-		case c.new == nil:
-			ev.Type, ev.Resource, ev.Old = state.Destroyed, c.old, nil
-		}
-		r.addLocked(&ev, start, time.Unix(0, c.at))
-	}
+// committedLocked adds a run of committed changes to the window, each at
+// the time of its write.
+func (r *Recorder) committedLocked(cs []committed) {
+	r.win.addRun(cs)
 	r.progressedLocked()
 }

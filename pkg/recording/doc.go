@@ -19,8 +19,8 @@
 // its writers' commits over a state that can tap them (rule RC11), through
 // watches of its own for the rest — lists them once, and from then on
 // adds each change to its window; the state's writers never wait for it
-// (rule S12); the window lets its oldest changes go
-// into its starting state as they age or as it fills. Its debug page
+// (rule S12); the window lets go of its oldest changes as they age or as
+// it fills (rule RC3). Its debug page
 // ([Recorder.Handler]) takes a recording on demand; it keeps one on its
 // own when the Runtime flags a hot loop or a controller keeps failing.
 //
@@ -56,15 +56,37 @@
 //     controller's write made with WithCreateNoOwner or WithModifyNoOwner
 //     carries no owner and is recorded as an outside write.
 //
-//   - RC3. A recorder's memory is bounded: its window holds at most
-//     WithWindow's age of history and its bytes (the estimated encoded
-//     size of its changes); it holds the state now and two checkpoints of
-//     it (the window's start, and one taken when the changes since it
+//   - RC3. A recorder's memory is bounded by WithWindow's age of
+//     history and its bytes (the estimated encoded size of its changes),
+//     and a recording holds the newest changes within them, its starting
+//     state the state right before them. In a recording, an outside
+//     writer's change keeps its resource; a controller's keeps its
+//     pointer, version and writer (a replay makes it again). How the
+//     window holds them depends on who makes the changes:
+//
+//     A recorder of controllers (WithRuntime, WithControllers) classifies
+//     each change as it comes (rule RC2; a controller's change is
+//     estimated at a fixed overhead). It holds the state now and two
+//     checkpoints of it (the window's start, and one taken when the
+//     changes since it reach half the window's age or bytes, which
+//     becomes the start when the next is taken), one shared snapshot per
+//     resource each, and a table of the resources it holds (not of every
+//     resource it saw); of its changes, an outside writer's resource.
+//
+//     Any other recorder (every change an outside writer's: a recorder of
+//     a bare state's kinds) holds its changes as they came, unclassified:
+//     two listings of the state (every kind listed, shared snapshots, no
+//     copy: the window's start, and one taken when the changes since it
 //     reach half the window's age or bytes, which becomes the start when
-//     the next is taken), one shared snapshot per resource each, and a
-//     table of the resources it holds (not of every resource it saw). An
-//     outside writer's change keeps its resource; a controller's keeps
-//     its pointer, version and writer (a replay makes it again).
+//     the next is taken; the changes the start then holds leave), and
+//     every change since its start, with the state's snapshots before
+//     and after it (shared) — the commit logs' chunks themselves (rule
+//     RC11), and the changes its watches brought in chunks of its own —
+//     each estimated at its resource's size. It holds about a window of
+//     changes, more while a listing is under way. A take classifies each
+//     change since the window's start and folds them into the state in
+//     their order of arrival, under the recorder's lock, at a cost
+//     proportional to the window.
 //
 //   - RC4. A file is whole or it is an error: [Read] returns a recording
 //     only when every frame is there, intact and in order (a
@@ -143,9 +165,11 @@
 //     their commits: the state's writer appends each change to the kind's
 //     commit log as it commits it, holding only the kind's own write
 //     lock (no lock of the recorder's; a channel send, that never waits,
-//     once per 256 changes; nothing allocated once the log's chunks come
-//     back), and the recorder drains the logs when a chunk fills, every
-//     second, and before a take or Sync. No change is coalesced, and each
+//     and a chunk allocated, once per 256 changes), and the recorder
+//     drains the logs when a chunk fills, every second, and before a take
+//     or Sync (a recorder that holds its changes as they came keeps the
+//     chunks as they are: they are its window's changes, RC3). No change
+//     is coalesced, and each
 //     is recorded at its write's time. A log is bounded: when its writers
 //     are the window's bytes (at 96 bytes a change) ahead of the
 //     recorder, it stops, and the recorder starts its window over (a take

@@ -33,13 +33,20 @@ type Recorder struct {
 	keeper  keeper
 	// passes are the read revisions of the Runtime's commits (rule RC9).
 	passes *passLog
+	// due is signalled when the raw history's listing is due.
+	due chan struct{}
 	// started is closed once Run read the state the first time.
 	started     chan struct{}
 	startedOnce sync.Once
 
 	mu sync.Mutex
 	// The fields below are protected by mu.
-	win   *window
+	// win is the session's history: raw or cls (rule RC3); gen counts
+	// the sessions.
+	win   history
+	raw   *rawWindow
+	cls   *classified
+	gen   uint64
 	ready bool
 	// progress is closed (and replaced) when the window's revision moves
 	// while someone waits in Sync (waiting counts them).
@@ -68,8 +75,11 @@ func New(st state.State, reg *codec.Registry, opts ...Option) (*Recorder, error)
 	}
 	c := defaultConfig()
 	opt.Apply(&c, opts)
-	r := &Recorder{st: st, reg: reg, cfg: c, win: newWindow(c.maxAge, c.maxBytes), controllers: owners{names: map[string]bool{}}, started: make(chan struct{}), passes: newPassLog()}
+	r := &Recorder{st: st, reg: reg, cfg: c, controllers: owners{names: map[string]bool{}}, started: make(chan struct{}), passes: newPassLog(), due: make(chan struct{}, 1)}
 	r.sizes.reg = reg
+	r.raw = newRawWindow(c.maxAge, c.maxBytes, r.due, &r.controllers, &r.sizes)
+	r.cls = &classified{w: newWindow(c.maxAge, c.maxBytes), controllers: &r.controllers, sizes: &r.sizes}
+	r.win = r.raw
 	r.keeper.init(r)
 	return r, nil
 }
@@ -203,8 +213,12 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 			}
 		case <-tap.lost:
 			return fmt.Errorf("the Runtime's watch of %s ended", tap.lostKind)
+		case <-r.due:
+			if err := r.relist(ctx, kinds, src); err != nil {
+				return err
+			}
 		case now := <-tick:
-			if err := r.tick(now, kinds); err != nil {
+			if err := r.tick(ctx, now, kinds, src); err != nil {
 				return err
 			}
 		}
@@ -297,9 +311,11 @@ func (r *Recorder) begin(src *source, kinds []Kind, controllers map[string]bool)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start, tap := &src.start, src.tap
-	doms, revs := src.doms.at(start)
-	r.win.reset(start.base, time.Now(), start.rev, doms, revs)
-	start.base = nil
+	r.win, r.gen = r.raw, r.gen+1
+	if len(controllers) > 0 {
+		r.win = r.cls // most changes may be the controllers'
+	}
+	r.win.reset(newListing(*start, time.Now(), 0, src.doms))
 	r.kinds, r.ready, r.src = kinds, true, src
 	r.controllers.set(controllers)
 	if r.progress != nil {
@@ -365,33 +381,19 @@ func (r *Recorder) handle(evs []state.Event, start *startState, tap *tapSink) er
 		tap.ownLocked(h, evs, start)
 		return nil
 	}
-	r.handleLocked(evs, start)
+	r.handleLocked(evs)
 	return nil
 }
 
-// handleLocked is handle with r.mu held, of events that are changes (or
-// markers, skipped). The batch's changes share one time of arrival.
-func (r *Recorder) handleLocked(evs []state.Event, start *startState) {
-	now := time.Now()
-	for i := range evs {
-		r.addLocked(&evs[i], start, now)
+// handleLocked is handle with r.mu held, of one kind's events that are
+// changes (or markers, skipped). The batch's changes share one time of
+// arrival; they are added to the window as they came (they are
+// classified when a recording is taken).
+func (r *Recorder) handleLocked(evs []state.Event) {
+	if len(evs) > 0 {
+		r.win.addEvents(evs, time.Now())
 	}
 	r.progressedLocked()
-}
-
-// addLocked adds the change of ev, which arrived (or was made) at at, to
-// the window, unless it is no change (a marker) or the lists hold it.
-func (r *Recorder) addLocked(ev *state.Event, start *startState, at time.Time) {
-	e, ok := classify(ev, &r.controllers)
-	if !ok || start.listedAlready(ev) {
-		return
-	}
-	e.at = at
-	e.size = entryOverhead
-	if e.by != ByController {
-		e.size = r.sizes.size(e.res)
-	}
-	r.win.add(&e)
 }
 
 // progressedLocked wakes those waiting in Sync once the window moved.
@@ -424,15 +426,21 @@ func (s *startState) listedAlready(ev *state.Event) bool {
 	return ev.Type != state.Destroyed && md.Version().Value() <= v
 }
 
-// tick trims the window by age, keeps a recording when the Runtime calls
-// for one, and ends the session when the Runtime's kinds changed.
-func (r *Recorder) tick(now time.Time, kinds []Kind) error {
+// tick drains the commit logs, lists the state when the window's age
+// calls for it, keeps a recording when the Runtime calls for one, and
+// ends the session when the Runtime's kinds changed.
+func (r *Recorder) tick(ctx context.Context, now time.Time, kinds []Kind, src *source) error {
 	r.mu.Lock()
 	err := r.drainLocked()
-	r.win.roll(now)
+	due := r.win.aged(now)
 	r.mu.Unlock()
 	if err != nil {
 		return err
+	}
+	if due {
+		if err := r.relist(ctx, kinds, src); err != nil {
+			return err
+		}
 	}
 	if r.cfg.rt == nil {
 		return nil
@@ -474,8 +482,27 @@ func (r *Recorder) note(c change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready {
-		r.win.add(&c)
+		r.win.addWorld(&c)
 	}
+}
+
+// relist takes a new listing of the window (rawWindow.install): it lists
+// every kind (shared snapshots, no copy), without the recorder's lock.
+func (r *Recorder) relist(ctx context.Context, kinds []Kind, src *source) error {
+	r.mu.Lock()
+	seq, gen := r.raw.seq, r.gen
+	r.mu.Unlock()
+	start, err := r.list(ctx, kinds)
+	if err != nil {
+		return err
+	}
+	l := newListing(start, time.Now(), seq, src.doms)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gen == r.gen && r.win == history(r.raw) {
+		r.raw.install(l)
+	}
+	return nil
 }
 
 // Observe notes a world read (rule RC12): the daemon's code read the

@@ -130,11 +130,19 @@ func TestRC2_WhoMadeEachChange(t *testing.T) {
 
 // TestRC3_WindowIsBounded: a window of a few kilobytes keeps only the
 // newest changes, the rest folded into its starting state, which stays
-// the state as it was before them.
+// the state as it was before them — whether the recorder classifies each
+// change as it comes (a recorder of controllers) or when a recording is
+// taken.
 func TestRC3_WindowIsBounded(t *testing.T) {
+	for _, controllers := range [][]string{nil, {"echoer"}} {
+		t.Run(fmt.Sprintf("controllers=%v", controllers), func(t *testing.T) { windowIsBounded(t, controllers) })
+	}
+}
+
+func windowIsBounded(t *testing.T, controllers []string) {
 	st := inmem.NewState()
 	ctx := context.Background()
-	rec, err := recording.New(st, registry(t), recording.WithKinds(noteKind), recording.WithWindow(time.Hour, 4<<10))
+	rec, err := recording.New(st, registry(t), recording.WithKinds(noteKind), recording.WithWindow(time.Hour, 4<<10), recording.WithControllers(controllers...))
 	require.NoError(t, err)
 	started(t, rec)
 	require.NoError(t, st.Create(ctx, newNote("a", 0)))

@@ -33,6 +33,7 @@ func (r *Recorder) Record(ctx context.Context, d time.Duration) (*Recording, err
 	}
 	_ = r.drainLocked() // a log that overflowed fails the take
 	mark := r.win.mark(time.Now())
+	mark.gen = r.gen
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
@@ -56,13 +57,13 @@ var ErrStartedOver = errors.New("recording: the recorder started over while reco
 
 // take builds a recording of the window, from the checkpoint from when
 // given (a Record's start).
-func (r *Recorder) take(reason string, from *checkpoint) (*Recording, error) {
+func (r *Recorder) take(reason string, from *mark) (*Recording, error) {
 	r.mu.Lock()
 	if !r.ready {
 		r.mu.Unlock()
 		return nil, ErrNotStarted
 	}
-	if from != nil && from.gen != r.win.gen {
+	if from != nil && from.gen != r.gen {
 		r.mu.Unlock()
 		return nil, ErrStartedOver
 	}
@@ -71,7 +72,7 @@ func (r *Recorder) take(reason string, from *checkpoint) (*Recording, error) {
 		return nil, fmt.Errorf("recording: %w: it starts its window over", err)
 	}
 	now := time.Now()
-	v := r.win.view(from)
+	v := r.win.view(from, now)
 	kinds := slices.Clone(r.kinds)
 	controllers := slices.Sorted(maps.Keys(r.controllers.names))
 	r.mu.Unlock()

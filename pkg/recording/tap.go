@@ -98,7 +98,7 @@ func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
 		s.pending = append(s.pending, events...)
 		return
 	}
-	s.r.handleLocked(events, s.start)
+	s.r.handleLocked(events)
 }
 
 // Lost implements runtime.ChangeTap.
@@ -125,6 +125,6 @@ func (s *tapSink) liveLocked(start *startState) {
 			pending = append(pending, ev)
 		}
 	}
-	s.r.handleLocked(pending, start)
+	s.r.handleLocked(pending)
 	s.pending = nil
 }

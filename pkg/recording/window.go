@@ -116,14 +116,14 @@ func (c *checkpoint) after(o *checkpoint) bool {
 	return c.rev > o.rev
 }
 
-// window is the recorder's bounded history (rule RC3): the state now
-// (cur), two checkpoints of it (prev, the window's start, and last), and
-// every change since prev, in their order of arrival (sorted by
-// compareEntries when a recording is taken). When last is older than half
-// the window's age, or half its bytes came in since last, a new
-// checkpoint is taken: last becomes prev, and the changes before it
-// leave. Resources are slots of one table (slots), so that the
-// state now and each checkpoint are slices.
+// window is a recording's window as a take makes it of the recorder's
+// (rawWindow.view), bounded as rule RC3 says: the state now (cur), two
+// checkpoints of it (prev, the window's start, and last), and every
+// change since prev, in their order of arrival (sorted by compareEntries
+// in a view). When last is older than half the window's age, or half its
+// bytes came in since last, a new checkpoint is taken: last becomes prev,
+// and the changes before it leave. Resources are slots of one table
+// (slots), so that the state now and each checkpoint are slices.
 type window struct {
 	slots  slotTable
 	cur    chunked[resource.Resource]
@@ -184,20 +184,6 @@ func (w *window) slot(md *resource.Metadata) uint32 {
 		w.cur.append(nil)
 	}
 	return s
-}
-
-// reached reports whether the window holds every change up to revision
-// want[i] of each revision domain i (one domain: want[0]).
-func (w *window) reached(want []uint64) bool {
-	if len(want) == 1 || len(w.curRevs) != len(want) {
-		return w.curRev >= slices.Max(want)
-	}
-	for i, rev := range want {
-		if w.curRevs[i] < rev {
-			return false
-		}
-	}
-	return true
 }
 
 // checkpoint returns a checkpoint of the state now.
@@ -393,8 +379,6 @@ func (w *window) mark(now time.Time) *checkpoint {
 	w.marks[&m] = struct{}{}
 	return &m
 }
-
-func (w *window) unmark(m *checkpoint) { delete(w.marks, m) }
 
 // view is a copy of what a recording needs of the window: the state at
 // its start, the changes after it (in order), and the state now.
