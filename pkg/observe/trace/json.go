@@ -21,6 +21,7 @@ type eventJSON struct {
 	Resource   *Ref      `json:"resource,omitempty"`
 	Cause      *Ref      `json:"cause,omitempty"`
 	Causes     uint32    `json:"causes,omitempty"`
+	Worker     uint32    `json:"worker,omitempty"`
 	Outcome    string    `json:"outcome,omitempty"`
 	Attempt    uint32    `json:"attempt,omitempty"`
 	Due        time.Time `json:"due,omitzero"`
@@ -45,16 +46,16 @@ func refFromJSON(j *Ref) Ref {
 
 // MarshalJSON writes the record as one JSON object: {"seq", "time",
 // "type", "controller", "op", "resource": {"namespace", "type", "id",
-// "version", "writer"}, "cause": {...}, "causes", "outcome", "attempt",
-// "due", "durationNs", "error", "detail"}, leaving out the fields the
-// record does not set.
+// "version", "writer"}, "cause": {...}, "causes", "worker", "outcome",
+// "attempt", "due", "durationNs", "error", "detail"}, leaving out the
+// fields the record does not set.
 func (e Record) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // names are shown as they are; pages escape
 	err := enc.Encode(eventJSON{
 		Seq: e.Seq, Time: e.Time, Type: e.Type.String(), Controller: e.Controller, Op: e.Op,
-		Resource: refToJSON(e.Resource), Cause: refToJSON(e.Cause), Causes: e.Causes,
+		Resource: refToJSON(e.Resource), Cause: refToJSON(e.Cause), Causes: e.Causes, Worker: e.Worker,
 		Outcome: e.Outcome.String(), Attempt: e.Attempt, Due: e.Due, DurationNs: int64(e.Duration),
 		Error: e.Error, Detail: e.Detail,
 	})
@@ -78,7 +79,7 @@ func (e *Record) UnmarshalJSON(b []byte) error {
 	}
 	*e = Record{
 		Seq: j.Seq, Time: j.Time, Type: t, Controller: j.Controller, Op: j.Op,
-		Resource: refFromJSON(j.Resource), Cause: refFromJSON(j.Cause), Causes: j.Causes,
+		Resource: refFromJSON(j.Resource), Cause: refFromJSON(j.Cause), Causes: j.Causes, Worker: j.Worker,
 		Outcome: o, Attempt: j.Attempt, Due: j.Due, Duration: time.Duration(j.DurationNs),
 		Error: j.Error, Detail: j.Detail,
 	}

@@ -238,6 +238,14 @@ type Record struct {
 	// Causes is the number of changes coalesced into a reconcile or an
 	// item (ReconcileStart, Queue).
 	Causes uint32
+	// Worker is the worker (from 1) of a QController of several workers
+	// that ran it: set on the ReconcileStart of its items and on the
+	// Commit, Noop and FinalizerWait records of the writes made with the
+	// context of their Reconcile or MapInput; 0 for any other record (a
+	// Controller's, or a QController's of one worker). The reconcile
+	// that made a commit is the last ReconcileStart before it of the same
+	// Controller and Worker.
+	Worker uint32
 	// Controller is the controller concerned.
 	Controller string
 	// Op qualifies the type: the write operation of a Commit or a Noop,
@@ -279,6 +287,9 @@ func (e *Record) String() string {
 	add("cause", e.Cause.String())
 	if e.Causes > 1 {
 		add("causes", fmt.Sprint(e.Causes))
+	}
+	if e.Worker > 0 {
+		add("worker", fmt.Sprint(e.Worker))
 	}
 	add("outcome", e.Outcome.String())
 	if e.Attempt > 0 {

@@ -104,9 +104,10 @@ func (r *Ring) Add(ev *Record) uint64 {
 // of the same names (any may be zero), which most records set.
 type Head struct {
 	Type       Type
-	Time       time.Time
 	Outcome    Outcome
 	Causes     uint32
+	Worker     uint32
+	Time       time.Time
 	Controller string
 	Op         string
 	Resource   Ref
@@ -133,7 +134,7 @@ func (r *Ring) Put(h *Head, fill func(*Record)) uint64 {
 	// As in Add: keep a newer record of a writer that wrapped around.
 	if e := &s.ev; e.Seq < seq {
 		e.Type, e.Time, e.Controller, e.Op, e.Resource = h.Type, h.Time, h.Controller, h.Op, h.Resource
-		e.Outcome, e.Attempt, e.Causes, e.Duration = h.Outcome, 0, h.Causes, h.Duration
+		e.Outcome, e.Attempt, e.Causes, e.Worker, e.Duration = h.Outcome, 0, h.Causes, h.Worker, h.Duration
 		if s.rest {
 			clearRest(e)
 		}

@@ -130,17 +130,17 @@ func TestAddDoesNotAllocate(t *testing.T) {
 func TestPutStoresTheEventItFills(t *testing.T) {
 	r := trace.NewRing(2)
 	cause := trace.Ref{Namespace: "ns", Type: "T", ID: "cause", Version: 4, Writer: "W"}
-	old := trace.Record{Type: trace.Backoff, Time: t0, Outcome: trace.OutcomeError, Attempt: 3, Causes: 2,
+	old := trace.Record{Type: trace.Backoff, Time: t0, Outcome: trace.OutcomeError, Attempt: 3, Causes: 2, Worker: 1,
 		Controller: "old", Op: "old", Resource: trace.Ref{ID: "old", Version: 9, Writer: "old"}, Cause: cause,
 		Due: t0.Add(time.Second), Duration: time.Second, Error: "old", Detail: "old"}
 	r.Add(&old)
 	r.Add(ev(2))
 	want := *ev(3)
-	want.Duration = time.Millisecond
-	h := trace.Head{Type: want.Type, Time: want.Time, Controller: want.Controller, Op: want.Op, Resource: want.Resource, Duration: want.Duration}
+	want.Duration, want.Worker = time.Millisecond, 2
+	h := trace.Head{Type: want.Type, Time: want.Time, Worker: want.Worker, Controller: want.Controller, Op: want.Op, Resource: want.Resource, Duration: want.Duration}
 	// headOnly is the record numbered seq that h makes alone.
 	headOnly := func(seq uint64) trace.Record {
-		return trace.Record{Seq: seq, Type: h.Type, Time: h.Time, Controller: h.Controller, Op: h.Op, Resource: h.Resource, Duration: h.Duration}
+		return trace.Record{Seq: seq, Type: h.Type, Time: h.Time, Worker: h.Worker, Controller: h.Controller, Op: h.Op, Resource: h.Resource, Duration: h.Duration}
 	}
 	assert.Equal(t, uint64(3), r.Put(&h, func(e *trace.Record) {
 		got := *e
@@ -314,7 +314,7 @@ func TestFollowerWaitsForTheNextEventAndHonoursItsContext(t *testing.T) {
 
 func TestJSONLinesRoundTrip(t *testing.T) {
 	recs := []trace.Record{
-		{Seq: 1, Time: t0, Type: trace.Commit, Controller: "A", Op: "update", Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}},
+		{Seq: 1, Time: t0, Type: trace.Commit, Controller: "A", Op: "update", Resource: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}, Worker: 2},
 		{Seq: 2, Time: t0, Type: trace.ReconcileStart, Controller: "B<", Op: "reconcile", Resource: trace.Ref{Namespace: "ns", Type: "U", ID: "x"},
 			Cause: trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}, Causes: 3, Duration: time.Millisecond},
 		{Seq: 3, Time: t0, Type: trace.ReconcileEnd, Controller: "B<", Outcome: trace.OutcomeError, Error: "boom \"quoted\"\nline", Duration: 5 * time.Millisecond},
@@ -325,7 +325,7 @@ func TestJSONLinesRoundTrip(t *testing.T) {
 	require.NoError(t, trace.WriteJSONLines(&buf, recs))
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	require.Len(t, lines, len(recs))
-	assert.JSONEq(t, `{"seq":1,"time":"2025-03-04T05:06:07Z","type":"commit","controller":"A","op":"update","resource":{"namespace":"ns","type":"T","id":"x","version":2,"writer":"A"}}`, lines[0])
+	assert.JSONEq(t, `{"seq":1,"time":"2025-03-04T05:06:07Z","type":"commit","controller":"A","op":"update","resource":{"namespace":"ns","type":"T","id":"x","version":2,"writer":"A"},"worker":2}`, lines[0])
 	assert.Contains(t, lines[1], `"controller":"B<"`, "no HTML escaping in JSON lines")
 	assert.JSONEq(t, `{"seq":5,"type":"lost","attempt":7}`, lines[4], "zero fields are left out")
 	back, err := trace.ReadJSONLines(strings.NewReader(buf.String() + "\n"))
@@ -357,8 +357,8 @@ func TestTypeAndOutcomeNames(t *testing.T) {
 func TestEventString(t *testing.T) {
 	e := trace.Record{Seq: 7, Time: t0, Type: trace.ReconcileStart, Controller: "B", Op: "reconcile",
 		Resource: trace.Ref{Namespace: "ns", Type: "U", ID: "x"},
-		Cause:    trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}, Causes: 2, Duration: time.Millisecond, Error: "a\nb"}
-	assert.Equal(t, `#7 05:06:07.000000 reconcileStart controller=B op=reconcile resource=U(ns/x) cause=T(ns/x)@2 by A causes=2 duration=1ms error="a\nb"`, e.String())
+		Cause:    trace.Ref{Namespace: "ns", Type: "T", ID: "x", Version: 2, Writer: "A"}, Causes: 2, Worker: 2, Duration: time.Millisecond, Error: "a\nb"}
+	assert.Equal(t, `#7 05:06:07.000000 reconcileStart controller=B op=reconcile resource=U(ns/x) cause=T(ns/x)@2 by A causes=2 worker=2 duration=1ms error="a\nb"`, e.String())
 }
 
 func TestFilter(t *testing.T) {

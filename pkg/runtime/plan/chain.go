@@ -25,14 +25,21 @@ type commit struct {
 func explain(changes []ResourceChange, ring *trace.Ring, mark uint64, c Change) {
 	evs, _ := ring.Since(mark, nil)
 	commits := map[resource.PointerKey][]commit{}
-	causes := map[string]trace.Ref{}
+	// The cause of each controller's reconcile under way, per worker of a
+	// QController of several (a commit's is its own worker's).
+	type runner struct {
+		controller string
+		worker     uint32
+	}
+	causes := map[runner]trace.Ref{}
 	for _, e := range evs {
 		switch e.Type {
 		case trace.ReconcileStart:
-			causes[e.Controller] = e.Cause
+			causes[runner{e.Controller, e.Worker}] = e.Cause
 		case trace.Commit:
 			key := refKey(e.Resource)
-			commits[key] = append(commits[key], commit{seq: e.Seq, version: e.Resource.Version, controller: e.Controller, op: e.Op, cause: causes[e.Controller]})
+			cause := causes[runner{e.Controller, e.Worker}]
+			commits[key] = append(commits[key], commit{seq: e.Seq, version: e.Resource.Version, controller: e.Controller, op: e.Op, cause: cause})
 		}
 	}
 	for _, cs := range commits {

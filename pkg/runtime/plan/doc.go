@@ -55,6 +55,8 @@
 //   - PL5. Each change names the controllers that wrote it (its owner when
 //     the trace has no write of it: a CleanupOutputs) and its causal
 //     chain: its first write, the change that caused the reconcile that
-//     write was made in, the write that made that change, and so on back
-//     to the proposed change, from the Runtime's causal trace.
+//     write was made in (the reconcile of the worker that made it, for a
+//     QController of several workers: the trace names the worker of each
+//     reconcile and write), the write that made that change, and so on
+//     back to the proposed change, from the Runtime's causal trace.
 package plan

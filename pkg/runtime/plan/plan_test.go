@@ -261,6 +261,15 @@ func (counter) Outputs() []controller.Output {
 	return []controller.Output{{Type: EchoDef{}.Definition().Type}}
 }
 func (counter) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+	return eachNote(ctx, r, func(n *Note) error {
+		echo := typed.NewDefault[NSpec, EchoDef](n.Metadata().ID(), NSpec{})
+		return safe.WriterModify(ctx, r, echo, func(e *Echo) error { e.TypedSpec().N++; return nil })
+	})
+}
+
+// eachNote is a Controller's Run that calls fn for every note at each
+// wake-up, until ctx is done.
+func eachNote(ctx context.Context, r controller.Runtime, fn func(*Note) error) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -272,8 +281,7 @@ func (counter) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) err
 			return err
 		}
 		for n := range notes.All() {
-			echo := typed.NewDefault[NSpec, EchoDef](n.Metadata().ID(), NSpec{})
-			if err := safe.WriterModify(ctx, r, echo, func(e *Echo) error { e.TypedSpec().N++; return nil }); err != nil {
+			if err := fn(n); err != nil {
 				return err
 			}
 		}

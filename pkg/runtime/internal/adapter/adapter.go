@@ -54,6 +54,9 @@ type Adapter struct {
 	// mapped makes the reads of a QController's mapped kinds wait for
 	// routing (nil: none do).
 	mapped *mappedReads
+	// workers is set when several workers run the controller's items:
+	// its writes then name their worker in the trace (SetWorkers).
+	workers bool
 }
 
 var _ controller.QRuntime = (*Adapter)(nil)
@@ -268,7 +271,7 @@ type givingCreator interface {
 // create is Create and, with give, CreateGiven.
 func (a *Adapter) create(ctx context.Context, r resource.Resource, give bool, opts []controller.CreateOption) (err error) {
 	var target resource.Pointer
-	defer func() { a.tel.CallEnded(telemetry.OpCreate, target, err) }()
+	defer func() { a.tel.WriteEnded(telemetry.OpCreate, target, a.workerOf(ctx), err) }()
 	md, err := a.checkWrite("Create", r)
 	if err != nil {
 		return err
@@ -322,7 +325,7 @@ func (a *Adapter) createConflict(ctx context.Context, ptr resource.Pointer, owne
 // Update updates a declared output owned by the controller (rule C4).
 func (a *Adapter) Update(ctx context.Context, r resource.Resource) (err error) {
 	var target resource.Pointer
-	defer func() { a.tel.CallEnded(telemetry.OpUpdate, target, err) }()
+	defer func() { a.tel.WriteEnded(telemetry.OpUpdate, target, a.workerOf(ctx), err) }()
 	md, err := a.checkWrite("Update", r)
 	if err != nil {
 		return err
@@ -393,10 +396,10 @@ func (a *Adapter) modify(ctx context.Context, op string, into bool, emptyResourc
 	)
 	defer func() {
 		if after != nil && seen.Value() != 0 && after.Version().Equal(seen) {
-			a.tel.CallUnchanged(telemetry.OpModify, after)
+			a.tel.CallUnchanged(telemetry.OpModify, after, a.workerOf(ctx))
 			return
 		}
-		a.tel.CallEnded(telemetry.OpModify, target, err)
+		a.tel.WriteEnded(telemetry.OpModify, target, a.workerOf(ctx), err)
 	}()
 	md, err := a.checkWrite(op, emptyResource)
 	if err != nil {
@@ -547,7 +550,7 @@ func (a *Adapter) destroyOptions(opts []controller.RemoveOption) []state.Destroy
 // the owner of [controller.WithOwner]).
 func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...controller.RemoveOption) (ready bool, err error) {
 	var committed resource.Version
-	defer func() { a.tel.CallCommitted(telemetry.OpTeardown, ptr, committed, err) }()
+	defer func() { a.tel.CallCommitted(telemetry.OpTeardown, ptr, committed, a.workerOf(ctx), err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return false, err
 	}
@@ -563,7 +566,7 @@ func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...co
 	}
 	a.logCommit(ctx, ptr, committed.Value())
 	if !ready {
-		a.tel.TeardownPending(ptr)
+		a.tel.TeardownPending(ptr, a.workerOf(ctx))
 	}
 	a.refreshCache(ctx, ptr)
 	return ready, nil
@@ -573,7 +576,7 @@ func (a *Adapter) Teardown(ctx context.Context, ptr resource.Pointer, opts ...co
 // owner of [controller.WithOwner]).
 func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...controller.RemoveOption) (err error) {
 	var destroyed resource.Version
-	defer func() { a.tel.CallCommitted(telemetry.OpDestroy, ptr, destroyed, err) }()
+	defer func() { a.tel.CallCommitted(telemetry.OpDestroy, ptr, destroyed, a.workerOf(ctx), err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return err
 	}
@@ -598,7 +601,7 @@ func (a *Adapter) Destroy(ctx context.Context, ptr resource.Pointer, opts ...con
 // own output (rule C5).
 func (a *Adapter) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (err error) {
 	var committed resource.Version
-	defer func() { a.tel.CallCommitted(telemetry.OpAddFinalizer, ptr, committed, err) }()
+	defer func() { a.tel.CallCommitted(telemetry.OpAddFinalizer, ptr, committed, a.workerOf(ctx), err) }()
 	if err := a.checkFinalizers(ctx, "AddFinalizer", ptr); err != nil {
 		return err
 	}
@@ -617,7 +620,7 @@ func (a *Adapter) AddFinalizer(ctx context.Context, ptr resource.Pointer, fins .
 // or an own output (rule C5).
 func (a *Adapter) RemoveFinalizer(ctx context.Context, ptr resource.Pointer, fins ...resource.Finalizer) (err error) {
 	var committed resource.Version
-	defer func() { a.tel.CallCommitted(telemetry.OpRemoveFinalizer, ptr, committed, err) }()
+	defer func() { a.tel.CallCommitted(telemetry.OpRemoveFinalizer, ptr, committed, a.workerOf(ctx), err) }()
 	if err := a.checkFinalizers(ctx, "RemoveFinalizer", ptr); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/runtime/internal/adapter"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/outcome"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/queue"
 	"github.com/resgraph/resgraph/pkg/runtime/internal/sched"
@@ -20,8 +21,15 @@ import (
 )
 
 // worker processes items until ctx is done, noting in busy when its item
-// started. The queue never hands out an item that is in flight (rule Q2).
-func (c *Runner) worker(ctx context.Context, busy *atomic.Int64) {
+// started. n is its number (from 1) when the controller has several
+// workers, 0 otherwise: its items then run with its
+// adapter.WorkerContext, and its trace records name it. The queue never
+// hands out an item that is in flight (rule Q2).
+func (c *Runner) worker(ctx context.Context, busy *atomic.Int64, n uint32) {
+	wctx := ctx // made once: an item's run allocates nothing for it
+	if n > 0 {
+		wctx = adapter.WorkerContext(ctx, n)
+	}
 	for {
 		var it work.Item
 		var pending telemetry.Pending
@@ -39,8 +47,8 @@ func (c *Runner) worker(ctx context.Context, busy *atomic.Int64) {
 		if c.picker == nil && !c.cfg.Scheduler.Gate(ctx, sched.Gate{Kind: sched.GateItem, Controller: c.cfg.Name, Item: it.Ptr, Map: it.Map}) {
 			return // the Runtime stops; the queue shuts down
 		}
-		ictx := c.cfg.Adapter.ItemStarted(ctx, it.Ptr)
-		start := c.cfg.Telemetry.ItemStarted(it, &pending)
+		ictx := c.cfg.Adapter.ItemStarted(wctx, it.Ptr)
+		start := c.cfg.Telemetry.ItemStarted(it, &pending, n)
 		var last work.Last
 		if it.Map {
 			last, _ = c.last.Get(it.Ptr)

@@ -35,7 +35,7 @@ func TestDone_ItemThatSucceededCostsNoAllocation(t *testing.T) {
 		q.AddNoted(it, func(p *telemetry.Pending) { p.Queued(state.Updated, &md, tel.Now(nil), nil) })
 		got, p, slot, ok := q.GetNoted(t.Context())
 		require.True(t, ok)
-		start := tel.ItemStarted(got, &p)
+		start := tel.ItemStarted(got, &p, 0)
 		c.done(got, slot, work.Last{}, start, outcome.Success())
 	}
 	round()

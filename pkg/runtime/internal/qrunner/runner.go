@@ -124,6 +124,7 @@ func New(cfg Config) *Runner {
 		badKinds: map[resource.KindKey]struct{}{},
 		busy:     make([]atomic.Int64, max(cfg.Concurrency, 1)),
 	}
+	cfg.Adapter.SetWorkers(cfg.Concurrency)
 	c.picker, _ = cfg.Scheduler.(sched.Picker)
 	if s, ok := cfg.Ctrl.(processed.Source); ok {
 		c.sub.Processed = s.ProcessedInputs()
@@ -194,7 +195,11 @@ func (c *Runner) Serve(ctx context.Context, existing []resource.KindKey) {
 	var wg sync.WaitGroup
 	defer c.shutdownHook() // after the workers and the run hook returned
 	for i := range c.cfg.Concurrency {
-		wg.Go(func() { c.worker(ctx, &c.busy[i]) })
+		n := uint32(0) // one worker: its records need not name it
+		if c.cfg.Concurrency > 1 {
+			n = uint32(i + 1)
+		}
+		wg.Go(func() { c.worker(ctx, &c.busy[i], n) })
 	}
 	wg.Go(func() { c.runHook(ctx) })
 	filled := make(map[resource.KindKey]struct{}, len(existing))

@@ -44,7 +44,7 @@ func BenchmarkItemInQueue(b *testing.B) {
 				q.AddBatchNoted(items, func(i int, p *Pending) { p.Queued(state.Updated, metas[i], now, &bt) })
 				for range n {
 					it, p, slot, _ := q.GetNoted(ctx)
-					s := c.ItemStarted(it, &p)
+					s := c.ItemStarted(it, &p, 0)
 					done := c.Now(nil)
 					comp := q.CompleteNoted(it, slot, queue.Success(), func(p *Pending, comp queue.Completion) { p.Settled(done, comp.Delay) })
 					c.ItemEnded(it, s, done, outcome.Success(), d, comp.Delay, comp.Attempts)

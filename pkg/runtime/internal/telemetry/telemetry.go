@@ -264,7 +264,7 @@ func (c *Controller) EventTaken(waited bool) {
 	c.early.set = false
 	c.open, c.openAt = !early.set, now
 	c.mu.Unlock()
-	c.started(&p, trace.Ref{}, "", now)
+	c.started(&p, trace.Ref{}, "", 0, now)
 	if early.set {
 		// The pass ended before its start was accounted (see PassEnded).
 		c.ended(trace.Ref{}, "", 0, outcomeOf(early.failed), "", now)
@@ -301,7 +301,7 @@ func outcomeOf(failed bool) trace.Outcome {
 
 // started accounts a reconcile's start: its queue wait and end-to-end lag
 // (or startup time) from p, and its trace record.
-func (c *Controller) started(p *Pending, item trace.Ref, op string, now time.Duration) {
+func (c *Controller) started(p *Pending, item trace.Ref, op string, worker uint32, now time.Duration) {
 	wall := c.eng.Clock.Time(now)
 	var wait time.Duration
 	if p.set {
@@ -317,7 +317,7 @@ func (c *Controller) started(p *Pending, item trace.Ref, op string, now time.Dur
 			}
 		}
 	}
-	h := trace.Head{Type: trace.ReconcileStart, Time: wall, Controller: c.name, Op: op, Resource: item, Duration: wait, Causes: p.causes}
+	h := trace.Head{Type: trace.ReconcileStart, Time: wall, Worker: worker, Controller: c.name, Op: op, Resource: item, Duration: wait, Causes: p.causes}
 	if cause := p.cause.ref(); !cause.IsZero() {
 		c.eng.Ring.Put(&h, func(ev *trace.Record) { ev.Cause = cause })
 		return
@@ -370,7 +370,14 @@ const (
 // the busy time of its pass (see [Controller.EventTaken]). A destroy
 // refused for pending finalizers is traced as a finalizer wait.
 func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
-	c.callEnded(op, target, nil, err)
+	c.callEnded(op, target, nil, 0, err)
+}
+
+// WriteEnded is [Controller.CallEnded] for a write made by worker (from
+// 1) of a QController of several workers, 0 otherwise: its trace records
+// name the worker (trace.Record.Worker).
+func (c *Controller) WriteEnded(op Op, target resource.Kind, worker uint32, err error) {
+	c.callEnded(op, target, nil, worker, err)
 }
 
 // CallCommitted is [Controller.CallEnded] for a write whose target does
@@ -381,8 +388,9 @@ func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
 // nothing (the resource was tearing down already, the finalizers were as
 // asked): it is traced as a Noop event, never as a Commit (and counted
 // with the writes, as [Controller.Writes] says). A destroy with committed
-// undefined is traced with no version (the state could not tell).
-func (c *Controller) CallCommitted(op Op, target resource.Pointer, committed resource.Version, err error) {
+// undefined is traced with no version (the state could not tell). worker
+// is as for [Controller.WriteEnded].
+func (c *Controller) CallCommitted(op Op, target resource.Pointer, committed resource.Version, worker uint32, err error) {
 	if c == nil {
 		return
 	}
@@ -392,16 +400,16 @@ func (c *Controller) CallCommitted(op Op, target resource.Pointer, committed res
 				c.writes.add(kindOfTarget(target, ref))
 			}
 		}
-		c.unchanged(op, target, 0)
+		c.unchanged(op, target, 0, worker)
 		return
 	}
 	v := committed.Value()
-	c.callEnded(op, target, &v, err)
+	c.callEnded(op, target, &v, worker, err)
 }
 
 // callEnded is CallEnded; version, when not nil, is the version to trace
-// instead of the target's.
-func (c *Controller) callEnded(op Op, target resource.Kind, version *uint64, err error) {
+// instead of the target's; worker is the QController worker of the write.
+func (c *Controller) callEnded(op Op, target resource.Kind, version *uint64, worker uint32, err error) {
 	if c == nil {
 		return
 	}
@@ -437,7 +445,7 @@ func (c *Controller) callEnded(op Op, target resource.Kind, version *uint64, err
 	}
 	ref.Writer = c.name
 	wall := c.eng.Clock.Time(now)
-	h := trace.Head{Type: typ, Time: wall, Controller: c.name, Op: string(op), Resource: ref}
+	h := trace.Head{Type: typ, Time: wall, Worker: worker, Controller: c.name, Op: string(op), Resource: ref}
 	if detail == "" {
 		c.eng.Ring.Put(&h, nil)
 		return
@@ -449,17 +457,17 @@ func (c *Controller) callEnded(op Op, target resource.Kind, version *uint64, err
 // left target, the resource as stored, equal: nothing was committed (rule
 // S6). Traced as a Noop event, never as a Commit; otherwise as
 // [Controller.CallEnded]. Called on the controller's goroutine once the
-// state returned.
-func (c *Controller) CallUnchanged(op Op, target *resource.Metadata) {
+// state returned. worker is as for [Controller.WriteEnded].
+func (c *Controller) CallUnchanged(op Op, target *resource.Metadata, worker uint32) {
 	if c == nil {
 		return
 	}
-	c.unchanged(op, target, target.Version().Value())
+	c.unchanged(op, target, target.Version().Value(), worker)
 }
 
 // unchanged traces a write of the controller that committed nothing, of
 // target at version (0: unknown).
-func (c *Controller) unchanged(op Op, target resource.Kind, version uint64) {
+func (c *Controller) unchanged(op Op, target resource.Kind, version uint64, worker uint32) {
 	now := c.eng.Clock.Now()
 	c.lastCall.Store(int64(now))
 	if c.eng.Ring == nil {
@@ -471,13 +479,13 @@ func (c *Controller) unchanged(op Op, target resource.Kind, version uint64) {
 	}
 	ref.Version = version
 	wall := c.eng.Clock.Time(now)
-	c.eng.Ring.Put(&trace.Head{Type: trace.Noop, Time: wall, Controller: c.name, Op: string(op), Resource: ref}, nil)
+	c.eng.Ring.Put(&trace.Head{Type: trace.Noop, Time: wall, Worker: worker, Controller: c.name, Op: string(op), Resource: ref}, nil)
 }
 
 // TeardownPending: a teardown by the controller left target tearing down
 // with finalizers still on it (it cannot be destroyed yet). Called on the
-// controller's goroutine.
-func (c *Controller) TeardownPending(target resource.Pointer) {
+// controller's goroutine. worker is as for [Controller.WriteEnded].
+func (c *Controller) TeardownPending(target resource.Pointer, worker uint32) {
 	if c == nil || c.eng.Ring == nil {
 		return
 	}
@@ -485,7 +493,7 @@ func (c *Controller) TeardownPending(target resource.Pointer) {
 	if !ok {
 		return
 	}
-	ev := trace.Record{Type: trace.FinalizerWait, Controller: c.name, Op: string(OpTeardown), Resource: ref, Detail: "finalizers pending after teardown"}
+	ev := trace.Record{Type: trace.FinalizerWait, Controller: c.name, Op: string(OpTeardown), Resource: ref, Detail: "finalizers pending after teardown", Worker: worker}
 	c.eng.add(&ev, time.Now())
 }
 
@@ -500,14 +508,17 @@ type Stamp struct {
 
 // ItemStarted: a QController worker took item from the queue, with its
 // pending work p (the note of its queue entry), and is about to call
-// Reconcile or MapInput. Called on the worker's goroutine; the stamp goes
-// back to [Controller.ItemEnded].
-func (c *Controller) ItemStarted(item work.Item, p *Pending) Stamp {
+// Reconcile or MapInput. worker is the worker's number (from 1) when the
+// QController has several, 0 otherwise: its ReconcileStart record names
+// it, as do those of the writes made in the call ([Controller.WriteEnded]).
+// Called on the worker's goroutine; the stamp goes back to
+// [Controller.ItemEnded].
+func (c *Controller) ItemStarted(item work.Item, p *Pending, worker uint32) Stamp {
 	if c == nil {
 		return Stamp{}
 	}
 	now := c.eng.Clock.Now()
-	c.started(p, refOfKey(item.Ptr), itemOp(item), now)
+	c.started(p, refOfKey(item.Ptr), itemOp(item), worker, now)
 	return Stamp{at: now, cause: p.cause, commit: p.commit, startup: p.startup}
 }
 

@@ -44,7 +44,7 @@ func TestObservationsDoNotAllocate(t *testing.T) {
 		q.Queued(state.Updated, md, &b)
 		var p Pending // the note of the item's queue entry
 		p.Queued(state.Updated, md, q.Now(&b), &b)
-		s := q.ItemStarted(it, &p)
+		s := q.ItemStarted(it, &p, 0)
 		q.ItemEnded(it, s, q.Now(nil), outcome.Success(), d, 0, 0)
 		c.Woken(state.Updated, md, &b)
 		c.EventTaken(false)
@@ -94,7 +94,7 @@ func BenchmarkItem(b *testing.B) {
 				q.Queued(state.Updated, md, nil)
 				var p Pending
 				p.Queued(state.Updated, md, q.Now(nil), nil)
-				s := q.ItemStarted(it, &p)
+				s := q.ItemStarted(it, &p, 0)
 				q.ItemEnded(it, s, q.Now(nil), outcome.Success(), d, 0, 0)
 			}
 		})
