@@ -75,6 +75,7 @@ type classified struct {
 func (c *classified) reset(l *listing) {
 	c.start = &l.start
 	c.w.reset(l.start.base, l.at, l.start.rev, l.doms, slices.Clone(l.revs))
+	l.start.base = nil // the window holds the state now; the listing's versions may go
 }
 
 func (c *classified) addEvents(evs []state.Event, at time.Time) {

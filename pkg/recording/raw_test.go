@@ -133,3 +133,30 @@ func TestRC3_ARecorderOfControllersClassifiesEachChangeAsItComes(t *testing.T) {
 		assert.Equal(t, controllers == nil, raw, "controllers %v", controllers)
 	}
 }
+
+// TestRC3_ARecorderOfControllersLetsItsStartingListGo: a recorder that
+// classifies each change as it comes holds its starting state in its
+// window alone: it does not keep the list it read it from (which would
+// hold each listed version for as long as the session runs).
+func TestRC3_ARecorderOfControllersLetsItsStartingListGo(t *testing.T) {
+	st := inmem.NewState()
+	ctx, cancel := context.WithCancel(context.Background())
+	for i := range 3 {
+		require.NoError(t, st.Create(ctx, atOf(fmt.Sprint("r", i), 0)))
+	}
+	rec, err := New(st, codec.NewRegistry(), WithKinds(wsKind), WithControllers("echoer"))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	<-rec.Started()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	require.Equal(t, history(rec.cls), rec.win)
+	assert.Len(t, rec.cls.w.cur.flat(), 3, "the window holds the starting state")
+	assert.Nil(t, rec.cls.start.base, "the history's listing")
+	assert.Nil(t, rec.src.start.base, "the session's listing")
+}

@@ -316,6 +316,7 @@ func (r *Recorder) begin(src *source, kinds []Kind, controllers map[string]bool)
 		r.win = r.cls // most changes may be the controllers'
 	}
 	r.win.reset(newListing(*start, time.Now(), 0, src.doms))
+	start.base = nil // the history holds what it needs of it
 	r.kinds, r.ready, r.src = kinds, true, src
 	r.controllers.set(controllers)
 	if r.progress != nil {
