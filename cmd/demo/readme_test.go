@@ -92,3 +92,22 @@ func TestTheREADMEQuotesLinesTheDemoPrints(t *testing.T) {
 		t.Logf("the demo printed:\n%s", out.String())
 	}
 }
+
+// TestREADME_TheGraphIsTheDemosGraph: the controller/resource graph the
+// README shows (its mermaid block) is what `demo graph --format mermaid`
+// prints, so that it follows the demo's controllers and the graph's
+// labels.
+func TestREADME_TheGraphIsTheDemosGraph(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	doc := string(b)
+	const from = "```mermaid\n"
+	i := strings.Index(doc, from)
+	require.GreaterOrEqual(t, i, 0, "the README shows the demo's graph in a %q block", from)
+	j := strings.Index(doc[i+len(from):], "```")
+	require.Greater(t, j, 0, "the README's mermaid block ends")
+	var stdout, stderr strings.Builder
+	require.Equal(t, 0, mainWithExit([]string{"graph", "--format", "mermaid"}, &stdout, &stderr), stderr.String())
+	assert.Equal(t, strings.TrimSpace(stdout.String()), strings.TrimSpace(doc[i+len(from):i+len(from)+j]),
+		"the README's graph is not the demo's: paste `go run ./cmd/demo graph --format mermaid`")
+}

@@ -31,6 +31,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// A resource type is a spec plus a definition.
 type NumberSpec struct{ N int }
 type NumberDef struct{}
 

@@ -35,7 +35,7 @@ The exit status is 1 when the daemon refuses the change (an unknown type, a
 resource one of its controllers writes) or when it would not reach its
 fixed point (a loop: the plan shows it).`,
 		Example: `  resgraphctl plan -f change.yaml
-  resgraphctl get linkspec eth1 -o yaml | sed 's/9000/1500/' | resgraphctl plan -f -`,
+  echo 'remove: [{type: linkspec, id: eth1}]' | resgraphctl plan -f -`,
 		GroupID: groupResources,
 		Args:    rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
