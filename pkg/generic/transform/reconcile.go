@@ -149,9 +149,10 @@ type pass[I, O typed.ResourceWithDefinition] struct {
 	// apply is the function of the pass's output writes (one after the
 	// other: made once per pass, not once per write).
 	apply xform.Applier[I, O]
-	// claims are the outputs the pass wrote for their inputs: an output
-	// pending destruction that an input claims is kept.
-	claims []resource.ID
+	// incremental: the pass processed the inputs of processed (sorted)
+	// alone, not every input.
+	incremental bool
+	processed   []resource.ID
 }
 
 // reconcile runs one pass, woken up by an event (or else by a due retry).
@@ -165,6 +166,7 @@ func (c *Controller[I, O]) reconcile(ctx context.Context, r controller.Runtime, 
 	}
 	rs.pass++
 	ids, incremental := p.changed()
+	p.incremental, p.processed = incremental, ids
 	if incremental {
 		done, err := p.changes(ids)
 		if err != nil || !done {
@@ -370,9 +372,6 @@ func (p *pass[I, O]) input(res resource.Resource, e *entry, known bool) {
 	} else {
 		p.rs.retries.Done(it)
 	}
-	if e.claimed {
-		p.claims = append(p.claims, p.rs.outOf(e))
-	}
 }
 
 // active brings the output of an input that should have one up to date.
@@ -507,6 +506,32 @@ func (p *pass[I, O]) sweep(e entry) {
 	delete(p.rs.notDone, e.id)
 }
 
+// claimed returns the outputs the pass wrote for their inputs (the
+// entries it processed that are claimed): an output pending destruction
+// that an input claims is kept. It is asked only while outputs are
+// pending, so that a pass keeps no list of its writes.
+func (p *pass[I, O]) claimed() []resource.ID {
+	var outs []resource.ID
+	add := func(e *entry) {
+		if e.claimed {
+			outs = append(outs, p.rs.outOf(e))
+		}
+	}
+	if !p.incremental {
+		for i := range p.rs.entries {
+			add(&p.rs.entries[i])
+		}
+		return outs
+	}
+	for _, id := range p.processed {
+		// An entry not processed keeps the flag of an earlier pass.
+		if i, ok := slices.BinarySearchFunc(p.rs.entries, id, func(e entry, id resource.ID) int { return compareID(e.id, id) }); ok {
+			add(&p.rs.entries[i])
+		}
+	}
+	return outs
+}
+
 // destroyPending tears down and destroys the outputs that lost their
 // input, in the order of their IDs (the same inputs give the same writes
 // in the same order); those with finalizers stay pending, tearing down,
@@ -516,7 +541,7 @@ func (p *pass[I, O]) destroyPending() {
 	if len(p.rs.pending) == 0 {
 		return
 	}
-	for _, out := range p.claims {
+	for _, out := range p.claimed() {
 		if _, ok := p.rs.pending[out]; ok {
 			delete(p.rs.pending, out) // an input took it over
 			p.rs.retries.Done(item{id: out, output: true})

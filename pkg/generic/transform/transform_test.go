@@ -536,6 +536,49 @@ func TestAMappingThatMovesBackKeepsItsOutputTracked(t *testing.T) {
 	runtimetest.AssertNoResource[*B](t, st, "a1-1")
 }
 
+// TestG3_AnIncrementalPassKeepsTheOutputItsInputClaimsBack is
+// TestAMappingThatMovesBackKeepsItsOutputTracked among other inputs, so
+// that the passes after a1's changes are incremental ones (rule G3): an
+// input whose mapping moves back to an output pending destruction claims
+// it, and the output is kept (then replaced once its finalizer goes).
+func TestG3_AnIncrementalPassKeepsTheOutputItsInputClaimsBack(t *testing.T) {
+	st := newState()
+	ctx := context.Background()
+	others := []string{"a2", "a3", "a4", "a5", "a6", "a7"}
+	for _, id := range others {
+		runtimetest.Create(t, st, newA(id, 0))
+	}
+	ctrl := fixture.CountReads(transform.NewController(transform.Settings[*A, *B]{
+		Name: "AtoB",
+		MapMetadataFunc: func(a *A) *B {
+			return fixture.New[fixture.BDef](fmt.Sprintf("%s-%d", a.Metadata().ID(), a.TypedSpec().N%2), 0)
+		},
+		TransformFunc: double,
+	}), kindA)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+	for _, id := range others {
+		runtimetest.AssertResource(t, st, id+"-0", runtimetest.Holds(fixture.RunningN[*B](0)))
+	}
+	lists, _ := ctrl.Counts()
+
+	runtimetest.Create(t, st, newA("a1", 1))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(fixture.RunningN[*B](2)))
+	require.NoError(t, st.AddFinalizer(ctx, ptrB("a1-1"), "hold"))
+	fixture.SetN[*A](t, st, ptrA("a1"), 2)
+	runtimetest.AssertResource(t, st, "a1-0", runtimetest.Holds(fixture.RunningN[*B](4)))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(func(got *B) bool { return got.Metadata().Phase() == resource.PhaseTearingDown }))
+
+	fixture.SetN[*A](t, st, ptrA("a1"), 3)
+	runtimetest.AssertNoResource[*B](t, st, "a1-0")
+	require.NoError(t, st.RemoveFinalizer(ctx, ptrB("a1-1"), "hold"))
+	runtimetest.AssertResource(t, st, "a1-1", runtimetest.Holds(fixture.RunningN[*B](6)))
+
+	require.NoError(t, st.Destroy(ctx, ptrA("a1")))
+	runtimetest.AssertNoResource[*B](t, st, "a1-1")
+	after, _ := ctrl.Counts()
+	assert.Equal(t, lists, after, "the passes after the first were incremental")
+}
+
 func TestExtraInputsAreReadByTheTransform(t *testing.T) {
 	st := newState()
 	cfg := typed.Pointer[*C]("config")
