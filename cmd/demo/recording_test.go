@@ -34,9 +34,11 @@ import (
 // run first read the state (sched.Picker), and feeds KernelLinkObserver's
 // reads of the kernel from the recording (rule RC12, sim.World.Observed),
 // each where it was read. What it still cannot replay: a pass whose reads
-// spread over other passes' commits (one read revision per pass), such as
-// a ResolverController pass whose wake-up waited behind its previous
-// pass's write and read late (TestRecording_SavedRecordingsReplayTheSameCommits
+// spread over other passes' commits (the replay opens a pass at its first
+// read's revision; the recording also logs every pass with each read's
+// revision and kind, recording rule RC13, which the replay does not use
+// yet), such as a ResolverController pass whose wake-up waited behind its
+// previous pass's write and read late (TestRecording_SavedRecordingsReplayTheSameCommits
 // lists the saved recordings that depart so). The failure names where the
 // replay departed; the test then records again, up to matchAttempts
 // times.

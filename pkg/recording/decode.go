@@ -53,6 +53,8 @@ type decoder struct {
 	off int64
 	// kinds are the kinds read, for the check of each resource's kind.
 	kinds map[resource.KindKey]bool
+	// version is the file's format version (FormatVersion or formatV3).
+	version uint64
 }
 
 // ReadHeader reads the magic, the format version and the header frame of
@@ -106,9 +108,10 @@ func (d *decoder) magic() error {
 	if err != nil {
 		return truncated(d.off, "")
 	}
-	if v != FormatVersion {
+	if v != FormatVersion && v != formatV3 {
 		return &VersionError{Version: int(min(v, 1<<31-1))}
 	}
+	d.version = v
 	d.off += int64(len(binary.AppendUvarint(nil, v)))
 	return nil
 }
@@ -123,10 +126,10 @@ func (d *decoder) body(rec *Recording) error {
 		if err != nil {
 			return err
 		}
-		if typ < last || typ == frameHeader {
+		if frameRank[typ] < frameRank[last] || typ == frameHeader || typ == framePass && d.version == formatV3 {
 			return corrupt(at, frameNames[typ], "out of order after a %s frame", frameNames[last])
 		}
-		if typ > frameKind && last <= frameKind {
+		if frameRank[typ] > frameRank[frameKind] && last <= frameKind {
 			if err := d.checkTypes(rec); err != nil {
 				return err
 			}
@@ -143,6 +146,8 @@ func (d *decoder) body(rec *Recording) error {
 			}
 		case frameChange:
 			err = d.change(f, rec)
+		case framePass:
+			err = d.pass(f, rec)
 		case frameFinal:
 			var r resource.Resource
 			if r, err = d.resource(f, payload); err == nil {
@@ -303,6 +308,56 @@ func (d *decoder) change(f *fields, rec *Recording) error {
 	return nil
 }
 
+// pass reads a pass frame (version 4): a controller the header names,
+// an item whole or none, and at least one read, their numbers increasing
+// and their revisions not 0.
+func (d *decoder) pass(f *fields, rec *Recording) error {
+	p := Pass{Controller: f.str()}
+	ns, typ, id := f.str(), f.str(), f.str()
+	commits := f.uvarint()
+	n := f.count()
+	var badKind uint64
+	for range n {
+		r := PassRead{Index: uint32(min(f.uvarint(), 1<<32-1)), Revision: f.uvarint()}
+		switch k := f.uvarint(); {
+		case k > uint64(len(rec.Kinds)):
+			badKind = k
+		case k > 0:
+			r.Kind = resource.KindOf(resource.NewKind(rec.Kinds[k-1].Namespace, rec.Kinds[k-1].Type))
+		}
+		p.Reads = append(p.Reads, r)
+	}
+	if err := f.done(); err != nil {
+		return err
+	}
+	if badKind > 0 {
+		return corrupt(f.off, f.frame, "a read of kind %d of %d", badKind, len(rec.Kinds))
+	}
+	if !slices.Contains(rec.Controllers, p.Controller) {
+		return corrupt(f.off, f.frame, "a pass of %q, which the header does not name", p.Controller)
+	}
+	if ns != "" || typ != "" || id != "" {
+		if ns == "" || typ == "" || id == "" {
+			return corrupt(f.off, f.frame, "a partial item %q/%q/%q", ns, typ, id)
+		}
+		p.Item = resource.PointerOf(resource.NewPointer(ns, typ, id))
+	}
+	if commits > 1<<31 {
+		return corrupt(f.off, f.frame, "%d commits", commits)
+	}
+	p.Commits = int(commits)
+	if len(p.Reads) == 0 {
+		return corrupt(f.off, f.frame, "a pass of no read")
+	}
+	for i, r := range p.Reads {
+		if r.Revision == 0 || i > 0 && r.Index <= p.Reads[i-1].Index {
+			return corrupt(f.off, f.frame, "read %d of a pass: number %d at revision %d", i, r.Index, r.Revision)
+		}
+	}
+	rec.Passes = append(rec.Passes, p)
+	return nil
+}
+
 // changeItem sets the item of a QController's change c from its fields
 // (none for any other change).
 func (d *decoder) changeItem(f *fields, c *Change, ns, typ, id string) error {
@@ -339,12 +394,16 @@ func validChange(c Change, hasResource bool) error {
 
 func (d *decoder) end(f *fields, rec *Recording) error {
 	nk, ni, nc, nf := f.uvarint(), f.uvarint(), f.uvarint(), f.uvarint()
+	var np uint64
+	if d.version != formatV3 {
+		np = f.uvarint()
+	}
 	if err := f.done(); err != nil {
 		return err
 	}
-	if nk != uint64(len(rec.Kinds)) || ni != uint64(len(rec.Initial)) || nc != uint64(len(rec.Changes)) || nf != uint64(len(rec.Final)) {
-		return corrupt(f.off, f.frame, "counts %d kinds, %d initial, %d changes, %d final; read %d, %d, %d, %d",
-			nk, ni, nc, nf, len(rec.Kinds), len(rec.Initial), len(rec.Changes), len(rec.Final))
+	if nk != uint64(len(rec.Kinds)) || ni != uint64(len(rec.Initial)) || nc != uint64(len(rec.Changes)) || nf != uint64(len(rec.Final)) || np != uint64(len(rec.Passes)) {
+		return corrupt(f.off, f.frame, "counts %d kinds, %d initial, %d changes, %d final, %d passes; read %d, %d, %d, %d, %d",
+			nk, ni, nc, nf, np, len(rec.Kinds), len(rec.Initial), len(rec.Changes), len(rec.Final), len(rec.Passes))
 	}
 	if _, err := d.r.ReadByte(); err == nil {
 		return corrupt(d.off, "", "bytes after the end frame")

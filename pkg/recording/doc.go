@@ -91,7 +91,8 @@
 //   - RC4. A file is whole or it is an error: [Read] returns a recording
 //     only when every frame is there, intact and in order (a
 //     [*FormatError] wrapping [ErrTruncated] or [ErrCorrupted] otherwise),
-//     of this format version (a [*VersionError]), and of types the
+//     of a format version it reads (FormatVersion, or 3: a recording
+//     without passes; a [*VersionError] otherwise), and of types the
 //     registry knows (an [*UnknownTypesError] naming them). Writing and
 //     reading a recording gives back an equal one.
 //
@@ -184,6 +185,19 @@
 //     values to the replay's reads (sim's World.Observed), so that a
 //     pass that read the world commits what it committed in production.
 //     A text of the recording prints a read's size, never its value.
+//
+//   - RC13. A recorder that taps a Runtime's commits (RC9) also logs
+//     every pass of its controllers (a Controller's pass, or the run of
+//     one QController item), those that commit nothing included
+//     (Recording.Passes): how many commits it made, and its reads — the
+//     first that says its revision, then each whose revision or kind
+//     differs from the read before — with the read's number in the pass,
+//     the revision it returned and the kind it read. The log is a ring of
+//     the newest 16384 reads, written on the controllers' goroutines under
+//     the pass log's lock, allocated at the first read; a read allocates
+//     nothing for it once a pass's first reads came back, and a Runtime
+//     without a tap pays nothing for it. (The replay does not use the
+//     passes yet: see docs/recording-format.md.)
 //
 // A type is sensitive when its definition says so (package definition,
 // filled by the codec registry) or WithSensitive names it.

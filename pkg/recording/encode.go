@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
 )
 
@@ -21,7 +22,10 @@ const (
 	magic = "RGREC"
 	// FormatVersion is the version of the file format this package writes
 	// and reads.
-	FormatVersion = 3
+	FormatVersion = 4
+	// formatV3 is the previous version, which Read still reads: a
+	// recording without passes (Recording.Passes is empty).
+	formatV3 = 3
 	// maxFrame bounds a frame's payload: a larger length is corruption.
 	maxFrame = 64 << 20
 )
@@ -34,9 +38,15 @@ const (
 	frameChange  = 4
 	frameFinal   = 5
 	frameEnd     = 6
+	// framePass (version 4) comes after the changes, before the final
+	// resources.
+	framePass = 7
 )
 
-var frameNames = map[byte]string{frameHeader: "header", frameKind: "kind", frameInitial: "initial", frameChange: "change", frameFinal: "final", frameEnd: "end"}
+var frameNames = map[byte]string{frameHeader: "header", frameKind: "kind", frameInitial: "initial", frameChange: "change", frameFinal: "final", frameEnd: "end", framePass: "pass"}
+
+// frameRank is each frame type's place in the file.
+var frameRank = map[byte]int{frameHeader: 1, frameKind: 2, frameInitial: 3, frameChange: 4, framePass: 5, frameFinal: 6, frameEnd: 7}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -104,6 +114,11 @@ func (e *encoder) all(rec *Recording) error {
 			return err
 		}
 	}
+	for _, p := range rec.Passes {
+		if err := e.frame(framePass, appendPass(nil, p, rec.Kinds)); err != nil {
+			return err
+		}
+	}
 	for _, r := range rec.Final {
 		b, err := e.reg.Encode(r)
 		if err != nil {
@@ -114,7 +129,7 @@ func (e *encoder) all(rec *Recording) error {
 		}
 	}
 	var end []byte
-	for _, n := range []int{len(rec.Kinds), len(rec.Initial), len(rec.Changes), len(rec.Final)} {
+	for _, n := range []int{len(rec.Kinds), len(rec.Initial), len(rec.Changes), len(rec.Final), len(rec.Passes)} {
 		end = binary.AppendUvarint(end, uint64(n))
 	}
 	return e.frame(frameEnd, end)
@@ -203,6 +218,35 @@ func appendChange(b []byte, c Change, reg *codec.Registry) ([]byte, error) {
 	}
 	b = binary.AppendUvarint(b, uint64(len(enc)))
 	return append(b, enc...), nil
+}
+
+// appendPass writes a pass: its controller, its item (three strings,
+// empty for a Controller's pass), its commits, and its reads (a count,
+// then each read's number in the pass, revision and kind's number).
+func appendPass(b []byte, p Pass, kinds []Kind) []byte {
+	b = appendString(b, p.Controller)
+	b = appendString(b, p.Item.Namespace())
+	b = appendString(b, p.Item.Type())
+	b = appendString(b, p.Item.ID())
+	b = binary.AppendUvarint(b, uint64(max(p.Commits, 0)))
+	b = binary.AppendUvarint(b, uint64(len(p.Reads)))
+	for _, r := range p.Reads {
+		b = binary.AppendUvarint(b, uint64(r.Index))
+		b = binary.AppendUvarint(b, r.Revision)
+		b = binary.AppendUvarint(b, uint64(kindNumber(kinds, r.Kind)))
+	}
+	return b
+}
+
+// kindNumber is a read's kind in a pass frame: its place in kinds, from
+// 1; 0 for none of them.
+func kindNumber(kinds []Kind, k resource.KindKey) int {
+	for i, x := range kinds {
+		if x.Namespace == k.Namespace() && x.Type == k.Type() {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // appendTime writes a time as a presence byte and its Unix nanoseconds.

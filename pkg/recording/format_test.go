@@ -2,8 +2,10 @@ package recording_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +48,10 @@ func sample() *recording.Recording {
 			change(recording.Change{Offset: 4 * time.Millisecond, Revision: 45, By: recording.ByOutside, Op: recording.OpDestroy, Resource: newNote("n1", 1)}),
 		},
 		Final: []resource.Resource{newNote("n2", 1), withOwner(newNote("n3", 3), "a")},
+		Passes: []recording.Pass{
+			{Controller: "b", Reads: []recording.PassRead{{Index: 0, Revision: 43, Kind: resource.KindOf(resource.NewKind(ns, noteKind.Type()))}}},
+			{Controller: "a", Item: resource.PointerOf(resource.NewPointer(ns, noteKind.Type(), "n2")), Reads: []recording.PassRead{{Index: 0, Revision: 43}, {Index: 2, Revision: 44, Kind: resource.KindOf(resource.NewKind(ns, echoKind.Type()))}}, Commits: 2},
+		},
 	}
 }
 
@@ -94,6 +100,10 @@ func requireSameRecording(t *testing.T, in, out *recording.Recording) {
 			[]any{o.Offset, o.Revision, o.By, o.Op, o.Writer, o.Action, o.Coalesced, o.Pointer, o.Version, o.Read, o.Item, string(o.Value)})
 		assert.True(t, resource.Equal(c.Resource, o.Resource))
 	}
+	assert.Equal(t, len(in.Passes), len(out.Passes))
+	for i, p := range in.Passes {
+		assert.Equal(t, p, out.Passes[i])
+	}
 }
 
 // TestRC4_TruncatedAnywhere: a file cut at any byte is an error wrapping
@@ -140,7 +150,7 @@ func TestRC4_AnotherVersion(t *testing.T) {
 	reg := registry(t)
 	data := encode(t, sample(), reg)
 	var verr *recording.VersionError
-	for _, v := range []int{1, 2, 4} { // 2: changes without their item, no world reads
+	for _, v := range []int{1, 2, 5} { // 2: changes without their item, no world reads
 		data[5] = byte(v)
 		_, err := recording.Decode(data, reg)
 		require.ErrorAs(t, err, &verr)
@@ -150,6 +160,69 @@ func TestRC4_AnotherVersion(t *testing.T) {
 	_, err := recording.Decode([]byte("PK\x03\x04 a zip file"), reg)
 	require.ErrorAs(t, err, &verr)
 	assert.Equal(t, -1, verr.Version)
+}
+
+// TestRC4_Version3IsRead: a file of format version 3 (no pass frames,
+// four counts in its end frame) reads as a recording without passes; a
+// pass frame in it is corrupt.
+func TestRC4_Version3IsRead(t *testing.T) {
+	reg := registry(t)
+	in := sample()
+	passes := in.Passes
+	in.Passes = nil
+	out, err := recording.Decode(asV3(t, encode(t, in, reg)), reg)
+	require.NoError(t, err)
+	requireSameRecording(t, in, out)
+
+	in.Passes = passes
+	_, err = recording.Decode(asV3(t, encode(t, in, reg)), reg)
+	require.ErrorIs(t, err, recording.ErrCorrupted)
+}
+
+// asV3 turns the bytes of a recording written as version 4 into version
+// 3's: its version, and its end frame without the count of passes.
+func asV3(t testing.TB, data []byte) []byte {
+	t.Helper()
+	out := append([]byte("RGREC"), 3)
+	b := data[6:]
+	for len(b) > 0 {
+		typ := b[0]
+		n, k := binary.Uvarint(b[1:])
+		require.Positive(t, k)
+		payload := b[1+k : 1+k+int(n)]
+		b = b[1+k+int(n)+4:]
+		if typ == 6 { // the end frame: its last count (of passes) dropped
+			payload = payload[:len(payload)-1]
+			require.Empty(t, b)
+		}
+		out = append(out, typ)
+		out = binary.AppendUvarint(out, uint64(len(payload)))
+		out = append(out, payload...)
+		crc := crc32.Update(crc32.Update(0, crc32.MakeTable(crc32.Castagnoli), []byte{typ}), crc32.MakeTable(crc32.Castagnoli), payload)
+		out = binary.LittleEndian.AppendUint32(out, crc)
+	}
+	return out
+}
+
+// TestRC13_APassFrameIsChecked: a pass of a controller the header does
+// not name, of no read, with a read at revision 0 or reads out of order,
+// or with a partial item, is corrupt.
+func TestRC13_APassFrameIsChecked(t *testing.T) {
+	reg := registry(t)
+	item := resource.PointerOf(resource.NewPointer(ns, noteKind.Type(), "n2"))
+	for name, p := range map[string]recording.Pass{
+		"unknown controller": {Controller: "z", Reads: []recording.PassRead{{Revision: 43}}},
+		"no read":            {Controller: "a"},
+		"revision 0":         {Controller: "a", Reads: []recording.PassRead{{Revision: 0}}},
+		"reads out of order": {Controller: "a", Reads: []recording.PassRead{{Index: 2, Revision: 43}, {Index: 1, Revision: 44}}},
+		"partial item":       {Controller: "a", Item: resource.PointerOf(resource.NewPointer(ns, "", item.ID())), Reads: []recording.PassRead{{Revision: 43}}},
+	} {
+		in := sample()
+		in.Passes = append(in.Passes, p)
+		rec, err := recording.Decode(encode(t, in, reg), reg)
+		require.Nil(t, rec, name)
+		require.ErrorIs(t, err, recording.ErrCorrupted, name)
+	}
 }
 
 // TestRC4_UnknownTypes: a recording of types the registry does not know
@@ -202,6 +275,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add(data)
 	f.Add(data[:len(data)/2])
 	f.Add(encode(f, &recording.Recording{}, reg))
+	v3 := sample()
+	v3.Passes = nil
+	f.Add(asV3(f, encode(f, v3, reg)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := recording.Decode(b, reg)
 		if err != nil {

@@ -29,6 +29,27 @@ type passLog struct {
 	// kinds are the hashes of the kinds committed, by their strings'
 	// addresses (a commit then hashes its ID alone).
 	kinds [passLogKinds]kindHashed
+	// passReads is the ring of the newest reads of every pass (rule
+	// RC13), allocated at the first read; readItems their items, as
+	// items; nextRead its next entry.
+	passReads []readEntry
+	readItems []resource.PointerKey
+	nextRead  int
+	// names are the controllers' names, numbered: an entry holds its
+	// controller's number (no pointer).
+	names []string
+}
+
+// readLogSize is how many reads of passes (rule RC13) the pass log holds:
+// the newest ones.
+const readLogSize = 16384
+
+// readEntry is one read of a pass: its controller's number in
+// passLog.names, its pass, its number in the pass, the revision it saw
+// and its kind's hash.
+type readEntry struct {
+	pass, rev, kind uint64
+	ctrl, index     uint32
 }
 
 // passLogKinds is how many kinds' hashes a pass log keeps.
@@ -43,10 +64,12 @@ type kindHashed struct {
 	set  bool
 }
 
-// passEntry is one commit: its resource's hash, its version, and what
-// its pass read.
+// passEntry is one commit: its resource's hash, its version, what its
+// pass read, and its pass (its number, its controller's in
+// passLog.names).
 type passEntry struct {
-	key, version, read uint64
+	key, version, read, pass uint64
+	ctrl                     uint32
 }
 
 // passRead is what the pass of a commit read, and the QController item
@@ -78,7 +101,11 @@ func (l *passLog) kindHash(ns resource.Namespace, typ resource.Type) uint64 {
 // (a kind's strings are interned or constants: the same few addresses
 // come again and again); l.mu is held.
 func (l *passLog) kindHashLocked(ptr resource.PointerKey) uint64 {
-	ns, typ := ptr.Namespace(), ptr.Type()
+	return l.kindHashOfLocked(ptr.Namespace(), ptr.Type())
+}
+
+// kindHashOfLocked is kindHashLocked of a kind's strings.
+func (l *passLog) kindHashOfLocked(ns resource.Namespace, typ resource.Type) uint64 {
 	k := &l.kinds[(uintptr(unsafe.Pointer(unsafe.StringData(typ)))>>4)%passLogKinds]
 	if !k.set || !sameData(k.typ, typ) || !sameData(k.ns, ns) {
 		*k = kindHashed{ns: ns, typ: typ, hash: l.kindHash(ns, typ), set: true}
@@ -89,8 +116,8 @@ func (l *passLog) kindHashLocked(ptr resource.PointerKey) uint64 {
 // add notes that a commit of ptr at version was made by a pass (or the
 // run of item) that had read the state at revision read (0 and no item:
 // unknown, not kept).
-func (l *passLog) add(ptr resource.PointerKey, version, read uint64, item resource.PointerKey) {
-	if read == 0 && item == (resource.PointerKey{}) {
+func (l *passLog) add(controller string, ptr resource.PointerKey, version, read, pass uint64, item resource.PointerKey) {
+	if read == 0 && item == (resource.PointerKey{}) && pass == 0 {
 		return
 	}
 	h := l.idHash(ptr)
@@ -99,15 +126,22 @@ func (l *passLog) add(ptr resource.PointerKey, version, read uint64, item resour
 	if l.ring == nil {
 		l.ring = make([]passEntry, passLogSize)
 	}
-	l.ring[l.next] = passEntry{key: h, version: version, read: read}
-	if l.items == nil && item != (resource.PointerKey{}) {
-		l.items = make([]resource.PointerKey, passLogSize)
-	}
-	if l.items != nil {
-		l.items[l.next] = item
-	}
+	l.ring[l.next] = passEntry{key: h, version: version, read: read, pass: pass, ctrl: l.nameLocked(controller)}
+	setItem(&l.items, passLogSize, l.next, item)
 	l.next = (l.next + 1) % len(l.ring)
 	l.mu.Unlock()
+}
+
+// setItem keeps item at i of *items, a ring of n entries allocated at the
+// first item that is not zero (a Runtime of Controllers never has one:
+// the log then holds no pointer for the collector to scan).
+func setItem(items *[]resource.PointerKey, n, i int, item resource.PointerKey) {
+	if *items == nil && item != (resource.PointerKey{}) {
+		*items = make([]resource.PointerKey, n)
+	}
+	if *items != nil {
+		(*items)[i] = item
+	}
 }
 
 // passReads are the read revisions and items of the commits a pass log
@@ -156,8 +190,8 @@ func (r passReads) of(ptr resource.PointerKey, version, rev uint64) (read uint64
 // Committed implements runtime.CommitTap: a controller of the recorded
 // Runtime committed ptr at version, its pass (or the run of item) having
 // read the state at revision read.
-func (l *passLog) Committed(_ string, ptr resource.PointerKey, version, read uint64, item resource.PointerKey) {
-	l.add(ptr, version, read, item)
+func (l *passLog) Committed(controller string, ptr resource.PointerKey, version, read, pass uint64, item resource.PointerKey) {
+	l.add(controller, ptr, version, read, pass, item)
 }
 
 // commitTapper is a Runtime whose controllers' commits a recorder can
@@ -176,4 +210,4 @@ func (r *Recorder) tapCommits() (remove func(), err error) {
 	return rt.TapCommits(r.passes)
 }
 
-var _ runtime.CommitTap = (*passLog)(nil)
+var _ runtime.PassTap = (*passLog)(nil)

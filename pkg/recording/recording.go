@@ -54,6 +54,41 @@ type Recording struct {
 	// Final is the state at End: every resource of every kind, sorted by
 	// kind and ID (what a replay is compared with).
 	Final []resource.Resource
+	// Passes are the passes of the Runtime's controllers, those that
+	// committed nothing included, with the revisions their reads saw
+	// (rule RC13), ordered by their first read's revision (a
+	// controller's in the order they ran): a replay holds each read
+	// until its run is at the state it saw. Empty when the recorder did
+	// not tap a Runtime's commits (or read a file of format version 3).
+	Passes []Pass
+}
+
+// Pass is one pass of a controller (a Controller's, from one call of
+// EventCh to the next, or the run of one QController item) that read a
+// state of the recording (rule RC13).
+type Pass struct {
+	Controller string
+	// Item is the QController item of the run; zero for a Controller's
+	// pass.
+	Item resource.PointerKey
+	// Reads are its reads that said their revision: the first, and each
+	// later one whose revision or kind differs from the one before (a
+	// read not listed saw the revision and kind of the last one listed
+	// before it). At least one.
+	Reads []PassRead
+	// Commits is how many of its writes committed (0: its writes left
+	// the state as it was).
+	Commits int
+}
+
+// PassRead is a read of a pass: its number in the pass (from 0: every
+// Get and List of the controller counts), the revision of the state it
+// returned and the kind it read (it saw the kind's resources as they were
+// at Revision; zero when the recording does not hold the kind).
+type PassRead struct {
+	Index    uint32
+	Revision uint64
+	Kind     resource.KindKey
 }
 
 // Kind is a recorded kind.

@@ -76,11 +76,12 @@ func (r *Recorder) take(reason string, from *mark) (*Recording, error) {
 	kinds := slices.Clone(r.kinds)
 	controllers := slices.Sorted(maps.Keys(r.controllers.names))
 	r.mu.Unlock()
-	reads := r.passes.reads()
+	reads, passes := r.passes.reads(), r.passes.passes(v.start.rev, kinds)
 	rec := &Recording{
 		Source: r.cfg.source, Reason: reason, Taken: now, Start: v.start.at, End: now,
 		Revision: v.start.rev, Kinds: kinds, Controllers: controllers, Replay: r.cfg.replay,
 		Initial: copies(v.initial), Final: copies(v.final), Changes: make([]Change, 0, len(v.entries)),
+		Passes: passes,
 	}
 	if from != nil {
 		rec.Requested = from.at

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/recording"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
@@ -106,11 +107,17 @@ func TestRC8_TheRuntimesWatchesAreTapped(t *testing.T) {
 // "x" echoed as an Echo "x" one more) until the test ends.
 func runEchoer(t *testing.T, st state.State) (*runtime.Runtime, context.Context) {
 	t.Helper()
+	return runController(t, st, pingPong[*Note, *Echo]{name: "echoer", newO: func() *Echo {
+		return typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{})
+	}})
+}
+
+// runController runs a Runtime of c over st until the test ends.
+func runController(t *testing.T, st state.State, c controller.Controller) (*runtime.Runtime, context.Context) {
+	t.Helper()
 	rt, err := runtime.New(st, nil)
 	require.NoError(t, err)
-	require.NoError(t, rt.RegisterController(pingPong[*Note, *Echo]{name: "echoer", newO: func() *Echo {
-		return typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{})
-	}}))
+	require.NoError(t, rt.RegisterController(c))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(ctx) }()
@@ -169,7 +176,8 @@ func TestRC9_EachCommitSaysWhatItsPassRead(t *testing.T) {
 // tapNothing is a runtime.CommitTap that keeps nothing.
 type tapNothing struct{}
 
-func (tapNothing) Committed(string, resource.PointerKey, uint64, uint64, resource.PointerKey) {}
+func (tapNothing) Committed(string, resource.PointerKey, uint64, uint64, uint64, resource.PointerKey) {
+}
 
 // serialized is a CoreState that serializes the writes to the one it
 // wraps (as a daemon's change log does) and says so

@@ -39,19 +39,42 @@ type CommitTap interface {
 	// version destroyed); read is the revision of the state that the
 	// first read of its pass returned (a Controller's pass runs from one
 	// call of EventCh to the next, a QController's is the run of one
-	// item, each worker's its own), 0 when none said; item is the QController item whose run made the
-	// write, zero for a Controller's pass (a replay takes the items in
+	// item, each worker's its own), 0 when none said; pass numbers that
+	// pass among the controller's passes and item runs (from 1, in the
+	// order they started); item is the QController item whose run made
+	// the write, zero for a Controller's pass (a replay takes the items in
 	// the order that made the commits). A write whose version the state
 	// does not tell is not seen. It must return promptly.
-	Committed(controller string, ptr resource.PointerKey, version, read uint64, item resource.PointerKey)
+	Committed(controller string, ptr resource.PointerKey, version, read, pass uint64, item resource.PointerKey)
+}
+
+// PassTap is a CommitTap that also sees the reads of every pass of the
+// Runtime's controllers, those of passes that commit nothing included: a
+// replay then holds each read until its run is at the state the read saw
+// when recorded.
+type PassTap interface {
+	CommitTap
+	// Read is called on the controller's goroutine once a read (a Get or
+	// a List through its controller.Runtime) of its pass numbered pass
+	// (as Committed numbers it) returned the state at revision rev: the
+	// read numbered index in the pass (from 0; every Get and List counts,
+	// one that failed or said no revision too). It is called for the
+	// pass's first read that says its revision and for each later one
+	// whose revision or kind differs from the previous such read's; kind
+	// is what it read (of a Get, the resource's kind; the read saw the
+	// kind's resources as they were at rev), item the QController item of
+	// the run. A read that failed (but for not found) is counted, not
+	// told. It must return promptly.
+	Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item resource.PointerKey)
 }
 
 // TapCommits makes t see every commit of the Runtime's controllers
-// (those registered now and later) from its return until remove. While
-// t is set, the first read of each pass of a controller asks the cache or
-// the state for the revision it reflects (a read that asks for it itself,
-// with state.WithGetRevision or WithListRevision, is not counted). One commit
-// tap at a time: a second is ErrTapped until the first is removed.
+// (those registered now and later) from its return until remove; a
+// PassTap also sees every pass's reads. While t is set, each read of a
+// controller asks the cache or the state for the revision it reflects (a
+// read that asks for it itself, with state.WithGetRevision or
+// WithListRevision, says none). One commit tap at a time: a second is
+// ErrTapped until the first is removed.
 func (r *Runtime) TapCommits(t CommitTap) (remove func(), err error) {
 	if t == nil {
 		return nil, state.NewInvalidError(nil, "runtime: TapCommits of a nil CommitTap")

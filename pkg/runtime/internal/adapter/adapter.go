@@ -138,10 +138,10 @@ func (a *Adapter) listEnded(kind resource.Kind, opts []state.ListOption, l resou
 // when the kind is cached: a private copy, or with [state.WithReadOnlyGet]
 // the shared snapshot (rule S7).
 func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (r resource.Resource, err error) {
-	if a.firstRead(ctx) {
-		var note func()
-		opts, note = a.getRevision(ctx, opts)
-		defer note()
+	if a.passed() {
+		n := a.readStarted()
+		opts = n.getOpts(opts)
+		defer func() { a.readDone(ctx, n, ptr, err) }()
 	}
 	defer func() { a.getEnded(ptr, opts, r, err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
@@ -177,10 +177,10 @@ func (a *Adapter) stateGet(ctx context.Context, ptr resource.Pointer, opts []sta
 // type (rule C3), from the cache when the kind is cached: private copies,
 // or with [state.WithReadOnlyList] the shared snapshots (rule S7).
 func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (l resource.List, err error) {
-	if a.firstRead(ctx) {
-		var note func()
-		opts, note = a.listRevision(ctx, opts)
-		defer note()
+	if a.passed() {
+		n := a.readStarted()
+		opts = n.listOpts(opts)
+		defer func() { a.readDone(ctx, n, kind, err) }()
 	}
 	defer func() { a.listEnded(kind, opts, l, err) }()
 	if err := resource.ValidateKind(kind); err != nil {

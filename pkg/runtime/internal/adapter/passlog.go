@@ -2,7 +2,9 @@ package adapter
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -17,38 +19,76 @@ type CommitLog interface {
 	// returned: the controller wrote ptr, which is now at version (for a
 	// destroy, the version destroyed); read is the revision of the state
 	// that the first read of its pass (see PassStarted, ItemStarted)
-	// returned, 0 when none said; item is the QController item whose run
-	// made it (ItemStarted), zero for a Controller's pass.
-	Committed(controller string, ptr resource.PointerKey, version, read uint64, item resource.PointerKey)
+	// returned, 0 when none said; pass numbers the pass (or item run)
+	// among the controller's, from 1; item is the QController item whose
+	// run made it (ItemStarted), zero for a Controller's pass.
+	Committed(controller string, ptr resource.PointerKey, version, read, pass uint64, item resource.PointerKey)
 }
 
-// passLog is what the adapter keeps for a CommitLog: the log, and the
-// revision the current pass first read.
+// ReadLog is a CommitLog that also sees the reads of every pass, those
+// of passes that commit nothing included.
+type ReadLog interface {
+	CommitLog
+	// Read is called on the controller's goroutine once a read (a Get
+	// or a List) of the pass numbered pass returned the state at
+	// revision rev: the read numbered index in its pass (from 0; every
+	// Get and List counts, also one that failed). It is called for the
+	// pass's first read that says its revision and for each later one
+	// whose revision or kind differs from the previous such read's; kind
+	// is what it read (of a Get, the kind of the resource).
+	Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item resource.PointerKey)
+}
+
+// passLog is what the adapter keeps for a CommitLog: the log, and what
+// the current pass of a Controller read.
 type passLog struct {
-	log  atomic.Pointer[CommitLog]
-	read atomic.Uint64
+	log atomic.Pointer[CommitLog]
+	// reads is the log as a ReadLog, when it is one.
+	reads atomic.Pointer[ReadLog]
+	passRead
+	// seq numbers the passes and item runs.
+	seq atomic.Uint64
 	// items is set once an item's run carries its itemPass (ItemStarted):
 	// until then no context is asked for one (a Controller's never is).
 	items atomic.Bool
 }
 
+// passRead is what one pass (or item run) read, while a CommitLog is set.
+type passRead struct {
+	// read is the revision its first read that said returned, last the
+	// last noted and lastKind the address of its kind's type, n how many
+	// reads it made.
+	read, last atomic.Uint64
+	lastKind   atomic.Uintptr
+	n          atomic.Uint32
+	// pass is its number (seq).
+	pass atomic.Uint64
+}
+
 // itemPass is what one QController item's run read, while a CommitLog is
-// set: carried by the item's context (ItemStarted), so that workers
-// running items at once each note their own.
+// set or a scheduler other than sched.Direct is: carried by the item's
+// context (ItemStarted), so that workers running items at once each note
+// their own.
 type itemPass struct {
 	item resource.PointerKey
-	read atomic.Uint64
+	passRead
 }
 
 type itemPassKey struct{}
 
 // SetCommitLog makes l see the controller's commits from now on (nil:
-// none). While it is set, the first read of each pass or item asks the
-// state or the cache for the revision it reflects.
+// none); a ReadLog also sees every read. While it is set, each read asks
+// the state or the cache for the revision it reflects.
 func (a *Adapter) SetCommitLog(l CommitLog) {
 	if l == nil {
 		a.pass.log.Store(nil)
+		a.pass.reads.Store(nil)
 		return
+	}
+	if rl, ok := l.(ReadLog); ok {
+		a.pass.reads.Store(&rl)
+	} else {
+		a.pass.reads.Store(nil)
 	}
 	a.pass.log.Store(&l)
 }
@@ -56,7 +96,16 @@ func (a *Adapter) SetCommitLog(l CommitLog) {
 // PassStarted says a pass of a Controller starts (it calls EventCh to
 // wait for its next wake-up): the reads before its commits are counted
 // from here.
-func (a *Adapter) PassStarted() { a.pass.read.Store(0) }
+func (a *Adapter) PassStarted() {
+	a.pass.read.Store(0)
+	if a.pass.log.Load() == nil {
+		return
+	}
+	a.pass.last.Store(0)
+	a.pass.lastKind.Store(0)
+	a.pass.n.Store(0)
+	a.pass.pass.Store(a.pass.seq.Add(1))
+}
 
 // ItemStarted says a QController's worker starts the run of item, and
 // returns the context to run it with: while a CommitLog or a scheduler
@@ -70,7 +119,9 @@ func (a *Adapter) ItemStarted(ctx context.Context, item resource.PointerKey) con
 	if !a.pass.items.Load() {
 		a.pass.items.Store(true)
 	}
-	return context.WithValue(ctx, itemPassKey{}, &itemPass{item: item})
+	p := &itemPass{item: item}
+	p.pass.Store(a.pass.seq.Add(1))
+	return context.WithValue(ctx, itemPassKey{}, p)
 }
 
 // itemOf returns the item run ctx carries, nil when none (without a look
@@ -83,39 +134,94 @@ func (a *Adapter) itemOf(ctx context.Context) *itemPass {
 	return p
 }
 
-// readOf returns where the pass or item of ctx notes its first read.
-func (a *Adapter) readOf(ctx context.Context) *atomic.Uint64 {
+// passOf returns what the pass or item run of ctx read, and its item.
+func (a *Adapter) passOf(ctx context.Context) (*passRead, resource.PointerKey) {
 	if p := a.itemOf(ctx); p != nil {
-		return &p.read
+		return &p.passRead, p.item
 	}
-	return &a.pass.read
+	return &a.pass.passRead, resource.PointerKey{}
 }
 
-// firstRead reports whether a read is to say which revision it reflects:
-// a CommitLog is set and the pass (or item) has not read yet (only its
-// first read is noted, so that the others pay nothing).
-func (a *Adapter) firstRead(ctx context.Context) bool {
-	return a.pass.log.Load() != nil && a.readOf(ctx).Load() == 0
+// passed reports whether a read notes its revision: a CommitLog is set
+// (one atomic load otherwise).
+func (a *Adapter) passed() bool { return a.pass.log.Load() != nil }
+
+// revNote is where a read's revision is told: its options ask for it,
+// first among the caller's (kept in a pool with its buffers, so that a
+// read allocates nothing for it once the pool has notes).
+type revNote struct {
+	rev     uint64
+	get     state.GetOption
+	list    state.ListOption
+	getBuf  []state.GetOption
+	listBuf []state.ListOption
 }
 
-// getRevision returns opts asking for the revision a Get reflects in
-// *rev, and its note to run once the Get returned: the pass's (or item's)
-// first read that says is where it read the state (first: a revision the
-// caller asks for itself wins, and the read is then not noted).
-func (a *Adapter) getRevision(ctx context.Context, opts []state.GetOption) ([]state.GetOption, func()) {
-	rev, read := new(uint64), a.readOf(ctx)
-	return append([]state.GetOption{state.WithGetRevision(rev)}, opts...), func() { noteRead(read, *rev) }
+var revNotes = sync.Pool{New: func() any {
+	n := &revNote{}
+	n.get, n.list = state.WithGetRevision(&n.rev), state.WithListRevision(&n.rev)
+	return n
+}}
+
+// readStarted returns the note of a read's revision, while a CommitLog
+// is set (nil otherwise): getOpts or listOpts give its options, readDone
+// notes it.
+func (a *Adapter) readStarted() *revNote {
+	if a.pass.log.Load() == nil {
+		return nil
+	}
+	n := revNotes.Get().(*revNote)
+	n.rev = 0
+	return n
 }
 
-// listRevision is getRevision for a List.
-func (a *Adapter) listRevision(ctx context.Context, opts []state.ListOption) ([]state.ListOption, func()) {
-	rev, read := new(uint64), a.readOf(ctx)
-	return append([]state.ListOption{state.WithListRevision(rev)}, opts...), func() { noteRead(read, *rev) }
+// getOpts returns opts asking for the revision the Get reflects first (a
+// revision the caller asks for itself wins, and the read then says none).
+func (n *revNote) getOpts(opts []state.GetOption) []state.GetOption {
+	if n == nil {
+		return opts
+	}
+	n.getBuf = append(append(n.getBuf[:0], n.get), opts...)
+	return n.getBuf
 }
 
-func noteRead(read *atomic.Uint64, rev uint64) {
-	if rev != 0 {
-		read.CompareAndSwap(0, rev)
+// listOpts is getOpts for a List.
+func (n *revNote) listOpts(opts []state.ListOption) []state.ListOption {
+	if n == nil {
+		return opts
+	}
+	n.listBuf = append(append(n.listBuf[:0], n.list), opts...)
+	return n.listBuf
+}
+
+// readDone notes the read of kind by n (nil: none), which returned err,
+// in its pass: its first revision, its count, and the ReadLog's note (a
+// read that failed otherwise than not found is counted only).
+func (a *Adapter) readDone(ctx context.Context, n *revNote, kind resource.Kind, err error) {
+	if n == nil {
+		return
+	}
+	rev := n.rev
+	clear(n.getBuf)
+	clear(n.listBuf)
+	revNotes.Put(n)
+	p, item := a.passOf(ctx)
+	index := p.n.Add(1) - 1
+	if rev == 0 || err != nil && !state.IsNotFoundError(err) {
+		return
+	}
+	p.read.CompareAndSwap(0, rev)
+	if p.pass.Load() == 0 { // it started before the CommitLog was set
+		p.pass.CompareAndSwap(0, a.pass.seq.Add(1))
+	}
+	typ := kind.Type()
+	addr := uintptr(unsafe.Pointer(unsafe.StringData(typ)))
+	if p.last.Swap(rev) == rev && p.lastKind.Swap(addr) == addr {
+		return
+	}
+	p.lastKind.Store(addr)
+	if l := a.pass.reads.Load(); l != nil {
+		(*l).Read(a.name, p.pass.Load(), index, rev, resource.KindOf(kind), item)
 	}
 }
 
@@ -127,9 +233,6 @@ func (a *Adapter) logCommit(ctx context.Context, ptr resource.Pointer, version u
 	if l == nil || version == 0 {
 		return
 	}
-	if p := a.itemOf(ctx); p != nil {
-		(*l).Committed(a.name, resource.PointerOf(ptr), version, p.read.Load(), p.item)
-		return
-	}
-	(*l).Committed(a.name, resource.PointerOf(ptr), version, a.pass.read.Load(), resource.PointerKey{})
+	p, item := a.passOf(ctx)
+	(*l).Committed(a.name, resource.PointerOf(ptr), version, p.read.Load(), p.pass.Load(), item)
 }

@@ -1,0 +1,123 @@
+package recording_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/recording"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+// evenEcho reads the Note "x" and lists its Echoes on every pass, and
+// echoes the note's N only when it is even: a pass woken by an odd N
+// commits nothing.
+type evenEcho struct{}
+
+func (evenEcho) Name() string { return "evenecho" }
+func (evenEcho) Inputs() []controller.Input {
+	return []controller.Input{{Namespace: ns, Type: noteKind.Type(), Kind: controller.InputWeak}}
+}
+func (evenEcho) Outputs() []controller.Output {
+	return []controller.Output{{Type: echoKind.Type()}}
+}
+func (evenEcho) Run(ctx context.Context, rt controller.Runtime, _ *zap.Logger) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-rt.EventCh():
+		}
+		note, err := safe.ReaderGet[*Note](ctx, rt, resource.NewPointer(ns, noteKind.Type(), "x"))
+		if state.IsNotFoundError(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := rt.List(ctx, echoKind); err != nil {
+			return err
+		}
+		if n := note.TypedSpec().N; n%2 == 0 {
+			if err := safe.WriterModify(ctx, rt, typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{}), func(e *Echo) error { e.TypedSpec().N = n; return nil }); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// TestRC13_EveryPassIsLoggedWithWhatItsReadsSaw: a recorder of a Runtime
+// logs every pass of its controllers, those that commit nothing
+// included: for each update of the note, a pass of evenecho whose first
+// read saw the note at that update's revision, a second read of the
+// Echoes' kind (another kind: listed too), and one commit when the note's
+// N was even, none when it was odd (it ended once its two reads are
+// logged: it writes only after them). The controller's first pass began
+// before the recorder tapped the Runtime (it waits in EventCh): it is
+// logged too.
+func TestRC13_EveryPassIsLoggedWithWhatItsReadsSaw(t *testing.T) {
+	st := inmem.NewState()
+	rt, ctx := runController(t, st, evenEcho{})
+	rec, err := recording.New(st, registry(t), recording.WithRuntime(rt))
+	require.NoError(t, err)
+	started(t, rec)
+	require.NoError(t, st.Create(ctx, newNote("x", 1)))
+	var r *recording.Recording
+	for n := 1; n <= 4; n++ {
+		if n > 1 {
+			_, err = st.UpdateWithConflicts(ctx, resource.NewPointer(ns, noteKind.Type(), "x"), func(r resource.Resource) error { r.(*Note).TypedSpec().N = n; return nil })
+			require.NoError(t, err)
+		}
+		rev := lastNoteRevision(t, rec)
+		eventually(t, "a pass read the note's update and ended", func() bool {
+			r, err = rec.Take()
+			require.NoError(t, err)
+			p := passOf(r, rev)
+			return p != nil && len(p.Reads) == 2 && (n%2 == 1 || p.Commits == 1)
+		})
+		p := passOf(r, rev)
+		assert.Equal(t, n%2, 1-p.Commits, "the pass that read N=%d made %d commits", n, p.Commits)
+		assert.Equal(t, recording.PassRead{Index: 0, Revision: rev, Kind: resource.KindOf(noteKind)}, p.Reads[0])
+		assert.Equal(t, uint32(1), p.Reads[1].Index)
+		assert.Equal(t, resource.KindOf(echoKind), p.Reads[1].Kind)
+		assert.GreaterOrEqual(t, p.Reads[1].Revision, rev)
+		assert.Equal(t, "evenecho", p.Controller)
+		assert.Zero(t, p.Item)
+	}
+}
+
+// lastNoteRevision returns the revision of the newest outside change of
+// the note a recorder recorded, once it recorded one.
+func lastNoteRevision(t *testing.T, rec *recording.Recorder) uint64 {
+	t.Helper()
+	require.NoError(t, rec.Sync(context.Background()))
+	r, err := rec.Take()
+	require.NoError(t, err)
+	var rev uint64
+	for _, c := range r.Changes {
+		if c.By == recording.ByOutside && c.Pointer.Type() == noteKind.Type() {
+			rev = c.Revision
+		}
+	}
+	require.NotZero(t, rev)
+	return rev
+}
+
+// passOf returns the pass of a recording whose first read saw revision
+// rev, nil when it has none.
+func passOf(r *recording.Recording, rev uint64) *recording.Pass {
+	for i, p := range r.Passes {
+		if p.Reads[0].Revision == rev {
+			return &r.Passes[i]
+		}
+	}
+	return nil
+}
