@@ -26,7 +26,8 @@ import (
 // adapter.WorkerContext, and its trace records name it. The queue never
 // hands out an item that is in flight (rule Q2).
 func (c *Runner) worker(ctx context.Context, busy *atomic.Int64, n uint32) {
-	wctx := ctx // made once: an item's run allocates nothing for it
+	wctx := ctx  // made once: an item's run allocates nothing for it
+	var bx boxes // the pointers handed to Reconcile
 	if n > 0 {
 		wctx = adapter.WorkerContext(ctx, n)
 	}
@@ -59,7 +60,7 @@ func (c *Runner) worker(ctx context.Context, busy *atomic.Int64, n uint32) {
 				c.cfg.Adapter.Snapshots().Hand(last.Prev)
 			}
 		}
-		o := c.call(ictx, it, last, start)
+		o := c.call(ictx, it, bx.box(it.Ptr), last, start)
 		if ctx.Err() != nil {
 			// The Runtime is stopping: the queue is about to shut down.
 			o = o.Stopping()
@@ -163,17 +164,18 @@ func (c *Runner) done(it work.Item, slot queue.Slot, last work.Last, start telem
 
 // call runs the item's user code — Reconcile, or MapInput and the pointers
 // it returned — and classifies its error, all inside one recovery: a panic
-// fails that item only (rule Q5), and what comes out is plain data.
-func (c *Runner) call(ctx context.Context, it work.Item, last work.Last, start telemetry.Stamp) (o outcome.Outcome) {
+// fails that item only (rule Q5), and what comes out is plain data. ptr is
+// it.Ptr as a resource.Pointer (see boxes).
+func (c *Runner) call(ctx context.Context, it work.Item, ptr resource.Pointer, last work.Last, start telemetry.Stamp) (o outcome.Outcome) {
 	defer func() {
 		if p := usercode.Recovered(recover()); p != nil {
 			o = outcome.OfPanic(p)
 		}
 	}()
 	if it.Map {
-		return c.mapItem(ctx, it, last, start)
+		return c.mapItem(ctx, it, ptr, last, start)
 	}
-	return outcome.OfItemError(c.cfg.Ctrl.Reconcile(ctx, c.logger, c.cfg.Adapter, it.Ptr))
+	return outcome.OfItemError(c.cfg.Ctrl.Reconcile(ctx, c.logger, c.cfg.Adapter, ptr))
 }
 
 // mapItem calls MapInput and queues the primary pointers it returns (rule
@@ -184,9 +186,10 @@ func (c *Runner) call(ctx context.Context, it work.Item, last work.Last, start t
 // (rule Q4, extended). Pointers of a kind that is not a primary input (or nil, or without
 // an ID) fail the item, logged once per kind with the offending pointer;
 // the valid ones are queued anyway. The pointers' methods are user code:
-// mapItem runs inside the recovery of call.
-func (c *Runner) mapItem(ctx context.Context, it work.Item, last work.Last, start telemetry.Stamp) outcome.Outcome {
-	var in resource.Pointer = it.Ptr
+// mapItem runs inside the recovery of call. ptr is it.Ptr as a
+// resource.Pointer.
+func (c *Runner) mapItem(ctx context.Context, it work.Item, ptr resource.Pointer, last work.Last, start telemetry.Stamp) outcome.Outcome {
+	in := ptr
 	switch {
 	case last.Gone && last.Prev != nil:
 		in = controller.NewDestroyedInput(last.Res).WithPrevious(last.Prev)

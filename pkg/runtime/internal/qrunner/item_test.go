@@ -83,7 +83,7 @@ func TestMapItem_OnePointerQueuedWithoutAllocating(t *testing.T) {
 	mapped := work.Item{Ptr: resource.PointerOf(resource.NewPointer("ns", "Ms.test.resgraph.dev", "m")), Map: true}
 	want := work.Reconcile(resource.PointerOf(primary))
 	round := func() {
-		if o := c.mapItem(t.Context(), mapped, work.Last{}, telemetry.Stamp{}); o.Class != outcome.OK {
+		if o := c.mapItem(t.Context(), mapped, mapped.Ptr, work.Last{}, telemetry.Stamp{}); o.Class != outcome.OK {
 			t.Fatalf("outcome %v", o)
 		}
 		it, _, slot, ok := q.GetNoted(t.Context())

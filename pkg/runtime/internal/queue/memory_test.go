@@ -13,7 +13,7 @@ import (
 func (q *Queue[K, N]) storage() (keys, slab, ringCap, heapCap int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.index), len(q.slab), len(q.due.buf), cap(q.delayed)
+	return q.index.n, len(q.slab), len(q.due.buf), cap(q.delayed)
 }
 
 func TestMemory_BoundedByDistinctKeysNotAdds(t *testing.T) {

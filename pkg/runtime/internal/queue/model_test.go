@@ -28,12 +28,20 @@ func (q *Queue[K, N]) checkInvariants() error {
 		}
 		free[i] = true
 	}
-	if len(q.index)+len(free) != len(q.slab) {
-		return fmt.Errorf("%d keys + %d free != %d slots", len(q.index), len(free), len(q.slab))
+	if q.index.n+len(free) != len(q.slab) {
+		return fmt.Errorf("%d keys + %d free != %d slots", q.index.n, len(free), len(q.slab))
+	}
+	if err := q.checkIndex(); err != nil {
+		return err
 	}
 	counts := map[location]int{}
-	for k, i := range q.index {
+	for _, s := range q.index.slots {
+		if s == 0 {
+			continue
+		}
+		i := s - 1
 		e := q.slab[i]
+		k := e.key
 		if e.key != k {
 			return fmt.Errorf("index[%v] -> slot with key %v", k, e.key)
 		}
@@ -46,7 +54,7 @@ func (q *Queue[K, N]) checkInvariants() error {
 		}
 	}
 	for k := range q.held {
-		if _, known := q.index[k]; known {
+		if _, known := q.find(k); known {
 			return fmt.Errorf("parked key %v is also known", k)
 		}
 	}
@@ -280,7 +288,7 @@ func modelRuns(t *testing.T, seed uint64, policy retry.Policy) {
 						m.add(k)
 					}
 					q.AddBatchNoted(ks, func(i int, n *int) {
-						require.Equal(t, ks[i], q.slab[q.index[ks[i]]].key, "note %d of %v", i, ks)
+						require.Equal(t, ks[i], q.slab[q.mustFind(ks[i])].key, "note %d of %v", i, ks)
 						*n++
 					})
 				case n < 60:

@@ -41,7 +41,7 @@ func (q *Queue[K, N]) TakeNoted(k K) (n N, s Slot, ok bool) {
 		return n, s, false
 	}
 	q.promote()
-	i, known := q.index[k]
+	i, known := q.find(k)
 	if !known || q.slab[i].loc != locDue || q.partnerInFlight(i) || !q.due.remove(i) {
 		return n, s, false
 	}
@@ -63,6 +63,6 @@ func (q *Queue[K, N]) partnerInFlight(i int32) bool {
 	if !has {
 		return false
 	}
-	j, known := q.index[p]
+	j, known := q.find(p)
 	return known && q.slab[j].loc == locInFlight
 }

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"hash/maphash"
 	"math"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ const releaseThreshold = 1024
 // entry is the state of one key known to the queue, with its note.
 type entry[K comparable, N any] struct {
 	key     K
+	hash    uint64     // the key's hash, computed once when it is added (see index)
 	due     int64      // locDelayed: due time, in ns since Queue.epoch
 	seq     uint64     // locDelayed: push order, breaks ties between equal due times
 	heapIdx int32      // locDelayed: position in Queue.delayed; -1 otherwise
@@ -74,11 +76,12 @@ type Queue[K comparable, N any] struct {
 	// not held:
 	//
 	//  1. index maps each known key to its slab entry; every other slab
-	//     entry is zero and listed once in free.
+	//     entry is zero and listed once in free. A known entry's hash is
+	//     its key's.
 	//  2. Each known key is in exactly one location: due (its index is in
 	//     the due ring exactly once), delayed (in the delayed heap exactly
 	//     once, at heapIdx), in flight, or blocked (in neither).
-	//     len(index) == due.len() + len(delayed) + inFlight + blocked.
+	//     index.n == due.len() + len(delayed) + inFlight + blocked.
 	//  3. Only Get moves a key into flight, only from due; only Done moves
 	//     it out. Hence a key is never handed out twice before its Done.
 	//  3a. A key is blocked only while its partner is in flight: Get moves
@@ -96,7 +99,7 @@ type Queue[K comparable, N any] struct {
 	//     transit (it re-examines the queue and arms a timer if needed) or
 	//     the parked timekeeper's timer fires no later than the earliest
 	//     delayed key's due time. A parked Get thus never misses a key.
-	index    map[K]int32
+	index    index[K]
 	slab     []entry[K, N]
 	free     []int32
 	due      ring    // FIFO of due keys (slab indices), in the order they became due
@@ -117,6 +120,8 @@ type Queue[K comparable, N any] struct {
 	transit    int       // waiters signalled but not yet back under mu
 	timekeeper *waiter   // parked waiter whose timer is set for tkDeadline; nil if none
 	tkDeadline int64     // when timekeeper's timer fires, in ns since epoch
+
+	hashes *uint64 // tests only: counts the keys hashed
 }
 
 // New returns an empty queue whose keys are retried with policy p (zero
@@ -148,7 +153,7 @@ func NewWithPartner[K comparable, N any](p retry.Policy, partner Partner[K]) *Qu
 		partner: partner,
 		epoch:   time.Now(),
 		closed:  make(chan struct{}),
-		index:   make(map[K]int32),
+		index:   index[K]{seed: maphash.MakeSeed()},
 	}
 }
 
@@ -189,9 +194,9 @@ func (q *Queue[K, N]) AddBatchNoted(ks []K, note func(i int, n *N)) {
 	if q.shutdown {
 		return
 	}
-	if len(q.index) == 0 && len(ks) > len(q.slab) {
+	if q.index.n == 0 && len(ks) > len(q.slab) {
 		// Initial fill: size the storage once instead of growing it.
-		q.index = make(map[K]int32, len(ks))
+		q.sizeIndexFor(len(ks))
 		q.slab = make([]entry[K, N], 0, len(ks))
 		q.free = nil
 	}
@@ -212,9 +217,10 @@ func (q *Queue[K, N]) AddBatchNoted(ks []K, note func(i int, n *N)) {
 // add applies Add to k and returns its slab index, and whether a key
 // became due. Requires q.mu.
 func (q *Queue[K, N]) add(k K) (int32, bool) {
-	i, ok := q.index[k]
+	h := q.hashKey(k)
+	i, slot, ok := q.lookup(k, h)
 	if !ok {
-		i = q.alloc(k)
+		i = q.alloc(k, h, slot)
 		if len(q.held) > 0 {
 			q.unparkKey(i)
 		}
@@ -383,7 +389,7 @@ func (q *Queue[K, N]) CompleteNoted(k K, s Slot, r Result, settle func(n *N, c C
 	defer q.mu.Unlock()
 	i, ok := s.i-1, s.i > 0 && int(s.i) <= len(q.slab)
 	if !ok {
-		i, ok = q.index[k]
+		i, ok = q.find(k)
 	}
 	if !ok || q.slab[i].loc != locInFlight || q.slab[i].key != k {
 		panic("queue: Done called for a key that is not in flight")
@@ -496,7 +502,8 @@ func (q *Queue[K, N]) ShutDown() {
 		q.forget(q.heapRemove(len(q.delayed) - 1))
 	}
 	if q.blocked > 0 {
-		for _, i := range q.index {
+		// forget may release the slab: its length is read anew.
+		for i := int32(0); int(i) < len(q.slab); i++ {
 			if q.slab[i].loc == locBlocked {
 				q.forget(i)
 			}
@@ -518,7 +525,7 @@ func (q *Queue[K, N]) popDue() (int32, bool) {
 		if !has {
 			return i, true
 		}
-		if j, known := q.index[p]; !known || q.slab[j].loc != locInFlight {
+		if j, known := q.find(p); !known || q.slab[j].loc != locInFlight {
 			return i, true
 		}
 		q.slab[i].loc = locBlocked
@@ -534,7 +541,7 @@ func (q *Queue[K, N]) unblockPartner(k K) {
 	if !has {
 		return
 	}
-	if j, known := q.index[p]; known && q.slab[j].loc == locBlocked {
+	if j, known := q.find(p); known && q.slab[j].loc == locBlocked {
 		q.blocked--
 		q.makeDue(j)
 		q.kick()
@@ -583,9 +590,9 @@ func (q *Queue[K, N]) delay(i int32, now int64, d time.Duration) {
 	q.heapPush(i)
 }
 
-// alloc adds k to the index with a fresh slab entry and returns its index.
-// Requires q.mu.
-func (q *Queue[K, N]) alloc(k K) int32 {
+// alloc adds k, of hash h, to the index with a fresh slab entry, at the
+// slot lookup's miss returned, and returns its index. Requires q.mu.
+func (q *Queue[K, N]) alloc(k K, h uint64, slot int) int32 {
 	var i int32
 	if n := len(q.free); n > 0 {
 		i = q.free[n-1]
@@ -597,19 +604,19 @@ func (q *Queue[K, N]) alloc(k K) int32 {
 		i = int32(len(q.slab))
 		q.slab = append(q.slab, entry[K, N]{})
 	}
-	q.slab[i] = entry[K, N]{key: k, heapIdx: -1}
-	q.index[k] = i
+	q.slab[i] = entry[K, N]{key: k, hash: h, heapIdx: -1}
+	q.insert(i, slot)
 	return i
 }
 
 // forget removes slab entry i, in no location, and its key. When the queue
 // becomes empty after a large burst, its storage is released. Requires q.mu.
 func (q *Queue[K, N]) forget(i int32) {
-	delete(q.index, q.slab[i].key)
+	q.remove(i)
 	q.slab[i] = entry[K, N]{}
 	q.free = append(q.free, i)
-	if len(q.index) == 0 && len(q.slab) > releaseThreshold {
-		q.index = make(map[K]int32)
+	if q.index.n == 0 && len(q.slab) > releaseThreshold {
+		q.index.slots = nil
 		q.slab = nil
 		q.free = nil
 		q.due.reset()

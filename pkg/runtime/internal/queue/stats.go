@@ -34,8 +34,12 @@ func (q *Queue[K, N]) Stats(sample int) Stats[K] {
 	now := q.now()
 	earliest := int64(math.MaxInt64)
 	var due []K
-	for k, i := range q.index {
+	for i := range q.slab {
 		e := &q.slab[i]
+		if e.loc == 0 {
+			continue // free
+		}
+		k := e.key
 		switch {
 		case e.loc == locInFlight:
 			st.InFlight++
