@@ -110,8 +110,11 @@
 // [state.WithCreateOwner] and the creation and update times, and writes
 // the version and times back into the caller's resource (S1). Update
 // checks, in this order: the resource exists (not-found), its version is
-// the caller's (conflict), its owner is [state.WithUpdateOwner]'s (owner
-// conflict), its phase is the expected one (phase conflict); it keeps the
+// the caller's (conflict), the caller's creation time is unset or the
+// stored one's (conflict: an update based on an earlier incarnation, one
+// destroyed and created again since it was read), its owner is
+// [state.WithUpdateOwner]'s (owner conflict), its phase is the expected
+// one (phase conflict); it keeps the
 // stored owner and creation time, takes the phase, spec and other metadata
 // from the caller, and writes the new version and times back (S2). Destroy
 // checks existence, owner, then finalizers (S3). The stored owner always
