@@ -40,6 +40,7 @@ type Collector struct {
 	deliveryLag, startup                                   *prometheus.Desc
 	failing, parked                                        *prometheus.Desc
 	leader, leaderTerm, leaderSince                        *prometheus.Desc
+	traceMissed                                            *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -85,6 +86,7 @@ func NewCollector(o observe.Observer, opts ...Option) *Collector {
 		leader:      d("controller", "leader", "With leadership: 1 while this replica leads the controller's election (runs it), 0 while it is a standby.", append(ctrl[:2:2], "election")),
 		leaderTerm:  d("controller", "leader_term", "With leadership: the term this replica leads (while standby: the last one it led; 0: none).", ctrl),
 		leaderSince: d("controller", "leader_role_since_timestamp_seconds", "With leadership: when the controller became leader or standby in this replica.", ctrl),
+		traceMissed: d("trace", "missed_records_total", "Trace records overwritten before the hot-loop detector and the trace hook read them (they did not keep up).", nil),
 	}
 }
 
@@ -130,7 +132,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.reconciles, c.crashes, c.restarts, c.wakeUps, c.requeues, c.busy,
 		c.queueLen, c.inFlight, c.failing, c.parked, c.state, c.lastError, c.routed, c.relists,
 		c.queueWait, c.lag, c.startup, c.duration, c.busyRatio, c.hotLoop, c.hotLoops, c.deliveryLag,
-		c.leader, c.leaderTerm, c.leaderSince} {
+		c.leader, c.leaderTerm, c.leaderSince, c.traceMissed} {
 		ch <- d
 	}
 }
@@ -200,4 +202,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.relists, prometheus.CounterValue, float64(k.Relists), k.Namespace, k.Type)
 		ch <- constHistogram(c.deliveryLag, k.DeliveryLag, k.Namespace, k.Type)
 	}
+	ch <- prometheus.MustNewConstMetric(c.traceMissed, prometheus.CounterValue, float64(m.TraceMissed))
 }

@@ -36,6 +36,7 @@
 //	resgraph_kind_events_routed_total{namespace,type}         counter
 //	resgraph_kind_relists_total{namespace,type}               counter
 //	resgraph_kind_delivery_lag_seconds{namespace,type}        histogram (commit, or the first listing when later → routed)
+//	resgraph_trace_missed_records_total                       counter (trace records the hot-loop detector and the trace hook never read)
 //
 // The histograms have one bucket per power of two from 512 ns to about
 // 73 minutes, then +Inf (the Runtime keeps four per power of two; see

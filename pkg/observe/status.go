@@ -246,11 +246,19 @@ type HotLoop struct {
 // Metrics are everything a Runtime reports at one instant: every
 // controller's status (sorted by name), every watched kind's counters
 // (sorted by namespace and type) and the hot loops flagged now (sorted by
-// cycle). In JSON they are {"controllers": [...], "kinds": [...],
-// "hotLoops": [...]}; a histogram is {"count", "sumNs", "p50Ns", "p90Ns",
-// "p99Ns", "buckets": [{"lt", "n"}]} (see package observe/histogram).
+// cycle), with how many trace records the hot-loop detector and the trace
+// hook missed. In JSON they are {"controllers": [...], "kinds": [...],
+// "hotLoops": [...], "traceMissed": n}; a histogram is {"count", "sumNs",
+// "p50Ns", "p90Ns", "p99Ns", "buckets": [{"lt", "n"}]} (see package
+// observe/histogram).
 type Metrics struct {
 	Controllers []ControllerStatus `json:"controllers"`
 	Kinds       []KindMetrics      `json:"kinds"`
 	HotLoops    []HotLoop          `json:"hotLoops"`
+	// TraceMissed counts the trace records the Runtime's reader of its
+	// trace (which feeds the hot-loop detector and the trace hook) never
+	// read: overwritten before it could, because it (or the hook) did not
+	// keep up with the writers. The detector's rates are of the commits
+	// it read; the hook got a Lost record for each gap.
+	TraceMissed uint64 `json:"traceMissed"`
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -20,8 +21,13 @@ import (
 // its trace, for the hot-loop detector and the trace hook.
 const tracePollInterval = 100 * time.Millisecond
 
-// loopState holds the hot loops flagged now.
+// loopState holds the hot loops flagged now and how many trace records
+// their detector missed.
 type loopState struct {
+	// missed counts the records the trace poller never read (overwritten
+	// first); written by the poller only.
+	missed atomic.Uint64
+
 	mu sync.Mutex
 	// active are the flagged loops; protected by mu.
 	active []observe.HotLoop
@@ -50,7 +56,8 @@ func (ls *loopState) set(loops []observe.HotLoop) {
 	ls.mu.Unlock()
 }
 
-// pollTrace reads the trace every tracePollInterval until ctx is done: it
+// pollTrace reads the trace every tracePollInterval, and whenever the ring
+// says half of it was written since the last read, until ctx is done: it
 // feeds the hot-loop detector and the trace hook.
 func (r *Runtime) pollTrace(ctx context.Context) {
 	o := tracePoller{
@@ -70,8 +77,22 @@ func (r *Runtime) pollTrace(ctx context.Context) {
 			o.poll(time.Now()) // the hook gets every record up to the stop
 			return
 		case now := <-tk.C:
-			o.poll(now)
+			o.pollAll(ctx, now)
+		case <-o.ring.HalfFull():
+			o.pollAll(ctx, time.Now())
 		}
+	}
+}
+
+// pollAll polls until less than half the ring was written since the last
+// record read: the ring wakes the poller when half of it was written
+// since its last read, so it overwrites a record only when the poller
+// cannot keep up (see [trace.Ring.HalfFull]). It stops early once ctx is
+// done (pollTrace then reads the rest).
+func (o *tracePoller) pollAll(ctx context.Context, now time.Time) {
+	o.poll(now)
+	for o.ring.MarkRead(o.last) && ctx.Err() == nil {
+		o.poll(time.Now())
 	}
 }
 
@@ -96,14 +117,17 @@ type tracePoller struct {
 
 // poll reads the records recorded since the last poll. Without a hook it
 // visits them in the ring, copying only the commits; with one it copies
-// them all for the hook.
+// them all for the hook. It counts the records it missed (overwritten
+// first) in loops.missed.
 func (o *tracePoller) poll(now time.Time) {
 	ring := o.ring
 	var found []hotloop.Finding
+	var lost uint64
 	if o.hook == nil {
-		o.last, _ = ring.Visit(o.last, func(e *trace.Record) { found = o.feed(e, found) })
+		o.last, lost = ring.Visit(o.last, func(e *trace.Record) { found = o.feed(e, found) })
 	} else {
-		evs, lost := ring.Since(o.last, o.buf[:0])
+		var evs []trace.Record
+		evs, lost = ring.Since(o.last, o.buf[:0])
 		o.buf = evs
 		if len(evs) > 0 {
 			o.last = evs[len(evs)-1].Seq
@@ -120,6 +144,9 @@ func (o *tracePoller) poll(now time.Time) {
 			}
 			o.callHook(out)
 		}
+	}
+	if lost > 0 {
+		o.loops.missed.Add(lost)
 	}
 	found = append(found, o.det.Tick(now)...)
 	if len(found) > 0 {

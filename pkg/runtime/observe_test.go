@@ -479,3 +479,103 @@ func TestHotLoop_NoFalsePositiveOnW3W4Shapes(t *testing.T) {
 		})
 	}
 }
+
+// TestTrace_ABurstLargerThanTheRingBetweenTwoPollsIsReadWhole: a burst of
+// commits many times the ring's size, made while the poll's clock stands
+// still (no tick between its first and last commit), reaches the trace
+// hook whole — every commit, no Lost record: the ring wakes its reader
+// when half of it was written since the last read, so a record is
+// overwritten only when the reader cannot keep up.
+func TestTrace_ABurstLargerThanTheRingBetweenTwoPollsIsReadWhole(t *testing.T) {
+	const size, commits = 64, 200
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		var got []trace.Record
+		hook := func(evs []trace.Record) { got = append(got, evs...) }
+		ctx, cancel := context.WithCancel(t.Context())
+		rt, err := runtime.New(st, nil, runtime.WithTrace(size), runtime.WithTraceHook(hook))
+		require.NoError(t, err)
+		require.NoError(t, rt.RegisterQController(copier()))
+		done := make(chan error)
+		go func() { done <- rt.Run(ctx) }()
+		synctest.Wait()
+		start := time.Now()
+		for i := range commits {
+			mustCreate(t, st, newPair(typeA, strconv.Itoa(i), 1))
+			synctest.Wait() // its reconcile committed; the clock did not move
+		}
+		require.Equal(t, start, time.Now(), "no poll tick during the burst")
+		cancel()
+		require.NoError(t, <-done)
+
+		var seen, lost int
+		for _, ev := range got {
+			switch ev.Type {
+			case trace.Commit:
+				seen++
+			case trace.Lost:
+				lost += int(ev.Attempt)
+			}
+		}
+		assert.Zero(t, lost, "records lost")
+		assert.Equal(t, commits, seen, "the hook got every commit")
+		assert.Zero(t, rt.Observe().Metrics().TraceMissed)
+	})
+}
+
+// copier is a QController that writes B(id) for each A(id).
+func copier() *funcQController {
+	return &funcQController{name: "copy", settings: controller.QSettings{
+		Inputs:  []controller.Input{in(typeA, controller.InputQPrimary)},
+		Outputs: []controller.Output{out(typeB, controller.OutputExclusive)},
+	}, reconcile: func(ctx context.Context, _ *zap.Logger, r controller.QRuntime, p resource.Pointer) error {
+		return r.Modify(ctx, newPair(typeB, p.ID(), 0), func(o resource.Resource) error {
+			o.(*Pair).TypedSpec().A = 1
+			return nil
+		})
+	}}
+}
+
+// TestTrace_RecordsTheReaderMissedAreCounted: records overwritten before
+// the Runtime read them (here: a hook that holds the reader while the
+// burst fills the ring many times over) are never missed silently — the
+// hook gets a Lost record for them, and Metrics' TraceMissed counts as
+// many.
+func TestTrace_RecordsTheReaderMissedAreCounted(t *testing.T) {
+	const size, commits = 16, 100
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		release := make(chan struct{})
+		var got []trace.Record
+		hook := func(evs []trace.Record) {
+			if got == nil {
+				<-release // the first call holds the reader
+			}
+			got = append(got, evs...)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		rt, err := runtime.New(st, nil, runtime.WithTrace(size), runtime.WithTraceHook(hook))
+		require.NoError(t, err)
+		require.NoError(t, rt.RegisterQController(copier()))
+		done := make(chan error)
+		go func() { done <- rt.Run(ctx) }()
+		synctest.Wait()
+		for i := range commits {
+			mustCreate(t, st, newPair(typeA, strconv.Itoa(i), 1))
+			synctest.Wait()
+		}
+		close(release)
+		synctest.Wait()
+		cancel()
+		require.NoError(t, <-done)
+
+		var lost uint64
+		for _, ev := range got {
+			if ev.Type == trace.Lost {
+				lost += uint64(ev.Attempt)
+			}
+		}
+		assert.Positive(t, lost, "the held reader missed records")
+		assert.Equal(t, lost, rt.Observe().Metrics().TraceMissed)
+	})
+}

@@ -144,8 +144,10 @@ func WithTrace(size int) Option {
 
 // WithTraceHook streams the trace out: while the Runtime runs, hook is
 // called with the records recorded since its previous call, oldest first,
-// from one Runtime goroutine, at most every 100 ms (a Lost
-// record first when more records than the trace keeps came in between).
+// from one Runtime goroutine, every 100 ms and as soon as half the
+// trace's size was recorded since its previous call (a Lost record first
+// when more records than the trace keeps came in between: only when the
+// hook, or the Runtime's reading, cannot keep up with the writers).
 // The hook is user code: it may write to a file or export to a tracing
 // system, and should return promptly (the records pile up in the ring
 // meanwhile); it must not keep the slice. A panic in it is logged and the

@@ -146,5 +146,6 @@ func (r *Runtime) metrics() observe.Metrics {
 		})
 	}
 	m.HotLoops = r.hotLoops()
+	m.TraceMissed = r.loops.missed.Load()
 	return m
 }

@@ -35,6 +35,13 @@
 // each resource once (a finalizer on each input) stays far below the
 // rate.
 //
+// The detector counts the commits it is given. A Runtime feeds it every
+// record of its trace: its reader of the trace is woken when half the
+// ring was written since its last read, so a record is overwritten
+// unread only when that reader cannot keep up with the writers; the
+// records it missed are counted in the Runtime's Metrics (TraceMissed),
+// never dropped silently, and the rates are then of the commits read.
+//
 // A Detector is not safe for concurrent use: one goroutine feeds it.
 package hotloop
 

@@ -29,6 +29,13 @@ type Ring struct {
 	mask uint64
 	// last is the sequence number given to the newest record.
 	last atomic.Uint64
+	// read is the sequence number up to which the ring's reader has read
+	// (see [Ring.MarkRead]); half is size/2 (at least 1); halfFull gets a
+	// value (capacity 1, sent without blocking) from the writer of the
+	// record numbered read+half.
+	read     atomic.Uint64
+	half     uint64
+	halfFull chan struct{}
 
 	// armed is set while a follower waits for the next record; the next Add
 	// clears it and closes wake.
@@ -55,7 +62,7 @@ func NewRing(size int) *Ring {
 	if size <= 0 {
 		return nil
 	}
-	r := &Ring{slots: make([]slot, size), size: uint64(size)}
+	r := &Ring{slots: make([]slot, size), size: uint64(size), half: max(uint64(size)/2, 1), halfFull: make(chan struct{}, 1)}
 	if size&(size-1) == 0 {
 		r.mask = r.size - 1
 	}
@@ -96,7 +103,7 @@ func (r *Ring) Add(ev *Record) uint64 {
 		s.rest = true
 	}
 	s.mu.Unlock()
-	r.added()
+	r.added(seq)
 	return seq
 }
 
@@ -145,7 +152,7 @@ func (r *Ring) Put(h *Head, fill func(*Record)) uint64 {
 		e.Seq = seq
 	}
 	s.mu.Unlock()
-	r.added()
+	r.added(seq)
 	return seq
 }
 
@@ -170,8 +177,15 @@ func clearRest(e *Record) {
 	}
 }
 
-// added wakes a follower waiting for the next record.
-func (r *Ring) added() {
+// added wakes the reader when seq is the record that makes half the ring
+// written since its last read, and a follower waiting for the next record.
+func (r *Ring) added(seq uint64) {
+	if seq-r.read.Load() == r.half {
+		select {
+		case r.halfFull <- struct{}{}:
+		default: // a wake-up is pending already
+		}
+	}
 	if r.armed.Load() && r.armed.CompareAndSwap(true, false) {
 		r.wakeMu.Lock()
 		if r.wake != nil {
@@ -180,6 +194,34 @@ func (r *Ring) added() {
 		}
 		r.wakeMu.Unlock()
 	}
+}
+
+// HalfFull returns the channel on which the ring wakes its reader: it gets
+// a value when half the ring's records (size/2, at least 1) were added
+// since the sequence number last given to [Ring.MarkRead] (0 at first),
+// so that a reader that reads on this signal, as well as on its own
+// schedule, loses records only when it cannot keep up. A value is sent
+// without blocking and kept until received (one at most). A ring has one
+// such reader (the Runtime's trace poller): followers do not use it. A
+// nil ring returns a nil channel (never ready).
+func (r *Ring) HalfFull() <-chan struct{} {
+	if r == nil {
+		return nil
+	}
+	return r.halfFull
+}
+
+// MarkRead tells the ring that its reader (see [Ring.HalfFull]) has read
+// the records up to seq, and reports whether half the ring was written
+// since then already: the reader must then read again without waiting
+// for a wake-up, which the writer of that record may have sent before
+// this mark. It does nothing and reports false for a nil ring.
+func (r *Ring) MarkRead(seq uint64) (again bool) {
+	if r == nil {
+		return false
+	}
+	r.read.Store(seq)
+	return r.last.Load()-seq >= r.half
 }
 
 // Last returns the sequence number of the newest record added (0 when none

@@ -457,3 +457,42 @@ func BenchmarkPut(b *testing.B) {
 		wg.Wait()
 	})
 }
+
+// ready reports whether c has a value, taking it.
+func ready(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestRingWakesItsReaderWhenHalfFull: the record that makes half the ring
+// written since the reader's mark sends one wake-up (kept until taken);
+// a mark that half the ring was already written past reports it, since
+// that record's wake-up may have come before the mark.
+func TestRingWakesItsReaderWhenHalfFull(t *testing.T) {
+	r := trace.NewRing(8)
+	add := func(n int) {
+		for range n {
+			r.Put(&trace.Head{Type: trace.Commit}, nil)
+		}
+	}
+	add(3)
+	assert.False(t, ready(r.HalfFull()), "3 of 8 written")
+	add(1)
+	assert.True(t, ready(r.HalfFull()), "4 of 8 written")
+	add(4)
+	assert.False(t, ready(r.HalfFull()), "one wake-up per mark")
+	assert.True(t, r.MarkRead(2), "6 written since 2")
+	assert.False(t, r.MarkRead(8), "none written since 8")
+	add(3)
+	assert.False(t, ready(r.HalfFull()))
+	r.Add(&trace.Record{Type: trace.Commit})
+	assert.True(t, ready(r.HalfFull()), "Add wakes as Put does")
+
+	var nilRing *trace.Ring
+	assert.Nil(t, nilRing.HalfFull())
+	assert.False(t, nilRing.MarkRead(1))
+}
