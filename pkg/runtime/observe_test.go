@@ -489,24 +489,9 @@ func TestHotLoop_NoFalsePositiveOnW3W4Shapes(t *testing.T) {
 func TestTrace_ABurstLargerThanTheRingBetweenTwoPollsIsReadWhole(t *testing.T) {
 	const size, commits = 64, 200
 	synctest.Test(t, func(t *testing.T) {
-		st := inmem.NewState()
 		var got []trace.Record
 		hook := func(evs []trace.Record) { got = append(got, evs...) }
-		ctx, cancel := context.WithCancel(t.Context())
-		rt, err := runtime.New(st, nil, runtime.WithTrace(size), runtime.WithTraceHook(hook))
-		require.NoError(t, err)
-		require.NoError(t, rt.RegisterQController(copier()))
-		done := make(chan error)
-		go func() { done <- rt.Run(ctx) }()
-		synctest.Wait()
-		start := time.Now()
-		for i := range commits {
-			mustCreate(t, st, newPair(typeA, strconv.Itoa(i), 1))
-			synctest.Wait() // its reconcile committed; the clock did not move
-		}
-		require.Equal(t, start, time.Now(), "no poll tick during the burst")
-		cancel()
-		require.NoError(t, <-done)
+		rt := runBurst(t, commits, nil, runtime.WithTrace(size), runtime.WithTraceHook(hook))
 
 		var seen, lost int
 		for _, ev := range got {
@@ -521,6 +506,46 @@ func TestTrace_ABurstLargerThanTheRingBetweenTwoPollsIsReadWhole(t *testing.T) {
 		assert.Equal(t, commits, seen, "the hook got every commit")
 		assert.Zero(t, rt.Observe().Metrics().TraceMissed)
 	})
+}
+
+// TestTrace_ABurstIsReadWholeWithoutAHook: the same burst with no trace
+// hook (the detector alone reads the ring, in place): nothing is missed.
+func TestTrace_ABurstIsReadWholeWithoutAHook(t *testing.T) {
+	const size, commits = 64, 200
+	synctest.Test(t, func(t *testing.T) {
+		rt := runBurst(t, commits, nil, runtime.WithTrace(size))
+		assert.Greater(t, rt.Observe().Trace().Last(), uint64(4*size), "the burst overran the ring")
+		assert.Zero(t, rt.Observe().Metrics().TraceMissed)
+	})
+}
+
+// runBurst runs a Runtime made with opts and a copier, in a synctest
+// bubble, through a burst of commits A → B made while the clock stands
+// still (no poll tick), each reconcile done before the next create; then
+// calls after (nil: none), lets the Runtime settle and stops it.
+func runBurst(t *testing.T, commits int, after func(), opts ...runtime.Option) *runtime.Runtime {
+	t.Helper()
+	st := inmem.NewState()
+	ctx, cancel := context.WithCancel(t.Context())
+	rt, err := runtime.New(st, nil, opts...)
+	require.NoError(t, err)
+	require.NoError(t, rt.RegisterQController(copier()))
+	done := make(chan error)
+	go func() { done <- rt.Run(ctx) }()
+	synctest.Wait()
+	start := time.Now()
+	for i := range commits {
+		mustCreate(t, st, newPair(typeA, strconv.Itoa(i), 1))
+		synctest.Wait() // its reconcile committed; the clock did not move
+	}
+	require.Equal(t, start, time.Now(), "no poll tick during the burst")
+	if after != nil {
+		after()
+		synctest.Wait()
+	}
+	cancel()
+	require.NoError(t, <-done)
+	return rt
 }
 
 // copier is a QController that writes B(id) for each A(id).
@@ -544,7 +569,6 @@ func copier() *funcQController {
 func TestTrace_RecordsTheReaderMissedAreCounted(t *testing.T) {
 	const size, commits = 16, 100
 	synctest.Test(t, func(t *testing.T) {
-		st := inmem.NewState()
 		release := make(chan struct{})
 		var got []trace.Record
 		hook := func(evs []trace.Record) {
@@ -553,21 +577,7 @@ func TestTrace_RecordsTheReaderMissedAreCounted(t *testing.T) {
 			}
 			got = append(got, evs...)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		rt, err := runtime.New(st, nil, runtime.WithTrace(size), runtime.WithTraceHook(hook))
-		require.NoError(t, err)
-		require.NoError(t, rt.RegisterQController(copier()))
-		done := make(chan error)
-		go func() { done <- rt.Run(ctx) }()
-		synctest.Wait()
-		for i := range commits {
-			mustCreate(t, st, newPair(typeA, strconv.Itoa(i), 1))
-			synctest.Wait()
-		}
-		close(release)
-		synctest.Wait()
-		cancel()
-		require.NoError(t, <-done)
+		rt := runBurst(t, commits, func() { close(release) }, runtime.WithTrace(size), runtime.WithTraceHook(hook))
 
 		var lost uint64
 		for _, ev := range got {
