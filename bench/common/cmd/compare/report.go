@@ -482,6 +482,8 @@ func summaryLine(avail map[string]bool, vsCOSI, cosiFloor, rgFloor *summaryAcc) 
 	case avail[bResgraph] && vsCOSI.n > 0:
 		fmt.Fprintf(&b, "resgraph vs COSI %.2fx (geomean of resgraph's advantage, >1 = resgraph better) over %d headline metrics: better on %d, worse on %d; best %s %.2fx, worst %s %.2fx",
 			vsCOSI.geomean(), vsCOSI.n, vsCOSI.better, vsCOSI.n-vsCOSI.better, vsCOSI.bestN, vsCOSI.best, vsCOSI.worstN, vsCOSI.worst)
+	case avail[bResgraph] && rgFloor.n > 0:
+		b.WriteString("resgraph measured beside the floor alone (the established runtime left out or not measured)")
 	case avail[bResgraph]:
 		b.WriteString("resgraph built but NOT measured (its runs failed, see above)")
 	default:
