@@ -251,20 +251,28 @@ type once struct {
 	window uint32
 }
 
-// hashKey is the key of a resource in Detector.res and Detector.ones: a
-// hash of its kind and ID, not the ID itself, computed once per commit for
-// both maps. Two resources committed in the same two windows whose keys
-// collide: in ones, they count as one (a commit of the one seen as the
-// other's second); in res, whose stats hold the resource's own key, the
-// commits of the second are not counted (and its version not found as a
-// cause) while the first's stat is kept. With 64-bit keys the odds are
+// twice is a resource committed twice in the last two windows, its
+// commits in order (see once): all the detector needs of it until it is
+// committed a third time, while the threshold (Config.MinRate × Window) is
+// above two, since two commits then reach no trigger count. A resource
+// committed on its creation and again on an update costs a 40-byte map
+// slot instead of a resStat (recent commits with writer names, counts).
+type twice [2]once
+
+// hashKey is the key of a resource in Detector.res, Detector.ones and
+// Detector.twos: a hash of its kind and ID, not the ID itself, computed
+// once per commit for the three maps. Two resources committed in the same
+// two windows whose keys collide: in ones and twos, they count as one (a
+// commit of the one seen as the other's next); in res, whose stats hold
+// the resource's own key, the commits of the second are not counted (and
+// its version not found as a cause) while the first's stat is kept. With 64-bit keys the odds are
 // about n²/2⁶⁵ for n resources (10⁻⁸ for 400,000), and a loop needs a
 // trigger count of several commits (Config.MinRate × Window) in each of
 // Config.Sustain windows to be flagged.
 type hashKey uint64
 
-// hashOf returns the key of the resource k in Detector.res and
-// Detector.ones.
+// hashOf returns the key of the resource k in Detector.res, Detector.ones
+// and Detector.twos.
 func (d *Detector) hashOf(k resKey) hashKey {
 	return hashKey(maphash.String(d.seed, k.id) ^ uint64(k.kind)*0x9e3779b97f4a7c15)
 }
@@ -343,10 +351,15 @@ type Detector struct {
 	// res.
 	ones     map[hashKey]once
 	onesPeak int
-	// seed is the seed of the keys of res and ones (see hashKey).
+	// twos are the resources committed twice in the last two windows (see
+	// twice), none of them in res or ones, kept only while the threshold
+	// is above two; twosPeak is to twos what resPeak is to res.
+	twos     map[hashKey]twice
+	twosPeak int
+	// seed is the seed of the keys of res, ones and twos (see hashKey).
 	seed maphash.Seed
 	// kinds are the kinds of the resources seen, by the index their keys
-	// hold (kindIdx); names the controller names of the ones, by index
+	// hold (kindIdx); names the controller names of ones and twos, by index
 	// (nameIdx; names[0] is ""). Both are as many as the Runtime's kinds
 	// and controllers.
 	kinds   []kindName
@@ -383,6 +396,7 @@ func New(cfg Config) *Detector {
 		window:    1,
 		res:       map[hashKey]*resStat{},
 		ones:      map[hashKey]once{},
+		twos:      map[hashKey]twice{},
 		seed:      maphash.MakeSeed(),
 		kindIdx:   map[kindName]uint32{},
 		names:     []string{""},
@@ -437,30 +451,55 @@ func (d *Detector) Observe(ev *trace.Record) []Finding {
 
 // statOf returns the new stat of the resource key (hash h) that ev
 // committed, caused by writer's change: nil when the commit is its first
-// in the last two windows, which ones then holds (see once); otherwise a
-// stat in res, holding ev's previous commit if ones held it.
+// in the last two windows, which ones then holds (see once), or its
+// second while the threshold is above two, which twos then holds (see
+// twice); otherwise a stat in res, holding ev's earlier commits that ones
+// or twos held.
 func (d *Detector) statOf(ev *trace.Record, writer string, key resKey, h hashKey) *resStat {
 	o, seen := d.ones[h]
-	if !seen && d.threshold > 1 {
-		if first, fits := d.onceOf(ev, writer); fits {
-			d.ones[h] = first
+	var t twice
+	two := false
+	if !seen && len(d.twos) != 0 {
+		t, two = d.twos[h]
+	}
+	if (!seen && !two && d.threshold > 1) || (seen && d.threshold > 2) {
+		if c, fits := d.onceOf(ev, writer); fits {
+			if !seen {
+				d.ones[h] = c
+				return nil
+			}
+			delete(d.ones, h)
+			d.twos[h] = twice{o, c}
 			return nil
 		}
 	}
 	s := d.newStat(key)
 	d.res[h] = s
-	if seen {
-		// Committed again: the first commit becomes the stat's.
+	switch {
+	case seen:
 		delete(d.ones, h)
-		s.lastSeen = d.windowOf(o)
-		s.recent[0].version, s.recent[0].writer = o.version, d.names[o.reader]
-		s.next = 1
-		if s.lastSeen == d.window {
-			s.window = d.window
-			s.add(d.names[o.writer], d.names[o.reader], d.threshold)
-		}
+		d.adopt(s, o)
+	case two:
+		delete(d.twos, h)
+		d.adopt(s, t[0])
+		d.adopt(s, t[1])
 	}
 	return s
+}
+
+// adopt makes the earlier commit o of s's resource s's own: among its
+// recent commits, and counted if it is of the current window. The commits
+// adopted are fewer than the threshold: none reaches it.
+func (d *Detector) adopt(s *resStat, o once) {
+	s.lastSeen = d.windowOf(o)
+	s.recent[s.next].version, s.recent[s.next].writer = o.version, d.names[o.reader]
+	s.next++
+	if s.lastSeen == d.window {
+		if s.window != d.window {
+			s.window, s.counts = d.window, s.counts[:0]
+		}
+		s.add(d.names[o.writer], d.names[o.reader], d.threshold)
+	}
 }
 
 // writerOf returns the controller that committed version v of the
@@ -475,6 +514,13 @@ func (d *Detector) writerOf(key resKey, v uint64) string {
 	}
 	if o, ok := d.ones[h]; ok && o.version == v {
 		return d.names[o.reader]
+	}
+	if t, ok := d.twos[h]; ok {
+		for _, o := range t {
+			if o.version == v {
+				return d.names[o.reader]
+			}
+		}
 	}
 	return ""
 }
@@ -491,7 +537,7 @@ func (d *Detector) onceOf(ev *trace.Record, writer string) (once, bool) {
 }
 
 // windowOf returns the window of o's commit, from its low 32 bits: ones
-// holds commits of the last few windows only.
+// and twos hold commits of the last few windows only.
 func (d *Detector) windowOf(o once) uint64 {
 	return d.window - uint64(uint32(d.window)-o.window)
 }
@@ -518,9 +564,9 @@ const maxFree = 1024
 // forget drops the resources not committed in the window closing nor in
 // the one before (commits of the window before may still be the causes of
 // the next window's), keeping at most maxFree of their stats for reuse,
-// and rebuilds res and ones once they shrank to a quarter of their peak:
-// a burst of commits of many resources leaves no memory behind once it is
-// over.
+// and rebuilds res, ones and twos once they shrank to a quarter of their
+// peak: a burst of commits of many resources leaves no memory behind once
+// it is over.
 func (d *Detector) forget() {
 	d.resPeak = max(d.resPeak, len(d.res))
 	for k, s := range d.res {
@@ -542,6 +588,15 @@ func (d *Detector) forget() {
 	}
 	if len(d.ones) < d.onesPeak/4 {
 		d.ones, d.onesPeak = rebuilt(d.ones), len(d.ones)
+	}
+	d.twosPeak = max(d.twosPeak, len(d.twos))
+	for k, t := range d.twos {
+		if d.windowOf(t[1])+1 < d.window {
+			delete(d.twos, k)
+		}
+	}
+	if len(d.twos) < d.twosPeak/4 {
+		d.twos, d.twosPeak = rebuilt(d.twos), len(d.twos)
 	}
 }
 
@@ -566,7 +621,7 @@ func (d *Detector) Tick(now time.Time) []Finding {
 	for !now.Before(d.windowEnd) {
 		out = append(out, d.closeWindow(d.windowEnd)...)
 		d.windowEnd = d.windowEnd.Add(d.cfg.Window)
-		if len(d.streaks) == 0 && len(d.active) == 0 && len(d.res) == 0 && len(d.ones) == 0 && !now.Before(d.windowEnd) {
+		if len(d.streaks) == 0 && len(d.active) == 0 && len(d.res) == 0 && len(d.ones) == 0 && len(d.twos) == 0 && !now.Before(d.windowEnd) {
 			// Nothing left to age: the windows up to now are empty.
 			d.windowEnd = now.Truncate(d.cfg.Window).Add(d.cfg.Window)
 		}

@@ -24,7 +24,8 @@ func TestAResourceWhoseHashIsAnothersIsNotCountedAsIt(t *testing.T) {
 			Cause: trace.Ref{Namespace: "ns", Type: "W", ID: "w", Version: v, Writer: "W"}})
 	}
 	commit(x, 1)
-	commit(x, 2) // x now has a stat
+	commit(x, 2)
+	commit(x, 3) // x now has a stat
 	kx := d.keyOf(&x, &lastKind{})
 	s := d.res[d.hashOf(kx)]
 	require.NotNil(t, s)
@@ -37,7 +38,7 @@ func TestAResourceWhoseHashIsAnothersIsNotCountedAsIt(t *testing.T) {
 	commit(y, 7)
 	assert.Same(t, s, d.res[d.hashOf(kx)], "x's stat stays")
 	assert.Equal(t, kx, s.key)
-	assert.Equal(t, 2, s.total("C"), "y's commit is not counted as x's")
+	assert.Equal(t, 3, s.total("C"), "y's commit is not counted as x's")
 	assert.Empty(t, d.writerOf(ky, 2), "x's version is not y's")
 	assert.Equal(t, "C", d.writerOf(kx, 2))
 }

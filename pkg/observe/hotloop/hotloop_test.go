@@ -337,19 +337,13 @@ func TestBurstLeavesNoMemoryBehind(t *testing.T) {
 			Resource: trace.Ref{Namespace: "ns", Type: "B", ID: fmt.Sprintf("b%06d", i), Version: 1},
 			Cause:    trace.Ref{Namespace: "ns", Type: "A", ID: fmt.Sprintf("a%06d", i), Version: 1}}
 	}
-	heap := func() int64 {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return int64(ms.HeapAlloc)
-	}
-	before := heap()
+	before := liveHeap()
 	d := hotloop.New(hotloop.Config{})
 	assert.Empty(t, run(d, evs))
-	during := heap()
+	during := liveHeap()
 	late := trace.Record{Time: t0.Add(time.Minute), Type: trace.Route}
 	assert.Empty(t, d.Observe(&late))
-	after := heap()
+	after := liveHeap()
 	runtime.KeepAlive(d)
 	runtime.KeepAlive(evs)
 	t.Logf("detector heap: %d KiB during the burst, %d KiB after", (during-before)/1024, (after-before)/1024)
@@ -359,6 +353,15 @@ func TestBurstLeavesNoMemoryBehind(t *testing.T) {
 	// 24-byte map slot; 96 B per resource with the names, 70 with the ID).
 	assert.Less(t, during-before, int64(burst*48), "what a resource committed once costs during the burst")
 	assert.Less(t, after-before, int64(burst*64)/10, "and let go once it is over")
+}
+
+// liveHeap returns the bytes of the heap still reachable after a
+// collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }
 
 // BenchmarkObserve is the detector's cost per event on a W3-like stream:
@@ -456,6 +459,46 @@ func TestACommitAgainAllocatesOnlyItsStat(t *testing.T) {
 	allocs := allocsOf(t, commitsOf(n, 2))
 	t.Logf("%d allocations for %d resources committed twice", allocs, n)
 	assert.Less(t, allocs, uint64(n*3/2), "one allocation per resource committed again (its stat), and the maps' growth")
+}
+
+// TestASecondCommitIsACompactEntry: while the threshold is above two, a
+// resource committed twice in the last two windows is a map entry of its
+// two commits, not a stat: 10k resources committed twice allocate only the
+// growth of the detector's maps (a stat each before).
+func TestASecondCommitIsACompactEntry(t *testing.T) {
+	const n = 10_000
+	evs := commitsOf(n, 2)
+	before := liveHeap()
+	d := hotloop.New(hotloop.Config{})
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	assert.Empty(t, run(d, evs))
+	runtime.ReadMemStats(&m1)
+	retained := liveHeap() - before
+	runtime.KeepAlive(d)
+	runtime.KeepAlive(evs)
+	allocs := m1.Mallocs - m0.Mallocs
+	t.Logf("%d resources committed twice: %d allocations, %d KiB retained", n, allocs, retained/1024)
+	assert.Less(t, allocs, uint64(n/10), "no allocation per resource: the maps' growth only")
+}
+
+// TestASecondCommitCountsWhenTheThresholdIsTwo: with a threshold of two
+// triggers a window (MinRate 4/s, 500 ms windows), a resource's second
+// commit may make an edge hot, so it is counted at once: A commits each
+// new X twice because of B's Y, B rewrites Y because of A's X — a loop
+// whose edge into A holds only through X's second commits.
+func TestASecondCommitCountsWhenTheThresholdIsTwo(t *testing.T) {
+	s := newStream()
+	y := s.write("", ref("Y", "y"), trace.Ref{})
+	for i := range 30 {
+		s.write("A", ref("X", fmt.Sprint(i)), y)
+		x := s.write("A", ref("X", fmt.Sprint(i)), y)
+		y = s.write("B", ref("Y", "y"), x)
+		s.advance(100 * time.Millisecond)
+	}
+	reports := run(hotloop.New(hotloop.Config{MinRate: 4}), s.events)
+	require.Len(t, reports, 1)
+	assert.Equal(t, "A → B", reports[0].f.Key())
 }
 
 // TestCauseCommittedTwiceIsKnown: the writer of a change is known when the
