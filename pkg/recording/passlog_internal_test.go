@@ -36,3 +36,23 @@ func TestRC9_APassLogFindsACommitWhateverItsStringsAddresses(t *testing.T) {
 		assert.Equal(t, uint64(500+i), read)
 	}
 }
+
+// TestRC13_APassReadsLoggedOutOfOrderAreWrittenInOrder: a pass whose
+// reads were logged out of their numbers' order (two goroutines of one
+// pass), or with a number twice, is taken with its reads in order, each
+// number once: the decoder refuses a pass whose reads' numbers do not
+// increase (a demo recording under load was refused so: "read 2 of a
+// pass: number 1").
+func TestRC13_APassReadsLoggedOutOfOrderAreWrittenInOrder(t *testing.T) {
+	l := newPassLog()
+	kind := resource.KindOf(resource.NewKind("a", "As.test.resgraph.dev"))
+	for _, rd := range []struct {
+		index uint32
+		rev   uint64
+	}{{0, 5}, {2, 7}, {1, 6}, {2, 8}} {
+		l.Read("c", 1, rd.index, rd.rev, kind, resource.PointerKey{})
+	}
+	passes := l.passes(1, []Kind{{Namespace: "a", Type: "As.test.resgraph.dev"}})
+	assert.Len(t, passes, 1)
+	assert.Equal(t, []PassRead{{0, 5, kind}, {1, 6, kind}, {2, 7, kind}}, passes[0].Reads)
+}

@@ -94,7 +94,18 @@ func (l *passLog) passes(from uint64, kinds []Kind) []Pass {
 	})
 	kept := make([]Pass, 0, len(idx))
 	for _, i := range idx {
+		out[i].Reads = inOrder(out[i].Reads)
 		kept = append(kept, out[i])
 	}
 	return kept
+}
+
+// inOrder returns a pass's reads ordered by their number, each number
+// once (the first logged): reads of one pass made on two goroutines at
+// once (destroy.Wrap's forwarder and the controller it wraps) may be
+// logged out of their numbers' order, and a read numbered just before a
+// pass started may be logged in it.
+func inOrder(reads []PassRead) []PassRead {
+	slices.SortStableFunc(reads, func(a, b PassRead) int { return cmp.Compare(a.Index, b.Index) })
+	return slices.CompactFunc(reads, func(a, b PassRead) bool { return a.Index == b.Index })
 }
