@@ -101,7 +101,7 @@ func (c *core) guardReport(err error) {
 // place is never persisted.
 func (ks *kindStore) checkPersisted(id resource.ID) error {
 	ks.mu.Lock()
-	cur := bare(ks.items[id])
+	cur := ks.bare(ks.items[id])
 	var ref resource.Resource
 	if c := ks.det.cur[id]; c != nil && cur != nil {
 		ref = c.ref
@@ -120,7 +120,7 @@ func (ks *kindStore) checkPersisted(id resource.ID) error {
 	}
 	freeze(restored.Metadata(), true) // watched still: ref is its reference copy
 	ks.mu.Lock()
-	if it := ks.items[id]; bare(it) == cur {
+	if it := ks.items[id]; ks.bare(it) == cur {
 		ks.items[id] = ks.itemLocked(restored, ks.sizeLocked(it), true, usercode.CopiesPlainly(restored))
 		ks.updatedLocked(id) // a List's view holds cur
 	}

@@ -92,9 +92,12 @@ type kindStore struct {
 	// Guarded by mu.
 	lastRev uint64
 
-	// items are the stored versions by ID, bare or boxed (see boxed):
+	// items are the stored versions by ID, as entries (see slot.go):
 	// read them through bare. Guarded by mu.
-	items map[resource.ID]resource.Resource
+	items itemMap
+	// tab is the type word of the versions items holds bare (see
+	// slot.go). Guarded by mu.
+	tab unsafe.Pointer
 	// order is the order of the keys of items (see idOrder). Guarded by
 	// mu.
 	order idOrder
@@ -144,6 +147,10 @@ type kindStore struct {
 	// stored bare (see slot.go). Guarded by mu.
 	maxSize, untracked int64
 	tracking           bool
+	// bareUpTo is the largest size of a plain, unwatched version of the
+	// kind's type word that itemLocked stores bare without more ado:
+	// maxSize, or -1 while the kind tracks sizes. Guarded by mu.
+	bareUpTo int64
 	// block is where new records are carved from, recordBlock at a time,
 	// when the record leaving the ring cannot be reused. Guarded by mu.
 	block []record
@@ -220,7 +227,7 @@ func newKindStore(kind resource.Kind, revs *atomic.Uint64, stateID, kindID uint6
 		kindID:      kindID,
 		cap:         capacity,
 		lagLimit:    min(capacity, maxLag),
-		items:       map[resource.ID]resource.Resource{},
+		items:       itemMap{},
 		minPos:      math.MaxUint64,
 		ring:        make([]atomic.Pointer[ringChunkSlots], (capacity+ringChunk-1)/ringChunk),
 		minReleased: math.MaxUint64,
@@ -285,7 +292,7 @@ func (ks *kindStore) newRecordLocked() *record {
 }
 
 // appendLocked appends a change to the history and queues it for the
-// single-resource watchers of id; cur is the value of items that new
+// single-resource watchers of id; cur is the entry of items that new
 // replaces (nil when absent), ref is the mutation detector's
 // reference copy of new (nil when the detector is off or new is nil). It
 // returns the group of parked kind watchers to wake once mu is released
@@ -294,8 +301,8 @@ func (ks *kindStore) newRecordLocked() *record {
 // at is the time of the write (UnixNano): while the kind's writes come
 // handOffGap apart or more on average, a write hands its change to the
 // parked watchers that can take it (see takeParkingLocked).
-func (ks *kindStore) appendLocked(id resource.ID, cur, new, ref resource.Resource, at int64) *wakeGroup {
-	old, oldSize := bare(cur), int64(0)
+func (ks *kindStore) appendLocked(id resource.ID, cur unsafe.Pointer, new, ref resource.Resource, at int64) *wakeGroup {
+	old, oldSize := ks.bare(cur), int64(0)
 	if cur != nil {
 		oldSize = ks.sizeLocked(cur)
 	}
@@ -482,13 +489,13 @@ func (ks *kindStore) snapshotLocked(dst []resource.Resource) []resource.Resource
 	view = view[:kept]
 	for _, id := range ks.updated {
 		if i, ok := slices.BinarySearch(sorted[:kept], id); ok {
-			view[i] = bare(ks.items[id])
+			view[i] = ks.bare(ks.items[id])
 		}
 	}
 	ks.forgetUpdatesLocked()
 	view = slices.Grow(view, len(sorted)-kept)
 	for _, id := range sorted[kept:] {
-		view = append(view, bare(ks.items[id]))
+		view = append(view, ks.bare(ks.items[id]))
 	}
 	ks.view = view
 	return append(dst, view...)

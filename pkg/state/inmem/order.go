@@ -58,7 +58,7 @@ func (o *idOrder) destroyed() {
 // and how many of them, from the start, are the IDs of the previous call
 // at the same index (all of its IDs when those created since all come
 // after them; 0 after a destroy, a create among them, or a first call).
-func (o *idOrder) ids(items map[resource.ID]resource.Resource) (sorted []resource.ID, kept int) {
+func (o *idOrder) ids(items itemMap) (sorted []resource.ID, kept int) {
 	if !o.valid {
 		o.sorted = make([]resource.ID, 0, len(items))
 		for id := range items {
@@ -90,7 +90,7 @@ func (o *idOrder) ids(items map[resource.ID]resource.Resource) (sorted []resourc
 // merge merges the IDs created since the last refresh that are still
 // stored into sorted; appended reports that they all came after the IDs
 // of sorted (or that there were none left).
-func (o *idOrder) merge(items map[resource.ID]resource.Resource) (appended bool) {
+func (o *idOrder) merge(items itemMap) (appended bool) {
 	add := o.added
 	slices.Sort(add)
 	add = slices.Compact(add) // created, destroyed and created again

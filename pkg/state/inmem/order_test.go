@@ -26,7 +26,7 @@ func TestS12a_OrderFollowsCreatesAndDestroys(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	for round := range 20 {
-		items := map[resource.ID]resource.Resource{}
+		items := itemMap{}
 		var o idOrder
 		var prev []resource.ID
 		for range 20 {
@@ -176,7 +176,7 @@ func TestS12a_ListAfterWritesIsTheStore(t *testing.T) {
 // addedKeep and the IDs it had at that List, and its next List is still
 // the sorted store.
 func TestIDOrderOfAKindListedOnceStaysBounded(t *testing.T) {
-	items := map[resource.ID]resource.Resource{}
+	items := itemMap{}
 	var o idOrder
 	for i := range 100 {
 		id := fmt.Sprintf("a%05d", i)

@@ -40,24 +40,27 @@ func TestStateConformanceGuardSampled(t *testing.T) {
 func boxes(ks *kindStore) (n int) {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	for _, v := range ks.items {
-		if _, ok := v.(*boxed); ok {
+	for _, e := range ks.items {
+		if boxOf(e) != nil {
 			n++
 		}
 	}
 	return n
 }
 
-// TestItemsHoldTheVersionBareUnlessSampledOrTracked: an entry of a
-// kind's items is an ID and an interface value (32 bytes); a version is
-// stored bare unless the guard sampled it or the kind tracks sizes, so
-// that writes and reads of most versions touch no box.
-func TestItemsHoldTheVersionBareUnlessSampledOrTracked(t *testing.T) {
+// TestItemsHoldAPointerToTheVersionBareUnlessSampledOrTracked: an entry
+// of a kind's items is an ID and a pointer (24 bytes, as a map of
+// pointers to structs); a version is stored bare (the entry is its data
+// word) unless the guard sampled it or the kind tracks sizes, so that
+// writes and reads of most versions touch no box.
+func TestItemsHoldAPointerToTheVersionBareUnlessSampledOrTracked(t *testing.T) {
 	var slot struct {
 		id resource.ID
-		v  resource.Resource
+		e  unsafe.Pointer
 	}
-	assert.Equal(t, uintptr(32), unsafe.Sizeof(slot), "an ID and an interface value")
+	assert.Equal(t, uintptr(24), unsafe.Sizeof(slot), "an ID and a pointer")
+	var items itemMap
+	assert.IsType(t, map[resource.ID]unsafe.Pointer(nil), items, "the entry is a pointer")
 
 	for _, tc := range []struct {
 		name      string
@@ -195,9 +198,127 @@ func TestWrite_APanickingApproxSizeCountsAsTheDefault(t *testing.T) {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	for _, id := range []resource.ID{"s", "o"} {
-		b, ok := ks.items[id].(*boxed)
-		require.True(t, ok, id)
+		b := boxOf(ks.items[id])
+		require.NotNil(t, b, id)
 		assert.Equal(t, int64(defaultResourceSize), b.size, id)
 	}
-	assert.Same(t, owned.pair, bare(ks.items["o"]).(sizePanics).pair, "owned: stored itself")
+	assert.Same(t, owned.pair, ks.bare(ks.items["o"]).(sizePanics).pair, "owned: stored itself")
+}
+
+// TestItemsBoxAVersionOfAnotherTypeThanTheKinds: a kind holds bare the
+// versions of the type word it took while it stored nothing; a version of
+// another type (a pointer-shaped one here, whose data word is a *pair as
+// the kind's are) is boxed, and every read gives each version as it was
+// written: Get, List, a watch's events and the history. Once the kind
+// stores nothing again, it takes the next version's type word.
+func TestItemsBoxAVersionOfAnotherTypeThanTheKinds(t *testing.T) {
+	c := newCore(withoutMutationDetector())
+	st, ctx := state.WrapCore(c), t.Context()
+	require.NoError(t, st.Create(ctx, newPair("a", 1)))
+	ks := c.lookup(resource.KindOf(testKind))
+	events := make(chan state.Event, 16)
+	require.NoError(t, st.WatchKind(ctx, testKind, events, state.WithBootstrapContents(false)))
+	require.NoError(t, st.Create(ctx, sizePanics{newPair("b", 2)}))
+	assert.Equal(t, 1, boxes(ks), "the version of another type")
+
+	a, err := st.Get(ctx, ptr("a"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, specA(t, a.(*pair)))
+	b, err := st.Get(ctx, ptr("b"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, specA(t, b.(sizePanics).pair))
+	l, err := st.List(ctx, testKind)
+	require.NoError(t, err)
+	require.Len(t, l.Items, 2)
+	assert.IsType(t, (*pair)(nil), l.Items[0])
+	assert.IsType(t, sizePanics{}, l.Items[1])
+
+	b.(sizePanics).TypedSpec().A = 3
+	require.NoError(t, st.Update(ctx, b)) // boxed, replacing a boxed one
+	require.NoError(t, st.Destroy(ctx, ptr("a")))
+	require.NoError(t, st.Destroy(ctx, ptr("b")))
+	for _, want := range []struct {
+		typ        state.EventType
+		old, new   any
+		oldA, newA int
+	}{
+		{state.Created, nil, sizePanics{}, 0, 2},
+		{state.Updated, sizePanics{}, sizePanics{}, 2, 3},
+		{state.Destroyed, (*pair)(nil), nil, 1, 0},
+		{state.Destroyed, sizePanics{}, nil, 3, 0},
+	} {
+		ev := <-events
+		require.Equal(t, want.typ, ev.Type)
+		if want.new != nil {
+			require.IsType(t, want.new, ev.Resource)
+			assert.Equal(t, want.newA, specA(t, pairOf(ev.Resource)))
+		}
+		if want.old != nil {
+			require.IsType(t, want.old, ev.Old)
+			assert.Equal(t, want.oldA, specA(t, pairOf(ev.Old)))
+		}
+	}
+
+	require.NoError(t, st.Create(ctx, sizePanics{newPair("c", 4)}))
+	assert.Equal(t, 0, boxes(ks), "an empty kind takes the type word of its next version")
+	r, err := st.Get(ctx, ptr("c"))
+	require.NoError(t, err)
+	assert.Equal(t, 4, specA(t, r.(sizePanics).pair))
+}
+
+// pairOf returns the *pair of r, a *pair or a sizePanics.
+func pairOf(r resource.Resource) *pair {
+	if s, ok := r.(sizePanics); ok {
+		return s.pair
+	}
+	return r.(*pair)
+}
+
+// oddRes is a pointer-shaped resource whose data word is odd: it points
+// to the second byte of its backing, as a pointer into bytes may.
+type oddRes struct{ b *byte }
+
+// oddBacking is what an oddRes points into.
+type oddBacking struct {
+	bytes [8]byte
+	md    resource.Metadata
+	a     int
+}
+
+func newOdd(id string, a int) oddRes {
+	o := &oddBacking{md: resource.NewMetadata(testNS, testType, id, resource.VersionUndefined), a: a}
+	return oddRes{&o.bytes[1]}
+}
+
+func (r oddRes) backing() *oddBacking {
+	return (*oddBacking)(unsafe.Add(unsafe.Pointer(r.b), -1))
+}
+
+func (r oddRes) Metadata() *resource.Metadata { return &r.backing().md }
+func (r oddRes) Spec() any                    { return r.backing().a }
+func (r oddRes) DeepCopy() resource.Resource {
+	c := newOdd("", r.backing().a)
+	r.backing().md.CopyInto(&c.backing().md)
+	return c
+}
+
+// TestItemsBoxAVersionWhoseDataWordLooksTagged: a version whose data word
+// is odd cannot be stored bare (the entry would read as a box): it is
+// boxed, and read back as it was written, alone in its kind (whose type
+// word is its own) or not.
+func TestItemsBoxAVersionWhoseDataWordLooksTagged(t *testing.T) {
+	c := newCore(withoutMutationDetector())
+	st, ctx := state.WrapCore(c), t.Context()
+	require.NoError(t, st.Create(ctx, newOdd("o", 7)))
+	ks := c.lookup(resource.KindOf(testKind))
+	assert.Equal(t, 1, boxes(ks))
+	require.NoError(t, st.Create(ctx, newOdd("p", 8)))
+	for id, a := range map[string]int{"o": 7, "p": 8} {
+		r, err := st.Get(ctx, ptr(id))
+		require.NoError(t, err)
+		require.IsType(t, oddRes{}, r)
+		assert.Equal(t, a, r.Spec(), id)
+		assert.Equal(t, id, r.Metadata().ID())
+	}
+	assert.Equal(t, 2, boxes(ks))
 }

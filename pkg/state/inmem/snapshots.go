@@ -103,7 +103,7 @@ func (ks *kindStore) refLocked(id resource.ID, r resource.Resource) resource.Res
 	if cur == nil {
 		return nil
 	}
-	if cur.ref != nil && bare(ks.items[id]) == r {
+	if cur.ref != nil && ks.bare(ks.items[id]) == r {
 		return cur.ref
 	}
 	if cur.seq >= ks.floor {

@@ -145,7 +145,7 @@ func (c *core) get(ptr resource.Pointer, o state.GetOptions) (resource.Resource,
 		id = p.ID()
 	}
 	ks.mu.Lock()
-	r := bare(ks.items[id])
+	r := ks.bare(ks.items[id])
 	plain := !ks.userCopies
 	if o.Revision != nil {
 		*o.Revision = c.rev.Load()
@@ -235,16 +235,18 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	}
 	smd.SetCreated(now)
 	smd.SetUpdated(now)
-	var pend Pending
-	if c.persist != nil {
-		if pend, err = c.persist.Append(smd.Namespace(), smd.Type(), id, stored); err != nil {
-			ks.mu.Unlock()
-			return err
-		}
+	pend, err := c.persistLocked(ks, id, stored)
+	if err != nil {
+		ks.mu.Unlock()
+		return err
 	}
 	ks.lastCreated = now
 	freeze(smd, ref != nil)
-	ks.items[id] = ks.itemLocked(stored, size, ref != nil, plain)
+	e := ks.bareLocked(stored, size, ref != nil, plain)
+	if e == nil {
+		e = ks.itemLocked(stored, size, ref != nil, plain)
+	}
+	ks.items[id] = e
 	ks.order.created(id)
 	ks.count.Add(1)
 	stampLike(ref, smd)
@@ -303,21 +305,23 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 
 	ks.mu.Lock()
 	curItem := ks.items[id]
-	cur := bare(curItem)
+	cur := ks.bare(curItem)
 	if err := checkUpdate(md, cur, o); err != nil {
 		ks.mu.Unlock()
 		return err
 	}
 	stampUpdate(smd, cur.Metadata(), now)
-	var pend Pending
-	if c.persist != nil {
-		if pend, err = c.persist.Append(ks.ns, ks.typ, id, stored); err != nil {
-			ks.mu.Unlock()
-			return err
-		}
+	pend, err := c.persistLocked(ks, id, stored)
+	if err != nil {
+		ks.mu.Unlock()
+		return err
 	}
 	freeze(smd, ref != nil)
-	ks.items[id] = ks.itemLocked(stored, size, ref != nil, plain)
+	e := ks.bareLocked(stored, size, ref != nil, plain)
+	if e == nil {
+		e = ks.itemLocked(stored, size, ref != nil, plain)
+	}
+	ks.items[id] = e
 	ks.updatedLocked(id)
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, curItem, stored, ref, now.UnixNano())
@@ -490,7 +494,7 @@ func (c *core) DestroyVersion(_ context.Context, ptr resource.Pointer, opts ...s
 	at := c.clock.now().UnixNano()
 	ks.mu.Lock()
 	curItem := ks.items[id]
-	cur := bare(curItem)
+	cur := ks.bare(curItem)
 	switch {
 	case cur == nil:
 		err = state.NewNotFoundError(p, "not found")
@@ -514,6 +518,16 @@ func (c *core) DestroyVersion(_ context.Context, ptr resource.Pointer, opts ...s
 	ver := cur.Metadata().Version()
 	wake := ks.appendLocked(id, curItem, nil, nil, at)
 	return ver, ks.publishUnlock(wake, pend)
+}
+
+// persistLocked appends the write of r (nil: a destroy) of id to the
+// persistence, and returns what to wait for once the write is published;
+// nil, nil when the state is not persistent. The caller holds ks.mu.
+func (c *core) persistLocked(ks *kindStore, id resource.ID, r resource.Resource) (Pending, error) {
+	if c.persist == nil {
+		return nil, nil
+	}
+	return c.persist.Append(ks.ns, ks.typ, id, r)
 }
 
 // publishUnlock ends a write that holds mu: it releases mu, wakes the

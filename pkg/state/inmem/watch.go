@@ -41,7 +41,7 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 		w.snapSeq = ks.head.Load()
 		w.snapRev = ks.revs.Load()
 		if it, ok := ks.items[w.id]; ok {
-			w.snap = []resource.Resource{bare(it)}
+			w.snap = []resource.Resource{ks.bare(it)}
 		}
 	}
 	ks.addIDWatcherLocked(w)
