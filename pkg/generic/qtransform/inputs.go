@@ -32,15 +32,30 @@ import (
 // mark. It is safe for concurrent use (Reconcile and MapInput run in
 // parallel for different pointers).
 type inputs struct {
-	mu   sync.Mutex
-	recs map[resource.ID]inputRec
+	mu sync.Mutex
+	// slots maps each input that has a record to its slot in recs (a
+	// small map value: the map's groups stay small).
+	slots map[resource.ID]int32
+	// recs holds the records; a free slot (in free) has an empty id.
+	recs []inputRec
+	free []int32
 	// inputOf maps every output and retired output of the records to its
 	// input.
 	inputOf map[resource.ID]resource.ID
+	// lookups, when not nil, counts the lookups of inputs in slots (for
+	// tests).
+	lookups *int
 }
+
+// ref is where a step of a Reconcile found its input's record (its slot +
+// 1; 0: not found): the next steps of the same Reconcile pass it back
+// instead of looking the input up again. It is a hint, checked before use:
+// the record may have gone, and its slot be another input's since.
+type ref int32
 
 // inputRec is what inputs holds of one input.
 type inputRec struct {
+	id        resource.ID // empty: a free slot
 	output    resource.ID
 	hasOutput bool
 	retired   []resource.ID
@@ -58,34 +73,77 @@ type mark struct {
 }
 
 func newInputs() *inputs {
-	return &inputs{recs: map[resource.ID]inputRec{}, inputOf: map[resource.ID]resource.ID{}}
+	return &inputs{slots: map[resource.ID]int32{}, inputOf: map[resource.ID]resource.ID{}}
 }
 
-// putLocked stores the record of id, or drops it when it holds nothing;
-// x.mu must be held.
-func (x *inputs) putLocked(id resource.ID, r inputRec) {
-	if !r.hasOutput && len(r.retired) == 0 && r.mark == (mark{}) {
-		delete(x.recs, id)
-		return
+// findLocked returns the slot of id's record, trying at first, or -1 when
+// id has none; x.mu must be held.
+func (x *inputs) findLocked(id resource.ID, at ref) int32 {
+	if i := int32(at) - 1; i >= 0 && int(i) < len(x.recs) && x.recs[i].id == id {
+		return i
 	}
-	x.recs[id] = r
+	if x.lookups != nil {
+		*x.lookups++
+	}
+	if i, ok := x.slots[id]; ok {
+		return i
+	}
+	return -1
+}
+
+// getLocked returns id's record (the zero record when it has none) and
+// its slot (-1: none), trying at first; x.mu must be held.
+func (x *inputs) getLocked(id resource.ID, at ref) (inputRec, int32) {
+	i := x.findLocked(id, at)
+	if i < 0 {
+		return inputRec{}, -1
+	}
+	return x.recs[i], i
+}
+
+// putLocked stores the record r of id in slot i (-1: a new slot), or
+// frees the slot when r holds nothing, and returns where r is (0: gone);
+// x.mu must be held.
+func (x *inputs) putLocked(id resource.ID, i int32, r inputRec) ref {
+	if !r.hasOutput && len(r.retired) == 0 && r.mark == (mark{}) {
+		if i >= 0 {
+			delete(x.slots, id)
+			x.recs[i] = inputRec{}
+			x.free = append(x.free, i)
+		}
+		return 0
+	}
+	r.id = id
+	if i < 0 {
+		if n := len(x.free); n > 0 {
+			i = x.free[n-1]
+			x.free = x.free[:n-1]
+		} else {
+			i = int32(len(x.recs))
+			x.recs = append(x.recs, inputRec{})
+		}
+		x.slots[id] = i
+	}
+	x.recs[i] = r
+	return ref(i + 1)
 }
 
 // claim records outID as the output of inID, retiring the previous one,
 // and returns whether inID had an output and the outputs it retired (to
-// destroy). Claiming the output an input already has (every Reconcile of
-// an input that maps to the same output) only reads.
-func (x *inputs) claim(inID, outID resource.ID) (known bool, retired []resource.ID) {
+// destroy), and where its record is. at is where the Reconcile found the
+// record before (0: unknown). Claiming the output an input already has
+// (every Reconcile of an input that maps to the same output) only reads.
+func (x *inputs) claim(at ref, inID, outID resource.ID) (known bool, retired []resource.ID, now ref) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	r := x.recs[inID]
+	r, i := x.getLocked(inID, at)
 	known = r.hasOutput
 	if known && r.output == outID {
 		if in, ok := x.inputOf[outID]; !ok || in != inID {
 			x.inputOf[outID] = inID
 		}
 		if len(r.retired) == 0 {
-			return known, nil
+			return known, nil, ref(i + 1)
 		}
 	} else {
 		if known {
@@ -101,8 +159,8 @@ func (x *inputs) claim(inID, outID resource.ID) (known bool, retired []resource.
 	if len(r.retired) == 0 {
 		r.retired = nil
 	}
-	x.putLocked(inID, r)
-	return known, slices.Clone(r.retired)
+	now = x.putLocked(inID, i, r)
+	return known, slices.Clone(r.retired), now
 }
 
 // all appends the output and the retired outputs of inID to ids and
@@ -110,7 +168,7 @@ func (x *inputs) claim(inID, outID resource.ID) (known bool, retired []resource.
 func (x *inputs) all(inID resource.ID, ids []resource.ID) []resource.ID {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	r := x.recs[inID]
+	r, _ := x.getLocked(inID, 0)
 	if r.hasOutput {
 		ids = append(ids, r.output)
 	}
@@ -122,7 +180,7 @@ func (x *inputs) all(inID resource.ID, ids []resource.ID) []resource.ID {
 func (x *inputs) has(inID resource.ID) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	r := x.recs[inID]
+	r, _ := x.getLocked(inID, 0)
 	return r.hasOutput || len(r.retired) > 0
 }
 
@@ -138,7 +196,7 @@ func (x *inputs) input(outID resource.ID) (resource.ID, bool) {
 func (x *inputs) forget(inID, outID resource.ID) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if r, ok := x.recs[inID]; ok {
+	if r, i := x.getLocked(inID, 0); i >= 0 {
 		if r.hasOutput && r.output == outID {
 			r.output, r.hasOutput = "", false
 		}
@@ -146,7 +204,7 @@ func (x *inputs) forget(inID, outID resource.ID) {
 		if len(r.retired) == 0 {
 			r.retired = nil
 		}
-		x.putLocked(inID, r)
+		x.putLocked(inID, i, r)
 	}
 	if x.inputOf[outID] == inID {
 		delete(x.inputOf, outID)
@@ -159,27 +217,32 @@ func (x *inputs) load(found map[resource.ID][]resource.ID) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for inID, ids := range found {
-		r := x.recs[inID]
+		r, i := x.getLocked(inID, 0)
 		r.output, r.hasOutput = ids[0], true
 		r.retired = append(r.retired, ids[1:]...)
 		if len(r.retired) == 0 {
 			r.retired = nil
 		}
-		x.putLocked(inID, r)
+		x.putLocked(inID, i, r)
 		for _, id := range ids {
 			x.inputOf[id] = inID
 		}
 	}
 }
 
-// start returns the input's generation, to pass to finish, and whether the
+// start returns the input's generation, to pass to finish, whether the
 // input, at created and version, was fully processed since its last
-// wake-up by MapInput (so that there is nothing to do).
-func (x *inputs) start(id resource.ID, created int64, version resource.Version) (gen uint64, skip bool) {
+// wake-up by MapInput (so that there is nothing to do), and where its
+// record is, for the next steps of the Reconcile (claim, finish).
+func (x *inputs) start(id resource.ID, created int64, version resource.Version) (gen uint64, skip bool, at ref) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	m := x.recs[id].mark
-	return m.gen, m.done && m.created == created && m.version.Equal(version)
+	i := x.findLocked(id, 0)
+	if i < 0 {
+		return 0, false, 0
+	}
+	m := &x.recs[i].mark
+	return m.gen, m.done && m.created == created && m.version.Equal(version), ref(i + 1)
 }
 
 // processed reports whether the input md, at its creation time and
@@ -189,19 +252,30 @@ func (x *inputs) processed(md *resource.Metadata) bool {
 	id, created, version := md.ID(), md.Created().UnixNano(), md.Version()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	m := x.recs[id].mark
+	i := x.findLocked(id, 0)
+	if i < 0 {
+		return false
+	}
+	m := &x.recs[i].mark
 	return m.done && m.created == created && m.version.Equal(version)
 }
 
 // finish records that the input, at created and version, was fully
 // processed by a Reconcile that started at generation gen; nothing is
-// recorded when a MapInput woke the input up since.
-func (x *inputs) finish(id resource.ID, created int64, version resource.Version, gen uint64) {
+// recorded when a MapInput woke the input up since. at is where the
+// Reconcile last found the input's record (0: unknown).
+func (x *inputs) finish(at ref, id resource.ID, created int64, version resource.Version, gen uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if r := x.recs[id]; r.mark.gen == gen {
-		r.mark = mark{created: created, version: version, gen: gen, done: true}
-		x.putLocked(id, r)
+	i := x.findLocked(id, at)
+	if i >= 0 {
+		if m := &x.recs[i].mark; m.gen == gen {
+			*m = mark{created: created, version: version, gen: gen, done: true}
+		}
+		return
+	}
+	if gen == 0 { // no record: none was woken since the start
+		x.putLocked(id, -1, inputRec{mark: mark{created: created, version: version, done: true}})
 	}
 }
 
@@ -209,9 +283,9 @@ func (x *inputs) finish(id resource.ID, created int64, version resource.Version,
 func (x *inputs) wake(id resource.ID) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	r := x.recs[id]
+	r, i := x.getLocked(id, 0)
 	r.mark = mark{gen: r.mark.gen + 1}
-	x.putLocked(id, r)
+	x.putLocked(id, i, r)
 }
 
 // gone drops what is known of the processing of an input that is gone
@@ -221,8 +295,8 @@ func (x *inputs) wake(id resource.ID) {
 func (x *inputs) gone(id resource.ID) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if r, ok := x.recs[id]; ok {
+	if r, i := x.getLocked(id, 0); i >= 0 {
 		r.mark = mark{}
-		x.putLocked(id, r)
+		x.putLocked(id, i, r)
 	}
 }

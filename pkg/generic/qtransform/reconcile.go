@@ -51,7 +51,7 @@ func (c *QController[I, O]) Reconcile(ctx context.Context, logger *zap.Logger, r
 		case md.Phase() == resource.PhaseRunning:
 			err = c.running(ctx, logger, r, in)
 		case c.opts.ignoreTearingDown || c.gated(md):
-			_, err = c.active(ctx, logger, r, in)
+			_, _, err = c.active(ctx, logger, r, in, 0)
 		default:
 			err = c.release(ctx, logger, r, in)
 		}
@@ -71,13 +71,13 @@ func (c *QController[I, O]) gated(md *resource.Metadata) bool {
 func (c *QController[I, O]) running(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) error {
 	md := in.Metadata()
 	created := md.Created().UnixNano()
-	gen, skip := c.inputs.start(md.ID(), created, md.Version())
+	gen, skip, at := c.inputs.start(md.ID(), created, md.Version())
 	if skip {
 		return nil
 	}
-	version, err := c.active(ctx, logger, r, in)
+	version, at, err := c.active(ctx, logger, r, in, at)
 	if err == nil && !version.Equal(resource.VersionUndefined) {
-		c.inputs.finish(md.ID(), created, version, gen)
+		c.inputs.finish(at, md.ID(), created, version, gen)
 	}
 	return err
 }
@@ -86,25 +86,35 @@ func (c *QController[I, O]) running(ctx context.Context, logger *zap.Logger, r c
 // when those are ignored) up to date. It returns the input's version once
 // fully processed (the next one when it added its finalizer: its own write
 // need not be processed again), or undefined when the input waits for an
-// earlier output to go.
-func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I) (resource.Version, error) {
+// earlier output to go. at is where the Reconcile found the input's record
+// (0: unknown); active returns where it is now.
+func (c *QController[I, O]) active(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I, at ref) (resource.Version, ref, error) {
 	md := in.Metadata()
 	out, ok, err := c.mapOutput(logger, in)
 	switch {
 	case err != nil:
-		return resource.VersionUndefined, err
+		return resource.VersionUndefined, at, err
 	case !ok:
-		return c.unmapped(ctx, logger, r, in)
+		v, err := c.unmapped(ctx, logger, r, in)
+		return v, at, err
 	}
 	outID := out.Metadata().ID()
-	known, retired := c.inputs.claim(md.ID(), outID)
+	known, retired, at := c.inputs.claim(at, md.ID(), outID)
 	for _, id := range retired {
 		// Outputs with finalizers come back through the destroy-ready input.
 		if _, err := c.destroyOutput(ctx, r, md.ID(), id); err != nil {
-			return resource.VersionUndefined, err
+			return resource.VersionUndefined, at, err
 		}
 	}
+	v, err := c.write(ctx, logger, r, in, out, known)
+	return v, at, err
+}
 
+// write writes the output out of the running input in (or a tearing-down
+// one, when those are ignored), known when the input had an output, and
+// returns what active returns.
+func (c *QController[I, O]) write(ctx context.Context, logger *zap.Logger, r controller.QRuntime, in I, out O, known bool) (resource.Version, error) {
+	md := in.Metadata()
 	tearingDown := md.Phase() == resource.PhaseTearingDown
 	applier := c.appliers.Get().(*xform.Applier[I, O])
 	w := xform.Write[I, O]{
@@ -201,7 +211,7 @@ func (c *QController[I, O]) release(ctx context.Context, logger *zap.Logger, r c
 			return err
 		}
 		if ok {
-			c.inputs.claim(inID, out.Metadata().ID())
+			c.inputs.claim(0, inID, out.Metadata().ID())
 			ids = c.inputs.all(inID, buf[:0])
 		}
 	}
