@@ -112,7 +112,11 @@
 // changes or reaches the kind's first write (the creation of its head
 // key). A read never goes below the revision etcd compacted its history
 // to, nor past the history capacity; what it read stays with the feed for
-// the next watches. So a read costs what lies between the watch's need
+// the next watches. The changes after the compaction's revision are whole,
+// so a bookmark at that revision resumes; a change of that revision itself
+// whose previous state etcd compacted away (any but a creation) cannot be
+// told, so a tail does not reach it nor a change before it, and a bookmark
+// before it is an overrun. So a read costs what lies between the watch's need
 // and now ([Counters].HistoryRevisions), never the cluster's whole
 // history. A bookmark older than what is kept or can be read (compacted,
 // or more than the capacity of changes ago) gives a buffer-overrun error

@@ -17,7 +17,11 @@ import (
 // past holds the tail's changes. No read goes below the kind's first
 // write (its head key's creation), the revision etcd compacted its history
 // to, or past the cap changes kept; a bookmark older than what can be read
-// then gives a buffer-overrun error from the Watch call.
+// then gives a buffer-overrun error from the Watch call. The changes of the
+// compaction's revision itself come without the states before them: a
+// creation among them is kept, any other change is taken as gone (with every
+// change before it), so a bookmark at or after the last of them resumes and
+// one before it is an overrun.
 //
 // Each read is one etcd watch of the kind's prefix from its first
 // revision, ended at the kind's first change at or above the revisions
@@ -143,13 +147,14 @@ type pastRead struct {
 	changes []change // in order, seqs unset
 	lo      int64    // every change from revision lo on was read
 	end     bool     // nothing older can be read: compacted, or full
-	full    bool     // more than the room: the oldest were dropped
+	full    bool     // the oldest were dropped: more than the room, or gone
 	dropped position // with full: the newest change dropped
 }
 
 // readHistory returns the last room changes of the kind from revision
 // from to hi. When etcd compacted its history past from, it reads from
-// after the compaction's revision and reports the end of what can be read.
+// the compaction's revision and reports the end of what can be read.
+// Changes whose previous state is gone are dropped (see history.add).
 func (f *feed) readHistory(ctx context.Context, from, hi int64, room int) (pastRead, error) {
 	end := false
 	for {
@@ -160,6 +165,9 @@ func (f *feed) readHistory(ctx context.Context, from, hi int64, room int) (pastR
 			return pastRead{}, err
 		case done:
 			r := pastRead{changes: h.changes, lo: from, end: end}
+			if h.gone {
+				r.end, r.full, r.dropped = true, true, h.dropped
+			}
 			if h.n > h.cap {
 				i := h.n % h.cap
 				r.changes = append(append([]change(nil), h.changes[i:]...), h.changes[:i]...)
@@ -170,8 +178,9 @@ func (f *feed) readHistory(ctx context.Context, from, hi int64, room int) (pastR
 			return pastRead{lo: hi + 1, end: true}, nil // gone, every change of it
 		}
 		// The changes of the compaction's revision itself are there, but
-		// not the states before them (etcd leaves PrevKv out): from after it.
-		from, end = compacted+1, true
+		// not the states before them (etcd leaves PrevKv out): history.add
+		// drops those it cannot tell, and the changes after them are whole.
+		from, end = compacted, true
 	}
 }
 
@@ -211,6 +220,7 @@ type history struct {
 	n       int      // changes seen
 	last    position
 	dropped position // position of the newest change dropped
+	gone    bool     // a change's previous state was compacted away
 }
 
 // add records the kind's events up to revision hi and reports whether it
@@ -238,6 +248,9 @@ func (h *history) add(events []*clientv3.Event, hi int64) bool {
 		c := change{id: id, pos: pos}
 		if ev.PrevKv != nil {
 			c.old, _ = h.f.c.decodeShared(ev.PrevKv) // undecodable: absent
+		} else if !ev.IsCreate() {
+			h.lose(pos)
+			continue
 		}
 		if ev.Type == mvccpb.PUT {
 			r, err := h.f.c.decodeShared(ev.Kv)
@@ -252,6 +265,13 @@ func (h *history) add(events []*clientv3.Event, hi int64) bool {
 		h.keep(c)
 	}
 	return reached
+}
+
+// lose records that the change at pos cannot be told: its previous state
+// is gone from etcd's history (compacted: etcd leaves PrevKv out). It and
+// every change before it are dropped, as if the ring had overflowed.
+func (h *history) lose(pos position) {
+	h.changes, h.n, h.dropped, h.gone = h.changes[:0], 0, pos, true
 }
 
 // keep records c, dropping the oldest change kept when full.

@@ -186,13 +186,7 @@ func TestS11_ABookmarkOlderThanTheCompactedHistoryIsABufferOverrun(t *testing.T)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	prefix := newPrefix()
-	writer := newState(t, etcd.WithPrefix(prefix))
-	evs := writeWatched(ctx, t, writer, 4, func(v int) {
-		if v == 2 {
-			_, err := client.Compact(ctx, clusterRevision(ctx, t), clientv3.WithCompactPhysical())
-			require.NoError(t, err)
-		}
-	})
+	evs := compactedAtTheSecond(ctx, t, prefix)
 
 	reader := newState(t, etcd.WithPrefix(prefix))
 	err := reader.WatchKind(ctx, historyKind(), make(chan state.Event, 1), state.WithKindStartFromBookmark(evs[0].Bookmark))
@@ -206,4 +200,70 @@ func TestS11_ABookmarkOlderThanTheCompactedHistoryIsABufferOverrun(t *testing.T)
 	tail := make(chan state.Event, 16)
 	require.NoError(t, reader.WatchKind(ctx, historyKind(), tail, state.WithKindTailEvents(10)))
 	expectInts(ctx, t, tail, "Updated a=3", "Updated a=4")
+}
+
+// compactedAtTheSecond writes a = 1..4 with a new state of prefix, etcd
+// compacting its history at the revision of a=2, and returns the events a
+// watch received of them.
+func compactedAtTheSecond(ctx context.Context, t *testing.T, prefix string) []state.Event {
+	t.Helper()
+	var compacted int64
+	evs := writeWatched(ctx, t, newState(t, etcd.WithPrefix(prefix)), 4, func(v int) {
+		if v == 2 {
+			compacted = clusterRevision(ctx, t)
+			_, err := client.Compact(ctx, compacted, clientv3.WithCompactPhysical())
+			require.NoError(t, err)
+		}
+	})
+	require.Equal(t, uint64(compacted), evs[1].Revision, "the compaction is at the revision of a=2")
+	return evs
+}
+
+// TestS11_ABookmarkAtTheCompactionRevisionResumes: after etcd compacted
+// its history at revision C, the changes from C+1 on are still there, so a
+// bookmark at C itself resumes without loss, also from a feed that read
+// the history from before C already; one below C stays a buffer overrun.
+func TestS11_ABookmarkAtTheCompactionRevisionResumes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	prefix := newPrefix()
+	evs := compactedAtTheSecond(ctx, t, prefix)
+
+	reader := newState(t, etcd.WithPrefix(prefix))
+	// A watch that keeps the reader's feed of the kind (and what it read
+	// of the past) from one watch to the next.
+	require.NoError(t, reader.WatchKind(ctx, historyKind(), make(chan state.Event, 16)))
+	err := reader.WatchKind(ctx, historyKind(), make(chan state.Event, 1), state.WithKindStartFromBookmark(evs[0].Bookmark))
+	assert.True(t, state.IsBufferOverrunError(err), "a bookmark below the compaction: %v", err)
+
+	resumed := make(chan state.Event, 16)
+	require.NoError(t, reader.WatchKind(ctx, historyKind(), resumed, state.WithKindStartFromBookmark(evs[1].Bookmark)),
+		"a bookmark at the compaction revision")
+	expectInts(ctx, t, resumed, "Updated a=3", "Updated a=4")
+	one := make(chan state.Event, 16)
+	require.NoError(t, reader.Watch(ctx, histPtr("a"), one, state.WithStartFromBookmark(evs[1].Bookmark)),
+		"a bookmark at the compaction revision")
+	expectInts(ctx, t, one, "Updated a=3", "Updated a=4")
+}
+
+// TestS11_AChangeWhosePreviousStateWasCompactedIsNotInATail: a state
+// whose feed reads the history from the compaction revision C (a bookmark
+// at C) receives a=2's change at C without its previous state: it is not
+// kept, so a tail does not reach it (it would come as a creation), and a
+// bookmark before it is a buffer overrun.
+func TestS11_AChangeWhosePreviousStateWasCompactedIsNotInATail(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	prefix := newPrefix()
+	evs := compactedAtTheSecond(ctx, t, prefix)
+
+	reader := newState(t, etcd.WithPrefix(prefix))
+	resumed := make(chan state.Event, 16)
+	require.NoError(t, reader.WatchKind(ctx, historyKind(), resumed, state.WithKindStartFromBookmark(evs[1].Bookmark)))
+	expectInts(ctx, t, resumed, "Updated a=3", "Updated a=4")
+	tail := make(chan state.Event, 16)
+	require.NoError(t, reader.WatchKind(ctx, historyKind(), tail, state.WithKindTailEvents(10)))
+	expectInts(ctx, t, tail, "Updated a=3", "Updated a=4")
+	err := reader.WatchKind(ctx, historyKind(), make(chan state.Event, 1), state.WithKindStartFromBookmark(evs[0].Bookmark))
+	assert.True(t, state.IsBufferOverrunError(err), "a bookmark below the compaction: %v", err)
 }
