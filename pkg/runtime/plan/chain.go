@@ -20,13 +20,57 @@ type commit struct {
 	cause      trace.Ref
 }
 
-// explain fills each change's writers and causal chain from the trace
-// after mark, and marks the changes the proposed change names (rule PL5).
-func explain(changes []ResourceChange, ring *trace.Ring, mark uint64, c Change) {
+// phase is the stretch of the trace in which the daemon settled after one
+// resource of the proposed change was written: every write in it follows
+// from that resource.
+type phase struct {
+	from     uint64 // the trace's last record before the resource's write
+	proposed resource.PointerKey
+}
+
+// explain fills each change's writers and causal chain from the trace of
+// the phases, and marks the changes the proposed change names (rule PL5).
+func explain(changes []ResourceChange, ring *trace.Ring, phases []phase, rd readers, c Change) {
+	proposed := map[resource.PointerKey]bool{}
+	for _, r := range c.Set {
+		proposed[resource.PointerOf(r.Metadata())] = true
+	}
+	for _, p := range c.Remove {
+		proposed[resource.PointerOf(p)] = true
+	}
+	var commits map[resource.PointerKey][]commit
+	if len(phases) > 0 {
+		commits = commitsSince(ring, phases[0].from)
+	}
+	chains := make([]*phaseChains, len(phases))
+	for i := range changes {
+		rc := &changes[i]
+		rc.Proposed = proposed[rc.Pointer]
+		for _, w := range commits[rc.Pointer] {
+			if !slices.Contains(rc.Writers, w.controller) {
+				rc.Writers = append(rc.Writers, w.controller)
+			}
+		}
+		if len(rc.Writers) == 0 && !rc.Proposed {
+			rc.Writers = ownerOf(rc)
+		}
+		if cs := commits[rc.Pointer]; len(cs) > 0 && !rc.Proposed {
+			k := phaseOf(phases, cs[0].seq)
+			if chains[k] == nil {
+				chains[k] = chainsOf(phases, k, commits, rd)
+			}
+			rc.Chain = chains[k].of(rc.Pointer)
+		}
+	}
+}
+
+// commitsSince returns the commits of the trace after mark, each
+// resource's in the order the state made them, each with the cause of
+// the reconcile it was made in (its own worker's, for a QController of
+// several).
+func commitsSince(ring *trace.Ring, mark uint64) map[resource.PointerKey][]commit {
 	evs, _ := ring.Since(mark, nil)
 	commits := map[resource.PointerKey][]commit{}
-	// The cause of each controller's reconcile under way, per worker of a
-	// QController of several (a commit's is its own worker's).
 	type runner struct {
 		controller string
 		worker     uint32
@@ -45,28 +89,18 @@ func explain(changes []ResourceChange, ring *trace.Ring, mark uint64, c Change) 
 	for _, cs := range commits {
 		inVersionOrder(cs)
 	}
-	proposed := map[resource.PointerKey]bool{}
-	for _, r := range c.Set {
-		proposed[resource.PointerOf(r.Metadata())] = true
-	}
-	for _, p := range c.Remove {
-		proposed[resource.PointerOf(p)] = true
-	}
-	for i := range changes {
-		rc := &changes[i]
-		rc.Proposed = proposed[rc.Pointer]
-		for _, w := range commits[rc.Pointer] {
-			if !slices.Contains(rc.Writers, w.controller) {
-				rc.Writers = append(rc.Writers, w.controller)
-			}
-		}
-		if len(rc.Writers) == 0 && !rc.Proposed {
-			rc.Writers = ownerOf(rc)
-		}
-		if cs := commits[rc.Pointer]; len(cs) > 0 && !rc.Proposed {
-			rc.Chain = chain(rc.Pointer, cs[0], commits, proposed)
+	return commits
+}
+
+// phaseOf returns the index of the phase the trace record seq is in.
+func phaseOf(phases []phase, seq uint64) int {
+	k := 0
+	for i, p := range phases {
+		if p.from < seq {
+			k = i
 		}
 	}
+	return k
 }
 
 // ownerOf names the owner of a change's resource as its writer, when the
@@ -120,65 +154,4 @@ func rank(c commit) int {
 		return 1
 	}
 	return 0
-}
-
-// chain walks back from first, a write of ptr: the controller that made
-// it, the change that caused its reconcile, the write that made that
-// change, ... up to a change of the proposed change (an outside write:
-// the trace has no commit of it), or one the trace does not explain. It
-// returns the steps from the proposed change on.
-func chain(ptr resource.PointerKey, first commit, commits map[resource.PointerKey][]commit, proposed map[resource.PointerKey]bool) []string {
-	var steps []string
-	for c, cur := first, ptr; len(steps) < 32; {
-		steps = append(steps, c.controller+" "+c.op+" "+cur.String())
-		if c.cause.IsZero() {
-			break
-		}
-		cur = refKey(c.cause)
-		next, ok := writeOf(commits[cur], c.cause.Version, c.seq)
-		if !ok {
-			if proposed[cur] {
-				steps = append(steps, cur.String()+" (the change)")
-			} else {
-				steps = append(steps, cur.String())
-			}
-			break
-		}
-		c = next
-	}
-	slices.Reverse(steps)
-	return steps
-}
-
-// writeOf returns the commit among cs (one resource's) that made the
-// change of version v: its destroy when the trace has one before seq (a
-// change caused by a destroy names the version destroyed), else the write
-// of v — the trace's last before seq when several lives wrote it — or,
-// with v unknown (0), the trace's last commit before seq. None: an
-// outside write made it.
-func writeOf(cs []commit, v, seq uint64) (commit, bool) {
-	if v == 0 {
-		return lastBefore(cs, seq)
-	}
-	var found commit
-	ok := false
-	for _, c := range cs {
-		if c.version == v && c.op == "destroy" && c.seq < seq {
-			return c, true
-		}
-		if c.version == v && c.op != "destroy" && (!ok || c.seq < seq) {
-			found, ok = c, true
-		}
-	}
-	return found, ok
-}
-
-// lastBefore returns the last commit before seq.
-func lastBefore(cs []commit, seq uint64) (commit, bool) {
-	for i := len(cs) - 1; i >= 0; i-- {
-		if cs[i].seq < seq {
-			return cs[i], true
-		}
-	}
-	return commit{}, false
 }

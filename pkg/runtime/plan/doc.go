@@ -54,9 +54,17 @@
 //     its registry's definitions mark sensitive.
 //   - PL5. Each change names the controllers that wrote it (its owner when
 //     the trace has no write of it: a CleanupOutputs) and its causal
-//     chain: its first write, the change that caused the reconcile that
-//     write was made in (the reconcile of the worker that made it, for a
-//     QController of several workers: the trace names the worker of each
-//     reconcile and write), the write that made that change, and so on
-//     back to the proposed change, from the Runtime's causal trace.
+//     chain, the same on every run of the same plan that makes the same
+//     writes, whatever its passes coalesced: the change is applied one
+//     resource at a time, the daemon settling after each, and a write
+//     follows from the resource of its stretch of the trace. A
+//     link of the chain is a resource and its first write in that
+//     stretch; its cause is, for a QController's write, the change its
+//     reconcile was for (the reconcile of the worker that made it, for a
+//     QController of several: the trace names the worker of each
+//     reconcile and write), and for a Controller's, a change of the
+//     stretch of a kind the Controller reads (its pass may coalesce
+//     several, and which of them the trace names depends on timing). The
+//     chain is the shortest from the proposed resource, ties going to the
+//     cause first in kind and ID order.
 package plan

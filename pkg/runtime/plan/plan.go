@@ -102,9 +102,10 @@ type ResourceChange struct {
 	// write.
 	Writers []string
 	// Chain is the causal chain from the proposed change to the
-	// resource's last write: each link a resource's change and the
-	// controller that reconciled it ("LinkSpec(network/eth1) removed",
-	// "LinkApplyController", ...).
+	// resource's first write (rule PL5): the proposed resource
+	// ("LinkSpecs(config/eth1) (the change)"), then each link a
+	// controller's first write of a resource ("LinkApplyController
+	// teardown LinkStatuses(network/eth1)").
 	Chain []string
 }
 

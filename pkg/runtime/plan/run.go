@@ -30,6 +30,9 @@ type run struct {
 	sys    System
 	st     state.State
 	rt     *runtime.Runtime
+	// phases are the trace's stretches of the change's resources, one
+	// each, in the order apply wrote them.
+	phases []phase
 }
 
 // make runs the daemon from initial, before and after the change.
@@ -85,7 +88,11 @@ func (r *run) plan(ctx context.Context, initial []resource.Resource) (*Plan, err
 		return nil, err
 	}
 	p.Changes, p.Final = diff(baseline, final), final
-	explain(p.Changes, ring, mark, r.change)
+	g, err := r.rt.GetDependencyGraph()
+	if err != nil {
+		return nil, err
+	}
+	explain(p.Changes, ring, r.phases, readersOf(g), r.change)
 	p.World = r.actions()[world:]
 	p.Converged = p.Why == ""
 	if !p.Converged {
@@ -118,7 +125,9 @@ func (r *run) state(ctx context.Context) ([]resource.Resource, error) {
 // finalizers are gone. It returns why the daemon did not converge ("" when
 // it did).
 func (r *run) apply(ctx context.Context, mark uint64) (string, error) {
+	ring := r.rt.Observe().Trace()
 	for _, want := range r.change.Set {
+		r.phases = append(r.phases, phase{from: ring.Last(), proposed: resource.PointerOf(want.Metadata())})
 		if err := set(ctx, r.st, want); err != nil {
 			return "", fmt.Errorf("plan: set %s: %w", resource.String(want), err)
 		}
@@ -127,6 +136,7 @@ func (r *run) apply(ctx context.Context, mark uint64) (string, error) {
 		}
 	}
 	for _, ptr := range r.change.Remove {
+		r.phases = append(r.phases, phase{from: ring.Last(), proposed: resource.PointerOf(ptr)})
 		if _, err := r.st.Teardown(ctx, ptr); err != nil && !state.IsNotFoundError(err) {
 			return "", fmt.Errorf("plan: remove %s: %w", resource.PointerString(ptr), err)
 		}

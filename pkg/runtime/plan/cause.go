@@ -1,0 +1,127 @@
+package plan
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// readers is what the daemon's controllers read, from its dependency
+// graph: the input kinds of each controller (an empty namespace: any), and
+// which controllers are QControllers.
+type readers struct {
+	inputs map[string][]resource.KindKey
+	queued map[string]bool
+}
+
+// readersOf returns the readers of the graph g.
+func readersOf(g *controller.DependencyGraph) readers {
+	rd := readers{inputs: map[string][]resource.KindKey{}, queued: map[string]bool{}}
+	for _, e := range g.Edges {
+		switch e.EdgeType {
+		case controller.EdgeOutputExclusive, controller.EdgeOutputShared:
+			continue
+		case controller.EdgeInputQPrimary, controller.EdgeInputQMapped, controller.EdgeInputQMappedDestroyReady:
+			rd.queued[e.ControllerName] = true
+		}
+		k := resource.KindOf(resource.NewKind(e.ResourceNamespace, e.ResourceType))
+		rd.inputs[e.ControllerName] = append(rd.inputs[e.ControllerName], k)
+	}
+	return rd
+}
+
+// reads reports whether the controller reads the kind of p.
+func (rd readers) reads(controller string, p resource.PointerKey) bool {
+	return slices.ContainsFunc(rd.inputs[controller], func(k resource.KindKey) bool {
+		return k.Type() == p.Type() && (k.Namespace() == "" || k.Namespace() == p.Namespace())
+	})
+}
+
+// phaseChains are the causal chains of the writes of one phase (rule
+// PL5). A resource's link is its first write in the phase; its cause is,
+// for a QController's write, the change its reconcile was for (the trace
+// names it exactly: the reconcile's item), and for a Controller's, one of
+// the changes of the phase of a kind it reads: its pass may have
+// coalesced several, and which of them the trace names depends on timing.
+// The chain is the shortest from the proposed resource, ties going to the
+// cause first in kind and ID order: the same change gives the same chains
+// on every run.
+type phaseChains struct {
+	root   resource.PointerKey
+	first  map[resource.PointerKey]commit // each resource's first write in the phase
+	parent map[resource.PointerKey]resource.PointerKey
+	// origin is, for a QController's write the phase does not explain,
+	// the change its reconcile was for.
+	origin map[resource.PointerKey]resource.PointerKey
+}
+
+// chainsOf returns the chains of phase k of phases, from the commits of
+// each resource (in the order the state made them).
+func chainsOf(phases []phase, k int, commits map[resource.PointerKey][]commit, rd readers) *phaseChains {
+	pc := &phaseChains{root: phases[k].proposed, first: map[resource.PointerKey]commit{},
+		parent: map[resource.PointerKey]resource.PointerKey{}, origin: map[resource.PointerKey]resource.PointerKey{}}
+	for p, cs := range commits {
+		if i := slices.IndexFunc(cs, func(c commit) bool { return phaseOf(phases, c.seq) == k }); i >= 0 && p != pc.root {
+			pc.first[p] = cs[i]
+		}
+	}
+	nodes := slices.SortedFunc(maps.Keys(pc.first), comparePointers)
+	reached := map[resource.PointerKey]bool{pc.root: true}
+	for level := []resource.PointerKey{pc.root}; len(level) > 0; {
+		var next []resource.PointerKey
+		for _, n := range nodes {
+			if reached[n] {
+				continue
+			}
+			if i := slices.IndexFunc(level, func(m resource.PointerKey) bool { return pc.causedBy(rd, n, m) }); i >= 0 {
+				pc.parent[n] = level[i]
+				next = append(next, n)
+			}
+		}
+		for _, n := range next {
+			reached[n] = true
+		}
+		level = next
+	}
+	for _, n := range nodes {
+		if w := pc.first[n]; !reached[n] && rd.queued[w.controller] && !w.cause.IsZero() && refKey(w.cause) != n {
+			pc.origin[n] = refKey(w.cause)
+		}
+	}
+	return pc
+}
+
+// causedBy reports whether the change of m can have caused n's first
+// write in the phase.
+func (pc *phaseChains) causedBy(rd readers, n, m resource.PointerKey) bool {
+	w := pc.first[n]
+	if rd.queued[w.controller] {
+		return !w.cause.IsZero() && refKey(w.cause) == m
+	}
+	return m != n && rd.reads(w.controller, m)
+}
+
+// of returns the chain of p, a resource written in the phase, from the
+// proposed resource on: each link a resource and its first write in the
+// phase. A write the phase's changes do not explain starts its chain
+// (after the change a QController's reconcile was for, when it has one).
+func (pc *phaseChains) of(p resource.PointerKey) []string {
+	var steps []string
+	cur := p
+	for ; cur != pc.root; cur = pc.parent[cur] {
+		w := pc.first[cur]
+		steps = append(steps, w.controller+" "+w.op+" "+cur.String())
+		if _, ok := pc.parent[cur]; !ok {
+			if o, ok := pc.origin[cur]; ok {
+				steps = append(steps, o.String())
+			}
+			slices.Reverse(steps)
+			return steps
+		}
+	}
+	steps = append(steps, pc.root.String()+" (the change)")
+	slices.Reverse(steps)
+	return steps
+}
