@@ -86,8 +86,8 @@ func commitsSince(ring *trace.Ring, mark uint64) map[resource.PointerKey][]commi
 			commits[key] = append(commits[key], commit{seq: e.Seq, version: e.Resource.Version, controller: e.Controller, op: e.Op, cause: cause})
 		}
 	}
-	for _, cs := range commits {
-		inVersionOrder(cs)
+	for p, cs := range commits {
+		commits[p] = inVersionOrder(cs)
 	}
 	return commits
 }
@@ -122,30 +122,42 @@ func refKey(r trace.Ref) resource.PointerKey {
 	return resource.PointerOf(resource.NewPointer(r.Namespace, r.Type, r.ID))
 }
 
-// inVersionOrder sorts one resource's commits into the order the state
-// made them. The trace receives a commit once its write returned, so a
-// write it caused (another controller woken by the change) can come
-// first in the trace: within each life of the resource (up to and
-// including its destroy, in the trace's order) the commits go by the
-// version they wrote, a destroy last. A life with a commit of unknown
-// version keeps the trace's order.
-func inVersionOrder(cs []commit) {
-	for start := 0; start < len(cs); {
-		end := start
-		for end < len(cs) && cs[end].op != "destroy" {
-			end++
+// inVersionOrder returns one resource's commits (cs, in the trace's
+// order) in the order the state made them. The trace receives a commit
+// once its write returned, so a write it caused (another controller woken
+// by the change) can come first in the trace, even the destroy that ends
+// the resource's life: within each life of the resource (up to and
+// including its destroy) the commits go by the version they wrote, a
+// destroy last; a commit traced after the destroy, before the next life's
+// first, belongs to the destroyed life when its version is not above the
+// version destroyed. A life with a commit of unknown version keeps the
+// trace's order.
+func inVersionOrder(cs []commit) []commit {
+	var lives [][]commit
+	open, destroyed := false, uint64(0)
+	for _, c := range cs {
+		if !open && len(lives) > 0 && c.op != "create" && c.version != 0 && c.version <= destroyed {
+			lives[len(lives)-1] = append(lives[len(lives)-1], c) // traced late
+			continue
 		}
-		if end < len(cs) {
-			end++ // the destroy ends the life
+		if !open {
+			lives, open = append(lives, nil), true
 		}
-		life := cs[start:end]
+		lives[len(lives)-1] = append(lives[len(lives)-1], c)
+		if c.op == "destroy" {
+			open, destroyed = false, c.version
+		}
+	}
+	out := make([]commit, 0, len(cs))
+	for _, life := range lives {
 		if !slices.ContainsFunc(life, func(c commit) bool { return c.version == 0 }) {
 			slices.SortStableFunc(life, func(a, b commit) int {
 				return cmp.Or(cmp.Compare(a.version, b.version), cmp.Compare(rank(a), rank(b)))
 			})
 		}
-		start = end
+		out = append(out, life...)
 	}
+	return out
 }
 
 // rank puts a destroy after the write of the version it destroyed.

@@ -144,3 +144,23 @@ func TestPL5_AQControllersWriteFollowsItsReconcilesItem(t *testing.T) {
 		"pairs create Echoes(network/fd00)",
 	}, changes[0].Chain)
 }
+
+// TestPL5_AWriteTracedAfterTheDestroyStaysInItsLife: the writer of a
+// teardown can trace it after the finalizer edit and the destroy it led
+// to (descheduled between its write and its trace record): the teardown
+// is still the resource's first write, in the life the destroy ended.
+func TestPL5_AWriteTracedAfterTheDestroyStaysInItsLife(t *testing.T) {
+	changes := explainTrace([]trace.Record{
+		{Type: trace.ReconcileStart, Controller: "apply", Cause: linkSpec},
+		{Type: trace.ReconcileStart, Controller: "cleanup", Cause: status(8)},
+		{Type: trace.Commit, Controller: "cleanup", Op: "removeFinalizer", Resource: status(9)},
+		{Type: trace.ReconcileStart, Controller: "apply", Cause: status(9)},
+		{Type: trace.Commit, Controller: "apply", Op: "destroy", Resource: status(9)},
+		{Type: trace.Commit, Controller: "apply", Op: "teardown", Resource: status(8)},
+	}, status(0))
+	assert.Equal(t, []string{"apply", "cleanup"}, changes[0].Writers, "in the order they wrote")
+	assert.Equal(t, []string{
+		"LinkSpecs(config/eth1) (the change)",
+		"apply teardown LinkStatuses(network/eth1)",
+	}, changes[0].Chain)
+}
