@@ -226,7 +226,8 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 		return err
 	}
 	ks.mu.Lock()
-	if _, exists := ks.items[id]; exists {
+	slot, cur := ks.addEntryLocked(id)
+	if cur != nil {
 		ks.mu.Unlock()
 		return state.NewConflictError(resource.PointerOf(md), "already exists")
 	}
@@ -237,6 +238,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	smd.SetUpdated(now)
 	pend, err := c.persistLocked(ks, id, stored)
 	if err != nil {
+		delete(ks.items, id) // added by addEntryLocked
 		ks.mu.Unlock()
 		return err
 	}
@@ -246,7 +248,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	if e == nil {
 		e = ks.itemLocked(stored, size, ref != nil, plain)
 	}
-	ks.items[id] = e
+	*slot = e
 	ks.order.created(id)
 	ks.count.Add(1)
 	stampLike(ref, smd)
@@ -304,7 +306,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 	now := c.clock.now()
 
 	ks.mu.Lock()
-	curItem := ks.items[id]
+	slot, curItem := ks.entryLocked(id)
 	cur := ks.bare(curItem)
 	if err := checkUpdate(md, cur, o); err != nil {
 		ks.mu.Unlock()
@@ -321,7 +323,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 	if e == nil {
 		e = ks.itemLocked(stored, size, ref != nil, plain)
 	}
-	ks.items[id] = e
+	*slot = e
 	ks.updatedLocked(id)
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, curItem, stored, ref, now.UnixNano())
