@@ -28,18 +28,19 @@ import (
 // explores orderings and faults around it without a failure.
 //
 // The replay takes each commit as a step of its own in the recorded
-// order, lets each pass read the state its first read saw when recorded
-// (recording rule RC9), has LinkApplyController's workers take from the
-// queue the items the recording says made its commits, each where its
-// run first read the state (sched.Picker), and feeds KernelLinkObserver's
-// reads of the kernel from the recording (rule RC12, sim.World.Observed),
-// each where it was read. What it still cannot replay: a pass whose reads
-// spread over other passes' commits (the replay opens a pass at its first
-// read's revision; the recording also logs every pass with each read's
-// revision and kind, recording rule RC13, which the replay does not use
-// yet), such as a ResolverController pass whose wake-up waited behind its
-// previous pass's write and read late (TestRecording_SavedRecordingsReplayTheSameCommits
-// lists the saved recordings that depart so). The failure names where the
+// order, lets each pass read the state it read when recorded (where its
+// newest read before the commit saw it, from the recording's pass log,
+// rule RC13, when its reads saw one state; else its first read's, rule
+// RC9), runs a Modify's function there too and commits it at its turn,
+// has LinkApplyController's workers take from the queue the items the
+// recording says made its commits, each where its run read the state
+// (sched.Picker), and feeds KernelLinkObserver's reads of the kernel from
+// the recording (rule RC12, sim.World.Observed), each where it was read.
+// What it still cannot replay: a pass whose reads saw no one state (a
+// cache read behind the others), a pass that in production committed
+// nothing where the replay's pass commits (its wake-up came otherwise), or
+// AddressCleanupController's releases in another order (TestRecording_SavedRecordingsReplayTheSameCommits
+// lists the saved recordings that depart). The failure names where the
 // replay departed; the test then records again, up to matchAttempts
 // times.
 func TestRecording_DemoUnderLoadReplaysTheSameCommits(t *testing.T) {

@@ -406,8 +406,10 @@ func (a *Adapter) modify(ctx context.Context, op string, into bool, emptyResourc
 		return nil, err
 	}
 	target = md
-	if err := a.gateWrite(ctx, md); err != nil {
-		return nil, err
+	if fn == nil { // else the gate comes after fn, once fn read what it reads (gatedCall)
+		if err := a.gateWrite(ctx, md); err != nil {
+			return nil, err
+		}
 	}
 	stOpts := a.opts.modifyDefault
 	if len(opts) > 0 {
@@ -417,12 +419,15 @@ func (a *Adapter) modify(ctx context.Context, op string, into bool, emptyResourc
 	if fn != nil { // a nil fn is the state's to refuse
 		m = modifyCalls.Get().(*modifyCall)
 		m.fn, apply = fn, m.apply
+		if a.gated {
+			apply = m.gated(a, ctx, md)
+		}
 	}
 	res, err = a.callModify(ctx, op, into, emptyResource, apply, stOpts)
 	var handed resource.Resource
 	if m != nil {
 		seen, handed = m.seen, m.res
-		m.fn, m.seen, m.res = nil, resource.Version{}, nil
+		m.reset(a.gated)
 		modifyCalls.Put(m)
 	}
 	if err != nil {
@@ -473,6 +478,13 @@ type modifyCall struct {
 	// res is the resource fn was last handed (the one written).
 	res   resource.Resource
 	apply func(resource.Resource) error // m.call
+	// gatedApply is m.gatedCall once a gated Modify used m; a, ctx and
+	// ptr are the adapter, the caller's context and the target of a gated
+	// Modify (nil otherwise).
+	gatedApply func(resource.Resource) error
+	a          *Adapter
+	ctx        context.Context
+	ptr        resource.Pointer
 }
 
 var modifyCalls = sync.Pool{New: func() any {
@@ -484,6 +496,37 @@ var modifyCalls = sync.Pool{New: func() any {
 func (m *modifyCall) call(r resource.Resource) error {
 	m.seen, m.res = r.Metadata().Version(), r
 	return m.fn(r)
+}
+
+// gated makes m a gated Modify's (see gatedCall) by a of ptr, called
+// with ctx, and returns the function to hand the state.
+func (m *modifyCall) gated(a *Adapter, ctx context.Context, ptr resource.Pointer) func(resource.Resource) error {
+	if m.gatedApply == nil { // made once per pooled call, when gated
+		m.gatedApply = m.gatedCall
+	}
+	m.a, m.ctx, m.ptr = a, ctx, ptr
+	return m.gatedApply
+}
+
+// reset clears m to be put back in the pool (gated: a gated Modify's).
+func (m *modifyCall) reset(gated bool) {
+	m.fn, m.seen, m.res = nil, resource.Version{}, nil
+	if gated {
+		m.a, m.ctx, m.ptr = nil, nil, nil
+	}
+}
+
+// gatedCall is call, then the write's gate (sched.GateWrite): the
+// scheduler of a gated controller lets the write commit after fn has
+// read the state (and the world) it reads, so that a simulator replaying
+// a recording can run fn where the recorded pass read and commit where
+// it committed, as two steps. fn runs again, and the gate is met again,
+// when the state finds the output changed since (a conflict).
+func (m *modifyCall) gatedCall(r resource.Resource) error {
+	if err := m.call(r); err != nil {
+		return err
+	}
+	return m.a.gateWrite(m.ctx, m.ptr)
 }
 
 // written records a write of ptr through the adapter: for output tracking,

@@ -154,10 +154,12 @@ const (
 	// be called (at start and after every failure).
 	GateHook
 	// GateWrite: a controller is about to write (create, update, modify,
-	// tear down, destroy, or change finalizers of) Gate.Item, its target.
-	// A simulator that replays a recording takes each commit as a step
-	// of its own, so that one pass's commits interleave with another's as
-	// they did when recorded.
+	// tear down, destroy, or change finalizers of) Gate.Item, its target;
+	// a Modify waits there after its function ran (and again after each
+	// run of it that met a conflict), so that what the function reads is
+	// read before the gate. A simulator that replays a recording takes
+	// each commit as a step of its own, so that one pass's commits
+	// interleave with another's as they did when recorded.
 	GateWrite
 )
 

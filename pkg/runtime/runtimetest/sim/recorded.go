@@ -44,6 +44,7 @@ func recordedOps(rec *recording.Recording) (recordedWorkload, map[string][]recor
 			reads[c.Action] = append(reads[c.Action], recordedRead{value: c.Value, commits: all, ops: len(out)})
 			continue
 		}
+		before := all
 		if c.By != recording.ByWorld {
 			all++
 		}
@@ -51,7 +52,7 @@ func recordedOps(rec *recording.Recording) (recordedWorkload, map[string][]recor
 			commits++
 			continue
 		}
-		o := op{at: c.Offset, after: commits}
+		o := op{at: c.Offset, after: commits, pos: before}
 		switch {
 		case c.By == recording.ByWorld:
 			o.verb, o.action = verbDo, c.Action
@@ -199,8 +200,11 @@ func (r *run) dueTime() (time.Time, bool) {
 // next (its pass stopped at another write first). It reports false when
 // it has no preference (the schedule picks, among what unheld leaves).
 func (r *run) guide(cands []candidate) (candidate, bool) {
-	if !r.matching() || len(cands) == 0 || cands[0].key == " op" {
+	if !r.matching() || len(cands) == 0 {
 		return candidate{}, false
+	}
+	if cands[0].key == " op" {
+		return r.beforeOp(cands)
 	}
 	for _, c := range cands {
 		if strings.HasPrefix(c.key, "0 start ") || strings.HasPrefix(c.key, "0 hook ") {
@@ -240,6 +244,29 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 			if c.write && c.actor == r.writers[i].writer {
 				return c, true // its next commit waits behind it
 			}
+		}
+	}
+	return candidate{}, false
+}
+
+// beforeOp picks, when the recorded op that is next may be taken (eager),
+// what the recording has before it: a controller's start or RunHook,
+// else a pass (or item) whose state has come and that read the state
+// before the op (the op's commit is not in what it read). It reports
+// false otherwise: the op is taken.
+func (r *run) beforeOp(cands []candidate) (candidate, bool) {
+	for _, c := range cands {
+		if strings.HasPrefix(c.key, "0 start ") || strings.HasPrefix(c.key, "0 hook ") {
+			return c, true
+		}
+	}
+	opPos := r.ops[r.next].pos
+	r.mu.Lock()
+	i, pos := r.controllerCommits, r.allCommits
+	r.mu.Unlock()
+	for _, c := range cands {
+		if w, ok := r.passWrite(c, i); c.pass && ok && w.read >= 0 && w.read <= pos && w.read <= opPos {
+			return c, true
 		}
 	}
 	return candidate{}, false
@@ -355,6 +382,7 @@ func recordedWriters(rec *recording.Recording) []recordedWrite {
 		}
 	}
 	slices.Sort(revs)
+	reads := lastReads(rec)
 	var out []recordedWrite
 	at := 0
 	for _, c := range rec.Changes {
@@ -363,8 +391,8 @@ func recordedWriters(rec *recording.Recording) []recordedWrite {
 		}
 		if c.By == recording.ByController {
 			w := recordedWrite{writer: c.Writer, ptr: c.Pointer, read: -1, item: c.Item, at: at - 1}
-			if c.Read != 0 {
-				w.read, _ = slices.BinarySearch(revs, c.Read+1)
+			if read := reads[len(out)]; read != 0 {
+				w.read, _ = slices.BinarySearch(revs, read+1)
 			}
 			out = append(out, w)
 		}

@@ -77,13 +77,18 @@ type Scenario struct {
 	// that wrote a controller's commit, when the recording names it),
 	// and the same final state (after Canonical). In that run each
 	// controller's commit is a step of its own, taken in the recording's
-	// order: a pass stops before each of its writes, and the commit the
+	// order: a pass stops before each of its writes (a Modify after its
+	// function, which reads where the pass read), and the commit the
 	// recording has next goes first, so that another controller's pass
 	// can read the state half-way through a pass's writes, as it did
 	// when recorded; a controller's pass is let go once the run made as
-	// many commits as the recording had when that pass first read the
-	// state (recording.Change.Read, rule RC9 of package recording), or,
-	// when the recording does not say, when its commit comes next; each
+	// many commits as the recording had when that pass read the state
+	// (where its newest read before the commit saw it, when the
+	// recording's pass log, rule RC13 of package recording, says its
+	// reads saw one state; else where its first read did,
+	// recording.Change.Read, rule RC9), before a recorded outside write
+	// that came after it, or, when the recording does not say, when its
+	// commit comes next; each
 	// idle worker of a QController takes the item the schedule picks
 	// among those its queue has due, not the queue's first: the item the
 	// recording says made a commit (recording.Change.Item) is picked
@@ -93,8 +98,9 @@ type Scenario struct {
 	// recording whose recorder fell behind (Recording.Coalesced) cannot
 	// be matched. Nor can, commit for commit, a recording in which a pass
 	// read a world its scenario does not feed from the recording
-	// (World.Observed), or a pass whose reads spread over other passes'
-	// commits (the recording keeps its first read's revision). The
+	// (World.Observed), or a pass whose reads saw no one state (a cache
+	// read behind the others) or, in a recording without a pass log
+	// (version 3), spread over other passes' commits. The
 	// failure names the first commit where the replay departed from the
 	// recording's order.
 	MatchRecording bool

@@ -30,8 +30,9 @@ type op struct {
 	// sensitive kind).
 	sensitive bool
 	// after is, for a recorded op, how many controllers' commits the
-	// recording has before it.
-	after int
+	// recording has before it; pos how many commits (outside writers'
+	// and controllers').
+	after, pos int
 }
 
 func (o op) String() string {

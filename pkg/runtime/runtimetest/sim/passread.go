@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/resgraph/resgraph/pkg/recording"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+// passKey names the passes of a controller, or of one QController item.
+type passKey struct {
+	controller string
+	item       resource.PointerKey
+}
+
+// lastReads returns, for each controller's commit of rec in order, the
+// revision of the state its pass read before it committed. A pass reads
+// each kind as it was at the revision the read says (recording rule
+// RC13): when no kind it read changed between that revision and the
+// newest its reads say (of those older than the commit), it saw the
+// state at that newest revision, which is returned. Otherwise (a read
+// served by a cache behind the others) no single state is what it saw,
+// and it is the commit's Read, its pass's first read, as it is where the
+// recording holds no passes (a version-3 file) or the commit's pass is
+// not found: a pass is found in order among its controller's (or
+// item's) passes that committed, whose first read is the commit's Read.
+func lastReads(rec *recording.Recording) []uint64 {
+	queues := map[passKey][]*passLeft{}
+	for i := range rec.Passes {
+		p := &rec.Passes[i]
+		if p.Commits > 0 {
+			k := passKey{p.Controller, p.Item}
+			queues[k] = append(queues[k], &passLeft{p: p, left: p.Commits})
+		}
+	}
+	changed := kindRevisions(rec)
+	var out []uint64
+	for _, c := range rec.Changes {
+		if c.By != recording.ByController {
+			continue
+		}
+		read := c.Read
+		k := passKey{c.Writer, c.Item}
+		if q := queues[k]; len(q) > 0 && c.Read != 0 && q[0].p.Reads[0].Revision == c.Read {
+			if newest, ok := q[0].newestBefore(c.Revision, changed); ok {
+				read = newest
+			}
+			if q[0].left--; q[0].left == 0 {
+				queues[k] = q[1:]
+			}
+		}
+		out = append(out, read)
+	}
+	return out
+}
+
+// kindRevisions returns the revisions of rec's commits by kind, in order.
+func kindRevisions(rec *recording.Recording) map[resource.KindKey][]uint64 {
+	out := map[resource.KindKey][]uint64{}
+	for _, c := range rec.Changes {
+		if c.By != recording.ByWorld {
+			k := resource.KindOf(c.Pointer)
+			out[k] = append(out[k], c.Revision)
+		}
+	}
+	for _, revs := range out {
+		slices.Sort(revs)
+	}
+	return out
+}
+
+// passLeft is a recorded pass and how many of its commits are not yet
+// matched.
+type passLeft struct {
+	p    *recording.Pass
+	left int
+}
+
+// newestBefore returns the newest revision the pass read below rev (a
+// read at rev or later came after the commit at rev), and whether every
+// read below rev saw its kind as it was at that revision (changed: the
+// revisions of each kind's commits).
+func (l *passLeft) newestBefore(rev uint64, changed map[resource.KindKey][]uint64) (uint64, bool) {
+	newest := l.p.Reads[0].Revision
+	for _, rd := range l.p.Reads {
+		if rd.Revision < rev {
+			newest = max(newest, rd.Revision)
+		}
+	}
+	for _, rd := range l.p.Reads {
+		if rd.Revision >= rev || rd.Kind == (resource.KindKey{}) {
+			continue
+		}
+		revs := changed[rd.Kind]
+		i, _ := slices.BinarySearch(revs, rd.Revision+1)
+		if i < len(revs) && revs[i] <= newest {
+			return 0, false // the kind changed after the read saw it
+		}
+	}
+	return newest, true
+}
