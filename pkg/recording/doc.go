@@ -138,9 +138,14 @@
 //     (sim's Scenario.MatchRecording) lets that pass or item run once
 //     the state is where it was, so that it reads what it read in
 //     production. The log is a ring of fixed size, written on the
-//     controllers' goroutines under a lock of its own; a change it no
-//     longer holds has Read 0 and no Item (unknown). One recorder at a
-//     time taps a Runtime's commits.
+//     controllers' goroutines without a lock: each entry by the goroutine
+//     that made it, into a slot whose stamp says whose entry it holds and
+//     whether it is being written, so that a take reads whole entries only
+//     (a controller waits for no other to log, nor for a take; a commit
+//     of a QController's item keeps its item under a lock of the log's);
+//     an entry whose slot a writer a whole ring behind still writes is
+//     dropped. A change it no longer holds has Read 0 and no Item
+//     (unknown). One recorder at a time taps a Runtime's commits.
 //
 //   - RC10. A recorder attached to a Runtime before it runs
 //     ([Recorder.Attach]) records every change from Attach on: its first
@@ -193,10 +198,10 @@
 //     first that says its revision, then each whose revision or kind
 //     differs from the read before — with the read's number in the pass,
 //     the revision it returned and the kind it read. The log is a ring of
-//     the newest 16384 reads, written on the controllers' goroutines under
-//     the pass log's lock, allocated at the first read; a read allocates
-//     nothing for it once a pass's first reads came back, and a Runtime
-//     without a tap pays nothing for it. (The replay does not use the
+//     the newest 16384 reads, written on the controllers' goroutines
+//     without a lock as RC9's commits are, allocated at the first read; a
+//     read allocates nothing for it once a pass's first reads came back,
+//     and a Runtime without a tap pays nothing for it. (The replay does not use the
 //     passes yet: see docs/recording-format.md.)
 //
 // A type is sensitive when its definition says so (package definition,

@@ -2,7 +2,9 @@ package recording
 
 import (
 	"hash/maphash"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -15,29 +17,40 @@ const passLogSize = 8192
 
 // passLog holds, for the newest controllers' commits a tapped Runtime
 // told of (runtime.CommitTap), the revision the pass that made each had
-// read: a ring of pointer-free entries, written on the controllers'
-// goroutines under its own lock (never the recorder's).
+// read, and the newest reads of every pass (runtime.PassTap, rule RC13):
+// two rings of pointer-free entries (wordRing), written on the
+// controllers' goroutines without a lock (never the recorder's).
 type passLog struct {
-	mu   sync.Mutex
 	seed maphash.Seed
-	ring []passEntry // allocated at the first commit
-	// items are the ring's entries' QController items, allocated at the
-	// first commit of an item's run (a Runtime of Controllers never
-	// does: the ring then holds no pointer for the collector to scan).
-	items []resource.PointerKey
-	next  int
-	// kinds are the hashes of the kinds committed, by their strings'
-	// addresses (a commit then hashes its ID alone).
-	kinds [passLogKinds]kindHashed
-	// passReads is the ring of the newest reads of every pass (rule
-	// RC13), allocated at the first read; readItems their items, as
-	// items; nextRead its next entry.
-	passReads []readEntry
-	readItems []resource.PointerKey
-	nextRead  int
-	// names are the controllers' names, numbered: an entry holds its
-	// controller's number (no pointer).
-	names []string
+	// commits are the commits: an entry is its resource's hash, its
+	// version, what its pass read, its pass and its controller's number
+	// in names (passEntry).
+	commits *wordRing
+	// reads are the reads of passes: an entry is its pass, its revision,
+	// its kind's hash, and its controller's number and its number in its
+	// pass (readEntry).
+	reads *wordRing
+	// kinds are the hashes of the kinds committed or read, by their
+	// strings' addresses (a commit then hashes its ID alone): set once
+	// each, never replaced.
+	kinds [passLogKinds]atomic.Pointer[kindHashed]
+	// names are the controllers' names, numbered (an entry holds its
+	// controller's number, no pointer): replaced whole under mu when a
+	// name is added.
+	names atomic.Pointer[[]string]
+	// nameCells find a name's number by its bytes' address (nameOf).
+	nameCells [passLogNames]atomic.Pointer[numberedName]
+	mu        sync.Mutex
+}
+
+// passLogNames is how many controllers' names a pass log finds by their
+// address (the others by their bytes).
+const passLogNames = 16
+
+// numberedName is a controller's name and its number.
+type numberedName struct {
+	name string
+	n    uint32
 }
 
 // readLogSize is how many reads of passes (rule RC13) the pass log holds:
@@ -52,8 +65,17 @@ type readEntry struct {
 	ctrl, index     uint32
 }
 
-// passLogKinds is how many kinds' hashes a pass log keeps.
-const passLogKinds = 16
+func (e *readEntry) words() [ringWords]uint64 {
+	return [ringWords]uint64{e.pass, e.rev, e.kind, uint64(e.ctrl)<<32 | uint64(e.index)}
+}
+
+func readEntryOf(w *[ringWords]uint64) readEntry {
+	return readEntry{pass: w[0], rev: w[1], kind: w[2], ctrl: uint32(w[3] >> 32), index: uint32(w[3])}
+}
+
+// passLogKinds is how many kinds' hashes a pass log keeps (the others
+// are hashed at each commit or read).
+const passLogKinds = 64
 
 // kindHashed is a kind's hash, and its strings (kept: their addresses
 // find it).
@@ -61,7 +83,6 @@ type kindHashed struct {
 	ns   resource.Namespace
 	typ  resource.Type
 	hash uint64
-	set  bool
 }
 
 // passEntry is one commit: its resource's hash, its version, what its
@@ -72,6 +93,14 @@ type passEntry struct {
 	ctrl                     uint32
 }
 
+func (e *passEntry) words() [ringWords]uint64 {
+	return [ringWords]uint64{e.key, e.version, e.read, e.pass, uint64(e.ctrl)}
+}
+
+func passEntryOf(w *[ringWords]uint64) passEntry {
+	return passEntry{key: w[0], version: w[1], read: w[2], pass: w[3], ctrl: uint32(w[4])}
+}
+
 // passRead is what the pass of a commit read, and the QController item
 // whose run made it (zero for a Controller's pass).
 type passRead struct {
@@ -79,7 +108,9 @@ type passRead struct {
 	item resource.PointerKey
 }
 
-func newPassLog() *passLog { return &passLog{seed: maphash.MakeSeed()} }
+func newPassLog() *passLog {
+	return &passLog{seed: maphash.MakeSeed(), commits: newWordRing(passLogSize, 5), reads: newWordRing(readLogSize, 4)}
+}
 
 // hash hashes a resource's pointer: its ID's hash and its kind's (string
 // by string: maphash.Comparable would copy the key to the heap).
@@ -97,51 +128,92 @@ func (l *passLog) kindHash(ns resource.Namespace, typ resource.Type) uint64 {
 	return maphash.String(l.seed, ns) ^ maphash.String(l.seed, typ)*m
 }
 
-// kindHashLocked is kindHash, kept by the address of the kind's type
-// (a kind's strings are interned or constants: the same few addresses
-// come again and again); l.mu is held.
-func (l *passLog) kindHashLocked(ptr resource.PointerKey) uint64 {
-	return l.kindHashOfLocked(ptr.Namespace(), ptr.Type())
+// kindHashOf is kindHash, kept by the address of the kind's type (a
+// kind's strings are interned or constants: the same few addresses come
+// again and again) in one of four cells from the address's own; a kind
+// that finds none free is hashed each time.
+func (l *passLog) kindHashOf(ns resource.Namespace, typ resource.Type) uint64 {
+	at := addrCell(typ, passLogKinds)
+	if k := l.kinds[at].Load(); k != nil && sameData(k.typ, typ) && sameData(k.ns, ns) {
+		return k.hash
+	}
+	for i := range 4 {
+		c := &l.kinds[(at+i)%passLogKinds]
+		k := c.Load()
+		if k == nil {
+			k = &kindHashed{ns: ns, typ: typ, hash: l.kindHash(ns, typ)}
+			if c.CompareAndSwap(nil, k) {
+				return k.hash
+			}
+			k = c.Load()
+		}
+		if sameData(k.typ, typ) && sameData(k.ns, ns) {
+			return k.hash
+		}
+	}
+	return l.kindHash(ns, typ)
 }
 
-// kindHashOfLocked is kindHashLocked of a kind's strings.
-func (l *passLog) kindHashOfLocked(ns resource.Namespace, typ resource.Type) uint64 {
-	k := &l.kinds[(uintptr(unsafe.Pointer(unsafe.StringData(typ)))>>4)%passLogKinds]
-	if !k.set || !sameData(k.typ, typ) || !sameData(k.ns, ns) {
-		*k = kindHashed{ns: ns, typ: typ, hash: l.kindHash(ns, typ), set: true}
+// nameOf returns the number of the controller name in l.names, adding
+// it: found by its bytes' address first (a controller's name is one
+// string for all its calls), in the cell of that address when one was
+// set (set once each, never replaced).
+func (l *passLog) nameOf(name string) uint32 {
+	c := &l.nameCells[addrCell(name, passLogNames)]
+	if k := c.Load(); k != nil && sameData(k.name, name) {
+		return k.n
 	}
-	return k.hash
+	n := l.numberOf(name)
+	c.CompareAndSwap(nil, &numberedName{name: name, n: n})
+	return n
+}
+
+// numberOf is nameOf without the cells.
+func (l *passLog) numberOf(name string) uint32 {
+	if p := l.names.Load(); p != nil {
+		if i := slices.Index(*p, name); i >= 0 {
+			return uint32(i)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var names []string
+	if p := l.names.Load(); p != nil {
+		names = *p
+	}
+	if i := slices.Index(names, name); i >= 0 {
+		return uint32(i)
+	}
+	names = append(slices.Clip(names), name)
+	l.names.Store(&names)
+	return uint32(len(names) - 1)
+}
+
+// addrCell returns the cell, of n (a power of two up to 256), of the
+// address of s's bytes.
+func addrCell(s string, n int) int {
+	const m = 0x9e3779b97f4a7c15
+	return int(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s))))*m>>56) & (n - 1)
+}
+
+// namesNow returns the controllers' names numbered so far.
+func (l *passLog) namesNow() []string {
+	if p := l.names.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // add notes that a commit of ptr at version was made by a pass (or the
 // run of item) that had read the state at revision read (0 and no item:
 // unknown, not kept).
 func (l *passLog) add(controller string, ptr resource.PointerKey, version, read, pass uint64, item resource.PointerKey) {
-	if read == 0 && item == (resource.PointerKey{}) && pass == 0 {
+	if read == 0 && item.Type() == "" && pass == 0 {
 		return
 	}
-	h := l.idHash(ptr)
-	l.mu.Lock()
-	h ^= l.kindHashLocked(ptr)
-	if l.ring == nil {
-		l.ring = make([]passEntry, passLogSize)
-	}
-	l.ring[l.next] = passEntry{key: h, version: version, read: read, pass: pass, ctrl: l.nameLocked(controller)}
-	setItem(&l.items, passLogSize, l.next, item)
-	l.next = (l.next + 1) % len(l.ring)
-	l.mu.Unlock()
-}
-
-// setItem keeps item at i of *items, a ring of n entries allocated at the
-// first item that is not zero (a Runtime of Controllers never has one:
-// the log then holds no pointer for the collector to scan).
-func setItem(items *[]resource.PointerKey, n, i int, item resource.PointerKey) {
-	if *items == nil && item != (resource.PointerKey{}) {
-		*items = make([]resource.PointerKey, n)
-	}
-	if *items != nil {
-		(*items)[i] = item
-	}
+	e := passEntry{key: l.idHash(ptr) ^ l.kindHashOf(ptr.Namespace(), ptr.Type()), version: version, read: read, pass: pass, ctrl: l.nameOf(controller)}
+	w := e.words()
+	l.commits.put(&w, item)
 }
 
 // passReads are the read revisions and items of the commits a pass log
@@ -153,20 +225,15 @@ type passReads struct {
 }
 
 // reads returns what the log holds now.
-func (l *passLog) reads() passReads {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	m := make(map[[2]uint64][]passRead, len(l.ring))
-	for i, e := range l.ring {
-		pr := passRead{read: e.read}
-		if l.items != nil {
-			pr.item = l.items[i]
-		}
-		if pr.read != 0 || pr.item != (resource.PointerKey{}) {
+func (l *passLog) readsNow() passReads {
+	m := make(map[[2]uint64][]passRead)
+	l.commits.each(func(w *[ringWords]uint64, item resource.PointerKey) {
+		e := passEntryOf(w)
+		if e.read != 0 || item.Type() != "" {
 			k := [2]uint64{e.key, e.version}
-			m[k] = append(m[k], pr)
+			m[k] = append(m[k], passRead{read: e.read, item: item})
 		}
-	}
+	})
 	return passReads{l: l, m: m}
 }
 

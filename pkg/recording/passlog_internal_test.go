@@ -28,7 +28,7 @@ func TestRC9_APassLogFindsACommitWhateverItsStringsAddresses(t *testing.T) {
 		l.add("c", ptr("a", "x", false), uint64(i+1), uint64(10+i), 0, resource.PointerKey{})
 		l.add("c", ptr("b", "x", false), uint64(i+1), uint64(500+i), 0, resource.PointerKey{})
 	}
-	r := l.reads()
+	r := l.readsNow()
 	for i := range 100 {
 		read, _ := r.of(ptr("a", "x", true), uint64(i+1), 1000)
 		assert.Equal(t, uint64(10+i), read)

@@ -7,36 +7,12 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// nameLocked returns the number of the controller name in l.names,
-// adding it (looked up by its bytes' address first: a controller's name
-// is one string for all its calls); l.mu is held.
-func (l *passLog) nameLocked(name string) uint32 {
-	for i, n := range l.names {
-		if sameData(n, name) {
-			return uint32(i)
-		}
-	}
-	for i, n := range l.names {
-		if n == name {
-			return uint32(i)
-		}
-	}
-	l.names = append(l.names, name)
-	return uint32(len(l.names) - 1)
-}
-
 // Read implements runtime.PassTap: a read of the pass numbered pass of
 // controller saw revision rev (rule RC13).
 func (l *passLog) Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item resource.PointerKey) {
-	l.mu.Lock()
-	kh := l.kindHashOfLocked(kind.Namespace(), kind.Type())
-	if l.passReads == nil {
-		l.passReads = make([]readEntry, readLogSize)
-	}
-	l.passReads[l.nextRead] = readEntry{pass: pass, rev: rev, kind: kh, ctrl: l.nameLocked(controller), index: index}
-	setItem(&l.readItems, readLogSize, l.nextRead, item)
-	l.nextRead = (l.nextRead + 1) % len(l.passReads)
-	l.mu.Unlock()
+	e := readEntry{pass: pass, rev: rev, kind: l.kindHashOf(kind.Namespace(), kind.Type()), ctrl: l.nameOf(controller), index: index}
+	w := e.words()
+	l.reads.put(&w, item)
 }
 
 // passKey is a pass: its controller's number and its own.
@@ -55,35 +31,30 @@ func (l *passLog) passes(from uint64, kinds []Kind) []Pass {
 	for _, k := range kinds {
 		byHash[l.kindHash(k.Namespace, k.Type)] = resource.KindOf(resource.NewKind(k.Namespace, k.Type))
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	names := l.namesNow()
 	at := map[passKey]int{}
 	var out []Pass
 	var keys []passKey
-	for i := range l.passReads {
-		j := (l.nextRead + i) % len(l.passReads)
-		e := l.passReads[j]
-		if e.pass == 0 {
-			continue
+	l.reads.each(func(w *[ringWords]uint64, item resource.PointerKey) {
+		e := readEntryOf(w)
+		if e.pass == 0 || int(e.ctrl) >= len(names) {
+			return
 		}
 		k := passKey{e.ctrl, e.pass}
 		n, ok := at[k]
 		if !ok {
 			n = len(out)
 			at[k] = n
-			p := Pass{Controller: l.names[e.ctrl]}
-			if l.readItems != nil {
-				p.Item = l.readItems[j]
-			}
-			out, keys = append(out, p), append(keys, k)
+			out, keys = append(out, Pass{Controller: names[e.ctrl], Item: item}), append(keys, k)
 		}
 		out[n].Reads = append(out[n].Reads, PassRead{Index: e.index, Revision: e.rev, Kind: byHash[e.kind]})
-	}
-	for _, e := range l.ring {
+	})
+	l.commits.each(func(w *[ringWords]uint64, _ resource.PointerKey) {
+		e := passEntryOf(w)
 		if n, ok := at[passKey{e.ctrl, e.pass}]; ok && e.pass != 0 {
 			out[n].Commits++
 		}
-	}
+	})
 	idx := make([]int, len(out))
 	for i := range idx {
 		idx[i] = i

@@ -133,9 +133,11 @@ type window struct {
 	doms    map[resource.KindKey]uint16
 	curRevs []uint64
 	names   []string
-	extras  chunked[any]
-	prev    checkpoint
-	last    checkpoint
+	// lastName is the number of the name found last (0: none).
+	lastName uint16
+	extras   chunked[any]
+	prev     checkpoint
+	last     checkpoint
 	// lastAt is last.at in Unix nanoseconds.
 	lastAt int64
 	// entries are the changes since prev.
@@ -161,7 +163,7 @@ func newWindow(maxAge time.Duration, maxBytes int64) *window {
 // at and rev; over several revision domains (doms not nil), as of each
 // domain's revision in revs.
 func (w *window) reset(rs []resource.Resource, at time.Time, rev uint64, doms map[resource.KindKey]uint16, revs []uint64) {
-	w.names = w.names[:0]
+	w.names, w.lastName = w.names[:0], 0
 	w.cur.reset()
 	w.extras.reset()
 	w.slots.reset()
@@ -216,8 +218,10 @@ func (w *window) add(c *change) {
 			e.dom = w.doms[resource.KindOf(md)]
 			w.curRevs[e.dom] = max(w.curRevs[e.dom], c.rev)
 		}
-		w.late(&w.last, &e, now)
-		w.late(&w.prev, &e, now)
+		if e.rev == 0 || w.doms != nil || e.rev <= w.last.rev {
+			w.late(&w.last, &e, now) // prev is older than last: it holds e only if last does
+			w.late(&w.prev, &e, now)
+		}
 		if len(w.marks) > 0 {
 			for m := range w.marks {
 				w.late(m, &e, now)
@@ -269,15 +273,23 @@ func (w *window) extra(x any) uint32 {
 	return uint32(w.extras.append(x))
 }
 
+// name returns the number of the writer s in names (0 for none), adding
+// it; the name of the previous call is found by its bytes' address (a
+// batch's changes are mostly one controller's, its name one string).
 func (w *window) name(s string) uint16 {
 	if s == "" {
 		return 0
 	}
-	if i := slices.Index(w.names, s); i >= 0 {
-		return uint16(i + 1)
+	if w.lastName > 0 && sameData(w.names[w.lastName-1], s) {
+		return w.lastName
 	}
-	w.names = append(w.names, s)
-	return uint16(len(w.names))
+	i := slices.Index(w.names, s)
+	if i < 0 {
+		w.names = append(w.names, s)
+		i = len(w.names) - 1
+	}
+	w.lastName = uint16(i + 1)
+	return w.lastName
 }
 
 // roll takes a new checkpoint when the last one is older than half the

@@ -148,7 +148,11 @@ func (a *Adapter) passed() bool { return a.pass.log.Load() != nil }
 
 // revNote is where a read's revision is told: its options ask for it,
 // first among the caller's (kept in a pool with its buffers, so that a
-// read allocates nothing for it once the pool has notes).
+// read allocates nothing for it once the pool has notes). A buffer keeps
+// the last caller's options until another's replace them (a pooled note
+// is let go at the collector's next cycles): a read whose options are the
+// very ones the buffer holds (the same function values, as constant
+// options such as state.WithReadOnlyGet are) writes nothing into it.
 type revNote struct {
 	rev     uint64
 	get     state.GetOption
@@ -160,6 +164,7 @@ type revNote struct {
 var revNotes = sync.Pool{New: func() any {
 	n := &revNote{}
 	n.get, n.list = state.WithGetRevision(&n.rev), state.WithListRevision(&n.rev)
+	n.getBuf, n.listBuf = []state.GetOption{n.get}, []state.ListOption{n.list}
 	return n
 }}
 
@@ -181,7 +186,9 @@ func (n *revNote) getOpts(opts []state.GetOption) []state.GetOption {
 	if n == nil {
 		return opts
 	}
-	n.getBuf = append(append(n.getBuf[:0], n.get), opts...)
+	if !sameFuncs(n.getBuf[1:], opts) {
+		n.getBuf = append(n.getBuf[:1], opts...)
+	}
 	return n.getBuf
 }
 
@@ -190,8 +197,24 @@ func (n *revNote) listOpts(opts []state.ListOption) []state.ListOption {
 	if n == nil {
 		return opts
 	}
-	n.listBuf = append(append(n.listBuf[:0], n.list), opts...)
+	if !sameFuncs(n.listBuf[1:], opts) {
+		n.listBuf = append(n.listBuf[:1], opts...)
+	}
 	return n.listBuf
+}
+
+// sameFuncs reports whether a and b hold the very same function values
+// (each the same closure), read without a write.
+func sameFuncs[F state.GetOption | state.ListOption](a, b []F) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if *(*unsafe.Pointer)(unsafe.Pointer(&a[i])) != *(*unsafe.Pointer)(unsafe.Pointer(&b[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 // readDone notes the read of kind by n (nil: none), which returned err,
@@ -202,8 +225,6 @@ func (a *Adapter) readDone(ctx context.Context, n *revNote, kind resource.Kind, 
 		return
 	}
 	rev := n.rev
-	clear(n.getBuf)
-	clear(n.listBuf)
 	revNotes.Put(n)
 	p, item := a.passOf(ctx)
 	index := p.n.Add(1) - 1
