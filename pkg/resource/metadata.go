@@ -34,21 +34,43 @@ type Metadata struct {
 	kind kindHandle
 	id   ID
 	ver  Version
-	// ext is the owner, finalizers, labels and annotations; nil when all
-	// are empty (see metaExt).
+	// ext is the owner, finalizers, labels and annotations, and a phase
+	// other than running and tearing down; nil when there is none of
+	// them (see metaExt).
 	ext *metaExt
 	// The timestamps, as seconds since January 1, year 1 UTC (the zero
-	// time is 0) and nanoseconds: 24 bytes for both instead of the 48 of
-	// two time.Time (see stampOf). With the interned kind and the rarely
-	// used parts behind ext, the metadata is 72 bytes (docs/performance.md,
-	// "Metadata layout" and "Compact metadata").
+	// time is 0) and nanoseconds (see stampOf). A nanosecond count is
+	// below 2^30, so the two bits above it in each word hold the rest:
+	// createdNsec the frozen flag (see Freeze), updatedNsec the phase
+	// code (see phaseCode). With the interned kind and the rarely used
+	// parts behind ext, the metadata is 64 bytes (docs/performance.md,
+	// "Metadata layout", "Compact metadata" and "The stored resource in
+	// 80 bytes").
 	createdSec, updatedSec   int64
-	createdNsec, updatedNsec int32
-	// phase is the Phase, in 32 bits (see SetPhase).
-	phase int32
-	// frozen: the metadata is a shared snapshot from now on (see Freeze).
-	frozen bool
+	createdNsec, updatedNsec uint32
 }
+
+// The words createdNsec and updatedNsec: the nanoseconds of a timestamp
+// in the low nsecBits bits, a flag or code above them.
+const (
+	nsecBits = 30
+	nsecMask = 1<<nsecBits - 1
+	// frozenBit, in createdNsec: the metadata is a shared snapshot from
+	// now on (see Freeze).
+	frozenBit = 1 << nsecBits
+)
+
+// phaseCode is the phase as updatedNsec holds it, in its two bits above
+// the nanoseconds: running and tearing down (every phase a state
+// stores) are their own value; any other phase, which no state accepts,
+// is phaseInExt and lives in the ext (metaExt.phase), so that SetPhase
+// keeps every 32-bit phase as it was given.
+type phaseCode = uint32
+
+const (
+	phaseInExt phaseCode = 2
+	phaseMask            = 3 << nsecBits
+)
 
 // unixToInternal is the number of seconds from January 1, year 1 to the
 // Unix epoch (the zero time.Time is year 1).
@@ -58,13 +80,14 @@ const unixToInternal int64 = (1969*365 + 1969/4 - 1969/100 + 1969/400) * 24 * 60
 // wraps the same way both ways, so even the extremes round-trip), and two
 // times that are Equal have the same stamp. What a stamp drops is t's
 // location and monotonic clock reading.
-func stampOf(t time.Time) (sec int64, nsec int32) {
-	return t.Unix() + unixToInternal, int32(t.Nanosecond())
+func stampOf(t time.Time) (sec int64, nsec uint32) {
+	return t.Unix() + unixToInternal, uint32(t.Nanosecond())
 }
 
 // timeOf returns the time of a stamp, in UTC; the zero stamp is the zero
 // time.
-func timeOf(sec int64, nsec int32) time.Time {
+func timeOf(sec int64, word uint32) time.Time {
+	nsec := word & nsecMask
 	if sec == 0 && nsec == 0 {
 		return time.Time{}
 	}
@@ -103,7 +126,7 @@ func (md Metadata) Version() Version { return md.ver }
 // through a *Metadata on every write, where each getter would copy the
 // whole metadata first.
 func (md *Metadata) Head() (Version, Phase, Owner) {
-	return md.ver, Phase(md.phase), md.ext.ownerOf()
+	return md.ver, md.phase(), md.ext.ownerOf()
 }
 
 // IncarnationOf reports whether md may be a version of the incarnation
@@ -114,8 +137,9 @@ func (md *Metadata) Head() (Version, Phase, Owner) {
 // creation time, so an update based on an earlier incarnation, destroyed
 // and created again since it was read, is told apart by it.)
 func (md *Metadata) IncarnationOf(stored *Metadata) bool {
-	return md.createdSec == 0 && md.createdNsec == 0 ||
-		md.createdSec == stored.createdSec && md.createdNsec == stored.createdNsec
+	nsec := md.createdNsec & nsecMask
+	return md.createdSec == 0 && nsec == 0 ||
+		md.createdSec == stored.createdSec && nsec == stored.createdNsec&nsecMask
 }
 
 // CopyStamps sets md's version, creation time and update time to from's,
@@ -124,12 +148,23 @@ func (md *Metadata) IncarnationOf(stored *Metadata) bool {
 // state does to the metadata it was given once it stored a copy of it.
 func (md *Metadata) CopyStamps(from *Metadata) {
 	md.ver = from.ver
-	md.createdSec, md.createdNsec = from.createdSec, from.createdNsec
-	md.updatedSec, md.updatedNsec = from.updatedSec, from.updatedNsec
+	md.createdSec = from.createdSec
+	md.createdNsec = md.createdNsec&^nsecMask | from.createdNsec&nsecMask
+	md.updatedSec = from.updatedSec
+	md.updatedNsec = md.updatedNsec&^nsecMask | from.updatedNsec&nsecMask
 }
 
 // Phase returns the resource's phase.
-func (md Metadata) Phase() Phase { return Phase(md.phase) }
+func (md Metadata) Phase() Phase { return md.phase() }
+
+// phase returns the phase, read in place: its code, or the ext's when the
+// code says it is there (see phaseCode).
+func (md *Metadata) phase() Phase {
+	if c := md.updatedNsec >> nsecBits; c < phaseInExt {
+		return Phase(c)
+	}
+	return Phase(md.ext.phase)
+}
 
 // Owner returns the resource's owner ("" when a user wrote it).
 func (md Metadata) Owner() Owner { return md.ext.ownerOf() }
@@ -151,10 +186,36 @@ func (md *Metadata) SetVersion(v Version) { md.ver = v }
 // them (never a valid phase) reads back as [Phase](math.MinInt32), which
 // is not a valid phase either.
 func (md *Metadata) SetPhase(p Phase) {
+	if uint(p) <= uint(PhaseTearingDown) { // a code of its own: inlined
+		md.updatedNsec = md.updatedNsec&^phaseMask | uint32(p)<<nsecBits
+		return
+	}
+	md.setPhaseInExt(p)
+}
+
+// setPhaseInExt sets a phase that has no code of its own: in the ext,
+// which md then holds alone. A frozen md's ext is never written (others
+// may share it): a change of a snapshot's phase (a breach of rule S7)
+// gives it an ext of its own, shared from now on as a frozen one's is.
+func (md *Metadata) setPhaseInExt(p Phase) {
 	if p != Phase(int32(p)) {
 		p = math.MinInt32
 	}
-	md.phase = int32(p)
+	e := md.ext
+	switch {
+	case md.Frozen():
+		if e == nil {
+			e = &metaExt{}
+		} else {
+			e = e.clone()
+		}
+		e.shared = true
+		md.ext = e
+	default:
+		e = md.edit()
+	}
+	e.phase = int32(p)
+	md.updatedNsec = md.updatedNsec&^phaseMask | phaseInExt<<nsecBits
 }
 
 // SetOwner sets the owner. Replacing a non-empty owner with a different
@@ -176,10 +237,16 @@ func (md *Metadata) SetOwner(owner Owner) error {
 func (md *Metadata) ReplaceOwner(owner Owner) { md.setOwner(owner) }
 
 // SetCreated sets the creation timestamp (its instant: see Created).
-func (md *Metadata) SetCreated(t time.Time) { md.createdSec, md.createdNsec = stampOf(t) }
+func (md *Metadata) SetCreated(t time.Time) {
+	sec, nsec := stampOf(t)
+	md.createdSec, md.createdNsec = sec, md.createdNsec&^nsecMask|nsec
+}
 
 // SetUpdated sets the last-update timestamp (its instant: see Created).
-func (md *Metadata) SetUpdated(t time.Time) { md.updatedSec, md.updatedNsec = stampOf(t) }
+func (md *Metadata) SetUpdated(t time.Time) {
+	sec, nsec := stampOf(t)
+	md.updatedSec, md.updatedNsec = sec, md.updatedNsec&^nsecMask|nsec
+}
 
 // Finalizers returns the finalizers for reading and writing (of a frozen
 // metadata: for reading only; see Freeze).
@@ -213,7 +280,7 @@ func (md *Metadata) Annotations() *Annotations {
 // compared.
 func (md Metadata) Equal(other Metadata) bool {
 	return md.kind == other.kind && md.id == other.id &&
-		md.ver == other.ver && md.phase == other.phase && md.ext.equal(other.ext)
+		md.ver == other.ver && md.phase() == other.phase() && md.ext.equal(other.ext)
 }
 
 // Copy returns a copy of md that shares no mutable memory with it: the
@@ -231,7 +298,7 @@ func (md Metadata) Copy() Metadata {
 func (md *Metadata) CopyInto(dst *Metadata) {
 	e := md.ext // read from md, which the caller reads anyway, not dst
 	*dst = *md
-	dst.frozen = false
+	dst.createdNsec &^= frozenBit
 	if e != nil && !e.shared {
 		dst.ext = e.clone()
 	}
@@ -244,10 +311,10 @@ func (md *Metadata) CopyInto(dst *Metadata) {
 // A state freezes what it stores before anyone else can see it; freezing
 // a frozen metadata does nothing.
 func (md *Metadata) Freeze() {
-	if md.frozen {
+	if md.Frozen() {
 		return
 	}
-	md.frozen = true
+	md.createdNsec |= frozenBit
 	if e := md.ext; e != nil && !e.shared {
 		e.shared = true
 	}
@@ -255,7 +322,7 @@ func (md *Metadata) Freeze() {
 
 // Frozen reports whether md was frozen (see Freeze): a shared snapshot,
 // never to be changed.
-func (md *Metadata) Frozen() bool { return md.frozen }
+func (md *Metadata) Frozen() bool { return md.createdNsec&frozenBit != 0 }
 
 // Unshare gives md storage of its own for its owner, finalizers, labels
 // and annotations: a copy of what it shares with other metadata, empty
@@ -265,7 +332,7 @@ func (md *Metadata) Frozen() bool { return md.frozen }
 // breach of rule S7) shows when it is compared with a copy: what a
 // state's mutation detector does (see pkg/state/inmem).
 func (md *Metadata) Unshare() {
-	if md.frozen {
+	if md.Frozen() {
 		return
 	}
 	if e := md.ext; e == nil || e.shared {
@@ -293,7 +360,7 @@ func (md *Metadata) ApproxSize() int {
 // metaExt.readable). Kept apart so that the accessors stay inlined, and
 // their empty values on the caller's stack.
 func (md *Metadata) parts() *metaExt {
-	if !md.frozen {
+	if !md.Frozen() {
 		return md.edit()
 	}
 	if md.ext.readable() {
@@ -309,19 +376,20 @@ func (md *Metadata) edit() *metaExt {
 	switch e := md.ext; {
 	case e == nil:
 		md.ext = &metaExt{}
-	case e.shared && !md.frozen:
+	case e.shared && !md.Frozen():
 		md.ext = e.clone()
 	}
 	return md.ext
 }
 
 // setOwner sets the owner: an owner alone is an interned ext (see
-// ownerExt), shared by every metadata with that owner and nothing else.
+// ownerExt), shared by every metadata with that owner and nothing else
+// (a phase in the ext is something else).
 func (md *Metadata) setOwner(owner Owner) {
 	e := md.ext
 	switch {
 	case e.ownerOf() == owner:
-	case e == nil || e.ownerOnly():
+	case e == nil || e.ownerOnly() && md.updatedNsec>>nsecBits != phaseInExt:
 		md.ext = ownerExt(owner)
 	default:
 		md.edit().owner = owner

@@ -9,9 +9,10 @@ import (
 )
 
 // metaExt is the part of a [Metadata] that most resources have little of
-// and that changes rarely: the owner, finalizers, labels and annotations.
-// A metadata refers to it by one pointer (nil when all four are empty),
-// which copies share while it is shared (see Metadata.Copy).
+// and that changes rarely: the owner, finalizers, labels and annotations,
+// and a phase without a code of its own (see phaseCode). A metadata
+// refers to it by one pointer (nil when all are empty), which copies
+// share while it is shared (see Metadata.Copy).
 //
 // An ext is written only while one metadata that is not frozen refers to
 // it (shared is false). Once shared — its metadata was frozen, or it is an
@@ -23,6 +24,10 @@ type metaExt struct {
 	finalizers  Finalizers
 	labels      Labels
 	annotations Annotations
+	// phase is the metadata's phase when its code is phaseInExt (a phase
+	// no state accepts); read only then, so a stale one is no part of
+	// the metadata (equal ignores it).
+	phase int32
 	// shared: the ext may be referred to by several metadata, and never
 	// changes again.
 	shared bool
@@ -62,7 +67,7 @@ func (e *metaExt) ownerOnly() bool {
 // clone returns a copy of e that shares no memory with it and is not
 // shared.
 func (e *metaExt) clone() *metaExt {
-	c := &metaExt{owner: e.owner}
+	c := &metaExt{owner: e.owner, phase: e.phase}
 	if e.finalizers != nil {
 		c.finalizers = slices.Clone(e.finalizers)
 	}
@@ -76,7 +81,8 @@ func (e *metaExt) clone() *metaExt {
 }
 
 // equal reports whether e and o hold the same owner, finalizers (in
-// order), labels and annotations; a nil ext holds none.
+// order), labels and annotations; a nil ext holds none. The phase is
+// compared by the metadata (see Metadata.Equal).
 func (e *metaExt) equal(o *metaExt) bool {
 	if e == o {
 		return true

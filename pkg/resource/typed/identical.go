@@ -39,7 +39,7 @@ func (r *Resource[S, D]) Identical(other resource.Resource) (identical, ok bool)
 	if !identicalMetadata(&r.md, &o.md) {
 		return false, true
 	}
-	return r.planOrLookup().identical(&r.spec, &o.spec), true
+	return planOf[S]().identical(&r.spec, &o.spec), true
 }
 
 // identicalMetadata reports whether a and b are Equal and have the same

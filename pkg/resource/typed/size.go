@@ -13,7 +13,10 @@ import (
 // constant; others are walked by reflection.
 func (r *Resource[S, D]) ApproxSize() int {
 	n := int(unsafe.Sizeof(*r)) + r.md.ApproxSize()
-	p := r.planOrLookup()
+	p := cachedPlan[S]()
+	if p == nil {
+		p = planOf[S]()
+	}
 	if p.fixedSize {
 		return n
 	}
