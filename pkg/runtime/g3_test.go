@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -71,5 +72,51 @@ func TestG3_TheChangeLogHoldsTheChangesRoutedAndARestartMakesItFull(t *testing.T
 		next := <-got // after the restart backoff
 		assert.Equal(t, 2, next.run)
 		assert.True(t, next.full, "a restarted Run starts with a full batch: %v", next.ids)
+	})
+}
+
+// TestG3_AControllerSizesItsChangeLog: a Controller that asks its log
+// (changelog.Sizer of its controller.Runtime) to hold more IDs than the
+// default limit gets every change routed in one batch, however many, up to
+// what it asked for; past it the batch is full.
+func TestG3_AControllerSizesItsChangeLog(t *testing.T) {
+	const n = changelog.DefaultLimit + 10
+	synctest.Test(t, func(t *testing.T) {
+		st := inmem.NewState()
+		got := make(chan taken, 4)
+		proceed := make(chan struct{})
+		c := &funcController{name: "log", inputs: []controller.Input{in(typeA, controller.InputWeak)},
+			run: func(ctx context.Context, r controller.Runtime, _ *zap.Logger) error {
+				src, ok := r.(changelog.Source)
+				sizer, sized := r.(changelog.Sizer)
+				if !ok || !sized {
+					return errors.New("no sizable change log")
+				}
+				sizer.SizeChanges(n)
+				var b *changelog.Batch
+				for pass := 0; ; pass++ {
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-r.EventCh():
+					}
+					b = src.TakeChanges(b)
+					got <- taken{full: b.Full, ids: slices.Clone(b.IDs(resource.KindOf(kind(typeA))))}
+					if pass == 0 {
+						<-proceed // the changes pile up in the log meanwhile
+					}
+				}
+			}}
+		start(t, runtimetest.WithState(st), runtimetest.WithControllers(c))
+		assert.True(t, (<-got).full, "the first batch of a Run is full")
+
+		for i := range n {
+			mustCreate(t, st, newPair(typeA, fmt.Sprintf("a%06d", i), 0))
+		}
+		synctest.Wait()
+		close(proceed)
+		b := <-got
+		assert.False(t, b.full, "%d changes in a log sized for %d", n, n)
+		assert.Len(t, b.ids, n)
 	})
 }

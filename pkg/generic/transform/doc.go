@@ -105,7 +105,9 @@
 // cannot say what changed — the first pass of a Run, after a re-list of
 // the input kind or an overflow of the log, under a Runtime that keeps no
 // log — with extra inputs, until the orphan outputs were looked for, and
-// when the changes are more than half of the inputs known.
+// when the changes are more than half of the inputs known. It sizes the
+// log for half its inputs (changelog.Sizer), so that the log overflows
+// only where the pass would be a full one anyway.
 //
 // The controller assumes it is the only writer of its outputs
 // (downstream controllers add and remove finalizers, which is fine), and

@@ -3,6 +3,7 @@ package transform
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -89,4 +90,34 @@ func TestAPassGrowsItsEntriesOnceForTheInputsPastTheLast(t *testing.T) {
 		assert.Equal(t, want, pastLast(entries, strings.Fields(ids)), ids)
 	}
 	assert.Equal(t, 2, pastLast(nil, []resource.ID{"a1", "a2"}))
+}
+
+// TestSeekFromTheLastFoundIsABinarySearch: an incremental pass finds each
+// input's entry from where it found the last (seek): the index and
+// whether it is there are what a binary search of all the entries gives,
+// for IDs in and between the entries, before the first and past the last.
+func TestSeekFromTheLastFoundIsABinarySearch(t *testing.T) {
+	var entries []entry
+	for i := range 200 {
+		if i%3 != 0 { // gaps of every size between probes
+			entries = append(entries, entry{id: fmt.Sprintf("r%04d", i*2)})
+		}
+	}
+	for _, stride := range []int{1, 2, 5, 17, 64, 400} {
+		at := 0
+		for q := -1; q < 420; q += stride {
+			id := fmt.Sprintf("r%04d", q)
+			if q < 0 {
+				id = "a" // before the first
+			}
+			want, wantOK := slices.BinarySearchFunc(entries, id, func(e entry, id resource.ID) int { return strings.Compare(e.id, id) })
+			got, ok := seek(entries, at, id)
+			assert.Equal(t, want, got, "stride %d, %s from %d", stride, id, at)
+			assert.Equal(t, wantOK, ok, "stride %d, %s from %d", stride, id, at)
+			at = got
+		}
+	}
+	got, ok := seek(nil, 0, "x")
+	assert.Equal(t, 0, got)
+	assert.False(t, ok)
 }

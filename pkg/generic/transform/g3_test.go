@@ -2,6 +2,7 @@ package transform_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +75,30 @@ func TestG3_ARelistMakesTheNextPassAFullOne(t *testing.T) {
 			assert.Greater(t, after, lists, "the pass after a re-list lists the inputs")
 		})
 	}
+}
+
+// TestG3_AControllerSizesItsChangeLogForHalfItsInputs: the controller asks
+// its change log (changelog.Sizer) to hold half as many IDs as it has
+// inputs — the most a pass processes without listing them — and asks again
+// as the inputs grow: a backlog of changes overflows the log into a full
+// pass only where that pass would have been a full one anyway.
+func TestG3_AControllerSizesItsChangeLogForHalfItsInputs(t *testing.T) {
+	st := newState()
+	for i := range 8 {
+		runtimetest.Create(t, st, newA(fmt.Sprintf("a%d", i), i))
+	}
+	ctrl := fixture.CountReads(aToB("AtoB"), kindA)
+	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithControllers(ctrl))
+	runtimetest.AssertResource(t, st, "a7", runtimetest.Holds(fixture.RunningN[*B](14)))
+	fixture.SetN[*A](t, st, ptrA("a0"), 5) // a pass after the first
+	runtimetest.AssertResource(t, st, "a0", runtimetest.Holds(fixture.RunningN[*B](10)))
+	assert.Equal(t, 4, ctrl.Sized(), "half of 8 inputs")
+
+	for i := 8; i < 20; i++ {
+		runtimetest.Create(t, st, newA(fmt.Sprintf("a%d", i), i))
+	}
+	runtimetest.AssertResource(t, st, "a19", runtimetest.Holds(fixture.RunningN[*B](38)))
+	fixture.SetN[*A](t, st, ptrA("a0"), 6)
+	runtimetest.AssertResource(t, st, "a0", runtimetest.Holds(fixture.RunningN[*B](12)))
+	assert.Equal(t, 10, ctrl.Sized(), "half of 20 inputs")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
@@ -30,6 +31,7 @@ func (p *pass[I, O]) changed() ([]resource.ID, bool) {
 		return nil, false
 	}
 	rs.changes = src.TakeChanges(rs.changes)
+	rs.sizeLog(p.r)
 	if p.all || rs.changes.Full || !rs.orphansChecked {
 		return nil, false
 	}
@@ -59,6 +61,7 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 	var ptrs []resource.PointerKey
 	readOnly := []state.GetOption{state.WithReadOnlyGet()}
 	stopped := false
+	at := 0 // the entries before at have IDs before id (ids are sorted)
 	for k, id := range ids {
 		if p.ctx.Err() != nil {
 			stopped = true // the entries stay sorted and whole
@@ -76,7 +79,11 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 		if err != nil && !state.IsNotFoundError(err) {
 			return false, fmt.Errorf("get input %s: %w", resource.PointerString(ptr), err)
 		}
-		i, known := slices.BinarySearchFunc(rs.entries, id, func(e entry, id resource.ID) int { return compareID(e.id, id) })
+		i, known := seek(rs.entries, at, id)
+		at = i
+		if known {
+			at++
+		}
 		if err != nil || !p.c.listed(res.Metadata()) {
 			if known {
 				p.sweep(rs.entries[i])
@@ -94,6 +101,7 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 			// the entries stay sorted.
 			rs.entries = append(rs.entries, entry{id: id})
 			p.input(res, &rs.entries[n], false)
+			at = n + 1
 			continue
 		}
 		e := entry{id: id}
@@ -105,6 +113,22 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 	}
 	rs.entries = insertSorted(rs.entries, added)
 	return !stopped, nil
+}
+
+// sizeLog asks the change log of r (changelog.Sizer) to hold as many IDs
+// as a pass processes incrementally — half the inputs known — so that it
+// overflows into a full pass only where the pass would be a full one
+// anyway (the log never holds fewer than its own limit). It asks whenever
+// the number of entries changed.
+func (rs *runState) sizeLog(r controller.Runtime) {
+	want := len(rs.entries) / 2
+	if want == rs.logSize {
+		return
+	}
+	if s, ok := r.(changelog.Sizer); ok {
+		s.SizeChanges(want)
+		rs.logSize = want
+	}
 }
 
 // listed reports whether an input is one the input list would hold: the
@@ -151,14 +175,31 @@ func pastLast(entries []entry, ids []resource.ID) int {
 // time (a Get's pointer may be kept by the Runtime, so it is not reused).
 const ptrChunk = 256
 
-func compareID(a, b resource.ID) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// seek returns the index of the entry of id in entries (sorted by ID),
+// or where it would be inserted, and whether it is there, given that
+// every entry before from has an ID before id. It probes from, then
+// from+1, +3, +7, … (doubling the step) and searches between the last two
+// probes: a pass whose inputs are sorted as the entries finds each one in
+// O(log gap) comparisons from the last one found, not O(log n) — one or
+// two comparisons when most inputs changed. Entries before from are not
+// read (an entry swept earlier in the pass has an empty ID).
+func seek(entries []entry, from int, id resource.ID) (int, bool) {
+	lo, step := from, 1 // the entries before lo are before id
+	hi := lo
+	for hi < len(entries) && entries[hi].id < id {
+		lo, hi = hi+1, hi+step
+		step *= 2
 	}
-	return 0
+	hi = min(hi, len(entries))
+	for lo < hi { // entries[lo-1] < id <= entries[hi] (hi: the probe that stopped, or the end)
+		m := int(uint(lo+hi) >> 1)
+		if entries[m].id < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(entries) && entries[lo].id == id
 }
 
 func firstOf(cur, i int) int {

@@ -47,6 +47,8 @@ type runState struct {
 	// changes is the last batch taken from the Runtime's change log
 	// (reused by the next), nil before the first.
 	changes *changelog.Batch
+	// logSize is the limit last asked of the change log (sizeLog).
+	logSize int
 	// outs are the output IDs of the entries whose output has an ID of
 	// its own (outOther), by input ID.
 	outs map[resource.ID]resource.ID
@@ -523,11 +525,14 @@ func (p *pass[I, O]) claimed() []resource.ID {
 		}
 		return outs
 	}
+	at := 0
 	for _, id := range p.processed {
 		// An entry not processed keeps the flag of an earlier pass.
-		if i, ok := slices.BinarySearchFunc(p.rs.entries, id, func(e entry, id resource.ID) int { return compareID(e.id, id) }); ok {
+		i, ok := seek(p.rs.entries, at, id)
+		if ok {
 			add(&p.rs.entries[i])
 		}
+		at = i
 	}
 	return outs
 }

@@ -8,7 +8,9 @@
 //
 // The log is bounded: past its limit it forgets the IDs and says "full"
 // (a full pass needed), as it does after a Run's (re)start and a re-list of
-// an input kind. A full batch tells the Controller to list its inputs; a
+// an input kind. A Controller may raise the limit to what it would process
+// incrementally anyway ([Sizer]): a controller with a million inputs is
+// not sent back to full passes by a backlog that is a small part of them. A full batch tells the Controller to list its inputs; a
 // batch that is not full holds every change routed since the previous
 // batch (an ID may appear more than once).
 package changelog
@@ -37,6 +39,18 @@ const keep = 4096
 // read floor before it logs a change).
 type Source interface {
 	TakeChanges(reuse *Batch) *Batch
+}
+
+// Sizer is what a Source also implements when its Controller may size
+// its log: SizeChanges(n) makes the log hold up to n IDs before it
+// overflows, never fewer than its own limit (DefaultLimit for the
+// Runtime's). A Controller that makes a pass a full one past n changes
+// anyway (the transform: past half its inputs) asks for n, so that the
+// log overflows only where the pass would have been full; the log's memory
+// then grows with the Controller's inputs (an ID is a string header that
+// shares the resource's storage).
+type Sizer interface {
+	SizeChanges(n int)
 }
 
 // Batch is the changes of one pass: Full, or the IDs per kind.
@@ -108,7 +122,9 @@ func (b *Batch) overflow() {
 type Log struct {
 	mu    sync.Mutex
 	limit int
-	cur   *Batch
+	// base is the limit New set: SetLimit never goes below it.
+	base int
+	cur  *Batch
 }
 
 // New returns a log that overflows past limit IDs (DefaultLimit when
@@ -117,7 +133,15 @@ func New(limit int) *Log {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	return &Log{limit: limit, cur: &Batch{Full: true}}
+	return &Log{limit: limit, base: limit, cur: &Batch{Full: true}}
+}
+
+// SetLimit makes the log overflow past max(n, the limit New set) IDs,
+// from the next change added on (see [Sizer]).
+func (l *Log) SetLimit(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.limit = max(n, l.base)
 }
 
 // Add logs a change of the resource id of kind. Call it after the

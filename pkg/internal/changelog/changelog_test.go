@@ -67,6 +67,37 @@ func TestG3_AnOverflowingLogIsFull(t *testing.T) {
 	assert.Equal(t, []resource.ID{"a5"}, b.IDs(kindA))
 }
 
+// TestG3_ASizedLogHoldsWhatItsControllerAskedFor: SetLimit (a
+// Controller's changelog.Sizer) raises the limit past which the log
+// overflows, and never lowers it below the limit New set.
+func TestG3_ASizedLogHoldsWhatItsControllerAskedFor(t *testing.T) {
+	l := changelog.New(2)
+	l.Take(nil)
+	l.SetLimit(5)
+	for _, id := range []resource.ID{"a1", "a2", "a3", "a4", "a5"} {
+		l.Add(kindA, id)
+	}
+	b := l.Take(nil)
+	require.False(t, b.Full, "5 IDs in a log sized for 5")
+	assert.Len(t, b.IDs(kindA), 5)
+
+	for _, id := range []resource.ID{"a1", "a2", "a3", "a4", "a5", "a6"} {
+		l.Add(kindA, id)
+	}
+	assert.True(t, l.Take(b).Full, "past the size asked for: full")
+
+	l.SetLimit(1) // below New's limit: New's limit holds
+	l.Add(kindA, "a1")
+	l.Add(kindA, "a2")
+	b = l.Take(nil)
+	require.False(t, b.Full, "New's limit is kept")
+	assert.Len(t, b.IDs(kindA), 2)
+	l.Add(kindA, "a1")
+	l.Add(kindA, "a2")
+	l.Add(kindA, "a3")
+	assert.True(t, l.Take(b).Full)
+}
+
 // TestG3_MarkFullMakesTheNextBatchFull: a (re)start or a re-list marks the
 // log full.
 func TestG3_MarkFullMakesTheNextBatchFull(t *testing.T) {

@@ -18,6 +18,7 @@ var (
 	_ controller.Runtime       = (*runtime)(nil)
 	_ controller.ErrorReporter = (*runtime)(nil)
 	_ changelog.Source         = (*runtime)(nil)
+	_ changelog.Sizer          = (*runtime)(nil)
 )
 
 // EventCh delivers the controller's ReconcileEvents (rule C2). A call ends
@@ -72,6 +73,15 @@ func (r *runtime) TakeChanges(reuse *changelog.Batch) *changelog.Batch {
 		return l.Take(reuse)
 	}
 	return &changelog.Batch{Full: true}
+}
+
+// SizeChanges makes the controller's change log hold up to n IDs (never
+// fewer than its default limit) before it overflows into a full batch
+// (changelog.Sizer); nothing when the Runtime keeps no log for it.
+func (r *runtime) SizeChanges(n int) {
+	if l := r.runner.cfg.Changes; l != nil {
+		l.SetLimit(n)
+	}
 }
 
 // ReportError records err, a failure the controller handles by itself, as
