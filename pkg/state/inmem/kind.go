@@ -113,9 +113,7 @@ type kindStore struct {
 	// found without the deferred recover and without asking. Guarded by
 	// mu.
 	userCopies bool
-	// count is the number of versions stored: len(items), but for the
-	// entry a create has added and not stored yet (see addEntryLocked).
-	// Written under mu and read without it.
+	// count is len(items), written under mu and read without it.
 	count atomic.Int64
 	// lastCreated is the creation time given to the newest resource of
 	// the kind. Creation times strictly increase within a kind, so that

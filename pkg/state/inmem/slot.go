@@ -137,7 +137,7 @@ func (ks *kindStore) itemLocked(r resource.Resource, size int64, watched, plain 
 		ks.bareUpTo = -1
 	}
 	w := wordsOf(r)
-	if ks.count.Load() == 0 {
+	if len(ks.items) == 0 {
 		ks.tab = w.tab // no bare entry reads the old one
 	}
 	if ks.tracking || watched && ks.det.samples() || w.tab != ks.tab || uintptr(w.data)&boxTag != 0 || w.data == nil {

@@ -226,8 +226,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 		return err
 	}
 	ks.mu.Lock()
-	slot, cur := ks.addEntryLocked(id)
-	if cur != nil {
+	if _, exists := ks.items[id]; exists {
 		ks.mu.Unlock()
 		return state.NewConflictError(resource.PointerOf(md), "already exists")
 	}
@@ -238,7 +237,6 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	smd.SetUpdated(now)
 	pend, err := c.persistLocked(ks, id, stored)
 	if err != nil {
-		delete(ks.items, id) // added by addEntryLocked
 		ks.mu.Unlock()
 		return err
 	}
@@ -248,7 +246,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	if e == nil {
 		e = ks.itemLocked(stored, size, ref != nil, plain)
 	}
-	*slot = e
+	ks.items[id] = e
 	ks.order.created(id)
 	ks.count.Add(1)
 	stampLike(ref, smd)
@@ -306,7 +304,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 	now := c.clock.now()
 
 	ks.mu.Lock()
-	slot, curItem := ks.entryLocked(id)
+	curItem := ks.items[id]
 	cur := ks.bare(curItem)
 	if err := checkUpdate(md, cur, o); err != nil {
 		ks.mu.Unlock()
@@ -323,7 +321,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 	if e == nil {
 		e = ks.itemLocked(stored, size, ref != nil, plain)
 	}
-	*slot = e
+	ks.items[id] = e
 	ks.updatedLocked(id)
 	stampLike(ref, smd)
 	wake := ks.appendLocked(id, curItem, stored, ref, now.UnixNano())
