@@ -106,9 +106,10 @@ type tracePoller struct {
 	sinks  func() []*telemetry.Controller
 	det    *hotloop.Detector
 	hook   func([]trace.Record)
-	// last is the sequence number of the last record read.
-	last uint64
-	buf  []trace.Record
+	// last is the sequence number of the last record read; fed that of
+	// the last record fed to the detector (see feed).
+	last, fed uint64
+	buf       []trace.Record
 	// causes are the causes of each controller's newest reconcile: a
 	// commit is attributed to it (for a QController with several workers,
 	// to the newest of its running reconciles: an approximation).
@@ -156,8 +157,13 @@ func (o *tracePoller) poll(now time.Time) {
 
 // feed gives the hot-loop detector what it needs of e: a reconcile's cause
 // and, for a commit, a copy with the cause of its controller's newest
-// reconcile.
+// reconcile. It tells the detector of the records missed since the last
+// record fed, where they were: just before e.
 func (o *tracePoller) feed(e *trace.Record, found []hotloop.Finding) []hotloop.Finding {
+	if e.Seq > o.fed+1 {
+		o.det.Missed(e.Seq - o.fed - 1)
+	}
+	o.fed = e.Seq
 	switch e.Type {
 	case trace.ReconcileStart:
 		o.causes[e.Controller] = e.Cause

@@ -40,7 +40,28 @@
 // ring was written since its last read, so a record is overwritten
 // unread only when that reader cannot keep up with the writers; the
 // records it missed are counted in the Runtime's Metrics (TraceMissed),
-// never dropped silently, and the rates are then of the commits read.
+// never dropped silently, and the detector is told where they were
+// ([Detector.Missed]).
+//
+// # Memory
+//
+// What the detector keeps is bounded whatever the number of resources
+// committed: a resource committed once or twice in the last two windows
+// is an entry of a bounded table (at most 16,384 entries of 44 bytes, no
+// pointer), one committed more often a stat (at most 2,048 of them);
+// names and kinds are kept once each. When the table is full, a commit
+// takes the place of the entry committed longest ago; when the stats
+// are, a resource committed again gets none. Either is counted
+// ([Stats].Dropped).
+//
+// A window in which the detector was not fed every commit — records
+// were missed, or it let go of a commit before its time — counts only
+// part of its commits ([Stats].Incomplete): its trigger counts are lower
+// bounds. A loop seen in it is seen (and flagged once sustained), but a
+// loop absent from it is neither broken off (its streak of windows is
+// kept) nor ended, and a flagged loop's rate is not lowered by it: an
+// absence or a rate is only taken from a window that counted every
+// commit.
 //
 // A Detector is not safe for concurrent use: one goroutine feeds it.
 package hotloop
@@ -234,36 +255,37 @@ type resStat struct {
 	own [2]count
 }
 
-// once is a resource committed once in the last two windows: all the
-// detector needs of it until it is committed again, since one commit
-// reaches no trigger count above one. A burst of commits of many
-// resources, each once (a chain of controllers), costs a map entry per
-// resource instead of a resStat and its counts: 24 bytes with its key
-// (see hashKey), and nothing the collector has to scan.
+// once is a commit of a resource, as the table of resources committed
+// once or twice holds it (see twice): all the detector needs of it until
+// the resource is committed again, since one commit reaches no trigger
+// count above one. A burst of commits of many resources, each once (a
+// chain of controllers), costs a table entry per resource instead of a
+// resStat and its counts, and nothing the collector has to scan.
 type once struct {
 	// version is the version committed by reader, because of a change of
 	// writer's (controller names, by their index in Detector.names; 0 is
 	// "", unknown).
 	version        uint64
 	reader, writer uint16
-	// window is the low 32 bits of the window of the commit (see
-	// Detector.windowOf).
-	window uint32
+	// stamp is the low 32 bits of the commit's sequence number (see
+	// clock).
+	stamp uint32
 }
 
-// twice is a resource committed twice in the last two windows, its
-// commits in order (see once): all the detector needs of it until it is
-// committed a third time, while the threshold (Config.MinRate × Window) is
-// above two, since two commits then reach no trigger count. A resource
-// committed on its creation and again on an update costs a 40-byte map
-// slot instead of a resStat (recent commits with writer names, counts).
+// twice is a resource committed once or twice in the last two windows,
+// its commits in order (see once; the second's version is 0 while there
+// is none): all the detector needs of it until it is committed a third
+// time, while the threshold (Config.MinRate × Window) is above two, since
+// two commits then reach no trigger count. A resource committed on its
+// creation and again on an update costs a 44-byte table entry (see table)
+// instead of a resStat (recent commits with writer names, counts).
 type twice [2]once
 
-// hashKey is the key of a resource in Detector.res, Detector.ones and
-// Detector.twos: a hash of its kind and ID, not the ID itself, computed
-// once per commit for the three maps. Two resources committed in the same
-// two windows whose keys collide: in ones and twos, they count as one (a
-// commit of the one seen as the other's next); in res, whose stats hold
+// hashKey is the key of a resource in Detector.res and Detector.table: a
+// hash of its kind and ID, not the ID itself, computed once per commit
+// for both. Two resources committed in the same two windows whose keys
+// collide: in the table, they count as one (a commit of the one seen as
+// the other's next); in res, whose stats hold
 // the resource's own key, the commits of the second are not counted (and
 // its version not found as a cause) while the first's stat is kept. With 64-bit keys the odds are
 // about n²/2⁶⁵ for n resources (10⁻⁸ for 400,000), and a loop needs a
@@ -271,10 +293,14 @@ type twice [2]once
 // Config.Sustain windows to be flagged.
 type hashKey uint64
 
-// hashOf returns the key of the resource k in Detector.res, Detector.ones
-// and Detector.twos.
+// hashOf returns the key of the resource k in Detector.res and
+// Detector.table, never 0 (the table's mark of no entry).
 func (d *Detector) hashOf(k resKey) hashKey {
-	return hashKey(maphash.String(d.seed, k.id) ^ uint64(k.kind)*0x9e3779b97f4a7c15)
+	h := hashKey(maphash.String(d.seed, k.id) ^ uint64(k.kind)*0x9e3779b97f4a7c15)
+	if h == 0 {
+		h = 1
+	}
+	return h
 }
 
 // count is a number of commits in the window: by reader, caused by a
@@ -337,29 +363,26 @@ type Detector struct {
 	// record. window is its index.
 	windowEnd time.Time
 	window    uint64
-	// res are the resources committed in the last two windows; free the
-	// stats of resources forgotten since, reused (a burst of commits of
-	// many resources allocates once, not in every window), at most
-	// maxFree of them. resPeak is the most resources res held since it
-	// was last rebuilt: a map keeps the memory of its largest size, so
-	// res is rebuilt once it holds less than a quarter of that.
+	// res are the resources committed in the last two windows more often
+	// than the table keeps (at most maxStats); free the stats of resources
+	// forgotten since, reused (a burst of commits of many resources
+	// allocates once, not in every window), at most maxFree of them.
+	// resPeak is the most resources res held since it was last rebuilt: a
+	// map keeps the memory of its largest size, so res is rebuilt once it
+	// holds less than a quarter of that.
 	res     map[hashKey]*resStat
 	resPeak int
 	free    []*resStat
-	// ones are the resources committed once in the last two windows (see
-	// once), none of them in res; onesPeak is to ones what resPeak is to
-	// res.
-	ones     map[hashKey]once
-	onesPeak int
-	// twos are the resources committed twice in the last two windows (see
-	// twice), none of them in res or ones, kept only while the threshold
-	// is above two; twosPeak is to twos what resPeak is to res.
-	twos     map[hashKey]twice
-	twosPeak int
-	// seed is the seed of the keys of res, ones and twos (see hashKey).
+	// table holds the resources committed once or twice in the last two
+	// windows (see table), none of them in res: twice only while the
+	// threshold is above two.
+	table table
+	// clk orders the commits counted, for the table (see clock).
+	clk clock
+	// seed is the seed of the keys of res and table (see hashKey).
 	seed maphash.Seed
 	// kinds are the kinds of the resources seen, by the index their keys
-	// hold (kindIdx); names the controller names of ones and twos, by index
+	// hold (kindIdx); names the controller names of the table, by index
 	// (nameIdx; names[0] is ""). Both are as many as the Runtime's kinds
 	// and controllers.
 	kinds   []kindName
@@ -373,6 +396,12 @@ type Detector struct {
 	// hot are the resources of the window with a trigger count at the
 	// threshold.
 	hot []*resStat
+	// gapped is set while the current window counts only part of its
+	// commits (see Missed and Stats); gapOpen while the records missed
+	// may run on into the next window (until the next record).
+	gapped, gapOpen bool
+	// stats are what Stats returns.
+	stats Stats
 
 	// streaks counts, per loop key, the consecutive windows the loop was
 	// present in, with the loop as last seen.
@@ -395,8 +424,7 @@ func New(cfg Config) *Detector {
 		threshold: cfg.threshold(),
 		window:    1,
 		res:       map[hashKey]*resStat{},
-		ones:      map[hashKey]once{},
-		twos:      map[hashKey]twice{},
+		table:     newTable(minSlots),
 		seed:      maphash.MakeSeed(),
 		kindIdx:   map[kindName]uint32{},
 		names:     []string{""},
@@ -409,6 +437,45 @@ func New(cfg Config) *Detector {
 // Config returns the detector's configuration, defaults applied.
 func (d *Detector) Config() Config { return d.cfg }
 
+// Stats are counts of what a detector could not count: they say how far
+// its rates are lower bounds (see the package doc).
+type Stats struct {
+	// Missed is the number of records the detector was told it missed
+	// (see [Detector.Missed]).
+	Missed uint64
+	// Dropped is the number of commits it let go of before their time:
+	// earlier commits of a resource that lost its place in the full table
+	// of resources committed once or twice, and commits of resources that
+	// found the stats full.
+	Dropped uint64
+	// Incomplete is the number of windows closed that counted only part of
+	// their commits (records missed, commits dropped).
+	Incomplete uint64
+}
+
+// Stats returns the detector's counts of what it could not count.
+func (d *Detector) Stats() Stats { return d.stats }
+
+// Missed tells the detector that n records (n > 0) were not fed to it
+// between the last record fed and the next (a reader of a ring that
+// overwrote them first): the windows they may fall in, from the current
+// one to that of the next record fed, count only part of their commits
+// (see the package doc). n == 0 does nothing.
+func (d *Detector) Missed(n uint64) {
+	if n == 0 {
+		return
+	}
+	d.stats.Missed += n
+	d.gapped, d.gapOpen = true, true
+}
+
+// dropped counts a commit let go of before its time: the current window
+// counts only part of its commits.
+func (d *Detector) dropped() {
+	d.stats.Dropped++
+	d.gapped = true
+}
+
 // Observe feeds one record and returns the loops flagged or ended by the
 // windows it closed (see [Detector.Tick]). Records must come in time order
 // (as a ring holds them); a record older than the current window counts
@@ -419,6 +486,7 @@ func (d *Detector) Observe(ev *trace.Record) []Finding {
 	if !ev.Time.IsZero() {
 		out = d.Tick(ev.Time)
 	}
+	d.gapOpen = false // the records missed came before this one
 	if ev.Type != trace.Commit || ev.Controller == "" || ev.Resource.Version == 0 {
 		return out
 	}
@@ -428,7 +496,11 @@ func (d *Detector) Observe(ev *trace.Record) []Finding {
 	}
 	key := d.keyOf(&ev.Resource, &d.lastRes)
 	h := d.hashOf(key)
-	s := d.res[h]
+	d.clk.seq++
+	var s *resStat
+	if len(d.res) != 0 {
+		s = d.res[h]
+	}
 	if s == nil {
 		if s = d.statOf(ev, writer, key, h); s == nil {
 			return out
@@ -449,40 +521,47 @@ func (d *Detector) Observe(ev *trace.Record) []Finding {
 	return out
 }
 
+// maxStats bounds the resources with a stat (see Detector.res).
+const maxStats = 2048
+
 // statOf returns the new stat of the resource key (hash h) that ev
 // committed, caused by writer's change: nil when the commit is its first
-// in the last two windows, which ones then holds (see once), or its
-// second while the threshold is above two, which twos then holds (see
-// twice); otherwise a stat in res, holding ev's earlier commits that ones
-// or twos held.
+// in the last two windows, or its second while the threshold is above
+// two, which the table then holds (see twice), or when the stats are
+// full (the commit is dropped); otherwise a stat in res, holding ev's
+// earlier commits that the table held.
 func (d *Detector) statOf(ev *trace.Record, writer string, key resKey, h hashKey) *resStat {
-	o, seen := d.ones[h]
-	var t twice
-	two := false
-	if !seen && len(d.twos) != 0 {
-		t, two = d.twos[h]
+	i := d.table.find(h, &d.clk)
+	n := 0
+	if i >= 0 {
+		n = 1
+		if d.table.vals[i][1].version != 0 {
+			n = 2
+		}
 	}
-	if (!seen && !two && d.threshold > 1) || (seen && d.threshold > 2) {
+	if n < 2 && n+1 < d.threshold {
 		if c, fits := d.onceOf(ev, writer); fits {
-			if !seen {
-				d.ones[h] = c
-				return nil
+			if i >= 0 {
+				d.table.again(i, c, d.window)
+			} else if d.table.put(h, c, d.window, &d.clk) {
+				d.dropped()
 			}
-			delete(d.ones, h)
-			d.twos[h] = twice{o, c}
 			return nil
 		}
 	}
+	if len(d.res) >= maxStats {
+		d.dropped()
+		return nil
+	}
 	s := d.newStat(key)
 	d.res[h] = s
-	switch {
-	case seen:
-		delete(d.ones, h)
-		d.adopt(s, o)
-	case two:
-		delete(d.twos, h)
+	if i >= 0 {
+		t := d.table.vals[i]
+		d.table.remove(i)
 		d.adopt(s, t[0])
-		d.adopt(s, t[1])
+		if t[1].version != 0 {
+			d.adopt(s, t[1])
+		}
 	}
 	return s
 }
@@ -491,10 +570,11 @@ func (d *Detector) statOf(ev *trace.Record, writer string, key resKey, h hashKey
 // recent commits, and counted if it is of the current window. The commits
 // adopted are fewer than the threshold: none reaches it.
 func (d *Detector) adopt(s *resStat, o once) {
-	s.lastSeen = d.windowOf(o)
+	s.lastSeen = d.window - 1
 	s.recent[s.next].version, s.recent[s.next].writer = o.version, d.names[o.reader]
 	s.next++
-	if s.lastSeen == d.window {
+	if d.clk.current(o) {
+		s.lastSeen = d.window
 		if s.window != d.window {
 			s.window, s.counts = d.window, s.counts[:0]
 		}
@@ -506,17 +586,16 @@ func (d *Detector) adopt(s *resStat, o once) {
 // resource key, "" when not among its recent commits.
 func (d *Detector) writerOf(key resKey, v uint64) string {
 	h := d.hashOf(key)
-	if c := d.res[h]; c != nil {
-		if c.key != key {
-			return ""
+	if len(d.res) != 0 {
+		if c := d.res[h]; c != nil {
+			if c.key != key {
+				return ""
+			}
+			return c.writerOf(v)
 		}
-		return c.writerOf(v)
 	}
-	if o, ok := d.ones[h]; ok && o.version == v {
-		return d.names[o.reader]
-	}
-	if t, ok := d.twos[h]; ok {
-		for _, o := range t {
+	if i := d.table.find(h, &d.clk); i >= 0 {
+		for _, o := range d.table.vals[i] {
 			if o.version == v {
 				return d.names[o.reader]
 			}
@@ -526,20 +605,14 @@ func (d *Detector) writerOf(key resKey, v uint64) string {
 }
 
 // onceOf returns the record of ev's commit, caused by writer's change, as
-// ones holds it; false when a controller's index does not fit in it (more
-// than 65,535 controller names: the commit then gets a resStat).
+// the table holds it; false when a controller's index does not fit in it
+// (more than 65,535 controller names: the commit then gets a resStat).
 func (d *Detector) onceOf(ev *trace.Record, writer string) (once, bool) {
 	r, w := d.nameOf(ev.Controller, &d.lastReader), d.nameOf(writer, &d.lastWriter)
 	if r > math.MaxUint16 || w > math.MaxUint16 {
 		return once{}, false
 	}
-	return once{window: uint32(d.window), version: ev.Resource.Version, reader: uint16(r), writer: uint16(w)}, true
-}
-
-// windowOf returns the window of o's commit, from its low 32 bits: ones
-// and twos hold commits of the last few windows only.
-func (d *Detector) windowOf(o once) uint64 {
-	return d.window - uint64(uint32(d.window)-o.window)
+	return once{stamp: uint32(d.clk.seq), version: ev.Resource.Version, reader: uint16(r), writer: uint16(w)}, true
 }
 
 // newStat returns the zero stat of the resource key, reusing a free one.
@@ -564,9 +637,10 @@ const maxFree = 1024
 // forget drops the resources not committed in the window closing nor in
 // the one before (commits of the window before may still be the causes of
 // the next window's), keeping at most maxFree of their stats for reuse,
-// and rebuilds res, ones and twos once they shrank to a quarter of their
-// peak: a burst of commits of many resources leaves no memory behind once
-// it is over.
+// rebuilds res once it shrank to a quarter of its peak, and takes the
+// table back to its starting size once all of it is stale: a burst of
+// commits of many resources leaves no memory behind once it is over.
+// The table's entries age by themselves (see table).
 func (d *Detector) forget() {
 	d.resPeak = max(d.resPeak, len(d.res))
 	for k, s := range d.res {
@@ -580,24 +654,7 @@ func (d *Detector) forget() {
 	if len(d.res) < d.resPeak/4 {
 		d.res, d.resPeak = rebuilt(d.res), len(d.res)
 	}
-	d.onesPeak = max(d.onesPeak, len(d.ones))
-	for k, o := range d.ones {
-		if d.windowOf(o)+1 < d.window {
-			delete(d.ones, k)
-		}
-	}
-	if len(d.ones) < d.onesPeak/4 {
-		d.ones, d.onesPeak = rebuilt(d.ones), len(d.ones)
-	}
-	d.twosPeak = max(d.twosPeak, len(d.twos))
-	for k, t := range d.twos {
-		if d.windowOf(t[1])+1 < d.window {
-			delete(d.twos, k)
-		}
-	}
-	if len(d.twos) < d.twosPeak/4 {
-		d.twos, d.twosPeak = rebuilt(d.twos), len(d.twos)
-	}
+	d.table.shrink(d.window + 1)
 }
 
 // rebuilt returns a copy of m sized for what it holds.
@@ -621,7 +678,7 @@ func (d *Detector) Tick(now time.Time) []Finding {
 	for !now.Before(d.windowEnd) {
 		out = append(out, d.closeWindow(d.windowEnd)...)
 		d.windowEnd = d.windowEnd.Add(d.cfg.Window)
-		if len(d.streaks) == 0 && len(d.active) == 0 && len(d.res) == 0 && len(d.ones) == 0 && len(d.twos) == 0 && !now.Before(d.windowEnd) {
+		if len(d.streaks) == 0 && len(d.active) == 0 && len(d.res) == 0 && d.table.stale(d.window) && !now.Before(d.windowEnd) {
 			// Nothing left to age: the windows up to now are empty.
 			d.windowEnd = now.Truncate(d.cfg.Window).Add(d.cfg.Window)
 		}
@@ -640,13 +697,20 @@ func (d *Detector) Active() []Finding {
 }
 
 // closeWindow evaluates the window that ends at end, resets the counts,
-// and returns the loops flagged or ended.
+// and returns the loops flagged or ended. A window that counted only part
+// of its commits breaks off no streak, ends no loop and lowers no rate.
 func (d *Detector) closeWindow(end time.Time) []Finding {
 	loops := d.loops(end)
+	complete := !d.gapped
+	if !complete {
+		d.stats.Incomplete++
+	}
+	d.gapped = d.gapOpen
 	clear(d.hot)
 	d.hot = d.hot[:0]
 	d.forget()
 	d.window++
+	d.clk.prev, d.clk.cur = d.clk.cur, d.clk.seq
 
 	var out []Finding
 	seen := make(map[string]bool, len(loops))
@@ -661,7 +725,10 @@ func (d *Detector) closeWindow(end time.Time) []Finding {
 		s.windows++
 		s.loop = l
 		if f := d.active[key]; f != nil {
-			f.Last, f.Rate, f.Cycle = end, l.Rate, l.Cycle
+			f.Last, f.Cycle = end, l.Cycle
+			if complete || l.Rate > f.Rate {
+				f.Rate = l.Rate
+			}
 			continue
 		}
 		if s.windows >= d.cfg.Sustain {
@@ -671,6 +738,18 @@ func (d *Detector) closeWindow(end time.Time) []Finding {
 			out = append(out, f)
 		}
 	}
+	if complete {
+		out = append(out, d.absent(end, seen)...)
+	}
+	sortFindings(out)
+	return out
+}
+
+// absent breaks off the streaks of the loops not seen in the window that
+// ends at end, and returns the flagged ones it ends: those absent for
+// Config.ClearAfter.
+func (d *Detector) absent(end time.Time, seen map[string]bool) []Finding {
+	var out []Finding
 	for key := range d.streaks {
 		if !seen[key] {
 			delete(d.streaks, key)
@@ -684,6 +763,5 @@ func (d *Detector) closeWindow(end time.Time) []Finding {
 			out = append(out, ended)
 		}
 	}
-	sortFindings(out)
 	return out
 }

@@ -347,12 +347,154 @@ func TestBurstLeavesNoMemoryBehind(t *testing.T) {
 	runtime.KeepAlive(d)
 	runtime.KeepAlive(evs)
 	t.Logf("detector heap: %d KiB during the burst, %d KiB after", (during-before)/1024, (after-before)/1024)
-	require.Greater(t, during-before, int64(burst*24), "the burst's resources are tracked")
 	// An entry of a resource committed once holds no names and no ID: its
 	// key is a hash of its kind and ID, its controllers are indexes (a
-	// 24-byte map slot; 96 B per resource with the names, 70 with the ID).
-	assert.Less(t, during-before, int64(burst*48), "what a resource committed once costs during the burst")
-	assert.Less(t, after-before, int64(burst*64)/10, "and let go once it is over")
+	// 44-byte table entry; 96 B per resource with the names, 70 with the
+	// ID), in a table of bounded size.
+	assert.Less(t, during-before, int64(maxTable), "what the resources committed once cost during the burst")
+	assert.Less(t, after-before, int64(64<<10), "and let go once it is over")
+}
+
+// maxTable is the most the detector's table of resources committed once
+// or twice may take: 16,384 entries of 44 bytes, and slack.
+const maxTable = 16384*44 + 64<<10
+
+// oneShots returns n commits by B, of n resources each committed once,
+// every caused by A's change, spread over windows windows from t0.
+func oneShots(n, windows int) []trace.Record {
+	evs := make([]trace.Record, n)
+	for i := range evs {
+		at := t0.Add(time.Duration(i*windows) * hotloop.DefaultWindow / time.Duration(n))
+		evs[i] = trace.Record{Time: at, Type: trace.Commit, Controller: "B", Op: "create",
+			Resource: trace.Ref{Namespace: "ns", Type: "B", ID: fmt.Sprintf("b%07d", i), Version: 1},
+			Cause:    trace.Ref{Namespace: "ns", Type: "A", ID: fmt.Sprintf("a%07d", i), Version: 1}}
+	}
+	return evs
+}
+
+// TestAStreamOfOneShotCommitsKeepsMemoryBounded: whatever the number of
+// resources committed once each — in one window, or over several — what
+// the detector keeps of them is bounded (its table), the same for 50k
+// resources as for 400k; the commits it let go of before their time are
+// counted, and the windows they were let go in count as incomplete.
+func TestAStreamOfOneShotCommitsKeepsMemoryBounded(t *testing.T) {
+	for _, c := range []struct{ n, windows int }{{50_000, 1}, {200_000, 1}, {200_000, 8}} {
+		evs := oneShots(c.n, c.windows)
+		before := liveHeap()
+		d := hotloop.New(hotloop.Config{})
+		assert.Empty(t, run(d, evs))
+		kept := liveHeap() - before
+		runtime.KeepAlive(evs)
+		d.Tick(t0.Add(time.Hour)) // the last window closes
+		st := d.Stats()
+		t.Logf("%d one-shot commits over %d windows: %d KiB kept, %+v", c.n, c.windows, kept/1024, st)
+		assert.Less(t, kept, int64(maxTable), "%d resources over %d windows", c.n, c.windows)
+		assert.Positive(t, st.Dropped, "the table could not hold them all: counted")
+		assert.Positive(t, st.Incomplete, "and the windows it dropped them in are incomplete")
+		assert.Zero(t, st.Missed)
+	}
+}
+
+// TestALoopIsFlaggedAmidMoreOneShotCommitsThanTheTableHolds: a
+// resource rewritten by its own controller, and a loop whose edge into B
+// is caused by resources each committed once (as in
+// TestCauseCommittedOnceIsKnown), are flagged while every round brings
+// thousands of other resources committed once — more over two windows
+// than the detector's table holds: a full table lets go of the commits
+// of the oldest window first.
+func TestALoopIsFlaggedAmidMoreOneShotCommitsThanTheTableHolds(t *testing.T) {
+	s := newStream()
+	x := s.write("", ref("X", "x"), trace.Ref{})
+	y := s.write("", ref("Y", "y"), trace.Ref{})
+	n := 0
+	for i := range 30 { // 1.5 s at 20 rounds/s, 60k one-shot commits a window
+		w := s.write("A", ref("W", fmt.Sprint(i)), y)
+		for range 6000 {
+			s.write("Other", ref("O", fmt.Sprint(n)), trace.Ref{})
+			n++
+		}
+		x = s.write("C", ref("X", "x"), x)
+		y = s.write("B", ref("Y", "y"), w)
+		s.write("A", ref("Z", "z"), y)
+		s.advance(50 * time.Millisecond)
+	}
+	d := hotloop.New(hotloop.Config{})
+	run(d, s.events)
+	t.Logf("%+v", d.Stats())
+	require.Positive(t, d.Stats().Dropped, "the table was full")
+	active := d.Active()
+	require.Len(t, active, 2)
+	assert.Equal(t, "A writes Z(ns/z) → B writes Y(ns/y) → A", active[0].String())
+	assert.Equal(t, "C writes X(ns/x) → C", active[1].String())
+}
+
+// loopRounds feeds d rounds rounds of a self-loop of C on X from s, 25
+// a second, each commit's cause naming its writer (see
+// TestCauseWithTheWriterNeedsNoEarlierCommit), of which d reads only the
+// first keep commits of every period:
+// the others were missed, which d is told before the next it reads when
+// tell is set. It returns the loops flagged or ended and the last version
+// of X.
+func loopRounds(s *stream, d *hotloop.Detector, x trace.Ref, rounds, keep, period int, tell bool) ([]hotloop.Finding, trace.Ref) {
+	var out []hotloop.Finding
+	missed := uint64(0)
+	for i := range rounds {
+		s.events = s.events[:0]
+		x = s.write("C", ref("X", "x"), x)
+		x.Writer = "C" // as the cause of the next: known if missed
+		s.advance(40 * time.Millisecond)
+		if i%period >= keep {
+			missed += uint64(len(s.events))
+			continue
+		}
+		if tell {
+			d.Missed(missed)
+		}
+		missed = 0
+		for i := range s.events {
+			out = append(out, d.Observe(&s.events[i])...)
+		}
+	}
+	return out, x
+}
+
+// TestAWindowThatMissedRecordsNeitherEndsALoopNorLowersItsRate: a flagged
+// self-loop at 25 commits/s goes on while the detector is fed only half of
+// its commits, then only every tenth for longer than ClearAfter — told
+// where it missed the others: it keeps its rate, and it is not ended. Not
+// told, the same stream lowers its rate, then ends it. Once complete
+// windows without it follow, it ends.
+func TestAWindowThatMissedRecordsNeitherEndsALoopNorLowersItsRate(t *testing.T) {
+	for _, told := range []bool{true, false} {
+		d := hotloop.New(hotloop.Config{})
+		s := newStream()
+		x := s.write("", ref("X", "x"), trace.Ref{})
+		reports, x := loopRounds(s, d, x, 75, 1, 1, false) // 3 s, every commit read
+		require.Len(t, reports, 1)
+		assert.Empty(t, d.Tick(s.now)) // its last window closes
+		rate := d.Active()[0].Rate
+		half, x := loopRounds(s, d, x, 76, 1, 2, told) // 3 s, half read: still hot
+		assert.Empty(t, half)
+		require.Len(t, d.Active(), 1)
+		if told {
+			assert.Equal(t, rate, d.Active()[0].Rate, "told: the rate is not lowered")
+		} else {
+			assert.Less(t, d.Active()[0].Rate, rate*3/4, "not told: the rate seems to drop")
+		}
+		missed, _ := loopRounds(s, d, x, 250, 1, 10, told) // 10 s, a tenth read
+		if !told {
+			require.Len(t, missed, 1, "not told: the loop seems to stop")
+			assert.True(t, missed[0].Ended)
+			continue
+		}
+		assert.Empty(t, missed, "told: not ended")
+		require.Len(t, d.Active(), 1)
+		assert.Equal(t, rate, d.Active()[0].Rate, "its rate is that of the windows that counted every commit")
+		assert.Equal(t, uint64(2*37+2*9*24), d.Stats().Missed, "a commit and its route, 1 round in 2, then 9 in 10 (told before the next read)")
+		ended := d.Tick(s.now.Add(hotloop.DefaultClearAfter + time.Second))
+		require.Len(t, ended, 1, "complete windows without it end it")
+		assert.True(t, ended[0].Ended)
+	}
 }
 
 // liveHeap returns the bytes of the heap still reachable after a
@@ -525,4 +667,40 @@ func TestCauseCommittedTwiceIsKnown(t *testing.T) {
 	reports := run(hotloop.New(hotloop.Config{}), s.events)
 	require.Len(t, reports, 1)
 	assert.Equal(t, "A → B", reports[0].f.Key())
+}
+
+// TestAWindowThatMissedRecordsKeepsALoopsStreak: a self-loop seen in a
+// window, then in a window of which the detector read one commit only,
+// told it missed the rest, then seen again: the window that missed
+// records breaks off no streak, so the loop is flagged at the end of its
+// second window seen (Sustain 2). Not told, the streak starts again.
+func TestAWindowThatMissedRecordsKeepsALoopsStreak(t *testing.T) {
+	for _, told := range []bool{true, false} {
+		d := hotloop.New(hotloop.Config{})
+		v := uint64(0)
+		commit := func(at time.Duration) []hotloop.Finding {
+			v++
+			return d.Observe(&trace.Record{Time: t0.Add(at), Type: trace.Commit, Controller: "C",
+				Resource: trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: v},
+				Cause:    trace.Ref{Namespace: "ns", Type: "X", ID: "x", Version: v - 1}})
+		}
+		for i := range 12 { // the window [0, 0.5 s): hot
+			assert.Empty(t, commit(time.Duration(i)*40*time.Millisecond))
+		}
+		assert.Empty(t, commit(520*time.Millisecond)) // [0.5 s, 1 s): one read of 12
+		if told {
+			d.Missed(11)
+		}
+		v += 11
+		for i := range 12 { // [1 s, 1.5 s): hot
+			assert.Empty(t, commit(time.Second+time.Duration(i)*40*time.Millisecond))
+		}
+		flagged := commit(1500 * time.Millisecond)
+		if !told {
+			assert.Empty(t, flagged, "not told: one window seen since the gap")
+			continue
+		}
+		require.Len(t, flagged, 1, "told: flagged at the end of its second window seen")
+		assert.Equal(t, "C writes X(ns/x) → C", flagged[0].String())
+	}
 }
