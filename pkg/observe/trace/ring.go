@@ -5,11 +5,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // DefaultSize is the number of records a Runtime's ring keeps unless
-// configured otherwise: 4096 records, about 1.2 MiB (a record's slot is
-// about 300 bytes, plus the strings it shares with the Runtime).
+// configured otherwise: 4096 records, 1.25 MiB (a record's slot is 320
+// bytes, plus the strings it shares with the Runtime).
 const DefaultSize = 4096
 
 // Ring keeps the newest records, up to its size. A nil *Ring is a disabled
@@ -46,8 +47,18 @@ type Ring struct {
 	wake chan struct{}
 }
 
-// slot holds one record; ev.Seq tells which.
+// slot holds one record; ev.Seq tells which. It is a whole number of
+// cache lines (see slotPad): the slots of a ring, which starts on a line
+// (the allocator aligns a large object to a page), each start on a line,
+// and the lines [Ring.Put] writes — the lock and the fields Head sets,
+// before Cause — are the first three of its slot whatever its index.
 type slot struct {
+	slotData
+	_ [slotPad]byte
+}
+
+// slotData is what a slot holds.
+type slotData struct {
 	mu sync.Mutex
 	// rest is false when the fields of ev that Head does not set
 	// (Cause, Due, Error, Detail) are known to be zero: Put then need not
@@ -55,6 +66,12 @@ type slot struct {
 	rest bool
 	ev   Record
 }
+
+// cacheLine is the size of a cache line (64 bytes on amd64 and arm64).
+const cacheLine = 64
+
+// slotPad pads a slot to a whole number of cache lines.
+const slotPad = (cacheLine - unsafe.Sizeof(slotData{})%cacheLine) % cacheLine
 
 // NewRing returns a ring that keeps the newest size records, or nil (a
 // disabled trace) when size <= 0.
