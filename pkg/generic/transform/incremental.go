@@ -61,7 +61,7 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 	var ptrs []resource.PointerKey
 	readOnly := []state.GetOption{state.WithReadOnlyGet()}
 	stopped := false
-	at := 0 // the entries before at have IDs before id (ids are sorted)
+	at := 0 // the entries before at have IDs before id (see seek)
 	for k, id := range ids {
 		if p.ctx.Err() != nil {
 			stopped = true // the entries stay sorted and whole
@@ -80,10 +80,7 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 			return false, fmt.Errorf("get input %s: %w", resource.PointerString(ptr), err)
 		}
 		i, known := seek(rs.entries, at, id)
-		at = i
-		if known {
-			at++
-		}
+		at = i // the next ID is after this one (ids are sorted and unique)
 		if err != nil || !p.c.listed(res.Metadata()) {
 			if known {
 				p.sweep(rs.entries[i])
@@ -101,7 +98,6 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 			// the entries stay sorted.
 			rs.entries = append(rs.entries, entry{id: id})
 			p.input(res, &rs.entries[n], false)
-			at = n + 1
 			continue
 		}
 		e := entry{id: id}
@@ -182,7 +178,8 @@ const ptrChunk = 256
 // probes: a pass whose inputs are sorted as the entries finds each one in
 // O(log gap) comparisons from the last one found, not O(log n) — one or
 // two comparisons when most inputs changed. Entries before from are not
-// read (an entry swept earlier in the pass has an empty ID).
+// read; an entry swept earlier in the pass has an empty ID, before every
+// ID.
 func seek(entries []entry, from int, id resource.ID) (int, bool) {
 	lo, step := from, 1 // the entries before lo are before id
 	hi := lo
