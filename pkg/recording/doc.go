@@ -197,12 +197,15 @@
 //     (Recording.Passes): how many commits it made, and its reads — the
 //     first that says its revision, then each whose revision or kind
 //     differs from the read before — with the read's number in the pass,
-//     the revision it returned and the kind it read. The log is a ring of
-//     the newest 16384 reads, written on the controllers' goroutines
-//     without a lock as RC9's commits are, allocated at the first read; a
-//     read allocates nothing for it once a pass's first reads came back,
-//     and a Runtime without a tap pays nothing for it. (The replay does not use the
-//     passes yet: see docs/recording-format.md.)
+//     the revision it returned and the kind it read. A recording holds
+//     the passes that read a state of its window or made one of its
+//     changes (one whose reads all came before the window's start
+//     included). The log is a ring of the newest 16384 reads, written on
+//     the controllers' goroutines without a lock as RC9's commits are,
+//     allocated at the first read; a read allocates nothing for it once a
+//     pass's first reads came back, and a Runtime without a tap pays
+//     nothing for it. (The replay does not use the passes yet: see
+//     docs/recording-format.md.)
 //
 // A type is sensitive when its definition says so (package definition,
 // filled by the codec registry) or WithSensitive names it.

@@ -2,7 +2,9 @@ package recording_test
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,4 +122,91 @@ func passOf(r *recording.Recording, rev uint64) *recording.Pass {
 		}
 	}
 	return nil
+}
+
+// heldEcho reads the Note "x" and lists its Echoes; the first pass that
+// finds the note then says so on read and waits for release before it
+// echoes the note's N.
+type heldEcho struct {
+	read, release chan struct{}
+}
+
+func (heldEcho) Name() string { return "heldecho" }
+func (heldEcho) Inputs() []controller.Input {
+	return []controller.Input{{Namespace: ns, Type: noteKind.Type(), Kind: controller.InputWeak}}
+}
+func (heldEcho) Outputs() []controller.Output {
+	return []controller.Output{{Type: echoKind.Type()}}
+}
+func (h heldEcho) Run(ctx context.Context, rt controller.Runtime, _ *zap.Logger) error {
+	held := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-rt.EventCh():
+		}
+		note, err := safe.ReaderGet[*Note](ctx, rt, resource.NewPointer(ns, noteKind.Type(), "x"))
+		if state.IsNotFoundError(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := rt.List(ctx, echoKind); err != nil {
+			return err
+		}
+		if !held {
+			held = true
+			close(h.read)
+			select {
+			case <-h.release:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		n := note.TypedSpec().N
+		if err := safe.WriterModify(ctx, rt, typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{}), func(e *Echo) error { e.TypedSpec().N = n; return nil }); err != nil {
+			return err
+		}
+	}
+}
+
+// TestRC13_APassThatReadBeforeTheWindowAndCommittedInItIsLogged: a pass
+// whose reads all saw states before the window's start (the window let
+// go of them) and that committed inside the window is one of the
+// recording's passes, with its commit counted: the commit's Change is
+// not left without its pass.
+func TestRC13_APassThatReadBeforeTheWindowAndCommittedInItIsLogged(t *testing.T) {
+	st := inmem.NewState()
+	h := heldEcho{read: make(chan struct{}), release: make(chan struct{})}
+	rt, ctx := runController(t, st, h)
+	rec, err := recording.New(st, registry(t), recording.WithRuntime(rt), recording.WithWindow(time.Hour, 4<<10))
+	require.NoError(t, err)
+	started(t, rec)
+	require.NoError(t, st.Create(ctx, newNote("x", 7)))
+	<-h.read
+	read := lastNoteRevision(t, rec)
+	require.NoError(t, st.Create(ctx, newNote("y", 0)))
+	var r *recording.Recording
+	for i := 1; r == nil || r.Revision <= read; i++ {
+		_, err := st.UpdateWithConflicts(ctx, resource.NewPointer(ns, noteKind.Type(), "y"), func(r resource.Resource) error { r.(*Note).TypedSpec().N = i; return nil })
+		require.NoError(t, err)
+		require.NoError(t, rec.Sync(ctx))
+		r, err = rec.Take()
+		require.NoError(t, err)
+		require.Less(t, i, 10_000, "the window never let go of the pass's reads")
+	}
+	close(h.release)
+	eventually(t, "the held pass's commit is recorded", func() bool {
+		require.NoError(t, rec.Sync(ctx))
+		r, err = rec.Take()
+		require.NoError(t, err)
+		return slices.ContainsFunc(r.Changes, func(c recording.Change) bool { return c.By == recording.ByController && c.Read == read })
+	})
+	p := passOf(r, read)
+	require.NotNil(t, p, "the pass that read revision %d (before the window's start %d) and committed in the window", read, r.Revision)
+	assert.Equal(t, "heldecho", p.Controller)
+	assert.Equal(t, 1, p.Commits)
+	assert.Less(t, p.Reads[len(p.Reads)-1].Revision, r.Revision)
 }

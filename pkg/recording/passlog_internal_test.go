@@ -52,7 +52,7 @@ func TestRC13_APassReadsLoggedOutOfOrderAreWrittenInOrder(t *testing.T) {
 	}{{0, 5}, {2, 7}, {1, 6}, {2, 8}} {
 		l.Read("c", 1, rd.index, rd.rev, kind, resource.PointerKey{})
 	}
-	passes := l.passes(1, []Kind{{Namespace: "a", Type: "As.test.resgraph.dev"}})
+	passes := l.passes(1, []Kind{{Namespace: "a", Type: "As.test.resgraph.dev"}}, nil)
 	assert.Len(t, passes, 1)
 	assert.Equal(t, []PassRead{{0, 5, kind}, {1, 6, kind}, {2, 7, kind}}, passes[0].Reads)
 }

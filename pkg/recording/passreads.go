@@ -23,10 +23,12 @@ type passKey struct {
 
 // passes returns the passes whose reads the log holds and of which a read
 // saw revision from or later (the window's: an older pass read a state
-// before the recording's), with how many commits each made, ordered by
+// before the recording's) or that made one of the commits in (by resource
+// hash and version: the window's; a pass may read before the window's
+// start and commit in it), with how many commits each made, ordered by
 // their first read's revision (a controller's in the order they ran);
 // a read's kind is one of kinds (zero for another).
-func (l *passLog) passes(from uint64, kinds []Kind) []Pass {
+func (l *passLog) passes(from uint64, kinds []Kind, in map[[2]uint64]bool) []Pass {
 	byHash := make(map[uint64]resource.KindKey, len(kinds))
 	for _, k := range kinds {
 		byHash[l.kindHash(k.Namespace, k.Type)] = resource.KindOf(resource.NewKind(k.Namespace, k.Type))
@@ -49,17 +51,19 @@ func (l *passLog) passes(from uint64, kinds []Kind) []Pass {
 		}
 		out[n].Reads = append(out[n].Reads, PassRead{Index: e.index, Revision: e.rev, Kind: byHash[e.kind]})
 	})
+	committed := make([]bool, len(out)) // a commit of the pass is in
 	l.commits.each(func(w *[ringWords]uint64, _ resource.PointerKey) {
 		e := passEntryOf(w)
 		if n, ok := at[passKey{e.ctrl, e.pass}]; ok && e.pass != 0 {
 			out[n].Commits++
+			committed[n] = committed[n] || in[[2]uint64{e.key, e.version}]
 		}
 	})
 	idx := make([]int, len(out))
 	for i := range idx {
 		idx[i] = i
 	}
-	idx = slices.DeleteFunc(idx, func(i int) bool { return out[i].Reads[len(out[i].Reads)-1].Revision < from })
+	idx = slices.DeleteFunc(idx, func(i int) bool { return !committed[i] && out[i].Reads[len(out[i].Reads)-1].Revision < from })
 	slices.SortStableFunc(idx, func(a, b int) int {
 		return cmp.Or(cmp.Compare(out[a].Reads[0].Revision, out[b].Reads[0].Revision), cmp.Compare(keys[a].ctrl, keys[b].ctrl), cmp.Compare(keys[a].pass, keys[b].pass))
 	})
@@ -79,4 +83,16 @@ func (l *passLog) passes(from uint64, kinds []Kind) []Pass {
 func inOrder(reads []PassRead) []PassRead {
 	slices.SortStableFunc(reads, func(a, b PassRead) int { return cmp.Compare(a.Index, b.Index) })
 	return slices.CompactFunc(reads, func(a, b PassRead) bool { return a.Index == b.Index })
+}
+
+// commitsOf returns the controllers' commits among a view's entries, by
+// resource hash and version (what passes takes).
+func (l *passLog) commitsOf(entries []viewEntry) map[[2]uint64]bool {
+	in := map[[2]uint64]bool{}
+	for _, e := range entries {
+		if e.by == ByController {
+			in[[2]uint64{l.hash(e.key), e.ver}] = true
+		}
+	}
+	return in
 }

@@ -54,8 +54,9 @@ type Recording struct {
 	// Final is the state at End: every resource of every kind, sorted by
 	// kind and ID (what a replay is compared with).
 	Final []resource.Resource
-	// Passes are the passes of the Runtime's controllers, those that
-	// committed nothing included, with the revisions their reads saw
+	// Passes are the passes of the Runtime's controllers that read a
+	// state of the recording or committed in it, those that committed
+	// nothing included, with the revisions their reads saw
 	// (rule RC13), ordered by their first read's revision (a
 	// controller's in the order they ran): a replay holds each read
 	// until its run is at the state it saw. Empty when the recorder did
@@ -65,7 +66,9 @@ type Recording struct {
 
 // Pass is one pass of a controller (a Controller's, from one call of
 // EventCh to the next, or the run of one QController item) that read a
-// state of the recording (rule RC13).
+// state of the recording or committed in it (rule RC13): a pass whose
+// reads all came before the recording's start and whose commit is one of
+// its Changes has reads older than Revision.
 type Pass struct {
 	Controller string
 	// Item is the QController item of the run; zero for a Controller's

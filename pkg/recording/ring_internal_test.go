@@ -36,7 +36,7 @@ func TestRC13_APassLogIsWrittenWithoutALock(t *testing.T) {
 	}
 	l.mu.Unlock()
 	<-done
-	assert.Len(t, l.passes(0, []Kind{{Namespace: "ns", Type: "Notes.test"}}), 101)
+	assert.Len(t, l.passes(0, []Kind{{Namespace: "ns", Type: "Notes.test"}}, nil), 101)
 }
 
 // TestRC13_EntriesWrittenAtOnceAreReadWhole: controllers logging at once,
@@ -60,7 +60,7 @@ func TestRC13_EntriesWrittenAtOnceAreReadWhole(t *testing.T) {
 		})
 	}
 	check := func() {
-		for _, p := range l.passes(0, kinds) {
+		for _, p := range l.passes(0, kinds, nil) {
 			for _, r := range p.Reads {
 				require.Equal(t, uint64(r.Index), r.Revision%1000, "a torn read: %+v of %s", r, p.Controller)
 				require.Equal(t, kind, r.Kind)

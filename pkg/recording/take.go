@@ -76,7 +76,7 @@ func (r *Recorder) take(reason string, from *mark) (*Recording, error) {
 	kinds := slices.Clone(r.kinds)
 	controllers := slices.Sorted(maps.Keys(r.controllers.names))
 	r.mu.Unlock()
-	reads, passes := r.passes.readsNow(), r.passes.passes(v.start.rev, kinds)
+	reads, passes := r.passes.readsNow(), r.passes.passes(v.start.rev, kinds, r.passes.commitsOf(v.entries))
 	rec := &Recording{
 		Source: r.cfg.source, Reason: reason, Taken: now, Start: v.start.at, End: now,
 		Revision: v.start.rev, Kinds: kinds, Controllers: controllers, Replay: r.cfg.replay,
