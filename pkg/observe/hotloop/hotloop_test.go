@@ -326,9 +326,9 @@ func TestLongQuietStretchIsCheap(t *testing.T) {
 }
 
 // TestBurstLeavesNoMemoryBehind: what the detector keeps of a burst of
-// commits of many resources goes once the burst is over — the stats of
-// forgotten resources are reused up to a bound, and the map of resources
-// does not keep the size of the burst.
+// commits of many resources is bounded during the burst (its table of
+// resources committed once) and goes once the burst is over — the table
+// goes back to its starting size.
 func TestBurstLeavesNoMemoryBehind(t *testing.T) {
 	const burst = 100_000
 	evs := make([]trace.Record, burst)
