@@ -207,13 +207,13 @@ func (l *passLog) namesNow() []string {
 // add notes that a commit of ptr at version was made by a pass (or the
 // run of item) that had read the state at revision read (0 and no item:
 // unknown, not kept).
-func (l *passLog) add(controller string, ptr resource.PointerKey, version, read, pass uint64, item resource.PointerKey) {
+func (l *passLog) add(controller string, ptr *resource.PointerKey, version, read, pass uint64, item *resource.PointerKey) {
 	if read == 0 && item.Type() == "" && pass == 0 {
 		return
 	}
-	e := passEntry{key: l.idHash(ptr) ^ l.kindHashOf(ptr.Namespace(), ptr.Type()), version: version, read: read, pass: pass, ctrl: l.nameOf(controller)}
+	e := passEntry{key: l.idHash(*ptr) ^ l.kindHashOf(ptr.Namespace(), ptr.Type()), version: version, read: read, pass: pass, ctrl: l.nameOf(controller)}
 	w := e.words()
-	l.commits.put(&w, item)
+	l.commits.put(&w, *item)
 }
 
 // passReads are the read revisions and items of the commits a pass log
@@ -258,7 +258,7 @@ func (r passReads) of(ptr resource.PointerKey, version, rev uint64) (read uint64
 // Runtime committed ptr at version, its pass (or the run of item) having
 // read the state at revision read.
 func (l *passLog) Committed(controller string, ptr resource.PointerKey, version, read, pass uint64, item resource.PointerKey) {
-	l.add(controller, ptr, version, read, pass, item)
+	l.add(controller, &ptr, version, read, pass, &item)
 }
 
 // commitTapper is a Runtime whose controllers' commits a recorder can

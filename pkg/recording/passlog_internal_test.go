@@ -25,8 +25,8 @@ func TestRC9_APassLogFindsACommitWhateverItsStringsAddresses(t *testing.T) {
 		return resource.PointerOf(resource.NewPointer(strings.Clone(ns), t, strings.Clone(id)))
 	}
 	for i := range 100 {
-		l.add("c", ptr("a", "x", false), uint64(i+1), uint64(10+i), 0, resource.PointerKey{})
-		l.add("c", ptr("b", "x", false), uint64(i+1), uint64(500+i), 0, resource.PointerKey{})
+		l.Committed("c", ptr("a", "x", false), uint64(i+1), uint64(10+i), 0, resource.PointerKey{})
+		l.Committed("c", ptr("b", "x", false), uint64(i+1), uint64(500+i), 0, resource.PointerKey{})
 	}
 	r := l.readsNow()
 	for i := range 100 {

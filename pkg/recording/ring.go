@@ -23,7 +23,7 @@ const ringWords = 5
 // is kept beside it under mu, with the entry's number.
 type wordRing struct {
 	// size is how many entries it holds, words how many words of each
-	// (at most ringWords; the others are zero).
+	// (4 or ringWords; the others are zero).
 	size, words int
 	slots       atomic.Pointer[[]wordSlot]
 	next        atomic.Uint64
@@ -52,6 +52,10 @@ func (r *wordRing) slotsOf() []wordSlot {
 	if p := r.slots.Load(); p != nil {
 		return *p
 	}
+	return r.allocate()
+}
+
+func (r *wordRing) allocate() []wordSlot {
 	s := make([]wordSlot, r.size)
 	if r.slots.CompareAndSwap(nil, &s) {
 		return s
@@ -72,8 +76,12 @@ func (r *wordRing) put(w *[ringWords]uint64, item resource.PointerKey) {
 	if item.Type() != "" {
 		r.setItem(i, n, item)
 	}
-	for j := range r.words {
-		s.w[j].Store(w[j])
+	s.w[0].Store(w[0])
+	s.w[1].Store(w[1])
+	s.w[2].Store(w[2])
+	s.w[3].Store(w[3])
+	if r.words > 4 {
+		s.w[4].Store(w[4])
 	}
 	s.stamp.Store(stamp)
 }

@@ -26,7 +26,7 @@ func TestRC13_APassLogIsWrittenWithoutALock(t *testing.T) {
 		defer close(done)
 		for i := range 100 {
 			l.Read("c", uint64(i+2), 0, uint64(11+i), kind, resource.PointerKey{})
-			l.add("c", ptr, uint64(i+1), uint64(11+i), uint64(i+2), resource.PointerKey{})
+			l.Committed("c", ptr, uint64(i+1), uint64(11+i), uint64(i+2), resource.PointerKey{})
 		}
 	}()
 	select {
