@@ -101,11 +101,11 @@ type kindStore struct {
 	// order is the order of the keys of items (see idOrder). Guarded by
 	// mu.
 	order idOrder
-	// view is the stored resource of each ID of order.sorted, at the
+	// view is the entry of items of each ID of order.sorted, at the
 	// same index, as of the last List (or bootstrap snapshot), kept for
 	// the next ones (see snapshotLocked); empty when none is kept. updated
 	// are the IDs updated since, with repeats. Guarded by mu.
-	view    []resource.Resource
+	view    []unsafe.Pointer
 	updated []resource.ID
 	// userCopies tells that a version the kind stored (since its start)
 	// copies itself with user code (it is not a resource of
@@ -478,8 +478,10 @@ func (ks *kindStore) snapshot(dst []resource.Resource, rev *uint64) []resource.R
 // come after the others (as IDs created in order do). After a create
 // among them, or after more updates than maxViewUpdates allows, it looks
 // every resource up; a destroy lets go of the view at once (it would keep
-// the destroyed resource). The view costs an interface value per
-// resource of a kind that is listed.
+// the destroyed resource). The view costs an entry of items (a pointer)
+// per resource of a kind that is listed; its entries are read with the
+// kind's type word of the time, which changes only once the kind stores
+// nothing, and so holds nothing in its view.
 func (ks *kindStore) snapshotLocked(dst []resource.Resource) []resource.Resource {
 	sorted, kept := ks.order.ids(ks.items)
 	view := ks.view
@@ -489,16 +491,20 @@ func (ks *kindStore) snapshotLocked(dst []resource.Resource) []resource.Resource
 	view = view[:kept]
 	for _, id := range ks.updated {
 		if i, ok := slices.BinarySearch(sorted[:kept], id); ok {
-			view[i] = ks.bare(ks.items[id])
+			view[i] = ks.items[id]
 		}
 	}
 	ks.forgetUpdatesLocked()
 	view = slices.Grow(view, len(sorted)-kept)
 	for _, id := range sorted[kept:] {
-		view = append(view, ks.bare(ks.items[id]))
+		view = append(view, ks.items[id])
 	}
 	ks.view = view
-	return append(dst, view...)
+	dst = slices.Grow(dst, len(view))
+	for _, e := range view {
+		dst = append(dst, ks.bare(e))
+	}
+	return dst
 }
 
 // maxViewUpdates is how many updates since the last snapshot the view

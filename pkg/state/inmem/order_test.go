@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -168,7 +169,7 @@ func TestS12a_ListAfterWritesIsTheStore(t *testing.T) {
 	assert.Len(t, ks.view, 100, "kept after an update")
 	require.NoError(t, st.Destroy(ctx, ptr("r050")))
 	assert.Empty(t, ks.view, "kept after a destroy")
-	assert.Equal(t, make([]resource.Resource, 100), ks.view[:100], "the storage kept holds no resource")
+	assert.Equal(t, make([]unsafe.Pointer, 100), ks.view[:100], "the storage kept holds no resource")
 }
 
 // TestIDOrderOfAKindListedOnceStaysBounded: a kind listed once and then

@@ -209,7 +209,8 @@ func TestWrite_APanickingApproxSizeCountsAsTheDefault(t *testing.T) {
 // versions of the type word it took while it stored nothing; a version of
 // another type (a pointer-shaped one here, whose data word is a *pair as
 // the kind's are) is boxed, and every read gives each version as it was
-// written: Get, List, a watch's events and the history. Once the kind
+// written: Get, List (its first and from its kept view), a watch's events
+// and the history. Once the kind
 // stores nothing again, it takes the next version's type word.
 func TestItemsBoxAVersionOfAnotherTypeThanTheKinds(t *testing.T) {
 	c := newCore(withoutMutationDetector())
@@ -235,6 +236,11 @@ func TestItemsBoxAVersionOfAnotherTypeThanTheKinds(t *testing.T) {
 
 	b.(sizePanics).TypedSpec().A = 3
 	require.NoError(t, st.Update(ctx, b)) // boxed, replacing a boxed one
+	l, err = st.List(ctx, testKind)       // from the List's kept view
+	require.NoError(t, err)
+	require.Len(t, l.Items, 2)
+	assert.Equal(t, 1, specA(t, l.Items[0].(*pair)))
+	assert.Equal(t, 3, specA(t, l.Items[1].(sizePanics).pair))
 	require.NoError(t, st.Destroy(ctx, ptr("a")))
 	require.NoError(t, st.Destroy(ctx, ptr("b")))
 	for _, want := range []struct {
