@@ -80,7 +80,7 @@ func fields(a, b resource.Resource) []FieldChange {
 	if a != nil {
 		as = jsonOf(a.Spec())
 	}
-	specFields(add, "spec", as, jsonOf(b.Spec()))
+	specFields(add, "spec", as, jsonOf(b.Spec()), a != nil)
 	return out
 }
 
@@ -113,8 +113,10 @@ func optional(s string, ok bool) any {
 }
 
 // specFields adds the differences of two specs in their JSON form, field
-// by field.
-func specFields(add func(string, any, any), path string, a, b any) {
+// by field. In an update (not a creation), a list emptied or filled (the
+// other side absent: null, or left out) goes element by element as one
+// that shrank or grew does.
+func specFields(add func(string, any, any), path string, a, b any, update bool) {
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
 	if aok && bok || a == nil && bok {
@@ -126,19 +128,22 @@ func specFields(add func(string, any, any), path string, a, b any) {
 			keys[k] = true
 		}
 		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			specFields(add, path+"."+k, am[k], bm[k])
+			specFields(add, path+"."+k, am[k], bm[k], update)
 		}
 		return
 	}
 	al, aok := a.([]any)
 	bl, bok := b.([]any)
+	if update && (aok && b == nil || a == nil && bok) {
+		aok, bok = true, true
+	}
 	if aok && bok {
 		if scalars(al) && scalars(bl) && len(al) != len(bl) {
 			listFields(add, path, al, bl)
 			return
 		}
 		for i := range max(len(al), len(bl)) {
-			specFields(add, fmt.Sprintf("%s[%d]", path, i), at(al, i), at(bl, i))
+			specFields(add, fmt.Sprintf("%s[%d]", path, i), at(al, i), at(bl, i), update)
 		}
 		return
 	}
