@@ -1,6 +1,8 @@
 package inmem
 
 import (
+	"unsafe"
+
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -24,10 +26,26 @@ func key(ptr resource.Pointer) (resource.PointerKey, error) {
 
 // keyOf returns the namespace, type and ID of ptr, and true, when it is a
 // PointerKey with all three set; false otherwise (see key). It is
-// inlined, and reads the key in place: a Get checks it before calling
-// key.
+// inlined, and reads the key in place, where its box is (a type
+// assertion would copy its 48 bytes out first): a Get checks it before
+// calling key.
 func keyOf(ptr resource.Pointer) (resource.Namespace, resource.Type, resource.ID, bool) {
-	p, ok := ptr.(resource.PointerKey)
-	ns, typ, id := p.Identity()
-	return ns, typ, id, ok && ns != "" && typ != "" && id != ""
+	w := (*ifaceWords)(unsafe.Pointer(&ptr))
+	if w.tab != pointerKeyTab {
+		return "", "", "", false
+	}
+	ns, typ, id := (*resource.PointerKey)(w.data).Identity()
+	return ns, typ, id, ns != "" && typ != "" && id != ""
+}
+
+// pointerKeyTab is the type word of a resource.Pointer holding a
+// resource.PointerKey.
+var pointerKeyTab = func() unsafe.Pointer {
+	var p resource.Pointer = resource.PointerKey{}
+	return wordsOfPointer(p).tab
+}()
+
+// wordsOfPointer returns the two words of p.
+func wordsOfPointer(p resource.Pointer) ifaceWords {
+	return *(*ifaceWords)(unsafe.Pointer(&p))
 }
