@@ -32,28 +32,46 @@ func (evenEcho) Outputs() []controller.Output {
 	return []controller.Output{{Type: echoKind.Type()}}
 }
 func (evenEcho) Run(ctx context.Context, rt controller.Runtime, _ *zap.Logger) error {
+	return echoNotes(ctx, rt, func(n int) bool { return n%2 == 0 })
+}
+
+// echoNotes is the run of a controller that, on every pass, reads the
+// Note "x" and lists its Echoes, then echoes the note's N when echo(N)
+// says so.
+func echoNotes(ctx context.Context, rt controller.Runtime, echo func(n int) bool) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-rt.EventCh():
 		}
-		note, err := safe.ReaderGet[*Note](ctx, rt, resource.NewPointer(ns, noteKind.Type(), "x"))
-		if state.IsNotFoundError(err) {
-			continue
-		}
+		note, err := readNoteAndEchoes(ctx, rt)
 		if err != nil {
 			return err
 		}
-		if _, err := rt.List(ctx, echoKind); err != nil {
-			return err
+		if note == nil {
+			continue
 		}
-		if n := note.TypedSpec().N; n%2 == 0 {
+		if n := note.TypedSpec().N; echo(n) {
 			if err := safe.WriterModify(ctx, rt, typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{}), func(e *Echo) error { e.TypedSpec().N = n; return nil }); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// readNoteAndEchoes reads the Note "x" and lists the Echoes: the note,
+// nil when there is none.
+func readNoteAndEchoes(ctx context.Context, rt controller.Runtime) (*Note, error) {
+	note, err := safe.ReaderGet[*Note](ctx, rt, resource.NewPointer(ns, noteKind.Type(), "x"))
+	if state.IsNotFoundError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	_, err = rt.List(ctx, echoKind)
+	return note, err
 }
 
 // TestRC13_EveryPassIsLoggedWithWhatItsReadsSaw: a recorder of a Runtime
@@ -124,52 +142,29 @@ func passOf(r *recording.Recording, rev uint64) *recording.Pass {
 	return nil
 }
 
-// heldEcho reads the Note "x" and lists its Echoes; the first pass that
+// heldEcho echoes the Note "x" as evenEcho reads it; the first pass that
 // finds the note then says so on read and waits for release before it
 // echoes the note's N.
 type heldEcho struct {
+	evenEcho
 	read, release chan struct{}
 }
 
 func (heldEcho) Name() string { return "heldecho" }
-func (heldEcho) Inputs() []controller.Input {
-	return []controller.Input{{Namespace: ns, Type: noteKind.Type(), Kind: controller.InputWeak}}
-}
-func (heldEcho) Outputs() []controller.Output {
-	return []controller.Output{{Type: echoKind.Type()}}
-}
 func (h heldEcho) Run(ctx context.Context, rt controller.Runtime, _ *zap.Logger) error {
 	held := false
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-rt.EventCh():
-		}
-		note, err := safe.ReaderGet[*Note](ctx, rt, resource.NewPointer(ns, noteKind.Type(), "x"))
-		if state.IsNotFoundError(err) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := rt.List(ctx, echoKind); err != nil {
-			return err
-		}
+	return echoNotes(ctx, rt, func(int) bool {
 		if !held {
 			held = true
 			close(h.read)
 			select {
 			case <-h.release:
 			case <-ctx.Done():
-				return nil
+				return false
 			}
 		}
-		n := note.TypedSpec().N
-		if err := safe.WriterModify(ctx, rt, typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{}), func(e *Echo) error { e.TypedSpec().N = n; return nil }); err != nil {
-			return err
-		}
-	}
+		return true
+	})
 }
 
 // TestRC13_APassThatReadBeforeTheWindowAndCommittedInItIsLogged: a pass
