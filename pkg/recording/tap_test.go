@@ -144,6 +144,14 @@ func changeLines(r *recording.Recording) []string {
 func TestRC9_EachCommitSaysWhatItsPassRead(t *testing.T) {
 	st := inmem.NewState()
 	rt, ctx := runEchoer(t, st)
+	// The echoer's first pass (it echoes a missing note as 1) must be over
+	// before the recorder taps the Runtime: a pass that read before the tap
+	// says no revision (0), and its echo could commit after the note's
+	// creation below.
+	eventually(t, "the echoer echoed the missing note", func() bool {
+		_, err := st.Get(ctx, resource.NewPointer(ns, echoKind.Type(), "x"))
+		return err == nil
+	})
 	rec, err := recording.New(st, registry(t), recording.WithRuntime(rt))
 	require.NoError(t, err)
 	started(t, rec)
