@@ -40,7 +40,7 @@ type Collector struct {
 	deliveryLag, startup                                   *prometheus.Desc
 	failing, parked                                        *prometheus.Desc
 	leader, leaderTerm, leaderSince                        *prometheus.Desc
-	traceMissed                                            *prometheus.Desc
+	traceMissed, hotLoopDropped, hotLoopIncomplete         *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -87,6 +87,10 @@ func NewCollector(o observe.Observer, opts ...Option) *Collector {
 		leaderTerm:  d("controller", "leader_term", "With leadership: the term this replica leads (while standby: the last one it led; 0: none).", ctrl),
 		leaderSince: d("controller", "leader_role_since_timestamp_seconds", "With leadership: when the controller became leader or standby in this replica.", ctrl),
 		traceMissed: d("trace", "missed_records_total", "Trace records overwritten before the hot-loop detector and the trace hook read them (they did not keep up).", nil),
+		hotLoopDropped: d("hot_loop", "dropped_commits_total",
+			"Commits the hot-loop detector let go of before their time to keep its memory bounded (more resources committed in a window than it tracks).", nil),
+		hotLoopIncomplete: d("hot_loop", "incomplete_windows_total",
+			"Hot-loop detector windows that counted only part of their commits (trace records missed or commits dropped): they end no loop and lower no rate.", nil),
 	}
 }
 
@@ -132,7 +136,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.reconciles, c.crashes, c.restarts, c.wakeUps, c.requeues, c.busy,
 		c.queueLen, c.inFlight, c.failing, c.parked, c.state, c.lastError, c.routed, c.relists,
 		c.queueWait, c.lag, c.startup, c.duration, c.busyRatio, c.hotLoop, c.hotLoops, c.deliveryLag,
-		c.leader, c.leaderTerm, c.leaderSince, c.traceMissed} {
+		c.leader, c.leaderTerm, c.leaderSince, c.traceMissed, c.hotLoopDropped, c.hotLoopIncomplete} {
 		ch <- d
 	}
 }
@@ -197,10 +201,18 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
+	c.collectKindsAndLosses(ch, &m)
+}
+
+// collectKindsAndLosses sends the kinds' metrics of m, and the Runtime-wide
+// counters of what its trace reader and hot-loop detector could not count.
+func (c *Collector) collectKindsAndLosses(ch chan<- prometheus.Metric, m *observe.Metrics) {
 	for _, k := range m.Kinds {
 		ch <- prometheus.MustNewConstMetric(c.routed, prometheus.CounterValue, float64(k.EventsRouted), k.Namespace, k.Type)
 		ch <- prometheus.MustNewConstMetric(c.relists, prometheus.CounterValue, float64(k.Relists), k.Namespace, k.Type)
 		ch <- constHistogram(c.deliveryLag, k.DeliveryLag, k.Namespace, k.Type)
 	}
 	ch <- prometheus.MustNewConstMetric(c.traceMissed, prometheus.CounterValue, float64(m.TraceMissed))
+	ch <- prometheus.MustNewConstMetric(c.hotLoopDropped, prometheus.CounterValue, float64(m.HotLoopDropped))
+	ch <- prometheus.MustNewConstMetric(c.hotLoopIncomplete, prometheus.CounterValue, float64(m.HotLoopIncomplete))
 }

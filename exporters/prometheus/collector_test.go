@@ -117,12 +117,14 @@ resgraph_kind_relists_total{daemon="test",namespace="default",type="Items.test.r
 		`resgraph_kind_delivery_lag_seconds_count{daemon="test",namespace="default",type="Items.test.resgraph.dev"}`,
 		`resgraph_kind_delivery_lag_seconds_bucket{daemon="test",namespace="default",type="Items.test.resgraph.dev",le="1.024e-06"}`,
 		`resgraph_trace_missed_records_total{daemon="test"} 0`,
+		`resgraph_hot_loop_dropped_commits_total{daemon="test"} 0`,
+		`resgraph_hot_loop_incomplete_windows_total{daemon="test"} 0`,
 	} {
 		assert.Contains(t, body, want)
 	}
 	n, err := testutil.GatherAndCount(reg)
 	require.NoError(t, err)
-	assert.Equal(t, 29, n, "25 for the controller (7 counters, 6 gauges, 4 states, the last error, 7 histograms: queue wait, lag, startup, duration per outcome), 3 for the kind (2 counters, a histogram), the trace's missed records")
+	assert.Equal(t, 31, n, "25 for the controller (7 counters, 6 gauges, 4 states, the last error, 7 histograms: queue wait, lag, startup, duration per outcome), 3 for the kind (2 counters, a histogram), the trace's missed records, the hot-loop detector's dropped commits and incomplete windows")
 	problems, err := testutil.GatherAndLint(reg)
 	require.NoError(t, err)
 	assert.Empty(t, problems, "metric names and help follow Prometheus' conventions")

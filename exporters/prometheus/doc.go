@@ -37,6 +37,8 @@
 //	resgraph_kind_relists_total{namespace,type}               counter
 //	resgraph_kind_delivery_lag_seconds{namespace,type}        histogram (commit, or the first listing when later → routed)
 //	resgraph_trace_missed_records_total                       counter (trace records the hot-loop detector and the trace hook never read)
+//	resgraph_hot_loop_dropped_commits_total                   counter (commits the hot-loop detector let go of early to keep its memory bounded)
+//	resgraph_hot_loop_incomplete_windows_total                counter (detector windows that counted only part of their commits: missed records, dropped commits)
 //
 // The histograms have one bucket per power of two from 512 ns to about
 // 73 minutes, then +Inf (the Runtime keeps four per power of two; see

@@ -247,8 +247,10 @@ type HotLoop struct {
 // controller's status (sorted by name), every watched kind's counters
 // (sorted by namespace and type) and the hot loops flagged now (sorted by
 // cycle), with how many trace records the hot-loop detector and the trace
-// hook missed. In JSON they are {"controllers": [...], "kinds": [...],
-// "hotLoops": [...], "traceMissed": n}; a histogram is {"count", "sumNs",
+// hook missed and how much the detector itself could not count. In JSON
+// they are {"controllers": [...], "kinds": [...], "hotLoops": [...],
+// "traceMissed": n, "hotLoopDropped": n, "hotLoopIncomplete": n}; a
+// histogram is {"count", "sumNs",
 // "p50Ns", "p90Ns", "p99Ns", "buckets": [{"lt", "n"}]} (see package
 // observe/histogram).
 type Metrics struct {
@@ -261,4 +263,16 @@ type Metrics struct {
 	// keep up with the writers. The detector's rates are of the commits
 	// it read; the hook got a Lost record for each gap.
 	TraceMissed uint64 `json:"traceMissed"`
+	// HotLoopDropped counts the commits the hot-loop detector read but let
+	// go of before their time, to keep its memory bounded: earlier commits
+	// of a resource that lost its place in its full table of resources
+	// committed once or twice, and commits of resources that found its
+	// stats full (see package observe/hotloop, Stats.Dropped).
+	HotLoopDropped uint64 `json:"hotLoopDropped"`
+	// HotLoopIncomplete counts the detector's windows closed that counted
+	// only part of their commits: records missed (TraceMissed) or commits
+	// dropped (HotLoopDropped) fell in them. Such a window ends no loop and
+	// lowers no loop's rate: its counts are lower bounds (see package
+	// observe/hotloop, Stats.Incomplete).
+	HotLoopIncomplete uint64 `json:"hotLoopIncomplete"`
 }

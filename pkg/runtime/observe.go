@@ -21,12 +21,14 @@ import (
 // its trace, for the hot-loop detector and the trace hook.
 const tracePollInterval = 100 * time.Millisecond
 
-// loopState holds the hot loops flagged now and how many trace records
-// their detector missed.
+// loopState holds the hot loops flagged now, how many trace records
+// their detector missed and what it could not count.
 type loopState struct {
 	// missed counts the records the trace poller never read (overwritten
-	// first); written by the poller only.
-	missed atomic.Uint64
+	// first); dropped and incomplete are the detector's Stats.Dropped and
+	// Stats.Incomplete as of the poller's last poll. Written by the poller
+	// only.
+	missed, dropped, incomplete atomic.Uint64
 
 	mu sync.Mutex
 	// active are the flagged loops; protected by mu.
@@ -119,7 +121,7 @@ type tracePoller struct {
 // poll reads the records recorded since the last poll. Without a hook it
 // visits them in the ring, copying only the commits; with one it copies
 // them all for the hook. It counts the records it missed (overwritten
-// first) in loops.missed.
+// first) in loops.missed, and publishes the detector's Stats there.
 func (o *tracePoller) poll(now time.Time) {
 	ring := o.ring
 	var found []hotloop.Finding
@@ -150,6 +152,9 @@ func (o *tracePoller) poll(now time.Time) {
 		o.loops.missed.Add(lost)
 	}
 	found = append(found, o.det.Tick(now)...)
+	st := o.det.Stats()
+	o.loops.dropped.Store(st.Dropped)
+	o.loops.incomplete.Store(st.Incomplete)
 	if len(found) > 0 {
 		o.flag(found)
 	}

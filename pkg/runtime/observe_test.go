@@ -515,7 +515,29 @@ func TestTrace_ABurstIsReadWholeWithoutAHook(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := runBurst(t, commits, nil, runtime.WithTrace(size))
 		assert.Greater(t, rt.Observe().Trace().Last(), uint64(4*size), "the burst overran the ring")
-		assert.Zero(t, rt.Observe().Metrics().TraceMissed)
+		m := rt.Observe().Metrics()
+		assert.Zero(t, m.TraceMissed)
+		assert.Zero(t, m.HotLoopDropped, "the detector kept every commit")
+		assert.Zero(t, m.HotLoopIncomplete)
+	})
+}
+
+// TestTrace_TheDetectorsLossesAreInTheMetrics: commits the hot-loop
+// detector let go of to keep its memory bounded, and the windows that
+// therefore counted only part of their commits, are in the Runtime's
+// Metrics (HotLoopDropped, HotLoopIncomplete) — here with a threshold of
+// one commit a window (every resource committed needs a stat) and a
+// burst of more distinct resources than the detector keeps stats for,
+// then the clock moved past the burst's window so that it closes.
+func TestTrace_TheDetectorsLossesAreInTheMetrics(t *testing.T) {
+	const commits = 2100 // more than the detector's 2,048 stats
+	synctest.Test(t, func(t *testing.T) {
+		passWindow := func() { time.Sleep(2 * hotloop.DefaultWindow) }
+		rt := runBurst(t, commits, passWindow, runtime.WithHotLoop(hotloop.Config{MinRate: 1}))
+		m := rt.Observe().Metrics()
+		assert.Zero(t, m.TraceMissed, "the reader read every record")
+		assert.Positive(t, m.HotLoopDropped, "commits dropped by the detector")
+		assert.Positive(t, m.HotLoopIncomplete, "the burst's window counted only part of its commits")
 	})
 }
 

@@ -132,8 +132,8 @@ func (r *Runtime) runnerList() []runner {
 	return runners
 }
 
-// metrics returns a snapshot of the statuses, the kinds' counters and the
-// hot loops.
+// metrics returns a snapshot of the statuses, the kinds' counters, the
+// hot loops and the trace reader's and detector's losses.
 func (r *Runtime) metrics() observe.Metrics {
 	m := observe.Metrics{Controllers: r.controllerStatuses(), Kinds: []observe.KindMetrics{}}
 	for _, k := range r.router.Metrics() {
@@ -147,5 +147,7 @@ func (r *Runtime) metrics() observe.Metrics {
 	}
 	m.HotLoops = r.hotLoops()
 	m.TraceMissed = r.loops.missed.Load()
+	m.HotLoopDropped = r.loops.dropped.Load()
+	m.HotLoopIncomplete = r.loops.incomplete.Load()
 	return m
 }

@@ -102,5 +102,5 @@ func TestMetrics_PublishExpvar(t *testing.T) {
 		"queueLen": 0, "inFlight": 0, "metrics": {
 		"reconciles": 0, "crashes": 0, "restarts": 0, "wakeUps": 0, "requeues": 0, "busyTimeNs": 0,
 		"queueWait": `+empty+`, "lag": `+empty+`, "startup": `+empty+`, "duration": {},
-		"busy": 0, "hotLoops": 0}}], "kinds": [], "hotLoops": [], "traceMissed": 0}`, expvar.Get(name).String())
+		"busy": 0, "hotLoops": 0}}], "kinds": [], "hotLoops": [], "traceMissed": 0, "hotLoopDropped": 0, "hotLoopIncomplete": 0}`, expvar.Get(name).String())
 }

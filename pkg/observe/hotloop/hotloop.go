@@ -61,7 +61,8 @@
 // loop absent from it is neither broken off (its streak of windows is
 // kept) nor ended, and a flagged loop's rate is not lowered by it: an
 // absence or a rate is only taken from a window that counted every
-// commit.
+// commit. A Runtime reports its detector's Dropped and Incomplete counts
+// in its Metrics (HotLoopDropped, HotLoopIncomplete).
 //
 // A Detector is not safe for concurrent use: one goroutine feeds it.
 package hotloop
