@@ -12,11 +12,16 @@ import (
 // bounds its history with it). A plain-value spec without strings costs a
 // constant; others are walked by reflection.
 func (r *Resource[S, D]) ApproxSize() int {
-	n := int(unsafe.Sizeof(*r)) + r.md.ApproxSize()
 	p := cachedPlan[S]()
 	if p == nil {
 		p = planOf[S]()
 	}
+	return r.approxSize(p)
+}
+
+// approxSize is ApproxSize with S's plan p.
+func (r *Resource[S, D]) approxSize(p *plan[S]) int {
+	n := int(unsafe.Sizeof(*r)) + r.md.ApproxSize()
 	if p.fixedSize {
 		return n
 	}

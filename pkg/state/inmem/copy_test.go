@@ -1,6 +1,7 @@
 package inmem
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -187,4 +188,39 @@ func TestR2_AGetCopiesUnderTheRecoverOnceAKindStoredAUserCodeCopy(t *testing.T) 
 	got, err := st.Get(ctx, ptr("plain"))
 	require.NoError(t, err)
 	assert.Equal(t, 1, got.(*pair).TypedSpec().A)
+}
+
+// TestR2_AWriteOfAPlainResourceCopiesItWithoutUserCode: a write (Create,
+// Update, and their owned forms) of a typed resource of a plain spec
+// stores it as a resource whose copy runs no user code (one call,
+// plaincopy.Of), so that a Get copies it without the deferred recover
+// (the kind's userCopies stays false), and a non-owned write stores a
+// copy; a write of a wrapper whose DeepCopy is user code sets userCopies.
+func TestR2_AWriteOfAPlainResourceCopiesItWithoutUserCode(t *testing.T) {
+	c := newCore()
+	ctx := context.Background()
+	a := newPair("a", 1)
+	require.NoError(t, c.Create(ctx, a))
+	require.NoError(t, c.CreateOwned(ctx, newPair("b", 2), state.CreateOptions{}))
+	a.TypedSpec().A = 3
+	require.NoError(t, c.Update(ctx, a))
+	b := newPair("b", 4)
+	b.Metadata().SetVersion(resource.VersionUndefined.Next())
+	require.NoError(t, c.UpdateOwned(ctx, b, state.UpdateOptions{ExpectedPhase: &phaseRunning}))
+	ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
+	ks.mu.Lock()
+	userCopies, stored := ks.userCopies, ks.bare(ks.items["a"])
+	ks.mu.Unlock()
+	assert.False(t, userCopies, "every version written copies itself without user code")
+	assert.NotSame(t, a, stored.(*pair), "a write stores a copy")
+	a.TypedSpec().A = 5
+	got, err := c.Get(ctx, ptr("a"))
+	require.NoError(t, err)
+	assert.Equal(t, 3, got.(*pair).TypedSpec().A)
+
+	require.NoError(t, c.Create(ctx, copyPanicsLater{newPair("w", 1), &atomic.Bool{}}))
+	ks.mu.Lock()
+	userCopies = ks.userCopies
+	ks.mu.Unlock()
+	assert.True(t, userCopies, "a wrapper's DeepCopy is user code")
 }

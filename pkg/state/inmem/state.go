@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/resgraph/resgraph/pkg/internal/opt"
-	"github.com/resgraph/resgraph/pkg/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/internal/plaincopy"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/internal/backend"
@@ -360,37 +360,16 @@ func stampUpdate(smd, cmd *resource.Metadata, now time.Time) {
 // storedOf returns the version of r (whose metadata is md) to store, its
 // metadata and its estimated size (see sizeOf): a copy of r (see copyOf),
 // or r itself when owned. A resource whose DeepCopy and ApproxSize run no
-// user code ([usercode.CopiesPlainly]) is copied and sized as it is (see
-// storedPlainly), and plain tells that the version stored is such a
-// resource too (a copy of one is of its type); for any other, they are
-// user code and run under one deferred recover (see storedOfUser).
+// user code ([usercode.CopiesPlainly]) is copied and sized as it is, in
+// one call ([plaincopy.Of]), and plain tells that the version stored is
+// such a resource too (a copy of one is of its type); for any other, they
+// are user code and run under one deferred recover (see storedOfUser).
 func storedOf(r resource.Resource, md *resource.Metadata, owned bool) (stored resource.Resource, smd *resource.Metadata, size int64, plain bool, err error) {
-	if usercode.CopiesPlainly(r) {
-		stored, smd = storedPlainly(r, md, owned)
-		return stored, smd, approxSize(stored), true, nil
+	if stored, smd, n, ok := plaincopy.Of(r, owned); ok {
+		return stored, smd, int64(n), true, nil
 	}
 	stored, smd, size, err = storedOfUser(r, md, owned)
 	return stored, smd, size, false, err
-}
-
-// storedPlainly is the version of r to store and its metadata, for a
-// resource that copies itself without user code: its copy (which has r's
-// identity), or r when owned.
-func storedPlainly(r resource.Resource, md *resource.Metadata, owned bool) (resource.Resource, *resource.Metadata) {
-	if owned {
-		return r, md
-	}
-	c := r.DeepCopy()
-	return c, c.Metadata()
-}
-
-// approxSize is r's ApproxSize, or defaultResourceSize when r has none;
-// r's ApproxSize is not user code (see storedOf).
-func approxSize(r resource.Resource) int64 {
-	if s, ok := r.(interface{ ApproxSize() int }); ok {
-		return int64(s.ApproxSize())
-	}
-	return defaultResourceSize
 }
 
 // storedOfUser is storedOf of a resource whose DeepCopy and ApproxSize are

@@ -1,0 +1,46 @@
+package typed
+
+import (
+	"github.com/resgraph/resgraph/pkg/internal/plaincopy"
+	"github.com/resgraph/resgraph/pkg/resource"
+)
+
+func init() { plaincopy.Register(storedCopyOf) }
+
+// plainCopier is a *Resource[S, D] (or a type embedding one, which must
+// not be taken for it: see storedCopy).
+type plainCopier interface {
+	storedCopy(self resource.Resource, owned bool) (resource.Resource, *resource.Metadata, int, bool)
+}
+
+// storedCopyOf implements [plaincopy.Of] for typed resources.
+func storedCopyOf(r resource.Resource, owned bool) (resource.Resource, *resource.Metadata, int, bool) {
+	if pc, ok := r.(plainCopier); ok {
+		return pc.storedCopy(r, owned)
+	}
+	return nil, nil, 0, false
+}
+
+// storedCopy is [plaincopy.Of] of self, a value holding r: when
+// r.CopiesWithoutUserCode(self) (self is r itself and S's copy runs no
+// user code), r's DeepCopy (r itself when owned), its metadata, its
+// ApproxSize and true; otherwise false. S's plan is looked up once.
+func (r *Resource[S, D]) storedCopy(self resource.Resource, owned bool) (resource.Resource, *resource.Metadata, int, bool) {
+	if p, ok := self.(*Resource[S, D]); !ok || p != r {
+		return nil, nil, 0, false
+	}
+	p := cachedPlan[S]()
+	if p == nil {
+		p = planOf[S]()
+	}
+	if !p.userFree {
+		return nil, nil, 0, false
+	}
+	c := r
+	if !owned {
+		c = &Resource[S, D]{}
+		r.md.CopyInto(&c.md)
+		p.copy(&c.spec, &r.spec)
+	}
+	return c, &c.md, c.approxSize(p), true
+}

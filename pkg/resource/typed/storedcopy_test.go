@@ -1,0 +1,63 @@
+package typed_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/internal/plaincopy"
+	"github.com/resgraph/resgraph/pkg/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+)
+
+// TestR2_AStoredCopyIsTheDeepCopyOfAResourceThatCopiesPlainly: the one
+// call a state makes to store a typed resource (plaincopy.Of) gives
+// exactly what DeepCopy, Metadata and ApproxSize give, for exactly the
+// resources that usercode.CopiesPlainly reports (a typed resource of a
+// plain spec, not a type embedding one, nor a spec with references); an
+// owned resource is stored itself, and a copy shares no memory with r.
+func TestR2_AStoredCopyIsTheDeepCopyOfAResourceThatCopiesPlainly(t *testing.T) {
+	md := resource.NewMetadata("default", "Plains.test.resgraph.dev", "p", resource.VersionUndefined)
+	md.Labels().Set("app", "x")
+	r := typed.New[plainMethodSpec, plainDef](md, plainMethodSpec{N: 1, Name: "a name", Pair: [2]int64{2, 3}})
+
+	stored, smd, size, ok := plaincopy.Of(r, false)
+	require.True(t, ok)
+	c, isPlain := stored.(*plainRes)
+	require.True(t, isPlain, "%T", stored)
+	require.NotSame(t, r, c, "a copy")
+	assert.Same(t, c.Metadata(), smd, "the copy's metadata")
+	assert.Equal(t, *r.TypedSpec(), *c.TypedSpec())
+	assert.True(t, r.Metadata().Equal(*c.Metadata()))
+	assert.Equal(t, r.DeepCopy().(*plainRes).ApproxSize(), size)
+	assert.Equal(t, c.ApproxSize(), size)
+	assert.Greater(t, size, r.ApproxSize()-len("a name"), "the spec's string is counted")
+	c.Metadata().Labels().Set("app", "changed")
+	c.TypedSpec().N = 9
+	v, _ := r.Metadata().Labels().Get("app")
+	assert.Equal(t, "x", v, "the copy shares no labels with r")
+	assert.Equal(t, 1, r.TypedSpec().N)
+
+	stored, smd, size, ok = plaincopy.Of(r, true)
+	require.True(t, ok)
+	assert.Same(t, r, stored.(*plainRes), "owned: r itself")
+	assert.Same(t, r.Metadata(), smd)
+	assert.Equal(t, r.ApproxSize(), size)
+
+	n := typed.New[countSpec, countDef](resource.NewMetadata("default", "Counts.test.resgraph.dev", "n", resource.VersionUndefined), countSpec{N: 1})
+	l := typed.New[linkSpec, linkDef](resource.NewMetadata("network", "Links.net.resgraph.dev", "l", resource.VersionUndefined), linkSpec{MTU: 1})
+	for name, x := range map[string]resource.Resource{
+		"plain spec":                   r,
+		"plain spec without methods":   n,
+		"spec with references":         l,
+		"a type embedding a plain one": embedsPlain{r},
+	} {
+		stored, smd, size, ok := plaincopy.Of(x, false)
+		assert.Equal(t, usercode.CopiesPlainly(x), ok, name)
+		if !ok {
+			assert.True(t, stored == nil && smd == nil && size == 0, "%s: nothing but false", name)
+		}
+	}
+}
