@@ -117,19 +117,44 @@ func (c *changeLog) Update(ctx context.Context, r resource.Resource, opts ...sta
 
 // Destroy implements state.CoreState.
 func (c *changeLog) Destroy(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) error {
+	_, err := c.DestroyVersion(ctx, ptr, opts...)
+	return err
+}
+
+// DestroyVersion is Destroy that also returns the version it destroyed
+// when the inner state tells it (undefined otherwise), so that a state
+// built on the log (state.WrapCore) reports its destroys' versions as the
+// inner state's does (state.CommitReporter): the flight recorder then
+// pairs each destroy with the pass that made it.
+func (c *changeLog) DestroyVersion(ctx context.Context, ptr resource.Pointer, opts ...state.DestroyOption) (resource.Version, error) {
 	if ptr == nil || !logged(ptr) {
-		return c.CoreState.Destroy(ctx, ptr, opts...)
+		return c.destroy(ctx, ptr, opts)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old, _ := c.CoreState.Get(ctx, ptr)
-	if err := c.CoreState.Destroy(ctx, ptr, opts...); err != nil {
-		return err
+	v, err := c.destroy(ctx, ptr, opts)
+	if err != nil {
+		return v, err
 	}
 	if old != nil {
 		c.logger.Info(describeChange(state.Destroyed, old, old))
 	}
-	return nil
+	return v, nil
+}
+
+// destroy destroys ptr in the inner state, with the version destroyed when
+// the inner state tells it.
+func (c *changeLog) destroy(ctx context.Context, ptr resource.Pointer, opts []state.DestroyOption) (resource.Version, error) {
+	if d, ok := c.CoreState.(state.CommitReporter); ok {
+		return d.DestroyCommitted(ctx, ptr, opts...)
+	}
+	if d, ok := c.CoreState.(interface {
+		DestroyVersion(context.Context, resource.Pointer, ...state.DestroyOption) (resource.Version, error)
+	}); ok {
+		return d.DestroyVersion(ctx, ptr, opts...)
+	}
+	return resource.VersionUndefined, c.CoreState.Destroy(ctx, ptr, opts...)
 }
 
 // describeChange formats a change as one line, e.g.

@@ -191,8 +191,19 @@ func (w *wrapped) handOver(ctx context.Context, r controller.Runtime, p *proxyRu
 	}
 }
 
-// ready destroys the ready outputs of the kinds.
+// ownPasser is a Runtime whose goroutines other than the one calling
+// EventCh can make passes of their own (the Runtime's, while a flight
+// recorder notes what each pass read).
+type ownPasser interface {
+	OwnPass(ctx context.Context) context.Context
+}
+
+// ready destroys the ready outputs of the kinds, in a pass of its own when
+// r makes one: its reads and destroys are not inner's pass's.
 func (w *wrapped) ready(ctx context.Context, r controller.Runtime) error {
+	if o, ok := r.(ownPasser); ok {
+		ctx = o.OwnPass(ctx)
+	}
 	if _, err := Ready(ctx, r, w.inner.Name(), w.kinds...); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("destroy: controller %q: %w", w.inner.Name(), err)
 	}

@@ -116,6 +116,25 @@ func (a *Adapter) ItemStarted(ctx context.Context, item resource.PointerKey) con
 	if a.pass.log.Load() == nil && !a.gated {
 		return ctx
 	}
+	return a.passContext(ctx, item)
+}
+
+// OwnPass returns the context for the reads and writes of a Controller's
+// goroutine other than the one that calls EventCh (destroy.Wrap's
+// forwarder): while a CommitLog is set, they make a pass of their own,
+// numbered now among the controller's, whose reads and commits are not
+// counted in the pass EventCh started, nor its in theirs; ctx itself
+// otherwise (nothing is allocated).
+func (a *Adapter) OwnPass(ctx context.Context) context.Context {
+	if a.pass.log.Load() == nil {
+		return ctx
+	}
+	return a.passContext(ctx, resource.PointerKey{})
+}
+
+// passContext returns ctx carrying a pass of its own (of item, zero for
+// a Controller's), numbered now.
+func (a *Adapter) passContext(ctx context.Context, item resource.PointerKey) context.Context {
 	if !a.pass.items.Load() {
 		a.pass.items.Store(true)
 	}
