@@ -1,7 +1,7 @@
 package state
 
 import (
-	"github.com/resgraph/resgraph/pkg/internal/usercode"
+	"github.com/resgraph/resgraph/pkg/internal/plaincopy"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -17,12 +17,13 @@ import (
 // that a copy that succeeds costs no call to it. The pointer named in
 // errors is built only on failure too: boxing it costs an allocation.
 //
-// A resource whose copy runs no user code ([usercode.CopiesPlainly], such
-// as a typed resource of a plain-value spec) is copied without the
-// deferred recover.
+// A typed resource whose copy runs no user code (a plain-value spec, see
+// usercode.CopiesPlainly) is copied without the deferred recover, its
+// type's copy plan found once. A resource of any other type is copied
+// under the recover, whatever its CopiesWithoutUserCode says.
 func DeepCopyOf(r resource.Resource) (c resource.Resource, err error) {
-	if usercode.CopiesPlainly(r) {
-		return r.DeepCopy(), nil
+	if c, ok := plaincopy.Copy(r); ok {
+		return c, nil
 	}
 	return deepCopyOfUser(r)
 }

@@ -92,3 +92,36 @@ func TestR2_OnlyACopyWithoutUserCodeSkipsTheRecover(t *testing.T) {
 	assert.True(t, state.IsInvalidError(err), "%v", err)
 	assert.ErrorContains(t, err, "the wrapper's DeepCopy")
 }
+
+// claimsPlain is a resource of another package's type that says its copy
+// runs no user code, and whose DeepCopy panics all the same.
+type claimsPlain struct{ md resource.Metadata }
+
+func (c *claimsPlain) Metadata() *resource.Metadata        { return &c.md }
+func (c *claimsPlain) Spec() any                           { return nil }
+func (c *claimsPlain) DeepCopy() resource.Resource         { panic("the claim was wrong") }
+func (c *claimsPlain) CopiesWithoutUserCode(self any) bool { return true }
+
+// TestR2_OnlyATypedResourceIsCopiedWithoutTheRecover: DeepCopyOf trusts
+// the claim of a copy without user code only from package typed (one
+// lookup of the type's plan); another type's DeepCopy is user code, and
+// its panic is an invalid error, not a crash.
+func TestR2_OnlyATypedResourceIsCopiedWithoutTheRecover(t *testing.T) {
+	bad := &claimsPlain{md: resource.NewMetadata("default", "Claims.test.resgraph.dev", "a", resource.VersionUndefined)}
+	c, err := state.DeepCopyOf(bad)
+	assert.Nil(t, c)
+	assert.True(t, state.IsInvalidError(err), "%v", err)
+	assert.ErrorContains(t, err, "the claim was wrong")
+}
+
+// BenchmarkDeepCopyOf copies a typed resource of a plain spec, the copy a
+// state makes of what it returns or is given outside its write path.
+func BenchmarkDeepCopyOf(b *testing.B) {
+	r := typed.New[plainCopySpec, plainCopyDef](resource.NewMetadata("default", "PlainCopies.test.resgraph.dev", "a", resource.VersionUndefined), plainCopySpec{N: 1})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := state.DeepCopyOf(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

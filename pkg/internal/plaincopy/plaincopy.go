@@ -1,12 +1,12 @@
-// Package plaincopy lets a state store a resource that copies itself
-// without user code (usercode.CopiesPlainly) in one call: the copy to
-// store (or the resource itself when the state owns it), its metadata and
-// its ApproxSize, each of which would otherwise ask the resource's type
-// for its copy plan again.
+// Package plaincopy lets a state store or copy a resource that copies
+// itself without user code (usercode.CopiesPlainly) in one call: [Of]
+// gives the copy to store (or the resource itself when the state owns
+// it), its metadata and its ApproxSize, and [Copy] the copy alone, each of
+// which would otherwise ask the resource's type for its copy plan again.
 //
-// Package typed registers the only implementation, for its resources, when
-// it is initialized; a program that never imports it stores no typed
-// resource, and Of reports false for every resource.
+// Package typed registers the only implementations, for its resources,
+// when it is initialized; a program that never imports it stores no typed
+// resource, and Of and Copy report false for every resource.
 package plaincopy
 
 import "github.com/resgraph/resgraph/pkg/resource"
@@ -14,13 +14,20 @@ import "github.com/resgraph/resgraph/pkg/resource"
 // Func is the form of the registered implementation: see [Of].
 type Func func(r resource.Resource, owned bool) (stored resource.Resource, md *resource.Metadata, size int, ok bool)
 
-// of is the registered implementation; written only by Register, from a
-// package's init, before any call of Of.
-var of Func
+// CopyFunc is the form of the registered implementation of [Copy].
+type CopyFunc func(r resource.Resource) (c resource.Resource, ok bool)
 
-// Register makes f the implementation of [Of]. It is called once, from
-// the init of package typed: a later call would race with Of.
-func Register(f Func) { of = f }
+// of and copyOf are the registered implementations; written only by
+// Register, from a package's init, before any call of Of or Copy.
+var (
+	of     Func
+	copyOf CopyFunc
+)
+
+// Register makes f the implementation of [Of] and c that of [Copy]. It is
+// called once, from the init of package typed: a later call would race
+// with Of and Copy.
+func Register(f Func, c CopyFunc) { of, copyOf = f, c }
 
 // Of returns, when r is a typed resource whose DeepCopy, CopyInto and
 // ApproxSize run no user code (for a typed resource, exactly when
@@ -36,4 +43,16 @@ func Of(r resource.Resource, owned bool) (stored resource.Resource, md *resource
 		return nil, nil, 0, false
 	}
 	return of(r, owned)
+}
+
+// Copy returns r.DeepCopy() and ok when r is a typed resource whose
+// DeepCopy runs no user code (exactly when usercode.CopiesPlainly(r) is
+// true, as for [Of]), having found its type's copy plan once. For any
+// other r it returns nil and false, having called none of r's methods:
+// the caller then copies r as user code.
+func Copy(r resource.Resource) (c resource.Resource, ok bool) {
+	if copyOf == nil {
+		return nil, false
+	}
+	return copyOf(r)
 }

@@ -5,12 +5,13 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-func init() { plaincopy.Register(storedCopyOf) }
+func init() { plaincopy.Register(storedCopyOf, plainCopyOf) }
 
 // plainCopier is a *Resource[S, D] (or a type embedding one, which must
 // not be taken for it: see storedCopy).
 type plainCopier interface {
 	storedCopy(self resource.Resource, owned bool) (resource.Resource, *resource.Metadata, int, bool)
+	plainCopy(self resource.Resource) (resource.Resource, bool)
 }
 
 // storedCopyOf implements [plaincopy.Of] for typed resources.
@@ -19,6 +20,34 @@ func storedCopyOf(r resource.Resource, owned bool) (resource.Resource, *resource
 		return pc.storedCopy(r, owned)
 	}
 	return nil, nil, 0, false
+}
+
+// plainCopyOf implements [plaincopy.Copy] for typed resources.
+func plainCopyOf(r resource.Resource) (resource.Resource, bool) {
+	if pc, ok := r.(plainCopier); ok {
+		return pc.plainCopy(r)
+	}
+	return nil, false
+}
+
+// plainCopy is [plaincopy.Copy] of self, a value holding r: when
+// r.CopiesWithoutUserCode(self), r's DeepCopy and true; otherwise false.
+// S's plan is looked up once.
+func (r *Resource[S, D]) plainCopy(self resource.Resource) (resource.Resource, bool) {
+	if p, ok := self.(*Resource[S, D]); !ok || p != r {
+		return nil, false
+	}
+	p := cachedPlan[S]()
+	if p == nil {
+		p = planOf[S]()
+	}
+	if !p.userFree {
+		return nil, false
+	}
+	c := &Resource[S, D]{}
+	r.md.CopyInto(&c.md)
+	p.copy(&c.spec, &r.spec)
+	return c, true
 }
 
 // storedCopy is [plaincopy.Of] of self, a value holding r: when

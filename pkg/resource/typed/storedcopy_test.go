@@ -61,3 +61,41 @@ func TestR2_AStoredCopyIsTheDeepCopyOfAResourceThatCopiesPlainly(t *testing.T) {
 		}
 	}
 }
+
+// TestR2_APlainCopyIsTheDeepCopyOfAResourceThatCopiesPlainly: the one
+// call DeepCopyOf makes for a typed resource (plaincopy.Copy) gives what
+// DeepCopy gives, sharing no memory with r, for exactly the resources that
+// usercode.CopiesPlainly reports.
+func TestR2_APlainCopyIsTheDeepCopyOfAResourceThatCopiesPlainly(t *testing.T) {
+	md := resource.NewMetadata("default", "Plains.test.resgraph.dev", "p", resource.VersionUndefined)
+	md.Labels().Set("app", "x")
+	r := typed.New[plainMethodSpec, plainDef](md, plainMethodSpec{N: 1, Name: "a name", Pair: [2]int64{2, 3}})
+
+	cp, ok := plaincopy.Copy(r)
+	require.True(t, ok)
+	c, isPlain := cp.(*plainRes)
+	require.True(t, isPlain, "%T", cp)
+	require.NotSame(t, r, c, "a copy")
+	assert.Equal(t, *r.TypedSpec(), *c.TypedSpec())
+	assert.True(t, r.Metadata().Equal(*c.Metadata()))
+	c.Metadata().Labels().Set("app", "changed")
+	c.TypedSpec().N = 9
+	v, _ := r.Metadata().Labels().Get("app")
+	assert.Equal(t, "x", v, "the copy shares no labels with r")
+	assert.Equal(t, 1, r.TypedSpec().N)
+
+	n := typed.New[countSpec, countDef](resource.NewMetadata("default", "Counts.test.resgraph.dev", "n", resource.VersionUndefined), countSpec{N: 1})
+	l := typed.New[linkSpec, linkDef](resource.NewMetadata("network", "Links.net.resgraph.dev", "l", resource.VersionUndefined), linkSpec{MTU: 1})
+	for name, x := range map[string]resource.Resource{
+		"plain spec":                   r,
+		"plain spec without methods":   n,
+		"spec with references":         l,
+		"a type embedding a plain one": embedsPlain{r},
+	} {
+		cp, ok := plaincopy.Copy(x)
+		assert.Equal(t, usercode.CopiesPlainly(x), ok, name)
+		if !ok {
+			assert.Nil(t, cp, "%s: nothing but false", name)
+		}
+	}
+}
