@@ -2,14 +2,9 @@ package etcd_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
 
 	"github.com/resgraph/resgraph/conformance"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -17,38 +12,17 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/etcd"
 )
 
-// countingClient returns a client of the test server that counts the
-// Range RPCs (the reads) it sends, closed at the end of the test.
-func countingClient(t *testing.T) (*clientv3.Client, *atomic.Int64) {
-	t.Helper()
-	var reads atomic.Int64
-	count := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		if method == "/etcdserverpb.KV/Range" {
-			reads.Add(1)
-		}
-		return invoker(ctx, method, req, reply, cc, opts...)
-	}
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{server.Endpoint()},
-		DialTimeout: 5 * time.Second,
-		Logger:      zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithUnaryInterceptor(count)},
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cli.Close() })
-	return cli, &reads
-}
-
 // readsOf runs writes on a new state at prefix (with opts) through a
-// counting client and returns how many reads they sent.
+// logging client and returns how many reads (Range RPCs) they sent.
 func readsOf(t *testing.T, prefix string, writes func(st state.State), opts ...etcd.Option) int64 {
 	t.Helper()
-	cli, reads := countingClient(t)
+	cli, log := loggingClient(t)
 	st, err := etcd.New(context.Background(), cli, registry(), append([]etcd.Option{etcd.WithPrefix(prefix)}, opts...)...)
 	require.NoError(t, err)
-	before := reads.Load()
+	log.take()
 	writes(st)
-	return reads.Load() - before
+	by, _ := log.take()
+	return int64(by["/etcdserverpb.KV/Range"])
 }
 
 // TestWriteMemory_WritesOfKnownKeysReadNothing: without a watch, an
