@@ -41,10 +41,12 @@ func (rd readers) reads(controller string, p resource.PointerKey) bool {
 
 // phaseChains are the causal chains of the writes of one phase (rule
 // PL5). A resource's link is its first write in the phase; its cause is,
-// for a QController's write, the change its reconcile was for (the trace
-// names it exactly: the reconcile's item), and for a Controller's, one of
-// the changes of the phase of a kind it reads: its pass may have
-// coalesced several, and which of them the trace names depends on timing.
+// for a QController's write in a reconcile, the change its reconcile was
+// for (the trace names it exactly: the reconcile's item), and for a
+// Controller's or a QController's RunHook's, one of the changes of the
+// phase of a kind it reads: a pass may have coalesced several, a hook
+// reads what it will, and which of them the trace names depends on
+// timing.
 // The chain is the shortest from the proposed resource, ties going to the
 // cause first in kind and ID order: the same change gives the same chains
 // on every run.
@@ -97,7 +99,7 @@ func chainsOf(phases []phase, k int, commits map[resource.PointerKey][]commit, r
 // write in the phase.
 func (pc *phaseChains) causedBy(rd readers, n, m resource.PointerKey) bool {
 	w := pc.first[n]
-	if rd.queued[w.controller] {
+	if rd.queued[w.controller] && !w.hook {
 		return !w.cause.IsZero() && refKey(w.cause) == m
 	}
 	return m != n && rd.reads(w.controller, m)

@@ -18,6 +18,9 @@ type commit struct {
 	controller string
 	op         string
 	cause      trace.Ref
+	// hook is set for a write made outside the reconciles of its
+	// controller and worker: for a QController, a write of its RunHook.
+	hook bool
 }
 
 // phase is the stretch of the trace in which the daemon settled after one
@@ -64,32 +67,58 @@ func explain(changes []ResourceChange, ring *trace.Ring, phases []phase, rd read
 	}
 }
 
+// runner is a controller's worker (0: its only one, or none).
+type runner struct {
+	controller string
+	worker     uint32
+}
+
+// reconcile is a runner's reconcile open in the trace: the item it is of
+// (a QController's; none for a Controller's pass) and its cause.
+type reconcile struct {
+	item  trace.Ref
+	cause trace.Ref
+}
+
 // commitsSince returns the commits of the trace after mark, each
 // resource's in the order the state made them, each with the cause of
 // the reconcile it was made in (its own worker's, for a QController of
-// several).
+// several). A commit made while its runner has no reconcile open (between
+// a ReconcileEnd and the next ReconcileStart: a QController's RunHook)
+// has no reconcile's cause and is marked hook.
 func commitsSince(ring *trace.Ring, mark uint64) map[resource.PointerKey][]commit {
 	evs, _ := ring.Since(mark, nil)
 	commits := map[resource.PointerKey][]commit{}
-	type runner struct {
-		controller string
-		worker     uint32
-	}
-	causes := map[runner]trace.Ref{}
+	open := map[runner]reconcile{}
 	for _, e := range evs {
 		switch e.Type {
 		case trace.ReconcileStart:
-			causes[runner{e.Controller, e.Worker}] = e.Cause
+			open[runner{e.Controller, e.Worker}] = reconcile{item: e.Resource, cause: e.Cause}
+		case trace.ReconcileEnd:
+			endReconcile(open, &e)
 		case trace.Commit:
 			key := refKey(e.Resource)
-			cause := causes[runner{e.Controller, e.Worker}]
-			commits[key] = append(commits[key], commit{seq: e.Seq, version: e.Resource.Version, controller: e.Controller, op: e.Op, cause: cause})
+			rc, inside := open[runner{e.Controller, e.Worker}]
+			commits[key] = append(commits[key], commit{seq: e.Seq, version: e.Resource.Version,
+				controller: e.Controller, op: e.Op, cause: rc.cause, hook: !inside})
 		}
 	}
 	for p, cs := range commits {
 		commits[p] = inVersionOrder(cs)
 	}
 	return commits
+}
+
+// endReconcile closes the reconcile e ends: a ReconcileEnd names no
+// worker, so it is the open reconcile of e's controller of e's item (a
+// queue gives an item to one worker at a time).
+func endReconcile(open map[runner]reconcile, e *trace.Record) {
+	for r, rc := range open {
+		if r.controller == e.Controller && rc.item == e.Resource {
+			delete(open, r)
+			return
+		}
+	}
 }
 
 // phaseOf returns the index of the phase the trace record seq is in.

@@ -164,3 +164,28 @@ func TestPL5_AWriteTracedAfterTheDestroyStaysInItsLife(t *testing.T) {
 		"apply teardown LinkStatuses(network/eth1)",
 	}, changes[0].Chain)
 }
+
+// TestPL5_AWriteOutsideAReconcileIsCausedByWhatItsControllerReads: a
+// QController's RunHook writes while none of its reconciles is open in the
+// trace (after the ReconcileEnd of its last one): the write is not that
+// reconcile's, and its cause is a change of the phase of a kind the
+// QController reads, as for a Controller's, the first in kind and ID order.
+func TestPL5_AWriteOutsideAReconcileIsCausedByWhatItsControllerReads(t *testing.T) {
+	echo := trace.Ref{Namespace: "network", Type: "Echoes", ID: "hooked", Version: 1}
+	changes := explainTrace([]trace.Record{
+		{Type: trace.ReconcileStart, Controller: "apply", Cause: linkSpec},
+		{Type: trace.Commit, Controller: "apply", Op: "teardown", Resource: status(8)},
+		{Type: trace.ReconcileStart, Controller: "address", Cause: status(8)},
+		{Type: trace.Commit, Controller: "address", Op: "teardown", Resource: address("fd00", 5)},
+		{Type: trace.Commit, Controller: "address", Op: "teardown", Resource: address("10.0", 5)},
+		{Type: trace.ReconcileStart, Controller: "pairs", Op: "reconcile", Resource: address("fd00", 0), Cause: address("fd00", 5)},
+		{Type: trace.ReconcileEnd, Controller: "pairs", Op: "reconcile", Resource: address("fd00", 0)},
+		{Type: trace.Commit, Controller: "pairs", Op: "modify", Resource: echo},
+	}, echo)
+	assert.Equal(t, []string{
+		"LinkSpecs(config/eth1) (the change)",
+		"apply teardown LinkStatuses(network/eth1)",
+		"address teardown AddressSpecs(network/10.0)",
+		"pairs modify Echoes(network/hooked)",
+	}, changes[0].Chain)
+}

@@ -59,12 +59,14 @@
 //     resource at a time, the daemon settling after each, and a write
 //     follows from the resource of its stretch of the trace. A
 //     link of the chain is a resource and its first write in that
-//     stretch; its cause is, for a QController's write, the change its
-//     reconcile was for (the reconcile of the worker that made it, for a
-//     QController of several: the trace names the worker of each
-//     reconcile and write), and for a Controller's, a change of the
-//     stretch of a kind the Controller reads (its pass may coalesce
-//     several, and which of them the trace names depends on timing). The
+//     stretch; its cause is, for a QController's write in a reconcile,
+//     the change its reconcile was for (the reconcile of the worker that
+//     made it, for a QController of several: the trace names the worker
+//     of each reconcile and write), and for a Controller's, or a write of
+//     a QController's RunHook (made while none of its reconciles is open
+//     in the trace), a change of the stretch of a kind the controller
+//     reads (a pass may coalesce several, a hook reads what it will, and
+//     which of them the trace names depends on timing). The
 //     chain is the shortest from the proposed resource, ties going to the
 //     cause first in kind and ID order.
 package plan
