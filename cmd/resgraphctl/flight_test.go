@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -149,4 +150,54 @@ remove:
 	}
 	_, errOut, code = ctl(t, d.socket, "plan")
 	assert.Equal(t, 2, code, errOut)
+}
+
+// TestCT10_PlanReadsWhatGetPrints: what get -o yaml (or -o json) prints,
+// edited, is a change plan -f reads — one resource, or a whole list of
+// which one is edited — and the plan is of that edit alone; a document
+// that is neither a change nor a resource is refused in one line naming
+// it; nothing is written.
+func TestCT10_PlanReadsWhatGetPrints(t *testing.T) {
+	d := startDemo(t, "", quietDemo...)
+	waitReady(t, d.socket)
+	before, _, code := ctl(t, d.socket, "get", "linkspecs", "-o", "yaml")
+	require.Zero(t, code)
+	mtu := regexp.MustCompile(`MTU: (\d+)`)
+
+	one, errOut, code := ctl(t, d.socket, "get", "linkspec", "eth1", "-o", "yaml")
+	require.Zero(t, code, errOut)
+	m := mtu.FindStringSubmatch(one)
+	require.NotNil(t, m, "get prints eth1's MTU:\n%s", one)
+	require.NotEqual(t, "1400", m[1])
+	list, errOut, code := ctl(t, d.socket, "get", "linkspecs", "-o", "yaml")
+	require.Zero(t, code, errOut)
+	i := strings.Index(list, "id: eth1\n")
+	require.GreaterOrEqual(t, i, 0, "the list has eth1:\n%s", list)
+	asJSON, errOut, code := ctl(t, d.socket, "get", "linkspec", "eth1", "-o", "json")
+	require.Zero(t, code, errOut)
+	for name, change := range map[string]string{
+		"one resource":        mtu.ReplaceAllString(one, "MTU: 1400"),
+		"a list, one edited":  list[:i] + strings.Replace(list[i:], "MTU: "+m[1], "MTU: 1400", 1),
+		"one resource (json)": strings.Replace(asJSON, `"MTU": `+m[1], `"MTU": 1400`, 1),
+	} {
+		out, errOut, code := ctlIn(t, d.socket, change, "plan", "-f", "-")
+		require.Zero(t, code, "%s: %s", name, errOut)
+		for _, want := range []string{
+			"~ LinkSpecs.net.resgraph.dev(config/eth1) (proposed)\n      spec.MTU: " + m[1] + " → 1400\n",
+			"kernel: set the MTU of eth1 to 1400",
+			"The daemon reaches its fixed point.",
+		} {
+			assert.Contains(t, out, want, name)
+		}
+		assert.Equal(t, 1, strings.Count(out, "(proposed)"), "%s: the edit alone is proposed:\n%s", name, out)
+	}
+
+	_, errOut, code = ctlIn(t, d.socket, one+"---\nkind: LinkSpec\nname: eth1\n", "plan", "-f", "-")
+	assert.Equal(t, 1, code, errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %s", errOut)
+	assert.Contains(t, errOut, "document 2 is neither a change (set, remove) nor a resource as resgraphctl get prints it (metadata, spec): its keys are kind, name")
+
+	after, _, code := ctl(t, d.socket, "get", "linkspecs", "-o", "yaml")
+	require.Zero(t, code)
+	assert.Equal(t, before, after, "the plans wrote nothing")
 }

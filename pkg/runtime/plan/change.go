@@ -1,12 +1,9 @@
 package plan
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
@@ -46,6 +43,8 @@ type fileResource struct {
 	Labels      map[string]string `yaml:"labels"`
 	Annotations map[string]string `yaml:"annotations"`
 	Spec        any               `yaml:"spec"`
+	// where names the entry in errors: "set[0]", "document 2".
+	where string
 }
 
 // ParseChange reads a change file:
@@ -59,29 +58,36 @@ type fileResource struct {
 //	remove:                           # resources to remove
 //	  - {type: linkspec, id: eth2}
 //
+// A change file may also hold resources as `resgraphctl get -o yaml`
+// prints them ("---" separated documents of metadata and spec; or the
+// JSON documents of `-o json`, one after the other), each one to set: its
+// type, namespace, ID, labels, annotations and spec are read, the rest of
+// its metadata (version, owner, phase, times, finalizers) is the stored
+// resource's and is left as it is. Documents of both forms may follow one
+// another. A document that is neither is a [*DocumentError].
+//
 // reg knows the types (and their aliases, by its definitions) and decodes
 // the specs, which must be in JSON form (a type whose specs are encoded
 // otherwise cannot be written in a change file). A type reg does not know,
-// a spec that does not decode or a missing ID is an error of the invalid
-// class (state.IsInvalidError) naming the entry. A plan of the change
-// never prints the spec values of the types reg's definitions mark
-// sensitive (rule PL4).
+// a spec that does not decode (or was hidden as sensitive), a missing ID
+// or a document that is neither form is an error of the invalid class
+// (state.IsInvalidError) naming the entry. A plan of the change never
+// prints the spec values of the types reg's definitions mark sensitive
+// (rule PL4).
 func ParseChange(r io.Reader, reg *codec.Registry) (Change, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return Change{}, err
 	}
-	var f file
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && err != io.EOF {
+	f, err := fileOf(data)
+	if err != nil {
 		return Change{}, state.NewInvalidError(nil, "plan: change file: %w", err)
 	}
 	c := Change{sensitive: reg.Definitions().Sensitive}
-	for i, fr := range f.Set {
+	for _, fr := range f.Set {
 		res, err := fr.resource(reg)
 		if err != nil {
-			return Change{}, state.NewInvalidError(nil, "plan: change file: set[%d]: %w", i, err)
+			return Change{}, state.NewInvalidError(nil, "plan: change file: %s: %w", fr.where, err)
 		}
 		c.Set = append(c.Set, res)
 	}
@@ -93,6 +99,47 @@ func ParseChange(r io.Reader, reg *codec.Registry) (Change, error) {
 		c.Remove = append(c.Remove, ptr)
 	}
 	return c, nil
+}
+
+// fileOf reads the documents of a change file into one change: a
+// change's entries, and each resource document as one to set.
+func fileOf(data []byte) (file, error) {
+	docs, err := documentsOf(data)
+	if err != nil {
+		return file{}, err
+	}
+	var f file
+	for i, doc := range docs {
+		kind, err := kindOf(doc, i+1)
+		if err != nil {
+			return file{}, err
+		}
+		if kind == changeDocument {
+			var c file
+			if err := strictly(doc, &c); err != nil {
+				return file{}, err
+			}
+			for j := range c.Set {
+				c.Set[j].where = fmt.Sprintf("set[%d]", j)
+				if len(docs) > 1 {
+					c.Set[j].where = fmt.Sprintf("document %d: set[%d]", i+1, j)
+				}
+			}
+			f.Set, f.Remove = append(f.Set, c.Set...), append(f.Remove, c.Remove...)
+			continue
+		}
+		var rd resourceDoc
+		if err := strictly(doc, &rd); err != nil {
+			return file{}, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		fr, err := rd.asSet()
+		if err != nil {
+			return file{}, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		fr.where = fmt.Sprintf("document %d", i+1)
+		f.Set = append(f.Set, fr)
+	}
+	return f, nil
 }
 
 // pointer resolves the entry's type (or alias) and namespace.

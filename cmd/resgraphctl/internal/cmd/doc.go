@@ -79,7 +79,10 @@
 // planner (rule OB5) and prints the plan; an empty file is refused before
 // the daemon is asked, a change the daemon refuses is one line with its
 // reason, and a plan that would not reach the fixed point exits 1 saying
-// why (after the plan, which shows the loop).
+// why (after the plan, which shows the loop). The change may be what get
+// -o yaml or -o json prints (one resource or several), edited: each
+// resource is one to set (plan.ParseChange); a document that is neither
+// a change nor a resource is refused in one line naming it.
 //
 // CT11. No command prints a sensitive spec unasked (CT3, for get and
 // describe): plan prints "(sensitive)" for its fields' values (the

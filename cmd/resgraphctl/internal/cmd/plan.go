@@ -31,10 +31,16 @@ FILE (- for the standard input) is YAML or JSON:
   remove:                               # resources to remove
     - {type: linkspec, id: eth1}
 
+or what get -o yaml (or -o json) prints, one resource or several, edited:
+each resource is one to set (its type, namespace, ID, labels, annotations
+and spec; the rest of its metadata is left as the daemon has it).
+
 The exit status is 1 when the daemon refuses the change (an unknown type, a
 resource one of its controllers writes) or when it would not reach its
 fixed point (a loop: the plan shows it).`,
 		Example: `  resgraphctl plan -f change.yaml
+  resgraphctl get linkspec eth1 -o yaml > eth1.yaml   # edit it, then:
+  resgraphctl plan -f eth1.yaml
   echo 'remove: [{type: linkspec, id: eth1}]' | resgraphctl plan -f -`,
 		GroupID: groupResources,
 		Args:    rangeArgs(0, 0),
