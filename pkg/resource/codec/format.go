@@ -155,6 +155,12 @@ func appendTime(dst []byte, t time.Time) []byte {
 
 func appendMap(dst []byte, m map[string]string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	if len(m) < 2 { // nothing to sort: no slice of keys
+		for k, v := range m {
+			dst = appendString(appendString(dst, k), v)
+		}
+		return dst
+	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		dst = appendString(appendString(dst, k), m[k])
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -125,12 +126,17 @@ func sortByID(items []resource.Resource) {
 }
 
 // encode returns the value to store for r with metadata md, or an error of
-// the invalid class (unknown type, spec that does not encode).
+// the invalid class (unknown type, spec that does not encode). md is
+// frozen first: its accessors then hand out what it holds without
+// attaching anything to it (an allocation), and it is what the write
+// memory keeps.
 func (c *core) encode(r resource.Resource, md *resource.Metadata) ([]byte, error) {
-	b, err := c.reg.AppendEncodeWithMetadata(nil, r, md)
+	md.Freeze()
+	b, err := c.reg.AppendEncodeWithMetadata(c.encodeBuf(), r, md)
 	if err != nil {
-		return nil, state.NewInvalidError(resource.PointerOf(md), "%w", err)
+		return nil, state.NewInvalidError(resource.NewPointer(md.Namespace(), md.Type(), md.ID()), "%w", err)
 	}
+	c.encodeSize.Store(int64(len(b)))
 	if !c.sealer.Plain(len(b)) {
 		if b, err = c.sealer.Seal(nil, md.Namespace(), md.Type(), md.ID(), b); err != nil {
 			return nil, fmt.Errorf("etcd state: %s: %w", resource.PointerString(md), err)
@@ -138,6 +144,18 @@ func (c *core) encode(r resource.Resource, md *resource.Metadata) ([]byte, error
 	}
 	return b, nil
 }
+
+// encodeBuf returns an empty buffer with room for a value a little larger
+// than the last one encoded, so that encoding does not grow it in steps.
+func (c *core) encodeBuf() []byte {
+	n := c.encodeSize.Load()
+	return make([]byte, 0, min(n+n/4+16, 64<<10))
+}
+
+// unsafeString is b as a string, without a copy: b must never change
+// afterwards. A write hands its encoded value to the etcd client this way,
+// which copies it into its request.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // Create implements [state.CoreState] (rule S1): one transaction that
 // writes the resource if its key does not exist.
@@ -170,7 +188,7 @@ func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.Cr
 	key := c.key(md.Namespace(), md.Type(), md.ID())
 	resp, err := c.cli.Txn(ctx).
 		If(fc.and(clientv3.Compare(clientv3.CreateRevision(key), "=", 0))...).
-		Then(clientv3.OpPut(key, string(val)), c.headPut(md.Namespace(), md.Type())).
+		Then(clientv3.OpPut(key, unsafeString(val)), c.headPut(md.Namespace(), md.Type())).
 		Else(fc.read()...).
 		Commit()
 	if err != nil {
@@ -251,27 +269,32 @@ func (c *core) Update(ctx context.Context, r resource.Resource, opts ...state.Up
 	return c.counted(c.update(ctx, r, opts...))
 }
 
+// updateOptions lends update its options value (see opt.ApplyPooled).
+var updateOptions opt.Pool[state.UpdateOptions]
+
+// phaseRunning is the expected phase of the default update options: every
+// call's options share it, and none writes through the pointer.
+var phaseRunning = resource.PhaseRunning
+
 func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.UpdateOption) error {
 	md, err := state.ValidateResource(r)
 	if err != nil {
 		return err
 	}
-	o := state.DefaultUpdateOptions()
-	opt.Apply(&o, opts)
+	o := opt.ApplyPooled(&updateOptions, state.UpdateOptions{ExpectedPhase: &phaseRunning}, opts)
 	if c.isShared(r) {
 		return state.NewInvalidError(resource.PointerOf(md), "update of a shared read-only snapshot: DeepCopy it first (rule S7)")
 	}
-	p := resource.PointerOf(md)
 	fc, err := c.fenceOf(ctx)
 	if err != nil {
 		return err
 	}
 	key := c.key(md.Namespace(), md.Type(), md.ID())
-	cur, err := c.expected(ctx, p, key)
+	cur, err := c.expected(ctx, md, key)
 	for err == nil {
 		if cerr := checkUpdate(md, cur, o); cerr != nil {
 			if !cur.fresh {
-				cur, err = c.readCurrent(ctx, p, key)
+				cur, err = c.readCurrent(ctx, md, key)
 				continue
 			}
 			return cerr
@@ -283,7 +306,7 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 		}
 		tx, terr := c.cli.Txn(ctx).
 			If(fc.and(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod))...).
-			Then(clientv3.OpPut(key, string(val)), c.headPut(md.Namespace(), md.Type())).
+			Then(clientv3.OpPut(key, unsafeString(val)), c.headPut(md.Namespace(), md.Type())).
 			Else(fc.read(clientv3.OpGet(key))...).
 			Commit()
 		if terr != nil {

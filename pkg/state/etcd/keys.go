@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"strings"
+	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -23,10 +24,39 @@ var (
 	unescaper = strings.NewReplacer("%25", "%", "%2F", "/")
 )
 
-// kindPrefix returns the key prefix of the resources of a kind.
+// kindPrefix returns the key prefix of the resources of a kind (built
+// once per kind, see kindPrefixes).
 func (c *core) kindPrefix(ns resource.Namespace, typ resource.Type) string {
-	return c.prefix + escaper.Replace(ns) + "/" + escaper.Replace(typ) + "/"
+	k := [2]string{ns, typ}
+	c.prefixes.mu.RLock()
+	p, ok := c.prefixes.m[k]
+	c.prefixes.mu.RUnlock()
+	if ok {
+		return p
+	}
+	p = c.prefix + escaper.Replace(ns) + "/" + escaper.Replace(typ) + "/"
+	c.prefixes.mu.Lock()
+	defer c.prefixes.mu.Unlock()
+	if c.prefixes.m == nil {
+		c.prefixes.m = map[[2]string]string{}
+	}
+	if len(c.prefixes.m) < maxKindPrefixes {
+		c.prefixes.m[k] = p
+	}
+	return p
 }
+
+// kindPrefixes caches the key prefixes of the kinds a state wrote or
+// read, so that a write's key is one concatenation and its head key none.
+// It keeps at most maxKindPrefixes kinds; the prefix of a kind beyond them
+// is built for each call. The zero value is ready to use.
+type kindPrefixes struct {
+	mu sync.RWMutex
+	m  map[[2]string]string // namespace, type -> prefix; guarded by mu
+}
+
+// maxKindPrefixes bounds kindPrefixes.
+const maxKindPrefixes = 4096
 
 // headPut is the operation that marks a write to a kind (see above).
 func (c *core) headPut(ns resource.Namespace, typ resource.Type) clientv3.Op {

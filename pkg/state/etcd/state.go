@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -51,6 +52,10 @@ type core struct {
 	sealed bool
 	// memory remembers what the keys this state wrote store (never nil).
 	memory *writeMemory
+	// encodeSize is the size of the last value encoded (see encodeBuf).
+	encodeSize atomic.Int64
+	// prefixes caches the kinds' key prefixes (see kindPrefix).
+	prefixes kindPrefixes
 
 	mu sync.Mutex
 	// feeds are the running watches of the kinds with watchers. Guarded
