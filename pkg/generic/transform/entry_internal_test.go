@@ -3,6 +3,7 @@ package transform
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -14,10 +15,40 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// TestEntryIsFortyBytesWithOnePointer: a controller keeps an entry per
-// input for as long as it runs; the output's ID is not stored in it.
-func TestEntryIsFortyBytesWithOnePointer(t *testing.T) {
+// TestEntryIsFortyBytesWithoutPointers: a controller keeps an entry per
+// input for as long as it runs; the output's ID is not stored in it, and
+// it holds no pointer, so that the collector does not scan the entries.
+func TestEntryIsFortyBytesWithoutPointers(t *testing.T) {
 	assert.Equal(t, uintptr(40), unsafe.Sizeof(entry{}))
+	assert.False(t, holdsPointers(reflect.TypeFor[entry]()), "an entry holds a pointer")
+}
+
+// holdsPointers reports whether a value of t holds a pointer the collector
+// scans.
+func holdsPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Array:
+		return t.Len() > 0 && holdsPointers(t.Elem())
+	case reflect.Struct:
+		for f := range t.Fields() {
+			if holdsPointers(f.Type) {
+				return true
+			}
+		}
+		return false
+	case reflect.Pointer, reflect.UnsafePointer, reflect.String, reflect.Slice, reflect.Map,
+		reflect.Chan, reflect.Func, reflect.Interface:
+		return true
+	}
+	return false
+}
+
+// key returns an entry of id, its ID in a (a new arena when nil).
+func keyed(a *idArena, id resource.ID) entry {
+	if a == nil {
+		a = &idArena{}
+	}
+	return entry{key: a.key(id)}
 }
 
 // TestOutputIDsOfTheirOwnAreKeptOnlyWhileTheyDiffer: an output ID other
@@ -25,28 +56,28 @@ func TestEntryIsFortyBytesWithOnePointer(t *testing.T) {
 // go as soon as it is the input's own, none, or another.
 func TestOutputIDsOfTheirOwnAreKeptOnlyWhileTheyDiffer(t *testing.T) {
 	rs := &runState{outs: map[resource.ID]resource.ID{}}
-	e := entry{id: "a1"}
-	assert.Equal(t, resource.ID(""), rs.outOf(&e))
+	e := keyed(nil, "a1")
+	assert.Equal(t, resource.ID(""), rs.outOf(&e, ""))
 
 	rs.setOut(&e, "a1")
-	assert.Equal(t, resource.ID("a1"), rs.outOf(&e))
+	assert.Equal(t, resource.ID("a1"), rs.outOf(&e, ""))
 	assert.Empty(t, rs.outs, "an output with the input's ID is not kept aside")
 
 	rs.setOut(&e, "a1-1")
-	assert.Equal(t, resource.ID("a1-1"), rs.outOf(&e))
+	assert.Equal(t, resource.ID("a1-1"), rs.outOf(&e, ""))
 	assert.Len(t, rs.outs, 1)
 
 	rs.setOut(&e, "a1-0")
-	assert.Equal(t, resource.ID("a1-0"), rs.outOf(&e))
+	assert.Equal(t, resource.ID("a1-0"), rs.outOf(&e, ""))
 	assert.Len(t, rs.outs, 1)
 
 	rs.setOut(&e, "a1")
-	assert.Equal(t, resource.ID("a1"), rs.outOf(&e))
+	assert.Equal(t, resource.ID("a1"), rs.outOf(&e, ""))
 	assert.Empty(t, rs.outs, "the other ID is let go")
 
 	rs.setOut(&e, "a1-1")
 	rs.setOut(&e, "")
-	assert.Equal(t, resource.ID(""), rs.outOf(&e))
+	assert.Equal(t, resource.ID(""), rs.outOf(&e, ""))
 	assert.Empty(t, rs.outs, "the other ID is let go")
 }
 
@@ -54,9 +85,9 @@ func TestOutputIDsOfTheirOwnAreKeptOnlyWhileTheyDiffer(t *testing.T) {
 // output pending destruction, and its output ID is no longer kept aside.
 func TestASweptEntryLetsGoOfItsOutputID(t *testing.T) {
 	p := &pass[*fixture.A, *fixture.B]{rs: newRunState(t.Context())}
-	e := entry{id: "a1"}
+	e := keyed(&p.rs.ids, "a1")
 	p.rs.setOut(&e, "a1-1")
-	p.sweep(e)
+	p.sweep(&e, "")
 	assert.Empty(t, p.rs.outs)
 	assert.Equal(t, map[resource.ID]struct{}{"a1-1": {}}, p.rs.pending)
 }
@@ -70,13 +101,13 @@ func TestEntriesGrownForAListLeaveAtMostAQuarterUnused(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	p := &pass[*fixture.A, *fixture.B]{ctx: ctx, rs: newRunState(t.Context())}
-	p.rs.entries = []entry{{id: "a0"}}
+	p.rs.entries = []entry{keyed(&p.rs.ids, "a0")}
 	items := make([]resource.Resource, 1000)
 	for i := range items {
 		items[i] = fixture.New[fixture.ADef](fmt.Sprintf("a%04d", i+1), i)
 	}
 	assert.False(t, p.merge(items), "the pass stopped")
-	assert.Equal(t, []entry{{id: "a0"}}, p.rs.entries, "the entries it had are kept")
+	assert.Equal(t, []entry{keyed(nil, "a0")}, p.rs.entries, "the entries it had are kept")
 	assert.GreaterOrEqual(t, cap(p.rs.entries), len(items))
 	assert.LessOrEqual(t, cap(p.rs.entries), len(items)+len(items)/4)
 }
@@ -85,11 +116,12 @@ func TestEntriesGrownForAListLeaveAtMostAQuarterUnused(t *testing.T) {
 // incremental pass that come after every entry are appended in place, and
 // the entries are grown for all of them at once.
 func TestAPassGrowsItsEntriesOnceForTheInputsPastTheLast(t *testing.T) {
-	entries := []entry{{id: "a2"}, {id: "a4"}}
+	var a idArena
+	entries := []entry{keyed(&a, "a2"), keyed(&a, "a4")}
 	for ids, want := range map[string]int{"": 0, "a1 a3": 0, "a1 a4": 0, "a1 a4 a5 a6": 2, "a3 a5": 1, "a5 a6 a7": 3} {
-		assert.Equal(t, want, pastLast(entries, strings.Fields(ids)), ids)
+		assert.Equal(t, want, pastLast(&a, entries, strings.Fields(ids)), ids)
 	}
-	assert.Equal(t, 2, pastLast(nil, []resource.ID{"a1", "a2"}))
+	assert.Equal(t, 2, pastLast(&a, nil, []resource.ID{"a1", "a2"}))
 }
 
 // TestSeekFromTheLastFoundIsABinarySearch: an incremental pass finds each
@@ -97,27 +129,32 @@ func TestAPassGrowsItsEntriesOnceForTheInputsPastTheLast(t *testing.T) {
 // whether it is there are what a binary search of all the entries gives,
 // for IDs in and between the entries, before the first and past the last.
 func TestSeekFromTheLastFoundIsABinarySearch(t *testing.T) {
-	var entries []entry
-	for i := range 200 {
-		if i%3 != 0 { // gaps of every size between probes
-			entries = append(entries, entry{id: fmt.Sprintf("r%04d", i*2)})
-		}
-	}
-	for _, stride := range []int{1, 2, 5, 17, 64, 400} {
-		at := 0
-		for q := -1; q < 420; q += stride {
-			id := fmt.Sprintf("r%04d", q)
-			if q < 0 {
-				id = "a" // before the first
+	for _, prefix := range []string{"r", "a-resource-with-an-id-in-the-arena-"} {
+		var a idArena
+		var ids []resource.ID
+		var entries []entry
+		for i := range 200 {
+			if i%3 != 0 { // gaps of every size between probes
+				ids = append(ids, fmt.Sprintf("%s%04d", prefix, i*2))
+				entries = append(entries, keyed(&a, ids[len(ids)-1]))
 			}
-			want, wantOK := slices.BinarySearchFunc(entries, id, func(e entry, id resource.ID) int { return strings.Compare(e.id, id) })
-			got, ok := seek(entries, at, id)
-			assert.Equal(t, want, got, "stride %d, %s from %d", stride, id, at)
-			assert.Equal(t, wantOK, ok, "stride %d, %s from %d", stride, id, at)
-			at = got
+		}
+		for _, stride := range []int{1, 2, 5, 17, 64, 400} {
+			at := 0
+			for q := -1; q < 420; q += stride {
+				id := fmt.Sprintf("%s%04d", prefix, q)
+				if q < 0 {
+					id = "a" // before the first
+				}
+				want, wantOK := slices.BinarySearch(ids, id)
+				got, ok := seek(&a, entries, at, id)
+				assert.Equal(t, want, got, "stride %d, %s from %d", stride, id, at)
+				assert.Equal(t, wantOK, ok, "stride %d, %s from %d", stride, id, at)
+				at = got
+			}
 		}
 	}
-	got, ok := seek(nil, 0, "x")
+	got, ok := seek(&idArena{}, nil, 0, "x")
 	assert.Equal(t, 0, got)
 	assert.False(t, ok)
 }

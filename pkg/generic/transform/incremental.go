@@ -55,7 +55,7 @@ func (p *pass[I, O]) changed() ([]resource.ID, bool) {
 // found" (the Run fails: its restart starts with a full pass).
 func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 	rs := p.rs
-	rs.entries = slices.Grow(rs.entries, pastLast(rs.entries, ids))
+	rs.entries = slices.Grow(rs.entries, pastLast(&rs.ids, rs.entries, ids))
 	var added []entry
 	gone := -1
 	var ptrs []resource.PointerKey
@@ -79,12 +79,12 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 		if err != nil && !state.IsNotFoundError(err) {
 			return false, fmt.Errorf("get input %s: %w", resource.PointerString(ptr), err)
 		}
-		i, known := seek(rs.entries, at, id)
+		i, known := seek(&rs.ids, rs.entries, at, id)
 		at = i // the next ID is after this one (ids are sorted and unique)
 		if err != nil || !p.c.listed(res.Metadata()) {
 			if known {
-				p.sweep(rs.entries[i])
-				rs.entries[i].id = "" // compacted below
+				p.sweep(&rs.entries[i], id)
+				rs.entries[i].key = idKey{} // compacted below
 				gone = firstOf(gone, i)
 			}
 			continue
@@ -93,21 +93,22 @@ func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 			p.input(res, &rs.entries[i], true)
 			continue
 		}
-		if n := len(rs.entries); n == 0 || rs.entries[n-1].id < id {
+		if n := len(rs.entries); n == 0 || rs.ids.view(&rs.entries[n-1].key) < id {
 			// Past the last entry (ids are sorted): appended in place,
 			// the entries stay sorted.
-			rs.entries = append(rs.entries, entry{id: id})
+			rs.entries = append(rs.entries, entry{key: rs.ids.key(id)})
 			p.input(res, &rs.entries[n], false)
 			continue
 		}
-		e := entry{id: id}
+		e := entry{key: rs.ids.key(id)}
 		p.input(res, &e, false)
 		added = append(added, e)
 	}
 	if gone >= 0 {
 		rs.entries = compact(rs.entries, gone)
 	}
-	rs.entries = insertSorted(rs.entries, added)
+	rs.entries = insertSorted(&rs.ids, rs.entries, added)
+	rs.ids.compact(rs.entries)
 	return !stopped, nil
 }
 
@@ -144,23 +145,24 @@ func (c *Controller[I, O]) inKey(id resource.ID) resource.PointerKey {
 	return resource.NewPointer(c.inKind.Namespace(), c.inKind.Type(), id).(resource.PointerKey)
 }
 
-// track keeps the input of e in notDone while its entry is not done.
-func (rs *runState) track(e *entry) {
+// track keeps the input id, whose entry is e, in notDone while e is not
+// done (id is the input's own ID, kept as a map key).
+func (rs *runState) track(id resource.ID, e *entry) {
 	switch {
 	case !e.done:
-		rs.notDone[e.id] = struct{}{}
+		rs.notDone[id] = struct{}{}
 	case len(rs.notDone) > 0:
-		delete(rs.notDone, e.id)
+		delete(rs.notDone, id)
 	}
 }
 
 // pastLast returns how many of ids (sorted) come after the last entry: the
 // inputs a pass appends in place, for which it grows the entries once.
-func pastLast(entries []entry, ids []resource.ID) int {
+func pastLast(a *idArena, entries []entry, ids []resource.ID) int {
 	if len(entries) == 0 {
 		return len(ids)
 	}
-	i, found := slices.BinarySearch(ids, entries[len(entries)-1].id)
+	i, found := slices.BinarySearch(ids, a.view(&entries[len(entries)-1].key))
 	if found {
 		i++
 	}
@@ -180,23 +182,23 @@ const ptrChunk = 256
 // two comparisons when most inputs changed. Entries before from are not
 // read; an entry swept earlier in the pass has an empty ID, before every
 // ID.
-func seek(entries []entry, from int, id resource.ID) (int, bool) {
+func seek(a *idArena, entries []entry, from int, id resource.ID) (int, bool) {
 	lo, step := from, 1 // the entries before lo are before id
 	hi := lo
-	for hi < len(entries) && entries[hi].id < id {
+	for hi < len(entries) && a.view(&entries[hi].key) < id {
 		lo, hi = hi+1, hi+step
 		step *= 2
 	}
 	hi = min(hi, len(entries))
 	for lo < hi { // entries[lo-1] < id <= entries[hi] (hi: the probe that stopped, or the end)
 		m := int(uint(lo+hi) >> 1)
-		if entries[m].id < id {
+		if a.view(&entries[m].key) < id {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return lo, lo < len(entries) && entries[lo].id == id
+	return lo, lo < len(entries) && a.view(&entries[lo].key) == id
 }
 
 func firstOf(cur, i int) int {
@@ -209,9 +211,9 @@ func firstOf(cur, i int) int {
 // compact drops the entries with an empty ID, the first at from.
 func compact(entries []entry, from int) []entry {
 	kept := entries[:from]
-	for _, e := range entries[from:] {
-		if e.id != "" {
-			kept = append(kept, e)
+	for i := from; i < len(entries); i++ {
+		if !entries[i].key.empty() {
+			kept = append(kept, entries[i])
 		}
 	}
 	clear(entries[len(kept):])
@@ -221,18 +223,18 @@ func compact(entries []entry, from int) []entry {
 // insertSorted merges added (sorted by ID, none known) into entries
 // (sorted by ID): appended when they all come after the last entry, else
 // merged from the back, moving only the entries after the first insert.
-func insertSorted(entries, added []entry) []entry {
+func insertSorted(a *idArena, entries, added []entry) []entry {
 	if len(added) == 0 {
 		return entries
 	}
 	n := len(entries)
-	if n == 0 || entries[n-1].id < added[0].id {
+	if n == 0 || a.view(&entries[n-1].key) < a.view(&added[0].key) {
 		return append(entries, added...)
 	}
 	entries = slices.Grow(entries, len(added))[:n+len(added)]
 	i, j := n-1, len(added)-1
 	for k := len(entries) - 1; j >= 0; k-- {
-		if i >= 0 && entries[i].id > added[j].id {
+		if i >= 0 && a.view(&entries[i].key) > a.view(&added[j].key) {
 			entries[k] = entries[i]
 			i--
 		} else {

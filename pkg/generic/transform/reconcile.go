@@ -26,8 +26,11 @@ type runState struct {
 	// entries are the inputs seen, sorted by ID (inputs all live in one
 	// kind): a pass merges them with the listed inputs, which List sorts
 	// by ID too (rule S12a), so the controller's memory of an input is a
-	// slot of a slice, found without hashing.
+	// slot of a slice, found without hashing. They hold no pointer (see
+	// idKey): the collector does not scan them.
 	entries []entry
+	// ids holds the entries' IDs that do not fit in their keys.
+	ids idArena
 	// pending are the outputs (by ID, in the output kind) that lost their
 	// input and still have to be destroyed.
 	pending map[resource.ID]struct{}
@@ -60,12 +63,14 @@ type item struct {
 	output bool
 }
 
-// entry is what the controller knows about one input: 40 bytes and one
-// pointer (the ID), since a controller keeps one per input for as long as
-// it runs. Its output's ID is found with runState.outOf: it is the input's
-// own ID for most controllers, and is then not stored twice.
+// entry is what the controller knows about one input: 40 bytes and no
+// pointer, since a controller keeps one per input for as long as it runs
+// (the collector does not scan the entries). Its output's ID is found with
+// runState.outOf: it is the input's own ID for most controllers, and is
+// then not stored twice.
 type entry struct {
-	id resource.ID
+	// key is the input's ID (see idKey).
+	key idKey
 	// created (UnixNano) and version identify the input as it was last
 	// processed: versions start over when an input is created again.
 	created int64
@@ -95,30 +100,51 @@ const (
 	outOther
 )
 
-// outOf returns the ID of e's output, "" when its input has none.
-func (rs *runState) outOf(e *entry) resource.ID {
+// outOf returns the ID of e's output, "" when its input has none, as a
+// string to keep: when it is the input's own, in, the input's ID (or a
+// copy of e's when in is "": only e holds it).
+func (rs *runState) outOf(e *entry, in resource.ID) resource.ID {
 	switch e.out {
 	case outSame:
-		return e.id
+		if in != "" {
+			return in
+		}
+		return rs.ids.clone(&e.key)
 	case outOther:
-		return rs.outs[e.id]
+		return rs.outs[rs.ids.view(&e.key)]
+	}
+	return ""
+}
+
+// outView returns the ID of e's output, "" when its input has none: when
+// it is the input's own ID, a view of e's key (see idArena.view), not to
+// be kept.
+func (rs *runState) outView(e *entry) resource.ID {
+	switch e.out {
+	case outSame:
+		return rs.ids.view(&e.key)
+	case outOther:
+		return rs.outs[rs.ids.view(&e.key)]
 	}
 	return ""
 }
 
 // setOut records id ("": none) as the ID of e's output.
 func (rs *runState) setOut(e *entry, id resource.ID) {
-	if e.out == outOther && id != rs.outs[e.id] {
-		delete(rs.outs, e.id)
+	in := rs.ids.view(&e.key)
+	if e.out == outOther && id != rs.outs[in] {
+		delete(rs.outs, in)
 	}
 	switch id {
 	case "":
 		e.out = outNone
-	case e.id:
+	case in:
 		e.out = outSame
 	default:
+		if e.out != outOther || rs.outs[in] != id {
+			rs.outs[strings.Clone(in)] = id
+		}
 		e.out = outOther
-		rs.outs[e.id] = id
 	}
 }
 
@@ -292,14 +318,17 @@ func (p *pass[I, O]) merge(items []resource.Resource) bool {
 			break
 		}
 		id := res.Metadata().ID()
-		for j < len(old) && old[j].id < id {
-			p.sweep(old[j])
+		for j < len(old) && p.rs.ids.view(&old[j].key) < id {
+			p.sweep(&old[j], "")
 			j++
 		}
-		e, known := entry{id: id}, false
-		if j < len(old) && old[j].id == id {
-			e, known = old[j], true
+		var e entry
+		known := j < len(old) && p.rs.ids.view(&old[j].key) == id
+		if known {
+			e = old[j]
 			j++
+		} else {
+			e.key = p.rs.ids.key(id)
 		}
 		if !moved && len(next) == j && j < len(old) {
 			// Writing here would overwrite the next entry to read.
@@ -311,8 +340,8 @@ func (p *pass[I, O]) merge(items []resource.Resource) bool {
 	if stopped {
 		next = append(next, old[j:]...)
 	} else {
-		for _, e := range old[j:] {
-			p.sweep(e)
+		for i := j; i < len(old); i++ {
+			p.sweep(&old[i], "")
 		}
 	}
 	if !moved && len(next) < len(old) {
@@ -322,6 +351,7 @@ func (p *pass[I, O]) merge(items []resource.Resource) bool {
 		next = append(make([]entry, 0, len(next)+len(next)/8), next...)
 	}
 	p.rs.entries = next
+	p.rs.ids.compact(next)
 	return !stopped
 }
 
@@ -344,7 +374,7 @@ func sortedByID(items []resource.Resource) bool {
 // input processes one listed input, whose entry is e (known: the input
 // was known before this pass).
 func (p *pass[I, O]) input(res resource.Resource, e *entry, known bool) {
-	defer p.rs.track(e)
+	defer p.rs.track(res.Metadata().ID(), e)
 	e.claimed = false
 	in, err := cast.To[I](res)
 	if err != nil {
@@ -352,8 +382,8 @@ func (p *pass[I, O]) input(res resource.Resource, e *entry, known bool) {
 		// its retries once it is gone.
 		p.unknown = true
 		p.rs.setOut(e, "")
-		*e = entry{id: e.id, unmapped: true}
-		p.failed(item{id: e.id}, resource.PointerOf(res.Metadata()), err)
+		*e = entry{key: e.key, unmapped: true}
+		p.failed(item{id: res.Metadata().ID()}, resource.PointerOf(res.Metadata()), err)
 		return
 	}
 	md := in.Metadata()
@@ -378,30 +408,32 @@ func (p *pass[I, O]) input(res resource.Resource, e *entry, known bool) {
 
 // active brings the output of an input that should have one up to date.
 func (p *pass[I, O]) active(in I, e *entry) error {
+	inID := in.Metadata().ID()
 	out, ok, err := p.c.mapOutput(p.logger, in)
 	e.unmapped = err != nil
 	if err != nil {
 		return err
 	}
 	if !ok {
-		p.retire(e)
+		p.retire(e, inID)
 		return p.releaseFinalizer(in, e)
 	}
 	outID := out.Metadata().ID()
 	// In an incremental pass, an input without a known output most likely
 	// has none: the write may try a Create first.
 	absent := !p.full && e.out == outNone
-	if cur := p.rs.outOf(e); cur != "" && cur != outID {
-		p.retire(e)
+	if cur := p.rs.outView(e); cur != "" && cur != outID {
+		p.retire(e, inID)
 	}
 	p.rs.setOut(e, outID)
 	e.claimed = true
 	return p.write(in, out, e, absent)
 }
 
-// retire schedules the destruction of the input's current output.
-func (p *pass[I, O]) retire(e *entry) {
-	if out := p.rs.outOf(e); out != "" {
+// retire schedules the destruction of the input's current output (in:
+// the input's ID, see outOf).
+func (p *pass[I, O]) retire(e *entry, in resource.ID) {
+	if out := p.rs.outOf(e, in); out != "" {
 		p.rs.pending[out] = struct{}{}
 		p.rs.setOut(e, "")
 	}
@@ -433,7 +465,7 @@ func (p *pass[I, O]) write(in I, out O, e *entry, absent bool) error {
 	if done.DestroyOutput {
 		// As if the input were gone: the output is destroyed with the
 		// pass's pending outputs, and the input keeps its finalizer.
-		p.retire(e)
+		p.retire(e, md.ID())
 		e.claimed = false
 		if md.Phase() == resource.PhaseTearingDown && !w.Gated {
 			return p.release(in, e)
@@ -451,7 +483,7 @@ func (p *pass[I, O]) release(in I, e *entry) error {
 	if err != nil {
 		return err
 	}
-	ids := []resource.ID{p.rs.outOf(e)}
+	ids := []resource.ID{p.rs.outOf(e, in.Metadata().ID())}
 	if ok && out.Metadata().ID() != ids[0] {
 		ids = append(ids, out.Metadata().ID())
 	}
@@ -501,22 +533,26 @@ func (p *pass[I, O]) finish(e *entry, md *resource.Metadata, bumped bool) {
 }
 
 // sweep retires the output of an input that is no longer listed, e its
-// entry, which the pass drops.
-func (p *pass[I, O]) sweep(e entry) {
-	p.retire(&e)
-	p.rs.retries.Done(item{id: e.id})
-	delete(p.rs.notDone, e.id)
+// entry, which the pass drops (its ID is dead in the arena); in is the
+// input's ID, "" when only e holds it (see outOf).
+func (p *pass[I, O]) sweep(e *entry, in resource.ID) {
+	p.retire(e, in)
+	id := p.rs.ids.view(&e.key)
+	p.rs.retries.Done(item{id: id})
+	delete(p.rs.notDone, id)
+	p.rs.ids.drop(&e.key)
 }
 
 // claimed returns the outputs the pass wrote for their inputs (the
 // entries it processed that are claimed): an output pending destruction
 // that an input claims is kept. It is asked only while outputs are
-// pending, so that a pass keeps no list of its writes.
+// pending, so that a pass keeps no list of its writes. The IDs are views
+// (see outView), read before the entries change.
 func (p *pass[I, O]) claimed() []resource.ID {
 	var outs []resource.ID
 	add := func(e *entry) {
 		if e.claimed {
-			outs = append(outs, p.rs.outOf(e))
+			outs = append(outs, p.rs.outView(e))
 		}
 	}
 	if !p.incremental {
@@ -528,7 +564,7 @@ func (p *pass[I, O]) claimed() []resource.ID {
 	at := 0
 	for _, id := range p.processed {
 		// An entry not processed keeps the flag of an earlier pass.
-		i, ok := seek(p.rs.entries, at, id)
+		i, ok := seek(&p.rs.ids, p.rs.entries, at, id)
 		if ok {
 			add(&p.rs.entries[i])
 		}
@@ -583,13 +619,14 @@ func (p *pass[I, O]) findOrphans() error {
 		p.logger.Debug("an input could not be read: looking for orphan outputs later")
 		return nil
 	}
-	owned := map[resource.ID]struct{}{}
-	for _, e := range p.rs.entries {
+	owned := map[resource.ID]struct{}{} // views of the entries' IDs, read before they change
+	for i := range p.rs.entries {
+		e := &p.rs.entries[i]
 		if e.unmapped {
 			p.logger.Debug("an input's output is unknown: looking for orphan outputs later")
 			return nil
 		}
-		if out := p.rs.outOf(&e); out != "" {
+		if out := p.rs.outView(e); out != "" {
 			owned[out] = struct{}{}
 		}
 	}

@@ -10,7 +10,14 @@
 //     sampled every millisecond while the meter runs, minus the same
 //     baseline: what the process needs at its worst, which the garbage
 //     collector's pacing roughly doubles into resident memory;
-//   - allocations: the objects and bytes allocated while the meter runs.
+//   - allocations: the objects and bytes allocated while the meter runs;
+//   - scanned: the heap the collector scans (objects that may hold
+//     pointers) after a full collection, minus the same at the start:
+//     what of the retained heap every collection marks through, rather
+//     than skipping as pointer-free;
+//   - collection CPU: the process's CPU time (user and system) of one of
+//     the full collections that measure the retained heap: what marking
+//     what the workload keeps costs each collection.
 //
 // The figures are process-wide: nothing else may run meanwhile (a
 // benchmark runs alone).
@@ -21,6 +28,7 @@ import (
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -30,17 +38,22 @@ const sampleEvery = time.Millisecond
 
 // Meter measures one run of a workload; see the package documentation.
 type Meter struct {
-	base  uint64 // live heap at the start
-	start goruntime.MemStats
-	peak  atomic.Uint64
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	base uint64 // live heap at the start
+	// baseScan is the scannable heap at the start.
+	baseScan uint64
+	start    goruntime.MemStats
+	peak     atomic.Uint64
+	stop     chan struct{}
+	wg       sync.WaitGroup
 }
 
 // Result is what a [Meter] measured, in bytes and objects.
 type Result struct {
 	Retained, Peak     uint64
 	Allocs, AllocBytes uint64
+	Scanned            uint64
+	// CollectionCPU is the CPU time of one full collection at the end.
+	CollectionCPU time.Duration
 }
 
 // Start collects the garbage, takes the baseline and starts the peak
@@ -48,6 +61,7 @@ type Result struct {
 func Start() *Meter {
 	m := &Meter{stop: make(chan struct{})}
 	m.base = liveHeap()
+	m.baseScan = scannableHeap()
 	goruntime.ReadMemStats(&m.start)
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	read := func() {
@@ -87,7 +101,10 @@ func (m *Meter) Stop() Result {
 		AllocBytes: end.TotalAlloc - m.start.TotalAlloc,
 		Peak:       sub(m.peak.Load(), m.base),
 	}
+	cpu := processCPU()
 	r.Retained = sub(liveHeap(), m.base)
+	r.CollectionCPU = (processCPU() - cpu) / 2 // liveHeap collects twice
+	r.Scanned = sub(scannableHeap(), m.baseScan)
 	return r
 }
 
@@ -100,6 +117,26 @@ func (r Result) Report(b *testing.B, perResource int) {
 	b.ReportMetric(float64(r.Peak)/n, "peak-B/res")
 	b.ReportMetric(float64(r.Allocs)/n, "allocs/res")
 	b.ReportMetric(float64(r.AllocBytes)/n, "alloc-B/res")
+	b.ReportMetric(float64(r.Scanned)/n, "scanned-B/res")
+	b.ReportMetric(float64(r.CollectionCPU.Nanoseconds())/n, "gc-cpu-ns/res")
+}
+
+// processCPU returns the CPU time (user and system) the process used so
+// far; 0 where it cannot be read.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// scannableHeap returns the heap that the last collection found scannable
+// (see runtime/metrics, /gc/scan/heap:bytes); called after liveHeap.
+func scannableHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/scan/heap:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // liveHeap returns the live heap after a full collection (two: the first
