@@ -3,6 +3,8 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/trace"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +25,12 @@ import (
 // iteration then updates every A and waits until every E holds the new
 // value. Besides time and allocations it reports the process's CPU time
 // per iteration (user-us/op, sys-us/op, from getrusage), which a loaded
-// machine disturbs less than time. Run it with
+// machine disturbs less than time; its voluntary and involuntary context
+// switches (vcsw/op, ivcsw/op: a thread that slept, a thread the kernel
+// preempted); and the time its threads waited for a CPU while runnable
+// (rqwait-us/op, summed over the threads alive at the end, from
+// /proc/self/task/*/schedstat; 0 where the kernel does not keep it).
+// Each iteration is a "update phase" region of a -test.trace. Run it with
 // RESGRAPH_MUTATION_DETECTOR=guard for the production default.
 func BenchmarkChainUpdate(b *testing.B) {
 	for _, conc := range []uint{1, 4} {
@@ -61,9 +68,11 @@ func benchChainUpdate(b *testing.B, n int, conc uint) {
 	b.ReportAllocs()
 	var before, after syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	waitBefore := runQueueWait()
 	v := 0
 	for b.Loop() {
 		v++
+		region := trace.StartRegion(ctx, "update phase") // for -test.trace
 		for i := range n {
 			if _, err = st.UpdateWithConflicts(ctx, res.Pointer(params.AType, i), func(r resource.Resource) error {
 				r.(*res.A).TypedSpec().Value = v
@@ -75,10 +84,14 @@ func benchChainUpdate(b *testing.B, n int, conc uint) {
 		if err = waitValue(ctx, last, n, v+params.Hops); err != nil {
 			b.Fatal(err)
 		}
+		region.End()
 	}
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+	b.ReportMetric(float64(runQueueWait()-waitBefore)/1e3/float64(b.N), "rqwait-us/op")
 	b.ReportMetric(float64(after.Utime.Nano()-before.Utime.Nano())/1e3/float64(b.N), "user-us/op")
 	b.ReportMetric(float64(after.Stime.Nano()-before.Stime.Nano())/1e3/float64(b.N), "sys-us/op")
+	b.ReportMetric(float64(after.Nvcsw-before.Nvcsw)/float64(b.N), "vcsw/op")
+	b.ReportMetric(float64(after.Nivcsw-before.Nivcsw)/float64(b.N), "ivcsw/op")
 }
 
 // waitValue reads events of kind E from last until n of them carry value,
@@ -95,4 +108,23 @@ func waitValue(ctx context.Context, last <-chan state.Event, n, value int) error
 		}
 	}
 	return nil
+}
+
+// runQueueWait returns the time the process's threads spent runnable but
+// waiting for a CPU (run_delay of /proc/self/task/*/schedstat, in ns);
+// 0 where the file is not there.
+func runQueueWait() int64 {
+	tasks, _ := os.ReadDir("/proc/self/task")
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		var run, wait, slices int64
+		if _, err = fmt.Sscan(string(b), &run, &wait, &slices); err == nil {
+			sum += wait
+		}
+	}
+	return sum
 }
