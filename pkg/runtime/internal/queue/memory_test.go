@@ -84,23 +84,43 @@ func TestMemory_ReleasedAfterLargeBurst(t *testing.T) {
 
 func TestRing_ShrinksAndKeepsOrder(t *testing.T) {
 	var r ring
-	for i := range int32(1000) {
+	for i := range int32(10_000) {
 		r.push(i)
 	}
-	for i := range int32(990) {
+	for i := range int32(9_990) {
 		v, ok := r.pop()
 		require.True(t, ok)
 		require.Equal(t, i, v)
 	}
-	assert.LessOrEqual(t, len(r.buf), 64, "ring shrinks as it empties")
+	assert.LessOrEqual(t, len(r.buf), ringKeep, "ring shrinks as it empties, down to ringKeep")
 	for i := range int32(100) { // wraps around
-		r.push(1000 + i)
+		r.push(10_000 + i)
 	}
-	for i := int32(990); i < 1100; i++ {
+	for i := int32(9_990); i < 10_100; i++ {
 		v, ok := r.pop()
 		require.True(t, ok)
 		require.Equal(t, i, v)
 	}
 	_, ok := r.pop()
 	assert.False(t, ok)
+}
+
+// TestRing_BurstsUpToRingKeepAllocateNothing: a ring whose length swings
+// between empty and ringKeep keeps its buffer (a QController's due keys
+// come in bursts: W4's update phase resized its queues' rings ~70 times).
+func TestRing_BurstsUpToRingKeepAllocateNothing(t *testing.T) {
+	var r ring
+	burst := func() {
+		for i := range int32(ringKeep) {
+			r.push(i)
+		}
+		for i := range int32(ringKeep) {
+			if v, ok := r.pop(); !ok || v != i {
+				t.Fatalf("pop %d: %d, %v", i, v, ok)
+			}
+		}
+	}
+	burst() // grows to ringKeep once
+	assert.Zero(t, testing.AllocsPerRun(20, burst))
+	assert.Equal(t, ringKeep, len(r.buf))
 }

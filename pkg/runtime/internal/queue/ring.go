@@ -1,13 +1,19 @@
 package queue
 
-// minRingCap is the smallest capacity a ring shrinks to.
+// minRingCap is a ring's first capacity.
 const minRingCap = 16
 
+// ringKeep is the capacity up to which a ring keeps its buffer however
+// short it gets (4 KiB; a queue keeps a slab of up to releaseThreshold
+// entries for reuse in the same way): a queue whose due keys come and go
+// in bursts of up to that many does not allocate a buffer per burst.
+const ringKeep = 1024
+
 // ring is a FIFO of slab indices in a circular buffer. Push and pop are
-// amortized O(1); the buffer doubles when full and halves when it is less
-// than a quarter full, so its capacity stays within 4x of the longest queue
-// since the last shrink and never grows with the number of pushes.
-// The zero value is an empty ring.
+// amortized O(1); the buffer doubles when full and, above ringKeep, halves
+// when it is less than a quarter full, so its capacity stays within 4x of
+// the longest queue since the last shrink (or within ringKeep) and never
+// grows with the number of pushes. The zero value is an empty ring.
 type ring struct {
 	buf  []int32 // len(buf) is 0 or a power of two
 	head int     // index of the first element in buf
@@ -34,7 +40,7 @@ func (r *ring) pop() (i int32, ok bool) {
 	i = r.buf[r.head]
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
-	if len(r.buf) > minRingCap && r.n < len(r.buf)/4 {
+	if len(r.buf) > ringKeep && r.n < len(r.buf)/4 {
 		r.resize(len(r.buf) / 2)
 	}
 	return i, true
