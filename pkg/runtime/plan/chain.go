@@ -29,6 +29,7 @@ type commit struct {
 type phase struct {
 	from     uint64 // the trace's last record before the resource's write
 	proposed resource.PointerKey
+	world    int // the world actions taken before the resource's write
 }
 
 // explain fills each change's writers and causal chain from the trace of

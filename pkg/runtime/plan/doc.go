@@ -68,5 +68,9 @@
 //     reads (a pass may coalesce several, a hook reads what it will, and
 //     which of them the trace names depends on timing). The
 //     chain is the shortest from the proposed resource, ties going to the
-//     cause first in kind and ID order.
+//     cause first in kind and ID order. The world actions are listed the
+//     same way on every run too: those each proposed resource led to, in
+//     the order the change's resources were applied, and within one in
+//     the order of their text (controllers acting at once take theirs in
+//     either order, and the world's log does not say whose each is).
 package plan

@@ -48,7 +48,9 @@ type Plan struct {
 	// before the proposed one (nothing, for a daemon at its fixed point):
 	// they are not in Changes.
 	Drift []ResourceChange
-	// World are the world actions the daemon would take, in order.
+	// World are the world actions the daemon would take: those of each
+	// proposed resource in the order the change was applied, sorted
+	// within each (rule PL5).
 	World []string
 	// Final is the state at the daemon's fixed point after the change,
 	// sorted by kind and ID (read-only): what the live state would be.

@@ -93,12 +93,28 @@ func (r *run) plan(ctx context.Context, initial []resource.Resource) (*Plan, err
 		return nil, err
 	}
 	explain(p.Changes, ring, r.phases, readersOf(g), r.change)
-	p.World = r.actions()[world:]
+	p.World = worldOf(r.actions(), world, r.phases)
 	p.Converged = p.Why == ""
 	if !p.Converged {
 		p.Loop = lastCommits(ring, mark)
 	}
 	return p, nil
+}
+
+// worldOf returns the world actions taken after the first from (the
+// change's), phase after phase (rule PL5): those of one phase in the
+// order of their text, since controllers acting at once take theirs in
+// either order.
+func worldOf(actions []string, from int, phases []phase) []string {
+	out := slices.Clone(actions[from:])
+	for i, ph := range phases {
+		end := len(actions)
+		if i+1 < len(phases) {
+			end = phases[i+1].world
+		}
+		slices.Sort(out[ph.world-from : end-from])
+	}
+	return out
 }
 
 func (r *run) actions() []string {
@@ -127,7 +143,7 @@ func (r *run) state(ctx context.Context) ([]resource.Resource, error) {
 func (r *run) apply(ctx context.Context, mark uint64) (string, error) {
 	ring := r.rt.Observe().Trace()
 	for _, want := range r.change.Set {
-		r.phases = append(r.phases, phase{from: ring.Last(), proposed: resource.PointerOf(want.Metadata())})
+		r.phases = append(r.phases, phase{from: ring.Last(), proposed: resource.PointerOf(want.Metadata()), world: len(r.actions())})
 		if err := set(ctx, r.st, want); err != nil {
 			return "", fmt.Errorf("plan: set %s: %w", resource.String(want), err)
 		}
@@ -136,7 +152,7 @@ func (r *run) apply(ctx context.Context, mark uint64) (string, error) {
 		}
 	}
 	for _, ptr := range r.change.Remove {
-		r.phases = append(r.phases, phase{from: ring.Last(), proposed: resource.PointerOf(ptr)})
+		r.phases = append(r.phases, phase{from: ring.Last(), proposed: resource.PointerOf(ptr), world: len(r.actions())})
 		if _, err := r.st.Teardown(ctx, ptr); err != nil && !state.IsNotFoundError(err) {
 			return "", fmt.Errorf("plan: remove %s: %w", resource.PointerString(ptr), err)
 		}
