@@ -13,12 +13,28 @@ import (
 // writer wakes the recorder each time it fills one.
 const commitChunkLen = 256
 
-// committed is one change as a kind's writer handed it over.
+// committed is one change as a kind's writer handed it over, with one
+// pointer: res is the resource after it (before it, for a destroy). What
+// it replaced is the version the change before it of the resource left,
+// which the window knows when it needs it (a take's fold, rule RC3, or
+// the classifying window's state now): a chunk of changes holds half the
+// pointers, so the collector scans less of it and the writer's stores
+// meet half the write barriers.
 type committed struct {
-	old, new resource.Resource
-	rev      uint64
-	at       int64
+	res resource.Resource
+	rev uint64
+	at  int64
+	op  commitOp
 }
+
+// commitOp is what a committed change did.
+type commitOp uint8
+
+const (
+	committedCreate commitOp = iota
+	committedUpdate
+	committedDestroy
+)
 
 // commitChunk is a run of a commit log's changes: recs[:n] are written,
 // next is the chunk after it once the writer filled this one.
@@ -80,7 +96,16 @@ func (l *commitLog) Committed(rev uint64, old, new resource.Resource, at int64) 
 			return
 		}
 	}
-	l.tail.recs[l.tailN] = committed{old: old, new: new, rev: rev, at: at}
+	c := &l.tail.recs[l.tailN]
+	switch {
+	case new == nil:
+		c.res, c.op = old, committedDestroy
+	case old == nil:
+		c.res, c.op = new, committedCreate
+	default:
+		c.res, c.op = new, committedUpdate
+	}
+	c.rev, c.at = rev, at
 	l.tailN++
 	l.tail.n.Store(l.tailN)
 }

@@ -65,7 +65,8 @@
 //     window holds them depends on who makes the changes:
 //
 //     A recorder of controllers (WithRuntime, WithControllers) classifies
-//     each change as it comes (rule RC2; a controller's change is
+//     each change as it comes (rule RC2; an update a commit log brought
+//     against the version its state now held; a controller's change is
 //     estimated at a fixed overhead). It holds the state now and two
 //     checkpoints of it (the window's start, and one taken when the
 //     changes since it reach half the window's age or bytes, which
@@ -79,14 +80,16 @@
 //     copy: the window's start, and one taken when the changes since it
 //     reach half the window's age or bytes, which becomes the start when
 //     the next is taken; the changes the start then holds leave), and
-//     every change since its start, with the state's snapshots before
-//     and after it (shared) — the commit logs' chunks themselves (rule
-//     RC11), and the changes its watches brought in chunks of its own —
-//     each estimated at its resource's size. It holds about a window of
-//     changes, more while a listing is under way. A take classifies each
-//     change since the window's start and folds them into the state in
-//     their order of arrival, under the recorder's lock, at a cost
-//     proportional to the window.
+//     every change since its start, with the state's snapshot after it
+//     (before it, for a destroy; shared) — the commit logs' chunks
+//     themselves (rule RC11), and the changes its watches brought in
+//     chunks of its own — each estimated at its resource's size. It holds
+//     about a window of changes, more while a listing is under way. A take
+//     classifies each change since the window's start and folds them into
+//     the state in their order of arrival, under the recorder's lock, at
+//     a cost proportional to the window: an update is classified against
+//     the version it replaced, the one the fold holds then (the window
+//     keeps no version before a change).
 //
 //   - RC4. A file is whole or it is an error: [Read] returns a recording
 //     only when every frame is there, intact and in order (a

@@ -86,7 +86,7 @@ func (c *classified) addEvents(evs []state.Event, at time.Time) {
 
 func (c *classified) addRun(cs []committed) {
 	for i := range cs {
-		ev := cs[i].event()
+		ev := cs[i].event(c.w.replaced(&cs[i]))
 		c.add(&ev, time.Unix(0, cs[i].at))
 	}
 }

@@ -9,40 +9,34 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// noOld stands, as a committed change's old, for the resource before an
-// update a watch did not tell (an Updated event without Old).
-var noOld resource.Resource = noOldResource{}
-
-type noOldResource struct{ resource.Resource }
-
-// event returns the watch event c came as.
-func (c *committed) event() state.Event {
-	switch {
-	case c.old == nil:
-		return state.Event{Type: state.Created, Resource: c.new, Revision: c.rev}
-	case c.new == nil:
-		return state.Event{Type: state.Destroyed, Resource: c.old, Revision: c.rev}
-	case c.old == noOld:
-		return state.Event{Type: state.Updated, Resource: c.new, Revision: c.rev}
+// event returns the watch event c came as; old is the resource before an
+// update (nil: unknown, as a watch that does not tell it).
+func (c *committed) event(old resource.Resource) state.Event {
+	switch c.op {
+	case committedCreate:
+		return state.Event{Type: state.Created, Resource: c.res, Revision: c.rev}
+	case committedDestroy:
+		return state.Event{Type: state.Destroyed, Resource: c.res, Revision: c.rev}
 	}
-	return state.Event{Type: state.Updated, Resource: c.new, Old: c.old, Revision: c.rev}
+	return state.Event{Type: state.Updated, Resource: c.res, Old: old, Revision: c.rev}
 }
 
 // committedOf returns the change of a watch event, false for an event that
-// is no change (a marker).
+// is no change (a marker). The event's Old is not kept: what an update
+// replaced is the version the window saw last of the resource.
 func committedOf(ev *state.Event, at int64) (committed, bool) {
-	c := committed{new: ev.Resource, old: ev.Old, rev: ev.Revision, at: at}
+	c := committed{res: ev.Resource, rev: ev.Revision, at: at}
 	switch {
 	case ev.Resource == nil:
 		return c, false
 	case ev.Type == state.Created:
-		c.old = nil
+		c.op = committedCreate
 	case ev.Type == state.Destroyed:
-		c.old, c.new = ev.Resource, nil
-	case ev.Type != state.Updated:
+		c.op = committedDestroy
+	case ev.Type == state.Updated:
+		c.op = committedUpdate
+	default:
 		return c, false
-	case ev.Old == nil:
-		c.old = noOld
 	}
 	return c, true
 }
@@ -104,7 +98,7 @@ func (l *listing) holds(c *committed, seq uint64, s *startState) bool {
 	if c.rev == 0 && seq < l.seq {
 		return true
 	}
-	ev := c.event()
+	ev := c.event(nil)
 	return s.listedAlready(&ev)
 }
 
@@ -197,11 +191,7 @@ func (w *rawWindow) setLast(l *listing) {
 // addRun adds a run of a commit log's changes (kept as they are), each
 // estimated at the size of the run's first change's resource.
 func (w *rawWindow) addRun(recs []committed) {
-	res := recs[0].new
-	if res == nil {
-		res = recs[0].old
-	}
-	bytes := int64(len(recs)) * w.sizes.size(res)
+	bytes := int64(len(recs)) * w.sizes.size(recs[0].res)
 	w.segs = append(w.segs, segment{recs: recs, seq: w.seq, bytes: bytes, maxRev: recs[len(recs)-1].rev})
 	w.ownSeg = -1
 	w.added(len(recs), bytes, &recs[len(recs)-1], recs[len(recs)-1].at)
@@ -262,11 +252,7 @@ func (w *rawWindow) added(n int, bytes int64, last *committed, at int64) {
 	if last != nil && last.rev != 0 {
 		w.curRev = max(w.curRev, last.rev)
 		if w.doms != nil {
-			res := last.new
-			if res == nil {
-				res = last.old
-			}
-			d := w.doms[resource.KindOf(res.Metadata())]
+			d := w.doms[resource.KindOf(last.res.Metadata())]
 			w.curRevs[d] = max(w.curRevs[d], last.rev)
 		}
 	}
@@ -375,9 +361,10 @@ func (w *rawWindow) addWorldTo(tw *window, base *listing, x *worldRaw) {
 	}
 }
 
-// addTo classifies the change c and adds it to tw.
+// addTo classifies the change c and adds it to tw; an update replaced the
+// version tw holds now of its resource.
 func addTo(tw *window, c *committed, controllers *owners, sizes *sizer) {
-	ev := c.event()
+	ev := c.event(tw.replaced(c))
 	ch, ok := classify(&ev, controllers)
 	if !ok {
 		return

@@ -30,9 +30,9 @@ func TestRC3_AListingLetsGoOfTheChangesItHolds(t *testing.T) {
 	w := newRawWindow(time.Hour, 1<<30, make(chan struct{}, 1), &controllers, &sizer{reg: codec.NewRegistry()})
 	w.reset(listingAt(0))
 	update := func(rev uint64) {
-		c := committed{new: at("a", rev), old: at("a", rev-1), rev: rev, at: time.Now().UnixNano()}
+		c := committed{res: at("a", rev), op: committedUpdate, rev: rev, at: time.Now().UnixNano()}
 		if rev == 1 {
-			c.old = nil
+			c.op = committedCreate
 		}
 		w.addOne(&c, 100)
 	}

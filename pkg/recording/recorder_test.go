@@ -128,6 +128,36 @@ func TestRC2_WhoMadeEachChange(t *testing.T) {
 	assert.Len(t, r.Outside(), 4)
 }
 
+// TestRC2_ARecorderOfNoControllerClassifiesEachUpdateByWhatItReplaced: a
+// recorder that holds its changes as they came (no controller: rule RC3)
+// classifies an update, when a recording is taken, against the version
+// it replaced — the starting state's (a teardown of a resource listed at
+// the start) or the change's before it (a change of finalizers alone is
+// a holder's: rule C5), although its window keeps no version before a
+// change.
+func TestRC2_ARecorderOfNoControllerClassifiesEachUpdateByWhatItReplaced(t *testing.T) {
+	st := inmem.NewState()
+	ctx := context.Background()
+	a, b := resource.NewPointer(ns, noteKind.Type(), "a"), resource.NewPointer(ns, noteKind.Type(), "b")
+	require.NoError(t, st.Create(ctx, newNote("a", 1)))
+	require.NoError(t, st.AddFinalizer(ctx, a, "someone/hold"))
+	rec, err := recording.New(st, registry(t), recording.WithKinds(noteKind))
+	require.NoError(t, err)
+	started(t, rec)
+	_, err = st.Teardown(ctx, a)
+	require.NoError(t, err)
+	require.NoError(t, st.Create(ctx, newNote("b", 1)))
+	require.NoError(t, st.AddFinalizer(ctx, b, "someone/hold"))
+	_, err = st.UpdateWithConflicts(ctx, b, func(r resource.Resource) error { r.(*Note).TypedSpec().N = 2; return nil })
+	require.NoError(t, err)
+	r := settled(t, rec, st, noteKind)
+	var got []string
+	for _, c := range r.Changes {
+		got = append(got, fmt.Sprintf("%s %s %s %s", c.Pointer.ID(), c.By, c.Op, map[bool]string{true: "coalesced"}[c.Coalesced]))
+	}
+	assert.Equal(t, []string{"a outside teardown ", "b outside create ", "b controller update ", "b outside update "}, got)
+}
+
 // TestRC3_WindowIsBounded: a window of a few kilobytes keeps only the
 // newest changes, the rest folded into its starting state, which stays
 // the state as it was before them — whether the recorder classifies each

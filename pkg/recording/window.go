@@ -188,6 +188,17 @@ func (w *window) slot(md *resource.Metadata) uint32 {
 	return s
 }
 
+// replaced returns, for an update c, the version of its resource in the
+// state now (which the update replaces: the window holds every change
+// since its start, in order, and the state at its start); nil for
+// another change, or a resource the window does not hold.
+func (w *window) replaced(c *committed) resource.Resource {
+	if c.op != committedUpdate {
+		return nil
+	}
+	return *w.cur.at(int(w.slot(c.res.Metadata())))
+}
+
 // checkpoint returns a checkpoint of the state now.
 func (w *window) checkpoint(at time.Time) checkpoint {
 	return checkpoint{res: w.cur.flat(), at: at, rev: w.curRev, revs: slices.Clone(w.curRevs), seq: w.seq, gen: w.gen}
@@ -302,15 +313,30 @@ func (w *window) roll(now time.Time) {
 	w.prev = w.last
 	w.setLast(now)
 	w.sinceLast = 0
+	extras := 0
 	w.entries.keep(func(e *entry) bool {
 		if w.prev.holds(e) {
 			w.bytes -= e.size
 			return false
 		}
+		if e.extra != noExtra {
+			extras++
+		}
 		return true
 	})
-	w.compact()
+	w.compact(extras)
 	w.compactSlots()
+}
+
+// curLive returns how many resources the state now holds.
+func (w *window) curLive() int {
+	n := 0
+	for i := range w.cur.len() {
+		if *w.cur.at(i) != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // compactSlots drops the slots of resources nothing holds any more (gone
@@ -318,6 +344,9 @@ func (w *window) roll(now time.Time) {
 // are most of them: a daemon whose resources come and go keeps a table
 // the size of what it holds.
 func (w *window) compactSlots() {
+	if w.slots.len() < 4096 || 2*w.curLive() > w.slots.len() {
+		return // the state now alone holds most slots
+	}
 	used := make([]bool, w.slots.len())
 	live := 0
 	use := func(s uint32) {
@@ -338,7 +367,7 @@ func (w *window) compactSlots() {
 			use(e.slot)
 		}
 	}
-	if w.slots.len() < 4096 || 2*live > w.slots.len() {
+	if 2*live > w.slots.len() {
 		return
 	}
 	remap := w.slots.keep(used)
@@ -363,14 +392,8 @@ func (w *window) compactSlots() {
 }
 
 // compact drops the extras no entry refers to any more, once they are
-// most of them.
-func (w *window) compact() {
-	live := 0
-	for i := range w.entries.len() {
-		if w.entries.at(i).extra != noExtra {
-			live++
-		}
-	}
+// most of them; live entries refer to one.
+func (w *window) compact(live int) {
 	if w.extras.len() < 1024 || live > w.extras.len()/2 {
 		return
 	}
