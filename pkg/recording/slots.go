@@ -30,8 +30,10 @@ type slotTable struct {
 	cells []slotCell
 }
 
-// slotInfo is a slot: its ID, arena[off:off+n], and its kind's index.
+// slotInfo is a slot: its ID, arena[off:off+n], its kind's index, and
+// its hash (kept: growing the index hashes no ID again).
 type slotInfo struct {
+	hash   uint64
 	off, n uint32
 	kind   uint16
 }
@@ -74,7 +76,7 @@ func (t *slotTable) lookup(md *resource.Metadata) (s uint32, added bool) {
 	for c := h & mask; ; c = (c + 1) & mask {
 		cell := &t.cells[c]
 		if cell.slot == 0 {
-			s = uint32(t.slots.append(slotInfo{off: uint32(len(t.arena)), n: uint32(len(id)), kind: uint16(k)}))
+			s = uint32(t.slots.append(slotInfo{hash: h, off: uint32(len(t.arena)), n: uint32(len(id)), kind: uint16(k)}))
 			t.arena = append(t.arena, id...)
 			*cell = slotCell{tag: uint32(h >> 32), slot: s + 1}
 			return s, true
@@ -138,8 +140,7 @@ func (t *slotTable) index(n int) {
 	t.cells = make([]slotCell, n)
 	mask := uint64(n - 1)
 	for s := range t.len() {
-		i := t.slots.at(s)
-		h := maphash.Bytes(t.seed, t.id(i)) ^ t.kindHash[i.kind]
+		h := t.slots.at(s).hash
 		c := h & mask
 		for t.cells[c].slot != 0 {
 			c = (c + 1) & mask
@@ -168,7 +169,7 @@ func (t *slotTable) keep(used []bool) []uint32 {
 		}
 		remap[s] = uint32(n)
 		i := *t.slots.at(s)
-		*t.slots.at(n) = slotInfo{off: uint32(len(arena)), n: i.n, kind: i.kind}
+		*t.slots.at(n) = slotInfo{hash: i.hash, off: uint32(len(arena)), n: i.n, kind: i.kind}
 		arena = append(arena, t.id(&i)...)
 		n++
 	}
