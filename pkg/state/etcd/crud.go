@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -152,11 +151,6 @@ func (c *core) encodeBuf() []byte {
 	return make([]byte, 0, min(n+n/4+16, 64<<10))
 }
 
-// unsafeString is b as a string, without a copy: b must never change
-// afterwards. A write hands its encoded value to the etcd client this way,
-// which copies it into its request.
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
 // Create implements [state.CoreState] (rule S1): one transaction that
 // writes the resource if its key does not exist.
 func (c *core) Create(ctx context.Context, r resource.Resource, opts ...state.CreateOption) error {
@@ -186,11 +180,7 @@ func (c *core) create(ctx context.Context, r resource.Resource, opts ...state.Cr
 		return err
 	}
 	key := c.key(md.Namespace(), md.Type(), md.ID())
-	resp, err := c.cli.Txn(ctx).
-		If(fc.and(clientv3.Compare(clientv3.CreateRevision(key), "=", 0))...).
-		Then(clientv3.OpPut(key, unsafeString(val)), c.headPut(md.Namespace(), md.Type())).
-		Else(fc.read()...).
-		Commit()
+	resp, err := c.txns.commit(ctx, newWriteTxn(opCreate, unsafeBytes(key), c.headKey(md.Namespace(), md.Type()), 0, val, fc))
 	if err != nil {
 		return fmt.Errorf("etcd state: create %s: %w", resource.PointerString(md), err)
 	}
@@ -304,11 +294,7 @@ func (c *core) update(ctx context.Context, r resource.Resource, opts ...state.Up
 		if eerr != nil {
 			return eerr
 		}
-		tx, terr := c.cli.Txn(ctx).
-			If(fc.and(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod))...).
-			Then(clientv3.OpPut(key, unsafeString(val)), c.headPut(md.Namespace(), md.Type())).
-			Else(fc.read(clientv3.OpGet(key))...).
-			Commit()
+		tx, terr := c.txns.commit(ctx, newWriteTxn(opUpdate, unsafeBytes(key), c.headKey(md.Namespace(), md.Type()), cur.mod, val, fc))
 		if terr != nil {
 			return fmt.Errorf("etcd state: update %s: %w", resource.PointerString(md), terr)
 		}
@@ -386,11 +372,7 @@ func (c *core) destroy(ctx context.Context, ptr resource.Pointer, opts ...state.
 			}
 			return none, cerr
 		}
-		tx, terr := c.cli.Txn(ctx).
-			If(fc.and(clientv3.Compare(clientv3.ModRevision(key), "=", cur.mod))...).
-			Then(clientv3.OpDelete(key), c.headPut(p.Namespace(), p.Type())).
-			Else(fc.read(clientv3.OpGet(key))...).
-			Commit()
+		tx, terr := c.txns.commit(ctx, newWriteTxn(opDestroy, unsafeBytes(key), c.headKey(p.Namespace(), p.Type()), cur.mod, nil, fc))
 		if terr != nil {
 			return none, fmt.Errorf("etcd state: destroy %s: %w", resource.PointerString(p), terr)
 		}

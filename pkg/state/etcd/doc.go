@@ -29,7 +29,11 @@
 // for a write). Every entry of that memory is a pair etcd held at once,
 // so an entry out of date (another process wrote the key since) costs
 // only the refused transaction, which returns the current value as a read
-// would. Reads (Get, List) are linearizable
+// would. The state builds a write's transaction request itself and sends
+// it with the client's KV service and call options when the client's KV
+// is the client's own (clientv3.New's); with any other KV (a
+// namespace.NewKV wrapper, an embedded server's client) it goes through
+// that KV's builder, which makes the same request. Reads (Get, List) are linearizable
 // reads from etcd and return resources decoded for the caller (with
 // state.WithReadOnlyGet or WithReadOnlyList too: decoding makes a private
 // value anyway). A value

@@ -567,11 +567,6 @@ type fence struct {
 
 func (f *fence) String() string { return f.desc }
 
-// cmp is the condition of a fenced transaction.
-func (f *fence) cmp() clientv3.Cmp {
-	return clientv3.Compare(clientv3.CreateRevision(f.key), "=", f.rev)
-}
-
 // standing reports whether the read of the fence's key (the response of
 // a fenced transaction's Else) shows the fence standing.
 func (f *fence) standing(kvs []*mvccpb.KeyValue) bool {
@@ -604,24 +599,6 @@ func (c *core) fenceOf(ctx context.Context) (*fence, error) {
 		return nil, err
 	}
 	return f.(*fence), nil
-}
-
-// and returns the conditions of a write: cmp, and the fence's when f is
-// not nil.
-func (f *fence) and(cmp clientv3.Cmp) []clientv3.Cmp {
-	if f == nil {
-		return []clientv3.Cmp{cmp}
-	}
-	return []clientv3.Cmp{cmp, f.cmp()}
-}
-
-// read returns the reads of a write's Else branch: ops, then the fence's
-// key when f is not nil.
-func (f *fence) read(ops ...clientv3.Op) []clientv3.Op {
-	if f == nil {
-		return ops
-	}
-	return append(ops, clientv3.OpGet(f.key))
 }
 
 // refused returns the fenced error of a write whose transaction failed

@@ -3,8 +3,7 @@ package etcd
 import (
 	"strings"
 	"sync"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"unsafe"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 )
@@ -58,10 +57,15 @@ type kindPrefixes struct {
 // maxKindPrefixes bounds kindPrefixes.
 const maxKindPrefixes = 4096
 
-// headPut is the operation that marks a write to a kind (see above).
-func (c *core) headPut(ns resource.Namespace, typ resource.Type) clientv3.Op {
-	return clientv3.OpPut(c.kindPrefix(ns, typ), "")
+// headKey is the kind's head key (see above) for a write's request: the
+// bytes of its cached prefix, which nothing writes to.
+func (c *core) headKey(ns resource.Namespace, typ resource.Type) []byte {
+	return unsafeBytes(c.kindPrefix(ns, typ))
 }
+
+// unsafeBytes is s's bytes without a copy, for a request that only reads
+// them (a key in a transaction etcd's client marshals).
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // key returns the key of a resource.
 func (c *core) key(ns resource.Namespace, typ resource.Type, id resource.ID) string {

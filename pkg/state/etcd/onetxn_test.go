@@ -28,6 +28,7 @@ type rpcLog struct {
 	mu   sync.Mutex
 	by   map[string]int
 	txns []txnShape
+	reqs []*etcdserverpb.TxnRequest
 }
 
 func (l *rpcLog) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
@@ -35,6 +36,7 @@ func (l *rpcLog) intercept(ctx context.Context, method string, req, reply any, c
 	l.by[method]++
 	if tx, ok := req.(*etcdserverpb.TxnRequest); ok {
 		l.txns = append(l.txns, txnShape{len(tx.Compare), len(tx.Success), len(tx.Failure)})
+		l.reqs = append(l.reqs, tx)
 	}
 	l.mu.Unlock()
 	return invoker(ctx, method, req, reply, cc, opts...)
@@ -45,8 +47,18 @@ func (l *rpcLog) take() (map[string]int, []txnShape) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	by, txns := l.by, l.txns
-	l.by, l.txns = map[string]int{}, nil
+	l.by, l.txns, l.reqs = map[string]int{}, nil, nil
 	return by, txns
+}
+
+// requests returns the transactions recorded since the last take, and
+// forgets everything recorded.
+func (l *rpcLog) requests() []*etcdserverpb.TxnRequest {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	reqs := l.reqs
+	l.by, l.txns, l.reqs = map[string]int{}, nil, nil
+	return reqs
 }
 
 // loggingClient returns a client of the test server that records its

@@ -52,6 +52,8 @@ type core struct {
 	sealed bool
 	// memory remembers what the keys this state wrote store (never nil).
 	memory *writeMemory
+	// txns sends the writes' transactions (see txnSender).
+	txns txnSender
 	// encodeSize is the size of the last value encoded (see encodeBuf).
 	encodeSize atomic.Int64
 	// prefixes caches the kinds' key prefixes (see kindPrefix).
@@ -98,6 +100,7 @@ func newCore(ctx context.Context, cli *clientv3.Client, reg *codec.Registry, opt
 		sealer:     o.sealer,
 		sealed:     o.sealer.Encrypts(),
 		memory:     newWriteMemory(o.writeMemory),
+		txns:       newTxnSender(cli),
 	}
 	c.KindWatches = backend.KindWatches{Start: c.startKindWatch}
 	if err := c.checkRecords(ctx); err != nil {
