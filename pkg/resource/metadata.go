@@ -388,6 +388,7 @@ func (md *Metadata) edit() *metaExt {
 func (md *Metadata) setOwner(owner Owner) {
 	e := md.ext
 	switch {
+	case e == nil && owner == "": // no owner still, without comparing strings
 	case e.ownerOf() == owner:
 	case e == nil || e.ownerOnly() && md.updatedNsec>>nsecBits != phaseInExt:
 		md.ext = ownerExt(owner)

@@ -14,9 +14,14 @@ type Pool[O any] struct{ p sync.Pool }
 // keeps no pointer of the caller's). An option must not keep the pointer
 // it receives beyond its call.
 func ApplyPooled[O any, F ~func(*O)](p *Pool[O], defaults O, opts []F) O {
-	if len(opts) == 0 {
+	if len(opts) == 0 { // inlined: a call without options makes no call
 		return defaults
 	}
+	return applyPooled(p, defaults, opts)
+}
+
+// applyPooled is ApplyPooled with options.
+func applyPooled[O any, F ~func(*O)](p *Pool[O], defaults O, opts []F) O {
 	v, _ := p.p.Get().(*O)
 	if v == nil {
 		v = new(O)

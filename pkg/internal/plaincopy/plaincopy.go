@@ -17,17 +17,37 @@ type Func func(r resource.Resource, owned bool) (stored resource.Resource, md *r
 // CopyFunc is the form of the registered implementation of [Copy].
 type CopyFunc func(r resource.Resource) (c resource.Resource, ok bool)
 
-// of and copyOf are the registered implementations; written only by
-// Register, from a package's init, before any call of Of or Copy.
+// of and copyOf are the registered implementations, none and copyNone
+// until Register; written only by Register, from a package's init, before
+// any call of Of or Copy. They are never nil, so that Of and Copy are
+// inlined as a call of them.
 var (
-	of     Func
-	copyOf CopyFunc
+	of     Func     = none
+	copyOf CopyFunc = copyNone
 )
 
-// Register makes f the implementation of [Of] and c that of [Copy]. It is
-// called once, from the init of package typed: a later call would race
-// with Of and Copy.
-func Register(f Func, c CopyFunc) { of, copyOf = f, c }
+// none is the implementation of Of until one is registered: ok false for
+// every resource.
+func none(resource.Resource, bool) (resource.Resource, *resource.Metadata, int, bool) {
+	return nil, nil, 0, false
+}
+
+// copyNone is the implementation of Copy until one is registered: ok
+// false for every resource.
+func copyNone(resource.Resource) (resource.Resource, bool) { return nil, false }
+
+// Register makes f the implementation of [Of] and c that of [Copy] (none
+// again for nil). It is called once, from the init of package typed: a
+// later call would race with Of and Copy.
+func Register(f Func, c CopyFunc) {
+	if f == nil {
+		f = none
+	}
+	if c == nil {
+		c = copyNone
+	}
+	of, copyOf = f, c
+}
 
 // Of returns, when r is a typed resource whose DeepCopy, CopyInto and
 // ApproxSize run no user code (for a typed resource, exactly when
@@ -39,9 +59,6 @@ func Register(f Func, c CopyFunc) { of, copyOf = f, c }
 // having called none of r's methods: the caller then copies r as user
 // code.
 func Of(r resource.Resource, owned bool) (stored resource.Resource, md *resource.Metadata, size int, ok bool) {
-	if of == nil {
-		return nil, nil, 0, false
-	}
 	return of(r, owned)
 }
 
@@ -51,8 +68,5 @@ func Of(r resource.Resource, owned bool) (stored resource.Resource, md *resource
 // other r it returns nil and false, having called none of r's methods:
 // the caller then copies r as user code.
 func Copy(r resource.Resource) (c resource.Resource, ok bool) {
-	if copyOf == nil {
-		return nil, false
-	}
 	return copyOf(r)
 }

@@ -34,14 +34,16 @@ func newClock() *clock {
 	return c
 }
 
-// now returns the current time.
-func (c *clock) now() time.Time {
+// now returns the current time, and the same in nanoseconds since the
+// Unix epoch (its UnixNano).
+func (c *clock) now() (time.Time, int64) {
 	base := c.base.Load()
 	elapsed := time.Since(base.at) // monotonic clock only
 	if elapsed < clockResync {
-		return time.Unix(0, base.wall+int64(elapsed))
+		at := base.wall + int64(elapsed)
+		return time.Unix(0, at), at
 	}
 	now := time.Now()
 	c.base.CompareAndSwap(base, &clockBase{at: now, wall: now.UnixNano()})
-	return now
+	return now, now.UnixNano()
 }

@@ -182,10 +182,26 @@ func (d *detector) refLocked(ks *kindStore, seq uint64) resource.Resource {
 // this write is not one of its sample (the first of every d.every writes
 // of the kind). It runs before the write takes the kind's lock.
 func (d *detector) referenceCopy(r resource.Resource) (resource.Resource, error) {
-	if d == nil || (d.every > 1 && d.writes.Add(1)%d.every != 1) {
+	if d == nil || !d.sampled() {
 		return nil, nil
 	}
 	return state.DeepCopyOf(r)
+}
+
+// sampled counts a write that asks for a reference copy and reports
+// whether it is one of the sample: every write for the detector, the
+// first of every d.every for the guard. The count is masked rather than
+// divided when d.every is a power of two (the guard's default): a
+// division would cost every write more than the rest of the check.
+func (d *detector) sampled() bool {
+	if d.every <= 1 {
+		return true
+	}
+	n := d.writes.Add(1)
+	if m := d.every - 1; d.every&m == 0 {
+		return n&m == 1
+	}
+	return n%d.every == 1
 }
 
 // freeze freezes md, the metadata of a version about to be stored (see
@@ -208,9 +224,13 @@ func freeze(md *resource.Metadata, watched bool) {
 // reference copy: its owner, finalizers, labels and annotations are its
 // own or shared with versions no longer written, see freeze).
 func stampLike(ref resource.Resource, smd *resource.Metadata) {
-	if ref == nil {
-		return
+	if ref != nil { // inlined: a write without a reference copy makes no call
+		stampRef(ref, smd)
 	}
+}
+
+// stampRef is stampLike of a reference copy.
+func stampRef(ref resource.Resource, smd *resource.Metadata) {
 	rmd := ref.Metadata()
 	rmd.SetVersion(smd.Version())
 	rmd.SetPhase(smd.Phase())
@@ -271,22 +291,19 @@ func (ks *kindStore) detectChangeLocked(id resource.ID, seq uint64, old, new, re
 	return oldRef
 }
 
-// leftLocked is called when rec, a record of ks, leaves the history: the
+// leftLocked is called when rec, a record of the kind, leaves the history: the
 // version it replaced is to be checked a last time (when the detector
 // kept a reference copy of it: none for a create, nor for a version the
 // guard did not sample).
-func (d *detector) leftLocked(ks *kindStore, rec *record) {
-	if d == nil {
+//
+// i is rec's ring index: the write that overwrites rec knows it, and
+// computing it from rec's seq would cost every write a division.
+func (d *detector) leftLocked(i int, rec *record) {
+	if d == nil || i >= len(d.refs) || d.refs[i] == nil {
 		return
 	}
-	ref := d.refLocked(ks, rec.seq)
-	if ref == nil {
-		return
-	}
-	d.pending = append(d.pending, check{rec: *rec, ref: ref})
-	if i := int((rec.seq - 1) % uint64(ks.cap)); i < len(d.refs) {
-		d.refs[i] = nil // the check holds it now
-	}
+	d.pending = append(d.pending, check{rec: *rec, ref: d.refs[i]})
+	d.refs[i] = nil // the check holds it now
 }
 
 // hasPendingLocked reports whether takeLocked has checks to take. The

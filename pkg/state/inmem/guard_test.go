@@ -44,6 +44,29 @@ func TestS7_GuardChecksASampleOfTheVersions(t *testing.T) {
 	assert.Empty(t, got[0].Holders)
 }
 
+// TestS7_GuardSamplesTheFirstOfEveryNWrites: the guard keeps a reference
+// copy of exactly the first of every n writes of a kind, whether n is a
+// power of two (the count is masked) or not (it is divided).
+func TestS7_GuardSamplesTheFirstOfEveryNWrites(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8, 12, guardSample} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			c := newCore(withGuardEvery(uint64(n)), WithMutationReport(func(error) {}))
+			st, ctx := state.WrapCore(c), t.Context()
+			writes := 3*n + 2
+			for i := range writes {
+				require.NoError(t, st.Create(ctx, newPair(fmt.Sprintf("r%04d", i), i)))
+			}
+			ks := c.lookup(resource.KindOf(testKind))
+			ks.mu.Lock()
+			defer ks.mu.Unlock()
+			for i := range writes {
+				_, sampled := ks.det.cur[fmt.Sprintf("r%04d", i)]
+				assert.Equal(t, i%n == 0, sampled, "write %d of every %d", i+1, n)
+			}
+		})
+	}
+}
+
 // TestS7_GuardNotifiesItsSubscribers: without a report of its own, the
 // guard hands what it finds to the readers subscribed to it (the Runtime
 // names the holders), and with none it logs it with the standard logger;

@@ -242,17 +242,19 @@ func (ks *kindStore) oldest(head uint64) uint64 {
 	return min(ks.floor, head+1)
 }
 
-// slot returns the ring slot of seq s.
-func (ks *kindStore) slot(s uint64) *atomic.Pointer[record] {
-	i := int((s - 1) % uint64(ks.cap))
-	return &ks.ring[i/ringChunk].Load()[i%ringChunk]
+// index returns the ring index of seq s.
+func (ks *kindStore) index(s uint64) int { return int((s - 1) % uint64(ks.cap)) }
+
+// slot returns the ring slot of the ring index i.
+func (ks *kindStore) slot(i int) *atomic.Pointer[record] {
+	return &ks.ring[uint(i)/ringChunk].Load()[uint(i)%ringChunk]
 }
 
 // recordLocked returns the record of seq s, which must be in the history.
 // The caller holds mu, and copies the record to keep it beyond: it may be
 // reused once it leaves the history.
 func (ks *kindStore) recordLocked(s uint64) *record {
-	return ks.slot(s).Load()
+	return ks.slot(ks.index(s)).Load()
 }
 
 // reusableLocked reports whether rec, the record leaving the ring at this
@@ -309,8 +311,7 @@ func (ks *kindStore) appendLocked(id resource.ID, cur unsafe.Pointer, new, ref r
 	gap := min(max(at-ks.lastWrite, 0), int64(time.Second))
 	ks.lastWrite = at
 	ks.writeGap += (gap - ks.writeGap) / 8
-	head := ks.head.Load()
-	seq := head + 1
+	seq := ks.head.Load() + 1
 	rev := ks.revs.Add(1)
 	ks.lastRev = rev
 	var oldRef resource.Resource
@@ -320,18 +321,7 @@ func (ks *kindStore) appendLocked(id resource.ID, cur unsafe.Pointer, new, ref r
 		oldRef = ks.detectChangeLocked(id, seq, old, new, ref)
 	}
 	i := ks.next
-	chunk := ks.ring[i/ringChunk].Load()
-	if chunk == nil {
-		chunk = &ringChunkSlots{}
-		ks.ring[i/ringChunk].Store(chunk)
-	}
-	slot := &chunk[i%ringChunk]
-	rec := slot.Load() // the record leaving the ring; nil while it fills, or evicted
-	if seq > uint64(ks.cap) {
-		if s := seq - uint64(ks.cap); s >= ks.floor { // not evicted yet
-			ks.leaveLocked(s, rec)
-		}
-	}
+	slot, rec := ks.leavingLocked(i, seq)
 	ks.det.keepRefLocked(i, oldRef)
 	fresh := rec == nil || !ks.reusableLocked(rec)
 	if fresh {
@@ -351,8 +341,9 @@ func (ks *kindStore) appendLocked(id resource.ID, cur unsafe.Pointer, new, ref r
 	ks.next = i
 	ks.histBytes += oldSize
 	for ks.histBytes > ks.byteBudget && ks.floor < seq {
-		slot := ks.slot(ks.floor)
-		ks.leaveLocked(ks.floor, slot.Load())
+		j := ks.index(ks.floor)
+		slot := ks.slot(j)
+		ks.leaveLocked(ks.floor, j, slot.Load())
 		slot.Store(nil) // releases the versions only it referred to
 	}
 
@@ -361,23 +352,54 @@ func (ks *kindStore) appendLocked(id resource.ID, cur unsafe.Pointer, new, ref r
 			w.pushLocked(rec)
 		}
 	}
+	if ks.parking == nil {
+		return nil // checked here, inlined: a write without a parked watcher makes no call
+	}
 	return ks.takeParkingLocked(rec, ks.writeGap >= int64(handOffGap))
 }
 
-// leaveLocked is called before the record of seq s (the oldest kept), rec,
-// leaves the history, overwritten or evicted: the history no longer
-// holds the version it replaced.
-func (ks *kindStore) leaveLocked(s uint64, rec *record) {
-	ks.histBytes -= rec.size
-	ks.floor = s + 1
-	ks.overwriteLocked(s, rec)
+// leavingLocked returns the ring slot at index i, where the change seq
+// goes, and the record leaving the ring there (nil while the ring fills,
+// or once evicted), which leaves the history first if it is still in it.
+func (ks *kindStore) leavingLocked(i int, seq uint64) (*atomic.Pointer[record], *record) {
+	c, j := uint(i)/ringChunk, uint(i)%ringChunk // i ≥ 0: shifts
+	chunk := ks.ring[c].Load()
+	if chunk == nil {
+		chunk = &ringChunkSlots{}
+		ks.ring[c].Store(chunk)
+	}
+	slot := &chunk[j]
+	rec := slot.Load()
+	if seq <= uint64(ks.cap) {
+		return slot, rec
+	}
+	if s := seq - uint64(ks.cap); s >= ks.floor { // not evicted yet
+		if d := ks.det; (d == nil || i >= len(d.refs) || d.refs[i] == nil) && s < ks.minPos && len(ks.spill) == 0 {
+			// What leaveLocked does when no check, lagging watcher or
+			// spill needs the record: without a call.
+			ks.histBytes -= rec.size
+			ks.floor = s + 1
+		} else {
+			ks.leaveLocked(s, i, rec)
+		}
+	}
+	return slot, rec
 }
 
-// overwriteLocked is called before the record of seq s, rec, leaves
-// the ring: kind watchers positioned on it move to the spill, and the spill
-// takes the record when anyone is in it.
-func (ks *kindStore) overwriteLocked(s uint64, rec *record) {
-	ks.det.leftLocked(ks, rec)
+// leaveLocked is called before the record of seq s (the oldest kept), rec,
+// at ring index i, leaves the history, overwritten or evicted: the history
+// no longer holds the version it replaced.
+func (ks *kindStore) leaveLocked(s uint64, i int, rec *record) {
+	ks.histBytes -= rec.size
+	ks.floor = s + 1
+	ks.overwriteLocked(s, i, rec)
+}
+
+// overwriteLocked is called before the record of seq s, rec, at ring index
+// i, leaves the ring: kind watchers positioned on it move to the spill, and
+// the spill takes the record when anyone is in it.
+func (ks *kindStore) overwriteLocked(s uint64, i int, rec *record) {
+	ks.det.leftLocked(i, rec)
 	if s >= ks.minPos {
 		ks.collectLaggersLocked(s)
 	}

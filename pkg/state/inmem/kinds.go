@@ -95,6 +95,18 @@ func (c *core) lookup(k resource.KindKey) *kindStore {
 // the lookup by the type.
 func (c *core) lookupNames(ns resource.Namespace, typ resource.Type) *kindStore {
 	t := c.kinds.Load()
+	if len(t.small) > 0 {
+		// The first store (the one kind of a state of one, as often as
+		// not) named by its very strings, or by those it has seen, is
+		// found without a call (see lookupSmall).
+		e := &t.small[0]
+		if sameMemory(e.typ, typ) && sameMemory(e.ns, ns) {
+			return e.ks
+		}
+		if s := e.seen.Load(); s != nil && sameMemory(s.typ, typ) && sameMemory(s.ns, ns) {
+			return e.ks
+		}
+	}
 	if len(t.all) <= smallKinds {
 		return t.lookupSmall(typ, ns)
 	}

@@ -320,13 +320,17 @@ func (w *kindWatcher) deliverFold(cs []coalesced) bool {
 func (ks *kindStore) claim(w *kindWatcher, pos uint64, dst []record) ([]record, bool) {
 	n := min(ks.head.Load()-pos+1, readBatch)
 	var bytes int64
+	i := ks.index(pos) // then stepped, not divided again
 	for s := pos; s < pos+n && bytes < readBatchBytes; s++ {
-		r := ks.slot(s).Load()
+		r := ks.slot(i).Load()
 		if r == nil || r.seq != s { // overwritten or evicted: the writer has spilled w
 			break
 		}
 		dst = append(dst, *r)
 		bytes += r.size
+		if i++; i == ks.cap {
+			i = 0
+		}
 	}
 	end := pos + uint64(len(dst))
 	if len(dst) == 0 || !w.pos.CompareAndSwap(pos, end) {

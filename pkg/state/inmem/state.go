@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/resgraph/resgraph/pkg/internal/opt"
 	"github.com/resgraph/resgraph/pkg/internal/plaincopy"
@@ -212,8 +213,7 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	if err != nil {
 		return err
 	}
-	now := c.clock.now()
-	at := now.UnixNano()
+	now, at := c.clock.now()
 	stampCreate(smd, o.Owner)
 	ns, typ, id := smd.Identity()
 
@@ -241,16 +241,9 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 		return err
 	}
 	ks.lastCreated = now
-	freeze(smd, ref != nil)
-	e := ks.bareLocked(stored, size, ref != nil, plain)
-	if e == nil {
-		e = ks.itemLocked(stored, size, ref != nil, plain)
-	}
-	ks.items[id] = e
 	ks.order.created(id)
 	ks.count.Add(1)
-	stampLike(ref, smd)
-	wake := ks.appendLocked(id, nil, stored, ref, at)
+	wake := ks.commitLocked(id, nil, stored, smd, ref, size, plain, at)
 	if err := ks.publishUnlock(wake, pend); err != nil {
 		return err
 	}
@@ -301,7 +294,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 	if err != nil {
 		return err
 	}
-	now := c.clock.now()
+	now, at := c.clock.now()
 
 	ks.mu.Lock()
 	curItem := ks.items[id]
@@ -316,15 +309,8 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 		ks.mu.Unlock()
 		return err
 	}
-	freeze(smd, ref != nil)
-	e := ks.bareLocked(stored, size, ref != nil, plain)
-	if e == nil {
-		e = ks.itemLocked(stored, size, ref != nil, plain)
-	}
-	ks.items[id] = e
 	ks.updatedLocked(id)
-	stampLike(ref, smd)
-	wake := ks.appendLocked(id, curItem, stored, ref, now.UnixNano())
+	wake := ks.commitLocked(id, curItem, stored, smd, ref, size, plain, at)
 	if err := ks.publishUnlock(wake, pend); err != nil {
 		return err
 	}
@@ -336,6 +322,28 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 		md.CopyStamps(smd)
 	}
 	return nil
+}
+
+// commitLocked commits a write of id: stored, a version of the estimated
+// size whose metadata smd the write stamped, copied without user code or not
+// (plain), with ref its reference copy (nil when the detector does not
+// watch it), replaces the entry cur of items (nil when absent). It freezes
+// stored, stores its entry, stamps ref alike and appends the change to the
+// history, at the time at (UnixNano); it returns the parked kind watchers
+// to wake (see appendLocked). The caller holds mu.
+func (ks *kindStore) commitLocked(id resource.ID, cur unsafe.Pointer, stored resource.Resource, smd *resource.Metadata, ref resource.Resource, size int64, plain bool, at int64) *wakeGroup {
+	watched := ref != nil
+	if watched {
+		smd.Unshare() // see freeze
+	}
+	smd.Freeze()
+	e := ks.bareLocked(stored, size, watched, plain)
+	if e == nil {
+		e = ks.itemLocked(stored, size, watched, plain)
+	}
+	ks.items[id] = e
+	stampLike(ref, smd)
+	return ks.appendLocked(id, cur, stored, ref, at)
 }
 
 // stampCreate stamps smd, the metadata of a resource to create: the
@@ -470,7 +478,7 @@ func (c *core) DestroyVersion(_ context.Context, ptr resource.Pointer, opts ...s
 	if ks == nil {
 		return resource.VersionUndefined, state.NewNotFoundError(p, "not found")
 	}
-	at := c.clock.now().UnixNano()
+	_, at := c.clock.now()
 	ks.mu.Lock()
 	curItem := ks.items[id]
 	cur := ks.bare(curItem)
@@ -503,9 +511,14 @@ func (c *core) DestroyVersion(_ context.Context, ptr resource.Pointer, opts ...s
 // persistence, and returns what to wait for once the write is published;
 // nil, nil when the state is not persistent. The caller holds ks.mu.
 func (c *core) persistLocked(ks *kindStore, id resource.ID, r resource.Resource) (Pending, error) {
-	if c.persist == nil {
+	if c.persist == nil { // inlined: a write of a state that does not persist makes no call
 		return nil, nil
 	}
+	return c.appendPersisted(ks, id, r)
+}
+
+// appendPersisted is persistLocked of a persistent state.
+func (c *core) appendPersisted(ks *kindStore, id resource.ID, r resource.Resource) (Pending, error) {
 	return c.persist.Append(ks.ns, ks.typ, id, r)
 }
 
