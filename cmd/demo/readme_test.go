@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readmeWalkthrough returns the code spans of the README's walkthrough of
+// readmeWalkthrough returns the code spans of docs/demo.md's walkthrough of
 // the demo's output (the list after "What the output means:"): each is a
 // fragment of a line the demo prints, "..." standing for any text.
 func readmeWalkthrough(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/demo.md")
 	require.NoError(t, err)
 	doc := string(b)
 	const from, to = "What the output means:", "\nOther commands:"
@@ -93,12 +93,12 @@ func TestTheREADMEQuotesLinesTheDemoPrints(t *testing.T) {
 	}
 }
 
-// TestREADME_TheGraphIsTheDemosGraph: the controller/resource graph the
-// README shows (its mermaid block) is what `demo graph --format mermaid`
+// TestREADME_TheGraphIsTheDemosGraph: the controller/resource graph
+// docs/demo.md shows (its mermaid block) is what `demo graph --format mermaid`
 // prints, so that it follows the demo's controllers and the graph's
 // labels.
 func TestREADME_TheGraphIsTheDemosGraph(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/demo.md")
 	require.NoError(t, err)
 	doc := string(b)
 	const from = "```mermaid\n"

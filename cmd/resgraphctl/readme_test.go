@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestREADME_QuickStartWorksAgainstTheDemo: the commands of the README's
-// quick start (`go run ./cmd/resgraphctl ...` while the demo runs) work
+// TestREADME_QuickStartWorksAgainstTheDemo: the commands of the quick
+// start of docs/demo.md (the demo's page, linked from the README) (`go run ./cmd/resgraphctl ...` while the demo runs) work
 // against the running demo, with their defaults: the demo's data
 // directory and the endpoint resgraphctl finds by itself.
 func TestREADME_QuickStartWorksAgainstTheDemo(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/demo.md")
 	require.NoError(t, err)
 	var commands [][]string
 	for line := range strings.Lines(string(b)) {

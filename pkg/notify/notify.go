@@ -13,7 +13,7 @@
 // or what is not live. Without $NOTIFY_SOCKET (not started by systemd,
 // or Type= is not notify) it sends nothing.
 //
-// A daemon's whole life, as the README's skeleton shows it:
+// A daemon's whole life, as docs/daemons.md's skeleton shows it:
 //
 //	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 //	defer stop()

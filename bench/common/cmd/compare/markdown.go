@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// The markers around the table in README.md that -splice replaces.
+// The markers around the table in docs/benchmarks.md that -splice
+// replaces.
 const (
 	spliceBegin = "<!-- bench/compare: begin -->"
 	spliceEnd   = "<!-- bench/compare: end -->"
@@ -121,7 +122,7 @@ func splice(from, into string) error {
 // spliceMain is the driver's -splice FILE -into DOC mode.
 func spliceMain(args []string, stderr io.Writer) int {
 	if len(args) != 4 || args[0] != "-splice" || args[2] != "-into" {
-		fmt.Fprintln(stderr, "usage: compare -splice TABLE.md -into README.md")
+		fmt.Fprintln(stderr, "usage: compare -splice TABLE.md -into docs/benchmarks.md")
 
 		return 2
 	}

@@ -51,17 +51,17 @@ func TestSplice_RefusesADocumentWithoutTheMarkers(t *testing.T) {
 	}
 }
 
-// TestSplice_TheREADMEHasTheMarkers: the repository's README.md has the
-// place for the table that --update-readme writes.
+// TestSplice_TheREADMEHasTheMarkers: the repository's docs/benchmarks.md
+// has the place for the table that --update-readme writes.
 func TestSplice_TheREADMEHasTheMarkers(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "benchmarks.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	i, j := strings.Index(string(b), spliceBegin), strings.Index(string(b), spliceEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no %q ... %q", spliceBegin, spliceEnd)
+		t.Fatalf("docs/benchmarks.md has no %q ... %q", spliceBegin, spliceEnd)
 	}
 }
 

@@ -253,7 +253,7 @@ func parseRun(args []string, stderr io.Writer) (Command, error) {
 	fs.IntVar(&o.ApplyFailures, "apply-failures", 2, "how many times the kernel refuses each new link before accepting it (shows retries with backoff)")
 	fs.DurationVar(&o.KernelLatency, "kernel-latency", 0, "how long the simulated kernel takes to create a link (holds the agent back: it is ready, /readyz and systemd's READY=1, only once its controllers caught up)")
 	fs.BoolVar(&o.Verbose, "verbose", false, "log at debug level")
-	fs.StringVar(&o.Record, "record", "", "write the flight recorder's window to `FILE` when the agent stops (replay it: see the README)")
+	fs.StringVar(&o.Record, "record", "", "write the flight recorder's window to `FILE` when the agent stops (replay it: see docs/demo.md)")
 	fs.StringVar(&o.RecordDir, "record-dir", "", "keep the recordings the flight recorder takes on its own (a hot loop, a controller failing) in `DIR`")
 	fs.StringVar(&o.ConfigDB, "config-db", "", "keep the configuration (the LinkSpecs) in this bbolt `FILE`, encrypted, across runs; everything else stays in memory")
 	fs.StringVar(&o.KeysFile, "keys", "", "the encryption keys of --config-db, one `FILE` line each (ID and base64 of 32 bytes; the first writes); default: $"+KeysEnv)

@@ -74,11 +74,11 @@ func TestSimulation_Mutant(t *testing.T) {
 	requireQuoted(t, quote, strings.Split(res.String(), "\n"))
 }
 
-// readmeBlock returns the lines of the README's first code block after
-// marker.
+// readmeBlock returns the lines of the first code block after marker in
+// docs/demo.md (the demo's page, moved there from the README).
 func readmeBlock(t *testing.T, marker string) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../../../README.md")
+	b, err := os.ReadFile("../../../../docs/demo.md")
 	require.NoError(t, err)
 	_, after, ok := strings.Cut(string(b), marker)
 	require.True(t, ok, "the README has %q", marker)

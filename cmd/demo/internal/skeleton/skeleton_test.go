@@ -24,8 +24,8 @@ import (
 	"github.com/resgraph/resgraph/pkg/state/inmem/boltdb"
 )
 
-// The README's daemon skeleton (section "A daemon's whole life"),
-// compiled: daemonMain's body is the README's main, line for line
+// The daemon skeleton of docs/daemons.md (section "A daemon's whole
+// life"), compiled: daemonMain's body is its main, line for line
 // (TestREADME_TheDaemonSkeletonIsThisCode), with the README's types and
 // controller declared as the README declares them.
 
@@ -111,7 +111,7 @@ var _ = daemonMain
 // TestREADME_TheDaemonSkeletonIsThisCode: the README's daemon skeleton is
 // daemonMain's body, so that it compiles (go vet runs on this file).
 func TestREADME_TheDaemonSkeletonIsThisCode(t *testing.T) {
-	readme, err := os.ReadFile("../../../../README.md")
+	readme, err := os.ReadFile("../../../../docs/daemons.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime/runtimetest/sim"
 )
 
-// The README's minimal controller and its simulation, as the README
-// writes them: a whole-file example of sim.Test.
+// The README's minimal controller and its simulation, as the README and
+// docs/simulation.md write them: a whole-file example of sim.Test.
 
 type NumberSpec struct{ N int }
 type NumberDef struct{}
@@ -51,7 +51,7 @@ func numberToLabel() controller.Controller {
 	})
 }
 
-// simulateNumbers is a simulation test as the README writes it (a Test
+// simulateNumbers is a simulation test as docs/simulation.md writes it (a Test
 // function in your package; here in lower case, since an example's file
 // holds no test, and TestREADME_Simulation runs it): sim.Test runs the
 // real controller on the real Runtime under seeded schedules, with the
