@@ -130,3 +130,9 @@ func TestWriteTxn_ANamespacedClientWritesInItsNamespace(t *testing.T) {
 	require.Equal(t, int64(2), raw.Count, "the resource's key and its kind's head key, under the namespace")
 	require.NoError(t, st.Destroy(ctx, r.Metadata()))
 }
+
+// TestWriteTxn_IsOneAllocation: the request of a write's transaction,
+// with its conditions, operations and their lists, is one allocation.
+func TestWriteTxn_IsOneAllocation(t *testing.T) {
+	require.Equal(t, []float64{1, 1, 1}, etcd.AllocsOfAWriteTxn())
+}
