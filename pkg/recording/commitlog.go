@@ -10,21 +10,25 @@ import (
 )
 
 // commitChunkLen is how many changes a chunk of a commit log holds; the
-// writer wakes the recorder each time it fills one.
-const commitChunkLen = 256
+// writer wakes the recorder each time it fills one. A chunk (its changes
+// and its two counters) is one 8 KiB allocation: 256 changes and the
+// counters would take the next size class, 9.25 KiB.
+const commitChunkLen = 255
 
-// committed is one change as a kind's writer handed it over, with one
-// pointer: res is the resource after it (before it, for a destroy). What
-// it replaced is the version the change before it of the resource left,
-// which the window knows when it needs it (a take's fold, rule RC3, or
-// the classifying window's state now): a chunk of changes holds half the
-// pointers, so the collector scans less of it and the writer's stores
-// meet half the write barriers.
+// committed is one change as a kind's writer handed it over, in 32
+// bytes with one pointer: res is the resource after it (before it, for a
+// destroy). What it replaced is the version the change before it of the
+// resource left, which the window knows when it needs it (a take's fold,
+// rule RC3, or the classifying window's state now): a chunk of changes
+// holds half the pointers, so the collector scans less of it and the
+// writer's stores meet half the write barriers. revOp is the change's
+// revision (its low 62 bits; a revision at or above 2^62 is kept as 0,
+// not numbered: its change is ordered by its arrival) and what it did
+// (its top two bits, a commitOp).
 type committed struct {
-	res resource.Resource
-	rev uint64
-	at  int64
-	op  commitOp
+	res   resource.Resource
+	revOp uint64
+	at    int64
 }
 
 // commitOp is what a committed change did.
@@ -35,6 +39,22 @@ const (
 	committedUpdate
 	committedDestroy
 )
+
+const revBits = 62
+
+// newCommitted returns the change op made of res at revision rev, at at.
+func newCommitted(res resource.Resource, rev uint64, op commitOp, at int64) committed {
+	if rev>>revBits != 0 {
+		rev = 0
+	}
+	return committed{res: res, revOp: rev | uint64(op)<<revBits, at: at}
+}
+
+// rev returns the change's revision (0: not numbered).
+func (c *committed) rev() uint64 { return c.revOp & (1<<revBits - 1) }
+
+// op returns what the change did.
+func (c *committed) op() commitOp { return commitOp(c.revOp >> revBits) }
 
 // commitChunk is a run of a commit log's changes: recs[:n] are written,
 // next is the chunk after it once the writer filled this one.
@@ -99,13 +119,12 @@ func (l *commitLog) Committed(rev uint64, old, new resource.Resource, at int64) 
 	c := &l.tail.recs[l.tailN]
 	switch {
 	case new == nil:
-		c.res, c.op = old, committedDestroy
+		*c = newCommitted(old, rev, committedDestroy, at)
 	case old == nil:
-		c.res, c.op = new, committedCreate
+		*c = newCommitted(new, rev, committedCreate, at)
 	default:
-		c.res, c.op = new, committedUpdate
+		*c = newCommitted(new, rev, committedUpdate, at)
 	}
-	c.rev, c.at = rev, at
 	l.tailN++
 	l.tail.n.Store(l.tailN)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,7 @@ func TestRC11_ALogKeepsEveryChangeUntilItOverflows(t *testing.T) {
 	var got []uint64
 	collect := func(cs []committed) {
 		for _, c := range cs {
-			got = append(got, c.rev)
+			got = append(got, c.rev())
 		}
 	}
 	r := at("r", 1)
@@ -115,4 +116,30 @@ func fallBehind(t *testing.T, rec *Recorder, st state.State) error {
 		}
 	}
 	return rec.drainLocked()
+}
+
+// TestRC11_ACommitChunkIsOneSmallAllocation: a commit log's chunk (its
+// changes and counters) fits the 8 KiB size class, so the window's chunks
+// hold no allocator slack.
+func TestRC11_ACommitChunkIsOneSmallAllocation(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(commitChunk{}), uintptr(8192))
+	assert.Equal(t, uintptr(32), unsafe.Sizeof(committed{}), "a change is a resource, a revision, a time and what it did")
+}
+
+// TestRC11_ACommittedChangeKeepsItsRevisionAndWhatItDid: a change's
+// revision and what it did share a word; a revision too large for it is
+// kept as not numbered (its change ordered by its arrival), never as
+// another revision.
+func TestRC11_ACommittedChangeKeepsItsRevisionAndWhatItDid(t *testing.T) {
+	r := at("r", 1)
+	for _, op := range []commitOp{committedCreate, committedUpdate, committedDestroy} {
+		for _, rev := range []uint64{0, 1, 1<<62 - 1} {
+			c := newCommitted(r, rev, op, 7)
+			assert.Equal(t, rev, c.rev(), "op %d", op)
+			assert.Equal(t, op, c.op(), "rev %d", rev)
+		}
+		c := newCommitted(r, 1<<62, op, 7)
+		assert.Equal(t, uint64(0), c.rev(), "a revision of 2^62 or more is not numbered")
+		assert.Equal(t, op, c.op())
+	}
 }

@@ -174,7 +174,7 @@
 //     their commits: the state's writer appends each change to the kind's
 //     commit log as it commits it, holding only the kind's own write
 //     lock (no lock of the recorder's; a channel send, that never waits,
-//     and a chunk allocated, once per 256 changes), and the recorder
+//     and a chunk allocated, once per 255 changes), and the recorder
 //     drains the logs when a chunk fills, every second, and before a take
 //     or Sync (a recorder that holds its changes as they came keeps the
 //     chunks as they are: they are its window's changes, RC3). No change

@@ -12,33 +12,33 @@ import (
 // event returns the watch event c came as; old is the resource before an
 // update (nil: unknown, as a watch that does not tell it).
 func (c *committed) event(old resource.Resource) state.Event {
-	switch c.op {
+	switch c.op() {
 	case committedCreate:
-		return state.Event{Type: state.Created, Resource: c.res, Revision: c.rev}
+		return state.Event{Type: state.Created, Resource: c.res, Revision: c.rev()}
 	case committedDestroy:
-		return state.Event{Type: state.Destroyed, Resource: c.res, Revision: c.rev}
+		return state.Event{Type: state.Destroyed, Resource: c.res, Revision: c.rev()}
 	}
-	return state.Event{Type: state.Updated, Resource: c.res, Old: old, Revision: c.rev}
+	return state.Event{Type: state.Updated, Resource: c.res, Old: old, Revision: c.rev()}
 }
 
 // committedOf returns the change of a watch event, false for an event that
 // is no change (a marker). The event's Old is not kept: what an update
 // replaced is the version the window saw last of the resource.
 func committedOf(ev *state.Event, at int64) (committed, bool) {
-	c := committed{res: ev.Resource, rev: ev.Revision, at: at}
+	var op commitOp
 	switch {
 	case ev.Resource == nil:
-		return c, false
+		return committed{}, false
 	case ev.Type == state.Created:
-		c.op = committedCreate
+		op = committedCreate
 	case ev.Type == state.Destroyed:
-		c.op = committedDestroy
+		op = committedDestroy
 	case ev.Type == state.Updated:
-		c.op = committedUpdate
+		op = committedUpdate
 	default:
-		return c, false
+		return committed{}, false
 	}
-	return c, true
+	return newCommitted(ev.Resource, ev.Revision, op, at), true
 }
 
 // segment is a run of changes that came one after another: a part of a
@@ -95,7 +95,7 @@ func newListing(start startState, at time.Time, seq uint64, d domains) *listing 
 // which a change of a state that does not number its changes consumes
 // (listedAlready).
 func (l *listing) holds(c *committed, seq uint64, s *startState) bool {
-	if c.rev == 0 && seq < l.seq {
+	if c.rev() == 0 && seq < l.seq {
 		return true
 	}
 	ev := c.event(nil)
@@ -192,7 +192,7 @@ func (w *rawWindow) setLast(l *listing) {
 // estimated at the size of the run's first change's resource.
 func (w *rawWindow) addRun(recs []committed) {
 	bytes := int64(len(recs)) * w.sizes.size(recs[0].res)
-	w.segs = append(w.segs, segment{recs: recs, seq: w.seq, bytes: bytes, maxRev: recs[len(recs)-1].rev})
+	w.segs = append(w.segs, segment{recs: recs, seq: w.seq, bytes: bytes, maxRev: recs[len(recs)-1].rev()})
 	w.ownSeg = -1
 	w.added(len(recs), bytes, &recs[len(recs)-1], recs[len(recs)-1].at)
 }
@@ -222,16 +222,16 @@ func (w *rawWindow) addOne(c *committed, bytes int64) {
 	}
 	w.own = append(w.own, *c)
 	if w.ownSeg < 0 {
-		w.segs = append(w.segs, segment{seq: w.seq, maxRev: c.rev})
+		w.segs = append(w.segs, segment{seq: w.seq, maxRev: c.rev()})
 		w.ownSeg = len(w.segs) - 1
 	}
 	seg := &w.segs[w.ownSeg]
 	seg.recs = w.own[len(w.own)-len(seg.recs)-1:]
 	seg.bytes += bytes
-	if c.rev == 0 || seg.maxRev == 0 {
+	if c.rev() == 0 || seg.maxRev == 0 {
 		seg.maxRev = 0
 	} else {
-		seg.maxRev = max(seg.maxRev, c.rev)
+		seg.maxRev = max(seg.maxRev, c.rev())
 	}
 	w.added(1, bytes, c, c.at)
 }
@@ -249,11 +249,12 @@ func (w *rawWindow) added(n int, bytes int64, last *committed, at int64) {
 	w.seq += uint64(n)
 	w.bytes += bytes
 	w.sinceLast += bytes
-	if last != nil && last.rev != 0 {
-		w.curRev = max(w.curRev, last.rev)
+	if last != nil && last.rev() != 0 {
+		rev := last.rev()
+		w.curRev = max(w.curRev, rev)
 		if w.doms != nil {
 			d := w.doms[resource.KindOf(last.res.Metadata())]
-			w.curRevs[d] = max(w.curRevs[d], last.rev)
+			w.curRevs[d] = max(w.curRevs[d], rev)
 		}
 	}
 	if !w.dueSent && (at-w.lastAt >= int64(w.maxAge/2) || w.sinceLast >= w.maxBytes/2) {

@@ -30,10 +30,11 @@ func TestRC3_AListingLetsGoOfTheChangesItHolds(t *testing.T) {
 	w := newRawWindow(time.Hour, 1<<30, make(chan struct{}, 1), &controllers, &sizer{reg: codec.NewRegistry()})
 	w.reset(listingAt(0))
 	update := func(rev uint64) {
-		c := committed{res: at("a", rev), op: committedUpdate, rev: rev, at: time.Now().UnixNano()}
+		op := committedUpdate
 		if rev == 1 {
-			c.op = committedCreate
+			op = committedCreate
 		}
+		c := newCommitted(at("a", rev), rev, op, time.Now().UnixNano())
 		w.addOne(&c, 100)
 	}
 	for rev := uint64(1); rev <= 100; rev++ {

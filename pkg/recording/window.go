@@ -193,7 +193,7 @@ func (w *window) slot(md *resource.Metadata) uint32 {
 // since its start, in order, and the state at its start); nil for
 // another change, or a resource the window does not hold.
 func (w *window) replaced(c *committed) resource.Resource {
-	if c.op != committedUpdate {
+	if c.op() != committedUpdate {
 		return nil
 	}
 	return *w.cur.at(int(w.slot(c.res.Metadata())))
@@ -285,13 +285,13 @@ func (w *window) extra(x any) uint32 {
 }
 
 // name returns the number of the writer s in names (0 for none), adding
-// it; the name of the previous call is tried first (a batch's changes are
-// mostly one controller's).
+// it; the name of the previous call is found by its bytes' address (a
+// batch's changes are mostly one controller's, its name one string).
 func (w *window) name(s string) uint16 {
 	if s == "" {
 		return 0
 	}
-	if w.lastName > 0 && sameString(w.names[w.lastName-1], s) {
+	if w.lastName > 0 && sameData(w.names[w.lastName-1], s) {
 		return w.lastName
 	}
 	i := slices.Index(w.names, s)
