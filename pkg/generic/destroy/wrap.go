@@ -112,6 +112,9 @@ func validateInner(inner any) error {
 func (w *wrapped) Run(ctx context.Context, r controller.Runtime, logger *zap.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	proxy := &proxyRuntime{Runtime: r, back: make(chan struct{}, 1)}
+	if f, ok := r.(passForwarder); ok {
+		proxy.start = f.ForwardPasses()
+	}
 	done := make(chan struct{})
 	var fwdErr error
 	go func() {
@@ -198,6 +201,15 @@ type ownPasser interface {
 	OwnPass(ctx context.Context) context.Context
 }
 
+// passForwarder is a Runtime whose passes, while a flight recorder notes
+// what each pass read, can be started where inner calls EventCh rather
+// than where the forwarder does (the Runtime's): inner's pass is then
+// what inner read and wrote from one of its EventCh calls to the next,
+// also when the forwarder takes an event of r in the middle of it.
+type passForwarder interface {
+	ForwardPasses() (start func())
+}
+
 // ready destroys the ready outputs of the kinds, in a pass of its own when
 // r makes one: its reads and destroys are not inner's pass's.
 func (w *wrapped) ready(ctx context.Context, r controller.Runtime) error {
@@ -216,6 +228,8 @@ func (w *wrapped) ready(ctx context.Context, r controller.Runtime) error {
 type proxyRuntime struct {
 	controller.Runtime
 	back chan struct{} // 1-buffered: inner called EventCh
+	// start starts inner's pass (passForwarder), nil when r has none.
+	start func()
 
 	mu    sync.Mutex
 	calls uint64                         // inner's EventCh calls
@@ -223,6 +237,9 @@ type proxyRuntime struct {
 }
 
 func (p *proxyRuntime) EventCh() <-chan controller.ReconcileEvent {
+	if p.start != nil {
+		p.start()
+	}
 	p.mu.Lock()
 	p.calls++
 	p.cur = make(chan controller.ReconcileEvent)

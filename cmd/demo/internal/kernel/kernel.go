@@ -126,6 +126,9 @@ type Kernel struct {
 	cfg    Config
 	log    *zap.Logger
 	notify chan struct{} // capacity 1, coalescing
+	// stop is closed by StopFlapping.
+	stop     chan struct{}
+	stopOnce sync.Once
 
 	mu sync.Mutex
 	// links, attempts and nextIndex are protected by mu.
@@ -149,6 +152,7 @@ func New(cfg Config) *Kernel {
 		cfg:       cfg,
 		log:       log,
 		notify:    make(chan struct{}, 1),
+		stop:      make(chan struct{}),
 		links:     make(map[string]*Link),
 		attempts:  make(map[string]int),
 		unplugged: make(map[string]bool),
@@ -299,8 +303,9 @@ func (k *Kernel) Links() []Link {
 	return out
 }
 
-// Run flaps carriers until ctx is done (see the package doc) and returns
-// nil. With flapping disabled it returns nil at once.
+// Run flaps carriers until ctx is done or StopFlapping is called (see the
+// package doc) and returns nil. With flapping disabled it returns nil at
+// once.
 func (k *Kernel) Run(ctx context.Context) error {
 	if k.cfg.FlapMin <= 0 {
 		return nil
@@ -313,11 +318,22 @@ func (k *Kernel) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-k.stop:
+			return nil
 		case <-timer.C:
 		}
 		down = k.flap(rng, down)
 		timer.Reset(k.interval(rng))
 	}
+}
+
+// StopFlapping makes Run return (at once, or as soon as it runs): Run
+// makes no carrier change once it returned, and the carriers stay as they
+// are. It may be called more than once.
+func (k *Kernel) StopFlapping() {
+	k.mu.Lock() // a flap under way ends first; flap checks stop under mu
+	defer k.mu.Unlock()
+	k.stopOnce.Do(func() { close(k.stop) })
 }
 
 func (k *Kernel) interval(rng *rand.Rand) time.Duration {
@@ -333,6 +349,11 @@ func (k *Kernel) interval(rng *rand.Rand) time.Duration {
 func (k *Kernel) flap(rng *rand.Rand, down string) string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	select {
+	case <-k.stop:
+		return down
+	default:
+	}
 	if down != "" {
 		if l, ok := k.links[down]; ok && !l.Up {
 			k.carrier(down, true)

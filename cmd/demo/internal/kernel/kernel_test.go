@@ -208,3 +208,24 @@ func TestApplyLink_ASlowCreationEndsWithItsContext(t *testing.T) {
 		assert.Empty(t, k.Links(), "nothing created")
 	})
 }
+
+// TestStopFlappingEndsTheFlaps: once StopFlapping returned, Run makes no
+// more carrier changes and returns, its context still live.
+func TestStopFlappingEndsTheFlaps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		core, logs := observer.New(zapcore.InfoLevel)
+		k := New(Config{Seed: 3, FlapMin: time.Second, FlapMax: 3 * time.Second, Logger: zap.New(core)})
+		_, err := k.ApplyLink(t.Context(), "eth0", 1500)
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		wg.Go(func() { assert.NoError(t, k.Run(t.Context())) })
+		time.Sleep(10 * time.Second) // virtual time: a few flaps
+		k.StopFlapping()
+		n := logs.Len()
+		require.Positive(t, n, "it flapped before")
+		wg.Wait() // Run returned
+		time.Sleep(time.Minute)
+		assert.Equal(t, n, logs.Len(), "no carrier change after StopFlapping")
+		k.StopFlapping() // again: nothing
+	})
+}

@@ -51,6 +51,9 @@ type passLog struct {
 	// items is set once an item's run carries its itemPass (ItemStarted):
 	// until then no context is asked for one (a Controller's never is).
 	items atomic.Bool
+	// forwarded is set once a forwarder calls the Controller's EventCh
+	// and starts its passes itself (ForwardPasses).
+	forwarded atomic.Bool
 }
 
 // passRead is what one pass (or item run) read, while a CommitLog is set.
@@ -95,8 +98,17 @@ func (a *Adapter) SetCommitLog(l CommitLog) {
 
 // PassStarted says a pass of a Controller starts (it calls EventCh to
 // wait for its next wake-up): the reads before its commits are counted
-// from here.
+// from here. Once a forwarder starts the passes (ForwardPasses), it does
+// nothing.
 func (a *Adapter) PassStarted() {
+	if a.pass.forwarded.Load() {
+		return
+	}
+	a.startPass()
+}
+
+// startPass starts a pass of the Controller (PassStarted).
+func (a *Adapter) startPass() {
 	a.pass.read.Store(0)
 	if a.pass.log.Load() == nil {
 		return

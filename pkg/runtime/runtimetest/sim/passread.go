@@ -16,11 +16,12 @@ type passKey struct {
 // lastReads returns, for each controller's commit of rec in order, the
 // revision of the state its pass read before it committed. A pass reads
 // each kind as it was at the revision the read says (recording rule
-// RC13): when no kind it read changed between that revision and the
-// newest its reads say (of those older than the commit), it saw the
-// state at that newest revision, which is returned. Otherwise (a read
-// served by a cache behind the others) no single state is what it saw,
-// and it is the commit's Read, its pass's first read, as it is where the
+// RC13): the newest of its reads' revisions (of those older than the
+// commit) at which every kind it read was as the read saw it (no commit
+// of the kind between the two; a read served by a cache behind the others
+// saw an older revision, which may be the one) is the state it saw, which
+// is returned. When there is none, no single state is what it saw, and
+// it is the commit's Read, its pass's first read, as it is where the
 // recording holds no passes (a version-3 file) or the commit's pass is
 // not found: a pass is found in order among its controller's (or
 // item's) passes that committed, whose first read is the commit's Read.
@@ -76,26 +77,43 @@ type passLeft struct {
 	left int
 }
 
-// newestBefore returns the newest revision the pass read below rev (a
-// read at rev or later came after the commit at rev), and whether every
-// read below rev saw its kind as it was at that revision (changed: the
-// revisions of each kind's commits).
+// newestBefore returns the newest revision below rev at which the pass
+// saw the state as its reads below rev saw it (a read at rev or later
+// came after the commit at rev): the newest of its reads' revisions at
+// which no kind it read had changed since the read saw it, nor changed
+// before the read saw it since that revision (a read served by a cache
+// behind the others saw its kind as it was at the older revision), and
+// whether there is one (changed: the revisions of each kind's commits).
 func (l *passLeft) newestBefore(rev uint64, changed map[resource.KindKey][]uint64) (uint64, bool) {
-	newest := l.p.Reads[0].Revision
+	var cands []uint64
 	for _, rd := range l.p.Reads {
-		if rd.Revision < rev {
-			newest = max(newest, rd.Revision)
+		if rd.Revision < rev || len(cands) == 0 {
+			cands = append(cands, rd.Revision)
 		}
 	}
+	slices.Sort(cands)
+	for i := len(cands) - 1; i >= 0; i-- {
+		if l.sawAt(cands[i], rev, changed) {
+			return cands[i], true
+		}
+	}
+	return 0, false
+}
+
+// sawAt reports whether every read of the pass below rev saw its kind as
+// it was at revision at: no commit of the kind between the read's
+// revision and at.
+func (l *passLeft) sawAt(at, rev uint64, changed map[resource.KindKey][]uint64) bool {
 	for _, rd := range l.p.Reads {
 		if rd.Revision >= rev || rd.Kind == (resource.KindKey{}) {
 			continue
 		}
+		lo, hi := min(rd.Revision, at), max(rd.Revision, at)
 		revs := changed[rd.Kind]
-		i, _ := slices.BinarySearch(revs, rd.Revision+1)
-		if i < len(revs) && revs[i] <= newest {
-			return 0, false // the kind changed after the read saw it
+		i, _ := slices.BinarySearch(revs, lo+1)
+		if i < len(revs) && revs[i] <= hi {
+			return false // the kind changed between the read and at
 		}
 	}
-	return newest, true
+	return true
 }

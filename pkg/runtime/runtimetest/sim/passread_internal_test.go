@@ -16,11 +16,7 @@ import (
 // version-3 recording), where its first read did. A pass's commits are
 // those of its controller (and item) in order.
 func TestRecording_APassReadsWhereItsNewestReadSawTheState(t *testing.T) {
-	as := resource.KindOf(resource.NewKind("sim", "As.sim.test"))
-	bs := resource.KindOf(resource.NewKind("sim", "Bs.sim.test"))
-	ptr := func(typ, id string) resource.PointerKey {
-		return resource.PointerOf(resource.NewPointer("sim", typ, id))
-	}
+	as, bs, ptr := passKinds()
 	changes := []recording.Change{
 		{Revision: 1, By: recording.ByOutside, Pointer: ptr("As.sim.test", "a")},
 		{Revision: 2, By: recording.ByOutside, Pointer: ptr("Bs.sim.test", "b")},
@@ -41,4 +37,35 @@ func TestRecording_APassReadsWhereItsNewestReadSawTheState(t *testing.T) {
 	assert.Equal(t, []uint64{2, 3, 4}, lastReads(rec), "the newest read before each commit; the first where A changed after its read")
 	rec.Passes = nil
 	assert.Equal(t, []uint64{1, 1, 4}, lastReads(rec), "without passes: each commit's first read")
+}
+
+// TestRecording_APassWhoseCacheWasBehindReadsWhereItsOlderReadSawTheState:
+// a pass that read A at 3 and B at 1 (its cache of B behind), with B
+// changed at 2 and A not changed between 1 and 3, saw the state at 1: the
+// replay opens it there, where both kinds are as it read them.
+func TestRecording_APassWhoseCacheWasBehindReadsWhereItsOlderReadSawTheState(t *testing.T) {
+	as, bs, ptr := passKinds()
+	changes := []recording.Change{
+		{Revision: 1, By: recording.ByOutside, Pointer: ptr("Bs.sim.test", "b")},
+		{Revision: 2, By: recording.ByOutside, Pointer: ptr("Bs.sim.test", "b")},
+		{Revision: 3, By: recording.ByOutside, Pointer: ptr("Cs.sim.test", "x")},
+		{Revision: 4, By: recording.ByController, Writer: "w", Pointer: ptr("Cs.sim.test", "c"), Read: 3},
+	}
+	rec := &recording.Recording{Changes: changes, Passes: []recording.Pass{
+		{Controller: "w", Commits: 1, Reads: []recording.PassRead{{Index: 0, Revision: 3, Kind: as}, {Index: 1, Revision: 1, Kind: bs}}},
+	}}
+	assert.Equal(t, []uint64{1}, lastReads(rec), "where B was as read, and A too")
+	changes[2].Pointer = ptr("As.sim.test", "a") // A changed at 3: no one state
+	assert.Equal(t, []uint64{3}, lastReads(rec), "no one state: the first read")
+}
+
+// passKinds returns the kinds A and B of the pass tests, and a pointer
+// maker.
+func passKinds() (as, bs resource.KindKey, ptr func(typ, id string) resource.PointerKey) {
+	as = resource.KindOf(resource.NewKind("sim", "As.sim.test"))
+	bs = resource.KindOf(resource.NewKind("sim", "Bs.sim.test"))
+	ptr = func(typ, id string) resource.PointerKey {
+		return resource.PointerOf(resource.NewPointer("sim", typ, id))
+	}
+	return as, bs, ptr
 }

@@ -197,10 +197,17 @@ func (r *run) dueTime() (time.Time, bool) {
 // delivery, a cache change, a relayed signal) rather than another
 // controller's pass; else a write the recording does not have (one that
 // commits nothing); else a write of the controller whose commit comes
-// next (its pass stopped at another write first). It reports false when
-// it has no preference (the schedule picks, among what unheld leaves).
+// next, of a QController the same item's (its pass stopped at another
+// write first). It reports false when
+// it has no preference (the schedule picks, among what unheld leaves). A
+// wake-up offered to a Controller in the middle of a pass is never its
+// pick (midPass).
 func (r *run) guide(cands []candidate) (candidate, bool) {
 	if !r.matching() || len(cands) == 0 {
+		return candidate{}, false
+	}
+	cands = offersBetweenPasses(cands)
+	if len(cands) == 0 {
 		return candidate{}, false
 	}
 	if cands[0].key == " op" {
@@ -224,6 +231,9 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 			return c, true
 		}
 	}
+	if c, ok := r.deliveryForPassNow(cands, i, pos); ok {
+		return c, true
+	}
 	if i < len(r.writers) {
 		if c, ok := r.nextCommitStep(cands, r.writers[i], pos); ok {
 			return c, true
@@ -241,7 +251,7 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 	}
 	if i < len(r.writers) {
 		for _, c := range cands {
-			if c.write && c.actor == r.writers[i].writer {
+			if c.write && c.actor == r.writers[i].writer && sameItem(c, r.writers[i]) {
 				return c, true // its next commit waits behind it
 			}
 		}
@@ -252,8 +262,10 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 // beforeOp picks, when the recorded op that is next may be taken (eager),
 // what the recording has before it: a controller's start or RunHook,
 // else a pass (or item) whose state has come and that read the state
-// before the op (the op's commit is not in what it read). It reports
-// false otherwise: the op is taken.
+// before the op (the op's commit is not in what it read), else a
+// delivery that may wake a pass that read the state the run is at now
+// (deliveryForPassNow), else a world read the recording has before it
+// (readBeforeOp). It reports false otherwise: the op is taken.
 func (r *run) beforeOp(cands []candidate) (candidate, bool) {
 	for _, c := range cands {
 		if strings.HasPrefix(c.key, "0 start ") || strings.HasPrefix(c.key, "0 hook ") {
@@ -269,7 +281,106 @@ func (r *run) beforeOp(cands []candidate) (candidate, bool) {
 			return c, true
 		}
 	}
+	if pos <= opPos {
+		if c, ok := r.deliveryForPassNow(cands, i, pos); ok {
+			return c, true
+		}
+	}
+	return r.readBeforeOp(cands)
+}
+
+// readBeforeOp picks, before the recorded op that is next, while the
+// recording has a world read before it not handed out yet
+// (World.Observed): a read that waits and is due, else a world fake's
+// signal, which wakes its reader, else a write of the reader that the
+// recording says commits nothing (its pass read before the read not
+// handed out, which the reader's next recorded commit comes after): the
+// reader's pass ends, and it reads again. Otherwise the op would wake the
+// reader while it is still in its pass: once, for what woke it twice when
+// recorded. It reports false when there is none.
+func (r *run) readBeforeOp(cands []candidate) (candidate, bool) {
+	r.mu.Lock()
+	var readers []string // of the reads before the op not handed out
+	for name, reads := range r.reads {
+		if k := r.readNext[name]; k < len(reads) && reads[k].ops <= r.next && r.readBeforeCommitLocked(name, reads[k]) {
+			readers = append(readers, r.readers[name])
+		}
+	}
+	r.mu.Unlock()
+	if len(readers) == 0 {
+		return candidate{}, false
+	}
+	for _, c := range cands {
+		if c.read != nil && r.readDue(c.read) {
+			return c, true
+		}
+	}
+	for _, c := range cands {
+		if strings.HasPrefix(c.actor, "after signal ") {
+			return c, true
+		}
+	}
+	for _, c := range cands {
+		if c.write && slices.Contains(readers, c.actor) {
+			return c, true
+		}
+	}
 	return candidate{}, false
+}
+
+// readBeforeCommitLocked reports whether recorded read rr of name comes
+// before the next recorded commit of its reader (true when no read of
+// name was made yet, or the reader commits nothing more); called with
+// r.mu held.
+func (r *run) readBeforeCommitLocked(name string, rr recordedRead) bool {
+	by, ok := r.readers[name]
+	if !ok {
+		return true
+	}
+	for _, w := range r.writers[min(r.controllerCommits, len(r.writers)):] {
+		if w.writer == by {
+			return rr.commits <= w.at
+		}
+	}
+	return true
+}
+
+// deliveryForPassNow picks a delivery of the Runtime while a recorded
+// commit from the i-th on was made by a pass that read the state the run
+// is at now (pos): the event that wakes that pass (or queues its item)
+// may be among them, and the next commit would move the run past the
+// state it read.
+func (r *run) deliveryForPassNow(cands []candidate, i, pos int) (candidate, bool) {
+	if !slices.ContainsFunc(r.writers[min(i, len(r.writers)):], func(w recordedWrite) bool { return w.read == pos }) {
+		return candidate{}, false
+	}
+	for _, c := range cands {
+		if c.cat == catEngine && c.actor == "Runtime" && strings.HasPrefix(c.text, "deliver ") {
+			return c, true
+		}
+	}
+	return candidate{}, false
+}
+
+// midPass reports whether c offers a wake-up to a Controller that is in
+// the middle of a pass: one of its writes waits at its gate, or one of its
+// world reads waits, among cands. Offered then, the wake-up would wait in
+// its channel and the next pass would read the state where the pass
+// ends, not where the run is when it was offered.
+func midPass(cands []candidate, c candidate) bool {
+	if !c.pass || !strings.HasPrefix(c.key, "3 pass ") {
+		return false
+	}
+	return slices.ContainsFunc(cands, func(o candidate) bool { return (o.write || o.read != nil) && o.actor == c.actor })
+}
+
+// offersBetweenPasses returns cands without the wake-ups offered to
+// Controllers in the middle of a pass (midPass).
+func offersBetweenPasses(cands []candidate) []candidate {
+	if !slices.ContainsFunc(cands, func(c candidate) bool { return midPass(cands, c) }) {
+		return cands
+	}
+	return slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool { return midPass(cands, c) })
 }
 
 // sameItem reports whether candidate c (an item's gate or a write) may
@@ -327,8 +438,11 @@ func (r *run) heldFor(c candidate, i int) bool {
 
 // unheld leaves out of cands the writes that wait for their turn in the
 // recording (heldFor), the passes (and QController items) whose next
-// commit in the recording read a state the run is not at yet, and the
-// world reads whose value is not due yet, unless nothing else is left.
+// commit in the recording read a state the run is not at yet, the world
+// reads whose value is not due yet, and the recorded op whose time came
+// before the run made the commits the recording has before it (and the
+// step of time to it), unless nothing else is left: an op is taken at
+// its place among the commits, whatever the time.
 func (r *run) unheld(cands []candidate) []candidate {
 	if !r.matching() {
 		return cands
@@ -338,6 +452,8 @@ func (r *run) unheld(cands []candidate) []candidate {
 	r.mu.Unlock()
 	out := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool {
 		switch {
+		case c.early || midPass(cands, c):
+			return true
 		case c.read != nil:
 			return !r.readDue(c.read)
 		case c.pass:

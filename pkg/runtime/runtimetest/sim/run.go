@@ -58,6 +58,10 @@ type candidate struct {
 	mapping bool
 	// read is the world read that waits (World.Observed).
 	read *readWait
+	// early is set, in the run that reproduces a recording, for the
+	// workload's next op while the run has not made the commits the
+	// recording has before it, and for the step of time to that op.
+	early bool
 }
 
 // plan is what determines a run: the seed (the workload, and when
@@ -157,6 +161,8 @@ type run struct {
 	reads     map[string][]recordedRead
 	readNext  map[string]int
 	readWaits []*readWait
+	// readers are the controllers that read each name (World.Observed).
+	readers map[string]string
 }
 
 // Failure is a check that failed: which one, why, after which step.
@@ -579,7 +585,8 @@ func (r *run) candidates() []candidate {
 	}
 	if ok {
 		d := time.Until(due)
-		out = append(out, candidate{cat: catTime, key: "time", text: fmt.Sprintf("advance time by %v to %s", d, what), actor: "timers", do: func() { time.Sleep(d) }})
+		out = append(out, candidate{cat: catTime, key: "time", text: fmt.Sprintf("advance time by %v to %s", d, what), actor: "timers", do: func() { time.Sleep(d) },
+			early: what == "the workload's next op" && r.matching() && !r.eager(r.ops[r.next])})
 	}
 	for i := range out {
 		if out[i].actor == "" {
@@ -635,6 +642,7 @@ func (r *run) outsideCandidates(out []candidate) []candidate {
 			c.cat, c.key = catEngine, " op" // first of all: as the recording has it
 			out = append(out, c)
 		case r.due(o):
+			c.early = r.matching()
 			out = append(out, c)
 		}
 	}

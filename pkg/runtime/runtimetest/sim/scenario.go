@@ -83,24 +83,37 @@ type Scenario struct {
 	// can read the state half-way through a pass's writes, as it did
 	// when recorded; a controller's pass is let go once the run made as
 	// many commits as the recording had when that pass read the state
-	// (where its newest read before the commit saw it, when the
-	// recording's pass log, rule RC13 of package recording, says its
-	// reads saw one state; else where its first read did,
+	// (the newest of its reads' revisions before the commit at which
+	// every kind it read was as its read saw it, a read of a cache behind
+	// the others included, from the recording's pass log, rule RC13 of
+	// package recording; when there is none, where its first read did,
 	// recording.Change.Read, rule RC9), before a recorded outside write
 	// that came after it, or, when the recording does not say, when its
-	// commit comes next; each
+	// commit comes next; a Controller is offered a wake-up only between
+	// its passes (none while one of its writes or world reads waits:
+	// its next pass would read where this one ends), and while a recorded
+	// commit was made by a pass that read the state the run is at, the
+	// Runtime's deliveries go before the next commit (one may wake that
+	// pass); a write is let go ahead of its turn only as part of the pass
+	// (of a QController, the item) whose commit comes next; each
 	// idle worker of a QController takes the item the schedule picks
 	// among those its queue has due, not the queue's first: the item the
 	// recording says made a commit (recording.Change.Item) is picked
 	// once the run is at the state that item's run first read, and held
-	// in the queue before. A world fake that returns the recorded world
-	// reads (World.Observed) is read where the recording read it. A
+	// in the queue before. A recorded outside write or world action is
+	// taken at its place among the commits, whatever the time (it waits
+	// for the commits the recording has before it, and for the world
+	// reads it has before it: their reader's pass ends and it reads
+	// again, rather than reading once for two wake-ups). A world fake
+	// that returns the recorded world reads (World.Observed) is read where
+	// the recording read it. A
 	// recording whose recorder fell behind (Recording.Coalesced) cannot
 	// be matched. Nor can, commit for commit, a recording in which a pass
 	// read a world its scenario does not feed from the recording
-	// (World.Observed), or a pass whose reads saw no one state (a cache
-	// read behind the others) or, in a recording without a pass log
-	// (version 3), spread over other passes' commits. The
+	// (World.Observed), or a pass whose reads saw no one state (a kind it
+	// read changed between the revisions its reads saw) or, in a
+	// recording without a pass log (version 3), spread over other
+	// passes' commits. The
 	// failure names the first commit where the replay departed from the
 	// recording's order.
 	MatchRecording bool

@@ -27,6 +27,10 @@ func (w *World) Observed(name, by string) func() (value []byte, ok bool) {
 		rw := &readWait{name: name, by: by, ch: make(chan []byte, 1)}
 		if n > 0 {
 			r.readWaits = append(r.readWaits, rw)
+			if r.readers == nil {
+				r.readers = map[string]string{}
+			}
+			r.readers[name] = by
 		}
 		r.mu.Unlock()
 		if n == 0 {

@@ -22,11 +22,12 @@ import (
 )
 
 // gauge writes the C "gauge" with what read returns, on each wake-up of
-// the Runtime (its start; it reads no A) and on each signal of notify
-// (the world's thermometer).
+// the Runtime (its start; it reads no A; unless notifiedOnly) and on each
+// signal of notify (the world's thermometer).
 type gauge struct {
-	notify <-chan struct{}
-	read   func() int
+	notify       <-chan struct{}
+	read         func() int
+	notifiedOnly bool
 }
 
 func (gauge) Name() string               { return "gauge" }
@@ -41,6 +42,9 @@ func (g gauge) Run(ctx context.Context, r controller.Runtime, _ *zap.Logger) err
 		case <-ctx.Done():
 			return nil
 		case <-r.EventCh():
+			if g.notifiedOnly {
+				continue
+			}
 		case <-g.notify:
 		}
 		n := g.read()
@@ -99,16 +103,16 @@ func TestRecording_AWorldReadReturnsWhatTheRecordedDaemonRead(t *testing.T) {
 	}
 	require.Equal(t, 2, reads, "the recording holds the two reads of the temperature")
 
-	res, err := sim.Replay(t, thermometer(reg, r), "seed=1")
+	res, err := sim.Replay(t, thermometer(reg, r, false), "seed=1")
 	require.NoError(t, err)
 	require.Nil(t, res.Failure, "%s", res)
 }
 
-// thermometer is the scenario of a recording of gauge: its world is a
-// thermometer that reads 7 (the temperature at the recording's end: what
-// runs other than the reference run read), unless the recording says
-// what was read.
-func thermometer(reg *codec.Registry, rec *recording.Recording) sim.Scenario {
+// thermometer is the scenario of a recording of gauge (reading on its
+// notifications only when notifiedOnly): its world is a thermometer that
+// reads 7 (the temperature at the recording's end: what runs other than
+// the reference run read), unless the recording says what was read.
+func thermometer(reg *codec.Registry, rec *recording.Recording, notifiedOnly bool) sim.Scenario {
 	return sim.Scenario{
 		Name:  "thermometer recorded",
 		Codec: reg,
@@ -126,7 +130,9 @@ func thermometer(reg *codec.Registry, rec *recording.Recording) sim.Scenario {
 				return 7
 			}
 			return sim.System{
-				Register: func(e controller.Engine) error { return e.RegisterController(gauge{notify: relayed, read: read}) },
+				Register: func(e controller.Engine) error {
+					return e.RegisterController(gauge{notify: relayed, read: read, notifiedOnly: notifiedOnly})
+				},
 				Actions: []sim.Action{{Name: "the temperature changed", Named: true, Do: func(context.Context) error {
 					select {
 					case notify <- struct{}{}:
@@ -154,4 +160,72 @@ func gaugeIs(t *testing.T, st interface {
 		require.False(t, time.Now().After(deadline), "the gauge never read %d", n)
 		time.Sleep(5 * time.Millisecond) // the gauge's controller runs on its own
 	}
+}
+
+// TestRecording_AWorldActionWaitsForTheReadsRecordedBeforeIt (World.Observed):
+// the temperature changes (5) and the gauge reads it, and changes again (7)
+// before the gauge wrote what it read; the gauge then reads again. The
+// replay takes the second change only once the gauge read the first: taken
+// at once, its signal would coalesce with the first's, and the gauge
+// would read once, for the two reads recorded (the commit of 7 missing).
+func TestRecording_AWorldActionWaitsForTheReadsRecordedBeforeIt(t *testing.T) {
+	reg := pairAndSumCodec(t)
+	var value atomic.Int64
+	var recp atomic.Pointer[recording.Recorder]
+	var holding atomic.Bool
+	notify, held, hold := make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	read := func() int {
+		v := int(value.Load())
+		if rec := recp.Load(); rec != nil {
+			rec.Observe(temperature, []byte(strconv.Itoa(v)))
+		}
+		if holding.CompareAndSwap(true, false) {
+			close(held)
+			<-hold
+		}
+		return v
+	}
+	value.Store(1)
+	env := runtimetest.Start(t, runtimetest.WithControllers(gauge{notify: notify, read: read, notifiedOnly: true}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	notify <- struct{}{}
+	gaugeIs(t, env.State, 1)
+	rec := startRecorder(t, ctx, env, reg, recording.WithKinds(resource.NewKind(ns, ADef{}.Definition().Type), resource.NewKind(ns, CDef{}.Definition().Type)))
+	recp.Store(rec)
+
+	value.Store(5)
+	holding.Store(true)
+	rec.Act("the temperature changed")
+	notify <- struct{}{}
+	select {
+	case <-held: // the gauge read 5
+	case <-time.After(time.Minute): // a deadline, not a wait
+		t.Fatal("the gauge never read the temperature")
+	}
+	value.Store(7)
+	rec.Act("the temperature changed")
+	notify <- struct{}{}
+	close(hold)
+	gaugeIs(t, env.State, 7)
+	runtimetest.Settle(t, env.Runtime)
+	require.NoError(t, rec.Sync(ctx))
+	r, err := rec.Take()
+	require.NoError(t, err)
+	var order []string
+	for _, c := range r.Changes {
+		switch {
+		case c.By == recording.ByWorld && c.Op == recording.OpRead:
+			order = append(order, "read "+string(c.Value))
+		case c.By == recording.ByWorld:
+			order = append(order, "change")
+		default:
+			order = append(order, "commit")
+		}
+	}
+	require.Equal(t, []string{"change", "read 5", "change", "commit", "read 7", "commit"}, order)
+
+	res, err := sim.Replay(t, thermometer(reg, r, true), "seed=1")
+	require.NoError(t, err)
+	require.Nil(t, res.Failure, "%s", res)
 }
