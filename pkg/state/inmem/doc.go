@@ -239,7 +239,10 @@
 // matching as Created and one that stops matching as Destroyed (S10).
 // WatchKindAggregated sends the same events in batches: the bootstrap
 // contents with their Bootstrapped event as one batch, then the events
-// available at once. Each watch runs one goroutine, which exits when the
+// available at once. The receiver owns each batch, except that the
+// Runtime's router hands the batches of its own watches back for reuse
+// (package batchpool, internal: only a caller that binds a pool to the
+// channel it passes gets its batches from that pool). Each watch runs one goroutine, which exits when the
 // watch's context is done (S13); the Watch calls return once the watch is
 // set up (with the context's error if it is already done). The state
 // itself starts no goroutine and needs no closing.

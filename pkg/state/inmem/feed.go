@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/resgraph/resgraph/pkg/internal/batchpool"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/internal/backend"
@@ -32,6 +33,7 @@ type feed struct {
 	coal        []coalesced         // coalesced changes being delivered
 	sortScratch []int32             // see sortCoalesced
 	agg         []state.Event       // aggregated batch being built
+	pool        *batchpool.Pool     // where agg comes from (see batchpool)
 	bm          bookmarkAlloc
 }
 
@@ -66,11 +68,16 @@ func (w *feed) emit(t state.EventType, res, old resource.Resource, seq, rev uint
 
 // reserve makes room for n more events in the aggregated batch being
 // built, so that a batch is allocated once at about its size instead of
-// by doublings (the receiver owns each batch: it cannot be reused). Each
-// change gives at most one event, or two for a coalesced destroy and
+// by doublings. A new batch is one the receiver handed back when the
+// watch's caller bound a pool to its channel (the Runtime's router, see
+// batchpool); otherwise the receiver owns each batch and none is reused.
+// Each change gives at most one event, or two for a coalesced destroy and
 // create; a batch grown past the estimate still grows by append.
 func (w *feed) reserve(n int) {
 	if w.aggCh != nil {
+		if w.agg == nil {
+			w.agg = w.pool.Get()
+		}
 		w.agg = slices.Grow(w.agg, n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/resgraph/resgraph/pkg/internal/batchpool"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/internal/backend"
@@ -63,6 +64,7 @@ func (ks *kindStore) addKindWatcher(ctx context.Context, ch chan<- state.Event, 
 		ctx:      ctx,
 		ch:       ch,
 		aggCh:    aggCh,
+		pool:     batchpool.For(ctx, aggCh),
 		lq:       o.LabelQueries,
 		iq:       o.IDQuery,
 		filtered: backend.Filtered(o.LabelQueries, o.IDQuery),

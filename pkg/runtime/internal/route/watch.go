@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resgraph/resgraph/pkg/internal/batchpool"
 	"github.com/resgraph/resgraph/pkg/internal/retry"
 	"github.com/resgraph/resgraph/pkg/internal/usercode"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -27,6 +28,9 @@ const (
 	// scratchKeep is the capacity of routing scratch storage kept after the
 	// first bootstrap; larger storage (a large initial fill) is released.
 	scratchKeep = 1024
+	// batchesKept is how many routed batches a kind watch keeps for the
+	// state to reuse (see batchpool).
+	batchesKept = 2
 )
 
 // phase is what a watch does with the changes it receives.
@@ -64,6 +68,9 @@ type kindWatcher struct {
 	resumable bool
 	// tap is the router's tap (tap.go).
 	tap *tapHolder
+	// batches are the watch's event batches once routed, handed back to
+	// the state for reuse (see batchpool).
+	batches *batchpool.Pool
 
 	// started is set once the watch goroutine was started; protected by
 	// the router's mu.
@@ -218,6 +225,7 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *retry.Sequence) (err er
 		w.route(w.out, w.outMetas, false)
 		w.tapChanges(was)
 		w.routed(batch, metas, was, ph)
+		w.batches.Put(batch) // nothing of it is kept: w.out, w.boot hold copies
 		if err != nil {
 			return err
 		}
@@ -261,10 +269,15 @@ func (w *kindWatcher) trim() {
 }
 
 // open starts the watch: the state's WatchKindAggregated with bootstrap
-// contents, or resumed after the bookmark from when it is not nil. The
+// contents, or resumed after the bookmark from when it is not nil; its
+// batches come from w.batches when the state takes them from there. The
 // call is the state's code: a panic fails the watch.
 func (w *kindWatcher) open(ctx context.Context, from state.Bookmark) (chan []state.Event, error) {
 	ch := make(chan []state.Event, watchBuffer)
+	if w.batches == nil {
+		w.batches = batchpool.New(batchesKept)
+	}
+	ctx = batchpool.Bind(ctx, ch, w.batches)
 	opt := state.WithBootstrapContents(true)
 	if from != nil {
 		opt = state.WithKindStartFromBookmark(from)
