@@ -13,7 +13,8 @@ import (
 // if the key's condition holds (and the fence's key still has its term's
 // create revision), put or delete the key and put the kind's head key;
 // else read the key (and the fence's key). The state builds etcd's
-// request itself, in one allocation (writeTxn), where the client's builder
+// request itself, in one allocation (writeTxn; a fence's part is a second
+// one), where the client's builder
 // (Txn().If().Then().Else()) allocates each condition, operation and
 // their lists apart, and sends it with the client's own KV service and
 // call options (txnSender). The request is the same either way.
@@ -28,25 +29,35 @@ const (
 )
 
 // writeTxn is the request of a write's transaction, with everything it
-// points to.
+// points to but a fence's part (fenceTxn), which only fenced writes
+// allocate.
 type writeTxn struct {
 	req      pb.TxnRequest
 	cmps     [2]*pb.Compare
-	cmp      [2]pb.Compare
+	cmp      pb.Compare
 	created  pb.Compare_CreateRevision
 	modified pb.Compare_ModRevision
-	fenceRev pb.Compare_CreateRevision
 	success  [2]*pb.RequestOp
 	failure  [2]*pb.RequestOp
-	ops      [4]pb.RequestOp
+	ops      [3]pb.RequestOp // the value's put or delete, the head key's put, the key's read
 	put      pb.RequestOp_RequestPut
 	putReq   pb.PutRequest
 	del      pb.RequestOp_RequestDeleteRange
 	delReq   pb.DeleteRangeRequest
 	head     pb.RequestOp_RequestPut
 	headReq  pb.PutRequest
-	gets     [2]pb.RequestOp_RequestRange
-	getReqs  [2]pb.RangeRequest
+	get      pb.RequestOp_RequestRange
+	getReq   pb.RangeRequest
+}
+
+// fenceTxn is a fenced write's condition on its term's key and the read
+// of that key on failure.
+type fenceTxn struct {
+	cmp    pb.Compare
+	rev    pb.Compare_CreateRevision
+	op     pb.RequestOp
+	get    pb.RequestOp_RequestRange
+	getReq pb.RangeRequest
 }
 
 // newWriteTxn returns the transaction of op on key (of a kind whose head
@@ -56,14 +67,14 @@ type writeTxn struct {
 // then the fence's key when fc is not nil: responses in that order.
 func newWriteTxn(op writeOp, key, head []byte, mod int64, val []byte, fc *fence) *writeTxn {
 	t := &writeTxn{}
-	t.cmp[0] = pb.Compare{Result: pb.Compare_EQUAL, Key: key}
+	t.cmp = pb.Compare{Result: pb.Compare_EQUAL, Key: key}
 	if op == opCreate {
-		t.cmp[0].Target, t.cmp[0].TargetUnion = pb.Compare_CREATE, &t.created
+		t.cmp.Target, t.cmp.TargetUnion = pb.Compare_CREATE, &t.created
 	} else {
 		t.modified.ModRevision = mod
-		t.cmp[0].Target, t.cmp[0].TargetUnion = pb.Compare_MOD, &t.modified
+		t.cmp.Target, t.cmp.TargetUnion = pb.Compare_MOD, &t.modified
 	}
-	t.cmps[0] = &t.cmp[0]
+	t.cmps[0] = &t.cmp
 	t.req.Compare = t.cmps[:1]
 	if op == opDestroy {
 		t.delReq.Key, t.del.RequestDeleteRange = key, &t.delReq
@@ -78,25 +89,26 @@ func newWriteTxn(op writeOp, key, head []byte, mod int64, val []byte, fc *fence)
 	t.req.Success = t.success[:]
 	t.req.Failure = t.failure[:0]
 	if op != opCreate {
-		t.read(key)
+		t.getReq.Key, t.get.RequestRange = key, &t.getReq
+		t.ops[2].Request = &t.get
+		t.req.Failure = append(t.req.Failure, &t.ops[2])
 	}
 	if fc != nil {
-		t.fenceRev.CreateRevision = fc.rev
-		t.cmp[1] = pb.Compare{Result: pb.Compare_EQUAL, Target: pb.Compare_CREATE, Key: []byte(fc.key), TargetUnion: &t.fenceRev}
-		t.cmps[1] = &t.cmp[1]
-		t.req.Compare = t.cmps[:2]
-		t.read(t.cmp[1].Key)
+		t.fenced(fc)
 	}
 	return t
 }
 
-// read adds a read of key to the failure branch.
-func (t *writeTxn) read(key []byte) {
-	i := len(t.req.Failure)
-	t.getReqs[i].Key, t.gets[i].RequestRange = key, &t.getReqs[i]
-	t.ops[2+i].Request = &t.gets[i]
-	t.failure[i] = &t.ops[2+i]
-	t.req.Failure = t.failure[:i+1]
+// fenced adds the fence's condition and, on failure, the read of its key.
+func (t *writeTxn) fenced(fc *fence) {
+	f := &fenceTxn{}
+	f.rev.CreateRevision = fc.rev
+	f.cmp = pb.Compare{Result: pb.Compare_EQUAL, Target: pb.Compare_CREATE, Key: []byte(fc.key), TargetUnion: &f.rev}
+	t.cmps[1] = &f.cmp
+	t.req.Compare = t.cmps[:2]
+	f.getReq.Key, f.get.RequestRange = f.cmp.Key, &f.getReq
+	f.op.Request = &f.get
+	t.req.Failure = append(t.req.Failure, &f.op)
 }
 
 // txnSender sends the write transactions: with etcd's KV service on the

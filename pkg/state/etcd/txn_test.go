@@ -131,8 +131,9 @@ func TestWriteTxn_ANamespacedClientWritesInItsNamespace(t *testing.T) {
 	require.NoError(t, st.Destroy(ctx, r.Metadata()))
 }
 
-// TestWriteTxn_IsOneAllocation: the request of a write's transaction,
-// with its conditions, operations and their lists, is one allocation.
+// TestWriteTxn_IsOneAllocation: the request of an unfenced write's
+// transaction, with its condition, operations and their lists, is one
+// allocation (a fence's condition and read are a second one).
 func TestWriteTxn_IsOneAllocation(t *testing.T) {
 	require.Equal(t, []float64{1, 1, 1}, etcd.AllocsOfAWriteTxn())
 }
