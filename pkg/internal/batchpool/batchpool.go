@@ -11,6 +11,12 @@
 // own (a different channel) therefore never sees the pool, and every
 // batch it receives is its own, as the contract says.
 //
+// A bound watch's batches also carry fewer bookmarks: of the events that
+// carry one under the contract, only the last of each batch does (the
+// router resumes from, and reports progress at, a batch's last bookmark
+// and reads no other), so that a state makes one bookmark per batch
+// rather than one per event.
+//
 // Ownership moves with the batch: the state owns a batch from Get until it
 // sends it; the receiver owns it from the receive until it calls Put, and
 // does not read or write it after Put. A batch is in at most one of three

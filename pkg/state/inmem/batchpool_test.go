@@ -129,3 +129,34 @@ func consumeMarked(ctx context.Context, ch <-chan []state.Event, pool *batchpool
 	}
 	return nil
 }
+
+// TestBatchPool_ABoundWatchBookmarksTheLastEventOfABatch: a watch bound
+// to a pool carries a bookmark on the last event of each batch only, and
+// it is the bookmark an unbound watch's event of that change carries
+// (the kind's head once the batch holds the newest change).
+func TestBatchPool_ABoundWatchBookmarksTheLastEventOfABatch(t *testing.T) {
+	st, ctx := newTestState(t)
+	ch := make(chan []state.Event) // unbuffered: changes gather while nobody receives
+	require.NoError(t, st.WatchKindAggregated(batchpool.Bind(ctx, ch, batchpool.New(1)), testKind, ch))
+	for i := range 5 {
+		require.NoError(t, st.Create(ctx, newPair(fmt.Sprint(i), i)))
+	}
+	longest := 0
+	var last state.Bookmark
+	for seen := 0; seen < 5; {
+		b := recvBatch(t, ch)
+		for i, ev := range b {
+			if i < len(b)-1 {
+				assert.Nil(t, ev.Bookmark, "event %d of a batch of %d", i, len(b))
+			}
+		}
+		require.NotNil(t, b[len(b)-1].Bookmark)
+		last = b[len(b)-1].Bookmark
+		seen += len(b)
+		longest = max(longest, len(b))
+	}
+	require.Greater(t, longest, 1, "a batch of several changes")
+	head, err := st.(state.KindHeadReporter).KindHead(ctx, testKind)
+	require.NoError(t, err)
+	assert.Equal(t, head, last)
+}

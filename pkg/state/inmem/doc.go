@@ -242,7 +242,8 @@
 // available at once. The receiver owns each batch, except that the
 // Runtime's router hands the batches of its own watches back for reuse
 // (package batchpool, internal: only a caller that binds a pool to the
-// channel it passes gets its batches from that pool). Each watch runs one goroutine, which exits when the
+// channel it passes gets its batches from that pool, and a bookmark on
+// the last event of a batch only). Each watch runs one goroutine, which exits when the
 // watch's context is done (S13); the Watch calls return once the watch is
 // set up (with the context's error if it is already done). The state
 // itself starts no goroutine and needs no closing.

@@ -34,6 +34,8 @@ type feed struct {
 	sortScratch []int32             // see sortCoalesced
 	agg         []state.Event       // aggregated batch being built
 	pool        *batchpool.Pool     // where agg comes from (see batchpool)
+	bmAt        int                 // 1 + index in agg of the event to bookmark at flush; 0: none
+	bmSeq       uint64              // the seq of that event
 	bm          bookmarkAlloc
 }
 
@@ -52,11 +54,17 @@ func (w *feed) match(r resource.Resource) bool {
 }
 
 // emit delivers one event carrying the shared snapshots res and old (rule
-// S7: every watcher of a change receives the same objects); false when ctx
-// is done.
+// S7: every watcher of a change receives the same objects), with the
+// bookmark of seq when withBookmark (on a watch bound to a pool, the last
+// such event of a batch only: see batchpool); false when ctx is done.
 func (w *feed) emit(t state.EventType, res, old resource.Resource, seq, rev uint64, withBookmark bool) bool {
 	ev := state.Event{Type: t, Resource: res, Old: old, Revision: rev}
-	if withBookmark {
+	switch {
+	case withBookmark && w.pool != nil:
+		// The router's watch: only the last bookmark of a batch is read
+		// (see batchpool); flush makes it.
+		w.bmAt, w.bmSeq = len(w.agg)+1, seq
+	case withBookmark:
 		ev.Bookmark = w.bm.make(w.ks, seq)
 	}
 	if w.aggCh != nil {
@@ -86,6 +94,10 @@ func (w *feed) reserve(n int) {
 func (w *feed) flush() bool {
 	if w.aggCh == nil || len(w.agg) == 0 {
 		return true
+	}
+	if w.bmAt > 0 {
+		w.agg[w.bmAt-1].Bookmark = w.bm.make(w.ks, w.bmSeq)
+		w.bmAt = 0
 	}
 	batch := w.agg
 	w.agg = nil
