@@ -6,6 +6,7 @@ require (
 	github.com/cenkalti/backoff/v4 v4.3.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/klauspost/compress v1.18.0
 	github.com/siderolabs/gen v0.8.7
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0

@@ -5,7 +5,6 @@ go 1.26.2
 // The resgraph side builds against this repository.
 replace (
 	github.com/resgraph/resgraph => ../
-	github.com/resgraph/resgraph/pkg/state/atrest => ../pkg/state/atrest
 	github.com/resgraph/resgraph/pkg/state/etcd => ../pkg/state/etcd
 )
 
@@ -19,7 +18,6 @@ require (
 
 require (
 	github.com/klauspost/compress v1.18.7 // indirect
-	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 

@@ -11,12 +11,9 @@ replace (
 // The configuration is kept in an encrypted bbolt file (--config-db).
 replace github.com/resgraph/resgraph/pkg/state/inmem/boltdb => ../../pkg/state/inmem/boltdb
 
-replace github.com/resgraph/resgraph/pkg/state/atrest => ../../pkg/state/atrest
-
 require (
 	github.com/resgraph/resgraph v0.0.0-00010101000000-000000000000
 	github.com/resgraph/resgraph/pkg/observe/remote v0.0.0-00010101000000-000000000000
-	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000
 	github.com/resgraph/resgraph/pkg/state/inmem/boltdb v0.0.0-00010101000000-000000000000
 	github.com/resgraph/resgraph/pkg/state/remote v0.0.0-00010101000000-000000000000
 	github.com/siderolabs/gen v0.8.7

@@ -25,6 +25,12 @@
 //     module, with replace directives for the repository's modules those
 //     packages import and no other, resolves its build
 //     (TestM3_AUserNeedsNoReplaceForATestOnlyModule).
+//   - M4. The shared side-by-side harness builds its etcd runner with
+//     replace directives for the root module, pkg/state/etcd and
+//     pkg/resource/codec/protobuf only, so the etcd state's non-test
+//     packages import no other module of this repository (package atrest
+//     is in the root module for this reason)
+//     (TestM4_TheEtcdStateImportsNoModuleTheHarnessDoesNotReplace).
 //
 // A module's test-only requirements on published modules (testify,
 // goleak, chromedp) stay in its go.mod, as in any Go module: a user's

@@ -288,3 +288,25 @@ func TestM3_AUserNeedsNoReplaceForATestOnlyModule(t *testing.T) {
 		})
 	}
 }
+
+// harnessEtcdReplaces are the modules of this repository for which the
+// shared side-by-side harness (../shared/bench/compare) writes a replace
+// directive when it builds its runner of the etcd state.
+var harnessEtcdReplaces = []string{
+	repoPath,
+	repoPath + "/pkg/state/etcd",
+	repoPath + "/pkg/resource/codec/protobuf",
+}
+
+// TestM4_TheEtcdStateImportsNoModuleTheHarnessDoesNotReplace: the non-test
+// packages of pkg/state/etcd import only modules of this repository that
+// the shared harness replaces; any other would be fetched from the module
+// proxy, which does not serve them, and E1 and E3 could not be measured.
+func TestM4_TheEtcdStateImportsNoModuleTheHarnessDoesNotReplace(t *testing.T) {
+	for mod := range importedRepoModules(t, filepath.Join(root(t), "pkg", "state", "etcd")) {
+		if !slices.Contains(harnessEtcdReplaces, mod) {
+			t.Errorf("pkg/state/etcd imports module %s, which the side-by-side harness does not replace: "+
+				"its etcd runner would not build (keep that package in the root module)", mod)
+		}
+	}
+}

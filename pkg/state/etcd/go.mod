@@ -31,12 +31,8 @@ require (
 
 replace github.com/resgraph/resgraph => ../../..
 
-// The records are sealed by the atrest module (zstd, AES-GCM).
-replace github.com/resgraph/resgraph/pkg/state/atrest => ../atrest
-
 require (
 	github.com/resgraph/resgraph v0.0.0-00010101000000-000000000000
-	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	go.etcd.io/etcd/api/v3 v3.6.16
 	go.uber.org/goleak v1.3.0

@@ -4,12 +4,8 @@ go 1.26
 
 replace github.com/resgraph/resgraph => ../../../..
 
-// The records are sealed by the atrest module (zstd, AES-GCM).
-replace github.com/resgraph/resgraph/pkg/state/atrest => ../../atrest
-
 require (
 	github.com/resgraph/resgraph v0.0.0-00010101000000-000000000000
-	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	go.etcd.io/bbolt v1.4.3
 	go.uber.org/goleak v1.3.0

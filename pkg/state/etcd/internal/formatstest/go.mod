@@ -8,8 +8,6 @@ replace github.com/resgraph/resgraph/pkg/state/etcd => ../..
 
 replace github.com/resgraph/resgraph/pkg/resource/codec/protobuf => ../../../../resource/codec/protobuf
 
-replace github.com/resgraph/resgraph/pkg/state/atrest => ../../../atrest
-
 require (
 	github.com/resgraph/resgraph v0.0.0-00010101000000-000000000000
 	github.com/resgraph/resgraph/pkg/resource/codec/protobuf v0.0.0-00010101000000-000000000000
@@ -29,7 +27,6 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/klauspost/compress v1.18.7 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
-	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000 // indirect
 	github.com/siderolabs/protoenc v0.2.4 // indirect
 	go.etcd.io/etcd/api/v3 v3.6.16 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.16 // indirect

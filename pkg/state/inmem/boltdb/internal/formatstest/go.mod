@@ -8,8 +8,6 @@ replace github.com/resgraph/resgraph/pkg/state/inmem/boltdb => ../..
 
 replace github.com/resgraph/resgraph/pkg/resource/codec/protobuf => ../../../../../resource/codec/protobuf
 
-replace github.com/resgraph/resgraph/pkg/state/atrest => ../../../../atrest
-
 require (
 	github.com/resgraph/resgraph v0.0.0-00010101000000-000000000000
 	github.com/resgraph/resgraph/pkg/resource/codec/protobuf v0.0.0-00010101000000-000000000000
@@ -22,7 +20,6 @@ require (
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/klauspost/compress v1.18.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
-	github.com/resgraph/resgraph/pkg/state/atrest v0.0.0-00010101000000-000000000000 // indirect
 	github.com/siderolabs/protoenc v0.2.4 // indirect
 	go.etcd.io/bbolt v1.4.3 // indirect
 	golang.org/x/sys v0.29.0 // indirect
