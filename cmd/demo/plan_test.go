@@ -58,6 +58,10 @@ func TestPlan_TheRealOutcomeIsThePlan(t *testing.T) {
 	t.Logf("the plan:\n%s", text.String())
 	assert.Contains(t, p.World, "kernel: delete link eth1")
 	assert.Contains(t, p.World, "kernel: create link eth2 (MTU 1500)")
+	assert.Contains(t, text.String(), "  ~ KernelLinks.net.resgraph.dev(network/wlan0) (by KernelLinkObserver)\n"+
+		"      spec.MTU: 1500 → 1400\n"+
+		"      because: LinkSpecs.net.resgraph.dev(config/wlan0) (the change) → LinkApplyController kernel: set the MTU of wlan0 to 1400 → "+
+		"KernelLinkObserver modify KernelLinks.net.resgraph.dev(network/wlan0)\n", "PL5: the observer's write follows the world action")
 
 	require.NoError(t, d.state.Update(ctx, wlan.DeepCopy(), state.WithUpdateOwner("")))
 	require.NoError(t, d.state.Create(ctx, eth2.DeepCopy()))
@@ -90,20 +94,35 @@ func TestPlan_ApplyPlanPrintsTheDeletedLink(t *testing.T) {
 // TestPlan_ThePlanIsTheSameOnEveryRun: `demo apply --plan` of the same
 // intent, run many times, prints the same plan byte for byte (rule PL5:
 // the causal chains do not depend on which changes a controller's pass
-// coalesced, which differs between runs).
+// coalesced, which differs between runs, nor on when the kernel woke its
+// observer): an intent that deletes eth1, and one that changes wlan0's
+// MTU (the KernelLink's chain goes through the kernel's action).
 func TestPlan_ThePlanIsTheSameOnEveryRun(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "next.json")
-	require.NoError(t, os.WriteFile(file, []byte(withoutEth1), 0o600))
-	var first string
-	for i := range 12 {
-		var out bytes.Buffer
-		require.NoError(t, planCmd(context.Background(), &out, file, ""))
-		if i == 0 {
-			first = out.String()
-			require.Contains(t, first, "because:")
-			continue
+	sample, err := os.ReadFile(filepath.Join("testdata", "intent.json"))
+	require.NoError(t, err)
+	wlan0MTU1400 := strings.Replace(string(sample), `"name": "wlan0",`, `"name": "wlan0", "mtu": 1400,`, 1)
+	require.NotEqual(t, string(sample), wlan0MTU1400)
+	for _, c := range []struct {
+		intent string
+		runs   int
+		want   string
+	}{
+		{withoutEth1, 12, "because:"},
+		{wlan0MTU1400, 6, "LinkApplyController kernel: set the MTU of wlan0 to 1400 → KernelLinkObserver modify KernelLinks.net.resgraph.dev(network/wlan0)"},
+	} {
+		file := filepath.Join(t.TempDir(), "next.json")
+		require.NoError(t, os.WriteFile(file, []byte(c.intent), 0o600))
+		var first string
+		for i := range c.runs {
+			var out bytes.Buffer
+			require.NoError(t, planCmd(context.Background(), &out, file, ""))
+			if i == 0 {
+				first = out.String()
+				require.Contains(t, first, c.want)
+				continue
+			}
+			require.Equal(t, first, out.String(), "run %d of the same plan", i+1)
 		}
-		require.Equal(t, first, out.String(), "run %d of the same plan", i+1)
 	}
 }
 

@@ -154,7 +154,8 @@ remove:
 
 // TestCT10_PlanReadsWhatGetPrints: what get -o yaml (or -o json) prints,
 // edited, is a change plan -f reads — one resource, or a whole list of
-// which one is edited — and the plan is of that edit alone; a document
+// which one is edited — and the plan is of that edit alone (the kernel
+// link's update with its chain through the kernel's action); a document
 // that is neither a change nor a resource is refused in one line naming
 // it; nothing is written.
 func TestCT10_PlanReadsWhatGetPrints(t *testing.T) {
@@ -185,6 +186,10 @@ func TestCT10_PlanReadsWhatGetPrints(t *testing.T) {
 		for _, want := range []string{
 			"~ LinkSpecs.net.resgraph.dev(config/eth1) (proposed)\n      spec.MTU: " + m[1] + " → 1400\n",
 			"kernel: set the MTU of eth1 to 1400",
+			// PL5: the observer's write follows the kernel's action.
+			"~ KernelLinks.net.resgraph.dev(network/eth1) (by KernelLinkObserver)\n      spec.MTU: " + m[1] + " → 1400\n" +
+				"      because: LinkSpecs.net.resgraph.dev(config/eth1) (the change) → LinkApplyController kernel: set the MTU of eth1 to 1400 → " +
+				"KernelLinkObserver modify KernelLinks.net.resgraph.dev(network/eth1)\n",
 			"The daemon reaches its fixed point.",
 		} {
 			assert.Contains(t, out, want, name)

@@ -3,6 +3,7 @@ package plan
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/resgraph/resgraph/pkg/controller"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -10,10 +11,12 @@ import (
 
 // readers is what the daemon's controllers read, from its dependency
 // graph: the input kinds of each controller (an empty namespace: any), and
-// which controllers are QControllers.
+// which controllers are QControllers; and from its System, the
+// controllers that act on the world and those that observe it (sorted).
 type readers struct {
-	inputs map[string][]resource.KindKey
-	queued map[string]bool
+	inputs            map[string][]resource.KindKey
+	queued            map[string]bool
+	actors, observers []string
 }
 
 // readersOf returns the readers of the graph g.
@@ -46,7 +49,9 @@ func (rd readers) reads(controller string, p resource.PointerKey) bool {
 // Controller's or a QController's RunHook's, one of the changes of the
 // phase of a kind it reads: a pass may have coalesced several, a hook
 // reads what it will, and which of them the trace names depends on
-// timing.
+// timing. An observer's write that no change of the phase explains
+// follows the phase's world actions, taken by the actor the change
+// reached first.
 // The chain is the shortest from the proposed resource, ties going to the
 // cause first in kind and ID order: the same change gives the same chains
 // on every run.
@@ -54,27 +59,48 @@ type phaseChains struct {
 	root   resource.PointerKey
 	first  map[resource.PointerKey]commit // each resource's first write in the phase
 	parent map[resource.PointerKey]resource.PointerKey
+	depth  map[resource.PointerKey]int // the links from the root, of each resource reached
+	// world is, for an observer's write the phase's world actions
+	// explain, the link of those actions ("actor action; action").
+	world map[resource.PointerKey]string
 	// origin is, for a QController's write the phase does not explain,
 	// the change its reconcile was for.
 	origin map[resource.PointerKey]resource.PointerKey
 }
 
 // chainsOf returns the chains of phase k of phases, from the commits of
-// each resource (in the order the state made them).
-func chainsOf(phases []phase, k int, commits map[resource.PointerKey][]commit, rd readers) *phaseChains {
+// each resource (in the order the state made them) and the phase's world
+// actions acts (sorted).
+func chainsOf(phases []phase, k int, commits map[resource.PointerKey][]commit, rd readers, acts []string) *phaseChains {
 	pc := &phaseChains{root: phases[k].proposed, first: map[resource.PointerKey]commit{},
-		parent: map[resource.PointerKey]resource.PointerKey{}, origin: map[resource.PointerKey]resource.PointerKey{}}
+		parent: map[resource.PointerKey]resource.PointerKey{}, origin: map[resource.PointerKey]resource.PointerKey{},
+		depth: map[resource.PointerKey]int{phases[k].proposed: 0}, world: map[resource.PointerKey]string{}}
 	for p, cs := range commits {
 		if i := slices.IndexFunc(cs, func(c commit) bool { return phaseOf(phases, c.seq) == k }); i >= 0 && p != pc.root {
 			pc.first[p] = cs[i]
 		}
 	}
 	nodes := slices.SortedFunc(maps.Keys(pc.first), comparePointers)
-	reached := map[resource.PointerKey]bool{pc.root: true}
-	for level := []resource.PointerKey{pc.root}; len(level) > 0; {
+	pc.spread(rd, nodes, []resource.PointerKey{pc.root})
+	if len(acts) > 0 {
+		pc.spread(rd, nodes, pc.observed(rd, nodes, acts))
+	}
+	for _, n := range nodes {
+		if w, reached := pc.first[n], pc.reached(n); !reached && rd.queued[w.controller] && !w.cause.IsZero() && refKey(w.cause) != n {
+			pc.origin[n] = refKey(w.cause)
+		}
+	}
+	return pc
+}
+
+// spread reaches, level after level from level, each of nodes a reached
+// resource's change can have caused (a resource once, from the first
+// level and the first resource in kind and ID order that can have).
+func (pc *phaseChains) spread(rd readers, nodes, level []resource.PointerKey) {
+	for len(level) > 0 {
 		var next []resource.PointerKey
 		for _, n := range nodes {
-			if reached[n] {
+			if pc.reached(n) {
 				continue
 			}
 			if i := slices.IndexFunc(level, func(m resource.PointerKey) bool { return pc.causedBy(rd, n, m) }); i >= 0 {
@@ -83,16 +109,45 @@ func chainsOf(phases []phase, k int, commits map[resource.PointerKey][]commit, r
 			}
 		}
 		for _, n := range next {
-			reached[n] = true
+			pc.depth[n] = pc.depth[pc.parent[n]] + 1
 		}
 		level = next
 	}
-	for _, n := range nodes {
-		if w := pc.first[n]; !reached[n] && rd.queued[w.controller] && !w.cause.IsZero() && refKey(w.cause) != n {
-			pc.origin[n] = refKey(w.cause)
+}
+
+func (pc *phaseChains) reached(p resource.PointerKey) bool {
+	_, ok := pc.depth[p]
+	return ok
+}
+
+// observed links each observer's write not reached yet to the world
+// actions acts, taken by the actor reached first (the fewest links from
+// the root; ties to the first by name, then by its write's kind and ID),
+// and returns them: none when no actor was reached.
+func (pc *phaseChains) observed(rd readers, nodes []resource.PointerKey, acts []string) []resource.PointerKey {
+	actor, from, best := "", resource.PointerKey{}, -1
+	for _, a := range rd.actors {
+		if rd.reads(a, pc.root) && best != 0 {
+			actor, from, best = a, pc.root, 0
+		}
+		for _, n := range nodes {
+			if d, ok := pc.depth[n]; ok && pc.first[n].controller == a && (best < 0 || d-1 < best) {
+				actor, from, best = a, pc.parent[n], d-1
+			}
 		}
 	}
-	return pc
+	if best < 0 {
+		return nil
+	}
+	var level []resource.PointerKey
+	for _, n := range nodes {
+		if !pc.reached(n) && slices.Contains(rd.observers, pc.first[n].controller) {
+			pc.parent[n], pc.depth[n] = from, best+2
+			pc.world[n] = actor + " " + strings.Join(acts, "; ")
+			level = append(level, n)
+		}
+	}
+	return level
 }
 
 // causedBy reports whether the change of m can have caused n's first
@@ -107,14 +162,20 @@ func (pc *phaseChains) causedBy(rd readers, n, m resource.PointerKey) bool {
 
 // of returns the chain of p, a resource written in the phase, from the
 // proposed resource on: each link a resource and its first write in the
-// phase. A write the phase's changes do not explain starts its chain
-// (after the change a QController's reconcile was for, when it has one).
+// phase, and before an observer's write the world actions it follows
+// ("LinkApplyController kernel: set the MTU of eth0 to 1400"). A write
+// neither the phase's changes nor its world actions explain starts its
+// chain (after the change a QController's reconcile was for, when it has
+// one).
 func (pc *phaseChains) of(p resource.PointerKey) []string {
 	var steps []string
 	cur := p
 	for ; cur != pc.root; cur = pc.parent[cur] {
 		w := pc.first[cur]
 		steps = append(steps, w.controller+" "+w.op+" "+cur.String())
+		if acts, ok := pc.world[cur]; ok {
+			steps = append(steps, acts)
+		}
 		if _, ok := pc.parent[cur]; !ok {
 			if o, ok := pc.origin[cur]; ok {
 				steps = append(steps, o.String())

@@ -33,8 +33,9 @@ type phase struct {
 }
 
 // explain fills each change's writers and causal chain from the trace of
-// the phases, and marks the changes the proposed change names (rule PL5).
-func explain(changes []ResourceChange, ring *trace.Ring, phases []phase, rd readers, c Change) {
+// the phases and the world's actions (those of the System's log), and
+// marks the changes the proposed change names (rule PL5).
+func explain(changes []ResourceChange, ring *trace.Ring, phases []phase, rd readers, c Change, actions []string) {
 	proposed := map[resource.PointerKey]bool{}
 	for _, r := range c.Set {
 		proposed[resource.PointerOf(r.Metadata())] = true
@@ -61,11 +62,20 @@ func explain(changes []ResourceChange, ring *trace.Ring, phases []phase, rd read
 		if cs := commits[rc.Pointer]; len(cs) > 0 && !rc.Proposed {
 			k := phaseOf(phases, cs[0].seq)
 			if chains[k] == nil {
-				chains[k] = chainsOf(phases, k, commits, rd)
+				chains[k] = chainsOf(phases, k, commits, rd, phaseActions(actions, phases, k))
 			}
 			rc.Chain = chains[k].of(rc.Pointer)
 		}
 	}
+}
+
+// phaseActions returns the world actions of phase k of phases, sorted.
+func phaseActions(actions []string, phases []phase, k int) []string {
+	end := len(actions)
+	if k+1 < len(phases) {
+		end = phases[k+1].world
+	}
+	return slices.Sorted(slices.Values(actions[phases[k].world:end]))
 }
 
 // runner is a controller's worker (0: its only one, or none).

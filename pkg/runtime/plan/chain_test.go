@@ -53,7 +53,7 @@ func explainTrace(recs []trace.Record, pointers ...trace.Ref) []ResourceChange {
 	for i, p := range pointers {
 		changes[i] = ResourceChange{Op: Update, Pointer: refKey(p)}
 	}
-	explain(changes, ring, phases, chainReaders(), remove)
+	explain(changes, ring, phases, chainReaders(), remove, nil)
 	return changes
 }
 

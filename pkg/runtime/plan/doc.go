@@ -66,9 +66,20 @@
 //     a QController's RunHook (made while none of its reconciles is open
 //     in the trace), a change of the stretch of a kind the controller
 //     reads (a pass may coalesce several, a hook reads what it will, and
-//     which of them the trace names depends on timing). The
-//     chain is the shortest from the proposed resource, ties going to the
-//     cause first in kind and ID order. The world actions are listed the
+//     which of them the trace names depends on timing). A write of an
+//     observer of the world ([System] Observers: a controller woken by
+//     the world, not by the state) that no change of its stretch
+//     explains follows the world actions of the stretch (all of them, in
+//     the order of their text), taken by the actor (System Actors) the
+//     proposed resource reached first — fewest links, ties to the first
+//     by name: its chain is the actor's cause, then the actor and the
+//     actions ("LinkApplyController kernel: set the MTU of wlan0 to
+//     1400"), then the observer's write; what the observer's write
+//     causes follows from it as from any change. A traced write that neither
+//     the change nor a world action explains says so in the text
+//     ("because: nothing the plan saw: …") rather than giving no cause.
+//     The chain is the shortest from the proposed resource, ties going to
+//     the cause first in kind and ID order. The world actions are listed the
 //     same way on every run too: those each proposed resource led to, in
 //     the order the change's resources were applied, and within one in
 //     the order of their text (controllers acting at once take theirs in

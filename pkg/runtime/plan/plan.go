@@ -37,6 +37,13 @@ type System struct {
 	// order ("create link eth2, MTU 1500"): the world actions the plan
 	// reports. Nil: the world tells nothing.
 	Actions func() []string
+	// Actors name the controllers that take the world's actions, and
+	// Observers those that write what they read of the world (a
+	// controller woken by the world, not by the state). A write of an
+	// observer that no change of its phase explains follows the phase's
+	// world actions, taken by the actor the change reached first (rule
+	// PL5). Nil: no write is explained by the world.
+	Actors, Observers []string
 }
 
 // Plan is what a proposed change would do: see the package doc.

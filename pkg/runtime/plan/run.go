@@ -92,7 +92,9 @@ func (r *run) plan(ctx context.Context, initial []resource.Resource) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
-	explain(p.Changes, ring, r.phases, readersOf(g), r.change)
+	rd := readersOf(g)
+	rd.actors, rd.observers = slices.Sorted(slices.Values(r.sys.Actors)), slices.Sorted(slices.Values(r.sys.Observers))
+	explain(p.Changes, ring, r.phases, rd, r.change, r.actions())
 	p.World = worldOf(r.actions(), world, r.phases)
 	p.Converged = p.Why == ""
 	if !p.Converged {

@@ -9,7 +9,8 @@ import (
 
 // WriteText writes the plan for people, as `terraform plan` would: each
 // resource created (+), updated (~, with its changed fields) or destroyed
-// (-), who writes it and why, the world actions, and whether the daemon
+// (-), who writes it and why (said, for a write nothing the plan saw
+// leads to: rule PL5), the world actions, and whether the daemon
 // converged (with the loop when it did not). A sensitive type's spec
 // fields are not printed: "(sensitive)" stands for their values.
 func (p *Plan) WriteText(w io.Writer) error {
@@ -84,11 +85,18 @@ func (p *Plan) writeChanges(b *bufio.Writer, changes []ResourceChange) {
 				fmt.Fprintf(b, "      %s: %s → %s\n", f.Path, before, after)
 			}
 		}
-		if len(c.Chain) > 1 {
+		switch {
+		case len(c.Chain) > 1:
 			fmt.Fprintf(b, "      because: %s\n", strings.Join(c.Chain, " → "))
+		case len(c.Chain) == 1:
+			fmt.Fprintf(b, "      because: %s (%s)\n", unexplained, c.Chain[0])
 		}
 	}
 }
+
+// unexplained is the cause the text gives a write that neither the
+// change nor a world action leads to (rule PL5).
+const unexplained = "nothing the plan saw: no proposed change nor world action leads to it"
 
 func redacted(s string) string {
 	if s == "" {

@@ -40,7 +40,8 @@ func KernelLinks(st []resource.Resource) []kernel.Link {
 
 // PlanDaemon is the agent as package plan runs it: its controllers over
 // a fake kernel that starts with the links of the planned state and logs
-// what it is asked to do (the plan's world actions).
+// what it is asked to do (the plan's world actions, LinkApplyController's:
+// a KernelLink KernelLinkObserver writes follows them).
 func PlanDaemon() plan.Daemon {
 	return plan.Daemon{
 		Options: Options(),
@@ -54,6 +55,10 @@ func PlanDaemon() plan.Daemon {
 			}})
 			return plan.System{
 				Register: func(e controller.Engine) error { return Register(e, k) },
+				// LinkApplyController configures the kernel; the kernel
+				// wakes KernelLinkObserver, which mirrors it.
+				Actors:    []string{LinkApplyControllerName},
+				Observers: []string{KernelLinkObserverName},
 				Actions: func() []string {
 					mu.Lock()
 					defer mu.Unlock()
