@@ -84,6 +84,9 @@ func TestPlan_ApplyPlanPrintsTheDeletedLink(t *testing.T) {
 		"- RouteSpecs.net.resgraph.dev(network/eth1/192.168.60.0-24) (by StaticRouteController)",
 		"spec.Servers: - 192.168.50.53",
 		"kernel: delete link eth1",
+		// PL5: a destroy the trace has no write of says so.
+		"- KernelLinks.net.resgraph.dev(network/eth1) (by KernelLinkObserver)\n" +
+			"      because: the plan's trace has no write of it (a CleanupOutputs of its owner)\n",
 		"Plan: 0 to create, 1 to update, 6 to destroy, 1 world actions.",
 		"The daemon reaches its fixed point.",
 	} {

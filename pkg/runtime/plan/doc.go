@@ -77,7 +77,9 @@
 //     1400"), then the observer's write; what the observer's write
 //     causes follows from it as from any change. A traced write that neither
 //     the change nor a world action explains says so in the text
-//     ("because: nothing the plan saw: …") rather than giving no cause.
+//     ("because: nothing the plan saw: …") rather than giving no cause,
+//     and so does a change the trace has no write of ("because: the
+//     plan's trace has no write of it …").
 //     The chain is the shortest from the proposed resource, ties going to
 //     the cause first in kind and ID order. The world actions are listed the
 //     same way on every run too: those each proposed resource led to, in

@@ -90,6 +90,8 @@ func (p *Plan) writeChanges(b *bufio.Writer, changes []ResourceChange) {
 			fmt.Fprintf(b, "      because: %s\n", strings.Join(c.Chain, " → "))
 		case len(c.Chain) == 1:
 			fmt.Fprintf(b, "      because: %s (%s)\n", unexplained, c.Chain[0])
+		case !c.Proposed && len(c.Writers) > 0:
+			fmt.Fprintf(b, "      because: %s\n", untraced)
 		}
 	}
 }
@@ -97,6 +99,10 @@ func (p *Plan) writeChanges(b *bufio.Writer, changes []ResourceChange) {
 // unexplained is the cause the text gives a write that neither the
 // change nor a world action leads to (rule PL5).
 const unexplained = "nothing the plan saw: no proposed change nor world action leads to it"
+
+// untraced is the cause the text gives a change the plan's trace has no
+// write of (its writer is its owner: rule PL5).
+const untraced = "the plan's trace has no write of it (a CleanupOutputs of its owner)"
 
 func redacted(s string) string {
 	if s == "" {
