@@ -25,7 +25,7 @@ import (
 // are not zero although the page's clock hardly moved (the server computes
 // them); no edge passing behind a node and no rate over one. It saves a
 // screenshot in the test's temp dir and, when RESGRAPH_SCREENSHOTS names a
-// directory, there too as live-graph.png: that is how the README's image
+// directory, there too as live-graph.png: that is how docs/demo.md's image
 // (docs/images/live-graph.png) is made.
 func TestLiveGraphInABrowser(t *testing.T) {
 	cfg := sampleConfig(t)

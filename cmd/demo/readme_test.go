@@ -20,7 +20,7 @@ func readmeWalkthrough(t *testing.T) []string {
 	doc := string(b)
 	const from, to = "What the output means:", "\nOther commands:"
 	i := strings.Index(doc, from)
-	require.GreaterOrEqual(t, i, 0, "the README walks through the demo's output after %q", from)
+	require.GreaterOrEqual(t, i, 0, "docs/demo.md walks through the demo's output after %q", from)
 	j := strings.Index(doc[i:], to)
 	require.Greater(t, j, 0, "the walkthrough ends before %q", to)
 	var spans []string
@@ -30,7 +30,7 @@ func readmeWalkthrough(t *testing.T) []string {
 	return spans
 }
 
-// squeeze collapses every run of white space to one space (the README
+// squeeze collapses every run of white space to one space (docs/demo.md
 // wraps its lines, the demo aligns its columns).
 func squeeze(s string) string { return strings.Join(strings.Fields(s), " ") }
 
@@ -57,7 +57,7 @@ func TestMatchesQuote(t *testing.T) {
 	assert.True(t, matchesQuote("INFO state created    LinkStatus(network/eth0) v1", "created LinkStatus"))
 }
 
-// TestTheREADMEQuotesLinesTheDemoPrints: every line fragment the README's
+// TestTheREADMEQuotesLinesTheDemoPrints: every line fragment docs/demo.md's
 // walkthrough of the demo's output quotes is printed by a run of the demo
 // (its default flags, with a shorter run and faster flapping), and every
 // WARN or ERROR line of that run is one the walkthrough quotes.
@@ -77,7 +77,7 @@ func TestTheREADMEQuotesLinesTheDemoPrints(t *testing.T) {
 				break
 			}
 		}
-		assert.True(t, found, "the README quotes %q; the demo printed no such line", q)
+		assert.True(t, found, "docs/demo.md quotes %q; the demo printed no such line", q)
 	}
 	// And every WARN or ERROR line it printed is one the walkthrough
 	// quotes (the simulated kernel's refusals): no other warning.
@@ -86,7 +86,7 @@ func TestTheREADMEQuotesLinesTheDemoPrints(t *testing.T) {
 		for _, q := range quotes {
 			explained = explained || (strings.Contains(q, "WARN") || strings.Contains(q, "ERROR")) && matchesQuote(w, q)
 		}
-		assert.True(t, explained, "the demo printed a WARN or ERROR line the README does not explain: %s", w)
+		assert.True(t, explained, "the demo printed a WARN or ERROR line docs/demo.md does not explain: %s", w)
 	}
 	if t.Failed() {
 		t.Logf("the demo printed:\n%s", out.String())
@@ -103,11 +103,11 @@ func TestREADME_TheGraphIsTheDemosGraph(t *testing.T) {
 	doc := string(b)
 	const from = "```mermaid\n"
 	i := strings.Index(doc, from)
-	require.GreaterOrEqual(t, i, 0, "the README shows the demo's graph in a %q block", from)
+	require.GreaterOrEqual(t, i, 0, "docs/demo.md shows the demo's graph in a %q block", from)
 	j := strings.Index(doc[i+len(from):], "```")
-	require.Greater(t, j, 0, "the README's mermaid block ends")
+	require.Greater(t, j, 0, "docs/demo.md's mermaid block ends")
 	var stdout, stderr strings.Builder
 	require.Equal(t, 0, mainWithExit([]string{"graph", "--format", "mermaid"}, &stdout, &stderr), stderr.String())
 	assert.Equal(t, strings.TrimSpace(stdout.String()), strings.TrimSpace(doc[i+len(from):i+len(from)+j]),
-		"the README's graph is not the demo's: paste `go run ./cmd/demo graph --format mermaid`")
+		"docs/demo.md's graph is not the demo's: paste `go run ./cmd/demo graph --format mermaid`")
 }

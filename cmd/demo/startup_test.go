@@ -23,9 +23,9 @@ func warnings(log string) []string {
 	return out
 }
 
-// TestStartup_NoWarning starts the real demo binary as the README runs it
+// TestStartup_NoWarning starts the real demo binary as docs/demo.md runs it
 // (its default flags), with the simulated kernel's scripted refusals off
-// (--apply-failures 0: the one WARN the README's walkthrough explains),
+// (--apply-failures 0: the one WARN docs/demo.md's walkthrough explains),
 // under a fake $NOTIFY_SOCKET to know when it is ready; once READY=1
 // came it is stopped with SIGTERM. Its whole log, start-up and stop, has
 // no WARN or ERROR line: a start-up check that fires on the demo's own

@@ -44,8 +44,8 @@ func startWithTimeouts(t *testing.T, heartbeat, election string) *clientv3.Clien
 // PREFIX%leader/controller%2FBtoC/, its name escaped as the state escapes
 // names, the candidate's key there is named by its lease's ID in hex, and
 // the term's number is that key's create revision; the Runtime's election
-// (runtime.LeadPerRuntime) is PREFIX%leader/runtime/ — what the README's
-// replicas section and the package doc say.
+// (runtime.LeadPerRuntime) is PREFIX%leader/runtime/ — what docs/states.md's
+// "Running replicas" section and the package doc say.
 func TestElector_LeaseFloorIsLoggedAndKeysAreEscaped(t *testing.T) {
 	cli := startWithTimeouts(t, "100", "1000")
 	core, logs := observer.New(zapcore.WarnLevel)

@@ -53,8 +53,8 @@ func TestSimulation_SameSeedSameTranscript(t *testing.T) {
 // routes go through it) replays a recorded incident and fails, and the
 // simulator shrinks the failure to the fewest recorded changes that still
 // fail. Without -sim.recording the incident is testdata/incident.rgrec
-// (the agent recorded by the README's command: its carriers flapping,
-// link eth1 deleted meanwhile), and the report is the one the README
+// (the agent recorded by docs/demo.md's command: its carriers flapping,
+// link eth1 deleted meanwhile), and the report is the one docs/demo.md
 // shows, line for line (its "..." standing for the lines and the text it
 // leaves out); with -sim.recording=FILE it is FILE's.
 func TestSimulation_Mutant(t *testing.T) {
@@ -81,7 +81,7 @@ func readmeBlock(t *testing.T, marker string) []string {
 	b, err := os.ReadFile("../../../../docs/demo.md")
 	require.NoError(t, err)
 	_, after, ok := strings.Cut(string(b), marker)
-	require.True(t, ok, "the README has %q", marker)
+	require.True(t, ok, "docs/demo.md has %q", marker)
 	_, after, ok = strings.Cut(after, "```\n")
 	require.True(t, ok, "a code block follows %q", marker)
 	block, _, ok := strings.Cut(after, "```\n")
@@ -103,7 +103,7 @@ func requireQuoted(t *testing.T, quote, out []string) {
 		for i < len(out) && !lineMatches(out[i], q) {
 			i++
 		}
-		require.Less(t, i, len(out), "the README quotes %q, which the report does not have (in that order); the report:\n%s", q, strings.Join(out, "\n"))
+		require.Less(t, i, len(out), "docs/demo.md quotes %q, which the report does not have (in that order); the report:\n%s", q, strings.Join(out, "\n"))
 		i++
 	}
 }

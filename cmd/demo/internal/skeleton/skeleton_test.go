@@ -26,8 +26,8 @@ import (
 
 // The daemon skeleton of docs/daemons.md (section "A daemon's whole
 // life"), compiled: daemonMain's body is its main, line for line
-// (TestREADME_TheDaemonSkeletonIsThisCode), with the README's types and
-// controller declared as the README declares them.
+// (TestREADME_TheDaemonSkeletonIsThisCode), with docs/daemons.md's types and
+// controller declared as docs/daemons.md declares them.
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -66,7 +66,7 @@ func numberToLabel() controller.Controller {
 
 var logger = zap.NewNop()
 
-// daemonMain is the README's main.
+// daemonMain is docs/daemons.md's main.
 func daemonMain() {
 	// SIGTERM (systemctl stop) cancels ctx: that is the whole shutdown signal.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -108,7 +108,7 @@ func daemonMain() {
 
 var _ = daemonMain
 
-// TestREADME_TheDaemonSkeletonIsThisCode: the README's daemon skeleton is
+// TestREADME_TheDaemonSkeletonIsThisCode: docs/daemons.md's daemon skeleton is
 // daemonMain's body, so that it compiles (go vet runs on this file).
 func TestREADME_TheDaemonSkeletonIsThisCode(t *testing.T) {
 	readme, err := os.ReadFile("../../../../docs/daemons.md")
@@ -120,9 +120,9 @@ func TestREADME_TheDaemonSkeletonIsThisCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := between(t, string(readme), "The whole life of a daemon:", "func main() {\n", "\n}\n```\n")
-	got := between(t, string(me), "// daemonMain is the README's main.", "func daemonMain() {\n", "\n}\n\nvar _")
+	got := between(t, string(me), "// daemonMain is docs/daemons.md's main.", "func daemonMain() {\n", "\n}\n\nvar _")
 	if got != want {
-		t.Errorf("the README's daemon skeleton is not daemonMain's body:\nREADME:\n%s\ncode:\n%s", want, got)
+		t.Errorf("docs/daemons.md's daemon skeleton is not daemonMain's body:\ndocs/daemons.md:\n%s\ncode:\n%s", want, got)
 	}
 	for _, life := range []string{"signal.NotifyContext(", "rt.Run(ctx)", "notify.Serve(ctx, rt.Observe())", "st.Close()"} {
 		if !strings.Contains(want, life) {
