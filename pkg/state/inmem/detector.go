@@ -299,11 +299,18 @@ func (ks *kindStore) detectChangeLocked(id resource.ID, seq uint64, old, new, re
 // i is rec's ring index: the write that overwrites rec knows it, and
 // computing it from rec's seq would cost every write a division.
 func (d *detector) leftLocked(i int, rec *record) {
-	if d == nil || i >= len(d.refs) || d.refs[i] == nil {
+	if !d.holdsLocked(i) {
 		return
 	}
 	d.pending = append(d.pending, check{rec: *rec, ref: d.refs[i]})
 	d.refs[i] = nil // the check holds it now
+}
+
+// holdsLocked reports whether the detector keeps a reference copy for
+// ring index i, to check against the record there when it leaves the
+// ring. The caller holds the kind's mu.
+func (d *detector) holdsLocked(i int) bool {
+	return d != nil && i < len(d.refs) && d.refs[i] != nil
 }
 
 // hasPendingLocked reports whether takeLocked has checks to take. The

@@ -374,7 +374,7 @@ func (ks *kindStore) leavingLocked(i int, seq uint64) (*atomic.Pointer[record], 
 		return slot, rec
 	}
 	if s := seq - uint64(ks.cap); s >= ks.floor { // not evicted yet
-		if d := ks.det; (d == nil || i >= len(d.refs) || d.refs[i] == nil) && s < ks.minPos && len(ks.spill) == 0 {
+		if !ks.det.holdsLocked(i) && s < ks.minPos && len(ks.spill) == 0 {
 			// What leaveLocked does when no check, lagging watcher or
 			// spill needs the record: without a call.
 			ks.histBytes -= rec.size
