@@ -93,9 +93,13 @@ func TestA1_DemoRulesReadForTheUserWriteForTheOperator(t *testing.T) {
 	out, errOut, code = ctl(t, d.socket, "get", "linkspec", "eth9")
 	require.Zero(t, code, errOut)
 	assert.Contains(t, out, "eth9")
-	// Without a certificate of the CA, no connection.
+	// Without a certificate of the CA, no connection; without TLS flags
+	// at all, the error says the daemon may want them (rule CT5).
 	_, errOut, code = ctl(t, tcp, "get", "linkspecs")
 	assert.Equal(t, 1, code, errOut)
+	assert.True(t, strings.HasPrefix(errOut, "resgraphctl: cannot reach the daemon at "+tcp+": "), errOut)
+	assert.True(t, strings.HasSuffix(errOut, "; a daemon that serves mutual TLS there needs --client-certificate, --client-key and --certificate-authority)\n"), errOut)
+	assert.NotContains(t, errOut, `desc = "`, "gRPC's wrapping is left out")
 
 	d.stop(t)
 	records := readAudit(t, filepath.Join(data, "audit.log"))

@@ -44,9 +44,13 @@
 // silently.
 //
 // CT5. Errors are one plain line on stderr — a gRPC status's message,
-// the daemon that cannot be reached and how to name another — with exit
-// status 1, or 2 for a wrong command line (a flag, an argument count, a
-// selector, an output format), which also prints where the usage is.
+// the daemon that cannot be reached and how to name another (on HOST:PORT
+// without TLS flags, when the daemon hung up, that it may want them), a
+// controller the daemon does not run with the names of those it runs —
+// with exit status 1, or 2 for a wrong command line (a flag, an argument
+// count, a selector, an output format), which also prints where the usage
+// is. A command over several resources prints one line per failure, then
+// their count; over one, its one line alone.
 //
 // CT6. create and apply read and check every document before writing
 // anything: a malformed file writes nothing. apply creates what does not
@@ -61,7 +65,9 @@
 // CT8. record writes a whole recording or nothing: it asks the daemon's
 // flight recorder (rule OB4) for its window now, or for --for from now,
 // writes what arrives to a temporary file beside -o and renames it only
-// once the whole recording arrived; on any failure no file is left. A
+// once the whole recording arrived; on any failure no file is left. An -o
+// that cannot be written is said first, naming -o, before the daemon is
+// asked. A
 // missing -o and a --for that is negative or longer than
 // recording.MaxRecordFor are usage errors, refused before the daemon is
 // asked. It says what the recording holds, and when it starts later than
@@ -73,7 +79,9 @@
 // error, and exits 1 when the command fails; --print prints it without
 // running it. A file that is not a recording, of another format version
 // or damaged in its header is refused, naming the file, before anything
-// runs. It does not talk to the daemon.
+// runs; so is a --dir that does not hold the package paths ("./...") of
+// the command's go test (it is not the daemon's source tree). It does not
+// talk to the daemon.
 //
 // CT10. plan writes nothing: it sends the -f change to the daemon's
 // planner (rule OB5) and prints the plan; an empty file is refused before
@@ -90,4 +98,9 @@
 // writes it into the file only (the codec's bytes, its kind marked
 // sensitive, rule RC5) and prints counts; an error never quotes a spec's
 // value.
+//
+// CT12. Every example of the help of a command that reads (get, describe,
+// explain, graph, health, types) runs as printed against the demo and
+// prints something: no example names a controller, a label or a resource
+// the demo does not have.
 package cmd

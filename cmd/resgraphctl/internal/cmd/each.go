@@ -10,7 +10,9 @@ import (
 
 // each does do for every item (a resource, named by ptr), printing a line
 // for each: "linkspec/eth0 WHAT" on stdout, or its error on stderr. One
-// item failing does not stop the others; the error counts the failures.
+// item failing does not stop the others. The error is the one line
+// already printed when there was one item (Main prints nothing more), and
+// counts the failures when there were several.
 func each[T any](ctx context.Context, a *app, items []T, ptr func(T) resource.Pointer, do func(context.Context, T, definition.Definition) (string, error)) error {
 	defs, err := a.definitions(ctx)
 	if err != nil {
@@ -28,8 +30,11 @@ func each[T any](ctx context.Context, a *app, items []T, ptr func(T) resource.Po
 		}
 		_, _ = fmt.Fprintf(a.stdout, "%s %s\n", named(def, p.ID()), what)
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d resources failed", failed, len(items))
+	switch {
+	case failed == 0:
+		return nil
+	case len(items) == 1:
+		return errPrinted
 	}
-	return nil
+	return fmt.Errorf("%d of %d resources failed", failed, len(items))
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/resgraph/resgraph/cmd/resgraphctl/internal/endpoint"
 	"github.com/resgraph/resgraph/pkg/resource/definition"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/remote"
@@ -29,6 +30,10 @@ func usageErr(err error) error {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// errPrinted is the error of a command that printed its one error line
+// itself: Main prints nothing more, and exits with status 1.
+var errPrinted = errors.New("failed (said above)")
 
 // unknownType is the error of a type name the daemon does not know: it
 // lists the names it knows.
@@ -54,7 +59,8 @@ func (a *app) message(err error) string {
 	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded:
 		return fmt.Sprintf("the daemon at %s did not answer within --request-timeout %s", a.endpoint, a.requestTimeout)
 	case status.Code(err) == codes.Unavailable:
-		return fmt.Sprintf("cannot reach the daemon at %s: %s (is it running? --endpoint or $RESGRAPH_ENDPOINT names another)", a.endpoint, dialCause(status.Convert(err).Message()))
+		cause := dialCause(status.Convert(err).Message())
+		return fmt.Sprintf("cannot reach the daemon at %s: %s (%s)", a.endpoint, cause, a.reachHint(cause))
 	case status.Code(err) == codes.Unimplemented:
 		return fmt.Sprintf("the daemon at %s does not serve this: %s", a.endpoint, status.Convert(err).Message())
 	case remote.IsBookmarkUnknownError(err):
@@ -69,13 +75,35 @@ func (a *app) message(err error) string {
 	return err.Error()
 }
 
+// reachHint says what to check when the daemon cannot be reached. A
+// daemon that serves mutual TLS on HOST:PORT accepts the connection, then
+// hangs up on a client without TLS (the cause is then no dial error but
+// "error reading server preface: EOF" or a reset), which looks like no
+// daemon at all: then, on HOST:PORT without TLS flags, the hint names
+// them.
+func (a *app) reachHint(cause string) string {
+	const hint = "is it running? --endpoint or $RESGRAPH_ENDPOINT names another"
+	target, err := endpoint.Target(a.endpoint)
+	if err != nil || strings.HasPrefix(target, "unix://") || a.tls.Enabled() || strings.HasPrefix(cause, "dial ") {
+		return hint
+	}
+	return hint + "; a daemon that serves mutual TLS there needs --client-certificate, --client-key and --certificate-authority"
+}
+
 // dialCause keeps what matters of gRPC's message for a failed dial:
 // `connection error: desc = "transport: Error while dialing: dial unix
 // /x: connect: no such file or directory"` becomes `dial unix /x:
-// connect: no such file or directory`.
+// connect: no such file or directory`, and `connection error: desc =
+// "error reading server preface: EOF"` becomes `the connection was closed
+// before the daemon spoke (error reading server preface: EOF)`.
 func dialCause(msg string) string {
+	msg = strings.TrimPrefix(msg, `connection error: desc = "`)
 	if _, after, ok := strings.Cut(msg, "Error while dialing: "); ok {
 		msg = after
 	}
-	return strings.TrimSuffix(msg, `"`)
+	msg = strings.TrimSuffix(msg, `"`)
+	if strings.HasPrefix(msg, "error reading server preface") {
+		msg = "the connection was closed before the daemon spoke (" + msg + ")"
+	}
+	return msg
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/resgraph/resgraph/pkg/observe/explain"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -23,8 +25,8 @@ controller is doing, its inputs and outputs, counters, latencies and last
 reconciles. A resource that does not exist is explained too: who would
 write it, and what it waits for.`,
 		Example: `  resgraphctl explain linkstatus eth0
-  resgraphctl explain addressspecs/eth0
-  resgraphctl explain controller LinkStatusController -o json`,
+  resgraphctl explain linkspec/eth1
+  resgraphctl explain controller LinkApplyController -o json`,
 		GroupID:           groupDaemon,
 		Args:              rangeArgs(1, 2),
 		ValidArgsFunction: a.completeExplain,
@@ -52,7 +54,7 @@ func (a *app) explain(ctx context.Context, args []string, ns string, asJSON bool
 	switch {
 	case args[0] == "controller" && len(args) == 2:
 		if x, err = obs.ExplainController(rctx, args[1]); err != nil {
-			return err
+			return a.noController(rctx, err)
 		}
 	default:
 		typeName, id, err := resourceArgs(args)
@@ -88,4 +90,17 @@ func resourceArgs(args []string) (typeName, id string, err error) {
 		return "", "", usageErr(errorf("explain %q: want TYPE ID, TYPE/ID or controller NAME", args[0]))
 	}
 	return typeName, id, nil
+}
+
+// noController adds to the daemon's "no controller" error the names of
+// the controllers it runs (those of its graph, as completion lists them).
+func (a *app) noController(ctx context.Context, err error) error {
+	if status.Code(err) != codes.NotFound {
+		return err
+	}
+	names, _ := a.completeControllers(ctx)
+	if len(names) == 0 {
+		return err
+	}
+	return errorf("%s: the daemon runs %s", a.message(err), strings.Join(names, ", "))
 }

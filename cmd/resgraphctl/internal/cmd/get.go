@@ -48,7 +48,7 @@ changes, and resgraphctl says so and exits with status 1.`,
 		Example: `  resgraphctl get linkstatuses
   resgraphctl get linkstatuses -w
   resgraphctl get linkspec eth0 -o yaml
-  resgraphctl get addressspecs -l 'link in (eth0,eth1)' -o wide`,
+  resgraphctl get addressspecs -l 'net.resgraph.dev/link in (eth0,eth1)' -o wide`,
 		GroupID:           groupResources,
 		Args:              rangeArgs(1, 2),
 		ValidArgsFunction: a.completeTypeAndID,

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,17 +52,24 @@ recording arrived; a recording cut short writes nothing.`,
 }
 
 // record writes the daemon's recording to out through a temporary file
-// beside it, renamed once the recording arrived whole.
+// beside it, renamed once the recording arrived whole. The temporary file
+// is made before the daemon is asked: an -o that cannot be written is
+// said at once, naming -o, not after --for.
 func (a *app) record(ctx context.Context, d time.Duration, out string) error {
-	fc, err := a.flight()
-	if err != nil {
-		return err
-	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
 	if err != nil {
-		return err
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return errorf("cannot write the recording to %s: %s: %w", out, filepath.Dir(out), err)
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
+	fc, err := a.flight()
+	if err != nil {
+		_ = tmp.Close()
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, d+a.requestTimeout)
 	defer cancel()
 	sum, err := fc.Record(ctx, d, tmp)

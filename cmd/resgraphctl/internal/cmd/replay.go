@@ -66,6 +66,9 @@ func (a *app) replay(ctx context.Context, file string, extra []string, dir strin
 		_, err := fmt.Fprintln(a.stdout, line)
 		return err
 	}
+	if err := inSourceTree(line, dir); err != nil {
+		return err
+	}
 	_, _ = fmt.Fprintf(a.stderr, "resgraphctl: replaying %s in %s: %s\n", file, dir, line)
 	cmd := exec.CommandContext(ctx, "sh", "-c", line)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, a.stdout, a.stderr
@@ -111,4 +114,27 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// inSourceTree checks, before anything runs, that the relative package
+// paths a "go" command names ("./cmd/demo/internal/controllers") are in
+// dir: replay run outside the daemon's source tree would otherwise fail
+// in go's words ("go.mod file not found") and be reported as a failed
+// replay.
+func inSourceTree(line, dir string) error {
+	words := strings.Fields(line)
+	if len(words) == 0 || words[0] != "go" {
+		return nil
+	}
+	for _, w := range words[1:] {
+		if !strings.HasPrefix(w, "./") {
+			continue
+		}
+		path := filepath.Join(dir, strings.TrimSuffix(w, "/..."))
+		if _, err := os.Stat(path); err != nil {
+			abs, _ := filepath.Abs(dir)
+			return errorf("the recording's replay command runs %s, which is not in %s: run replay from the daemon's source tree, or name it with --dir", w, abs)
+		}
+	}
+	return nil
 }

@@ -94,7 +94,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		_, _ = fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", commandPath(root, args))
 		return 2
 	}
-	_, _ = fmt.Fprintf(stderr, "resgraphctl: %s\n", a.message(err))
+	if !errors.Is(err, errPrinted) {
+		_, _ = fmt.Fprintf(stderr, "resgraphctl: %s\n", a.message(err))
+	}
 	return 1
 }
 

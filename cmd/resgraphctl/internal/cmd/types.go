@@ -17,6 +17,7 @@ func newTypes(a *app) *cobra.Command {
 type with the aliases the other commands accept for it, its default
 namespace, the columns a table of it prints, and whether it is sensitive
 (its specs are printed only with --show-sensitive).`,
+		Example: "  resgraphctl types\n  resgraphctl get linkstatuses   # a type by one of its aliases",
 		GroupID: groupResources,
 		Args:    rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
