@@ -72,7 +72,8 @@ func TestPlan_TheRealOutcomeIsThePlan(t *testing.T) {
 
 // TestPlan_ApplyPlanPrintsTheDeletedLink: `demo apply --plan` of an
 // intent without eth1 says eth1's resources go, in order, and the kernel
-// link with them.
+// link with them, each with its chain (those CleanupOutputs destroys
+// too).
 func TestPlan_ApplyPlanPrintsTheDeletedLink(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "next.json")
 	require.NoError(t, os.WriteFile(file, []byte(withoutEth1), 0o600))
@@ -84,9 +85,13 @@ func TestPlan_ApplyPlanPrintsTheDeletedLink(t *testing.T) {
 		"- RouteSpecs.net.resgraph.dev(network/eth1/192.168.60.0-24) (by StaticRouteController)",
 		"spec.Servers: - 192.168.50.53",
 		"kernel: delete link eth1",
-		// PL5: a destroy the trace has no write of says so.
+		// PL5: a CleanupOutputs destroy has its chain, through the
+		// kernel's action for the observer's.
 		"- KernelLinks.net.resgraph.dev(network/eth1) (by KernelLinkObserver)\n" +
-			"      because: the plan's trace has no write of it (a CleanupOutputs of its owner)\n",
+			"      because: LinkSpecs.net.resgraph.dev(config/eth1) (the change) → LinkApplyController kernel: delete link eth1 → " +
+			"KernelLinkObserver teardown KernelLinks.net.resgraph.dev(network/eth1)\n",
+		"- RouteSpecs.net.resgraph.dev(network/eth1/10.200.0.0-16) (by StaticRouteController)\n" +
+			"      because: LinkSpecs.net.resgraph.dev(config/eth1) (the change) → StaticRouteController teardown RouteSpecs.net.resgraph.dev(network/eth1/10.200.0.0-16)\n",
 		"Plan: 0 to create, 1 to update, 6 to destroy, 1 world actions.",
 		"The daemon reaches its fixed point.",
 	} {

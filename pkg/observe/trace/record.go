@@ -238,13 +238,14 @@ type Record struct {
 	// Causes is the number of changes coalesced into a reconcile or an
 	// item (ReconcileStart, Queue).
 	Causes uint32
-	// Worker is the worker (from 1) of a QController of several workers
-	// that ran it: set on the ReconcileStart of its items and on the
-	// Commit, Noop and FinalizerWait records of the writes made with the
-	// context of their Reconcile or MapInput; 0 for any other record (a
-	// Controller's, or a QController's of one worker). The reconcile
-	// that made a commit is the last ReconcileStart before it of the same
-	// Controller and Worker.
+	// Worker is the worker (from 1) of a QController of several workers,
+	// or of one worker and a RunHook, that ran it: set on the
+	// ReconcileStart of its items and on the Commit, Noop and
+	// FinalizerWait records of the writes made with the context of their
+	// Reconcile or MapInput; 0 for any other record (a Controller's, a
+	// QController's of one worker and no RunHook, a RunHook's write). The
+	// reconcile that made a commit is the last ReconcileStart before it
+	// of the same Controller and Worker.
 	Worker uint32
 	// Controller is the controller concerned.
 	Controller string

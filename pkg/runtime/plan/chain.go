@@ -94,9 +94,10 @@ type reconcile struct {
 // commitsSince returns the commits of the trace after mark, each
 // resource's in the order the state made them, each with the cause of
 // the reconcile it was made in (its own worker's, for a QController of
-// several). A commit made while its runner has no reconcile open (between
-// a ReconcileEnd and the next ReconcileStart: a QController's RunHook)
-// has no reconcile's cause and is marked hook.
+// several or with a RunHook). A commit made while its runner has no
+// reconcile open (a QController's RunHook's: it names no worker while
+// its reconciles do, or it comes between a ReconcileEnd and the next
+// ReconcileStart) has no reconcile's cause and is marked hook.
 func commitsSince(ring *trace.Ring, mark uint64) map[resource.PointerKey][]commit {
 	evs, _ := ring.Since(mark, nil)
 	commits := map[resource.PointerKey][]commit{}
@@ -144,9 +145,9 @@ func phaseOf(phases []phase, seq uint64) int {
 }
 
 // ownerOf names the owner of a change's resource as its writer, when the
-// trace has none of its writes (a controller's CleanupOutputs destroys
-// what it owns without a write of its own): rule C4, a controller writes
-// as itself.
+// trace has none of its writes (a trace that lost records: a
+// controller's writes, its CleanupOutputs' included, are traced): rule
+// C4, a controller writes as itself.
 func ownerOf(rc *ResourceChange) []string {
 	r := rc.After
 	if r == nil {

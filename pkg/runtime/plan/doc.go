@@ -52,8 +52,9 @@
 //     sensitive type's spec values are never printed: the types
 //     WithSensitive names and, for a change read by [ParseChange], those
 //     its registry's definitions mark sensitive.
-//   - PL5. Each change names the controllers that wrote it (its owner when
-//     the trace has no write of it: a CleanupOutputs) and its causal
+//   - PL5. Each change names the controllers that wrote it (a
+//     Controller's CleanupOutputs teardowns and destroys are its writes;
+//     its owner when the trace lost its writes) and its causal
 //     chain, the same on every run of the same plan that makes the same
 //     writes, whatever its passes coalesced: the change is applied one
 //     resource at a time, the daemon settling after each, and a write
@@ -61,10 +62,11 @@
 //     link of the chain is a resource and its first write in that
 //     stretch; its cause is, for a QController's write in a reconcile,
 //     the change its reconcile was for (the reconcile of the worker that
-//     made it, for a QController of several: the trace names the worker
-//     of each reconcile and write), and for a Controller's, or a write of
-//     a QController's RunHook (made while none of its reconciles is open
-//     in the trace), a change of the stretch of a kind the controller
+//     made it: the trace names the worker of each reconcile and write of
+//     a QController of several workers, or of one and a RunHook), and for
+//     a Controller's, or a write of a QController's RunHook (it names no
+//     worker, and so none of its reconciles is open for it in the trace,
+//     even while one runs), a change of the stretch of a kind the controller
 //     reads (a pass may coalesce several, a hook reads what it will, and
 //     which of them the trace names depends on timing). A write of an
 //     observer of the world ([System] Observers: a controller woken by

@@ -17,6 +17,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/runtime/plan"
 	"github.com/resgraph/resgraph/pkg/safe"
+	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
@@ -101,5 +102,98 @@ func (*hookEchoer) echo(ctx context.Context, r controller.QRuntime, id resource.
 }
 
 func (*hookEchoer) MapInput(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) ([]resource.Pointer, error) {
+	return nil, nil
+}
+
+// TestPL5_AOneWorkerRunHooksWriteIsNotItsOpenReconciles: a QController
+// of ONE worker (tallier, of echoes, which mirror writes from notes; it
+// reads notes too) hands each echo it reconciles to its RunHook, which
+// writes a tally while the reconcile is still open. The hook's write is
+// not the reconcile's: it follows from the note tallier reads, not through
+// the echo the reconcile was for (the trace names the worker of a
+// QController with a RunHook, and a hook's write names none).
+func TestPL5_AOneWorkerRunHooksWriteIsNotItsOpenReconciles(t *testing.T) {
+	d := plan.Daemon{Setup: func([]resource.Resource) (plan.System, error) {
+		q := &tallier{handed: make(chan handoff)}
+		return plan.System{Register: func(e controller.Engine) error {
+			return errors.Join(e.RegisterController(mirror{}), e.RegisterQController(q))
+		}}, nil
+	}}
+	p, err := plan.Make(context.Background(), inmem.NewState(), d,
+		plan.Change{Set: []resource.Resource{note("x", 1)}}, plan.WithTimeout(time.Minute))
+	require.NoError(t, err)
+	require.True(t, p.Converged, p.Why)
+	var out bytes.Buffer
+	require.NoError(t, p.WriteText(&out))
+	assert.Contains(t, out.String(), "  + Tallies.test.resgraph.dev(plan/x) (by tallier)\n"+
+		"      owner: tallier\n      spec.n: 1\n"+
+		"      because: Notes.test.resgraph.dev(plan/x) (the change) → tallier modify Tallies.test.resgraph.dev(plan/x)\n")
+}
+
+type TallyDef struct{}
+
+func (TallyDef) Definition() typed.Definition {
+	return typed.Definition{Type: "Tallies.test.resgraph.dev", DefaultNamespace: ns}
+}
+
+type Tally = typed.Resource[NSpec, TallyDef]
+
+// tallier is a QController of one worker over echoes (and notes, mapped
+// to nothing) whose RunHook writes the tallies: each reconcile hands its
+// echo to the hook and waits until it wrote the tally.
+type tallier struct{ handed chan handoff }
+
+func (*tallier) Name() string { return "tallier" }
+
+func (*tallier) Settings() controller.QSettings {
+	return controller.QSettings{
+		Inputs: []controller.Input{
+			{Namespace: ns, Type: EchoDef{}.Definition().Type, Kind: controller.InputQPrimary},
+			{Namespace: ns, Type: NoteDef{}.Definition().Type, Kind: controller.InputQMapped},
+		},
+		Outputs: []controller.Output{{Type: TallyDef{}.Definition().Type, Kind: controller.OutputExclusive}},
+	}
+}
+
+func (q *tallier) Reconcile(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, ptr resource.Pointer) error {
+	ho := handoff{id: ptr.ID(), done: make(chan error, 1)}
+	select {
+	case q.handed <- ho:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-ho.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RunHook writes the tally of each echo handed to it, until the
+// controller stops.
+func (q *tallier) RunHook(ctx context.Context, _ *zap.Logger, r controller.QRuntime) error {
+	for {
+		select {
+		case ho := <-q.handed:
+			ho.done <- q.tally(ctx, r, ho.id)
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (*tallier) tally(ctx context.Context, r controller.QRuntime, id resource.ID) error {
+	e, err := safe.ReaderGetByID[*Echo](ctx, r, id)
+	if state.IsNotFoundError(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	t := typed.NewDefault[NSpec, TallyDef](id, NSpec{})
+	return safe.WriterModify(ctx, r, t, func(t *Tally) error { t.TypedSpec().N = e.TypedSpec().N; return nil })
+}
+
+func (*tallier) MapInput(context.Context, *zap.Logger, controller.QRuntime, resource.Pointer) ([]resource.Pointer, error) {
 	return nil, nil
 }

@@ -101,8 +101,9 @@ func (p *Plan) writeChanges(b *bufio.Writer, changes []ResourceChange) {
 const unexplained = "nothing the plan saw: no proposed change nor world action leads to it"
 
 // untraced is the cause the text gives a change the plan's trace has no
-// write of (its writer is its owner: rule PL5).
-const untraced = "the plan's trace has no write of it (a CleanupOutputs of its owner)"
+// write of (a trace that lost records): its writer is its owner (rule
+// PL5).
+const untraced = "the plan's trace has no write of it (its owner is named its writer)"
 
 func redacted(s string) string {
 	if s == "" {

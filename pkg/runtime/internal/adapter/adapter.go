@@ -54,8 +54,9 @@ type Adapter struct {
 	// mapped makes the reads of a QController's mapped kinds wait for
 	// routing (nil: none do).
 	mapped *mappedReads
-	// workers is set when several workers run the controller's items:
-	// its writes then name their worker in the trace (SetWorkers).
+	// workers is set when the workers that run the controller's items
+	// are numbered: its writes then name their worker in the trace
+	// (SetWorkers).
 	workers bool
 }
 

@@ -73,8 +73,10 @@ func (a *Adapter) StartTrackingOutputs() { a.tracker.start() }
 // written in the current tracking pass, is torn down and, once it has no
 // finalizers, destroyed. An output whose finalizers remain is left tearing
 // down; a later CleanupOutputs (in the controller's next pass) destroys it
-// once its finalizers are gone. Errors are joined; the other outputs are
-// still processed.
+// once its finalizers are gone. Each teardown and destroy is the
+// controller's write: traced as its commit, as [Adapter.Teardown] and
+// [Adapter.Destroy] trace theirs (a plan gives it its cause). Errors are
+// joined; the other outputs are still processed.
 func (a *Adapter) CleanupOutputs(ctx context.Context, kinds ...resource.Kind) (err error) {
 	defer func() { a.tel.CallEnded(telemetry.OpCleanupOutputs, nil, err) }()
 	for _, k := range kinds {
@@ -150,31 +152,34 @@ func (a *Adapter) destroyOutput(ctx context.Context, ptr resource.Pointer, md *r
 	}
 }
 
-// cleanupTeardown tears down the unwritten output ptr; while a CommitLog
-// is set, through the state's CommitReporter, so that the commit is
-// logged with its version.
-func (a *Adapter) cleanupTeardown(ctx context.Context, ptr resource.Pointer) (bool, error) {
-	opt := state.WithTeardownOwner(a.name)
-	if a.pass.log.Load() == nil {
-		return a.st.Teardown(ctx, ptr, opt)
+// cleanupTeardown tears down the unwritten output ptr as a write of the
+// controller: traced as its commit (a teardown that wrote nothing, as a
+// Noop), with its version, and logged while a CommitLog is set; a
+// teardown that leaves finalizers is traced as a finalizer wait, as
+// [Adapter.Teardown]'s are.
+func (a *Adapter) cleanupTeardown(ctx context.Context, ptr resource.Pointer) (ready bool, err error) {
+	var v resource.Version
+	defer func() { a.tel.CallCommitted(telemetry.OpTeardown, ptr, v, a.workerOf(ctx), err) }()
+	ready, v, err = committer(a.st).TeardownCommitted(ctx, ptr, state.WithTeardownOwner(a.name))
+	if err != nil {
+		return false, err
 	}
-	ready, v, err := committer(a.st).TeardownCommitted(ctx, ptr, opt)
-	if err == nil {
-		a.logCommit(ctx, ptr, v.Value())
+	a.logCommit(ctx, ptr, v.Value())
+	if !ready {
+		a.tel.TeardownPending(ptr, a.workerOf(ctx))
 	}
-	return ready, err
+	return ready, nil
 }
 
-// cleanupDestroy destroys the unwritten output ptr, logged as
-// cleanupTeardown logs.
-func (a *Adapter) cleanupDestroy(ctx context.Context, ptr resource.Pointer) error {
-	opt := state.WithDestroyOwner(a.name)
-	if a.pass.log.Load() == nil {
-		return a.st.Destroy(ctx, ptr, opt)
+// cleanupDestroy destroys the unwritten output ptr, traced and logged as
+// cleanupTeardown's teardown (a destroy refused for pending finalizers,
+// as a finalizer wait).
+func (a *Adapter) cleanupDestroy(ctx context.Context, ptr resource.Pointer) (err error) {
+	var v resource.Version
+	defer func() { a.tel.CallCommitted(telemetry.OpDestroy, ptr, v, a.workerOf(ctx), err) }()
+	if v, err = committer(a.st).DestroyCommitted(ctx, ptr, state.WithDestroyOwner(a.name)); err != nil {
+		return err
 	}
-	v, err := committer(a.st).DestroyCommitted(ctx, ptr, opt)
-	if err == nil {
-		a.logCommit(ctx, ptr, v.Value())
-	}
-	return err
+	a.logCommit(ctx, ptr, v.Value())
+	return nil
 }

@@ -22,17 +22,10 @@ import (
 // returning false, as a generic QController built without one) is not
 // called, and adds no gate.
 func (c *Runner) runHook(ctx context.Context) {
-	h, ok := c.cfg.Ctrl.(controller.QRunHook)
-	if !ok {
+	if !c.hasRunHook() {
 		return
 	}
-	if p, ok := h.(interface{ HasRunHook() bool }); ok {
-		has := true // a panic of the user's method: call RunHook as any other
-		usercode.Call(func() { has = p.HasRunHook() })
-		if !has {
-			return
-		}
-	}
+	h := c.cfg.Ctrl.(controller.QRunHook)
 	b := c.cfg.Retry.Backoff.OrDefault()
 	var failures uint32
 	for ctx.Err() == nil {
@@ -60,6 +53,23 @@ func (c *Runner) runHook(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// hasRunHook reports whether the controller has a RunHook to run: it
+// implements controller.QRunHook and does not say it has none (a
+// HasRunHook method returning false, as a generic QController built
+// without one).
+func (c *Runner) hasRunHook() bool {
+	h, ok := c.cfg.Ctrl.(controller.QRunHook)
+	if !ok {
+		return false
+	}
+	if p, ok := h.(interface{ HasRunHook() bool }); ok {
+		has := true // a panic of the user's method: call RunHook as any other
+		usercode.Call(func() { has = p.HasRunHook() })
+		return has
+	}
+	return true
 }
 
 // shutdownHook calls the controller's ShutdownHook

@@ -21,8 +21,8 @@ import (
 )
 
 // worker processes items until ctx is done, noting in busy when its item
-// started. n is its number (from 1) when the controller has several
-// workers, 0 otherwise: its items then run with its
+// started. n is its number (from 1) when the workers are numbered
+// (Runner.numbered), 0 otherwise: its items then run with its
 // adapter.WorkerContext, and its trace records name it. The queue never
 // hands out an item that is in flight (rule Q2).
 func (c *Runner) worker(ctx context.Context, busy *atomic.Int64, n uint32) {

@@ -101,6 +101,12 @@ type Runner struct {
 	busy     []atomic.Int64
 	caughtUp atomic.Bool
 
+	// numbered is set when the workers' writes name their worker in the
+	// trace (adapter.WorkerContext): with several workers, or with a
+	// RunHook, whose writes name none — so that a reconcile's writes and
+	// the hook's are told apart even with one worker.
+	numbered bool
+
 	badMu sync.Mutex
 	// badKinds are the undeclared kinds MapInput returned, logged once
 	// each; protected by badMu.
@@ -124,7 +130,8 @@ func New(cfg Config) *Runner {
 		badKinds: map[resource.KindKey]struct{}{},
 		busy:     make([]atomic.Int64, max(cfg.Concurrency, 1)),
 	}
-	cfg.Adapter.SetWorkers(cfg.Concurrency)
+	c.numbered = cfg.Concurrency > 1 || c.hasRunHook()
+	cfg.Adapter.SetWorkers(c.numbered)
 	c.picker, _ = cfg.Scheduler.(sched.Picker)
 	if s, ok := cfg.Ctrl.(processed.Source); ok {
 		c.sub.Processed = s.ProcessedInputs()
@@ -195,8 +202,8 @@ func (c *Runner) Serve(ctx context.Context, existing []resource.KindKey) {
 	var wg sync.WaitGroup
 	defer c.shutdownHook() // after the workers and the run hook returned
 	for i := range c.cfg.Concurrency {
-		n := uint32(0) // one worker: its records need not name it
-		if c.cfg.Concurrency > 1 {
+		n := uint32(0) // one worker and no hook: its records need not name it
+		if c.numbered {
 			n = uint32(i + 1)
 		}
 		wg.Go(func() { c.worker(ctx, &c.busy[i], n) })

@@ -374,8 +374,9 @@ func (c *Controller) CallEnded(op Op, target resource.Kind, err error) {
 }
 
 // WriteEnded is [Controller.CallEnded] for a write made by worker (from
-// 1) of a QController of several workers, 0 otherwise: its trace records
-// name the worker (trace.Record.Worker).
+// 1) of a QController whose workers are numbered (several, or one and a
+// RunHook), 0 otherwise (its RunHook's writes among them): its trace
+// records name the worker (trace.Record.Worker).
 func (c *Controller) WriteEnded(op Op, target resource.Kind, worker uint32, err error) {
 	c.callEnded(op, target, nil, worker, err)
 }
@@ -509,7 +510,8 @@ type Stamp struct {
 // ItemStarted: a QController worker took item from the queue, with its
 // pending work p (the note of its queue entry), and is about to call
 // Reconcile or MapInput. worker is the worker's number (from 1) when the
-// QController has several, 0 otherwise: its ReconcileStart record names
+// QController's workers are numbered (several, or one and a RunHook), 0
+// otherwise: its ReconcileStart record names
 // it, as do those of the writes made in the call ([Controller.WriteEnded]).
 // Called on the worker's goroutine; the stamp goes back to
 // [Controller.ItemEnded].
