@@ -37,7 +37,10 @@
 //     each such resource.
 //   - PL3. A plan says whether the daemon converged: after the change, it
 //     is at its fixed point when its Runtime is idle with no retry or
-//     requeue due and stays so (committing nothing) for a quiet period;
+//     requeue due and stays so (committing nothing) for a quiet period,
+//     and its world is quiet: every notification the world's fakes sent
+//     their observers was handled ([System] Quiet), however late an
+//     observer wakes;
 //     it did not converge when the Runtime flags a hot loop (Why names
 //     its cycle), when the daemon makes more commits than the bound, or
 //     when the time is up — and then Loop lists its last commits. A

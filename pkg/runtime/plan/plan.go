@@ -44,6 +44,16 @@ type System struct {
 	// world actions, taken by the actor the change reached first (rule
 	// PL5). Nil: no write is explained by the world.
 	Actors, Observers []string
+	// Quiet reports whether the world has told its observers all it has
+	// to tell: every notification it sent them (on a channel of its own,
+	// which the Runtime's idleness does not cover) was taken, and the
+	// observer's pass that read the world after it has ended, its writes
+	// made. The daemon is at its fixed point only when the world is
+	// quiet too (rule PL3), so that no observer's write is left out of
+	// the plan or taken for a later resource's. Called often, from the
+	// plan's goroutine: it must return promptly. Nil: the world is always
+	// quiet (its observers are woken by the state alone).
+	Quiet func() bool
 }
 
 // Plan is what a proposed change would do: see the package doc.

@@ -19,7 +19,8 @@ import (
 const quiet = 5 * planBackoffMax
 
 // settle runs the daemon to its fixed point (rule PL3): idle, no retry or
-// requeue due later, and quiet. It returns "" then, or why not: a hot
+// requeue due later, its world quiet (System.Quiet), and committing
+// nothing for a quiet period. It returns "" then, or why not: a hot
 // loop flagged, more commits after mark than the bound, work left when
 // the time is up.
 func (r *run) settle(ctx context.Context, mark uint64) string {
@@ -43,11 +44,16 @@ func (r *run) settle(ctx context.Context, mark uint64) string {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Sprintf("still working after %v: %s", r.cfg.timeout, delayed(act))
+			return fmt.Sprintf("still working after %v: %s", r.cfg.timeout, r.busy(act))
 		case <-t.C:
 		}
-		if a := r.rt.Observe().Activity(ctx); a.Idle() && nextDue(a).IsZero() && ring.Last() == last {
-			return ""
+		// The world first: an observer's pass that ended before it says
+		// quiet committed its writes, which the Runtime's activity and
+		// the trace then show.
+		if r.worldQuiet() {
+			if a := r.rt.Observe().Activity(ctx); a.Idle() && nextDue(a).IsZero() && ring.Last() == last {
+				return ""
+			}
 		}
 	}
 }
@@ -92,6 +98,18 @@ func (r *run) stuck(ring *trace.Ring, mark uint64) string {
 		return fmt.Sprintf("more than %d commits after the change: the daemon does not reach a fixed point", r.cfg.commits)
 	}
 	return ""
+}
+
+// worldQuiet reports whether the System's world is quiet (System.Quiet).
+func (r *run) worldQuiet() bool { return r.sys.Quiet == nil || r.sys.Quiet() }
+
+// busy says what keeps the daemon from its fixed point: the controllers
+// with delayed work, and the world when it is not quiet.
+func (r *run) busy(act observe.Activity) string {
+	if r.worldQuiet() {
+		return delayed(act)
+	}
+	return delayed(act) + "; the world: its observers have not handled all it told them"
 }
 
 // nextDue is when the earliest delayed work of act is due (zero: none).
