@@ -86,20 +86,21 @@ func (d *Detector) loops(end time.Time) []Finding {
 	graph := map[string]map[string]*edge{}
 	for _, s := range d.hot {
 		for _, c := range s.counts {
-			if c.writer == "" || c.n < d.threshold || float64(c.n) <= d.cfg.MinShare*float64(s.total(c.reader)) {
+			if c.writer == 0 || int(c.n) < d.threshold || float64(c.n) <= d.cfg.MinShare*float64(s.total(c.reader)) {
 				continue
 			}
-			out := graph[c.writer]
+			writer, reader := d.names[c.writer], d.names[c.reader]
+			out := graph[writer]
 			if out == nil {
 				out = map[string]*edge{}
-				graph[c.writer] = out
+				graph[writer] = out
 			}
-			e := out[c.reader]
+			e := out[reader]
 			if e == nil {
 				e = &edge{}
-				out[c.reader] = e
+				out[reader] = e
 			}
-			e.count += c.n
+			e.count += int(c.n)
 			e.resources = append(e.resources, d.ref(s.key))
 		}
 	}

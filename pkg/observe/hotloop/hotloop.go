@@ -234,27 +234,35 @@ const recentCommits = 4
 
 // resStat is what the detector knows of one resource: its last commits
 // (to find the writer of a change that caused a reconcile) and, for the
-// current window, its commits counted by writer and cause.
+// current window, its commits counted by writer and cause. Controllers
+// are named by their index in Detector.names (0 is "", unknown), as in
+// the table (see once): a stat holds no name of its own, and only its
+// key's ID and its counts are pointers.
 type resStat struct {
 	key resKey
 	// window is the index of the window counts belong to; lastSeen the
 	// last window the resource was committed in.
 	window, lastSeen uint64
-	// recent are its last commits, recent[next] the oldest.
+	// recent are its last commits, recent[next] the oldest: the version
+	// and the index of the controller that committed it.
 	recent [recentCommits]struct {
 		version uint64
-		writer  string
+		writer  uint32
 	}
-	next int
+	next uint8
 	// hot is set once a count of the window reached the threshold (the
 	// resource is then in Detector.hot).
 	hot    bool
 	counts []count
-	// own is the storage of counts while they fit: a resource is most
-	// often committed by one controller, because of one writer's changes
-	// (two counts).
-	own [2]count
+	// own is the storage of counts while they fit: a resource committed
+	// by up to two controllers, each because of one writer's changes
+	// (four counts) — a chain's output, created by one controller and
+	// given a finalizer by the next, then updated — needs no other.
+	own [ownCounts]count
 }
+
+// ownCounts is how many counts a stat holds without an allocation.
+const ownCounts = 4
 
 // once is a commit of a resource, as the table of resources committed
 // once or twice holds it (see twice): all the detector needs of it until
@@ -279,7 +287,7 @@ type once struct {
 // time, while the threshold (Config.MinRate × Window) is above two, since
 // two commits then reach no trigger count. A resource committed on its
 // creation and again on an update costs a 44-byte table entry (see table)
-// instead of a resStat (recent commits with writer names, counts).
+// instead of a resStat (recent commits, counts: 192 bytes).
 type twice [2]once
 
 // hashKey is the key of a resource in Detector.res and Detector.table: a
@@ -305,17 +313,19 @@ func (d *Detector) hashOf(k resKey) hashKey {
 }
 
 // count is a number of commits in the window: by reader, caused by a
-// change of writer's ("" counts every commit by reader).
+// change of writer's (writer 0, "", counts every commit by reader); both
+// are indexes in Detector.names.
 type count struct {
-	writer, reader string
-	n              int
+	writer, reader uint32
+	n              int32
 }
 
-// add counts one commit by reader caused by writer's change, and reports
-// whether a trigger count just reached threshold.
-func (s *resStat) add(writer, reader string, threshold int) bool {
+// add counts one commit by reader caused by writer's change (indexes in
+// Detector.names; writer 0: unknown), and reports whether a trigger count
+// just reached threshold.
+func (s *resStat) add(writer, reader uint32, threshold int) bool {
 	reached := false
-	for _, w := range [2]string{"", writer} {
+	for _, w := range [2]uint32{0, writer} {
 		i := 0
 		for i < len(s.counts) && (s.counts[i].writer != w || s.counts[i].reader != reader) {
 			i++
@@ -324,35 +334,36 @@ func (s *resStat) add(writer, reader string, threshold int) bool {
 			s.counts = append(s.counts, count{writer: w, reader: reader})
 		}
 		s.counts[i].n++
-		if w != "" && s.counts[i].n == threshold {
+		if w != 0 && int(s.counts[i].n) == threshold {
 			reached = true
 		}
-		if writer == "" {
+		if writer == 0 {
 			break
 		}
 	}
 	return reached
 }
 
-// total returns the commits of the resource by reader in the window.
-func (s *resStat) total(reader string) int {
+// total returns the commits of the resource by reader (an index in
+// Detector.names) in the window.
+func (s *resStat) total(reader uint32) int {
 	for _, c := range s.counts {
-		if c.writer == "" && c.reader == reader {
-			return c.n
+		if c.writer == 0 && c.reader == reader {
+			return int(c.n)
 		}
 	}
 	return 0
 }
 
-// writerOf returns the controller that committed version v, "" when not
-// among the recent commits.
-func (s *resStat) writerOf(v uint64) string {
+// writerOf returns the index of the controller that committed version v,
+// 0 ("") when not among the recent commits.
+func (s *resStat) writerOf(v uint64) uint32 {
 	for _, c := range s.recent {
 		if c.version == v {
 			return c.writer
 		}
 	}
-	return ""
+	return 0
 }
 
 // Detector finds hot loops in the records it is fed; see the package doc.
@@ -513,9 +524,10 @@ func (d *Detector) Observe(ev *trace.Record) []Finding {
 		s.window, s.hot, s.counts = d.window, false, s.counts[:0]
 	}
 	s.lastSeen = d.window
-	s.recent[s.next].version, s.recent[s.next].writer = ev.Resource.Version, ev.Controller
+	r, w := d.nameOf(ev.Controller, &d.lastReader), d.nameOf(writer, &d.lastWriter)
+	s.recent[s.next].version, s.recent[s.next].writer = ev.Resource.Version, r
 	s.next = (s.next + 1) % recentCommits
-	if s.add(writer, ev.Controller, d.threshold) && !s.hot {
+	if s.add(w, r, d.threshold) && !s.hot {
 		s.hot = true
 		d.hot = append(d.hot, s)
 	}
@@ -572,14 +584,14 @@ func (d *Detector) statOf(ev *trace.Record, writer string, key resKey, h hashKey
 // adopted are fewer than the threshold: none reaches it.
 func (d *Detector) adopt(s *resStat, o once) {
 	s.lastSeen = d.window - 1
-	s.recent[s.next].version, s.recent[s.next].writer = o.version, d.names[o.reader]
+	s.recent[s.next].version, s.recent[s.next].writer = o.version, uint32(o.reader)
 	s.next++
 	if d.clk.current(o) {
 		s.lastSeen = d.window
 		if s.window != d.window {
 			s.window, s.counts = d.window, s.counts[:0]
 		}
-		s.add(d.names[o.writer], d.names[o.reader], d.threshold)
+		s.add(uint32(o.writer), uint32(o.reader), d.threshold)
 	}
 }
 
@@ -592,7 +604,7 @@ func (d *Detector) writerOf(key resKey, v uint64) string {
 			if c.key != key {
 				return ""
 			}
-			return c.writerOf(v)
+			return d.names[c.writerOf(v)]
 		}
 	}
 	if i := d.table.find(h, &d.clk); i >= 0 {

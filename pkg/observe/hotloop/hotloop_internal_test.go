@@ -3,6 +3,7 @@ package hotloop
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,7 +39,27 @@ func TestAResourceWhoseHashIsAnothersIsNotCountedAsIt(t *testing.T) {
 	commit(y, 7)
 	assert.Same(t, s, d.res[d.hashOf(kx)], "x's stat stays")
 	assert.Equal(t, kx, s.key)
-	assert.Equal(t, 3, s.total("C"), "y's commit is not counted as x's")
+	assert.Equal(t, 3, s.total(d.nameIdx["C"]), "y's commit is not counted as x's")
 	assert.Empty(t, d.writerOf(ky, 2), "x's version is not y's")
 	assert.Equal(t, "C", d.writerOf(kx, 2))
+}
+
+// TestAStatHoldsNoControllerName: a resource's stat names controllers by
+// their index in the detector's names, so that the only pointers the
+// collector scans in it are its key's ID and its counts, and it fits the
+// 192-byte size class.
+func TestAStatHoldsNoControllerName(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(resStat{}), uintptr(192))
+	d := New(Config{})
+	x := trace.Ref{Namespace: "ns", Type: "X", ID: "x"}
+	for v := uint64(1); v <= 3; v++ {
+		x.Version = v
+		d.Observe(&trace.Record{Time: time.Unix(0, 0), Type: trace.Commit, Controller: "C", Resource: x,
+			Cause: trace.Ref{Namespace: "ns", Type: "W", ID: "w", Version: v, Writer: "W"}})
+	}
+	s := d.res[d.hashOf(d.keyOf(&x, &lastKind{}))]
+	require.NotNil(t, s)
+	assert.Equal(t, "C", d.names[s.recent[0].writer])
+	assert.Equal(t, []count{{writer: 0, reader: d.nameIdx["C"], n: 3}, {writer: d.nameIdx["W"], reader: d.nameIdx["C"], n: 3}}, s.counts)
+	assert.Equal(t, "C", d.writerOf(d.keyOf(&x, &lastKind{}), 2))
 }

@@ -604,6 +604,54 @@ func TestAThirdCommitAllocatesOnlyItsStat(t *testing.T) {
 	assert.Less(t, allocs, uint64(n*3/2), "one allocation per resource committed a third time (its stat), and the maps' growth")
 }
 
+// chainOutputs returns the commits of n outputs of a controller chain's
+// hop AtoB, as a chain makes them: AtoB creates each (because of an A
+// written outside the Runtime), the next hop BtoC adds its finalizer
+// (because of AtoB's creation), and AtoB updates it (because of an
+// update of its A): the third commit of each (round 3) is counted by
+// writer and reader in three counts.
+func chainOutputs(n int, round int) []trace.Record {
+	evs := make([]trace.Record, 0, n)
+	for i := range n {
+		b := trace.Ref{Namespace: "ns", Type: "B", ID: fmt.Sprintf("b%05d", i), Version: uint64(round)}
+		a := trace.Ref{Namespace: "ns", Type: "A", ID: fmt.Sprintf("a%05d", i), Version: uint64(round)}
+		switch round {
+		case 1, 3:
+			evs = append(evs, trace.Record{Time: t0, Type: trace.Commit, Controller: "AtoB", Op: "modify", Resource: b, Cause: a})
+		case 2:
+			cause := b
+			cause.Version, cause.Writer = 1, "AtoB"
+			evs = append(evs, trace.Record{Time: t0, Type: trace.Commit, Controller: "BtoC", Op: "addFinalizer", Resource: b, Cause: cause})
+		}
+	}
+	return evs
+}
+
+// TestAChainOutputsThirdCommitAllocatesOnlyItsStat: the third commit of a
+// chain's output — created by one controller, given its finalizer by the
+// next, updated by the first — makes a stat whose counts (three: by each
+// controller, and by the second because of the first's change) need no
+// allocation of their own, and which holds no controller name: one
+// allocation per resource, at most 320 bytes with the maps' growth (a
+// stat of names and two own counts took 256 bytes and 160 more for its
+// counts).
+func TestAChainOutputsThirdCommitAllocatesOnlyItsStat(t *testing.T) {
+	const n = 2000 // below the bound of stats (maxStats)
+	d := hotloop.New(hotloop.Config{})
+	assert.Empty(t, run(d, chainOutputs(n, 1)))
+	assert.Empty(t, run(d, chainOutputs(n, 2)))
+	third := chainOutputs(n, 3)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	assert.Empty(t, run(d, third))
+	runtime.ReadMemStats(&after)
+	allocs, bytes := after.Mallocs-before.Mallocs, after.TotalAlloc-before.TotalAlloc
+	t.Logf("%d resources' third commits: %d allocations, %d bytes", n, allocs, bytes)
+	assert.Less(t, allocs, uint64(n*5/4), "one allocation per resource (its stat), and the maps' growth")
+	assert.Less(t, bytes, uint64(n*320), "a stat of at most 192 bytes per resource, and the maps' growth")
+	assert.Zero(t, d.Stats().Dropped, "every resource got its stat")
+}
+
 // TestASecondCommitIsACompactEntry: while the threshold is above two, a
 // resource committed twice in the last two windows is a map entry of its
 // two commits, not a stat: 10k resources committed twice allocate only the
