@@ -4,9 +4,13 @@
 // it), its metadata and its ApproxSize, and [Copy] the copy alone, each of
 // which would otherwise ask the resource's type for its copy plan again.
 //
+// A state that writes many resources of one type asks once for that
+// type's own Of ([ForType]) and calls it on every write: it finds neither
+// the resource's type nor its copy plan again.
+//
 // Package typed registers the only implementations, for its resources,
 // when it is initialized; a program that never imports it stores no typed
-// resource, and Of and Copy report false for every resource.
+// resource, and Of, Copy and ForType report false for every resource.
 package plaincopy
 
 import "github.com/resgraph/resgraph/pkg/resource"
@@ -17,13 +21,17 @@ type Func func(r resource.Resource, owned bool) (stored resource.Resource, md *r
 // CopyFunc is the form of the registered implementation of [Copy].
 type CopyFunc func(r resource.Resource) (c resource.Resource, ok bool)
 
-// of and copyOf are the registered implementations, none and copyNone
-// until Register; written only by Register, from a package's init, before
-// any call of Of or Copy. They are never nil, so that Of and Copy are
-// inlined as a call of them.
+// ForTypeFunc is the form of the registered implementation of [ForType].
+type ForTypeFunc func(r resource.Resource) (of Func, ok bool)
+
+// of, copyOf and forType are the registered implementations, none,
+// copyNone and forTypeNone until Register; written only by Register, from
+// a package's init, before any call of Of, Copy or ForType. They are
+// never nil, so that Of, Copy and ForType are inlined as a call of them.
 var (
-	of     Func     = none
-	copyOf CopyFunc = copyNone
+	of      Func        = none
+	copyOf  CopyFunc    = copyNone
+	forType ForTypeFunc = forTypeNone
 )
 
 // none is the implementation of Of until one is registered: ok false for
@@ -36,17 +44,25 @@ func none(resource.Resource, bool) (resource.Resource, *resource.Metadata, int, 
 // false for every resource.
 func copyNone(resource.Resource) (resource.Resource, bool) { return nil, false }
 
-// Register makes f the implementation of [Of] and c that of [Copy] (none
-// again for nil). It is called once, from the init of package typed: a
-// later call would race with Of and Copy.
-func Register(f Func, c CopyFunc) {
+// forTypeNone is the implementation of ForType until one is registered:
+// false for every resource.
+func forTypeNone(resource.Resource) (Func, bool) { return nil, false }
+
+// Register makes f the implementation of [Of], c that of [Copy] and t
+// that of [ForType] (none again for nil). It is called once, from the
+// init of package typed: a later call would race with Of, Copy and
+// ForType.
+func Register(f Func, c CopyFunc, t ForTypeFunc) {
 	if f == nil {
 		f = none
 	}
 	if c == nil {
 		c = copyNone
 	}
-	of, copyOf = f, c
+	if t == nil {
+		t = forTypeNone
+	}
+	of, copyOf, forType = f, c, t
 }
 
 // Of returns, when r is a typed resource whose DeepCopy, CopyInto and
@@ -69,4 +85,14 @@ func Of(r resource.Resource, owned bool) (stored resource.Resource, md *resource
 // the caller then copies r as user code.
 func Copy(r resource.Resource) (c resource.Resource, ok bool) {
 	return copyOf(r)
+}
+
+// ForType returns, when [Of] reports true for r, the Of of r's dynamic
+// type: a Func that gives for every resource of that very type what Of
+// gives, and reports false, having called none of its methods, for a
+// resource of any other type (the caller then takes Of). It finds the
+// type's copy plan once, here, where Of finds it on every call. For an r
+// for which Of reports false, it returns nil and false.
+func ForType(r resource.Resource) (of Func, ok bool) {
+	return forType(r)
 }

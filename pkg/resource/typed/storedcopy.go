@@ -5,13 +5,14 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-func init() { plaincopy.Register(storedCopyOf, plainCopyOf) }
+func init() { plaincopy.Register(storedCopyOf, plainCopyOf, storedFuncOf) }
 
 // plainCopier is a *Resource[S, D] (or a type embedding one, which must
 // not be taken for it: see storedCopy).
 type plainCopier interface {
 	storedCopy(self resource.Resource, owned bool) (resource.Resource, *resource.Metadata, int, bool)
 	plainCopy(self resource.Resource) (resource.Resource, bool)
+	storedFunc(self resource.Resource) (plaincopy.Func, bool)
 }
 
 // storedCopyOf implements [plaincopy.Of] for typed resources.
@@ -20,6 +21,14 @@ func storedCopyOf(r resource.Resource, owned bool) (resource.Resource, *resource
 		return pc.storedCopy(r, owned)
 	}
 	return nil, nil, 0, false
+}
+
+// storedFuncOf implements [plaincopy.ForType] for typed resources.
+func storedFuncOf(r resource.Resource) (plaincopy.Func, bool) {
+	if pc, ok := r.(plainCopier); ok {
+		return pc.storedFunc(r)
+	}
+	return nil, false
 }
 
 // plainCopyOf implements [plaincopy.Copy] for typed resources.
@@ -72,4 +81,32 @@ func (r *Resource[S, D]) storedCopy(self resource.Resource, owned bool) (resourc
 		p.copy(&c.spec, &r.spec)
 	}
 	return c, &c.md, c.approxSize(p), true
+}
+
+// storedFunc is [plaincopy.ForType] of self, a value holding r: when
+// storedCopy reports true for self, the storedCopy of every
+// *Resource[S, D], with S's plan found here once; for a resource of any
+// other type, the function reports false (a type embedding
+// *Resource[S, D] included).
+func (r *Resource[S, D]) storedFunc(self resource.Resource) (plaincopy.Func, bool) {
+	if p, ok := self.(*Resource[S, D]); !ok || p != r {
+		return nil, false
+	}
+	p := planOf[S]()
+	if !p.userFree {
+		return nil, false
+	}
+	return func(x resource.Resource, owned bool) (resource.Resource, *resource.Metadata, int, bool) {
+		src, ok := x.(*Resource[S, D])
+		if !ok {
+			return nil, nil, 0, false
+		}
+		c := src
+		if !owned {
+			c = &Resource[S, D]{}
+			src.md.CopyInto(&c.md)
+			p.copy(&c.spec, &src.spec)
+		}
+		return c, &c.md, c.approxSize(p), true
+	}, true
 }

@@ -17,7 +17,10 @@ func (c *core) KindHead(_ context.Context, kind resource.Kind) (state.Bookmark, 
 		return nil, state.NewInvalidError(nil, "kind head: empty namespace or type")
 	}
 	ks := c.store(resource.KindOf(kind))
+	ks.mu.Lock()
+	seq := ks.seq
+	ks.mu.Unlock()
 	b := make(state.Bookmark, bookmarkLen)
-	encodeBookmark(b, ks.stateID, ks.kindID, ks.head.Load())
+	encodeBookmark(b, ks.stateID, ks.kindID, seq)
 	return b, nil
 }

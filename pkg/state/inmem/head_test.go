@@ -1,6 +1,7 @@
 package inmem
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -55,4 +56,40 @@ func TestKindHeadUnsupportedByAForeignCore(t *testing.T) {
 	st := state.WrapCore(plainCore{newCore()})
 	_, err := st.(state.KindHeadReporter).KindHead(t.Context(), testKind)
 	assert.True(t, errors.Is(err, errors.ErrUnsupported), "%v", err)
+}
+
+// TestS11_AWatchFromABookmarkGetsTheChangesNoWatcherSaw: a kind whose
+// writes no kind watcher watched (its head is then not published to
+// watchers, see kindStore.head) still reports its newest change as its
+// head, and a kind watch started from an older bookmark gets every change
+// since, without waiting for another write; so does the next one, started
+// after the first stopped and more unwatched writes.
+func TestS11_AWatchFromABookmarkGetsTheChangesNoWatcherSaw(t *testing.T) {
+	st, ctx := newTestState(t)
+	h := st.(state.KindHeadReporter)
+	require.NoError(t, st.Create(ctx, newPair("a", 0)))
+	from, err := h.KindHead(ctx, testKind)
+	require.NoError(t, err)
+
+	for round := range 2 {
+		for i := 1; i <= 3; i++ {
+			mustUpdate(t, ctx, st, "a", 10*round+i)
+		}
+		head, err := h.KindHead(ctx, testKind)
+		require.NoError(t, err)
+		require.NotEqual(t, from, head, "round %d: unwatched writes move the head", round)
+
+		wctx, stop := context.WithCancel(ctx)
+		ch := make(chan state.Event, 8)
+		require.NoError(t, st.WatchKind(wctx, testKind, ch, state.WithKindStartFromBookmark(from)))
+		var ev state.Event
+		for i := 1; i <= 3; i++ {
+			ev = recv(t, ch)
+			require.Equal(t, state.Updated, ev.Type, "round %d", round)
+			assert.Equal(t, 10*round+i, specA(t, ev.Resource), "round %d: change %d", round, i)
+		}
+		assert.Equal(t, head, ev.Bookmark, "round %d: the last change is the head", round)
+		stop()
+		from = head
+	}
 }

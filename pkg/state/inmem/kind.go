@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/resgraph/resgraph/pkg/internal/plaincopy"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
@@ -113,6 +114,10 @@ type kindStore struct {
 	// found without the deferred recover and without asking. Guarded by
 	// mu.
 	userCopies bool
+	// plainOf is the [plaincopy.ForType] of the first type of resource the
+	// kind stored plainly (nil until then), which a write of a resource of
+	// that type copies it with (see storedOf). Set once, without mu.
+	plainOf atomic.Pointer[plaincopy.Func]
 	// count is len(items), written under mu and read without it.
 	count atomic.Int64
 	// lastCreated is the creation time given to the newest resource of
@@ -126,8 +131,13 @@ type kindStore struct {
 	// few changes costs little, and growing never copies). Chunks and
 	// slots are written under mu and read without it.
 	ring []atomic.Pointer[ringChunkSlots]
-	// head is the seq of the newest record (0: none yet). Written under
-	// mu, read without it.
+	// seq is the seq of the newest record (0: none yet). Guarded by mu.
+	seq uint64
+	// head is seq as the kind watchers read it, without mu: written under
+	// mu while the kind has kind watchers, and made seq again when one is
+	// added (see addKindWatcherLocked), so that a write of a kind nobody
+	// watches makes no atomic store of it. Read it only from a kind
+	// watcher; everyone else reads seq, holding mu.
 	head atomic.Uint64
 	// next is the ring index of the next record. Guarded by mu.
 	next int
@@ -173,8 +183,9 @@ type kindStore struct {
 	// below it needs a look at the watchers. Guarded by mu.
 	minPos uint64
 	// lastWrite is the time of the newest write (UnixNano), writeGap a
-	// moving average of the time between writes (an exponential one
-	// with weight 1/8, in nanoseconds). Guarded by mu.
+	// moving average of the time between writes while the kind has kind
+	// watchers (an exponential one with weight 1/8, in nanoseconds).
+	// Guarded by mu.
 	lastWrite, writeGap int64
 	// spill are the spill generations, oldest first (see spill.go).
 	// Guarded by mu.
@@ -308,10 +319,7 @@ func (ks *kindStore) appendLocked(id resource.ID, cur unsafe.Pointer, new, ref r
 	if cur != nil {
 		oldSize = ks.sizeLocked(cur)
 	}
-	gap := min(max(at-ks.lastWrite, 0), int64(time.Second))
-	ks.lastWrite = at
-	ks.writeGap += (gap - ks.writeGap) / 8
-	seq := ks.head.Load() + 1
+	seq := ks.seq + 1
 	rev := ks.revs.Add(1)
 	ks.lastRev = rev
 	var oldRef resource.Resource
@@ -331,7 +339,14 @@ func (ks *kindStore) appendLocked(id resource.ID, cur unsafe.Pointer, new, ref r
 	if fresh {
 		slot.Store(rec) // published once written: a lagging watcher may load it
 	}
-	ks.head.Store(seq)
+	ks.seq = seq
+	if len(ks.kindWatchers) > 0 {
+		ks.head.Store(seq)
+		// Only parked kind watchers take this average (see the end).
+		gap := min(max(at-ks.lastWrite, 0), int64(time.Second))
+		ks.writeGap += (gap - ks.writeGap) / 8
+	}
+	ks.lastWrite = at
 	for _, t := range ks.taps {
 		t.Committed(rev, old, new, at)
 	}
@@ -440,6 +455,7 @@ func (ks *kindStore) collectLaggersLocked(s uint64) {
 
 // addKindWatcherLocked registers a kind watcher reading from its position.
 func (ks *kindStore) addKindWatcherLocked(w *kindWatcher) {
+	ks.head.Store(ks.seq) // kept from now on: see head
 	ks.kindWatchers = append(ks.kindWatchers, w)
 	ks.minPos = min(ks.minPos, w.pos.Load())
 	w.released.Store(w.pos.Load())

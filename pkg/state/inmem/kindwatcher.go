@@ -134,7 +134,7 @@ func (w *kindWatcher) runKind() {
 			}
 		default:
 			ks.mu.Lock()
-			if pos := w.pos.Load(); pos == spilled || pos <= ks.head.Load() {
+			if pos := w.pos.Load(); pos == spilled || pos <= ks.seq {
 				ks.mu.Unlock()
 				continue
 			}

@@ -102,11 +102,11 @@ func TestS12_ARecordIsReusedOnlyOnceNoKindWatcherCanReadIt(t *testing.T) {
 	require.Equal(t, w.pos.Load(), w.released.Load(), "drained: it reads from its new position on")
 
 	for range recountGap + 4 {
-		w.released.Store(ks.head.Load() + 1) // w keeps up: it reads nothing below
+		w.released.Store(ks.seq + 1) // w keeps up: it reads nothing below
 		update()
 	}
-	w.released.Store(ks.head.Load() + 1)
-	head := ks.head.Load()
+	w.released.Store(ks.seq + 1)
+	head := ks.seq
 	leaving := record(head - 3)
 	update()
 	require.Same(t, leaving, record(head+1), "reused again")

@@ -98,7 +98,7 @@ func blob(id string, n int) resource.Resource {
 func keptBytes(ks *kindStore) (real, counted int64) {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	head := ks.head.Load()
+	head := ks.seq
 	for s := ks.oldest(head); s <= head; s++ {
 		if rec := ks.recordLocked(s); rec != nil && rec.old != nil {
 			real += sizeOf(rec.old)
@@ -129,7 +129,7 @@ func TestHistoryBytesCountAtLeastTheVersionsSizes(t *testing.T) {
 		real, counted := keptBytes(ks)
 		require.GreaterOrEqual(t, counted, real, "%s: the count is an upper bound", step)
 		ks.mu.Lock()
-		kept := ks.head.Load() - ks.oldest(ks.head.Load()) + 1
+		kept := ks.seq - ks.oldest(ks.seq) + 1
 		ks.mu.Unlock()
 		if kept > 1 {
 			require.LessOrEqual(t, counted, int64(budget), "%s: within the bound", step)

@@ -84,7 +84,7 @@ func waitTaken(t *testing.T, c *core, w *kindWatcher) {
 	require.Eventually(t, func() bool {
 		ks.mu.Lock()
 		defer ks.mu.Unlock()
-		return w.gen == nil && w.pos.Load() != spilled && w.pos.Load() > ks.head.Load()
+		return w.gen == nil && w.pos.Load() != spilled && w.pos.Load() > ks.seq
 	}, testTimeout, pollInterval)
 }
 
@@ -93,7 +93,7 @@ func head(c *core) uint64 {
 	ks := c.lookup(resource.KindOf(resource.NewKind(testNS, testType)))
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	return ks.head.Load()
+	return ks.seq
 }
 
 func heapAlloc() uint64 {

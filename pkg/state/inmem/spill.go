@@ -141,7 +141,7 @@ func (ks *kindStore) drainLocked(w *kindWatcher, dst []coalesced) ([]coalesced, 
 	multi := len(gens) > 1
 	ks.releaseGenLocked(w.gen)
 	w.gen = nil
-	pos := ks.oldest(ks.head.Load())
+	pos := ks.oldest(ks.seq)
 	w.pos.Store(pos)
 	w.released.Store(pos)
 	ks.minPos = min(ks.minPos, pos)

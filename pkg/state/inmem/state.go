@@ -209,15 +209,15 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	if err != nil {
 		return err
 	}
-	stored, smd, size, plain, err := storedOf(r, md, owned)
+	ns, typ, _ := md.Identity()
+	ks := c.lookupNames(ns, typ) // nil: a kind to add once r is copied
+	stored, smd, size, plain, err := ks.storedOf(r, md, owned)
 	if err != nil {
 		return err
 	}
 	now, at := c.clock.now()
 	stampCreate(smd, o.Owner)
-	ns, typ, id := smd.Identity()
-
-	ks := c.lookupNames(ns, typ)
+	_, _, id := smd.Identity()
 	if ks == nil {
 		ks = c.store(resource.KindOf(smd))
 	}
@@ -235,10 +235,12 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 	}
 	smd.SetCreated(now)
 	smd.SetUpdated(now)
-	pend, err := c.persistLocked(ks, id, stored)
-	if err != nil {
-		ks.mu.Unlock()
-		return err
+	var pend Pending
+	if c.persist != nil { // checked here: a write of a state that does not persist makes no call
+		if pend, err = c.persistLocked(ks, id, stored); err != nil {
+			ks.mu.Unlock()
+			return err
+		}
 	}
 	ks.lastCreated = now
 	ks.order.created(id)
@@ -286,7 +288,7 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 			return err
 		}
 	}
-	stored, smd, size, plain, err := storedOf(r, md, owned)
+	stored, smd, size, plain, err := ks.storedOf(r, md, owned)
 	if err != nil {
 		return err
 	}
@@ -304,10 +306,12 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 		return err
 	}
 	stampUpdate(smd, cur.Metadata(), now)
-	pend, err := c.persistLocked(ks, id, stored)
-	if err != nil {
-		ks.mu.Unlock()
-		return err
+	var pend Pending
+	if c.persist != nil { // checked here: a write of a state that does not persist makes no call
+		if pend, err = c.persistLocked(ks, id, stored); err != nil {
+			ks.mu.Unlock()
+			return err
+		}
 	}
 	ks.updatedLocked(id)
 	wake := ks.commitLocked(id, curItem, stored, smd, ref, size, plain, at)
@@ -372,8 +376,33 @@ func stampUpdate(smd, cmd *resource.Metadata, now time.Time) {
 // one call ([plaincopy.Of]), and plain tells that the version stored is
 // such a resource too (a copy of one is of its type); for any other, they
 // are user code and run under one deferred recover (see storedOfUser).
-func storedOf(r resource.Resource, md *resource.Metadata, owned bool) (stored resource.Resource, smd *resource.Metadata, size int64, plain bool, err error) {
+//
+// A kind store (ks, when not nil) keeps the [plaincopy.ForType] of the
+// first type it stored plainly (see kindStore.plainOf) and copies each
+// resource of that type with it, without finding its type and copy plan
+// again; for any other resource, and before ks exists, storedOf falls
+// back to plaincopy.Of (see storedOfAny).
+func (ks *kindStore) storedOf(r resource.Resource, md *resource.Metadata, owned bool) (stored resource.Resource, smd *resource.Metadata, size int64, plain bool, err error) {
+	if ks != nil {
+		if of := ks.plainOf.Load(); of != nil {
+			if stored, smd, n, ok := (*of)(r, owned); ok {
+				return stored, smd, int64(n), true, nil
+			}
+		}
+	}
+	return ks.storedOfAny(r, md, owned)
+}
+
+// storedOfAny is storedOf of a resource that ks (nil: none yet) has no
+// plainOf for: by plaincopy.Of, and once ks has a plainOf, storedOf
+// takes it (the first type stored plainly keeps it).
+func (ks *kindStore) storedOfAny(r resource.Resource, md *resource.Metadata, owned bool) (stored resource.Resource, smd *resource.Metadata, size int64, plain bool, err error) {
 	if stored, smd, n, ok := plaincopy.Of(r, owned); ok {
+		if ks != nil && ks.plainOf.Load() == nil {
+			if of, ok := plaincopy.ForType(r); ok {
+				ks.plainOf.CompareAndSwap(nil, &of)
+			}
+		}
 		return stored, smd, int64(n), true, nil
 	}
 	stored, smd, size, err = storedOfUser(r, md, owned)
@@ -508,17 +537,9 @@ func (c *core) DestroyVersion(_ context.Context, ptr resource.Pointer, opts ...s
 }
 
 // persistLocked appends the write of r (nil: a destroy) of id to the
-// persistence, and returns what to wait for once the write is published;
-// nil, nil when the state is not persistent. The caller holds ks.mu.
+// persistence of a persistent state, and returns what to wait for once
+// the write is published. The caller holds ks.mu.
 func (c *core) persistLocked(ks *kindStore, id resource.ID, r resource.Resource) (Pending, error) {
-	if c.persist == nil { // inlined: a write of a state that does not persist makes no call
-		return nil, nil
-	}
-	return c.appendPersisted(ks, id, r)
-}
-
-// appendPersisted is persistLocked of a persistent state.
-func (c *core) appendPersisted(ks *kindStore, id resource.ID, r resource.Resource) (Pending, error) {
 	return c.persist.Append(ks.ns, ks.typ, id, r)
 }
 

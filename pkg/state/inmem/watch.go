@@ -39,7 +39,7 @@ func (c *core) Watch(ctx context.Context, ptr resource.Pointer, ch chan<- state.
 		w.init = ks.tailLocked(o.TailEvents, isMine)
 	default:
 		w.current = true
-		w.snapSeq = ks.head.Load()
+		w.snapSeq = ks.seq
 		w.snapRev = ks.revs.Load()
 		if it, ok := ks.items[w.id]; ok {
 			w.snap = []resource.Resource{ks.bare(it)}
@@ -77,7 +77,7 @@ func (ks *kindStore) addKindWatcher(ctx context.Context, ch chan<- state.Event, 
 	}
 
 	ks.mu.Lock()
-	head := ks.head.Load()
+	head := ks.seq
 	w.pos.Store(head + 1)
 	switch {
 	case o.StartFromBookmark != nil:
@@ -110,7 +110,7 @@ func (ks *kindStore) resumeLocked(ptr resource.Pointer, b state.Bookmark) (uint6
 	if err != nil {
 		return 0, err
 	}
-	head := ks.head.Load()
+	head := ks.seq
 	if seq > head {
 		return 0, state.NewInvalidError(ptr, "watch %s: bookmark ahead of the history", resource.KindString(ks.kind))
 	}
@@ -124,7 +124,7 @@ func (ks *kindStore) resumeLocked(ptr resource.Pointer, b state.Bookmark) (uint6
 // that keep says the watcher wants.
 func (ks *kindStore) collectLocked(from uint64, keep func(*record) bool) []record {
 	var out []record
-	for s, head := from, ks.head.Load(); s <= head; s++ {
+	for s, head := from, ks.seq; s <= head; s++ {
 		if r := ks.recordLocked(s); keep(r) {
 			out = append(out, *r)
 		}
@@ -136,7 +136,7 @@ func (ks *kindStore) collectLocked(from uint64, keep func(*record) bool) []recor
 // keep says the watcher wants.
 func (ks *kindStore) tailLocked(n int, keep func(*record) bool) []record {
 	var out []record
-	head := ks.head.Load()
+	head := ks.seq
 	for s := head; s >= ks.oldest(head) && s > 0 && len(out) < n; s-- {
 		if r := ks.recordLocked(s); keep(r) {
 			out = append(out, *r)
