@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/resgraph/resgraph/pkg/generic/internal/fixture"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -157,4 +158,26 @@ func TestSeekFromTheLastFoundIsABinarySearch(t *testing.T) {
 	got, ok := seek(&idArena{}, nil, 0, "x")
 	assert.Equal(t, 0, got)
 	assert.False(t, ok)
+}
+
+// TestIncrementalPassesGrowTheEntriesByDoubling: entries that grow a few
+// at a time (incremental passes appending new inputs) are reallocated at
+// most once per doubling — their copies sum to at most their final number
+// — and never have more than half their storage unused.
+func TestIncrementalPassesGrowTheEntriesByDoubling(t *testing.T) {
+	var entries []entry
+	grown, copied := 0, 0
+	for n := 1; n <= 100_000; n += n/64 + 1 {
+		before := cap(entries)
+		entries = growFor(entries, n-len(entries))
+		if cap(entries) != before {
+			grown++
+			copied += before
+		}
+		entries = entries[:n]
+		require.LessOrEqual(t, cap(entries), 2*n, "at most half unused at %d", n)
+	}
+	assert.LessOrEqual(t, grown, 18, "reallocations for 100k entries")
+	assert.LessOrEqual(t, copied, 2*len(entries), "entries copied")
+	assert.Len(t, growFor(entries, 0), len(entries))
 }

@@ -55,7 +55,7 @@ func (p *pass[I, O]) changed() ([]resource.ID, bool) {
 // found" (the Run fails: its restart starts with a full pass).
 func (p *pass[I, O]) changes(ids []resource.ID) (bool, error) {
 	rs := p.rs
-	rs.entries = slices.Grow(rs.entries, pastLast(&rs.ids, rs.entries, ids))
+	rs.entries = growFor(rs.entries, pastLast(&rs.ids, rs.entries, ids))
 	var added []entry
 	gone := -1
 	var ptrs []resource.PointerKey
@@ -169,6 +169,21 @@ func pastLast(a *idArena, entries []entry, ids []resource.ID) int {
 	return len(ids) - i
 }
 
+// growFor returns entries with room for n more. Storage that must grow
+// at least doubles: a Run whose inputs come a few per incremental pass
+// copies, in all, about as many entries as its final storage holds, where
+// append's rule for a large slice (a quarter more each time) copies four
+// times as many, as garbage that paces the collector. The price is up to half the entries' storage unused (pointer-free:
+// never scanned) until a full pass trims it to an eighth (see merge).
+func growFor(entries []entry, n int) []entry {
+	if cap(entries)-len(entries) >= n {
+		return entries
+	}
+	grown := make([]entry, len(entries), max(len(entries)+n, 2*len(entries)))
+	copy(grown, entries)
+	return grown
+}
+
 // ptrChunk is how many input pointers an incremental pass allocates at a
 // time (a Get's pointer may be kept by the Runtime, so it is not reused).
 const ptrChunk = 256
@@ -228,10 +243,11 @@ func insertSorted(a *idArena, entries, added []entry) []entry {
 		return entries
 	}
 	n := len(entries)
+	entries = growFor(entries, len(added))
 	if n == 0 || a.view(&entries[n-1].key) < a.view(&added[0].key) {
 		return append(entries, added...)
 	}
-	entries = slices.Grow(entries, len(added))[:n+len(added)]
+	entries = entries[:n+len(added)]
 	i, j := n-1, len(added)-1
 	for k := len(entries) - 1; j >= 0; k-- {
 		if i >= 0 && a.view(&entries[i].key) > a.view(&added[j].key) {

@@ -25,8 +25,12 @@ import (
 // "full": past it, a full pass costs no more than the log would.
 const DefaultLimit = 1 << 16
 
-// keep is the capacity of an ID slice kept across batches; a larger one
-// (a burst) is released once it is handed back.
+// keep is the capacity of an ID slice always kept across batches. A
+// larger one is kept while the batch handed back used at least a quarter
+// of it (changes keep coming at that rate: the next batch reuses the
+// storage instead of growing a slice again by doublings), and released
+// otherwise (a burst that is over), so that a batch holds at most four
+// times the IDs of its previous use.
 const keep = 4096
 
 // Source is what a controller.Runtime implements when its Runtime keeps
@@ -89,7 +93,7 @@ func (b *Batch) Len() int { return b.n }
 func (b *Batch) reset() {
 	for i := range b.kinds {
 		k := &b.kinds[i]
-		if cap(k.ids) > keep {
+		if cap(k.ids) > keep && len(k.ids) < cap(k.ids)/4 {
 			k.ids = nil
 			continue
 		}

@@ -1,6 +1,7 @@
 package changelog_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -133,4 +134,50 @@ func TestLogConcurrentAddAndTake(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, n, seen)
 	assert.Zero(t, l.Take(b).Len())
+}
+
+// fill adds ids to l and takes the batch, handing back b.
+func fill(l *changelog.Log, b *changelog.Batch, ids []resource.ID) *changelog.Batch {
+	for _, id := range ids {
+		l.Add(kindA, id)
+	}
+	return l.Take(b)
+}
+
+func manyIDs(n int) []resource.ID {
+	ids := make([]resource.ID, n)
+	for i := range ids {
+		ids[i] = resource.ID(fmt.Sprintf("a%06d", i))
+	}
+	return ids
+}
+
+// TestABatchReusesTheStorageOfItsPreviousUse: batches of 10k changes, one
+// after another, reuse the ID storage of the batch handed back: once both
+// batches of the log grew, a batch of the same size allocates nothing.
+func TestABatchReusesTheStorageOfItsPreviousUse(t *testing.T) {
+	l := changelog.New(20_000)
+	ids := manyIDs(10_000)
+	b := l.Take(nil)
+	b = fill(l, b, ids)
+	b = fill(l, b, ids) // both batches have grown
+	allocs := testing.AllocsPerRun(5, func() { b = fill(l, b, ids) })
+	assert.Zero(t, allocs, "a batch as large as the previous one reuses its storage")
+	assert.Len(t, b.IDs(kindA), len(ids))
+}
+
+// TestABatchReleasesTheStorageOfABurstThatIsOver: a batch handed back
+// having used less than a quarter of a large storage releases it, so a
+// log that had a burst holds no burst-sized storage once changes are few.
+func TestABatchReleasesTheStorageOfABurstThatIsOver(t *testing.T) {
+	l := changelog.New(20_000)
+	b := l.Take(nil)
+	b = fill(l, b, manyIDs(10_000))
+	b = fill(l, b, manyIDs(10_000))
+	few := manyIDs(10)
+	for range 4 { // each batch used once for few IDs, handed back, reused
+		b = fill(l, b, few)
+	}
+	assert.Len(t, b.IDs(kindA), len(few))
+	assert.LessOrEqual(t, cap(b.IDs(kindA)), 4096, "the burst's storage is released")
 }
