@@ -73,3 +73,31 @@ func waitHandedBack(ctx context.Context, t *testing.T, pool *batchpool.Pool) {
 		}
 	}
 }
+
+// TestKindWatch_KeepsEveryBatchItsChannelHolds: the pool a kind watch
+// binds keeps as many batches as its channel holds, plus the one being
+// routed and the one the state builds, so that a state that ran a full
+// channel ahead of the router reuses every batch once they are routed.
+func TestKindWatch_KeepsEveryBatchItsChannelHolds(t *testing.T) {
+	st := poolSeen{State: inmem.NewState(), pools: make(chan *batchpool.Pool, 1)}
+	kind := resource.KindOf(resource.NewKind("test", "As.test.resgraph.dev"))
+	r := New(Config{State: st, Metrics: true, Subscriptions: func(resource.KindKey) []Subscription { return nil }, Idle: &idle.Notifier{}, Logger: zap.NewNop(), Go: func(func()) bool { return false }})
+	r.mu.Lock()
+	w := r.watcherLocked(kind)
+	r.mu.Unlock()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { w.run(ctx); close(done) }() // owned: ends with cancel, waited below
+	defer func() { cancel(); <-done }()
+
+	pool := <-st.pools
+	waitHandedBack(ctx, t, pool) // the bootstrap's: the pool is empty again
+	for range watchBuffer + 2 {
+		pool.Put(make([]state.Event, 1))
+	}
+	kept := 0
+	for pool.Get() != nil {
+		kept++
+	}
+	require.Equal(t, watchBuffer+2, kept, "the channel's batches, the one routed, the one built")
+}

@@ -29,8 +29,12 @@ const (
 	// first bootstrap; larger storage (a large initial fill) is released.
 	scratchKeep = 1024
 	// batchesKept is how many routed batches a kind watch keeps for the
-	// state to reuse (see batchpool).
-	batchesKept = 2
+	// state to reuse (see batchpool): every batch its channel holds, the
+	// one being routed and the one the state builds. A state that ran a
+	// full channel ahead of the router then takes each next batch from
+	// the pool instead of allocating it; the pool holds at most
+	// batchesKept × batchpool.Keep events.
+	batchesKept = watchBuffer + 2
 )
 
 // phase is what a watch does with the changes it receives.
