@@ -52,14 +52,19 @@ func (rd readers) reads(controller string, p resource.PointerKey) bool {
 // timing. An observer's write that no change of the phase explains
 // follows the phase's world actions, taken by the actor the change
 // reached first.
-// The chain is the shortest from the proposed resource, ties going to the
-// cause first in kind and ID order: the same change gives the same chains
-// on every run.
+// The chain is the shortest from a root, ties going to the cause of the
+// written resource's ID, then to the first in kind and ID order: the same
+// change gives the same chains on every run.
+// The roots are the proposed resource of a phase of the change, or, for
+// the daemon's settling before it (the drift), every resource of the live
+// state.
 type phaseChains struct {
-	root   resource.PointerKey
+	roots []resource.PointerKey // sorted
+	// label follows a root in a chain: "(the change)".
+	label  string
 	first  map[resource.PointerKey]commit // each resource's first write in the phase
-	parent map[resource.PointerKey]resource.PointerKey
-	depth  map[resource.PointerKey]int // the links from the root, of each resource reached
+	parent map[resource.PointerKey]source
+	depth  map[resource.PointerKey]int // the links from a root, of each resource reached
 	// world is, for an observer's write the phase's world actions
 	// explain, the link of those actions ("actor action; action").
 	world map[resource.PointerKey]string
@@ -68,22 +73,37 @@ type phaseChains struct {
 	origin map[resource.PointerKey]resource.PointerKey
 }
 
+// source is what a resource's write follows from: a root, or another
+// resource's write in the phase.
+type source struct {
+	p    resource.PointerKey
+	root bool
+}
+
 // chainsOf returns the chains of phase k of phases, from the commits of
 // each resource (in the order the state made them) and the phase's world
 // actions acts (sorted).
 func chainsOf(phases []phase, k int, commits map[resource.PointerKey][]commit, rd readers, acts []string) *phaseChains {
-	pc := &phaseChains{root: phases[k].proposed, first: map[resource.PointerKey]commit{},
-		parent: map[resource.PointerKey]resource.PointerKey{}, origin: map[resource.PointerKey]resource.PointerKey{},
-		depth: map[resource.PointerKey]int{phases[k].proposed: 0}, world: map[resource.PointerKey]string{}}
+	root := phases[k].proposed
+	first := map[resource.PointerKey]commit{}
 	for p, cs := range commits {
-		if i := slices.IndexFunc(cs, func(c commit) bool { return phaseOf(phases, c.seq) == k }); i >= 0 && p != pc.root {
-			pc.first[p] = cs[i]
+		if i := slices.IndexFunc(cs, func(c commit) bool { return phaseOf(phases, c.seq) == k }); i >= 0 && p != root {
+			first[p] = cs[i]
 		}
 	}
+	return newChains([]resource.PointerKey{root}, "(the change)", first, rd, acts)
+}
+
+// newChains returns the chains from roots (sorted; label follows them) of
+// the writes first (each resource's first in the phase), with the
+// phase's world actions acts (sorted).
+func newChains(roots []resource.PointerKey, label string, first map[resource.PointerKey]commit, rd readers, acts []string) *phaseChains {
+	pc := &phaseChains{roots: roots, label: label, first: first, parent: map[resource.PointerKey]source{},
+		origin: map[resource.PointerKey]resource.PointerKey{}, depth: map[resource.PointerKey]int{}, world: map[resource.PointerKey]string{}}
 	nodes := slices.SortedFunc(maps.Keys(pc.first), comparePointers)
-	pc.spread(rd, nodes, []resource.PointerKey{pc.root})
+	pc.spread(rd, nodes, roots, true)
 	if len(acts) > 0 {
-		pc.spread(rd, nodes, pc.observed(rd, nodes, acts))
+		pc.spread(rd, nodes, pc.observed(rd, nodes, acts), false)
 	}
 	for _, n := range nodes {
 		if w, reached := pc.first[n], pc.reached(n); !reached && rd.queued[w.controller] && !w.cause.IsZero() && refKey(w.cause) != n {
@@ -93,26 +113,45 @@ func chainsOf(phases []phase, k int, commits map[resource.PointerKey][]commit, r
 	return pc
 }
 
-// spread reaches, level after level from level, each of nodes a reached
-// resource's change can have caused (a resource once, from the first
-// level and the first resource in kind and ID order that can have).
-func (pc *phaseChains) spread(rd readers, nodes, level []resource.PointerKey) {
+// spread reaches, level after level from level (the roots, when roots is
+// set), each of nodes a reached resource's change can have caused (a
+// resource once, from the first level that can have, and in it from the
+// resource of its ID, else from the first in kind and ID order).
+func (pc *phaseChains) spread(rd readers, nodes, level []resource.PointerKey, roots bool) {
 	for len(level) > 0 {
 		var next []resource.PointerKey
 		for _, n := range nodes {
 			if pc.reached(n) {
 				continue
 			}
-			if i := slices.IndexFunc(level, func(m resource.PointerKey) bool { return pc.causedBy(rd, n, m) }); i >= 0 {
-				pc.parent[n] = level[i]
+			if i := pc.causeIn(rd, n, level); i >= 0 {
+				pc.parent[n] = source{p: level[i], root: roots}
 				next = append(next, n)
 			}
 		}
 		for _, n := range next {
-			pc.depth[n] = pc.depth[pc.parent[n]] + 1
+			pc.depth[n] = pc.depthOf(pc.parent[n]) + 1
 		}
-		level = next
+		level, roots = next, false
 	}
+}
+
+// causeIn returns the index in level of what n's write follows from: of
+// those that can have caused it, the one of n's ID ("eth1"'s LinkSpec
+// for eth1's LinkStatus), else the first; -1 when none can have.
+func (pc *phaseChains) causeIn(rd readers, n resource.PointerKey, level []resource.PointerKey) int {
+	if i := slices.IndexFunc(level, func(m resource.PointerKey) bool { return m.ID() == n.ID() && pc.causedBy(rd, n, m) }); i >= 0 {
+		return i
+	}
+	return slices.IndexFunc(level, func(m resource.PointerKey) bool { return pc.causedBy(rd, n, m) })
+}
+
+// depthOf is the links from a root of what a write follows from.
+func (pc *phaseChains) depthOf(s source) int {
+	if s.root {
+		return 0
+	}
+	return pc.depth[s.p]
 }
 
 func (pc *phaseChains) reached(p resource.PointerKey) bool {
@@ -122,13 +161,14 @@ func (pc *phaseChains) reached(p resource.PointerKey) bool {
 
 // observed links each observer's write not reached yet to the world
 // actions acts, taken by the actor reached first (the fewest links from
-// the root; ties to the first by name, then by its write's kind and ID),
-// and returns them: none when no actor was reached.
+// a root: an actor that reads a root's kind is at none; ties to the first
+// by name, then by its write's kind and ID), and returns them: none when
+// no actor was reached.
 func (pc *phaseChains) observed(rd readers, nodes []resource.PointerKey, acts []string) []resource.PointerKey {
-	actor, from, best := "", resource.PointerKey{}, -1
+	actor, from, best := "", source{}, -1
 	for _, a := range rd.actors {
-		if rd.reads(a, pc.root) && best != 0 {
-			actor, from, best = a, pc.root, 0
+		if i := slices.IndexFunc(pc.roots, func(r resource.PointerKey) bool { return rd.reads(a, r) }); i >= 0 && best != 0 {
+			actor, from, best = a, source{p: pc.roots[i], root: true}, 0
 		}
 		for _, n := range nodes {
 			if d, ok := pc.depth[n]; ok && pc.first[n].controller == a && (best < 0 || d-1 < best) {
@@ -160,31 +200,34 @@ func (pc *phaseChains) causedBy(rd readers, n, m resource.PointerKey) bool {
 	return m != n && rd.reads(w.controller, m)
 }
 
-// of returns the chain of p, a resource written in the phase, from the
-// proposed resource on: each link a resource and its first write in the
-// phase, and before an observer's write the world actions it follows
-// ("LinkApplyController kernel: set the MTU of eth0 to 1400"). A write
-// neither the phase's changes nor its world actions explain starts its
-// chain (after the change a QController's reconcile was for, when it has
-// one).
+// of returns the chain of p, a resource written in the phase, from a
+// root on ("LinkSpecs(config/eth0) (the change)"): each link a resource
+// and its first write in the phase, and before an observer's write the
+// world actions it follows ("LinkApplyController kernel: set the MTU of
+// eth0 to 1400"). A write neither the phase's roots nor its world actions
+// explain starts its chain (after the change a QController's reconcile
+// was for, when it has one).
 func (pc *phaseChains) of(p resource.PointerKey) []string {
 	var steps []string
-	cur := p
-	for ; cur != pc.root; cur = pc.parent[cur] {
+	for cur := p; ; {
 		w := pc.first[cur]
 		steps = append(steps, w.controller+" "+w.op+" "+cur.String())
 		if acts, ok := pc.world[cur]; ok {
 			steps = append(steps, acts)
 		}
-		if _, ok := pc.parent[cur]; !ok {
+		src, ok := pc.parent[cur]
+		switch {
+		case !ok:
 			if o, ok := pc.origin[cur]; ok {
 				steps = append(steps, o.String())
 			}
-			slices.Reverse(steps)
-			return steps
+		case src.root:
+			steps = append(steps, src.p.String()+" "+pc.label)
+		default:
+			cur = src.p
+			continue
 		}
+		slices.Reverse(steps)
+		return steps
 	}
-	steps = append(steps, pc.root.String()+" (the change)")
-	slices.Reverse(steps)
-	return steps
 }

@@ -45,27 +45,67 @@ func explain(changes []ResourceChange, ring *trace.Ring, phases []phase, rd read
 	}
 	var commits map[resource.PointerKey][]commit
 	if len(phases) > 0 {
-		commits = commitsSince(ring, phases[0].from)
+		commits = commitsSince(ring, phases[0].from, 0)
 	}
 	chains := make([]*phaseChains, len(phases))
 	for i := range changes {
 		rc := &changes[i]
 		rc.Proposed = proposed[rc.Pointer]
-		for _, w := range commits[rc.Pointer] {
-			if !slices.Contains(rc.Writers, w.controller) {
-				rc.Writers = append(rc.Writers, w.controller)
-			}
-		}
-		if len(rc.Writers) == 0 && !rc.Proposed {
-			rc.Writers = ownerOf(rc)
-		}
-		if cs := commits[rc.Pointer]; len(cs) > 0 && !rc.Proposed {
+		cs := commits[rc.Pointer]
+		explainOne(rc, cs, func() *phaseChains {
 			k := phaseOf(phases, cs[0].seq)
 			if chains[k] == nil {
 				chains[k] = chainsOf(phases, k, commits, rd, phaseActions(actions, phases, k))
 			}
-			rc.Chain = chains[k].of(rc.Pointer)
+			return chains[k]
+		})
+	}
+}
+
+// explainDrift fills each drift change's writers and causal chain from
+// the trace up to mark (the daemon settling before the change), its
+// chains from the resources of the live state initial, with the world
+// actions acts taken then (rule PL5).
+func explainDrift(drift []ResourceChange, ring *trace.Ring, mark uint64, rd readers, initial []resource.Resource, acts []string) {
+	if len(drift) == 0 {
+		return
+	}
+	commits := commitsSince(ring, 0, mark)
+	var pc *phaseChains
+	for i := range drift {
+		rc := &drift[i]
+		explainOne(rc, commits[rc.Pointer], func() *phaseChains {
+			if pc == nil {
+				roots := make([]resource.PointerKey, len(initial))
+				for i, r := range initial {
+					roots[i] = resource.PointerOf(r.Metadata())
+				}
+				slices.SortFunc(roots, comparePointers)
+				first := make(map[resource.PointerKey]commit, len(commits))
+				for p, cs := range commits {
+					first[p] = cs[0]
+				}
+				pc = newChains(roots, "(in the live state)", first, rd, slices.Sorted(slices.Values(acts)))
+			}
+			return pc
+		})
+	}
+}
+
+// explainOne fills rc's writers from its commits cs (its owner when it
+// has none: the trace lost them) and, when it has some and is not
+// proposed, its chain from those of its phase (chains returns them).
+func explainOne(rc *ResourceChange, cs []commit, chains func() *phaseChains) {
+	for _, w := range cs {
+		if !slices.Contains(rc.Writers, w.controller) {
+			rc.Writers = append(rc.Writers, w.controller)
 		}
+	}
+	if len(rc.Writers) == 0 && !rc.Proposed {
+		rc.Writers = ownerOf(rc)
+	}
+	if len(cs) > 0 && !rc.Proposed {
+		rc.Chain = chains().of(rc.Pointer)
 	}
 }
 
@@ -91,18 +131,21 @@ type reconcile struct {
 	cause trace.Ref
 }
 
-// commitsSince returns the commits of the trace after mark, each
-// resource's in the order the state made them, each with the cause of
-// the reconcile it was made in (its own worker's, for a QController of
+// commitsSince returns the commits of the trace after mark (up to to,
+// when not 0), each resource's in the order the state made them, each
+// with the cause of the reconcile it was made in (its own worker's, for a QController of
 // several or with a RunHook). A commit made while its runner has no
 // reconcile open (a QController's RunHook's: it names no worker while
 // its reconciles do, or it comes between a ReconcileEnd and the next
 // ReconcileStart) has no reconcile's cause and is marked hook.
-func commitsSince(ring *trace.Ring, mark uint64) map[resource.PointerKey][]commit {
+func commitsSince(ring *trace.Ring, mark, to uint64) map[resource.PointerKey][]commit {
 	evs, _ := ring.Since(mark, nil)
 	commits := map[resource.PointerKey][]commit{}
 	open := map[runner]reconcile{}
 	for _, e := range evs {
+		if to != 0 && e.Seq > to {
+			break
+		}
 		switch e.Type {
 		case trace.ReconcileStart:
 			open[runner{e.Controller, e.Worker}] = reconcile{item: e.Resource, cause: e.Cause}

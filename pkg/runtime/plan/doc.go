@@ -86,7 +86,14 @@
 //     and so does a change the trace has no write of ("because: the
 //     plan's trace has no write of it …").
 //     The chain is the shortest from the proposed resource, ties going to
-//     the cause first in kind and ID order. The world actions are listed the
+//     the cause of the written resource's ID ("eth1"'s LinkSpec for
+//     eth1's LinkStatus), then to the first in kind and ID order. The
+//     drift's changes name their writers too, and their chains from the
+//     live state the same way: the stretch is the daemon settling before
+//     the change, its roots every resource of the live state
+//     ("LinkSpecs(config/eth0) (in the live state) → …"); a write
+//     nothing of it explains follows from the daemon's start ("because:
+//     the daemon's start: …"). The world actions are listed the
 //     same way on every run too: those each proposed resource led to, in
 //     the order the change's resources were applied, and within one in
 //     the order of their text (controllers acting at once take theirs in

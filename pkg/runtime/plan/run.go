@@ -95,6 +95,7 @@ func (r *run) plan(ctx context.Context, initial []resource.Resource) (*Plan, err
 	rd := readersOf(g)
 	rd.actors, rd.observers = slices.Sorted(slices.Values(r.sys.Actors)), slices.Sorted(slices.Values(r.sys.Observers))
 	explain(p.Changes, ring, r.phases, rd, r.change, r.actions())
+	explainDrift(p.Drift, ring, mark, rd, initial, r.actions()[:world])
 	p.World = worldOf(r.actions(), world, r.phases)
 	p.Converged = p.Why == ""
 	if !p.Converged {

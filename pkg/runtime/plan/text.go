@@ -10,21 +10,22 @@ import (
 // WriteText writes the plan for people, as `terraform plan` would: each
 // resource created (+), updated (~, with its changed fields) or destroyed
 // (-), who writes it and why (said, for a write nothing the plan saw
-// leads to: rule PL5), the world actions, and whether the daemon
+// leads to: rule PL5) — the drift before the change too, its chains from
+// the live state —, the world actions, and whether the daemon
 // converged (with the loop when it did not). A sensitive type's spec
 // fields are not printed: "(sensitive)" stands for their values.
 func (p *Plan) WriteText(w io.Writer) error {
 	b := bufio.NewWriter(w)
 	if len(p.Drift) > 0 {
 		fmt.Fprintf(b, "Before the change, the daemon would change the live state (it was not at its fixed point):\n")
-		p.writeChanges(b, p.Drift)
+		p.writeChanges(b, p.Drift, driftUnexplained)
 		b.WriteString("\n")
 	}
 	if len(p.Changes) == 0 {
 		b.WriteString("No changes.\n")
 	} else {
 		fmt.Fprintf(b, "The change would:\n")
-		p.writeChanges(b, p.Changes)
+		p.writeChanges(b, p.Changes, unexplained)
 	}
 	if len(p.World) > 0 {
 		b.WriteString("\nWorld actions the daemon would take:\n")
@@ -58,7 +59,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	return b.Flush()
 }
 
-func (p *Plan) writeChanges(b *bufio.Writer, changes []ResourceChange) {
+// writeChanges writes changes, a write no chain explains said to follow
+// from none (the text none gives).
+func (p *Plan) writeChanges(b *bufio.Writer, changes []ResourceChange, none string) {
 	for _, c := range changes {
 		sign := map[Op]string{Create: "+", Update: "~", Destroy: "-"}[c.Op]
 		fmt.Fprintf(b, "  %s %s", sign, c.Pointer)
@@ -89,7 +92,7 @@ func (p *Plan) writeChanges(b *bufio.Writer, changes []ResourceChange) {
 		case len(c.Chain) > 1:
 			fmt.Fprintf(b, "      because: %s\n", strings.Join(c.Chain, " → "))
 		case len(c.Chain) == 1:
-			fmt.Fprintf(b, "      because: %s (%s)\n", unexplained, c.Chain[0])
+			fmt.Fprintf(b, "      because: %s (%s)\n", none, c.Chain[0])
 		case !c.Proposed && len(c.Writers) > 0:
 			fmt.Fprintf(b, "      because: %s\n", untraced)
 		}
@@ -99,6 +102,11 @@ func (p *Plan) writeChanges(b *bufio.Writer, changes []ResourceChange) {
 // unexplained is the cause the text gives a write that neither the
 // change nor a world action leads to (rule PL5).
 const unexplained = "nothing the plan saw: no proposed change nor world action leads to it"
+
+// driftUnexplained is the cause the text gives a write of the daemon
+// settling before the change that nothing of the live state leads to: a
+// controller's pass at its start (rule PL5).
+const driftUnexplained = "the daemon's start: no resource of the live state nor world action leads to it"
 
 // untraced is the cause the text gives a change the plan's trace has no
 // write of (a trace that lost records): its writer is its owner (rule
