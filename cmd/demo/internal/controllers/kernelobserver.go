@@ -26,6 +26,9 @@ type KernelLinkObserver struct {
 	// Read, when set, reads the kernel's links instead of Kernel.Links (a
 	// replay returns the links the recorded agent read: sim.World.Observed).
 	Read func() []kernel.Link
+	// Synced, when set, is called after each pass that mirrored what it
+	// read (its writes and its cleanup made).
+	Synced func()
 }
 
 // Name implements controller.Controller.
@@ -59,7 +62,13 @@ func (c *KernelLinkObserver) sync(ctx context.Context, r controller.Runtime) err
 			return fmt.Errorf("write kernel link %s: %w", l.Name, err)
 		}
 	}
-	return r.CleanupOutputs(ctx, resource.NewKind(netres.Namespace, netres.KernelLinkType))
+	if err := r.CleanupOutputs(ctx, resource.NewKind(netres.Namespace, netres.KernelLinkType)); err != nil {
+		return err
+	}
+	if c.Synced != nil {
+		c.Synced()
+	}
+	return nil
 }
 
 // writeKernelLink writes the KernelLink of l (see modifyOutput).

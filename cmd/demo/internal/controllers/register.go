@@ -14,6 +14,7 @@ type Option func(*options)
 type options struct {
 	kernelNotify <-chan struct{}
 	kernelRead   func() []kernel.Link
+	kernelSynced func()
 }
 
 // WithKernelRead makes KernelLinkObserver read the kernel's links with
@@ -21,6 +22,14 @@ type options struct {
 // agent read: sim.World.Observed).
 func WithKernelRead(read func() []kernel.Link) Option {
 	return func(o *options) { o.kernelRead = read }
+}
+
+// WithKernelSynced has KernelLinkObserver call synced after each pass
+// that mirrored what it read of the kernel (its writes made): a plan's
+// world says it is quiet once the pass after the kernel's last change
+// ended (see PlanDaemon).
+func WithKernelSynced(synced func()) Option {
+	return func(o *options) { o.kernelSynced = synced }
 }
 
 // WithKernelNotify makes KernelLinkObserver wait on notify for the
@@ -44,7 +53,7 @@ func Register(engine controller.Engine, k *kernel.Kernel, opts ...Option) error 
 		return err
 	}
 	for _, c := range []controller.Controller{
-		&KernelLinkObserver{Kernel: k, Notify: o.kernelNotify, Read: o.kernelRead},
+		&KernelLinkObserver{Kernel: k, Notify: o.kernelNotify, Read: o.kernelRead, Synced: o.kernelSynced},
 		address,
 		NewLinkStatusCleanupController(),
 		StaticRouteController{},
