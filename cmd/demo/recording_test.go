@@ -41,7 +41,11 @@ import (
 // items the recording says made its commits, each where its run read the
 // state (sched.Picker), feeds KernelLinkObserver's reads of the kernel
 // from the recording (rule RC12, sim.World.Observed), each where it was
-// read, and takes each carrier change and outside write at its place
+// read (signalling the kernel's relay again while the observer waits for
+// a read the recording has before its next commit: the fake kernel's
+// signals coalesce where the agent's kernel signalled twice), opens a
+// LinkApplyController item's run where the resources of its link were as
+// it read them, and takes each carrier change and outside write at its place
 // among the commits and the kernel's reads, whatever the time
 // (Scenario.MatchRecording). TestRecording_SavedRecordingsReplayTheSameCommits
 // lists the saved recordings of version 3 that still depart. What still

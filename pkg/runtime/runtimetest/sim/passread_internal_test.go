@@ -69,3 +69,30 @@ func passKinds() (as, bs resource.KindKey, ptr func(typ, id string) resource.Poi
 	}
 	return as, bs, ptr
 }
+
+// TestRecording_AnItemsRunReadsWhereItsOwnResourcesWereAsItReadThem: the
+// run of the QController item x read A at 1 and B at 3 (its B x created
+// at 3); A changed at 2, but only another item's A (y). No state is where
+// both kinds were as read; the item's own resources were as read at 3:
+// the replay opens the run there (at 1, its first read, it would find no
+// B x). A Controller's pass reading the same has no such state (its first
+// read), nor an item's whose own A changed at 2.
+func TestRecording_AnItemsRunReadsWhereItsOwnResourcesWereAsItReadThem(t *testing.T) {
+	as, bs, ptr := passKinds()
+	item := ptr("As.sim.test", "x")
+	changes := []recording.Change{
+		{Revision: 1, By: recording.ByOutside, Pointer: ptr("As.sim.test", "x")},
+		{Revision: 2, By: recording.ByOutside, Pointer: ptr("As.sim.test", "y")},
+		{Revision: 3, By: recording.ByOutside, Pointer: ptr("Bs.sim.test", "x")},
+		{Revision: 4, By: recording.ByController, Writer: "q", Item: item, Pointer: ptr("Cs.sim.test", "x"), Read: 1},
+	}
+	rec := &recording.Recording{Changes: changes, Passes: []recording.Pass{
+		{Controller: "q", Item: item, Commits: 1, Reads: []recording.PassRead{{Index: 0, Revision: 1, Kind: as}, {Index: 1, Revision: 3, Kind: bs}}},
+	}}
+	assert.Equal(t, []uint64{3}, lastReads(rec), "where the item's own A and B were as read")
+	changes[1].Pointer = ptr("As.sim.test", "x")
+	assert.Equal(t, []uint64{1}, lastReads(rec), "its own A changed at 2: the first read")
+	changes[1].Pointer = ptr("As.sim.test", "y")
+	changes[3].Item, rec.Passes[0].Item = resource.PointerKey{}, resource.PointerKey{}
+	assert.Equal(t, []uint64{1}, lastReads(rec), "a Controller's pass: the first read")
+}

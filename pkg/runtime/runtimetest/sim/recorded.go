@@ -238,6 +238,9 @@ func (r *run) guide(cands []candidate) (candidate, bool) {
 		if c, ok := r.nextCommitStep(cands, r.writers[i], pos); ok {
 			return c, true
 		}
+		if c, ok := resignalFor(cands, r.writers[i].writer); ok {
+			return c, true // its reader waits for a signal the replay's world did not make
+		}
 	}
 	for _, c := range cands {
 		if c.cat == catEngine && (c.actor == "Runtime" || strings.HasPrefix(c.actor, "after signal ")) {
@@ -322,6 +325,11 @@ func (r *run) readBeforeOp(cands []candidate) (candidate, bool) {
 	}
 	for _, c := range cands {
 		if c.write && slices.Contains(readers, c.actor) {
+			return c, true
+		}
+	}
+	for _, by := range readers {
+		if c, ok := resignalFor(cands, by); ok {
 			return c, true
 		}
 	}
@@ -442,7 +450,9 @@ func (r *run) heldFor(c candidate, i int) bool {
 // reads whose value is not due yet, and the recorded op whose time came
 // before the run made the commits the recording has before it (and the
 // step of time to it), unless nothing else is left: an op is taken at
-// its place among the commits, whatever the time.
+// its place among the commits, whatever the time. The step that signals
+// the world's relays again is left out unless it is all there is (the
+// guide takes it when its reader waits: resignalFor).
 func (r *run) unheld(cands []candidate) []candidate {
 	if !r.matching() {
 		return cands
@@ -463,7 +473,7 @@ func (r *run) unheld(cands []candidate) []candidate {
 		return c.write && r.heldFor(c, i)
 	})
 	if len(out) == 0 {
-		return cands
+		return withoutResignal(cands)
 	}
 	return out
 }

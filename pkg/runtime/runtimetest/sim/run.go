@@ -60,8 +60,12 @@ type candidate struct {
 	read *readWait
 	// early is set, in the run that reproduces a recording, for the
 	// workload's next op while the run has not made the commits the
-	// recording has before it, and for the step of time to that op.
+	// recording has before it, and for the step of time to that op, and
+	// for the step that signals the world's relays again.
 	early bool
+	// resignal names the readers the step that signals the world's relays
+	// again is for (resignalCandidate).
+	resignal []string
 }
 
 // plan is what determines a run: the seed (the workload, and when
@@ -161,8 +165,13 @@ type run struct {
 	reads     map[string][]recordedRead
 	readNext  map[string]int
 	readWaits []*readWait
-	// readers are the controllers that read each name (World.Observed).
-	readers map[string]string
+	// readers are the controllers that read each name (World.Observed),
+	// once they read it; observers are those that will, from Setup on.
+	readers, observers map[string]string
+	// resignaled is, for each name, 1 + the index of the recorded read
+	// that the world's relays were last signalled again for
+	// (resignalCandidate).
+	resignaled map[string]int
 }
 
 // Failure is a check that failed: which one, why, after which step.
@@ -578,6 +587,7 @@ func (r *run) candidates() []candidate {
 	}
 	out = r.outsideCandidates(out)
 	out = r.readCandidates(out)
+	out = r.resignalCandidate(out)
 	due, ok := r.nextTimer()
 	what := "the Runtime's next timer"
 	if next, opDue := r.dueTime(); opDue && (!ok || next.Before(due)) {

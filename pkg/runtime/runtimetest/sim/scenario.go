@@ -86,7 +86,9 @@ type Scenario struct {
 	// (the newest of its reads' revisions before the commit at which
 	// every kind it read was as its read saw it, a read of a cache behind
 	// the others included, from the recording's pass log, rule RC13 of
-	// package recording; when there is none, where its first read did,
+	// package recording; of a QController item's run, when there is none,
+	// the newest at which the resources of its item's ID were as read;
+	// when there is none, where its first read did,
 	// recording.Change.Read, rule RC9), before a recorded outside write
 	// that came after it, or, when the recording does not say, when its
 	// commit comes next; a Controller is offered a wake-up only between
@@ -106,7 +108,12 @@ type Scenario struct {
 	// reads it has before it: their reader's pass ends and it reads
 	// again, rather than reading once for two wake-ups). A world fake
 	// that returns the recorded world reads (World.Observed) is read where
-	// the recording read it. A
+	// the recording read it; while the commit the recording has next (or
+	// a world read it has before its next outside write or world action)
+	// is a reader's that waits, made after a read it was not handed yet,
+	// the world's relays are signalled again (World.Relay), once for each
+	// such read: the recorded world signalled it more often than the
+	// replay's fakes did (their signals coalesced). A
 	// recording whose recorder fell behind (Recording.Coalesced) cannot
 	// be matched. Nor can, commit for commit, a recording in which a pass
 	// read a world its scenario does not feed from the recording

@@ -18,6 +18,12 @@ import (
 // recording holds no read of name: the fake then reads its own state.
 func (w *World) Observed(name, by string) func() (value []byte, ok bool) {
 	r := w.r
+	r.mu.Lock()
+	if r.observers == nil {
+		r.observers = map[string]string{}
+	}
+	r.observers[name] = by
+	r.mu.Unlock()
 	return func() ([]byte, bool) {
 		if !r.matching() {
 			return nil, false

@@ -67,34 +67,14 @@ const temperature = "temperature"
 // read: the replay makes the same commits as the recording (5, then 7;
 // the fake alone would make one).
 func TestRecording_AWorldReadReturnsWhatTheRecordedDaemonRead(t *testing.T) {
-	reg := pairAndSumCodec(t)
-	var value atomic.Int64
-	var recp atomic.Pointer[recording.Recorder]
-	notify := make(chan struct{}, 1)
-	read := func() int {
-		v := int(value.Load())
-		if rec := recp.Load(); rec != nil {
-			rec.Observe(temperature, []byte(strconv.Itoa(v)))
-		}
-		return v
-	}
-	value.Store(1)
-	env := runtimetest.Start(t, runtimetest.WithControllers(gauge{notify: notify, read: read}))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	gaugeIs(t, env.State, 1)
-	rec := startRecorder(t, ctx, env, reg, recording.WithKinds(resource.NewKind(ns, ADef{}.Definition().Type), resource.NewKind(ns, CDef{}.Definition().Type)))
-	recp.Store(rec)
+	g := recordGauge(t, false)
 	for _, v := range []int64{5, 7} {
-		value.Store(v)
-		rec.Act("the temperature changed")
-		notify <- struct{}{}
-		gaugeIs(t, env.State, int(v))
+		g.value.Store(v)
+		g.rec.Act("the temperature changed")
+		g.notify <- struct{}{}
+		gaugeIs(t, g.env.State, int(v))
 	}
-	runtimetest.Settle(t, env.Runtime)
-	require.NoError(t, rec.Sync(ctx))
-	r, err := rec.Take()
-	require.NoError(t, err)
+	r, reg := g.take(t), g.reg
 	reads := 0
 	for _, c := range r.Changes {
 		if c.By == recording.ByWorld && c.Op == recording.OpRead {
@@ -113,11 +93,20 @@ func TestRecording_AWorldReadReturnsWhatTheRecordedDaemonRead(t *testing.T) {
 // reads 7 (the temperature at the recording's end: what runs other than
 // the reference run read), unless the recording says what was read.
 func thermometer(reg *codec.Registry, rec *recording.Recording, notifiedOnly bool) sim.Scenario {
+	return thermometerSignalling(reg, rec, notifiedOnly, false)
+}
+
+// thermometerSignalling is thermometer whose world signals once as the
+// run starts when atStart is set (its signals then coalesce into one).
+func thermometerSignalling(reg *codec.Registry, rec *recording.Recording, notifiedOnly, atStart bool) sim.Scenario {
 	return sim.Scenario{
 		Name:  "thermometer recorded",
 		Codec: reg,
 		Setup: func(w *sim.World) (sim.System, error) {
 			notify := make(chan struct{}, 1)
+			if atStart {
+				notify <- struct{}{}
+			}
 			relayed := w.Relay("thermometer", notify)
 			observed := w.Observed(temperature, "gauge")
 			read := func() int {
@@ -228,4 +217,77 @@ func TestRecording_AWorldActionWaitsForTheReadsRecordedBeforeIt(t *testing.T) {
 	res, err := sim.Replay(t, thermometer(reg, r, true), "seed=1")
 	require.NoError(t, err)
 	require.Nil(t, res.Failure, "%s", res)
+}
+
+// TestRecording_AReaderTheReplaysWorldDoesNotSignalIsSignalledAgain
+// (World.Relay, World.Observed): the recorded daemon's world signalled
+// the gauge twice on its own (no action the recorder noted: as a kernel
+// signals on each link the daemon itself creates), and the gauge read 5
+// and then 7. The replay's world signals once (its two signals coalesced);
+// while the recording's next commit is the gauge's, made after a read it
+// has not been handed, and the gauge waits, the replay signals the
+// world's relays again: the gauge reads twice and the replay makes the
+// recording's two commits.
+func TestRecording_AReaderTheReplaysWorldDoesNotSignalIsSignalledAgain(t *testing.T) {
+	g := recordGauge(t, true)
+	for _, v := range []int64{5, 7} {
+		g.value.Store(v)
+		g.notify <- struct{}{} // the world's own signal: no action noted
+		gaugeIs(t, g.env.State, int(v))
+	}
+	r, reg := g.take(t), g.reg
+	for _, c := range r.Outside() {
+		require.Equal(t, recording.OpRead, c.Op, "no action was noted: %+v", c)
+	}
+
+	res, err := sim.Replay(t, thermometerSignalling(reg, r, true, true), "seed=1")
+	require.NoError(t, err)
+	require.Nil(t, res.Failure, "%s", res)
+}
+
+// gaugeRecording is a gauge running on a Runtime, recorded from the
+// moment it read 1: its world's temperature is value, notify signals it.
+type gaugeRecording struct {
+	reg    *codec.Registry
+	env    *runtimetest.Env
+	value  atomic.Int64
+	notify chan struct{}
+	rec    *recording.Recorder
+	ctx    context.Context
+}
+
+// recordGauge starts a gauge (reading on its notifications only when
+// notifiedOnly) and its recorder once it read 1.
+func recordGauge(t *testing.T, notifiedOnly bool) *gaugeRecording {
+	g := &gaugeRecording{reg: pairAndSumCodec(t), notify: make(chan struct{}, 1)}
+	var recp atomic.Pointer[recording.Recorder]
+	read := func() int {
+		v := int(g.value.Load())
+		if rec := recp.Load(); rec != nil {
+			rec.Observe(temperature, []byte(strconv.Itoa(v)))
+		}
+		return v
+	}
+	g.value.Store(1)
+	g.env = runtimetest.Start(t, runtimetest.WithControllers(gauge{notify: g.notify, read: read, notifiedOnly: notifiedOnly}))
+	ctx, cancel := context.WithCancel(context.Background())
+	g.ctx = ctx
+	if notifiedOnly {
+		g.notify <- struct{}{}
+	}
+	gaugeIs(t, g.env.State, 1)
+	g.rec = startRecorder(t, ctx, g.env, g.reg, recording.WithKinds(resource.NewKind(ns, ADef{}.Definition().Type), resource.NewKind(ns, CDef{}.Definition().Type)))
+	t.Cleanup(cancel) // before startRecorder's, which waits for the recorder's Run to return
+	recp.Store(g.rec)
+	return g
+}
+
+// take takes the recording once the gauge settled.
+func (g *gaugeRecording) take(t *testing.T) *recording.Recording {
+	t.Helper()
+	runtimetest.Settle(t, g.env.Runtime)
+	require.NoError(t, g.rec.Sync(g.ctx))
+	r, err := g.rec.Take()
+	require.NoError(t, err)
+	return r
 }
