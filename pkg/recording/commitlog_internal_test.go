@@ -13,6 +13,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
@@ -28,9 +29,9 @@ func TestRC11_ALogKeepsEveryChangeUntilItOverflows(t *testing.T) {
 	kick := make(chan struct{}, 1)
 	l := newCommitLog(wsKind, 2, kick)
 	var got []uint64
-	collect := func(cs []committed) {
-		for _, c := range cs {
-			got = append(got, c.rev())
+	collect := func(r run) {
+		for i := range r.len() {
+			got = append(got, r.rev(i))
 		}
 	}
 	r := at("r", 1)
@@ -53,20 +54,22 @@ func TestRC11_ALogKeepsEveryChangeUntilItOverflows(t *testing.T) {
 				rev++
 				l.Committed(rev, nil, r, 0)
 			}
-			drainErr = cmp.Or(drainErr, l.drain(func([]committed) {}))
+			drainErr = cmp.Or(drainErr, l.drain(func(run) {}))
 		}
 	})
 	require.NoError(t, drainErr)
 	assert.Equal(t, 3.0, allocs, "a chunk per commitChunkLen changes")
 
 	got = nil
-	for i := range 2*commitChunkLen + 1 {
-		l.Committed(uint64(i), nil, r, 0)
+	first := rev + 1
+	for range 2*commitChunkLen + 1 {
+		rev++
+		l.Committed(rev, nil, r, 0)
 	}
 	require.ErrorIs(t, l.drain(collect), errFellBehind)
 	require.Greater(t, len(got), commitChunkLen, "the changes before the overflow")
 	for i, v := range got {
-		require.Equal(t, uint64(i), v)
+		require.Equal(t, first+uint64(i), v)
 	}
 }
 
@@ -118,28 +121,80 @@ func fallBehind(t *testing.T, rec *Recorder, st state.State) error {
 	return rec.drainLocked()
 }
 
-// TestRC11_ACommitChunkIsOneSmallAllocation: a commit log's chunk (its
-// changes and counters) fits the 8 KiB size class, so the window's chunks
-// hold no allocator slack.
+// TestRC11_ACommitChunkIsOneSmallAllocation: a chunk of changes (its
+// changes, its base and its counters) fits the 8 KiB size class with no
+// room for one more change, and a change is 16 bytes with one pointer.
 func TestRC11_ACommitChunkIsOneSmallAllocation(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(commitChunk{}), uintptr(8192))
-	assert.Equal(t, uintptr(32), unsafe.Sizeof(committed{}), "a change is a resource, a revision, a time and what it did")
+	assert.Less(t, 8192-unsafe.Sizeof(commitChunk{}), unsafe.Sizeof(committed{}), "no room for one more change")
+	assert.Equal(t, uintptr(16), unsafe.Sizeof(committed{}), "a change is its resource's data word and one word of what it did, its revision and its time")
 }
 
-// TestRC11_ACommittedChangeKeepsItsRevisionAndWhatItDid: a change's
-// revision and what it did share a word; a revision too large for it is
-// kept as not numbered (its change ordered by its arrival), never as
-// another revision.
-func TestRC11_ACommittedChangeKeepsItsRevisionAndWhatItDid(t *testing.T) {
-	r := at("r", 1)
-	for _, op := range []commitOp{committedCreate, committedUpdate, committedDestroy} {
-		for _, rev := range []uint64{0, 1, 1<<62 - 1} {
-			c := newCommitted(r, rev, op, 7)
-			assert.Equal(t, rev, c.rev(), "op %d", op)
-			assert.Equal(t, op, c.op(), "rev %d", rev)
+type otherDef struct{}
+
+func (otherDef) Definition() typed.Definition { return def{}.Definition() }
+
+// TestRC11_ALogGivesBackEachChangeAsItWasWritten: whatever a change's
+// revision (any 64-bit one, one lower than the change before it), its
+// time (any, one earlier than the change before it or far after it) and
+// its resource's Go type (a kind served by several), a commit log's
+// reader reads back the revision, time, resource and what it did that
+// the writer committed, in order.
+func TestRC11_ALogGivesBackEachChangeAsItWasWritten(t *testing.T) {
+	type change struct {
+		rev uint64
+		at  int64
+		res resource.Resource
+		op  commitOp
+	}
+	other := typed.NewDefault[spec, otherDef]("o", spec{})
+	var want []change
+	rev, when := uint64(1), int64(1000)
+	for i := range 3 * commitChunkLen {
+		res := at(fmt.Sprint("r", i), uint64(i+1))
+		switch {
+		case i > 2*commitChunkLen && i%7 == 3: // the first two chunks' of one type
+			res = other
+		case i == 100:
+			rev = 1<<62 + 5 // no longer numbered in 62 bits
+		case i == 101:
+			rev = 1<<64 - 1
+		case i == 102:
+			rev = 3 // lower than the change before
+		case i == 200:
+			rev += 1 << 40 // far after
+		case i == 300:
+			when -= 10 // earlier
+		case i == 400:
+			when += int64(time.Hour)
 		}
-		c := newCommitted(r, 1<<62, op, 7)
-		assert.Equal(t, uint64(0), c.rev(), "a revision of 2^62 or more is not numbered")
-		assert.Equal(t, op, c.op())
+		want = append(want, change{rev: rev, at: when, res: res, op: commitOp(i % 3)})
+		rev, when = rev+1, when+int64(i)
+	}
+	l := newCommitLog(wsKind, 1<<20, make(chan struct{}, 1))
+	for _, c := range want {
+		var old, new resource.Resource
+		switch c.op {
+		case committedCreate:
+			new = c.res
+		case committedUpdate:
+			old, new = c.res, c.res
+		case committedDestroy:
+			old = c.res
+		}
+		l.Committed(c.rev, old, new, c.at)
+	}
+	var got []change
+	require.NoError(t, l.drain(func(r run) {
+		for i := range r.len() {
+			got = append(got, change{rev: r.rev(i), at: r.at(i), res: r.res(i), op: r.op(i)})
+		}
+	}))
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, want[i].rev, got[i].rev, "change %d's revision", i)
+		require.Equal(t, want[i].at, got[i].at, "change %d's time", i)
+		require.Equal(t, want[i].op, got[i].op, "change %d's op", i)
+		require.Same(t, want[i].res, got[i].res, "change %d's resource", i)
 	}
 }

@@ -20,7 +20,7 @@ type history interface {
 	// addEvents adds a batch of one kind's watch events, which came at at.
 	addEvents(evs []state.Event, at time.Time)
 	// addRun adds a run of one kind's commit log.
-	addRun(cs []committed)
+	addRun(r run)
 	// addWorld adds a world change.
 	addWorld(c *change)
 	// reached reports whether the history holds every change up to
@@ -84,10 +84,10 @@ func (c *classified) addEvents(evs []state.Event, at time.Time) {
 	}
 }
 
-func (c *classified) addRun(cs []committed) {
-	for i := range cs {
-		ev := cs[i].event(c.w.replaced(&cs[i]))
-		c.add(&ev, time.Unix(0, cs[i].at))
+func (c *classified) addRun(r run) {
+	for i := range r.len() {
+		ev := r.event(i, c.w.replaced(r.op(i), r.res(i)))
+		c.add(&ev, time.Unix(0, r.at(i)))
 	}
 }
 

@@ -9,36 +9,37 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// event returns the watch event c came as; old is the resource before an
-// update (nil: unknown, as a watch that does not tell it).
-func (c *committed) event(old resource.Resource) state.Event {
-	switch c.op() {
+// event returns the watch event the run's ith change came as; old is
+// the resource before an update (nil: unknown, as a watch that does not
+// tell it).
+func (r *run) event(i int, old resource.Resource) state.Event {
+	ev := state.Event{Type: state.Updated, Resource: r.res(i), Revision: r.rev(i)}
+	switch r.op(i) {
 	case committedCreate:
-		return state.Event{Type: state.Created, Resource: c.res, Revision: c.rev()}
+		ev.Type = state.Created
 	case committedDestroy:
-		return state.Event{Type: state.Destroyed, Resource: c.res, Revision: c.rev()}
+		ev.Type = state.Destroyed
+	default:
+		ev.Old = old
 	}
-	return state.Event{Type: state.Updated, Resource: c.res, Old: old, Revision: c.rev()}
+	return ev
 }
 
-// committedOf returns the change of a watch event, false for an event that
-// is no change (a marker). The event's Old is not kept: what an update
+// opOf returns what the watch event ev did, false for an event that is
+// no change (a marker). The event's Old is not kept: what an update
 // replaced is the version the window saw last of the resource.
-func committedOf(ev *state.Event, at int64) (committed, bool) {
-	var op commitOp
+func opOf(ev *state.Event) (commitOp, bool) {
 	switch {
 	case ev.Resource == nil:
-		return committed{}, false
+		return 0, false
 	case ev.Type == state.Created:
-		op = committedCreate
+		return committedCreate, true
 	case ev.Type == state.Destroyed:
-		op = committedDestroy
+		return committedDestroy, true
 	case ev.Type == state.Updated:
-		op = committedUpdate
-	default:
-		return committed{}, false
+		return committedUpdate, true
 	}
-	return newCommitted(ev.Resource, ev.Revision, op, at), true
+	return 0, false
 }
 
 // segment is a run of changes that came one after another: a part of a
@@ -46,7 +47,7 @@ func committedOf(ev *state.Event, at int64) (committed, bool) {
 // or of the window's own chunk of the changes watches brought. seq is its
 // first change's sequence number, bytes its changes' estimated size.
 type segment struct {
-	recs  []committed
+	run
 	seq   uint64
 	bytes int64
 	// maxRev is the highest revision of its changes (0: one is not
@@ -90,15 +91,15 @@ func newListing(start startState, at time.Time, seq uint64, d domains) *listing 
 	return l
 }
 
-// holds reports whether the listing holds the change c, the seqth to
-// come (c is then no change after it); s is a copy of its starting state,
-// which a change of a state that does not number its changes consumes
-// (listedAlready).
-func (l *listing) holds(c *committed, seq uint64, s *startState) bool {
-	if c.rev() == 0 && seq < l.seq {
+// holds reports whether the listing holds the ith change of r, the seqth
+// to come (it is then no change after it); s is a copy of its starting
+// state, which a change of a state that does not number its changes
+// consumes (listedAlready).
+func (l *listing) holds(r *run, i int, seq uint64, s *startState) bool {
+	if r.rev(i) == 0 && seq < l.seq {
 		return true
 	}
-	ev := c.event(nil)
+	ev := r.event(i, nil)
 	return s.listedAlready(&ev)
 }
 
@@ -107,8 +108,8 @@ func (l *listing) holdsAll(seg *segment, s *startState) bool {
 	if seg.maxRev != 0 && seg.maxRev <= l.minRev {
 		return true // each kind was listed after the segment's changes
 	}
-	for i := range seg.recs {
-		if !l.holds(&seg.recs[i], seg.seq+uint64(i), s) {
+	for i := range seg.len() {
+		if !l.holds(&seg.run, i, seg.seq+uint64(i), s) {
 			return false
 		}
 	}
@@ -129,10 +130,6 @@ func (l *listing) fresh() startState {
 	return s
 }
 
-// ownChunkLen is how many changes a chunk of the window's own (of the
-// changes watches brought) holds.
-const ownChunkLen = 256
-
 // rawWindow is the recorder's bounded history (rule RC3): two listings of
 // the state (prev, the window's start, and last) and every change since
 // prev as it came, unclassified: the commit logs' chunks themselves, and
@@ -150,7 +147,7 @@ type rawWindow struct {
 	worlds     []worldRaw
 	// own is the window's own chunk being filled, ownSeg the index in
 	// segs of the segment at its end (-1: none).
-	own       []committed
+	own       *commitChunk
 	ownSeg    int
 	seq       uint64
 	bytes     int64
@@ -190,11 +187,12 @@ func (w *rawWindow) setLast(l *listing) {
 
 // addRun adds a run of a commit log's changes (kept as they are), each
 // estimated at the size of the run's first change's resource.
-func (w *rawWindow) addRun(recs []committed) {
-	bytes := int64(len(recs)) * w.sizes.size(recs[0].res)
-	w.segs = append(w.segs, segment{recs: recs, seq: w.seq, bytes: bytes, maxRev: recs[len(recs)-1].rev()})
+func (w *rawWindow) addRun(r run) {
+	n := r.len()
+	bytes := int64(n) * w.sizes.size(r.res(0))
+	w.segs = append(w.segs, segment{run: r, seq: w.seq, bytes: bytes, maxRev: r.rev(n - 1)})
 	w.ownSeg = -1
-	w.added(len(recs), bytes, &recs[len(recs)-1], recs[len(recs)-1].at)
+	w.added(n, bytes, &r, n-1)
 }
 
 // addEvents adds a batch of one kind's watch events (markers skipped) to
@@ -203,60 +201,71 @@ func (w *rawWindow) addRun(recs []committed) {
 func (w *rawWindow) addEvents(evs []state.Event, at time.Time) {
 	size := int64(-1)
 	for i := range evs {
-		c, ok := committedOf(&evs[i], at.UnixNano())
+		op, ok := opOf(&evs[i])
 		if !ok {
 			continue
 		}
 		if size < 0 {
 			size = w.sizes.size(evs[i].Resource)
 		}
-		w.addOne(&c, size)
+		w.addOne(evs[i].Resource, evs[i].Revision, op, at.UnixNano(), size)
 	}
 }
 
-// addOne adds a change a watch brought, of estimated size bytes, to the
-// window's own chunk.
-func (w *rawWindow) addOne(c *committed, bytes int64) {
-	if len(w.own) == cap(w.own) {
-		w.own, w.ownSeg = make([]committed, 0, ownChunkLen), -1
+// addOne adds a change a watch brought (op of res, at revision rev and
+// time at), of estimated size bytes, to the window's own chunk.
+func (w *rawWindow) addOne(res resource.Resource, rev uint64, op commitOp, at int64, bytes int64) {
+	if w.own == nil || !w.own.put(w.own.n.Load(), res, rev, op, at) {
+		w.own, w.ownSeg = &commitChunk{}, -1
+		w.own.put(0, res, rev, op, at)
 	}
-	w.own = append(w.own, *c)
+	n := w.own.n.Load() + 1
+	w.own.n.Store(n)
 	if w.ownSeg < 0 {
-		w.segs = append(w.segs, segment{seq: w.seq, maxRev: c.rev()})
+		w.segs = append(w.segs, segment{run: run{c: w.own, from: n - 1}, seq: w.seq, maxRev: rev})
 		w.ownSeg = len(w.segs) - 1
 	}
 	seg := &w.segs[w.ownSeg]
-	seg.recs = w.own[len(w.own)-len(seg.recs)-1:]
+	seg.to = n
 	seg.bytes += bytes
-	if c.rev() == 0 || seg.maxRev == 0 {
+	if rev == 0 || seg.maxRev == 0 {
 		seg.maxRev = 0
 	} else {
-		seg.maxRev = max(seg.maxRev, c.rev())
+		seg.maxRev = max(seg.maxRev, rev)
 	}
-	w.added(1, bytes, c, c.at)
+	w.added(1, bytes, &seg.run, seg.len()-1)
 }
 
 // addWorld adds a world change.
 func (w *rawWindow) addWorld(c *change) {
 	w.worlds = append(w.worlds, worldRaw{seq: w.seq, c: c})
 	w.ownSeg = -1 // a segment's changes have consecutive numbers
-	w.added(1, c.size, nil, c.at.UnixNano())
+	w.added(1, c.size, nil, 0)
+	w.due1(c.at.UnixNano())
 }
 
-// added accounts for n changes of size bytes, the newest last (nil: a
-// world change), which came at at.
-func (w *rawWindow) added(n int, bytes int64, last *committed, at int64) {
+// added accounts for n changes of size bytes, the newest the ith of r
+// (r nil: a world change, whose time the caller checks with due1).
+func (w *rawWindow) added(n int, bytes int64, r *run, i int) {
 	w.seq += uint64(n)
 	w.bytes += bytes
 	w.sinceLast += bytes
-	if last != nil && last.rev() != 0 {
-		rev := last.rev()
+	if r == nil {
+		return
+	}
+	if rev := r.rev(i); rev != 0 {
 		w.curRev = max(w.curRev, rev)
 		if w.doms != nil {
-			d := w.doms[resource.KindOf(last.res.Metadata())]
+			d := w.doms[resource.KindOf(r.res(i).Metadata())]
 			w.curRevs[d] = max(w.curRevs[d], rev)
 		}
 	}
+	w.due1(r.at(i))
+}
+
+// due1 signals a listing due when the window's last listing is half its
+// age old at at, or half its bytes came in since.
+func (w *rawWindow) due1(at int64) {
 	if !w.dueSent && (at-w.lastAt >= int64(w.maxAge/2) || w.sinceLast >= w.maxBytes/2) {
 		w.signal()
 	}
@@ -291,7 +300,7 @@ func (w *rawWindow) install(l *listing) {
 		}
 		segs = append(segs, seg)
 		w.bytes += seg.bytes
-		if seg.seq+uint64(len(seg.recs)) > l.seq {
+		if seg.seq+uint64(seg.len()) > l.seq {
 			w.sinceLast += seg.bytes // came while l was listed
 		}
 	}
@@ -332,7 +341,7 @@ func (w *rawWindow) view(from *mark, now time.Time) view {
 	}
 	worlds := w.worlds
 	for _, seg := range w.segs {
-		for i := range seg.recs {
+		for i := range seg.len() {
 			seq := seg.seq + uint64(i)
 			for len(worlds) > 0 && worlds[0].seq < seq {
 				markAt(worlds[0].seq)
@@ -340,8 +349,8 @@ func (w *rawWindow) view(from *mark, now time.Time) view {
 				worlds = worlds[1:]
 			}
 			markAt(seq)
-			if c := &seg.recs[i]; !base.holds(c, seq, &s) {
-				addTo(tw, c, controllers, sizes)
+			if !base.holds(&seg.run, i, seq, &s) {
+				addTo(tw, &seg.run, i, controllers, sizes)
 			}
 		}
 	}
@@ -362,14 +371,15 @@ func (w *rawWindow) addWorldTo(tw *window, base *listing, x *worldRaw) {
 	}
 }
 
-// addTo classifies the change c and adds it to tw; an update replaced the
-// version tw holds now of its resource.
-func addTo(tw *window, c *committed, controllers *owners, sizes *sizer) {
-	ev := c.event(tw.replaced(c))
+// addTo classifies the ith change of r and adds it to tw; an update
+// replaced the version tw holds now of its resource.
+func addTo(tw *window, r *run, i int, controllers *owners, sizes *sizer) {
+	res := r.res(i)
+	ev := r.event(i, tw.replaced(r.op(i), res))
 	ch, ok := classify(&ev, controllers)
 	if !ok {
 		return
 	}
-	ch.at, ch.size = time.Unix(0, c.at), sizes.size(ch.res)
+	ch.at, ch.size = time.Unix(0, r.at(i)), sizes.size(ch.res)
 	tw.add(&ch)
 }

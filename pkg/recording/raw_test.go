@@ -34,8 +34,7 @@ func TestRC3_AListingLetsGoOfTheChangesItHolds(t *testing.T) {
 		if rev == 1 {
 			op = committedCreate
 		}
-		c := newCommitted(at("a", rev), rev, op, time.Now().UnixNano())
-		w.addOne(&c, 100)
+		w.addOne(at("a", rev), rev, op, time.Now().UnixNano(), 100)
 	}
 	for rev := uint64(1); rev <= 100; rev++ {
 		update(rev)
@@ -109,7 +108,7 @@ func waitListed(t *testing.T, rec *Recorder) {
 func changesOf(w *rawWindow) int {
 	n := len(w.worlds)
 	for _, seg := range w.segs {
-		n += len(seg.recs)
+		n += seg.len()
 	}
 	return n
 }

@@ -188,15 +188,15 @@ func (w *window) slot(md *resource.Metadata) uint32 {
 	return s
 }
 
-// replaced returns, for an update c, the version of its resource in the
-// state now (which the update replaces: the window holds every change
-// since its start, in order, and the state at its start); nil for
-// another change, or a resource the window does not hold.
-func (w *window) replaced(c *committed) resource.Resource {
-	if c.op() != committedUpdate {
+// replaced returns, for an update (op) to res, the version of its
+// resource in the state now (which the update replaces: the window holds
+// every change since its start, in order, and the state at its start);
+// nil for another change, or a resource the window does not hold.
+func (w *window) replaced(op commitOp, res resource.Resource) resource.Resource {
+	if op != committedUpdate {
 		return nil
 	}
-	return *w.cur.at(int(w.slot(c.res.Metadata())))
+	return *w.cur.at(int(w.slot(res.Metadata())))
 }
 
 // checkpoint returns a checkpoint of the state now.
