@@ -41,7 +41,8 @@
 //     memory is proportional to the number of distinct keys (at most the
 //     number of resources), never to the number of adds. Storage that grew
 //     for a large burst (the initial fill of every resource) is released when
-//     no key is waiting or in flight any more.
+//     no key is waiting or in flight any more; the next burst's storage
+//     grows to that burst's size at once.
 //   - Many producers and consumers; no goroutines. Every method is safe for
 //     concurrent use. The queue starts no goroutine: a blocked [Queue.Get]
 //     waits on its own context, on a wake-up from the producer that made a

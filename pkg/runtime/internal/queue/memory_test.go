@@ -82,6 +82,49 @@ func TestMemory_ReleasedAfterLargeBurst(t *testing.T) {
 	})
 }
 
+// TestMemory_ABurstAfterAReleasedOneGrowsItsSlabOnce: a queue whose
+// bursts of keys (above releaseThreshold) come and go releases each
+// burst's storage (TestMemory_ReleasedAfterLargeBurst), and grows the next
+// burst's slab to the last one's size at once, not by doublings: keys
+// added a batch at a time (as the Runtime's router adds a QController's
+// items) reallocate the slab once per burst.
+func TestMemory_ABurstAfterAReleasedOneGrowsItsSlabOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New[int, none](testOpts)
+		const n, batch = 3 * releaseThreshold, 100
+		burst := func() (grown int) {
+			last := -1
+			ks := make([]int, batch)
+			for from := 0; from < n; from += batch {
+				for i := range ks {
+					ks[i] = from + i
+				}
+				q.AddBatch(ks[:min(batch, n-from)])
+				if c := q.slabCap(); c != last {
+					grown, last = grown+1, c
+				}
+			}
+			for range n {
+				k, _ := get(t, q)
+				q.Done(k, Success())
+			}
+			_, slab, _, _ := q.storage()
+			require.Zero(t, slab, "slab released")
+			return grown
+		}
+		assert.Greater(t, burst(), 2, "the first burst grows its slab as its keys come")
+		assert.Equal(t, 1, burst(), "the next one grows it to the last burst's size at once")
+		assert.Equal(t, 1, burst())
+	})
+}
+
+// slabCap returns the capacity of q's slab.
+func (q *Queue[K, N]) slabCap() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return cap(q.slab)
+}
+
 func TestRing_ShrinksAndKeepsOrder(t *testing.T) {
 	var r ring
 	for i := range int32(10_000) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -99,8 +100,12 @@ type Queue[K comparable, N any] struct {
 	//     transit (it re-examines the queue and arms a timer if needed) or
 	//     the parked timekeeper's timer fires no later than the earliest
 	//     delayed key's due time. A parked Get thus never misses a key.
-	index    index[K]
-	slab     []entry[K, N]
+	index index[K]
+	slab  []entry[K, N]
+	// burst is the size of the slab released last (see forget), 0 once
+	// the slab grew again: a queue whose bursts come and go grows its
+	// slab to the last burst's size at once, not by doublings.
+	burst    int
 	free     []int32
 	due      ring    // FIFO of due keys (slab indices), in the order they became due
 	delayed  []int32 // min-heap of delayed keys by (due, seq); see heap.go
@@ -197,8 +202,8 @@ func (q *Queue[K, N]) AddBatchNoted(ks []K, note func(i int, n *N)) {
 	if q.index.n == 0 && len(ks) > len(q.slab) {
 		// Initial fill: size the storage once instead of growing it.
 		q.sizeIndexFor(len(ks))
-		q.slab = make([]entry[K, N], 0, len(ks))
-		q.free = nil
+		q.slab = make([]entry[K, N], 0, max(len(ks), q.burst))
+		q.free, q.burst = nil, 0
 	}
 	q.promote()
 	changed := false
@@ -601,6 +606,10 @@ func (q *Queue[K, N]) alloc(k K, h uint64, slot int) int32 {
 		if len(q.slab) == math.MaxInt32 {
 			panic("queue: more than 2^31-1 distinct keys")
 		}
+		if len(q.slab) == cap(q.slab) && q.burst > len(q.slab) {
+			q.slab = slices.Grow(q.slab, q.burst-len(q.slab))
+			q.burst = 0
+		}
 		i = int32(len(q.slab))
 		q.slab = append(q.slab, entry[K, N]{})
 	}
@@ -610,12 +619,15 @@ func (q *Queue[K, N]) alloc(k K, h uint64, slot int) int32 {
 }
 
 // forget removes slab entry i, in no location, and its key. When the queue
-// becomes empty after a large burst, its storage is released. Requires q.mu.
+// becomes empty after a large burst, its storage is released, and the
+// burst's size kept: the next burst's slab grows to it at once (and then
+// as its keys need). Requires q.mu.
 func (q *Queue[K, N]) forget(i int32) {
 	q.remove(i)
 	q.slab[i] = entry[K, N]{}
 	q.free = append(q.free, i)
 	if q.index.n == 0 && len(q.slab) > releaseThreshold {
+		q.burst = len(q.slab)
 		q.index.slots = nil
 		q.slab = nil
 		q.free = nil
