@@ -1,6 +1,8 @@
 package typed
 
 import (
+	"unsafe"
+
 	"github.com/resgraph/resgraph/pkg/internal/plaincopy"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
@@ -86,8 +88,8 @@ func (r *Resource[S, D]) storedCopy(self resource.Resource, owned bool) (resourc
 // storedFunc is [plaincopy.ForType] of self, a value holding r: when
 // storedCopy reports true for self, the storedCopy of every
 // *Resource[S, D], with S's plan found here once; for a resource of any
-// other type, the function reports false (a type embedding
-// *Resource[S, D] included).
+// other type (a type embedding *Resource[S, D] included), and for a nil
+// *Resource[S, D], the function reports false.
 func (r *Resource[S, D]) storedFunc(self resource.Resource) (plaincopy.Func, bool) {
 	if p, ok := self.(*Resource[S, D]); !ok || p != r {
 		return nil, false
@@ -96,9 +98,10 @@ func (r *Resource[S, D]) storedFunc(self resource.Resource) (plaincopy.Func, boo
 	if !p.userFree {
 		return nil, false
 	}
+	fixed := p.fixedSize // the size is the resource's and its metadata's
 	return func(x resource.Resource, owned bool) (resource.Resource, *resource.Metadata, int, bool) {
 		src, ok := x.(*Resource[S, D])
-		if !ok {
+		if !ok || src == nil {
 			return nil, nil, 0, false
 		}
 		c := src
@@ -106,6 +109,9 @@ func (r *Resource[S, D]) storedFunc(self resource.Resource) (plaincopy.Func, boo
 			c = &Resource[S, D]{}
 			src.md.CopyInto(&c.md)
 			p.copy(&c.spec, &src.spec)
+		}
+		if fixed { // approxSize, without its call
+			return c, &c.md, int(unsafe.Sizeof(*c)) + c.md.ApproxSize(), true
 		}
 		return c, &c.md, c.approxSize(p), true
 	}, true

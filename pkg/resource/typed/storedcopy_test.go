@@ -104,8 +104,8 @@ func TestR2_APlainCopyIsTheDeepCopyOfAResourceThatCopiesPlainly(t *testing.T) {
 // of a type (plaincopy.ForType), asked once, gives for every resource of
 // that very type what plaincopy.Of gives (a copy, or the resource itself
 // when owned, its metadata and its ApproxSize), and false for a resource
-// of any other type, a type embedding it included; a type whose resources
-// Of refuses has none.
+// of any other type, a type embedding it included, and for a nil one of
+// the type; a type whose resources Of refuses has none.
 func TestR2_AStoredCopyOfTheTypeIsTheStoredCopyOfEachResourceOfIt(t *testing.T) {
 	md := resource.NewMetadata("default", "Plains.test.resgraph.dev", "p", resource.VersionUndefined)
 	r := typed.New[plainMethodSpec, plainDef](md, plainMethodSpec{N: 1, Name: "a name", Pair: [2]int64{2, 3}})
@@ -141,6 +141,7 @@ func TestR2_AStoredCopyOfTheTypeIsTheStoredCopyOfEachResourceOfIt(t *testing.T) 
 		"a resource of another type":   n,
 		"a type embedding the type":    embedsPlain{q},
 		"a tombstone, of another type": resource.NewTombstone(resource.NewPointer("default", "Plains.test.resgraph.dev", "p")),
+		"a nil resource of the type":   (*plainRes)(nil),
 	} {
 		stored, smd, size, ok := of(x, false)
 		assert.False(t, ok, name)

@@ -346,6 +346,44 @@ func TestBadInputIsInvalidAndWritesNothing(t *testing.T) {
 	assert.Empty(t, ch, "no watch started")
 }
 
+// TestBadInputOfAStoredTypeIsInvalidAndWritesNothing: once the state
+// stored a resource of a type plainly (and so validates and copies that
+// type's resources in one step, see core.typeCopy), bad input of that type
+// still gets the very error state.ValidateResource gives it, and writes
+// nothing.
+func TestBadInputOfAStoredTypeIsInvalidAndWritesNothing(t *testing.T) {
+	st, ctx := newTestState(t)
+	require.NoError(t, st.Create(ctx, newPair("good", 1)))
+	mustUpdate(t, ctx, st, "good", 2)
+	var typedNil *pair
+	badPhase := newPair("a", 0)
+	badPhase.Metadata().SetPhase(resource.Phase(7))
+	for name, r := range map[string]*pair{
+		"typed nil":       typedNil,
+		"empty id":        typedNewPair(testNS, testType, ""),
+		"empty namespace": typedNewPair("", testType, "a"),
+		"empty type":      typedNewPair(testNS, "", "a"),
+		"unknown phase":   badPhase,
+	} {
+		_, want := state.ValidateResource(r)
+		require.Error(t, want, name)
+		for op, write := range map[string]func(context.Context, resource.Resource, ...state.CreateOption) error{
+			"create": st.Create,
+			"update": func(ctx context.Context, r resource.Resource, _ ...state.CreateOption) error {
+				return st.Update(ctx, r)
+			},
+		} {
+			var err error
+			require.NotPanics(t, func() { err = write(ctx, r) }, "%s %s", op, name)
+			assert.Equal(t, want, err, "%s %s", op, name)
+		}
+	}
+	list, err := st.List(ctx, testKind)
+	require.NoError(t, err)
+	require.Len(t, list.Items, 1, "nothing written")
+	assert.Equal(t, uint64(2), version(list.Items[0]))
+}
+
 // nilContext is a nil context, bad input for the watches.
 var nilContext context.Context
 

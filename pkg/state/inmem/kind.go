@@ -118,13 +118,17 @@ type kindStore struct {
 	// kind stored plainly (nil until then), which a write of a resource of
 	// that type copies it with (see storedOf). Set once, without mu.
 	plainOf atomic.Pointer[plaincopy.Func]
+	// statePlainOf is the state's plainOf (see core.plainOf), which the
+	// kind's first plain type sets when no kind set it before.
+	statePlainOf *atomic.Pointer[plaincopy.Func]
 	// count is len(items), written under mu and read without it.
 	count atomic.Int64
 	// lastCreated is the creation time given to the newest resource of
-	// the kind. Creation times strictly increase within a kind, so that
-	// two incarnations of one ID never share one (see checkUpdate).
-	// Guarded by mu.
-	lastCreated time.Time
+	// the kind, in nanoseconds since the Unix epoch (see unixNanoOf).
+	// Creation times strictly increase within a kind, so that two
+	// incarnations of one ID never share one (see checkUpdate). Guarded
+	// by mu.
+	lastCreated int64
 
 	// ring is the history: seq s is at index (s-1)%cap, in chunks of
 	// ringChunk slots allocated as the history first grows (a kind with
@@ -602,4 +606,14 @@ func sizeOf(r resource.Resource) (n int64) {
 		}
 	}()
 	return int64(s.ApproxSize())
+}
+
+// unixNanoOf returns t as a kind's lastCreated holds it: its UnixNano,
+// or math.MinInt64 for the zero time (none), which every creation time
+// follows.
+func unixNanoOf(t time.Time) int64 {
+	if t.IsZero() {
+		return math.MinInt64
+	}
+	return t.UnixNano()
 }

@@ -160,7 +160,8 @@ func (c *core) store(key resource.KindKey) *kindStore {
 	c.nextKindID++
 	ks := newKindStore(key, &c.rev, c.stateID, c.nextKindID, c.historyCap, c.historyBytes)
 	ks.persistent = c.persistent
-	ks.lastCreated = c.createdFloor
+	ks.lastCreated = unixNanoOf(c.createdFloor)
+	ks.statePlainOf = &c.plainOf
 	ks.tracking = c.trackSizes
 	if every := c.everyOf(); every > 0 {
 		ks.det = newDetector(c.report, ks.cap, every)

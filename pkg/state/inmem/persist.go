@@ -107,9 +107,7 @@ func (c *core) restore(p Persistence) {
 		freeze(md, ref != nil)
 		ks.items[md.ID()] = ks.itemLocked(r, sizeOf(r), ref != nil, usercode.CopiesPlainly(r))
 		ks.count.Add(1)
-		if created := md.Created(); created.After(ks.lastCreated) {
-			ks.lastCreated = created
-		}
+		ks.lastCreated = max(ks.lastCreated, unixNanoOf(md.Created()))
 		if ref != nil {
 			ref.Metadata().Freeze()
 			ks.det.restoredLocked(md.ID(), ref)

@@ -267,6 +267,19 @@ func TestPersistence_CreatedFloor(t *testing.T) {
 	assert.True(t, other.Metadata().Created().After(floor))
 }
 
+// TestPersistence_CreationTimesFollowTheRestoredOnes: without a creation
+// floor, a resource created after a restart is created after every
+// restored resource of its kind, even one restored with a creation time
+// ahead of the clock (creation times strictly increase within a kind).
+func TestPersistence_CreationTimesFollowTheRestoredOnes(t *testing.T) {
+	ahead := time.Now().Add(time.Hour).Round(0)
+	p := &logPersistence{restored: Restored{Resources: []resource.Resource{storedPair("x", 1, 1, ahead)}}}
+	st, ctx := newTestState(t, WithPersistence(p))
+	r := newPair("y", 1)
+	require.NoError(t, st.Create(ctx, r))
+	assert.True(t, r.Metadata().Created().After(ahead), "created %v, restored %v", r.Metadata().Created(), ahead)
+}
+
 // TestPersistence_IncarnationRuleHoldsAcrossRestart: an update based on a
 // resource of an earlier incarnation (another creation time) is refused
 // after a restart as before it.

@@ -43,6 +43,12 @@ type core struct {
 	kindsMu    sync.Mutex // serializes adding kinds; guards nextKindID
 	nextKindID uint64
 
+	// plainOf is the [plaincopy.ForType] of the first type of resource
+	// the state stored plainly (nil until then), which a write of a
+	// resource of that type validates and copies it with (see typeCopy).
+	// Set once, by a kind's storedOf.
+	plainOf atomic.Pointer[plaincopy.Func]
+
 	// guardEvery is the guard's sample (see everyOf); trackSizes makes
 	// every kind track sizes from the start (see slot.go).
 	guardEvery uint64
@@ -205,15 +211,19 @@ func (c *core) CreateOwned(_ context.Context, r resource.Resource, o state.Creat
 
 // create is Create with the options o, storing r itself when owned.
 func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) error {
-	md, err := state.ValidateResource(r)
-	if err != nil {
-		return err
+	md, stored, smd, size, plain := c.typeCopy(r, owned)
+	var err error
+	if !plain {
+		if md, err = state.ValidateResource(r); err != nil {
+			return err
+		}
 	}
 	ns, typ, _ := md.Identity()
 	ks := c.lookupNames(ns, typ) // nil: a kind to add once r is copied
-	stored, smd, size, plain, err := ks.storedOf(r, md, owned)
-	if err != nil {
-		return err
+	if !plain {
+		if stored, smd, size, plain, err = ks.storedOf(r, md, owned); err != nil {
+			return err
+		}
 	}
 	now, at := c.clock.now()
 	stampCreate(smd, o.Owner)
@@ -230,8 +240,10 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 		ks.mu.Unlock()
 		return state.NewConflictError(resource.PointerOf(md), "already exists")
 	}
-	if !now.After(ks.lastCreated) {
-		now = ks.lastCreated.Add(time.Nanosecond)
+	created := at // now's UnixNano
+	if created <= ks.lastCreated {
+		created = ks.lastCreated + 1
+		now = time.Unix(0, created)
 	}
 	smd.SetCreated(now)
 	smd.SetUpdated(now)
@@ -242,20 +254,14 @@ func (c *core) create(r resource.Resource, owned bool, o state.CreateOptions) er
 			return err
 		}
 	}
-	ks.lastCreated = now
+	ks.lastCreated = created
 	ks.order.created(id)
 	ks.count.Add(1)
 	wake := ks.commitLocked(id, nil, stored, smd, ref, size, plain, at)
 	if err := ks.publishUnlock(wake, pend); err != nil {
 		return err
 	}
-
-	if !owned {
-		// Owned, md is the stored metadata, stamped above: published, it
-		// is read by others from now on. smd, published, no longer
-		// changes.
-		md.CopyStamps(smd)
-	}
+	giveStamps(md, smd, owned)
 	return nil
 }
 
@@ -272,9 +278,12 @@ func (c *core) UpdateOwned(_ context.Context, r resource.Resource, o state.Updat
 
 // update is Update with the options o, storing r itself when owned.
 func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) error {
-	md, err := state.ValidateResource(r)
-	if err != nil {
-		return err
+	md, stored, smd, size, plain := c.typeCopy(r, owned)
+	var err error
+	if !plain {
+		if md, err = state.ValidateResource(r); err != nil {
+			return err
+		}
 	}
 	ns, typ, id := md.Identity()
 	ks := c.lookupNames(ns, typ)
@@ -288,9 +297,10 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 			return err
 		}
 	}
-	stored, smd, size, plain, err := ks.storedOf(r, md, owned)
-	if err != nil {
-		return err
+	if !plain {
+		if stored, smd, size, plain, err = ks.storedOf(r, md, owned); err != nil {
+			return err
+		}
 	}
 	ref, err := ks.det.referenceCopy(r)
 	if err != nil {
@@ -300,12 +310,12 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 
 	ks.mu.Lock()
 	curItem := ks.items[id]
-	cur := ks.bare(curItem)
-	if err := checkUpdate(md, cur, o); err != nil {
+	cmd, err := checkUpdate(md, ks.bare(curItem), o)
+	if err != nil {
 		ks.mu.Unlock()
 		return err
 	}
-	stampUpdate(smd, cur.Metadata(), now)
+	stampUpdate(smd, cmd, now)
 	var pend Pending
 	if c.persist != nil { // checked here: a write of a state that does not persist makes no call
 		if pend, err = c.persistLocked(ks, id, stored); err != nil {
@@ -318,14 +328,42 @@ func (c *core) update(r resource.Resource, owned bool, o state.UpdateOptions) er
 	if err := ks.publishUnlock(wake, pend); err != nil {
 		return err
 	}
+	giveStamps(md, smd, owned)
+	return nil
+}
 
+// giveStamps ends a write of a resource of metadata md, stored as a
+// version of metadata smd: a copy's stamps (version, creation and update
+// times) go back to md. Owned, md is the stored metadata itself, stamped
+// already: published, it is read by others from now on. smd, published,
+// no longer changes.
+func giveStamps(md, smd *resource.Metadata, owned bool) {
 	if !owned {
-		// Owned, md is the stored metadata, stamped above: published, it
-		// is read by others from now on. smd, published, no longer
-		// changes.
 		md.CopyStamps(smd)
 	}
-	return nil
+}
+
+// typeCopy is the start of a write of r when r is of the type the state
+// stored plainly first (see core.plainOf): r's metadata, which passes
+// [state.ValidateResource] (whose checks of the metadata it makes, on the
+// copy's, which is r's as it is), and what storedOf gives for r (the
+// version to store, its metadata and its size), with ok; without
+// finding r's type and copy plan, nor r's kind, first. For any other r it
+// reports false: the write then validates and copies r as any other.
+func (c *core) typeCopy(r resource.Resource, owned bool) (md *resource.Metadata, stored resource.Resource, smd *resource.Metadata, size int64, ok bool) {
+	of := c.plainOf.Load()
+	if of == nil {
+		return nil, nil, nil, 0, false
+	}
+	stored, smd, n, ok := (*of)(r, owned)
+	if !ok {
+		return nil, nil, nil, 0, false
+	}
+	ns, typ, id := smd.Identity()
+	if _, p, _ := smd.Head(); ns == "" || typ == "" || id == "" || p != resource.PhaseRunning && p != resource.PhaseTearingDown {
+		return nil, nil, nil, 0, false // ValidateResource says what
+	}
+	return r.Metadata(), stored, smd, int64(n), true
 }
 
 // commitLocked commits a write of id: stored, a version of the estimated
@@ -401,6 +439,9 @@ func (ks *kindStore) storedOfAny(r resource.Resource, md *resource.Metadata, own
 		if ks != nil && ks.plainOf.Load() == nil {
 			if of, ok := plaincopy.ForType(r); ok {
 				ks.plainOf.CompareAndSwap(nil, &of)
+				if ks.statePlainOf != nil {
+					ks.statePlainOf.CompareAndSwap(nil, &of)
+				}
 			}
 		}
 		return stored, smd, int64(n), true, nil
@@ -474,18 +515,19 @@ func copyOf(r resource.Resource, md *resource.Metadata) (resource.Resource, *res
 // pointer, never write through it.
 var phaseRunning = resource.PhaseRunning
 
-// checkUpdate reports why md may not replace cur (nil when absent).
-func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOptions) error {
+// checkUpdate returns the metadata of cur, the stored version (nil when
+// absent), or why md may not replace it.
+func checkUpdate(md *resource.Metadata, cur resource.Resource, o state.UpdateOptions) (*resource.Metadata, error) {
 	if cur == nil {
-		return state.NewNotFoundError(resource.PointerOf(md), "not found")
+		return nil, state.NewNotFoundError(resource.PointerOf(md), "not found")
 	}
 	cmd := cur.Metadata()
 	if cmd == md {
 		// The stored snapshot itself (from a watch event or a read-only
 		// Get or List): its metadata is the snapshot's own.
-		return state.NewInvalidError(resource.PointerOf(md), "update of the shared read-only snapshot itself: DeepCopy it and update the copy (rule S7)")
+		return nil, state.NewInvalidError(resource.PointerOf(md), "update of the shared read-only snapshot itself: DeepCopy it and update the copy (rule S7)")
 	}
-	return backend.CheckUpdate(md, cmd, o)
+	return cmd, backend.CheckUpdate(md, cmd, o)
 }
 
 // Destroy implements [state.CoreState] (rule S3).
