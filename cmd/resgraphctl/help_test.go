@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,4 +144,31 @@ func TestCT5_AnUnknownControllerNamesTheDaemons(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.Equal(t, `resgraphctl: no controller "LinkStatusController": the daemon runs AddressCleanupController, AddressController, `+
 		"DefaultRouteController, KernelLinkObserver, LinkApplyController, LinkStatusCleanupController, ResolverController, StaticRouteController\n", errOut)
+}
+
+// TestCT13_ExplainTakesTheDebugPagesForm: explain resource
+// NAMESPACE/TYPE/ID, as "demo explain" and docs/daemons.md write it,
+// explains the resource TYPE ID names; a -n that contradicts it, and a
+// form without its three parts, are usage errors.
+func TestCT13_ExplainTakesTheDebugPagesForm(t *testing.T) {
+	d := startDemo(t, "", quietDemo...)
+	waitReady(t, d.socket)
+	out, errOut, code := ctl(t, d.socket, "explain", "-o", "json", "resource", "network/LinkStatuses.net.resgraph.dev/eth0")
+	require.Zero(t, code, errOut)
+	var x struct {
+		Resource struct{ Namespace, Type, ID string }
+		Exists   bool
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &x), out)
+	assert.Equal(t, "network", x.Resource.Namespace)
+	assert.Equal(t, "LinkStatuses.net.resgraph.dev", x.Resource.Type)
+	assert.Equal(t, "eth0", x.Resource.ID)
+	assert.True(t, x.Exists)
+
+	_, errOut, code = ctl(t, d.socket, "explain", "-n", "config", "resource", "network/linkstatus/eth0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "resgraphctl: explain resource network/linkstatus/eth0: -n config names another namespace\n")
+	_, errOut, code = ctl(t, d.socket, "explain", "resource", "linkstatus/eth0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `resgraphctl: explain resource "linkstatus/eth0": want NAMESPACE/TYPE/ID`)
 }

@@ -103,4 +103,9 @@
 // explain, graph, health, types) runs as printed against the demo and
 // prints something: no example names a controller, a label or a resource
 // the demo does not have.
+//
+// CT13. explain names a resource as TYPE ID, TYPE/ID, or resource
+// NAMESPACE/TYPE/ID: the form of the debug pages (/debug/explain?resource=)
+// and of "demo explain", so that a command copied from there asks the same;
+// a -n that names another namespace than the one given is a usage error.
 package cmd

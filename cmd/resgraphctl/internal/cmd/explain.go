@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -16,16 +17,18 @@ import (
 func newExplain(a *app) *cobra.Command {
 	var ns, output string
 	c := &cobra.Command{
-		Use:   "explain (TYPE ID | TYPE/ID | controller NAME)",
+		Use:   "explain (TYPE ID | TYPE/ID | resource NAMESPACE/TYPE/ID | controller NAME)",
 		Short: "Ask the daemon why a resource or a controller is as it is",
 		Long: `Ask the daemon why a resource is as it is — who writes it, who reads it,
 its last changes with the reconciles each caused, what each of those
 controllers is doing about it now — or, with "controller NAME", what a
 controller is doing, its inputs and outputs, counters, latencies and last
 reconciles. A resource that does not exist is explained too: who would
-write it, and what it waits for.`,
+write it, and what it waits for. "resource NAMESPACE/TYPE/ID" names it as
+the debug pages (/debug/explain?resource=) and "demo explain" do.`,
 		Example: `  resgraphctl explain linkstatus eth0
   resgraphctl explain linkspec/eth1
+  resgraphctl explain resource network/LinkStatuses.net.resgraph.dev/eth0
   resgraphctl explain controller LinkApplyController -o json`,
 		GroupID:           groupDaemon,
 		Args:              rangeArgs(1, 2),
@@ -57,11 +60,14 @@ func (a *app) explain(ctx context.Context, args []string, ns string, asJSON bool
 			return a.noController(rctx, err)
 		}
 	default:
-		typeName, id, err := resourceArgs(args)
+		named, typeName, id, err := resourceArgs(args)
 		if err != nil {
 			return err
 		}
-		kind, _, err := a.kind(ctx, typeName, ns)
+		if named != "" && ns != "" && named != ns {
+			return usageErr(errorf("explain resource %s: -n %s names another namespace", args[1], ns))
+		}
+		kind, _, err := a.kind(ctx, typeName, cmp.Or(named, ns))
 		if err != nil {
 			return err
 		}
@@ -80,16 +86,24 @@ func (a *app) explain(ctx context.Context, args []string, ns string, asJSON bool
 	return explain.WriteText(a.stdout, x)
 }
 
-// resourceArgs reads "TYPE ID" or "TYPE/ID".
-func resourceArgs(args []string) (typeName, id string, err error) {
+// resourceArgs reads "TYPE ID", "TYPE/ID" or "resource NAMESPACE/TYPE/ID"
+// (ns is then the namespace it names).
+func resourceArgs(args []string) (ns, typeName, id string, err error) {
+	if len(args) == 2 && args[0] == "resource" {
+		parts := strings.SplitN(args[1], "/", 3)
+		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+			return "", "", "", usageErr(errorf("explain resource %q: want NAMESPACE/TYPE/ID", args[1]))
+		}
+		return parts[0], parts[1], parts[2], nil
+	}
 	if len(args) == 2 {
-		return args[0], args[1], nil
+		return "", args[0], args[1], nil
 	}
 	typeName, id, ok := strings.Cut(args[0], "/")
 	if !ok || typeName == "" || id == "" {
-		return "", "", usageErr(errorf("explain %q: want TYPE ID, TYPE/ID or controller NAME", args[0]))
+		return "", "", "", usageErr(errorf("explain %q: want TYPE ID, TYPE/ID, resource NAMESPACE/TYPE/ID or controller NAME", args[0]))
 	}
-	return typeName, id, nil
+	return "", typeName, id, nil
 }
 
 // noController adds to the daemon's "no controller" error the names of

@@ -106,7 +106,7 @@ func reportConnection(ctx context.Context, conn *grpc.ClientConn, endpoint strin
 		switch {
 		case s == connectivity.Ready:
 			if lost {
-				_, _ = fmt.Fprintf(w, "resgraphctl: connected to %s again; the watch resumes after the last change it printed\n", endpoint)
+				_, _ = fmt.Fprintf(w, "resgraphctl: connected to %s again; resuming the watch after the last change it printed\n", endpoint)
 			}
 			wasReady, lost = true, false
 		case wasReady && !lost && s != connectivity.Shutdown:
