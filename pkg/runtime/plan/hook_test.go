@@ -65,9 +65,21 @@ func (*hookEchoer) Settings() controller.QSettings {
 }
 
 func (h *hookEchoer) Reconcile(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, ptr resource.Pointer) error {
-	ho := handoff{id: ptr.ID(), done: make(chan error, 1)}
+	return handOver(ctx, h.handed, ptr.ID())
+}
+
+// RunHook echoes each note handed to it as N+1, until the controller
+// stops.
+func (h *hookEchoer) RunHook(ctx context.Context, _ *zap.Logger, r controller.QRuntime) error {
+	return serveHandoffs(ctx, h.handed, func(id resource.ID) error { return h.echo(ctx, r, id) })
+}
+
+// handOver hands id to a run hook on handed and waits until it is done
+// with it (or ctx is done).
+func handOver(ctx context.Context, handed chan<- handoff, id resource.ID) error {
+	ho := handoff{id: id, done: make(chan error, 1)}
 	select {
-	case h.handed <- ho:
+	case handed <- ho:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -79,13 +91,13 @@ func (h *hookEchoer) Reconcile(ctx context.Context, _ *zap.Logger, _ controller.
 	}
 }
 
-// RunHook echoes each note handed to it as N+1, until the controller
-// stops.
-func (h *hookEchoer) RunHook(ctx context.Context, _ *zap.Logger, r controller.QRuntime) error {
+// serveHandoffs is a run hook's loop: fn for each ID handed on handed,
+// until ctx is done.
+func serveHandoffs(ctx context.Context, handed <-chan handoff, fn func(resource.ID) error) error {
 	for {
 		select {
-		case ho := <-h.handed:
-			ho.done <- h.echo(ctx, r, ho.id)
+		case ho := <-handed:
+			ho.done <- fn(ho.id)
 		case <-ctx.Done():
 			return nil
 		}
@@ -156,31 +168,13 @@ func (*tallier) Settings() controller.QSettings {
 }
 
 func (q *tallier) Reconcile(ctx context.Context, _ *zap.Logger, _ controller.QRuntime, ptr resource.Pointer) error {
-	ho := handoff{id: ptr.ID(), done: make(chan error, 1)}
-	select {
-	case q.handed <- ho:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case err := <-ho.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return handOver(ctx, q.handed, ptr.ID())
 }
 
 // RunHook writes the tally of each echo handed to it, until the
 // controller stops.
 func (q *tallier) RunHook(ctx context.Context, _ *zap.Logger, r controller.QRuntime) error {
-	for {
-		select {
-		case ho := <-q.handed:
-			ho.done <- q.tally(ctx, r, ho.id)
-		case <-ctx.Done():
-			return nil
-		}
-	}
+	return serveHandoffs(ctx, q.handed, func(id resource.ID) error { return q.tally(ctx, r, id) })
 }
 
 func (*tallier) tally(ctx context.Context, r controller.QRuntime, id resource.ID) error {
