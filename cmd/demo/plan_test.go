@@ -62,6 +62,13 @@ func TestPlan_TheRealOutcomeIsThePlan(t *testing.T) {
 		"      spec.MTU: 1500 → 1400\n"+
 		"      because: LinkSpecs.net.resgraph.dev(config/wlan0) (the change) → LinkApplyController kernel: set the MTU of wlan0 to 1400 → "+
 		"KernelLinkObserver modify KernelLinks.net.resgraph.dev(network/wlan0)\n", "PL5: the observer's write follows the world action")
+	// PL3 and PL5: each KernelLink the kernel's observer writes is in its
+	// own resource's stretch (the plan waited for the observer), its
+	// cleanup's destroy included.
+	assert.Contains(t, text.String(), "      because: LinkSpecs.net.resgraph.dev(config/eth2) (the change) → LinkApplyController kernel: create link eth2 (MTU 1500) → "+
+		"KernelLinkObserver modify KernelLinks.net.resgraph.dev(network/eth2)\n")
+	assert.Contains(t, text.String(), "      because: LinkSpecs.net.resgraph.dev(config/eth1) (the change) → LinkApplyController kernel: delete link eth1 → "+
+		"KernelLinkObserver teardown KernelLinks.net.resgraph.dev(network/eth1)\n")
 
 	require.NoError(t, d.state.Update(ctx, wlan.DeepCopy(), state.WithUpdateOwner("")))
 	require.NoError(t, d.state.Create(ctx, eth2.DeepCopy()))
