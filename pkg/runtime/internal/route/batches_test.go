@@ -34,6 +34,20 @@ func (s poolSeen) WatchKindAggregated(ctx context.Context, k resource.Kind, ch c
 // channel and hands every batch it routed back to it, where the state
 // takes the memory of its next batch from.
 func TestKindWatch_HandsRoutedBatchesBack(t *testing.T) {
+	ctx, st, kind, pool := runPooledWatch(t)
+	require.NotNil(t, pool, "the watch binds a pool to its channel")
+	waitHandedBack(ctx, t, pool) // the bootstrap's
+	for i := range 3 {
+		md := resource.NewMetadata("test", kind.Type(), fmt.Sprint(i), resource.VersionUndefined)
+		require.NoError(t, st.Create(ctx, typed.New[benchSpec, benchDef](md, benchSpec{A: i})))
+	}
+	waitHandedBack(ctx, t, pool) // the creates', once routed
+}
+
+// runPooledWatch runs a kind watch over an in-memory state (its goroutine
+// ends with the test) and returns the context it runs under, the state,
+// the kind, and the pool the watch bound to its channel.
+func runPooledWatch(t *testing.T) (context.Context, poolSeen, resource.Kind, *batchpool.Pool) {
 	st := poolSeen{State: inmem.NewState(), pools: make(chan *batchpool.Pool, 1)}
 	kind := resource.KindOf(resource.NewKind("test", "As.test.resgraph.dev"))
 	r := New(Config{State: st, Metrics: true, Subscriptions: func(resource.KindKey) []Subscription { return nil }, Idle: &idle.Notifier{}, Logger: zap.NewNop(), Go: func(func()) bool { return false }})
@@ -42,17 +56,9 @@ func TestKindWatch_HandsRoutedBatchesBack(t *testing.T) {
 	r.mu.Unlock()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
-	go func() { w.run(ctx); close(done) }() // owned: ends with cancel, waited below
-	defer func() { cancel(); <-done }()
-
-	pool := <-st.pools
-	require.NotNil(t, pool, "the watch binds a pool to its channel")
-	waitHandedBack(ctx, t, pool) // the bootstrap's
-	for i := range 3 {
-		md := resource.NewMetadata("test", kind.Type(), fmt.Sprint(i), resource.VersionUndefined)
-		require.NoError(t, st.Create(ctx, typed.New[benchSpec, benchDef](md, benchSpec{A: i})))
-	}
-	waitHandedBack(ctx, t, pool) // the creates', once routed
+	go func() { w.run(ctx); close(done) }() // owned: ends with cancel, waited at the test's end
+	t.Cleanup(func() { cancel(); <-done })
+	return ctx, st, kind, <-st.pools
 }
 
 // waitHandedBack waits until pool holds a batch handed back, and takes it.
@@ -79,18 +85,7 @@ func waitHandedBack(ctx context.Context, t *testing.T, pool *batchpool.Pool) {
 // routed and the one the state builds, so that a state that ran a full
 // channel ahead of the router reuses every batch once they are routed.
 func TestKindWatch_KeepsEveryBatchItsChannelHolds(t *testing.T) {
-	st := poolSeen{State: inmem.NewState(), pools: make(chan *batchpool.Pool, 1)}
-	kind := resource.KindOf(resource.NewKind("test", "As.test.resgraph.dev"))
-	r := New(Config{State: st, Metrics: true, Subscriptions: func(resource.KindKey) []Subscription { return nil }, Idle: &idle.Notifier{}, Logger: zap.NewNop(), Go: func(func()) bool { return false }})
-	r.mu.Lock()
-	w := r.watcherLocked(kind)
-	r.mu.Unlock()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { w.run(ctx); close(done) }() // owned: ends with cancel, waited below
-	defer func() { cancel(); <-done }()
-
-	pool := <-st.pools
+	ctx, _, _, pool := runPooledWatch(t)
 	waitHandedBack(ctx, t, pool) // the bootstrap's: the pool is empty again
 	for range watchBuffer + 2 {
 		pool.Put(make([]state.Event, 1))
