@@ -100,7 +100,7 @@ func (r *Runtime) RegisterController(ctrl controller.Controller) error {
 	if err != nil {
 		return err
 	}
-	tel := r.newTelemetry(name, 1)
+	tel := r.newTelemetry(name, 1, false)
 	wake := route.NewWake()
 	changes := changelog.New(0)
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(static, nil, outputs), tel, true)
@@ -261,7 +261,7 @@ func (r *Runtime) RegisterQController(ctrl controller.QController) error {
 	if err != nil {
 		return err
 	}
-	tel := r.newTelemetry(name, int(concurrency))
+	tel := r.newTelemetry(name, int(concurrency), true)
 	ad := adapter.New(r.st, r.caches, name, adapter.NewAccess(settings.Inputs, nil, settings.Outputs), tel, false)
 	ad.SetScheduler(r.sched)
 	ad.SetMappedRouting(r.mappedRouting(settings.Inputs))

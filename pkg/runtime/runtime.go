@@ -395,9 +395,12 @@ func (r *Runtime) Run(ctx context.Context) error {
 }
 
 // newTelemetry returns the telemetry sink of a controller (running
-// workers workers at once): nil (every report a no-op) when metrics and
-// the trace are off.
-func (r *Runtime) newTelemetry(name string, workers int) *telemetry.Controller {
+// workers workers at once; a QController when items): nil (every report
+// a no-op) when metrics and the trace are off.
+func (r *Runtime) newTelemetry(name string, workers int, items bool) *telemetry.Controller {
+	if items {
+		return telemetry.NewQController(r.tel, name, workers)
+	}
 	return telemetry.NewController(r.tel, name, workers)
 }
 

@@ -116,8 +116,12 @@ type Controller struct {
 	requeues   atomic.Uint64
 	busy       atomic.Int64 // nanoseconds
 	// lastCall is Clock.Now() at the end of the controller's last runtime
-	// call (see CallEnded).
+	// call (see CallEnded), for a Controller's busy time (EventTaken);
+	// items is set for a QController's sink (NewQController), whose busy
+	// time is its items' (ItemEnded): its calls neither read the clock for
+	// lastCall nor write it, which its workers would share.
 	lastCall atomic.Int64
+	items    bool
 	// prevDelivery is when a Controller took its previous ReconcileEvent
 	// (-1: none since its Run started); owned by the goroutine that
 	// delivers its events (one Run's forwarder at a time).
@@ -153,6 +157,26 @@ func NewController(eng *Engine, name string, workers int) *Controller {
 		return nil
 	}
 	return &Controller{eng: eng, name: name, prevDelivery: -1, meter: busy.New(workers, 0)}
+}
+
+// NewQController is [NewController] for a QController (running workers
+// workers at once): its busy time is its items' ([Controller.ItemEnded]),
+// so the end of a runtime call is not kept for it, and a read (Get, List)
+// does not read the clock.
+func NewQController(eng *Engine, name string, workers int) *Controller {
+	c := NewController(eng, name, workers)
+	if c != nil {
+		c.items = true
+	}
+	return c
+}
+
+// callDone keeps now as the end of the controller's last runtime call,
+// for a Controller's busy time (see EventTaken).
+func (c *Controller) callDone(now time.Duration) {
+	if !c.items {
+		c.lastCall.Store(int64(now))
+	}
 }
 
 // Now returns the Runtime clock's reading at b's time (now for a nil
@@ -414,11 +438,14 @@ func (c *Controller) callEnded(op Op, target resource.Kind, version *uint64, wor
 	if c == nil {
 		return
 	}
-	now := c.eng.Clock.Now()
-	c.lastCall.Store(int64(now))
 	if op == OpGet || op == OpList || op == OpContextWithTeardown || op == OpCleanupOutputs {
+		if !c.items {
+			c.callDone(c.eng.Clock.Now())
+		}
 		return
 	}
+	now := c.eng.Clock.Now()
+	c.callDone(now)
 	count := err == nil && c.eng.Metrics
 	if !count && c.eng.Ring == nil {
 		return
@@ -470,7 +497,7 @@ func (c *Controller) CallUnchanged(op Op, target *resource.Metadata, worker uint
 // target at version (0: unknown).
 func (c *Controller) unchanged(op Op, target resource.Kind, version uint64, worker uint32) {
 	now := c.eng.Clock.Now()
-	c.lastCall.Store(int64(now))
+	c.callDone(now)
 	if c.eng.Ring == nil {
 		return
 	}

@@ -59,6 +59,38 @@ func TestObservationsDoNotAllocate(t *testing.T) {
 	}
 }
 
+// TestAQControllersCallsKeepNoLastCall: the end of a runtime call is kept
+// for a Controller, whose pass's busy time ends with its last call
+// (EventTaken), and not for a QController, whose busy time is its items'
+// (ItemEnded): its workers' calls do not read the clock for it nor write
+// the line they share, and its Get reads no clock at all. Its writes are
+// traced as before.
+func TestAQControllersCallsKeepNoLastCall(t *testing.T) {
+	eng := newEngine(trace.DefaultSize)
+	eng.Clock = &Clock{epoch: time.Now().Add(-time.Hour)} // every reading is past an hour
+	md, _, _ := changed()
+	ptr := resource.PointerOf(md)
+	q, c := NewQController(eng, "q", 4), NewController(eng, "c", 1)
+	for _, s := range []*Controller{q, c} {
+		s.CallEnded(OpGet, ptr, nil)
+	}
+	if q.lastCall.Load() != 0 {
+		t.Fatal("a QController's Get kept the end of its call")
+	}
+	if c.lastCall.Load() < int64(time.Hour) {
+		t.Fatal("a Controller's Get did not keep the end of its call")
+	}
+	mark := eng.Ring.Last()
+	q.WriteEnded(OpModify, md, 2, nil)
+	if q.lastCall.Load() != 0 {
+		t.Fatal("a QController's write kept the end of its call")
+	}
+	recs, _ := eng.Ring.Since(mark, nil)
+	if len(recs) != 1 || recs[0].Type != trace.Commit || recs[0].Worker != 2 || recs[0].Controller != "q" {
+		t.Fatalf("a QController's write traced as %+v, want one commit by worker 2", recs)
+	}
+}
+
 // TestNilSinkIsOff: a Runtime with neither metrics nor a trace has nil
 // sinks, whose methods do nothing.
 func TestNilSinkIsOff(t *testing.T) {
