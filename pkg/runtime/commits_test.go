@@ -116,7 +116,7 @@ func TestTrace_EveryWriteCarriesItsCommittedVersion(t *testing.T) {
 
 		// Explain: every version the controller wrote is its own, and the
 		// destroy is a change of its own beside the write of the version
-		// it destroyed.
+		// it destroyed; a Modify is listed by what it did (an update here).
 		for _, p := range []resource.Pointer{ptr(typeA, "1"), ptr(typeB, "1")} {
 			x, err := e.Runtime.Observe().Explain(ctx, p)
 			require.NoError(t, err)
@@ -125,7 +125,7 @@ func TestTrace_EveryWriteCarriesItsCommittedVersion(t *testing.T) {
 				for _, ch := range x.Changes {
 					ops = append(ops, fmt.Sprintf("v%d %s", ch.Version, ch.Op))
 				}
-				assert.Equal(t, []string{"v7 destroy", "v7 removeFinalizer", "v6 teardown", "v5 addFinalizer", "v4 modify", "v3 modify", "v2 update", "v1 create"}, ops)
+				assert.Equal(t, []string{"v7 destroy", "v7 removeFinalizer", "v6 teardown", "v5 addFinalizer", "v4 update", "v3 update", "v2 update", "v1 create"}, ops)
 			}
 			for _, ch := range x.Changes {
 				if p.Type() == typeA && (ch.Version == 1 || ch.Version == 4) {

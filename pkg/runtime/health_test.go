@@ -93,9 +93,9 @@ func TestHealth_ReadyOnceEveryControllerCaughtUp(t *testing.T) {
 		assert.False(t, h.Ready)
 		assert.Equal(t, []string{
 			"controller held: its first pass has not ended",
-			"controller q: catching up with the first listing of its inputs: 1 items due, 1 in flight",
+			"controller q: catching up with the first listing of its inputs: 1 item due, 1 in flight",
 		}, checks(h.NotReady))
-		assert.Equal(t, "not ready\n  controller held: its first pass has not ended\n  controller q: catching up with the first listing of its inputs: 1 items due, 1 in flight\n", h.ReadyText())
+		assert.Equal(t, "not ready\n  controller held: its first pass has not ended\n  controller q: catching up with the first listing of its inputs: 1 item due, 1 in flight\n", h.ReadyText())
 
 		close(release)
 		synctest.Wait()

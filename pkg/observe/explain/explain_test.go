@@ -3,6 +3,7 @@ package explain_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -255,4 +256,24 @@ func TestParseResource(t *testing.T) {
 		_, err := explain.ParseResource(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// TestChanges_AModifyIsNamedByWhatItDid: a controller's Modify that created
+// the resource reads "create", one that changed it "update"; the routes of
+// the same versions do not rename them.
+func TestChanges_AModifyIsNamedByWhatItDid(t *testing.T) {
+	r1, r2, r0 := x, x, x
+	r1.Version, r2.Version, r0.Version = 1, 2, 0
+	records := []trace.Record{
+		{Seq: 1, Time: at(0), Type: trace.Route, Controller: "B", Op: "created", Resource: r1},
+		{Seq: 2, Time: at(0), Type: trace.Commit, Controller: "A", Op: "modify", Resource: r1},
+		{Seq: 3, Time: at(1), Type: trace.Commit, Controller: "A", Op: "modify", Resource: r2},
+		{Seq: 4, Time: at(1), Type: trace.Route, Controller: "B", Op: "updated", Resource: r2},
+		{Seq: 5, Time: at(2), Type: trace.Commit, Controller: "A", Op: "modify", Resource: r0},
+	}
+	var ops []string
+	for _, c := range explain.Changes(records, x, 0) {
+		ops = append(ops, fmt.Sprintf("v%d %s by %s", c.Version, c.Op, c.Writer))
+	}
+	assert.Equal(t, []string{"v0 modify by A", "v2 update by A", "v1 create by A"}, ops)
 }

@@ -57,6 +57,22 @@ func pairReconciles(records []trace.Record) []Reconcile {
 	return out
 }
 
+// commitOp names what the Commit e did. A Modify's commit is named by its
+// version: version 1 is a create (rule S1: a create stores version 1), a
+// later one an update; an unknown version (0) leaves it "modify".
+func commitOp(e *trace.Record) string {
+	if e.Op != "modify" {
+		return e.Op
+	}
+	switch v := e.Resource.Version; {
+	case v == 1:
+		return "create"
+	case v > 1:
+		return "update"
+	}
+	return e.Op
+}
+
 // Reconciles returns the last n reconciles of controller in records (a
 // trace, oldest first), newest first, each with its cause and, once it
 // ended, its duration and outcome. n <= 0 means all.
@@ -95,13 +111,13 @@ func Changes(records []trace.Record, r trace.Ref, n int) []Change {
 			k := changeKey{e.Resource.Version, isDestroy(e.Op)}
 			if j, ok := byChange[k]; ok && k.version != 0 {
 				if e.Type == trace.Commit && out[j].Writer == "" {
-					out[j].Writer, out[j].Op = e.Controller, e.Op
+					out[j].Writer, out[j].Op = e.Controller, commitOp(e)
 				}
 				continue
 			}
 			c := Change{Seq: e.Seq, Time: e.Time, Version: k.version, Op: e.Op, Writer: e.Resource.Writer}
 			if e.Type == trace.Commit {
-				c.Writer = e.Controller
+				c.Writer, c.Op = e.Controller, commitOp(e)
 			}
 			byChange[k] = len(out)
 			out = append(out, c)

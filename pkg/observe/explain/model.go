@@ -142,7 +142,8 @@ type Change struct {
 	Time    time.Time `json:"time"`
 	Version uint64    `json:"version,omitempty"`
 	// Op is the write ("create", "update", ...) for a commit seen by the
-	// Runtime, the change ("created", "updated", "destroyed") otherwise, or
+	// Runtime (a Modify is named by what it did: "create" for version 1,
+	// "update" after), the change ("created", "updated", "destroyed") otherwise, or
 	// "existing" for a version the Runtime found when it first listed the
 	// kind (Time is then when it listed it, not when it was committed).
 	Op string `json:"op"`

@@ -41,7 +41,7 @@ func (c *Runner) Health(now time.Time, bound time.Duration) (notReady, notLive s
 			notReady = "catching up with the first listing of its inputs"
 			if c.cfg.InputsListed == nil || c.cfg.InputsListed() {
 				st := c.queue.Stats(activitySample)
-				notReady += fmt.Sprintf(": %d items due, %d in flight", st.Due, st.InFlight)
+				notReady += fmt.Sprintf(": %d %s due, %d in flight", st.Due, items(st.Due), st.InFlight)
 			}
 		}
 	}
@@ -61,4 +61,12 @@ func (c *Runner) Health(now time.Time, bound time.Duration) (notReady, notLive s
 			d.Round(time.Millisecond), bound, strings.Join(items, ", "))
 	}
 	return notReady, notLive
+}
+
+// items is the noun of a count of n items.
+func items(n int) string {
+	if n == 1 {
+		return "item"
+	}
+	return "items"
 }
