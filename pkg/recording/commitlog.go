@@ -299,13 +299,15 @@ func (r *Recorder) tapKindCommits(kind resource.Kind, kick chan<- struct{}) *com
 	return l
 }
 
-// drainLocked adds the changes of the session's commit logs to the
-// window; r.mu is held (the logs' one reader).
+// drainLocked adds the changes of the session's tap buffer (rule RC8)
+// and of its commit logs to the window; r.mu is held (the logs' one
+// reader).
 func (r *Recorder) drainLocked() error {
 	src := r.src
 	if src == nil || !r.ready {
 		return nil
 	}
+	src.tap.buf.flushLocked(r)
 	for _, l := range src.logs {
 		if err := l.drain(r.committedLocked); err != nil {
 			return err

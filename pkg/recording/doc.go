@@ -127,10 +127,19 @@
 //     Runtime's watches of them are live, so that it sees every change
 //     after its starting state; when one of those watches ends (it
 //     failed, or re-lists), the recorder starts its window over, as when
-//     its own watch fails. The tapped kinds' changes are added to the
-//     window on the Runtime's watch goroutines, under the recorder's
-//     lock: a take, which copies the window under that lock, holds their
-//     routing that long. WithOwnWatches turns the tap off.
+//     its own watch fails. Once the recorder listed, the Runtime's watch
+//     goroutines hand each batch of the tapped kinds' changes over to the
+//     recorder's goroutine in a bounded buffer (a copy of the batch, with
+//     its time of arrival, which is the changes' time; a lock of the
+//     buffer's own, never the recorder's), which adds them to the window
+//     under the recorder's lock, in the order they came, before a take,
+//     a Sync, a world change and the end of its session; a batch that
+//     would take the buffer past 4096 changes is added to the window by
+//     the watch goroutine itself, after the buffer's changes, under the
+//     recorder's lock (a take then holds its routing that long). A
+//     recorder attached before the Runtime ran (RC10) adds each batch
+//     on the watch goroutine, under its lock. WithOwnWatches turns the
+//     tap off.
 //
 //   - RC9. A recorder of a Runtime that lets its commits be tapped
 //     (*runtime.Runtime: Runtime.TapCommits) keeps, for the newest

@@ -230,6 +230,9 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 func (r *Recorder) end(src *source) {
 	src.close()
 	r.mu.Lock()
+	if r.src == src {
+		src.tap.buf.flushLocked(r) // a take after Run returned sees them
+	}
 	r.src = nil
 	r.mu.Unlock()
 }
@@ -274,7 +277,7 @@ func (r *Recorder) openSource(ctx context.Context, kinds []Kind, attach *tapSink
 	src := &source{tap: attach, ch: make(chan []state.Event, 16), kick: make(chan struct{}, 1), cancel: cancel}
 	var err error
 	if src.tap == nil {
-		if src.tap, err = r.tapRuntime(wctx, kinds); err != nil {
+		if src.tap, err = r.tapRuntime(wctx, kinds, src.kick); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -483,6 +486,9 @@ func (r *Recorder) note(c change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready {
+		if r.src != nil {
+			r.src.tap.buf.flushLocked(r) // the tapped changes that came before it
+		}
 		r.win.addWorld(&c)
 	}
 }
@@ -491,6 +497,9 @@ func (r *Recorder) note(c change) {
 // every kind (shared snapshots, no copy), without the recorder's lock.
 func (r *Recorder) relist(ctx context.Context, kinds []Kind, src *source) error {
 	r.mu.Lock()
+	if r.src != nil {
+		r.src.tap.buf.flushLocked(r) // the changes that came before it began
+	}
 	seq, gen := r.raw.seq, r.gen
 	r.mu.Unlock()
 	start, err := r.list(ctx, kinds)

@@ -3,6 +3,8 @@ package recording
 import (
 	"context"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/runtime"
@@ -40,6 +42,12 @@ type tapSink struct {
 	// for a tap set before the Runtime ran (Attach; nil otherwise; rule
 	// RC10). The map is set before the tap, its values protected by r.mu.
 	handovers map[resource.KindKey]*handover
+	// buf holds the changes handed over while live (nil: none is, as
+	// for a tap set before the Runtime ran); live is set once the
+	// session listed, for a tap without handovers: from then on Changes
+	// needs no lock of the recorder's while buf has room.
+	buf  *tapBuf
+	live atomic.Bool
 }
 
 func newTapSink(r *Recorder) *tapSink {
@@ -57,8 +65,9 @@ func (s *tapSink) resolveLocked(tapped []resource.KindKey) {
 // tapRuntime taps the Runtime's watches of the kinds it watches, when the
 // recorder records a Runtime that can be tapped; otherwise the sink taps
 // nothing (every kind gets a watch of the recorder's own).
-func (r *Recorder) tapRuntime(ctx context.Context, kinds []Kind) (*tapSink, error) {
+func (r *Recorder) tapRuntime(ctx context.Context, kinds []Kind, kick chan<- struct{}) (*tapSink, error) {
 	s := newTapSink(r)
+	s.buf = &tapBuf{kick: kick}
 	rt, ok := r.cfg.rt.(changeTapper)
 	if !ok || r.cfg.ownWatches {
 		return s, nil
@@ -79,6 +88,11 @@ func (r *Recorder) tapRuntime(ctx context.Context, kinds []Kind) (*tapSink, erro
 // tapped. A kind being handed over (Attach, rule RC10) holds them in its
 // handover.
 func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
+	if s.live.Load() { // kinds is set for good
+		if !s.kinds[kind] || s.buf.put(events, time.Now().UnixNano()) {
+			return
+		}
+	}
 	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
 	if s.resolved && !s.kinds[kind] {
@@ -98,6 +112,7 @@ func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
 		s.pending = append(s.pending, events...)
 		return
 	}
+	s.buf.flushLocked(s.r) // the buffer is full: its changes came first
 	s.r.handleLocked(events)
 }
 
@@ -127,4 +142,7 @@ func (s *tapSink) liveLocked(start *startState) {
 	}
 	s.r.handleLocked(pending)
 	s.pending = nil
+	if s.buf != nil && s.handovers == nil {
+		s.live.Store(true)
+	}
 }

@@ -1,0 +1,118 @@
+package recording
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/state"
+	"github.com/resgraph/resgraph/pkg/state/inmem"
+)
+
+// liveSink returns a recorder over a bare state whose window starts
+// empty, and a live tap of wsKind's changes into it (as a session's,
+// once it listed), whose buffer wakes kick.
+func liveSink(t *testing.T, kick chan struct{}) (*Recorder, *tapSink) {
+	rec, err := New(inmem.NewState(), codec.NewRegistry(), WithKinds(wsKind))
+	require.NoError(t, err)
+	s := newTapSink(rec)
+	s.buf = &tapBuf{kick: kick}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	s.resolveLocked([]resource.KindKey{resource.KindOf(wsKind)})
+	rec.win.reset(listingAt(0))
+	rec.ready, rec.src = true, &source{tap: s}
+	s.liveLocked(&startState{kindRev: map[resource.KindKey]uint64{resource.KindOf(wsKind): 0}})
+	return rec, s
+}
+
+// created returns the watch events of creates of ids from revision rev
+// on.
+func created(rev uint64, ids ...string) []state.Event {
+	evs := make([]state.Event, len(ids))
+	for i, id := range ids {
+		evs[i] = state.Event{Type: state.Created, Resource: at(id, 1), Revision: rev + uint64(i)}
+	}
+	return evs
+}
+
+// TestRC8_ATappedBatchWaitsForNoLockOfTheRecorders: while the recorder
+// holds its lock (a take), a live tap's batch is buffered without
+// waiting for it, keeps its time of arrival, and wakes the session; the
+// session's drain adds it to the window.
+func TestRC8_ATappedBatchWaitsForNoLockOfTheRecorders(t *testing.T) {
+	kick := make(chan struct{}, 1)
+	rec, s := liveSink(t, kick)
+	rec.mu.Lock()
+	before := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Changes(resource.KindOf(wsKind), created(1, "a", "b"))
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		rec.mu.Unlock()
+		<-done
+		t.Fatal("the tap waited for the recorder's lock")
+	}
+	after := time.Now()
+	for !time.Now().After(after) { // the clock moves past the batch's arrival
+	}
+	<-kick
+	rec.mu.Unlock()
+	require.NoError(t, rec.drain())
+
+	rec.mu.Lock()
+	v := rec.win.view(nil, time.Now())
+	rec.mu.Unlock()
+	require.Len(t, v.entries, 2)
+	for _, e := range v.entries {
+		at := time.Unix(0, e.at)
+		assert.False(t, at.Before(before) || at.After(after), "a change is recorded at its arrival (%v), not when the session added it", at)
+	}
+}
+
+// TestRC8_AFullTapBufferIsAddedByTheTapInOrder: a tap's buffer holds at
+// most tapBufLen changes (a batch into an empty one excepted); a batch
+// that does not fit is added to the window by the tap itself, after the
+// changes the buffer held, so that the window has every change in the
+// order it came.
+func TestRC8_AFullTapBufferIsAddedByTheTapInOrder(t *testing.T) {
+	kick := make(chan struct{}, 1)
+	rec, s := liveSink(t, kick)
+	kind := resource.KindOf(wsKind)
+	const batch = 1000
+	rev := uint64(1)
+	next := func() []state.Event {
+		ids := make([]string, batch)
+		for i := range ids {
+			ids[i] = fmt.Sprint("r", rev+uint64(i))
+		}
+		evs := created(rev, ids...)
+		rev += batch
+		return evs
+	}
+	for range tapBufLen / batch {
+		s.Changes(kind, next())
+	}
+	require.Len(t, s.buf.evs, tapBufLen/batch*batch, "buffered")
+	assert.False(t, s.buf.put(make([]state.Event, tapBufLen-len(s.buf.evs)+1), 0), "a batch past tapBufLen is refused")
+	s.Changes(kind, next()) // does not fit: the tap adds the buffer, then it
+	assert.Empty(t, s.buf.evs, "the tap added the buffer's changes")
+
+	rec.mu.Lock()
+	v := rec.win.view(nil, time.Now())
+	rec.mu.Unlock()
+	require.Len(t, v.entries, int(rev-1))
+	for i, e := range v.entries {
+		require.Equal(t, uint64(i+1), e.rev, "change %d in order", i)
+	}
+	assert.True(t, (&tapBuf{}).put(make([]state.Event, 2*tapBufLen), 0), "a batch always goes into an empty buffer")
+}
