@@ -211,3 +211,35 @@ func TestCT5_BadInputIsOnePlainLine(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, l.Items, "nothing written")
 }
+
+// TestCT14_ASpecKeyTheTypeHasNotIsRefused: create and apply of a spec with
+// a key the daemon's spec type has no field for, or one matching a field
+// only by case, are refused in one line naming the key's path and the
+// type, and nothing is written; the exact key is accepted.
+func TestCT14_ASpecKeyTheTypeHasNotIsRefused(t *testing.T) {
+	d := serveTestDaemon(t)
+	for _, c := range []struct{ spec, want string }{
+		{"{size: 3, Bogus: 1}", `spec.Bogus: main.itemSpec has no field "Bogus"`},
+		{"{Size: 3}", `spec.Size: main.itemSpec has no field "Size": its field is "size"`},
+	} {
+		for _, verb := range []string{"create", "apply"} {
+			doc := "metadata: {type: item, id: x}\nspec: " + c.spec + "\n"
+			out, errOut, code := ctlIn(t, d.socket, doc, verb, "-f", "-")
+			assert.Equal(t, 1, code, "%s %s: %s", verb, c.spec, errOut)
+			assert.Empty(t, out)
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %s", errOut)
+			assert.Contains(t, errOut, c.want, verb)
+			assert.NotContains(t, errOut, "rpc error: code", verb)
+		}
+	}
+	l, err := d.st.List(context.Background(), resource.NewKind("shop", "Items.test.resgraph.dev"))
+	require.NoError(t, err)
+	assert.Empty(t, l.Items, "nothing written")
+
+	out, errOut, code := ctlIn(t, d.socket, "metadata: {type: item, id: x}\nspec: {size: 3}\n", "create", "-f", "-")
+	require.Zero(t, code, errOut)
+	assert.Equal(t, "item/x created\n", out)
+	r, err := d.st.Get(context.Background(), resource.NewPointer("shop", "Items.test.resgraph.dev", "x"))
+	require.NoError(t, err)
+	assert.Equal(t, 3, r.(*item).TypedSpec().Size)
+}

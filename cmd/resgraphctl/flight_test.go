@@ -139,9 +139,10 @@ remove:
 	assert.Equal(t, before, after, "the plan wrote nothing")
 
 	for bad, want := range map[string]string{
-		"set: [{type: linkstatus, id: eth0}]": "LinkApplyController",
-		"set: [{type: nosuchtype, id: a}]":    "nosuchtype",
-		"\n":                                  "- is empty",
+		"set: [{type: linkstatus, id: eth0}]":                  "LinkApplyController",
+		"set: [{type: nosuchtype, id: a}]":                     "nosuchtype",
+		"set: [{type: linkspec, id: eth2, spec: {Mtu: 1500}}]": `spec.Mtu: netres.LinkSpecSpec has no field "Mtu": its field is "MTU"`, // CT14
+		"\n": "- is empty",
 	} {
 		_, errOut, code := ctlIn(t, d.socket, bad, "plan", "-f", "-")
 		assert.Equal(t, 1, code, "%q: %s", bad, errOut)

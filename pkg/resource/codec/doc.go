@@ -60,6 +60,12 @@
 // [Registry.AppendSpec] and [Registry.DecodeSpec] encode and decode a
 // spec alone, for a transport that carries the metadata in a form of its
 // own (the remote State's messages): the spec's bytes and its [Format].
+// [Registry.DecodeSpecInput] decodes a spec given as input (a user's
+// file, a client's write) strictly: a JSON key the spec's type has no
+// field for, or that names one only by a different case, is an
+// [*UnknownFieldError], where DecodeSpec (and Decode, for stored bytes)
+// drops it, so that data stored by a version of a spec with more fields
+// stays readable.
 //
 // # Errors
 //

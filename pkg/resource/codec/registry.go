@@ -46,6 +46,9 @@ type entry struct {
 	goType reflect.Type
 	// format is the format its specs are written in.
 	format Format
+	// specType is the Go type of its specs when they are JSON (the type
+	// DecodeSpecInput checks keys against); nil otherwise.
+	specType reflect.Type
 	// encodeSpec appends the spec of r (of goType) to dst and returns the
 	// format it used.
 	encodeSpec func(dst []byte, r resource.Resource) ([]byte, Format, error)
@@ -145,8 +148,9 @@ func Register[S any, D typed.DefinitionProvider](reg *Registry) error {
 	}
 	var described D
 	return reg.add(def.Type, &entry{
-		goType: goType,
-		format: sc.format(),
+		goType:   goType,
+		format:   sc.format(),
+		specType: jsonSpecType(sc.own, reflect.TypeFor[S]()),
 		encodeSpec: func(dst []byte, r resource.Resource) ([]byte, Format, error) {
 			return sc.encode(dst, r.(*typed.Resource[S, D]).TypedSpec())
 		},
@@ -211,8 +215,9 @@ func (reg *Registry) RegisterType(typ resource.Type, newResource func(resource.M
 		return fmt.Errorf("codec: register %q (%s): %w", typ, goType, err)
 	}
 	return reg.add(typ, &entry{
-		goType: goType,
-		format: sc.format(),
+		goType:   goType,
+		format:   sc.format(),
+		specType: jsonSpecType(sc.own, sc.ptrType.Elem()),
 		encodeSpec: func(dst []byte, r resource.Resource) ([]byte, Format, error) {
 			return sc.encode(dst, r.Spec())
 		},
@@ -234,6 +239,15 @@ func (reg *Registry) RegisterType(typ resource.Type, newResource func(resource.M
 			return r, r.Spec(), nil
 		},
 	}, "", probe)
+}
+
+// jsonSpecType is an entry's specType: t, unless the spec encodes
+// itself.
+func jsonSpecType(own bool, t reflect.Type) reflect.Type {
+	if own {
+		return nil
+	}
+	return t
 }
 
 // newTyped is the newEmpty of a typed resource type: a

@@ -54,7 +54,7 @@ type fileResource struct {
 //	    namespace: network            # default: the type's default namespace
 //	    id: eth1
 //	    labels: {role: uplink}
-//	    spec: {mtu: 9000}             # the spec's JSON form, in YAML
+//	    spec: {MTU: 9000}             # the spec's JSON form, in YAML
 //	remove:                           # resources to remove
 //	  - {type: linkspec, id: eth2}
 //
@@ -69,7 +69,10 @@ type fileResource struct {
 // reg knows the types (and their aliases, by its definitions) and decodes
 // the specs, which must be in JSON form (a type whose specs are encoded
 // otherwise cannot be written in a change file). A type reg does not know,
-// a spec that does not decode (or was hidden as sensitive), a missing ID
+// a spec that does not decode (or was hidden as sensitive), a spec key
+// its type has no field for or that names one only by a different case
+// (a *codec.UnknownFieldError: a change file is input, read strictly, by
+// codec.Registry.DecodeSpecInput), a missing ID
 // or a document that is neither form is an error of the invalid class
 // (state.IsInvalidError) naming the entry. A plan of the change never
 // prints the spec values of the types reg's definitions mark sensitive
@@ -183,5 +186,5 @@ func (fr fileResource) resource(reg *codec.Registry) (resource.Resource, error) 
 	for k, v := range fr.Annotations {
 		md.Annotations().Set(k, v)
 	}
-	return reg.DecodeSpec(md, codec.FormatJSON, spec)
+	return reg.DecodeSpecInput(md, codec.FormatJSON, spec)
 }

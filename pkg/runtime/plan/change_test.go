@@ -102,3 +102,28 @@ func TestParseChange_ReadsResourcesAsGetPrintsThem(t *testing.T) {
 	assert.True(t, state.IsInvalidError(err), "%v", err)
 	assert.ErrorContains(t, err, "document 2: ")
 }
+
+// TestParseChange_RefusesASpecKeyTheTypeHasNot: a spec key the spec type
+// has no field for, or one matching a field only by case, is a
+// *codec.UnknownFieldError of the invalid class naming the entry, the
+// key's path and the type, in a change's set and in a resource document;
+// the exact key is read.
+func TestParseChange_RefusesASpecKeyTheTypeHasNot(t *testing.T) {
+	reg := codec.NewRegistry()
+	require.NoError(t, codec.Register[NSpec, NoteDef](reg))
+	for file, want := range map[string]string{
+		"set: [{type: notes.test.resgraph.dev, namespace: plan, id: a, spec: {n: 1, bogus: 2}}]": "set[0]",
+		"set: [{type: notes.test.resgraph.dev, namespace: plan, id: a, spec: {N: 1}}]":           "set[0]",
+		strings.Replace(getPrinted, "    n: 7", "    n: 7\n    bogus: 1", 1):                     "document 2",
+	} {
+		_, err := plan.ParseChange(strings.NewReader(file), reg)
+		assert.True(t, state.IsInvalidError(err), "%v is of the invalid class", err)
+		var ufe *codec.UnknownFieldError
+		require.True(t, errors.As(err, &ufe), "%s: %v", file, err)
+		assert.Contains(t, err.Error(), want)
+		assert.Contains(t, err.Error(), ufe.Path)
+		assert.Contains(t, err.Error(), "plan_test.NSpec")
+	}
+	_, err := plan.ParseChange(strings.NewReader("set: [{type: notes.test.resgraph.dev, namespace: plan, id: a, spec: {n: 1}}]"), reg)
+	assert.NoError(t, err)
+}

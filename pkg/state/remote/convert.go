@@ -125,7 +125,21 @@ func (c coder) encode(r resource.Resource, inKind, withJSON bool) (*pb.Resource,
 
 // decode returns the resource m carries, decoded by the registry; kind,
 // when not nil, is the kind of a resource whose metadata does not name it.
+// It is for what a state stored: a JSON spec's keys its type has no field
+// for are dropped (see decodeInput for a write's spec).
 func (c coder) decode(m *pb.Resource, kind resource.Kind) (resource.Resource, error) {
+	return c.decodeWith(c.reg.DecodeSpec, m, kind)
+}
+
+// decodeInput is decode for the resource of a write request: a JSON spec
+// with a key its type has no field for, or one matching a field only by
+// case, is refused (codec.Registry.DecodeSpecInput).
+func (c coder) decodeInput(m *pb.Resource) (resource.Resource, error) {
+	return c.decodeWith(c.reg.DecodeSpecInput, m, nil)
+}
+
+func (c coder) decodeWith(decodeSpec func(resource.Metadata, codec.Format, []byte) (resource.Resource, error),
+	m *pb.Resource, kind resource.Kind) (resource.Resource, error) {
 	if m == nil {
 		return nil, fmt.Errorf("no resource")
 	}
@@ -136,7 +150,7 @@ func (c coder) decode(m *pb.Resource, kind resource.Kind) (resource.Resource, er
 	if m.SpecFormat > 255 {
 		return nil, fmt.Errorf("%s: spec format %d out of range", resource.PointerString(&md), m.SpecFormat)
 	}
-	return c.reg.DecodeSpec(md, codec.Format(m.SpecFormat), m.Spec)
+	return decodeSpec(md, codec.Format(m.SpecFormat), m.Spec)
 }
 
 func pointerToPB(p resource.Pointer) *pb.Pointer {

@@ -136,6 +136,14 @@
 // the definitions' columns read, and decodes the JSON a client writes
 // into its own type. Watches of them resume like any other.
 //
+// The server decodes the spec of every write strictly
+// (codec.Registry.DecodeSpecInput): a JSON key the registered spec type
+// has no field for, or that names a field only by a different case, is
+// an InvalidArgument naming the key's path and the type (a
+// *codec.UnknownFieldError on the server's side), and nothing is written,
+// so a typo in a spec a user wrote is refused rather than dropped. What a
+// state stored is read leniently, keys the type no longer has dropped.
+//
 // # Costs
 //
 // A client is cheap: NewClient contacts nobody and starts nothing, and a

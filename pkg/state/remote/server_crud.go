@@ -311,7 +311,7 @@ func (s *Server) decodeRequest(m *pb.Resource) (resource.Resource, error) {
 	if m.PointerOnly {
 		return nil, invalid("write request with a pointer-only resource")
 	}
-	r, err := s.coder.decode(m, nil)
+	r, err := s.coder.decodeInput(m)
 	if err != nil {
 		return nil, invalid("%v", err)
 	}

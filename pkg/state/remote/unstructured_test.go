@@ -70,3 +70,40 @@ func TestUnstructured_ATypeTheClientWasNotCompiledWith(t *testing.T) {
 	_, err = strict.Get(ctx, link.Metadata())
 	assert.True(t, state.IsInvalidError(err), "%v", err)
 }
+
+// TestUnstructured_AWriteOfAKeyTheTypeHasNotIsRefused: the server decodes
+// a written JSON spec strictly (codec.Registry.DecodeSpecInput): a key its
+// type has no field for, or one matching a field only by case, at the top
+// or nested, is an InvalidArgument naming the key's path and the type, for
+// create and update, and nothing is written; what a state stored is read
+// as it was.
+func TestUnstructured_AWriteOfAKeyTheTypeHasNotIsRefused(t *testing.T) {
+	ctx := testCtx(t)
+	reg := registry()
+	codec.MustRegister[linkSpec, linkDef](reg)
+	st := inmem.NewState()
+	conn := dial(t, serveRegistry(t, listen(t, "unix"), st, reg).Addr)
+	cl, err := remote.NewClient(conn, codec.NewRegistry(), remote.WithUnstructured())
+	require.NoError(t, err)
+	typ := (*typed.Resource[linkSpec, linkDef])(nil).Definition().Type
+	md := resource.NewMetadata("network", typ, "eth0", resource.VersionUndefined)
+	for spec, want := range map[string]string{
+		`{"mtu":1400,"bogus":3}`: `spec.bogus: remote_test.linkSpec has no field "bogus"`,
+		`{"MTU":1400}`:           `spec.MTU: remote_test.linkSpec has no field "MTU": its field is "mtu"`,
+	} {
+		err := cl.Create(ctx, remote.NewUnstructured(md, json.RawMessage(spec)))
+		assert.True(t, state.IsInvalidError(err), "%s: %v", spec, err)
+		assert.ErrorContains(t, err, want)
+	}
+	_, err = st.Get(ctx, md)
+	assert.True(t, state.IsNotFoundError(err), "nothing written: %v", err)
+
+	require.NoError(t, cl.Create(ctx, remote.NewUnstructured(md, json.RawMessage(`{"mtu":1400}`))))
+	got, err := cl.Get(ctx, md)
+	require.NoError(t, err)
+	err = cl.Update(ctx, remote.NewUnstructured(*got.Metadata(), json.RawMessage(`{"mtu":1500,"nmae":"x"}`)))
+	assert.ErrorContains(t, err, `spec.nmae: remote_test.linkSpec has no field "nmae"`)
+	stored, err := st.Get(ctx, md)
+	require.NoError(t, err)
+	assert.Equal(t, linkSpec{MTU: 1400}, *stored.(*typed.Resource[linkSpec, linkDef]).TypedSpec())
+}

@@ -92,6 +92,15 @@
 // resource is one to set (plan.ParseChange); a document that is neither
 // a change nor a resource is refused in one line naming it.
 //
+// CT14. A spec key that the daemon's Go type of the spec has no field
+// for, or that names a field only by a different case, is refused by the
+// daemon (codec.Registry.DecodeSpecInput, at the remote write and the
+// planner) in create, apply and plan: one line naming the key's path
+// (spec.Bogus, spec.Routes[0].Gw) and the type, exit status 1, nothing
+// written. resgraphctl cannot check it itself (it has no Go types), so
+// in a file of several documents the ones before the refused one are
+// written.
+//
 // CT11. No command prints a sensitive spec unasked (CT3, for get and
 // describe): plan prints "(sensitive)" for its fields' values (the
 // daemon's plan of a change read with its registry, rule PL4), record
