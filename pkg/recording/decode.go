@@ -53,7 +53,8 @@ type decoder struct {
 	off int64
 	// kinds are the kinds read, for the check of each resource's kind.
 	kinds map[resource.KindKey]bool
-	// version is the file's format version (FormatVersion or formatV3).
+	// version is the file's format version (FormatVersion, formatV4 or
+	// formatV3).
 	version uint64
 }
 
@@ -108,7 +109,7 @@ func (d *decoder) magic() error {
 	if err != nil {
 		return truncated(d.off, "")
 	}
-	if v != FormatVersion && v != formatV3 {
+	if v != FormatVersion && v != formatV4 && v != formatV3 {
 		return &VersionError{Version: int(min(v, 1<<31-1))}
 	}
 	d.version = v
@@ -310,7 +311,7 @@ func (d *decoder) change(f *fields, rec *Recording) error {
 
 // pass reads a pass frame (version 4): a controller the header names,
 // an item whole or none, and at least one read, their numbers increasing
-// and their revisions not 0.
+// and their revisions not 0; from version 5, its batch's revision.
 func (d *decoder) pass(f *fields, rec *Recording) error {
 	p := Pass{Controller: f.str()}
 	ns, typ, id := f.str(), f.str(), f.str()
@@ -326,6 +327,9 @@ func (d *decoder) pass(f *fields, rec *Recording) error {
 			r.Kind = resource.KindOf(resource.NewKind(rec.Kinds[k-1].Namespace, rec.Kinds[k-1].Type))
 		}
 		p.Reads = append(p.Reads, r)
+	}
+	if d.version >= 5 {
+		p.Batch = f.uvarint()
 	}
 	if err := f.done(); err != nil {
 		return err

@@ -94,8 +94,9 @@
 //   - RC4. A file is whole or it is an error: [Read] returns a recording
 //     only when every frame is there, intact and in order (a
 //     [*FormatError] wrapping [ErrTruncated] or [ErrCorrupted] otherwise),
-//     of a format version it reads (FormatVersion, or 3: a recording
-//     without passes; a [*VersionError] otherwise), and of types the
+//     of a format version it reads (FormatVersion, 4: passes without
+//     batches, or 3: a recording without passes; a [*VersionError]
+//     otherwise), and of types the
 //     registry knows (an [*UnknownTypesError] naming them). Writing and
 //     reading a recording gives back an equal one.
 //
@@ -211,7 +212,10 @@
 //     (Recording.Passes): how many commits it made, and its reads — the
 //     first that says its revision, then each whose revision or kind
 //     differs from the read before — with the read's number in the pass,
-//     the revision it returned and the kind it read. A recording holds
+//     the revision it returned and the kind it read; of a pass of a
+//     Controller that took a batch of its change log that is not full
+//     (an incremental pass, runtime.BatchTap), the revision at or below
+//     which the batch's changes were (Pass.Batch). A recording holds
 //     the passes that read a state of its window or made one of its
 //     changes (one whose reads all came before the window's start
 //     included). The log is a ring of the newest 16384 reads, written on

@@ -22,8 +22,11 @@ const (
 	magic = "RGREC"
 	// FormatVersion is the version of the file format this package writes
 	// and reads.
-	FormatVersion = 4
-	// formatV3 is the previous version, which Read still reads: a
+	FormatVersion = 5
+	// formatV4 is the previous version, which Read still reads: its
+	// passes say no batch (Pass.Batch is 0).
+	formatV4 = 4
+	// formatV3 is the version before, which Read still reads: a
 	// recording without passes (Recording.Passes is empty).
 	formatV3 = 3
 	// maxFrame bounds a frame's payload: a larger length is corruption.
@@ -221,8 +224,9 @@ func appendChange(b []byte, c Change, reg *codec.Registry) ([]byte, error) {
 }
 
 // appendPass writes a pass: its controller, its item (three strings,
-// empty for a Controller's pass), its commits, and its reads (a count,
-// then each read's number in the pass, revision and kind's number).
+// empty for a Controller's pass), its commits, its reads (a count, then
+// each read's number in the pass, revision and kind's number), and its
+// batch's revision (version 5; 0 for none).
 func appendPass(b []byte, p Pass, kinds []Kind) []byte {
 	b = appendString(b, p.Controller)
 	b = appendString(b, p.Item.Namespace())
@@ -235,7 +239,7 @@ func appendPass(b []byte, p Pass, kinds []Kind) []byte {
 		b = binary.AppendUvarint(b, r.Revision)
 		b = binary.AppendUvarint(b, uint64(kindNumber(kinds, r.Kind)))
 	}
-	return b
+	return binary.AppendUvarint(b, p.Batch)
 }
 
 // kindNumber is a read's kind in a pass frame: its place in kinds, from

@@ -52,7 +52,7 @@ func (e *VersionError) Error() string {
 	if e.Version < 0 {
 		return fmt.Sprintf("recording: not a recording (it does not start with %q)", magic)
 	}
-	return fmt.Sprintf("recording: format version %d; this build reads versions %d and %d only", e.Version, formatV3, FormatVersion)
+	return fmt.Sprintf("recording: format version %d; this build reads versions %d to %d only", e.Version, formatV3, FormatVersion)
 }
 
 // UnknownTypesError reports resource types of a recording that the codec

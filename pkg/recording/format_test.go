@@ -49,7 +49,7 @@ func sample() *recording.Recording {
 		},
 		Final: []resource.Resource{newNote("n2", 1), withOwner(newNote("n3", 3), "a")},
 		Passes: []recording.Pass{
-			{Controller: "b", Reads: []recording.PassRead{{Index: 0, Revision: 43, Kind: resource.KindOf(resource.NewKind(ns, noteKind.Type()))}}},
+			{Controller: "b", Reads: []recording.PassRead{{Index: 0, Revision: 43, Kind: resource.KindOf(resource.NewKind(ns, noteKind.Type()))}}, Batch: 42},
 			{Controller: "a", Item: resource.PointerOf(resource.NewPointer(ns, noteKind.Type(), "n2")), Reads: []recording.PassRead{{Index: 0, Revision: 43}, {Index: 2, Revision: 44, Kind: resource.KindOf(resource.NewKind(ns, echoKind.Type()))}}, Commits: 2},
 		},
 	}
@@ -150,7 +150,7 @@ func TestRC4_AnotherVersion(t *testing.T) {
 	reg := registry(t)
 	data := encode(t, sample(), reg)
 	var verr *recording.VersionError
-	for _, v := range []int{1, 2, 5} { // 2: changes without their item, no world reads
+	for _, v := range []int{1, 2, 6} { // 2: changes without their item, no world reads
 		data[5] = byte(v)
 		_, err := recording.Decode(data, reg)
 		require.ErrorAs(t, err, &verr)
@@ -179,11 +179,54 @@ func TestRC4_Version3IsRead(t *testing.T) {
 	require.ErrorIs(t, err, recording.ErrCorrupted)
 }
 
-// asV3 turns the bytes of a recording written as version 4 into version
-// 3's: its version, and its end frame without the count of passes.
+// TestRC4_Version4IsRead: a file of format version 4 (passes without
+// their batch) reads as a recording whose passes say no batch; a pass
+// frame with a batch in it is corrupt (a trailing field).
+func TestRC4_Version4IsRead(t *testing.T) {
+	reg := registry(t)
+	in := sample()
+	for i := range in.Passes {
+		in.Passes[i].Batch = 0
+	}
+	out, err := recording.Decode(asV4(t, encode(t, in, reg), 1), reg)
+	require.NoError(t, err)
+	requireSameRecording(t, in, out)
+
+	_, err = recording.Decode(asV4(t, encode(t, in, reg), 0), reg)
+	require.ErrorIs(t, err, recording.ErrCorrupted)
+}
+
+// asV4 turns the bytes of a recording written as version 5, whose passes
+// say no batch, into version 4's: its version, and each pass frame
+// without its last cut bytes (its batch, one byte when 0).
+func asV4(t testing.TB, data []byte, cut int) []byte {
+	return rewritten(t, data, 4, func(typ byte, payload, _ []byte) []byte {
+		if typ == 7 { // a pass frame: its batch dropped
+			return payload[:len(payload)-cut]
+		}
+		return payload
+	})
+}
+
+// asV3 turns the bytes of a recording written as version 4 or 5 into
+// version 3's: its version, and its end frame without the count of
+// passes.
 func asV3(t testing.TB, data []byte) []byte {
+	return rewritten(t, data, 3, func(typ byte, payload, rest []byte) []byte {
+		if typ == 6 { // the end frame: its last count (of passes) dropped
+			require.Empty(t, rest)
+			return payload[:len(payload)-1]
+		}
+		return payload
+	})
+}
+
+// rewritten returns the bytes of a recording with the format version
+// given and each frame's payload as edit returns it (rest: the frames
+// after it), checksummed again.
+func rewritten(t testing.TB, data []byte, version byte, edit func(typ byte, payload, rest []byte) []byte) []byte {
 	t.Helper()
-	out := append([]byte("RGREC"), 3)
+	out := append([]byte("RGREC"), version)
 	b := data[6:]
 	for len(b) > 0 {
 		typ := b[0]
@@ -191,10 +234,7 @@ func asV3(t testing.TB, data []byte) []byte {
 		require.Positive(t, k)
 		payload := b[1+k : 1+k+int(n)]
 		b = b[1+k+int(n)+4:]
-		if typ == 6 { // the end frame: its last count (of passes) dropped
-			payload = payload[:len(payload)-1]
-			require.Empty(t, b)
-		}
+		payload = edit(typ, payload, b)
 		out = append(out, typ)
 		out = binary.AppendUvarint(out, uint64(len(payload)))
 		out = append(out, payload...)
@@ -278,6 +318,11 @@ func FuzzDecode(f *testing.F) {
 	v3 := sample()
 	v3.Passes = nil
 	f.Add(asV3(f, encode(f, v3, reg)))
+	v4 := sample()
+	for i := range v4.Passes {
+		v4.Passes[i].Batch = 0
+	}
+	f.Add(asV4(f, encode(f, v4, reg), 1))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := recording.Decode(b, reg)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resgraph/resgraph/pkg/controller"
+	"github.com/resgraph/resgraph/pkg/internal/changelog"
 	"github.com/resgraph/resgraph/pkg/recording"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
@@ -204,4 +205,85 @@ func TestRC13_APassThatReadBeforeTheWindowAndCommittedInItIsLogged(t *testing.T)
 	assert.Equal(t, "heldecho", p.Controller)
 	assert.Equal(t, 1, p.Commits)
 	assert.Less(t, p.Reads[len(p.Reads)-1].Revision, r.Revision)
+}
+
+// batchEcho reads the Note "x" on each pass and writes nothing; when take is set
+// it takes its change log's batch at the start of each pass (an
+// incremental controller: changelog.Source).
+type batchEcho struct {
+	evenEcho
+	take bool
+}
+
+func (b batchEcho) Name() string               { return map[bool]string{true: "batchecho", false: "reader"}[b.take] }
+func (batchEcho) Outputs() []controller.Output { return nil }
+func (b batchEcho) Run(ctx context.Context, rt controller.Runtime, _ *zap.Logger) error {
+	src := rt.(changelog.Source)
+	var batch *changelog.Batch
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-rt.EventCh():
+		}
+		if b.take {
+			batch = src.TakeChanges(batch)
+		}
+		if _, err := safe.ReaderGet[*Note](ctx, rt, resource.NewPointer(ns, noteKind.Type(), "x")); err != nil && !state.IsNotFoundError(err) {
+			return err
+		}
+	}
+}
+
+// TestRC13_AnIncrementalPassIsLoggedWithItsBatch: a pass of a Controller
+// that takes its changes from the Runtime's change log logs, besides its
+// reads, the revision of the batch it took (Pass.Batch: the note's
+// update it was woken by, or an older one, at or below what its reads
+// saw); a pass that takes none (reader) or a full batch (after a re-list
+// of the note's kind: it reads everything) logs none.
+func TestRC13_AnIncrementalPassIsLoggedWithItsBatch(t *testing.T) {
+	st := inmem.NewState()
+	rt, ctx := runController(t, st, batchEcho{take: true}, batchEcho{})
+	rec, err := recording.New(st, registry(t), recording.WithRuntime(rt))
+	require.NoError(t, err)
+	started(t, rec)
+	require.NoError(t, st.Create(ctx, newNote("x", 1)))
+	for n := 2; ; n++ {
+		require.Less(t, n, 50, "no pass of batchecho took a batch that was not full")
+		_, err = st.UpdateWithConflicts(ctx, resource.NewPointer(ns, noteKind.Type(), "x"), func(r resource.Resource) error { r.(*Note).TypedSpec().N = n; return nil })
+		require.NoError(t, err)
+		rev := lastNoteRevision(t, rec)
+		var ps []recording.Pass
+		eventually(t, "both controllers read the note's update", func() bool {
+			r, err := rec.Take()
+			require.NoError(t, err)
+			ps = passesOf(r, rev)
+			return slices.ContainsFunc(ps, func(p recording.Pass) bool { return p.Controller == "reader" }) &&
+				slices.ContainsFunc(ps, func(p recording.Pass) bool { return p.Controller == "batchecho" })
+		})
+		took := false
+		for _, p := range ps {
+			if p.Controller == "reader" {
+				assert.Zero(t, p.Batch, "reader takes no batch")
+				continue
+			}
+			require.LessOrEqual(t, p.Batch, rev, "the batch of the update that woke it, an older one, or a full one")
+			took = took || p.Batch != 0
+		}
+		if took {
+			return
+		}
+	}
+}
+
+// passesOf returns the passes of a recording whose first read saw
+// revision rev.
+func passesOf(r *recording.Recording, rev uint64) []recording.Pass {
+	var out []recording.Pass
+	for _, p := range r.Passes {
+		if p.Reads[0].Revision == rev {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -277,4 +277,4 @@ func (r *Recorder) tapCommits() (remove func(), err error) {
 	return rt.TapCommits(r.passes)
 }
 
-var _ runtime.PassTap = (*passLog)(nil)
+var _ runtime.BatchTap = (*passLog)(nil)

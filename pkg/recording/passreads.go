@@ -15,6 +15,18 @@ func (l *passLog) Read(controller string, pass uint64, index uint32, rev uint64,
 	l.reads.put(&w, item)
 }
 
+// batchIndex is the number in its pass of the entry of the reads ring
+// that is a batch the pass took (Took), not a read.
+const batchIndex = 1<<32 - 1
+
+// Took implements runtime.BatchTap: the pass numbered pass of controller
+// took a batch of changes at revision rev or below (rule RC13).
+func (l *passLog) Took(controller string, pass uint64, rev uint64) {
+	e := readEntry{pass: pass, rev: rev, ctrl: l.nameOf(controller), index: batchIndex}
+	w := e.words()
+	l.reads.put(&w, resource.PointerKey{})
+}
+
 // passKey is a pass: its controller's number and its own.
 type passKey struct {
 	ctrl uint32
@@ -49,8 +61,17 @@ func (l *passLog) passes(from uint64, kinds []Kind, in map[[2]uint64]bool) []Pas
 			at[k] = n
 			out, keys = append(out, Pass{Controller: names[e.ctrl], Item: item}), append(keys, k)
 		}
+		if e.index == batchIndex {
+			out[n].Batch = e.rev
+			return
+		}
 		out[n].Reads = append(out[n].Reads, PassRead{Index: e.index, Revision: e.rev, Kind: byHash[e.kind]})
 	})
+	for i := range out { // a pass that took a batch and read nothing: none
+		if len(out[i].Reads) == 0 {
+			out[i].Batch = 0
+		}
+	}
 	committed := make([]bool, len(out)) // a commit of the pass is in
 	l.commits.each(func(w *[ringWords]uint64, _ resource.PointerKey) {
 		e := passEntryOf(w)
@@ -63,7 +84,9 @@ func (l *passLog) passes(from uint64, kinds []Kind, in map[[2]uint64]bool) []Pas
 	for i := range idx {
 		idx[i] = i
 	}
-	idx = slices.DeleteFunc(idx, func(i int) bool { return !committed[i] && out[i].Reads[len(out[i].Reads)-1].Revision < from })
+	idx = slices.DeleteFunc(idx, func(i int) bool {
+		return len(out[i].Reads) == 0 || !committed[i] && out[i].Reads[len(out[i].Reads)-1].Revision < from
+	})
 	slices.SortStableFunc(idx, func(a, b int) int {
 		return cmp.Or(cmp.Compare(out[a].Reads[0].Revision, out[b].Reads[0].Revision), cmp.Compare(keys[a].ctrl, keys[b].ctrl), cmp.Compare(keys[a].pass, keys[b].pass))
 	})

@@ -82,6 +82,13 @@ type Pass struct {
 	// Commits is how many of its writes committed (0: its writes left
 	// the state as it was).
 	Commits int
+	// Batch is, for a pass of a Controller that took its changes from
+	// the Runtime's change log (an incremental pass, runtime.BatchTap),
+	// the revision at or below which were the changes of the batch it
+	// took, before its reads: it handled those changes, not those its
+	// reads saw come after. Zero when it took none, or a full batch (it
+	// read everything), or the file is of format version 4 or older.
+	Batch uint64
 }
 
 // PassRead is a read of a pass: its number in the pass (from 0: every

@@ -112,12 +112,15 @@ func runEchoer(t *testing.T, st state.State) (*runtime.Runtime, context.Context)
 	}})
 }
 
-// runController runs a Runtime of c over st until the test ends.
-func runController(t *testing.T, st state.State, c controller.Controller) (*runtime.Runtime, context.Context) {
+// runController runs a Runtime of c (and more) over st until the test
+// ends.
+func runController(t *testing.T, st state.State, c controller.Controller, more ...controller.Controller) (*runtime.Runtime, context.Context) {
 	t.Helper()
 	rt, err := runtime.New(st, nil)
 	require.NoError(t, err)
-	require.NoError(t, rt.RegisterController(c))
+	for _, c := range append([]controller.Controller{c}, more...) {
+		require.NoError(t, rt.RegisterController(c))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- rt.Run(ctx) }()

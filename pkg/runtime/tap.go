@@ -68,9 +68,26 @@ type PassTap interface {
 	Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item resource.PointerKey)
 }
 
+// BatchTap is a PassTap that also sees, for each pass of a Controller
+// that takes its changes from the Runtime's change log
+// (changelog.Source, an incremental pass), what its batch held: a
+// replay then wakes the pass where the changes it took had come, not
+// where its reads saw the state (changes routed between the two are the
+// next pass's).
+type BatchTap interface {
+	PassTap
+	// Took is called on the controller's goroutine once the pass
+	// numbered pass (as Committed numbers it) took a batch of changes
+	// that is not full: the changes routed to it before, whose newest
+	// revision is at most rev (the controller's read floor then). It
+	// must return promptly.
+	Took(controller string, pass uint64, rev uint64)
+}
+
 // TapCommits makes t see every commit of the Runtime's controllers
 // (those registered now and later) from its return until remove; a
-// PassTap also sees every pass's reads. While t is set, each read of a
+// PassTap also sees every pass's reads, a BatchTap every incremental
+// pass's batch. While t is set, each read of a
 // controller asks the cache or the state for the revision it reflects (a
 // read that asks for it itself, with state.WithGetRevision or
 // WithListRevision, says none). One commit tap at a time: a second is

@@ -39,12 +39,24 @@ type ReadLog interface {
 	Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item resource.PointerKey)
 }
 
+// BatchLog is a ReadLog that also sees the batches of changes the
+// passes of an incremental Controller take (BatchTaken).
+type BatchLog interface {
+	ReadLog
+	// Took is called on the controller's goroutine once the pass
+	// numbered pass took a batch that is not full, whose changes are at
+	// revision rev or below (the read floor then).
+	Took(controller string, pass uint64, rev uint64)
+}
+
 // passLog is what the adapter keeps for a CommitLog: the log, and what
 // the current pass of a Controller read.
 type passLog struct {
 	log atomic.Pointer[CommitLog]
-	// reads is the log as a ReadLog, when it is one.
-	reads atomic.Pointer[ReadLog]
+	// reads is the log as a ReadLog, when it is one; batches as a
+	// BatchLog.
+	reads   atomic.Pointer[ReadLog]
+	batches atomic.Pointer[BatchLog]
 	passRead
 	// seq numbers the passes and item runs.
 	seq atomic.Uint64
@@ -86,12 +98,18 @@ func (a *Adapter) SetCommitLog(l CommitLog) {
 	if l == nil {
 		a.pass.log.Store(nil)
 		a.pass.reads.Store(nil)
+		a.pass.batches.Store(nil)
 		return
 	}
 	if rl, ok := l.(ReadLog); ok {
 		a.pass.reads.Store(&rl)
 	} else {
 		a.pass.reads.Store(nil)
+	}
+	if bl, ok := l.(BatchLog); ok {
+		a.pass.batches.Store(&bl)
+	} else {
+		a.pass.batches.Store(nil)
 	}
 	a.pass.log.Store(&l)
 }
@@ -287,4 +305,20 @@ func (a *Adapter) logCommit(ctx context.Context, ptr resource.Pointer, version u
 	}
 	p, item := a.passOf(ctx)
 	(*l).Committed(a.name, resource.PointerOf(ptr), version, p.read.Load(), p.pass.Load(), item)
+}
+
+// BatchTaken says the Controller's current pass took a batch of its
+// change log that is not full: a BatchLog, when set, is told the read
+// floor now (every change of the batch was routed after the floor was
+// raised to its revision). Called on the goroutine that took it.
+func (a *Adapter) BatchTaken() {
+	l := a.pass.batches.Load()
+	if l == nil {
+		return
+	}
+	p := &a.pass.passRead
+	if p.pass.Load() == 0 { // it started before the CommitLog was set
+		p.pass.CompareAndSwap(0, a.pass.seq.Add(1))
+	}
+	(*l).Took(a.name, p.pass.Load(), a.floor.Load())
 }

@@ -70,7 +70,11 @@ func (r *runtime) UpdateInputs(inputs []controller.Input) error {
 // no change log for it.
 func (r *runtime) TakeChanges(reuse *changelog.Batch) *changelog.Batch {
 	if l := r.runner.cfg.Changes; l != nil {
-		return l.Take(reuse)
+		b := l.Take(reuse)
+		if !b.Full && r.runner.cfg.Adapter != nil {
+			r.runner.cfg.Adapter.BatchTaken() // a flight recorder's BatchLog notes it
+		}
+		return b
 	}
 	return &changelog.Batch{Full: true}
 }

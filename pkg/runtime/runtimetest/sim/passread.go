@@ -21,7 +21,10 @@ type passKey struct {
 // commit) at which every kind it read was as the read saw it (no commit
 // of the kind between the two; a read served by a cache behind the others
 // saw an older revision, which may be the one) is the state it saw, which
-// is returned. When there is none and the pass is a QController item's
+// is returned (or, of an incremental pass whose batch of changes came
+// before it, the batch's revision: the pass handled the changes of its
+// batch, taken before its reads, and those routed between the two are the
+// next pass's). When there is none and the pass is a QController item's
 // run, the newest at which no resource of its item's ID changed since
 // the read saw it (an item's run reads its own resources: a change of
 // another item's between its reads is no change of what it read). When
@@ -52,6 +55,9 @@ func lastReads(rec *recording.Recording) []uint64 {
 				read = newest
 			} else if newest, ok := q[0].newestBefore(c.Revision, changed, c.Item.ID()); ok && c.Item.Type() != "" {
 				read = newest // an item's run: only its item's resources count
+			}
+			if b := q[0].p.Batch; b != 0 && b < read {
+				read = b // an incremental pass handled the changes of its batch
 			}
 			if q[0].left--; q[0].left == 0 {
 				queues[k] = q[1:]

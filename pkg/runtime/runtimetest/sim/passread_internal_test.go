@@ -96,3 +96,24 @@ func TestRecording_AnItemsRunReadsWhereItsOwnResourcesWereAsItReadThem(t *testin
 	changes[3].Item, rec.Passes[0].Item = resource.PointerKey{}, resource.PointerKey{}
 	assert.Equal(t, []uint64{1}, lastReads(rec), "a Controller's pass: the first read")
 }
+
+// TestRecording_AnIncrementalPassOpensWhereItsBatchCame: a pass of an
+// incremental Controller took its batch of changes at revision 1 (the
+// change of a) and read at 2 (b had changed too, routed after it took
+// the batch): the replay opens it at 1, so that its batch is a's change
+// alone, and b's is the next pass's. Without a batch (a full one, or a
+// version-4 file) it opens where it read.
+func TestRecording_AnIncrementalPassOpensWhereItsBatchCame(t *testing.T) {
+	as, _, ptr := passKinds()
+	changes := []recording.Change{
+		{Revision: 1, By: recording.ByOutside, Pointer: ptr("As.sim.test", "a")},
+		{Revision: 2, By: recording.ByOutside, Pointer: ptr("As.sim.test", "b")},
+		{Revision: 3, By: recording.ByController, Writer: "w", Pointer: ptr("As.sim.test", "a"), Read: 2},
+	}
+	rec := &recording.Recording{Changes: changes, Passes: []recording.Pass{
+		{Controller: "w", Commits: 1, Batch: 1, Reads: []recording.PassRead{{Index: 0, Revision: 2, Kind: as}}},
+	}}
+	assert.Equal(t, []uint64{1}, lastReads(rec), "where its batch came")
+	rec.Passes[0].Batch = 0
+	assert.Equal(t, []uint64{2}, lastReads(rec), "where it read")
+}

@@ -89,7 +89,9 @@ type Scenario struct {
 	// package recording; of a QController item's run, when there is none,
 	// the newest at which the resources of its item's ID were as read;
 	// when there is none, where its first read did,
-	// recording.Change.Read, rule RC9), before a recorded outside write
+	// recording.Change.Read, rule RC9; of an incremental pass whose batch
+	// of changes came before that, where the batch came,
+	// recording.Pass.Batch), before a recorded outside write
 	// that came after it, or, when the recording does not say, when its
 	// commit comes next; a Controller is offered a wake-up only between
 	// its passes (none while one of its writes or world reads waits:
