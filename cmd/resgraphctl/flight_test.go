@@ -141,6 +141,7 @@ remove:
 	for bad, want := range map[string]string{
 		"set: [{type: linkstatus, id: eth0}]":                  "LinkApplyController",
 		"set: [{type: nosuchtype, id: a}]":                     "nosuchtype",
+		"remove: [{type: linkspec, id: eth7}]":                 "LinkSpecs.net.resgraph.dev(config/eth7): there is no such resource to remove",
 		"set: [{type: linkspec, id: eth2, spec: {Mtu: 1500}}]": `spec.Mtu: netres.LinkSpecSpec has no field "Mtu": its field is "MTU"`, // CT14
 		"\n": "- is empty",
 	} {

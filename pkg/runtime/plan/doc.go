@@ -32,9 +32,10 @@
 //     is the daemon's fakes.
 //   - PL2. A change that names a kind the daemon does not know (no
 //     controller reads or writes it), or sets or removes a resource of a
-//     type one of its controllers writes, is refused before anything runs
-//     with a [*RefusedError] (of the invalid class) giving the reason for
-//     each such resource.
+//     type one of its controllers writes, or removes a resource the live
+//     state does not hold (and the change does not set), is refused
+//     before anything runs with a [*RefusedError] (of the invalid class)
+//     giving the reason for each such resource.
 //   - PL3. A plan says whether the daemon converged: after the change, it
 //     is at its fixed point when its Runtime is idle with no retry or
 //     requeue due and stays so (committing nothing) for a quiet period,

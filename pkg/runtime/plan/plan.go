@@ -179,7 +179,8 @@ func WithLogger(l *zap.Logger) Option { return func(c *config) { c.logger = l } 
 // their fixed point, applies change as an outside writer, runs them to
 // their fixed point again, and returns what changed. A change that names
 // a kind the daemon does not know, or writes or removes a controller's
-// output, is refused with a [*RefusedError] before anything runs (rule
+// output, or removes a resource that does not exist (and that it does not
+// set), is refused with a [*RefusedError] before anything runs (rule
 // PL2).
 func Make(ctx context.Context, live state.State, d Daemon, change Change, opts ...Option) (*Plan, error) {
 	c := config{timeout: 30 * time.Second, commits: 10_000, sensitive: func(resource.Type) bool { return false }, logger: zap.NewNop()}
@@ -196,6 +197,9 @@ func Make(ctx context.Context, live state.State, d Daemon, change Change, opts .
 	}
 	initial, err := snapshot(ctx, live, graphkinds.Kinds(g))
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRemovals(change, initial); err != nil {
 		return nil, err
 	}
 	r := &run{cfg: c, daemon: d, change: change}
@@ -238,6 +242,28 @@ func check(c Change, g *controller.DependencyGraph) error {
 			reasons = append(reasons, fmt.Sprintf("%s: the daemon has no kind %s (no controller reads or writes it)", what, resource.KindString(p)))
 		case len(writers[p.Type()]) > 0:
 			reasons = append(reasons, fmt.Sprintf("%s: %s is written by %s, not by the daemon's users", what, p.Type(), joinReasons(writers[p.Type()])))
+		}
+	}
+	if len(reasons) > 0 {
+		return &RefusedError{Reasons: reasons}
+	}
+	return nil
+}
+
+// checkRemovals refuses a change that removes a resource the live state
+// does not hold and the change does not set (rule PL2).
+func checkRemovals(c Change, initial []resource.Resource) error {
+	have := make(map[string]bool, len(initial)+len(c.Set))
+	for _, r := range initial {
+		have[resource.PointerString(r.Metadata())] = true
+	}
+	for _, r := range c.Set {
+		have[resource.PointerString(r.Metadata())] = true
+	}
+	var reasons []string
+	for _, p := range c.Remove {
+		if what := resource.PointerString(p); !have[what] {
+			reasons = append(reasons, fmt.Sprintf("%s: there is no such resource to remove", what))
 		}
 	}
 	if len(reasons) > 0 {

@@ -228,6 +228,27 @@ func TestPL2_RefusesWhatIsNotTheUsersToWrite(t *testing.T) {
 	assert.Contains(t, refused.Reasons[1], "Echoes.test.resgraph.dev is written by echoer")
 }
 
+// TestPL2_RefusesRemovingWhatDoesNotExist: a change that removes a
+// resource the live state does not hold is refused with a *RefusedError
+// naming it; one the change sets, then removes, is not.
+func TestPL2_RefusesRemovingWhatDoesNotExist(t *testing.T) {
+	st, _ := live(t)
+	typ := NoteDef{}.Definition().Type
+	_, err := plan.Make(context.Background(), st, daemon(), plan.Change{
+		Remove: []resource.Pointer{resource.NewPointer(ns, typ, "c"), resource.NewPointer(ns, typ, "nosuch")},
+	})
+	var refused *plan.RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.True(t, state.IsInvalidError(err))
+	assert.Equal(t, []string{"Notes.test.resgraph.dev(" + ns + "/nosuch): there is no such resource to remove"}, refused.Reasons)
+
+	_, err = plan.Make(context.Background(), st, daemon(), plan.Change{
+		Set:    []resource.Resource{note("new", 1)},
+		Remove: []resource.Pointer{resource.NewPointer(ns, typ, "new")},
+	})
+	assert.NoError(t, err)
+}
+
 // TestPL3_ALoopIsReportedAsSuch: a daemon that keeps rewriting what it
 // reads does not converge, and the plan says so with the loop.
 func TestPL3_ALoopIsReportedAsSuch(t *testing.T) {

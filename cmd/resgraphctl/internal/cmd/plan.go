@@ -36,7 +36,8 @@ each resource is one to set (its type, namespace, ID, labels, annotations
 and spec; the rest of its metadata is left as the daemon has it).
 
 The exit status is 1 when the daemon refuses the change (an unknown type, a
-resource one of its controllers writes) or when it would not reach its
+resource one of its controllers writes, a resource to remove that does not
+exist, a spec field its type does not have) or when it would not reach its
 fixed point (a loop: the plan shows it).`,
 		Example: `  resgraphctl plan -f change.yaml
   resgraphctl get linkspec eth1 -o yaml > eth1.yaml   # edit it, then:
