@@ -96,6 +96,24 @@ func TestCT9_ReplayRunsTheRecordingsCommand(t *testing.T) {
 	assert.Equal(t, 1, code, "%s\n%s", out, errOut)
 	assert.Contains(t, errOut, "resgraphctl: the replay failed (exit status 1)")
 
+	// CT9: a file cut short, or damaged after its header, is refused
+	// before anything is printed or runs.
+	whole, err := os.ReadFile(file)
+	require.NoError(t, err)
+	cut := filepath.Join(t.TempDir(), "cut.rgrec")
+	require.NoError(t, os.WriteFile(cut, whole[:len(whole)-10], 0o600))
+	damaged := filepath.Join(t.TempDir(), "damaged.rgrec")
+	whole[len(whole)-20] ^= 0x41
+	require.NoError(t, os.WriteFile(damaged, whole, 0o600))
+	for name, want := range map[string]string{cut: "truncated", damaged: "corrupted"} {
+		out, errOut, code := ctl(t, "", "replay", name, "--print")
+		assert.Equal(t, 1, code, errOut)
+		assert.Empty(t, out, "nothing printed")
+		assert.True(t, strings.HasPrefix(errOut, "resgraphctl: "+name+": recording: "), errOut)
+		assert.Contains(t, errOut, want)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	}
+
 	notOne := filepath.Join(t.TempDir(), "notes.txt")
 	require.NoError(t, os.WriteFile(notOne, []byte("not a recording"), 0o600))
 	out, errOut, code = ctl(t, "", "replay", notOne, "--dir", "../..")

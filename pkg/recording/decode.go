@@ -71,6 +71,46 @@ func ReadHeader(r io.Reader) (*Recording, error) {
 	return d.header()
 }
 
+// CheckFrames is [ReadHeader] that also checks the framing of the whole
+// file, without the daemon's resource types: every frame after the
+// header is read whole, its checksum checked, in the format's order, up
+// to the end frame, with nothing after it. A file cut short is a
+// [*FormatError] wrapping [ErrTruncated], a damaged frame or frames out of
+// order one wrapping [ErrCorrupted]. It does not decode the frames'
+// fields or resources ([Read] does), so a file it accepts may still fail
+// Read; one it refuses fails Read the same way.
+func CheckFrames(r io.Reader) (*Recording, error) {
+	d := &decoder{r: bufio.NewReader(r)}
+	rec, err := d.header()
+	if err != nil {
+		return nil, err
+	}
+	last := byte(frameHeader)
+	for last != frameEnd {
+		typ, _, at, err := d.frame()
+		if err != nil {
+			return nil, err
+		}
+		if err := d.inOrder(typ, last, at); err != nil {
+			return nil, err
+		}
+		last = typ
+	}
+	if _, err := d.r.ReadByte(); err == nil {
+		return nil, corrupt(d.off, "", "bytes after the end frame")
+	}
+	return rec, nil
+}
+
+// inOrder fails when a frame of type typ, at offset at, may not follow a
+// frame of type last.
+func (d *decoder) inOrder(typ, last byte, at int64) error {
+	if frameRank[typ] < frameRank[last] || typ == frameHeader || typ == framePass && d.version == formatV3 {
+		return corrupt(at, frameNames[typ], "out of order after a %s frame", frameNames[last])
+	}
+	return nil
+}
+
 func (d *decoder) recording() (*Recording, error) {
 	rec, err := d.header()
 	if err != nil {
@@ -127,8 +167,8 @@ func (d *decoder) body(rec *Recording) error {
 		if err != nil {
 			return err
 		}
-		if frameRank[typ] < frameRank[last] || typ == frameHeader || typ == framePass && d.version == formatV3 {
-			return corrupt(at, frameNames[typ], "out of order after a %s frame", frameNames[last])
+		if err := d.inOrder(typ, last, at); err != nil {
+			return err
 		}
 		if frameRank[typ] > frameRank[frameKind] && last <= frameKind {
 			if err := d.checkTypes(rec); err != nil {

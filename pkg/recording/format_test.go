@@ -307,6 +307,28 @@ func TestRC4_ReadHeader(t *testing.T) {
 	require.ErrorIs(t, err, recording.ErrCorrupted)
 }
 
+// TestRC4_CheckFrames: CheckFrames gives the header's fields without the
+// types' registry, and refuses a file cut at any byte (ErrTruncated), a
+// frame damaged after the header (ErrCorrupted: its checksum) and a byte
+// after the end frame, as Read does.
+func TestRC4_CheckFrames(t *testing.T) {
+	in := sample()
+	data := encode(t, in, registry(t))
+	h, err := recording.CheckFrames(bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Equal(t, in.Replay, h.Replay)
+	for n := 5; n < len(data); n++ {
+		_, err := recording.CheckFrames(bytes.NewReader(data[:n]))
+		require.ErrorIs(t, err, recording.ErrTruncated, "cut at %d", n)
+	}
+	bad := bytes.Clone(data)
+	bad[len(bad)-20] ^= 0x41
+	_, err = recording.CheckFrames(bytes.NewReader(bad))
+	require.ErrorIs(t, err, recording.ErrCorrupted)
+	_, err = recording.CheckFrames(bytes.NewReader(append(bytes.Clone(data), 0)))
+	require.ErrorIs(t, err, recording.ErrCorrupted, "a byte after the end frame")
+}
+
 // FuzzDecode: no input makes Decode panic, and whatever it accepts
 // writes back to the same bytes.
 func FuzzDecode(f *testing.F) {

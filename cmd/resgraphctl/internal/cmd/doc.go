@@ -77,9 +77,10 @@
 // simulation test), with the file's absolute path and the flags after --
 // (quoted for sh), in --dir, prints that command first on the standard
 // error, and exits 1 when the command fails; --print prints it without
-// running it. A file that is not a recording, of another format version
-// or damaged in its header is refused, naming the file, before anything
-// runs; so is a --dir that does not hold the package paths ("./...") of
+// running it. A file that is not a recording, of another format version,
+// cut short or with a damaged frame anywhere (recording.CheckFrames: the
+// whole file's framing, without the daemon's types) is refused, naming
+// the file and what is wrong, before anything is printed or runs; so is a --dir that does not hold the package paths ("./...") of
 // the command's go test (it is not the daemon's source tree). It does not
 // talk to the daemon.
 //

@@ -89,7 +89,7 @@ func replayCommand(file string, extra []string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	rec, err := recording.ReadHeader(f)
+	rec, err := recording.CheckFrames(f)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", file, err)
 	}
