@@ -40,7 +40,10 @@
 //     never taken for one before the start because another backend's
 //     numbers run ahead. There, Sync waits for each backend's changes,
 //     and a world change is noted at the highest of the backends'
-//     revisions (0 behind a wrapper that hides the routes).
+//     revisions (0 behind a wrapper that hides the routes). In every
+//     case Sync waits for each kind's own newest change: the kinds come
+//     by separate watches, so a newer change of one kind seen says
+//     nothing of an older change of another still on its way.
 //
 //   - RC2. A change is a controller's (ByController) when the resource's
 //     owner — after the change, or before it for a destroy — is the name

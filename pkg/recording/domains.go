@@ -75,23 +75,24 @@ func revisionDomains(ctx context.Context, st state.State, kinds []Kind) domains 
 	return d
 }
 
-// kindRevisions returns, for each domain, the revision of the newest
-// change of kinds it numbered (one domain: a slice of one).
-func (d domains) kindRevisions(ctx context.Context, st state.State, kinds []Kind) ([]uint64, error) {
+// kindRevisions returns the revision of each kind's newest change, and
+// for each domain the newest of its kinds'.
+func (d domains) kindRevisions(ctx context.Context, st state.State, kinds []Kind) ([]uint64, map[resource.KindKey]uint64, error) {
 	want := make([]uint64, max(d.n, 1))
+	last := make(map[resource.KindKey]uint64, len(kinds))
 	for _, k := range kinds {
 		kind := resource.NewKind(k.Namespace, k.Type)
 		rr, i, err := d.reporterOf(st, kind)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		last, _, err := rr.KindRevision(ctx, kind)
+		rev, _, err := rr.KindRevision(ctx, kind)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		want[i] = max(want[i], last)
+		want[i], last[resource.KindOf(kind)] = max(want[i], rev), rev
 	}
-	return want, nil
+	return want, last, nil
 }
 
 // reporterOf returns what numbers the changes of kind, and its domain.

@@ -61,6 +61,11 @@ type Recorder struct {
 	// src is the running session's source, once it listed (nil
 	// otherwise): its commit logs are drained under mu.
 	src *source
+	// seen is, for each kind whose changes come by watches (its own or
+	// the Runtime's), the revision of the newest change of it the window
+	// was handed, or of its list when newer: the kinds' watches are
+	// separate, so a newer change of one kind says nothing of another's.
+	seen map[resource.KindKey]uint64
 }
 
 // New returns a recorder of st; reg encodes the recorded resources (every
@@ -145,7 +150,7 @@ func (r *Recorder) Sync(ctx context.Context) error {
 	r.mu.Lock()
 	kinds := slices.Clone(r.kinds)
 	r.mu.Unlock()
-	want, err := revisionDomains(ctx, r.st, kinds).kindRevisions(ctx, r.st, kinds)
+	want, last, err := revisionDomains(ctx, r.st, kinds).kindRevisions(ctx, r.st, kinds)
 	if err != nil {
 		return fmt.Errorf("recording: Sync: %w", err)
 	}
@@ -156,7 +161,7 @@ func (r *Recorder) Sync(ctx context.Context) error {
 		r.waiting--
 		r.mu.Unlock()
 	}()
-	for !r.caughtUpLocked(want) {
+	for !r.caughtUpLocked(want, last) {
 		ch := r.progress
 		r.mu.Unlock()
 		if ch == nil {
@@ -174,10 +179,34 @@ func (r *Recorder) Sync(ctx context.Context) error {
 }
 
 // caughtUpLocked reports whether the window holds every change up to
-// revision want of each revision domain, once the commit logs are
-// drained; r.mu is held.
-func (r *Recorder) caughtUpLocked(want []uint64) bool {
-	return r.ready && r.drainLocked() == nil && r.win.reached(want)
+// revision want of each revision domain, and each watched kind's change
+// up to its revision in last, once the commit logs are drained; r.mu is
+// held.
+func (r *Recorder) caughtUpLocked(want []uint64, last map[resource.KindKey]uint64) bool {
+	if !r.ready || r.drainLocked() != nil || !r.win.reached(want) {
+		return false
+	}
+	for k, rev := range last {
+		if r.seen[k] < rev && !r.src.logsKind(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// addEventsLocked adds a batch of one kind's watch events, which came at
+// at, to the window; r.mu is held.
+func (r *Recorder) addEventsLocked(evs []state.Event, at time.Time) {
+	r.win.addEvents(evs, at)
+	for i := range evs {
+		if res := evs[i].Resource; res != nil && evs[i].Revision != 0 {
+			k := resource.KindOf(res.Metadata())
+			if r.seen == nil {
+				r.seen = map[resource.KindKey]uint64{}
+			}
+			r.seen[k] = max(r.seen[k], evs[i].Revision)
+		}
+	}
 }
 
 // errKindsChanged ends a session whose Runtime's kinds changed.
@@ -260,6 +289,16 @@ type source struct {
 	cancel context.CancelFunc
 }
 
+// logsKind reports whether the changes of kind come by a commit log.
+func (s *source) logsKind(kind resource.KindKey) bool {
+	for _, l := range s.logs {
+		if resource.KindOf(l.kind) == kind {
+			return true
+		}
+	}
+	return false
+}
+
 // close removes the taps and ends the own watches.
 func (s *source) close() {
 	s.tap.remove()
@@ -321,6 +360,12 @@ func (r *Recorder) begin(src *source, kinds []Kind, controllers map[string]bool)
 	r.win.reset(newListing(*start, time.Now(), 0, src.doms))
 	start.base = nil // the history holds what it needs of it
 	r.kinds, r.ready, r.src = kinds, true, src
+	if r.seen == nil {
+		r.seen = map[resource.KindKey]uint64{}
+	}
+	for k, rev := range start.kindRev {
+		r.seen[k] = max(r.seen[k], rev)
+	}
 	r.controllers.set(controllers)
 	if r.progress != nil {
 		close(r.progress)
@@ -395,7 +440,7 @@ func (r *Recorder) handle(evs []state.Event, start *startState, tap *tapSink) er
 // classified when a recording is taken).
 func (r *Recorder) handleLocked(evs []state.Event) {
 	if len(evs) > 0 {
-		r.win.addEvents(evs, time.Now())
+		r.addEventsLocked(evs, time.Now())
 	}
 	r.progressedLocked()
 }

@@ -71,7 +71,7 @@ func (b *tapBuf) flushLocked(r *Recorder) {
 	b.mu.Unlock()
 	from := 0
 	for _, bt := range batches {
-		r.win.addEvents(evs[from:bt.to], time.Unix(0, bt.at))
+		r.addEventsLocked(evs[from:bt.to], time.Unix(0, bt.at))
 		from = bt.to
 	}
 	if len(batches) > 0 {
