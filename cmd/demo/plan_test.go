@@ -99,7 +99,7 @@ func TestPlan_ApplyPlanPrintsTheDeletedLink(t *testing.T) {
 			"KernelLinkObserver teardown KernelLinks.net.resgraph.dev(network/eth1)\n",
 		"- RouteSpecs.net.resgraph.dev(network/eth1/10.200.0.0-16) (by StaticRouteController)\n" +
 			"      because: LinkSpecs.net.resgraph.dev(config/eth1) (the change) → StaticRouteController teardown RouteSpecs.net.resgraph.dev(network/eth1/10.200.0.0-16)\n",
-		"Plan: 0 to create, 1 to update, 6 to destroy, 1 world actions.",
+		"Plan: 0 to create, 1 to update, 6 to destroy, 1 world action.",
 		"The daemon reaches its fixed point.",
 	} {
 		assert.Contains(t, out.String(), want)

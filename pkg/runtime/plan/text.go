@@ -44,7 +44,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 			destroy++
 		}
 	}
-	fmt.Fprintf(b, "\nPlan: %d to create, %d to update, %d to destroy, %d world actions.\n", create, update, destroy, len(p.World))
+	actions := "world actions"
+	if len(p.World) == 1 {
+		actions = "world action"
+	}
+	fmt.Fprintf(b, "\nPlan: %d to create, %d to update, %d to destroy, %d %s.\n", create, update, destroy, len(p.World), actions)
 	if p.Converged {
 		b.WriteString("The daemon reaches its fixed point.\n")
 	} else {
