@@ -194,18 +194,39 @@ func (r *Recorder) caughtUpLocked(want []uint64, last map[resource.KindKey]uint6
 	return true
 }
 
-// addEventsLocked adds a batch of one kind's watch events, which came at
-// at, to the window; r.mu is held.
+// addEventsLocked adds a batch of watch events, which came at at, to the
+// window, and notes each kind's newest revision in it (seen: rule RC1's
+// per-kind wait); r.mu is held. A batch is mostly of one kind: seen is
+// written once per run of one kind's events, not per event.
 func (r *Recorder) addEventsLocked(evs []state.Event, at time.Time) {
 	r.win.addEvents(evs, at)
+	var kind resource.KindKey
+	var rev uint64
 	for i := range evs {
-		if res := evs[i].Resource; res != nil && evs[i].Revision != 0 {
-			k := resource.KindOf(res.Metadata())
-			if r.seen == nil {
-				r.seen = map[resource.KindKey]uint64{}
-			}
-			r.seen[k] = max(r.seen[k], evs[i].Revision)
+		res := evs[i].Resource
+		if res == nil || evs[i].Revision == 0 {
+			continue
 		}
+		if k := resource.KindOf(res.Metadata()); k != kind {
+			r.seenLocked(kind, rev)
+			kind, rev = k, 0
+		}
+		rev = max(rev, evs[i].Revision)
+	}
+	r.seenLocked(kind, rev)
+}
+
+// seenLocked notes that the window holds kind's changes up to rev (none
+// when rev is 0); r.mu is held.
+func (r *Recorder) seenLocked(kind resource.KindKey, rev uint64) {
+	if rev == 0 {
+		return
+	}
+	if r.seen == nil {
+		r.seen = map[resource.KindKey]uint64{}
+	}
+	if r.seen[kind] < rev {
+		r.seen[kind] = rev
 	}
 }
 
