@@ -98,6 +98,9 @@ type handover struct {
 	handled uint64
 	held    []state.Event
 	done    bool
+	// passed is set once, handed over, the tap brought a change newer
+	// than handled: every later change of the tap's is newer still.
+	passed bool
 	// own is set when the Runtime listed the kind at revision 0 (the
 	// state does not number its changes): the own watch keeps the kind.
 	own bool
@@ -153,6 +156,10 @@ func (s *tapSink) tappedLocked(h *handover, evs []state.Event, start *startState
 	if i < len(evs) {
 		s.r.handleLocked(evs[i:])
 		h.handled = max(h.handled, evs[len(evs)-1].Revision)
+		if h.done && !h.passed {
+			h.passed = true
+			s.goLiveLocked()
+		}
 	}
 }
 

@@ -142,8 +142,10 @@
 //     the watch goroutine itself, after the buffer's changes, under the
 //     recorder's lock (a take then holds its routing that long). A
 //     recorder attached before the Runtime ran (RC10) adds each batch
-//     on the watch goroutine, under its lock. WithOwnWatches turns the
-//     tap off.
+//     on the watch goroutine, under its lock, until every kind is
+//     handed over and the Runtime's watch of each brought a change newer
+//     than any its own watch brought; then through the buffer.
+//     WithOwnWatches turns the tap off.
 //
 //   - RC9. A recorder of a Runtime that lets its commits be tapped
 //     (*runtime.Runtime: Runtime.TapCommits) keeps, for the newest

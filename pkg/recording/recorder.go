@@ -336,11 +336,13 @@ func (r *Recorder) openSource(ctx context.Context, kinds []Kind, attach *tapSink
 	wctx, cancel := context.WithCancel(ctx)
 	src := &source{tap: attach, ch: make(chan []state.Event, 16), kick: make(chan struct{}, 1), cancel: cancel}
 	var err error
-	if src.tap == nil {
-		if src.tap, err = r.tapRuntime(wctx, kinds, src.kick); err != nil {
-			cancel()
-			return nil, err
-		}
+	if attach != nil {
+		r.mu.Lock()
+		attach.buf = &tapBuf{kick: src.kick} // live once every kind is handed over
+		r.mu.Unlock()
+	} else if src.tap, err = r.tapRuntime(wctx, kinds, src.kick); err != nil {
+		cancel()
+		return nil, err
 	}
 	for _, k := range kinds {
 		kind := resource.NewKind(k.Namespace, k.Type)

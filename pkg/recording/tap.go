@@ -42,10 +42,10 @@ type tapSink struct {
 	// for a tap set before the Runtime ran (Attach; nil otherwise; rule
 	// RC10). The map is set before the tap, its values protected by r.mu.
 	handovers map[resource.KindKey]*handover
-	// buf holds the changes handed over while live (nil: none is, as
-	// for a tap set before the Runtime ran); live is set once the
-	// session listed, for a tap without handovers: from then on Changes
-	// needs no lock of the recorder's while buf has room.
+	// buf holds the changes handed over while live (nil: none is); live
+	// is set once the session listed and every handover passed
+	// (goLiveLocked): from then on Changes needs no lock of the
+	// recorder's while buf has room.
 	buf  *tapBuf
 	live atomic.Bool
 }
@@ -104,6 +104,7 @@ func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
 		case !h.done:
 			h.held = append(h.held, events...)
 		default:
+			s.buf.flushLocked(s.r) // live, the buffer is full: its changes came first
 			s.tappedLocked(h, events, s.start)
 		}
 		return
@@ -142,7 +143,22 @@ func (s *tapSink) liveLocked(start *startState) {
 	}
 	s.r.handleLocked(pending)
 	s.pending = nil
-	if s.buf != nil && s.handovers == nil {
-		s.live.Store(true)
+	s.goLiveLocked()
+}
+
+// goLiveLocked makes the tap live (its changes go through buf) once the
+// session listed and, for a tap set before the Runtime ran, each kind is
+// handed over and the tap brought a change newer than any its own watch
+// brought (passed): from then on no tapped change of a kind is one the
+// window holds already, and none is held. r.mu is held.
+func (s *tapSink) goLiveLocked() {
+	if s.buf == nil || s.start == nil {
+		return
 	}
+	for _, h := range s.handovers {
+		if !h.passed {
+			return
+		}
+	}
+	s.live.Store(true)
 }

@@ -116,3 +116,65 @@ func TestRC8_AFullTapBufferIsAddedByTheTapInOrder(t *testing.T) {
 	}
 	assert.True(t, (&tapBuf{}).put(make([]state.Event, 2*tapBufLen), 0), "a batch always goes into an empty buffer")
 }
+
+// TestRC10_AnAttachedTapGoesLiveOnceEachKindIsHandedOver: a tap set
+// before the Runtime ran adds its changes under the recorder's lock
+// until its kind is handed over and it brought a change newer than any
+// of the own watch's (the older ones dropped: no change twice); from
+// then on a batch waits for no lock of the recorder's, and the window
+// has every change once, in order.
+func TestRC10_AnAttachedTapGoesLiveOnceEachKindIsHandedOver(t *testing.T) {
+	kick := make(chan struct{}, 1)
+	rec, err := New(inmem.NewState(), codec.NewRegistry(), WithKinds(wsKind))
+	require.NoError(t, err)
+	kind := resource.KindOf(wsKind)
+	s := newTapSink(rec)
+	h := &handover{}
+	s.handovers = map[resource.KindKey]*handover{kind: h}
+	s.buf = &tapBuf{kick: kick}
+	rec.mu.Lock()
+	s.resolveLocked([]resource.KindKey{kind})
+	rec.win.reset(listingAt(0))
+	rec.ready, rec.src = true, &source{tap: s}
+	s.liveLocked(&startState{kindRev: map[resource.KindKey]uint64{kind: 0}})
+	rec.mu.Unlock()
+
+	s.Listed(kind, nil, 2) // the Runtime listed at 2
+	rec.mu.Lock()
+	s.ownLocked(h, created(1, "a", "b", "c"), s.start) // 3 > 2: handed over
+	rec.mu.Unlock()
+	assert.False(t, s.live.Load(), "live before the tap brought a change newer than the own watch's")
+	s.Changes(kind, created(3, "c", "d")) // c dropped, d added under the lock
+	require.True(t, s.live.Load(), "live once the tap passed the own watch")
+
+	rec.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Changes(kind, created(5, "e"))
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		rec.mu.Unlock()
+		<-done
+		t.Fatal("the handed-over tap waited for the recorder's lock")
+	}
+	<-kick
+	rec.mu.Unlock()
+	ids := make([]string, tapBufLen)
+	for i := range ids {
+		ids[i] = fmt.Sprint("r", i)
+	}
+	s.Changes(kind, created(6, ids...)) // does not fit: added by the tap, after e
+	assert.Empty(t, s.buf.evs, "the tap added the buffer's changes before its own")
+	require.NoError(t, rec.drain())
+
+	rec.mu.Lock()
+	v := rec.win.view(nil, time.Now())
+	rec.mu.Unlock()
+	require.Len(t, v.entries, 5+tapBufLen)
+	for i, e := range v.entries {
+		assert.Equal(t, uint64(i+1), e.rev, "change %d once, in order", i)
+	}
+}
