@@ -9,13 +9,13 @@ import (
 )
 
 // setup runs scripts/setup --check with env added and returns its exit
-// code and standard error.
+// code and standard error (its standard output when it passes).
 func setup(t *testing.T, env ...string) (int, string) {
 	t.Helper()
-	_, err := runIn(t, root(t), env, filepath.Join(root(t), "scripts", "setup"), "--check")
+	out, err := runIn(t, root(t), env, filepath.Join(root(t), "scripts", "setup"), "--check")
 	var ce *cmdError
 	if err == nil {
-		return 0, ""
+		return 0, string(out)
 	}
 	if !errors.As(err, &ce) {
 		t.Fatal(err)
@@ -28,10 +28,15 @@ func setup(t *testing.T, env ...string) (int, string) {
 }
 
 // TestB1_SetupPassesWhenNothingIsMissing: on a machine set up (make test
-// runs scripts/setup first), the check finds every tool the tests need.
+// runs scripts/setup first), the check finds every tool the tests need,
+// and says so.
 func TestB1_SetupPassesWhenNothingIsMissing(t *testing.T) {
-	if code, stderr := setup(t); code != 0 {
-		t.Fatalf("scripts/setup --check: exit %d:\n%s", code, stderr)
+	code, out := setup(t)
+	if code != 0 {
+		t.Fatalf("scripts/setup --check: exit %d:\n%s", code, out)
+	}
+	if !strings.Contains(out, "setup: nothing is missing (checked: go") {
+		t.Errorf("scripts/setup --check passed without saying what it checked: %q", out)
 	}
 }
 
