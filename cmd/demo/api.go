@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
 	"github.com/resgraph/resgraph/pkg/access"
@@ -60,12 +61,19 @@ func (d *daemon) serveAPI(ctx context.Context, lis net.Listener, auth access.Aut
 			obsremote.WithRecorder(d.recorder, d.codec), obsremote.WithPlanner(d.plan)).Register(r)
 	}
 	err := remote.Serve(ctx, lis, register, remote.WithAuthenticator(auth, policy), remote.WithPages(apiPages),
-		remote.WithGRPCOptions(srv.GRPCServerOptions()...), remote.WithServeLogger(d.logger.Named("api")),
+		remote.WithGRPCOptions(srv.GRPCServerOptions()...), remote.WithServeLogger(serveLogger(d.logger)),
 		remote.WithShutdownTimeout(0)) // ends the watches too; their clients resume against the next agent, or learn it restarted
 	if err != nil {
 		return fmt.Errorf("API: %w", err)
 	}
 	return nil
+}
+
+// serveLogger is the logger of remote.Serve: its warnings, not its
+// "serving on" line — startAPI logged the socket already, with what
+// resgraphctl does with it and the access rules.
+func serveLogger(l *zap.Logger) *zap.Logger {
+	return l.Named("api").WithOptions(zap.IncreaseLevel(zap.WarnLevel))
 }
 
 // apiPages are the pages (package access) that grant the calls of the
