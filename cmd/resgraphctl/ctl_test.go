@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"github.com/resgraph/resgraph/internal/netcut"
 	"github.com/resgraph/resgraph/pkg/resource"
@@ -242,4 +243,33 @@ func TestCT14_ASpecKeyTheTypeHasNotIsRefused(t *testing.T) {
 	r, err := d.st.Get(context.Background(), resource.NewPointer("shop", "Items.test.resgraph.dev", "x"))
 	require.NoError(t, err)
 	assert.Equal(t, 3, r.(*item).TypedSpec().Size)
+}
+
+// TestCT2_TypesTakesTheOutputFormatsOfGet: types prints its table, -o
+// wide adds the encoding and the columns' paths, -o json and -o yaml
+// print every definition as a list; another -o is a usage error.
+func TestCT2_TypesTakesTheOutputFormatsOfGet(t *testing.T) {
+	d := serveTestDaemon(t)
+	want := map[string]any{"type": "Items.test.resgraph.dev", "aliases": []any{"item", "items"}, "defaultNamespace": "shop",
+		"encoding": "json", "columns": []any{map[string]any{"name": "Size", "path": ".size"}}, "sensitive": false}
+	out, errOut, code := ctl(t, d.socket, "types", "-o", "json")
+	require.Zero(t, code, errOut)
+	var docs []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &docs), out)
+	assert.Contains(t, docs, want)
+
+	out, errOut, code = ctl(t, d.socket, "types", "-o", "yaml")
+	require.Zero(t, code, errOut)
+	docs = nil
+	require.NoError(t, yaml.Unmarshal([]byte(out), &docs), out)
+	assert.Contains(t, docs, want)
+
+	out, errOut, code = ctl(t, d.socket, "types", "-o", "wide")
+	require.Zero(t, code, errOut)
+	assert.Equal(t, []string{"TYPE", "ALIASES", "NAMESPACE", "COLUMNS", "SENSITIVE", "ENCODING"}, strings.Fields(strings.SplitN(out, "\n", 2)[0]))
+	assert.Contains(t, out, "Size=.size")
+
+	_, errOut, code = ctl(t, d.socket, "types", "-o", "xml")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, `-o "xml": want one of table, wide, yaml, json`)
 }

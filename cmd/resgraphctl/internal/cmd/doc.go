@@ -29,7 +29,8 @@
 // type; it asks the daemon for its definitions, resolves a name by type or
 // alias in any case, reads and writes every type as remote.Unstructured,
 // and prints a table with the type's printed columns. An unknown name is
-// an error listing the names the daemon knows.
+// an error listing the names the daemon knows. types lists the
+// definitions in get's output formats (-o table, wide, yaml or json).
 //
 // CT3. A sensitive type's spec is never printed without --show-sensitive:
 // not in a table's columns, not in -o yaml or json, not in a watch, not
