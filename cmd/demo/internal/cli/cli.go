@@ -177,6 +177,7 @@ const usage = `Usage:
                                or a controller is where it is
   demo help [COMMAND]          print this usage, or the flags of a command
 
+A command's flags may come before or after its words (-- ends the flags).
 Run 'demo help run' or 'demo help graph' for the flags of a command.
 `
 
@@ -236,6 +237,27 @@ func newFlagSet(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// parseAnywhere parses args with fs, flags before, between and after
+// the positional arguments (as "demo explain controller NAME --json" and
+// "demo apply FILE --plan" are typed), and returns the positional ones in
+// their order. Everything after "--" is positional.
+func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
 }
 
 func parseRun(args []string, stderr io.Writer) (Command, error) {
@@ -332,17 +354,18 @@ func parseApply(args []string, stderr io.Writer) (Command, error) {
 	fs := newFlagSet(CmdApply, stderr, "apply [--plan [--current CURRENT]] FILE")
 	plan := fs.Bool("plan", false, "plan the change from the intent --current to FILE instead of a dry run")
 	current := fs.String("current", "", "with --plan: the intent the agent runs now, `FILE` (default: the built-in sample)")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseAnywhere(fs, args)
+	if err != nil {
 		return Command{}, err
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		fs.Usage()
-		return Command{}, fmt.Errorf("apply: want exactly one intent FILE, got %d arguments", fs.NArg())
+		return Command{}, fmt.Errorf("apply: want exactly one intent FILE, got %d arguments", len(pos))
 	}
 	if *current != "" && !*plan {
 		return Command{}, errors.New("apply: --current needs --plan")
 	}
-	return Command{Name: CmdApply, ApplyFile: fs.Arg(0), Plan: *plan, Current: *current}, nil
+	return Command{Name: CmdApply, ApplyFile: pos[0], Plan: *plan, Current: *current}, nil
 }
 
 func parseExplain(args []string, stderr io.Writer) (Command, error) {
@@ -354,7 +377,8 @@ func parseExplain(args []string, stderr io.Writer) (Command, error) {
 	fs.StringVar(&o.CA, "certificate-authority", "", "verify the agent's certificate against the CAs in this `FILE` (PEM)")
 	fs.BoolVar(&o.JSON, "json", false, "print the explanation as JSON")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "give up after this long")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseAnywhere(fs, args)
+	if err != nil {
 		return Command{}, err
 	}
 	var errs []error
@@ -363,20 +387,20 @@ func parseExplain(args []string, stderr io.Writer) (Command, error) {
 		errs = append(errs, fmt.Errorf("explain: --timeout must be positive, got %s", o.Timeout))
 	}
 	switch {
-	case fs.NArg() != 2:
-		errs = append(errs, fmt.Errorf("explain: want resource NAMESPACE/TYPE/ID or controller NAME, got %d arguments", fs.NArg()))
-	case fs.Arg(0) == "resource":
-		if parts := strings.SplitN(fs.Arg(1), "/", 3); len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-			errs = append(errs, fmt.Errorf("explain: resource %q: want NAMESPACE/TYPE/ID", fs.Arg(1)))
+	case len(pos) != 2:
+		errs = append(errs, fmt.Errorf("explain: want resource NAMESPACE/TYPE/ID or controller NAME, got %d arguments", len(pos)))
+	case pos[0] == "resource":
+		if parts := strings.SplitN(pos[1], "/", 3); len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+			errs = append(errs, fmt.Errorf("explain: resource %q: want NAMESPACE/TYPE/ID", pos[1]))
 		}
-		o.Resource = fs.Arg(1)
-	case fs.Arg(0) == "controller":
-		if fs.Arg(1) == "" {
+		o.Resource = pos[1]
+	case pos[0] == "controller":
+		if pos[1] == "" {
 			errs = append(errs, errors.New("explain: empty controller name"))
 		}
-		o.Controller = fs.Arg(1)
+		o.Controller = pos[1]
 	default:
-		errs = append(errs, fmt.Errorf("explain: %q: want resource or controller", fs.Arg(0)))
+		errs = append(errs, fmt.Errorf("explain: %q: want resource or controller", pos[0]))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Command{}, err

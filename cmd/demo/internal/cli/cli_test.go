@@ -140,6 +140,35 @@ func TestExplain(t *testing.T) {
 	assert.Contains(t, stdout, "-addr")
 }
 
+// TestFlagsGoAnywhere: explain and apply take their flags before,
+// between and after their words, as "demo explain controller NAME
+// --json" is typed; after "--" everything is a word.
+func TestFlagsGoAnywhere(t *testing.T) {
+	want := ExplainOptions{Addr: "a:1", Controller: "AddressController", JSON: true, Timeout: 2 * time.Second}
+	for _, args := range [][]string{
+		{"explain", "controller", "AddressController", "--addr", "a:1", "--json", "--timeout", "2s"},
+		{"explain", "controller", "--json", "AddressController", "--addr", "a:1", "--timeout=2s"},
+		{"explain", "--addr", "a:1", "controller", "AddressController", "--json", "--timeout", "2s"},
+	} {
+		c, _, err := parse(t, args...)
+		require.NoError(t, err, args)
+		assert.Equal(t, want, c.Explain, args)
+	}
+	c, _, err := parse(t, "explain", "--addr", "a:1", "resource", "network/LinkStatuses.net/eth0", "--json")
+	require.NoError(t, err)
+	assert.Equal(t, "network/LinkStatuses.net/eth0", c.Explain.Resource)
+	assert.True(t, c.Explain.JSON)
+
+	c, _, err = parse(t, "apply", "next.json", "--plan", "--current", "now.json")
+	require.NoError(t, err)
+	assert.Equal(t, Command{Name: CmdApply, ApplyFile: "next.json", Plan: true, Current: "now.json"}, c)
+	c, _, err = parse(t, "apply", "--plan", "--", "--odd-name.json")
+	require.NoError(t, err)
+	assert.Equal(t, "--odd-name.json", c.ApplyFile)
+	_, _, err = parse(t, "explain", "controller", "A", "--addr", "a:1", "--bogus")
+	assert.ErrorContains(t, err, "flag provided but not defined: -bogus")
+}
+
 func TestHelpAndUnknownCommands(t *testing.T) {
 	_, stderr, err := parse(t, "-h")
 	assert.ErrorIs(t, err, flag.ErrHelp)
