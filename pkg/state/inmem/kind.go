@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/resgraph/resgraph/pkg/internal/kindtap"
 	"github.com/resgraph/resgraph/pkg/internal/plaincopy"
 	"github.com/resgraph/resgraph/pkg/resource"
 )
@@ -204,9 +205,11 @@ type kindStore struct {
 	// guarded by mu).
 	det *detector
 
-	// taps see each change as it is committed (see tap.go). Guarded by
-	// mu.
+	// taps see each change as it is committed (see tap.go); tap is what
+	// a write calls: the one tap itself, a fan-out to several, or nil
+	// (setTapsLocked keeps it). Guarded by mu.
 	taps []*tapEntry
+	tap  kindtap.Tap
 }
 
 // spilled is the position of a kind watcher that fell into the spill.
@@ -351,8 +354,8 @@ func (ks *kindStore) appendLocked(id resource.ID, cur unsafe.Pointer, new, ref r
 		ks.writeGap += (gap - ks.writeGap) / 8
 	}
 	ks.lastWrite = at
-	for _, t := range ks.taps {
-		t.Committed(rev, old, new, at)
+	if ks.tap != nil {
+		ks.tap.Committed(rev, old, new, at)
 	}
 	if i++; i == ks.cap {
 		i = 0

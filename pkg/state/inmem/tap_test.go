@@ -53,3 +53,41 @@ func TestKindTap_EveryCommitFromTapToRemove(t *testing.T) {
 	assert.IsIncreasing(t, revs)
 	assert.IsNonDecreasing(t, ats)
 }
+
+// countTap counts the calls it is handed (a pointer: comparable).
+type countTap struct{ n int }
+
+func (c *countTap) Committed(uint64, resource.Resource, resource.Resource, int64) { c.n++ }
+
+// TestKindTap_OneTapIsCalledByTheWriteItself: a kind with one tap has the
+// write call that tap itself (one interface call a change, no loop nor
+// wrapper); with several, each is called once a change in the order they
+// were set (a tap set twice, twice); a removed tap is no longer called,
+// and the one left is again called directly.
+func TestKindTap_OneTapIsCalledByTheWriteItself(t *testing.T) {
+	c := newCore()
+	ctx := t.Context()
+	kind := resource.NewKind(testNS, testType)
+	ks := c.store(resource.KindOf(kind))
+	a, b := &countTap{}, &countTap{}
+	write := func(id string) { require.NoError(t, c.Create(ctx, newPair(id, 0))) }
+	removeA, err := c.TapKind(kind, a)
+	require.NoError(t, err)
+	assert.Same(t, a, ks.tap, "one tap: the write calls it directly")
+	write("1")
+	removeB, err := c.TapKind(kind, b)
+	require.NoError(t, err)
+	removeB2, err := c.TapKind(kind, b)
+	require.NoError(t, err)
+	write("2")
+	assert.Equal(t, [2]int{2, 2}, [2]int{a.n, b.n}, "a once a change, b (set twice) twice")
+	removeA()
+	removeB()
+	assert.Same(t, b, ks.tap, "the tap left is called directly again")
+	write("3")
+	assert.Equal(t, [2]int{2, 3}, [2]int{a.n, b.n})
+	removeB2()
+	assert.Nil(t, ks.tap)
+	write("4")
+	assert.Equal(t, [2]int{2, 3}, [2]int{a.n, b.n}, "no tap is called once every tap is removed")
+}
