@@ -156,8 +156,10 @@ func (r *run) op(i int) commitOp { return commitOp(r.c.recs[r.from+uint32(i)].bi
 // (the state calls Committed holding the kind's write lock) and read by
 // the recorder holding its own lock, neither waiting for the other. The
 // writer fills the tail chunk, publishing its count after each change,
-// and wakes the recorder when it starts a new chunk; the reader reads up
-// to the published count. The chunks are the recorder's window (rule
+// and wakes the recorder when it starts a new chunk while kickAt chunks
+// or more are unread (a quarter of its limit: the recorder otherwise
+// drains it at its tick, a take or a Sync, so a burst of writes makes no
+// wake-up a chunk); the reader reads up to the published count. The chunks are the recorder's window (rule
 // RC3): the reader hands each run it reads to the window, which keeps it
 // as it is until the window's start passes it, so a chunk is never
 // reused (one is allocated per commitChunkLen changes, or sooner).
@@ -176,7 +178,7 @@ type commitLog struct {
 	// started and finished count the chunks the writer started and the
 	// reader finished.
 	started, finished atomic.Int64
-	limit             int64
+	limit, kickAt     int64
 	overflow          atomic.Bool
 	kick              chan<- struct{}
 	remove            func()
@@ -184,7 +186,8 @@ type commitLog struct {
 
 func newCommitLog(kind resource.Kind, limit int64, kick chan<- struct{}) *commitLog {
 	c := &commitChunk{}
-	l := &commitLog{kind: kind, tail: c, head: c, limit: max(limit, 2), kick: kick, remove: func() {}}
+	limit = max(limit, 2)
+	l := &commitLog{kind: kind, tail: c, head: c, limit: limit, kickAt: max(limit/4, 2), kick: kick, remove: func() {}}
 	l.started.Store(1)
 	return l
 }
@@ -232,10 +235,12 @@ func (l *commitLog) put(res resource.Resource, rev uint64, op commitOp, at int64
 	l.tail.n.Store(l.tailN)
 }
 
-// grow starts a new tail chunk and wakes the reader; false when the log
-// overflowed (the change is not written).
+// grow starts a new tail chunk, and wakes the reader once kickAt chunks
+// are unread; false when the log overflowed (the change is not written;
+// the reader is woken).
 func (l *commitLog) grow() bool {
-	if l.overflow.Load() || l.started.Load()-l.finished.Load() >= l.limit {
+	unread := l.started.Load() - l.finished.Load()
+	if l.overflow.Load() || unread >= l.limit {
 		l.overflow.Store(true)
 		l.wake()
 		return false
@@ -244,7 +249,9 @@ func (l *commitLog) grow() bool {
 	l.started.Add(1)
 	l.tail.next.Store(next)
 	l.tail, l.tailN = next, 0
-	l.wake()
+	if unread+1 >= l.kickAt {
+		l.wake()
+	}
 	return true
 }
 

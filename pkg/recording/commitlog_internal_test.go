@@ -198,3 +198,42 @@ func TestRC11_ALogGivesBackEachChangeAsItWasWritten(t *testing.T) {
 		require.Same(t, want[i].res, got[i].res, "change %d's resource", i)
 	}
 }
+
+// TestRC11_AWriterWakesTheRecorderOnceAQuarterOfItsLogIsUnread: a commit
+// log's writer wakes its reader when it starts a chunk while a quarter
+// of the log's limit of chunks is unread, not at each chunk (a burst of
+// writes is drained at the recorder's tick, a take or a Sync); once the
+// reader drained it, the next wake-up waits for another quarter.
+func TestRC11_AWriterWakesTheRecorderOnceAQuarterOfItsLogIsUnread(t *testing.T) {
+	kick := make(chan struct{}, 1)
+	l := newCommitLog(wsKind, 16, kick)
+	r := at("r", 1)
+	rev := uint64(0)
+	write := func(n int) {
+		for range n {
+			rev++
+			l.Committed(rev, nil, r, 0)
+		}
+	}
+	woken := func() bool {
+		select {
+		case <-kick:
+			return true
+		default:
+			return false
+		}
+	}
+	write(3 * commitChunkLen) // three chunks written, none read
+	assert.False(t, woken(), "3 of 16 chunks unread")
+	write(1)
+	assert.True(t, woken(), "4 of 16 chunks unread")
+	write(commitChunkLen)
+	assert.True(t, woken(), "each chunk started past the quarter wakes it")
+	n := 0
+	require.NoError(t, l.drain(func(r run) { n += r.len() }))
+	assert.Equal(t, 4*commitChunkLen+1, n)
+	write(2 * commitChunkLen)
+	assert.False(t, woken(), "3 of 16 chunks unread after the drain")
+	write(commitChunkLen)
+	assert.True(t, woken())
+}

@@ -188,18 +188,19 @@
 //     otherwise watch itself (every kind, without a Runtime to tap) from
 //     their commits: the state's writer appends each change to the kind's
 //     commit log as it commits it, holding only the kind's own write
-//     lock (no lock of the recorder's; 16 bytes a change, and a channel
-//     send, that never waits, and a chunk allocated, once per 508
-//     changes, or sooner for a change whose revision or time is far from
-//     its chunk's first: a rarely changed kind's), and the recorder
-//     drains the logs when a chunk fills, every second, and before a take
-//     or Sync (a recorder that holds its changes as they came keeps the
-//     chunks as they are: they are its window's changes, RC3). No change
-//     is coalesced, and each is recorded at its write's time and
-//     revision, as the state gave them. A log is bounded: when its writers
-//     are the window's bytes (at 96 bytes a change) ahead of the
-//     recorder, it stops, and the recorder starts its window over (a take
-//     meanwhile fails, rule RC6). WithOwnWatches turns it off.
+//     lock (no lock of the recorder's; 16 bytes a change, and a chunk
+//     allocated once per 508 changes, or sooner for a change whose
+//     revision or time is far from its chunk's first: a rarely changed
+//     kind's; and, at each chunk it starts while a quarter of the log's
+//     bound is unread, a channel send that never waits), and the
+//     recorder drains the logs when a writer wakes it, every second, and
+//     before a take or Sync (a recorder that holds its changes as they
+//     came keeps the chunks as they are: they are its window's changes,
+//     RC3). No change is coalesced, and each is recorded at its write's
+//     time and revision, as the state gave them. A log is bounded: when
+//     its writers are the window's bytes (at 96 bytes a change) ahead of
+//     the recorder, it stops, and the recorder starts its window over (a
+//     take meanwhile fails, rule RC6). WithOwnWatches turns it off.
 //
 //   - RC12. What the daemon's code read from the world
 //     ([Recorder.Observe]: the links a kernel listed) is a world change
