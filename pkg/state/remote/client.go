@@ -25,6 +25,7 @@ type ClientOption func(*clientOptions)
 
 type clientOptions struct {
 	unstructured           bool
+	dryRun                 bool
 	maxMessage             int
 	backoffMin, backoffMax time.Duration
 }
@@ -51,6 +52,20 @@ func WithReconnectBackoff(minimum, maximum time.Duration) ClientOption {
 			o.backoffMin, o.backoffMax = minimum, maximum
 		}
 	}
+}
+
+// WithDryRun makes a client whose writes are dry runs (rule N5): its
+// Create and Update ask the server to check the write (a CheckWrite call)
+// as it checks the write itself — the request, the spec's strict
+// decoding, the access rules, the served state's checks against the
+// stored version — and write nothing. Each returns the error the write
+// would meet at those checks, or nil, and sets nothing in the resource.
+// Its Destroy is refused (an invalid-class error, nothing sent), and so
+// are the helpers built on it; its reads and watches are the served
+// state's. A server without CheckWrite (an older one) answers
+// Unimplemented: nothing is written either way.
+func WithDryRun() ClientOption {
+	return func(o *clientOptions) { o.dryRun = true }
 }
 
 // client is the core of the remote State; NewClient wraps it with
@@ -216,7 +231,12 @@ func (c *client) Create(ctx context.Context, r resource.Resource, opts ...state.
 	}
 	var o state.CreateOptions
 	opt.Apply(&o, opts)
-	resp, err := c.rpc.Create(ctx, &pb.CreateRequest{Resource: m, Owner: o.Owner}, c.callOpts...)
+	req := &pb.CreateRequest{Resource: m, Owner: o.Owner}
+	if c.o.dryRun {
+		_, err := c.rpc.CheckWrite(ctx, &pb.CheckWriteRequest{Create: req}, c.callOpts...)
+		return fromStatus(err)
+	}
+	resp, err := c.rpc.Create(ctx, req, c.callOpts...)
 	if err != nil {
 		return fromStatus(err)
 	}
@@ -238,6 +258,10 @@ func (c *client) Update(ctx context.Context, r resource.Resource, opts ...state.
 	if o.ExpectedPhase != nil {
 		p := pb.Phase(*o.ExpectedPhase)
 		req.ExpectedPhase = &p
+	}
+	if c.o.dryRun {
+		_, err := c.rpc.CheckWrite(ctx, &pb.CheckWriteRequest{Update: req}, c.callOpts...)
+		return fromStatus(err)
 	}
 	resp, err := c.rpc.Update(ctx, req, c.callOpts...)
 	if err != nil {
@@ -269,6 +293,9 @@ func (c *client) Destroy(ctx context.Context, ptr resource.Pointer, opts ...stat
 	}
 	if err := c.known(ctx, ptr, "destroy"); err != nil {
 		return err
+	}
+	if c.o.dryRun {
+		return state.NewInvalidError(ptr, "remote: a dry-run client (WithDryRun) checks creates and updates only; Destroy is refused, nothing sent")
 	}
 	var o state.DestroyOptions
 	opt.Apply(&o, opts)

@@ -119,6 +119,26 @@
 // mid-call leaves nothing behind: its calls' contexts end, and with them
 // the served state's watches and every goroutine of the call.
 //
+// N5. A write can be checked without being made (a dry run): a client
+// made with [WithDryRun] sends its Create and Update as CheckWrite calls,
+// which the server serves with the code of the write itself — the
+// request's checks (N4), the spec's strict decoding, the access rules
+// (the guarded state decides the write and audits it, the record's
+// outcome saying that nothing was written; a denial is the write's own)
+// — down to the served state, where the checks that state makes before
+// such a write run instead of the write: the state stores the kind, the
+// resource is valid, and against the stored version a Create of a
+// resource that exists is a conflict, an Update of one that does not is
+// not found, and a stale version or incarnation, another owner or
+// another phase than expected are refused as the states' own Updates
+// refuse them. The answer is the error the write would meet, with its
+// code and classes, or success; nothing is written either way, and the
+// caller's resource is left as it was. A check that passed does not
+// reserve anything: a write made later can still meet a concurrent
+// writer's change (a conflict) or a failure of the state's storage. A
+// dry-run client refuses Destroy before sending anything, and a server
+// without CheckWrite answers Unimplemented: a dry run never writes.
+//
 // # Seams
 //
 // Access control (authentication of callers, rules per identity) plugs in

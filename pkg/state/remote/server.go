@@ -143,6 +143,12 @@ func (s *Server) GRPCServerOptions() []grpc.ServerOption {
 // the server's, guarded for the call's subject when [Serve] authenticated
 // its connection (package access: every access decided and audited).
 func (s *Server) stateOf(ctx context.Context) (state.State, error) {
+	return s.served(ctx, false)
+}
+
+// served is stateOf; with check, the state under the access guard is the
+// served state's checks of a write ([checkState]) instead of the state.
+func (s *Server) served(ctx context.Context, check bool) (state.State, error) {
 	st := s.st
 	if s.o.callState != nil {
 		var err error
@@ -155,6 +161,9 @@ func (s *Server) stateOf(ctx context.Context) (state.State, error) {
 	}
 	if st == nil {
 		return nil, status.Error(codes.FailedPrecondition, "remote: the server was given no state")
+	}
+	if check {
+		st = checkState{State: st}
 	}
 	if sub := SubjectOf(ctx); sub != nil {
 		return sub.Guard(st), nil

@@ -92,15 +92,29 @@ func listOptions(req *pb.ListRequest) ([]state.ListOption, error) {
 // Create serves state.State.Create.
 func (s *Server) Create(ctx context.Context, req *pb.CreateRequest) (_ *pb.WriteResponse, err error) {
 	defer s.recoverCall("Create", &err)
-	return s.write(ctx, req, req.GetResource(), func(st state.State, r resource.Resource) error {
-		return st.Create(ctx, r, state.WithCreateOwner(req.GetOwner()))
-	})
+	return s.write(ctx, req, req.GetResource(), createFunc(ctx, req), false)
 }
 
 // Update serves state.State.Update.
 func (s *Server) Update(ctx context.Context, req *pb.UpdateRequest) (_ *pb.WriteResponse, err error) {
 	defer s.recoverCall("Update", &err)
-	return s.write(ctx, req, req.GetResource(), func(st state.State, r resource.Resource) error {
+	return s.write(ctx, req, req.GetResource(), updateFunc(ctx, req), false)
+}
+
+// writeFunc makes a write of r to st: a request's write, as Create,
+// Update and CheckWrite serve it.
+type writeFunc func(st state.State, r resource.Resource) error
+
+// createFunc is the write of a Create request.
+func createFunc(ctx context.Context, req *pb.CreateRequest) writeFunc {
+	return func(st state.State, r resource.Resource) error {
+		return st.Create(ctx, r, state.WithCreateOwner(req.GetOwner()))
+	}
+}
+
+// updateFunc is the write of an Update request.
+func updateFunc(ctx context.Context, req *pb.UpdateRequest) writeFunc {
+	return func(st state.State, r resource.Resource) error {
 		opts := []state.UpdateOption{state.WithUpdateOwner(req.GetOwner()), state.WithExpectedPhaseAny()}
 		if req.ExpectedPhase != nil {
 			p := req.GetExpectedPhase()
@@ -110,14 +124,19 @@ func (s *Server) Update(ctx context.Context, req *pb.UpdateRequest) (_ *pb.Write
 			opts = append(opts, state.WithExpectedPhase(resource.Phase(p)))
 		}
 		return st.Update(ctx, r, opts...)
-	})
+	}
 }
 
 // write serves a write of the resource m by do: it refuses a request
 // that did not decode or whose resource does not, and answers with what
-// the write set back in the resource.
-func (s *Server) write(ctx context.Context, req proto.Message, m *pb.Resource, do func(state.State, resource.Resource) error) (*pb.WriteResponse, error) {
-	st, err := s.begin(ctx, req)
+// the write set back in the resource. With check (CheckWrite), do writes
+// to the served state's checks instead of the state ([checkState]), under
+// the same access guard, and the answer is empty when they pass.
+func (s *Server) write(ctx context.Context, req proto.Message, m *pb.Resource, do writeFunc, check bool) (*pb.WriteResponse, error) {
+	if err := s.wire.malformed(req); err != nil {
+		return nil, err
+	}
+	st, err := s.served(ctx, check)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +144,14 @@ func (s *Server) write(ctx context.Context, req proto.Message, m *pb.Resource, d
 	if err != nil {
 		return nil, err
 	}
-	if err := do(st, r); err != nil {
+	err = do(st, r)
+	switch {
+	case check && errors.Is(err, errChecked):
+		return &pb.WriteResponse{}, nil
+	case err != nil:
 		return nil, toStatus(err).Err()
+	case check:
+		return nil, status.Error(codes.Internal, "remote: CheckWrite: the write reached no check")
 	}
 	return writeResponse(r.Metadata()), nil
 }

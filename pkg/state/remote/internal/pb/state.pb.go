@@ -2060,6 +2060,96 @@ func (x *KindRevisionResponse) GetAt() uint64 {
 	return 0
 }
 
+// CheckWriteRequest is a write to check: exactly one of create and
+// update.
+type CheckWriteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Create        *CreateRequest         `protobuf:"bytes,1,opt,name=create,proto3" json:"create,omitempty"`
+	Update        *UpdateRequest         `protobuf:"bytes,2,opt,name=update,proto3" json:"update,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckWriteRequest) Reset() {
+	*x = CheckWriteRequest{}
+	mi := &file_state_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckWriteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckWriteRequest) ProtoMessage() {}
+
+func (x *CheckWriteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_state_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckWriteRequest.ProtoReflect.Descriptor instead.
+func (*CheckWriteRequest) Descriptor() ([]byte, []int) {
+	return file_state_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *CheckWriteRequest) GetCreate() *CreateRequest {
+	if x != nil {
+		return x.Create
+	}
+	return nil
+}
+
+func (x *CheckWriteRequest) GetUpdate() *UpdateRequest {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
+type CheckWriteResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckWriteResponse) Reset() {
+	*x = CheckWriteResponse{}
+	mi := &file_state_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckWriteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckWriteResponse) ProtoMessage() {}
+
+func (x *CheckWriteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_state_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckWriteResponse.ProtoReflect.Descriptor instead.
+func (*CheckWriteResponse) Descriptor() ([]byte, []int) {
+	return file_state_proto_rawDescGZIP(), []int{32}
+}
+
 var File_state_proto protoreflect.FileDescriptor
 
 const file_state_proto_rawDesc = "" +
@@ -2199,7 +2289,11 @@ const file_state_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\v2\x18.resgraph.remote.v1.KindR\x04kind\":\n" +
 	"\x14KindRevisionResponse\x12\x12\n" +
 	"\x04last\x18\x01 \x01(\x04R\x04last\x12\x0e\n" +
-	"\x02at\x18\x02 \x01(\x04R\x02at*2\n" +
+	"\x02at\x18\x02 \x01(\x04R\x02at\"\x89\x01\n" +
+	"\x11CheckWriteRequest\x129\n" +
+	"\x06create\x18\x01 \x01(\v2!.resgraph.remote.v1.CreateRequestR\x06create\x129\n" +
+	"\x06update\x18\x02 \x01(\v2!.resgraph.remote.v1.UpdateRequestR\x06update\"\x14\n" +
+	"\x12CheckWriteResponse*2\n" +
 	"\x05Phase\x12\x11\n" +
 	"\rPHASE_RUNNING\x10\x00\x12\x16\n" +
 	"\x12PHASE_TEARING_DOWN\x10\x01*\x81\x01\n" +
@@ -2222,7 +2316,7 @@ const file_state_proto_rawDesc = "" +
 	"\x13ERROR_CLASS_INVALID\x10\x06\x12\x16\n" +
 	"\x12ERROR_CLASS_FENCED\x10\a\x12\x1e\n" +
 	"\x1aERROR_CLASS_BUFFER_OVERRUN\x10\b\x12 \n" +
-	"\x1cERROR_CLASS_BOOKMARK_UNKNOWN\x10\t2\xde\x06\n" +
+	"\x1cERROR_CLASS_BOOKMARK_UNKNOWN\x10\t2\xbb\a\n" +
 	"\x05State\x12F\n" +
 	"\x03Get\x12\x1e.resgraph.remote.v1.GetRequest\x1a\x1f.resgraph.remote.v1.GetResponse\x12K\n" +
 	"\x04List\x12\x1f.resgraph.remote.v1.ListRequest\x1a .resgraph.remote.v1.ListResponse0\x01\x12N\n" +
@@ -2233,7 +2327,9 @@ const file_state_proto_rawDesc = "" +
 	"\bKindHead\x12#.resgraph.remote.v1.KindHeadRequest\x1a$.resgraph.remote.v1.KindHeadResponse\x12^\n" +
 	"\vDefinitions\x12&.resgraph.remote.v1.DefinitionsRequest\x1a'.resgraph.remote.v1.DefinitionsResponse\x12U\n" +
 	"\bRevision\x12#.resgraph.remote.v1.RevisionRequest\x1a$.resgraph.remote.v1.RevisionResponse\x12a\n" +
-	"\fKindRevision\x12'.resgraph.remote.v1.KindRevisionRequest\x1a(.resgraph.remote.v1.KindRevisionResponseB;Z9github.com/resgraph/resgraph/pkg/state/remote/internal/pbb\x06proto3"
+	"\fKindRevision\x12'.resgraph.remote.v1.KindRevisionRequest\x1a(.resgraph.remote.v1.KindRevisionResponse\x12[\n" +
+	"\n" +
+	"CheckWrite\x12%.resgraph.remote.v1.CheckWriteRequest\x1a&.resgraph.remote.v1.CheckWriteResponseB;Z9github.com/resgraph/resgraph/pkg/state/remote/internal/pbb\x06proto3"
 
 var (
 	file_state_proto_rawDescOnce sync.Once
@@ -2248,7 +2344,7 @@ func file_state_proto_rawDescGZIP() []byte {
 }
 
 var file_state_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_state_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_state_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_state_proto_goTypes = []any{
 	(Phase)(0),                   // 0: resgraph.remote.v1.Phase
 	(EventType)(0),               // 1: resgraph.remote.v1.EventType
@@ -2284,13 +2380,15 @@ var file_state_proto_goTypes = []any{
 	(*RevisionResponse)(nil),     // 31: resgraph.remote.v1.RevisionResponse
 	(*KindRevisionRequest)(nil),  // 32: resgraph.remote.v1.KindRevisionRequest
 	(*KindRevisionResponse)(nil), // 33: resgraph.remote.v1.KindRevisionResponse
-	nil,                          // 34: resgraph.remote.v1.Metadata.LabelsEntry
-	nil,                          // 35: resgraph.remote.v1.Metadata.AnnotationsEntry
+	(*CheckWriteRequest)(nil),    // 34: resgraph.remote.v1.CheckWriteRequest
+	(*CheckWriteResponse)(nil),   // 35: resgraph.remote.v1.CheckWriteResponse
+	nil,                          // 36: resgraph.remote.v1.Metadata.LabelsEntry
+	nil,                          // 37: resgraph.remote.v1.Metadata.AnnotationsEntry
 }
 var file_state_proto_depIdxs = []int32{
 	0,  // 0: resgraph.remote.v1.Metadata.phase:type_name -> resgraph.remote.v1.Phase
-	34, // 1: resgraph.remote.v1.Metadata.labels:type_name -> resgraph.remote.v1.Metadata.LabelsEntry
-	35, // 2: resgraph.remote.v1.Metadata.annotations:type_name -> resgraph.remote.v1.Metadata.AnnotationsEntry
+	36, // 1: resgraph.remote.v1.Metadata.labels:type_name -> resgraph.remote.v1.Metadata.LabelsEntry
+	37, // 2: resgraph.remote.v1.Metadata.annotations:type_name -> resgraph.remote.v1.Metadata.AnnotationsEntry
 	3,  // 3: resgraph.remote.v1.Resource.metadata:type_name -> resgraph.remote.v1.Metadata
 	7,  // 4: resgraph.remote.v1.LabelQuery.terms:type_name -> resgraph.remote.v1.LabelTerm
 	5,  // 5: resgraph.remote.v1.GetRequest.pointer:type_name -> resgraph.remote.v1.Pointer
@@ -2317,31 +2415,35 @@ var file_state_proto_depIdxs = []int32{
 	27, // 26: resgraph.remote.v1.Definition.columns:type_name -> resgraph.remote.v1.Column
 	28, // 27: resgraph.remote.v1.DefinitionsResponse.definitions:type_name -> resgraph.remote.v1.Definition
 	6,  // 28: resgraph.remote.v1.KindRevisionRequest.kind:type_name -> resgraph.remote.v1.Kind
-	9,  // 29: resgraph.remote.v1.State.Get:input_type -> resgraph.remote.v1.GetRequest
-	11, // 30: resgraph.remote.v1.State.List:input_type -> resgraph.remote.v1.ListRequest
-	13, // 31: resgraph.remote.v1.State.Create:input_type -> resgraph.remote.v1.CreateRequest
-	14, // 32: resgraph.remote.v1.State.Update:input_type -> resgraph.remote.v1.UpdateRequest
-	16, // 33: resgraph.remote.v1.State.Destroy:input_type -> resgraph.remote.v1.DestroyRequest
-	19, // 34: resgraph.remote.v1.State.Watch:input_type -> resgraph.remote.v1.WatchClientMessage
-	24, // 35: resgraph.remote.v1.State.KindHead:input_type -> resgraph.remote.v1.KindHeadRequest
-	26, // 36: resgraph.remote.v1.State.Definitions:input_type -> resgraph.remote.v1.DefinitionsRequest
-	30, // 37: resgraph.remote.v1.State.Revision:input_type -> resgraph.remote.v1.RevisionRequest
-	32, // 38: resgraph.remote.v1.State.KindRevision:input_type -> resgraph.remote.v1.KindRevisionRequest
-	10, // 39: resgraph.remote.v1.State.Get:output_type -> resgraph.remote.v1.GetResponse
-	12, // 40: resgraph.remote.v1.State.List:output_type -> resgraph.remote.v1.ListResponse
-	15, // 41: resgraph.remote.v1.State.Create:output_type -> resgraph.remote.v1.WriteResponse
-	15, // 42: resgraph.remote.v1.State.Update:output_type -> resgraph.remote.v1.WriteResponse
-	17, // 43: resgraph.remote.v1.State.Destroy:output_type -> resgraph.remote.v1.DestroyResponse
-	20, // 44: resgraph.remote.v1.State.Watch:output_type -> resgraph.remote.v1.WatchServerMessage
-	25, // 45: resgraph.remote.v1.State.KindHead:output_type -> resgraph.remote.v1.KindHeadResponse
-	29, // 46: resgraph.remote.v1.State.Definitions:output_type -> resgraph.remote.v1.DefinitionsResponse
-	31, // 47: resgraph.remote.v1.State.Revision:output_type -> resgraph.remote.v1.RevisionResponse
-	33, // 48: resgraph.remote.v1.State.KindRevision:output_type -> resgraph.remote.v1.KindRevisionResponse
-	39, // [39:49] is the sub-list for method output_type
-	29, // [29:39] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	13, // 29: resgraph.remote.v1.CheckWriteRequest.create:type_name -> resgraph.remote.v1.CreateRequest
+	14, // 30: resgraph.remote.v1.CheckWriteRequest.update:type_name -> resgraph.remote.v1.UpdateRequest
+	9,  // 31: resgraph.remote.v1.State.Get:input_type -> resgraph.remote.v1.GetRequest
+	11, // 32: resgraph.remote.v1.State.List:input_type -> resgraph.remote.v1.ListRequest
+	13, // 33: resgraph.remote.v1.State.Create:input_type -> resgraph.remote.v1.CreateRequest
+	14, // 34: resgraph.remote.v1.State.Update:input_type -> resgraph.remote.v1.UpdateRequest
+	16, // 35: resgraph.remote.v1.State.Destroy:input_type -> resgraph.remote.v1.DestroyRequest
+	19, // 36: resgraph.remote.v1.State.Watch:input_type -> resgraph.remote.v1.WatchClientMessage
+	24, // 37: resgraph.remote.v1.State.KindHead:input_type -> resgraph.remote.v1.KindHeadRequest
+	26, // 38: resgraph.remote.v1.State.Definitions:input_type -> resgraph.remote.v1.DefinitionsRequest
+	30, // 39: resgraph.remote.v1.State.Revision:input_type -> resgraph.remote.v1.RevisionRequest
+	32, // 40: resgraph.remote.v1.State.KindRevision:input_type -> resgraph.remote.v1.KindRevisionRequest
+	34, // 41: resgraph.remote.v1.State.CheckWrite:input_type -> resgraph.remote.v1.CheckWriteRequest
+	10, // 42: resgraph.remote.v1.State.Get:output_type -> resgraph.remote.v1.GetResponse
+	12, // 43: resgraph.remote.v1.State.List:output_type -> resgraph.remote.v1.ListResponse
+	15, // 44: resgraph.remote.v1.State.Create:output_type -> resgraph.remote.v1.WriteResponse
+	15, // 45: resgraph.remote.v1.State.Update:output_type -> resgraph.remote.v1.WriteResponse
+	17, // 46: resgraph.remote.v1.State.Destroy:output_type -> resgraph.remote.v1.DestroyResponse
+	20, // 47: resgraph.remote.v1.State.Watch:output_type -> resgraph.remote.v1.WatchServerMessage
+	25, // 48: resgraph.remote.v1.State.KindHead:output_type -> resgraph.remote.v1.KindHeadResponse
+	29, // 49: resgraph.remote.v1.State.Definitions:output_type -> resgraph.remote.v1.DefinitionsResponse
+	31, // 50: resgraph.remote.v1.State.Revision:output_type -> resgraph.remote.v1.RevisionResponse
+	33, // 51: resgraph.remote.v1.State.KindRevision:output_type -> resgraph.remote.v1.KindRevisionResponse
+	35, // 52: resgraph.remote.v1.State.CheckWrite:output_type -> resgraph.remote.v1.CheckWriteResponse
+	42, // [42:53] is the sub-list for method output_type
+	31, // [31:42] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_state_proto_init() }
@@ -2357,7 +2459,7 @@ func file_state_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_state_proto_rawDesc), len(file_state_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   33,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

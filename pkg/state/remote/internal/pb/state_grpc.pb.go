@@ -38,6 +38,7 @@ const (
 	State_Definitions_FullMethodName  = "/resgraph.remote.v1.State/Definitions"
 	State_Revision_FullMethodName     = "/resgraph.remote.v1.State/Revision"
 	State_KindRevision_FullMethodName = "/resgraph.remote.v1.State/KindRevision"
+	State_CheckWrite_FullMethodName   = "/resgraph.remote.v1.State/CheckWrite"
 )
 
 // StateClient is the client API for State service.
@@ -70,6 +71,12 @@ type StateClient interface {
 	Revision(ctx context.Context, in *RevisionRequest, opts ...grpc.CallOption) (*RevisionResponse, error)
 	// KindRevision returns where a kind's changes stand in revisions.
 	KindRevision(ctx context.Context, in *KindRevisionRequest, opts ...grpc.CallOption) (*KindRevisionResponse, error)
+	// CheckWrite checks a Create or an Update as the server checks the
+	// write itself (the request, the spec's decoding, the access rules, the
+	// served state's checks against the stored version) and writes
+	// nothing: it answers the write's error, or an empty response when the
+	// write would pass those checks.
+	CheckWrite(ctx context.Context, in *CheckWriteRequest, opts ...grpc.CallOption) (*CheckWriteResponse, error)
 }
 
 type stateClient struct {
@@ -192,6 +199,16 @@ func (c *stateClient) KindRevision(ctx context.Context, in *KindRevisionRequest,
 	return out, nil
 }
 
+func (c *stateClient) CheckWrite(ctx context.Context, in *CheckWriteRequest, opts ...grpc.CallOption) (*CheckWriteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckWriteResponse)
+	err := c.cc.Invoke(ctx, State_CheckWrite_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StateServer is the server API for State service.
 // All implementations must embed UnimplementedStateServer
 // for forward compatibility.
@@ -222,6 +239,12 @@ type StateServer interface {
 	Revision(context.Context, *RevisionRequest) (*RevisionResponse, error)
 	// KindRevision returns where a kind's changes stand in revisions.
 	KindRevision(context.Context, *KindRevisionRequest) (*KindRevisionResponse, error)
+	// CheckWrite checks a Create or an Update as the server checks the
+	// write itself (the request, the spec's decoding, the access rules, the
+	// served state's checks against the stored version) and writes
+	// nothing: it answers the write's error, or an empty response when the
+	// write would pass those checks.
+	CheckWrite(context.Context, *CheckWriteRequest) (*CheckWriteResponse, error)
 	mustEmbedUnimplementedStateServer()
 }
 
@@ -261,6 +284,9 @@ func (UnimplementedStateServer) Revision(context.Context, *RevisionRequest) (*Re
 }
 func (UnimplementedStateServer) KindRevision(context.Context, *KindRevisionRequest) (*KindRevisionResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method KindRevision not implemented")
+}
+func (UnimplementedStateServer) CheckWrite(context.Context, *CheckWriteRequest) (*CheckWriteResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CheckWrite not implemented")
 }
 func (UnimplementedStateServer) mustEmbedUnimplementedStateServer() {}
 func (UnimplementedStateServer) testEmbeddedByValue()               {}
@@ -445,6 +471,24 @@ func _State_KindRevision_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _State_CheckWrite_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckWriteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StateServer).CheckWrite(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: State_CheckWrite_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StateServer).CheckWrite(ctx, req.(*CheckWriteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // State_ServiceDesc is the grpc.ServiceDesc for State service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -483,6 +527,10 @@ var State_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "KindRevision",
 			Handler:    _State_KindRevision_Handler,
+		},
+		{
+			MethodName: "CheckWrite",
+			Handler:    _State_CheckWrite_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
