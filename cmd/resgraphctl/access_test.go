@@ -103,15 +103,19 @@ func TestA1_DemoRulesReadForTheUserWriteForTheOperator(t *testing.T) {
 
 	d.stop(t)
 	records := readAudit(t, filepath.Join(data, "audit.log"))
-	var denied, written []map[string]any
+	var denied, written, checked []map[string]any
 	for _, r := range records {
 		switch {
 		case r["decision"] == "denied":
 			denied = append(denied, r)
+		case r["verb"] == "create" && r["error"] == "remote: checked only (CheckWrite): nothing written":
+			checked = append(checked, r)
 		case r["verb"] == "create":
 			written = append(written, r)
 		}
 	}
+	require.Len(t, checked, 1, "the operator's file was checked first (a dry run, rule CT6), and that is one record")
+	assert.Nil(t, checked[0]["version"], "a check writes no version")
 	require.Len(t, written, 1, "the operator's create is one record")
 	assert.Equal(t, `certificate "CN=operator"`, written[0]["identity"])
 	assert.Equal(t, "eth9", written[0]["id"])

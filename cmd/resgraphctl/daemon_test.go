@@ -60,11 +60,28 @@ type testDaemon struct {
 
 func serveTestDaemon(t *testing.T) *testDaemon {
 	t.Helper()
+	return serveTestDaemonOf(t, nil)
+}
+
+// testRegistry knows the test daemon's types.
+func testRegistry() *codec.Registry {
 	reg := codec.NewRegistry()
 	codec.MustRegister[secretSpec, secretDef](reg)
 	codec.MustRegister[itemSpec, itemDef](reg)
+	return reg
+}
+
+// serveTestDaemonOf is serveTestDaemon serving wrap(its state) (nil: the
+// state itself); d.st is the state.
+func serveTestDaemonOf(t *testing.T, wrap func(state.State) state.State) *testDaemon {
+	t.Helper()
+	reg := testRegistry()
 	d := &testDaemon{st: inmem.NewState(), socket: filepath.Join(t.TempDir(), "api.sock")}
-	srv := remote.NewServer(d.st, reg)
+	served := d.st
+	if wrap != nil {
+		served = wrap(d.st)
+	}
+	srv := remote.NewServer(served, reg)
 	gs := grpc.NewServer(srv.GRPCServerOptions()...)
 	srv.Register(gs)
 	unix, err := net.Listen("unix", d.socket)

@@ -31,6 +31,7 @@ type app struct {
 
 	conn *grpc.ClientConn
 	st   state.State
+	dry  state.State // st's dry run (remote.WithDryRun)
 	defs *definition.Registry
 }
 
@@ -69,6 +70,23 @@ func (a *app) state() (state.State, error) {
 		a.st = st
 	}
 	return a.st, nil
+}
+
+// dryState returns the daemon's state as state() does, whose writes are
+// dry runs (remote.WithDryRun): checked by the daemon, never written.
+func (a *app) dryState() (state.State, error) {
+	if a.dry == nil {
+		conn, err := a.dial()
+		if err != nil {
+			return nil, err
+		}
+		st, err := remote.NewClient(conn, codec.NewRegistry(), remote.WithUnstructured(), remote.WithDryRun())
+		if err != nil {
+			return nil, err
+		}
+		a.dry = st
+	}
+	return a.dry, nil
 }
 
 // observer returns a client of the daemon's observer (explanations, the

@@ -29,9 +29,12 @@ exist, otherwise write the file's spec, labels and annotations over it
 (the whole spec: a field the file leaves out becomes its zero value), or
 leave it unchanged when they are equal already. The file's other metadata
 (version, phase, finalizers, times) is the daemon's and ignored; a
-resource with an owner is its controller's, and refused. Every document
-is read and checked before anything is written. The files are YAML or
-JSON documents, as create reads them.`,
+resource with an owner is its controller's, and refused. A file is
+applied whole or not at all: every document is read, then checked by the
+daemon as its write would be (a dry run: the type, the spec's fields,
+the access rules, a controller's resource), and nothing is written when
+one is refused; each refused document is named, with why. The files are
+YAML or JSON documents, as create reads them.`,
 		Example: `  resgraphctl get linkspec eth0 -o yaml > eth0.yaml   # edit it, then
   resgraphctl apply -f eth0.yaml`,
 		GroupID: groupResources,
@@ -44,13 +47,10 @@ JSON documents, as create reads them.`,
 	return c
 }
 
-// applyOne creates r, or updates the stored resource to r's spec, labels
-// and annotations, retrying when another writer changed it meanwhile.
-func (a *app) applyOne(ctx context.Context, r *remote.Unstructured) (string, error) {
-	st, err := a.state()
-	if err != nil {
-		return "", err
-	}
+// applyOne creates r in st, or updates the stored resource to r's spec,
+// labels and annotations, retrying when another writer changed it
+// meanwhile.
+func (a *app) applyOne(ctx context.Context, st state.State, r *remote.Unstructured) (string, error) {
 	ptr := pointerOf(r)
 	for attempt := 1; ; attempt++ {
 		cur, err := st.Get(ctx, ptr)

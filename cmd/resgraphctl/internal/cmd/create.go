@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/resgraph/resgraph/pkg/resource"
-	"github.com/resgraph/resgraph/pkg/resource/definition"
+	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/remote"
 )
 
@@ -18,8 +18,12 @@ func newCreate(a *app) *cobra.Command {
 		Long: `Create each resource of the files: YAML documents ("---" separated; JSON
 documents too), each with metadata (type — or an alias —, id, and
 optionally namespace, labels, annotations) and spec, as get -o yaml prints
-them. Every document is read and checked before anything is written; a
-resource that exists already is an error (apply updates it instead).
+them. A file is written whole or not at all: every document is read,
+then checked by the daemon as its write would be (a dry run: the type,
+the spec's fields, the access rules, a resource that exists already —
+apply updates it instead), and nothing is written when one is refused;
+each refused document is named, with why. Then the documents are written
+in order.
 resgraphctl writes as an outside writer: the resources it creates have no
 owner.`,
 		Example: `  resgraphctl create -f link.yaml
@@ -34,25 +38,7 @@ owner.`,
 	return c
 }
 
-// write reads the files and writes each resource with one, printing what
-// it did; one resource failing does not stop the others.
-func (a *app) write(ctx context.Context, files []string, one func(context.Context, *remote.Unstructured) (string, error)) error {
-	rs, err := a.readFiles(ctx, files)
-	if err != nil {
-		return err
-	}
-	return each(ctx, a, rs, func(r *remote.Unstructured) resource.Pointer { return pointerOf(r) }, func(ctx context.Context, r *remote.Unstructured, _ definition.Definition) (string, error) {
-		ctx, cancel := a.request(ctx)
-		defer cancel()
-		return one(ctx, r)
-	})
-}
-
-func (a *app) createOne(ctx context.Context, r *remote.Unstructured) (string, error) {
-	st, err := a.state()
-	if err != nil {
-		return "", err
-	}
+func (a *app) createOne(ctx context.Context, st state.State, r *remote.Unstructured) (string, error) {
 	if err := st.Create(ctx, r); err != nil {
 		return "", err
 	}

@@ -53,8 +53,20 @@
 // is. A command over several resources prints one line per failure, then
 // their count; over one, its one line alone.
 //
-// CT6. create and apply read and check every document before writing
-// anything: a malformed file writes nothing. apply creates what does not
+// CT6. create and apply write a file whole or not at all, as far as
+// checks go: every document of the -f files is read (a document that is
+// not a resource, or names a type the daemon does not know, does not stop
+// the reading of the others), a document that names the resource of an
+// earlier one is refused, and the write of every other is checked by the
+// daemon as a dry run (remote.WithDryRun, rule N5: the spec's fields, the
+// access rules, a controller's resource, a resource that exists) — and
+// when one is refused, nothing is written: each refused document is one
+// line naming its file, its place in it (from 1), its resource and why,
+// then their count. A daemon that serves no dry run is refused before
+// anything is written. Then the documents are written in order; a write
+// that fails after its check passed (another writer came in between)
+// stops the others, and the error names that document and those not
+// written (the written ones were printed). apply creates what does not
 // exist, writes the spec, labels and annotations of what differs, and
 // leaves alone what is equal already (nothing written).
 //
@@ -99,9 +111,9 @@
 // daemon (codec.Registry.DecodeSpecInput, at the remote write and the
 // planner) in create, apply and plan: one line naming the key's path
 // (spec.Bogus, spec.Routes[0].Gw) and the type, exit status 1, nothing
-// written. resgraphctl cannot check it itself (it has no Go types), so
-// in a file of several documents the ones before the refused one are
-// written.
+// written. resgraphctl cannot check it itself (it has no Go types): the
+// daemon's dry run does, so in a file of several documents nothing is
+// written either (CT6).
 //
 // CT11. No command prints a sensitive spec unasked (CT3, for get and
 // describe): plan prints "(sensitive)" for its fields' values (the

@@ -10,9 +10,27 @@ import (
 )
 
 // readFiles reads every resource of the -f files ("-" is the standard
-// input), resolving their types with the daemon's definitions. Every
-// document is read and checked before the caller writes anything.
+// input), resolving their types with the daemon's definitions; the first
+// document that cannot be read is the error.
 func (a *app) readFiles(ctx context.Context, files []string) ([]*remote.Unstructured, error) {
+	docs, err := a.readDocs(ctx, files)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*remote.Unstructured, 0, len(docs))
+	for _, d := range docs {
+		if d.Err != nil {
+			return nil, d.Err
+		}
+		out = append(out, d.R)
+	}
+	return out, nil
+}
+
+// readDocs reads every document of the -f files, in order, each read or
+// not (manifest.Doc.Err); the error is a file that cannot be opened or
+// holds no document, or -f missing.
+func (a *app) readDocs(ctx context.Context, files []string) ([]manifest.Doc, error) {
 	if len(files) == 0 {
 		return nil, usageErr(errorf("-f is required: the FILE of resources (- for the standard input)"))
 	}
@@ -20,7 +38,7 @@ func (a *app) readFiles(ctx context.Context, files []string) ([]*remote.Unstruct
 	if err != nil {
 		return nil, err
 	}
-	var out []*remote.Unstructured
+	var out []manifest.Doc
 	for _, name := range files {
 		var in io.Reader = a.stdin
 		if name != "-" {
@@ -31,11 +49,11 @@ func (a *app) readFiles(ctx context.Context, files []string) ([]*remote.Unstruct
 			defer f.Close()
 			in = f
 		}
-		rs, err := manifest.Read(in, name, defs)
+		docs, err := manifest.ReadDocs(in, name, defs)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, rs...)
+		out = append(out, docs...)
 	}
 	return out, nil
 }

@@ -16,7 +16,7 @@
 // ignored, except an owner, which is refused — a resource with an owner
 // is its controller's to write, and resgraphctl writes as an outside
 // writer. A bad document is an error naming the file, the document (from
-// 1) and the problem, and nothing is read from the file then.
+// 1) and the problem: Read stops at the first, ReadDocs returns each.
 package manifest
 
 import (
@@ -72,12 +72,48 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Doc is one document of a file: where it is, and its resource (nil when
+// the document cannot be read: Err says why).
+type Doc struct {
+	// File is the file's name, as given to ReadDocs.
+	File string
+	// Index is the document's place in the file, from 1.
+	Index int
+	// R is the document's resource; nil when Err is set.
+	R *remote.Unstructured
+	// Err is why the document cannot be read (an *Error naming the file
+	// and the document), or nil.
+	Err error
+}
+
 // Read reads every document of in (the file name, for errors), resolving
-// their types with defs. An empty stream is an error.
+// their types with defs: the first document that cannot be read is the
+// error. An empty stream is an error.
 func Read(in io.Reader, name string, defs *definition.Registry) ([]*remote.Unstructured, error) {
+	docs, err := ReadDocs(in, name, defs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*remote.Unstructured, 0, len(docs))
+	for _, d := range docs {
+		if d.Err != nil {
+			return nil, d.Err
+		}
+		out = append(out, d.R)
+	}
+	return out, nil
+}
+
+// ReadDocs reads every document of in (the file name, for errors),
+// resolving their types with defs, and returns each, read or not (Err): a
+// document that is YAML but not a resource, or names a type defs does not
+// know, does not stop the others. A document that is not YAML ends the
+// file there (the documents after it cannot be told apart): it is the
+// last one returned. An empty stream is an error.
+func ReadDocs(in io.Reader, name string, defs *definition.Registry) ([]Doc, error) {
 	dec := yaml.NewDecoder(in)
 	dec.KnownFields(true)
-	var out []*remote.Unstructured
+	var out []Doc
 	for n := 1; ; n++ {
 		var doc document
 		err := dec.Decode(&doc)
@@ -85,13 +121,19 @@ func Read(in io.Reader, name string, defs *definition.Registry) ([]*remote.Unstr
 			break
 		}
 		if err != nil {
-			return nil, &Error{File: name, Document: n, Err: fmt.Errorf("not a resource document: %w", oneLine(err))}
+			out = append(out, Doc{File: name, Index: n, Err: &Error{File: name, Document: n, Err: fmt.Errorf("not a resource document: %w", oneLine(err))}})
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				break // not YAML: the decoder cannot go on
+			}
+			continue
 		}
 		u, err := doc.resource(defs)
 		if err != nil {
-			return nil, &Error{File: name, Document: n, Err: err}
+			out = append(out, Doc{File: name, Index: n, Err: &Error{File: name, Document: n, Err: err}})
+			continue
 		}
-		out = append(out, u)
+		out = append(out, Doc{File: name, Index: n, R: u})
 	}
 	if len(out) == 0 {
 		return nil, &Error{File: name, Err: errors.New("no resource in it (want YAML documents with metadata and spec)")}

@@ -68,3 +68,22 @@ func TestRead_BadDocumentsNameTheProblem(t *testing.T) {
 		assert.NotContains(t, err.Error(), "\n")
 	}
 }
+
+// TestReadDocs_ABadDocumentDoesNotStopTheOthers: a document that is not a
+// resource, or names an unknown type, is returned with its error and the
+// documents after it are read; one that is not YAML ends the file.
+func TestReadDocs_ABadDocumentDoesNotStopTheOthers(t *testing.T) {
+	in := "metadata: {type: nope, id: x}\n---\nmetadata: {type: link, id: a}\nextra: 1\n---\nmetadata: {type: link, id: b}\n---\nmetadata: [\n---\nmetadata: {type: link, id: c}\n"
+	docs, err := manifest.ReadDocs(strings.NewReader(in), "f.yaml", defs(t))
+	require.NoError(t, err)
+	require.Len(t, docs, 4)
+	for i, d := range docs {
+		assert.Equal(t, "f.yaml", d.File)
+		assert.Equal(t, i+1, d.Index)
+	}
+	assert.ErrorContains(t, docs[0].Err, `f.yaml: document 1: metadata.type: definition: no resource type is named "nope"`)
+	assert.ErrorContains(t, docs[1].Err, "f.yaml: document 2: not a resource document: line 4: field extra not found")
+	require.NoError(t, docs[2].Err)
+	assert.Equal(t, "b", docs[2].R.Metadata().ID())
+	assert.ErrorContains(t, docs[3].Err, "f.yaml: document 4: not a resource document")
+}
