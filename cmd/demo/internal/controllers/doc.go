@@ -21,6 +21,19 @@
 // addresses, then the status, then the spec. A link whose carrier goes down
 // loses its addresses and routes in the same order, and gets them back when
 // the carrier returns.
+//
+// # Known issues
+//
+// StaticRouteController reads the addresses, then writes the routes
+// through them: an address torn down, released by AddressCleanupController
+// (no route through it yet) and destroyed between the two leaves a route
+// through it until the controller's next pass, which the address's
+// changes wake and which destroys it (on the live Runtime only: in the
+// simulator a pass is one step, nothing runs inside it;
+// TestStaticRoute_AnAddressDestroyedDuringThePassLeavesItsRouteUntilTheNextPass).
+// Closing the window needs the route's writer to hold the address itself
+// (a finalizer of its own, added while the address runs, which makes the
+// address a strong input of StaticRouteController).
 package controllers
 
 import (
