@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"net/netip"
 	"testing"
 	"testing/synctest"
 
@@ -46,15 +45,7 @@ func TestKernelLinkLeftTearingDownIsWrittenAnew(t *testing.T) {
 func TestRouteLeftTearingDownIsWrittenAnew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := inmem.NewState()
-		spec := netres.NewLinkSpec("eth1")
-		spec.TypedSpec().Addresses = []netip.Prefix{netip.MustParsePrefix("192.168.50.10/24")}
-		spec.TypedSpec().Routes = []netres.RouteIntent{{Destination: netip.MustParsePrefix("192.168.60.0/24"), Gateway: netip.MustParseAddr("192.168.50.1")}}
-		runtimetest.Create(t, st, spec)
-		addr := netres.NewAddressSpec(netres.AddressID("eth1", spec.TypedSpec().Addresses[0]))
-		*addr.TypedSpec() = netres.AddressSpecSpec{Link: "eth1", Address: spec.TypedSpec().Addresses[0]}
-		addr.Metadata().Finalizers().Add(AddressCleanupControllerName)
-		require.NoError(t, st.Create(t.Context(), addr, state.WithCreateOwner(AddressControllerName)))
-		id := netres.RouteID("eth1", spec.TypedSpec().Routes[0].Destination)
+		spec, _, id := eth1WithARoute(t, st, AddressCleanupControllerName)
 		left := netres.NewRouteSpec(id)
 		require.NoError(t, st.Create(t.Context(), left, state.WithCreateOwner(StaticRouteControllerName)))
 		_, err := st.Teardown(t.Context(), left.Metadata(), state.WithTeardownOwner(StaticRouteControllerName))

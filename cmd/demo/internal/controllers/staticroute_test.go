@@ -20,6 +20,24 @@ import (
 	"github.com/resgraph/resgraph/cmd/demo/internal/netres"
 )
 
+// eth1WithARoute creates in st the LinkSpec eth1 with one address and a
+// static route through it, and that address (AddressController's, with
+// the finalizers fins); it returns them and the route's ID.
+func eth1WithARoute(t *testing.T, st state.State, fins ...resource.Finalizer) (*netres.LinkSpec, *netres.AddressSpec, resource.ID) {
+	t.Helper()
+	spec := netres.NewLinkSpec("eth1")
+	spec.TypedSpec().Addresses = []netip.Prefix{netip.MustParsePrefix("192.168.50.10/24")}
+	spec.TypedSpec().Routes = []netres.RouteIntent{{Destination: netip.MustParsePrefix("192.168.60.0/24"), Gateway: netip.MustParseAddr("192.168.50.1")}}
+	runtimetest.Create(t, st, spec)
+	addr := netres.NewAddressSpec(netres.AddressID("eth1", spec.TypedSpec().Addresses[0]))
+	*addr.TypedSpec() = netres.AddressSpecSpec{Link: "eth1", Address: spec.TypedSpec().Addresses[0]}
+	for _, f := range fins {
+		addr.Metadata().Finalizers().Add(f)
+	}
+	require.NoError(t, st.Create(t.Context(), addr, state.WithCreateOwner(AddressControllerName)))
+	return spec, addr, netres.RouteID("eth1", spec.TypedSpec().Routes[0].Destination)
+}
+
 // waitLimit bounds a wait that only a broken controller makes long.
 const waitLimit = time.Minute
 
@@ -71,14 +89,7 @@ func (p pausedRuntime) Modify(ctx context.Context, r resource.Resource, fn func(
 func TestStaticRoute_AnAddressDestroyedDuringThePassLeavesItsRouteUntilTheNextPass(t *testing.T) {
 	ctx := t.Context()
 	st := inmem.NewState()
-	spec := netres.NewLinkSpec("eth1")
-	spec.TypedSpec().Addresses = []netip.Prefix{netip.MustParsePrefix("192.168.50.10/24")}
-	spec.TypedSpec().Routes = []netres.RouteIntent{{Destination: netip.MustParsePrefix("192.168.60.0/24"), Gateway: netip.MustParseAddr("192.168.50.1")}}
-	runtimetest.Create(t, st, spec)
-	addr := netres.NewAddressSpec(netres.AddressID("eth1", spec.TypedSpec().Addresses[0]))
-	*addr.TypedSpec() = netres.AddressSpecSpec{Link: "eth1", Address: spec.TypedSpec().Addresses[0]}
-	require.NoError(t, st.Create(ctx, addr, state.WithCreateOwner(AddressControllerName)))
-	routeID := netres.RouteID("eth1", spec.TypedSpec().Routes[0].Destination)
+	_, addr, routeID := eth1WithARoute(t, st)
 
 	c := pausedRoutes{reached: make(chan struct{}), proceed: make(chan struct{}), once: new(sync.Once)}
 	runtimetest.Start(t, runtimetest.WithState(st), runtimetest.WithLogger(zap.NewNop()),

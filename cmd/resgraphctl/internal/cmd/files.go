@@ -17,14 +17,7 @@ func (a *app) readFiles(ctx context.Context, files []string) ([]*remote.Unstruct
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*remote.Unstructured, 0, len(docs))
-	for _, d := range docs {
-		if d.Err != nil {
-			return nil, d.Err
-		}
-		out = append(out, d.R)
-	}
-	return out, nil
+	return manifest.Resources(docs)
 }
 
 // readDocs reads every document of the -f files, in order, each read or

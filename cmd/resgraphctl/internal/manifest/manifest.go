@@ -94,6 +94,12 @@ func Read(in io.Reader, name string, defs *definition.Registry) ([]*remote.Unstr
 	if err != nil {
 		return nil, err
 	}
+	return Resources(docs)
+}
+
+// Resources returns the resources of docs, or the error of the first
+// that was not read.
+func Resources(docs []Doc) ([]*remote.Unstructured, error) {
 	out := make([]*remote.Unstructured, 0, len(docs))
 	for _, d := range docs {
 		if d.Err != nil {
