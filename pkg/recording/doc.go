@@ -149,20 +149,18 @@
 //
 //   - RC9. A recorder of a Runtime that lets its commits be tapped
 //     (*runtime.Runtime: Runtime.TapCommits) keeps, for the newest
-//     8192 commits of its controllers, the revision of the state that
-//     the first read of the pass that made each returned
+//     8192 commits of each of its controllers, the revision of the state
+//     that the first read of the pass that made each returned
 //     (Change.Read) and, for a QController's commit, the item whose run
 //     made it (Change.Item; each worker's run reads on its own): a replay
 //     (sim's Scenario.MatchRecording) lets that pass or item run once
 //     the state is where it was, so that it reads what it read in
-//     production. The log is a ring of fixed size, written on the
-//     controllers' goroutines without a lock: each entry by the goroutine
-//     that made it, into a slot whose stamp says whose entry it holds and
-//     whether it is being written, so that a take reads whole entries only
-//     (a controller waits for no other to log, nor for a take; a commit
-//     of a QController's item keeps its item under a lock of the log's);
-//     an entry whose slot a writer a whole ring behind still writes is
-//     dropped. A change it no longer holds has Read 0 and no Item
+//     production. Each controller's log is a ring of its own,
+//     written on the controller's goroutines under a lock of the ring's
+//     (never the recorder's, nor another controller's: a controller
+//     waits for no other to log; for a take only while the take copies
+//     its ring), growing as it fills up to its size. A change it no
+//     longer holds has Read 0 and no Item
 //     (unknown). One recorder at a time taps a Runtime's commits.
 //
 //   - RC10. A recorder attached to a Runtime before it runs
@@ -224,12 +222,11 @@
 //     which the batch's changes were (Pass.Batch). A recording holds
 //     the passes that read a state of its window or made one of its
 //     changes (one whose reads all came before the window's start
-//     included). The log is a ring of the newest 16384 reads, written on
-//     the controllers' goroutines without a lock as RC9's commits are,
-//     allocated at the first read; a read allocates nothing for it once a
-//     pass's first reads came back, and a Runtime without a tap pays
-//     nothing for it. (The replay does not use the passes yet: see
-//     docs/recording-format.md.)
+//     included). The log holds each controller's newest 16384 reads, in a
+//     ring of its own written as RC9's commits are, growing as it fills;
+//     a read allocates nothing for it once the ring has grown, and a
+//     Runtime without a tap pays nothing for it. (The replay does not
+//     use the passes yet: see docs/recording-format.md.)
 //
 // A type is sensitive when its definition says so (package definition,
 // filled by the codec registry) or WithSensitive names it.

@@ -11,94 +11,110 @@ import (
 	"github.com/resgraph/resgraph/pkg/runtime"
 )
 
-// passLogSize is how many controllers' commits the pass log holds the
-// read revision of (rule RC9): the newest ones.
+// passLogSize is how many commits of each controller the pass log holds
+// the read revision of (rule RC9): its newest ones.
 const passLogSize = 8192
 
-// passLog holds, for the newest controllers' commits a tapped Runtime
-// told of (runtime.CommitTap), the revision the pass that made each had
-// read, and the newest reads of every pass (runtime.PassTap, rule RC13):
-// two rings of pointer-free entries (wordRing), written on the
-// controllers' goroutines without a lock (never the recorder's).
+// passLog holds, for the newest commits of each controller of a tapped
+// Runtime (runtime.CommitTap), the revision the pass that made each had
+// read, and the newest reads of each controller's passes (runtime.PassTap,
+// rule RC13): each controller's in a log of its own (ctrlLog), written on
+// its goroutines under that log's lock (never the recorder's, nor
+// another controller's).
 type passLog struct {
 	seed maphash.Seed
-	// commits are the commits: an entry is its resource's hash, its
-	// version, what its pass read, its pass and its controller's number
-	// in names (passEntry).
-	commits *wordRing
-	// reads are the reads of passes: an entry is its pass, its revision,
-	// its kind's hash, and its controller's number and its number in its
-	// pass (readEntry).
-	reads *wordRing
-	// kinds are the hashes of the kinds committed or read, by their
-	// strings' addresses (a commit then hashes its ID alone): set once
-	// each, never replaced.
-	kinds [passLogKinds]atomic.Pointer[kindHashed]
-	// names are the controllers' names, numbered (an entry holds its
-	// controller's number, no pointer): replaced whole under mu when a
-	// name is added.
-	names atomic.Pointer[[]string]
-	// nameCells find a name's number by its bytes' address (nameOf).
-	nameCells [passLogNames]atomic.Pointer[numberedName]
+	// commitMax and readMax are how many commits and reads each
+	// controller's log holds.
+	commitMax, readMax int
+	// ctrls are the controllers' logs, numbered (an entry of a read names
+	// its controller by the log it is in): replaced whole under mu when
+	// one is added. ctrlCells find one by its name's address (ctrlOf):
+	// set once each, never replaced.
+	ctrls     atomic.Pointer[[]*ctrlLog]
+	ctrlCells [passLogNames]atomic.Pointer[namedCtrl]
+	// kinds are the kinds committed or read, numbered (a read's entry
+	// holds its kind's number), with their hashes (a commit's key):
+	// replaced whole under mu when one is added. kindCells find one by
+	// its type's address (kindOf): set once each, never replaced.
+	kinds     atomic.Pointer[[]*kindNumbered]
+	kindCells [passLogKinds]atomic.Pointer[kindNumbered]
 	mu        sync.Mutex
+}
+
+// ctrlLog is one controller's part of a pass log: its commits (an entry
+// is the commit's key (commitKey), what its pass read and its pass) and
+// its passes' reads (an entry is its pass, the revision it saw, and its
+// kind's number and its number in its pass), each a ring of its own.
+type ctrlLog struct {
+	name string
+	n    uint32
+	// mu protects the rings: a controller's goroutines log under it, a
+	// take copies them under it.
+	mu      sync.Mutex
+	commits entryRing
+	reads   entryRing
+	// lastCommit and lastRead are the kinds of its last commit and its
+	// last read (a controller's kinds seldom change), under mu.
+	lastCommit, lastRead *kindNumbered
+}
+
+// kindLocked returns the kind's number and hash: *last when its strings
+// are the same, else from l (then kept in *last); c.mu is held.
+func (c *ctrlLog) kindLocked(l *passLog, last **kindNumbered, ns resource.Namespace, typ resource.Type) *kindNumbered {
+	if k := *last; k != nil && sameData(k.typ, typ) && sameData(k.ns, ns) {
+		return k
+	}
+	*last = l.kindOf(ns, typ)
+	return *last
+}
+
+// namedCtrl is a controller's log by a string of its name (kept: its
+// address finds it).
+type namedCtrl struct {
+	name string
+	log  *ctrlLog
 }
 
 // passLogNames is how many controllers' names a pass log finds by their
 // address (the others by their bytes).
 const passLogNames = 16
 
-// numberedName is a controller's name and its number.
-type numberedName struct {
-	name string
-	n    uint32
-}
-
-// readLogSize is how many reads of passes (rule RC13) the pass log holds:
-// the newest ones.
+// readLogSize is how many reads of passes (rule RC13) each controller's
+// log holds: its newest ones.
 const readLogSize = 16384
 
-// readEntry is one read of a pass: its controller's number in
-// passLog.names, its pass, its number in the pass, the revision it saw
-// and its kind's hash.
+// readEntry is one read of a pass: its pass, the revision it saw, its
+// kind's number in passLog.kinds and its number in the pass.
 type readEntry struct {
-	pass, rev, kind uint64
-	ctrl, index     uint32
+	pass, rev   uint64
+	kind, index uint32
 }
 
-func (e *readEntry) words() [ringWords]uint64 {
-	return [ringWords]uint64{e.pass, e.rev, e.kind, uint64(e.ctrl)<<32 | uint64(e.index)}
+func readEntryOf(w [entryWords]uint64) readEntry {
+	return readEntry{pass: w[0], rev: w[1], kind: uint32(w[2] >> 32), index: uint32(w[2])}
 }
 
-func readEntryOf(w *[ringWords]uint64) readEntry {
-	return readEntry{pass: w[0], rev: w[1], kind: w[2], ctrl: uint32(w[3] >> 32), index: uint32(w[3])}
-}
-
-// passLogKinds is how many kinds' hashes a pass log keeps (the others
-// are hashed at each commit or read).
+// passLogKinds is how many kinds a pass log finds by their type's
+// address (the others by their strings).
 const passLogKinds = 64
 
-// kindHashed is a kind's hash, and its strings (kept: their addresses
-// find it).
-type kindHashed struct {
+// kindNumbered is a kind's strings (kept: their addresses find it), its
+// number and its hash.
+type kindNumbered struct {
 	ns   resource.Namespace
 	typ  resource.Type
 	hash uint64
+	n    uint32
 }
 
-// passEntry is one commit: its resource's hash, its version, what its
-// pass read, and its pass (its number, its controller's in
-// passLog.names).
+// passEntry is one commit: its key (commitKey), what its pass read, and
+// its pass.
 type passEntry struct {
-	key, version, read, pass uint64
-	ctrl                     uint32
+	key, read, pass uint64
 }
 
-func (e *passEntry) words() [ringWords]uint64 {
-	return [ringWords]uint64{e.key, e.version, e.read, e.pass, uint64(e.ctrl)}
-}
-
-func passEntryOf(w *[ringWords]uint64) passEntry {
-	return passEntry{key: w[0], version: w[1], read: w[2], pass: w[3], ctrl: uint32(w[4])}
+func passEntryOf(w [entryWords]uint64) passEntry {
+	return passEntry{key: w[0], read: w[1], pass: w[2]}
 }
 
 // passRead is what the pass of a commit read, and the QController item
@@ -109,7 +125,15 @@ type passRead struct {
 }
 
 func newPassLog() *passLog {
-	return &passLog{seed: maphash.MakeSeed(), commits: newWordRing(passLogSize, 5), reads: newWordRing(readLogSize, 4)}
+	return &passLog{seed: maphash.MakeSeed(), commitMax: passLogSize, readMax: readLogSize}
+}
+
+// commitKey is the key of a commit of a resource whose hash is h
+// (passLog.hash) at version: a commit's entry holds it, a take finds the
+// commit of a change by it.
+func commitKey(h, version uint64) uint64 {
+	const m = 0xff51afd7ed558ccd
+	return h + version*m
 }
 
 // hash hashes a resource's pointer: its ID's hash and its kind's (string
@@ -128,65 +152,100 @@ func (l *passLog) kindHash(ns resource.Namespace, typ resource.Type) uint64 {
 	return maphash.String(l.seed, ns) ^ maphash.String(l.seed, typ)*m
 }
 
-// kindHashOf is kindHash, kept by the address of the kind's type (a
-// kind's strings are interned or constants: the same few addresses come
-// again and again) in one of four cells from the address's own; a kind
-// that finds none free is hashed each time.
-func (l *passLog) kindHashOf(ns resource.Namespace, typ resource.Type) uint64 {
+// kindOf returns the kind's number and hash, numbering it: found by the
+// address of its type (a kind's strings are interned or constants: the
+// same few addresses come again and again) in one of four cells from the
+// address's own, else by its strings.
+func (l *passLog) kindOf(ns resource.Namespace, typ resource.Type) *kindNumbered {
 	at := addrCell(typ, passLogKinds)
-	if k := l.kinds[at].Load(); k != nil && sameData(k.typ, typ) && sameData(k.ns, ns) {
-		return k.hash
+	if k := l.kindCells[at].Load(); k != nil && sameData(k.typ, typ) && sameData(k.ns, ns) {
+		return k
 	}
 	for i := range 4 {
-		c := &l.kinds[(at+i)%passLogKinds]
+		c := &l.kindCells[(at+i)%passLogKinds]
 		k := c.Load()
 		if k == nil {
-			k = &kindHashed{ns: ns, typ: typ, hash: l.kindHash(ns, typ)}
+			if k = l.numberKind(ns, typ); !sameData(k.typ, typ) || !sameData(k.ns, ns) {
+				k = &kindNumbered{ns: ns, typ: typ, hash: k.hash, n: k.n} // this address's
+			}
 			if c.CompareAndSwap(nil, k) {
-				return k.hash
+				return k
 			}
 			k = c.Load()
 		}
 		if sameData(k.typ, typ) && sameData(k.ns, ns) {
-			return k.hash
+			return k
 		}
 	}
-	return l.kindHash(ns, typ)
+	return l.numberKind(ns, typ)
 }
 
-// nameOf returns the number of the controller name in l.names, adding
-// it: found by its bytes' address first (a controller's name is one
-// string for all its calls), in the cell of that address when one was
-// set (set once each, never replaced).
-func (l *passLog) nameOf(name string) uint32 {
-	c := &l.nameCells[addrCell(name, passLogNames)]
-	if k := c.Load(); k != nil && sameData(k.name, name) {
-		return k.n
+// numberKind is kindOf without the cells: the kind of those numbered
+// whose strings are ns and typ, numbered now if none is; a kind found by
+// its strings' bytes keeps the strings it was numbered with.
+func (l *passLog) numberKind(ns resource.Namespace, typ resource.Type) *kindNumbered {
+	find := func(kinds []*kindNumbered) int {
+		return slices.IndexFunc(kinds, func(k *kindNumbered) bool { return k.typ == typ && k.ns == ns })
 	}
-	n := l.numberOf(name)
-	c.CompareAndSwap(nil, &numberedName{name: name, n: n})
-	return n
+	var kinds []*kindNumbered
+	if p := l.kinds.Load(); p != nil {
+		kinds = *p
+	}
+	if i := find(kinds); i >= 0 {
+		return kinds[i]
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kinds = nil
+	if p := l.kinds.Load(); p != nil {
+		kinds = *p
+	}
+	if i := find(kinds); i >= 0 {
+		return kinds[i]
+	}
+	k := &kindNumbered{ns: ns, typ: typ, hash: l.kindHash(ns, typ), n: uint32(len(kinds))}
+	kinds = append(slices.Clip(kinds), k)
+	l.kinds.Store(&kinds)
+	return k
 }
 
-// numberOf is nameOf without the cells.
-func (l *passLog) numberOf(name string) uint32 {
-	if p := l.names.Load(); p != nil {
-		if i := slices.Index(*p, name); i >= 0 {
-			return uint32(i)
+// ctrlOf returns the log of the controller name, adding it: found by its
+// bytes' address first (a controller's name is one string for all its
+// calls), in the cell of that address when one was set (set once each,
+// never replaced).
+func (l *passLog) ctrlOf(name string) *ctrlLog {
+	c := &l.ctrlCells[addrCell(name, passLogNames)]
+	if k := c.Load(); k != nil && sameData(k.name, name) {
+		return k.log
+	}
+	k := l.numberCtrl(name)
+	c.CompareAndSwap(nil, &namedCtrl{name: name, log: k})
+	return k
+}
+
+// numberCtrl is ctrlOf without the cells.
+func (l *passLog) numberCtrl(name string) *ctrlLog {
+	find := func(ctrls []*ctrlLog) int {
+		return slices.IndexFunc(ctrls, func(c *ctrlLog) bool { return c.name == name })
+	}
+	if p := l.ctrls.Load(); p != nil {
+		if i := find(*p); i >= 0 {
+			return (*p)[i]
 		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var names []string
-	if p := l.names.Load(); p != nil {
-		names = *p
+	var ctrls []*ctrlLog
+	if p := l.ctrls.Load(); p != nil {
+		ctrls = *p
 	}
-	if i := slices.Index(names, name); i >= 0 {
-		return uint32(i)
+	if i := find(ctrls); i >= 0 {
+		return ctrls[i]
 	}
-	names = append(slices.Clip(names), name)
-	l.names.Store(&names)
-	return uint32(len(names) - 1)
+	c := &ctrlLog{name: name, n: uint32(len(ctrls)), commits: newEntryRing(l.commitMax), reads: newEntryRing(l.readMax)}
+	ctrls = append(slices.Clip(ctrls), c)
+	l.ctrls.Store(&ctrls)
+	return c
 }
 
 // addrCell returns the cell, of n (a power of two up to 256), of the
@@ -196,12 +255,27 @@ func addrCell(s string, n int) int {
 	return int(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s))))*m>>56) & (n - 1)
 }
 
-// namesNow returns the controllers' names numbered so far.
-func (l *passLog) namesNow() []string {
-	if p := l.names.Load(); p != nil {
+// ctrlsNow returns the controllers' logs numbered so far.
+func (l *passLog) ctrlsNow() []*ctrlLog {
+	if p := l.ctrls.Load(); p != nil {
 		return *p
 	}
 	return nil
+}
+
+// kindsNow returns the kinds numbered so far.
+func (l *passLog) kindsNow() []*kindNumbered {
+	if p := l.kinds.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// copies returns copies of the controller's rings of commits and reads.
+func (c *ctrlLog) copies() (commits, reads ringCopy) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.commits.copyOf(), c.reads.copyOf()
 }
 
 // add notes that a commit of ptr at version was made by a pass (or the
@@ -211,29 +285,34 @@ func (l *passLog) add(controller string, ptr *resource.PointerKey, version, read
 	if read == 0 && item.Type() == "" && pass == 0 {
 		return
 	}
-	e := passEntry{key: l.idHash(*ptr) ^ l.kindHashOf(ptr.Namespace(), ptr.Type()), version: version, read: read, pass: pass, ctrl: l.nameOf(controller)}
-	w := e.words()
-	l.commits.put(&w, *item)
+	id := l.idHash(*ptr)
+	c := l.ctrlOf(controller)
+	c.mu.Lock()
+	key := commitKey(id^c.kindLocked(l, &c.lastCommit, ptr.Namespace(), ptr.Type()).hash, version)
+	c.commits.put(key, read, pass, item)
+	c.mu.Unlock()
 }
 
 // passReads are the read revisions and items of the commits a pass log
-// holds, by resource hash and version (several: a resource destroyed and
-// created again starts its versions over).
+// holds, by commitKey (several: a resource destroyed and created again
+// starts its versions over).
 type passReads struct {
 	l *passLog
-	m map[[2]uint64][]passRead
+	m map[uint64][]passRead
 }
 
-// reads returns what the log holds now.
+// readsNow returns what the log holds now.
 func (l *passLog) readsNow() passReads {
-	m := make(map[[2]uint64][]passRead)
-	l.commits.each(func(w *[ringWords]uint64, item resource.PointerKey) {
-		e := passEntryOf(w)
-		if e.read != 0 || item.Type() != "" {
-			k := [2]uint64{e.key, e.version}
-			m[k] = append(m[k], passRead{read: e.read, item: item})
+	m := make(map[uint64][]passRead)
+	for _, c := range l.ctrlsNow() {
+		commits, _ := c.copies()
+		for i := range commits.len() {
+			w, item := commits.at(i)
+			if e := passEntryOf(w); e.read != 0 || item.Type() != "" {
+				m[e.key] = append(m[e.key], passRead{read: e.read, item: item})
+			}
 		}
-	})
+	}
 	return passReads{l: l, m: m}
 }
 
@@ -246,7 +325,7 @@ func (r passReads) of(ptr resource.PointerKey, version, rev uint64) (read uint64
 		return 0, item
 	}
 	found := false
-	for _, e := range r.m[[2]uint64{r.l.hash(ptr), version}] {
+	for _, e := range r.m[commitKey(r.l.hash(ptr), version)] {
 		if e.read < rev && (!found || e.read > read) {
 			read, item, found = e.read, e.item, true
 		}

@@ -10,9 +10,11 @@ import (
 // Read implements runtime.PassTap: a read of the pass numbered pass of
 // controller saw revision rev (rule RC13).
 func (l *passLog) Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item resource.PointerKey) {
-	e := readEntry{pass: pass, rev: rev, kind: l.kindHashOf(kind.Namespace(), kind.Type()), ctrl: l.nameOf(controller), index: index}
-	w := e.words()
-	l.reads.put(&w, item)
+	c := l.ctrlOf(controller)
+	c.mu.Lock()
+	k := c.kindLocked(l, &c.lastRead, kind.Namespace(), kind.Type())
+	c.reads.put(pass, rev, uint64(k.n)<<32|uint64(index), &item)
+	c.mu.Unlock()
 }
 
 // batchIndex is the number in its pass of the entry of the reads ring
@@ -22,9 +24,10 @@ const batchIndex = 1<<32 - 1
 // Took implements runtime.BatchTap: the pass numbered pass of controller
 // took a batch of changes at revision rev or below (rule RC13).
 func (l *passLog) Took(controller string, pass uint64, rev uint64) {
-	e := readEntry{pass: pass, rev: rev, ctrl: l.nameOf(controller), index: batchIndex}
-	w := e.words()
-	l.reads.put(&w, resource.PointerKey{})
+	c := l.ctrlOf(controller)
+	c.mu.Lock()
+	c.reads.put(pass, rev, batchIndex, &resource.PointerKey{})
+	c.mu.Unlock()
 }
 
 // passKey is a pass: its controller's number and its own.
@@ -35,65 +38,82 @@ type passKey struct {
 
 // passes returns the passes whose reads the log holds and of which a read
 // saw revision from or later (the window's: an older pass read a state
-// before the recording's) or that made one of the commits in (by resource
-// hash and version: the window's; a pass may read before the window's
-// start and commit in it), with how many commits each made, ordered by
-// their first read's revision (a controller's in the order they ran);
-// a read's kind is one of kinds (zero for another).
-func (l *passLog) passes(from uint64, kinds []Kind, in map[[2]uint64]bool) []Pass {
-	byHash := make(map[uint64]resource.KindKey, len(kinds))
-	for _, k := range kinds {
-		byHash[l.kindHash(k.Namespace, k.Type)] = resource.KindOf(resource.NewKind(k.Namespace, k.Type))
-	}
-	names := l.namesNow()
-	at := map[passKey]int{}
+// before the recording's) or that made one of the commits in (by
+// commitKey: the window's; a pass may read before the window's start and
+// commit in it), with how many commits each made, ordered by their first
+// read's revision (a controller's in the order they ran); a read's kind
+// is one of kinds (zero for another).
+func (l *passLog) passes(from uint64, kinds []Kind, in map[uint64]bool) []Pass {
+	byNumber := l.kindsOf(kinds)
 	var out []Pass
 	var keys []passKey
-	l.reads.each(func(w *[ringWords]uint64, item resource.PointerKey) {
-		e := readEntryOf(w)
-		if e.pass == 0 || int(e.ctrl) >= len(names) {
-			return
+	var committed []bool // a commit of the pass is in
+	for _, c := range l.ctrlsNow() {
+		commits, reads := c.copies()
+		at := map[uint64]int{}
+		for i := range reads.len() {
+			w, item := reads.at(i)
+			e := readEntryOf(w)
+			if e.pass == 0 {
+				continue
+			}
+			n, ok := at[e.pass]
+			if !ok {
+				n = len(out)
+				at[e.pass] = n
+				out, keys = append(out, Pass{Controller: c.name, Item: item}), append(keys, passKey{c.n, e.pass})
+				committed = append(committed, false)
+			}
+			if e.index == batchIndex {
+				out[n].Batch = e.rev
+				continue
+			}
+			out[n].Reads = append(out[n].Reads, PassRead{Index: e.index, Revision: e.rev, Kind: byNumber[e.kind]})
 		}
-		k := passKey{e.ctrl, e.pass}
-		n, ok := at[k]
-		if !ok {
-			n = len(out)
-			at[k] = n
-			out, keys = append(out, Pass{Controller: names[e.ctrl], Item: item}), append(keys, k)
-		}
-		if e.index == batchIndex {
-			out[n].Batch = e.rev
-			return
-		}
-		out[n].Reads = append(out[n].Reads, PassRead{Index: e.index, Revision: e.rev, Kind: byHash[e.kind]})
-	})
-	for i := range out { // a pass that took a batch and read nothing: none
-		if len(out[i].Reads) == 0 {
-			out[i].Batch = 0
+		for i := range commits.len() {
+			w, _ := commits.at(i)
+			e := passEntryOf(w)
+			if n, ok := at[e.pass]; ok && e.pass != 0 {
+				out[n].Commits++
+				committed[n] = committed[n] || in[e.key]
+			}
 		}
 	}
-	committed := make([]bool, len(out)) // a commit of the pass is in
-	l.commits.each(func(w *[ringWords]uint64, _ resource.PointerKey) {
-		e := passEntryOf(w)
-		if n, ok := at[passKey{e.ctrl, e.pass}]; ok && e.pass != 0 {
-			out[n].Commits++
-			committed[n] = committed[n] || in[[2]uint64{e.key, e.version}]
+	return keptPasses(out, keys, committed, from)
+}
+
+// kindsOf returns the kinds among kinds the log numbered, by number.
+func (l *passLog) kindsOf(kinds []Kind) map[uint32]resource.KindKey {
+	byNumber := make(map[uint32]resource.KindKey, len(kinds))
+	for _, k := range l.kindsNow() {
+		if slices.Contains(kinds, Kind{Namespace: k.ns, Type: k.typ}) {
+			byNumber[k.n] = resource.KindOf(resource.NewKind(k.ns, k.typ))
 		}
-	})
-	idx := make([]int, len(out))
+	}
+	return byNumber
+}
+
+// keptPasses returns those of passes (keys name them) that read
+// something and either made a commit of the window (committed) or read a
+// state at from or later, ordered by their first read's revision, then their
+// controller's number and their own; each with its reads in order.
+func keptPasses(passes []Pass, keys []passKey, committed []bool, from uint64) []Pass {
+	idx := make([]int, len(passes))
 	for i := range idx {
 		idx[i] = i
 	}
 	idx = slices.DeleteFunc(idx, func(i int) bool {
-		return len(out[i].Reads) == 0 || !committed[i] && out[i].Reads[len(out[i].Reads)-1].Revision < from
+		p := &passes[i]
+		return len(p.Reads) == 0 || !committed[i] && p.Reads[len(p.Reads)-1].Revision < from
 	})
 	slices.SortStableFunc(idx, func(a, b int) int {
-		return cmp.Or(cmp.Compare(out[a].Reads[0].Revision, out[b].Reads[0].Revision), cmp.Compare(keys[a].ctrl, keys[b].ctrl), cmp.Compare(keys[a].pass, keys[b].pass))
+		return cmp.Or(cmp.Compare(passes[a].Reads[0].Revision, passes[b].Reads[0].Revision), cmp.Compare(keys[a].ctrl, keys[b].ctrl), cmp.Compare(keys[a].pass, keys[b].pass))
 	})
 	kept := make([]Pass, 0, len(idx))
 	for _, i := range idx {
-		out[i].Reads = inOrder(out[i].Reads)
-		kept = append(kept, out[i])
+		p := passes[i]
+		p.Reads = inOrder(p.Reads)
+		kept = append(kept, p)
 	}
 	return kept
 }
@@ -109,12 +129,12 @@ func inOrder(reads []PassRead) []PassRead {
 }
 
 // commitsOf returns the controllers' commits among a view's entries, by
-// resource hash and version (what passes takes).
-func (l *passLog) commitsOf(entries []viewEntry) map[[2]uint64]bool {
-	in := map[[2]uint64]bool{}
+// commitKey (what passes takes).
+func (l *passLog) commitsOf(entries []viewEntry) map[uint64]bool {
+	in := map[uint64]bool{}
 	for _, e := range entries {
 		if e.by == ByController {
-			in[[2]uint64{l.hash(e.key), e.ver}] = true
+			in[commitKey(l.hash(e.key), e.ver)] = true
 		}
 	}
 	return in

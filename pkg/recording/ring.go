@@ -1,129 +1,108 @@
 package recording
 
 import (
-	"sync"
-	"sync/atomic"
+	"math/bits"
 
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// ringWords is how many words an entry of a wordRing holds at most.
-const ringWords = 5
+// entryWords is how many words an entry of an entryRing holds.
+const entryWords = 3
 
-// wordRing is a ring of the newest entries of ringWords words each,
-// written without a lock (rules RC9 and RC13): a writer takes the next
-// entry's number with one atomic add and writes the entry into its slot
-// alone, the slot's stamp saying whose entry it holds and whether it is
-// being written (a seqlock); a reader keeps an entry only when its stamp
-// was the same before and after it read the words. Each entry is written
-// by the one goroutine that made it. An entry whose slot a writer a lap
-// away still writes is dropped (the ring holds the newest entries, but
-// for that one). The slots are allocated at the first entry and hold no
-// pointer. An entry's QController item (rare: most entries have none)
-// is kept beside it under mu, with the entry's number.
-type wordRing struct {
-	// size is how many entries it holds, words how many words of each
-	// (4 or ringWords; the others are zero).
-	size, words int
-	slots       atomic.Pointer[[]wordSlot]
-	next        atomic.Uint64
-	// mu protects items, allocated at the first entry with an item.
-	mu    sync.Mutex
-	items []numberedItem
+// entryRing is a ring of the newest entries of one controller's pass log
+// (rules RC9 and RC13), of entryWords words each, with the QController
+// item of each (rare: most entries have none). It is not safe for
+// concurrent use: its ctrlLog's lock protects it. It grows, doubling
+// from ringFirst entries, as it fills, up to max (a power of two); from
+// then on an entry replaces the oldest. Its words hold no pointer; items
+// is allocated at the first entry that has an item.
+type entryRing struct {
+	max   int
+	words []uint64
+	items []resource.PointerKey
+	// n is how many entries were put, size how many it holds now.
+	n, size uint64
 }
 
-// wordSlot is a slot of a wordRing: stamp is 0 (empty), 2n while it
-// holds the entry numbered n (from 1), 2n+1 while that entry is written.
-type wordSlot struct {
-	stamp atomic.Uint64
-	w     [ringWords]atomic.Uint64
+// ringFirst is how many entries a ring holds at its first entry.
+const ringFirst = 64
+
+// newEntryRing returns a ring of at most max entries, rounded up to a
+// power of two.
+func newEntryRing(max int) entryRing {
+	return entryRing{max: 1 << bits.Len(uint(max-1))}
 }
 
-// numberedItem is an entry's item and the entry's number.
-type numberedItem struct {
-	n    uint64
-	item resource.PointerKey
-}
-
-func newWordRing(size, words int) *wordRing { return &wordRing{size: size, words: words} }
-
-// slotsOf returns the slots, allocating them at the first entry.
-func (r *wordRing) slotsOf() []wordSlot {
-	if p := r.slots.Load(); p != nil {
-		return *p
+// put writes the entry of words w0, w1 and w2 (with item, zero for none)
+// as the newest.
+func (r *entryRing) put(w0, w1, w2 uint64, item *resource.PointerKey) {
+	if r.n == r.size && r.size < uint64(r.max) {
+		r.grow()
 	}
-	return r.allocate()
+	i := r.n & (r.size - 1)
+	r.n++
+	w := r.words[i*entryWords : i*entryWords+entryWords : i*entryWords+entryWords]
+	w[0], w[1], w[2] = w0, w1, w2
+	if r.items != nil || item.Type() != "" {
+		r.putItem(i, item)
+	}
 }
 
-func (r *wordRing) allocate() []wordSlot {
-	s := make([]wordSlot, r.size)
-	if r.slots.CompareAndSwap(nil, &s) {
-		return s
-	}
-	return *r.slots.Load()
-}
-
-// put writes the entry w (and its item, zero for none) as the newest.
-func (r *wordRing) put(w *[ringWords]uint64, item resource.PointerKey) {
-	slots := r.slotsOf()
-	n := r.next.Add(1)
-	i := int((n - 1) % uint64(len(slots)))
-	s, stamp := &slots[i], 2*n
-	old := s.stamp.Load()
-	if old&1 != 0 || old > stamp || !s.stamp.CompareAndSwap(old, stamp|1) {
-		return // a writer a lap away writes this slot
-	}
-	if item.Type() != "" {
-		r.setItem(i, n, item)
-	}
-	s.w[0].Store(w[0])
-	s.w[1].Store(w[1])
-	s.w[2].Store(w[2])
-	s.w[3].Store(w[3])
-	if r.words > 4 {
-		s.w[4].Store(w[4])
-	}
-	s.stamp.Store(stamp)
-}
-
-func (r *wordRing) setItem(i int, n uint64, item resource.PointerKey) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// putItem sets the item of entry i.
+func (r *entryRing) putItem(i uint64, item *resource.PointerKey) {
 	if r.items == nil {
-		r.items = make([]numberedItem, r.size)
+		r.items = make([]resource.PointerKey, r.size)
 	}
-	r.items[i] = numberedItem{n: n, item: item}
+	r.items[i] = *item
 }
 
-// each calls fn with every entry the ring holds whole, from the oldest
-// slot on, with its item (zero for none).
-func (r *wordRing) each(fn func(w *[ringWords]uint64, item resource.PointerKey)) {
-	p := r.slots.Load()
-	if p == nil {
-		return
+// grow doubles the ring (it is full and has not wrapped).
+func (r *entryRing) grow() {
+	r.size = min(max(2*r.size, ringFirst), uint64(r.max))
+	words := make([]uint64, r.size*entryWords)
+	copy(words, r.words)
+	r.words = words
+	if r.items != nil {
+		items := make([]resource.PointerKey, r.size)
+		copy(items, r.items)
+		r.items = items
 	}
-	slots := *p
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	start := int(r.next.Load() % uint64(len(slots)))
-	var w [ringWords]uint64
-	for k := range slots {
-		i := (start + k) % len(slots)
-		s := &slots[i]
-		stamp := s.stamp.Load()
-		if stamp == 0 || stamp&1 != 0 {
-			continue
-		}
-		for j := range r.words {
-			w[j] = s.w[j].Load()
-		}
-		if s.stamp.Load() != stamp {
-			continue // rewritten meanwhile: its entry left the ring
-		}
-		var item resource.PointerKey
-		if r.items != nil && r.items[i].n == stamp/2 {
-			item = r.items[i].item
-		}
-		fn(&w, item)
+}
+
+// ringCopy is a copy of a ring's entries, oldest first.
+type ringCopy struct {
+	words []uint64
+	items []resource.PointerKey
+}
+
+// copyOf returns a copy of the entries r holds, oldest first.
+func (r *entryRing) copyOf() ringCopy {
+	size := r.size
+	held := min(r.n, size)
+	c := ringCopy{words: make([]uint64, 0, held*entryWords)}
+	if r.items != nil {
+		c.items = make([]resource.PointerKey, 0, held)
 	}
+	start := (r.n - held) % max(size, 1)
+	for _, part := range [][2]uint64{{start, min(start+held, size)}, {0, held - min(held, size-start)}} {
+		c.words = append(c.words, r.words[part[0]*entryWords:part[1]*entryWords]...)
+		if r.items != nil {
+			c.items = append(c.items, r.items[part[0]:part[1]]...)
+		}
+	}
+	return c
+}
+
+// len returns how many entries c holds.
+func (c *ringCopy) len() int { return len(c.words) / entryWords }
+
+// at returns the words and the item (zero for none) of c's entry i.
+func (c *ringCopy) at(i int) ([entryWords]uint64, resource.PointerKey) {
+	var w [entryWords]uint64
+	copy(w[:], c.words[i*entryWords:])
+	var item resource.PointerKey
+	if c.items != nil {
+		item = c.items[i]
+	}
+	return w, item
 }

@@ -1,6 +1,7 @@
 package recording
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -11,16 +12,20 @@ import (
 	"github.com/resgraph/resgraph/pkg/resource"
 )
 
-// TestRC13_APassLogIsWrittenWithoutALock: a controller's reads and
-// commits are logged without taking the pass log's lock (rules RC9 and
-// RC13: a controller's goroutine never waits for another's to log); only
-// a controller's first entry, which numbers its name, takes it.
-func TestRC13_APassLogIsWrittenWithoutALock(t *testing.T) {
+// TestRC13_AControllerLogsWithoutWaitingForAnother: a controller's reads
+// and commits are logged under its own log's lock only (rules RC9 and
+// RC13: a controller's goroutine never waits for another's to log, nor
+// for the pass log's lock, which only a controller's or a kind's first
+// entry takes to number it).
+func TestRC13_AControllerLogsWithoutWaitingForAnother(t *testing.T) {
 	l := newPassLog()
 	kind := resource.KindOf(resource.NewKind("ns", "Notes.test"))
 	ptr := resource.PointerOf(resource.NewPointer("ns", "Notes.test", "x"))
+	l.Read("b", 1, 0, 10, kind, resource.PointerKey{}) // numbers "b" and the kind
 	l.Read("c", 1, 0, 10, kind, resource.PointerKey{}) // numbers "c"
+	b := l.ctrlOf("b")
 	l.mu.Lock()
+	b.mu.Lock() // b logs (or a take copies b's log) meanwhile
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -32,32 +37,56 @@ func TestRC13_APassLogIsWrittenWithoutALock(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(time.Minute): // a deadline for a failure, not a measure
-		t.Error("logging waited for the pass log's lock")
+		t.Error("c's logging waited for b's lock or the pass log's")
 	}
+	b.mu.Unlock()
 	l.mu.Unlock()
 	<-done
-	assert.Len(t, l.passes(0, []Kind{{Namespace: "ns", Type: "Notes.test"}}, nil), 101)
+	assert.Len(t, l.passes(0, []Kind{{Namespace: "ns", Type: "Notes.test"}}, nil), 102)
+}
+
+// TestRC9_ABusyControllerLeavesAnothersCommits: each controller's log
+// holds its own newest commits (rule RC9): a controller that commits a
+// whole log's worth after another's commit does not push it out.
+func TestRC9_ABusyControllerLeavesAnothersCommits(t *testing.T) {
+	l := newPassLog()
+	ptr := func(id string) resource.PointerKey {
+		return resource.PointerOf(resource.NewPointer("ns", "Notes.test", id))
+	}
+	l.Committed("quiet", ptr("q"), 3, 7, 1, resource.PointerKey{})
+	for i := range passLogSize + 1 {
+		l.Committed("busy", ptr(fmt.Sprint(i)), 1, uint64(10+i), uint64(i+1), resource.PointerKey{})
+	}
+	r := l.readsNow()
+	read, _ := r.of(ptr("q"), 3, 100)
+	assert.Equal(t, uint64(7), read, "the quiet controller's commit")
+	read, _ = r.of(ptr("0"), 1, 1<<20)
+	assert.Zero(t, read, "the busy controller's oldest commit left its log")
+	read, _ = r.of(ptr("1"), 1, 1<<20)
+	assert.Equal(t, uint64(11), read, "the busy controller's newest commits")
 }
 
 // TestRC13_EntriesWrittenAtOnceAreReadWhole: controllers logging at once,
 // and takes reading meanwhile, see every entry whole: each read a take
 // returns is one some goroutine wrote, none made of two (run it with
-// -race: the entries are written and read with atomics only).
+// -race).
 func TestRC13_EntriesWrittenAtOnceAreReadWhole(t *testing.T) {
 	l := newPassLog()
-	l.reads = newWordRing(64, 4) // laps often
+	l.readMax = 64 // laps often
 	kind := resource.KindOf(resource.NewKind("ns", "Notes.test"))
 	kinds := []Kind{{Namespace: "ns", Type: "Notes.test"}}
 	names := []string{"a", "b", "c", "d"}
 	var wg sync.WaitGroup
 	for _, name := range names {
-		wg.Go(func() {
-			for pass := uint64(1); pass <= 500; pass++ {
-				for i := range uint32(3) {
-					l.Read(name, pass, i, pass*1000+uint64(i), kind, resource.PointerKey{})
+		for range 2 { // two goroutines of one controller (a QController's workers)
+			wg.Go(func() {
+				for pass := uint64(1); pass <= 500; pass++ {
+					for i := range uint32(3) {
+						l.Read(name, pass, i, pass*1000+uint64(i), kind, resource.PointerKey{})
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 	check := func() {
 		for _, p := range l.passes(0, kinds, nil) {
@@ -74,35 +103,40 @@ func TestRC13_EntriesWrittenAtOnceAreReadWhole(t *testing.T) {
 	check()
 }
 
-// TestRC13_AnEntryWhoseSlotIsBeingWrittenIsDropped: a ring's slot that
-// a writer a lap behind still writes is neither read (its words may be
-// half written) nor written by the next writer that comes to it (that
-// entry is dropped): a ring holds whole entries only.
-func TestRC13_AnEntryWhoseSlotIsBeingWrittenIsDropped(t *testing.T) {
-	r := newWordRing(4, ringWords)
-	put := func(v uint64) {
-		w := [ringWords]uint64{v, v, v, v, v}
-		r.put(&w, resource.PointerKey{})
+// TestRC13_ARingHoldsItsNewestEntriesInOrder: a controller's ring grows
+// as it fills up to its size, then each entry replaces the oldest; a copy
+// gives its entries oldest first, each with its own item (an item's run's
+// entry and a Controller's pass's, without, in one ring).
+func TestRC13_ARingHoldsItsNewestEntriesInOrder(t *testing.T) {
+	r := newEntryRing(2 * ringFirst)
+	item := func(v uint64) resource.PointerKey {
+		if v%3 != 0 {
+			return resource.PointerKey{}
+		}
+		return resource.PointerOf(resource.NewPointer("ns", "Items.test", fmt.Sprint(v)))
 	}
-	got := func() (vs []uint64) {
-		r.each(func(w *[ringWords]uint64, _ resource.PointerKey) {
-			for _, x := range w {
-				require.Equal(t, w[0], x)
-			}
-			vs = append(vs, w[0])
-		})
-		return vs
+	check := func(from, to uint64) {
+		t.Helper()
+		c := r.copyOf()
+		require.Equal(t, int(to-from), c.len())
+		for i := range c.len() {
+			w, it := c.at(i)
+			v := from + uint64(i)
+			require.Equal(t, [entryWords]uint64{v, v + 1, v + 2}, w)
+			require.Equal(t, item(v), it, "entry %d's item", v)
+		}
 	}
-	for v := range uint64(4) {
-		put(v + 1)
+	check(0, 0)
+	for v := range uint64(300) {
+		it := item(v)
+		r.put(v, v+1, v+2, &it)
+		switch v {
+		case ringFirst - 1, ringFirst, 2*ringFirst - 1:
+			check(0, v+1)
+		case 2 * ringFirst, 2*ringFirst + 5:
+			check(v+1-2*ringFirst, v+1)
+		}
 	}
-	assert.Equal(t, []uint64{1, 2, 3, 4}, got())
-	slot := &(*r.slots.Load())[0]
-	slot.stamp.Store(slot.stamp.Load() | 1) // its writer is at it
-	assert.Equal(t, []uint64{2, 3, 4}, got())
-	put(5) // comes to slot 0
-	assert.Equal(t, []uint64{2, 3, 4}, got())
-	slot.stamp.Store(slot.stamp.Load() &^ 1) // its writer is done
-	put(6)
-	assert.Equal(t, []uint64{3, 4, 1, 6}, got(), "slot 0 kept its writer's entry; 6 replaced 2")
+	assert.Len(t, r.words, 2*ringFirst*entryWords, "grown to its size, no more")
+	check(300-2*ringFirst, 300)
 }

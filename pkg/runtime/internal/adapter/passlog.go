@@ -280,15 +280,18 @@ func (a *Adapter) readDone(ctx context.Context, n *revNote, kind resource.Kind, 
 	if rev == 0 || err != nil && !state.IsNotFoundError(err) {
 		return
 	}
-	p.read.CompareAndSwap(0, rev)
+	if p.read.Load() == 0 { // loads first: a locked instruction only when it changes
+		p.read.CompareAndSwap(0, rev)
+	}
 	if p.pass.Load() == 0 { // it started before the CommitLog was set
 		p.pass.CompareAndSwap(0, a.pass.seq.Add(1))
 	}
 	typ := kind.Type()
 	addr := uintptr(unsafe.Pointer(unsafe.StringData(typ)))
-	if p.last.Swap(rev) == rev && p.lastKind.Swap(addr) == addr {
+	if p.last.Load() == rev && p.lastKind.Load() == addr {
 		return
 	}
+	p.last.Store(rev)
 	p.lastKind.Store(addr)
 	if l := a.pass.reads.Load(); l != nil {
 		(*l).Read(a.name, p.pass.Load(), index, rev, resource.KindOf(kind), item)
