@@ -133,14 +133,18 @@
 //     failed, or re-lists), the recorder starts its window over, as when
 //     its own watch fails. Once the recorder listed, the Runtime's watch
 //     goroutines hand each batch of the tapped kinds' changes over to the
-//     recorder's goroutine in a bounded buffer (a copy of the batch, with
+//     recorder's goroutine in a bounded buffer (the batch's own slice,
+//     which the watch then no longer uses (runtime.KeepingChangeTap), with
 //     its time of arrival, which is the changes' time; a lock of the
 //     buffer's own, never the recorder's), which adds them to the window
 //     under the recorder's lock, in the order they came, before a take,
-//     a Sync, a world change and the end of its session; a batch that
-//     would take the buffer past 4096 changes is added to the window by
-//     the watch goroutine itself, after the buffer's changes, under the
-//     recorder's lock (a take then holds its routing that long). A
+//     a Sync, a world change and the end of its session, and gives the
+//     emptied slices back to the watches for their next batches (at most
+//     2 MiB of them: a watch allocates none while they last); a batch
+//     that would take the buffer's slices past 2 MiB is added to the
+//     window by the watch goroutine itself, after the buffer's changes,
+//     under the recorder's lock (a take then holds its routing that
+//     long). A
 //     recorder attached before the Runtime ran (RC10) adds each batch
 //     on the watch goroutine, under its lock, until every kind is
 //     handed over and the Runtime's watch of each brought a change newer

@@ -93,6 +93,28 @@ func (s *tapSink) Changes(kind resource.KindKey, events []state.Event) {
 			return
 		}
 	}
+	s.changesLocked(kind, events)
+}
+
+// ChangesKept implements runtime.KeepingChangeTap: Changes, keeping the
+// batch's slice in the buffer while the tap is live (and the batch fits),
+// copying it otherwise.
+func (s *tapSink) ChangesKept(kind resource.KindKey, events []state.Event) (spare []state.Event, kept bool) {
+	if s.live.Load() {
+		if !s.kinds[kind] {
+			return nil, false
+		}
+		if spare, kept = s.buf.keep(events, time.Now().UnixNano()); kept {
+			return spare, true
+		}
+	}
+	s.changesLocked(kind, events)
+	return nil, false
+}
+
+// changesLocked is Changes under the recorder's lock: before the tap is
+// live, or for a batch that does not fit the buffer.
+func (s *tapSink) changesLocked(kind resource.KindKey, events []state.Event) {
 	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
 	if s.resolved && !s.kinds[kind] {
@@ -162,3 +184,5 @@ func (s *tapSink) goLiveLocked() {
 	}
 	s.live.Store(true)
 }
+
+var _ runtime.KeepingChangeTap = (*tapSink)(nil)

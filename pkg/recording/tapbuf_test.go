@@ -79,11 +79,22 @@ func TestRC8_ATappedBatchWaitsForNoLockOfTheRecorders(t *testing.T) {
 	}
 }
 
-// TestRC8_AFullTapBufferIsAddedByTheTapInOrder: a tap's buffer holds at
-// most tapBufLen changes (a batch into an empty one excepted); a batch
-// that does not fit is added to the window by the tap itself, after the
-// changes the buffer held, so that the window has every change in the
-// order it came.
+// buffered returns how many changes b holds.
+func buffered(b *tapBuf) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, bt := range b.batches {
+		n += len(bt.evs)
+	}
+	return n
+}
+
+// TestRC8_AFullTapBufferIsAddedByTheTapInOrder: a tap's buffer holds
+// batches whose slices take at most tapBufBytes (a batch into an empty
+// one excepted); a batch that does not fit is added to the
+// window by the tap itself, after the changes the buffer held, so that
+// the window has every change in the order it came.
 func TestRC8_AFullTapBufferIsAddedByTheTapInOrder(t *testing.T) {
 	kick := make(chan struct{}, 1)
 	rec, s := liveSink(t, kick)
@@ -99,13 +110,19 @@ func TestRC8_AFullTapBufferIsAddedByTheTapInOrder(t *testing.T) {
 		rev += batch
 		return evs
 	}
-	for range tapBufLen / batch {
-		s.Changes(kind, next())
+	const bufLen = tapBufBytes / tapEventBytes
+	for range bufLen / batch {
+		evs := next()
+		_, kept := s.ChangesKept(kind, evs[:len(evs):len(evs)])
+		require.True(t, kept)
 	}
-	require.Len(t, s.buf.evs, tapBufLen/batch*batch, "buffered")
-	assert.False(t, s.buf.put(make([]state.Event, tapBufLen-len(s.buf.evs)+1), 0), "a batch past tapBufLen is refused")
+	require.Equal(t, bufLen/batch*batch, buffered(s.buf), "buffered")
+	room := bufLen - bufLen/batch*batch
+	_, kept := s.buf.keep(make([]state.Event, 1, room+1), 0)
+	assert.False(t, kept, "a batch whose slice's room takes the buffer past tapBufBytes is refused")
+	assert.False(t, s.buf.put(make([]state.Event, room+1), 0), "a batch past tapBufBytes is refused")
 	s.Changes(kind, next()) // does not fit: the tap adds the buffer, then it
-	assert.Empty(t, s.buf.evs, "the tap added the buffer's changes")
+	assert.Zero(t, buffered(s.buf), "the tap added the buffer's changes")
 
 	rec.mu.Lock()
 	v := rec.win.view(nil, time.Now())
@@ -114,7 +131,7 @@ func TestRC8_AFullTapBufferIsAddedByTheTapInOrder(t *testing.T) {
 	for i, e := range v.entries {
 		require.Equal(t, uint64(i+1), e.rev, "change %d in order", i)
 	}
-	assert.True(t, (&tapBuf{}).put(make([]state.Event, 2*tapBufLen), 0), "a batch always goes into an empty buffer")
+	assert.True(t, (&tapBuf{}).put(make([]state.Event, 2*bufLen), 0), "a batch always goes into an empty buffer")
 }
 
 // TestRC10_AnAttachedTapGoesLiveOnceEachKindIsHandedOver: a tap set
@@ -162,18 +179,57 @@ func TestRC10_AnAttachedTapGoesLiveOnceEachKindIsHandedOver(t *testing.T) {
 	}
 	<-kick
 	rec.mu.Unlock()
-	ids := make([]string, tapBufLen)
+	ids := make([]string, tapBufBytes/tapEventBytes)
 	for i := range ids {
 		ids[i] = fmt.Sprint("r", i)
 	}
 	s.Changes(kind, created(6, ids...)) // does not fit: added by the tap, after e
-	assert.Empty(t, s.buf.evs, "the tap added the buffer's changes before its own")
+	assert.Zero(t, buffered(s.buf), "the tap added the buffer's changes before its own")
 	require.NoError(t, rec.drain())
 
 	rec.mu.Lock()
 	v := rec.win.view(nil, time.Now())
 	rec.mu.Unlock()
-	require.Len(t, v.entries, 5+tapBufLen)
+	require.Len(t, v.entries, 5+len(ids))
+	for i, e := range v.entries {
+		assert.Equal(t, uint64(i+1), e.rev, "change %d once, in order", i)
+	}
+}
+
+// TestRC8_ALiveTapKeepsABatchsSliceAndGivesItBackEmptied: a live tap
+// keeps the slice of a batch the Runtime's watch hands over (no copy),
+// and once the session added it to the window gives it back emptied (no
+// resource kept) for a later batch: a watch allocates nothing for its
+// batches while the tap keeps them.
+func TestRC8_ALiveTapKeepsABatchsSliceAndGivesItBackEmptied(t *testing.T) {
+	kick := make(chan struct{}, 1)
+	rec, s := liveSink(t, kick)
+	kind := resource.KindOf(wsKind)
+	first := created(1, "a", "b")
+	spare, kept := s.ChangesKept(kind, first)
+	require.True(t, kept)
+	assert.Nil(t, spare, "no emptied slice yet")
+	s.buf.mu.Lock()
+	same := &s.buf.batches[0].evs[0] == &first[0]
+	s.buf.mu.Unlock()
+	assert.True(t, same, "the buffer holds the batch's own slice, not a copy")
+	<-kick
+	require.NoError(t, rec.drain())
+	for _, ev := range first {
+		assert.Nil(t, ev.Resource, "the buffer keeps no resource once it added the batch")
+	}
+
+	spare, kept = s.ChangesKept(kind, created(3, "c"))
+	require.True(t, kept)
+	require.Empty(t, spare)
+	require.Equal(t, cap(first), cap(spare))
+	assert.True(t, &spare[:1][0] == &first[0], "the first batch's slice comes back for a later batch")
+	require.NoError(t, rec.drain())
+
+	rec.mu.Lock()
+	v := rec.win.view(nil, time.Now())
+	rec.mu.Unlock()
+	require.Len(t, v.entries, 3)
 	for i, e := range v.entries {
 		assert.Equal(t, uint64(i+1), e.rev, "change %d once, in order", i)
 	}

@@ -29,6 +29,21 @@ type ChangeTap interface {
 	Lost(kind resource.KindKey)
 }
 
+// KeepingChangeTap is a ChangeTap that may keep a batch's slice rather
+// than copy it: the Runtime's watches call ChangesKept in place of
+// Changes.
+type KeepingChangeTap interface {
+	ChangeTap
+	// ChangesKept is Changes, on the same terms, but the tap may keep
+	// events, the slice and its events (kept): the watch then uses
+	// spare (empty; nil for a new one), which the tap never uses again,
+	// for its next batches. The events' Bookmark and Error are the
+	// state's: a tap that keeps them reads neither.
+	ChangesKept(kind resource.KindKey, events []state.Event) (spare []state.Event, kept bool)
+}
+
+var _ route.KeepingTap = KeepingChangeTap(nil)
+
 // CommitTap sees each write of a controller that committed, with what
 // the controller's pass had read ([Runtime.TapCommits]): a flight
 // recorder keeps it so that a replay lets each pass read the state it

@@ -38,6 +38,19 @@ type ListingTap interface {
 	Listed(key resource.KindKey, events []state.Event, rev uint64)
 }
 
+// KeepingTap is a Tap that may keep a batch's slice rather than copy it:
+// the watch then routes its next batches into a slice the tap is done
+// with.
+type KeepingTap interface {
+	Tap
+	// ChangesKept is called in place of Changes, on the same terms, but
+	// the tap may keep events, the slice and its events (kept): the
+	// watch then uses spare (empty; nil for a new one), which the tap
+	// never uses again, for its next batches. The events' Bookmark and
+	// Error are the state's: a tap that keeps them reads neither.
+	ChangesKept(key resource.KindKey, events []state.Event) (spare []state.Event, kept bool)
+}
+
 // ErrTapped is returned by Router.SetTap when a tap is set already.
 var ErrTapped = errors.New("the Runtime's changes are tapped already")
 
@@ -63,10 +76,19 @@ func (r *Router) SetTap(t Tap) (remove func(), err error) {
 
 // tapChanges hands a batch's routed changes to the tap when they are
 // live changes: not those of a re-list's diff (phase relisting before
-// the batch).
+// the batch). A KeepingTap that keeps them leaves w.out its spare.
 func (w *kindWatcher) tapChanges(was phase) {
-	if t := w.tap.load(); t != nil && was != relisting && len(w.out) > 0 {
+	t := w.tap.load()
+	if t == nil || was == relisting || len(w.out) == 0 {
+		return
+	}
+	k, ok := t.(KeepingTap)
+	if !ok {
 		t.Changes(w.key, w.out)
+		return
+	}
+	if spare, kept := k.ChangesKept(w.key, w.out); kept {
+		w.out = spare[:0]
 	}
 }
 

@@ -227,6 +227,9 @@ func (w *kindWatcher) watchOnce(ctx context.Context, bo *retry.Sequence) (err er
 		ph, err = w.handle(ph, batch, metas, bo)
 		w.apply(was, ph)
 		w.route(w.out, w.outMetas, false)
+		if len(w.out) > 0 {
+			w.resuming = false
+		}
 		w.tapChanges(was)
 		w.routed(batch, metas, was, ph)
 		w.batches.Put(batch) // nothing of it is kept: w.out, w.boot hold copies
@@ -245,9 +248,6 @@ func (w *kindWatcher) routed(batch []state.Event, metas []*resource.Metadata, wa
 	}
 	if now == live {
 		w.barriers.reached(w.rev)
-	}
-	if len(w.out) > 0 {
-		w.resuming = false
 	}
 	w.progress.routed(batch, now == live)
 	w.idle.Ping()
