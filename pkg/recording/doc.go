@@ -67,12 +67,41 @@
 //     pointer, version and writer (a replay makes it again). How the
 //     window holds them depends on who makes the changes:
 //
-//     A recorder of controllers (WithRuntime, WithControllers) classifies
-//     each change as it comes (rule RC2; an update a commit log brought
-//     against the version its state now held; a controller's change is
-//     estimated at a fixed overhead). It holds the state now and two
-//     checkpoints of it (the window's start, and one taken when the
-//     changes since it reach half the window's age or bytes, which
+//     A recorder of controllers (WithRuntime, WithControllers) over a
+//     state that numbers its changes by one sequence (inmem, a boltdb
+//     file, WrapCore over them) classifies each change as it comes (rule
+//     RC2, by the watch event's old version; a commit log's update by
+//     the version of its resource the window saw last, which it holds
+//     for the kinds that come by commit logs only) and appends it, with
+//     no lookup: a controller's change as its kind, ID, version,
+//     revision, time and writer (no resource; estimated at a fixed
+//     overhead), an outside writer's with its resource. It holds no
+//     state now: its checkpoints are listings of every kind (shared
+//     snapshots, made without the recorder's lock), kind k listed at r_k
+//     and the checkpoint's cut the highest r_k: a change of kind k above
+//     r_k and at or below the cut belongs to the checkpoint (it is folded
+//     into it, whenever it comes; from the moment a listing begins until
+//     it is installed, every change that comes keeps its resource for
+//     that). Its checkpoints are the window's start and the next one,
+//     listed by the recorder's goroutine when the changes since the last
+//     reach half the window's age or bytes (the next becomes the start,
+//     and the changes it holds leave; the window holds about a window of
+//     changes, more while a listing is under way), a Record's start, and
+//     a take's end: a take lists every kind at its cut, waits until
+//     every kind's changes up to the cut (or up to its newest change,
+//     when older) came, for at most WithTakeWait (DefaultTakeWait; a
+//     *CatchUpError otherwise, rule RC6), and its recording's changes
+//     end at that cut, its final state the listing. A session that ends
+//     with its context takes such a listing (waiting as a take does), so
+//     that a take after Run returned records up to it.
+//
+//     A recorder of controllers over a state that does not number its
+//     changes, or a routed state whose kinds live in several backends,
+//     classifies each change as it comes (rule RC2; an update a commit
+//     log brought against the version its state now held; a controller's
+//     change is estimated at a fixed overhead). It holds the state now
+//     and two checkpoints of it (the window's start, and one taken when
+//     the changes since it reach half the window's age or bytes, which
 //     becomes the start when the next is taken), one shared snapshot per
 //     resource each, and a table of the resources it holds (not of every
 //     resource it saw); of its changes, an outside writer's resource.
@@ -111,8 +140,10 @@
 //   - RC6. A recording that could not see every change says so: when the
 //     recorder fell behind and its watch coalesced changes (rule S12),
 //     Recording.Coalesced counts them; a recording asked to start earlier
-//     than the window still held says so in Requested. A recording is
-//     never passed off as more complete than it is.
+//     than the window still held says so in Requested; a take whose
+//     window was not handed every change up to its cut within its wait
+//     fails with a [*CatchUpError] (RC3). A recording is never passed
+//     off as more complete than it is.
 //
 //   - RC7. A recorder of a Runtime keeps a recording on its own once for
 //     each hot loop the Runtime flags (while it stays flagged), and once

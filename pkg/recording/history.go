@@ -7,13 +7,16 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// history is what a recorder keeps of its changes (rule RC3), one of two
-// kinds for a session: a recorder of controllers (a Runtime's, or
-// WithControllers) classifies each change as it comes (classified: most
-// of its changes are the controllers', of which a recording keeps no
-// resource); any other (every change an outside writer's, whose resource
-// a recording keeps) keeps them as they came and classifies them when a
-// recording is taken (rawWindow). Used under the recorder's lock.
+// history is what a recorder keeps of its changes (rule RC3), one of
+// three kinds for a session: a recorder of controllers (a Runtime's, or
+// WithControllers) classifies each change as it comes (most of its
+// changes are the controllers', of which a recording keeps no resource)
+// and appends it to a window whose checkpoints are listings over a state
+// that numbers its changes by one sequence (lean), or to one that holds
+// the state now over any other (classified); any other recorder (every
+// change an outside writer's, whose resource a recording keeps) keeps
+// them as they came and classifies them when a recording is taken
+// (rawWindow). Used under the recorder's lock.
 type history interface {
 	// reset starts the history over from the listing l.
 	reset(l *listing)
@@ -39,11 +42,13 @@ type history interface {
 }
 
 // mark is where a recording under way (Record) starts: the history's
-// sequence number (rawWindow) or checkpoint (classified) then, and when,
-// in the recorder's generation gen (a session).
+// sequence number (rawWindow), checkpoint (classified) or listing's cut
+// (lean) then, and when, in the recorder's generation gen (a session).
 type mark struct {
 	seq uint64
 	cp  *checkpoint
+	// cut is a lean window's mark.
+	cut *cut
 	at  time.Time
 	gen uint64
 }

@@ -81,7 +81,7 @@ func (k *keeper) poll() {
 
 // keep takes a recording and keeps it (and writes it, with WithKeep).
 func (k *keeper) keep(reason string) {
-	rec, err := k.r.take(reason, nil)
+	rec, err := k.r.take(reason, nil, true)
 	if err != nil {
 		k.r.cfg.logger.Warn("recorder: could not keep a recording", zap.String("reason", reason), zap.Error(err))
 		return

@@ -52,12 +52,15 @@ type config struct {
 	failures    int
 	poll        time.Duration
 	ownWatches  bool
+	// takeWait bounds a lean window's take (DefaultTakeWait).
+	takeWait time.Duration
 }
 
 func defaultConfig() config {
 	return config{
 		maxAge: DefaultMaxAge, maxBytes: DefaultMaxBytes, sensitive: map[resource.Type]bool{},
 		logger: zap.NewNop(), keepLimit: DefaultKeepLimit, failures: DefaultFailureThreshold, poll: time.Second,
+		takeWait: DefaultTakeWait,
 	}
 }
 
@@ -98,6 +101,19 @@ func WithWindow(maxAge time.Duration, maxBytes int64) Option {
 		}
 		if maxBytes > 0 {
 			c.maxBytes = maxBytes
+		}
+	}
+}
+
+// WithTakeWait bounds how long a take waits for the changes up to its
+// cut of a lagging kind (rule RC3: a recorder of controllers over a
+// state that numbers its changes lists every kind at the take and waits
+// for each kind's changes up to the listing); past it the take fails
+// with a [*CatchUpError]. Zero keeps DefaultTakeWait.
+func WithTakeWait(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.takeWait = d
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
 
@@ -135,28 +136,39 @@ func TestRC3_ARecorderOfControllersClassifiesEachChangeAsItComes(t *testing.T) {
 }
 
 // TestRC3_ARecorderOfControllersLetsItsStartingListGo: a recorder that
-// classifies each change as it comes holds its starting state in its
-// window alone: it does not keep the list it read it from (which would
-// hold each listed version for as long as the session runs).
+// classifies each change as it comes over a state that does not number
+// its changes holds its starting state in its window alone: it does not
+// keep the list it read it from (which would hold each listed version
+// for as long as the session runs). Over one that numbers them (inmem),
+// its window's start is that listing (a lean window: no state now).
 func TestRC3_ARecorderOfControllersLetsItsStartingListGo(t *testing.T) {
-	st := inmem.NewState()
-	ctx, cancel := context.WithCancel(context.Background())
-	for i := range 3 {
-		require.NoError(t, st.Create(ctx, atOf(fmt.Sprint("r", i), 0)))
-	}
-	rec, err := New(st, codec.NewRegistry(), WithKinds(wsKind), WithControllers("echoer"))
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- rec.Run(ctx) }()
-	defer func() {
+	for _, hide := range []bool{true, false} {
+		mem := inmem.NewState()
+		st := mem
+		if hide {
+			st = struct{ state.State }{mem} // no RevisionReporter
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		for i := range 3 {
+			require.NoError(t, st.Create(ctx, atOf(fmt.Sprint("r", i), 0)))
+		}
+		rec, err := New(st, codec.NewRegistry(), WithKinds(wsKind), WithControllers("echoer"))
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { done <- rec.Run(ctx) }()
+		<-rec.Started()
+		rec.mu.Lock()
+		if hide {
+			require.Equal(t, history(rec.cls), rec.win)
+			assert.Len(t, rec.cls.w.cur.flat(), 3, "the window holds the starting state")
+			assert.Nil(t, rec.cls.start.base, "the history's listing")
+		} else {
+			require.Equal(t, history(rec.lean), rec.win)
+			assert.Len(t, rec.lean.prev.state(), 3, "the window's start is the listing")
+		}
+		assert.Nil(t, rec.src.start.base, "the session's listing")
+		rec.mu.Unlock()
 		cancel()
 		require.NoError(t, <-done)
-	}()
-	<-rec.Started()
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	require.Equal(t, history(rec.cls), rec.win)
-	assert.Len(t, rec.cls.w.cur.flat(), 3, "the window holds the starting state")
-	assert.Nil(t, rec.cls.start.base, "the history's listing")
-	assert.Nil(t, rec.src.start.base, "the session's listing")
+	}
 }

@@ -46,6 +46,7 @@ type Recorder struct {
 	win   history
 	raw   *rawWindow
 	cls   *classified
+	lean  *lean
 	gen   uint64
 	ready bool
 	// progress is closed (and replaced) when the window's revision moves
@@ -84,6 +85,7 @@ func New(st state.State, reg *codec.Registry, opts ...Option) (*Recorder, error)
 	r.sizes.reg = reg
 	r.raw = newRawWindow(c.maxAge, c.maxBytes, r.due, &r.controllers, &r.sizes)
 	r.cls = &classified{w: newWindow(c.maxAge, c.maxBytes), controllers: &r.controllers, sizes: &r.sizes}
+	r.lean = newLean(c.maxAge, c.maxBytes, r.due, &r.controllers, &r.sizes)
 	r.win = r.raw
 	r.keeper.init(r)
 	return r, nil
@@ -187,7 +189,7 @@ func (r *Recorder) caughtUpLocked(want []uint64, last map[resource.KindKey]uint6
 		return false
 	}
 	for k, rev := range last {
-		if r.seen[k] < rev && !r.src.logsKind(k) {
+		if r.seenOf(k) < rev && !r.src.logsKind(k) {
 			return false
 		}
 	}
@@ -200,6 +202,9 @@ func (r *Recorder) caughtUpLocked(want []uint64, last map[resource.KindKey]uint6
 // written once per run of one kind's events, not per event.
 func (r *Recorder) addEventsLocked(evs []state.Event, at time.Time) {
 	r.win.addEvents(evs, at)
+	if r.win == history(r.lean) {
+		return // it notes each kind's newest change itself (seenOf)
+	}
 	var kind resource.KindKey
 	var rev uint64
 	for i := range evs {
@@ -207,13 +212,26 @@ func (r *Recorder) addEventsLocked(evs []state.Event, at time.Time) {
 		if res == nil || evs[i].Revision == 0 {
 			continue
 		}
-		if k := resource.KindOf(res.Metadata()); k != kind {
-			r.seenLocked(kind, rev)
-			kind, rev = k, 0
+		md := res.Metadata()
+		if ns, typ, _ := md.Identity(); !sameData(typ, kind.Type()) || !sameData(ns, kind.Namespace()) {
+			if k := resource.KindOf(md); k != kind {
+				r.seenLocked(kind, rev)
+				kind, rev = k, 0
+			}
 		}
 		rev = max(rev, evs[i].Revision)
 	}
 	r.seenLocked(kind, rev)
+}
+
+// seenOf returns the revision of kind's newest change the window was
+// handed (or of its list, when newer); r.mu is held.
+func (r *Recorder) seenOf(kind resource.KindKey) uint64 {
+	s := r.seen[kind]
+	if r.win == history(r.lean) {
+		s = max(s, r.lean.seenOf(kind))
+	}
+	return s
 }
 
 // seenLocked notes that the window holds kind's changes up to rev (none
@@ -246,7 +264,7 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 			return err
 		}
 	}
-	defer r.end(src)
+	defer func() { r.end(src, ctx.Err() != nil) }()
 	tap := src.tap
 	r.begin(src, kinds, controllers)
 	for {
@@ -276,8 +294,12 @@ func (r *Recorder) session(ctx context.Context, tick <-chan time.Time) error {
 }
 
 // end ends a session: its source is closed, its commit logs no longer
-// drained.
-func (r *Recorder) end(src *source) {
+// drained. A lean window's session that ends with its context (closing)
+// takes its final cut first.
+func (r *Recorder) end(src *source, closing bool) {
+	if closing {
+		r.closeLean(src)
+	}
 	src.close()
 	r.mu.Lock()
 	if r.src == src {
@@ -301,13 +323,16 @@ func (r *Recorder) drain() error {
 // (start; without the kinds the Runtime lists for a tap set before it
 // ran).
 type source struct {
-	tap    *tapSink
-	logs   []*commitLog
-	kick   chan struct{}
-	ch     chan []state.Event
-	start  startState
-	doms   domains
-	cancel context.CancelFunc
+	tap   *tapSink
+	logs  []*commitLog
+	kick  chan struct{}
+	ch    chan []state.Event
+	start startState
+	doms  domains
+	// numbered is set when the state numbers every kind's changes by
+	// one sequence (numbered).
+	numbered bool
+	cancel   context.CancelFunc
 }
 
 // logsKind reports whether the changes of kind come by a commit log.
@@ -363,6 +388,7 @@ func (r *Recorder) openSource(ctx context.Context, kinds []Kind, attach *tapSink
 		}
 	}
 	src.doms = revisionDomains(ctx, r.st, kinds)
+	src.numbered = numbered(ctx, r.st, src.doms)
 	if src.start, err = r.list(ctx, kinds); err != nil {
 		src.close()
 		return nil, err
@@ -379,6 +405,13 @@ func (r *Recorder) begin(src *source, kinds []Kind, controllers map[string]bool)
 	r.win, r.gen = r.raw, r.gen+1
 	if len(controllers) > 0 {
 		r.win = r.cls // most changes may be the controllers'
+		if src.numbered {
+			r.lean.logged = map[resource.KindKey]bool{}
+			for _, l := range src.logs {
+				r.lean.logged[resource.KindOf(l.kind)] = true
+			}
+			r.win = r.lean
+		}
 	}
 	r.win.reset(newListing(*start, time.Now(), 0, src.doms))
 	start.base = nil // the history holds what it needs of it
@@ -568,16 +601,24 @@ func (r *Recorder) relist(ctx context.Context, kinds []Kind, src *source) error 
 	if r.src != nil {
 		r.src.tap.buf.flushLocked(r) // the changes that came before it began
 	}
-	seq, gen := r.raw.seq, r.gen
+	seq, gen, lw := r.raw.seq, r.gen, r.leanWin()
+	var q listingReq
+	if lw != nil {
+		q = lw.request() // the changes that come while it lists are kept
+	}
 	r.mu.Unlock()
 	start, err := r.list(ctx, kinds)
 	if err != nil {
-		return err
+		return err // the session ends: the next starts its window over
 	}
 	l := newListing(start, time.Now(), seq, src.doms)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if gen == r.gen && r.win == history(r.raw) {
+	switch {
+	case gen != r.gen:
+	case lw != nil:
+		lw.install(q, l)
+	case r.win == history(r.raw):
 		r.raw.install(l)
 	}
 	return nil

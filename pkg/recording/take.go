@@ -17,7 +17,7 @@ import (
 // Take returns a recording of the recorder's window now: the starting
 // state and every change since (reason "on demand"). Before Run read the
 // state it fails with ErrNotStarted.
-func (r *Recorder) Take() (*Recording, error) { return r.take("on demand", nil) }
+func (r *Recorder) Take() (*Recording, error) { return r.take("on demand", nil, false) }
 
 // Record records from now for d (or until ctx is done: then it returns
 // ctx's error and no recording) and returns that recording: the state now
@@ -34,6 +34,14 @@ func (r *Recorder) Record(ctx context.Context, d time.Duration) (*Recording, err
 	_ = r.drainLocked() // a log that overflowed fails the take
 	mark := r.win.mark(time.Now())
 	mark.gen = r.gen
+	if lw := r.leanWin(); lw != nil {
+		m, err := r.leanMark(lw, mark.at)
+		if err != nil {
+			r.mu.Unlock()
+			return nil, err
+		}
+		mark = m
+	}
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
@@ -47,7 +55,7 @@ func (r *Recorder) Record(ctx context.Context, d time.Duration) (*Recording, err
 		return nil, ctx.Err()
 	case <-t.C:
 	}
-	return r.take(fmt.Sprintf("recorded for %v", d), mark)
+	return r.take(fmt.Sprintf("recorded for %v", d), mark, false)
 }
 
 // ErrStartedOver is returned by Record when the recorder started its
@@ -56,8 +64,9 @@ func (r *Recorder) Record(ctx context.Context, d time.Duration) (*Recording, err
 var ErrStartedOver = errors.New("recording: the recorder started over while recording (its watch failed or the kinds changed)")
 
 // take builds a recording of the window, from the checkpoint from when
-// given (a Record's start).
-func (r *Recorder) take(reason string, from *mark) (*Recording, error) {
+// given (a Record's start); session is set on the session's goroutine
+// (it reads the recorder's own watches while the take waits).
+func (r *Recorder) take(reason string, from *mark, session bool) (*Recording, error) {
 	r.mu.Lock()
 	if !r.ready {
 		r.mu.Unlock()
@@ -72,7 +81,11 @@ func (r *Recorder) take(reason string, from *mark) (*Recording, error) {
 		return nil, fmt.Errorf("recording: %w: it starts its window over", err)
 	}
 	now := time.Now()
-	v := r.win.view(from, now)
+	v, err := r.viewLocked(from, now, session)
+	if err != nil {
+		r.mu.Unlock()
+		return nil, err
+	}
 	kinds := slices.Clone(r.kinds)
 	controllers := slices.Sorted(maps.Keys(r.controllers.names))
 	r.mu.Unlock()
@@ -106,6 +119,16 @@ func (r *Recorder) take(reason string, from *mark) (*Recording, error) {
 		rec.Changes = append(rec.Changes, c)
 	}
 	return rec, nil
+}
+
+// viewLocked returns what a take at now needs of the window, from the
+// mark from when given; r.mu is held (a lean window's take lets go of
+// it while it lists: rule RC3).
+func (r *Recorder) viewLocked(from *mark, now time.Time, session bool) (view, error) {
+	if lw := r.leanWin(); lw != nil {
+		return r.leanView(lw, from, session)
+	}
+	return r.win.view(from, now), nil
 }
 
 // copies returns private copies of the resources, sorted.

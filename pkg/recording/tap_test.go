@@ -169,6 +169,10 @@ func TestRC9_EachCommitSaysWhatItsPassRead(t *testing.T) {
 		_, err = st.UpdateWithConflicts(ctx, resource.NewPointer(ns, noteKind.Type(), "x"), func(r resource.Resource) error { r.(*Note).TypedSpec().N = n; return nil })
 		require.NoError(t, err)
 	}
+	eventually(t, "the echoer echoed the last note", func() bool {
+		e, err := st.Get(ctx, resource.NewPointer(ns, echoKind.Type(), "x"))
+		return err == nil && e.(*Echo).TypedSpec().N == 6
+	})
 	r := settled(t, rec, st, echoKind, noteKind)
 	var noteAt uint64 // the revision of the last outside change of the note
 	echoes := 0

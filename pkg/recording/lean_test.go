@@ -1,0 +1,153 @@
+package recording
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resgraph/resgraph/pkg/resource"
+	"github.com/resgraph/resgraph/pkg/resource/codec"
+	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/state"
+)
+
+type vdef struct{}
+
+func (vdef) Definition() typed.Definition {
+	return typed.Definition{Type: "Vs.test.resgraph.dev", DefaultNamespace: "w"}
+}
+
+// vAt returns the resource id of kind Vs at version v.
+func vAt(id string, v uint64) resource.Resource {
+	r := typed.NewDefault[spec, vdef](id, spec{N: int(v)})
+	r.Metadata().SetVersion(resource.VersionUndefined)
+	for range v {
+		r.Metadata().SetVersion(r.Metadata().Version().Next())
+	}
+	return r
+}
+
+var vsKind = resource.NewKind("w", "Vs.test.resgraph.dev")
+
+// twoKinds returns a listing of Ws at wRev and Vs at vRev of rs.
+func twoKinds(wRev, vRev uint64, rs ...resource.Resource) *listing {
+	s := startState{kindRev: map[resource.KindKey]uint64{resource.KindOf(wsKind): wRev, resource.KindOf(vsKind): vRev}, rev: max(wRev, vRev), base: rs}
+	return newListing(s, time.Now(), 0, domains{})
+}
+
+func newTestLean(controllers ...string) *lean {
+	names := map[string]bool{}
+	for _, c := range controllers {
+		names[c] = true
+	}
+	o := &owners{}
+	o.set(names)
+	return newLean(time.Hour, 1<<30, make(chan struct{}, 1), o, &sizer{reg: codec.NewRegistry()})
+}
+
+// updated returns the watch event of an update of old to res at rev.
+func updated(old, res resource.Resource, rev uint64) []state.Event {
+	return []state.Event{{Type: state.Updated, Resource: res, Old: old, Revision: rev}}
+}
+
+// versions returns each resource's ID and version.
+func versions(rs []resource.Resource) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, r := range rs {
+		out[r.Metadata().ID()] = r.Metadata().Version().Value()
+	}
+	return out
+}
+
+// TestRC3_ALaggingKindsChangeIsFoldedIntoTheCheckpoint: a lean window's
+// checkpoints are listings, kind by kind, the cut the highest of their
+// revisions. A change of a kind listed before it and at or below the cut
+// belongs to the checkpoint: folded into it whether it came while the
+// listing was under way or after it was installed, never lost, and
+// recorded once (a change after the window's start, not one of its
+// starting state); a change a kind's listing holds is dropped.
+func TestRC3_ALaggingKindsChangeIsFoldedIntoTheCheckpoint(t *testing.T) {
+	w := newTestLean()
+	now := time.Now()
+	w.reset(twoKinds(10, 12, at("a", 1), vAt("b", 2)))
+	w.addEvents(updated(vAt("b", 1), vAt("b", 2), 11), now) // the listing of Vs holds it
+	w.addEvents(updated(at("a", 1), at("a", 2), 11), now)   // Ws was listed at 10: the start's
+	w.addEvents(updated(at("a", 2), at("a", 3), 13), now)
+
+	q := w.request()
+	w.addEvents(updated(at("a", 3), at("a", 4), 14), now) // while the listing is under way
+	w.install(q, twoKinds(13, 16, at("a", 3), vAt("b", 3)))
+	assert.Equal(t, map[string]uint64{"a": 4, "b": 3}, versions(w.last.state()), "the change that came while it listed is folded in")
+	w.addEvents(updated(at("a", 4), at("a", 5), 15), now) // after it was installed
+	w.addEvents(updated(vAt("b", 2), vAt("b", 3), 16), now)
+
+	v := w.viewTo(nil, w.last)
+	assert.Equal(t, map[string]uint64{"a": 2, "b": 2}, versions(v.initial), "the start holds the change at 11 of Ws")
+	var revs []uint64
+	for _, e := range v.entries {
+		revs = append(revs, e.rev)
+	}
+	assert.Equal(t, []uint64{13, 14, 15, 16}, revs, "each change after the start, once")
+	assert.Equal(t, map[string]uint64{"a": 5, "b": 3}, versions(v.final), "the checkpoint holds its lagging kind's changes")
+
+	w.install(w.request(), twoKinds(15, 16, at("a", 5), vAt("b", 3)))
+	v = w.viewTo(nil, w.last)
+	assert.Equal(t, map[string]uint64{"a": 5, "b": 3}, versions(v.initial), "the next start")
+	assert.Empty(t, v.entries, "its changes left the window")
+}
+
+// TestRC3_AControllersChangeKeepsNoResource: in a lean window a
+// controller's change is one entry of 48 bytes without a pointer (the
+// collector neither scans the entries nor marks anything for them), its
+// ID a copy in the window's ID arena: the window keeps no resource of it
+// (no extra, no state now), and keeps one extra for an outside change.
+func TestRC3_AControllersChangeKeepsNoResource(t *testing.T) {
+	w := newTestLean("c")
+	w.reset(twoKinds(1, 1))
+	owned := func(id string, v uint64) resource.Resource {
+		r := atOf(id, v)
+		require.NoError(t, r.Metadata().SetOwner("c"))
+		return r
+	}
+	now := time.Now()
+	const n = 1000
+	for i := range n {
+		w.addEvents(updated(owned(fmt.Sprint("r", i), uint64(i+1)), owned(fmt.Sprint("r", i), uint64(i+2)), uint64(i+2)), now)
+	}
+	require.Equal(t, n, w.entries.len())
+	assert.Equal(t, 0, w.extras.len(), "no resource kept for a controller's change")
+	assert.Empty(t, w.pending)
+	assert.Empty(t, w.olds)
+	assert.Equal(t, uintptr(48), unsafe.Sizeof(leanEntry{}))
+	assert.Empty(t, pointerFields(reflect.TypeFor[leanEntry]()), "an entry holds no pointer")
+	for i := range n {
+		e := w.entries.at(i)
+		require.Equal(t, ByController, e.by)
+		require.Equal(t, fmt.Sprint("r", i), w.ids.get(e.id))
+	}
+	w.addEvents(updated(at("o", 1), at("o", 2), n+2), now)
+	assert.Equal(t, 1, w.extras.len(), "an outside change keeps its resource")
+	v := w.viewTo(nil, w.newCut(twoKinds(n+2, n+2), w.worlds))
+	require.Len(t, v.entries, n+1)
+	assert.Equal(t, "o", v.entries[n].key.ID(), "its ID is its resource's")
+	assert.Equal(t, "r7", v.entries[7].key.ID())
+}
+
+// pointerFields returns the fields of struct type t that hold pointers.
+func pointerFields(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		switch f.Type.Kind() {
+		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		default:
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
