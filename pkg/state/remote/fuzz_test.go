@@ -33,13 +33,14 @@ func (rawCodec) Unmarshal(data []byte, v any) error {
 func (rawCodec) Name() string { return "proto" }
 
 // The methods the fuzzer calls, by the first byte of its input.
-var fuzzMethods = []string{"Get", "List", "Create", "Update", "Destroy", "Watch", "KindHead", "Definitions"}
+var fuzzMethods = []string{"Get", "List", "Create", "Update", "Destroy", "Watch", "KindHead", "Definitions", "CheckWrite"}
 
 // FuzzServerRequest sends arbitrary bytes as the request of every method
 // of the server (for Watch, as its first and second messages): whatever
 // they are, the call ends with a typed status (never Internal or Unknown,
-// which would be a panic or a bug), a failed call writes nothing, and the
-// server keeps serving (rule N4).
+// which would be a panic or a bug), a failed call writes nothing, a
+// CheckWrite never writes (rule N5), and the server keeps serving (rule
+// N4).
 func FuzzServerRequest(f *testing.F) {
 	st := inmem.NewState()
 	d := serve(f, listen(f, "tcp"), st)
@@ -54,12 +55,17 @@ func FuzzServerRequest(f *testing.F) {
 	kept := resource.NewPointer(badNS, conformance.IntResourceType, "kept")
 	f.Fuzz(func(t *testing.T, method byte, payload, second []byte) {
 		before, _ := st.(state.RevisionReporter).Revision(ctx)
-		err := fuzzCall(ctx, conn, fuzzMethods[int(method)%len(fuzzMethods)], payload, second)
+		name := fuzzMethods[int(method)%len(fuzzMethods)]
+		err := fuzzCall(ctx, conn, name, payload, second)
 		if code := status.Code(err); code == codes.Internal || code == codes.Unknown {
-			t.Fatalf("%s: %v", fuzzMethods[int(method)%len(fuzzMethods)], err)
+			t.Fatalf("%s: %v", name, err)
 		}
-		if after, _ := st.(state.RevisionReporter).Revision(ctx); err != nil && after != before {
+		after, _ := st.(state.RevisionReporter).Revision(ctx)
+		if err != nil && after != before {
 			t.Fatalf("a failed call wrote: %v", err)
+		}
+		if name == "CheckWrite" && after != before {
+			t.Fatalf("a CheckWrite wrote (rule N5): %v", err)
 		}
 		if _, err := st.Get(ctx, kept); err != nil && !state.IsNotFoundError(err) {
 			t.Fatalf("the state stopped serving: %v", err)
@@ -136,6 +142,7 @@ func fuzzSeeds() []fuzzSeed {
 	}
 	ptr := &pb.Pointer{Namespace: badNS, Type: conformance.IntResourceType, Id: "kept"}
 	res := &pb.Resource{Metadata: &pb.Metadata{Namespace: badNS, Type: conformance.IntResourceType, Id: "new", Version: 1}, Spec: []byte(`{"Value":2}`)}
+	checked := &pb.Resource{Metadata: &pb.Metadata{Namespace: badNS, Type: conformance.IntResourceType, Id: "checked"}, Spec: []byte(`{"Value":3}`)}
 	watch := m(&pb.WatchClientMessage{Request: &pb.WatchRequest{Kind: intKind(), BootstrapContents: true}})
 	return []fuzzSeed{
 		{0, m(&pb.GetRequest{Pointer: ptr}), nil},
@@ -148,6 +155,11 @@ func fuzzSeeds() []fuzzSeed {
 		{5, m(&pb.WatchClientMessage{Request: &pb.WatchRequest{Pointer: ptr, TailEvents: 3}}), nil},
 		{6, m(&pb.KindHeadRequest{Kind: intKind()}), nil},
 		{7, nil, nil},
+		{8, m(&pb.CheckWriteRequest{Create: &pb.CreateRequest{Resource: checked}}), nil},
+		{8, m(&pb.CheckWriteRequest{Create: &pb.CreateRequest{Resource: res}}), nil},
+		{8, m(&pb.CheckWriteRequest{Update: &pb.UpdateRequest{Resource: res}}), nil},
+		{8, m(&pb.CheckWriteRequest{Create: &pb.CreateRequest{Resource: res}, Update: &pb.UpdateRequest{Resource: res}}), nil},
+		{8, nil, nil},
 		{2, []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f}, nil},
 		{5, []byte("garbage"), []byte{0x10}},
 	}
