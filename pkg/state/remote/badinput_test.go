@@ -86,6 +86,15 @@ func TestN4_MalformedRequestsAreRefusedNamingTheProblem(t *testing.T) {
 			_, err := raw.Update(ctx, &pb.UpdateRequest{Resource: goodResource("kept"), ExpectedPhase: &bigPhase})
 			return err
 		}, codes.InvalidArgument, "unknown expected phase 9"},
+		{"check of no write", func() error { _, err := raw.CheckWrite(ctx, &pb.CheckWriteRequest{}); return err }, codes.InvalidArgument, "exactly one of create and update"},
+		{"check of two writes", func() error {
+			_, err := raw.CheckWrite(ctx, &pb.CheckWriteRequest{Create: &pb.CreateRequest{Resource: goodResource("y")}, Update: &pb.UpdateRequest{Resource: goodResource("kept")}})
+			return err
+		}, codes.InvalidArgument, "exactly one of create and update"},
+		{"check of a create without resource", func() error {
+			_, err := raw.CheckWrite(ctx, &pb.CheckWriteRequest{Create: &pb.CreateRequest{}})
+			return err
+		}, codes.InvalidArgument, "without a resource"},
 		{"get without pointer", func() error { _, err := raw.Get(ctx, &pb.GetRequest{}); return err }, codes.InvalidArgument, "without a resource pointer"},
 		{"destroy of unknown type", func() error {
 			_, err := raw.Destroy(ctx, &pb.DestroyRequest{Pointer: &pb.Pointer{Namespace: badNS, Type: "Nope.test", Id: "kept"}})

@@ -112,7 +112,8 @@
 // unknown phase or label operation, an ID regular expression that does
 // not compile, a type the server's registry does not know, a spec format
 // the type does not decode, a spec that does not decode, a watch request
-// that mixes a pointer with a kind or bootstrap contents with a bookmark —
+// that mixes a pointer with a kind or bootstrap contents with a bookmark,
+// a CheckWrite of no write or of two —
 // is refused with InvalidArgument naming what is wrong, before the state
 // is called: nothing is written. A panic while serving a call ends that
 // call with Internal; every other call goes on. A client that vanishes
