@@ -44,12 +44,17 @@ type passKey struct {
 // read's revision (a controller's in the order they ran); a read's kind
 // is one of kinds (zero for another).
 func (l *passLog) passes(from uint64, kinds []Kind, in map[uint64]bool) []Pass {
-	byNumber := l.kindsOf(kinds)
+	ctrls := l.ctrlsNow()
+	commits, reads := make([]ringCopy, len(ctrls)), make([]ringCopy, len(ctrls))
+	for i, c := range ctrls {
+		commits[i], reads[i] = c.copies()
+	}
+	byNumber := l.kindsOf(kinds) // after the copies: each kind they name is numbered
 	var out []Pass
 	var keys []passKey
 	var committed []bool // a commit of the pass is in
-	for _, c := range l.ctrlsNow() {
-		commits, reads := c.copies()
+	for ci, c := range ctrls {
+		commits, reads := &commits[ci], &reads[ci]
 		at := map[uint64]int{}
 		for i := range reads.len() {
 			w, item := reads.at(i)
