@@ -12,61 +12,54 @@ const entryWords = 3
 // entryRing is a ring of the newest entries of one controller's pass log
 // (rules RC9 and RC13), of entryWords words each, with the QController
 // item of each (rare: most entries have none). It is not safe for
-// concurrent use: its ctrlLog's lock protects it. It grows, doubling
-// from ringFirst entries, as it fills, up to max (a power of two); from
-// then on an entry replaces the oldest. Its words hold no pointer; items
-// is allocated at the first entry that has an item.
+// concurrent use: its ctrlLog's lock protects it. It holds max entries
+// (a power of two) in chunks of ringChunk, each allocated when the ring
+// first reaches it (nothing is copied as it grows); once full, an entry
+// replaces the oldest. Its words hold no pointer; a chunk's items are
+// allocated at its first entry that has an item.
 type entryRing struct {
-	max   int
-	words []uint64
-	items []resource.PointerKey
-	// n is how many entries were put, size how many it holds now.
-	n, size uint64
+	max, chunk uint64
+	chunks     [][]uint64
+	items      [][]resource.PointerKey
+	// n is how many entries were put.
+	n uint64
 }
 
-// ringFirst is how many entries a ring holds at its first entry.
-const ringFirst = 64
+// ringChunk is how many entries a ring's chunk holds at most.
+const ringChunk = 512
 
 // newEntryRing returns a ring of at most max entries, rounded up to a
 // power of two.
 func newEntryRing(max int) entryRing {
-	return entryRing{max: 1 << bits.Len(uint(max-1))}
+	m := uint64(1) << bits.Len(uint(max-1))
+	return entryRing{max: m, chunk: min(m, ringChunk)}
 }
 
 // put writes the entry of words w0, w1 and w2 (with item, zero for none)
 // as the newest.
 func (r *entryRing) put(w0, w1, w2 uint64, item *resource.PointerKey) {
-	if r.n == r.size && r.size < uint64(r.max) {
-		r.grow()
-	}
-	i := r.n & (r.size - 1)
+	i := r.n & (r.max - 1)
 	r.n++
-	w := r.words[i*entryWords : i*entryWords+entryWords : i*entryWords+entryWords]
+	c, o := i/r.chunk, i%r.chunk
+	if c == uint64(len(r.chunks)) {
+		r.chunks = append(r.chunks, make([]uint64, r.chunk*entryWords))
+	}
+	w := r.chunks[c][o*entryWords : o*entryWords+entryWords : o*entryWords+entryWords]
 	w[0], w[1], w[2] = w0, w1, w2
-	if r.items != nil || item.Type() != "" {
-		r.putItem(i, item)
+	if c < uint64(len(r.items)) && r.items[c] != nil || item.Type() != "" {
+		r.putItem(c, o, item)
 	}
 }
 
-// putItem sets the item of entry i.
-func (r *entryRing) putItem(i uint64, item *resource.PointerKey) {
-	if r.items == nil {
-		r.items = make([]resource.PointerKey, r.size)
+// putItem sets the item of entry o of chunk c.
+func (r *entryRing) putItem(c, o uint64, item *resource.PointerKey) {
+	for uint64(len(r.items)) <= c {
+		r.items = append(r.items, nil)
 	}
-	r.items[i] = *item
-}
-
-// grow doubles the ring (it is full and has not wrapped).
-func (r *entryRing) grow() {
-	r.size = min(max(2*r.size, ringFirst), uint64(r.max))
-	words := make([]uint64, r.size*entryWords)
-	copy(words, r.words)
-	r.words = words
-	if r.items != nil {
-		items := make([]resource.PointerKey, r.size)
-		copy(items, r.items)
-		r.items = items
+	if r.items[c] == nil {
+		r.items[c] = make([]resource.PointerKey, r.chunk)
 	}
+	r.items[c][o] = *item
 }
 
 // ringCopy is a copy of a ring's entries, oldest first.
@@ -77,17 +70,21 @@ type ringCopy struct {
 
 // copyOf returns a copy of the entries r holds, oldest first.
 func (r *entryRing) copyOf() ringCopy {
-	size := r.size
-	held := min(r.n, size)
+	held := min(r.n, r.max)
 	c := ringCopy{words: make([]uint64, 0, held*entryWords)}
 	if r.items != nil {
 		c.items = make([]resource.PointerKey, 0, held)
 	}
-	start := (r.n - held) % max(size, 1)
-	for _, part := range [][2]uint64{{start, min(start+held, size)}, {0, held - min(held, size-start)}} {
-		c.words = append(c.words, r.words[part[0]*entryWords:part[1]*entryWords]...)
+	for k := r.n - held; k < r.n; k++ {
+		i := k & (r.max - 1)
+		ch, o := i/r.chunk, i%r.chunk
+		c.words = append(c.words, r.chunks[ch][o*entryWords:o*entryWords+entryWords]...)
 		if r.items != nil {
-			c.items = append(c.items, r.items[part[0]:part[1]]...)
+			var item resource.PointerKey
+			if ch < uint64(len(r.items)) && r.items[ch] != nil {
+				item = r.items[ch][o]
+			}
+			c.items = append(c.items, item)
 		}
 	}
 	return c

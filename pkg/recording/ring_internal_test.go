@@ -103,15 +103,17 @@ func TestRC13_EntriesWrittenAtOnceAreReadWhole(t *testing.T) {
 	check()
 }
 
-// TestRC13_ARingHoldsItsNewestEntriesInOrder: a controller's ring grows
-// as it fills up to its size, then each entry replaces the oldest; a copy
-// gives its entries oldest first, each with its own item (an item's run's
-// entry and a Controller's pass's, without, in one ring).
+// TestRC13_ARingHoldsItsNewestEntriesInOrder: a controller's ring
+// allocates its chunks as it fills, up to its size, then each entry
+// replaces the oldest; a copy gives its entries oldest first, each with
+// its own item (an item's run's entry and a Controller's pass's, without,
+// in one ring).
 func TestRC13_ARingHoldsItsNewestEntriesInOrder(t *testing.T) {
-	r := newEntryRing(2 * ringFirst)
+	const size = 4 * ringChunk
+	r := newEntryRing(size)
 	item := func(v uint64) resource.PointerKey {
-		if v%3 != 0 {
-			return resource.PointerKey{}
+		if v%3 != 0 || v < ringChunk {
+			return resource.PointerKey{} // the first chunk has none until the ring laps
 		}
 		return resource.PointerOf(resource.NewPointer("ns", "Items.test", fmt.Sprint(v)))
 	}
@@ -127,16 +129,17 @@ func TestRC13_ARingHoldsItsNewestEntriesInOrder(t *testing.T) {
 		}
 	}
 	check(0, 0)
-	for v := range uint64(300) {
+	for v := range uint64(2*size + 7) {
 		it := item(v)
 		r.put(v, v+1, v+2, &it)
 		switch v {
-		case ringFirst - 1, ringFirst, 2*ringFirst - 1:
+		case 0, ringChunk - 1, ringChunk, size - 1:
 			check(0, v+1)
-		case 2 * ringFirst, 2*ringFirst + 5:
-			check(v+1-2*ringFirst, v+1)
+			assert.Len(t, r.chunks, int(v/ringChunk)+1, "a chunk allocated as the ring reaches it")
+		case size, size + ringChunk + 3:
+			check(v+1-size, v+1)
 		}
 	}
-	assert.Len(t, r.words, 2*ringFirst*entryWords, "grown to its size, no more")
-	check(300-2*ringFirst, 300)
+	assert.Len(t, r.chunks, size/ringChunk, "its size, no more")
+	check(size+7, 2*size+7)
 }
