@@ -52,9 +52,10 @@ type tapBatch struct {
 }
 
 // keep appends a batch of one kind's changes that came at at, keeping its
-// slice, and returns an emptied slice for the next (nil when it has
-// none); false when it would take the buffer past tapBufBytes (a batch
-// always goes into an empty buffer).
+// slice, and returns an emptied slice for the next (a new one with room
+// for as many changes when it has none: the watch then grows none); false
+// when it would take the buffer past tapBufBytes (a batch always goes
+// into an empty buffer).
 func (b *tapBuf) keep(evs []state.Event, at int64) (spare []state.Event, ok bool) {
 	b.mu.Lock()
 	if !b.fitsLocked(cap(evs)) {
@@ -65,6 +66,9 @@ func (b *tapBuf) keep(evs []state.Event, at int64) (spare []state.Event, ok bool
 	first := b.appendLocked(evs, at)
 	b.mu.Unlock()
 	b.wake(first)
+	if spare == nil {
+		spare = make([]state.Event, 0, min(len(evs), tapSpareMax))
+	}
 	return spare, true
 }
 

@@ -208,7 +208,8 @@ func TestRC8_ALiveTapKeepsABatchsSliceAndGivesItBackEmptied(t *testing.T) {
 	first := created(1, "a", "b")
 	spare, kept := s.ChangesKept(kind, first)
 	require.True(t, kept)
-	assert.Nil(t, spare, "no emptied slice yet")
+	assert.Empty(t, spare)
+	assert.Equal(t, len(first), cap(spare), "no emptied slice yet: a new one with room for as many changes")
 	s.buf.mu.Lock()
 	same := &s.buf.batches[0].evs[0] == &first[0]
 	s.buf.mu.Unlock()
