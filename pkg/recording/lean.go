@@ -120,7 +120,7 @@ func (c *cut) state() []resource.Resource {
 // a cut that arrives later is folded into it as it arrives. Used under
 // the recorder's lock.
 type lean struct {
-	entries chunked[leanEntry]
+	entries leanLog
 	ids     idArena
 	extras  chunked[any]
 	names   []string
@@ -155,15 +155,19 @@ type lean struct {
 	logged map[resource.KindKey]bool
 	// closed is the cut the session took when it ended (closedErr: why
 	// it could not).
-	closed      *cut
-	closedErr   error
-	olds        map[leanKey]resource.Resource
-	due         chan<- struct{}
-	dueSent     bool
-	maxAge      time.Duration
-	maxBytes    int64
-	controllers *owners
-	sizes       *sizer
+	closed    *cut
+	closedErr error
+	olds      map[leanKey]resource.Resource
+	due       chan<- struct{}
+	dueSent   bool
+	maxAge    time.Duration
+	maxBytes  int64
+	// halfAge and halfBytes are half the window's age (in nanoseconds)
+	// and bytes: a listing is due when the changes since the last reach
+	// either.
+	halfAge, halfBytes int64
+	controllers        *owners
+	sizes              *sizer
 }
 
 // leanKey is a resource of a commit log's kind in lean.olds.
@@ -173,7 +177,8 @@ type leanKey struct {
 }
 
 func newLean(maxAge time.Duration, maxBytes int64, due chan<- struct{}, controllers *owners, sizes *sizer) *lean {
-	return &lean{maxAge: maxAge, maxBytes: maxBytes, due: due, controllers: controllers, sizes: sizes, lastKind: -1}
+	return &lean{maxAge: maxAge, maxBytes: maxBytes, halfAge: int64(maxAge / 2), halfBytes: maxBytes / 2, due: due,
+		controllers: controllers, sizes: sizes, lastKind: -1}
 }
 
 // reset starts the window over from the listing l (a session's start).
@@ -292,7 +297,10 @@ func (w *lean) addRun(r run) {
 func (w *lean) add(c *change, at int64) {
 	md := c.res.Metadata()
 	ns, typ, id := md.Identity()
-	k := uint16(w.kindIndex(ns, typ))
+	k := uint16(w.lastKind) // a batch is of one kind
+	if w.lastKind < 0 || !sameData(w.lastTyp, typ) || !sameData(w.lastNs, ns) {
+		k = uint16(w.kindIndex(ns, typ))
+	}
 	w.curRev, w.seen[k] = max(w.curRev, c.rev), max(w.seen[k], c.rev)
 	if w.inflight > 0 || c.rev <= w.hi {
 		if w.late(&lateChange{rev: c.rev, kind: k, op: c.op, res: c.res}) {
@@ -331,10 +339,10 @@ func (w *lean) late(lc *lateChange) bool {
 // append appends an entry and signals a listing due when half the
 // window's age or bytes came in since the last.
 func (w *lean) append(e *leanEntry) {
-	w.entries.append(*e)
+	w.entries.append(e)
 	w.bytes += int64(e.size)
 	w.sinceLast += int64(e.size)
-	if !w.dueSent && (e.at-w.lastAt >= int64(w.maxAge/2) || w.sinceLast >= w.maxBytes/2) {
+	if !w.dueSent && (e.at-w.lastAt >= w.halfAge || w.sinceLast >= w.halfBytes) {
 		w.signal()
 	}
 }
@@ -382,5 +390,38 @@ func (w *lean) reached(want []uint64) bool { return w.curRev >= slices.Max(want)
 
 // aged reports whether a listing is due by age at now.
 func (w *lean) aged(now time.Time) bool {
-	return now.UnixNano()-w.lastAt >= int64(w.maxAge/2)
+	return now.UnixNano()-w.lastAt >= w.halfAge
 }
+
+// leanChunk is how many entries a chunk of a leanLog holds.
+const leanChunk = 1024
+
+// leanLog is a lean window's entries in chunks: growing it copies
+// nothing it holds, and appending one writes no pointer.
+type leanLog struct {
+	chunks []*[leanChunk]leanEntry
+	n      int
+}
+
+func (l *leanLog) append(e *leanEntry) {
+	c := l.n / leanChunk
+	if c == len(l.chunks) {
+		l.chunks = append(l.chunks, new([leanChunk]leanEntry))
+	}
+	l.chunks[c][l.n%leanChunk] = *e
+	l.n++
+}
+
+func (l *leanLog) len() int { return l.n }
+
+// at returns the ith entry.
+func (l *leanLog) at(i int) *leanEntry { return &l.chunks[i/leanChunk][i%leanChunk] }
+
+// truncate keeps the first n entries, dropping the chunks past them.
+func (l *leanLog) truncate(n int) {
+	clear(l.chunks[(n+leanChunk-1)/leanChunk:])
+	l.chunks, l.n = l.chunks[:(n+leanChunk-1)/leanChunk], n
+}
+
+// reset empties the log.
+func (l *leanLog) reset() { l.truncate(0) }
