@@ -14,8 +14,10 @@ import (
 // created in order do), and those destroyed since are dropped. So a List
 // after k creates costs k log k comparisons and one pass over the IDs,
 // not n log n. A kind nobody lists keeps no order (it costs nothing per
-// resource), nor one whose creates since its last List outnumber its IDs
-// then. Guarded by the kind's mu.
+// resource), nor one listed while it was empty (its next List sorts the
+// IDs created since, as a merge would: a recorder's first listing of a
+// daemon's empty state costs its writers nothing), nor one whose creates
+// since its last List outnumber its IDs then. Guarded by the kind's mu.
 type idOrder struct {
 	// sorted are the IDs in order as of the last refresh; valid says it
 	// is kept (false until the first List).
@@ -59,6 +61,10 @@ func (o *idOrder) destroyed() {
 // at the same index (all of its IDs when those created since all come
 // after them; 0 after a destroy, a create among them, or a first call).
 func (o *idOrder) ids(items itemMap) (sorted []resource.ID, kept int) {
+	if len(items) == 0 {
+		*o = idOrder{} // nothing to keep in order: the next List sorts
+		return nil, 0
+	}
 	if !o.valid {
 		o.sorted = make([]resource.ID, 0, len(items))
 		for id := range items {

@@ -195,3 +195,23 @@ func TestIDOrderOfAKindListedOnceStaysBounded(t *testing.T) {
 	assert.Equal(t, slices.Sorted(maps.Keys(items)), got)
 	assert.Zero(t, kept)
 }
+
+// TestIDOrderOfAKindListedEmptyKeepsNothing: a kind listed while it had
+// no resource keeps no order for the IDs created after (its writers pay
+// nothing for it), and its next List is still the sorted store.
+func TestIDOrderOfAKindListedEmptyKeepsNothing(t *testing.T) {
+	items := itemMap{}
+	var o idOrder
+	got, kept := o.ids(items)
+	assert.Empty(t, got)
+	assert.Zero(t, kept)
+	for i := range 100 {
+		id := fmt.Sprintf("a%05d", 99-i)
+		items[id] = nil
+		o.created(id)
+	}
+	assert.Nil(t, o.added, "an order kept for a kind listed empty")
+	got, kept = o.ids(items)
+	assert.Equal(t, slices.Sorted(maps.Keys(items)), got)
+	assert.Zero(t, kept)
+}
