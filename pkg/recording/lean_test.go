@@ -151,3 +151,28 @@ func pointerFields(t reflect.Type) []string {
 	}
 	return out
 }
+
+// TestRC3_AListingThatLetsMostChangesGoKeepsTheIDsOfTheRest: when a new
+// start lets go of most of the window's changes, the IDs of the changes
+// that stay are copied into an arena of their own (the old one goes):
+// each change still names its resource.
+func TestRC3_AListingThatLetsMostChangesGoKeepsTheIDsOfTheRest(t *testing.T) {
+	w := newTestLean("c")
+	w.reset(twoKinds(1, 1))
+	now := time.Now()
+	for rev := uint64(2); rev <= 101; rev++ {
+		r := atOf(fmt.Sprint("r", rev), 2)
+		require.NoError(t, r.Metadata().SetOwner("c"))
+		w.addEvents([]state.Event{{Type: state.Created, Resource: r, Revision: rev}}, now)
+	}
+	w.install(w.request(), twoKinds(50, 50))
+	w.install(w.request(), twoKinds(90, 90)) // the start is at 50 still: half the IDs stay
+	w.install(w.request(), twoKinds(95, 95)) // the start at 90: 11 of 51 stay
+	v := w.viewTo(nil, w.newCut(twoKinds(101, 101), w.worlds))
+	var ids []string
+	for _, e := range v.entries {
+		ids = append(ids, e.key.ID())
+	}
+	want := []string{"r91", "r92", "r93", "r94", "r95", "r96", "r97", "r98", "r99", "r100", "r101"}
+	assert.Equal(t, want, ids)
+}

@@ -52,10 +52,11 @@ func (w *lean) install(q listingReq, l *listing) {
 	w.prev = w.last
 	w.setLast(c)
 	w.bytes = 0
-	live := 0
-	w.keep(func(e *leanEntry) bool {
+	n, total, live := 0, w.entries.len(), 0
+	for i := range total {
+		e := w.entries.at(i)
 		if w.prev.holds(e) {
-			return false
+			continue
 		}
 		w.bytes += int64(e.size)
 		if !w.last.holds(e) {
@@ -64,8 +65,11 @@ func (w *lean) install(q listingReq, l *listing) {
 		if e.extra != noExtra {
 			live++
 		}
-		return true
-	})
+		*w.entries.at(n) = *e
+		n++
+	}
+	w.entries.truncate(n)
+	w.compactIDs(n, total)
 	w.compact(live)
 	if w.sinceLast >= w.maxBytes/2 || w.bytes >= w.maxBytes {
 		w.signal()
@@ -86,18 +90,9 @@ func (w *lean) dropCut(c *cut) {
 	w.raiseHi()
 }
 
-// keep keeps the entries keep reports true for, in order; once fewer
-// than half of the IDs stay, theirs are copied into an arena of their
-// own.
-func (w *lean) keep(keep func(*leanEntry) bool) {
-	n, total := 0, w.entries.len()
-	for i := range total {
-		if e := w.entries.at(i); keep(e) {
-			*w.entries.at(n) = *e
-			n++
-		}
-	}
-	w.entries.truncate(n)
+// compactIDs copies the IDs of the n entries left of total into an
+// arena of their own, once fewer than half of them stay.
+func (w *lean) compactIDs(n, total int) {
 	if 2*n >= total {
 		return
 	}
