@@ -194,8 +194,9 @@
 //     written on the controller's goroutines under a lock of the ring's
 //     (never the recorder's, nor another controller's: a controller
 //     waits for no other to log; for a take only while the take copies
-//     its ring), growing as it fills up to its size. A change it no
-//     longer holds has Read 0 and no Item
+//     its ring), growing as it fills up to its size, within 8 MiB of
+//     entries for every controller's logs (a ring that finds them taken
+//     keeps as many as it holds). A change it no longer holds has Read 0 and no Item
 //     (unknown). One recorder at a time taps a Runtime's commits.
 //
 //   - RC10. A recorder attached to a Runtime before it runs
@@ -258,8 +259,9 @@
 //     the passes that read a state of its window or made one of its
 //     changes (one whose reads all came before the window's start
 //     included). The log holds each controller's newest 16384 reads, in a
-//     ring of its own written as RC9's commits are, growing as it fills;
-//     a read allocates nothing for it once the ring has grown, and a
+//     ring of its own written as RC9's commits are, growing as it fills
+//     within the same 8 MiB; a read allocates nothing for it once the
+//     ring has grown, and a
 //     Runtime without a tap pays nothing for it. (The replay does not
 //     use the passes yet: see docs/recording-format.md.)
 //

@@ -24,8 +24,10 @@ const passLogSize = 8192
 type passLog struct {
 	seed maphash.Seed
 	// commitMax and readMax are how many commits and reads each
-	// controller's log holds.
+	// controller's log holds at most; chunks how many chunks of entries
+	// the logs of every controller may still allocate (passLogBytes).
 	commitMax, readMax int
+	chunks             atomic.Int64
 	// ctrls are the controllers' logs, numbered (an entry of a read names
 	// its controller by the log it is in): replaced whole under mu when
 	// one is added. ctrlCells find one by its name's address (ctrlOf):
@@ -124,8 +126,14 @@ type passRead struct {
 	item resource.PointerKey
 }
 
+// passLogBytes bounds the entries of a pass log's rings, for every
+// controller (rules RC9, RC13; a ring's first chunk aside).
+const passLogBytes = 8 << 20
+
 func newPassLog() *passLog {
-	return &passLog{seed: maphash.MakeSeed(), commitMax: passLogSize, readMax: readLogSize}
+	l := &passLog{seed: maphash.MakeSeed(), commitMax: passLogSize, readMax: readLogSize}
+	l.chunks.Store(passLogBytes / (ringChunk * entryWords * 8))
+	return l
 }
 
 // commitKey is the key of a commit of a resource whose hash is h
@@ -242,7 +250,7 @@ func (l *passLog) numberCtrl(name string) *ctrlLog {
 	if i := find(ctrls); i >= 0 {
 		return ctrls[i]
 	}
-	c := &ctrlLog{name: name, n: uint32(len(ctrls)), commits: newEntryRing(l.commitMax), reads: newEntryRing(l.readMax)}
+	c := &ctrlLog{name: name, n: uint32(len(ctrls)), commits: newEntryRing(l.commitMax, &l.chunks), reads: newEntryRing(l.readMax, &l.chunks)}
 	ctrls = append(slices.Clip(ctrls), c)
 	l.ctrls.Store(&ctrls)
 	return c

@@ -110,7 +110,7 @@ func TestRC13_EntriesWrittenAtOnceAreReadWhole(t *testing.T) {
 // in one ring).
 func TestRC13_ARingHoldsItsNewestEntriesInOrder(t *testing.T) {
 	const size = 4 * ringChunk
-	r := newEntryRing(size)
+	r := newEntryRing(size, nil)
 	item := func(v uint64) resource.PointerKey {
 		if v%3 != 0 || v < ringChunk {
 			return resource.PointerKey{} // the first chunk has none until the ring laps
@@ -142,4 +142,34 @@ func TestRC13_ARingHoldsItsNewestEntriesInOrder(t *testing.T) {
 	}
 	assert.Len(t, r.chunks, size/ringChunk, "its size, no more")
 	check(size+7, 2*size+7)
+}
+
+// TestRC9_ThePassLogsChunksAreBoundedForEveryController: the rings of
+// every controller take their chunks from one budget (passLogBytes): a
+// ring that finds it spent stays at its size (its first chunk is always
+// taken) and keeps its newest entries, in order.
+func TestRC9_ThePassLogsChunksAreBoundedForEveryController(t *testing.T) {
+	l := newPassLog()
+	l.chunks.Store(2)
+	ptr := func(id string) resource.PointerKey {
+		return resource.PointerOf(resource.NewPointer("ns", "Notes.test", id))
+	}
+	const n = 2*ringChunk + 5
+	for _, name := range []string{"a", "b", "c"} {
+		for i := range n {
+			l.Committed(name, ptr(fmt.Sprint(name, i)), 1, uint64(10+i), uint64(i+1), resource.PointerKey{})
+		}
+	}
+	held := map[string]int{}
+	for _, c := range l.ctrlsNow() {
+		commits, _ := c.copies()
+		held[c.name] = commits.len()
+		for i := range commits.len() {
+			w, _ := commits.at(i)
+			require.Equal(t, uint64(n-commits.len()+i+1), passEntryOf(w).pass, "%s's entry %d: its newest, in order", c.name, i)
+		}
+	}
+	assert.Equal(t, map[string]int{"a": 2 * ringChunk, "b": ringChunk, "c": ringChunk}, held,
+		"a took the two chunks, b and c their first only")
+	assert.Less(t, l.chunks.Load(), int64(1))
 }
