@@ -176,13 +176,15 @@ func (r *Recorder) behindLocked(target map[resource.KindKey]uint64) []string {
 }
 
 // leanMark returns the mark of a Record that starts now over the lean
-// window lw: a listing's cut. r.mu is held, and held again on return.
-func (r *Recorder) leanMark(lw *lean, now time.Time) (*mark, error) {
+// window lw: a listing's cut, asked for at its listing's time (the
+// recording starts there unless the window lets go of it). r.mu is
+// held, and held again on return.
+func (r *Recorder) leanMark(lw *lean) (*mark, error) {
 	c, err := r.leanCutLocked(lw, false, false)
 	if err != nil {
 		return nil, err
 	}
-	return &mark{cut: c, at: now, gen: r.gen}, nil
+	return &mark{cut: c, at: c.l.at, gen: r.gen}, nil
 }
 
 // closeLean takes the final cut of a session of a lean window that ends

@@ -349,3 +349,23 @@ func TestRecord_StartsNowAndCoversTheNextWhile(t *testing.T) {
 	assert.False(t, r.Requested.IsZero())
 	assert.False(t, r.Start.Before(r.Requested))
 }
+
+// TestRecord_ARecordingThatStartsWhereAskedSaysNoLaterStart: a recorder
+// of controllers over a state that numbers its changes (the lean window)
+// starts Record's recording at the listing it takes at the call, and its
+// Requested is that moment: a recording whose window kept its start does
+// not claim to start later than asked (rule RC6 says so only when the
+// window let go of the start).
+func TestRecord_ARecordingThatStartsWhereAskedSaysNoLaterStart(t *testing.T) {
+	st := inmem.NewState()
+	ctx := context.Background()
+	rec, err := recording.New(st, registry(t), recording.WithKinds(noteKind), recording.WithControllers("echoer"))
+	require.NoError(t, err)
+	started(t, rec)
+	require.NoError(t, st.Create(ctx, newNote("before", 1)))
+	settled(t, rec, st, noteKind)
+	r, err := rec.Record(ctx, time.Millisecond)
+	require.NoError(t, err)
+	assert.False(t, r.Requested.IsZero())
+	assert.True(t, r.Start.Equal(r.Requested), "start %v, requested %v", r.Start, r.Requested)
+}

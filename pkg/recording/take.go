@@ -35,7 +35,7 @@ func (r *Recorder) Record(ctx context.Context, d time.Duration) (*Recording, err
 	mark := r.win.mark(time.Now())
 	mark.gen = r.gen
 	if lw := r.leanWin(); lw != nil {
-		m, err := r.leanMark(lw, mark.at)
+		m, err := r.leanMark(lw)
 		if err != nil {
 			r.mu.Unlock()
 			return nil, err
