@@ -10,40 +10,58 @@ import (
 // classify turns a watch event into a change: who made it (rule RC2) and
 // what it did. ok is false for an event that is no change (a marker).
 func classify(ev *state.Event, controllers *owners) (e change, ok bool) {
-	res := ev.Resource
-	if res == nil {
+	if ev.Resource == nil {
 		return change{}, false
 	}
-	md := res.Metadata()
-	e = change{res: res, rev: ev.Revision}
+	v, ok := judge(ev, ev.Resource.Metadata(), controllers)
+	if !ok {
+		return change{}, false
+	}
+	return change{res: ev.Resource, rev: ev.Revision, op: v.op, by: v.by, writer: v.writer, coalesced: v.coalesced}, true
+}
+
+// verdict is what classify makes of a watch event: what it did, who made
+// it (rule RC2) and, for a controller's change, which controller (writer,
+// "" when it cannot be named).
+type verdict struct {
+	writer    string
+	op        Op
+	by        By
+	coalesced bool
+}
+
+// judge returns the verdict on the event ev, whose resource is not nil
+// and has the metadata md; ok is false for an event that is no change (a
+// marker).
+func judge(ev *state.Event, md *resource.Metadata, controllers *owners) (v verdict, ok bool) {
+	ver, phase, owner := md.Head() // in place: the getters copy the metadata
 	switch ev.Type {
 	case state.Created:
-		e.op = OpCreate
-		e.coalesced = md.Version().Value() > 1
+		v.op = OpCreate
+		v.coalesced = ver.Value() > 1
 	case state.Updated:
-		e.op = OpUpdate
+		v.op = OpUpdate
 		if ev.Old != nil {
-			old := ev.Old.Metadata()
-			if old.Phase() == resource.PhaseRunning && md.Phase() == resource.PhaseTearingDown {
-				e.op = OpTeardown
+			over, ophase, _ := ev.Old.Metadata().Head()
+			if ophase == resource.PhaseRunning && phase == resource.PhaseTearingDown {
+				v.op = OpTeardown
 			}
-			e.coalesced = md.Version().Value() != old.Version().Value()+1
+			v.coalesced = ver.Value() != over.Value()+1
 		}
 	case state.Destroyed:
-		e.op = OpDestroy
+		v.op = OpDestroy
 	default:
-		return change{}, false
+		return verdict{}, false
 	}
-	owner := md.Owner()
 	switch {
-	case e.op == OpUpdate && ev.Old != nil && finalizersOnly(ev.Old, res):
-		e.by, e.writer = ByController, finalizerHolder(ev.Old, res, controllers.names)
+	case v.op == OpUpdate && ev.Old != nil && finalizersOnly(ev.Old, ev.Resource):
+		v.by, v.writer = ByController, finalizerHolder(ev.Old, ev.Resource, controllers.names)
 	case owner != "" && controllers.is(owner):
-		e.by, e.writer = ByController, owner
+		v.by, v.writer = ByController, owner
 	default:
-		e.by = ByOutside
+		v.by = ByOutside
 	}
-	return e, true
+	return v, true
 }
 
 // finalizersOnly reports whether b differs from a in its finalizers (and
@@ -95,7 +113,7 @@ type owners struct {
 func (o *owners) set(names map[string]bool) { *o = owners{names: names} }
 
 func (o *owners) is(name string) bool {
-	if name != o.last || o.last == "" {
+	if o.last == "" || !sameString(name, o.last) {
 		o.last, o.lastIs = name, o.names[name]
 	}
 	return o.lastIs

@@ -262,8 +262,13 @@ func (w *lean) keyOf(md *resource.Metadata) leanKey {
 func (w *lean) addEvents(evs []state.Event, at time.Time) {
 	atn := at.UnixNano()
 	for i := range evs {
-		if c, ok := classify(&evs[i], w.controllers); ok {
-			w.add(&c, atn)
+		ev := &evs[i]
+		if ev.Resource == nil {
+			continue
+		}
+		md := ev.Resource.Metadata()
+		if v, ok := judge(ev, md, w.controllers); ok {
+			w.add(ev.Resource, md, ev.Revision, &v, atn)
 		}
 	}
 }
@@ -273,7 +278,8 @@ func (w *lean) addEvents(evs []state.Event, at time.Time) {
 func (w *lean) addRun(r run) {
 	for i := range r.len() {
 		res := r.res(i)
-		k := w.keyOf(res.Metadata())
+		md := res.Metadata()
+		k := w.keyOf(md)
 		var old resource.Resource
 		switch r.op(i) {
 		case committedUpdate:
@@ -285,37 +291,39 @@ func (w *lean) addRun(r run) {
 			delete(w.olds, k)
 		}
 		ev := r.event(i, old)
-		if c, ok := classify(&ev, w.controllers); ok {
-			w.add(&c, r.at(i))
+		if v, ok := judge(&ev, md, w.controllers); ok {
+			w.add(res, md, ev.Revision, &v, r.at(i))
 		}
 	}
 }
 
-// add adds a change of the state, which came at at: it is kept for the
-// listings under way, folded into the cuts it belongs to, and appended
-// unless the window's start holds it.
-func (w *lean) add(c *change, at int64) {
-	md := c.res.Metadata()
+// add adds a change of the state to res (metadata md) at revision rev,
+// which came at at and was judged v: it is kept for the listings under
+// way, folded into the cuts it belongs to, and appended unless the
+// window's start holds it. The entry is written in place.
+func (w *lean) add(res resource.Resource, md *resource.Metadata, rev uint64, v *verdict, at int64) {
 	ns, typ, id := md.Identity()
 	k := uint16(w.lastKind) // a batch is of one kind
 	if w.lastKind < 0 || !sameData(w.lastTyp, typ) || !sameData(w.lastNs, ns) {
 		k = uint16(w.kindIndex(ns, typ))
 	}
-	w.curRev, w.seen[k] = max(w.curRev, c.rev), max(w.seen[k], c.rev)
-	if w.inflight > 0 || c.rev <= w.hi {
-		if w.late(&lateChange{rev: c.rev, kind: k, op: c.op, res: c.res}) {
+	w.curRev, w.seen[k] = max(w.curRev, rev), max(w.seen[k], rev)
+	if w.inflight > 0 || rev <= w.hi {
+		if w.late(&lateChange{rev: rev, kind: k, op: v.op, res: res}) {
 			return
 		}
 	}
-	e := leanEntry{at: at, rev: c.rev, ver: md.Version().Value(), kind: k, by: c.by, op: c.op,
-		coalesced: c.coalesced, extra: noExtra, size: entryOverhead}
-	if c.by != ByController || len(id) > maxArenaID {
-		e.extra, e.size = uint32(w.extras.append(c.res)), int32(w.sizes.size(c.res))
+	ver, _, _ := md.Head()
+	name := w.name(v.writer)
+	e := w.entries.next()
+	*e = leanEntry{at: at, rev: rev, ver: ver.Value(), kind: k, by: v.by, op: v.op,
+		coalesced: v.coalesced, extra: noExtra, size: entryOverhead, name: name}
+	if v.by != ByController || len(id) > maxArenaID {
+		e.extra, e.size = uint32(w.extras.append(res)), int32(w.sizes.size(res))
 	} else {
 		e.id = w.ids.put(id)
 	}
-	e.name = w.name(c.writer)
-	w.append(&e)
+	w.appended(e)
 }
 
 // late keeps a change for the listings under way and folds it into the
@@ -339,7 +347,13 @@ func (w *lean) late(lc *lateChange) bool {
 // append appends an entry and signals a listing due when half the
 // window's age or bytes came in since the last.
 func (w *lean) append(e *leanEntry) {
-	w.entries.append(e)
+	*w.entries.next() = *e
+	w.appended(e)
+}
+
+// appended notes the entry e, the last appended, and signals a listing
+// due when half the window's age or bytes came in since the last.
+func (w *lean) appended(e *leanEntry) {
 	w.bytes += int64(e.size)
 	w.sinceLast += int64(e.size)
 	if !w.dueSent && (e.at-w.lastAt >= w.halfAge || w.sinceLast >= w.halfBytes) {
@@ -397,31 +411,50 @@ func (w *lean) aged(now time.Time) bool {
 const leanChunk = 1024
 
 // leanLog is a lean window's entries in chunks: growing it copies
-// nothing it holds, and appending one writes no pointer.
+// nothing it holds, appending one writes no pointer, and dropping its
+// first entries copies none (off is where its first entry is in the
+// first chunk).
 type leanLog struct {
 	chunks []*[leanChunk]leanEntry
-	n      int
+	n, off int
 }
 
-func (l *leanLog) append(e *leanEntry) {
-	c := l.n / leanChunk
-	if c == len(l.chunks) {
+// next appends an entry and returns it, for the caller to write: a slot
+// of a new chunk is zero, one of a chunk the log reuses holds an old
+// entry.
+func (l *leanLog) next() *leanEntry {
+	j := uint(l.off + l.n) // unsigned: a shift and a mask
+	c := j / leanChunk
+	if c == uint(len(l.chunks)) {
 		l.chunks = append(l.chunks, new([leanChunk]leanEntry))
 	}
-	l.chunks[c][l.n%leanChunk] = *e
 	l.n++
+	return &l.chunks[c][j%leanChunk]
 }
 
 func (l *leanLog) len() int { return l.n }
 
 // at returns the ith entry.
-func (l *leanLog) at(i int) *leanEntry { return &l.chunks[i/leanChunk][i%leanChunk] }
+func (l *leanLog) at(i int) *leanEntry {
+	j := uint(l.off + i)
+	return &l.chunks[j/leanChunk][j%leanChunk]
+}
 
 // truncate keeps the first n entries, dropping the chunks past them.
 func (l *leanLog) truncate(n int) {
-	clear(l.chunks[(n+leanChunk-1)/leanChunk:])
-	l.chunks, l.n = l.chunks[:(n+leanChunk-1)/leanChunk], n
+	keep := (l.off + n + leanChunk - 1) / leanChunk
+	clear(l.chunks[keep:])
+	l.chunks, l.n = l.chunks[:keep], n
+}
+
+// dropFront drops the first p entries, and the chunks before the new
+// first one.
+func (l *leanLog) dropFront(p int) {
+	l.off, l.n = l.off+p, l.n-p
+	k := l.off / leanChunk
+	clear(l.chunks[:k])
+	l.chunks, l.off = l.chunks[k:], l.off-k*leanChunk
 }
 
 // reset empties the log.
-func (l *leanLog) reset() { l.truncate(0) }
+func (l *leanLog) reset() { l.off = 0; l.truncate(0) }

@@ -176,3 +176,40 @@ func TestRC3_AListingThatLetsMostChangesGoKeepsTheIDsOfTheRest(t *testing.T) {
 	want := []string{"r91", "r92", "r93", "r94", "r95", "r96", "r97", "r98", "r99", "r100", "r101"}
 	assert.Equal(t, want, ids)
 }
+
+// A lean window's entries let their front go by whole chunks (rule RC3's
+// bound): after the first p entries are dropped, the log holds only the
+// chunks its remaining entries are in, and reads and appends them at
+// their places.
+func TestRC3_TheWindowsEntriesLetTheirFrontGoByWholeChunks(t *testing.T) {
+	var l leanLog
+	put := func(from, to int) {
+		for i := from; i < to; i++ {
+			*l.next() = leanEntry{rev: uint64(i)}
+		}
+	}
+	check := func(first, n int) {
+		t.Helper()
+		require.Equal(t, n, l.len())
+		for i := range n {
+			require.Equal(t, uint64(first+i), l.at(i).rev, "entry %d", i)
+		}
+		require.Less(t, l.off, leanChunk, "the first chunk holds the first entry")
+		require.Equal(t, (l.off+n+leanChunk-1)/leanChunk, len(l.chunks), "chunks held")
+	}
+	put(0, 3*leanChunk+10)
+	l.dropFront(leanChunk + 7)
+	check(leanChunk+7, 2*leanChunk+3)
+	put(3*leanChunk+10, 4*leanChunk+20)
+	check(leanChunk+7, 3*leanChunk+13)
+	l.dropFront(2*leanChunk - 7)
+	check(3*leanChunk, leanChunk+20)
+	l.truncate(5)
+	check(3*leanChunk, 5)
+	l.dropFront(5)
+	check(0, 0)
+	put(0, 3)
+	check(0, 3)
+	l.reset()
+	check(0, 0)
+}

@@ -52,8 +52,13 @@ func (w *lean) install(q listingReq, l *listing) {
 	w.prev = w.last
 	w.setLast(c)
 	w.bytes = 0
-	n, total, live := 0, w.entries.len(), 0
-	for i := range total {
+	total, p := w.entries.len(), 0
+	for p < total && w.prev.holds(w.entries.at(p)) {
+		p++
+	}
+	w.entries.dropFront(p)
+	n, live := 0, 0
+	for i := range total - p {
 		e := w.entries.at(i)
 		if w.prev.holds(e) {
 			continue
@@ -65,7 +70,9 @@ func (w *lean) install(q listingReq, l *listing) {
 		if e.extra != noExtra {
 			live++
 		}
-		*w.entries.at(n) = *e
+		if n != i {
+			*w.entries.at(n) = *e
+		}
 		n++
 	}
 	w.entries.truncate(n)
