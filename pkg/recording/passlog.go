@@ -147,12 +147,12 @@ func commitKey(h, version uint64) uint64 {
 // hash hashes a resource's pointer: its ID's hash and its kind's (string
 // by string: maphash.Comparable would copy the key to the heap).
 func (l *passLog) hash(ptr resource.PointerKey) uint64 {
-	return l.idHash(ptr) ^ l.kindHash(ptr.Namespace(), ptr.Type())
+	return l.idHashOf(ptr.ID()) ^ l.kindHash(ptr.Namespace(), ptr.Type())
 }
 
-func (l *passLog) idHash(ptr resource.PointerKey) uint64 {
+func (l *passLog) idHashOf(id resource.ID) uint64 {
 	const m = 0xc2b2ae3d27d4eb4f
-	return maphash.String(l.seed, ptr.ID()) * m
+	return maphash.String(l.seed, id) * m
 }
 
 func (l *passLog) kindHash(ns resource.Namespace, typ resource.Type) uint64 {
@@ -286,17 +286,17 @@ func (c *ctrlLog) copies() (commits, reads ringCopy) {
 	return c.commits.copyOf(), c.reads.copyOf()
 }
 
-// add notes that a commit of ptr at version was made by a pass (or the
-// run of item) that had read the state at revision read (0 and no item:
-// unknown, not kept).
-func (l *passLog) add(controller string, ptr *resource.PointerKey, version, read, pass uint64, item *resource.PointerKey) {
-	if read == 0 && item.Type() == "" && pass == 0 {
+// add notes that a commit of the resource (ns, typ, id) at version was
+// made by a pass (or the run of item; nil or zero: none) that had read
+// the state at revision read (0 and no item: unknown, not kept).
+func (l *passLog) add(controller string, ns resource.Namespace, typ resource.Type, id resource.ID, version, read, pass uint64, item *resource.PointerKey) {
+	if read == 0 && (item == nil || item.Type() == "") && pass == 0 {
 		return
 	}
-	id := l.idHash(*ptr)
+	h := l.idHashOf(id)
 	c := l.ctrlOf(controller)
 	c.mu.Lock()
-	key := commitKey(id^c.kindLocked(l, &c.lastCommit, ptr.Namespace(), ptr.Type()).hash, version)
+	key := commitKey(h^c.kindLocked(l, &c.lastCommit, ns, typ).hash, version)
 	c.commits.put(key, read, pass, item)
 	c.mu.Unlock()
 }
@@ -343,9 +343,15 @@ func (r passReads) of(ptr resource.PointerKey, version, rev uint64) (read uint64
 
 // Committed implements runtime.CommitTap: a controller of the recorded
 // Runtime committed ptr at version, its pass (or the run of item) having
-// read the state at revision read.
-func (l *passLog) Committed(controller string, ptr resource.PointerKey, version, read, pass uint64, item resource.PointerKey) {
-	l.add(controller, &ptr, version, read, pass, &item)
+// read the state at revision read. It keeps neither ptr nor item: their
+// strings only.
+func (l *passLog) Committed(controller string, ptr resource.Pointer, version, read, pass uint64, item *resource.PointerKey) {
+	if md, ok := ptr.(*resource.Metadata); ok { // the adapter's writes: one call
+		ns, typ, id := md.Identity()
+		l.add(controller, ns, typ, id, version, read, pass, item)
+		return
+	}
+	l.add(controller, ptr.Namespace(), ptr.Type(), ptr.ID(), version, read, pass, item)
 }
 
 // commitTapper is a Runtime whose controllers' commits a recorder can

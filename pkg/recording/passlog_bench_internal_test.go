@@ -35,9 +35,9 @@ func BenchmarkPassLog(b *testing.B) {
 						mem[(x>>20)%uint64(len(mem))]++
 					}
 					if i%4 == 0 {
-						l.Read(name, i/4, 0, i, kind, resource.PointerKey{})
+						l.Read(name, i/4, 0, i, kind, nil)
 					}
-					l.Committed(name, ptrs[i%uint64(len(ptrs))], i, i, i/4, resource.PointerKey{})
+					l.Committed(name, ptrs[i%uint64(len(ptrs))], i, i, i/4, nil)
 				}
 			})
 		})

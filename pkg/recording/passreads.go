@@ -9,11 +9,11 @@ import (
 
 // Read implements runtime.PassTap: a read of the pass numbered pass of
 // controller saw revision rev (rule RC13).
-func (l *passLog) Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item resource.PointerKey) {
+func (l *passLog) Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item *resource.PointerKey) {
 	c := l.ctrlOf(controller)
 	c.mu.Lock()
 	k := c.kindLocked(l, &c.lastRead, kind.Namespace(), kind.Type())
-	c.reads.put(pass, rev, uint64(k.n)<<32|uint64(index), &item)
+	c.reads.put(pass, rev, uint64(k.n)<<32|uint64(index), item)
 	c.mu.Unlock()
 }
 
@@ -26,7 +26,7 @@ const batchIndex = 1<<32 - 1
 func (l *passLog) Took(controller string, pass uint64, rev uint64) {
 	c := l.ctrlOf(controller)
 	c.mu.Lock()
-	c.reads.put(pass, rev, batchIndex, &resource.PointerKey{})
+	c.reads.put(pass, rev, batchIndex, nil)
 	c.mu.Unlock()
 }
 

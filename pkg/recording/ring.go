@@ -43,8 +43,8 @@ func newEntryRing(max int, budget *atomic.Int64) entryRing {
 	return entryRing{max: m, chunk: chunk, shift: uint64(bits.TrailingZeros64(chunk)), budget: budget}
 }
 
-// put writes the entry of words w0, w1 and w2 (with item, zero for none)
-// as the newest.
+// put writes the entry of words w0, w1 and w2 (with item, nil or zero
+// for none) as the newest.
 func (r *entryRing) put(w0, w1, w2 uint64, item *resource.PointerKey) {
 	if r.pos == r.size && (r.n != r.size || !r.grow()) {
 		r.pos = 0 // full: the oldest goes
@@ -55,7 +55,7 @@ func (r *entryRing) put(w0, w1, w2 uint64, item *resource.PointerKey) {
 	c, o := i>>r.shift, i&(r.chunk-1)
 	w := r.chunks[c][o*entryWords : o*entryWords+entryWords : o*entryWords+entryWords]
 	w[0], w[1], w[2] = w0, w1, w2
-	if c < uint64(len(r.items)) && r.items[c] != nil || item.Type() != "" {
+	if c < uint64(len(r.items)) && r.items[c] != nil || item != nil && item.Type() != "" {
 		r.putItem(c, o, item)
 	}
 }
@@ -75,13 +75,17 @@ func (r *entryRing) grow() bool {
 	return true
 }
 
-// putItem sets the item of entry o of chunk c.
+// putItem sets the item of entry o of chunk c (nil: none).
 func (r *entryRing) putItem(c, o uint64, item *resource.PointerKey) {
 	for uint64(len(r.items)) <= c {
 		r.items = append(r.items, nil)
 	}
 	if r.items[c] == nil {
 		r.items[c] = make([]resource.PointerKey, r.chunk)
+	}
+	if item == nil {
+		r.items[c][o] = resource.PointerKey{}
+		return
 	}
 	r.items[c][o] = *item
 }

@@ -21,8 +21,8 @@ func TestRC13_AControllerLogsWithoutWaitingForAnother(t *testing.T) {
 	l := newPassLog()
 	kind := resource.KindOf(resource.NewKind("ns", "Notes.test"))
 	ptr := resource.PointerOf(resource.NewPointer("ns", "Notes.test", "x"))
-	l.Read("b", 1, 0, 10, kind, resource.PointerKey{}) // numbers "b" and the kind
-	l.Read("c", 1, 0, 10, kind, resource.PointerKey{}) // numbers "c"
+	l.Read("b", 1, 0, 10, kind, nil) // numbers "b" and the kind
+	l.Read("c", 1, 0, 10, kind, nil) // numbers "c"
 	b := l.ctrlOf("b")
 	l.mu.Lock()
 	b.mu.Lock() // b logs (or a take copies b's log) meanwhile
@@ -30,8 +30,8 @@ func TestRC13_AControllerLogsWithoutWaitingForAnother(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := range 100 {
-			l.Read("c", uint64(i+2), 0, uint64(11+i), kind, resource.PointerKey{})
-			l.Committed("c", ptr, uint64(i+1), uint64(11+i), uint64(i+2), resource.PointerKey{})
+			l.Read("c", uint64(i+2), 0, uint64(11+i), kind, nil)
+			l.Committed("c", ptr, uint64(i+1), uint64(11+i), uint64(i+2), nil)
 		}
 	}()
 	select {
@@ -53,9 +53,9 @@ func TestRC9_ABusyControllerLeavesAnothersCommits(t *testing.T) {
 	ptr := func(id string) resource.PointerKey {
 		return resource.PointerOf(resource.NewPointer("ns", "Notes.test", id))
 	}
-	l.Committed("quiet", ptr("q"), 3, 7, 1, resource.PointerKey{})
+	l.Committed("quiet", ptr("q"), 3, 7, 1, nil)
 	for i := range passLogSize + 1 {
-		l.Committed("busy", ptr(fmt.Sprint(i)), 1, uint64(10+i), uint64(i+1), resource.PointerKey{})
+		l.Committed("busy", ptr(fmt.Sprint(i)), 1, uint64(10+i), uint64(i+1), nil)
 	}
 	r := l.readsNow()
 	read, _ := r.of(ptr("q"), 3, 100)
@@ -82,7 +82,7 @@ func TestRC13_EntriesWrittenAtOnceAreReadWhole(t *testing.T) {
 			wg.Go(func() {
 				for pass := uint64(1); pass <= 500; pass++ {
 					for i := range uint32(3) {
-						l.Read(name, pass, i, pass*1000+uint64(i), kind, resource.PointerKey{})
+						l.Read(name, pass, i, pass*1000+uint64(i), kind, nil)
 					}
 				}
 			})
@@ -157,7 +157,7 @@ func TestRC9_ThePassLogsChunksAreBoundedForEveryController(t *testing.T) {
 	const n = 2*ringChunk + 5
 	for _, name := range []string{"a", "b", "c"} {
 		for i := range n {
-			l.Committed(name, ptr(fmt.Sprint(name, i)), 1, uint64(10+i), uint64(i+1), resource.PointerKey{})
+			l.Committed(name, ptr(fmt.Sprint(name, i)), 1, uint64(10+i), uint64(i+1), nil)
 		}
 	}
 	held := map[string]int{}

@@ -191,7 +191,7 @@ func TestRC9_EachCommitSaysWhatItsPassRead(t *testing.T) {
 // tapNothing is a runtime.CommitTap that keeps nothing.
 type tapNothing struct{}
 
-func (tapNothing) Committed(string, resource.PointerKey, uint64, uint64, uint64, resource.PointerKey) {
+func (tapNothing) Committed(string, resource.Pointer, uint64, uint64, uint64, *resource.PointerKey) {
 }
 
 // serialized is a CoreState that serializes the writes to the one it

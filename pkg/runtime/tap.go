@@ -58,9 +58,12 @@ type CommitTap interface {
 	// pass among the controller's passes and item runs (from 1, in the
 	// order they started); item is the QController item whose run made
 	// the write, zero for a Controller's pass (a replay takes the items in
-	// the order that made the commits). A write whose version the state
-	// does not tell is not seen. It must return promptly.
-	Committed(controller string, ptr resource.PointerKey, version, read, pass uint64, item resource.PointerKey)
+	// the order that made the commits), nil for a Controller's pass. ptr
+	// (often the metadata of the resource written) and item are read
+	// during the call only: the tap keeps neither (resource.PointerOf
+	// copies one). A write whose version the state does not tell is not
+	// seen. It must return promptly.
+	Committed(controller string, ptr resource.Pointer, version, read, pass uint64, item *resource.PointerKey)
 }
 
 // PassTap is a CommitTap that also sees the reads of every pass of the
@@ -78,9 +81,10 @@ type PassTap interface {
 	// whose revision or kind differs from the previous such read's; kind
 	// is what it read (of a Get, the resource's kind; the read saw the
 	// kind's resources as they were at rev), item the QController item of
-	// the run. A read that failed (but for not found) is counted, not
-	// told. It must return promptly.
-	Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item resource.PointerKey)
+	// the run (nil for a Controller's pass; read during the call only). A
+	// read that failed (but for not found) is counted, not told. It must
+	// return promptly.
+	Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item *resource.PointerKey)
 }
 
 // BatchTap is a PassTap that also sees, for each pass of a Controller

@@ -84,7 +84,8 @@ type passTap struct {
 	changed chan struct{} // 1-buffered: a commit was kept
 }
 
-func (t *passTap) Committed(_ string, ptr resource.PointerKey, version, read, pass uint64, _ resource.PointerKey) {
+func (t *passTap) Committed(_ string, p resource.Pointer, version, read, pass uint64, _ *resource.PointerKey) {
+	ptr := resource.PointerOf(p)
 	if ptr.ID() != "c" {
 		return
 	}
@@ -97,7 +98,7 @@ func (t *passTap) Committed(_ string, ptr resource.PointerKey, version, read, pa
 	}
 }
 
-func (t *passTap) Read(_ string, _ uint64, _ uint32, _ uint64, kind resource.KindKey, _ resource.PointerKey) {
+func (t *passTap) Read(_ string, _ uint64, _ uint32, _ uint64, kind resource.KindKey, _ *resource.PointerKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.armed && kind == resource.KindOf(kindC) {

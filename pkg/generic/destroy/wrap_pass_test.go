@@ -70,7 +70,8 @@ type commitTap struct {
 	done             chan struct{}
 }
 
-func (t *commitTap) Committed(_ string, ptr resource.PointerKey, version, read, pass uint64, _ resource.PointerKey) {
+func (t *commitTap) Committed(_ string, p resource.Pointer, version, read, pass uint64, _ *resource.PointerKey) {
+	ptr := resource.PointerOf(p)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.after > 0 { // done

@@ -138,12 +138,24 @@ func (a *Adapter) listEnded(kind resource.Kind, opts []state.ListOption, l resou
 // Get reads a declared input or an own output (rule C3), from the cache
 // when the kind is cached: a private copy, or with [state.WithReadOnlyGet]
 // the shared snapshot (rule S7).
-func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (r resource.Resource, err error) {
+func (a *Adapter) Get(ctx context.Context, ptr resource.Pointer, opts ...state.GetOption) (resource.Resource, error) {
 	if a.passed() {
-		n := a.readStarted()
-		opts = n.getOpts(opts)
-		defer func() { a.readDone(ctx, n, ptr, err) }()
+		return a.getNoted(ctx, ptr, opts)
 	}
+	return a.get(ctx, ptr, opts)
+}
+
+// getNoted is Get while a CommitLog is set: the read's revision is noted
+// in its pass (readDone).
+func (a *Adapter) getNoted(ctx context.Context, ptr resource.Pointer, opts []state.GetOption) (resource.Resource, error) {
+	n := a.takeNote()
+	r, err := a.get(ctx, ptr, n.getOpts(opts))
+	a.readDone(ctx, n, ptr, err)
+	return r, err
+}
+
+// get is Get with the options it reads with.
+func (a *Adapter) get(ctx context.Context, ptr resource.Pointer, opts []state.GetOption) (r resource.Resource, err error) {
 	defer func() { a.getEnded(ptr, opts, r, err) }()
 	if err := resource.ValidatePointer(ptr); err != nil {
 		return nil, err
@@ -177,12 +189,23 @@ func (a *Adapter) stateGet(ctx context.Context, ptr resource.Pointer, opts []sta
 // List lists a kind declared as an input without an ID, or of an output
 // type (rule C3), from the cache when the kind is cached: private copies,
 // or with [state.WithReadOnlyList] the shared snapshots (rule S7).
-func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (l resource.List, err error) {
+func (a *Adapter) List(ctx context.Context, kind resource.Kind, opts ...state.ListOption) (resource.List, error) {
 	if a.passed() {
-		n := a.readStarted()
-		opts = n.listOpts(opts)
-		defer func() { a.readDone(ctx, n, kind, err) }()
+		return a.listNoted(ctx, kind, opts)
 	}
+	return a.list(ctx, kind, opts)
+}
+
+// listNoted is List while a CommitLog is set, as getNoted is Get.
+func (a *Adapter) listNoted(ctx context.Context, kind resource.Kind, opts []state.ListOption) (resource.List, error) {
+	n := a.takeNote()
+	l, err := a.list(ctx, kind, n.listOpts(opts))
+	a.readDone(ctx, n, kind, err)
+	return l, err
+}
+
+// list is List with the options it lists with.
+func (a *Adapter) list(ctx context.Context, kind resource.Kind, opts []state.ListOption) (l resource.List, err error) {
 	defer func() { a.listEnded(kind, opts, l, err) }()
 	if err := resource.ValidateKind(kind); err != nil {
 		return resource.List{}, err

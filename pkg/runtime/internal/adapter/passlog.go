@@ -21,8 +21,9 @@ type CommitLog interface {
 	// that the first read of its pass (see PassStarted, ItemStarted)
 	// returned, 0 when none said; pass numbers the pass (or item run)
 	// among the controller's, from 1; item is the QController item whose
-	// run made it (ItemStarted), zero for a Controller's pass.
-	Committed(controller string, ptr resource.PointerKey, version, read, pass uint64, item resource.PointerKey)
+	// run made it (ItemStarted), nil for a Controller's pass. ptr and item
+	// are read during the call only (the log keeps neither).
+	Committed(controller string, ptr resource.Pointer, version, read, pass uint64, item *resource.PointerKey)
 }
 
 // ReadLog is a CommitLog that also sees the reads of every pass, those
@@ -35,8 +36,9 @@ type ReadLog interface {
 	// Get and List counts, also one that failed). It is called for the
 	// pass's first read that says its revision and for each later one
 	// whose revision or kind differs from the previous such read's; kind
-	// is what it read (of a Get, the kind of the resource).
-	Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item resource.PointerKey)
+	// is what it read (of a Get, the kind of the resource); item is as
+	// Committed's.
+	Read(controller string, pass uint64, index uint32, rev uint64, kind resource.KindKey, item *resource.PointerKey)
 }
 
 // BatchLog is a ReadLog that also sees the batches of changes the
@@ -66,6 +68,11 @@ type passLog struct {
 	// forwarded is set once a forwarder calls the Controller's EventCh
 	// and starts its passes itself (ForwardPasses).
 	forwarded atomic.Bool
+	// note is the controller's own revision note (set with the first
+	// CommitLog, never replaced): a read takes it while noteBusy is
+	// unset (takeNote), one made meanwhile a pooled note.
+	note     atomic.Pointer[revNote]
+	noteBusy atomic.Bool
 }
 
 // passRead is what one pass (or item run) read, while a CommitLog is set.
@@ -100,6 +107,9 @@ func (a *Adapter) SetCommitLog(l CommitLog) {
 		a.pass.reads.Store(nil)
 		a.pass.batches.Store(nil)
 		return
+	}
+	if a.pass.note.Load() == nil {
+		a.pass.note.Store(newRevNote(true))
 	}
 	if rl, ok := l.(ReadLog); ok {
 		a.pass.reads.Store(&rl)
@@ -183,12 +193,13 @@ func (a *Adapter) itemOf(ctx context.Context) *itemPass {
 	return p
 }
 
-// passOf returns what the pass or item run of ctx read, and its item.
-func (a *Adapter) passOf(ctx context.Context) (*passRead, resource.PointerKey) {
+// passOf returns what the pass or item run of ctx read, and its item (nil
+// for a Controller's pass).
+func (a *Adapter) passOf(ctx context.Context) (*passRead, *resource.PointerKey) {
 	if p := a.itemOf(ctx); p != nil {
-		return &p.passRead, p.item
+		return &p.passRead, &p.item
 	}
-	return &a.pass.passRead, resource.PointerKey{}
+	return &a.pass.passRead, nil
 }
 
 // passed reports whether a read notes its revision: a CommitLog is set
@@ -196,45 +207,58 @@ func (a *Adapter) passOf(ctx context.Context) (*passRead, resource.PointerKey) {
 func (a *Adapter) passed() bool { return a.pass.log.Load() != nil }
 
 // revNote is where a read's revision is told: its options ask for it,
-// first among the caller's (kept in a pool with its buffers, so that a
-// read allocates nothing for it once the pool has notes). A buffer keeps
-// the last caller's options until another's replace them (a pooled note
-// is let go at the collector's next cycles): a read whose options are the
-// very ones the buffer holds (the same function values, as constant
-// options such as state.WithReadOnlyGet are) writes nothing into it.
+// first among the caller's. A read takes the controller's own note when
+// no other read of the controller holds it, else one from a pool (so
+// that a read allocates nothing for it once the pool has notes). A
+// buffer keeps the last caller's options until another's replace them (a
+// pooled note is let go at the collector's next cycles): a read whose
+// options are the very ones the buffer holds (the same function values,
+// as constant options such as state.WithReadOnlyGet are) writes nothing
+// into it.
 type revNote struct {
 	rev     uint64
 	get     state.GetOption
 	list    state.ListOption
 	getBuf  []state.GetOption
 	listBuf []state.ListOption
+	// own is set on a controller's own note (passLog.note).
+	own bool
 }
 
-var revNotes = sync.Pool{New: func() any {
-	n := &revNote{}
+var revNotes = sync.Pool{New: func() any { return newRevNote(false) }}
+
+// newRevNote returns a note with its options and buffers.
+func newRevNote(own bool) *revNote {
+	n := &revNote{own: own}
 	n.get, n.list = state.WithGetRevision(&n.rev), state.WithListRevision(&n.rev)
 	n.getBuf, n.listBuf = []state.GetOption{n.get}, []state.ListOption{n.list}
 	return n
-}}
+}
 
-// readStarted returns the note of a read's revision, while a CommitLog
-// is set (nil otherwise): getOpts or listOpts give its options, readDone
-// notes it.
-func (a *Adapter) readStarted() *revNote {
-	if a.pass.log.Load() == nil {
-		return nil
+// takeNote returns the note of a read's revision (a CommitLog is or was
+// set): the controller's own when no other read holds it, a pooled one
+// otherwise. giveNote gives it back.
+func (a *Adapter) takeNote() *revNote {
+	n := a.pass.note.Load()
+	if n == nil || !a.pass.noteBusy.CompareAndSwap(false, true) {
+		n = revNotes.Get().(*revNote)
 	}
-	n := revNotes.Get().(*revNote)
 	n.rev = 0
 	return n
+}
+
+// giveNote gives back a note takeNote returned, once its read is noted.
+func (a *Adapter) giveNote(n *revNote) {
+	if n.own {
+		a.pass.noteBusy.Store(false)
+		return
+	}
+	revNotes.Put(n)
 }
 
 // getOpts returns opts asking for the revision the Get reflects first (a
 // revision the caller asks for itself wins, and the read then says none).
 func (n *revNote) getOpts(opts []state.GetOption) []state.GetOption {
-	if n == nil {
-		return opts
-	}
 	if !sameFuncs(n.getBuf[1:], opts) {
 		n.getBuf = append(n.getBuf[:1], opts...)
 	}
@@ -243,9 +267,6 @@ func (n *revNote) getOpts(opts []state.GetOption) []state.GetOption {
 
 // listOpts is getOpts for a List.
 func (n *revNote) listOpts(opts []state.ListOption) []state.ListOption {
-	if n == nil {
-		return opts
-	}
 	if !sameFuncs(n.listBuf[1:], opts) {
 		n.listBuf = append(n.listBuf[:1], opts...)
 	}
@@ -266,15 +287,14 @@ func sameFuncs[F state.GetOption | state.ListOption](a, b []F) bool {
 	return true
 }
 
-// readDone notes the read of kind by n (nil: none), which returned err,
-// in its pass: its first revision, its count, and the ReadLog's note (a
-// read that failed otherwise than not found is counted only).
+// readDone notes the read of kind by n (takeNote; given back), which
+// returned err, in its pass: its first revision, its count, and the
+// ReadLog's note (a read that failed otherwise than not found is counted
+// only). A read that panicked gives back no note: the controller's own
+// then stays taken, and its later reads take pooled ones.
 func (a *Adapter) readDone(ctx context.Context, n *revNote, kind resource.Kind, err error) {
-	if n == nil {
-		return
-	}
 	rev := n.rev
-	revNotes.Put(n)
+	a.giveNote(n)
 	p, item := a.passOf(ctx)
 	index := p.n.Add(1) - 1
 	if rev == 0 || err != nil && !state.IsNotFoundError(err) {
@@ -307,7 +327,7 @@ func (a *Adapter) logCommit(ctx context.Context, ptr resource.Pointer, version u
 		return
 	}
 	p, item := a.passOf(ctx)
-	(*l).Committed(a.name, resource.PointerOf(ptr), version, p.read.Load(), p.pass.Load(), item)
+	(*l).Committed(a.name, ptr, version, p.read.Load(), p.pass.Load(), item)
 }
 
 // BatchTaken says the Controller's current pass took a batch of its

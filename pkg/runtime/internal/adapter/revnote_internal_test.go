@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
@@ -38,3 +39,31 @@ func TestARevisionNoteTakesEachReadsOwnOptions(t *testing.T) {
 		assert.Equal(t, state.ListOptions{Revision: &n.rev}, list())
 	}
 }
+
+// TestAReadTakesTheControllersOwnNoteUnlessAnotherReadHoldsIt: once a
+// CommitLog is set, a read takes the controller's own revision note; a
+// read made while another holds it takes a note of its own (a pooled
+// one), so that reads at once never share where their revisions are
+// told; the own note is taken again once given back.
+func TestAReadTakesTheControllersOwnNoteUnlessAnotherReadHoldsIt(t *testing.T) {
+	a := &Adapter{}
+	a.SetCommitLog(noCommits{})
+	first := a.takeNote()
+	assert.True(t, first.own, "the first read takes the controller's own note")
+	second := a.takeNote()
+	assert.NotSame(t, first, second, "a read while another holds the own note takes another")
+	assert.False(t, second.own)
+	first.rev, second.rev = 1, 2
+	a.giveNote(second)
+	assert.Equal(t, uint64(1), first.rev, "a pooled note given back leaves the own note alone")
+	a.giveNote(first)
+	again := a.takeNote()
+	assert.Same(t, first, again, "the own note given back is taken again")
+	assert.Zero(t, again.rev, "a note taken says no revision until its read tells one")
+	a.giveNote(again)
+}
+
+// noCommits is a CommitLog that keeps nothing.
+type noCommits struct{}
+
+func (noCommits) Committed(string, resource.Pointer, uint64, uint64, uint64, *resource.PointerKey) {}
