@@ -9,26 +9,56 @@ import (
 	"github.com/resgraph/resgraph/pkg/state"
 )
 
-// leanEntry is one change in a lean window, without pointers (the
-// collector neither scans the window's entries nor marks anything for
-// them). A controller's change keeps no resource: its pointer is its
-// kind (a number of the window's kinds) and its ID, a run of the
-// window's ID arena (id); an outside change's resource (its ID is the
-// resource's), or a world change's action, is an index into the
-// window's extras. A world change keeps its number among the world
+// leanEntry is one change in a lean window, in 40 bytes without
+// pointers (the collector neither scans the window's entries nor marks
+// anything for them). A controller's change keeps no resource: its
+// pointer is its kind (a number of the window's kinds) and its ID, a run
+// of the window's ID arena (ref); an outside change's resource (its ID is
+// the resource's), or a world change's action, is an extra: ref then
+// holds the extra's index in the window's extras (its high 32 bits) and
+// the change's size (its low 32; a controller's change's size is
+// entryOverhead). A world change keeps its number among the world
 // changes in ver (it has no version).
 type leanEntry struct {
-	at        int64
-	rev       uint64
-	ver       uint64
-	id        arenaRef
-	size      int32
-	extra     uint32
-	name      uint16
-	kind      uint16
-	by        By
-	op        Op
-	coalesced bool
+	at    int64
+	rev   uint64
+	ver   uint64
+	ref   uint64
+	name  uint16
+	kind  uint16
+	by    By
+	op    Op
+	flags uint8
+}
+
+// The flags of a leanEntry.
+const (
+	entryCoalesced = 1 << iota // the change coalesced several versions
+	entryExtra                 // ref is an extra's index and the size
+)
+
+// hasExtra reports whether the entry's change has an extra.
+func (e *leanEntry) hasExtra() bool { return e.flags&entryExtra != 0 }
+
+// extra returns the index of the entry's extra (hasExtra).
+func (e *leanEntry) extra() int { return int(e.ref >> 32) }
+
+// id returns the ID of a controller's change without extra in the
+// window's ID arena.
+func (e *leanEntry) id() arenaRef { return arenaRef(e.ref) }
+
+// size returns what the change costs the window's bytes.
+func (e *leanEntry) size() int64 {
+	if e.hasExtra() {
+		return int64(uint32(e.ref))
+	}
+	return entryOverhead
+}
+
+// setExtra makes the extra at index i the entry's, with the change's
+// size.
+func (e *leanEntry) setExtra(i int, size int64) {
+	e.ref, e.flags = uint64(i)<<32|uint64(uint32(size)), e.flags|entryExtra
 }
 
 // cut is a checkpoint of a lean window: a listing of every kind (shared
@@ -314,14 +344,21 @@ func (w *lean) add(res resource.Resource, md *resource.Metadata, rev uint64, v *
 		}
 	}
 	ver, _, _ := md.Head()
-	name := w.name(v.writer)
+	name := w.lastName // the writer of the previous change, found inline
+	if v.writer == "" {
+		name = 0
+	} else if name == 0 || !sameData(w.names[name-1], v.writer) {
+		name = w.name(v.writer)
+	}
 	e := w.entries.next()
-	*e = leanEntry{at: at, rev: rev, ver: ver.Value(), kind: k, by: v.by, op: v.op,
-		coalesced: v.coalesced, extra: noExtra, size: entryOverhead, name: name}
+	*e = leanEntry{at: at, rev: rev, ver: ver.Value(), kind: k, by: v.by, op: v.op, name: name}
+	if v.coalesced {
+		e.flags = entryCoalesced
+	}
 	if v.by != ByController || len(id) > maxArenaID {
-		e.extra, e.size = uint32(w.extras.append(res)), int32(w.sizes.size(res))
+		e.setExtra(w.extras.append(res), w.sizes.size(res))
 	} else {
-		e.id = w.ids.put(id)
+		e.ref = uint64(w.ids.put(id))
 	}
 	w.appended(e)
 }
@@ -354,8 +391,9 @@ func (w *lean) append(e *leanEntry) {
 // appended notes the entry e, the last appended, and signals a listing
 // due when half the window's age or bytes came in since the last.
 func (w *lean) appended(e *leanEntry) {
-	w.bytes += int64(e.size)
-	w.sinceLast += int64(e.size)
+	size := e.size()
+	w.bytes += size
+	w.sinceLast += size
 	if !w.dueSent && (e.at-w.lastAt >= w.halfAge || w.sinceLast >= w.halfBytes) {
 		w.signal()
 	}
@@ -372,12 +410,12 @@ func (w *lean) signal() {
 
 // addWorld adds a world change.
 func (w *lean) addWorld(c *change) {
-	e := leanEntry{at: c.at.UnixNano(), rev: c.rev, ver: w.worlds, by: ByWorld, op: c.op, size: int32(c.size)}
+	e := leanEntry{at: c.at.UnixNano(), rev: c.rev, ver: w.worlds, by: ByWorld, op: c.op}
 	w.worlds++
 	if c.op == OpRead {
-		e.extra = uint32(w.extras.append(worldRead{name: c.action, value: c.value}))
+		e.setExtra(w.extras.append(worldRead{name: c.action, value: c.value}), c.size)
 	} else {
-		e.extra = uint32(w.extras.append(c.action))
+		e.setExtra(w.extras.append(c.action), c.size)
 	}
 	w.append(&e)
 }

@@ -102,7 +102,7 @@ func TestRC3_ALaggingKindsChangeIsFoldedIntoTheCheckpoint(t *testing.T) {
 }
 
 // TestRC3_AControllersChangeKeepsNoResource: in a lean window a
-// controller's change is one entry of 48 bytes without a pointer (the
+// controller's change is one entry of 40 bytes without a pointer (the
 // collector neither scans the entries nor marks anything for them), its
 // ID a copy in the window's ID arena: the window keeps no resource of it
 // (no extra, no state now), and keeps one extra for an outside change.
@@ -123,12 +123,12 @@ func TestRC3_AControllersChangeKeepsNoResource(t *testing.T) {
 	assert.Equal(t, 0, w.extras.len(), "no resource kept for a controller's change")
 	assert.Empty(t, w.pending)
 	assert.Empty(t, w.olds)
-	assert.Equal(t, uintptr(48), unsafe.Sizeof(leanEntry{}))
+	assert.Equal(t, uintptr(40), unsafe.Sizeof(leanEntry{}))
 	assert.Empty(t, pointerFields(reflect.TypeFor[leanEntry]()), "an entry holds no pointer")
 	for i := range n {
 		e := w.entries.at(i)
 		require.Equal(t, ByController, e.by)
-		require.Equal(t, fmt.Sprint("r", i), w.ids.get(e.id))
+		require.Equal(t, fmt.Sprint("r", i), w.ids.get(e.id()))
 	}
 	w.addEvents(updated(at("o", 1), at("o", 2), n+2), now)
 	assert.Equal(t, 1, w.extras.len(), "an outside change keeps its resource")
@@ -212,4 +212,60 @@ func TestRC3_TheWindowsEntriesLetTheirFrontGoByWholeChunks(t *testing.T) {
 	check(0, 3)
 	l.reset()
 	check(0, 0)
+}
+
+// TestRC3_AnEntryKeepsItsSizeAndWhetherItCoalesced: a lean window's
+// entry keeps what its change costs the window's bytes (an outside
+// change's resource's size, a world change's size, a controller's
+// change's entryOverhead), through a listing that keeps it, and whether
+// the change coalesced versions.
+func TestRC3_AnEntryKeepsItsSizeAndWhetherItCoalesced(t *testing.T) {
+	w := newTestLean("c")
+	w.reset(twoKinds(1, 1))
+	now := time.Now()
+	mine := atOf("m", 3)
+	require.NoError(t, mine.Metadata().SetOwner("c"))
+	w.addEvents(updated(atOf("m", 1), mine, 2), now) // 1 -> 3: coalesced
+	out := at("o", 2)
+	w.addEvents(updated(at("o", 1), out, 3), now)
+	w.addWorld(&change{at: now, rev: 3, by: ByWorld, op: OpAction, action: "unplug", size: 1234})
+	want := entryOverhead + w.sizes.size(out) + 1234
+	require.Equal(t, want, w.bytes)
+	w.install(w.request(), twoKinds(1, 1)) // keeps every change: the bytes counted again
+	require.Equal(t, want, w.bytes)
+	v := w.viewTo(nil, w.newCut(twoKinds(3, 3), w.worlds))
+	require.Len(t, v.entries, 3)
+	assert.True(t, v.entries[0].coalesced, "m went from 1 to 3")
+	assert.Equal(t, ByController, v.entries[0].by)
+	assert.False(t, v.entries[1].coalesced, "o went from 1 to 2")
+	assert.Equal(t, ByOutside, v.entries[1].by)
+	assert.Equal(t, "unplug", v.entries[2].action)
+}
+
+// TestRC3_TheExtrasOfTheChangesThatStayKeepTheirSizes: when a new start
+// lets go of most of the window's outside changes, their extras are
+// dropped and the changes that stay keep their resources and sizes.
+func TestRC3_TheExtrasOfTheChangesThatStayKeepTheirSizes(t *testing.T) {
+	w := newTestLean("c")
+	w.reset(twoKinds(1, 1))
+	now := time.Now()
+	const n = 1200
+	var want int64
+	for rev := uint64(2); rev < n+2; rev++ {
+		r := at(fmt.Sprint("o", rev), 1)
+		w.addEvents([]state.Event{{Type: state.Created, Resource: r, Revision: rev}}, now)
+		if rev > 1000 {
+			want += w.sizes.size(r)
+		}
+	}
+	w.install(w.request(), twoKinds(1000, 1000))
+	w.install(w.request(), twoKinds(1000, 1000)) // the start at 1000: 201 of 1200 stay
+	require.Equal(t, n+1-1000, w.extras.len(), "the extras of the changes that left are dropped")
+	w.install(w.request(), twoKinds(1000, 1000)) // keeps every change: the bytes counted again
+	require.Equal(t, want, w.bytes)
+	v := w.viewTo(nil, w.newCut(twoKinds(n+1, n+1), w.worlds))
+	require.Len(t, v.entries, n+1-1000)
+	for i, e := range v.entries {
+		require.Equal(t, fmt.Sprint("o", 1001+i), e.res.Metadata().ID())
+	}
 }

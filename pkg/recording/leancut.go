@@ -63,11 +63,12 @@ func (w *lean) install(q listingReq, l *listing) {
 		if w.prev.holds(e) {
 			continue
 		}
-		w.bytes += int64(e.size)
+		size := e.size()
+		w.bytes += size
 		if !w.last.holds(e) {
-			w.sinceLast += int64(e.size)
+			w.sinceLast += size
 		}
-		if e.extra != noExtra {
+		if e.hasExtra() {
 			live++
 		}
 		if n != i {
@@ -105,8 +106,8 @@ func (w *lean) compactIDs(n, total int) {
 	}
 	var ids idArena
 	for i := range n {
-		if e := w.entries.at(i); e.by == ByController && e.extra == noExtra {
-			e.id = ids.putBytes(w.ids.bytes(e.id))
+		if e := w.entries.at(i); e.by == ByController && !e.hasExtra() {
+			e.ref = uint64(ids.putBytes(w.ids.bytes(e.id())))
 		}
 	}
 	w.ids = ids
@@ -120,9 +121,9 @@ func (w *lean) compact(live int) {
 	}
 	extras := make([]any, 0, live)
 	for i := range w.entries.len() {
-		if e := w.entries.at(i); e.extra != noExtra {
-			extras = append(extras, *w.extras.at(int(e.extra)))
-			e.extra = uint32(len(extras) - 1)
+		if e := w.entries.at(i); e.hasExtra() {
+			extras = append(extras, *w.extras.at(e.extra()))
+			e.setExtra(len(extras)-1, e.size())
 		}
 	}
 	w.extras.set(extras)
@@ -156,22 +157,22 @@ func (w *lean) viewTo(from, end *cut) view {
 
 // viewEntry returns e with its pointers.
 func (w *lean) viewEntry(e *leanEntry) viewEntry {
-	ve := viewEntry{entry: entry{at: e.at, rev: e.rev, ver: e.ver, by: e.by, op: e.op, coalesced: e.coalesced}}
+	ve := viewEntry{entry: entry{at: e.at, rev: e.rev, ver: e.ver, by: e.by, op: e.op, coalesced: e.flags&entryCoalesced != 0}}
 	if e.by != ByWorld {
 		k := w.kinds[e.kind]
 		var id string
-		if e.extra != noExtra {
-			id = (*w.extras.at(int(e.extra))).(resource.Resource).Metadata().ID()
+		if e.hasExtra() {
+			id = (*w.extras.at(e.extra())).(resource.Resource).Metadata().ID()
 		} else {
-			id = w.ids.get(e.id)
+			id = w.ids.get(e.id())
 		}
 		ve.key = resource.PointerOf(resource.NewPointer(k.Namespace(), k.Type(), id))
 	}
 	if e.name > 0 {
 		ve.writer = w.names[e.name-1]
 	}
-	if e.extra != noExtra {
-		switch x := (*w.extras.at(int(e.extra))).(type) {
+	if e.hasExtra() {
+		switch x := (*w.extras.at(e.extra())).(type) {
 		case resource.Resource:
 			ve.res = x
 		case string:
