@@ -90,10 +90,13 @@
 //     a take's end: a take lists every kind at its cut, waits until
 //     every kind's changes up to the cut (or up to its newest change,
 //     when older) came, for at most WithTakeWait (DefaultTakeWait; a
-//     *CatchUpError otherwise, rule RC6), and its recording's changes
-//     end at that cut, its final state the listing. A session that ends
-//     with its context takes such a listing (waiting as a take does), so
-//     that a take after Run returned records up to it.
+//     *CatchUpError otherwise, rule RC6, and at once when the Runtime
+//     it taps stopped — runtime.StoppingChangeTap — while one of the
+//     kinds it tapped is behind: their changes never come), and its
+//     recording's changes end at that cut, its final state the listing.
+//     A session that ends with its context takes such a listing (waiting
+//     as a take does), so that a take after Run returned records up to
+//     it.
 //
 //     A recorder of controllers over a state that does not number its
 //     changes, or a routed state whose kinds live in several backends,

@@ -116,7 +116,8 @@ func (r *Recorder) leanCutLocked(lw *lean, wait, session bool) (*cut, error) {
 
 // catchUpLocked waits until the window was handed every change up to the
 // cut c of each kind, or up to its newest change (last, asked after the
-// listing) when that is older, or ctx is done (a *CatchUpError). On the
+// listing) when that is older, or ctx is done, or the Runtime stopped
+// while a kind it tapped is behind (a *CatchUpError). On the
 // session's goroutine (session) it reads the recorder's own watches
 // meanwhile (no one else does). r.mu is held, and held again on return.
 func (r *Recorder) catchUpLocked(ctx context.Context, lw *lean, c *cut, last map[resource.KindKey]uint64, src *source, session bool) error {
@@ -137,9 +138,12 @@ func (r *Recorder) catchUpLocked(ctx context.Context, lw *lean, c *cut, last map
 		if err := r.drainLocked(); err != nil {
 			return fmt.Errorf("recording: %w: it starts its window over", err)
 		}
-		behind := r.behindLocked(target)
+		behind, keys := r.behindLocked(target)
 		if len(behind) == 0 {
 			return nil
+		}
+		if src.tap.endedLocked(keys) {
+			return &CatchUpError{Cut: c.c, Kinds: behind, Wait: time.Since(began)}
 		}
 		ch := r.progress
 		r.mu.Unlock()
@@ -148,6 +152,7 @@ func (r *Recorder) catchUpLocked(ctx context.Context, lw *lean, c *cut, last map
 			r.mu.Lock()
 			return &CatchUpError{Cut: c.c, Kinds: behind, Wait: time.Since(began)}
 		case <-ch:
+		case <-src.tap.stopped:
 		case <-src.kick:
 		case evs := <-own:
 			if err := r.handle(evs, &src.start, src.tap); err != nil {
@@ -163,16 +168,19 @@ func (r *Recorder) catchUpLocked(ctx context.Context, lw *lean, c *cut, last map
 }
 
 // behindLocked returns the kinds of target whose changes up to their
-// revision there the window was not handed yet; r.mu is held.
-func (r *Recorder) behindLocked(target map[resource.KindKey]uint64) []string {
+// revision there the window was not handed yet (named, sorted, and
+// their keys); r.mu is held.
+func (r *Recorder) behindLocked(target map[resource.KindKey]uint64) ([]string, []resource.KindKey) {
 	var behind []string
+	var keys []resource.KindKey
 	for k, rev := range target {
 		if r.seenOf(k) < rev {
 			behind = append(behind, resource.KindString(resource.NewKind(k.Namespace(), k.Type())))
+			keys = append(keys, k)
 		}
 	}
 	slices.Sort(behind)
-	return behind
+	return behind, keys
 }
 
 // leanMark returns the mark of a Record that starts now over the lean

@@ -15,6 +15,7 @@ import (
 	"github.com/resgraph/resgraph/pkg/recording"
 	"github.com/resgraph/resgraph/pkg/resource"
 	"github.com/resgraph/resgraph/pkg/resource/typed"
+	"github.com/resgraph/resgraph/pkg/runtime"
 	"github.com/resgraph/resgraph/pkg/state"
 	"github.com/resgraph/resgraph/pkg/state/inmem"
 )
@@ -162,3 +163,53 @@ func lost(r *recording.Recording) string {
 }
 
 func fmtID(i int) string { return "n" + strconv.Itoa(i) }
+
+// TestRC3_ARuntimeThatStoppedEndsTheWaitForItsKinds: when the Runtime
+// a recorder taps stops first, a change of a tapped kind made after it
+// never reaches the recorder; the session's final listing at its end
+// holds it. That final take fails at once, typed (a *CatchUpError naming
+// the kind), rather than wait for a change that cannot come: the
+// recorder's Run returns as soon as its context is done, however long
+// its take wait.
+func TestRC3_ARuntimeThatStoppedEndsTheWaitForItsKinds(t *testing.T) {
+	st := inmem.NewState()
+	rt, err := runtime.New(st, nil)
+	require.NoError(t, err)
+	require.NoError(t, rt.RegisterController(pingPong[*Note, *Echo]{name: "echoer", newO: func() *Echo {
+		return typed.NewDefault[NoteSpec, EchoDef]("x", NoteSpec{})
+	}}))
+	rtCtx, stopRuntime := context.WithCancel(context.Background())
+	rtDone := make(chan error, 1)
+	go func() { rtDone <- rt.Run(rtCtx) }()
+	rec, err := recording.New(st, registry(t), recording.WithRuntime(rt), recording.WithTakeWait(time.Hour))
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx) }()
+	defer func() {
+		stop()
+		stopRuntime()
+	}()
+	select {
+	case <-rec.Started():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the recorder did not start")
+	}
+	require.NoError(t, st.Create(ctx, newNote("x", 1)))
+	require.NoError(t, rec.Sync(ctx))
+
+	stopRuntime()
+	require.NoError(t, <-rtDone)
+	require.NoError(t, st.Create(ctx, newNote("after", 2))) // no watch of the Runtime hands it over
+	stop()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the recorder's Run waits for a change of a stopped Runtime's watch")
+	}
+	_, err = rec.Take()
+	var behind *recording.CatchUpError
+	require.ErrorAs(t, err, &behind)
+	assert.Equal(t, []string{resource.KindString(noteKind)}, behind.Kinds)
+}

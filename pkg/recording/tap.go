@@ -37,7 +37,11 @@ type tapSink struct {
 	lost     chan struct{}
 	lostOnce sync.Once
 	lostKind string
-	remove   func()
+	// stopped is closed when a tapped kind's watch ended because the
+	// Runtime stops: the tapped kinds' changes not handed yet never come.
+	stopped     chan struct{}
+	stoppedOnce sync.Once
+	remove      func()
 	// handovers are the kinds' passages from the own watches to the tap,
 	// for a tap set before the Runtime ran (Attach; nil otherwise; rule
 	// RC10). The map is set before the tap, its values protected by r.mu.
@@ -51,7 +55,7 @@ type tapSink struct {
 }
 
 func newTapSink(r *Recorder) *tapSink {
-	return &tapSink{r: r, kinds: map[resource.KindKey]bool{}, lost: make(chan struct{}), remove: func() {}}
+	return &tapSink{r: r, kinds: map[resource.KindKey]bool{}, lost: make(chan struct{}), stopped: make(chan struct{}), remove: func() {}}
 }
 
 // resolveLocked notes the kinds the Runtime taps; r.mu is held.
@@ -151,6 +155,32 @@ func (s *tapSink) Lost(kind resource.KindKey) {
 		s.lostKind = kind.String()
 		close(s.lost)
 	})
+}
+
+// Stopped implements runtime.StoppingChangeTap.
+func (s *tapSink) Stopped(kind resource.KindKey) {
+	s.r.mu.Lock()
+	tapped := !s.resolved || s.kinds[kind]
+	s.r.mu.Unlock()
+	if tapped {
+		s.stoppedOnce.Do(func() { close(s.stopped) })
+	}
+}
+
+// endedLocked reports whether the Runtime stopped and one of kinds is a
+// kind it tapped: their changes not handed yet never come. r.mu is held.
+func (s *tapSink) endedLocked(kinds []resource.KindKey) bool {
+	select {
+	case <-s.stopped:
+	default:
+		return false
+	}
+	for _, k := range kinds {
+		if s.kinds[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // liveLocked hands the pending changes to the window and the next ones as

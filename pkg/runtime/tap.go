@@ -44,6 +44,18 @@ type KeepingChangeTap interface {
 
 var _ route.KeepingTap = KeepingChangeTap(nil)
 
+// StoppingChangeTap is a ChangeTap that is told when a kind's watch ended
+// because the Runtime stops (its context is done): no change of the kind
+// after those Changes was handed reaches the tap any more.
+type StoppingChangeTap interface {
+	ChangeTap
+	// Stopped is called on the kind's watch goroutine as it ends, once
+	// per watch of the kind.
+	Stopped(kind resource.KindKey)
+}
+
+var _ route.StoppingTap = StoppingChangeTap(nil)
+
 // CommitTap sees each write of a controller that committed, with what
 // the controller's pass had read ([Runtime.TapCommits]): a flight
 // recorder keeps it so that a replay lets each pass read the state it

@@ -51,6 +51,13 @@ type KeepingTap interface {
 	ChangesKept(key resource.KindKey, events []state.Event) (spare []state.Event, kept bool)
 }
 
+// StoppingTap is a Tap that is told when a kind's watch ended because
+// its context is done (the Runtime stops).
+type StoppingTap interface {
+	Tap
+	Stopped(key resource.KindKey)
+}
+
 // ErrTapped is returned by Router.SetTap when a tap is set already.
 var ErrTapped = errors.New("the Runtime's changes are tapped already")
 
@@ -96,6 +103,13 @@ func (w *kindWatcher) tapChanges(was phase) {
 func (w *kindWatcher) tapListed() {
 	if t, ok := w.tap.load().(ListingTap); ok {
 		t.Listed(w.key, w.boot, w.rev)
+	}
+}
+
+// tapStopped tells a StoppingTap the kind's watch ended with its context.
+func (w *kindWatcher) tapStopped() {
+	if t, ok := w.tap.load().(StoppingTap); ok {
+		t.Stopped(w.key)
 	}
 }
 

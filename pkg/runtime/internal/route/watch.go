@@ -146,6 +146,7 @@ func (w *kindWatcher) run(ctx context.Context) {
 		err := w.watchOnce(ctx, bo)
 		w.progress.down()
 		if ctx.Err() != nil {
+			w.tapStopped()
 			return
 		}
 		w.tapLost()
