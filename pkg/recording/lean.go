@@ -153,10 +153,8 @@ type lean struct {
 	entries leanLog
 	ids     idArena
 	extras  chunked[any]
-	names   []string
-	// lastName is the number of the name found last (0: none).
-	lastName uint16
-	kinds    []resource.KindKey
+	names   writerNames
+	kinds   []resource.KindKey
 	// seen is each kind's newest revision the window was handed (or its
 	// listing's at the start, when newer).
 	seen []uint64
@@ -216,7 +214,7 @@ func (w *lean) reset(l *listing) {
 	w.entries.reset()
 	w.ids.reset()
 	w.extras.reset()
-	w.names, w.lastName = w.names[:0], 0
+	w.names.reset()
 	w.kinds, w.seen, w.lastKind = w.kinds[:0], w.seen[:0], -1
 	w.cuts, w.pending, w.pendingBase, w.inflight = nil, nil, 0, 0
 	w.worlds, w.bytes = 0, 0
@@ -344,11 +342,11 @@ func (w *lean) add(res resource.Resource, md *resource.Metadata, rev uint64, v *
 		}
 	}
 	ver, _, _ := md.Head()
-	name := w.lastName // the writer of the previous change, found inline
+	name := w.names.last // the writer of the previous change, found inline
 	if v.writer == "" {
 		name = 0
-	} else if name == 0 || !sameData(w.names[name-1], v.writer) {
-		name = w.name(v.writer)
+	} else if name == 0 || !sameData(w.names.list[name-1], v.writer) {
+		name = w.names.number(v.writer)
 	}
 	e := w.entries.next()
 	*e = leanEntry{at: at, rev: rev, ver: ver.Value(), kind: k, by: v.by, op: v.op, name: name}
@@ -418,24 +416,6 @@ func (w *lean) addWorld(c *change) {
 		e.setExtra(w.extras.append(c.action), c.size)
 	}
 	w.append(&e)
-}
-
-// name returns the number of the writer s in names (0 for none), adding
-// it; the name of the previous call is found by its bytes' address.
-func (w *lean) name(s string) uint16 {
-	if s == "" {
-		return 0
-	}
-	if w.lastName > 0 && sameData(w.names[w.lastName-1], s) {
-		return w.lastName
-	}
-	i := slices.Index(w.names, s)
-	if i < 0 {
-		w.names = append(w.names, s)
-		i = len(w.names) - 1
-	}
-	w.lastName = uint16(i + 1)
-	return w.lastName
 }
 
 func (w *lean) reached(want []uint64) bool { return w.curRev >= slices.Max(want) }

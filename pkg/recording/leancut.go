@@ -168,9 +168,7 @@ func (w *lean) viewEntry(e *leanEntry) viewEntry {
 		}
 		ve.key = resource.PointerOf(resource.NewPointer(k.Namespace(), k.Type(), id))
 	}
-	if e.name > 0 {
-		ve.writer = w.names[e.name-1]
-	}
+	ve.writer = w.names.of(e.name)
 	if e.hasExtra() {
 		switch x := (*w.extras.at(e.extra())).(type) {
 		case resource.Resource:

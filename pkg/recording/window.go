@@ -132,12 +132,10 @@ type window struct {
 	// curRevs each domain's revision now (revisionDomains).
 	doms    map[resource.KindKey]uint16
 	curRevs []uint64
-	names   []string
-	// lastName is the number of the name found last (0: none).
-	lastName uint16
-	extras   chunked[any]
-	prev     checkpoint
-	last     checkpoint
+	names   writerNames
+	extras  chunked[any]
+	prev    checkpoint
+	last    checkpoint
 	// lastAt is last.at in Unix nanoseconds.
 	lastAt int64
 	// entries are the changes since prev.
@@ -163,7 +161,7 @@ func newWindow(maxAge time.Duration, maxBytes int64) *window {
 // at and rev; over several revision domains (doms not nil), as of each
 // domain's revision in revs.
 func (w *window) reset(rs []resource.Resource, at time.Time, rev uint64, doms map[resource.KindKey]uint16, revs []uint64) {
-	w.names, w.lastName = w.names[:0], 0
+	w.names.reset()
 	w.cur.reset()
 	w.extras.reset()
 	w.slots.reset()
@@ -249,7 +247,7 @@ func (w *window) add(c *change) {
 	} else {
 		e.extra = w.extra(c.action)
 	}
-	e.name = w.name(c.writer)
+	e.name = w.names.number(c.writer)
 	w.entries.append(e)
 	w.bytes += e.size
 	w.sinceLast += e.size
@@ -282,25 +280,6 @@ func (w *window) late(cp *checkpoint, e *entry, r resource.Resource) {
 
 func (w *window) extra(x any) uint32 {
 	return uint32(w.extras.append(x))
-}
-
-// name returns the number of the writer s in names (0 for none), adding
-// it; the name of the previous call is found by its bytes' address (a
-// batch's changes are mostly one controller's, its name one string).
-func (w *window) name(s string) uint16 {
-	if s == "" {
-		return 0
-	}
-	if w.lastName > 0 && sameData(w.names[w.lastName-1], s) {
-		return w.lastName
-	}
-	i := slices.Index(w.names, s)
-	if i < 0 {
-		w.names = append(w.names, s)
-		i = len(w.names) - 1
-	}
-	w.lastName = uint16(i + 1)
-	return w.lastName
 }
 
 // roll takes a new checkpoint when the last one is older than half the
@@ -452,9 +431,7 @@ func (w *window) view(from *checkpoint) view {
 		if e.by != ByWorld {
 			ve.key = keys[e.slot]
 		}
-		if e.name > 0 {
-			ve.writer = w.names[e.name-1]
-		}
+		ve.writer = w.names.of(e.name)
 		if e.extra != noExtra {
 			switch x := (*w.extras.at(int(e.extra))).(type) {
 			case resource.Resource:
